@@ -1,0 +1,21 @@
+/*
+ * cli: the program's modes, one function each, called by main() after option
+ * parsing. Each returns the process exit status: 0 success, 1 the work failed
+ * (message on stderr), 2 bad usage or input (message on stderr).
+ */
+#ifndef DRQA_CLI_H
+#define DRQA_CLI_H
+
+#include "opts.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+int cli_index_only(const struct drqa_opts *o);   /* cli_index.c */
+int cli_action(const struct drqa_opts *o);       /* cli_action.c */
+int cli_ask(const struct drqa_opts *o);          /* headless search */
+int cli_batch(const struct drqa_opts *o);
+int cli_judge(const struct drqa_opts *o);
+int cli_report(const struct drqa_opts *o);
+int ui_run(const struct drqa_opts *o);           /* ui/: the curses front end, also --replay */
+
+#endif

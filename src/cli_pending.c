@@ -1,0 +1,21 @@
+/*
+ * cli_pending: modes that this version does not have yet. Each says so plainly
+ * and exits with status 2; a mode moves out of this file when it is built.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+
+static int pending(const char *what)
+{
+    fprintf(stderr, "drqa-tui: %s is not available in this version yet\n", what);
+    return EXIT_USAGE;
+}
+
+int cli_index_only(const struct drqa_opts *o) { (void)o; return pending("--index-only"); }
+int cli_action(const struct drqa_opts *o) { (void)o; return pending("--action"); }
+int cli_ask(const struct drqa_opts *o) { (void)o; return pending("--ask"); }
+int cli_batch(const struct drqa_opts *o) { (void)o; return pending("--batch"); }
+int cli_judge(const struct drqa_opts *o) { (void)o; return pending("--judge"); }
+int cli_report(const struct drqa_opts *o) { (void)o; return pending("--report"); }
+int ui_run(const struct drqa_opts *o) { (void)o; return pending("the interactive front end"); }

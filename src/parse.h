@@ -1,0 +1,73 @@
+/*
+ * parse: the contract between a language extractor (parse_<lang>.c) and the
+ * indexer. An extractor turns one file's text into symbols, imports and call
+ * sites; it never touches the database and keeps no global state, so files can
+ * be parsed on several threads at once (each thread owns its TSParser).
+ * Everything in a parse_result is owned by it; parse_result_free releases it.
+ */
+#ifndef DRQA_PARSE_H
+#define DRQA_PARSE_H
+
+#include <stddef.h>
+#include <tree_sitter/api.h>
+
+enum parse_kind { PARSE_CLASS, PARSE_FUNCTION, PARSE_METHOD, PARSE_VARIABLE };
+
+struct parse_symbol {
+    enum parse_kind kind;
+    char *name;          /* 'run' */
+    char *qualname;      /* 'Flask.run'; nested: 'outer.inner'; 'Outer.Inner.method' */
+    int parent;          /* index into syms of the enclosing class/function, -1 at module level */
+    int start_line;      /* 1-based, first decorator line when decorated */
+    int end_line;        /* inclusive */
+    int body_line;       /* line of the 'def'/'class' keyword */
+    char *signature;     /* 'def run(self, host=None) -> None' / 'class Flask(App)'; NULL for variables */
+    char *decorators;    /* newline-separated decorator expressions without '@', or NULL */
+    char *docstring;     /* cleaned docstring text, or NULL */
+    char *bases;         /* classes: base expressions as written, ", "-separated, or NULL */
+    int is_async;
+};
+
+struct parse_import {
+    int line;
+    char *module;        /* dotted, without leading dots; "" for 'from . import x' */
+    char *name;          /* 'from m import name' -> name; '*' for star; NULL for 'import m' */
+    char *alias;         /* 'as' name or NULL */
+    int level;           /* number of leading dots (relative import) */
+};
+
+struct parse_call {
+    int line;
+    int caller;          /* index into syms of the innermost enclosing function/class, -1 at module level */
+    char *callee;        /* callee expression as written, e.g. 'self.dispatch_request', 'os.path.join' */
+};
+
+struct parse_result {
+    struct parse_symbol *syms;   size_t nsyms;
+    struct parse_import *imports; size_t nimports;
+    struct parse_call *calls;    size_t ncalls;
+    int parse_errors;            /* ERROR and MISSING nodes in the tree */
+};
+
+struct lang {
+    const char *name;                    /* "python" */
+    const char *const *extensions;       /* {".py", ".pyi", NULL} */
+    const TSLanguage *(*language)(void);
+    /* Extracts from text[0..len) (valid UTF-8) with a parser the caller owns.
+     * Returns 0, or -1 when tree-sitter produced no tree at all. */
+    int (*extract)(TSParser *parser, const char *text, size_t len, struct parse_result *out);
+    /* Dotted module name for a repository-relative path ('pkg/sub/mod.py' ->
+     * 'pkg.sub.mod', 'pkg/__init__.py' -> 'pkg'); malloc'd, or NULL. */
+    char *(*module_name)(const char *relpath);
+};
+
+/* The languages compiled in, NULL-terminated. */
+extern const struct lang *const parse_languages[];
+/* The language for a path by its extension, or NULL when it is not source. */
+const struct lang *parse_lang_for_path(const char *path);
+/* Checks every grammar's ABI against the linked libtree-sitter. Returns 0, or -1
+ * with a message naming the grammar, its ABI and what to do. */
+int parse_check_grammars(char *err, size_t errlen);
+void parse_result_free(struct parse_result *r);
+
+#endif

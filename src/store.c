@@ -1,0 +1,316 @@
+/*
+ * store: opening the per-repository sqlite index, its schema and version check.
+ * Writing rows is the indexer's job (index.c) and reading them the actions';
+ * this file only owns the shape of the database. WAL mode lets readers (the
+ * search worker, the UI) see the last committed index while an update runs,
+ * and an interrupted update leaves that committed state intact.
+ */
+#include "store.h"
+#include "util.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char STORE_SCHEMA[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);\n"
+    "CREATE TABLE files(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  path TEXT NOT NULL UNIQUE,\n"      /* relative, '/'-separated */
+    "  lang TEXT NOT NULL,\n"             /* 'python', ... */
+    "  size INTEGER NOT NULL,\n"
+    "  mtime_ns INTEGER NOT NULL,\n"
+    "  hash TEXT NOT NULL,\n"             /* hash64 hex of the raw bytes */
+    "  nlines INTEGER NOT NULL,\n"
+    "  module TEXT,\n"                    /* dotted module name ('pkg.sub.mod') */
+    "  parse_errors INTEGER NOT NULL DEFAULT 0,\n" /* ERROR/MISSING nodes */
+    "  decode_errors INTEGER NOT NULL DEFAULT 0,\n" /* invalid UTF-8 sequences replaced */
+    "  text TEXT NOT NULL\n"              /* decoded content */
+    ");\n"
+    "CREATE INDEX files_module ON files(module);\n"
+    "CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, size INTEGER);\n"
+    "CREATE TABLE symbols(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  file_id INTEGER NOT NULL,\n"
+    "  parent_id INTEGER,\n"              /* enclosing class/function, NULL at module level */
+    "  kind TEXT NOT NULL,\n"             /* class | function | method | variable */
+    "  name TEXT NOT NULL,\n"             /* 'run' */
+    "  qualname TEXT NOT NULL,\n"         /* 'Flask.run', 'outer.inner' */
+    "  start_line INTEGER NOT NULL,\n"    /* includes decorators */
+    "  end_line INTEGER NOT NULL,\n"
+    "  body_line INTEGER,\n"              /* line of the 'def'/'class' keyword */
+    "  signature TEXT,\n"                 /* 'def run(self, host=None)' / 'class Flask(App)' */
+    "  decorators TEXT,\n"                /* newline-separated, without '@' */
+    "  docstring TEXT,\n"
+    "  bases TEXT,\n"                     /* classes: base expressions, comma-separated */
+    "  is_async INTEGER NOT NULL DEFAULT 0\n"
+    ");\n"
+    "CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE);\n"
+    "CREATE INDEX symbols_qualname ON symbols(qualname COLLATE NOCASE);\n"
+    "CREATE INDEX symbols_file ON symbols(file_id, start_line);\n"
+    "CREATE TABLE imports(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  file_id INTEGER NOT NULL,\n"
+    "  line INTEGER NOT NULL,\n"
+    "  module TEXT NOT NULL,\n"           /* as written, without leading dots; '' for 'from . import x' */
+    "  name TEXT,\n"                      /* 'from m import name'; NULL for 'import m'; '*' */
+    "  alias TEXT,\n"
+    "  level INTEGER NOT NULL DEFAULT 0,\n" /* leading dots of a relative import */
+    "  resolved_file_id INTEGER\n"        /* repo file it names, NULL when external */
+    ");\n"
+    "CREATE INDEX imports_file ON imports(file_id);\n"
+    "CREATE INDEX imports_resolved ON imports(resolved_file_id);\n"
+    "CREATE TABLE edges(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  kind TEXT NOT NULL,\n"             /* calls | inherits | imports | contains */
+    "  src_file INTEGER NOT NULL,\n"
+    "  src_id INTEGER,\n"                 /* source symbol; NULL = module level */
+    "  line INTEGER,\n"
+    "  target TEXT,\n"                    /* as written: callee, base expression, module */
+    "  target_name TEXT,\n"               /* last dotted component of target */
+    "  dst_id INTEGER,\n"                 /* resolved symbol, NULL when unresolved */
+    "  dst_file INTEGER\n"                /* resolved file */
+    ");\n"
+    "CREATE INDEX edges_src ON edges(src_id, kind);\n"
+    "CREATE INDEX edges_dst ON edges(dst_id, kind);\n"
+    "CREATE INDEX edges_file ON edges(src_file);\n"
+    "CREATE INDEX edges_target ON edges(target_name, kind);\n"
+    "CREATE TABLE chunks(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  file_id INTEGER NOT NULL,\n"
+    "  symbol_id INTEGER,\n"              /* function/class chunk; NULL for module windows */
+    "  kind TEXT NOT NULL,\n"             /* function | class | module */
+    "  start_line INTEGER NOT NULL,\n"
+    "  end_line INTEGER NOT NULL,\n"
+    "  text TEXT NOT NULL,\n"             /* context header (class line) + code */
+    "  hash TEXT NOT NULL\n"              /* of text: the embedding cache key */
+    ");\n"
+    "CREATE INDEX chunks_file ON chunks(file_id);\n"
+    /* Pre-tokenised with tok_terms(): name = qualified name terms, doc = docstring
+     * terms, body = code terms, path = path terms. rowid = chunks.id. */
+    "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, doc, body, path, tokenize = 'unicode61');\n"
+    "CREATE TABLE embeddings(\n"
+    "  hash TEXT NOT NULL,\n"
+    "  model TEXT NOT NULL,\n"            /* 'local:<name>' or the remote model id */
+    "  dim INTEGER NOT NULL,\n"
+    "  vec BLOB NOT NULL,\n"              /* dim float32, L2-normalised */
+    "  PRIMARY KEY(hash, model)\n"
+    ");\n";
+
+static void seterr(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+    if (err && errlen) snprintf(err, errlen, fmt, a, b);
+}
+
+int store_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        seterr(err, errlen, "%s%s", msg ? msg : sqlite3_errmsg(db), "");
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int user_version(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+static int table_count(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int n = -1;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return n;
+}
+
+/* Drops every table and view, virtual tables first (their shadow tables go with
+ * them), so that the file holds an empty schema again. */
+static int drop_all(sqlite3 *db, char *err, size_t errlen)
+{
+    for (;;) {
+        sqlite3_stmt *st;
+        char *stmt = NULL;
+        if (sqlite3_prepare_v2(db,
+                "SELECT type, name FROM sqlite_master WHERE type IN ('table','view') "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY sql LIKE 'CREATE VIRTUAL%' DESC LIMIT 1",
+                -1, &st, NULL) != SQLITE_OK)
+            return store_exec(db, "SELECT no_such_column", err, errlen);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            stmt = xasprintf("DROP %s \"%s\"",
+                             strcmp((const char *)sqlite3_column_text(st, 0), "view") ? "TABLE" : "VIEW",
+                             (const char *)sqlite3_column_text(st, 1));
+        sqlite3_finalize(st);
+        if (!stmt) return 0;
+        int r = store_exec(db, stmt, err, errlen);
+        free(stmt);
+        if (r) return r;
+    }
+}
+
+int store_open(const char *path, int readonly, sqlite3 **out, int *rebuilt, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    *out = NULL;
+    if (rebuilt) *rebuilt = 0;
+    int flags = readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    flags |= SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        seterr(err, errlen, "cannot open index '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_extended_result_codes(db, 1);
+    int v = user_version(db);
+    if (v < 0) {
+        seterr(err, errlen, "'%s' is not a readable sqlite database: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
+    if (readonly) {
+        if (v != STORE_SCHEMA_VERSION) {
+            seterr(err, errlen, "index '%s' has schema version %s; run drqa-tui --index-only on the repository to rebuild it",
+                   path, v == 0 ? "0 (empty)" : "of another drqa-tui version");
+            sqlite3_close(db);
+            return -1;
+        }
+        *out = db;
+        return 0;
+    }
+    char e2[512];
+    if (store_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;", e2, sizeof e2)) {
+        seterr(err, errlen, "cannot use index '%s': %s", path, e2);
+        sqlite3_close(db);
+        return -1;
+    }
+    if (v != STORE_SCHEMA_VERSION) {
+        char ver[32];
+        snprintf(ver, sizeof ver, "PRAGMA user_version=%d;", STORE_SCHEMA_VERSION);
+        int fresh = table_count(db) == 0;
+        if (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
+            (!fresh && drop_all(db, e2, sizeof e2)) ||
+            store_exec(db, STORE_SCHEMA, e2, sizeof e2) ||
+            store_exec(db, ver, e2, sizeof e2) ||
+            store_exec(db, "COMMIT", e2, sizeof e2)) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            seterr(err, errlen, "cannot create the schema in index '%s': %s", path, e2);
+            sqlite3_close(db);
+            return -1;
+        }
+        if (rebuilt) *rebuilt = 1;
+    }
+    *out = db;
+    return 0;
+}
+
+char *store_default_path(const char *repo_abs)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char *dir;
+    if (xdg && *xdg == '/') dir = xasprintf("%s/drqa-tui", xdg);
+    else dir = xasprintf("%s/.cache/drqa-tui", home && *home ? home : "/tmp");
+    char *copy = xstrdup(repo_abs);
+    const char *base = basename(copy);
+    char hex[17];
+    hash64_hex(hash64(repo_abs, strlen(repo_abs)), hex);
+    char *p = xasprintf("%s/%s-%.12s.sqlite", dir, *base && strcmp(base, "/") ? base : "root", hex);
+    free(copy);
+    free(dir);
+    return p;
+}
+
+static int mkdir_p(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        int r = mkdir(path, 0700);
+        *p = '/';
+        if (r && errno != EEXIST) return -1;
+    }
+    if (mkdir(path, 0700) && errno != EEXIST) return -1;
+    return 0;
+}
+
+int store_mkdir_for(const char *path, char *err, size_t errlen)
+{
+    char *copy = xstrdup(path);
+    char *dir = dirname(copy);
+    int r = 0;
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        char *d = xstrdup(dir);
+        if (mkdir_p(d)) {
+            seterr(err, errlen, "cannot create the index directory '%s': %s (pass --index PATH to put the index elsewhere)",
+                   dir, strerror(errno));
+            r = -1;
+        }
+        free(d);
+    }
+    if (!r && access(dir, W_OK) != 0) {
+        seterr(err, errlen, "the index directory '%s' is not writable: %s (pass --index PATH to put the index elsewhere)",
+               dir, strerror(errno));
+        r = -1;
+    }
+    free(copy);
+    return r;
+}
+
+int store_meta_set(sqlite3 *db, const char *key, const char *value)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return r;
+}
+
+char *store_meta_get(sqlite3 *db, const char *key)
+{
+    sqlite3_stmt *st;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        v = xstrdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return v;
+}
+
+char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len)
+{
+    sqlite3_stmt *st;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files WHERE path = ?", -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        if (file_id) *file_id = sqlite3_column_int64(st, 0);
+        int n = sqlite3_column_bytes(st, 1);
+        v = xstrndup((const char *)sqlite3_column_text(st, 1), (size_t)n);
+        if (len) *len = (size_t)n;
+    }
+    sqlite3_finalize(st);
+    return v;
+}

@@ -1,0 +1,53 @@
+/*
+ * store: the on-disk index, one sqlite file per repository. This header is the
+ * contract between the indexer (writes) and the actions (read). The schema is
+ * versioned with PRAGMA user_version: an index written by another version is
+ * rebuilt from scratch, never misread.
+ *
+ * Conventions: paths are relative to the repository root with '/' separators;
+ * lines are 1-based and inclusive; every text column is valid UTF-8 (invalid
+ * bytes in source files are replaced with U+FFFD when decoded).
+ *
+ * Tables (see STORE_SCHEMA in store.c for the exact DDL):
+ *   meta(key, value)          repo_root, indexed_at, drqa_version, grammar versions
+ *   files                     one row per indexed file, with its decoded text
+ *   skipped(path, reason)     files left out and why (too large, binary, ...)
+ *   symbols                   classes, functions, methods, module-level variables
+ *   imports                   import statements, resolved to repo files where possible
+ *   edges                     calls / inherits / imports / contains relations
+ *   chunks + chunks_fts       retrieval units and their code-aware FTS5 terms
+ *   embeddings                vectors cached by (content hash, model)
+ */
+#ifndef DRQA_STORE_H
+#define DRQA_STORE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#define STORE_SCHEMA_VERSION 1
+
+/* Opens (creating when needed) the index at path. A schema of another version is
+ * dropped and recreated (*rebuilt set to 1). readonly: never creates or rebuilds;
+ * a missing or foreign index is an error. On error returns -1 and writes a
+ * message naming the path into err. The caller closes *db with sqlite3_close. */
+int store_open(const char *path, int readonly, sqlite3 **db, int *rebuilt, char *err, size_t errlen);
+
+/* Default index path for a repository (absolute path): under
+ * $XDG_CACHE_HOME/drqa-tui/ (or ~/.cache/drqa-tui/), named after the
+ * repository's base name and a hash of its path. Returns a malloc'd string. */
+char *store_default_path(const char *repo_abs);
+
+/* Creates the directory holding path (mode 0700) when missing. -1 + err on failure. */
+int store_mkdir_for(const char *path, char *err, size_t errlen);
+
+/* meta table helpers; store_meta_get returns a malloc'd string or NULL. */
+int store_meta_set(sqlite3 *db, const char *key, const char *value);
+char *store_meta_get(sqlite3 *db, const char *key);
+
+/* Runs sql (no result rows); on error writes sqlite's message into err. */
+int store_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+
+/* The file's text by path (malloc'd, caller frees) and its id, or NULL. */
+char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len);
+
+#endif

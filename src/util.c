@@ -1,0 +1,248 @@
+/*
+ * util: allocation that aborts on OOM, growable buffers, file reading, hashing,
+ * clocks and a thread-safe log file. See util.h for ownership rules.
+ */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "drqa-tui: out of memory (allocating %zu bytes)\n", n);
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+    void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+    if (!p) oom(nmemb * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    struct buf b = BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return buf_take(&b);
+}
+
+static int buf_reserve(struct buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (b->max && b->len + extra > b->max) return -1;
+    if (need <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) cap *= 2;
+    b->data = xrealloc(b->data, cap);
+    b->cap = cap;
+    return 0;
+}
+
+int buf_add(struct buf *b, const void *p, size_t n)
+{
+    if (buf_reserve(b, n)) return -1;
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;
+    return 0;
+}
+
+int buf_adds(struct buf *b, const char *s) { return buf_add(b, s, strlen(s)); }
+int buf_addc(struct buf *b, char c) { return buf_add(b, &c, 1); }
+
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) return -1;
+    if (buf_reserve(b, (size_t)n)) return -1;
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+void buf_reset(struct buf *b)
+{
+    b->len = 0;
+    if (b->data) b->data[0] = 0;
+}
+
+char *buf_take(struct buf *b)
+{
+    char *p = b->data ? b->data : xstrdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+void buf_free(struct buf *b)
+{
+    if (!b) return;
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+const char *buf_str(const struct buf *b) { return b->data ? b->data : ""; }
+
+char *read_file(const char *path, size_t max, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) < 0) { int e = errno; close(fd); errno = e; return NULL; }
+    if (!S_ISREG(st.st_mode)) { close(fd); errno = EISDIR; return NULL; }
+    if (max && (size_t)st.st_size > max) { close(fd); errno = EFBIG; return NULL; }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *p = xmalloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (max && n > max) { free(p); close(fd); errno = EFBIG; return NULL; }
+            cap *= 2;
+            p = xrealloc(p, cap);
+        }
+        ssize_t r = read(fd, p + n, cap - n - 1);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno; free(p); close(fd); errno = e; return NULL;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (max && n > max) { free(p); errno = EFBIG; return NULL; }
+    p[n] = 0;
+    if (len) *len = n;
+    return p;
+}
+
+uint64_t hash64(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+void hash64_hex(uint64_t h, char out[17])
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--) { out[i] = hex[h & 15]; h >>= 4; }
+    out[16] = 0;
+}
+
+int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t now_ms(void) { return now_us() / 1000; }
+
+int str_starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int str_ends(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+char *str_lower(const char *s)
+{
+    char *p = xstrdup(s);
+    for (char *q = p; *q; q++) *q = (char)tolower((unsigned char)*q);
+    return p;
+}
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *log_fp;
+
+int log_open(const char *path)
+{
+    pthread_mutex_lock(&log_lock);
+    if (log_fp) fclose(log_fp);
+    log_fp = NULL;
+    if (path) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd >= 0) log_fp = fdopen(fd, "a");
+    }
+    int ok = !path || log_fp;
+    pthread_mutex_unlock(&log_lock);
+    return ok ? 0 : -1;
+}
+
+void log_close(void) { log_open(NULL); }
+
+void log_msg(const char *fmt, ...)
+{
+    pthread_mutex_lock(&log_lock);
+    if (log_fp) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        fprintf(log_fp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(log_fp, fmt, ap);
+        va_end(ap);
+        fputc('\n', log_fp);
+        fflush(log_fp);
+    }
+    pthread_mutex_unlock(&log_lock);
+}

@@ -1,0 +1,60 @@
+/*
+ * util: small pieces every module uses. Allocation that aborts on out-of-memory
+ * (so callers never carry OOM paths), a growable byte buffer with an optional
+ * size cap, file reading, hashing, time, and a thread-safe log file.
+ */
+#ifndef DRQA_UTIL_H
+#define DRQA_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable buffer; data is always NUL-terminated once anything was added.
+ * max == 0 means no cap; with a cap, an append that would pass it fails with -1
+ * and leaves the buffer unchanged. The buffer owns data; buf_take hands it over. */
+struct buf {
+    char *data;
+    size_t len, cap, max;
+};
+#define BUF_INIT {NULL, 0, 0, 0}
+int buf_add(struct buf *b, const void *p, size_t n);
+int buf_adds(struct buf *b, const char *s);
+int buf_addc(struct buf *b, char c);
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+void buf_reset(struct buf *b);           /* len = 0, keeps memory */
+char *buf_take(struct buf *b);           /* caller frees; never NULL; b is reset to empty */
+void buf_free(struct buf *b);
+const char *buf_str(const struct buf *b); /* "" when empty */
+
+/* Reads a whole file. Returns a malloc'd NUL-terminated copy (caller frees) and
+ * its length, or NULL with errno set. Files over max bytes fail with EFBIG. */
+char *read_file(const char *path, size_t max, size_t *len);
+
+uint64_t hash64(const void *p, size_t n);          /* FNV-1a, 64 bit */
+void hash64_hex(uint64_t h, char out[17]);
+
+int64_t now_ms(void);      /* monotonic milliseconds */
+int64_t now_us(void);      /* monotonic microseconds */
+
+int str_starts(const char *s, const char *prefix);
+int str_ends(const char *s, const char *suffix);
+/* Lowercase ASCII copy (caller frees). */
+char *str_lower(const char *s);
+
+/* Log file: log_open(NULL) disables logging. Messages carry a timestamp. */
+int log_open(const char *path);
+void log_close(void);
+void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

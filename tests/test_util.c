@@ -1,0 +1,57 @@
+/* Unit tests for util: buffers with caps, file reading, hashing. */
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(void)
+{
+    struct buf b = BUF_INIT;
+    is_str(buf_str(&b), "", "an empty buffer reads as the empty string");
+    buf_adds(&b, "abc");
+    buf_printf(&b, "-%d-", 42);
+    is_str(b.data, "abc-42-", "add and printf append");
+    for (int i = 0; i < 1000; i++) buf_addc(&b, 'x');
+    is_int(b.len, 1007, "growth keeps every byte");
+    char *s = buf_take(&b);
+    is_int(strlen(s), 1007, "take hands over the whole string");
+    is_int(b.len, 0, "take leaves the buffer empty");
+    free(s);
+
+    struct buf c = BUF_INIT;
+    c.max = 5;
+    is_int(buf_adds(&c, "12345"), 0, "an append up to the cap succeeds");
+    is_int(buf_adds(&c, "6"), -1, "an append past the cap fails");
+    is_str(c.data, "12345", "a failed append leaves the buffer unchanged");
+    buf_free(&c);
+
+    char path[] = "/tmp/drqa-test-util-XXXXXX";
+    int fd = mkstemp(path);
+    ok(fd >= 0, "temp file");
+    ok(write(fd, "hello\nworld\n", 12) == 12, "write temp file");
+    close(fd);
+    size_t len = 0;
+    char *t = read_file(path, 0, &len);
+    ok(t && len == 12 && strcmp(t, "hello\nworld\n") == 0, "read_file returns the content");
+    free(t);
+    errno = 0;
+    t = read_file(path, 4, &len);
+    ok(!t && errno == EFBIG, "read_file refuses a file over the cap with EFBIG");
+    unlink(path);
+    t = read_file(path, 0, &len);
+    ok(!t && errno == ENOENT, "read_file reports a missing file with ENOENT");
+
+    ok(hash64("a", 1) != hash64("b", 1), "hash64 separates different bytes");
+    char hex[17];
+    hash64_hex(0x0123456789abcdefULL, hex);
+    is_str(hex, "0123456789abcdef", "hash64_hex prints 16 hex digits");
+
+    char *x = xasprintf("%s:%d", "f.py", 10);
+    is_str(x, "f.py:10", "xasprintf formats");
+    free(x);
+    ok(str_starts("flask/app.py", "flask/") && !str_starts("fl", "flask"), "str_starts");
+    ok(str_ends("app.py", ".py") && !str_ends("py", ".py"), "str_ends");
+    return done_testing();
+}
