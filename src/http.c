@@ -1,0 +1,348 @@
+/*
+ * http: the JSON POST with timeouts, retries, a reply cap, cancellation and
+ * secret redaction that the model clients share (see http.h). Each call uses
+ * its own curl easy handle driven by a multi handle that is polled in short
+ * slices, so a cancel flag set by another thread is noticed within one slice
+ * even while the server sends nothing; the progress callback checks the same
+ * flag while data flows.
+ */
+#include "http.h"
+#include "util.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_SLICE_MS 25
+#define REDACTED "[redacted]"
+
+void http_opts_defaults(struct http_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->connect_timeout_ms = 10000;
+    o->total_timeout_ms = 300000;
+    o->max_attempts = 4;
+    o->backoff_base_ms = 500;
+    o->backoff_max_ms = 20000;
+    o->retry_after_max_ms = 60000;
+    o->max_reply = 8u << 20;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+void http_global_init(void) { pthread_once(&curl_once, curl_init_once); }
+
+void http_result_free(struct http_result *res)
+{
+    if (!res) return;
+    free(res->body);
+    free(res->server_message);
+    res->body = NULL;
+    res->server_message = NULL;
+}
+
+/* A malloc'd copy of s with every occurrence of secret replaced. */
+static char *redact_dup(const char *s, const char *secret)
+{
+    size_t sl = secret ? strlen(secret) : 0;
+    if (sl < 4) return xstrdup(s);
+    struct buf b = BUF_INIT;
+    const char *p = s, *q;
+    while ((q = strstr(p, secret))) {
+        buf_add(&b, p, (size_t)(q - p));
+        buf_adds(&b, REDACTED);
+        p = q + sl;
+    }
+    buf_adds(&b, p);
+    return buf_take(&b);
+}
+
+char *http_redact(char *s, size_t size, const char *secret)
+{
+    if (!s || !size) return s;
+    char *r = redact_dup(s, secret);
+    snprintf(s, size, "%s", r);
+    free(r);
+    return s;
+}
+
+static char *json_msg(const cJSON *v)
+{
+    if (cJSON_IsString(v) && v->valuestring[0]) return xstrdup(v->valuestring);
+    return NULL;
+}
+
+char *http_error_message(const char *body)
+{
+    if (!body || !*body) return NULL;
+    cJSON *j = cJSON_Parse(body);
+    if (!j) return NULL;
+    char *m = NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    if (cJSON_IsObject(e)) {
+        m = json_msg(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        if (!m) m = json_msg(cJSON_GetObjectItemCaseSensitive(e, "type"));
+    } else if (cJSON_IsString(e)) {
+        m = json_msg(e);
+    }
+    if (!m) m = json_msg(cJSON_GetObjectItemCaseSensitive(j, "message"));
+    if (!m) m = json_msg(cJSON_GetObjectItemCaseSensitive(j, "detail"));
+    cJSON_Delete(j);
+    return m;
+}
+
+struct xfer {
+    struct buf body;
+    int too_large;
+    atomic_int *cancel;
+};
+
+static size_t on_write(char *p, size_t size, size_t n, void *ud)
+{
+    struct xfer *x = ud;
+    if (buf_add(&x->body, p, size * n)) {
+        x->too_large = 1;
+        return 0;
+    }
+    return size * n;
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    struct xfer *x = ud;
+    return x->cancel && atomic_load(x->cancel) ? 1 : 0;
+}
+
+static int cancelled(const struct http_opts *o) { return o->cancel && atomic_load(o->cancel); }
+
+/* Sleeps ms milliseconds in short slices; returns -1 as soon as the flag is set. */
+static int sleep_cancellable(long ms, const struct http_opts *o)
+{
+    int64_t end = now_ms() + ms;
+    for (;;) {
+        if (cancelled(o)) return -1;
+        int64_t left = end - now_ms();
+        if (left <= 0) return 0;
+        if (left > POLL_SLICE_MS) left = POLL_SLICE_MS;
+        struct timespec ts = {0, (long)left * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static uint64_t jitter_state(void)
+{
+    static _Atomic uint64_t counter;
+    uint64_t x = (uint64_t)now_us() ^ (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ULL);
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33;
+    return x;
+}
+
+/* Backoff before retry number k (1-based): base * 2^(k-1), capped, then a
+ * uniform jitter in [d/2, d] so that many clients do not retry in step. */
+static long backoff_for(const struct http_opts *o, int k)
+{
+    long d = o->backoff_base_ms > 0 ? o->backoff_base_ms : 0;
+    for (int i = 1; i < k && d < o->backoff_max_ms; i++) d *= 2;
+    if (o->backoff_max_ms > 0 && d > o->backoff_max_ms) d = o->backoff_max_ms;
+    if (d <= 1) return d;
+    long half = d / 2;
+    return half + (long)(jitter_state() % (uint64_t)(d - half + 1));
+}
+
+enum attempt_kind { A_DONE, A_CANCEL, A_TIMEOUT, A_CONNECT, A_TOO_LARGE, A_OTHER };
+
+/* Runs one transfer on h through a multi handle; returns how it ended. */
+static enum attempt_kind run_attempt(CURL *h, struct xfer *x, const struct http_opts *o,
+                                     CURLcode *ccode)
+{
+    CURLM *m = curl_multi_init();
+    if (!m) { *ccode = CURLE_OUT_OF_MEMORY; return A_OTHER; }
+    curl_multi_add_handle(m, h);
+    int running = 1, was_cancelled = 0;
+    *ccode = CURLE_OK;
+    for (;;) {
+        CURLMcode mc = curl_multi_perform(m, &running);
+        if (mc != CURLM_OK) { *ccode = CURLE_FAILED_INIT; break; }
+        if (!running) break;
+        if (cancelled(o)) { was_cancelled = 1; break; }
+        curl_multi_poll(m, NULL, 0, POLL_SLICE_MS, NULL);
+    }
+    int q;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(m, &q)))
+        if (msg->msg == CURLMSG_DONE) *ccode = msg->data.result;
+    curl_multi_remove_handle(m, h);
+    curl_multi_cleanup(m);
+    if (was_cancelled || *ccode == CURLE_ABORTED_BY_CALLBACK) return A_CANCEL;
+    if (x->too_large) return A_TOO_LARGE;
+    switch (*ccode) {
+    case CURLE_OK: return A_DONE;
+    case CURLE_OPERATION_TIMEDOUT: return A_TIMEOUT;
+    case CURLE_COULDNT_CONNECT: case CURLE_GOT_NOTHING: case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR: case CURLE_PARTIAL_FILE: case CURLE_SSL_CONNECT_ERROR:
+        return A_CONNECT;
+    default: return A_OTHER;
+    }
+}
+
+static const char *status_advice(long status)
+{
+    if (status == 401 || status == 403)
+        return "check the API key (DRQA_API_KEY, or api_key in the config file)";
+    if (status == 404) return "check the API base URL and the model name";
+    if (status == 400 || status == 422) return "the server rejected the request; check the model name and options";
+    if (status == 429) return "the server is rate limiting; wait, lower --parallel, or raise retries in the config file";
+    if (status >= 500) return "the server failed; try again later or check its logs";
+    return "check the server and its configuration";
+}
+
+int http_post_json(const char *url, const char *const *headers, const char *body,
+                   const struct http_opts *opts, struct http_result *res)
+{
+    struct http_opts o;
+    if (opts) o = *opts; else http_opts_defaults(&o);
+    if (o.max_attempts < 1) o.max_attempts = 1;
+    if (!o.max_reply) o.max_reply = 8u << 20;
+    memset(res, 0, sizeof *res);
+    http_global_init();
+
+    char *safe_url = redact_dup(url, o.secret);
+    struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
+    hl = curl_slist_append(hl, "Accept: application/json");
+    hl = curl_slist_append(hl, "Expect:");
+    for (size_t i = 0; headers && headers[i]; i++) hl = curl_slist_append(hl, headers[i]);
+
+    int rc = HTTP_ERR_OTHER;
+    char cerr[CURL_ERROR_SIZE];
+    struct xfer x = {BUF_INIT, 0, o.cancel};
+    for (int attempt = 1;; attempt++) {
+        if (cancelled(&o)) {
+            snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
+            rc = HTTP_ERR_CANCELLED;
+            break;
+        }
+        CURL *h = curl_easy_init();
+        if (!h) {
+            snprintf(res->err, sizeof res->err, "cannot start a request to %s (curl_easy_init failed)", safe_url);
+            rc = HTTP_ERR_OTHER;
+            break;
+        }
+        buf_free(&x.body);
+        x.body.max = o.max_reply;
+        x.too_large = 0;
+        cerr[0] = 0;
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "drqa-tui");
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, o.connect_timeout_ms);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o.total_timeout_ms);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+
+        int64_t t0 = now_ms();
+        CURLcode cc;
+        enum attempt_kind k = run_attempt(h, &x, &o, &cc);
+        long status = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        curl_off_t retry_after = -1;
+        curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
+        curl_easy_cleanup(h);
+        res->attempts = attempt;
+        res->status = status;
+        log_msg("http: POST %s attempt %d/%d: %s, status %ld, %zu bytes, %lld ms", safe_url,
+                attempt, o.max_attempts, k == A_DONE ? "done" : cerr[0] ? cerr : curl_easy_strerror(cc),
+                status, x.body.len, (long long)(now_ms() - t0));
+
+        int retryable = 0;
+        long wait = -1;
+        free(res->server_message);
+        res->server_message = NULL;
+        switch (k) {
+        case A_CANCEL:
+            snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
+            rc = HTTP_ERR_CANCELLED;
+            break;
+        case A_TOO_LARGE:
+            snprintf(res->err, sizeof res->err,
+                     "the reply from %s is larger than %zu bytes; raise max_reply_bytes in the config file if this is expected",
+                     safe_url, o.max_reply);
+            rc = HTTP_ERR_TOO_LARGE;
+            break;
+        case A_TIMEOUT:
+            snprintf(res->err, sizeof res->err,
+                     "no complete reply from %s within the time limits (connect %ld ms, total %ld ms) after %d attempt%s; check the server or raise timeout_total_ms in the config file",
+                     safe_url, o.connect_timeout_ms, o.total_timeout_ms, attempt, attempt == 1 ? "" : "s");
+            rc = HTTP_ERR_TIMEOUT;
+            retryable = 1;
+            break;
+        case A_CONNECT:
+            snprintf(res->err, sizeof res->err, "%s %s after %d attempt%s (%s); %s",
+                     cc == CURLE_PARTIAL_FILE ? "the reply was cut short from" :
+                     cc == CURLE_GOT_NOTHING ? "the connection was closed without a reply by" :
+                     "cannot connect to", safe_url, attempt, attempt == 1 ? "" : "s",
+                     cerr[0] ? cerr : curl_easy_strerror(cc),
+                     cc == CURLE_COULDNT_CONNECT ? "is the server running at that address?" :
+                     "the server or a proxy dropped the connection; check its logs");
+            rc = HTTP_ERR_CONNECT;
+            retryable = 1;
+            break;
+        case A_OTHER:
+            snprintf(res->err, sizeof res->err, "request to %s failed: %s; check the URL", safe_url,
+                     cerr[0] ? cerr : curl_easy_strerror(cc));
+            rc = HTTP_ERR_OTHER;
+            break;
+        case A_DONE:
+            if (status >= 200 && status < 300) { rc = HTTP_OK; break; }
+            {
+                char *m = http_error_message(buf_str(&x.body));
+                if (!m && x.body.len) m = xstrndup(buf_str(&x.body), x.body.len < 200 ? x.body.len : 200);
+                if (m) {
+                    res->server_message = redact_dup(m, o.secret);
+                    free(m);
+                }
+            }
+            snprintf(res->err, sizeof res->err, "HTTP %ld from %s after %d attempt%s: %s; %s", status, safe_url,
+                     attempt, attempt == 1 ? "" : "s",
+                     res->server_message ? res->server_message : "(no message)", status_advice(status));
+            rc = HTTP_ERR_STATUS;
+            if (status == 429 || status == 408 || status >= 500) {
+                retryable = 1;
+                if (status == 429 && retry_after >= 0) {
+                    wait = (long)retry_after * 1000;
+                    if (wait > o.retry_after_max_ms) wait = o.retry_after_max_ms;
+                }
+            }
+            break;
+        }
+        http_redact(res->err, sizeof res->err, o.secret);
+        if (!retryable || attempt >= o.max_attempts) break;
+        if (wait < 0) wait = backoff_for(&o, attempt);
+        res->backoff_ms += wait;
+        log_msg("http: retrying %s in %ld ms", safe_url, wait);
+        if (sleep_cancellable(wait, &o)) {
+            snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
+            rc = HTTP_ERR_CANCELLED;
+            break;
+        }
+    }
+    res->body_len = x.body.len;
+    res->body = buf_take(&x.body);
+    curl_slist_free_all(hl);
+    free(safe_url);
+    return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * http: one JSON POST over libcurl with the failure handling every model API
+ * needs. Connect and per-attempt total timeouts; bounded retries with
+ * exponential backoff and jitter on timeouts, connection errors, 429 (honouring
+ * Retry-After, capped) and 5xx; a cap on the reply size; cancellation from
+ * another thread through an atomic flag that the curl progress callback and
+ * the backoff sleep both watch (CURLOPT_NOSIGNAL is set, so this is safe in a
+ * worker thread). Errors carry the HTTP status and the server's own message
+ * (OpenAI and Anthropic error JSON understood). The caller names its secret
+ * (the API key): it is replaced by "[redacted]" in every error message and log
+ * line, even when a server echoes it back. Headers are never logged.
+ */
+#ifndef DRQA_HTTP_H
+#define DRQA_HTTP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+enum http_rc {
+    HTTP_OK = 0,
+    HTTP_ERR_CANCELLED = -1,   /* the cancel flag was set */
+    HTTP_ERR_TIMEOUT = -2,     /* connect or total timeout on the last attempt */
+    HTTP_ERR_CONNECT = -3,     /* refused, reset, closed without reply, truncated */
+    HTTP_ERR_STATUS = -4,      /* the server answered with a status >= 400 */
+    HTTP_ERR_TOO_LARGE = -5,   /* the reply passed max_reply bytes */
+    HTTP_ERR_OTHER = -6,       /* bad URL, resolver failure, curl setup */
+};
+
+struct http_opts {
+    long connect_timeout_ms;   /* default 10000 */
+    long total_timeout_ms;     /* per attempt; default 300000 */
+    int max_attempts;          /* >= 1; default 4 (one try plus three retries) */
+    long backoff_base_ms;      /* first retry waits about this long; default 500 */
+    long backoff_max_ms;       /* cap of the exponential backoff; default 20000 */
+    long retry_after_max_ms;   /* cap on a server's Retry-After; default 60000 */
+    size_t max_reply;          /* reply size cap in bytes; default 8 MiB */
+    atomic_int *cancel;        /* optional; nonzero cancels (not owned) */
+    const char *secret;        /* optional: redacted from messages and logs (not owned) */
+};
+
+/* Fills the defaults above. */
+void http_opts_defaults(struct http_opts *o);
+
+struct http_result {
+    long status;               /* HTTP status of the last attempt, 0 when none */
+    char *body;                /* reply of the last attempt, NUL-terminated (owned) */
+    size_t body_len;
+    int attempts;              /* requests sent (1 + retries) */
+    long backoff_ms;           /* total wait planned between attempts */
+    char *server_message;      /* the server's error message when status >= 400 (owned, redacted) */
+    char err[512];             /* set when the call fails; names the URL and what to do */
+};
+
+/*
+ * POSTs body (JSON) to url with the given "Name: value" headers (NULL-terminated
+ * list, may be NULL; Content-Type: application/json is added). Returns HTTP_OK
+ * when the final status is 2xx, else an http_rc with res->err set. res is always
+ * filled and must be released with http_result_free.
+ */
+int http_post_json(const char *url, const char *const *headers, const char *body,
+                   const struct http_opts *o, struct http_result *res);
+void http_result_free(struct http_result *res);
+
+/* Replaces every occurrence of secret in s (in place, s has room for len+1
+ * bytes) with "[redacted]" as far as space allows; a secret shorter than 4
+ * bytes is not searched for. Returns s. */
+char *http_redact(char *s, size_t size, const char *secret);
+
+/* The error message in an OpenAI ({"error":{"message"}}), Anthropic
+ * ({"type":"error","error":{"message"}}) or plain {"error":"..."} /
+ * {"message"} / {"detail"} body, else NULL. Caller frees. */
+char *http_error_message(const char *body);
+
+/* Process-wide libcurl initialisation; called by http_post_json itself, but a
+ * program may call it first from the main thread. */
+void http_global_init(void);
+
+#endif

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""fake_llm: a scripted loopback stand-in for OpenAI- and Anthropic-compatible
+model servers, used by the tests so that the HTTP clients are exercised
+against real sockets without any model.
+
+It binds 127.0.0.1 on an ephemeral port (or --port), prints the port on stdout
+and writes it to --port-file, and answers:
+
+  POST .../chat/completions   OpenAI chat completions format
+  POST .../messages           Anthropic messages format
+  POST .../embeddings         OpenAI embeddings: deterministic vectors built
+                              from hashed words (FNV-1a 64 of each
+                              whitespace-separated word: index h % dim, sign
+                              from bit 32, weight 2), data listed in reverse
+                              order unless "embed_shuffle" is false
+
+Replies come from a JSON script file:
+
+  {"rules":    [REPLY, ...],   first rule whose "match" substring occurs in
+                               the prompt (and whose "endpoint", if given,
+                               is chat|messages|embeddings) and which has
+                               uses left ("times") is used
+   "sequence": [REPLY, ...],   else the next of these, in order
+   "default":  REPLY,          else this
+   "embed_dim": 8}
+
+A REPLY may hold: "content" (the model text), "usage" ({"input": N,
+"output": M}, or null to leave usage out; by default bytes/4 is reported),
+"finish" (finish/stop reason), "status" (an error status: the body is the
+provider's error JSON with "error" as the message), "retry_after" (header
+value), "delay_ms" (latency before answering), and "fault", one of:
+  hang           read the request, then send nothing for "hang_s" seconds
+  close          close the connection without a reply
+  truncate       Content-Length larger than the body sent, then close
+  malformed      a 200 reply whose body is not JSON
+  oversize       a valid reply of "oversize_bytes" bytes (default 10 MB)
+  empty_choices  "choices": [] (Anthropic: "content": [])
+  null_content   message content null (Anthropic: no text block)
+  prose          the content wrapped in prose and a ```json fence
+  echo_key       401 whose message repeats the credential it was sent
+  bad_index      embeddings: an index out of range
+Every request is appended to --log as one JSON line before it is answered:
+{"n", "method", "path", "headers" (names lowercased), "body" (raw text),
+"prompt" (the text matched against), "rule"}.
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def fnv1a64(data):
+    h = 1469598103934665603
+    for b in data:
+        h ^= b
+        h = (h * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def embed_vector(text, dim):
+    v = [0.0] * dim
+    for w in text.split():
+        h = fnv1a64(w.encode("utf-8"))
+        v[h % dim] += -2.0 if (h >> 32) & 1 else 2.0
+    return v
+
+
+def blocks_text(x):
+    if isinstance(x, str):
+        return x
+    if isinstance(x, list):
+        return "\n".join(b.get("text", "") for b in x if isinstance(b, dict))
+    return ""
+
+
+class State:
+    def __init__(self, script, log_path):
+        self.script = script
+        self.rules = [dict(r) for r in script.get("rules", [])]
+        self.sequence = list(script.get("sequence", []))
+        self.default = script.get("default", {"content": "ok"})
+        self.lock = threading.Lock()
+        self.n = 0
+        self.log = open(log_path, "a", encoding="utf-8")
+
+    def pick(self, endpoint, prompt):
+        with self.lock:
+            for i, r in enumerate(self.rules):
+                if "endpoint" in r and r["endpoint"] != endpoint:
+                    continue
+                if "match" in r and r["match"] not in prompt:
+                    continue
+                if "times" in r:
+                    if r["times"] <= 0:
+                        continue
+                    r["times"] -= 1
+                return "rule%d" % i, r
+            if self.sequence:
+                return "sequence", self.sequence.pop(0)
+            return "default", self.default
+
+    def record(self, entry):
+        with self.lock:
+            entry["n"] = self.n
+            self.n += 1
+            self.log.write(json.dumps(entry) + "\n")
+            self.log.flush()
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "fake-llm/1"
+    state = None
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_json(self, status, obj, extra=None):
+        body = json.dumps(obj).encode("utf-8")
+        self.send_raw(status, body, extra)
+
+    def send_raw(self, status, body, extra=None, length=None):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def error_body(self, kind, status, message):
+        if kind == "messages":
+            return {"type": "error", "error": {"type": "fake_error", "message": message}}
+        return {"error": {"message": message, "type": "fake_error", "code": status}}
+
+    def do_GET(self):
+        self.send_json(404, {"error": {"message": "only POST is served"}})
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n).decode("utf-8", "replace") if n else ""
+        path = self.path
+        if path.endswith("/chat/completions"):
+            kind = "chat"
+        elif path.endswith("/messages"):
+            kind = "messages"
+        elif path.endswith("/embeddings"):
+            kind = "embeddings"
+        else:
+            kind = None
+        try:
+            req = json.loads(raw) if raw else {}
+        except ValueError:
+            req = None
+        prompt = ""
+        if isinstance(req, dict):
+            if kind == "embeddings":
+                inp = req.get("input", [])
+                prompt = "\n".join(inp) if isinstance(inp, list) else str(inp)
+            else:
+                parts = [blocks_text(req.get("system", ""))]
+                for m in req.get("messages", []) or []:
+                    if isinstance(m, dict):
+                        parts.append(blocks_text(m.get("content", "")))
+                prompt = "\n".join(parts)
+        name, r = self.state.pick(kind, prompt) if kind else ("none", {})
+        self.state.record({
+            "method": "POST", "path": path, "rule": name, "prompt": prompt,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "body": raw,
+        })
+        if kind is None:
+            self.send_json(404, {"error": {"message": "no such endpoint: " + path}})
+            return
+        if req is None:
+            self.send_json(400, self.error_body(kind, 400, "request body is not JSON"))
+            return
+        if r.get("delay_ms"):
+            time.sleep(r["delay_ms"] / 1000.0)
+        fault = r.get("fault")
+        if fault == "hang":
+            time.sleep(r.get("hang_s", 60))
+            self.close_connection = True
+            return
+        if fault == "close":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if fault == "echo_key":
+            cred = self.headers.get("x-api-key") or self.headers.get("Authorization", "")
+            cred = cred.replace("Bearer ", "")
+            self.send_json(401, self.error_body(kind, 401, "Incorrect API key provided: " + cred))
+            return
+        if r.get("status", 200) >= 400:
+            extra = {}
+            if "retry_after" in r:
+                extra["Retry-After"] = str(r["retry_after"])
+            st = r["status"]
+            self.send_json(st, self.error_body(kind, st, r.get("error", "fake error %d" % st)), extra)
+            return
+        if fault == "malformed":
+            self.send_raw(200, b"<html>upstream said no</html> {\"choices\": [")
+            return
+        if kind == "embeddings":
+            self.embeddings(req, r)
+            return
+        content = r.get("content", "ok")
+        if fault == "prose":
+            content = "Sure, here is the result you asked for:\n```json\n" + content + \
+                "\n```\nLet me know if you need more."
+        if fault == "oversize":
+            content = "x" * int(r.get("oversize_bytes", 10 * 1024 * 1024))
+        usage = r.get("usage", {"input": (len(prompt) + 3) // 4, "output": (len(content) + 3) // 4})
+        model = req.get("model", "")
+        if kind == "chat":
+            msg = {"role": "assistant", "content": None if fault == "null_content" else content}
+            obj = {"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
+                   "choices": [] if fault == "empty_choices" else
+                   [{"index": 0, "message": msg, "finish_reason": r.get("finish", "stop")}]}
+            if usage is not None:
+                obj["usage"] = {"prompt_tokens": usage["input"], "completion_tokens": usage["output"],
+                                "total_tokens": usage["input"] + usage["output"]}
+        else:
+            blocks = [{"type": "text", "text": content}]
+            if fault == "empty_choices":
+                blocks = []
+            elif fault == "null_content":
+                blocks = [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]
+            obj = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+                   "content": blocks, "stop_reason": r.get("finish", "end_turn")}
+            if usage is not None:
+                obj["usage"] = {"input_tokens": usage["input"], "output_tokens": usage["output"]}
+        body = json.dumps(obj).encode("utf-8")
+        if fault == "truncate":
+            self.close_connection = True
+            self.send_raw(200, body[: len(body) // 2], length=len(body) + 1000)
+            return
+        self.send_raw(200, body)
+
+    def embeddings(self, req, r):
+        inp = req.get("input", [])
+        if isinstance(inp, str):
+            inp = [inp]
+        dim = int(self.state.script.get("embed_dim", 8))
+        data = [{"object": "embedding", "index": i, "embedding": embed_vector(t, dim)}
+                for i, t in enumerate(inp)]
+        if r.get("fault") == "bad_index" and data:
+            data[0]["index"] = len(inp) + 5
+        if r.get("fault") == "empty_choices":
+            data = []
+        if self.state.script.get("embed_shuffle", True):
+            data.reverse()
+        words = sum(len(t.split()) for t in inp)
+        obj = {"object": "list", "data": data, "model": req.get("model", "")}
+        usage = r.get("usage", {"input": words})
+        if usage is not None:
+            obj["usage"] = {"prompt_tokens": usage["input"], "total_tokens": usage["input"]}
+        body = json.dumps(obj).encode("utf-8")
+        if r.get("fault") == "truncate":
+            self.close_connection = True
+            self.send_raw(200, body[: len(body) // 2], length=len(body) + 1000)
+            return
+        self.send_raw(200, body)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="scripted loopback LLM server for tests")
+    ap.add_argument("--script", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--port-file")
+    ap.add_argument("--port", type=int, default=0)
+    a = ap.parse_args()
+    with open(a.script, encoding="utf-8") as f:
+        script = json.load(f)
+    Handler.state = State(script, a.log)
+    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    srv.daemon_threads = True
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    port = srv.server_address[1]
+    if a.port_file:
+        tmp = a.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.rename(tmp, a.port_file)
+    print(port, flush=True)
+    try:
+        srv.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

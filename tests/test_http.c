@@ -1,0 +1,283 @@
+/* Tests for http: the JSON POST against the loopback fake server, every fault
+ * it can inject, retries counted in its request log, cancellation from another
+ * thread, and the API key kept out of errors and logs. */
+#include "tap.h"
+#include "fake_llm.h"
+#include "http.h"
+#include "util.h"
+
+#include <pthread.h>
+
+#define KEY "sk-test-Zq8SECRETkey42"
+
+static const char *script =
+    "{\"rules\": ["
+    " {\"match\": \"case:500\", \"status\": 500, \"error\": \"backend exploded\"},"
+    " {\"match\": \"case:429\", \"times\": 1, \"status\": 429, \"retry_after\": 1, \"error\": \"slow down\"},"
+    " {\"match\": \"case:429\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:cap429\", \"times\": 1, \"status\": 429, \"retry_after\": 100},"
+    " {\"match\": \"case:cap429\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:400\", \"status\": 400, \"error\": \"model 'nope' does not exist\"},"
+    " {\"match\": \"case:close\", \"fault\": \"close\"},"
+    " {\"match\": \"case:truncate\", \"fault\": \"truncate\"},"
+    " {\"match\": \"case:oversize\", \"fault\": \"oversize\", \"oversize_bytes\": 3000000},"
+    " {\"match\": \"case:hang\", \"fault\": \"hang\", \"hang_s\": 30},"
+    " {\"match\": \"case:slow500\", \"status\": 500},"
+    " {\"match\": \"case:echo\", \"fault\": \"echo_key\"},"
+    " {\"match\": \"case:latency\", \"delay_ms\": 150, \"content\": \"late but fine\"}"
+    "], \"default\": {\"content\": \"hello\"}}";
+
+static char url[128];
+
+static char *body_for(const char *tag)
+{
+    return xasprintf("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}", tag);
+}
+
+static void fast(struct http_opts *o, int attempts)
+{
+    http_opts_defaults(o);
+    o->max_attempts = attempts;
+    o->backoff_base_ms = 10;
+    o->backoff_max_ms = 40;
+    o->connect_timeout_ms = 2000;
+    o->total_timeout_ms = 10000;
+}
+
+struct canceller {
+    struct fake *f;
+    const char *needle;
+    int want;
+    atomic_int *flag;
+};
+
+/* Sets the flag once the fake has recorded `want` requests with needle (bounded). */
+static void *cancel_when_seen(void *arg)
+{
+    struct canceller *c = arg;
+    for (int i = 0; i < 400 && fake_count(c->f, c->needle) < c->want; i++) {
+        struct timespec ts = {0, 25 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(c->flag, 1);
+    return NULL;
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+    size_t len;
+    char *t = read_file(path, 0, &len);
+    int r = t && strstr(t, needle) != NULL;
+    free(t);
+    return r;
+}
+
+int main(void)
+{
+    struct fake f;
+    if (fake_start(&f, script)) {
+        ok(0, "the fake server starts");
+        return done_testing();
+    }
+    snprintf(url, sizeof url, "%s/v1/chat/completions", f.base);
+    char logpath[160];
+    snprintf(logpath, sizeof logpath, "%s/client.log", f.dir);
+    log_open(logpath);
+
+    struct http_opts o;
+    struct http_result r;
+    const char *hdrs[] = {"Authorization: Bearer " KEY, NULL};
+    char *b;
+
+    /* happy path */
+    fast(&o, 3);
+    o.secret = KEY;
+    b = body_for("case:happy");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "a plain POST succeeds");
+    is_int(r.status, 200, "status 200");
+    is_int(r.attempts, 1, "one attempt");
+    ok(r.body && strstr(r.body, "\"hello\"") != NULL, "the body holds the scripted content");
+    cJSON *req = fake_last(&f, "case:happy");
+    ok(req != NULL, "the fake recorded the request");
+    is_str(fake_header(req, "authorization"), "Bearer " KEY, "the auth header arrived as given");
+    is_str(fake_header(req, "content-type"), "application/json", "content type is JSON");
+    is_str(cJSON_GetObjectItem(req, "body")->valuestring, b, "the body arrived unchanged");
+    is_str(cJSON_GetObjectItem(req, "path")->valuestring, "/v1/chat/completions", "the path is the URL's");
+    cJSON_Delete(req);
+    http_result_free(&r);
+    free(b);
+
+    /* 500: bounded retries, error names status and server message */
+    fast(&o, 3);
+    b = body_for("case:500");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "500 fails after retries");
+    is_int(r.attempts, 3, "three attempts were made");
+    is_int(fake_count(&f, "case:500"), 3, "the fake saw exactly three requests");
+    is_int(r.status, 500, "the status is kept");
+    ok(strstr(r.err, "HTTP 500") && strstr(r.err, "backend exploded"), "error names status and message: %s", r.err);
+    is_str(r.server_message, "backend exploded", "server message extracted from the error JSON");
+    ok(r.backoff_ms >= 15 && r.backoff_ms <= 30, "backoff 10 then 20 ms, each jittered into [d/2, d]: %ld", r.backoff_ms);
+    http_result_free(&r);
+    free(b);
+
+    /* 429 with Retry-After */
+    fast(&o, 3);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:429");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 then success");
+    is_int(r.attempts, 2, "two attempts");
+    is_int(fake_count(&f, "case:429"), 2, "the fake saw two requests");
+    is_int(r.backoff_ms, 1000, "Retry-After: 1 is honoured as 1000 ms");
+    http_result_free(&r);
+    free(b);
+
+    fast(&o, 2);
+    o.retry_after_max_ms = 300;
+    b = body_for("case:cap429");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 with a long Retry-After then success");
+    is_int(r.backoff_ms, 300, "Retry-After: 100 is capped at retry_after_max_ms");
+    http_result_free(&r);
+    free(b);
+
+    /* 400: not retried */
+    fast(&o, 3);
+    b = body_for("case:400");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "400 fails");
+    is_int(fake_count(&f, "case:400"), 1, "a 400 is not retried");
+    ok(strstr(r.err, "HTTP 400") && strstr(r.err, "model 'nope' does not exist"), "error: %s", r.err);
+    http_result_free(&r);
+    free(b);
+
+    /* connection closed without a reply */
+    fast(&o, 2);
+    b = body_for("case:close");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_CONNECT, "a closed connection is a connection error");
+    is_int(fake_count(&f, "case:close"), 2, "and it is retried up to the bound");
+    ok(strstr(r.err, "closed without a reply") != NULL, "error says so: %s", r.err);
+    http_result_free(&r);
+    free(b);
+
+    /* truncated body */
+    fast(&o, 2);
+    b = body_for("case:truncate");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_CONNECT, "a truncated body fails");
+    is_int(fake_count(&f, "case:truncate"), 2, "and is retried up to the bound");
+    ok(strstr(r.err, "cut short") != NULL, "error says the reply was cut short: %s", r.err);
+    http_result_free(&r);
+    free(b);
+
+    /* oversized reply */
+    fast(&o, 3);
+    o.max_reply = 1 << 20;
+    b = body_for("case:oversize");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_TOO_LARGE, "an oversized reply fails");
+    is_int(fake_count(&f, "case:oversize"), 1, "and is not retried");
+    ok(strstr(r.err, "larger than 1048576 bytes") != NULL, "error names the cap: %s", r.err);
+    ok(r.body_len <= (1u << 20), "no more than the cap was kept (%zu)", r.body_len);
+    http_result_free(&r);
+    free(b);
+
+    /* latency under the limit is fine */
+    fast(&o, 1);
+    b = body_for("case:latency");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "a slow reply within the limit succeeds");
+    http_result_free(&r);
+    free(b);
+
+    /* hang past the total timeout */
+    fast(&o, 2);
+    o.total_timeout_ms = 300;
+    b = body_for("case:hang");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_TIMEOUT, "a hung server times out");
+    is_int(fake_count(&f, "case:hang"), 2, "timeouts are retried up to the bound");
+    ok(strstr(r.err, "total 300 ms") != NULL, "error names the limit: %s", r.err);
+    http_result_free(&r);
+    free(b);
+
+    /* connection refused */
+    int port = fake_closed_port();
+    char refused[96];
+    snprintf(refused, sizeof refused, "http://127.0.0.1:%d/v1/chat/completions", port);
+    fast(&o, 3);
+    b = body_for("case:refused");
+    is_int(http_post_json(refused, hdrs, b, &o, &r), HTTP_ERR_CONNECT, "a closed port is a connection error");
+    is_int(r.attempts, 3, "refused connections are retried up to the bound");
+    ok(strstr(r.err, "cannot connect to") && strstr(r.err, refused), "error names the URL: %s", r.err);
+    http_result_free(&r);
+    free(b);
+
+    /* cancellation mid-request */
+    atomic_int flag = 0;
+    fast(&o, 3);
+    o.total_timeout_ms = 20000;
+    o.cancel = &flag;
+    b = body_for("case:hang cancel-me");
+    struct canceller c = {&f, "cancel-me", 1, &flag};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_when_seen, &c);
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_CANCELLED, "a request cancelled from another thread stops");
+    pthread_join(th, NULL);
+    ok(strstr(r.err, "cancelled") != NULL, "error says cancelled: %s", r.err);
+    is_int(r.attempts, 1, "a cancelled request is not retried");
+    http_result_free(&r);
+    free(b);
+
+    /* cancellation during the backoff sleep */
+    atomic_store(&flag, 0);
+    fast(&o, 2);
+    o.backoff_base_ms = 20000;
+    o.backoff_max_ms = 20000;
+    o.cancel = &flag;
+    b = body_for("case:slow500");
+    c = (struct canceller){&f, "case:slow500", 1, &flag};
+    pthread_create(&th, NULL, cancel_when_seen, &c);
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_CANCELLED, "cancelling during the backoff stops the wait");
+    pthread_join(th, NULL);
+    is_int(fake_count(&f, "case:slow500"), 1, "no second attempt was sent");
+    http_result_free(&r);
+    free(b);
+
+    /* a flag already set sends nothing */
+    b = body_for("case:never");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_CANCELLED, "a set flag cancels before sending");
+    is_int(fake_count(&f, "case:never"), 0, "nothing was sent");
+    http_result_free(&r);
+    free(b);
+
+    /* a server echoing the key back */
+    fast(&o, 1);
+    o.secret = KEY;
+    b = body_for("case:echo");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "401 fails");
+    ok(strstr(r.err, KEY) == NULL, "the key is not in the error: %s", r.err);
+    ok(strstr(r.err, "[redacted]") && strstr(r.err, "HTTP 401"), "the echoed key is redacted");
+    ok(strstr(r.server_message, KEY) == NULL, "nor in the server message");
+    ok(strstr(r.err, "API key") != NULL, "the advice points at the key");
+    http_result_free(&r);
+    free(b);
+    log_close();
+    ok(file_contains(logpath, "http: POST"), "requests were logged");
+    ok(!file_contains(logpath, KEY), "the key never reached the log");
+
+    /* pure helpers */
+    char *m = http_error_message("{\"error\":{\"message\":\"Incorrect model\",\"type\":\"invalid_request_error\"}}");
+    is_str(m, "Incorrect model", "OpenAI error JSON");
+    free(m);
+    m = http_error_message("{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}");
+    is_str(m, "Overloaded", "Anthropic error JSON");
+    free(m);
+    m = http_error_message("{\"error\":\"model not found\"}");
+    is_str(m, "model not found", "Ollama-style string error");
+    free(m);
+    m = http_error_message("{\"detail\":\"Not Found\"}");
+    is_str(m, "Not Found", "detail field");
+    free(m);
+    ok(http_error_message("<html>502</html>") == NULL, "not JSON: no message");
+    char s[64] = "key abcdef and abcdef";
+    is_str(http_redact(s, sizeof s, "abcdef"), "key [redacted] and [redacted]", "redaction replaces every copy");
+    char s2[16] = "abc";
+    is_str(http_redact(s2, sizeof s2, "abc"), "abc", "secrets under 4 bytes are not searched for");
+
+    fake_stop(&f);
+    return done_testing();
+}
