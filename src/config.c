@@ -1,0 +1,467 @@
+/*
+ * config: resolving the model settings from options, environment and the
+ * config file (precedence and keys in config.h). The file is read into a
+ * small table first; each field then takes the first source that has it, and
+ * remembers the source's name so that errors can say where a bad value came
+ * from.
+ */
+#include "config.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+extern char **environ;
+
+#define DEFAULT_OPENAI_BASE "https://api.openai.com/v1"
+#define DEFAULT_ANTHROPIC_BASE "https://api.anthropic.com"
+
+enum fkey {
+    F_API_BASE, F_API_KEY, F_MODEL, F_PROVIDER, F_EMBED_BASE, F_EMBED_MODEL, F_EMBED_KEY,
+    F_JSON_MODE, F_TIMEOUT_CONNECT, F_TIMEOUT_TOTAL, F_RETRIES, F_BACKOFF, F_BACKOFF_MAX,
+    F_RETRY_AFTER_MAX, F_MAX_REPLY, F_MAX_TOKENS, F_TEMPERATURE, F_EMBED_BATCH, F_COUNT
+};
+
+static const char *const fkey_names[F_COUNT] = {
+    "api_base", "api_key", "model", "provider", "embed_base", "embed_model", "embed_key",
+    "json_mode", "timeout_connect_ms", "timeout_total_ms", "retries", "backoff_ms",
+    "backoff_max_ms", "retry_after_max_ms", "max_reply_bytes", "max_tokens", "temperature",
+    "embed_batch",
+};
+
+struct fileval {
+    char *v[F_COUNT];
+    int line[F_COUNT];
+    const char *path;
+};
+
+static const char *env_get(const char *const *env, const char *name)
+{
+    const char *v = NULL;
+    if (!env) {
+        v = getenv(name);
+    } else {
+        size_t n = strlen(name);
+        for (size_t i = 0; env[i]; i++)
+            if (strncmp(env[i], name, n) == 0 && env[i][n] == '=') v = env[i] + n + 1;
+    }
+    return v && *v ? v : NULL;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = 0;
+    return s;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (long)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < ARRAY_LEN(yes); i++) {
+        if (strcasecmp(s, yes[i]) == 0) { *out = 1; return 0; }
+        if (strcasecmp(s, no[i]) == 0) { *out = 0; return 0; }
+    }
+    return -1;
+}
+
+static struct config_price *price_slot(struct drqa_config *c, const char *model, size_t n)
+{
+    for (size_t i = 0; i < c->nprices; i++)
+        if (strlen(c->prices[i].model) == n && strncmp(c->prices[i].model, model, n) == 0) return &c->prices[i];
+    c->prices = xrealloc(c->prices, (c->nprices + 1) * sizeof *c->prices);
+    struct config_price *p = &c->prices[c->nprices++];
+    p->model = xstrndup(model, n);
+    p->input = p->output = -1;
+    return p;
+}
+
+static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char *path, int required,
+                           char *err, size_t errlen)
+{
+    size_t len;
+    char *text = read_file(path, 1 << 20, &len);
+    if (!text) {
+        if (!required && errno == ENOENT) return 0;
+        snprintf(err, errlen, "cannot read the config file '%s': %s; check the path%s", path, strerror(errno),
+                 required ? " given to --config" : " or remove the file");
+        return -1;
+    }
+    c->file = xstrdup(path);
+    fv->path = c->file;
+    int lineno = 0, rc = 0;
+    char *save = NULL;
+    for (char *line = text; line && !rc; line = save) {
+        save = strchr(line, '\n');
+        if (save) *save++ = 0;
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#') continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            snprintf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'; fix or comment out the line with #",
+                     path, lineno, s);
+            rc = -1;
+            break;
+        }
+        *eq = 0;
+        char *key = trim(s), *val = trim(eq + 1);
+        size_t vl = strlen(val);
+        if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') { val[vl - 1] = 0; val++; }
+        if (!*key) {
+            snprintf(err, errlen, "%s:%d: a line has no key before '='", path, lineno);
+            rc = -1;
+            break;
+        }
+        if (!*val) {
+            snprintf(err, errlen, "%s:%d: '%s' has no value; give one or remove the line", path, lineno, key);
+            rc = -1;
+            break;
+        }
+        if (str_starts(key, "price.")) {
+            const char *m = key + 6;
+            int is_in = str_ends(m, ".input"), is_out = str_ends(m, ".output");
+            size_t mlen = strlen(m) - (is_in ? 6 : is_out ? 7 : 0);
+            double d;
+            if ((!is_in && !is_out) || mlen == 0) {
+                snprintf(err, errlen, "%s:%d: '%s' is not a price key; write price.MODEL.input or price.MODEL.output",
+                         path, lineno, key);
+                rc = -1;
+            } else if (parse_double(val, 0, 1e6, &d)) {
+                snprintf(err, errlen, "%s:%d: %s takes a price in USD per million tokens (a number >= 0), not '%s'",
+                         path, lineno, key, val);
+                rc = -1;
+            } else {
+                struct config_price *p = price_slot(c, m, mlen);
+                if (is_in) p->input = d; else p->output = d;
+            }
+            continue;
+        }
+        int k;
+        for (k = 0; k < F_COUNT; k++)
+            if (strcmp(key, fkey_names[k]) == 0) break;
+        if (k == F_COUNT) {
+            struct buf b = BUF_INIT;
+            for (int i = 0; i < F_COUNT; i++) buf_printf(&b, "%s%s", i ? ", " : "", fkey_names[i]);
+            snprintf(err, errlen, "%s:%d: unknown key '%s'; known keys: %s, price.MODEL.input, price.MODEL.output",
+                     path, lineno, key, buf_str(&b));
+            buf_free(&b);
+            rc = -1;
+            break;
+        }
+        free(fv->v[k]);
+        fv->v[k] = xstrdup(val);
+        fv->line[k] = lineno;
+    }
+    free(text);
+    return rc;
+}
+
+/* One string setting: the value and the name of its source. */
+struct pick {
+    const char *val;
+    char src[160];
+};
+
+static void pick_set(struct pick *p, const char *val, const char *src)
+{
+    p->val = val;
+    snprintf(p->src, sizeof p->src, "%s", src);
+}
+
+static void pick_file(struct pick *p, const struct fileval *fv, enum fkey k)
+{
+    if (!fv->v[k]) return;
+    p->val = fv->v[k];
+    snprintf(p->src, sizeof p->src, "%s:%d", fv->path, fv->line[k]);
+}
+
+static char *dup_base(const char *s)
+{
+    if (!s) return NULL;
+    char *d = xstrdup(s);
+    size_t n = strlen(d);
+    while (n && d[n - 1] == '/') d[--n] = 0;
+    return d;
+}
+
+static int check_url(const struct pick *p, const char *what, char *err, size_t errlen)
+{
+    if (!p->val || str_starts(p->val, "http://") || str_starts(p->val, "https://")) return 0;
+    snprintf(err, errlen, "%s '%s' (from %s) must start with http:// or https://", what, p->val, p->src);
+    return -1;
+}
+
+/* A numeric file setting, or its default. */
+static int file_long(const struct fileval *fv, enum fkey k, long lo, long hi, long def, long *out,
+                     char *err, size_t errlen)
+{
+    *out = def;
+    if (!fv->v[k]) return 0;
+    if (parse_long(fv->v[k], lo, hi, out) == 0) return 0;
+    snprintf(err, errlen, "%s:%d: %s takes a whole number from %ld to %ld, not '%s'", fv->path, fv->line[k],
+             fkey_names[k], lo, hi, fv->v[k]);
+    return -1;
+}
+
+const char *config_provider_name(enum llm_provider p)
+{
+    return p == LLM_PROVIDER_ANTHROPIC ? "anthropic" : "openai";
+}
+
+static void config_init(struct drqa_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->policy = POLICY_OFFLINE;
+    c->timeout_connect_ms = 10000;
+    c->timeout_total_ms = 300000;
+    c->retries = 3;
+    c->backoff_ms = 500;
+    c->backoff_max_ms = 20000;
+    c->retry_after_max_ms = 60000;
+    c->max_reply_bytes = 8 << 20;
+    c->max_tokens = 2048;
+    c->temperature = 0.2;
+    c->embed_batch = 64;
+}
+
+int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char *const *env,
+                    char *err, size_t errlen)
+{
+    config_init(c);
+    struct fileval fv;
+    memset(&fv, 0, sizeof fv);
+    int rc = -1;
+    if (!env) env = (const char *const *)environ;
+
+    /* 4. the config file */
+    if (o && o->config_path) {
+        if (read_file_layer(c, &fv, o->config_path, 1, err, errlen)) goto out;
+    } else {
+        const char *xdg = env_get(env, "XDG_CONFIG_HOME"), *home = env_get(env, "HOME");
+        char *path = xdg && xdg[0] == '/' ? xasprintf("%s/drqa-tui/config", xdg)
+                   : home ? xasprintf("%s/.config/drqa-tui/config", home) : NULL;
+        int r = path ? read_file_layer(c, &fv, path, 0, err, errlen) : 0;
+        free(path);
+        if (r) goto out;
+    }
+
+    const char *openai_key = env_get(env, "OPENAI_API_KEY"), *openai_base = env_get(env, "OPENAI_BASE_URL");
+    const char *anthropic_key = env_get(env, "ANTHROPIC_API_KEY"), *ollama = env_get(env, "OLLAMA_HOST");
+    char *ollama_base = NULL;
+    if (ollama)
+        ollama_base = strstr(ollama, "://") ? xasprintf("%s/v1", ollama) : xasprintf("http://%s/v1", ollama);
+
+    /* provider */
+    struct pick prov = {0};
+    if (o && o->provider) pick_set(&prov, o->provider, "--provider");
+    else if (env_get(env, "DRQA_PROVIDER")) pick_set(&prov, env_get(env, "DRQA_PROVIDER"), "DRQA_PROVIDER");
+    else pick_file(&prov, &fv, F_PROVIDER);
+    int explicit_base = (o && o->api_base) || env_get(env, "DRQA_API_BASE") || fv.v[F_API_BASE];
+    if (prov.val) {
+        if (strcmp(prov.val, "openai") == 0 || strcmp(prov.val, "openai-compatible") == 0) {
+            c->provider = LLM_PROVIDER_OPENAI;
+        } else if (strcmp(prov.val, "anthropic") == 0) {
+            c->provider = LLM_PROVIDER_ANTHROPIC;
+        } else {
+            snprintf(err, errlen, "unknown provider '%s' (from %s); use openai (any OpenAI-compatible server) or anthropic",
+                     prov.val, prov.src);
+            free(ollama_base);
+            goto out;
+        }
+    } else if (anthropic_key && !explicit_base && !openai_key && !openai_base && !ollama &&
+               !env_get(env, "DRQA_API_KEY") && !fv.v[F_API_KEY]) {
+        c->provider = LLM_PROVIDER_ANTHROPIC;
+    } else {
+        c->provider = LLM_PROVIDER_OPENAI;
+    }
+    int openai = c->provider == LLM_PROVIDER_OPENAI;
+
+    /* base */
+    struct pick base = {0};
+    if (o && o->api_base) pick_set(&base, o->api_base, "--api-base");
+    else if (env_get(env, "DRQA_API_BASE")) pick_set(&base, env_get(env, "DRQA_API_BASE"), "DRQA_API_BASE");
+    else if (openai && openai_base) pick_set(&base, openai_base, "OPENAI_BASE_URL");
+    else if (openai && ollama_base) pick_set(&base, ollama_base, "OLLAMA_HOST");
+    else pick_file(&base, &fv, F_API_BASE);
+    if (!base.val) pick_set(&base, openai ? DEFAULT_OPENAI_BASE : DEFAULT_ANTHROPIC_BASE, "the default");
+    if (check_url(&base, "the API base", err, errlen)) { free(ollama_base); goto out; }
+    c->api_base = dup_base(base.val);
+    free(ollama_base);
+
+    /* key */
+    const char *key = env_get(env, "DRQA_API_KEY");
+    if (!key) key = openai ? openai_key : anthropic_key;
+    if (!key) key = fv.v[F_API_KEY];
+    c->api_key = key ? xstrdup(key) : NULL;
+
+    /* model */
+    const char *model = o && o->model ? o->model : env_get(env, "DRQA_MODEL");
+    if (!model) model = fv.v[F_MODEL];
+    c->model = model ? xstrdup(model) : NULL;
+
+    /* embeddings */
+    struct pick eb = {0};
+    if (o && o->embed_base) pick_set(&eb, o->embed_base, "--embed-base");
+    else if (env_get(env, "DRQA_EMBED_BASE")) pick_set(&eb, env_get(env, "DRQA_EMBED_BASE"), "DRQA_EMBED_BASE");
+    else pick_file(&eb, &fv, F_EMBED_BASE);
+    if (check_url(&eb, "the embeddings base", err, errlen)) goto out;
+    c->embed_base = eb.val ? dup_base(eb.val) : openai ? xstrdup(c->api_base) : NULL;
+    const char *em = o && o->embed_model ? o->embed_model : env_get(env, "DRQA_EMBED_MODEL");
+    if (!em) em = fv.v[F_EMBED_MODEL];
+    c->embed_model = em ? xstrdup(em) : NULL;
+    const char *ek = env_get(env, "DRQA_EMBED_KEY");
+    if (!ek) ek = fv.v[F_EMBED_KEY];
+    if (!ek && c->embed_base && strcmp(c->embed_base, c->api_base) == 0) ek = c->api_key;
+    c->embed_key = ek ? xstrdup(ek) : NULL;
+
+    /* json mode and numbers (file only) */
+    c->json_mode = 0;
+    if (fv.v[F_JSON_MODE] && parse_bool(fv.v[F_JSON_MODE], &c->json_mode)) {
+        snprintf(err, errlen, "%s:%d: json_mode takes true or false, not '%s'", fv.path, fv.line[F_JSON_MODE],
+                 fv.v[F_JSON_MODE]);
+        goto out;
+    }
+    if (o && o->json_mode) c->json_mode = 1;
+    long v;
+    if (file_long(&fv, F_TIMEOUT_CONNECT, 1, 3600000, c->timeout_connect_ms, &c->timeout_connect_ms, err, errlen) ||
+        file_long(&fv, F_TIMEOUT_TOTAL, 1, 86400000, c->timeout_total_ms, &c->timeout_total_ms, err, errlen) ||
+        file_long(&fv, F_BACKOFF, 0, 3600000, c->backoff_ms, &c->backoff_ms, err, errlen) ||
+        file_long(&fv, F_BACKOFF_MAX, 0, 3600000, c->backoff_max_ms, &c->backoff_max_ms, err, errlen) ||
+        file_long(&fv, F_RETRY_AFTER_MAX, 0, 3600000, c->retry_after_max_ms, &c->retry_after_max_ms, err, errlen))
+        goto out;
+    if (file_long(&fv, F_RETRIES, 0, 20, c->retries, &v, err, errlen)) goto out;
+    c->retries = (int)v;
+    if (file_long(&fv, F_MAX_REPLY, 1024, LONG_MAX, (long)c->max_reply_bytes, &v, err, errlen)) goto out;
+    c->max_reply_bytes = v;
+    if (file_long(&fv, F_MAX_TOKENS, 1, 1000000, c->max_tokens, &v, err, errlen)) goto out;
+    c->max_tokens = (int)v;
+    if (file_long(&fv, F_EMBED_BATCH, 1, 4096, c->embed_batch, &v, err, errlen)) goto out;
+    c->embed_batch = (int)v;
+    if (fv.v[F_TEMPERATURE] && parse_double(fv.v[F_TEMPERATURE], 0, 2, &c->temperature)) {
+        snprintf(err, errlen, "%s:%d: temperature takes a number from 0 to 2, not '%s'", fv.path,
+                 fv.line[F_TEMPERATURE], fv.v[F_TEMPERATURE]);
+        goto out;
+    }
+
+    /* policy */
+    if (o && o->policy) {
+        c->policy_explicit = 1;
+        if (strcmp(o->policy, "offline") == 0) {
+            c->policy = POLICY_OFFLINE;
+        } else if (strcmp(o->policy, "llm") == 0) {
+            if (!c->model) {
+                snprintf(err, errlen, "--policy llm needs a model; set --model, DRQA_MODEL or 'model =' in the config file");
+                goto out;
+            }
+            c->policy = POLICY_LLM;
+        } else {
+            snprintf(err, errlen, "--policy takes offline or llm, not '%s'", o->policy);
+            goto out;
+        }
+    } else {
+        c->policy = c->model ? POLICY_LLM : POLICY_OFFLINE;
+    }
+    rc = 0;
+out:
+    for (int k = 0; k < F_COUNT; k++) free(fv.v[k]);
+    return rc;
+}
+
+int config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen)
+{
+    return config_load_env(c, o, NULL, err, errlen);
+}
+
+void config_free(struct drqa_config *c)
+{
+    if (!c) return;
+    free(c->api_base);
+    free(c->api_key);
+    free(c->model);
+    free(c->embed_base);
+    free(c->embed_model);
+    free(c->embed_key);
+    for (size_t i = 0; i < c->nprices; i++) free(c->prices[i].model);
+    free(c->prices);
+    free(c->file);
+    memset(c, 0, sizeof *c);
+}
+
+/* The base URL without any user:password@ part. */
+static void safe_base(const char *base, char *out, size_t n)
+{
+    const char *s = base ? base : "";
+    const char *scheme = strstr(s, "://");
+    const char *host = scheme ? scheme + 3 : s;
+    const char *slash = strchr(host, '/'), *at = strchr(host, '@');
+    if (at && (!slash || at < slash))
+        snprintf(out, n, "%.*s%s", (int)(host - s), s, at + 1);
+    else
+        snprintf(out, n, "%s", s);
+}
+
+const char *config_describe(const struct drqa_config *c, char *out, size_t outlen)
+{
+    char base[256];
+    safe_base(c->api_base, base, sizeof base);
+    if (c->policy == POLICY_LLM)
+        snprintf(out, outlen, "policy: llm (%s, model %s at %s)",
+                 c->provider == LLM_PROVIDER_ANTHROPIC ? "anthropic" : "openai-compatible", c->model, base);
+    else if (c->policy_explicit)
+        snprintf(out, outlen, "policy: offline (--policy offline)");
+    else
+        snprintf(out, outlen, "policy: offline (no model configured; set DRQA_MODEL or --model to use one)");
+    return out;
+}
+
+int config_price(const struct drqa_config *c, const char *model, double *input, double *output)
+{
+    for (size_t i = 0; model && i < c->nprices; i++) {
+        const struct config_price *p = &c->prices[i];
+        if (strcmp(p->model, model) == 0 && p->input >= 0 && p->output >= 0) {
+            *input = p->input;
+            *output = p->output;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void config_http_opts(const struct drqa_config *c, struct http_opts *o)
+{
+    http_opts_defaults(o);
+    o->connect_timeout_ms = c->timeout_connect_ms;
+    o->total_timeout_ms = c->timeout_total_ms;
+    o->max_attempts = c->retries + 1;
+    o->backoff_base_ms = c->backoff_ms;
+    o->backoff_max_ms = c->backoff_max_ms;
+    o->retry_after_max_ms = c->retry_after_max_ms;
+    o->max_reply = (size_t)c->max_reply_bytes;
+}

@@ -1,0 +1,87 @@
+/*
+ * config: which model server to talk to, with what key, limits and prices.
+ * Settings are resolved field by field with this precedence:
+ *   1. command-line options (struct drqa_opts)
+ *   2. DRQA_API_BASE, DRQA_API_KEY, DRQA_MODEL, DRQA_PROVIDER,
+ *      DRQA_EMBED_BASE, DRQA_EMBED_MODEL, DRQA_EMBED_KEY
+ *   3. the vendors' variables: OPENAI_API_KEY and OPENAI_BASE_URL (provider
+ *      openai), ANTHROPIC_API_KEY (provider anthropic; when no provider, base
+ *      or other key is set anywhere it implies provider anthropic at
+ *      https://api.anthropic.com), OLLAMA_HOST (base {host}/v1)
+ *   4. the config file: --config FILE, else $XDG_CONFIG_HOME/drqa-tui/config,
+ *      else ~/.config/drqa-tui/config (a missing default file is fine)
+ * A vendor key is only used for its own provider, so an OpenAI key is never
+ * sent to an Anthropic endpoint and the other way round.
+ *
+ * The file holds `key = value` lines; blank lines and lines starting with #
+ * are skipped; a value may be wrapped in double quotes. Keys: api_base,
+ * api_key, model, provider, embed_base, embed_model, embed_key, json_mode,
+ * timeout_connect_ms, timeout_total_ms, retries, backoff_ms, backoff_max_ms,
+ * retry_after_max_ms, max_reply_bytes, max_tokens, temperature, embed_batch,
+ * price.<model>.input, price.<model>.output (USD per million tokens).
+ *
+ * The policy is --policy offline|llm; by default llm when a model is
+ * configured, else offline. The API key is never part of config_describe.
+ */
+#ifndef DRQA_CONFIG_H
+#define DRQA_CONFIG_H
+
+#include "http.h"
+#include "opts.h"
+
+#include <stddef.h>
+
+enum llm_provider { LLM_PROVIDER_OPENAI, LLM_PROVIDER_ANTHROPIC };
+enum drqa_policy { POLICY_OFFLINE, POLICY_LLM };
+
+struct config_price {
+    char *model;
+    double input, output;      /* USD per million tokens; < 0 when not given */
+};
+
+/* Every string is owned by the struct (config_free releases them). */
+struct drqa_config {
+    enum drqa_policy policy;
+    int policy_explicit;       /* --policy was given */
+    enum llm_provider provider;
+    char *api_base;            /* without a trailing '/' */
+    char *api_key;             /* NULL when none (local servers need none) */
+    char *model;               /* NULL when no model is configured */
+    char *embed_base, *embed_model, *embed_key;  /* each may be NULL */
+    int json_mode;
+    long timeout_connect_ms, timeout_total_ms;
+    int retries;               /* extra attempts after the first */
+    long backoff_ms, backoff_max_ms, retry_after_max_ms;
+    long long max_reply_bytes;
+    int max_tokens;            /* reply limit sent with each request */
+    double temperature;
+    int embed_batch;           /* texts per embeddings request */
+    struct config_price *prices;
+    size_t nprices;
+    char *file;                /* the config file that was read, or NULL */
+};
+
+/*
+ * Resolves the configuration from o, the environment env (a NULL-terminated
+ * "NAME=value" list; NULL means the process environment) and the config file.
+ * Returns 0, or -1 with err naming the setting, where it came from (file:line
+ * for the file) and what to do. c is always initialised; config_free it.
+ */
+int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char *const *env,
+                    char *err, size_t errlen);
+int config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen);
+void config_free(struct drqa_config *c);
+
+/* The one line the program prints about the policy; never the key. Returns out. */
+const char *config_describe(const struct drqa_config *c, char *out, size_t outlen);
+
+/* Prices of model (USD per million tokens). Returns 0 when both are known. */
+int config_price(const struct drqa_config *c, const char *model, double *input, double *output);
+
+/* HTTP limits from the config (timeouts, attempts, backoff, reply cap);
+ * cancel and secret are left NULL. */
+void config_http_opts(const struct drqa_config *c, struct http_opts *o);
+
+const char *config_provider_name(enum llm_provider p);  /* "openai" or "anthropic" */
+
+#endif
