@@ -99,6 +99,22 @@ static const char STORE_SCHEMA[] =
     "  dim INTEGER NOT NULL,\n"
     "  vec BLOB NOT NULL,\n"              /* dim float32, L2-normalised */
     "  PRIMARY KEY(hash, model)\n"
+    ");\n"
+    /* Local vectors (vec_local.c): per-model term vectors and document
+     * frequencies fitted on the chunks, and the stamp of the chunk set they were
+     * fitted on (a changed index no longer matches it and is refitted). */
+    "CREATE TABLE vec_terms(\n"
+    "  model TEXT NOT NULL,\n"
+    "  term TEXT NOT NULL,\n"
+    "  df INTEGER NOT NULL,\n"           /* chunks containing the term */
+    "  vec BLOB NOT NULL,\n"             /* float32 scale + dim int8 */
+    "  PRIMARY KEY(model, term)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE vec_models(\n"
+    "  model TEXT PRIMARY KEY,\n"
+    "  stamp TEXT NOT NULL,\n"           /* hash of the (chunk id, hash) list fitted on */
+    "  ndocs INTEGER NOT NULL,\n"
+    "  dim INTEGER NOT NULL\n"
     ");\n";
 
 static void seterr(char *err, size_t errlen, const char *fmt, const char *a, const char *b)

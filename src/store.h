@@ -17,6 +17,7 @@
  *   edges                     calls / inherits / imports / contains relations
  *   chunks + chunks_fts       retrieval units and their code-aware FTS5 terms
  *   embeddings                vectors cached by (content hash, model)
+ *   vec_terms, vec_models     local vector model: term vectors, fit stamp
  */
 #ifndef DRQA_STORE_H
 #define DRQA_STORE_H
@@ -24,7 +25,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* Opens (creating when needed) the index at path. A schema of another version is
  * dropped and recreated (*rebuilt set to 1). readonly: never creates or rebuilds;

@@ -1,0 +1,604 @@
+/*
+ * semantic: hybrid bm25 + dense retrieval over the index's chunks (see
+ * semantic.h for the ranking). This file owns the per-connection cache: the
+ * chunk list (id, file, kind) in id order, the file list (path, test or not)
+ * and the dense matrices, rebuilt when the stamp of the chunk list changes.
+ */
+#include "semantic.h"
+#include "tok.h"
+#include "util.h"
+#include "vec_local.h"
+
+#include <fnmatch.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCAND 100         /* candidates taken from each list before fusion */
+#define RRF_K 60.0
+#define PRIOR_MODULE 0.8  /* module windows: unnamed stretches of top-level code */
+#define PRIOR_TEST 0.9    /* test code when the category is 'any' */
+#define TEXT_MAX 16384    /* longer spans are cut at a line end and marked elided */
+#define FTS_MAX_TERMS 64
+
+/* bm25() column weights, in chunks_fts column order (name, doc, body, path). A
+ * qualified name is a handful of terms chosen to say what the code is; a
+ * docstring is prose written to describe it; the path names the module; the
+ * body is mostly incidental identifiers. */
+#define BM25_WEIGHTS "4.0, 2.0, 1.0, 1.5"
+
+enum { KIND_FUNCTION, KIND_CLASS, KIND_MODULE };
+
+struct sem_chunk { int64_t id; int file; unsigned char kind; };
+struct sem_file { int64_t id; char *path; unsigned char is_test; };
+
+/* One connection's cache. Owns everything it points to. */
+struct sem_cache {
+    sqlite3 *db;
+    char stamp[17];
+    int data_version;
+    int total_changes;
+    size_t n;
+    struct sem_chunk *chunks;     /* ascending id */
+    char **hashes;                /* chunks.hash, parallel to chunks */
+    size_t nfiles;
+    struct sem_file *files;       /* ascending id */
+    /* local vectors, rows parallel to chunks (NULL until first needed) */
+    float *local;
+    long long local_ndocs;
+    struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
+    struct sem_cache *next;
+};
+
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sem_cache *caches;
+
+static void cache_clear(struct sem_cache *c)
+{
+    for (size_t i = 0; i < c->nfiles; i++) free(c->files[i].path);
+    for (size_t i = 0; i < c->n; i++) free(c->hashes[i]);
+    free(c->files);
+    free(c->chunks);
+    free(c->hashes);
+    free(c->local);
+    vec_local_fit_free(c->local_fit);
+    free(c->local_fit);
+    c->files = NULL;
+    c->chunks = NULL;
+    c->hashes = NULL;
+    c->local = NULL;
+    c->local_fit = NULL;
+    c->n = c->nfiles = 0;
+    c->stamp[0] = 0;
+}
+
+void semantic_forget(sqlite3 *db)
+{
+    if (!db) return;
+    pthread_mutex_lock(&caches_lock);
+    for (struct sem_cache **p = &caches; *p; p = &(*p)->next) {
+        if ((*p)->db != db) continue;
+        struct sem_cache *c = *p;
+        *p = c->next;
+        cache_clear(c);
+        free(c);
+        break;
+    }
+    pthread_mutex_unlock(&caches_lock);
+}
+
+static struct sem_cache *cache_for(sqlite3 *db)
+{
+    pthread_mutex_lock(&caches_lock);
+    struct sem_cache *c = caches;
+    while (c && c->db != db) c = c->next;
+    if (!c) {
+        c = xcalloc(1, sizeof *c);
+        c->db = db;
+        c->data_version = -1;
+        c->total_changes = -1;
+        c->next = caches;
+        caches = c;
+    }
+    pthread_mutex_unlock(&caches_lock);
+    return c;
+}
+
+/* ---- small parsers and predicates ---- */
+
+int semantic_parse_category(const char *s, enum semantic_category *out)
+{
+    if (!s || !*s || !strcmp(s, "any") || !strcmp(s, "all")) *out = SEMANTIC_ANY;
+    else if (!strcmp(s, "implementation") || !strcmp(s, "impl")) *out = SEMANTIC_IMPLEMENTATION;
+    else if (!strcmp(s, "test") || !strcmp(s, "tests")) *out = SEMANTIC_TEST;
+    else return -1;
+    return 0;
+}
+
+int semantic_parse_mode(const char *s, enum semantic_mode *out)
+{
+    if (!s) return -1;
+    if (!strcmp(s, "hybrid")) *out = SEMANTIC_HYBRID;
+    else if (!strcmp(s, "bm25")) *out = SEMANTIC_BM25;
+    else if (!strcmp(s, "dense")) *out = SEMANTIC_DENSE;
+    else return -1;
+    return 0;
+}
+
+const char *semantic_mode_name(enum semantic_mode m)
+{
+    return m == SEMANTIC_BM25 ? "bm25" : m == SEMANTIC_DENSE ? "dense" : "hybrid";
+}
+
+int semantic_is_test_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if ((str_starts(base, "test_") && str_ends(base, ".py")) || str_ends(base, "_test.py") ||
+        !strcmp(base, "tests.py") || !strcmp(base, "conftest.py"))
+        return 1;
+    for (const char *p = path; p < base;) {
+        const char *e = strchr(p, '/');
+        size_t n = (size_t)(e - p);
+        if ((n == 5 && !memcmp(p, "tests", 5)) || (n == 4 && !memcmp(p, "test", 4))) return 1;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* The file_pattern filter, in one place so the matcher can be swapped: the
+ * pattern matches the whole path or a tail of it starting after a '/'. */
+static int path_matches(const char *pattern, const char *path)
+{
+    if (!pattern || !*pattern) return 1;
+    for (const char *p = path; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+        if (fnmatch(pattern, p, FNM_PATHNAME) == 0) return 1;
+    return 0;
+}
+
+struct fts_ctx { struct buf *out; int n; struct buf seen; };
+
+static void fts_add(const char *t, size_t len, void *ctx)
+{
+    struct fts_ctx *f = ctx;
+    if (f->n >= FTS_MAX_TERMS) return;
+    /* seen holds " term " entries: a duplicate is a substring hit */
+    char key[64];
+    if (len + 3 > sizeof key) return;
+    key[0] = ' ';
+    memcpy(key + 1, t, len);
+    key[len + 1] = ' ';
+    key[len + 2] = 0;
+    if (f->seen.len && strstr(f->seen.data, key)) return;
+    if (!f->seen.len) buf_addc(&f->seen, ' ');
+    buf_add(&f->seen, t, len);
+    buf_addc(&f->seen, ' ');
+    if (f->n++) buf_adds(f->out, " OR ");
+    buf_addc(f->out, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] == '"') buf_addc(f->out, '"');
+        buf_addc(f->out, t[i]);
+    }
+    buf_addc(f->out, '"');
+}
+
+char *semantic_fts_query(const char *text)
+{
+    struct buf out = BUF_INIT;
+    struct fts_ctx f = {&out, 0, BUF_INIT};
+    if (text) tok_each(text, strlen(text), TOK_STOPWORDS, fts_add, &f);
+    buf_free(&f.seen);
+    if (!f.n) {
+        buf_free(&out);
+        return NULL;
+    }
+    return buf_take(&out);
+}
+
+/* ---- the chunk list and its stamp ---- */
+
+static int data_version(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+static void stamp_mix(uint64_t *h, const void *p, size_t n)
+{
+    uint64_t x = hash64(p, n);
+    *h = (*h ^ x) * 0x100000001b3ULL + (x >> 7);
+}
+
+/* Reads chunks and files. With c == NULL only computes the stamp. */
+static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+        goto fail;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const char *p = (const char *)sqlite3_column_text(st, 1);
+        if (!p) p = "";
+        stamp_mix(&h, &id, sizeof id);
+        stamp_mix(&h, p, strlen(p));
+        if (!c) continue;
+        if (c->nfiles == cap) {
+            cap = cap ? cap * 2 : 256;
+            c->files = xrealloc(c->files, cap * sizeof *c->files);
+        }
+        c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)semantic_is_test_path(p)};
+    }
+    sqlite3_finalize(st);
+    cap = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, file_id, kind, hash FROM chunks ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+        goto fail;
+    size_t fi = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0), fid = sqlite3_column_int64(st, 1);
+        const char *kind = (const char *)sqlite3_column_text(st, 2);
+        const char *hash = (const char *)sqlite3_column_text(st, 3);
+        if (!kind) kind = "";
+        if (!hash) hash = "";
+        stamp_mix(&h, &id, sizeof id);
+        stamp_mix(&h, &fid, sizeof fid);
+        stamp_mix(&h, kind, strlen(kind));
+        stamp_mix(&h, hash, strlen(hash));
+        if (!c) continue;
+        /* chunks of one file are usually adjacent: try the last file first */
+        if (!(fi < c->nfiles && c->files[fi].id == fid)) {
+            size_t lo = 0, hi = c->nfiles;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (c->files[mid].id < fid) lo = mid + 1; else hi = mid;
+            }
+            fi = lo;
+        }
+        if (fi >= c->nfiles || c->files[fi].id != fid) continue;  /* orphan chunk */
+        if (c->n == cap) {
+            cap = cap ? cap * 2 : 1024;
+            c->chunks = xrealloc(c->chunks, cap * sizeof *c->chunks);
+            c->hashes = xrealloc(c->hashes, cap * sizeof *c->hashes);
+        }
+        unsigned char k = !strcmp(kind, "class") ? KIND_CLASS : !strcmp(kind, "module") ? KIND_MODULE : KIND_FUNCTION;
+        c->chunks[c->n] = (struct sem_chunk){id, (int)fi, k};
+        c->hashes[c->n++] = xstrdup(hash);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) goto fail;
+    hash64_hex(h, stamp);
+    return 0;
+fail:
+    snprintf(err, errlen, "cannot read the index's chunks: %s (run drqa-tui --index-only on the repository)",
+             sqlite3_errmsg(db));
+    return -1;
+}
+
+/* Makes the cache match the database's current chunks. */
+static int cache_refresh(sqlite3 *db, struct sem_cache *c, char *err, size_t errlen)
+{
+    int dv = data_version(db), tc = sqlite3_total_changes(db);
+    if (c->stamp[0] && dv == c->data_version && tc == c->total_changes) return 0;
+    char stamp[17];
+    if (c->stamp[0]) {
+        if (read_chunks(db, NULL, stamp, err, errlen)) return -1;
+        if (!strcmp(stamp, c->stamp)) {
+            c->data_version = dv;
+            c->total_changes = tc;
+            return 0;
+        }
+    }
+    cache_clear(c);
+    if (read_chunks(db, c, stamp, err, errlen)) {
+        cache_clear(c);
+        return -1;
+    }
+    memcpy(c->stamp, stamp, sizeof stamp);
+    c->data_version = dv;
+    c->total_changes = tc;
+    return 0;
+}
+
+static long chunk_index(const struct sem_cache *c, int64_t id)
+{
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->chunks[mid].id < id) lo = mid + 1; else hi = mid;
+    }
+    return lo < c->n && c->chunks[lo].id == id ? (long)lo : -1;
+}
+
+/* ---- local vectors ---- */
+
+/* Loads the stored chunk vectors when the stored model matches the stamp;
+ * otherwise fits the model and stores it (or keeps it in memory when the
+ * database cannot be written). */
+static int local_ensure(sqlite3 *db, struct sem_cache *c, char *err, size_t errlen)
+{
+    if (c->local) return 0;
+    long long ndocs = 0;
+    if (vec_local_stored(db, c->stamp, &ndocs)) {
+        sqlite3_stmt *st;
+        float *m = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, sizeof *m);
+        size_t found = 0;
+        if (sqlite3_prepare_v2(db, "SELECT vec FROM embeddings WHERE hash = ?1 AND model = ?2", -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 2, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+            for (size_t i = 0; i < c->n; i++) {
+                sqlite3_bind_text(st, 1, c->hashes[i], -1, SQLITE_STATIC);
+                if (sqlite3_step(st) == SQLITE_ROW &&
+                    sqlite3_column_bytes(st, 0) == (int)(VEC_LOCAL_DIM * sizeof(float))) {
+                    memcpy(m + i * VEC_LOCAL_DIM, sqlite3_column_blob(st, 0), VEC_LOCAL_DIM * sizeof(float));
+                    found++;
+                }
+                sqlite3_reset(st);
+            }
+            sqlite3_finalize(st);
+        }
+        if (found == c->n) {
+            c->local = m;
+            c->local_ndocs = ndocs;
+            return 0;
+        }
+        free(m);   /* rows missing: refit below */
+    }
+    struct vec_local_fit *f = xcalloc(1, sizeof *f);
+    if (vec_local_fit(db, f, err, errlen)) {
+        free(f);
+        return -1;
+    }
+    /* the fit read the chunks in id order, as the cache did */
+    int aligned = f->n == c->n;
+    for (size_t i = 0; aligned && i < c->n; i++) aligned = f->ids[i] == c->chunks[i].id;
+    if (!aligned) {
+        /* the index changed between the two reads: the next query starts over */
+        vec_local_fit_free(f);
+        free(f);
+        c->stamp[0] = 0;
+        snprintf(err, errlen, "the index changed while local vectors were computed; try again");
+        return -1;
+    }
+    /* a read-only or busy database keeps the model in memory for this connection */
+    char e2[256];
+    int saved = !sqlite3_db_readonly(db, "main") && vec_local_save(db, f, c->stamp, e2, sizeof e2) == 0;
+    if (!saved && !sqlite3_db_readonly(db, "main")) log_msg("semantic: %s", e2);
+    c->local = f->vecs;
+    c->local_ndocs = f->ndocs;
+    f->vecs = NULL;
+    if (saved) {
+        vec_local_fit_free(f);
+        free(f);
+        c->total_changes = sqlite3_total_changes(db);
+        c->data_version = data_version(db);
+    } else {
+        c->local_fit = f;   /* query terms are looked up in memory */
+    }
+    return 0;
+}
+
+/* ---- ranking ---- */
+
+struct cand { long idx; double score; };
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int eligible(const struct sem_cache *c, long i, const struct semantic_query *q)
+{
+    const struct sem_file *f = &c->files[c->chunks[i].file];
+    if (q->category == SEMANTIC_IMPLEMENTATION && f->is_test) return 0;
+    if (q->category == SEMANTIC_TEST && !f->is_test) return 0;
+    return path_matches(q->file_pattern, f->path);
+}
+
+/* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is better). */
+static int rank_bm25(sqlite3 *db, const struct sem_cache *c, const struct semantic_query *q,
+                     struct cand *out, size_t *nout, char *err, size_t errlen)
+{
+    *nout = 0;
+    char *match = semantic_fts_query(q->text);
+    if (!match) return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+            "SELECT rowid, bm25(chunks_fts, " BM25_WEIGHTS ") AS r FROM chunks_fts "
+            "WHERE chunks_fts MATCH ?1 ORDER BY r", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot search the index: %s", sqlite3_errmsg(db));
+        free(match);
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+    int rc;
+    while (*nout < NCAND && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        long i = chunk_index(c, sqlite3_column_int64(st, 0));
+        if (i < 0 || !eligible(c, i, q)) continue;
+        out[(*nout)++] = (struct cand){i, -sqlite3_column_double(st, 1)};
+    }
+    if (*nout < NCAND && rc != SQLITE_DONE) {
+        snprintf(err, errlen, "cannot search the index for '%s': %s", match, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        free(match);
+        return -1;
+    }
+    sqlite3_finalize(st);
+    free(match);
+    return 0;
+}
+
+/* A min-heap of the best NCAND (score, idx). */
+static void heap_push(struct cand *h, size_t *n, struct cand x)
+{
+    if (*n == NCAND) {
+        if (cmp_cand(&x, &h[0]) >= 0) return;   /* not better than the worst kept */
+        h[0] = x;
+        size_t i = 0;
+        for (;;) {
+            size_t l = 2 * i + 1, r = l + 1, w = i;
+            if (l < *n && cmp_cand(&h[l], &h[w]) > 0) w = l;
+            if (r < *n && cmp_cand(&h[r], &h[w]) > 0) w = r;
+            if (w == i) break;
+            struct cand t = h[i]; h[i] = h[w]; h[w] = t;
+            i = w;
+        }
+        return;
+    }
+    size_t i = (*n)++;
+    h[i] = x;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (cmp_cand(&h[i], &h[p]) <= 0) break;
+        struct cand t = h[i]; h[i] = h[p]; h[p] = t;
+        i = p;
+    }
+}
+
+static void rank_dense(const struct sem_cache *c, const float *m, int dim, const float *qv,
+                       const struct semantic_query *q, struct cand *out, size_t *nout)
+{
+    *nout = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const float *v = m + i * (size_t)dim;
+        float s = 0;
+        for (int k = 0; k < dim; k++) s += v[k] * qv[k];
+        if (s <= 0 || !eligible(c, (long)i, q)) continue;
+        heap_push(out, nout, (struct cand){(long)i, s});
+    }
+    qsort(out, *nout, sizeof *out, cmp_cand);
+}
+
+static double prior(const struct sem_cache *c, long i, const struct semantic_query *q)
+{
+    double p = 1.0;
+    if (c->chunks[i].kind == KIND_MODULE) p *= PRIOR_MODULE;
+    if (q->category == SEMANTIC_ANY && c->files[c->chunks[i].file].is_test) p *= PRIOR_TEST;
+    return p;
+}
+
+/* ---- results ---- */
+
+static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence *out, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+            "SELECT c.start_line, c.end_line, c.kind, s.qualname, f.path, f.text FROM chunks c "
+            "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id WHERE c.id = ?1",
+            -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read a chunk: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, chunk_id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        snprintf(err, errlen, "chunk %lld vanished from the index during the search", (long long)chunk_id);
+        return -1;
+    }
+    int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
+    const char *qual = (const char *)sqlite3_column_text(st, 3);
+    const char *path = (const char *)sqlite3_column_text(st, 4);
+    const char *text = (const char *)sqlite3_column_text(st, 5);
+    if (!text) text = "";
+    /* lines a..b of the file */
+    const char *s = text;
+    for (int line = 1; line < a && s; line++) {
+        s = strchr(s, '\n');
+        if (s) s++;
+    }
+    struct buf t = BUF_INIT;
+    int elided = 0;
+    if (s) {
+        const char *e = s;
+        for (int line = a; line <= b && *e; line++) {
+            const char *nl = strchr(e, '\n');
+            const char *next = nl ? nl + 1 : e + strlen(e);
+            if ((size_t)(next - s) > TEXT_MAX) { elided = 1; break; }
+            e = next;
+        }
+        size_t len = (size_t)(e - s);
+        while (len && (s[len - 1] == '\n' || s[len - 1] == '\r')) len--;
+        buf_add(&t, s, len);
+    }
+    char label[64];
+    if (!qual || !*qual) snprintf(label, sizeof label, "module lines %d-%d", a, b);
+    struct evidence_span *sp = evidence_add(out, path ? path : "", a, b, buf_str(&t),
+                                            qual && *qual ? qual : label, score);
+    sp->elided = elided;
+    buf_free(&t);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int semantic_prepare(sqlite3 *db, const struct embed_config *embed, char *err, size_t errlen)
+{
+    struct sem_cache *c = cache_for(db);
+    if (cache_refresh(db, c, err, errlen)) return -1;
+    if (embed) {
+        snprintf(err, errlen, "remote embeddings are not available in this build");
+        return -1;
+    }
+    return local_ensure(db, c, err, errlen);
+}
+
+int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence *out, char *err, size_t errlen)
+{
+    if (!q->text || !*q->text) {
+        snprintf(err, errlen, "SemanticSearch needs a query: say in words what the code does or is about");
+        return -1;
+    }
+    if (q->embed && q->mode != SEMANTIC_BM25) {
+        snprintf(err, errlen, "remote embeddings are not available in this build");
+        return -1;
+    }
+    int top_k = q->top_k <= 0 ? SEMANTIC_DEFAULT_TOP_K : q->top_k > SEMANTIC_MAX_TOP_K ? SEMANTIC_MAX_TOP_K : q->top_k;
+    struct sem_cache *c = cache_for(db);
+    if (cache_refresh(db, c, err, errlen)) return -1;
+
+    struct cand bm[NCAND], dn[NCAND];
+    size_t nbm = 0, ndn = 0;
+    if (q->mode != SEMANTIC_DENSE && rank_bm25(db, c, q, bm, &nbm, err, errlen)) return -1;
+    if (q->mode != SEMANTIC_BM25) {
+        if (local_ensure(db, c, err, errlen)) return -1;
+        float qv[VEC_LOCAL_DIM];
+        if (vec_local_embed_query(db, c->local_fit, c->local_ndocs, q->text, qv) > 0)
+            rank_dense(c, c->local, VEC_LOCAL_DIM, qv, q, dn, &ndn);
+    }
+
+    /* fuse: a chunk may appear in both lists */
+    struct cand all[2 * NCAND];
+    size_t n = 0;
+    if (q->mode == SEMANTIC_HYBRID) {
+        for (int l = 0; l < 2; l++) {
+            const struct cand *v = l ? dn : bm;
+            size_t nv = l ? ndn : nbm;
+            for (size_t r = 0; r < nv; r++) {
+                double s = 1.0 / (RRF_K + (double)(r + 1));
+                size_t j = 0;
+                while (j < n && all[j].idx != v[r].idx) j++;
+                if (j == n) all[n++] = (struct cand){v[r].idx, 0};
+                all[j].score += s;
+            }
+        }
+    } else {
+        const struct cand *v = q->mode == SEMANTIC_BM25 ? bm : dn;
+        n = q->mode == SEMANTIC_BM25 ? nbm : ndn;
+        memcpy(all, v, n * sizeof *all);
+    }
+    for (size_t j = 0; j < n; j++) all[j].score *= prior(c, all[j].idx, q);
+    qsort(all, n, sizeof *all, cmp_cand);
+    if (n > (size_t)top_k) n = (size_t)top_k;
+    size_t before = out->n;
+    for (size_t j = 0; j < n; j++)
+        if (add_span(db, c->chunks[all[j].idx].id, all[j].score, out, err, errlen)) return -1;
+    return (int)(out->n - before);
+}

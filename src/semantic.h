@@ -1,0 +1,91 @@
+/*
+ * semantic: the SemanticSearch action's engine. Finds the chunks of the index
+ * (functions, class outlines, module windows) that best answer a natural-
+ * language query, by three rankings the caller can choose between:
+ *
+ *   bm25    FTS5 bm25() over chunks_fts with the question's code-aware terms
+ *           (tok.h, stopwords dropped) OR-ed together, columns weighted
+ *           name > doc > path > body;
+ *   dense   cosine between the query's and the chunks' vectors: the remote
+ *           embedding model when one is configured, else the local vectors
+ *           fitted on the repository (vec_local.h);
+ *   hybrid  reciprocal-rank fusion of the two lists (k = 60): each chunk scores
+ *           the sum of 1/(60 + rank) over the lists it appears in. Ranks rather
+ *           than raw scores are fused because bm25 and cosine live on unrelated
+ *           scales that shift from question to question.
+ *
+ * Every mode then applies light structural priors: module windows weigh less
+ * than definitions (a definition is a complete, named unit), and with category
+ * 'any' test code weighs a little less than the code under test. Category
+ * 'implementation' excludes test files and 'test' keeps only them; tests are
+ * recognised by path (semantic_is_test_path).
+ *
+ * Vectors are computed on first use and cached twice: in the database (the
+ * embeddings table, by chunk hash and model; remote vectors are never
+ * requested twice for the same chunk text) and in memory per connection, so
+ * a query costs one bm25 lookup plus one pass of dot products. Any change to
+ * the chunks is noticed on the next query (PRAGMA data_version and the
+ * connection's change counter, then a stamp over the chunk list) and the
+ * local model is refitted.
+ *
+ * A connection must be used by one thread at a time (as sqlite requires of
+ * NOMUTEX connections); different connections may search concurrently.
+ */
+#ifndef DRQA_SEMANTIC_H
+#define DRQA_SEMANTIC_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "evidence.h"
+
+struct embed_config;   /* embed_remote.h */
+
+enum semantic_category { SEMANTIC_ANY, SEMANTIC_IMPLEMENTATION, SEMANTIC_TEST };
+enum semantic_mode { SEMANTIC_HYBRID, SEMANTIC_BM25, SEMANTIC_DENSE };
+
+#define SEMANTIC_DEFAULT_TOP_K 5
+#define SEMANTIC_MAX_TOP_K 100
+
+struct semantic_query {
+    const char *text;                 /* the question or phrase; required */
+    enum semantic_category category;
+    const char *file_pattern;         /* glob (fpattern.h) or NULL/"" for all files */
+    int top_k;                        /* <= 0: SEMANTIC_DEFAULT_TOP_K; capped at SEMANTIC_MAX_TOP_K */
+    enum semantic_mode mode;
+    const struct embed_config *embed; /* remote embeddings, or NULL for local vectors */
+};
+
+/* Appends up to top_k spans to out, best first: path, chunk lines, the lines'
+ * text from the index, label = qualified name or 'module lines a-b', score =
+ * the mode's score after priors. Returns the number appended (0 when nothing
+ * matches), or -1 with a message in err (no index, bad pattern, remote
+ * embedding failure). */
+int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence *out,
+                    char *err, size_t errlen);
+
+/* Fits (or loads) the vectors now instead of on the first query, e.g. at the
+ * end of indexing. embed as in semantic_query. -1 with a message on failure. */
+int semantic_prepare(sqlite3 *db, const struct embed_config *embed, char *err, size_t errlen);
+
+/* Drops the in-memory cache of db; call before sqlite3_close(db). Accepts NULL. */
+void semantic_forget(sqlite3 *db);
+
+/* "any" | "implementation" | "test" (also "impl", "tests"); NULL or "" is any.
+ * -1 on anything else. */
+int semantic_parse_category(const char *s, enum semantic_category *out);
+/* "bm25" | "dense" | "hybrid"; -1 on anything else. */
+int semantic_parse_mode(const char *s, enum semantic_mode *out);
+const char *semantic_mode_name(enum semantic_mode m);
+
+/* 1 for test code: test_*.py, *_test.py, tests.py, conftest.py, or anything
+ * under a directory named tests or test. */
+int semantic_is_test_path(const char *path);
+
+/* The FTS5 MATCH expression for text: its terms (tok_terms with stopwords
+ * dropped, duplicates removed) each as a quoted string, joined with OR, so that
+ * no user input can be read as FTS5 syntax. NULL when text has no terms.
+ * Caller frees. */
+char *semantic_fts_query(const char *text);
+
+#endif

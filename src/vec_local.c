@@ -1,0 +1,472 @@
+/*
+ * vec_local: random-indexing vectors fitted on the repository's own chunks.
+ * See vec_local.h for the method. Everything here is deterministic: index
+ * vectors come from a hash of the term, chunks are visited in id order and
+ * sums run in a fixed order, so two fits of the same index give the same bytes.
+ */
+#include "vec_local.h"
+#include "tok.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define D VEC_LOCAL_DIM
+#define RI_NNZ 8              /* non-zeros of an index vector */
+#define W_NAME 3.0f           /* a term in the qualified name says most about a chunk */
+#define W_DOC 2.0f            /* docstring words are chosen by a human to describe it */
+#define W_BODY 1.0f
+#define MIX_OWN 0.35f         /* share of a term's own index vector in its vector */
+#ifndef CENTRE
+#define CENTRE 0
+#endif
+
+/* ---- term map: open addressing, keys owned by the fit's terms array ---- */
+
+struct term_map {
+    size_t cap;       /* power of two */
+    uint32_t *slot;   /* index into the fit's terms + 1; 0 = empty */
+};
+
+static uint64_t term_hash(const char *s, size_t n) { return hash64(s, n); }
+
+static void map_init(struct term_map *m)
+{
+    m->cap = 1024;
+    m->slot = xcalloc(m->cap, sizeof *m->slot);
+}
+
+static long map_find(const struct term_map *m, char *const *keys, const char *s, size_t n)
+{
+    size_t i = term_hash(s, n) & (m->cap - 1);
+    while (m->slot[i]) {
+        const char *k = keys[m->slot[i] - 1];
+        if (strncmp(k, s, n) == 0 && k[n] == 0) return (long)m->slot[i] - 1;
+        i = (i + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+static void map_put(struct term_map *m, const char *key, uint32_t idx);
+
+static void map_grow(struct term_map *m, char *const *keys)
+{
+    uint32_t *old = m->slot;
+    size_t oldcap = m->cap;
+    m->cap *= 2;
+    m->slot = xcalloc(m->cap, sizeof *m->slot);
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i]) map_put(m, keys[old[i] - 1], old[i] - 1);
+    free(old);
+}
+
+static void map_put(struct term_map *m, const char *key, uint32_t idx)
+{
+    size_t i = term_hash(key, strlen(key)) & (m->cap - 1);
+    while (m->slot[i]) i = (i + 1) & (m->cap - 1);
+    m->slot[i] = idx + 1;
+}
+
+static void map_free(struct term_map *m)
+{
+    if (!m) return;
+    free(m->slot);
+    free(m);
+}
+
+/* ---- vectors ---- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Adds w * r_t (the term's sparse random index vector) to v. */
+static void add_index_vector(const char *term, size_t n, float w, float *v)
+{
+    uint64_t s = term_hash(term, n);
+    for (int k = 0; k < RI_NNZ; k++) {
+        uint64_t z = splitmix(&s);
+        v[z % D] += ((z >> 40) & 1) ? w : -w;
+    }
+}
+
+static float norm2(const float *v)
+{
+    double s = 0;
+    for (int i = 0; i < D; i++) s += (double)v[i] * v[i];
+    return (float)sqrt(s);
+}
+
+static void normalise(float *v)
+{
+    float n = norm2(v);
+    if (n > 0)
+        for (int i = 0; i < D; i++) v[i] /= n;
+}
+
+static void axpy(float a, const float *x, float *y)
+{
+    for (int i = 0; i < D; i++) y[i] += a * x[i];
+}
+
+/* ---- fitting ---- */
+
+struct posting { uint32_t term; float tf; };
+
+static int cmp_posting(const void *a, const void *b)
+{
+    uint32_t x = ((const struct posting *)a)->term, y = ((const struct posting *)b)->term;
+    return x < y ? -1 : x > y;
+}
+
+struct fit_build {
+    struct vec_local_fit *f;
+    struct term_map *map;
+    size_t termcap;
+    struct posting *tmp; size_t ntmp, captmp;      /* postings of the current chunk */
+    struct posting *post; size_t npost, cappost;   /* all chunks, CSR order */
+    size_t *off;                                   /* n + 1 offsets into post */
+};
+
+static uint32_t intern(struct fit_build *b, const char *s, size_t n)
+{
+    long i = map_find(b->map, b->f->terms, s, n);
+    if (i >= 0) return (uint32_t)i;
+    struct vec_local_fit *f = b->f;
+    if (f->nterms == b->termcap) {
+        b->termcap = b->termcap ? b->termcap * 2 : 4096;
+        f->terms = xrealloc(f->terms, b->termcap * sizeof *f->terms);
+    }
+    f->terms[f->nterms] = xstrndup(s, n);
+    if ((f->nterms + 1) * 2 > b->map->cap) map_grow(b->map, f->terms);
+    map_put(b->map, f->terms[f->nterms], (uint32_t)f->nterms);
+    return (uint32_t)f->nterms++;
+}
+
+/* The FTS columns hold terms already produced by tok_terms(), space separated. */
+static void add_column(struct fit_build *b, const char *s, float w)
+{
+    if (!s) return;
+    while (*s) {
+        while (*s == ' ' || *s == '\n' || *s == '\t') s++;
+        const char *e = s;
+        while (*e && *e != ' ' && *e != '\n' && *e != '\t') e++;
+        if (e > s) {
+            if (b->ntmp == b->captmp) {
+                b->captmp = b->captmp ? b->captmp * 2 : 256;
+                b->tmp = xrealloc(b->tmp, b->captmp * sizeof *b->tmp);
+            }
+            b->tmp[b->ntmp++] = (struct posting){intern(b, s, (size_t)(e - s)), w};
+        }
+        s = e;
+    }
+}
+
+static void close_chunk(struct fit_build *b)
+{
+    qsort(b->tmp, b->ntmp, sizeof *b->tmp, cmp_posting);
+    for (size_t i = 0; i < b->ntmp; i++) {
+        if (b->npost > b->off[b->f->n] && b->post[b->npost - 1].term == b->tmp[i].term) {
+            b->post[b->npost - 1].tf += b->tmp[i].tf;
+            continue;
+        }
+        if (b->npost == b->cappost) {
+            b->cappost = b->cappost ? b->cappost * 2 : 65536;
+            b->post = xrealloc(b->post, b->cappost * sizeof *b->post);
+        }
+        b->post[b->npost++] = b->tmp[i];
+    }
+    b->ntmp = 0;
+}
+
+int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    struct fit_build b = {0};
+    b.f = f;
+    b.map = xcalloc(1, sizeof *b.map);
+    map_init(b.map);
+    f->map = b.map;
+    size_t capn = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+            "SELECT c.id, c.hash, x.name, x.doc, x.body FROM chunks c "
+            "LEFT JOIN chunks_fts x ON x.rowid = c.id ORDER BY c.id", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the chunks for local vectors: %s", sqlite3_errmsg(db));
+        vec_local_fit_free(f);
+        return -1;
+    }
+    b.off = xmalloc(sizeof *b.off);
+    b.off[0] = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (f->n == capn) {
+            capn = capn ? capn * 2 : 1024;
+            f->ids = xrealloc(f->ids, capn * sizeof *f->ids);
+            f->hashes = xrealloc(f->hashes, capn * sizeof *f->hashes);
+        }
+        b.off = xrealloc(b.off, (capn + 1) * sizeof *b.off);
+        f->ids[f->n] = sqlite3_column_int64(st, 0);
+        const char *h = (const char *)sqlite3_column_text(st, 1);
+        f->hashes[f->n] = xstrdup(h ? h : "");
+        add_column(&b, (const char *)sqlite3_column_text(st, 2), W_NAME);
+        add_column(&b, (const char *)sqlite3_column_text(st, 3), W_DOC);
+        add_column(&b, (const char *)sqlite3_column_text(st, 4), W_BODY);
+        close_chunk(&b);
+        f->n++;
+        b.off[f->n] = b.npost;
+    }
+    sqlite3_finalize(st);
+    free(b.tmp);
+    if (rc != SQLITE_DONE) {
+        snprintf(err, errlen, "cannot read the chunks for local vectors: %s", sqlite3_errmsg(db));
+        free(b.post);
+        free(b.off);
+        vec_local_fit_free(f);
+        return -1;
+    }
+
+    size_t n = f->n, V = f->nterms;
+    f->ndocs = (long long)n;
+    f->df = xcalloc(V ? V : 1, sizeof *f->df);
+    for (size_t k = 0; k < b.npost; k++) f->df[b.post[k].term]++;
+    /* tf-idf weight of each posting, in place */
+    for (size_t k = 0; k < b.npost; k++) {
+        struct posting *p = &b.post[k];
+        float idf = (float)log((n + 1.0) / f->df[p->term]);
+        p->tf = (1.0f + logf(p->tf)) * idf;
+    }
+
+    /* chunk signatures (then reused for the chunk vectors) */
+    f->vecs = xcalloc(n ? n * D : 1, sizeof *f->vecs);
+    for (size_t c = 0; c < n; c++) {
+        float *s = f->vecs + c * D;
+        for (size_t k = b.off[c]; k < b.off[c + 1]; k++) {
+            const char *t = f->terms[b.post[k].term];
+            add_index_vector(t, strlen(t), b.post[k].tf, s);
+        }
+        normalise(s);
+    }
+    /* context vectors, normalised, then centred on their mean over the terms
+     * seen in at least two chunks (the common direction says nothing) */
+    f->tvecs = xcalloc(V ? V * D : 1, sizeof *f->tvecs);
+    for (size_t c = 0; c < n; c++)
+        for (size_t k = b.off[c]; k < b.off[c + 1]; k++)
+            axpy(b.post[k].tf, f->vecs + c * D, f->tvecs + (size_t)b.post[k].term * D);
+    double mean[D] = {0};
+    size_t nmean = 0;
+    for (size_t t = 0; t < V; t++) {
+        normalise(f->tvecs + t * D);
+        if (f->df[t] >= 2) {
+            for (int i = 0; i < D; i++) mean[i] += f->tvecs[t * D + i];
+            nmean++;
+        }
+    }
+    for (size_t t = 0; t < V; t++) {
+        float *v = f->tvecs + t * D;
+        if (nmean && CENTRE)
+            for (int i = 0; i < D; i++) v[i] -= (float)(mean[i] / nmean);
+        normalise(v);
+        float own[D] = {0};
+        add_index_vector(f->terms[t], strlen(f->terms[t]), 1.0f, own);
+        normalise(own);
+        for (int i = 0; i < D; i++) v[i] = MIX_OWN * own[i] + (1.0f - MIX_OWN) * v[i];
+        normalise(v);
+    }
+    /* chunk vectors */
+    memset(f->vecs, 0, (n ? n * D : 1) * sizeof *f->vecs);
+    for (size_t c = 0; c < n; c++) {
+        float *v = f->vecs + c * D;
+        for (size_t k = b.off[c]; k < b.off[c + 1]; k++)
+            axpy(b.post[k].tf, f->tvecs + (size_t)b.post[k].term * D, v);
+        normalise(v);
+    }
+    free(b.post);
+    free(b.off);
+    return 0;
+}
+
+void vec_local_fit_free(struct vec_local_fit *f)
+{
+    if (!f) return;
+    for (size_t i = 0; i < f->n && f->hashes; i++) free(f->hashes[i]);
+    for (size_t i = 0; i < f->nterms; i++) free(f->terms[i]);
+    free(f->ids);
+    free(f->hashes);
+    free(f->vecs);
+    free(f->terms);
+    free(f->df);
+    free(f->tvecs);
+    map_free(f->map);
+    memset(f, 0, sizeof *f);
+}
+
+/* ---- storage ---- */
+
+/* Term vectors are stored as a float scale followed by D signed bytes: a
+ * quarter of the space of float32, and far more precise than a question needs. */
+static void quantise(const float *v, unsigned char *out)
+{
+    float mx = 0;
+    for (int i = 0; i < D; i++) mx = fmaxf(mx, fabsf(v[i]));
+    float scale = mx > 0 ? mx / 127.0f : 1.0f;
+    memcpy(out, &scale, sizeof scale);
+    for (int i = 0; i < D; i++) out[4 + i] = (unsigned char)(signed char)lrintf(v[i] / scale);
+}
+
+static int dequantise(const void *blob, int len, float *v)
+{
+    if (len != 4 + D) return -1;
+    const unsigned char *p = blob;
+    float scale;
+    memcpy(&scale, p, sizeof scale);
+    for (int i = 0; i < D; i++) v[i] = (float)(signed char)p[4 + i] * scale;
+    return 0;
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int vec_local_save(sqlite3 *db, const struct vec_local_fit *f, const char *stamp, char *err, size_t errlen)
+{
+    sqlite3_stmt *del1 = NULL, *del2 = NULL, *ins_t = NULL, *ins_e = NULL, *ins_m = NULL;
+    int r = -1;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    if (sqlite3_prepare_v2(db, "DELETE FROM vec_terms WHERE model = ?1", -1, &del1, NULL) ||
+        sqlite3_prepare_v2(db, "DELETE FROM embeddings WHERE model = ?1", -1, &del2, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO vec_terms(model, term, df, vec) VALUES(?1, ?2, ?3, ?4)",
+                           -1, &ins_t, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO embeddings(hash, model, dim, vec) VALUES(?1, ?2, ?3, ?4)",
+                           -1, &ins_e, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO vec_models(model, stamp, ndocs, dim) VALUES(?1, ?2, ?3, ?4)",
+                           -1, &ins_m, NULL))
+        goto out;
+    sqlite3_bind_text(del1, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(del2, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    if (step_done(del1) || step_done(del2)) goto out;
+    unsigned char q[4 + D];
+    sqlite3_bind_text(ins_t, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    for (size_t t = 0; t < f->nterms; t++) {
+        quantise(f->tvecs + t * D, q);
+        sqlite3_bind_text(ins_t, 2, f->terms[t], -1, SQLITE_STATIC);
+        sqlite3_bind_int(ins_t, 3, f->df[t]);
+        sqlite3_bind_blob(ins_t, 4, q, sizeof q, SQLITE_STATIC);
+        if (step_done(ins_t)) goto out;
+    }
+    sqlite3_bind_text(ins_e, 2, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_int(ins_e, 3, D);
+    for (size_t c = 0; c < f->n; c++) {
+        sqlite3_bind_text(ins_e, 1, f->hashes[c], -1, SQLITE_STATIC);
+        sqlite3_bind_blob(ins_e, 4, f->vecs + c * D, D * sizeof(float), SQLITE_STATIC);
+        if (step_done(ins_e)) goto out;
+    }
+    sqlite3_bind_text(ins_m, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins_m, 2, stamp, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins_m, 3, f->ndocs);
+    sqlite3_bind_int(ins_m, 4, D);
+    if (step_done(ins_m)) goto out;
+    r = 0;
+out:
+    if (r) snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(del1);
+    sqlite3_finalize(del2);
+    sqlite3_finalize(ins_t);
+    sqlite3_finalize(ins_e);
+    sqlite3_finalize(ins_m);
+    if (sqlite3_exec(db, r ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !r) {
+        snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        r = -1;
+    }
+    return r;
+}
+
+int vec_local_stored(sqlite3 *db, const char *stamp, long long *ndocs)
+{
+    sqlite3_stmt *st;
+    int yes = 0;
+    if (sqlite3_prepare_v2(db, "SELECT stamp, ndocs, dim FROM vec_models WHERE model = ?1", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        if (s && strcmp(s, stamp) == 0 && sqlite3_column_int(st, 2) == D) {
+            yes = 1;
+            if (ndocs) *ndocs = sqlite3_column_int64(st, 1);
+        }
+    }
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* ---- questions ---- */
+
+#define QMAX 128
+
+struct qterms { char *t[QMAX]; int tf[QMAX]; int n; };
+
+static void q_add(const char *term, size_t len, void *ctx)
+{
+    struct qterms *q = ctx;
+    for (int i = 0; i < q->n; i++)
+        if (strncmp(q->t[i], term, len) == 0 && q->t[i][len] == 0) { q->tf[i]++; return; }
+    if (q->n == QMAX) return;
+    q->t[q->n] = xstrndup(term, len);
+    q->tf[q->n++] = 1;
+}
+
+int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long long ndocs,
+                          const char *text, float *out)
+{
+    struct qterms q = {0};
+    memset(out, 0, D * sizeof *out);
+    tok_each(text, strlen(text), TOK_STOPWORDS, q_add, &q);
+    sqlite3_stmt *st = NULL;
+    if (!fit && sqlite3_prepare_v2(db, "SELECT df, vec FROM vec_terms WHERE model = ?1 AND term = ?2",
+                                   -1, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    if (st) sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    if (fit) ndocs = fit->ndocs;
+    int known = 0;
+    float v[D];
+    for (int i = 0; i < q.n; i++) {
+        int df = 0;
+        if (fit) {
+            long k = map_find(fit->map, fit->terms, q.t[i], strlen(q.t[i]));
+            if (k >= 0) {
+                df = fit->df[k];
+                memcpy(v, fit->tvecs + (size_t)k * D, sizeof v);
+            }
+        } else if (st) {
+            sqlite3_bind_text(st, 2, q.t[i], -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW &&
+                dequantise(sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1), v) == 0) {
+                df = sqlite3_column_int(st, 0);
+                normalise(v);
+            }
+            sqlite3_reset(st);
+        }
+        if (df > 0) {
+            float idf = (float)log((ndocs + 1.0) / df);
+            axpy((1.0f + logf((float)q.tf[i])) * idf, v, out);
+            known++;
+        }
+        free(q.t[i]);
+    }
+    sqlite3_finalize(st);
+    normalise(out);
+    return known;
+}

@@ -1,0 +1,72 @@
+/*
+ * vec_local: dense vectors for chunks and questions computed from the indexed
+ * repository itself, with no model download and no network. The method is
+ * random indexing over the repository's own vocabulary:
+ *
+ *   1. every term t (the code-aware terms of tok.h, as stored in chunks_fts:
+ *      qualified-name, docstring and code terms) gets a fixed sparse random
+ *      index vector r_t derived from a hash of the term, so it is the same on
+ *      every machine and in every run;
+ *   2. a chunk's signature is the idf-weighted sum of its terms' r_t;
+ *   3. a term's context vector is the weighted sum of the signatures of the
+ *      chunks it occurs in, mean-centred: terms used in the same functions,
+ *      docstrings and classes ("logout", "session", "flush") end up close;
+ *   4. a term's vector mixes its own r_t (exact match) with its context vector
+ *      (related terms); a chunk's vector, and a question's, is the L2-normalised
+ *      tf-idf weighted sum of its terms' vectors.
+ *
+ * So a question can reach a chunk through words that co-occur with the
+ * chunk's identifiers elsewhere in the repository even when it shares no
+ * literal term with it. The model is global to the corpus: any change to the
+ * chunks refits it (see semantic.c, which decides when). Term vectors and
+ * document frequencies live in vec_terms, the fit's corpus stamp in
+ * vec_models, and chunk vectors in the shared embeddings table under the model
+ * name VEC_LOCAL_MODEL (store.c holds the DDL).
+ */
+#ifndef DRQA_VEC_LOCAL_H
+#define DRQA_VEC_LOCAL_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VEC_LOCAL_DIM 256
+/* Changing the method or its constants must change this name: stored vectors
+ * of another method are then never mixed with new ones. */
+#define VEC_LOCAL_MODEL "local:ri256-v1"
+
+/* A fitted model held in memory. Owns every array and string in it. */
+struct vec_local_fit {
+    size_t n;              /* chunks, ascending chunk id */
+    int64_t *ids;          /* chunks.id */
+    char **hashes;         /* chunks.hash */
+    float *vecs;           /* n * VEC_LOCAL_DIM; a chunk with no terms has a zero row */
+    size_t nterms;
+    char **terms;
+    int *df;               /* chunks containing the term */
+    float *tvecs;          /* nterms * VEC_LOCAL_DIM, L2-normalised */
+    long long ndocs;       /* chunks counted for idf */
+    void *map;             /* term -> index (private) */
+};
+
+/* Fits the model over every chunk of db (chunks joined with chunks_fts).
+ * Returns 0, or -1 with a message in err. */
+int vec_local_fit(sqlite3 *db, struct vec_local_fit *out, char *err, size_t errlen);
+void vec_local_fit_free(struct vec_local_fit *f);   /* accepts NULL */
+
+/* Replaces the stored model (vec_terms, the VEC_LOCAL_MODEL rows of
+ * embeddings, the vec_models row) with f, stamped with stamp, in one
+ * transaction. -1 with a message when the database cannot be written. */
+int vec_local_save(sqlite3 *db, const struct vec_local_fit *f, const char *stamp, char *err, size_t errlen);
+
+/* 1 when the stored model was fitted on the corpus identified by stamp (then
+ * *ndocs is its chunk count), 0 when absent or stale. */
+int vec_local_stored(sqlite3 *db, const char *stamp, long long *ndocs);
+
+/* Embeds a question into out[VEC_LOCAL_DIM] (L2-normalised) using the term
+ * vectors of fit when given, else those stored in db. Returns the number of
+ * question terms the model knows; 0 leaves out all zeros. */
+int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long long ndocs,
+                          const char *text, float *out);
+
+#endif

@@ -1,0 +1,400 @@
+/*
+ * Unit tests for semantic (SemanticSearch) and vec_local on a small index
+ * written here: a few files of a web package, with files, symbols, chunks and
+ * chunks_fts rows filled the way the indexer fills them (FTS columns through
+ * tok_terms). Checks bm25 over split identifiers, FTS syntax escaping against
+ * hostile input, category and file_pattern filters, the local vectors reaching
+ * a chunk through co-occurrence only, determinism, storage of the model and
+ * its invalidation when the chunks change.
+ */
+#include "tap.h"
+#include "semantic.h"
+#include "store.h"
+#include "tok.h"
+#include "util.h"
+#include "vec_local.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int64_t next_symbol = 1;
+
+static int64_t add_file(sqlite3 *db, const char *path, const char *text)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, text) "
+                           "VALUES(?1, 'python', ?2, 0, 'h', ?3, ?4)", -1, &st, NULL);
+    int nl = 1;
+    for (const char *p = text; *p; p++) nl += *p == '\n';
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, (int)strlen(text));
+    sqlite3_bind_int(st, 3, nl);
+    sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    return sqlite3_last_insert_rowid(db);
+}
+
+static char *terms(const char *s)
+{
+    struct buf b = BUF_INIT;
+    tok_terms(s, strlen(s), 0, &b);
+    return buf_take(&b);
+}
+
+/* One chunk covering lines a..b of the file's text; qualname NULL for a module window. */
+static void add_chunk(sqlite3 *db, int64_t file, const char *path, const char *text, int a, int b,
+                      const char *qualname, const char *doc)
+{
+    const char *s = text;
+    for (int l = 1; l < a; l++) s = strchr(s, '\n') + 1;
+    const char *e = s;
+    for (int l = a; l <= b && *e; l++) {
+        const char *nl = strchr(e, '\n');
+        e = nl ? nl + 1 : e + strlen(e);
+    }
+    char *body = xstrndup(s, (size_t)(e - s));
+    char hex[17];
+    hash64_hex(hash64(body, strlen(body)), hex);
+    sqlite3_stmt *st;
+    int64_t sym = 0;
+    if (qualname) {
+        sym = next_symbol++;
+        const char *dot = strrchr(qualname, '.');
+        sqlite3_prepare_v2(db, "INSERT INTO symbols(id, file_id, kind, name, qualname, start_line, end_line, docstring) "
+                               "VALUES(?1, ?2, 'function', ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL);
+        sqlite3_bind_int64(st, 1, sym);
+        sqlite3_bind_int64(st, 2, file);
+        sqlite3_bind_text(st, 3, dot ? dot + 1 : qualname, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, qualname, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 5, a);
+        sqlite3_bind_int(st, 6, b);
+        sqlite3_bind_text(st, 7, doc, -1, SQLITE_STATIC);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    sqlite3_prepare_v2(db, "INSERT INTO chunks(file_id, symbol_id, kind, start_line, end_line, text, hash) "
+                           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL);
+    sqlite3_bind_int64(st, 1, file);
+    if (sym) sqlite3_bind_int64(st, 2, sym); else sqlite3_bind_null(st, 2);
+    sqlite3_bind_text(st, 3, qualname ? "function" : "module", -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, a);
+    sqlite3_bind_int(st, 5, b);
+    sqlite3_bind_text(st, 6, body, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, hex, -1, SQLITE_STATIC);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    int64_t id = sqlite3_last_insert_rowid(db);
+    char *n = terms(qualname ? qualname : ""), *d = terms(doc ? doc : ""), *bt = terms(body), *p = terms(path);
+    sqlite3_prepare_v2(db, "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
+                       -1, &st, NULL);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, n, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, d, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, bt, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, p, -1, SQLITE_STATIC);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    free(n); free(d); free(bt); free(p); free(body);
+}
+
+static const char AUTH[] =
+    "from .sessions.db import DatabaseSession\n"                        /* 1 */
+    "\n"
+    "def logout(request):\n"                                             /* 3 */
+    "    \"\"\"End the user's visit: forget who they are.\"\"\"\n"
+    "    request.session.flush()\n"
+    "    request.user = None\n"                                          /* 6 */
+    "\n"
+    "def login(request, user):\n"                                        /* 8 */
+    "    \"\"\"Remember the user for the following requests.\"\"\"\n"
+    "    request.session.cycle_key()\n"
+    "    request.session['user_id'] = user.pk\n"                         /* 11 */
+    "\n"
+    "def check_password(user, raw):\n"                                   /* 13 */
+    "    \"\"\"Compare a raw password with the stored hash.\"\"\"\n"
+    "    return constant_time_compare(make_hash(raw, user.salt), user.password_hash)\n"; /* 15 */
+
+static const char SESS[] =
+    "class DatabaseSession:\n"                                           /* 1 */
+    "    def flush(self):\n"                                             /* 2 */
+    "        \"\"\"Delete the stored row and clear the data.\"\"\"\n"
+    "        self.clear()\n"
+    "        self.delete(self.session_key)\n"
+    "        self.session_key = None\n"                                  /* 6 */
+    "\n"
+    "    def cycle_key(self):\n"                                         /* 8 */
+    "        \"\"\"Keep the data under a new key.\"\"\"\n"
+    "        data = self._session\n"
+    "        key = self.session_key\n"
+    "        self.create()\n"
+    "        self._session_cache = data\n"
+    "        self.delete(key)\n";                                        /* 14 */
+
+static const char UTILS[] =
+    "import time\n"                                                      /* 1 */
+    "\n"
+    "def parseHttpDate(value):\n"                                        /* 3 */
+    "    \"\"\"Turn an RFC 7231 timestamp into seconds since the epoch.\"\"\"\n"
+    "    return time.mktime(email_utils.parsedate(value))\n"             /* 5 */
+    "\n"
+    "def quote_etag(etag):\n"                                            /* 7 */
+    "    \"\"\"Wrap an entity tag in double quotes unless it is weak.\"\"\"\n"
+    "    if etag.startswith('W/'):\n"
+    "        return etag\n"
+    "    return '\"%s\"' % etag\n";                                      /* 11 */
+
+static const char ROUTING[] =
+    "class Router:\n"                                                    /* 1 */
+    "    def add_url_rule(self, rule, endpoint, view_func):\n"           /* 2 */
+    "        \"\"\"Connect a URL rule to a view function.\"\"\"\n"
+    "        self.rules.append(Rule(rule, endpoint))\n"
+    "        self.view_functions[endpoint] = view_func\n"                /* 5 */
+    "\n"
+    "    def match(self, path, method):\n"                               /* 7 */
+    "        for rule in self.rules:\n"
+    "            if rule.matches(path, method):\n"
+    "                return rule.endpoint\n"
+    "        raise NotFound(path)\n";                                    /* 11 */
+
+static const char TEST_AUTH[] =
+    "from web.auth import logout, login\n"                               /* 1 */
+    "\n"
+    "def test_logout_flushes_session(client):\n"                         /* 3 */
+    "    login(client.request, make_user())\n"
+    "    logout(client.request)\n"
+    "    assert client.request.session.flush_called\n"                   /* 6 */
+    "\n"
+    "def test_login_cycles_key(client):\n"                               /* 8 */
+    "    login(client.request, make_user())\n"
+    "    assert client.request.session.cycle_key_called\n";              /* 10 */
+
+static void build(sqlite3 *db)
+{
+    int64_t f;
+    f = add_file(db, "web/auth.py", AUTH);
+    add_chunk(db, f, "web/auth.py", AUTH, 1, 1, NULL, NULL);
+    add_chunk(db, f, "web/auth.py", AUTH, 3, 6, "logout", "End the user's visit: forget who they are.");
+    add_chunk(db, f, "web/auth.py", AUTH, 8, 11, "login", "Remember the user for the following requests.");
+    add_chunk(db, f, "web/auth.py", AUTH, 13, 15, "check_password", "Compare a raw password with the stored hash.");
+    f = add_file(db, "web/sessions/db.py", SESS);
+    add_chunk(db, f, "web/sessions/db.py", SESS, 2, 6, "DatabaseSession.flush", "Delete the stored row and clear the data.");
+    add_chunk(db, f, "web/sessions/db.py", SESS, 8, 14, "DatabaseSession.cycle_key", "Keep the data under a new key.");
+    f = add_file(db, "web/utils.py", UTILS);
+    add_chunk(db, f, "web/utils.py", UTILS, 3, 5, "parseHttpDate", "Turn an RFC 7231 timestamp into seconds since the epoch.");
+    add_chunk(db, f, "web/utils.py", UTILS, 7, 11, "quote_etag", "Wrap an entity tag in double quotes unless it is weak.");
+    f = add_file(db, "web/routing.py", ROUTING);
+    add_chunk(db, f, "web/routing.py", ROUTING, 2, 5, "Router.add_url_rule", "Connect a URL rule to a view function.");
+    add_chunk(db, f, "web/routing.py", ROUTING, 7, 11, "Router.match", NULL);
+    f = add_file(db, "tests/test_auth.py", TEST_AUTH);
+    add_chunk(db, f, "tests/test_auth.py", TEST_AUTH, 3, 6, "test_logout_flushes_session", NULL);
+    add_chunk(db, f, "tests/test_auth.py", TEST_AUTH, 8, 10, "test_login_cycles_key", NULL);
+}
+
+static int search(sqlite3 *db, const char *text, enum semantic_mode mode, enum semantic_category cat,
+                  const char *pattern, int k, struct evidence *ev)
+{
+    char err[512] = "";
+    struct semantic_query q = {text, cat, pattern, k, mode, NULL};
+    evidence_free(ev);
+    int n = semantic_search(db, &q, ev, err, sizeof err);
+    if (n < 0) diag("semantic_search('%s'): %s", text, err);
+    return n;
+}
+
+static int rank_of(const struct evidence *ev, const char *label)
+{
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->v[i].label && !strcmp(ev->v[i].label, label)) return (int)i;
+    return -1;
+}
+
+/* The label of result i, or "(none)". */
+static const char *lab(const struct evidence *ev, size_t i)
+{
+    return i < ev->n && ev->v[i].label ? ev->v[i].label : "(none)";
+}
+
+static int count(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/drqa-test-semantic-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "temp dir");
+    char *path = xasprintf("%s/index.sqlite", dir);
+    char err[512];
+    sqlite3 *db;
+    is_int(store_open(path, 0, &db, NULL, err, sizeof err), 0, "open a new index");
+    build(db);
+    struct evidence ev = EVIDENCE_INIT;
+
+    /* predicates and parsers */
+    ok(semantic_is_test_path("tests/test_auth.py") && semantic_is_test_path("pkg/test_x.py") &&
+       semantic_is_test_path("a/b_test.py") && semantic_is_test_path("conftest.py") &&
+       semantic_is_test_path("a/tests/helpers.py") && semantic_is_test_path("app/tests.py"),
+       "test paths are recognised");
+    ok(!semantic_is_test_path("web/testing.py") && !semantic_is_test_path("web/auth.py") &&
+       !semantic_is_test_path("contest.py") && !semantic_is_test_path("latest/x.py"),
+       "implementation paths are not tests");
+    enum semantic_category cat;
+    ok(semantic_parse_category("implementation", &cat) == 0 && cat == SEMANTIC_IMPLEMENTATION &&
+       semantic_parse_category(NULL, &cat) == 0 && cat == SEMANTIC_ANY &&
+       semantic_parse_category("docs", &cat) == -1, "categories parse");
+
+    /* the MATCH expression */
+    char *m = semantic_fts_query("How does getResponse NEAR(\"x\") work? get_response");
+    is_str(m, "\"get\" OR \"response\" OR \"getresponse\" OR \"near\" OR \"work\"", "query terms quoted and OR-ed, duplicates dropped");
+    free(m);
+    ok(semantic_fts_query("the of and ? !") == NULL, "a query of stopwords has no terms");
+
+    /* bm25: a function found by its split identifier words */
+    is_int(search(db, "parse the HTTP date", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 3, &ev), 1, "bm25: one chunk has these words");
+    is_str(lab(&ev, 0), "parseHttpDate", "bm25 ranks parseHttpDate first for 'parse the HTTP date'");
+    is_str(ev.n ? ev.v[0].path : "(none)", "web/utils.py", "with its path");
+    ok(ev.n && ev.v[0].start_line == 3 && ev.v[0].end_line == 5, "and its lines 3-5");
+    ok(ev.n && ev.v[0].text && str_starts(ev.v[0].text, "def parseHttpDate(value):") &&
+       str_ends(ev.v[0].text, "parsedate(value))"), "the span text is those lines of the file");
+    is_int(search(db, "session key", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 3, &ev), 3, "bm25 returns top_k results");
+    ok(ev.n == 3 && ev.v[0].score >= ev.v[1].score && ev.v[1].score >= ev.v[2].score && ev.v[2].score > 0,
+       "scores are positive and decrease");
+
+    is_int(count(db, "SELECT count(*) FROM vec_models"), 0, "bm25 alone computes no vectors");
+
+    /* hostile input never breaks the MATCH query */
+    static const char *const hostile[] = {
+        "\"", "\"\"\"", "((session", "session)", "AND", "OR NOT", "NEAR(session flush, 2)",
+        "session AND OR NOT", "*", "flush*", "name:flush", "^flush", "-flush", "+", "{name doc}: x",
+        "col:\"x\" AND ^y*", "'; DROP TABLE chunks; --", "\\", "ünïcödé ßession", "\xff\xfe broken utf8",
+    };
+    int bad = 0;
+    for (size_t i = 0; i < ARRAY_LEN(hostile); i++) {
+        char e2[256] = "";
+        struct semantic_query q = {hostile[i], SEMANTIC_ANY, NULL, 5, SEMANTIC_HYBRID, NULL};
+        if (semantic_search(db, &q, &ev, e2, sizeof e2) < 0) {
+            diag("'%s' failed: %s", hostile[i], e2);
+            bad++;
+        }
+    }
+    is_int(bad, 0, "%zu hostile queries run without error", ARRAY_LEN(hostile));
+    is_int(search(db, "name:flush", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 1, &ev), 1, "'name:flush' is searched as words");
+    is_str(lab(&ev, 0), "DatabaseSession.flush", "and finds flush");
+    is_int(count(db, "SELECT count(*) FROM chunks"), 12, "the chunks are intact");
+    struct semantic_query empty = {"", SEMANTIC_ANY, NULL, 5, SEMANTIC_HYBRID, NULL};
+    ok(semantic_search(db, &empty, &ev, err, sizeof err) == -1 && strstr(err, "query"), "an empty query is an error: %s", err);
+
+    /* category */
+    search(db, "logout session flush", SEMANTIC_BM25, SEMANTIC_TEST, NULL, 5, &ev);
+    int only_tests = ev.n > 0;
+    for (size_t i = 0; i < ev.n; i++) only_tests &= semantic_is_test_path(ev.v[i].path);
+    ok(only_tests, "category test keeps only test files (%zu results)", ev.n);
+    is_str(lab(&ev, 0), "test_logout_flushes_session", "the test of logout comes first");
+    search(db, "logout session flush", SEMANTIC_HYBRID, SEMANTIC_IMPLEMENTATION, NULL, 10, &ev);
+    int no_tests = ev.n > 0;
+    for (size_t i = 0; i < ev.n; i++) no_tests &= !semantic_is_test_path(ev.v[i].path);
+    ok(no_tests, "category implementation excludes test files (%zu results)", ev.n);
+    search(db, "logout session flush", SEMANTIC_HYBRID, SEMANTIC_ANY, NULL, 20, &ev);
+    ok(rank_of(&ev, "test_logout_flushes_session") >= 0 && rank_of(&ev, "logout") >= 0,
+       "category any has both");
+
+    /* file_pattern */
+    search(db, "session key data", SEMANTIC_HYBRID, SEMANTIC_ANY, "sessions/*.py", 10, &ev);
+    int in_sessions = ev.n == 2;
+    for (size_t i = 0; i < ev.n; i++) in_sessions &= !strcmp(ev.v[i].path, "web/sessions/db.py");
+    ok(in_sessions, "file_pattern sessions/*.py keeps the two session chunks (%zu)", ev.n);
+    is_int(search(db, "session key data", SEMANTIC_HYBRID, SEMANTIC_ANY, "*.rst", 10, &ev), 0,
+           "a pattern matching no file gives no results");
+    search(db, "rule", SEMANTIC_BM25, SEMANTIC_ANY, "routing.py", 10, &ev);
+    ok(ev.n == 2 && !strcmp(ev.v[0].path, "web/routing.py"), "a bare file name matches the base name (%zu)", ev.n);
+
+    /* local vectors: 'logout' is not a term of the flush chunk (name, doc or
+     * code), but logout() calls flush(): co-occurrence links them */
+    is_int(search(db, "logout", SEMANTIC_BM25, SEMANTIC_IMPLEMENTATION, NULL, 10, &ev), 1,
+           "bm25 finds only the logout function for 'logout'");
+    search(db, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    for (size_t i = 0; i < ev.n; i++) diag("dense %zu: %s %.4f", i, ev.v[i].label, ev.v[i].score);
+    int r_flush = rank_of(&ev, "DatabaseSession.flush"), r_date = rank_of(&ev, "parseHttpDate");
+    is_str(lab(&ev, 0), "logout", "dense ranks logout itself first");
+    ok(r_flush > 0 && (r_date < 0 || r_flush < r_date),
+       "dense ranks flush (%d) above the unrelated parseHttpDate (%d)", r_flush, r_date);
+    double s_flush = r_flush >= 0 ? ev.v[r_flush].score : 0;
+    is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = '" VEC_LOCAL_MODEL "'"), 12,
+           "every chunk's local vector is stored");
+    ok(count(db, "SELECT count(*) FROM vec_terms") > 50, "term vectors are stored");
+    is_int(count(db, "SELECT count(*) FROM vec_models"), 1, "the model is stamped");
+
+    /* hybrid: union of both lists */
+    search(db, "logout", SEMANTIC_HYBRID, SEMANTIC_IMPLEMENTATION, NULL, 5, &ev);
+    is_str(lab(&ev, 0), "logout", "hybrid ranks logout first");
+    ok(rank_of(&ev, "DatabaseSession.flush") > 0, "hybrid brings in flush, which bm25 alone cannot find");
+
+    /* determinism: the same query again, and from a new connection reading the stored model */
+    search(db, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    ok(rank_of(&ev, "DatabaseSession.flush") == r_flush && ev.v[r_flush].score == s_flush, "same results twice");
+    struct evidence ev1 = EVIDENCE_INIT;
+    evidence_copy(&ev1, &ev);
+    sqlite3 *db2;
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    search(db2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    int same = ev.n == ev1.n;
+    for (size_t i = 0; same && i < ev.n; i++)
+        same = !strcmp(ev.v[i].label, ev1.v[i].label) && fabs(ev.v[i].score - ev1.v[i].score) < 0.02;
+    ok(same, "a new connection loads the stored vectors: same order, scores within quantisation");
+    semantic_forget(db2);
+    sqlite3_close(db2);
+    evidence_free(&ev1);
+
+    /* invalidation: a new chunk is seen by the next query, and the model refitted */
+    char *stamp_before = NULL;
+    {
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(db, "SELECT stamp FROM vec_models", -1, &st, NULL);
+        if (sqlite3_step(st) == SQLITE_ROW) stamp_before = xstrdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    static const char SIGNAL[] =
+        "def user_logged_out(sender, request):\n"
+        "    \"\"\"Tell listeners that a visit ended.\"\"\"\n"
+        "    send(sender, request)\n";
+    int64_t f = add_file(db, "web/signals.py", SIGNAL);
+    add_chunk(db, f, "web/signals.py", SIGNAL, 1, 3, "user_logged_out", "Tell listeners that a visit ended.");
+    search(db, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 3, &ev);
+    is_str(lab(&ev, 0), "user_logged_out", "the new chunk is found by the next dense query");
+    is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = '" VEC_LOCAL_MODEL "'"), 13,
+           "the refit stored 13 chunk vectors");
+    {
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(db, "SELECT stamp FROM vec_models", -1, &st, NULL);
+        int changed = sqlite3_step(st) == SQLITE_ROW && stamp_before &&
+                      strcmp(stamp_before, (const char *)sqlite3_column_text(st, 0)) != 0;
+        sqlite3_finalize(st);
+        ok(changed, "the model's stamp changed");
+    }
+    free(stamp_before);
+    /* a change by another connection is noticed too */
+    is_int(store_open(path, 0, &db2, NULL, err, sizeof err), 0, "second writer connection");
+    store_exec(db2, "DELETE FROM chunks_fts WHERE rowid = (SELECT max(id) FROM chunks);"
+                    "DELETE FROM chunks WHERE id = (SELECT max(id) FROM chunks)", err, sizeof err);
+    sqlite3_close(db2);
+    search(db, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 10, &ev);
+    is_int(rank_of(&ev, "user_logged_out"), -1, "a chunk deleted by another connection is gone from the results");
+    is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = '" VEC_LOCAL_MODEL "'"), 12,
+           "and the model was refitted on 12 chunks");
+
+    evidence_free(&ev);
+    semantic_forget(db);
+    sqlite3_close(db);
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    if (system(cmd) != 0) diag("could not remove %s", dir);
+    free(cmd);
+    free(path);
+    return done_testing();
+}
