@@ -1,0 +1,83 @@
+/*
+ * parse: the table of language extractors compiled in, the choice of extractor
+ * by file extension, the grammar ABI check run before any indexing, and the
+ * destructor of a parse_result. Each language lives in its own parse_<lang>.c
+ * behind a struct lang; adding one means one line in parse_languages[].
+ */
+#include "parse.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct lang parse_python;
+
+const struct lang *const parse_languages[] = {
+    &parse_python,
+    NULL,
+};
+
+const struct lang *parse_lang_for_path(const char *path)
+{
+    if (!path) return NULL;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    /* '.py' alone is a hidden file, not a module without a name. */
+    if (!dot || dot == base) return NULL;
+    for (size_t i = 0; parse_languages[i]; i++)
+        for (const char *const *e = parse_languages[i]->extensions; *e; e++)
+            if (strcmp(dot, *e) == 0) return parse_languages[i];
+    return NULL;
+}
+
+/* The grammar release each language is pinned to: the newest with an ABI that
+ * Debian's libtree-sitter 0.20 loads (scripts/fetch-grammars.sh fetches it). */
+static const char *grammar_pin(const char *lang)
+{
+    if (strcmp(lang, "python") == 0) return "tree-sitter-python 0.23.6";
+    return "the pinned grammar";
+}
+
+int parse_check_grammars(char *err, size_t errlen)
+{
+    for (size_t i = 0; parse_languages[i]; i++) {
+        const struct lang *l = parse_languages[i];
+        uint32_t abi = ts_language_version(l->language());
+        if (abi < TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION || abi > TREE_SITTER_LANGUAGE_VERSION) {
+            if (err && errlen)
+                snprintf(err, errlen,
+                         "grammar tree-sitter-%s has language ABI %u, but the linked libtree-sitter "
+                         "accepts ABI %d to %d; use %s (scripts/fetch-grammars.sh) and rebuild",
+                         l->name, (unsigned)abi, TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION,
+                         TREE_SITTER_LANGUAGE_VERSION, grammar_pin(l->name));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void parse_result_free(struct parse_result *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->nsyms; i++) {
+        struct parse_symbol *s = &r->syms[i];
+        free(s->name);
+        free(s->qualname);
+        free(s->signature);
+        free(s->decorators);
+        free(s->docstring);
+        free(s->bases);
+    }
+    for (size_t i = 0; i < r->nimports; i++) {
+        free(r->imports[i].module);
+        free(r->imports[i].name);
+        free(r->imports[i].alias);
+    }
+    for (size_t i = 0; i < r->ncalls; i++) free(r->calls[i].callee);
+    free(r->syms);
+    free(r->imports);
+    free(r->calls);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,708 @@
+/*
+ * parse_python: the Python extractor. One tree-sitter parse, then one walk over
+ * the tree with a TSTreeCursor and a heap stack of frames (never recursion, so
+ * pathological nesting cannot overflow the C stack), collecting classes,
+ * functions, methods, module/class variables, imports and call sites into a
+ * parse_result. Text is sliced from the source by byte offsets; the only
+ * allocations are the strings handed over in the result and a few scratch
+ * buffers reused for the whole file.
+ */
+#include "parse.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+const TSLanguage *tree_sitter_python(void);
+
+/* Callees and other free expressions are cut here: a callee can be a whole
+ * lambda or a chain of calls spanning pages. */
+#define PY_EXPR_CAP 200
+
+/* Node symbols and field ids, looked up by name once per process. */
+static struct {
+    TSSymbol function_definition, class_definition, decorated_definition, decorator,
+        import_statement, import_from_statement, future_import_statement, aliased_import,
+        relative_import, import_prefix, wildcard_import, dotted_name, assignment,
+        expression_statement, call, string, concatenated_string, identifier, pattern_list,
+        tuple_pattern, list_pattern, list_splat_pattern, keyword_argument, dictionary_splat,
+        comment, interpolation, block;
+    TSFieldId f_name, f_body, f_superclasses, f_function, f_left, f_right, f_module_name,
+        f_alias;
+} id;
+static pthread_once_t id_once = PTHREAD_ONCE_INIT;
+
+static void id_init(void)
+{
+    const TSLanguage *l = tree_sitter_python();
+#define SYM(s) id.s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
+#define FLD(f) id.f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
+    SYM(function_definition); SYM(class_definition); SYM(decorated_definition); SYM(decorator);
+    SYM(import_statement); SYM(import_from_statement); SYM(future_import_statement);
+    SYM(aliased_import); SYM(relative_import); SYM(import_prefix); SYM(wildcard_import);
+    SYM(dotted_name); SYM(assignment); SYM(expression_statement); SYM(call); SYM(string);
+    SYM(concatenated_string); SYM(identifier); SYM(pattern_list); SYM(tuple_pattern);
+    SYM(list_pattern); SYM(list_splat_pattern); SYM(keyword_argument); SYM(dictionary_splat);
+    SYM(comment); SYM(interpolation); SYM(block);
+    FLD(name); FLD(body); FLD(superclasses); FLD(function); FLD(left); FLD(right);
+    FLD(module_name); FLD(alias);
+#undef SYM
+#undef FLD
+}
+
+/* One level of the walk: the node, and the symbol whose body it is in. */
+struct frame {
+    TSNode node;
+    TSSymbol sym;
+    int scope;   /* innermost enclosing function/class symbol, -1 at module level */
+    int def;     /* symbol this node defines (its body children get it as scope), or -1 */
+};
+
+struct ctx {
+    const char *src;
+    uint32_t len;
+    struct parse_result *out;
+    size_t cap_syms, cap_imports, cap_calls;
+    struct frame *fr;
+    size_t nfr, cap_fr;
+    TSTreeCursor aux;     /* reused for every small sub-walk */
+    struct buf tmp, tmp2; /* scratch, reused */
+};
+
+/* ---- text helpers ---- */
+
+static int line_of(TSPoint p) { return (int)p.row + 1; }
+
+/* Last line a node covers: a node ending at column 0 ends on the line before. */
+static int end_line_of(TSNode n)
+{
+    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+    if (e.column == 0 && e.row > s.row) return (int)e.row;
+    return (int)e.row + 1;
+}
+
+static void node_range(const struct ctx *c, TSNode n, uint32_t *a, uint32_t *b)
+{
+    *a = ts_node_start_byte(n);
+    *b = ts_node_end_byte(n);
+    if (*b > c->len) *b = c->len;
+    if (*a > *b) *a = *b;
+}
+
+static char *node_dup(const struct ctx *c, TSNode n)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    return xstrndup(c->src + a, b - a);
+}
+
+static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
+
+/* Appends src[a..b) to out as one line: whitespace runs (and backslash line
+ * continuations) become one space, none just inside brackets, comments are
+ * dropped, string literals are kept except that line breaks become spaces.
+ * Stops once out holds max bytes (0 = no limit). */
+static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out)
+{
+    size_t base = out->len;
+    int pending = 0; /* a space is owed before the next visible character */
+    uint32_t i = a;
+    while (i < b && (!max || out->len - base < max)) {
+        char ch = src[i];
+        if (is_space(ch) || (ch == '\\' && i + 1 < b && (src[i + 1] == '\n' || src[i + 1] == '\r'))) {
+            pending = 1;
+            i++;
+            continue;
+        }
+        if (ch == '#') {
+            while (i < b && src[i] != '\n') i++;
+            pending = 1;
+            continue;
+        }
+        if (pending) {
+            char prev = out->len > base ? out->data[out->len - 1] : '(';
+            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
+                buf_addc(out, ' ');
+            pending = 0;
+        }
+        if (ch == '\'' || ch == '"') {
+            int triple = i + 2 < b && src[i + 1] == ch && src[i + 2] == ch;
+            uint32_t q = triple ? 3 : 1, j = i + q;
+            for (; j < b; j++) {
+                if (src[j] == '\\') { j++; continue; }
+                if (src[j] == ch && (!triple || (j + 2 < b && src[j + 1] == ch && src[j + 2] == ch))) {
+                    j += q;
+                    break;
+                }
+                if (!triple && src[j] == '\n') break;
+            }
+            if (j > b) j = b;
+            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
+                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
+            i = j;
+            continue;
+        }
+        buf_addc(out, ch);
+        i++;
+    }
+    if (max && out->len - base > max) out->len = base + max;
+    /* never leave half a UTF-8 sequence at a cut */
+    if (max && out->len - base == max && i < b) {
+        while (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0x80) out->len--;
+        if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
+    }
+    if (out->data) out->data[out->len] = 0;
+}
+
+/* Normalised node text as a new string; the fast path copies plain text. */
+static char *node_norm(struct ctx *c, TSNode n, size_t max)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    int plain = !max || b - a <= max;
+    for (uint32_t i = a; plain && i < b; i++)
+        if (is_space(c->src[i]) || c->src[i] == '#' || c->src[i] == '\\') plain = 0;
+    if (plain) return xstrndup(c->src + a, b - a);
+    buf_reset(&c->tmp);
+    norm_text(c->src, a, b, max, &c->tmp);
+    return xstrdup(buf_str(&c->tmp));
+}
+
+/* Dotted names may be written with spaces or continuations ('a . b'). */
+static char *dotted_dup(const struct ctx *c, TSNode n)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    char *s = xmalloc(b - a + 1), *p = s;
+    for (uint32_t i = a; i < b; i++)
+        if (!is_space(c->src[i]) && c->src[i] != '\\') *p++ = c->src[i];
+    *p = 0;
+    return s;
+}
+
+/* ---- docstrings ---- */
+
+/* Appends the value of one string literal to out, with quotes and prefix
+ * removed and the common escapes decoded (others stay as written, as Python
+ * keeps unknown escapes). Returns -1 for bytes and f-strings, which are not
+ * docstrings. */
+static int string_value(const struct ctx *c, TSNode n, struct buf *out)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    const char *s = c->src;
+    int raw = 0;
+    while (a < b && s[a] != '\'' && s[a] != '"') {
+        char p = s[a];
+        if (p == 'b' || p == 'B' || p == 'f' || p == 'F' || p == 't' || p == 'T') return -1;
+        if (p == 'r' || p == 'R') raw = 1;
+        else if (p != 'u' && p != 'U') return -1;
+        a++;
+    }
+    if (a >= b) return -1;
+    char q = s[a];
+    uint32_t ql = (a + 2 < b && s[a + 1] == q && s[a + 2] == q) ? 3 : 1;
+    if (ql == 3 && b - a < 6) ql = 1; /* '""' is an empty string, not a triple quote */
+    a += ql;
+    if (b >= a + ql) {
+        int closed = 1;
+        for (uint32_t k = 0; k < ql; k++)
+            if (s[b - 1 - k] != q) closed = 0;
+        if (closed) b -= ql;
+    }
+    for (uint32_t i = a; i < b; i++) {
+        if (s[i] == '\\' && !raw && i + 1 < b) {
+            char e = s[i + 1];
+            i++;
+            switch (e) {
+            case '\n': break;
+            case '\r': if (i + 1 < b && s[i + 1] == '\n') i++; break;
+            case 'n': buf_addc(out, '\n'); break;
+            case 't': buf_addc(out, '\t'); break;
+            case '\\': case '\'': case '"': buf_addc(out, e); break;
+            default: buf_addc(out, '\\'); buf_addc(out, e); break;
+            }
+            continue;
+        }
+        if (s[i] == '\r') {
+            if (i + 1 < b && s[i + 1] == '\n') continue;
+            buf_addc(out, '\n');
+            continue;
+        }
+        buf_addc(out, s[i]);
+    }
+    return 0;
+}
+
+/* Like inspect.cleandoc: tabs expanded, first line's leading blanks and the
+ * other lines' common indentation removed, blank lines trimmed at both ends. */
+static char *cleandoc(const char *d, size_t n, struct buf *out)
+{
+    /* expand tabs to 8 columns first, so that indentation is comparable */
+    buf_reset(out);
+    size_t col = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (d[i] == '\t') {
+            do buf_addc(out, ' '); while (++col % 8);
+        } else {
+            buf_addc(out, d[i]);
+            col = d[i] == '\n' ? 0 : col + 1;
+        }
+    }
+    const char *t = buf_str(out);
+    size_t len = out->len, margin = SIZE_MAX;
+    const char *nl = memchr(t, '\n', len);
+    for (const char *p = nl ? nl + 1 : t + len; p < t + len;) {
+        const char *e = memchr(p, '\n', (size_t)(t + len - p));
+        if (!e) e = t + len;
+        size_t ind = 0;
+        while (p + ind < e && p[ind] == ' ') ind++;
+        if (p + ind < e && ind < margin) margin = ind;
+        p = e + 1;
+    }
+    struct buf r = BUF_INIT;
+    int first = 1;
+    for (const char *p = t; p <= t + len;) {
+        const char *e = memchr(p, '\n', (size_t)(t + len - p));
+        if (!e) e = t + len;
+        const char *q = p;
+        if (first) {
+            while (q < e && is_space(*q)) q++;
+        } else {
+            size_t cut = margin == SIZE_MAX ? 0 : margin;
+            q = (size_t)(e - p) < cut ? e : p + cut;
+        }
+        if (!first) buf_addc(&r, '\n');
+        buf_add(&r, q, (size_t)(e - q));
+        first = 0;
+        p = e + 1;
+    }
+    /* drop blank lines at both ends */
+    char *s = buf_take(&r);
+    size_t lo = 0, hi = strlen(s);
+    for (;;) {
+        size_t k = hi;
+        while (k > lo && s[k - 1] != '\n') k--;
+        size_t i = k;
+        while (i < hi && is_space(s[i])) i++;
+        if (i < hi || k == lo) {
+            if (i == hi) hi = k; /* the only line left is blank */
+            break;
+        }
+        hi = k - 1;
+    }
+    for (;;) {
+        size_t i = lo;
+        while (i < hi && s[i] != '\n' && is_space(s[i])) i++;
+        if (i < hi && s[i] == '\n') lo = i + 1;
+        else break;
+    }
+    memmove(s, s + lo, hi - lo);
+    s[hi - lo] = 0;
+    return s;
+}
+
+/* The docstring of a def/class body block, or NULL. */
+static char *docstring_of(struct ctx *c, TSNode body)
+{
+    TSTreeCursor *cur = &c->aux;
+    ts_tree_cursor_reset(cur, body);
+    if (!ts_tree_cursor_goto_first_child(cur)) return NULL;
+    TSNode st;
+    do {
+        st = ts_tree_cursor_current_node(cur);
+    } while (ts_node_symbol(st) == id.comment && ts_tree_cursor_goto_next_sibling(cur));
+    if (ts_node_symbol(st) != id.expression_statement || ts_node_named_child_count(st) != 1) return NULL;
+    TSNode sn = ts_node_named_child(st, 0);
+    buf_reset(&c->tmp2);
+    if (ts_node_symbol(sn) == id.string) {
+        if (string_value(c, sn, &c->tmp2)) return NULL;
+    } else if (ts_node_symbol(sn) == id.concatenated_string) {
+        ts_tree_cursor_reset(cur, sn);
+        if (!ts_tree_cursor_goto_first_child(cur)) return NULL;
+        do {
+            TSNode part = ts_tree_cursor_current_node(cur);
+            if (ts_node_symbol(part) == id.string && string_value(c, part, &c->tmp2)) return NULL;
+        } while (ts_tree_cursor_goto_next_sibling(cur));
+    } else {
+        return NULL;
+    }
+    return cleandoc(buf_str(&c->tmp2), c->tmp2.len, &c->tmp);
+}
+
+/* ---- result arrays ---- */
+
+static struct parse_symbol *new_sym(struct ctx *c)
+{
+    struct parse_result *r = c->out;
+    if (r->nsyms == c->cap_syms) {
+        c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
+        r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
+    }
+    struct parse_symbol *s = &r->syms[r->nsyms++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void add_import(struct ctx *c, int line, char *module, char *name, char *alias, int level)
+{
+    struct parse_result *r = c->out;
+    if (r->nimports == c->cap_imports) {
+        c->cap_imports = c->cap_imports ? c->cap_imports * 2 : 16;
+        r->imports = xrealloc(r->imports, c->cap_imports * sizeof *r->imports);
+    }
+    r->imports[r->nimports++] = (struct parse_import){line, module, name, alias, level};
+}
+
+static char *qualify(const struct ctx *c, int parent, const char *name)
+{
+    if (parent < 0) return xstrdup(name);
+    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
+}
+
+/* ---- definitions ---- */
+
+/* A class or function at frame f (the top of the stack). */
+static void add_def(struct ctx *c, struct frame *f, int is_class)
+{
+    TSNode n = f->node;
+    TSNode name = ts_node_child_by_field_id(n, id.f_name);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode body = ts_node_child_by_field_id(n, id.f_body);
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+
+    /* the header ends at the last ':' before the body */
+    uint32_t hdr_end = ts_node_is_null(body) ? b : ts_node_start_byte(body);
+    TSTreeCursor *cur = &c->aux;
+    ts_tree_cursor_reset(cur, n);
+    if (ts_tree_cursor_goto_first_child(cur)) {
+        uint32_t body_start = ts_node_is_null(body) ? UINT32_MAX : ts_node_start_byte(body);
+        do {
+            TSNode ch = ts_tree_cursor_current_node(cur);
+            if (ts_node_start_byte(ch) >= body_start) break;
+            if (!ts_node_is_named(ch) && ts_node_end_byte(ch) == ts_node_start_byte(ch) + 1 &&
+                ts_node_start_byte(ch) < c->len && c->src[ts_node_start_byte(ch)] == ':')
+                hdr_end = ts_node_start_byte(ch);
+        } while (ts_tree_cursor_goto_next_sibling(cur));
+    }
+    if (hdr_end > c->len) hdr_end = c->len;
+    if (hdr_end < a) hdr_end = a;
+
+    int parent = f->scope;
+    struct parse_symbol *s = new_sym(c);
+    int self = (int)(c->out->nsyms - 1);
+    s->kind = is_class ? PARSE_CLASS
+              : (parent >= 0 && c->out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
+                                                                           : PARSE_FUNCTION;
+    s->name = node_dup(c, name);
+    s->qualname = qualify(c, parent, s->name);
+    s->parent = parent;
+    s->body_line = line_of(ts_node_start_point(n));
+    s->start_line = s->body_line;
+    s->end_line = end_line_of(n);
+    s->is_async = !is_class && b - a > 5 && memcmp(c->src + a, "async", 5) == 0 && is_space(c->src[a + 5]);
+
+    buf_reset(&c->tmp);
+    norm_text(c->src, a, hdr_end, 0, &c->tmp);
+    s->signature = xstrdup(buf_str(&c->tmp));
+
+    /* decorators sit on the decorated_definition around us */
+    if (c->nfr >= 2 && f[-1].sym == id.decorated_definition) {
+        TSNode d = f[-1].node;
+        s->start_line = line_of(ts_node_start_point(d));
+        struct buf decs = BUF_INIT;
+        ts_tree_cursor_reset(cur, d);
+        if (ts_tree_cursor_goto_first_child(cur)) {
+            do {
+                TSNode ch = ts_tree_cursor_current_node(cur);
+                if (ts_node_symbol(ch) != id.decorator) continue;
+                for (uint32_t k = 0, nk = ts_node_named_child_count(ch); k < nk; k++) {
+                    TSNode e = ts_node_named_child(ch, k);
+                    if (ts_node_symbol(e) == id.comment) continue;
+                    uint32_t ea, eb;
+                    node_range(c, e, &ea, &eb);
+                    if (decs.len) buf_addc(&decs, '\n');
+                    norm_text(c->src, ea, eb, 0, &decs);
+                    break;
+                }
+            } while (ts_tree_cursor_goto_next_sibling(cur));
+        }
+        s->decorators = decs.len ? buf_take(&decs) : NULL;
+        buf_free(&decs);
+    }
+
+    if (is_class) {
+        TSNode sup = ts_node_child_by_field_id(n, id.f_superclasses);
+        struct buf bases = BUF_INIT;
+        if (!ts_node_is_null(sup)) {
+            ts_tree_cursor_reset(cur, sup);
+            if (ts_tree_cursor_goto_first_child(cur)) {
+                do {
+                    TSNode ch = ts_tree_cursor_current_node(cur);
+                    TSSymbol sy = ts_node_symbol(ch);
+                    if (!ts_node_is_named(ch) || sy == id.keyword_argument || sy == id.dictionary_splat ||
+                        sy == id.comment)
+                        continue;
+                    uint32_t ea, eb;
+                    node_range(c, ch, &ea, &eb);
+                    if (ea == eb) continue;
+                    if (bases.len) buf_adds(&bases, ", ");
+                    norm_text(c->src, ea, eb, 0, &bases);
+                } while (ts_tree_cursor_goto_next_sibling(cur));
+            }
+        }
+        s->bases = bases.len ? buf_take(&bases) : NULL;
+        buf_free(&bases);
+    }
+
+    /* s may move when docstring_of... it does not add symbols, but keep the index */
+    if (!ts_node_is_null(body)) c->out->syms[self].docstring = docstring_of(c, body);
+    f->def = self;
+}
+
+/* ---- variables ---- */
+
+static void add_var(struct ctx *c, int scope, TSNode stmt, TSNode ident)
+{
+    if (ts_node_start_byte(ident) >= ts_node_end_byte(ident)) return;
+    char *name = node_dup(c, ident);
+    char *qual = qualify(c, scope, name);
+    struct parse_symbol *s = new_sym(c);
+    s->kind = PARSE_VARIABLE;
+    s->name = name;
+    s->qualname = qual;
+    s->parent = scope;
+    s->start_line = s->body_line = line_of(ts_node_start_point(stmt));
+    s->end_line = end_line_of(stmt);
+}
+
+/* An assignment at the top of the stack: one symbol per plain name it binds,
+ * when it sits at module level or directly in a class body. */
+static void add_assignment(struct ctx *c, struct frame *f)
+{
+    if (f->scope >= 0 && c->out->syms[f->scope].kind != PARSE_CLASS) return;
+    /* the statement: up through chained assignments ('a = b = 1') */
+    size_t k = c->nfr - 1;
+    while (k > 0 && c->fr[k - 1].sym == id.assignment) k--;
+    if (k == 0 || c->fr[k - 1].sym != id.expression_statement) return;
+    TSNode stmt = c->fr[k - 1].node;
+    TSNode left = ts_node_child_by_field_id(f->node, id.f_left);
+    if (ts_node_is_null(left)) return;
+    TSSymbol ls = ts_node_symbol(left);
+    if (ls == id.identifier) {
+        add_var(c, f->scope, stmt, left);
+        return;
+    }
+    if (ls != id.pattern_list && ls != id.tuple_pattern && ls != id.list_pattern && ls != id.list_splat_pattern)
+        return;
+    /* unpacking targets: walk only through the pattern nodes, iteratively */
+    TSTreeCursor *cur = &c->aux;
+    ts_tree_cursor_reset(cur, left);
+    unsigned depth = 0;
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(cur);
+        TSSymbol sy = ts_node_symbol(n);
+        int into = depth == 0 || sy == id.pattern_list || sy == id.tuple_pattern || sy == id.list_pattern ||
+                   sy == id.list_splat_pattern;
+        if (depth > 0 && sy == id.identifier) add_var(c, f->scope, stmt, n);
+        if (into && ts_tree_cursor_goto_first_child(cur)) {
+            depth++;
+            continue;
+        }
+        while (!ts_tree_cursor_goto_next_sibling(cur)) {
+            if (depth == 0 || !ts_tree_cursor_goto_parent(cur)) return;
+            if (--depth == 0) return;
+        }
+    }
+}
+
+/* ---- imports ---- */
+
+static void add_import_stmt(struct ctx *c, TSNode n, TSSymbol kind)
+{
+    char *module = NULL;
+    int level = 0;
+    if (kind == id.future_import_statement) module = xstrdup("__future__");
+    TSTreeCursor *cur = &c->aux;
+    ts_tree_cursor_reset(cur, n);
+    if (!ts_tree_cursor_goto_first_child(cur)) return;
+    do {
+        TSNode ch = ts_tree_cursor_current_node(cur);
+        TSSymbol sy = ts_node_symbol(ch);
+        TSFieldId fid = ts_tree_cursor_current_field_id(cur);
+        int line = line_of(ts_node_start_point(ch));
+        if (kind == id.import_from_statement && fid == id.f_module_name) {
+            if (sy == id.relative_import) {
+                free(module);
+                module = xstrdup("");
+                for (uint32_t k = 0, nk = ts_node_child_count(ch); k < nk && k < 2; k++) {
+                    TSNode part = ts_node_child(ch, k);
+                    if (ts_node_symbol(part) == id.import_prefix) {
+                        uint32_t a, b;
+                        node_range(c, part, &a, &b);
+                        for (uint32_t i = a; i < b; i++) level += c->src[i] == '.';
+                    } else if (ts_node_symbol(part) == id.dotted_name) {
+                        free(module);
+                        module = dotted_dup(c, part);
+                    }
+                }
+            } else {
+                free(module);
+                module = dotted_dup(c, ch);
+            }
+            continue;
+        }
+        if (sy != id.dotted_name && sy != id.aliased_import && sy != id.wildcard_import) continue;
+        if (sy == id.wildcard_import) {
+            add_import(c, line, xstrdup(module ? module : ""), xstrdup("*"), NULL, level);
+            continue;
+        }
+        char *nm, *alias = NULL;
+        if (sy == id.aliased_import) {
+            TSNode nn = ts_node_child_by_field_id(ch, id.f_name), al = ts_node_child_by_field_id(ch, id.f_alias);
+            if (ts_node_is_null(nn)) continue;
+            nm = dotted_dup(c, nn);
+            if (!ts_node_is_null(al)) alias = node_dup(c, al);
+        } else {
+            nm = dotted_dup(c, ch);
+        }
+        if (kind == id.import_statement)
+            add_import(c, line, nm, NULL, alias, 0);
+        else
+            add_import(c, line, xstrdup(module ? module : ""), nm, alias, level);
+    } while (ts_tree_cursor_goto_next_sibling(cur));
+    free(module);
+}
+
+/* ---- calls ---- */
+
+static void add_call(struct ctx *c, struct frame *f)
+{
+    TSNode fn = ts_node_child_by_field_id(f->node, id.f_function);
+    if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
+    struct parse_result *r = c->out;
+    if (r->ncalls == c->cap_calls) {
+        c->cap_calls = c->cap_calls ? c->cap_calls * 2 : 64;
+        r->calls = xrealloc(r->calls, c->cap_calls * sizeof *r->calls);
+    }
+    /* the line where the called name ends: the '(' line of a chained call */
+    TSPoint e = ts_node_end_point(fn);
+    r->calls[r->ncalls++] = (struct parse_call){(int)e.row + 1, f->scope, node_norm(c, fn, PY_EXPR_CAP)};
+}
+
+/* ---- the walk ---- */
+
+static struct frame *push(struct ctx *c)
+{
+    if (c->nfr == c->cap_fr) {
+        c->cap_fr = c->cap_fr ? c->cap_fr * 2 : 64;
+        c->fr = xrealloc(c->fr, c->cap_fr * sizeof *c->fr);
+    }
+    return &c->fr[c->nfr++];
+}
+
+/* Fills the top frame from the cursor position and handles its node. */
+static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+{
+    struct frame *f = &c->fr[c->nfr - 1];
+    f->node = ts_tree_cursor_current_node(cur);
+    f->sym = ts_node_symbol(f->node);
+    f->def = -1;
+    f->scope = -1;
+    if (c->nfr >= 2) {
+        struct frame *p = f - 1;
+        f->scope = p->scope;
+        if (p->def >= 0 && ts_tree_cursor_current_field_id(cur) == id.f_body) f->scope = p->def;
+    }
+    TSSymbol s = f->sym;
+    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+    if (s == id.call) add_call(c, f);
+    else if (s == id.function_definition) add_def(c, f, 0);
+    else if (s == id.class_definition) add_def(c, f, 1);
+    else if (s == id.assignment) add_assignment(c, f);
+    else if (s == id.import_statement || s == id.import_from_statement || s == id.future_import_statement)
+        add_import_stmt(c, f->node, s);
+}
+
+static int py_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_once(&id_once, id_init);
+    if (len > UINT32_MAX) return -1;
+    if (ts_parser_language(parser) != tree_sitter_python() &&
+        !ts_parser_set_language(parser, tree_sitter_python()))
+        return -1;
+    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
+    if (!tree) return -1;
+    TSNode root = ts_tree_root_node(tree);
+
+    struct ctx c = {.src = text ? text : "", .len = (uint32_t)len, .out = out};
+    c.aux = ts_tree_cursor_new(root);
+    int count_errors = ts_node_has_error(root);
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    push(&c);
+    visit(&c, &cur, count_errors);
+    for (;;) {
+        if (ts_tree_cursor_goto_first_child(&cur)) {
+            push(&c);
+            visit(&c, &cur, count_errors);
+            continue;
+        }
+        for (;;) {
+            if (ts_tree_cursor_goto_next_sibling(&cur)) {
+                visit(&c, &cur, count_errors);
+                break;
+            }
+            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
+            c.nfr--;
+        }
+    }
+done:
+    ts_tree_cursor_delete(&cur);
+    ts_tree_cursor_delete(&c.aux);
+    free(c.fr);
+    buf_free(&c.tmp);
+    buf_free(&c.tmp2);
+    ts_tree_delete(tree);
+    return 0;
+}
+
+/* ---- module names ---- */
+
+static char *py_module_name(const char *relpath)
+{
+    if (!relpath) return NULL;
+    struct buf b = BUF_INIT;
+    const char *p = relpath;
+    buf_adds(&b, "");
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (!e) {
+            /* the file: drop its extension, and '__init__' names its package */
+            const char *dot = memrchr(p, '.', n);
+            if (dot && dot > p) n = (size_t)(dot - p);
+            if (n == 8 && memcmp(p, "__init__", 8) == 0) break;
+        }
+        if (n && !(n == 1 && p[0] == '.')) {
+            if (b.len) buf_addc(&b, '.');
+            buf_add(&b, p, n);
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return buf_take(&b);
+}
+
+static const char *const py_extensions[] = {".py", ".pyi", NULL};
+
+const struct lang parse_python = {
+    .name = "python",
+    .extensions = py_extensions,
+    .language = tree_sitter_python,
+    .extract = py_extract,
+    .module_name = py_module_name,
+};
