@@ -12,7 +12,6 @@ static int pending(const char *what)
     return EXIT_USAGE;
 }
 
-int cli_index_only(const struct drqa_opts *o) { (void)o; return pending("--index-only"); }
 int cli_action(const struct drqa_opts *o) { (void)o; return pending("--action"); }
 int cli_ask(const struct drqa_opts *o) { (void)o; return pending("--ask"); }
 int cli_batch(const struct drqa_opts *o) { (void)o; return pending("--batch"); }

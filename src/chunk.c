@@ -1,0 +1,241 @@
+/*
+ * chunk: the retrieval units of a file (see chunk.h). Chunks follow the
+ * symbols the extractor found, so a search hit is always a whole function, a
+ * class outline or a stretch of module code, never half of one. Functions
+ * nested in another function stay inside their parent's chunk: a separate
+ * chunk would repeat the same lines and make one match count twice.
+ */
+#include "chunk.h"
+#include "tok.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct lines {
+    const char *text;
+    size_t len;
+    size_t *start;        /* start[i] = offset of line i+1; start[n] = len */
+    int n;
+};
+
+static void lines_init(struct lines *L, const char *text, size_t len)
+{
+    L->text = text;
+    L->len = len;
+    size_t cap = 64;
+    L->start = xmalloc(cap * sizeof *L->start);
+    L->n = 0;
+    L->start[0] = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] != '\n') continue;
+        if ((size_t)L->n + 2 >= cap) {
+            cap *= 2;
+            L->start = xrealloc(L->start, cap * sizeof *L->start);
+        }
+        L->start[++L->n] = i + 1;
+    }
+    /* a last line without a newline still counts */
+    if (L->start[L->n] < len) {
+        if ((size_t)L->n + 2 >= cap) L->start = xrealloc(L->start, (cap + 2) * sizeof *L->start);
+        L->start[++L->n] = len;
+    }
+}
+
+/* Appends lines a..b (1-based, inclusive, clamped), without the final newline. */
+static void add_lines(const struct lines *L, int a, int b, struct buf *out)
+{
+    if (a < 1) a = 1;
+    if (b > L->n) b = L->n;
+    if (a > b) return;
+    size_t s = L->start[a - 1], e = L->start[b];
+    while (e > s && (L->text[e - 1] == '\n' || L->text[e - 1] == '\r')) e--;
+    buf_add(out, L->text + s, e - s);
+}
+
+static void add_indent(const struct lines *L, int line, struct buf *out)
+{
+    if (line < 1 || line > L->n) return;
+    for (size_t i = L->start[line - 1]; i < L->start[line] && (L->text[i] == ' ' || L->text[i] == '\t'); i++)
+        buf_addc(out, L->text[i]);
+}
+
+static int blank_line(const struct lines *L, int line)
+{
+    for (size_t i = L->start[line - 1]; i < L->start[line]; i++)
+        if (L->text[i] != ' ' && L->text[i] != '\t' && L->text[i] != '\n' && L->text[i] != '\r') return 0;
+    return 1;
+}
+
+static struct chunk *new_chunk(struct chunk_list *l)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    struct chunk *c = &l->v[l->n++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+static char *terms(const char *s)
+{
+    struct buf b = BUF_INIT;
+    if (s) tok_terms(s, strlen(s), 0, &b);
+    return buf_take(&b);
+}
+
+static void finish(struct chunk *c, struct buf *text, const char *name, const char *doc, const char *path_terms)
+{
+    c->text = buf_take(text);
+    hash64_hex(hash64(c->text, strlen(c->text)), c->hash);
+    c->fts_name = terms(name);
+    c->fts_doc = terms(doc);
+    struct buf b = BUF_INIT;
+    tok_terms(c->text, strlen(c->text), 0, &b);
+    c->fts_body = buf_take(&b);
+    c->fts_path = xstrdup(path_terms);
+}
+
+static char *name_of(const struct parse_symbol *s, const char *module)
+{
+    return module && *module ? xasprintf("%s %s", s->qualname, module) : xstrdup(s->qualname);
+}
+
+/* 'class X(Base):' as written on the class's keyword line, or rebuilt from
+ * the signature when the header spans several lines. */
+static void class_header(const struct lines *L, const struct parse_symbol *cls, struct buf *out)
+{
+    struct buf line = BUF_INIT;
+    add_lines(L, cls->body_line, cls->body_line, &line);
+    const char *t = buf_str(&line);
+    size_t n = line.len;
+    while (n && (t[n - 1] == ' ' || t[n - 1] == '\t')) n--;
+    if (n && t[n - 1] == ':') {
+        buf_add(out, t, n);
+    } else {
+        add_indent(L, cls->body_line, out);
+        buf_printf(out, "%s:", cls->signature ? cls->signature : cls->name);
+    }
+    buf_free(&line);
+}
+
+static void chunk_class(const struct lines *L, const struct parse_result *pr, int ci, const char *module,
+                        const char *path_terms, struct chunk_list *out)
+{
+    const struct parse_symbol *cls = &pr->syms[ci];
+    struct buf text = BUF_INIT;
+    int line = cls->start_line;
+    /* members whose bodies are left out, in source order (syms are in order) */
+    for (size_t j = (size_t)ci + 1; j < pr->nsyms; j++) {
+        const struct parse_symbol *m = &pr->syms[j];
+        if (m->parent != ci || m->kind == PARSE_VARIABLE) continue;
+        if (m->start_line < line) continue;
+        if (m->start_line > line) {
+            if (text.len) buf_addc(&text, '\n');
+            add_lines(L, line, m->start_line - 1, &text);
+        }
+        if (text.len) buf_addc(&text, '\n');
+        if (m->body_line > m->start_line) {         /* decorators */
+            add_lines(L, m->start_line, m->body_line - 1, &text);
+            buf_addc(&text, '\n');
+        }
+        add_indent(L, m->body_line, &text);
+        buf_printf(&text, "%s: ...", m->signature ? m->signature : m->name);
+        line = m->end_line + 1;
+    }
+    if (line <= cls->end_line) {
+        if (text.len) buf_addc(&text, '\n');
+        add_lines(L, line, cls->end_line, &text);
+    }
+    struct chunk *c = new_chunk(out);
+    c->sym = ci;
+    c->kind = "class";
+    c->start_line = cls->start_line;
+    c->end_line = cls->end_line;
+    char *name = name_of(cls, module);
+    finish(c, &text, name, cls->docstring, path_terms);
+    free(name);
+}
+
+static void chunk_function(const struct lines *L, const struct parse_result *pr, int fi, const char *module,
+                           const char *path_terms, struct chunk_list *out)
+{
+    const struct parse_symbol *f = &pr->syms[fi];
+    struct buf text = BUF_INIT;
+    if (f->parent >= 0 && pr->syms[f->parent].kind == PARSE_CLASS) {
+        class_header(L, &pr->syms[f->parent], &text);
+        buf_addc(&text, '\n');
+    }
+    add_lines(L, f->start_line, f->end_line, &text);
+    struct chunk *c = new_chunk(out);
+    c->sym = fi;
+    c->kind = "function";
+    c->start_line = f->start_line;
+    c->end_line = f->end_line;
+    char *name = name_of(f, module);
+    finish(c, &text, name, f->docstring, path_terms);
+    free(name);
+}
+
+static void chunk_window(const struct lines *L, int a, int b, const char *module, const char *path_terms,
+                         struct chunk_list *out)
+{
+    while (a <= b && blank_line(L, a)) a++;
+    while (b >= a && blank_line(L, b)) b--;
+    if (a > b) return;
+    struct buf text = BUF_INIT;
+    add_lines(L, a, b, &text);
+    struct chunk *c = new_chunk(out);
+    c->sym = -1;
+    c->kind = "module";
+    c->start_line = a;
+    c->end_line = b;
+    finish(c, &text, module, NULL, path_terms);
+}
+
+void chunk_file(const char *text, size_t len, const struct parse_result *pr, const char *path,
+                const char *module, struct chunk_list *out)
+{
+    struct lines L;
+    lines_init(&L, text, len);
+    char *path_terms = terms(path);
+    /* lines owned by top-level definitions; the rest is module code */
+    char *covered = xcalloc((size_t)L.n + 2, 1);
+    for (size_t i = 0; i < pr->nsyms; i++) {
+        const struct parse_symbol *s = &pr->syms[i];
+        if (s->kind == PARSE_VARIABLE) continue;
+        int in_class = s->parent >= 0 && pr->syms[s->parent].kind == PARSE_CLASS;
+        if (s->kind == PARSE_CLASS) chunk_class(&L, pr, (int)i, module, path_terms, out);
+        else if (s->parent < 0 || in_class) chunk_function(&L, pr, (int)i, module, path_terms, out);
+        if (s->parent < 0)
+            for (int l = s->start_line; l <= s->end_line && l <= L.n; l++)
+                if (l >= 1) covered[l] = 1;
+    }
+    for (int l = 1; l <= L.n;) {
+        if (covered[l]) {
+            l++;
+            continue;
+        }
+        int a = l;
+        while (l <= L.n && !covered[l] && l - a < CHUNK_WINDOW_LINES) l++;
+        chunk_window(&L, a, l - 1, module, path_terms, out);
+    }
+    free(covered);
+    free(path_terms);
+    free(L.start);
+}
+
+void chunk_list_free(struct chunk_list *l)
+{
+    if (!l) return;
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].text);
+        free(l->v[i].fts_name);
+        free(l->v[i].fts_doc);
+        free(l->v[i].fts_body);
+        free(l->v[i].fts_path);
+    }
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,39 @@
+/*
+ * chunk: cuts a parsed file into retrieval units for full-text search and
+ * embeddings. A function or method is one chunk (a method carries its class
+ * header line as context); a class is one chunk holding its header,
+ * docstring, class-level statements and member signatures but no bodies;
+ * module-level code outside top-level definitions comes in windows of about
+ * forty lines. Each chunk also carries its code-aware FTS terms (tok_terms),
+ * computed here so that the parser threads, not the single writer, pay for it.
+ */
+#ifndef DRQA_CHUNK_H
+#define DRQA_CHUNK_H
+
+#include <stddef.h>
+#include "parse.h"
+
+#define CHUNK_WINDOW_LINES 40
+
+struct chunk {
+    int sym;               /* index into the parse_result's syms, -1 for a module window */
+    const char *kind;      /* "function" | "class" | "module" (static strings) */
+    int start_line, end_line;
+    char *text;            /* context header + code */
+    char hash[17];         /* hash64 hex of text */
+    char *fts_name, *fts_doc, *fts_body, *fts_path;  /* tok_terms of each FTS column */
+};
+
+/* Owns the chunks and their strings. */
+struct chunk_list {
+    struct chunk *v;
+    size_t n, cap;
+};
+
+/* Appends the chunks of one file: text[0..len) as decoded, pr its parse
+ * result, path its repository-relative path, module its dotted name or NULL. */
+void chunk_file(const char *text, size_t len, const struct parse_result *pr, const char *path,
+                const char *module, struct chunk_list *out);
+void chunk_list_free(struct chunk_list *l);
+
+#endif

@@ -1,0 +1,879 @@
+/*
+ * index: the update of a repository's index (see index.h). The calling thread
+ * scans, compares the listing with the files table, and hands the changed
+ * files to parser threads through a shared counter; each thread reads,
+ * decodes, parses and chunks a file and puts the result in a small bounded
+ * queue, which the calling thread drains into sqlite with prepared
+ * statements. Keeping one writer avoids sqlite lock contention, and keeping
+ * tokenisation on the parser threads keeps that writer fast.
+ */
+#include "index.h"
+#include "chunk.h"
+#include "opts.h"
+#include "parse.h"
+#include "scan.h"
+#include "store.h"
+#include "util.h"
+#include <config.h>  /* autoconf: PACKAGE_VERSION */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *const index_edge_kind_names[INDEX_EDGE_KINDS] = {"calls", "inherits", "imports", "contains"};
+
+/* ---- work: one changed file ------------------------------------------------ */
+
+enum res_kind { RES_SKIP, RES_SAME, RES_PARSED };
+
+struct job {
+    const struct scan_file *sf;
+    long long old_id;            /* files.id, 0 when new */
+    char old_hash[17];
+};
+
+struct result {
+    size_t job;
+    enum res_kind kind;
+    char *reason;                /* RES_SKIP */
+    long long size, mtime_ns;
+    char hash[17];
+    char *text;                  /* decoded */
+    size_t textlen;
+    int nlines, decode_errors;
+    char *module;
+    struct parse_result pr;
+    struct chunk_list chunks;
+};
+
+static void result_free(struct result *r)
+{
+    if (!r) return;
+    free(r->reason);
+    free(r->text);
+    free(r->module);
+    parse_result_free(&r->pr);
+    chunk_list_free(&r->chunks);
+    free(r);
+}
+
+struct pool {
+    const char *root;
+    long long max;
+    struct job *jobs;
+    size_t njobs;
+    size_t next;                 /* next job to take (under mu) */
+    /* bounded queue of finished results */
+    struct result **q;
+    size_t qcap, qhead, qlen;
+    int stop;                    /* the writer gave up: workers finish quickly */
+    pthread_mutex_t mu;
+    pthread_cond_t not_full, not_empty;
+};
+
+static int count_lines(const char *s, size_t n)
+{
+    int l = 0;
+    for (const char *p = s; (p = memchr(p, '\n', (size_t)(s + n - p))); p++) l++;
+    if (n && s[n - 1] != '\n') l++;
+    return l;
+}
+
+static void process(struct pool *P, TSParser *parser, const struct lang **cur_lang, struct job *j, struct result *r)
+{
+    char *full = xasprintf("%s/%s", P->root, j->sf->path);
+    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    free(full);
+    struct stat st;
+    if (fd < 0) {
+        r->kind = RES_SKIP;
+        r->reason = xasprintf("unreadable (%s)", strerror(errno));
+        return;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        r->kind = RES_SKIP;
+        r->reason = xstrdup("not a regular file");
+        return;
+    }
+    r->size = (long long)st.st_size;
+    r->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    if (P->max > 0 && r->size > P->max) {
+        close(fd);
+        r->kind = RES_SKIP;
+        r->reason = xasprintf("too large (%lld bytes > %lld)", r->size, P->max);
+        return;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *raw = xmalloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) {
+            cap *= 2;
+            raw = xrealloc(raw, cap);
+        }
+        ssize_t got = read(fd, raw + n, cap - n - 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            r->kind = RES_SKIP;
+            r->reason = xasprintf("unreadable (%s)", strerror(errno));
+            free(raw);
+            close(fd);
+            return;
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+        if (P->max > 0 && (long long)n > P->max) break;
+    }
+    close(fd);
+    r->size = (long long)n;
+    if (P->max > 0 && (long long)n > P->max) {
+        r->kind = RES_SKIP;
+        r->reason = xasprintf("too large (%lld bytes > %lld)", (long long)n, P->max);
+        free(raw);
+        return;
+    }
+    if (scan_is_binary(raw, n)) {
+        r->kind = RES_SKIP;
+        r->reason = xstrdup("binary (NUL byte in the first 8 KiB)");
+        free(raw);
+        return;
+    }
+    hash64_hex(hash64(raw, n), r->hash);
+    if (j->old_id && strcmp(r->hash, j->old_hash) == 0) {
+        r->kind = RES_SAME;
+        free(raw);
+        return;
+    }
+    r->kind = RES_PARSED;
+    r->text = scan_decode_utf8(raw, n, &r->textlen, &r->decode_errors);
+    free(raw);
+    r->nlines = count_lines(r->text, r->textlen);
+    const struct lang *lang = j->sf->lang;
+    r->module = lang->module_name ? lang->module_name(j->sf->path) : NULL;
+    if (*cur_lang != lang) {
+        ts_parser_set_language(parser, lang->language());
+        *cur_lang = lang;
+    }
+    if (lang->extract(parser, r->text, r->textlen, &r->pr) != 0) {
+        parse_result_free(&r->pr);
+        r->pr.parse_errors = 1;   /* no tree at all: the text is kept, searchable as module code */
+    }
+    chunk_file(r->text, r->textlen, &r->pr, j->sf->path, r->module, &r->chunks);
+}
+
+static void *worker(void *arg)
+{
+    struct pool *P = arg;
+    TSParser *parser = ts_parser_new();
+    const struct lang *cur = NULL;
+    for (;;) {
+        pthread_mutex_lock(&P->mu);
+        if (P->stop || P->next >= P->njobs) {
+            pthread_mutex_unlock(&P->mu);
+            break;
+        }
+        size_t i = P->next++;
+        pthread_mutex_unlock(&P->mu);
+        struct result *r = xcalloc(1, sizeof *r);
+        r->job = i;
+        process(P, parser, &cur, &P->jobs[i], r);
+        pthread_mutex_lock(&P->mu);
+        while (P->qlen == P->qcap && !P->stop) pthread_cond_wait(&P->not_full, &P->mu);
+        if (P->stop) {
+            pthread_mutex_unlock(&P->mu);
+            result_free(r);
+            break;
+        }
+        P->q[(P->qhead + P->qlen) % P->qcap] = r;
+        P->qlen++;
+        pthread_cond_signal(&P->not_empty);
+        pthread_mutex_unlock(&P->mu);
+    }
+    ts_parser_delete(parser);
+    return NULL;
+}
+
+static struct result *pool_pop(struct pool *P)
+{
+    pthread_mutex_lock(&P->mu);
+    while (P->qlen == 0) pthread_cond_wait(&P->not_empty, &P->mu);
+    struct result *r = P->q[P->qhead];
+    P->qhead = (P->qhead + 1) % P->qcap;
+    P->qlen--;
+    pthread_cond_signal(&P->not_full);
+    pthread_mutex_unlock(&P->mu);
+    return r;
+}
+
+/* ---- the writer --------------------------------------------------------------- */
+
+enum {
+    S_DEL_FTS, S_DEL_CHUNKS, S_DEL_SYMS, S_DEL_IMPORTS, S_DEL_EDGES, S_DEL_FILE,
+    S_INS_FILE, S_UPD_FILE, S_TOUCH_FILE, S_INS_SYM, S_INS_IMPORT, S_INS_EDGE, S_INS_CHUNK, S_INS_FTS,
+    S_INS_SKIP, S_COUNT
+};
+
+static const char *const SQL[S_COUNT] = {
+    [S_DEL_FTS] = "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)",
+    [S_DEL_CHUNKS] = "DELETE FROM chunks WHERE file_id = ?1",
+    [S_DEL_SYMS] = "DELETE FROM symbols WHERE file_id = ?1",
+    [S_DEL_IMPORTS] = "DELETE FROM imports WHERE file_id = ?1",
+    [S_DEL_EDGES] = "DELETE FROM edges WHERE src_file = ?1",
+    [S_DEL_FILE] = "DELETE FROM files WHERE id = ?1",
+    [S_INS_FILE] = "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, module, parse_errors, "
+                   "decode_errors, text) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [S_UPD_FILE] = "UPDATE files SET path = ?1, lang = ?2, size = ?3, mtime_ns = ?4, hash = ?5, nlines = ?6, "
+                   "module = ?7, parse_errors = ?8, decode_errors = ?9, text = ?10 WHERE id = ?11",
+    [S_TOUCH_FILE] = "UPDATE files SET size = ?1, mtime_ns = ?2 WHERE id = ?3",
+    [S_INS_SYM] = "INSERT INTO symbols(file_id, parent_id, kind, name, qualname, start_line, end_line, body_line, "
+                  "signature, decorators, docstring, bases, is_async) "
+                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    [S_INS_IMPORT] = "INSERT INTO imports(file_id, line, module, name, alias, level) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_INS_EDGE] = "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_INS_CHUNK] = "INSERT INTO chunks(file_id, symbol_id, kind, start_line, end_line, text, hash) "
+                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_INS_FTS] = "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
+    [S_INS_SKIP] = "INSERT OR REPLACE INTO skipped(path, reason, size) VALUES(?1, ?2, ?3)",
+};
+
+struct writer {
+    sqlite3 *db;
+    sqlite3_stmt *st[S_COUNT];
+    long long *symids;           /* scratch: parse index -> symbols.id */
+    size_t nsymids;
+};
+
+static int step(struct writer *w, int s, char *err, size_t errlen)
+{
+    int rc = sqlite3_step(w->st[s]);
+    sqlite3_reset(w->st[s]);
+    sqlite3_clear_bindings(w->st[s]);
+    if (rc != SQLITE_DONE) {
+        snprintf(err, errlen, "cannot write the index: %s", sqlite3_errmsg(w->db));
+        return -1;
+    }
+    return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, i);
+}
+
+static void bind_id(sqlite3_stmt *st, int i, long long id)
+{
+    if (id > 0) sqlite3_bind_int64(st, i, id);
+    else sqlite3_bind_null(st, i);
+}
+
+static int delete_file_rows(struct writer *w, long long id, int and_file, char *err, size_t errlen)
+{
+    for (int s = S_DEL_FTS; s <= S_DEL_FILE; s++) {
+        if (s == S_DEL_FILE && !and_file) break;
+        sqlite3_bind_int64(w->st[s], 1, id);
+        if (step(w, s, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+static const char *kind_name(enum parse_kind k)
+{
+    switch (k) {
+    case PARSE_CLASS: return "class";
+    case PARSE_FUNCTION: return "function";
+    case PARSE_METHOD: return "method";
+    case PARSE_VARIABLE: return "variable";
+    }
+    return "variable";
+}
+
+static const char *last_component(const char *s)
+{
+    const char *p = strrchr(s, '.');
+    return p ? p + 1 : s;
+}
+
+static int add_edge(struct writer *w, const char *kind, long long file, long long src, int line, const char *target,
+                    const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = w->st[S_INS_EDGE];
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, file);
+    bind_id(st, 3, src);
+    sqlite3_bind_int(st, 4, line);
+    bind_text(st, 5, target);
+    bind_text(st, 6, target_name);
+    bind_id(st, 7, dst);
+    bind_id(st, 8, dst_file);
+    return step(w, S_INS_EDGE, err, errlen);
+}
+
+/* Writes a parsed file's rows. Calls and inherits edges go in unresolved;
+ * index_resolve fills their destinations once every file is in. */
+static int write_parsed(struct writer *w, const struct job *j, struct result *r, char *err, size_t errlen)
+{
+    long long fid = j->old_id;
+    if (fid && delete_file_rows(w, fid, 0, err, errlen)) return -1;
+    int s = fid ? S_UPD_FILE : S_INS_FILE;
+    sqlite3_stmt *st = w->st[s];
+    sqlite3_bind_text(st, 1, j->sf->path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, j->sf->lang->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, r->size);
+    sqlite3_bind_int64(st, 4, r->mtime_ns);
+    sqlite3_bind_text(st, 5, r->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 6, r->nlines);
+    bind_text(st, 7, r->module);
+    sqlite3_bind_int(st, 8, r->pr.parse_errors);
+    sqlite3_bind_int(st, 9, r->decode_errors);
+    sqlite3_bind_text(st, 10, r->text, (int)r->textlen, SQLITE_STATIC);
+    if (fid) sqlite3_bind_int64(st, 11, fid);
+    if (step(w, s, err, errlen)) return -1;
+    if (!fid) fid = sqlite3_last_insert_rowid(w->db);
+
+    const struct parse_result *pr = &r->pr;
+    if (pr->nsyms > w->nsymids) {
+        w->nsymids = pr->nsyms;
+        w->symids = xrealloc(w->symids, w->nsymids * sizeof *w->symids);
+    }
+    for (size_t i = 0; i < pr->nsyms; i++) {
+        const struct parse_symbol *y = &pr->syms[i];
+        st = w->st[S_INS_SYM];
+        sqlite3_bind_int64(st, 1, fid);
+        bind_id(st, 2, y->parent >= 0 && (size_t)y->parent < i ? w->symids[y->parent] : 0);
+        sqlite3_bind_text(st, 3, kind_name(y->kind), -1, SQLITE_STATIC);
+        bind_text(st, 4, y->name);
+        bind_text(st, 5, y->qualname);
+        sqlite3_bind_int(st, 6, y->start_line);
+        sqlite3_bind_int(st, 7, y->end_line);
+        sqlite3_bind_int(st, 8, y->body_line);
+        bind_text(st, 9, y->signature);
+        bind_text(st, 10, y->decorators);
+        bind_text(st, 11, y->docstring);
+        bind_text(st, 12, y->bases);
+        sqlite3_bind_int(st, 13, y->is_async);
+        if (step(w, S_INS_SYM, err, errlen)) return -1;
+        w->symids[i] = sqlite3_last_insert_rowid(w->db);
+        if (y->parent >= 0 && (size_t)y->parent < i &&
+            add_edge(w, "contains", fid, w->symids[y->parent], y->start_line, y->qualname, y->name,
+                     w->symids[i], fid, err, errlen))
+            return -1;
+    }
+    /* one inherits edge per base expression */
+    for (size_t i = 0; i < pr->nsyms; i++) {
+        const struct parse_symbol *y = &pr->syms[i];
+        if (y->kind != PARSE_CLASS || !y->bases) continue;
+        char *bases = xstrdup(y->bases);
+        char *save = NULL;
+        for (char *b = strtok_r(bases, ",", &save); b; b = strtok_r(NULL, ",", &save)) {
+            while (*b == ' ') b++;
+            size_t n = strlen(b);
+            while (n && b[n - 1] == ' ') b[--n] = 0;
+            if (!n) continue;
+            /* 'Generic[T]' names Generic */
+            char *target = xstrdup(b);
+            char *br = strpbrk(target, "[(");
+            if (br) *br = 0;
+            int rc = add_edge(w, "inherits", fid, w->symids[i], y->body_line, b, last_component(target), 0, 0,
+                              err, errlen);
+            free(target);
+            if (rc) {
+                free(bases);
+                return -1;
+            }
+        }
+        free(bases);
+    }
+    for (size_t i = 0; i < pr->ncalls; i++) {
+        const struct parse_call *c = &pr->calls[i];
+        long long src = c->caller >= 0 && (size_t)c->caller < pr->nsyms ? w->symids[c->caller] : 0;
+        if (add_edge(w, "calls", fid, src, c->line, c->callee, last_component(c->callee), 0, 0, err, errlen))
+            return -1;
+    }
+    for (size_t i = 0; i < pr->nimports; i++) {
+        const struct parse_import *im = &pr->imports[i];
+        st = w->st[S_INS_IMPORT];
+        sqlite3_bind_int64(st, 1, fid);
+        sqlite3_bind_int(st, 2, im->line);
+        sqlite3_bind_text(st, 3, im->module ? im->module : "", -1, SQLITE_STATIC);
+        bind_text(st, 4, im->name);
+        bind_text(st, 5, im->alias);
+        sqlite3_bind_int(st, 6, im->level);
+        if (step(w, S_INS_IMPORT, err, errlen)) return -1;
+    }
+    for (size_t i = 0; i < r->chunks.n; i++) {
+        const struct chunk *c = &r->chunks.v[i];
+        st = w->st[S_INS_CHUNK];
+        sqlite3_bind_int64(st, 1, fid);
+        bind_id(st, 2, c->sym >= 0 ? w->symids[c->sym] : 0);
+        sqlite3_bind_text(st, 3, c->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, c->start_line);
+        sqlite3_bind_int(st, 5, c->end_line);
+        sqlite3_bind_text(st, 6, c->text, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
+        if (step(w, S_INS_CHUNK, err, errlen)) return -1;
+        long long cid = sqlite3_last_insert_rowid(w->db);
+        st = w->st[S_INS_FTS];
+        sqlite3_bind_int64(st, 1, cid);
+        sqlite3_bind_text(st, 2, c->fts_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, c->fts_doc, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, c->fts_body, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, c->fts_path, -1, SQLITE_STATIC);
+        if (step(w, S_INS_FTS, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+/* ---- the existing index ---------------------------------------------------------- */
+
+struct old_file {
+    long long id, size, mtime_ns;
+    char *path;
+    char hash[17];
+    int seen;
+};
+
+static int load_files(sqlite3 *db, struct old_file **out, size_t *n)
+{
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, path, size, mtime_ns, hash FROM files ORDER BY path", -1, &st, NULL))
+        return -1;
+    size_t cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 256;
+            *out = xrealloc(*out, cap * sizeof **out);
+        }
+        struct old_file *f = &(*out)[(*n)++];
+        f->id = sqlite3_column_int64(st, 0);
+        f->path = xstrdup((const char *)sqlite3_column_text(st, 1));
+        f->size = sqlite3_column_int64(st, 2);
+        f->mtime_ns = sqlite3_column_int64(st, 3);
+        snprintf(f->hash, sizeof f->hash, "%s", (const char *)sqlite3_column_text(st, 4));
+        f->seen = 0;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int cmp_skip(const void *a, const void *b)
+{
+    return strcmp(((const struct scan_skip *)a)->path, ((const struct scan_skip *)b)->path);
+}
+
+/* 1 when the skipped table already holds exactly these rows (sorted by path). */
+static int skipped_same(sqlite3 *db, const struct scan_result *sr)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT path, reason FROM skipped ORDER BY path", -1, &st, NULL)) return 0;
+    size_t i = 0;
+    int same = 1;
+    while (same && sqlite3_step(st) == SQLITE_ROW) {
+        if (i >= sr->nskips || strcmp((const char *)sqlite3_column_text(st, 0), sr->skips[i].path) ||
+            strcmp((const char *)sqlite3_column_text(st, 1), sr->skips[i].reason))
+            same = 0;
+        i++;
+    }
+    sqlite3_finalize(st);
+    return same && i == sr->nskips;
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    long long v = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Whole-index counts, kept in meta 'summary' so that an update that finds
+ * nothing to do reports them without counting every row again. */
+static void summary_compute(sqlite3 *db, struct index_stats *s)
+{
+    s->files = q_int(db, "SELECT count(*) FROM files");
+    s->skipped = q_int(db, "SELECT count(*) FROM skipped");
+    s->classes = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'class'");
+    s->functions = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'function'");
+    s->methods = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'method'");
+    s->variables = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'variable'");
+    s->imports = q_int(db, "SELECT count(*) FROM imports");
+    s->calls = q_int(db, "SELECT count(*) FROM edges WHERE kind = 'calls'");
+    s->parse_errors = q_int(db, "SELECT total(parse_errors) FROM files");
+    s->parse_error_files = q_int(db, "SELECT count(*) FROM files WHERE parse_errors > 0");
+    s->decode_errors = q_int(db, "SELECT total(decode_errors) FROM files");
+    s->decode_error_files = q_int(db, "SELECT count(*) FROM files WHERE decode_errors > 0");
+    sqlite3_stmt *st;
+    memset(s->edges_resolved, 0, sizeof s->edges_resolved);
+    memset(s->edges_unresolved, 0, sizeof s->edges_unresolved);
+    /* an imports edge is resolved when it names a repository file */
+    if (sqlite3_prepare_v2(db,
+            "SELECT kind, sum(CASE WHEN (kind = 'imports' AND dst_file IS NOT NULL) OR dst_id IS NOT NULL "
+            "THEN 1 ELSE 0 END), count(*) FROM edges GROUP BY kind", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(st, 0);
+            for (int i = 0; i < INDEX_EDGE_KINDS; i++)
+                if (k && strcmp(k, index_edge_kind_names[i]) == 0) {
+                    s->edges_resolved[i] = sqlite3_column_int64(st, 1);
+                    s->edges_unresolved[i] = sqlite3_column_int64(st, 2) - s->edges_resolved[i];
+                }
+        }
+        sqlite3_finalize(st);
+    }
+}
+
+static char *summary_format(const struct index_stats *s)
+{
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", s->files, s->skipped, s->classes,
+               s->functions, s->methods, s->variables, s->imports, s->calls, s->parse_errors,
+               s->parse_error_files, s->decode_errors, s->decode_error_files);
+    for (int i = 0; i < INDEX_EDGE_KINDS; i++) buf_printf(&b, " %ld %ld", s->edges_resolved[i], s->edges_unresolved[i]);
+    return buf_take(&b);
+}
+
+static int summary_parse(const char *v, struct index_stats *s)
+{
+    if (!v) return -1;
+    int used = 0;
+    if (sscanf(v, "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld%n", &s->files, &s->skipped, &s->classes,
+               &s->functions, &s->methods, &s->variables, &s->imports, &s->calls, &s->parse_errors,
+               &s->parse_error_files, &s->decode_errors, &s->decode_error_files, &used) != 12)
+        return -1;
+    v += used;
+    for (int i = 0; i < INDEX_EDGE_KINDS; i++) {
+        if (sscanf(v, " %ld %ld%n", &s->edges_resolved[i], &s->edges_unresolved[i], &used) != 2) return -1;
+        v += used;
+    }
+    return 0;
+}
+
+static int ncores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* Creates the index file owner-only before sqlite does (sqlite would use the
+ * umask); its -wal and -shm files take the same mode from it. */
+static int create_private(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create the index '%s': %s (pass --index PATH to put the index elsewhere)",
+                 path, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static void set_meta(sqlite3 *db, const char *root)
+{
+    char when[64];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    store_meta_set(db, "repo_root", root);
+    store_meta_set(db, "indexed_at", when);
+    store_meta_set(db, "drqa_version", PACKAGE_VERSION);
+    struct buf g = BUF_INIT;
+    for (size_t i = 0; parse_languages[i]; i++) {
+        if (g.len) buf_adds(&g, ", ");
+        buf_printf(&g, "%s (language ABI %u)", parse_languages[i]->name,
+                   (unsigned)ts_language_version(parse_languages[i]->language()));
+    }
+    buf_printf(&g, "; libtree-sitter ABI %d", TREE_SITTER_LANGUAGE_VERSION);
+    store_meta_set(db, "grammars", buf_str(&g));
+    buf_free(&g);
+}
+
+int index_update(const char *repo_root, const char *index_path, const struct index_options *opt,
+                 struct index_stats *stats_out, char *err, size_t errlen)
+{
+    int64_t t0 = now_ms();
+    struct index_stats stats_local, *S = stats_out ? stats_out : &stats_local;
+    memset(S, 0, sizeof *S);
+    struct index_options defaults = {0};
+    if (!opt) {
+        defaults.max_file_size = 1 << 20;
+        opt = &defaults;
+    }
+    int rc = -1;
+    sqlite3 *db = NULL;
+    struct scan_result sr = {0};
+    struct old_file *old = NULL;
+    size_t nold = 0;
+    struct job *jobs = NULL;
+    size_t njobs = 0;
+    struct writer w = {0};
+    struct pool P = {0};
+    pthread_t *threads = NULL;
+    int nthreads = 0, in_txn = 0;
+    char *root = realpath(repo_root, NULL);
+    if (!root) {
+        snprintf(err, errlen, "cannot read the repository '%s': %s", repo_root, strerror(errno));
+        return -1;
+    }
+    struct stat rst;
+    if (stat(root, &rst) != 0 || !S_ISDIR(rst.st_mode)) {
+        snprintf(err, errlen, "the repository '%s' is not a directory; give the repository's top directory",
+                 repo_root);
+        goto out;
+    }
+    if (store_mkdir_for(index_path, err, errlen) || create_private(index_path, err, errlen)) goto out;
+    if (store_open(index_path, 0, &db, &S->rebuilt, err, errlen)) goto out;
+    if (scan_repo(root, opt->max_file_size, &sr, err, errlen)) goto out;
+    if (load_files(db, &old, &nold)) {
+        snprintf(err, errlen, "cannot read the index '%s': %s", index_path, sqlite3_errmsg(db));
+        goto out;
+    }
+
+    /* merge the sorted listing with the sorted files table */
+    jobs = xcalloc(sr.nfiles ? sr.nfiles : 1, sizeof *jobs);
+    for (size_t i = 0, k = 0; i < sr.nfiles; i++) {
+        const struct scan_file *f = &sr.files[i];
+        int c = 1;
+        while (k < nold && (c = strcmp(old[k].path, f->path)) < 0) k++;
+        if (k < nold && c == 0) {
+            old[k].seen = 1;
+            if (old[k].size == f->size && old[k].mtime_ns == f->mtime_ns) {
+                S->unchanged++;
+                continue;
+            }
+            jobs[njobs].old_id = old[k].id;
+            memcpy(jobs[njobs].old_hash, old[k].hash, sizeof old[k].hash);
+        }
+        jobs[njobs++].sf = f;
+    }
+    long ngone = 0;
+    for (size_t k = 0; k < nold; k++) ngone += !old[k].seen;
+
+    if (njobs == 0 && ngone == 0 && !S->rebuilt && skipped_same(db, &sr)) {
+        char *v = store_meta_get(db, "summary");
+        int ok = summary_parse(v, S) == 0;
+        free(v);
+        if (ok) {
+            rc = 0;
+            goto out;
+        }
+    }
+
+    if (store_exec(db, "BEGIN IMMEDIATE", err, errlen)) {
+        char e2[512];
+        snprintf(e2, sizeof e2, "cannot update the index '%s': %s", index_path, err);
+        snprintf(err, errlen, "%s", e2);
+        goto out;
+    }
+    in_txn = 1;
+    w.db = db;
+    for (int s = 0; s < S_COUNT; s++)
+        if (sqlite3_prepare_v3(db, SQL[s], -1, SQLITE_PREPARE_PERSISTENT, &w.st[s], NULL) != SQLITE_OK) {
+            snprintf(err, errlen, "cannot prepare index statements in '%s': %s", index_path, sqlite3_errmsg(db));
+            goto out;
+        }
+    for (size_t k = 0; k < nold; k++) {
+        if (old[k].seen) continue;
+        if (delete_file_rows(&w, old[k].id, 1, err, errlen)) goto out;
+        S->deleted++;
+    }
+
+    /* parse on the pool, write here */
+    const char *killenv = getenv("DRQA_TEST_KILL_AFTER");
+    long kill_after = killenv && *killenv ? atol(killenv) : -1;
+    long written = 0, touched = 0;
+    if (njobs) {
+        nthreads = opt->threads > 0 ? opt->threads : ncores();
+        if ((size_t)nthreads > njobs) nthreads = (int)njobs;
+        P.root = root;
+        P.max = opt->max_file_size;
+        P.jobs = jobs;
+        P.njobs = njobs;
+        P.qcap = (size_t)nthreads * 2;
+        P.q = xcalloc(P.qcap, sizeof *P.q);
+        pthread_mutex_init(&P.mu, NULL);
+        pthread_cond_init(&P.not_full, NULL);
+        pthread_cond_init(&P.not_empty, NULL);
+        threads = xcalloc((size_t)nthreads, sizeof *threads);
+        for (int t = 0; t < nthreads; t++)
+            if (pthread_create(&threads[t], NULL, worker, &P) != 0) {
+                nthreads = t;
+                break;
+            }
+        if (nthreads == 0) {
+            snprintf(err, errlen, "cannot start parser threads: %s", strerror(errno));
+            goto out;
+        }
+        for (size_t done = 0; done < njobs; done++) {
+            struct result *r = pool_pop(&P);
+            struct job *j = &jobs[r->job];
+            int wr = 0;
+            if (r->kind == RES_SKIP) {
+                scan_add_skip(&sr, j->sf->path, r->reason, r->size ? r->size : -1);
+                if (j->old_id) {
+                    wr = delete_file_rows(&w, j->old_id, 1, err, errlen);
+                    S->deleted++;
+                }
+            } else if (r->kind == RES_SAME) {
+                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 1, r->size);
+                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 2, r->mtime_ns);
+                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 3, j->old_id);
+                wr = step(&w, S_TOUCH_FILE, err, errlen);
+                S->unchanged++;
+                touched++;
+            } else {
+                wr = write_parsed(&w, j, r, err, errlen);
+                if (j->old_id) S->updated++;
+                else S->added++;
+                S->parsed++;
+                if (++written == kill_after) raise(SIGKILL);
+            }
+            result_free(r);
+            if (wr) {
+                pthread_mutex_lock(&P.mu);
+                P.stop = 1;
+                pthread_cond_broadcast(&P.not_full);
+                pthread_mutex_unlock(&P.mu);
+                goto out;
+            }
+            if (opt->progress) opt->progress(opt->progress_ctx, done + 1, njobs);
+        }
+    }
+    qsort(sr.skips, sr.nskips, sizeof *sr.skips, cmp_skip);
+    /* Files read again only to be skipped again (binary, unreadable) change
+     * nothing: keep the committed index and its summary as they are. */
+    if (!S->parsed && !S->deleted && !touched && !S->rebuilt && skipped_same(db, &sr)) {
+        char *v = store_meta_get(db, "summary");
+        int ok = summary_parse(v, S) == 0;
+        free(v);
+        if (ok) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            in_txn = 0;
+            rc = 0;
+            goto out;
+        }
+    }
+    /* the skipped table is rewritten whole: it is small */
+    if (store_exec(db, "DELETE FROM skipped", err, errlen)) goto out;
+    for (size_t i = 0; i < sr.nskips; i++) {
+        sqlite3_stmt *st = w.st[S_INS_SKIP];
+        sqlite3_bind_text(st, 1, sr.skips[i].path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, sr.skips[i].reason, -1, SQLITE_STATIC);
+        if (sr.skips[i].size >= 0) sqlite3_bind_int64(st, 3, sr.skips[i].size);
+        if (step(&w, S_INS_SKIP, err, errlen)) goto out;
+    }
+    if (S->parsed || S->deleted || S->rebuilt) {
+        if (index_resolve(db, root, err, errlen)) goto out;
+    }
+    set_meta(db, root);
+    summary_compute(db, S);
+    char *sum = summary_format(S);
+    store_meta_set(db, "summary", sum);
+    free(sum);
+    if (store_exec(db, "COMMIT", err, errlen)) goto out;
+    in_txn = 0;
+    S->changed = 1;
+    rc = 0;
+out:
+    if (threads) {
+        for (int t = 0; t < nthreads; t++) pthread_join(threads[t], NULL);
+        while (P.qlen) {
+            result_free(P.q[P.qhead]);
+            P.qhead = (P.qhead + 1) % P.qcap;
+            P.qlen--;
+        }
+        pthread_mutex_destroy(&P.mu);
+        pthread_cond_destroy(&P.not_full);
+        pthread_cond_destroy(&P.not_empty);
+        free(threads);
+    }
+    free(P.q);
+    for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(w.st[s]);
+    free(w.symids);
+    if (in_txn) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (db) sqlite3_close(db);
+    for (size_t k = 0; k < nold; k++) free(old[k].path);
+    free(old);
+    free(jobs);
+    scan_result_free(&sr);
+    free(root);
+    S->ms = now_ms() - t0;
+    if (opt->progress && rc == 0) opt->progress(opt->progress_ctx, njobs, njobs);
+    return rc;
+}
+
+/* ---- index_ensure -------------------------------------------------------------- */
+
+static void tty_progress(void *ctx, size_t done, size_t total)
+{
+    int64_t *last = ctx;
+    int64_t now = now_ms();
+    if (done < total && now - *last < 100) return;
+    *last = now;
+    int width = 30, fill = total ? (int)(done * (size_t)width / total) : width;
+    fprintf(stderr, "\rindexing [%.*s%*s] %zu/%zu", fill, "##############################", width - fill, "",
+            done, total);
+    if (done >= total) fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+}
+
+int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_in, struct index_stats *stats,
+                    sqlite3 **db, char **repo_abs, char **index_path_out, char *err, size_t errlen)
+{
+    if (db) *db = NULL;
+    if (repo_abs) *repo_abs = NULL;
+    if (index_path_out) *index_path_out = NULL;
+    if (!o->repo || !*o->repo) {
+        snprintf(err, errlen, "no repository given; pass the repository directory as the first argument");
+        return -1;
+    }
+    struct stat st;
+    if (stat(o->repo, &st) != 0) {
+        snprintf(err, errlen, "the repository '%s' does not exist (%s); give an existing directory", o->repo,
+                 strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "the repository '%s' is not a directory; give the repository's top directory", o->repo);
+        return -1;
+    }
+    char *root = realpath(o->repo, NULL);
+    if (!root) {
+        snprintf(err, errlen, "cannot resolve the repository path '%s': %s", o->repo, strerror(errno));
+        return -1;
+    }
+    char *ipath = o->index_path ? xstrdup(o->index_path) : store_default_path(root);
+    struct index_options opt = {.threads = o->threads, .max_file_size = o->max_file_size};
+    if (opt_in) opt = *opt_in;
+    int64_t last = 0;
+    if (!opt.progress && !o->no_progress && !o->quiet && isatty(2)) {
+        opt.progress = tty_progress;
+        opt.progress_ctx = &last;
+    }
+    int rc = index_update(root, ipath, &opt, stats, err, errlen);
+    if (rc == 0 && db) {
+        rc = store_open(ipath, 1, db, NULL, err, errlen);
+    }
+    if (rc == 0 && repo_abs) *repo_abs = root;
+    else free(root);
+    if (rc == 0 && index_path_out) *index_path_out = ipath;
+    else free(ipath);
+    return rc;
+}
+
+int index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char *err, size_t errlen)
+{
+    return index_ensure_ex(o, NULL, NULL, db, repo_abs, NULL, err, errlen);
+}

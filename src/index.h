@@ -1,0 +1,78 @@
+/*
+ * index: keeps a repository's sqlite index (store.h) in step with its files.
+ * An update stats every file, re-reads only those whose size or mtime moved,
+ * re-parses only those whose content hash changed, drops the rows of deleted
+ * files, and then re-resolves imports, inheritance and calls across the whole
+ * repository. Parsing runs on a pool of threads (each with its own TSParser)
+ * feeding the calling thread, the only one that writes. The whole update is
+ * one transaction, so an interrupted update leaves the previous index intact.
+ *
+ * Every mode that reads the index calls index_ensure first.
+ */
+#ifndef DRQA_INDEX_H
+#define DRQA_INDEX_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+struct drqa_opts;
+
+struct index_options {
+    int threads;                 /* parser threads; 0 = one per core */
+    long long max_file_size;     /* bytes; larger files are skipped; 0 = no limit */
+    /* Called on the calling thread after each changed file is written
+     * (done of total) and once more at the end; may be NULL. */
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *progress_ctx;
+};
+
+enum { INDEX_EDGE_CALLS, INDEX_EDGE_INHERITS, INDEX_EDGE_IMPORTS, INDEX_EDGE_CONTAINS, INDEX_EDGE_KINDS };
+extern const char *const index_edge_kind_names[INDEX_EDGE_KINDS];   /* "calls", ... */
+
+struct index_stats {
+    /* this update */
+    long unchanged;              /* same size and mtime, or same content hash */
+    long updated;                /* content changed, re-parsed */
+    long added;                  /* new files, parsed */
+    long deleted;                /* gone (or now skipped): their rows removed */
+    long parsed;                 /* updated + added */
+    int rebuilt;                 /* the index was (re)created from scratch */
+    int changed;                 /* 1 when anything was written */
+    long long ms;                /* wall time of the update */
+    /* the whole index after the update */
+    long files, skipped;
+    long classes, functions, methods, variables, imports, calls;
+    long parse_errors, parse_error_files;     /* ERROR/MISSING nodes, and files having any */
+    long decode_errors, decode_error_files;   /* bytes replaced with U+FFFD */
+    long edges_resolved[INDEX_EDGE_KINDS], edges_unresolved[INDEX_EDGE_KINDS];
+};
+
+/* Brings the index at index_path up to date with the repository at repo_root
+ * (creating the index, its directory (0700) and file (0600) when missing; an
+ * index of another schema version is rebuilt). opt and stats may be NULL.
+ * Returns 0, or -1 with a message in err naming the path and what to do. */
+int index_update(const char *repo_root, const char *index_path, const struct index_options *opt,
+                 struct index_stats *stats, char *err, size_t errlen);
+
+/* What every mode does before reading: checks o->repo (missing, or not a
+ * directory: an error naming the path), picks the index path (o->index_path,
+ * else store_default_path), brings the index up to date (progress on stderr
+ * only when o->no_progress is unset and stderr is a terminal) and opens it
+ * for reading. On success *db is the open connection (caller closes it with
+ * sqlite3_close) and *repo_abs the repository's absolute path (caller frees);
+ * either pointer may be NULL when not wanted. Returns 0, or -1 with err set. */
+int index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char *err, size_t errlen);
+
+/* Like index_ensure, with explicit options and statistics: the body of
+ * --index-only. stats may be NULL; *index_path_out (may be NULL) receives the
+ * index path used (caller frees). */
+int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt, struct index_stats *stats,
+                    sqlite3 **db, char **repo_abs, char **index_path_out, char *err, size_t errlen);
+
+/* Internal to the index family (resolve.c): recomputes imports.resolved_file_id,
+ * the 'imports' edges and dst_id/dst_file of 'calls' and 'inherits' edges for
+ * the whole repository, inside the caller's transaction. root_abs names the
+ * repository (for imports written relative to the package it sits in). */
+int index_resolve(sqlite3 *db, const char *root_abs, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,729 @@
+/*
+ * resolve: turns the names written in the code into rows of the index. Runs
+ * after every update that changed a file, over the whole repository, because
+ * a change in one file can re-point imports, bases and calls in any other.
+ *
+ * Modules are known by three names: the dotted path from the repository root
+ * ('src.pkg.mod'), the name Python would import them by, found by walking up
+ * the directories that hold an __init__.py ('pkg.mod'), and, when the root is
+ * itself a package, that name under the root's package ('flask.app' for a
+ * repository rooted at site-packages/flask). Relative imports are worked out
+ * from the importing module's package. A name used in a file is looked up
+ * through that file's imports (following re-exports a few hops), then among
+ * the file's own definitions, then as the only definition of that name in
+ * the repository; anything else stays unresolved rather than guessed.
+ */
+#include "index.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- a map from (integer, string) to an integer -------------------------------- */
+
+#define AMBIGUOUS (-2)
+
+struct ment { long long a; const char *s; long long v; };
+struct map { struct ment *e; size_t n, cap; };
+
+static uint64_t mhash(long long a, const char *s)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)a * 0x9E3779B97F4A7C15ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h ^ (h >> 31);
+}
+
+static struct ment *map_slot(const struct map *m, long long a, const char *s)
+{
+    size_t j = (size_t)mhash(a, s) & (m->cap - 1);
+    while (m->e[j].s && !(m->e[j].a == a && strcmp(m->e[j].s, s) == 0)) j = (j + 1) & (m->cap - 1);
+    return &m->e[j];
+}
+
+static long long map_get(const struct map *m, long long a, const char *s)
+{
+    if (!m->cap || !s) return -1;
+    struct ment *e = map_slot(m, a, s);
+    return e->s ? e->v : -1;
+}
+
+/* unique: a second different value marks the key AMBIGUOUS; else the first value stays. */
+static void map_put(struct map *m, long long a, const char *s, long long v, int unique)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        struct map old = *m;
+        m->cap = old.cap ? old.cap * 2 : 1024;
+        m->e = xcalloc(m->cap, sizeof *m->e);
+        m->n = 0;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.e[i].s) {
+                *map_slot(m, old.e[i].a, old.e[i].s) = old.e[i];
+                m->n++;
+            }
+        free(old.e);
+    }
+    struct ment *e = map_slot(m, a, s);
+    if (e->s) {
+        if (unique && e->v != v) e->v = AMBIGUOUS;
+        return;
+    }
+    e->a = a;
+    e->s = s;
+    e->v = v;
+    m->n++;
+}
+
+static void map_free(struct map *m) { free(m->e); memset(m, 0, sizeof *m); }
+
+/* ---- the repository in memory --------------------------------------------------- */
+
+struct rfile { long long id; char *path, *module; int is_init; size_t imp0, nimp; };
+struct rsym { long long id, file, parent; char kind; char *name; };
+struct rimp {
+    long long id, file, resolved, old_resolved;
+    int line, level, name_is_module;
+    char *module, *name, *alias;
+};
+
+struct repo {
+    struct rfile *files; size_t nfiles;
+    struct rsym *syms; size_t nsyms;
+    struct rimp *imps; size_t nimps;
+    struct map modules;        /* (0, name) -> file index */
+    struct map top;            /* (file id, name) -> sym index of a top-level symbol */
+    struct map children;       /* (parent id, name) -> sym index */
+    struct map gclass;         /* (0, name) -> unique top-level class, or AMBIGUOUS */
+    struct map gdef;           /* (0, name) -> unique top-level function or class */
+    struct map fileidx;        /* (file id, "") -> file index */
+    /* resolved bases: class sym index -> list of base sym indexes */
+    long long *base_next, *base_head, *base_dst;  size_t nbases, capbases;
+    char **strs; size_t nstrs, capstrs;           /* strings made here, freed at the end */
+};
+
+static char *keep(struct repo *R, char *s)
+{
+    if (R->nstrs == R->capstrs) {
+        R->capstrs = R->capstrs ? R->capstrs * 2 : 256;
+        R->strs = xrealloc(R->strs, R->capstrs * sizeof *R->strs);
+    }
+    return R->strs[R->nstrs++] = s;
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? xstrdup((const char *)t) : NULL;
+}
+
+static long long sym_index(const struct repo *R, long long id)
+{
+    size_t lo = 0, hi = R->nsyms;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (R->syms[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < R->nsyms && R->syms[lo].id == id ? (long long)lo : -1;
+}
+
+static long long file_index(const struct repo *R, long long id) { return map_get(&R->fileidx, id, ""); }
+
+/* The name Python imports a file by: its path below the topmost directory
+ * chain holding __init__.py files. NULL when that equals the path name. */
+static char *import_name(const struct map *pkgdirs, const char *path, const char *module)
+{
+    if (!module) return NULL;
+    /* count how many leading directories are not packages */
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    int ndirs = 0;
+    for (char *p = dir; *p; p++) ndirs += *p == '/';
+    int pkg_depth = 0;                 /* package directories directly above the file */
+    while (slash) {
+        *slash = 0;
+        if (map_get(pkgdirs, 0, dir) < 0) break;
+        pkg_depth++;
+        slash = strrchr(dir, '/');
+    }
+    free(dir);
+    int drop = ndirs - pkg_depth;      /* leading components that are plain directories */
+    if (drop <= 0) return NULL;
+    const char *m = module;
+    for (int i = 0; i < drop && m; i++) {
+        m = strchr(m, '.');
+        if (m) m++;
+    }
+    return m && *m ? xstrdup(m) : NULL;
+}
+
+/* The package the root directory itself is, when it holds __init__.py:
+ * 'flask' for .../site-packages/flask, 'django.db' for .../django/db. */
+static char *root_package(const char *root)
+{
+    struct buf b = BUF_INIT;
+    char *dir = xstrdup(root);
+    for (;;) {
+        char *init = xasprintf("%s/__init__.py", dir);
+        int is_pkg = access(init, F_OK) == 0;
+        free(init);
+        char *slash = strrchr(dir, '/');
+        if (!is_pkg || !slash || !slash[1]) break;
+        char *name = b.len ? xasprintf("%s.%s", slash + 1, b.data) : xstrdup(slash + 1);
+        buf_reset(&b);
+        buf_adds(&b, name);
+        free(name);
+        *slash = 0;
+        if (!*dir) break;
+    }
+    free(dir);
+    return b.len ? buf_take(&b) : (buf_free(&b), NULL);
+}
+
+static int load(struct repo *R, sqlite3 *db, const char *root)
+{
+    sqlite3_stmt *st;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, path, module FROM files ORDER BY id", -1, &st, NULL)) return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (R->nfiles == cap) {
+            cap = cap ? cap * 2 : 256;
+            R->files = xrealloc(R->files, cap * sizeof *R->files);
+        }
+        struct rfile *f = &R->files[R->nfiles++];
+        memset(f, 0, sizeof *f);
+        f->id = sqlite3_column_int64(st, 0);
+        f->path = col_dup(st, 1);
+        f->module = col_dup(st, 2);
+        const char *base = strrchr(f->path, '/');
+        base = base ? base + 1 : f->path;
+        f->is_init = strncmp(base, "__init__.", 9) == 0;
+    }
+    sqlite3_finalize(st);
+
+    /* directories that are packages */
+    struct map pkgdirs = {0};
+    for (size_t i = 0; i < R->nfiles; i++) {
+        map_put(&R->fileidx, R->files[i].id, "", (long long)i, 0);
+        if (!R->files[i].is_init) continue;
+        const char *slash = strrchr(R->files[i].path, '/');
+        char *d = slash ? xstrndup(R->files[i].path, (size_t)(slash - R->files[i].path)) : xstrdup("");
+        map_put(&pkgdirs, 0, keep(R, d), 1, 0);
+    }
+    /* module names: path names first (a .py before its .pyi stub: files are by id, so sort
+     * preference is applied by registering .py files in a first pass) */
+    char *rootpkg = root_package(root);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < R->nfiles; i++) {
+            struct rfile *f = &R->files[i];
+            if (!f->module || str_ends(f->path, ".pyi") != pass) continue;
+            map_put(&R->modules, 0, f->module, (long long)i, 0);
+        }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < R->nfiles; i++) {
+            struct rfile *f = &R->files[i];
+            if (!f->module || str_ends(f->path, ".pyi") != pass) continue;
+            char *imp = import_name(&pkgdirs, f->path, f->module);
+            const char *short_name = imp ? imp : f->module;
+            if (imp) map_put(&R->modules, 0, keep(R, imp), (long long)i, 0);
+            if (rootpkg) {
+                char *full = *short_name ? xasprintf("%s.%s", rootpkg, short_name) : xstrdup(rootpkg);
+                map_put(&R->modules, 0, keep(R, full), (long long)i, 0);
+            }
+        }
+    free(rootpkg);
+    map_free(&pkgdirs);
+
+    cap = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, file_id, parent_id, kind, name FROM symbols ORDER BY id", -1, &st, NULL))
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (R->nsyms == cap) {
+            cap = cap ? cap * 2 : 1024;
+            R->syms = xrealloc(R->syms, cap * sizeof *R->syms);
+        }
+        struct rsym *y = &R->syms[R->nsyms++];
+        y->id = sqlite3_column_int64(st, 0);
+        y->file = sqlite3_column_int64(st, 1);
+        y->parent = sqlite3_column_type(st, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 2);
+        const char *k = (const char *)sqlite3_column_text(st, 3);
+        y->kind = k ? k[0] : 'v';                /* class, function, method, variable */
+        y->name = col_dup(st, 4);
+        if (!y->name) y->name = xstrdup("");
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < R->nsyms; i++) {
+        struct rsym *y = &R->syms[i];
+        if (y->parent) {
+            map_put(&R->children, y->parent, y->name, (long long)i, 0);
+            continue;
+        }
+        map_put(&R->top, y->file, y->name, (long long)i, 0);
+        if (y->kind == 'c') map_put(&R->gclass, 0, y->name, (long long)i, 1);
+        if (y->kind == 'c' || y->kind == 'f') map_put(&R->gdef, 0, y->name, (long long)i, 1);
+    }
+
+    cap = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, file_id, line, module, name, alias, level, resolved_file_id "
+                               "FROM imports ORDER BY file_id, id", -1, &st, NULL))
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (R->nimps == cap) {
+            cap = cap ? cap * 2 : 1024;
+            R->imps = xrealloc(R->imps, cap * sizeof *R->imps);
+        }
+        struct rimp *m = &R->imps[R->nimps++];
+        memset(m, 0, sizeof *m);
+        m->id = sqlite3_column_int64(st, 0);
+        m->file = sqlite3_column_int64(st, 1);
+        m->line = sqlite3_column_int(st, 2);
+        m->module = col_dup(st, 3);
+        if (!m->module) m->module = xstrdup("");
+        m->name = col_dup(st, 4);
+        m->alias = col_dup(st, 5);
+        m->level = sqlite3_column_int(st, 6);
+        m->old_resolved = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 7);
+        long long fi = file_index(R, m->file);
+        if (fi >= 0) {
+            struct rfile *f = &R->files[fi];
+            if (!f->nimp) f->imp0 = R->nimps - 1;
+            f->nimp++;
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static void repo_free(struct repo *R)
+{
+    for (size_t i = 0; i < R->nfiles; i++) {
+        free(R->files[i].path);
+        free(R->files[i].module);
+    }
+    for (size_t i = 0; i < R->nsyms; i++) free(R->syms[i].name);
+    for (size_t i = 0; i < R->nimps; i++) {
+        free(R->imps[i].module);
+        free(R->imps[i].name);
+        free(R->imps[i].alias);
+    }
+    for (size_t i = 0; i < R->nstrs; i++) free(R->strs[i]);
+    free(R->strs);
+    free(R->files);
+    free(R->syms);
+    free(R->imps);
+    free(R->base_next);
+    free(R->base_head);
+    free(R->base_dst);
+    map_free(&R->modules);
+    map_free(&R->top);
+    map_free(&R->children);
+    map_free(&R->gclass);
+    map_free(&R->gdef);
+    map_free(&R->fileidx);
+}
+
+/* ---- modules and imports ------------------------------------------------------ */
+
+static long long count_dots(const char *s)
+{
+    long long n = 0;
+    for (; *s; s++) n += *s == '.';
+    return n;
+}
+
+/* File index of an absolute dotted module name, or -1. The last resort drops
+ * leading components ('myproj.flask.app' -> 'flask.app') but keeps at least two,
+ * so that 'os.path' never lands on a repository file called path.py. */
+static long long lookup_module(const struct repo *R, const char *name)
+{
+    if (!name || !*name) return -1;
+    long long fi = map_get(&R->modules, 0, name);
+    if (fi >= 0) return fi;
+    for (const char *p = strchr(name, '.'); p && count_dots(p + 1) >= 1; p = strchr(p + 1, '.')) {
+        fi = map_get(&R->modules, 0, p + 1);
+        if (fi >= 0) return fi;
+    }
+    return -1;
+}
+
+/* The absolute module an import names (malloc'd), or NULL when a relative
+ * import climbs above the top of the tree. */
+static char *import_target(const struct repo *R, const struct rimp *m)
+{
+    if (m->level <= 0) return xstrdup(m->module);
+    long long fi = file_index(R, m->file);
+    if (fi < 0 || !R->files[fi].module) return NULL;
+    const struct rfile *f = &R->files[fi];
+    char *pkg = xstrdup(f->module);
+    int up = m->level - (f->is_init ? 1 : 0);   /* a module's package is one step up; __init__ is its package */
+    for (int i = 0; i < up; i++) {
+        char *dot = strrchr(pkg, '.');
+        if (dot) *dot = 0;
+        else if (*pkg) pkg[0] = 0;
+        else {
+            free(pkg);
+            return NULL;
+        }
+    }
+    char *t;
+    if (*m->module) t = *pkg ? xasprintf("%s.%s", pkg, m->module) : xstrdup(m->module);
+    else t = xstrdup(pkg);
+    free(pkg);
+    return t;
+}
+
+static void resolve_imports(struct repo *R)
+{
+    for (size_t i = 0; i < R->nimps; i++) {
+        struct rimp *m = &R->imps[i];
+        m->resolved = 0;
+        m->name_is_module = 0;
+        char *t = import_target(R, m);
+        if (!t) continue;
+        long long fi = -1;
+        if (m->name && strcmp(m->name, "*") != 0) {
+            /* 'from pkg import mod' names a module when pkg.mod is one */
+            char *sub = *t ? xasprintf("%s.%s", t, m->name) : xstrdup(m->name);
+            fi = m->level > 0 ? map_get(&R->modules, 0, sub) : lookup_module(R, sub);
+            free(sub);
+            if (fi >= 0) m->name_is_module = 1;
+        }
+        if (fi < 0 && *t) fi = m->level > 0 ? map_get(&R->modules, 0, t) : lookup_module(R, t);
+        if (fi < 0 && !*t && m->level > 0) fi = map_get(&R->modules, 0, "");   /* the root package */
+        if (fi >= 0) m->resolved = R->files[fi].id;
+        free(t);
+    }
+}
+
+/* ---- names --------------------------------------------------------------------- */
+
+static long long find_in_file(const struct repo *R, long long fid, const char *name, int depth);
+
+/* A name bound by an import in file fid: the symbol it names (sym index),
+ * -1 when none. *module_fid receives the file when the name is a module. */
+static long long from_imports(const struct repo *R, long long fid, const char *name, int depth, long long *module_fid)
+{
+    if (module_fid) *module_fid = 0;
+    long long fi = file_index(R, fid);
+    if (fi < 0 || depth > 4) return -1;
+    const struct rfile *f = &R->files[fi];
+    for (size_t k = f->imp0; k < f->imp0 + f->nimp; k++) {
+        const struct rimp *m = &R->imps[k];
+        if (!m->resolved) continue;
+        if (m->name && strcmp(m->name, "*") != 0) {
+            const char *bound = m->alias ? m->alias : m->name;
+            if (strcmp(bound, name) != 0) continue;
+            if (m->name_is_module) {
+                if (module_fid) *module_fid = m->resolved;
+                return -1;
+            }
+            long long s = find_in_file(R, m->resolved, m->name, depth + 1);
+            if (s >= 0) return s;
+        } else if (!m->name) {
+            /* 'import a.b' binds a (not a file we track); 'import a.b as n' binds n to a.b */
+            if ((m->alias && strcmp(m->alias, name) == 0) || (!m->alias && strcmp(m->module, name) == 0)) {
+                if (module_fid) *module_fid = m->resolved;
+                return -1;
+            }
+        }
+    }
+    for (size_t k = f->imp0; k < f->imp0 + f->nimp; k++) {
+        const struct rimp *m = &R->imps[k];
+        if (!m->resolved || !m->name || strcmp(m->name, "*") != 0) continue;
+        long long s = find_in_file(R, m->resolved, name, depth + 1);
+        if (s >= 0) return s;
+    }
+    return -1;
+}
+
+/* A top-level symbol of file fid, following re-exports ('from .base import Base'
+ * in a package's __init__). */
+static long long find_in_file(const struct repo *R, long long fid, const char *name, int depth)
+{
+    long long s = map_get(&R->top, fid, name);
+    if (s >= 0) return s;
+    return from_imports(R, fid, name, depth, NULL);
+}
+
+/* A module a dotted head ('models', 'os.path', 'sessions.base') names in file fid. */
+static long long module_named(const struct repo *R, long long fid, const char *head)
+{
+    long long mf = 0;
+    from_imports(R, fid, head, 0, &mf);
+    return mf;
+}
+
+static long long member(const struct repo *R, long long cls, const char *name, int depth)
+{
+    if (cls < 0 || depth > 12) return -1;
+    long long s = map_get(&R->children, R->syms[cls].id, name);
+    if (s >= 0) return s;
+    for (long long b = R->base_head ? R->base_head[cls] : -1; b >= 0; b = R->base_next[b]) {
+        s = member(R, R->base_dst[b], name, depth + 1);
+        if (s >= 0) return s;
+    }
+    return -1;
+}
+
+static long long bases_member(const struct repo *R, long long cls, const char *name)
+{
+    for (long long b = R->base_head ? R->base_head[cls] : -1; b >= 0; b = R->base_next[b]) {
+        long long s = member(R, R->base_dst[b], name, 1);
+        if (s >= 0) return s;
+    }
+    return -1;
+}
+
+/* The class enclosing symbol index s (s itself when it is a class), or -1. */
+static long long enclosing_class(const struct repo *R, long long s)
+{
+    for (int guard = 0; s >= 0 && guard < 64; guard++) {
+        if (R->syms[s].kind == 'c') return s;
+        if (!R->syms[s].parent) return -1;
+        s = sym_index(R, R->syms[s].parent);
+    }
+    return -1;
+}
+
+/* A dotted expression 'a.b.C' in file fid: C in the module a.b names, or a
+ * member of the class a.b names. */
+static long long resolve_dotted(const struct repo *R, long long fid, const char *expr, int want_class);
+
+static long long resolve_plain(const struct repo *R, long long fid, const char *name, int want_class)
+{
+    long long s = from_imports(R, fid, name, 0, NULL);
+    if (s >= 0) return s;
+    s = map_get(&R->top, fid, name);
+    if (s >= 0 && (!want_class || R->syms[s].kind == 'c')) return s;
+    s = map_get(want_class ? &R->gclass : &R->gdef, 0, name);
+    return s >= 0 ? s : -1;
+}
+
+static long long resolve_dotted(const struct repo *R, long long fid, const char *expr, int want_class)
+{
+    const char *dot = strrchr(expr, '.');
+    if (!dot) return resolve_plain(R, fid, expr, want_class);
+    char *head = xstrndup(expr, (size_t)(dot - expr));
+    const char *last = dot + 1;
+    long long s = -1;
+    long long mf = module_named(R, fid, head);
+    if (mf) s = find_in_file(R, mf, last, 0);
+    if (s < 0 && !mf) {
+        /* 'import a.b' then 'a.b.C': the import binds the whole dotted module */
+        long long fi = file_index(R, fid);
+        if (fi >= 0)
+            for (size_t k = R->files[fi].imp0; k < R->files[fi].imp0 + R->files[fi].nimp && s < 0; k++) {
+                const struct rimp *m = &R->imps[k];
+                if (!m->name && !m->alias && m->resolved && strcmp(m->module, head) == 0)
+                    s = find_in_file(R, m->resolved, last, 0);
+            }
+        if (s < 0 && !strchr(head, '.')) {
+            long long cls = resolve_plain(R, fid, head, 1);
+            if (cls >= 0 && R->syms[cls].kind == 'c') s = member(R, cls, last, 0);
+        }
+    }
+    free(head);
+    if (s >= 0 && want_class && R->syms[s].kind != 'c') s = -1;
+    return s;
+}
+
+/* A call from symbol index caller (or -1) in file fid to callee as written. */
+static long long resolve_call(const struct repo *R, long long fid, long long caller, const char *callee)
+{
+    if (strncmp(callee, "self.", 5) == 0 || strncmp(callee, "cls.", 4) == 0) {
+        const char *m = strchr(callee, '.') + 1;
+        if (strchr(m, '.')) return -1;   /* self.attr.method: the attribute's type is unknown */
+        long long cls = caller >= 0 ? enclosing_class(R, caller) : -1;
+        return cls >= 0 ? member(R, cls, m, 0) : -1;
+    }
+    if (strncmp(callee, "super().", 8) == 0) {
+        const char *m = callee + 8;
+        if (strchr(m, '.')) return -1;
+        long long cls = caller >= 0 ? enclosing_class(R, caller) : -1;
+        return cls >= 0 ? bases_member(R, cls, m) : -1;
+    }
+    for (const char *p = callee; *p; p++)
+        if (!(*p == '_' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+              (*p >= 'A' && *p <= 'Z') || (unsigned char)*p >= 0x80))
+            return -1;   /* f()(), a[0](): not a name */
+    if (!strchr(callee, '.')) {
+        /* a function defined in an enclosing function */
+        for (long long s = caller; s >= 0 && R->syms[s].kind != 'c';) {
+            long long c = map_get(&R->children, R->syms[s].id, callee);
+            if (c >= 0 && R->syms[c].kind != 'v') return c;
+            if (!R->syms[s].parent) break;
+            s = sym_index(R, R->syms[s].parent);
+        }
+        long long s = map_get(&R->top, fid, callee);
+        if (s >= 0 && R->syms[s].kind != 'v') return s;
+        s = from_imports(R, fid, callee, 0, NULL);
+        if (s >= 0) return s;
+        s = map_get(&R->gdef, 0, callee);
+        return s >= 0 ? s : -1;
+    }
+    long long s = resolve_dotted(R, fid, callee, 0);
+    return s >= 0 && R->syms[s].kind != 'v' ? s : -1;
+}
+
+/* ---- writing ------------------------------------------------------------------- */
+
+static void add_base(struct repo *R, long long cls, long long dst)
+{
+    if (R->nbases == R->capbases) {
+        R->capbases = R->capbases ? R->capbases * 2 : 256;
+        R->base_next = xrealloc(R->base_next, R->capbases * sizeof *R->base_next);
+        R->base_dst = xrealloc(R->base_dst, R->capbases * sizeof *R->base_dst);
+    }
+    R->base_dst[R->nbases] = dst;
+    R->base_next[R->nbases] = R->base_head[cls];
+    R->base_head[cls] = (long long)R->nbases++;
+}
+
+static int fail(sqlite3 *db, const char *what, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "cannot resolve %s in the index: %s", what, sqlite3_errmsg(db));
+    return -1;
+}
+
+/* Recomputes dst of every edge of kind, in batches so that memory stays flat. */
+static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inherits, char *err, size_t errlen)
+{
+    sqlite3_stmt *sel, *upd;
+    if (sqlite3_prepare_v2(db, "SELECT id, src_file, src_id, target, dst_id, dst_file FROM edges "
+                               "WHERE kind = ?1 AND id > ?2 ORDER BY id LIMIT 4096", -1, &sel, NULL))
+        return fail(db, kind, err, errlen);
+    if (sqlite3_prepare_v2(db, "UPDATE edges SET dst_id = ?1, dst_file = ?2 WHERE id = ?3", -1, &upd, NULL)) {
+        sqlite3_finalize(sel);
+        return fail(db, kind, err, errlen);
+    }
+    struct row { long long id, file, src, dst, dst_file, new_dst, new_file; char *target; } *rows;
+    rows = xmalloc(4096 * sizeof *rows);
+    long long after = 0;
+    int rc = 0;
+    for (;;) {
+        size_t n = 0;
+        sqlite3_bind_text(sel, 1, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(sel, 2, after);
+        while (sqlite3_step(sel) == SQLITE_ROW) {
+            struct row *r = &rows[n++];
+            r->id = sqlite3_column_int64(sel, 0);
+            r->file = sqlite3_column_int64(sel, 1);
+            r->src = sqlite3_column_int64(sel, 2);
+            r->target = col_dup(sel, 3);
+            r->dst = sqlite3_column_int64(sel, 4);
+            r->dst_file = sqlite3_column_int64(sel, 5);
+        }
+        sqlite3_reset(sel);
+        if (n == 0) break;
+        after = rows[n - 1].id;
+        for (size_t i = 0; i < n && !rc; i++) {
+            struct row *r = &rows[i];
+            long long src = r->src ? sym_index(R, r->src) : -1;
+            long long d = -1;
+            if (r->target) {
+                if (inherits) {
+                    char *t = xstrdup(r->target);
+                    char *br = strpbrk(t, "[(");
+                    if (br) *br = 0;
+                    d = resolve_dotted(R, r->file, t, 1);
+                    if (d == src) d = -1;     /* 'class X(X)': a shadowed name, not itself */
+                    free(t);
+                    if (d >= 0 && src >= 0) add_base(R, src, d);
+                } else {
+                    d = resolve_call(R, r->file, src, r->target);
+                }
+            }
+            r->new_dst = d >= 0 ? R->syms[d].id : 0;
+            r->new_file = d >= 0 ? R->syms[d].file : 0;
+            if (r->new_dst == r->dst && r->new_file == r->dst_file) continue;
+            if (r->new_dst) {
+                sqlite3_bind_int64(upd, 1, r->new_dst);
+                sqlite3_bind_int64(upd, 2, r->new_file);
+            }
+            sqlite3_bind_int64(upd, 3, r->id);
+            if (sqlite3_step(upd) != SQLITE_DONE) rc = fail(db, kind, err, errlen);
+            sqlite3_reset(upd);
+            sqlite3_clear_bindings(upd);
+        }
+        for (size_t i = 0; i < n; i++) free(rows[i].target);
+        if (rc || n < 4096) break;
+    }
+    free(rows);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+static int write_imports(struct repo *R, sqlite3 *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *upd, *ins;
+    if (sqlite3_exec(db, "DELETE FROM edges WHERE kind = 'imports'", NULL, NULL, NULL) != SQLITE_OK)
+        return fail(db, "imports", err, errlen);
+    if (sqlite3_prepare_v2(db, "UPDATE imports SET resolved_file_id = ?1 WHERE id = ?2", -1, &upd, NULL))
+        return fail(db, "imports", err, errlen);
+    if (sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
+                               "VALUES('imports', ?1, NULL, ?2, ?3, ?4, ?5, ?6)", -1, &ins, NULL)) {
+        sqlite3_finalize(upd);
+        return fail(db, "imports", err, errlen);
+    }
+    int rc = 0;
+    struct buf target = BUF_INIT;
+    for (size_t i = 0; i < R->nimps && !rc; i++) {
+        struct rimp *m = &R->imps[i];
+        if (m->resolved != m->old_resolved) {
+            if (m->resolved) sqlite3_bind_int64(upd, 1, m->resolved);
+            sqlite3_bind_int64(upd, 2, m->id);
+            if (sqlite3_step(upd) != SQLITE_DONE) rc = fail(db, "imports", err, errlen);
+            sqlite3_reset(upd);
+            sqlite3_clear_bindings(upd);
+        }
+        /* target as written: '..core', 'tinyweb.sessions.base', '.' */
+        buf_reset(&target);
+        for (int d = 0; d < m->level; d++) buf_addc(&target, '.');
+        buf_adds(&target, m->module);
+        const char *tname = m->module;
+        const char *dot = strrchr(tname, '.');
+        if (dot) tname = dot + 1;
+        if (!*tname && m->name) tname = m->name;
+        long long sym = -1;
+        if (m->resolved && m->name && !m->name_is_module && strcmp(m->name, "*") != 0)
+            sym = find_in_file(R, m->resolved, m->name, 1);
+        sqlite3_bind_int64(ins, 1, m->file);
+        sqlite3_bind_int(ins, 2, m->line);
+        sqlite3_bind_text(ins, 3, buf_str(&target), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(ins, 4, tname, -1, SQLITE_STATIC);
+        if (sym >= 0) sqlite3_bind_int64(ins, 5, R->syms[sym].id);
+        if (m->resolved) sqlite3_bind_int64(ins, 6, m->resolved);
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = fail(db, "imports", err, errlen);
+        sqlite3_reset(ins);
+        sqlite3_clear_bindings(ins);
+    }
+    buf_free(&target);
+    sqlite3_finalize(upd);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+int index_resolve(sqlite3 *db, const char *root_abs, char *err, size_t errlen)
+{
+    struct repo R;
+    memset(&R, 0, sizeof R);
+    int rc = -1;
+    if (load(&R, db, root_abs)) {
+        fail(db, "names", err, errlen);
+        goto out;
+    }
+    R.base_head = xmalloc((R.nsyms ? R.nsyms : 1) * sizeof *R.base_head);
+    for (size_t i = 0; i < R.nsyms; i++) R.base_head[i] = -1;
+    resolve_imports(&R);
+    if (write_imports(&R, db, err, errlen)) goto out;
+    /* bases first: method lookup through self.* walks them */
+    if (resolve_edges(&R, db, "inherits", 1, err, errlen)) goto out;
+    if (resolve_edges(&R, db, "calls", 0, err, errlen)) goto out;
+    rc = 0;
+out:
+    repo_free(&R);
+    return rc;
+}

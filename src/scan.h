@@ -1,0 +1,59 @@
+/*
+ * scan: which files of a repository are indexed. Inside a git work tree the
+ * answer is git's (tracked files plus untracked ones that are not ignored);
+ * elsewhere a directory walk that leaves out version-control metadata,
+ * virtualenvs, caches and build output. Only files with a language
+ * (parse_lang_for_path) are listed. Files that cannot be indexed (too large,
+ * a symlink leaving the repository or looping, not a regular file) are listed
+ * separately with a reason; none of them makes the scan fail.
+ *
+ * The scan only stats files; reading them (and so noticing binary or
+ * unreadable content) is the indexer's job, done only for changed files.
+ */
+#ifndef DRQA_SCAN_H
+#define DRQA_SCAN_H
+
+#include <stddef.h>
+
+struct lang;
+
+struct scan_file {
+    char *path;               /* relative to the root, '/'-separated */
+    const struct lang *lang;
+    long long size;
+    long long mtime_ns;
+};
+
+struct scan_skip {
+    char *path;
+    char *reason;             /* 'too large (2000000 bytes > 1048576)', 'symlink outside the repository', ... */
+    long long size;           /* -1 when unknown */
+};
+
+/* Owns everything it points to; scan_result_free releases it. Files are sorted by path. */
+struct scan_result {
+    struct scan_file *files; size_t nfiles, capfiles;
+    struct scan_skip *skips; size_t nskips, capskips;
+    int used_git;             /* 1 when git listed the files */
+};
+
+/* Lists the files of the repository at root_abs (an absolute, symlink-free
+ * directory path). max_file_size: larger files are skipped (0 = no limit).
+ * Returns 0, or -1 with a message naming the root when it cannot be read. */
+int scan_repo(const char *root_abs, long long max_file_size, struct scan_result *out,
+              char *err, size_t errlen);
+void scan_result_free(struct scan_result *r);
+
+/* Adds a skipped file (path and reason are copied). Used by the indexer for
+ * files found unreadable or binary when read. */
+void scan_add_skip(struct scan_result *r, const char *path, const char *reason, long long size);
+
+/* Lenient UTF-8 decoding: returns a malloc'd NUL-terminated copy of s[0..n)
+ * where every byte that does not start a valid sequence (and every NUL) is
+ * replaced with U+FFFD; *bad counts the replacements. *outlen gets the length. */
+char *scan_decode_utf8(const char *s, size_t n, size_t *outlen, int *bad);
+
+/* 1 when the first 8 KiB of s[0..n) hold a NUL byte (the file is binary). */
+int scan_is_binary(const char *s, size_t n);
+
+#endif
