@@ -271,6 +271,17 @@ class Handler(BaseHTTPRequestHandler):
         self.send_raw(200, body)
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that gives up mid-reply (reply cap, cancel, timeout) is
+        # part of the tests, not an error worth a traceback.
+        if isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
     ap = argparse.ArgumentParser(description="scripted loopback LLM server for tests")
     ap.add_argument("--script", required=True)
@@ -281,8 +292,7 @@ def main():
     with open(a.script, encoding="utf-8") as f:
         script = json.load(f)
     Handler.state = State(script, a.log)
-    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
-    srv.daemon_threads = True
+    srv = Server(("127.0.0.1", a.port), Handler)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     port = srv.server_address[1]
     if a.port_file:
