@@ -1,0 +1,443 @@
+/*
+ * mcts: the search tree, UCT selection, expansion and back-propagation. The
+ * rules are stated in mcts.h; this file implements exactly those. Nothing
+ * here calls a policy, takes a lock or knows about threads: the worker owns
+ * the tree and is the only one to touch it.
+ */
+#include "mcts.h"
+#include "policy.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[] = {
+    [MCTS_PENDING] = "pending", [MCTS_RUNNING] = "running", [MCTS_DONE] = "done",
+    [MCTS_FINISHED] = "finished", [MCTS_PRUNED] = "pruned", [MCTS_ERROR] = "error",
+};
+
+const char *mcts_status_name(enum mcts_status s)
+{
+    if ((unsigned)s >= ARRAY_LEN(status_names)) return "unknown";
+    return status_names[s];
+}
+
+int mcts_status_parse(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(status_names); i++)
+        if (name && strcmp(name, status_names[i]) == 0) return (int)i;
+    return -1;
+}
+
+static void node_init(struct mcts_node *n, int id, int parent, int depth)
+{
+    memset(n, 0, sizeof *n);
+    n->id = id;
+    n->parent = parent;
+    n->depth = depth;
+    n->dup_of = -1;
+    n->status = MCTS_PENDING;
+}
+
+static void node_free(struct mcts_node *n)
+{
+    free(n->children);
+    free(n->action);
+    cJSON_Delete(n->args);
+    free(n->args_key);
+    free(n->rationale);
+    free(n->report);
+    evidence_free(&n->obs);
+    free(n->obs_text);
+    free(n->feedback);
+    free(n->uct);
+    free(n->error);
+}
+
+struct mcts_tree *mcts_new(const char *question, int max_expand, double c, uint64_t seed)
+{
+    struct mcts_tree *t = xcalloc(1, sizeof *t);
+    t->question = xstrdup(question ? question : "");
+    t->max_expand = max_expand > 0 ? max_expand : MCTS_DEFAULT_MAX_EXPAND;
+    t->c = c >= 0 ? c : MCTS_DEFAULT_C;
+    t->seed = seed;
+    rng_seed(&t->rng, seed);
+    t->forced = -1;
+    t->cap = 16;
+    t->nodes = xcalloc((size_t)t->cap, sizeof *t->nodes);
+    node_init(&t->nodes[0], 0, -1, 0);
+    t->nodes[0].status = MCTS_DONE;
+    t->n = 1;
+    return t;
+}
+
+void mcts_free(struct mcts_tree *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->n; i++) node_free(&t->nodes[i]);
+    free(t->nodes);
+    free(t->question);
+    free(t->stop_reason);
+    free(t);
+}
+
+const struct mcts_node *mcts_node(const struct mcts_tree *t, int id)
+{
+    return (t && id >= 0 && id < t->n) ? &t->nodes[id] : NULL;
+}
+
+struct mcts_node *mcts_node_mut(struct mcts_tree *t, int id)
+{
+    return (t && id >= 0 && id < t->n) ? &t->nodes[id] : NULL;
+}
+
+/* Visits and value sum as UCT sees them: in-flight visits count as value 0. */
+static double eff_visits(const struct mcts_node *n)
+{
+    return (double)n->visits + n->virtual_loss;
+}
+
+double mcts_q(const struct mcts_node *n)
+{
+    double v = eff_visits(n);
+    return v > 0 ? n->value_sum / v : 0;
+}
+
+int mcts_expandable(const struct mcts_tree *t, int id)
+{
+    const struct mcts_node *n = mcts_node(t, id);
+    return n && n->status == MCTS_DONE && !n->duplicate && n->nchildren < t->max_expand;
+}
+
+int mcts_add_child(struct mcts_tree *t, int parent)
+{
+    if (!mcts_expandable(t, parent)) return -1;
+    if (t->n == t->cap) {
+        t->cap *= 2;
+        t->nodes = xrealloc(t->nodes, (size_t)t->cap * sizeof *t->nodes);
+    }
+    int id = t->n++;
+    struct mcts_node *p = &t->nodes[parent];
+    node_init(&t->nodes[id], id, parent, p->depth + 1);
+    if (p->nchildren == p->children_cap) {
+        p->children_cap = p->children_cap ? p->children_cap * 2 : 4;
+        p->children = xrealloc(p->children, (size_t)p->children_cap * sizeof *p->children);
+    }
+    p->children[p->nchildren++] = id;
+    return id;
+}
+
+static double log_visits(const struct mcts_node *n)
+{
+    double v = eff_visits(n);
+    return v > 1 ? log(v) : 0;
+}
+
+double mcts_uct(const struct mcts_tree *t, int id)
+{
+    const struct mcts_node *c = mcts_node(t, id);
+    if (!c || c->parent < 0) return 0;
+    double nc = eff_visits(c);
+    if (nc <= 0) return HUGE_VAL;
+    return mcts_q(c) + t->c * sqrt(log_visits(&t->nodes[c->parent]) / nc);
+}
+
+double mcts_uct_new(const struct mcts_tree *t, int id)
+{
+    const struct mcts_node *s = mcts_node(t, id);
+    if (!s) return 0;
+    return mcts_q(s) + t->c * sqrt(log_visits(s));
+}
+
+void mcts_mark_uct(struct mcts_node *n, int iteration, int as_new, double score)
+{
+    if (n->nuct == n->uct_cap) {
+        n->uct_cap = n->uct_cap ? n->uct_cap * 2 : 4;
+        n->uct = xrealloc(n->uct, (size_t)n->uct_cap * sizeof *n->uct);
+    }
+    n->uct[n->nuct++] = (struct mcts_uct_mark){iteration, as_new, score};
+    if (!as_new) n->last_uct = score;
+}
+
+/* open[i]: node i is not pruned and its subtree holds an expandable node.
+ * Children always have larger ids than their parent, so one backward pass
+ * sees every child before its parent. */
+static unsigned char *open_map(const struct mcts_tree *t)
+{
+    unsigned char *open = xcalloc((size_t)t->n, 1);
+    for (int i = t->n - 1; i >= 0; i--) {
+        const struct mcts_node *n = &t->nodes[i];
+        if (n->status == MCTS_PRUNED) continue;
+        if (mcts_expandable(t, i)) open[i] = 1;
+        for (int k = 0; k < n->nchildren && !open[i]; k++)
+            if (open[n->children[k]]) open[i] = 1;
+    }
+    return open;
+}
+
+static int take_forced(struct mcts_tree *t, int *was_forced)
+{
+    int f = t->forced;
+    t->forced = -1;
+    if (f >= 0 && mcts_expandable(t, f)) {
+        if (was_forced) *was_forced = 1;
+        return f;
+    }
+    return -1;
+}
+
+int mcts_select(struct mcts_tree *t, int iteration, int *was_forced)
+{
+    if (was_forced) *was_forced = 0;
+    int f = take_forced(t, was_forced);
+    if (f >= 0) return f;
+
+    unsigned char *open = open_map(t);
+    int *ties = xmalloc((size_t)t->n * sizeof *ties);
+    int s = open[0] ? 0 : -1;
+    while (s >= 0) {
+        struct mcts_node *sn = &t->nodes[s];
+        double best = -HUGE_VAL;
+        int nties = 0;
+        for (int k = 0; k < sn->nchildren; k++) {
+            int c = sn->children[k];
+            if (!open[c]) continue;
+            double u = mcts_uct(t, c);
+            mcts_mark_uct(&t->nodes[c], iteration, 0, u);
+            if (u > best) {
+                best = u;
+                nties = 0;
+            }
+            if (u == best) ties[nties++] = c;
+        }
+        if (nties == 0) break;              /* open without open children: expandable */
+        if (mcts_expandable(t, s)) {
+            double un = mcts_uct_new(t, s);
+            mcts_mark_uct(sn, iteration, 1, un);
+            if (un >= best) break;
+        }
+        s = nties == 1 ? ties[0] : ties[rng_below(&t->rng, (uint32_t)nties)];
+    }
+    free(ties);
+    free(open);
+    return s;
+}
+
+int mcts_select_greedy(struct mcts_tree *t, int *was_forced)
+{
+    if (was_forced) *was_forced = 0;
+    int f = take_forced(t, was_forced);
+    if (f >= 0) return f;
+    for (int id = t->n - 1; id >= 0; id = t->nodes[id].parent)
+        if (mcts_expandable(t, id)) return id;
+    return -1;
+}
+
+void mcts_backprop(struct mcts_tree *t, int id, double value)
+{
+    for (; id >= 0 && id < t->n; id = t->nodes[id].parent) {
+        t->nodes[id].visits++;
+        t->nodes[id].value_sum += value;
+    }
+}
+
+int mcts_prune(struct mcts_tree *t, int id, char *err, size_t errlen)
+{
+    if (!mcts_node(t, id)) {
+        snprintf(err, errlen, "cannot prune node %d: there is no such node (the tree has %d)", id,
+                 t->n);
+        return -1;
+    }
+    if (id == 0) {
+        snprintf(err, errlen, "cannot prune the root; ask a new question instead");
+        return -1;
+    }
+    /* Refuse before changing anything, so a prune is all or nothing. */
+    int *stack = xmalloc((size_t)t->n * sizeof *stack);
+    int top = 0;
+    stack[top++] = id;
+    while (top > 0) {
+        int i = stack[--top];
+        if (t->nodes[i].status == MCTS_RUNNING || t->nodes[i].status == MCTS_PENDING) {
+            snprintf(err, errlen, "cannot prune node %d: node %d is still being worked on", id, i);
+            free(stack);
+            return -1;
+        }
+        for (int k = 0; k < t->nodes[i].nchildren; k++) stack[top++] = t->nodes[i].children[k];
+    }
+    top = 0;
+    stack[top++] = id;
+    while (top > 0) {
+        int i = stack[--top];
+        t->nodes[i].status = MCTS_PRUNED;
+        if (t->forced == i) t->forced = -1;
+        for (int k = 0; k < t->nodes[i].nchildren; k++) stack[top++] = t->nodes[i].children[k];
+    }
+    free(stack);
+    return 0;
+}
+
+int mcts_force(struct mcts_tree *t, int id, char *err, size_t errlen)
+{
+    const struct mcts_node *n = mcts_node(t, id);
+    if (!n) {
+        snprintf(err, errlen, "cannot expand node %d: there is no such node (the tree has %d)", id,
+                 t->n);
+        return -1;
+    }
+    if (!mcts_expandable(t, id)) {
+        const char *why = n->status != MCTS_DONE ? mcts_status_name(n->status)
+                          : n->duplicate         ? "a duplicate"
+                                                 : "already fully expanded";
+        snprintf(err, errlen, "cannot expand node %d: it is %s (a node takes at most %d children)",
+                 id, why, t->max_expand);
+        return -1;
+    }
+    t->forced = id;
+    return 0;
+}
+
+/* ---- canonical action keys ---- */
+
+static void key_string(struct buf *b, const char *s)
+{
+    buf_addc(b, '"');
+    while (isspace((unsigned char)*s)) s++;
+    int pending_space = 0;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (isspace(ch)) {
+            pending_space = 1;
+            continue;
+        }
+        if (pending_space) buf_addc(b, ' ');
+        pending_space = 0;
+        if (ch == '"' || ch == '\\') buf_addc(b, '\\');
+        buf_addc(b, (char)tolower(ch));
+    }
+    buf_addc(b, '"');
+}
+
+static int skip_member(const cJSON *v)
+{
+    if (cJSON_IsNull(v)) return 1;
+    if (cJSON_IsString(v)) {
+        const char *s = v->valuestring;
+        while (isspace((unsigned char)*s)) s++;
+        return *s == 0;
+    }
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+static void key_value(struct buf *b, const cJSON *v)
+{
+    if (cJSON_IsObject(v)) {
+        size_t n = 0, i = 0;
+        const cJSON *m;
+        cJSON_ArrayForEach(m, v) n++;
+        const cJSON **ms = xmalloc((n ? n : 1) * sizeof *ms);
+        cJSON_ArrayForEach(m, v) ms[i++] = m;
+        qsort(ms, n, sizeof *ms, cmp_names);
+        buf_addc(b, '{');
+        int first = 1;
+        for (i = 0; i < n; i++) {
+            if (skip_member(ms[i])) continue;
+            if (!first) buf_addc(b, ',');
+            first = 0;
+            key_string(b, ms[i]->string ? ms[i]->string : "");
+            buf_addc(b, ':');
+            key_value(b, ms[i]);
+        }
+        buf_addc(b, '}');
+        free(ms);
+    } else if (cJSON_IsArray(v)) {
+        buf_addc(b, '[');
+        const cJSON *m;
+        int first = 1;
+        cJSON_ArrayForEach(m, v) {
+            if (!first) buf_addc(b, ',');
+            first = 0;
+            key_value(b, m);
+        }
+        buf_addc(b, ']');
+    } else if (cJSON_IsString(v)) {
+        key_string(b, v->valuestring);
+    } else if (cJSON_IsNumber(v)) {
+        buf_printf(b, "%.17g", v->valuedouble);
+    } else if (cJSON_IsBool(v)) {
+        buf_adds(b, cJSON_IsTrue(v) ? "true" : "false");
+    } else {
+        buf_adds(b, "null");
+    }
+}
+
+char *mcts_action_key(const char *name, const cJSON *args)
+{
+    struct buf b = BUF_INIT;
+    for (const char *p = name ? name : ""; *p; p++) buf_addc(&b, (char)tolower((unsigned char)*p));
+    buf_addc(&b, ' ');
+    if (args) key_value(&b, args);
+    else buf_adds(&b, "{}");
+    return buf_take(&b);
+}
+
+int mcts_find_duplicate(const struct mcts_tree *t, int node_id, const char *key)
+{
+    const struct mcts_node *n = mcts_node(t, node_id);
+    if (!n || !key || n->parent < 0) return -1;
+    const struct mcts_node *p = &t->nodes[n->parent];
+    for (int k = 0; k < p->nchildren; k++) {
+        const struct mcts_node *s = &t->nodes[p->children[k]];
+        if (s->id != node_id && s->args_key && strcmp(s->args_key, key) == 0) return s->id;
+    }
+    for (int a = n->parent; a >= 0; a = t->nodes[a].parent)
+        if (t->nodes[a].args_key && strcmp(t->nodes[a].args_key, key) == 0) return a;
+    return -1;
+}
+
+size_t mcts_path(const struct mcts_tree *t, int id, int **ids)
+{
+    *ids = NULL;
+    const struct mcts_node *n = mcts_node(t, id);
+    if (!n) return 0;
+    size_t len = (size_t)n->depth + 1;
+    int *v = xmalloc(len * sizeof *v);
+    for (size_t i = len; i-- > 0; id = t->nodes[id].parent) v[i] = id;
+    *ids = v;
+    return len;
+}
+
+/* ---- policy result helpers (declared in policy.h) ---- */
+
+void policy_action_clear(struct policy_action *a)
+{
+    if (!a) return;
+    free(a->name);
+    cJSON_Delete(a->args);
+    free(a->rationale);
+    memset(a, 0, sizeof *a);
+}
+
+void policy_eval_clear(struct policy_eval *e)
+{
+    if (!e) return;
+    free(e->feedback);
+    memset(e, 0, sizeof *e);
+}
+
+void policy_answer_clear(struct policy_answer *a)
+{
+    if (!a) return;
+    free(a->markdown);
+    evidence_free(&a->cites);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,116 @@
+/*
+ * policy: the interface between the search engine and whatever decides what
+ * to do (an offline deterministic policy, an LLM policy, a scripted test
+ * policy). The engine owns the tree and the loop of Algorithm 1; a policy
+ * plays the paper's four roles on a read-only view of the tree:
+ *
+ *   perceive  situational report for a new node, from the root-to-node
+ *             trajectory and the attempts of its siblings (section 3.3.1)
+ *   plan      the next action for the new node (3.3.2); it should avoid the
+ *             actions of siblings and ancestors, and the engine enforces it
+ *   evaluate  a value 0-100 and feedback for the node's action and curated
+ *             observation (3.3.4); the value sets Q of the new node
+ *   answer    the final answer and its citations from a trajectory (3.4.5)
+ *
+ * plus an optional cheap `rollout` value used by the no-evaluation ablation.
+ * The action itself is run by an executor (the Execution Agent's index
+ * lookups) and its raw output is filtered by a curator (evidence curation);
+ * both are passed to the engine next to the policy.
+ *
+ * Every call returns 0 on success or -1 with a message in err; the engine
+ * records a failure on the node (status error) and the search goes on. Every
+ * call reports the tokens it spent in *usage (left zero by non-LLM policies)
+ * so the engine can account for them and enforce --budget-tokens.
+ *
+ * Ownership: results written through out-pointers are malloc'd by the policy
+ * and handed to the engine, which frees them. The tree is borrowed and must
+ * not be modified or kept past the call. `ctx` belongs to whoever built the
+ * policy; the engine never frees it.
+ */
+#ifndef DRQA_POLICY_H
+#define DRQA_POLICY_H
+
+#include "evidence.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+struct mcts_tree;
+
+struct policy_usage {
+    long long input_tokens;
+    long long output_tokens;
+};
+
+/* A planned action. name is an action of the action engine ("FindClass",
+ * "FindFunction", "FindCodeSnippet", "ViewCode", "SemanticSearch") or
+ * "Finish"; args is a JSON object (NULL means {}). */
+struct policy_action {
+    char *name;
+    cJSON *args;
+    char *rationale;   /* may be NULL */
+};
+
+struct policy_eval {
+    double value;      /* 0-100; the engine clamps into range and rejects NaN */
+    char *feedback;    /* may be NULL */
+};
+
+/* The answer: Markdown and the spans it cites (path and lines; text is not
+ * needed, the engine takes it from the evidence it verifies against). */
+struct policy_answer {
+    char *markdown;
+    struct evidence cites;
+};
+
+struct policy {
+    const char *name;  /* for transcripts and logs ("offline", "llm", ...) */
+    void *ctx;
+
+    /* Report for node_id, a new node whose parent was just selected. May be
+     * NULL: the report is then empty, as in the no-perception ablation. */
+    int (*perceive)(void *ctx, const struct mcts_tree *t, int node_id, char **report,
+                    struct policy_usage *usage, char *err, size_t errlen);
+    /* Required. report is "" when perception is off. When the engine asks
+     * again after a duplicate, the report ends with a line saying which
+     * action was refused. */
+    int (*plan)(void *ctx, const struct mcts_tree *t, int node_id, const char *report,
+                struct policy_action *out, struct policy_usage *usage, char *err, size_t errlen);
+    /* Value of node_id once its action and observation are set. May be NULL:
+     * then it is treated as the no-evaluation ablation. */
+    int (*evaluate)(void *ctx, const struct mcts_tree *t, int node_id, struct policy_eval *out,
+                    struct policy_usage *usage, char *err, size_t errlen);
+    /* Optional: the cheap value used when evaluation is ablated (the paper's
+     * "rollout-based evaluation"). NULL gives the neutral value 50. */
+    int (*rollout)(void *ctx, const struct mcts_tree *t, int node_id, double *value,
+                   struct policy_usage *usage, char *err, size_t errlen);
+    /* Answer from a trajectory, ids root first (ids[0] == 0). May be NULL:
+     * the engine then builds a plain answer from the evidence. */
+    int (*answer)(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
+                  struct policy_answer *out, struct policy_usage *usage, char *err, size_t errlen);
+};
+
+/* Runs one action against the repository index: raw spans into *raw (the
+ * list is empty on entry) and a plain-text rendering into *text (malloc'd,
+ * may be left NULL). */
+struct policy_executor {
+    void *ctx;
+    int (*execute)(void *ctx, const char *name, const cJSON *args, struct evidence *raw,
+                   char **text, char *err, size_t errlen);
+};
+
+/* Filters raw output into the node's curated observation (ranked,
+ * de-duplicated, focused spans) and optionally its rendering. A NULL curate
+ * function keeps the raw spans as they are. */
+struct policy_curator {
+    void *ctx;
+    int (*curate)(void *ctx, const char *question, const char *action, const struct evidence *raw,
+                  const char *raw_text, struct evidence *curated, char **text,
+                  struct policy_usage *usage, char *err, size_t errlen);
+};
+
+void policy_action_clear(struct policy_action *a);   /* frees members; accepts NULL */
+void policy_eval_clear(struct policy_eval *e);
+void policy_answer_clear(struct policy_answer *a);
+
+#endif

@@ -1,0 +1,598 @@
+/*
+ * search: the driver of Algorithm 1 over an mcts tree, a policy, an executor
+ * and a curator. The rules it enforces (errors on nodes, loop protection,
+ * Finish, budget, ablations, answer grounding) are listed in search.h.
+ */
+#include "search.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct search {
+    struct search_config cfg;
+    struct policy pol;
+    struct policy_executor ex;
+    struct policy_curator cu;
+    struct mcts_tree *t;
+    enum search_stop stop;
+    int64_t t0;
+};
+
+static const char *const stop_names[] = {
+    [SEARCH_RUNNING] = "running",
+    [SEARCH_STOP_FINISH] = "finish",
+    [SEARCH_STOP_ITERATIONS] = "iterations",
+    [SEARCH_STOP_BUDGET] = "budget",
+    [SEARCH_STOP_EXHAUSTED] = "exhausted",
+    [SEARCH_STOP_USER] = "user",
+};
+
+const char *search_stop_name(enum search_stop s)
+{
+    return (unsigned)s < ARRAY_LEN(stop_names) ? stop_names[s] : "unknown";
+}
+
+void search_config_defaults(struct search_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->iterations = 15;
+    c->max_expand = MCTS_DEFAULT_MAX_EXPAND;
+    c->exploration = -1;
+    c->seed = 1;
+    c->max_replans = 2;
+}
+
+static int64_t clock_now(const struct search *s)
+{
+    return s->cfg.clock_ms ? s->cfg.clock_ms() : now_ms();
+}
+
+static void emit(const struct search *s, enum search_event ev, int id)
+{
+    if (s->cfg.on_event) s->cfg.on_event(s->cfg.event_ctx, s, ev, id);
+}
+
+struct search *search_new(const struct search_config *cfg, const struct policy *policy,
+                          const struct policy_executor *executor,
+                          const struct policy_curator *curator, const char *question)
+{
+    struct search *s = xcalloc(1, sizeof *s);
+    if (cfg) s->cfg = *cfg;
+    else search_config_defaults(&s->cfg);
+    if (s->cfg.iterations < 0) s->cfg.iterations = 0;
+    if (s->cfg.max_replans < 0) s->cfg.max_replans = 0;
+    if (policy) s->pol = *policy;
+    if (executor) s->ex = *executor;
+    if (curator) s->cu = *curator;
+    s->t = mcts_new(question, s->cfg.max_expand, s->cfg.exploration, s->cfg.seed);
+    s->t0 = clock_now(s);
+    return s;
+}
+
+void search_free(struct search *s)
+{
+    if (!s) return;
+    mcts_free(s->t);
+    free(s);
+}
+
+int search_done(const struct search *s)
+{
+    return s->stop != SEARCH_RUNNING;
+}
+
+enum search_stop search_stop_reason(const struct search *s)
+{
+    return s->stop;
+}
+
+const struct mcts_tree *search_tree(const struct search *s)
+{
+    return s->t;
+}
+
+const struct search_config *search_config(const struct search *s)
+{
+    return &s->cfg;
+}
+
+static void set_stop(struct search *s, enum search_stop why)
+{
+    s->stop = why;
+    free(s->t->stop_reason);
+    s->t->stop_reason = why == SEARCH_RUNNING ? NULL : xstrdup(search_stop_name(why));
+    if (why != SEARCH_RUNNING) emit(s, SEARCH_EV_STOPPED, -1);
+}
+
+static int budget_spent(const struct search *s)
+{
+    return s->cfg.budget_tokens > 0 &&
+           s->t->tokens_in + s->t->tokens_out >= s->cfg.budget_tokens;
+}
+
+/* Stops for a limit; returns 1 when it did. */
+static int check_limits(struct search *s)
+{
+    if (budget_spent(s)) set_stop(s, SEARCH_STOP_BUDGET);
+    else if (s->t->iterations >= s->cfg.iterations) set_stop(s, SEARCH_STOP_ITERATIONS);
+    else return 0;
+    return 1;
+}
+
+static void account(struct search *s, int id, const struct policy_usage *u)
+{
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+    long long in = u->input_tokens > 0 ? u->input_tokens : 0;
+    long long out = u->output_tokens > 0 ? u->output_tokens : 0;
+    if (n) {
+        n->tokens_in += in;
+        n->tokens_out += out;
+    }
+    s->t->tokens_in += in;
+    s->t->tokens_out += out;
+}
+
+/* Records a failed role call; the node is a leaf backed up with value 0. */
+static double fail(struct search *s, int id, const char *role, const char *msg)
+{
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+    n->status = MCTS_ERROR;
+    free(n->error);
+    n->error = xasprintf("%s: %s", role, msg && *msg ? msg : "failed without a message");
+    n->has_value = 1;
+    n->value = MCTS_FAILED_VALUE;
+    log_msg("search: node %d: %s", id, n->error);
+    return MCTS_FAILED_VALUE;
+}
+
+static char *render_evidence(const struct evidence *ev)
+{
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < ev->n; i++) {
+        const struct evidence_span *sp = &ev->v[i];
+        buf_printf(&b, "%s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line,
+                   sp->label ? "  " : "", sp->label ? sp->label : "");
+        if (sp->text && *sp->text) {
+            buf_adds(&b, sp->text);
+            if (!str_ends(sp->text, "\n")) buf_addc(&b, '\n');
+        }
+    }
+    return buf_take(&b);
+}
+
+static int is_finish(const char *name)
+{
+    return name && strcasecmp(name, "Finish") == 0;
+}
+
+/* Plans the node's action with loop protection. Returns 0 with the action
+ * stored on the node, or -1 after recording the error. */
+static int plan_node(struct search *s, int id, char *err, size_t errlen)
+{
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+    struct buf report = BUF_INIT;
+    buf_adds(&report, n->report ? n->report : "");
+    int64_t t_start = clock_now(s);
+    int rc = -1;
+    for (int attempt = 0;; attempt++) {
+        struct policy_action a = {0};
+        struct policy_usage u = {0, 0};
+        err[0] = 0;
+        int prc = s->pol.plan ? s->pol.plan(s->pol.ctx, s->t, id, buf_str(&report), &a, &u, err, errlen)
+                              : (snprintf(err, errlen, "the policy has no plan function"), -1);
+        account(s, id, &u);
+        n = mcts_node_mut(s->t, id);
+        if (prc != 0) {
+            fail(s, id, "plan", err);
+            policy_action_clear(&a);
+            break;
+        }
+        if (!a.name || !*a.name) {
+            fail(s, id, "plan", "the policy returned an action without a name");
+            policy_action_clear(&a);
+            break;
+        }
+        if (!a.args) a.args = cJSON_CreateObject();
+        if (!cJSON_IsObject(a.args)) {
+            char *msg = xasprintf("the arguments of %s must be a JSON object", a.name);
+            fail(s, id, "plan", msg);
+            free(msg);
+            policy_action_clear(&a);
+            break;
+        }
+        char *key = mcts_action_key(a.name, a.args);
+        int dup = is_finish(a.name) ? -1 : mcts_find_duplicate(s->t, id, key);
+        if (dup >= 0 && attempt < s->cfg.max_replans) {
+            char *args = cJSON_PrintUnformatted(a.args);
+            buf_printf(&report, "%s[engine] Refused %s %s: it repeats the action of node %d on "
+                       "this path or a sibling. Choose a different action.",
+                       report.len ? "\n" : "", a.name, args ? args : "{}", dup);
+            free(args);
+            free(key);
+            policy_action_clear(&a);
+            continue;
+        }
+        n->action = a.name;
+        n->args = a.args;
+        n->rationale = a.rationale;
+        n->args_key = key;
+        if (dup >= 0) {
+            n->duplicate = 1;
+            n->dup_of = dup;
+        }
+        rc = 0;
+        break;
+    }
+    n = mcts_node_mut(s->t, id);
+    n->plan_ms = clock_now(s) - t_start;
+    buf_free(&report);
+    return rc;
+}
+
+static int execute_node(struct search *s, int id, char *err, size_t errlen)
+{
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+    int64_t t_start = clock_now(s);
+    struct evidence raw = EVIDENCE_INIT;
+    char *raw_text = NULL;
+    int rc = -1;
+    err[0] = 0;
+    if (!s->ex.execute) {
+        fail(s, id, "execute", "no action executor is configured");
+        goto out;
+    }
+    if (s->ex.execute(s->ex.ctx, n->action, n->args, &raw, &raw_text, err, errlen) != 0) {
+        char *msg = xasprintf("%s: %s", n->action, err);
+        fail(s, id, "execute", msg);
+        free(msg);
+        goto out;
+    }
+    if (s->cu.curate) {
+        struct policy_usage u = {0, 0};
+        char *text = NULL;
+        err[0] = 0;
+        int crc = s->cu.curate(s->cu.ctx, s->t->question, n->action, &raw, raw_text, &n->obs, &text,
+                               &u, err, errlen);
+        account(s, id, &u);
+        if (crc != 0) {
+            free(text);
+            evidence_free(&n->obs);
+            fail(s, id, "curate", err);
+            goto out;
+        }
+        n->obs_text = text ? text : render_evidence(&n->obs);
+    } else {
+        n->obs = raw;
+        raw = (struct evidence)EVIDENCE_INIT;
+        n->obs_text = raw_text ? raw_text : render_evidence(&n->obs);
+        raw_text = NULL;
+    }
+    rc = 0;
+out:
+    evidence_free(&raw);
+    free(raw_text);
+    mcts_node_mut(s->t, id)->execute_ms = clock_now(s) - t_start;
+    return rc;
+}
+
+static int evaluate_node(struct search *s, int id, char *err, size_t errlen)
+{
+    int64_t t_start = clock_now(s);
+    struct policy_usage u = {0, 0};
+    double v = MCTS_NEUTRAL_VALUE;
+    char *feedback = NULL;
+    int rc = 0;
+    err[0] = 0;
+    if (!s->cfg.no_evaluation && s->pol.evaluate) {
+        struct policy_eval e = {0, NULL};
+        rc = s->pol.evaluate(s->pol.ctx, s->t, id, &e, &u, err, errlen);
+        v = e.value;
+        feedback = e.feedback;
+        if (rc == 0 && isnan(v)) {
+            snprintf(err, errlen, "the policy returned a value that is not a number");
+            rc = -1;
+        }
+    } else if (s->pol.rollout) {
+        rc = s->pol.rollout(s->pol.ctx, s->t, id, &v, &u, err, errlen);
+        if (rc == 0 && isnan(v)) {
+            snprintf(err, errlen, "the rollout returned a value that is not a number");
+            rc = -1;
+        }
+    }
+    account(s, id, &u);
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+    n->evaluate_ms = clock_now(s) - t_start;
+    if (rc != 0) {
+        free(feedback);
+        fail(s, id, s->cfg.no_evaluation || !s->pol.evaluate ? "rollout" : "evaluate", err);
+        return -1;
+    }
+    if (v < 0) v = 0;
+    if (v > MCTS_VALUE_MAX) v = MCTS_VALUE_MAX;
+    n->has_value = 1;
+    n->value = v;
+    n->feedback = feedback;
+    return 0;
+}
+
+/* The single-step simulation of a new node; leaves status and value set. */
+static void simulate(struct search *s, int id)
+{
+    char err[1024];
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+
+    if (!s->cfg.no_perception && s->pol.perceive) {
+        int64_t t_start = clock_now(s);
+        struct policy_usage u = {0, 0};
+        char *report = NULL;
+        err[0] = 0;
+        int rc = s->pol.perceive(s->pol.ctx, s->t, id, &report, &u, err, sizeof err);
+        account(s, id, &u);
+        n = mcts_node_mut(s->t, id);
+        n->perceive_ms = clock_now(s) - t_start;
+        if (rc != 0) {
+            free(report);
+            n->report = xstrdup("");
+            fail(s, id, "perceive", err);
+            return;
+        }
+        n->report = report ? report : xstrdup("");
+    } else {
+        n->report = xstrdup("");
+    }
+    emit(s, SEARCH_EV_REPORT, id);
+
+    if (plan_node(s, id, err, sizeof err) != 0) return;
+    emit(s, SEARCH_EV_ACTION, id);
+    n = mcts_node_mut(s->t, id);
+    if (n->duplicate) {
+        n->status = MCTS_DONE;
+        n->has_value = 1;
+        n->value = MCTS_FAILED_VALUE;
+        n->feedback = xasprintf("Not executed: it repeats the action of node %d.", n->dup_of);
+        n->obs_text = xstrdup("");
+        return;
+    }
+    if (is_finish(n->action)) {
+        n->obs_text = xstrdup("");
+    } else {
+        if (execute_node(s, id, err, sizeof err) != 0) return;
+        emit(s, SEARCH_EV_EVIDENCE, id);
+    }
+    if (evaluate_node(s, id, err, sizeof err) != 0) return;
+    n = mcts_node_mut(s->t, id);
+    n->status = is_finish(n->action) ? MCTS_FINISHED : MCTS_DONE;
+}
+
+int search_step(struct search *s)
+{
+    if (s->stop != SEARCH_RUNNING) return 0;
+    if (check_limits(s)) return 0;
+    struct mcts_tree *t = s->t;
+    int iteration = t->iterations + 1, forced = 0;
+    int sel = s->cfg.no_mcts ? mcts_select_greedy(t, &forced) : mcts_select(t, iteration, &forced);
+    if (sel < 0) {
+        set_stop(s, SEARCH_STOP_EXHAUSTED);
+        return 0;
+    }
+    t->iterations = iteration;
+    int id = mcts_add_child(t, sel);
+    struct mcts_node *n = mcts_node_mut(t, id);
+    n->iteration = iteration;
+    n->forced = forced;
+    n->started_ms = clock_now(s) - s->t0;
+    n->status = MCTS_RUNNING;
+    emit(s, SEARCH_EV_NODE_ADDED, id);
+
+    simulate(s, id);
+
+    n = mcts_node_mut(t, id);
+    mcts_backprop(t, id, n->value);
+    for (int a = id; a >= 0; a = t->nodes[a].parent) emit(s, SEARCH_EV_NODE_UPDATED, a);
+    if (n->status == MCTS_FINISHED) set_stop(s, SEARCH_STOP_FINISH);
+    else check_limits(s);
+    return 1;
+}
+
+int search_prune(struct search *s, int id, char *err, size_t errlen)
+{
+    enum mcts_status *before = xmalloc((size_t)s->t->n * sizeof *before);
+    for (int i = 0; i < s->t->n; i++) before[i] = s->t->nodes[i].status;
+    int rc = mcts_prune(s->t, id, err, errlen);
+    if (rc == 0)
+        for (int i = 0; i < s->t->n; i++)
+            if (s->t->nodes[i].status != before[i]) emit(s, SEARCH_EV_NODE_UPDATED, i);
+    free(before);
+    return rc;
+}
+
+int search_force(struct search *s, int id, char *err, size_t errlen)
+{
+    if (s->stop == SEARCH_STOP_ITERATIONS || s->stop == SEARCH_STOP_BUDGET ||
+        (s->stop != SEARCH_RUNNING &&
+         (s->t->iterations >= s->cfg.iterations || budget_spent(s)))) {
+        snprintf(err, errlen, "cannot expand node %d: the search has used its %s", id,
+                 budget_spent(s) ? "token budget" : "iterations");
+        return -1;
+    }
+    if (mcts_force(s->t, id, err, errlen) != 0) return -1;
+    if (s->stop != SEARCH_RUNNING) set_stop(s, SEARCH_RUNNING);
+    return 0;
+}
+
+void search_finish_now(struct search *s)
+{
+    if (s->stop == SEARCH_RUNNING) set_stop(s, SEARCH_STOP_USER);
+}
+
+/* ---- answers ---- */
+
+static int usable(const struct mcts_node *n)
+{
+    return (n->status == MCTS_DONE || n->status == MCTS_FINISHED) && !n->duplicate;
+}
+
+size_t search_best_trajectory(const struct mcts_tree *t, int **ids, int *from_finished)
+{
+    int best = -1;
+    for (int i = 1; i < t->n; i++) {
+        const struct mcts_node *n = &t->nodes[i];
+        if (n->status != MCTS_FINISHED) continue;
+        if (best < 0 || n->value > t->nodes[best].value) best = i;
+    }
+    if (from_finished) *from_finished = best >= 0;
+    if (best < 0) {
+        best = 0;
+        for (;;) {
+            const struct mcts_node *n = &t->nodes[best];
+            int next = -1;
+            for (int k = 0; k < n->nchildren; k++) {
+                const struct mcts_node *c = &t->nodes[n->children[k]];
+                if (!usable(c)) continue;
+                if (next < 0 || mcts_q(c) > mcts_q(&t->nodes[next])) next = c->id;
+            }
+            if (next < 0) break;
+            best = next;
+        }
+    }
+    return mcts_path(t, best, ids);
+}
+
+/* Lines [start, end] of a span's text, the span starting at line `first`. */
+static char *span_lines(const struct evidence_span *sp, int start, int end)
+{
+    if (!sp->text) return NULL;
+    if (sp->elided) return xstrdup(sp->text);
+    const char *p = sp->text;
+    for (int line = sp->start_line; line < start && p; line++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return xstrdup("");
+    const char *q = p;
+    for (int line = start; line <= end && *q; line++) {
+        const char *nl = strchr(q, '\n');
+        q = nl ? (line < end ? nl + 1 : nl) : q + strlen(q);
+    }
+    return xstrndup(p, (size_t)(q - p));
+}
+
+static const struct evidence_span *covering_span(const struct mcts_tree *t, const int *ids,
+                                                 size_t nids, const struct evidence_span *c)
+{
+    for (size_t i = 0; i < nids; i++) {
+        const struct evidence *ev = &t->nodes[ids[i]].obs;
+        for (size_t k = 0; k < ev->n; k++) {
+            const struct evidence_span *sp = &ev->v[k];
+            if (strcmp(sp->path, c->path) == 0 && sp->start_line <= c->start_line &&
+                c->end_line <= sp->end_line)
+                return sp;
+        }
+    }
+    return NULL;
+}
+
+static const struct evidence_span *best_span(const struct mcts_tree *t, const int *ids, size_t nids)
+{
+    const struct evidence_span *best = NULL;
+    for (size_t i = 0; i < nids; i++) {
+        const struct evidence *ev = &t->nodes[ids[i]].obs;
+        for (size_t k = 0; k < ev->n; k++)
+            if (!best || ev->v[k].score > best->score) best = &ev->v[k];
+    }
+    return best;
+}
+
+static char *fallback_markdown(const struct mcts_tree *t, const int *ids, size_t nids)
+{
+    const struct mcts_node *last = &t->nodes[ids[nids - 1]];
+    const cJSON *ans = last->args ? cJSON_GetObjectItemCaseSensitive(last->args, "answer") : NULL;
+    if (is_finish(last->action) && cJSON_IsString(ans) && *ans->valuestring)
+        return xstrdup(ans->valuestring);
+    struct buf b = BUF_INIT;
+    buf_adds(&b, "No synthesised answer is available. Evidence gathered on the best trajectory:\n\n");
+    int any = 0;
+    for (size_t i = 0; i < nids; i++) {
+        const struct evidence *ev = &t->nodes[ids[i]].obs;
+        for (size_t k = 0; k < ev->n; k++) {
+            buf_printf(&b, "- `%s:%d-%d`%s%s\n", ev->v[k].path, ev->v[k].start_line,
+                       ev->v[k].end_line, ev->v[k].label ? " " : "",
+                       ev->v[k].label ? ev->v[k].label : "");
+            any = 1;
+        }
+    }
+    if (!any) buf_adds(&b, "- (none)\n");
+    return buf_take(&b);
+}
+
+struct search_answer *search_answer(struct search *s)
+{
+    struct mcts_tree *t = s->t;
+    struct search_answer *a = xcalloc(1, sizeof *a);
+    a->npath = search_best_trajectory(t, &a->path, &a->from_finished);
+    int last = a->path[a->npath - 1];
+    a->finish_node = t->nodes[last].status == MCTS_FINISHED ? last : -1;
+
+    struct policy_answer pa = {0};
+    if (s->pol.answer) {
+        char err[1024] = "";
+        struct policy_usage u = {0, 0};
+        int rc = s->pol.answer(s->pol.ctx, t, a->path, a->npath, &pa, &u, err, sizeof err);
+        a->tokens_in = u.input_tokens > 0 ? u.input_tokens : 0;
+        a->tokens_out = u.output_tokens > 0 ? u.output_tokens : 0;
+        account(s, -1, &u);
+        if (rc != 0 || !pa.markdown) {
+            a->error = xasprintf("answer: %s", rc != 0 && *err ? err : "the policy returned no answer");
+            log_msg("search: %s", a->error);
+            policy_answer_clear(&pa);
+        }
+    }
+    a->markdown = pa.markdown ? pa.markdown : fallback_markdown(t, a->path, a->npath);
+    pa.markdown = NULL;
+
+    for (size_t i = 0; i < pa.cites.n; i++) {
+        const struct evidence_span *c = &pa.cites.v[i];
+        const struct evidence_span *sp = c->path && c->start_line >= 1 && c->end_line >= c->start_line
+                                             ? covering_span(t, a->path, a->npath, c)
+                                             : NULL;
+        if (!sp) {
+            a->dropped++;
+            continue;
+        }
+        if (evidence_covers(&a->cites, c->path, c->start_line, c->end_line)) continue;
+        char *text = span_lines(sp, c->start_line, c->end_line);
+        evidence_add(&a->cites, c->path, c->start_line, c->end_line, text, sp->label, sp->score)
+            ->elided = sp->elided;
+        free(text);
+    }
+    policy_answer_clear(&pa);
+
+    if (a->cites.n == 0) {
+        const struct evidence_span *sp = best_span(t, a->path, a->npath);
+        if (sp) {
+            evidence_add(&a->cites, sp->path, sp->start_line, sp->end_line, sp->text, sp->label,
+                         sp->score)->elided = sp->elided;
+            a->fallback_cite = 1;
+        } else {
+            char *md = xasprintf("%s\n\n_No code evidence was found on this trajectory, so nothing "
+                                 "is cited._\n", a->markdown);
+            free(a->markdown);
+            a->markdown = md;
+        }
+    }
+    return a;
+}
+
+void search_answer_free(struct search_answer *a)
+{
+    if (!a) return;
+    free(a->markdown);
+    evidence_free(&a->cites);
+    free(a->path);
+    free(a->error);
+    free(a);
+}

@@ -1,0 +1,149 @@
+/*
+ * search: Algorithm 1 of DeepRepoQA, one iteration per search_step():
+ *
+ *   select (UCT, mcts.h) -> expand (add a child) -> perceive -> plan
+ *   -> execute + curate -> evaluate -> back-propagate
+ *
+ * until a Finish action is planned, the iterations are used up, the token
+ * budget is spent, or no node can be expanded any more. search_answer() then
+ * builds the answer from the best trajectory (3.4.5).
+ *
+ * Rules the engine enforces whatever the policy does:
+ *   - A failed role call (perceive, plan, execute, curate, evaluate) marks the
+ *     new node status error with the message; the node is backed up with
+ *     value 0 so the iteration still counts, and the search goes on.
+ *   - Loop protection: a planned action whose normalised (name, args) equals
+ *     that of a sibling or of an ancestor on the path is not executed. The
+ *     policy is asked again (max_replans times, the report telling it which
+ *     action was refused); if it still repeats, the node is kept as a
+ *     duplicate (status done, duplicate set, never expanded) with value 0.
+ *   - Finish is not executed against the index: its node gets no observation,
+ *     is evaluated like any other (Algorithm 1 evaluates before checking for
+ *     Finish), becomes status finished and stops the search.
+ *   - Values are clamped into 0-100; a NaN value is an evaluation error.
+ *   - The token budget is checked after every iteration (a single iteration
+ *     can overshoot it; no call is cut in half).
+ *
+ * Ablations (section 5.2):
+ *   no_mcts        greedy single trajectory: always expand the last node
+ *                  created (or its nearest expandable ancestor).
+ *   no_perception  perceive is not called; the report is "".
+ *   no_evaluation  evaluate is not called; the value comes from the policy's
+ *                  cheap rollout when it has one, else the neutral 50, so
+ *                  selection is driven by visit counts alone.
+ *
+ * Ownership: the search owns its tree. The policy, executor and curator
+ * structs are copied; their ctx pointers stay with the caller and must
+ * outlive the search. Not thread-safe: one thread (the worker) drives it.
+ */
+#ifndef DRQA_SEARCH_H
+#define DRQA_SEARCH_H
+
+#include "evidence.h"
+#include "mcts.h"
+#include "policy.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct search;
+
+/* What changed, for the worker to turn into UI events. The tree may be read
+ * (mcts_node) during the callback but not changed. */
+enum search_event {
+    SEARCH_EV_NODE_ADDED,    /* a new child exists (pending/running) */
+    SEARCH_EV_REPORT,        /* its perception report is set */
+    SEARCH_EV_ACTION,        /* its action is planned */
+    SEARCH_EV_EVIDENCE,      /* its curated observation is set */
+    SEARCH_EV_NODE_UPDATED,  /* status, value, visits or Q changed */
+    SEARCH_EV_STOPPED,       /* the search is over; node is -1 */
+};
+
+enum search_stop {
+    SEARCH_RUNNING,
+    SEARCH_STOP_FINISH,      /* a Finish action was planned */
+    SEARCH_STOP_ITERATIONS,  /* max iterations done */
+    SEARCH_STOP_BUDGET,      /* the token budget is spent */
+    SEARCH_STOP_EXHAUSTED,   /* no node can be expanded */
+    SEARCH_STOP_USER,        /* search_finish_now */
+};
+
+const char *search_stop_name(enum search_stop s);
+
+struct search_config {
+    int iterations;              /* N, default 15 */
+    int max_expand;              /* default 3 */
+    double exploration;          /* UCT constant C; < 0 gives MCTS_DEFAULT_C */
+    unsigned long long seed;     /* tie-breaks; default 1 */
+    long long budget_tokens;     /* input + output; 0 = no budget */
+    int no_mcts, no_perception, no_evaluation;
+    int max_replans;             /* extra plan calls after a duplicate, default 2 */
+    int64_t (*clock_ms)(void);   /* NULL: now_ms; tests pass a fake for exact transcripts */
+    void (*on_event)(void *ctx, const struct search *s, enum search_event ev, int node_id);
+    void *event_ctx;
+};
+
+void search_config_defaults(struct search_config *c);
+
+/* The question is copied. Never fails (allocation aborts). */
+struct search *search_new(const struct search_config *cfg, const struct policy *policy,
+                          const struct policy_executor *executor,
+                          const struct policy_curator *curator, const char *question);
+void search_free(struct search *s);   /* accepts NULL */
+
+/* One iteration of Algorithm 1. Returns 1 when an iteration ran, 0 when the
+ * search is (now) over and nothing ran. Role failures are not returned: they
+ * are recorded on the node. */
+int search_step(struct search *s);
+int search_done(const struct search *s);
+enum search_stop search_stop_reason(const struct search *s);
+const struct mcts_tree *search_tree(const struct search *s);
+const struct search_config *search_config(const struct search *s);
+
+/* User control between iterations. Prune: id and its subtree are never
+ * selected again. Force: id is expanded in the next iteration whatever its
+ * UCT; if the search had stopped on Finish or by the user it resumes, as long
+ * as iterations and budget remain. Finish now: stop and answer from what is
+ * there. Each returns 0 or -1 with a message. */
+int search_prune(struct search *s, int id, char *err, size_t errlen);
+int search_force(struct search *s, int id, char *err, size_t errlen);
+void search_finish_now(struct search *s);
+
+struct search_answer {
+    char *markdown;
+    struct evidence cites;    /* verified: path, lines and text of evidence seen */
+    int *path;                /* the trajectory, root first */
+    size_t npath;
+    int finish_node;          /* the Finish node, or -1 */
+    int from_finished;        /* 1: best finished trajectory; 0: no node finished,
+                                 the highest-value path was used */
+    int dropped;              /* citations given by the policy that no span on the
+                                 trajectory covers (removed) */
+    int fallback_cite;        /* 1: none survived, the trajectory's best span was cited */
+    char *error;              /* the policy's answer failure, or NULL */
+    long long tokens_in, tokens_out;
+};
+
+/* The answer for the current tree (normally called once search_done).
+ *
+ * Trajectory: the path to the finished node with the highest value (ties:
+ * lowest id), pruned nodes excluded. When none finished: from the root,
+ * repeatedly the child with the highest Q (ties: lowest id) among children
+ * that are done or finished and not duplicates, to a leaf.
+ *
+ * Citations are kept only when a span of some node on the trajectory covers
+ * them (the text is taken from that span). At least one span is cited: when
+ * none survives, the trajectory's best-scored span (ties: earliest) is. When
+ * the trajectory has no evidence at all, there are no citations and the
+ * markdown says so. When the policy's answer call fails, the answer is built
+ * from the Finish node's "answer" argument or the evidence list, and error
+ * holds the failure. Tokens spent are added to the tree's totals.
+ * Returns a caller-owned answer (search_answer_free); never NULL. */
+struct search_answer *search_answer(struct search *s);
+void search_answer_free(struct search_answer *a);   /* accepts NULL */
+
+/* Trajectory choice alone (for the UI): returns the count, ids in *ids (caller
+ * frees), and whether it ends on a finished node. */
+size_t search_best_trajectory(const struct mcts_tree *t, int **ids, int *from_finished);
+
+#endif

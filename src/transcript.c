@@ -1,0 +1,622 @@
+/*
+ * transcript: JSON and Markdown forms of a search, credential filtering, and
+ * loading a JSON transcript back into a tree. See transcript.h.
+ */
+#include "transcript.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- credential filtering ---- */
+
+int transcript_secret_name(const char *name)
+{
+    static const char *const words[] = {"key", "secret", "passw", "authoriz", "credential",
+                                        "cookie", "bearer", "session"};
+    if (!name) return 0;
+    char *l = str_lower(name);
+    int bad = 0;
+    for (size_t i = 0; i < ARRAY_LEN(words) && !bad; i++) bad = strstr(l, words[i]) != NULL;
+    if (!bad && strstr(l, "token") && !str_ends(l, "tokens")) bad = 1;
+    if (!bad && (strcmp(l, "auth") == 0 || str_starts(l, "auth_") || str_starts(l, "auth-") ||
+                 str_ends(l, "_auth") || str_ends(l, "-auth")))
+        bad = 1;
+    free(l);
+    return bad;
+}
+
+static int secret_value(const char *s)
+{
+    char *l = str_lower(s);
+    int bad = str_starts(l, "sk-") || str_starts(l, "bearer ") || str_starts(l, "basic ") ||
+              str_starts(l, "ghp_") || str_starts(l, "xoxb-");
+    free(l);
+    return bad;
+}
+
+/* A copy of a URL without user:password@ and without its query string. */
+static char *scrub_url(const char *s)
+{
+    const char *scheme = strstr(s, "://");
+    if (!scheme) return xstrdup(s);
+    const char *host = scheme + 3;
+    const char *end = host + strcspn(host, "/?#");
+    const char *at = memchr(host, '@', (size_t)(end - host));
+    struct buf b = BUF_INIT;
+    buf_add(&b, s, (size_t)(host - s));
+    buf_adds(&b, at ? at + 1 : host);
+    char *out = buf_take(&b);
+    out[strcspn(out, "?#")] = 0;
+    return out;
+}
+
+static void filter_secrets(cJSON *o)
+{
+    cJSON *m = o ? o->child : NULL;
+    while (m) {
+        cJSON *next = m->next;
+        if (cJSON_IsObject(o) && transcript_secret_name(m->string)) {
+            cJSON_Delete(cJSON_DetachItemViaPointer(o, m));
+        } else if (cJSON_IsString(m) && secret_value(m->valuestring)) {
+            cJSON_Delete(cJSON_DetachItemViaPointer(o, m));
+        } else if (cJSON_IsString(m) && strstr(m->valuestring, "://")) {
+            char *clean = scrub_url(m->valuestring);
+            cJSON_SetValuestring(m, clean);
+            free(clean);
+        } else if (cJSON_IsObject(m) || cJSON_IsArray(m)) {
+            filter_secrets(m);
+        }
+        m = next;
+    }
+}
+
+static void add_str(cJSON *o, const char *name, const char *v)
+{
+    if (v) cJSON_AddStringToObject(o, name, v);
+    else cJSON_AddNullToObject(o, name);
+}
+
+static void add_u64(cJSON *o, const char *name, uint64_t v)
+{
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "%" PRIu64, v);
+    cJSON_AddStringToObject(o, name, tmp);
+}
+
+cJSON *transcript_config_json(const struct transcript_config *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "created", c->created);
+    add_str(o, "repo", c->repo);
+    add_str(o, "index", c->index_path);
+    add_str(o, "mode", c->mode);
+    add_str(o, "policy", c->policy);
+    add_str(o, "provider", c->provider);
+    add_str(o, "model", c->model);
+    add_str(o, "api_base", c->api_base);
+    add_str(o, "embed_base", c->embed_base);
+    add_str(o, "embed_model", c->embed_model);
+    cJSON_AddNumberToObject(o, "iterations", c->iterations);
+    cJSON_AddNumberToObject(o, "max_expand", c->max_expand);
+    cJSON_AddNumberToObject(o, "parallel", c->parallel);
+    add_u64(o, "seed", c->seed);
+    cJSON_AddNumberToObject(o, "budget_tokens", (double)c->budget_tokens);
+    cJSON_AddNumberToObject(o, "exploration", c->exploration);
+    cJSON_AddBoolToObject(o, "no_mcts", c->no_mcts);
+    cJSON_AddBoolToObject(o, "no_perception", c->no_perception);
+    cJSON_AddBoolToObject(o, "no_evaluation", c->no_evaluation);
+    cJSON_AddBoolToObject(o, "no_semantic", c->no_semantic);
+    if (c->extra) cJSON_AddItemToObject(o, "extra", cJSON_Duplicate(c->extra, 1));
+    filter_secrets(o);
+    return o;
+}
+
+/* ---- JSON ---- */
+
+static cJSON *tokens_json(long long in, long long out)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "input", (double)in);
+    cJSON_AddNumberToObject(o, "output", (double)out);
+    return o;
+}
+
+static cJSON *node_json(const struct mcts_node *n)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", n->id);
+    cJSON_AddNumberToObject(o, "parent", n->parent);
+    cJSON_AddNumberToObject(o, "depth", n->depth);
+    cJSON_AddNumberToObject(o, "iteration", n->iteration);
+    cJSON_AddStringToObject(o, "status", mcts_status_name(n->status));
+    cJSON *ch = cJSON_AddArrayToObject(o, "children");
+    for (int k = 0; k < n->nchildren; k++) cJSON_AddItemToArray(ch, cJSON_CreateNumber(n->children[k]));
+    add_str(o, "action", n->action);
+    if (n->args) cJSON_AddItemToObject(o, "args", cJSON_Duplicate(n->args, 1));
+    else cJSON_AddNullToObject(o, "args");
+    add_str(o, "args_key", n->args_key);
+    add_str(o, "rationale", n->rationale);
+    add_str(o, "report", n->report);
+    cJSON_AddItemToObject(o, "observation", evidence_to_json(&n->obs));
+    add_str(o, "observation_text", n->obs_text);
+    if (n->has_value) cJSON_AddNumberToObject(o, "value", n->value);
+    else cJSON_AddNullToObject(o, "value");
+    add_str(o, "feedback", n->feedback);
+    cJSON_AddNumberToObject(o, "visits", n->visits);
+    cJSON_AddNumberToObject(o, "value_sum", n->value_sum);
+    cJSON_AddNumberToObject(o, "q", mcts_q(n));
+    cJSON_AddNumberToObject(o, "last_uct", n->last_uct);
+    cJSON *u = cJSON_AddArrayToObject(o, "uct");
+    for (int k = 0; k < n->nuct; k++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddNumberToObject(m, "iteration", n->uct[k].iteration);
+        cJSON_AddBoolToObject(m, "new", n->uct[k].as_new);
+        cJSON_AddNumberToObject(m, "score", n->uct[k].score);
+        cJSON_AddItemToArray(u, m);
+    }
+    cJSON_AddBoolToObject(o, "duplicate", n->duplicate);
+    cJSON_AddNumberToObject(o, "dup_of", n->dup_of);
+    cJSON_AddBoolToObject(o, "forced", n->forced);
+    add_str(o, "error", n->error);
+    cJSON_AddItemToObject(o, "tokens", tokens_json(n->tokens_in, n->tokens_out));
+    cJSON *tm = cJSON_AddObjectToObject(o, "timings");
+    cJSON_AddNumberToObject(tm, "started_ms", (double)n->started_ms);
+    cJSON_AddNumberToObject(tm, "perceive_ms", (double)n->perceive_ms);
+    cJSON_AddNumberToObject(tm, "plan_ms", (double)n->plan_ms);
+    cJSON_AddNumberToObject(tm, "execute_ms", (double)n->execute_ms);
+    cJSON_AddNumberToObject(tm, "evaluate_ms", (double)n->evaluate_ms);
+    return o;
+}
+
+static cJSON *answer_json(const struct search_answer *a)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "markdown", a->markdown);
+    cJSON_AddItemToObject(o, "citations", evidence_to_json(&a->cites));
+    cJSON *p = cJSON_AddArrayToObject(o, "path");
+    for (size_t i = 0; i < a->npath; i++) cJSON_AddItemToArray(p, cJSON_CreateNumber(a->path[i]));
+    cJSON_AddNumberToObject(o, "finish_node", a->finish_node);
+    cJSON_AddBoolToObject(o, "from_finished", a->from_finished);
+    cJSON_AddNumberToObject(o, "dropped", a->dropped);
+    cJSON_AddBoolToObject(o, "fallback_cite", a->fallback_cite);
+    add_str(o, "error", a->error);
+    cJSON_AddItemToObject(o, "tokens", tokens_json(a->tokens_in, a->tokens_out));
+    return o;
+}
+
+char *transcript_json(const struct mcts_tree *t, const cJSON *config, const struct search_answer *a)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", TRANSCRIPT_FORMAT);
+    cJSON_AddNumberToObject(root, "version", TRANSCRIPT_VERSION);
+    cJSON_AddStringToObject(root, "question", t->question);
+    if (config) {
+        cJSON *c = cJSON_Duplicate(config, 1);
+        filter_secrets(c);
+        cJSON_AddItemToObject(root, "config", c);
+    } else {
+        cJSON_AddNullToObject(root, "config");
+    }
+    cJSON *s = cJSON_AddObjectToObject(root, "search");
+    cJSON_AddNumberToObject(s, "max_expand", t->max_expand);
+    cJSON_AddNumberToObject(s, "exploration", t->c);
+    add_u64(s, "seed", t->seed);
+    add_u64(s, "rng_state", t->rng.state);
+    cJSON_AddNumberToObject(s, "iterations", t->iterations);
+    cJSON_AddNumberToObject(s, "forced", t->forced);
+    add_str(s, "stop_reason", t->stop_reason);
+    cJSON_AddItemToObject(s, "tokens", tokens_json(t->tokens_in, t->tokens_out));
+    cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
+    for (int i = 0; i < t->n; i++) cJSON_AddItemToArray(nodes, node_json(&t->nodes[i]));
+    if (a) cJSON_AddItemToObject(root, "answer", answer_json(a));
+    else cJSON_AddNullToObject(root, "answer");
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) abort();   /* cJSON fails only when out of memory */
+    char *out = xasprintf("%s\n", text);
+    cJSON_free(text);
+    return out;
+}
+
+static int write_private(const char *path, const char *text, char *err, size_t errlen)
+{
+    char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write transcript '%s': %s (check the --transcript-dir "
+                 "directory exists and is writable)", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    size_t len = strlen(text), off = 0;
+    int rc = fchmod(fd, 0600);
+    while (rc == 0 && off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) rc = -1;
+        else off += (size_t)w;
+    }
+    if (close(fd) != 0) rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0) rc = -1;
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot write transcript '%s': %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+int transcript_save(const char *path, const struct mcts_tree *t, const cJSON *config,
+                    const struct search_answer *a, char *err, size_t errlen)
+{
+    char *text = transcript_json(t, config, a);
+    int rc = write_private(path, text, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* ---- Markdown ---- */
+
+static void md_action(struct buf *b, const struct mcts_node *n)
+{
+    char *args = n->args ? cJSON_PrintUnformatted(n->args) : NULL;
+    buf_printf(b, "`%s %s`", n->action ? n->action : "(no action)", args ? args : "{}");
+    if (args) cJSON_free(args);
+}
+
+static void md_quote(struct buf *b, const char *label, const char *text)
+{
+    if (!text || !*text) return;
+    buf_printf(b, "%s:\n\n", label);
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, "\n");
+        buf_adds(b, "> ");
+        buf_add(b, p, len);
+        buf_addc(b, '\n');
+        p += len;
+        if (*p) p++;
+    }
+    buf_addc(b, '\n');
+}
+
+char *transcript_markdown(const struct mcts_tree *t, const struct search_answer *a)
+{
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "# %s\n\n", t->question);
+    int *ids = NULL;
+    size_t nids;
+    int from_finished = 0;
+    if (a) {
+        ids = xmalloc((a->npath ? a->npath : 1) * sizeof *ids);
+        memcpy(ids, a->path, a->npath * sizeof *ids);
+        nids = a->npath;
+        from_finished = a->from_finished;
+    } else {
+        nids = search_best_trajectory(t, &ids, &from_finished);
+    }
+    buf_adds(&b, "## Answer\n\n");
+    if (a) {
+        buf_adds(&b, a->markdown ? a->markdown : "");
+        if (!str_ends(buf_str(&b), "\n")) buf_addc(&b, '\n');
+        if (!a->from_finished)
+            buf_adds(&b, "\n_No trajectory reached Finish; this answer is drawn from the "
+                         "highest-value path._\n");
+        if (a->error) buf_printf(&b, "\n_The answer step failed (%s); this is the fallback._\n", a->error);
+        buf_adds(&b, "\n### Citations\n\n");
+        for (size_t i = 0; i < a->cites.n; i++) {
+            const struct evidence_span *c = &a->cites.v[i];
+            buf_printf(&b, "- `%s:%d-%d`%s%s\n", c->path, c->start_line, c->end_line,
+                       c->label ? " " : "", c->label ? c->label : "");
+        }
+        if (a->cites.n == 0) buf_adds(&b, "- (none)\n");
+    } else {
+        buf_adds(&b, "_No answer was produced._\n");
+    }
+
+    buf_printf(&b, "\n## Trajectory (%s)\n\n",
+               from_finished ? "best finished" : "highest value, no node finished");
+    for (size_t i = 1; i < nids; i++) {
+        const struct mcts_node *n = &t->nodes[ids[i]];
+        buf_printf(&b, "### %zu. Node %d: ", i, n->id);
+        md_action(&b, n);
+        buf_printf(&b, "\n\nStatus %s", mcts_status_name(n->status));
+        if (n->has_value) buf_printf(&b, ", value %g", n->value);
+        buf_printf(&b, ", Q %.2f, visits %d.\n\n", mcts_q(n), n->visits);
+        if (n->rationale && *n->rationale) buf_printf(&b, "Rationale: %s\n\n", n->rationale);
+        md_quote(&b, "Perception", n->report);
+        if (n->obs_text && *n->obs_text) {
+            buf_adds(&b, "Evidence:\n\n```text\n");
+            buf_adds(&b, n->obs_text);
+            if (!str_ends(n->obs_text, "\n")) buf_addc(&b, '\n');
+            buf_adds(&b, "```\n\n");
+        }
+        md_quote(&b, "Evaluation", n->feedback);
+        if (n->error) buf_printf(&b, "Error: %s\n\n", n->error);
+    }
+    free(ids);
+    buf_printf(&b, "## Search\n\n%d iterations, %d nodes, stopped by %s; tokens %lld in, %lld out.\n",
+               t->iterations, t->n, t->stop_reason ? t->stop_reason : "(still running)",
+               t->tokens_in, t->tokens_out);
+    return buf_take(&b);
+}
+
+int transcript_save_markdown(const char *path, const struct mcts_tree *t,
+                             const struct search_answer *a, char *err, size_t errlen)
+{
+    char *text = transcript_markdown(t, a);
+    int rc = write_private(path, text, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* ---- loading ---- */
+
+struct rd {
+    const char *name;
+    char *err;
+    size_t errlen;
+    int bad;
+};
+
+static const cJSON *get(struct rd *r, const cJSON *o, const char *key, const char *where)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v && !r->bad) {
+        snprintf(r->err, r->errlen, "transcript '%s': %s has no \"%s\"", r->name, where, key);
+        r->bad = 1;
+    }
+    return v;
+}
+
+static double num(struct rd *r, const cJSON *o, const char *key, const char *where)
+{
+    const cJSON *v = get(r, o, key, where);
+    if (v && !cJSON_IsNumber(v) && !r->bad) {
+        snprintf(r->err, r->errlen, "transcript '%s': %s \"%s\" must be a number", r->name, where, key);
+        r->bad = 1;
+    }
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* A string member or JSON null; returns a copy or NULL. */
+static char *opt_str(struct rd *r, const cJSON *o, const char *key, const char *where)
+{
+    const cJSON *v = get(r, o, key, where);
+    if (cJSON_IsString(v)) return xstrdup(v->valuestring);
+    if (v && !cJSON_IsNull(v) && !r->bad) {
+        snprintf(r->err, r->errlen, "transcript '%s': %s \"%s\" must be a string or null", r->name,
+                 where, key);
+        r->bad = 1;
+    }
+    return NULL;
+}
+
+static uint64_t u64(struct rd *r, const cJSON *o, const char *key, const char *where)
+{
+    const cJSON *v = get(r, o, key, where);
+    if (cJSON_IsString(v)) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(v->valuestring, &end, 10);
+        if (!errno && end != v->valuestring && !*end) return x;
+    }
+    if (!r->bad) {
+        snprintf(r->err, r->errlen, "transcript '%s': %s \"%s\" must be a decimal string", r->name,
+                 where, key);
+        r->bad = 1;
+    }
+    return 0;
+}
+
+static int truthy(const cJSON *o, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+static void read_tokens(struct rd *r, const cJSON *o, const char *where, long long *in, long long *out)
+{
+    const cJSON *tk = get(r, o, "tokens", where);
+    *in = (long long)num(r, tk, "input", "tokens");
+    *out = (long long)num(r, tk, "output", "tokens");
+}
+
+static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
+{
+    char where[48];
+    snprintf(where, sizeof where, "node %d", i);
+    struct mcts_node *n = &t->nodes[i];
+    memset(n, 0, sizeof *n);
+    n->id = (int)num(r, o, "id", where);
+    n->parent = (int)num(r, o, "parent", where);
+    n->depth = (int)num(r, o, "depth", where);
+    n->iteration = (int)num(r, o, "iteration", where);
+    const cJSON *st = get(r, o, "status", where);
+    int status = cJSON_IsString(st) ? mcts_status_parse(st->valuestring) : -1;
+    if (status < 0 && !r->bad) {
+        snprintf(r->err, r->errlen, "transcript '%s': %s has an unknown status", r->name, where);
+        r->bad = 1;
+    }
+    n->status = status < 0 ? MCTS_ERROR : (enum mcts_status)status;
+    const cJSON *ch = get(r, o, "children", where);
+    n->nchildren = cJSON_GetArraySize(ch);
+    n->children_cap = n->nchildren;
+    n->children = n->nchildren ? xmalloc((size_t)n->nchildren * sizeof *n->children) : NULL;
+    int k = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, ch) n->children[k++] = cJSON_IsNumber(c) ? c->valueint : -1;
+    n->action = opt_str(r, o, "action", where);
+    const cJSON *args = get(r, o, "args", where);
+    n->args = cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : NULL;
+    n->args_key = opt_str(r, o, "args_key", where);
+    n->rationale = opt_str(r, o, "rationale", where);
+    n->report = opt_str(r, o, "report", where);
+    const cJSON *obs = get(r, o, "observation", where);
+    if (obs && !r->bad) {
+        char e[256];
+        if (evidence_from_json(obs, &n->obs, e, sizeof e) != 0) {
+            snprintf(r->err, r->errlen, "transcript '%s': %s observation: %s", r->name, where, e);
+            r->bad = 1;
+        }
+    }
+    n->obs_text = opt_str(r, o, "observation_text", where);
+    const cJSON *v = get(r, o, "value", where);
+    n->has_value = cJSON_IsNumber(v);
+    n->value = n->has_value ? v->valuedouble : 0;
+    n->feedback = opt_str(r, o, "feedback", where);
+    n->visits = (int)num(r, o, "visits", where);
+    n->value_sum = num(r, o, "value_sum", where);
+    const cJSON *u = get(r, o, "uct", where);
+    cJSON_ArrayForEach(c, u) mcts_mark_uct(n, (int)num(r, c, "iteration", "uct mark"), truthy(c, "new"),
+                                           num(r, c, "score", "uct mark"));
+    n->last_uct = num(r, o, "last_uct", where);
+    n->duplicate = truthy(o, "duplicate");
+    n->dup_of = (int)num(r, o, "dup_of", where);
+    n->forced = truthy(o, "forced");
+    n->error = opt_str(r, o, "error", where);
+    read_tokens(r, o, where, &n->tokens_in, &n->tokens_out);
+    const cJSON *tm = get(r, o, "timings", where);
+    n->started_ms = (int64_t)num(r, tm, "started_ms", "timings");
+    n->perceive_ms = (int64_t)num(r, tm, "perceive_ms", "timings");
+    n->plan_ms = (int64_t)num(r, tm, "plan_ms", "timings");
+    n->execute_ms = (int64_t)num(r, tm, "execute_ms", "timings");
+    n->evaluate_ms = (int64_t)num(r, tm, "evaluate_ms", "timings");
+}
+
+/* Ids dense, parents before children, child lists matching parent links. */
+static void check_shape(struct rd *r, const struct mcts_tree *t)
+{
+    for (int i = 0; i < t->n && !r->bad; i++) {
+        const struct mcts_node *n = &t->nodes[i];
+        int ok = n->id == i && (i == 0 ? n->parent == -1 : n->parent >= 0 && n->parent < i);
+        for (int k = 0; ok && k < n->nchildren; k++) {
+            int c = n->children[k];
+            ok = c > i && c < t->n && t->nodes[c].parent == i;
+        }
+        if (!ok) {
+            snprintf(r->err, r->errlen, "transcript '%s': node %d has an inconsistent id, parent or "
+                     "children list (the file was edited or truncated)", r->name, i);
+            r->bad = 1;
+        }
+    }
+}
+
+static struct search_answer *read_answer(struct rd *r, const cJSON *o)
+{
+    struct search_answer *a = xcalloc(1, sizeof *a);
+    a->markdown = opt_str(r, o, "markdown", "answer");
+    const cJSON *cites = get(r, o, "citations", "answer");
+    if (cites && !r->bad) {
+        char e[256];
+        if (evidence_from_json(cites, &a->cites, e, sizeof e) != 0) {
+            snprintf(r->err, r->errlen, "transcript '%s': answer citations: %s", r->name, e);
+            r->bad = 1;
+        }
+    }
+    const cJSON *p = get(r, o, "path", "answer");
+    a->npath = (size_t)cJSON_GetArraySize(p);
+    a->path = xmalloc((a->npath ? a->npath : 1) * sizeof *a->path);
+    size_t i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, p) a->path[i++] = cJSON_IsNumber(c) ? c->valueint : -1;
+    a->finish_node = (int)num(r, o, "finish_node", "answer");
+    a->from_finished = truthy(o, "from_finished");
+    a->dropped = (int)num(r, o, "dropped", "answer");
+    a->fallback_cite = truthy(o, "fallback_cite");
+    a->error = opt_str(r, o, "error", "answer");
+    read_tokens(r, o, "answer", &a->tokens_in, &a->tokens_out);
+    return a;
+}
+
+int transcript_parse(const char *text, const char *name, struct mcts_tree **tree, cJSON **config,
+                     struct search_answer **answer, char *err, size_t errlen)
+{
+    struct rd r = {name ? name : "(text)", err, errlen, 0};
+    *tree = NULL;
+    if (config) *config = NULL;
+    if (answer) *answer = NULL;
+    cJSON *root = cJSON_Parse(text);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        snprintf(err, errlen, "transcript '%s' is not valid JSON (near byte %ld)", r.name,
+                 at ? (long)(at - text) : 0L);
+        return -1;
+    }
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, TRANSCRIPT_FORMAT) != 0 ||
+        !cJSON_IsNumber(ver) || ver->valueint != TRANSCRIPT_VERSION) {
+        snprintf(err, errlen, "'%s' is not a drqa-tui transcript of version %d", r.name,
+                 TRANSCRIPT_VERSION);
+        cJSON_Delete(root);
+        return -1;
+    }
+    const cJSON *q = get(&r, root, "question", "the transcript");
+    const cJSON *s = get(&r, root, "search", "the transcript");
+    const cJSON *nodes = get(&r, root, "nodes", "the transcript");
+    if (!r.bad && (!cJSON_IsString(q) || !cJSON_IsObject(s) || !cJSON_IsArray(nodes) ||
+                   cJSON_GetArraySize(nodes) < 1)) {
+        snprintf(err, errlen, "transcript '%s' needs a question string, a search object and at "
+                 "least one node", r.name);
+        r.bad = 1;
+    }
+    struct mcts_tree *t = NULL;
+    struct search_answer *a = NULL;
+    if (!r.bad) {
+        t = mcts_new(q->valuestring, (int)num(&r, s, "max_expand", "search"),
+                     num(&r, s, "exploration", "search"), u64(&r, s, "seed", "search"));
+        t->rng.state = u64(&r, s, "rng_state", "search");
+        t->iterations = (int)num(&r, s, "iterations", "search");
+        t->forced = (int)num(&r, s, "forced", "search");
+        t->stop_reason = opt_str(&r, s, "stop_reason", "search");
+        read_tokens(&r, s, "search", &t->tokens_in, &t->tokens_out);
+        /* Replace the fresh root (which owns nothing yet) with the file's nodes. */
+        free(t->nodes);
+        t->n = t->cap = cJSON_GetArraySize(nodes);
+        t->nodes = xcalloc((size_t)t->n, sizeof *t->nodes);
+        int i = 0;
+        const cJSON *o;
+        cJSON_ArrayForEach(o, nodes) read_node(&r, t, o, i++);
+        check_shape(&r, t);
+        const cJSON *ans = get(&r, root, "answer", "the transcript");
+        if (cJSON_IsObject(ans)) a = read_answer(&r, ans);
+    }
+    if (r.bad) {
+        mcts_free(t);
+        search_answer_free(a);
+        cJSON_Delete(root);
+        return -1;
+    }
+    *tree = t;
+    if (answer) *answer = a;
+    else search_answer_free(a);
+    if (config) {
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "config");
+        *config = cJSON_IsObject(c) ? cJSON_Duplicate(c, 1) : NULL;
+    }
+    cJSON_Delete(root);
+    return 0;
+}
+
+int transcript_load(const char *path, struct mcts_tree **tree, cJSON **config,
+                    struct search_answer **answer, char *err, size_t errlen)
+{
+    size_t len;
+    char *text = read_file(path, 256u << 20, &len);
+    if (!text) {
+        snprintf(err, errlen, "cannot read transcript '%s': %s", path, strerror(errno));
+        *tree = NULL;
+        return -1;
+    }
+    int rc = transcript_parse(text, path, tree, config, answer, err, errlen);
+    free(text);
+    return rc;
+}

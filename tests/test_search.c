@@ -1,0 +1,391 @@
+/* Tests of Algorithm 1 with a scripted policy: tree invariants, Finish,
+ * pruning and forcing, determinism by seed, loop protection, grounded
+ * answers, failed role calls, the token budget and the ablations. */
+#include "tap.h"
+#include "toy_policy.h"
+#include "search.h"
+#include "transcript.h"
+
+#include <math.h>
+
+static struct search *run(struct toy *t, struct search_config *c, const char *q)
+{
+    struct policy p = toy_policy(t);
+    struct policy_executor e = toy_executor(t);
+    struct policy_curator cu = toy_curator(t);
+    return search_new(c, &p, &e, &cu, q);
+}
+
+static int run_all(struct search *s)
+{
+    int n = 0;
+    while (search_step(s)) n++;
+    return n;
+}
+
+/* visits(n) = [n != root] + sum visits(children); W(n) = V(n) + sum W(children);
+ * at most max_expand children each. Returns the id of the first violation or -1. */
+static int check_invariants(const struct mcts_tree *t)
+{
+    for (int i = 0; i < t->n; i++) {
+        const struct mcts_node *n = mcts_node(t, i);
+        int visits = i ? 1 : 0;
+        double w = i ? n->value : 0;
+        for (int k = 0; k < n->nchildren; k++) {
+            visits += mcts_node(t, n->children[k])->visits;
+            w += mcts_node(t, n->children[k])->value_sum;
+        }
+        if (n->visits != visits || fabs(n->value_sum - w) > 1e-9 || n->nchildren > t->max_expand)
+            return i;
+        if (i && !n->has_value) return i;
+    }
+    return -1;
+}
+
+static int events[6];
+static void count_event(void *ctx, const struct search *s, enum search_event ev, int id)
+{
+    events[ev]++;
+}
+
+int main(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+
+    /* --- a full run: invariants --- */
+    toy_init(&t);
+    search_config_defaults(&c);
+    c.on_event = count_event;
+    struct search *s = run(&t, &c, "how does routing work?");
+    is_int(run_all(s), 15, "15 iterations by default");
+    tr = search_tree(s);
+    is_int(search_stop_reason(s), SEARCH_STOP_ITERATIONS, "stopped by the iteration limit");
+    is_str(tr->stop_reason, "iterations", "the tree records why");
+    is_int(tr->iterations, 15, "the tree counts iterations");
+    is_int(mcts_node(tr, 0)->visits, 15, "root visits = iterations done");
+    is_int(tr->n, 16, "one node per iteration");
+    is_int(check_invariants(tr), -1, "visits = 1 + children's, W = V + children's W, <= 3 children");
+    int iters_ok = 1, qmean = 1;
+    for (int i = 1; i < tr->n; i++) {
+        const struct mcts_node *n = mcts_node(tr, i);
+        iters_ok &= n->iteration == i && n->status == MCTS_DONE;
+        if (n->nchildren == 0) qmean &= fabs(mcts_q(n) - n->value) < 1e-9;
+    }
+    ok(iters_ok, "node i was made in iteration i and is done");
+    ok(qmean, "a leaf's Q is its evaluation value (the single-step simulation sets Q)");
+    is_int(t.calls_perceive, 15, "perceive once per iteration");
+    is_int(t.calls_plan, 15, "plan once per iteration");
+    is_int(t.calls_exec, 15, "execute once per iteration");
+    is_int(t.calls_curate, 15, "curate once per iteration");
+    is_int(t.calls_eval, 15, "evaluate once per iteration");
+    is_str(mcts_node(tr, 3)->obs_text, "FindFunction: 1 span(s)", "the curated rendering is kept");
+    is_str(mcts_node(tr, 3)->report, "node 3 under 2 with 0 siblings", "the report is kept");
+    is_int(events[SEARCH_EV_NODE_ADDED], 15, "one node-added event per iteration");
+    is_int(events[SEARCH_EV_EVIDENCE], 15, "one evidence event per iteration");
+    is_int(events[SEARCH_EV_STOPPED], 1, "one stopped event");
+    int depth_sum = 0;
+    for (int i = 1; i < tr->n; i++) depth_sum += mcts_node(tr, i)->depth;
+    is_int(events[SEARCH_EV_NODE_UPDATED], depth_sum + 15, "an update for every node on each backed-up path");
+    int recorded = 1;
+    for (int i = 1; i < tr->n; i++) {
+        const struct mcts_node *n = mcts_node(tr, i);
+        for (int k = 0; k < n->nuct; k++) recorded &= n->uct[k].iteration > n->iteration;
+    }
+    ok(recorded, "UCT marks come from selections after the node existed");
+    is_int(search_step(s), 0, "a finished search does not step");
+    search_free(s);
+
+    /* --- Finish stops the search; the answer comes from it --- */
+    toy_init(&t);
+    t.finish_at = 3;
+    search_config_defaults(&c);
+    s = run(&t, &c, "q");
+    is_int(run_all(s), 3, "Finish at node 3 stops after 3 iterations");
+    tr = search_tree(s);
+    is_int(search_stop_reason(s), SEARCH_STOP_FINISH, "stop reason: finish");
+    is_int(mcts_node(tr, 3)->status, MCTS_FINISHED, "the Finish node is finished");
+    ok(mcts_node(tr, 3)->has_value && mcts_node(tr, 3)->visits == 1, "the Finish node was evaluated and backed up");
+    is_int(t.calls_exec, 2, "Finish is not executed against the index");
+    struct search_answer *a = search_answer(s);
+    ok(a->from_finished && a->finish_node == 3 && a->path[a->npath - 1] == 3,
+       "the answer comes from the finished trajectory");
+    is_int(a->path[0], 0, "the trajectory starts at the root");
+    is_int(a->cites.n, 1, "one citation");
+    ok(a->cites.n && !a->fallback_cite && a->dropped == 0, "the policy's citation was verified");
+    search_answer_free(a);
+
+    /* Forcing reopens a search that stopped on Finish */
+    char err[256];
+    is_int(search_force(s, 3, err, sizeof err), -1, "a finished node cannot be expanded");
+    is_int(search_force(s, 1, err, sizeof err), 0, "force node 1 after Finish");
+    ok(!search_done(s), "the search is running again");
+    is_int(search_step(s), 1, "and steps");
+    is_int(mcts_node(search_tree(s), 4)->parent, 1, "the forced node got the child");
+    ok(mcts_node(search_tree(s), 4)->forced, "marked forced");
+    search_free(s);
+
+    /* --- pruning and forcing mid-search --- */
+    toy_init(&t);
+    search_config_defaults(&c);
+    c.iterations = 12;
+    s = run(&t, &c, "q");
+    for (int i = 0; i < 3; i++) search_step(s);
+    tr = search_tree(s);
+    /* toy values: node1 48, node2 85, node3 21. Iteration 2: UCT(1) = 48 ties
+       UCT_new(root) = 48 and ties widen. Iteration 3: UCT(2) = 85 + 50 sqrt(ln 2)
+       = 126.6 beats UCT_new(root) = 66.5 + 41.6 = 108.1: descend into node 2. */
+    ok(mcts_node(tr, 1)->parent == 0 && mcts_node(tr, 2)->parent == 0, "iteration 2 widens the root on a tie");
+    is_int(mcts_node(tr, 3)->parent, 2, "iteration 3 descends into the higher-UCT child");
+    const struct mcts_node *r0 = mcts_node(tr, 0);
+    ok(r0->nuct == 2 && fabs(r0->uct[1].score - (66.5 + 50 * sqrt(log(2.0)))) < 1e-9,
+       "the root's UCT_new in iteration 3 is as documented: %g", r0->nuct == 2 ? r0->uct[1].score : -1);
+    ok(fabs(mcts_node(tr, 2)->last_uct - (85 + 50 * sqrt(log(2.0)))) < 1e-9, "and node 2's UCT");
+    int marks_before = mcts_node(tr, 2)->nuct;
+    is_int(search_prune(s, 2, err, sizeof err), 0, "prune the best child");
+    is_int(mcts_node(tr, 3)->status, MCTS_PRUNED, "its subtree is pruned with it");
+    is_int(search_force(s, 1, err, sizeof err), 0, "force the other child");
+    search_step(s);
+    is_int(mcts_node(tr, 4)->parent, 1, "forced expansion is honoured");
+    run_all(s);
+    int under_pruned = 0;
+    for (int i = 4; i < tr->n; i++) under_pruned += mcts_node(tr, i)->parent == 2 || mcts_node(tr, i)->parent == 3;
+    is_int(under_pruned, 0, "nothing was expanded under the pruned subtree");
+    is_int(mcts_node(tr, 2)->nuct, marks_before, "and it was never scored after the prune");
+    is_int(check_invariants(tr), -1, "invariants hold with pruning and forcing");
+    is_int(search_prune(s, 0, err, sizeof err), -1, "the root cannot be pruned");
+    search_free(s);
+
+    /* --- determinism by seed --- */
+    char *runs[3];
+    unsigned long long seeds[3] = {7, 7, 8};
+    for (int r = 0; r < 3; r++) {
+        toy_init(&t);
+        t.flat_values = 1;   /* all ties: the seed decides */
+        search_config_defaults(&c);
+        c.seed = seeds[r];
+        c.clock_ms = toy_clock;
+        toy_clock_now = 0;
+        s = run(&t, &c, "q");
+        run_all(s);
+        a = search_answer(s);
+        runs[r] = transcript_json(search_tree(s), NULL, a);
+        search_answer_free(a);
+        search_free(s);
+    }
+    ok(strcmp(runs[0], runs[1]) == 0, "the same seed gives byte-identical transcripts");
+    ok(strcmp(runs[0], runs[2]) != 0, "another seed gives another tree");
+    for (int r = 0; r < 3; r++) free(runs[r]);
+
+    /* --- loop protection: siblings --- */
+    toy_init(&t);
+    t.dup = TOY_DUP_SIBLING;
+    search_config_defaults(&c);
+    c.iterations = 3;
+    s = run(&t, &c, "q");
+    run_all(s);
+    tr = search_tree(s);
+    ok(!mcts_node(tr, 1)->duplicate, "the first child runs its action");
+    ok(mcts_node(tr, 2)->duplicate && mcts_node(tr, 2)->dup_of == 1, "the second repeats it (other case and spacing): duplicate of 1");
+    is_int(t.calls_plan, 1 + 3 + 1, "the duplicate was planned 1 + max_replans times");
+    is_int(t.calls_exec, 2, "duplicates are never executed");
+    ok(!mcts_node(tr, 3)->duplicate && mcts_node(tr, 3)->parent == 1, "the same name under another parent is not a duplicate");
+    ok(mcts_node(tr, 2)->has_value && mcts_node(tr, 2)->value == 0, "a duplicate gets value 0");
+    ok(str_starts(t.refused_report, "node 2 under 0 with 1 siblings\n[engine] Refused FindFunction {\"function_name\":\"HELPER_0\"}: it repeats the action of node 1"), "the re-plan report says what was refused");
+    ok(!mcts_expandable(tr, 2), "a duplicate is never expanded");
+    is_int(check_invariants(tr), -1, "invariants hold with duplicates");
+    search_free(s);
+
+    /* a policy that changes its mind after one refusal */
+    toy_init(&t);
+    t.dup = TOY_DUP_ONCE;
+    search_config_defaults(&c);
+    c.iterations = 2;
+    s = run(&t, &c, "q");
+    run_all(s);
+    tr = search_tree(s);
+    ok(!mcts_node(tr, 2)->duplicate, "a re-planned action is used when it is new");
+    is_int(t.calls_plan, 3, "after one extra plan call");
+    search_free(s);
+
+    /* --- loop protection: ancestors --- */
+    toy_init(&t);
+    t.dup = TOY_DUP_ANCESTOR;
+    search_config_defaults(&c);
+    c.iterations = 6;
+    c.no_mcts = 1;
+    s = run(&t, &c, "q");
+    run_all(s);
+    tr = search_tree(s);
+    ok(mcts_node(tr, 2)->duplicate && mcts_node(tr, 2)->dup_of == 1, "repeating the parent's action is cut");
+    is_int(mcts_node(tr, 3)->parent, 1, "and the greedy path goes on from the last usable node");
+    ok(mcts_node(tr, 3)->duplicate && mcts_node(tr, 4)->duplicate && mcts_node(tr, 4)->parent == 1,
+       "every further child of node 1 repeats it");
+    ok(mcts_node(tr, 5)->parent == 0 && !mcts_node(tr, 5)->duplicate, "then the path restarts at the root");
+    ok(mcts_node(tr, 6)->duplicate && mcts_node(tr, 6)->dup_of == 5, "and is cut again below");
+    is_int(t.calls_exec, 2, "only nodes 1 and 5 were executed");
+    search_free(s);
+
+    /* --- answers carry a citation that was seen --- */
+    enum toy_cite modes[3] = {TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL};
+    for (int m = 0; m < 3; m++) {
+        toy_init(&t);
+        t.cite = modes[m];
+        t.finish_at = 3;
+        search_config_defaults(&c);
+        s = run(&t, &c, "q");
+        run_all(s);
+        a = search_answer(s);
+        tr = search_tree(s);
+        int seen = a->cites.n > 0;
+        for (size_t i = 0; i < a->cites.n; i++) {
+            int covered = 0;
+            for (size_t k = 0; k < a->npath; k++)
+                covered |= evidence_covers(&mcts_node(tr, a->path[k])->obs, a->cites.v[i].path,
+                                           a->cites.v[i].start_line, a->cites.v[i].end_line);
+            seen &= covered;
+        }
+        ok(seen, "cite mode %d: every citation lies in evidence on the trajectory", m);
+        if (m == 0) {
+            is_int(a->dropped, 1, "an invented citation is dropped");
+            ok(a->fallback_cite, "and the trajectory's best span is cited instead");
+            is_str(a->cites.v[0].path, "pkg/f2.py", "the best-scored span on the trajectory");
+        } else if (m == 1) {
+            ok(a->fallback_cite && a->dropped == 0, "no citation from the policy: the best span is cited");
+        } else {
+            is_int(a->cites.n, 1, "a sub-range is kept, an overrunning range dropped");
+            is_int(a->dropped, 1, "the overrunning one counts as dropped");
+            is_str(a->cites.v[0].text, "    y = 1", "a sub-range cites exactly its lines");
+        }
+        search_answer_free(a);
+        search_free(s);
+    }
+
+    /* --- failed role calls are recorded and the search goes on --- */
+    const char *roles[] = {"perceive", "plan", "execute", "curate", "evaluate"};
+    for (int r = 0; r < 5; r++) {
+        toy_init(&t);
+        if (r == 0) t.fail_perceive_at = 2;
+        if (r == 1) t.fail_plan_at = 2;
+        if (r == 2) t.fail_exec_at = 2;
+        if (r == 3) t.fail_curate_at = 2;
+        if (r == 4) t.fail_eval_at = 2;
+        search_config_defaults(&c);
+        c.iterations = 8;
+        s = run(&t, &c, "q");
+        is_int(run_all(s), 8, "%s failure: all 8 iterations still run", roles[r]);
+        tr = search_tree(s);
+        const struct mcts_node *n = mcts_node(tr, 2);
+        ok(n->status == MCTS_ERROR && n->error && str_starts(n->error, roles[r]),
+           "node 2 is an error naming the role: %s", n->error ? n->error : "(none)");
+        ok(n->visits == 1 && n->value == 0 && n->nchildren == 0, "backed up once with value 0, never expanded");
+        is_int(check_invariants(tr), -1, "invariants hold with an error node");
+        search_free(s);
+    }
+    toy_init(&t);
+    t.fail_answer = 1;
+    t.finish_at = 3;
+    search_config_defaults(&c);
+    s = run(&t, &c, "q");
+    run_all(s);
+    a = search_answer(s);
+    is_str(a->error, "answer: toy answer failure", "a failed answer call is reported");
+    is_str(a->markdown, "toy finish answer", "the Finish action's answer stands in");
+    ok(a->cites.n == 1 && a->fallback_cite, "still with a seen citation");
+    search_answer_free(a);
+    search_free(s);
+
+    /* nothing left to expand */
+    toy_init(&t);
+    t.fail_eval_all = 1;
+    search_config_defaults(&c);
+    c.max_expand = 1;
+    s = run(&t, &c, "q");
+    is_int(run_all(s), 1, "with one child allowed and it failing, one iteration runs");
+    is_int(search_stop_reason(s), SEARCH_STOP_EXHAUSTED, "then the search is exhausted");
+    a = search_answer(s);
+    ok(!a->from_finished && a->npath == 1, "the answer falls back to the root alone");
+    ok(strstr(a->markdown, "No code evidence") != NULL, "and says nothing could be cited");
+    search_answer_free(a);
+    search_free(s);
+
+    /* --- token budget --- */
+    toy_init(&t);
+    t.tokens_per_call = 100;   /* 150 per call: perceive, plan, curate, evaluate = 600 per iteration */
+    search_config_defaults(&c);
+    c.budget_tokens = 2000;
+    s = run(&t, &c, "q");
+    is_int(run_all(s), 4, "a 2000-token budget at 600 per iteration stops after 4");
+    tr = search_tree(s);
+    is_int(search_stop_reason(s), SEARCH_STOP_BUDGET, "stop reason: budget");
+    is_int(tr->tokens_in + tr->tokens_out, 2400, "tokens are accounted exactly");
+    is_int(mcts_node(tr, 1)->tokens_in, 400, "and per node");
+    is_int(search_force(s, 1, err, sizeof err), -1, "no forcing once the budget is spent");
+    a = search_answer(s);
+    is_int(tr->tokens_in, 1700, "the answer call is accounted too");
+    search_answer_free(a);
+    search_free(s);
+
+    /* --- ablations --- */
+    toy_init(&t);
+    search_config_defaults(&c);
+    c.no_mcts = 1;
+    c.iterations = 6;
+    s = run(&t, &c, "q");
+    run_all(s);
+    tr = search_tree(s);
+    int chain = 1;
+    for (int i = 1; i < tr->n; i++) chain &= mcts_node(tr, i)->parent == i - 1;
+    ok(chain, "no-mcts: a single greedy trajectory (each node the child of the last)");
+    is_int(check_invariants(tr), -1, "no-mcts: invariants hold");
+    search_free(s);
+
+    toy_init(&t);
+    search_config_defaults(&c);
+    c.no_perception = 1;
+    c.iterations = 4;
+    s = run(&t, &c, "q");
+    run_all(s);
+    is_int(t.calls_perceive, 0, "no-perception: perceive is never called");
+    is_str(mcts_node(search_tree(s), 2)->report, "", "no-perception: the report is empty");
+    search_free(s);
+
+    toy_init(&t);
+    t.rollout_value = 33;
+    search_config_defaults(&c);
+    c.no_evaluation = 1;
+    c.iterations = 4;
+    s = run(&t, &c, "q");
+    run_all(s);
+    is_int(t.calls_eval, 0, "no-evaluation: evaluate is never called");
+    is_int(t.calls_rollout, 4, "no-evaluation: the rollout gives the values");
+    ok(mcts_node(search_tree(s), 3)->value == 33, "with its value");
+    search_free(s);
+
+    toy_init(&t);
+    search_config_defaults(&c);
+    c.no_evaluation = 1;
+    c.iterations = 4;
+    s = run(&t, &c, "q");
+    run_all(s);
+    ok(mcts_node(search_tree(s), 2)->value == MCTS_NEUTRAL_VALUE, "no-evaluation without a rollout: the neutral 50");
+    search_free(s);
+
+    /* finish now */
+    toy_init(&t);
+    search_config_defaults(&c);
+    s = run(&t, &c, "q");
+    search_step(s);
+    search_step(s);
+    search_finish_now(s);
+    ok(search_done(s) && search_stop_reason(s) == SEARCH_STOP_USER, "finish now stops the search");
+    is_int(search_step(s), 0, "no more steps");
+    a = search_answer(s);
+    ok(!a->from_finished && a->finish_node == -1, "no node finished: the answer says so");
+    is_int(a->path[a->npath - 1], 2, "and uses the highest-Q path (node 2, value 85 > node 1, 48)");
+    search_answer_free(a);
+    search_free(s);
+
+    return done_testing();
+}
