@@ -22,6 +22,7 @@
 #define PRIOR_TEST 0.9    /* test code when the category is 'any' */
 #define TEXT_MAX 16384    /* longer spans are cut at a line end and marked elided */
 #define FTS_MAX_TERMS 64
+#define BM25_POSTING_BUDGET 4000  /* chunks a bm25 query may have to score (see bm25_match) */
 
 /* bm25() column weights, in chunks_fts column order (name, doc, body, path). A
  * qualified name is a handful of terms chosen to say what the code is; a
@@ -49,6 +50,7 @@ struct sem_cache {
     float *local;
     long long local_ndocs;
     struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
+    int vocab_ready;              /* temp.drqa_semantic_vocab exists on this connection */
     struct sem_cache *next;
 };
 
@@ -158,43 +160,105 @@ static int path_matches(const char *pattern, const char *path)
     return 0;
 }
 
-struct fts_ctx { struct buf *out; int n; struct buf seen; };
+/* The question's distinct terms, in order, at most FTS_MAX_TERMS. */
+struct qterms { char *t[FTS_MAX_TERMS]; long df[FTS_MAX_TERMS]; int n; };
 
-static void fts_add(const char *t, size_t len, void *ctx)
+static void qterm_add(const char *t, size_t len, void *ctx)
 {
-    struct fts_ctx *f = ctx;
-    if (f->n >= FTS_MAX_TERMS) return;
-    /* seen holds " term " entries: a duplicate is a substring hit */
-    char key[64];
-    if (len + 3 > sizeof key) return;
-    key[0] = ' ';
-    memcpy(key + 1, t, len);
-    key[len + 1] = ' ';
-    key[len + 2] = 0;
-    if (f->seen.len && strstr(f->seen.data, key)) return;
-    if (!f->seen.len) buf_addc(&f->seen, ' ');
-    buf_add(&f->seen, t, len);
-    buf_addc(&f->seen, ' ');
-    if (f->n++) buf_adds(f->out, " OR ");
-    buf_addc(f->out, '"');
-    for (size_t i = 0; i < len; i++) {
-        if (t[i] == '"') buf_addc(f->out, '"');
-        buf_addc(f->out, t[i]);
+    struct qterms *q = ctx;
+    if (q->n >= FTS_MAX_TERMS) return;
+    for (int i = 0; i < q->n; i++)
+        if (strncmp(q->t[i], t, len) == 0 && q->t[i][len] == 0) return;
+    q->df[q->n] = 0;
+    q->t[q->n++] = xstrndup(t, len);
+}
+
+static void qterms_free(struct qterms *q)
+{
+    for (int i = 0; i < q->n; i++) free(q->t[i]);
+    q->n = 0;
+}
+
+/* Each term as an FTS5 string (a '"' doubled), joined with OR. */
+static char *match_expr(char *const *t, int n)
+{
+    if (!n) return NULL;
+    struct buf out = BUF_INIT;
+    for (int i = 0; i < n; i++) {
+        if (i) buf_adds(&out, " OR ");
+        buf_addc(&out, '"');
+        for (const char *p = t[i]; *p; p++) {
+            if (*p == '"') buf_addc(&out, '"');
+            buf_addc(&out, *p);
+        }
+        buf_addc(&out, '"');
     }
-    buf_addc(f->out, '"');
+    return buf_take(&out);
 }
 
 char *semantic_fts_query(const char *text)
 {
-    struct buf out = BUF_INIT;
-    struct fts_ctx f = {&out, 0, BUF_INIT};
-    if (text) tok_each(text, strlen(text), TOK_STOPWORDS, fts_add, &f);
-    buf_free(&f.seen);
-    if (!f.n) {
-        buf_free(&out);
-        return NULL;
+    struct qterms q = {.n = 0};
+    if (text) tok_each(text, strlen(text), TOK_STOPWORDS, qterm_add, &q);
+    char *m = match_expr(q.t, q.n);
+    qterms_free(&q);
+    return m;
+}
+
+static int cmp_df(const void *a, const void *b)
+{
+    const long *x = a, *y = b;   /* pairs {df, index} */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The MATCH expression for the bm25 list. Terms absent from the index are
+ * left out (they cannot match), and when the terms together occur in more
+ * than BM25_POSTING_BUDGET chunks the most frequent ones are dropped until
+ * the rest fit: FTS5 scores every matching row, so a question made of words
+ * common in a large repository would otherwise cost tens of milliseconds,
+ * while such words carry the least weight in bm25 (lowest idf). The rarest
+ * term is always kept. */
+static char *bm25_match(sqlite3 *db, struct sem_cache *c, const char *text)
+{
+    struct qterms q = {.n = 0};
+    tok_each(text, strlen(text), TOK_STOPWORDS, qterm_add, &q);
+    if (!q.n) return NULL;
+    sqlite3_stmt *st = NULL;
+    if (!c->vocab_ready &&
+        sqlite3_exec(db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.drqa_semantic_vocab "
+                         "USING fts5vocab(main, 'chunks_fts', 'row')", NULL, NULL, NULL) == SQLITE_OK)
+        c->vocab_ready = 1;
+    if (!c->vocab_ready ||
+        sqlite3_prepare_v2(db, "SELECT doc FROM temp.drqa_semantic_vocab WHERE term = ?1", -1, &st, NULL) != SQLITE_OK) {
+        /* no frequencies: every term, unpruned */
+        char *m = match_expr(q.t, q.n);
+        qterms_free(&q);
+        return m;
     }
-    return buf_take(&out);
+    long order[FTS_MAX_TERMS][2];
+    for (int i = 0; i < q.n; i++) {
+        sqlite3_bind_text(st, 1, q.t[i], -1, SQLITE_STATIC);
+        q.df[i] = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        sqlite3_reset(st);
+        order[i][0] = q.df[i];
+        order[i][1] = i;
+    }
+    sqlite3_finalize(st);
+    qsort(order, (size_t)q.n, sizeof order[0], cmp_df);
+    char *keep[FTS_MAX_TERMS];
+    int nk = 0;
+    long total = 0;
+    for (int j = 0; j < q.n; j++) {
+        long df = order[j][0];
+        if (df == 0) continue;
+        if (nk && total + df > BM25_POSTING_BUDGET) break;
+        total += df;
+        keep[nk++] = q.t[order[j][1]];
+    }
+    char *m = match_expr(keep, nk);
+    qterms_free(&q);
+    return m;
 }
 
 /* ---- the chunk list and its stamp ---- */
@@ -405,11 +469,11 @@ static int eligible(const struct sem_cache *c, long i, const struct semantic_que
 }
 
 /* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is better). */
-static int rank_bm25(sqlite3 *db, const struct sem_cache *c, const struct semantic_query *q,
+static int rank_bm25(sqlite3 *db, struct sem_cache *c, const struct semantic_query *q,
                      struct cand *out, size_t *nout, char *err, size_t errlen)
 {
     *nout = 0;
-    char *match = semantic_fts_query(q->text);
+    char *match = bm25_match(db, c, q->text);
     if (!match) return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,

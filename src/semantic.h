@@ -71,6 +71,12 @@ int semantic_prepare(sqlite3 *db, const struct embed_config *embed, char *err, s
 /* Drops the in-memory cache of db; call before sqlite3_close(db). Accepts NULL. */
 void semantic_forget(sqlite3 *db);
 
+/* Registers the SemanticSearch action (semantic_action.c) with the action
+ * registry, using embed for every call (NULL: local vectors). Call once at
+ * start-up, before any thread runs actions; embed must outlive the process's
+ * use of actions. -1 with a message when the registry refuses it. */
+int semantic_action_register(const struct embed_config *embed, char *err, size_t errlen);
+
 /* "any" | "implementation" | "test" (also "impl", "tests"); NULL or "" is any.
  * -1 on anything else. */
 int semantic_parse_category(const char *s, enum semantic_category *out);

@@ -19,9 +19,7 @@
 #define W_DOC 2.0f            /* docstring words are chosen by a human to describe it */
 #define W_BODY 1.0f
 #define MIX_OWN 0.35f         /* share of a term's own index vector in its vector */
-#ifndef CENTRE
-#define CENTRE 0
-#endif
+#define CENTRE_MIN_TERMS 1000  /* fewer shared terms: too few to estimate their mean */
 
 /* ---- term map: open addressing, keys owned by the fit's terms array ---- */
 
@@ -254,7 +252,9 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen
         normalise(s);
     }
     /* context vectors, normalised, then centred on their mean over the terms
-     * seen in at least two chunks (the common direction says nothing) */
+     * seen in at least two chunks: the direction all context vectors share
+     * (the repository's common vocabulary) says nothing about a term. A tiny
+     * corpus is left uncentred: its mean is mostly the few terms themselves. */
     f->tvecs = xcalloc(V ? V * D : 1, sizeof *f->tvecs);
     for (size_t c = 0; c < n; c++)
         for (size_t k = b.off[c]; k < b.off[c + 1]; k++)
@@ -270,7 +270,7 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen
     }
     for (size_t t = 0; t < V; t++) {
         float *v = f->tvecs + t * D;
-        if (nmean && CENTRE)
+        if (nmean >= CENTRE_MIN_TERMS)
             for (int i = 0; i < D; i++) v[i] -= (float)(mean[i] / nmean);
         normalise(v);
         float own[D] = {0};

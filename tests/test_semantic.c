@@ -392,6 +392,29 @@ int main(void)
     evidence_free(&ev);
     semantic_forget(db);
     sqlite3_close(db);
+
+    /* bm25 term pruning: a word in more chunks than the posting budget is
+     * dropped when rarer words fill it, so only the rare word's chunk matches */
+    char *path2 = xasprintf("%s/big.sqlite", dir);
+    is_int(store_open(path2, 0, &db, NULL, err, sizeof err), 0, "open a second index");
+    store_exec(db, "BEGIN", err, sizeof err);
+    static const char FILLER[] = "def filler():\n    return common_value\n";
+    static const char TARGET[] = "def target():\n    return common_value + zebra_stripes\n";
+    int64_t ff = add_file(db, "pkg/filler.py", FILLER);
+    for (int i = 0; i < 4100; i++) add_chunk(db, ff, "pkg/filler.py", FILLER, 1, 2, "filler", NULL);
+    int64_t tf = add_file(db, "pkg/target.py", TARGET);
+    add_chunk(db, tf, "pkg/target.py", TARGET, 1, 2, "target", NULL);
+    store_exec(db, "COMMIT", err, sizeof err);
+    is_int(search(db, "common value zebra", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 10, &ev), 1,
+           "with 4101 chunks holding 'common', only the chunk with the rare 'zebra' is scored");
+    is_str(lab(&ev, 0), "target", "and it is the target");
+    is_int(search(db, "common value", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 10, &ev), 10,
+           "a question of common words alone still gets results (the rarest term is kept)");
+    evidence_free(&ev);
+    semantic_forget(db);
+    sqlite3_close(db);
+    free(path2);
+
     char *cmd = xasprintf("rm -rf '%s'", dir);
     if (system(cmd) != 0) diag("could not remove %s", dir);
     free(cmd);
