@@ -1,0 +1,309 @@
+/*
+ * worker: the search thread. One loop: apply queued commands, run one
+ * iteration if allowed, otherwise answer a finished search or block for the
+ * next command. Everything the UI needs leaves as events. See worker.h.
+ */
+#include "worker.h"
+#include "transcript.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct worker {
+    struct worker_config cfg;         /* strings below are owned copies */
+    char *question, *transcript_dir;
+    cJSON *transcript_config;
+    struct evq *ev;
+    struct cmdq *cmd;
+    pthread_t thread;
+    int running;                      /* the thread was started and not joined */
+
+    /* Thread state: touched only by the worker thread. */
+    struct search *s;
+    int paused, step_pending, answered, quit;
+    enum evq_state state;
+};
+
+static void post_state(struct worker *w, enum evq_state st, const char *text)
+{
+    w->state = st;
+    evq_post_state(w->ev, st, 0, 0, text);
+}
+
+static char *action_label(const struct mcts_node *n)
+{
+    if (!n->action) return xstrdup(n->parent < 0 ? "(question)" : "");
+    char *args = n->args ? cJSON_PrintUnformatted(n->args) : NULL;
+    char *label = xasprintf("%s %s", n->action, args ? args : "{}");
+    if (args) cJSON_free(args);
+    return label;
+}
+
+static void node_event(struct worker *w, enum evq_kind kind, const struct mcts_node *n)
+{
+    struct evq_event e;
+    evq_event_init(&e, kind);
+    e.node = n->id;
+    e.parent = n->parent;
+    e.iteration = n->iteration;
+    e.status = (int)n->status;
+    e.visits = n->visits;
+    e.q = mcts_q(n);
+    e.value = n->value;
+    e.uct = n->last_uct;
+    e.flags = (n->duplicate ? EVQ_FLAG_DUPLICATE : 0) | (n->forced ? EVQ_FLAG_FORCED : 0) |
+              (n->has_value ? EVQ_FLAG_HAS_VALUE : 0);
+    char *label = action_label(n);
+    e.text = label;
+    e.text2 = n->error ? n->error : n->feedback;
+    evq_post(w->ev, &e);
+    free(label);
+}
+
+static void on_search_event(void *ctx, const struct search *s, enum search_event ev, int id)
+{
+    struct worker *w = ctx;
+    const struct mcts_node *n = mcts_node(search_tree(s), id);
+    struct evq_event e;
+    switch (ev) {
+    case SEARCH_EV_NODE_ADDED:
+        node_event(w, EVQ_NODE_ADDED, n);
+        break;
+    case SEARCH_EV_ACTION:
+    case SEARCH_EV_NODE_UPDATED:
+        node_event(w, EVQ_NODE_UPDATED, n);
+        if (n->status == MCTS_ERROR && ev == SEARCH_EV_NODE_UPDATED && n->visits == 1)
+            evq_post_log(w->ev, id, "node %d failed: %s", id, n->error);
+        break;
+    case SEARCH_EV_REPORT:
+    case SEARCH_EV_EVIDENCE:
+        evq_event_init(&e, ev == SEARCH_EV_REPORT ? EVQ_REPORT : EVQ_EVIDENCE);
+        e.node = id;
+        e.parent = n->parent;
+        e.text = ev == SEARCH_EV_REPORT ? n->report : n->obs_text;
+        evq_post(w->ev, &e);
+        break;
+    case SEARCH_EV_STOPPED:
+        break;   /* the loop reports the end once the answer is ready */
+    }
+}
+
+static void post_tokens(struct worker *w)
+{
+    const struct mcts_tree *t = search_tree(w->s);
+    struct evq_event e;
+    evq_event_init(&e, EVQ_TOKENS);
+    e.a = t->tokens_in;
+    e.b = t->tokens_out;
+    evq_post(w->ev, &e);
+}
+
+static void start_search(struct worker *w, const char *question)
+{
+    search_free(w->s);
+    w->s = search_new(&w->cfg.search, &w->cfg.policy, &w->cfg.executor, &w->cfg.curator, question);
+    w->answered = 0;
+    w->step_pending = 0;
+    struct evq_event e;
+    evq_event_init(&e, EVQ_QUESTION);
+    e.node = 0;
+    e.text = (char *)question;
+    evq_post(w->ev, &e);
+    post_state(w, w->paused ? EVQ_STATE_PAUSED : EVQ_STATE_SEARCHING, NULL);
+}
+
+static void write_transcripts(struct worker *w, const struct search_answer *a)
+{
+    const struct mcts_tree *t = search_tree(w->s);
+    char stamp[32] = "unknown-time";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (localtime_r(&now, &tm)) strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    char hex[17];
+    hash64_hex(hash64(t->question, strlen(t->question)), hex);
+    hex[8] = 0;
+    char err[512];
+    for (int md = 0; md < 2; md++) {
+        char *path = xasprintf("%s/drqa-%s-%s.%s", w->transcript_dir, stamp, hex, md ? "md" : "json");
+        int rc = md ? transcript_save_markdown(path, t, a, err, sizeof err)
+                    : transcript_save(path, t, w->transcript_config, a, err, sizeof err);
+        if (rc == 0) evq_post_log(w->ev, -1, "transcript written: %s", path);
+        else evq_post_log(w->ev, -1, "%s", err);
+        free(path);
+    }
+}
+
+static void answer(struct worker *w)
+{
+    post_state(w, EVQ_STATE_ANSWERING, NULL);
+    struct search_answer *a = search_answer(w->s);
+    struct buf cites = BUF_INIT;
+    for (size_t i = 0; i < a->cites.n; i++)
+        buf_printf(&cites, "%s:%d-%d\n", a->cites.v[i].path, a->cites.v[i].start_line,
+                   a->cites.v[i].end_line);
+    struct evq_event e;
+    evq_event_init(&e, EVQ_ANSWER);
+    e.node = a->finish_node;
+    e.a = a->from_finished;
+    e.text = a->markdown;
+    e.text2 = (char *)buf_str(&cites);
+    evq_post(w->ev, &e);
+    buf_free(&cites);
+    if (a->error) evq_post_log(w->ev, -1, "%s", a->error);
+    post_tokens(w);
+    if (w->transcript_dir) write_transcripts(w, a);
+    search_answer_free(a);
+    w->answered = 1;
+    post_state(w, EVQ_STATE_DONE, search_stop_name(search_stop_reason(w->s)));
+}
+
+static void handle(struct worker *w, struct cmdq_cmd *c)
+{
+    char err[512];
+    switch (c->kind) {
+    case CMD_PAUSE:
+        w->paused = 1;
+        w->step_pending = 0;
+        post_state(w, EVQ_STATE_PAUSED, NULL);
+        break;
+    case CMD_RESUME:
+        w->paused = 0;
+        w->step_pending = 0;
+        post_state(w, w->s && !search_done(w->s) ? EVQ_STATE_SEARCHING : w->state, NULL);
+        break;
+    case CMD_STEP:
+        w->paused = 1;
+        w->step_pending = 1;
+        break;
+    case CMD_PRUNE:
+    case CMD_EXPAND:
+        if (!w->s) {
+            evq_post_log(w->ev, c->node, "no search is running; ask a question first");
+            break;
+        }
+        if ((c->kind == CMD_PRUNE ? search_prune : search_force)(w->s, c->node, err, sizeof err) != 0) {
+            evq_post_log(w->ev, c->node, "%s", err);
+        } else if (c->kind == CMD_EXPAND) {
+            evq_post_log(w->ev, c->node, "node %d will be expanded next", c->node);
+            if (!search_done(w->s) && w->answered) {
+                w->answered = 0;
+                post_state(w, w->paused ? EVQ_STATE_PAUSED : EVQ_STATE_SEARCHING, NULL);
+            }
+        }
+        break;
+    case CMD_FINISH:
+        if (w->s) search_finish_now(w->s);
+        break;
+    case CMD_NEW_QUESTION:
+        start_search(w, c->text ? c->text : "");
+        break;
+    case CMD_QUIT:
+        w->quit = 1;
+        break;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    char err[512] = "";
+    int opened = 1;
+    if (w->cfg.hooks.open &&
+        w->cfg.hooks.open(w->cfg.hooks.ctx, &w->cfg.policy, &w->cfg.executor, &w->cfg.curator, err,
+                          sizeof err) != 0) {
+        opened = 0;
+        post_state(w, EVQ_STATE_ERROR, err);
+    }
+    w->paused = w->cfg.start_paused;
+    if (opened && w->question) start_search(w, w->question);
+    else if (opened) post_state(w, EVQ_STATE_IDLE, NULL);
+
+    while (!w->quit) {
+        struct cmdq_cmd c;
+        while (!w->quit && cmdq_pop(w->cmd, &c)) {
+            if (opened || c.kind == CMD_QUIT) handle(w, &c);
+            else evq_post_log(w->ev, -1, "cannot %s: %s", cmdq_kind_name(c.kind), err);
+            cmdq_cmd_clear(&c);
+        }
+        if (w->quit) break;
+        if (w->s && !search_done(w->s) && (!w->paused || w->step_pending)) {
+            search_step(w->s);
+            post_tokens(w);
+            if (w->step_pending) {
+                w->step_pending = 0;
+                if (!search_done(w->s)) post_state(w, EVQ_STATE_PAUSED, NULL);
+            }
+            continue;
+        }
+        if (w->s && search_done(w->s) && !w->answered) {
+            answer(w);
+            continue;
+        }
+        cmdq_wait(w->cmd, &c);
+        if (opened || c.kind == CMD_QUIT) handle(w, &c);
+        else evq_post_log(w->ev, -1, "cannot %s: %s", cmdq_kind_name(c.kind), err);
+        cmdq_cmd_clear(&c);
+    }
+    search_free(w->s);
+    w->s = NULL;
+    if (opened && w->cfg.hooks.close) w->cfg.hooks.close(w->cfg.hooks.ctx);
+    return NULL;
+}
+
+int worker_start(struct worker **out, const struct worker_config *cfg, struct evq *events,
+                 struct cmdq *commands, char *err, size_t errlen)
+{
+    struct worker *w = xcalloc(1, sizeof *w);
+    w->cfg = *cfg;
+    w->cfg.search.on_event = on_search_event;
+    w->cfg.search.event_ctx = w;
+    w->question = cfg->question ? xstrdup(cfg->question) : NULL;
+    w->transcript_dir = cfg->transcript_dir ? xstrdup(cfg->transcript_dir) : NULL;
+    w->transcript_config = cfg->transcript_config ? cJSON_Duplicate(cfg->transcript_config, 1) : NULL;
+    w->cfg.question = w->question;
+    w->cfg.transcript_dir = w->transcript_dir;
+    w->cfg.transcript_config = w->transcript_config;
+    w->ev = events;
+    w->cmd = commands;
+
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the search thread: %s", strerror(rc));
+        w->running = 0;
+        worker_free(w);
+        *out = NULL;
+        return -1;
+    }
+    w->running = 1;
+    *out = w;
+    return 0;
+}
+
+int worker_stop(struct worker *w)
+{
+    if (!w || !w->running) return 0;
+    cmdq_push(w->cmd, CMD_QUIT, -1, NULL);
+    pthread_join(w->thread, NULL);
+    w->running = 0;
+    return 0;
+}
+
+void worker_free(struct worker *w)
+{
+    if (!w) return;
+    worker_stop(w);
+    free(w->question);
+    free(w->transcript_dir);
+    cJSON_Delete(w->transcript_config);
+    free(w);
+}

@@ -1,0 +1,64 @@
+/*
+ * worker: the thread that owns a search. It runs iterations while not paused,
+ * reads commands (cmdq) between iterations and blocks on them while paused or
+ * idle, and reports everything it does as events (evq) carrying node ids and
+ * copied strings, never pointers into its tree. When a search ends it builds
+ * the answer, posts it, and writes the transcript (JSON and Markdown) when a
+ * transcript directory is set.
+ *
+ * Per-thread resources (its own sqlite connection, its LLM clients) are the
+ * caller's business: the worker calls hooks.open in its own thread before the
+ * first search to obtain the policy, executor and curator, and hooks.close
+ * after the last. All signals are blocked in the worker thread so that the UI
+ * thread alone handles SIGINT, SIGWINCH and friends.
+ *
+ * Commands: pause; resume; step (one iteration, then paused); prune id;
+ * expand id (next iteration expands it; resumes a search that stopped on
+ * Finish or by the user); finish (stop and answer now); new question (drops
+ * the current search, starts another with the same settings); quit. Every
+ * pause and resume is acknowledged by a state event, and a refused command by
+ * a log event naming the reason.
+ */
+#ifndef DRQA_WORKER_H
+#define DRQA_WORKER_H
+
+#include "evq.h"
+#include "policy.h"
+#include "search.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+struct worker_hooks {
+    void *ctx;
+    /* In the worker thread: fill the policy, executor and curator (their ctx
+     * pointers stay the hook's). NULL open: the ones in worker_config are used. */
+    int (*open)(void *ctx, struct policy *policy, struct policy_executor *executor,
+                struct policy_curator *curator, char *err, size_t errlen);
+    void (*close)(void *ctx);   /* in the worker thread at exit; may be NULL */
+};
+
+struct worker_config {
+    struct search_config search;      /* on_event and event_ctx are replaced */
+    struct policy policy;             /* used when hooks.open is NULL */
+    struct policy_executor executor;
+    struct policy_curator curator;
+    struct worker_hooks hooks;
+    const char *question;             /* NULL: idle until a new-question command */
+    int start_paused;
+    const char *transcript_dir;       /* NULL: no transcripts */
+    const cJSON *transcript_config;   /* written into transcripts (filtered); may be NULL */
+};
+
+struct worker;
+
+/* Copies cfg (strings and JSON included) and starts the thread. The queues
+ * are borrowed and must outlive the worker. */
+int worker_start(struct worker **out, const struct worker_config *cfg, struct evq *events,
+                 struct cmdq *commands, char *err, size_t errlen);
+/* Pushes quit and waits for the thread; returns 0. Safe to call twice. */
+int worker_stop(struct worker *w);
+/* Stops the worker if still running and frees it; accepts NULL. */
+void worker_free(struct worker *w);
+
+#endif
