@@ -51,6 +51,10 @@ struct sem_cache {
     long long local_ndocs;
     struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
     int vocab_ready;              /* temp.drqa_semantic_vocab exists on this connection */
+    /* remote vectors, rows parallel to chunks (zero rows: not embeddable) */
+    float *remote;
+    int remote_dim;
+    char *remote_model;
     struct sem_cache *next;
 };
 
@@ -65,6 +69,11 @@ static void cache_clear(struct sem_cache *c)
     free(c->chunks);
     free(c->hashes);
     free(c->local);
+    free(c->remote);
+    free(c->remote_model);
+    c->remote = NULL;
+    c->remote_model = NULL;
+    c->remote_dim = 0;
     vec_local_fit_free(c->local_fit);
     free(c->local_fit);
     c->files = NULL;
@@ -382,6 +391,28 @@ static long chunk_index(const struct sem_cache *c, int64_t id)
     return lo < c->n && c->chunks[lo].id == id ? (long)lo : -1;
 }
 
+/* A connection that may write the index db reads: db itself, or for a
+ * read-only handle a second read-write connection to the same file (vectors
+ * are a cache derived from the index, worth keeping for the next process).
+ * NULL when the file cannot be written. Close with writer_close. */
+static sqlite3 *writer_open(sqlite3 *db)
+{
+    if (!sqlite3_db_readonly(db, "main")) return db;
+    const char *fn = sqlite3_db_filename(db, "main");
+    sqlite3 *w = NULL;
+    if (!fn || !*fn || sqlite3_open_v2(fn, &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        sqlite3_close(w);
+        return NULL;
+    }
+    sqlite3_busy_timeout(w, 5000);
+    return w;
+}
+
+static void writer_close(sqlite3 *db, sqlite3 *w)
+{
+    if (w && w != db) sqlite3_close(w);
+}
+
 /* ---- local vectors ---- */
 
 /* Loads the stored chunk vectors when the stored model matches the stamp;
@@ -431,10 +462,12 @@ static int local_ensure(sqlite3 *db, struct sem_cache *c, char *err, size_t errl
         snprintf(err, errlen, "the index changed while local vectors were computed; try again");
         return -1;
     }
-    /* a read-only or busy database keeps the model in memory for this connection */
-    char e2[256];
-    int saved = !sqlite3_db_readonly(db, "main") && vec_local_save(db, f, c->stamp, e2, sizeof e2) == 0;
-    if (!saved && !sqlite3_db_readonly(db, "main")) log_msg("semantic: %s", e2);
+    /* an unwritable or busy database keeps the model in memory for this connection */
+    char e2[256] = "";
+    sqlite3 *w = writer_open(db);
+    int saved = w && vec_local_save(w, f, c->stamp, e2, sizeof e2) == 0;
+    if (w && !saved) log_msg("semantic: %s", e2);
+    writer_close(db, w);
     c->local = f->vecs;
     c->local_ndocs = f->ndocs;
     f->vecs = NULL;
@@ -447,6 +480,138 @@ static int local_ensure(sqlite3 *db, struct sem_cache *c, char *err, size_t errl
         c->local_fit = f;   /* query terms are looked up in memory */
     }
     return 0;
+}
+
+/* ---- remote vectors ---- */
+
+static void normalise_vec(float *v, int dim)
+{
+    double n = 0;
+    for (int i = 0; i < dim; i++) n += (double)v[i] * v[i];
+    if (n > 0)
+        for (int i = 0; i < dim; i++) v[i] = (float)(v[i] / sqrt(n));
+}
+
+/* Embeds texts[0..n) through r; checks the dimension against *dim (0: first
+ * call sets it) and normalises. Returns a malloc'd n * dim array or NULL + err. */
+static float *remote_embed(const struct semantic_remote *r, const char *const *texts, size_t n, int *dim,
+                           char *err, size_t errlen)
+{
+    float *v = NULL;
+    int d = 0;
+    char e2[512] = "";
+    if (r->fn(r->cfg, texts, n, &v, &d, e2, sizeof e2) != 0 || !v || d <= 0) {
+        snprintf(err, errlen, "remote embeddings (model '%s') failed: %s", r->model, *e2 ? e2 : "no vectors returned");
+        free(v);
+        return NULL;
+    }
+    if (*dim && d != *dim) {
+        snprintf(err, errlen, "remote embedding model '%s' returned %d dimensions, earlier %d; "
+                 "the embeddings cache has mixed vectors for this model name", r->model, d, *dim);
+        free(v);
+        return NULL;
+    }
+    *dim = d;
+    for (size_t i = 0; i < n; i++) normalise_vec(v + i * (size_t)d, d);
+    return v;
+}
+
+/* Fills the cache's remote matrix: stored vectors by (hash, model) first, the
+ * rest embedded in batches and stored. */
+static int remote_ensure(sqlite3 *db, struct sem_cache *c, const struct semantic_remote *r, char *err, size_t errlen)
+{
+    if (c->remote && c->remote_model && !strcmp(c->remote_model, r->model)) return 0;
+    free(c->remote);
+    free(c->remote_model);
+    c->remote = NULL;
+    c->remote_model = NULL;
+    int dim = 0;
+    float **rows = xcalloc(c->n + 1, sizeof *rows);   /* per chunk, owned here until the matrix is built */
+    size_t *missing = xcalloc(c->n + 1, sizeof *missing), nmiss = 0;
+    sqlite3_stmt *st;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, "SELECT dim, vec FROM embeddings WHERE hash = ?1 AND model = ?2", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the embeddings cache: %s", sqlite3_errmsg(db));
+        goto out;
+    }
+    sqlite3_bind_text(st, 2, r->model, -1, SQLITE_STATIC);
+    for (size_t i = 0; i < c->n; i++) {
+        sqlite3_bind_text(st, 1, c->hashes[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            int d = sqlite3_column_int(st, 0);
+            if (d > 0 && (!dim || d == dim) && sqlite3_column_bytes(st, 1) == d * (int)sizeof(float)) {
+                dim = d;
+                rows[i] = xmalloc((size_t)d * sizeof(float));
+                memcpy(rows[i], sqlite3_column_blob(st, 1), (size_t)d * sizeof(float));
+            }
+        }
+        sqlite3_reset(st);
+        if (!rows[i]) missing[nmiss++] = i;
+    }
+    sqlite3_finalize(st);
+    if (nmiss) {
+        sqlite3_stmt *txt = NULL, *ins = NULL;
+        sqlite3 *w = writer_open(db);
+        if (sqlite3_prepare_v2(db, "SELECT substr(text, 1, ?2) FROM chunks WHERE id = ?1", -1, &txt, NULL) != SQLITE_OK) {
+            snprintf(err, errlen, "cannot read chunk text: %s", sqlite3_errmsg(db));
+            writer_close(db, w);
+            goto out;
+        }
+        sqlite3_bind_int(txt, 2, SEMANTIC_EMBED_TEXT_MAX);
+        if (w && sqlite3_prepare_v2(w, "INSERT OR REPLACE INTO embeddings(hash, model, dim, vec) VALUES(?1, ?2, ?3, ?4)",
+                                    -1, &ins, NULL) != SQLITE_OK)
+            ins = NULL;
+        for (size_t b = 0; b < nmiss; b += SEMANTIC_EMBED_BATCH) {
+            size_t nb = nmiss - b < SEMANTIC_EMBED_BATCH ? nmiss - b : SEMANTIC_EMBED_BATCH;
+            char *texts[SEMANTIC_EMBED_BATCH];
+            for (size_t j = 0; j < nb; j++) {
+                sqlite3_bind_int64(txt, 1, c->chunks[missing[b + j]].id);
+                const char *t = sqlite3_step(txt) == SQLITE_ROW ? (const char *)sqlite3_column_text(txt, 0) : NULL;
+                texts[j] = xstrdup(t && *t ? t : " ");
+                sqlite3_reset(txt);
+            }
+            float *v = remote_embed(r, (const char *const *)texts, nb, &dim, err, errlen);
+            for (size_t j = 0; j < nb; j++) free(texts[j]);
+            if (!v) {
+                sqlite3_finalize(txt);
+                sqlite3_finalize(ins);
+                writer_close(db, w);
+                goto out;
+            }
+            if (ins) sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+            for (size_t j = 0; j < nb; j++) {
+                size_t i = missing[b + j];
+                rows[i] = xmalloc((size_t)dim * sizeof(float));
+                memcpy(rows[i], v + j * (size_t)dim, (size_t)dim * sizeof(float));
+                if (ins) {
+                    sqlite3_bind_text(ins, 1, c->hashes[i], -1, SQLITE_STATIC);
+                    sqlite3_bind_text(ins, 2, r->model, -1, SQLITE_STATIC);
+                    sqlite3_bind_int(ins, 3, dim);
+                    sqlite3_bind_blob(ins, 4, rows[i], dim * (int)sizeof(float), SQLITE_STATIC);
+                    sqlite3_step(ins);
+                    sqlite3_reset(ins);
+                }
+            }
+            if (ins) sqlite3_exec(w, "COMMIT", NULL, NULL, NULL);
+            free(v);
+        }
+        sqlite3_finalize(txt);
+        sqlite3_finalize(ins);
+        writer_close(db, w);
+        c->total_changes = sqlite3_total_changes(db);
+        c->data_version = data_version(db);
+    }
+    c->remote_dim = dim > 0 ? dim : 1;
+    c->remote = xcalloc(c->n ? c->n * (size_t)c->remote_dim : 1, sizeof *c->remote);
+    for (size_t i = 0; i < c->n; i++)
+        if (rows[i]) memcpy(c->remote + i * (size_t)c->remote_dim, rows[i], (size_t)dim * sizeof(float));
+    c->remote_model = xstrdup(r->model);
+    rc = 0;
+out:
+    for (size_t i = 0; i < c->n; i++) free(rows[i]);
+    free(rows);
+    free(missing);
+    return rc;
 }
 
 /* ---- ranking ---- */
@@ -603,15 +768,21 @@ static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence
     return 0;
 }
 
-int semantic_prepare(sqlite3 *db, const struct embed_config *embed, char *err, size_t errlen)
+static int remote_valid(const struct semantic_remote *r, char *err, size_t errlen)
 {
+    if (r && (!r->fn || !r->model || !*r->model)) {
+        snprintf(err, errlen, "remote embeddings need a client and a model name (--embed-model)");
+        return 0;
+    }
+    return 1;
+}
+
+int semantic_prepare(sqlite3 *db, const struct semantic_remote *remote, char *err, size_t errlen)
+{
+    if (!remote_valid(remote, err, errlen)) return -1;
     struct sem_cache *c = cache_for(db);
     if (cache_refresh(db, c, err, errlen)) return -1;
-    if (embed) {
-        snprintf(err, errlen, "remote embeddings are not available in this build");
-        return -1;
-    }
-    return local_ensure(db, c, err, errlen);
+    return remote ? remote_ensure(db, c, remote, err, errlen) : local_ensure(db, c, err, errlen);
 }
 
 int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence *out, char *err, size_t errlen)
@@ -620,10 +791,7 @@ int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence
         snprintf(err, errlen, "SemanticSearch needs a query: say in words what the code does or is about");
         return -1;
     }
-    if (q->embed && q->mode != SEMANTIC_BM25) {
-        snprintf(err, errlen, "remote embeddings are not available in this build");
-        return -1;
-    }
+    if (!remote_valid(q->remote, err, errlen)) return -1;
     int top_k = q->top_k <= 0 ? SEMANTIC_DEFAULT_TOP_K : q->top_k > SEMANTIC_MAX_TOP_K ? SEMANTIC_MAX_TOP_K : q->top_k;
     struct sem_cache *c = cache_for(db);
     if (cache_refresh(db, c, err, errlen)) return -1;
@@ -631,7 +799,14 @@ int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence
     struct cand bm[NCAND], dn[NCAND];
     size_t nbm = 0, ndn = 0;
     if (q->mode != SEMANTIC_DENSE && rank_bm25(db, c, q, bm, &nbm, err, errlen)) return -1;
-    if (q->mode != SEMANTIC_BM25) {
+    if (q->mode != SEMANTIC_BM25 && q->remote) {
+        if (remote_ensure(db, c, q->remote, err, errlen)) return -1;
+        int dim = c->n ? c->remote_dim : 0;
+        float *qv = remote_embed(q->remote, &q->text, 1, &dim, err, errlen);
+        if (!qv) return -1;
+        rank_dense(c, c->remote, dim, qv, q, dn, &ndn);
+        free(qv);
+    } else if (q->mode != SEMANTIC_BM25) {
         if (local_ensure(db, c, err, errlen)) return -1;
         float qv[VEC_LOCAL_DIM];
         if (vec_local_embed_query(db, c->local_fit, c->local_ndocs, q->text, qv) > 0)

@@ -7,8 +7,8 @@
  *           (tok.h, stopwords dropped) OR-ed together, columns weighted
  *           name > doc > path > body;
  *   dense   cosine between the query's and the chunks' vectors: the remote
- *           embedding model when one is configured, else the local vectors
- *           fitted on the repository (vec_local.h);
+ *           embedding model when one is given (struct semantic_remote), else
+ *           the local vectors fitted on the repository (vec_local.h);
  *   hybrid  reciprocal-rank fusion of the two lists (k = 60): each chunk scores
  *           the sum of 1/(60 + rank) over the lists it appears in. Ranks rather
  *           than raw scores are fused because bm25 and cosine live on unrelated
@@ -41,6 +41,23 @@
 
 struct embed_config;   /* embed_remote.h */
 
+/* A remote embedding service: fn embeds n texts into *vecs (n * *dim floats,
+ * malloc'd, the caller frees), the signature of embed_remote() in
+ * embed_remote.h; cfg is passed through to it; model names the vectors in the
+ * embeddings cache (the remote model id), so a change of model never mixes
+ * vectors. Chunks are sent in batches of SEMANTIC_EMBED_BATCH on first use
+ * and their vectors stored by (chunk hash, model): unchanged chunks are never
+ * embedded twice, also across processes. */
+typedef int (*semantic_embed_fn)(const struct embed_config *cfg, const char *const *texts, size_t n,
+                                 float **vecs, int *dim, char *err, size_t errlen);
+struct semantic_remote {
+    semantic_embed_fn fn;
+    const struct embed_config *cfg;
+    const char *model;
+};
+#define SEMANTIC_EMBED_BATCH 32
+#define SEMANTIC_EMBED_TEXT_MAX 8000   /* bytes of a chunk sent for embedding */
+
 enum semantic_category { SEMANTIC_ANY, SEMANTIC_IMPLEMENTATION, SEMANTIC_TEST };
 enum semantic_mode { SEMANTIC_HYBRID, SEMANTIC_BM25, SEMANTIC_DENSE };
 
@@ -53,7 +70,7 @@ struct semantic_query {
     const char *file_pattern;         /* glob (fpattern.h) or NULL/"" for all files */
     int top_k;                        /* <= 0: SEMANTIC_DEFAULT_TOP_K; capped at SEMANTIC_MAX_TOP_K */
     enum semantic_mode mode;
-    const struct embed_config *embed; /* remote embeddings, or NULL for local vectors */
+    const struct semantic_remote *remote; /* remote embeddings, or NULL for local vectors */
 };
 
 /* Appends up to top_k spans to out, best first: path, chunk lines, the lines'
@@ -64,18 +81,19 @@ struct semantic_query {
 int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence *out,
                     char *err, size_t errlen);
 
-/* Fits (or loads) the vectors now instead of on the first query, e.g. at the
- * end of indexing. embed as in semantic_query. -1 with a message on failure. */
-int semantic_prepare(sqlite3 *db, const struct embed_config *embed, char *err, size_t errlen);
+/* Fits (or loads, or fetches) the vectors now instead of on the first query,
+ * e.g. at the end of indexing. remote as in semantic_query. -1 with a message
+ * on failure. */
+int semantic_prepare(sqlite3 *db, const struct semantic_remote *remote, char *err, size_t errlen);
 
 /* Drops the in-memory cache of db; call before sqlite3_close(db). Accepts NULL. */
 void semantic_forget(sqlite3 *db);
 
 /* Registers the SemanticSearch action (semantic_action.c) with the action
- * registry, using embed for every call (NULL: local vectors). Call once at
- * start-up, before any thread runs actions; embed must outlive the process's
+ * registry, using remote for every call (NULL: local vectors). Call once at
+ * start-up, before any thread runs actions; remote must outlive the process's
  * use of actions. -1 with a message when the registry refuses it. */
-int semantic_action_register(const struct embed_config *embed, char *err, size_t errlen);
+int semantic_action_register(const struct semantic_remote *remote, char *err, size_t errlen);
 
 /* "any" | "implementation" | "test" (also "impl", "tests"); NULL or "" is any.
  * -1 on anything else. */

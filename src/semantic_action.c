@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct embed_config *ss_embed;   /* not owned; NULL = local vectors */
+static const struct semantic_remote *ss_remote;   /* not owned; NULL = local vectors */
 
 static const struct action_arg ss_args[] = {
     {"query", ACTION_ARG_STRING, 1, "what to look for, in natural language: a behaviour, a concept, a purpose"},
@@ -33,7 +33,7 @@ static int ss_run(struct action_ctx *ctx, const cJSON *args, struct action_resul
     q.mode = SEMANTIC_HYBRID;
     q.top_k = ctx->max_results > 0 && ctx->max_results < SEMANTIC_DEFAULT_TOP_K ? ctx->max_results
                                                                                : SEMANTIC_DEFAULT_TOP_K;
-    q.embed = ss_embed;
+    q.remote = ss_remote;
     if (!q.text || !*q.text) {
         snprintf(err, errlen, "SemanticSearch: 'query' is empty; say in words what the code does or is about");
         return ACTION_EINVAL;
@@ -61,8 +61,8 @@ static const struct action_def action_semantic_search = {
     "Search code by meaning: functions, classes and module code ranked by a mix of keyword and vector similarity.",
     ss_args, ss_run};
 
-int semantic_action_register(const struct embed_config *embed, char *err, size_t errlen)
+int semantic_action_register(const struct semantic_remote *remote, char *err, size_t errlen)
 {
-    ss_embed = embed;
+    ss_remote = remote;
     return action_register(&action_semantic_search, err, errlen);
 }

@@ -216,6 +216,32 @@ static const char *lab(const struct evidence *ev, size_t i)
     return i < ev->n && ev->v[i].label ? ev->v[i].label : "(none)";
 }
 
+/* A stand-in for a remote embedding service: hashed bag of terms, 64 dims. */
+static int fake_calls, fake_texts, fake_fail;
+
+static void fake_term(const char *t, size_t n, void *ctx)
+{
+    float *v = ctx;
+    uint64_t h = hash64(t, n);
+    v[h % 64] += (h >> 32) & 1 ? 1.0f : -1.0f;
+}
+
+static int fake_embed(const struct embed_config *cfg, const char *const *texts, size_t n, float **vecs, int *dim,
+                      char *err, size_t errlen)
+{
+    (void)cfg;
+    fake_calls++;
+    if (fake_fail) {
+        snprintf(err, errlen, "HTTP 503 from the fake service");
+        return -1;
+    }
+    fake_texts += (int)n;
+    *dim = 64;
+    *vecs = xcalloc(n * 64, sizeof(float));
+    for (size_t i = 0; i < n; i++) tok_each(texts[i], strlen(texts[i]), TOK_STOPWORDS, fake_term, *vecs + i * 64);
+    return 0;
+}
+
 static int count(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st;
@@ -388,6 +414,41 @@ int main(void)
     is_int(rank_of(&ev, "user_logged_out"), -1, "a chunk deleted by another connection is gone from the results");
     is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = '" VEC_LOCAL_MODEL "'"), 12,
            "and the model was refitted on 12 chunks");
+
+    /* remote embeddings through a client function: chunks embedded once, in
+     * batches, cached by (hash, model) across connections */
+    struct semantic_remote remote = {fake_embed, NULL, "fake-64"};
+    struct semantic_query rq = {"logout", SEMANTIC_IMPLEMENTATION, NULL, 3, SEMANTIC_DENSE, &remote};
+    evidence_free(&ev);
+    int got = semantic_search(db, &rq, &ev, err, sizeof err);
+    is_int(got, 1, "remote dense search: one chunk shares a term with 'logout' under the fake vectors");
+    is_str(lab(&ev, 0), "logout", "remote vectors rank logout first");
+    ok(fake_calls == 2 && fake_texts == 13, "12 chunks in one batch plus the query (%d calls, %d texts)", fake_calls, fake_texts);
+    is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = 'fake-64' AND dim = 64"), 12, "remote vectors are stored");
+    evidence_free(&ev);
+    semantic_search(db, &rq, &ev, err, sizeof err);
+    ok(fake_calls == 3 && fake_texts == 14, "a second query embeds only the query");
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    evidence_free(&ev);
+    got = semantic_search(db2, &rq, &ev, err, sizeof err);
+    is_int(got, 1, "remote search on a new connection");
+    ok(fake_calls == 4 && fake_texts == 15, "a new connection reads the stored vectors (%d texts)", fake_texts);
+    add_chunk(db, f, "web/signals.py", SIGNAL, 1, 3, "user_logged_out", "Tell listeners that a visit ended.");
+    evidence_free(&ev);
+    semantic_search(db2, &rq, &ev, err, sizeof err);
+    ok(fake_calls == 6 && fake_texts == 17, "after a new chunk only that chunk is embedded (%d texts)", fake_texts);
+    is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = 'fake-64'"), 13,
+           "a read-only connection stored it through a writer connection");
+    semantic_forget(db2);
+    sqlite3_close(db2);
+    fake_fail = 1;
+    rq.text = "sign out";
+    evidence_free(&ev);
+    ok(semantic_search(db, &rq, &ev, err, sizeof err) == -1 && strstr(err, "fake-64") && strstr(err, "503"),
+       "a failing service is an error naming the model and the cause: %s", err);
+    struct semantic_remote nomodel = {fake_embed, NULL, ""};
+    rq.remote = &nomodel;
+    ok(semantic_search(db, &rq, &ev, err, sizeof err) == -1 && strstr(err, "model"), "a remote without a model name is refused");
 
     evidence_free(&ev);
     semantic_forget(db);
