@@ -146,6 +146,16 @@ int llm_http_call(struct llm_http_backend *hb, const struct llm_request *req, co
         return LLM_ERR_REPLY;
     }
     http_result_free(&res);
+    /* Some gateways answer 200 with an error object instead of a completion. */
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    if (e && !cJSON_IsNull(e)) {
+        const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
+        snprintf(reply->error, sizeof reply->error, "the server at %s answered with an error: %s", url,
+                 cJSON_IsString(m) ? m->valuestring : "(no message)");
+        http_redact(reply->error, sizeof reply->error, hb->key);
+        cJSON_Delete(j);
+        return LLM_ERR_REPLY;
+    }
     *json = j;
     return LLM_OK;
 }

@@ -38,6 +38,7 @@ value), "delay_ms" (latency before answering), and "fault", one of:
   null_content   message content null (Anthropic: no text block)
   prose          the content wrapped in prose and a ```json fence
   echo_key       401 whose message repeats the credential it was sent
+  error_200      status 200 with the provider's error JSON as the body
   bad_index      embeddings: an index out of range
 Every request is appended to --log as one JSON line before it is answered:
 {"n", "method", "path", "headers" (names lowercased), "body" (raw text),
@@ -205,6 +206,9 @@ class Handler(BaseHTTPRequestHandler):
                 extra["Retry-After"] = str(r["retry_after"])
             st = r["status"]
             self.send_json(st, self.error_body(kind, st, r.get("error", "fake error %d" % st)), extra)
+            return
+        if fault == "error_200":
+            self.send_json(200, self.error_body(kind, 200, r.get("error", "upstream provider failed")))
             return
         if fault == "malformed":
             self.send_raw(200, b"<html>upstream said no</html> {\"choices\": [")

@@ -259,6 +259,30 @@ int main(void)
     ok(file_contains(logpath, "http: POST"), "requests were logged");
     ok(!file_contains(logpath, KEY), "the key never reached the log");
 
+    /* a second fake: replies in sequence, then the default */
+    struct fake g;
+    ok(fake_start(&g, "{\"sequence\": [{\"status\": 503, \"error\": \"warming up\"}, {\"content\": \"second\"}],"
+                      " \"default\": {\"content\": \"third\"}}") == 0, "a sequence-scripted fake starts");
+    char url2[128];
+    snprintf(url2, sizeof url2, "%s/chat/completions", g.base);
+    fast(&o, 1);
+    b = body_for("seq");
+    is_int(http_post_json(url2, NULL, b, &o, &r), HTTP_ERR_STATUS, "sequence 1: the scripted 503");
+    ok(strstr(r.err, "HTTP 503") && strstr(r.err, "warming up"), "%s", r.err);
+    http_result_free(&r);
+    is_int(http_post_json(url2, NULL, b, &o, &r), HTTP_OK, "sequence 2");
+    ok(r.body && strstr(r.body, "\"second\""), "the second scripted reply");
+    http_result_free(&r);
+    is_int(http_post_json(url2, NULL, b, &o, &r), HTTP_OK, "then the default");
+    ok(r.body && strstr(r.body, "\"third\""), "the default reply");
+    http_result_free(&r);
+    free(b);
+    cJSON *seqlog = fake_requests(&g);
+    is_int(cJSON_GetArraySize(seqlog), 3, "three requests recorded");
+    is_str(cJSON_GetObjectItem(cJSON_GetArrayItem(seqlog, 2), "rule")->valuestring, "default", "the last from the default");
+    cJSON_Delete(seqlog);
+    fake_stop(&g);
+
     /* pure helpers */
     char *m = http_error_message("{\"error\":{\"message\":\"Incorrect model\",\"type\":\"invalid_request_error\"}}");
     is_str(m, "Incorrect model", "OpenAI error JSON");

@@ -33,7 +33,8 @@ static const char *script =
     " {\"match\": \"case:nullcontent\", \"fault\": \"null_content\"},"
     " {\"match\": \"case:close\", \"fault\": \"close\"},"
     " {\"match\": \"case:hang\", \"fault\": \"hang\", \"hang_s\": 30},"
-    " {\"match\": \"case:echo\", \"fault\": \"echo_key\"}"
+    " {\"match\": \"case:echo\", \"fault\": \"echo_key\"},"
+    " {\"match\": \"case:error200\", \"fault\": \"error_200\", \"error\": \"provider overloaded\"}"
     "], \"default\": {\"content\": \"default reply\"}}";
 
 static struct fake f;
@@ -206,6 +207,8 @@ static void run(const char *pname)
     is_int(fake_count(&f, tag), 3, "%s: retried to the bound", pname);
     is_int(ask(b, "planning", T("case:echo"), &r, &u), LLM_ERR_STATUS, "%s: 401 echoing the key", pname);
     ok(!strstr(r.error, KEY) && strstr(r.error, "[redacted]"), "%s: the key is redacted from the error: %s", pname, r.error);
+    is_int(ask(b, "planning", T("case:error200"), &r, &u), LLM_ERR_REPLY, "%s: 200 with an error body", pname);
+    ok(strstr(r.error, "answered with an error: provider overloaded") != NULL, "%s: %s", pname, r.error);
     llm_backend_free(b);
 
     b = mk(base, "max_reply_bytes = 1048576\n", 1);
@@ -279,13 +282,13 @@ static void run(const char *pname)
     /* the ledger: ok calls are happy, nousage, prose, length, 429 */
     struct llm_usage_entry e;
     is_int(llm_usage_get(&u, "planning", &e), 0, "%s: planning has an entry", pname);
-    is_int(e.calls, 15, "%s: 15 planning calls", pname);
-    is_int(e.failures, 10, "%s: 10 of them failed", pname);
+    is_int(e.calls, 16, "%s: 16 planning calls", pname);
+    is_int(e.failures, 11, "%s: 11 of them failed", pname);
     is_int(llm_usage_get(&u, "evaluation", &e), 0, "%s: evaluation has an entry", pname);
     is_int(e.calls, 1, "%s: one evaluation call", pname);
     is_int(e.estimated_calls, 1, "%s: estimated", pname);
     llm_usage_get(&u, NULL, &e);
-    is_int(e.calls, 17, "%s: 17 calls in total (one untagged)", pname);
+    is_int(e.calls, 18, "%s: 18 calls in total (one untagged)", pname);
     is_int(llm_usage_get(&u, "other", &e), 0, "%s: an untagged call counts as other", pname);
     llm_usage_destroy(&u);
 #undef T
