@@ -4,6 +4,7 @@
  * Finish, budget, ablations, answer grounding) are listed in search.h.
  */
 #include "search.h"
+#include "opts.h"
 #include "util.h"
 
 #include <math.h>
@@ -44,6 +45,19 @@ void search_config_defaults(struct search_config *c)
     c->exploration = -1;
     c->seed = 1;
     c->max_replans = 2;
+}
+
+void search_config_from_opts(struct search_config *c, const struct drqa_opts *o)
+{
+    search_config_defaults(c);
+    if (o->iterations > 0) c->iterations = o->iterations;
+    if (o->max_expand > 0) c->max_expand = o->max_expand;
+    c->exploration = o->exploration;   /* < 0: the documented default */
+    c->seed = o->seed;
+    c->budget_tokens = o->budget_tokens;
+    c->no_mcts = o->no_mcts;
+    c->no_perception = o->no_perception;
+    c->no_evaluation = o->no_evaluation;
 }
 
 static int64_t clock_now(const struct search *s)

@@ -3,6 +3,7 @@
  * loading a JSON transcript back into a tree. See transcript.h.
  */
 #include "transcript.h"
+#include "opts.h"
 #include "util.h"
 
 #include <errno.h>
@@ -89,6 +90,30 @@ static void add_u64(cJSON *o, const char *name, uint64_t v)
     char tmp[32];
     snprintf(tmp, sizeof tmp, "%" PRIu64, v);
     cJSON_AddStringToObject(o, name, tmp);
+}
+
+void transcript_config_from_opts(struct transcript_config *c, const struct drqa_opts *o)
+{
+    memset(c, 0, sizeof *c);
+    c->repo = o->repo;
+    c->index_path = o->index_path;
+    c->mode = o->mode;
+    c->policy = o->policy;
+    c->provider = o->provider;
+    c->model = o->model;
+    c->api_base = o->api_base;
+    c->embed_base = o->embed_base;
+    c->embed_model = o->embed_model;
+    c->iterations = o->iterations;
+    c->max_expand = o->max_expand;
+    c->parallel = o->parallel;
+    c->seed = o->seed;
+    c->budget_tokens = o->budget_tokens;
+    c->exploration = o->exploration >= 0 ? o->exploration : MCTS_DEFAULT_C;
+    c->no_mcts = o->no_mcts;
+    c->no_perception = o->no_perception;
+    c->no_evaluation = o->no_evaluation;
+    c->no_semantic = o->no_semantic;
 }
 
 cJSON *transcript_config_json(const struct transcript_config *c)

@@ -44,6 +44,11 @@ struct transcript_config {
     const cJSON *extra;        /* further settings to record; filtered; may be NULL */
 };
 
+struct drqa_opts;
+/* Fills c from the command line (strings borrowed from o); created and extra
+ * are left NULL. The exploration recorded is the one the search uses. */
+void transcript_config_from_opts(struct transcript_config *c, const struct drqa_opts *o);
+
 /* The filtered JSON form of a configuration (caller deletes). */
 cJSON *transcript_config_json(const struct transcript_config *c);
 /* 1 when a member name looks like it holds a credential. */

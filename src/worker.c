@@ -23,6 +23,7 @@ struct worker {
     struct cmdq *cmd;
     pthread_t thread;
     int running;                      /* the thread was started and not joined */
+    atomic_int cancel;
 
     /* Thread state: touched only by the worker thread. */
     struct search *s;
@@ -215,8 +216,8 @@ static void *worker_main(void *arg)
     char err[512] = "";
     int opened = 1;
     if (w->cfg.hooks.open &&
-        w->cfg.hooks.open(w->cfg.hooks.ctx, &w->cfg.policy, &w->cfg.executor, &w->cfg.curator, err,
-                          sizeof err) != 0) {
+        w->cfg.hooks.open(w->cfg.hooks.ctx, w->ev, &w->cancel, &w->cfg.policy, &w->cfg.executor,
+                          &w->cfg.curator, err, sizeof err) != 0) {
         opened = 0;
         post_state(w, EVQ_STATE_ERROR, err);
     }
@@ -260,6 +261,7 @@ int worker_start(struct worker **out, const struct worker_config *cfg, struct ev
                  struct cmdq *commands, char *err, size_t errlen)
 {
     struct worker *w = xcalloc(1, sizeof *w);
+    atomic_init(&w->cancel, 0);
     w->cfg = *cfg;
     w->cfg.search.on_event = on_search_event;
     w->cfg.search.event_ctx = w;
@@ -292,10 +294,16 @@ int worker_start(struct worker **out, const struct worker_config *cfg, struct ev
 int worker_stop(struct worker *w)
 {
     if (!w || !w->running) return 0;
+    atomic_store(&w->cancel, 1);
     cmdq_push(w->cmd, CMD_QUIT, -1, NULL);
     pthread_join(w->thread, NULL);
     w->running = 0;
     return 0;
+}
+
+const atomic_int *worker_cancel_flag(const struct worker *w)
+{
+    return &w->cancel;
 }
 
 void worker_free(struct worker *w)

@@ -27,14 +27,20 @@
 #include "search.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 struct worker_hooks {
     void *ctx;
-    /* In the worker thread: fill the policy, executor and curator (their ctx
-     * pointers stay the hook's). NULL open: the ones in worker_config are used. */
-    int (*open)(void *ctx, struct policy *policy, struct policy_executor *executor,
-                struct policy_curator *curator, char *err, size_t errlen);
+    /* In the worker thread: open per-thread resources (and index, posting
+     * EVQ_STATE indexing progress to events if it likes), then fill the
+     * policy, executor and curator (their ctx pointers stay the hook's).
+     * cancel becomes 1 when the worker is being stopped: LLM clients should
+     * check it (e.g. from curl's progress callback) to abort a request in
+     * flight. NULL open: the ones in worker_config are used. */
+    int (*open)(void *ctx, struct evq *events, const atomic_int *cancel, struct policy *policy,
+                struct policy_executor *executor, struct policy_curator *curator, char *err,
+                size_t errlen);
     void (*close)(void *ctx);   /* in the worker thread at exit; may be NULL */
 };
 
@@ -56,8 +62,11 @@ struct worker;
  * are borrowed and must outlive the worker. */
 int worker_start(struct worker **out, const struct worker_config *cfg, struct evq *events,
                  struct cmdq *commands, char *err, size_t errlen);
-/* Pushes quit and waits for the thread; returns 0. Safe to call twice. */
+/* Sets the cancel flag, pushes quit and waits for the thread; returns 0.
+ * Safe to call twice. */
 int worker_stop(struct worker *w);
+/* The flag handed to hooks.open; 1 once worker_stop began. */
+const atomic_int *worker_cancel_flag(const struct worker *w);
 /* Stops the worker if still running and frees it; accepts NULL. */
 void worker_free(struct worker *w);
 

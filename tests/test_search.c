@@ -372,6 +372,42 @@ int main(void)
     ok(mcts_node(search_tree(s), 2)->value == MCTS_NEUTRAL_VALUE, "no-evaluation without a rollout: the neutral 50");
     search_free(s);
 
+    /* values out of range, not a number; no answer function */
+    toy_init(&t);
+    t.use_forced_value = 1;
+    t.forced_value = 250;
+    search_config_defaults(&c);
+    c.iterations = 2;
+    s = run(&t, &c, "q");
+    run_all(s);
+    ok(mcts_node(search_tree(s), 1)->value == 100, "a value above 100 is clamped to 100");
+    search_free(s);
+    t.forced_value = NAN;
+    s = run(&t, &c, "q");
+    run_all(s);
+    ok(mcts_node(search_tree(s), 1)->status == MCTS_ERROR &&
+       strstr(mcts_node(search_tree(s), 1)->error, "not a number"), "a NaN value is an evaluation error");
+    search_free(s);
+
+    toy_init(&t);
+    search_config_defaults(&c);
+    c.iterations = 2;
+    {
+        struct policy p = toy_policy(&t);
+        p.answer = NULL;
+        struct policy_executor ex = toy_executor(&t);
+        s = search_new(&c, &p, &ex, NULL, "q");
+    }
+    run_all(s);
+    is_str(mcts_node(search_tree(s), 2)->obs_text, "pkg/f2.py:10-12  def f2()\ndef x():\n    y = 1\n    return y\n",
+           "without a curator the raw spans are the observation, rendered by the engine");
+    a = search_answer(s);
+    ok(str_starts(a->markdown, "No synthesised answer is available.") &&
+       strstr(a->markdown, "- `pkg/f2.py:10-12` def f2()"), "without an answer function the evidence is listed");
+    ok(a->fallback_cite && a->cites.n == 1 && strcmp(a->cites.v[0].path, "pkg/f2.py") == 0, "and its best span cited");
+    search_answer_free(a);
+    search_free(s);
+
     /* finish now */
     toy_init(&t);
     search_config_defaults(&c);

@@ -3,6 +3,7 @@
 #include "tap.h"
 #include "toy_policy.h"
 #include "transcript.h"
+#include "opts.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -135,6 +136,24 @@ int main(void)
     ok(strstr(err, "/nonexistent/x.json") != NULL, "naming it: %s", err);
     is_int(transcript_save("/nonexistent/dir/x.json", orig, NULL, NULL, err, sizeof err), -1, "an unwritable path fails");
     ok(strstr(err, "cannot write transcript") != NULL, "with a message: %s", err);
+
+    struct drqa_opts o;
+    opts_defaults(&o);
+    o.model = "qwen";
+    o.no_perception = 1;
+    struct transcript_config oc;
+    transcript_config_from_opts(&oc, &o);
+    cJSON *oj = transcript_config_json(&oc);
+    char *ojs = cJSON_PrintUnformatted(oj);
+    ok(ojs && strstr(ojs, "\"model\":\"qwen\"") && strstr(ojs, "\"iterations\":15") &&
+       strstr(ojs, "\"exploration\":50") && strstr(ojs, "\"no_perception\":true") &&
+       strstr(ojs, "\"seed\":\"1\""), "a configuration from the command line: %s", ojs);
+    free(ojs);
+    cJSON_Delete(oj);
+    struct search_config sc;
+    search_config_from_opts(&sc, &o);
+    ok(sc.iterations == 15 && sc.max_expand == 3 && sc.exploration < 0 && sc.no_perception &&
+       sc.seed == 1 && sc.max_replans == 2, "and a search configuration");
 
     ok(transcript_secret_name("OPENAI_API_KEY") && transcript_secret_name("auth") &&
        transcript_secret_name("x-session-token") && !transcript_secret_name("budget_tokens") &&

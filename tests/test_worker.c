@@ -100,12 +100,15 @@ static int wait_until(struct evq *q, struct seen *s, enum until u, int arg, cons
 struct hooks {
     struct toy *toy;
     int fail, opened, closed, sigint_blocked;
+    const atomic_int *cancel;
 };
 
-static int hook_open(void *ctx, struct policy *p, struct policy_executor *ex, struct policy_curator *cu,
-                     char *err, size_t errlen)
+static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct policy *p,
+                     struct policy_executor *ex, struct policy_curator *cu, char *err, size_t errlen)
 {
     struct hooks *h = ctx;
+    h->cancel = cancel;
+    evq_post_state(events, EVQ_STATE_INDEXING, 3, 3, "index ready");
     sigset_t cur;
     pthread_sigmask(SIG_SETMASK, NULL, &cur);
     h->sigint_blocked = sigismember(&cur, SIGINT) == 1 && sigismember(&cur, SIGWINCH) == 1;
@@ -135,7 +138,7 @@ int main(void)
     struct toy t;
     toy_init(&t);
     t.finish_at = 6;
-    struct hooks h = {&t, 0, 0, 0, 0};
+    struct hooks h = {&t, 0, 0, 0, 0, NULL};
     cJSON *tcfg = cJSON_Parse("{\"mode\":\"mcts\",\"api_key\":\"SECRET\"}");
 
     struct worker_config wc;
@@ -154,7 +157,9 @@ int main(void)
     struct seen s;
     memset(&s, 0, sizeof s);
     s.last_added = -1;
+    ok(wait_until(ev, &s, U_STATE, EVQ_STATE_INDEXING, NULL), "the open hook can post indexing progress");
     ok(wait_until(ev, &s, U_QUESTION, 0, "first"), "the question is announced");
+    ok(h.cancel == worker_cancel_flag(w) && atomic_load(h.cancel) == 0, "the hook got the cancel flag, clear");
     ok(wait_until(ev, &s, U_STATE, EVQ_STATE_PAUSED, NULL), "started paused");
     ok(h.sigint_blocked, "signals are blocked in the worker thread");
 
@@ -224,12 +229,13 @@ int main(void)
     ok(wait_until(ev, &s, U_STATE, EVQ_STATE_DONE, NULL) && strcmp(s.state_text, "user") == 0, "state done: user");
 
     is_int(worker_stop(w), 0, "quit joins the thread");
+    is_int(atomic_load(worker_cancel_flag(w)), 1, "stopping raised the cancel flag");
     is_int(h.opened, 1, "open ran once");
     is_int(h.closed, 1, "close ran once, in the worker");
     worker_free(w);
 
     /* a failing open hook: reported, and the worker still quits cleanly */
-    struct hooks hf = {&t, 1, 0, 0, 0};
+    struct hooks hf = {&t, 1, 0, 0, 0, NULL};
     wc.hooks = (struct worker_hooks){&hf, hook_open, hook_close};
     wc.transcript_dir = NULL;
     wc.transcript_config = NULL;

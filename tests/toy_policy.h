@@ -25,6 +25,8 @@ struct toy {
     int fail_perceive_at, fail_plan_at, fail_exec_at, fail_eval_at, fail_answer;
     int fail_curate_at;
     int fail_eval_all;          /* every evaluation fails */
+    int use_forced_value;       /* evaluate returns forced_value for every node */
+    double forced_value;
     enum toy_dup dup;
     enum toy_cite cite;
     int flat_values;            /* every value 50 (ties everywhere) */
@@ -112,7 +114,7 @@ static int toy_eval(void *ctx, const struct mcts_tree *tr, int id, struct policy
         snprintf(err, errlen, "toy evaluate failure at %d", id);
         return -1;
     }
-    out->value = toy_value(t, id);
+    out->value = t->use_forced_value ? t->forced_value : toy_value(t, id);
     out->feedback = xasprintf("feedback %d", id);
     return 0;
 }
