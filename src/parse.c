@@ -4,6 +4,7 @@
  * destructor of a parse_result. Each language lives in its own parse_<lang>.c
  * behind a struct lang; adding one means one line in parse_languages[].
  */
+#include <config.h> /* autoconf's HAVE_GRAMMAR_*, not src/config.h */
 #include "parse.h"
 #include "util.h"
 
@@ -11,10 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct lang parse_python;
+extern const struct lang parse_python, parse_java, parse_javascript, parse_typescript, parse_tsx, parse_go;
 
 const struct lang *const parse_languages[] = {
     &parse_python,
+#ifdef HAVE_GRAMMAR_JAVA
+    &parse_java,
+#endif
+#ifdef HAVE_GRAMMAR_JAVASCRIPT
+    &parse_javascript,
+#endif
+#ifdef HAVE_GRAMMAR_TYPESCRIPT
+    &parse_typescript,
+    &parse_tsx,
+#endif
+#ifdef HAVE_GRAMMAR_GO
+    &parse_go,
+#endif
     NULL,
 };
 
@@ -37,6 +51,10 @@ const struct lang *parse_lang_for_path(const char *path)
 static const char *grammar_pin(const char *lang)
 {
     if (strcmp(lang, "python") == 0) return "tree-sitter-python 0.23.6";
+    if (strcmp(lang, "java") == 0) return "tree-sitter-java 0.23.5";
+    if (strcmp(lang, "javascript") == 0) return "tree-sitter-javascript 0.23.1";
+    if (strcmp(lang, "typescript") == 0 || strcmp(lang, "tsx") == 0) return "tree-sitter-typescript 0.23.2";
+    if (strcmp(lang, "go") == 0) return "tree-sitter-go 0.23.4";
     return "the pinned grammar";
 }
 

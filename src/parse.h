@@ -59,6 +59,14 @@ struct lang {
     /* Dotted module name for a repository-relative path ('pkg/sub/mod.py' ->
      * 'pkg.sub.mod', 'pkg/__init__.py' -> 'pkg'); malloc'd, or NULL. */
     char *(*module_name)(const char *relpath);
+    /* Optional, for languages whose imports name files by path ('./b' in JS,
+     * 'example.com/m/pkg' in Go) rather than by dotted module: the module name
+     * (as module_name gives it) that the import 'module' written in the file at
+     * relpath names; exists(ctx, name) tells whether a module name is in the
+     * repository. Malloc'd, or NULL when it names nothing in the repository.
+     * NULL hook: imports are dotted names with a level, resolved like Python's. */
+    char *(*import_module)(const char *relpath, const char *module,
+                           int (*exists)(void *ctx, const char *name), void *ctx);
 };
 
 /* The languages compiled in, NULL-terminated. */

@@ -14,6 +14,7 @@
  * the repository; anything else stays unresolved rather than guessed.
  */
 #include "index.h"
+#include "parse.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -80,7 +81,10 @@ static void map_free(struct map *m) { free(m->e); memset(m, 0, sizeof *m); }
 
 /* ---- the repository in memory --------------------------------------------------- */
 
-struct rfile { long long id; char *path, *module; int is_init; size_t imp0, nimp; };
+struct rfile {
+    long long id; char *path, *module; int is_init; size_t imp0, nimp;
+    const struct lang *lang;   /* its extractor, for path-style imports (lang->import_module) */
+};
 struct rsym { long long id, file, parent; char kind; char *name; };
 struct rimp {
     long long id, file, resolved, old_resolved;
@@ -186,7 +190,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
 {
     sqlite3_stmt *st;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, path, module FROM files ORDER BY id", -1, &st, NULL)) return -1;
+    if (sqlite3_prepare_v2(db, "SELECT id, path, module, lang FROM files ORDER BY id", -1, &st, NULL)) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (R->nfiles == cap) {
             cap = cap ? cap * 2 : 256;
@@ -197,6 +201,9 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
         f->id = sqlite3_column_int64(st, 0);
         f->path = col_dup(st, 1);
         f->module = col_dup(st, 2);
+        const char *lang = (const char *)sqlite3_column_text(st, 3);
+        for (size_t k = 0; lang && parse_languages[k]; k++)
+            if (strcmp(parse_languages[k]->name, lang) == 0) f->lang = parse_languages[k];
         const char *base = strrchr(f->path, '/');
         base = base ? base + 1 : f->path;
         f->is_init = strncmp(base, "__init__.", 9) == 0;
@@ -374,12 +381,26 @@ static char *import_target(const struct repo *R, const struct rimp *m)
     return t;
 }
 
+static int module_exists(void *ctx, const char *name)
+{
+    return map_get(&((const struct repo *)ctx)->modules, 0, name) >= 0;
+}
+
 static void resolve_imports(struct repo *R)
 {
     for (size_t i = 0; i < R->nimps; i++) {
         struct rimp *m = &R->imps[i];
         m->resolved = 0;
         m->name_is_module = 0;
+        long long ffi = file_index(R, m->file);
+        if (ffi >= 0 && R->files[ffi].lang && R->files[ffi].lang->import_module) {
+            /* imports written as paths: the language names the module */
+            char *t = R->files[ffi].lang->import_module(R->files[ffi].path, m->module, module_exists, R);
+            long long fi = t ? map_get(&R->modules, 0, t) : -1;
+            if (fi >= 0) m->resolved = R->files[fi].id;
+            free(t);
+            continue;
+        }
         char *t = import_target(R, m);
         if (!t) continue;
         long long fi = -1;

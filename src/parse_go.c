@@ -1,0 +1,614 @@
+/*
+ * parse_go: the Go extractor. One tree-sitter parse, then one walk over the
+ * tree with a TSTreeCursor and a heap stack of frames (never recursion),
+ * collecting into a parse_result:
+ *   - package-level functions (PARSE_FUNCTION, 'func Map[T any](xs []T) []T');
+ *   - methods (PARSE_METHOD, qualname 'Type.Method' for value and pointer
+ *     receivers alike, a child of the type when it is declared in the file);
+ *   - type declarations as PARSE_CLASS: 'type Store struct', 'type Counter
+ *     interface', 'type ID int64', 'type Alias = Store'; embedded struct fields
+ *     and embedded interfaces are the bases ('sync.Mutex, Base'); interface
+ *     methods as PARSE_METHOD of the interface;
+ *   - package-level var and const names as PARSE_VARIABLE;
+ *   - the '//' comment lines right above a declaration as its docstring;
+ *   - imports: module = the import path, alias = the name written before it
+ *     ('sq', '_', '.'), name NULL;
+ *   - calls: the callee as written ('fmt.Errorf', 's.Lock'), and composite
+ *     literals of named types ('&Store{...}' calls 'Store'), like 'new' in Java.
+ * Function literals define nothing; their calls belong to the enclosing function.
+ * A module is a package directory: 'inventory/store.go' -> 'inventory'.
+ */
+#include "parse.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+const TSLanguage *tree_sitter_go(void);
+
+#define GO_EXPR_CAP 200
+
+static struct {
+    TSSymbol function_declaration, method_declaration, type_declaration, type_spec, type_alias, struct_type,
+        interface_type, field_declaration, field_declaration_list, type_elem, method_elem, var_declaration,
+        var_spec, const_declaration, const_spec, import_spec, call_expression, composite_literal, comment,
+        func_literal, type_identifier, qualified_type, generic_type, pointer_type, identifier, source_file,
+        parameter_declaration, type_arguments;
+    TSFieldId f_name, f_body, f_type, f_receiver, f_path, f_function, f_result;
+} id;
+static pthread_once_t id_once = PTHREAD_ONCE_INIT;
+
+static void id_init(void)
+{
+    const TSLanguage *l = tree_sitter_go();
+#define SYM(s) id.s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
+#define FLD(f) id.f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
+    SYM(function_declaration); SYM(method_declaration); SYM(type_declaration); SYM(type_spec);
+    SYM(type_alias); SYM(struct_type); SYM(interface_type); SYM(field_declaration);
+    SYM(field_declaration_list); SYM(type_elem); SYM(method_elem); SYM(var_declaration); SYM(var_spec);
+    SYM(const_declaration); SYM(const_spec); SYM(import_spec); SYM(call_expression);
+    SYM(composite_literal); SYM(comment); SYM(func_literal); SYM(type_identifier); SYM(qualified_type);
+    SYM(generic_type); SYM(pointer_type); SYM(identifier); SYM(source_file); SYM(parameter_declaration);
+    SYM(type_arguments);
+    FLD(name); FLD(body); FLD(type); FLD(receiver); FLD(path); FLD(function); FLD(result);
+#undef SYM
+#undef FLD
+}
+
+/* One level of the walk. */
+struct frame {
+    TSNode node;
+    TSSymbol sym;
+    int scope;        /* innermost enclosing symbol, -1 at package level */
+    int def;          /* symbol this node defines (scope of its children), or -1 */
+    TSNode before;    /* previous named sibling */
+    TSNode doc_first; /* first comment of the run of adjacent comment lines ending at 'before' */
+    TSNode prev, run; /* the same two, for this node's children as they are visited */
+};
+
+struct ctx {
+    const char *src;
+    uint32_t len;
+    struct parse_result *out;
+    size_t cap_syms, cap_imports, cap_calls;
+    struct frame *fr;
+    size_t nfr, cap_fr;
+    struct buf tmp;
+};
+
+/* ---- text helpers ---- */
+
+static int line_of(TSPoint p) { return (int)p.row + 1; }
+
+static int end_line_of(TSNode n)
+{
+    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+    if (e.column == 0 && e.row > s.row) return (int)e.row;
+    return (int)e.row + 1;
+}
+
+static void node_range(const struct ctx *c, TSNode n, uint32_t *a, uint32_t *b)
+{
+    *a = ts_node_start_byte(n);
+    *b = ts_node_end_byte(n);
+    if (*b > c->len) *b = c->len;
+    if (*a > *b) *a = *b;
+}
+
+static char *node_dup(const struct ctx *c, TSNode n)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    return xstrndup(c->src + a, b - a);
+}
+
+static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
+
+/* Appends src[a..b) to out as one line: whitespace runs become one space (none
+ * just inside brackets), comments are dropped, string, rune and raw string
+ * literals are kept with line breaks turned into spaces. Stops at max bytes
+ * (0 = no limit), never inside a UTF-8 sequence. */
+static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out)
+{
+    size_t base = out->len;
+    int pending = 0;
+    uint32_t i = a;
+    while (i < b && (!max || out->len - base < max)) {
+        char ch = src[i];
+        if (is_space(ch)) {
+            pending = 1;
+            i++;
+            continue;
+        }
+        if (ch == '/' && i + 1 < b && src[i + 1] == '/') {
+            while (i < b && src[i] != '\n') i++;
+            pending = 1;
+            continue;
+        }
+        if (ch == '/' && i + 1 < b && src[i + 1] == '*') {
+            i += 2;
+            while (i < b && !(src[i] == '*' && i + 1 < b && src[i + 1] == '/')) i++;
+            i = i + 2 < b ? i + 2 : b;
+            pending = 1;
+            continue;
+        }
+        if (pending) {
+            char prev = out->len > base ? out->data[out->len - 1] : '(';
+            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
+                buf_addc(out, ' ');
+            pending = 0;
+        }
+        if (ch == '\'' || ch == '"' || ch == '`') {
+            uint32_t j = i + 1;
+            for (; j < b; j++) {
+                if (src[j] == '\\' && ch != '`') { j++; continue; }
+                if (src[j] == ch) { j++; break; }
+            }
+            if (j > b) j = b;
+            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
+                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
+            i = j;
+            continue;
+        }
+        buf_addc(out, ch);
+        i++;
+    }
+    if (max && out->len - base > max) out->len = base + max;
+    if (max && out->len - base == max && i < b) {
+        while (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0x80) out->len--;
+        if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
+    }
+    if (out->data) out->data[out->len] = 0;
+}
+
+static char *range_norm(struct ctx *c, uint32_t a, uint32_t b, size_t max)
+{
+    struct buf s = BUF_INIT;
+    norm_text(c->src, a, b, max, &s);
+    char *r = buf_take(&s);
+    buf_free(&s);
+    return r;
+}
+
+/* A type without pointer stars and type arguments: '*List[T]' -> 'List'. */
+static void type_name(struct ctx *c, TSNode n, struct buf *out)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    buf_reset(&c->tmp);
+    norm_text(c->src, a, b, GO_EXPR_CAP, &c->tmp);
+    int depth = 0;
+    for (const char *p = buf_str(&c->tmp); *p; p++) {
+        if (*p == '[') depth++;
+        else if (*p == ']') depth -= depth > 0;
+        else if (!depth && *p != ' ' && *p != '*') buf_addc(out, *p);
+    }
+}
+
+/* The comment run [first..last] as a docstring: '//' and one space removed
+ * from each line; a block comment loses its delimiters. */
+static char *doc_text(const struct ctx *c, TSNode first, TSNode last)
+{
+    uint32_t a = ts_node_start_byte(first), b = ts_node_end_byte(last);
+    if (b > c->len) b = c->len;
+    if (a > b) a = b;
+    struct buf r = BUF_INIT;
+    const char *s = c->src;
+    int nl = 0;
+    for (uint32_t i = a; i < b;) {
+        uint32_t e = i;
+        while (e < b && s[e] != '\n') e++;
+        uint32_t q = i, t = e;
+        while (q < t && is_space(s[q])) q++;
+        if (t - q >= 2 && s[q] == '/' && s[q + 1] == '/') {
+            q += 2;
+            if (q < t && s[q] == ' ') q++;
+        } else if (t - q >= 2 && s[q] == '/' && s[q + 1] == '*') {
+            q += 2;
+        }
+        while (t > q && is_space(s[t - 1])) t--;
+        if (t - q >= 2 && s[t - 2] == '*' && s[t - 1] == '/') t -= 2;
+        while (t > q && is_space(s[t - 1])) t--;
+        if (nl) buf_addc(&r, '\n');
+        buf_add(&r, s + q, t - q);
+        nl = 1;
+        i = e + 1;
+    }
+    char *d = buf_take(&r);
+    size_t lo = 0, hi = strlen(d);
+    while (lo < hi && d[lo] == '\n') lo++;
+    while (hi > lo && d[hi - 1] == '\n') hi--;
+    memmove(d, d + lo, hi - lo);
+    d[hi - lo] = 0;
+    if (!*d) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* The docstring of the node at frame k: the comment lines ending on the line
+ * right above it. */
+static char *doc_before(const struct ctx *c, size_t k)
+{
+    const struct frame *f = &c->fr[k];
+    if (ts_node_is_null(f->before) || ts_node_symbol(f->before) != id.comment) return NULL;
+    if (ts_node_end_point(f->before).row + 1 != ts_node_start_point(f->node).row) return NULL;
+    return doc_text(c, ts_node_is_null(f->doc_first) ? f->before : f->doc_first, f->before);
+}
+
+/* ---- result arrays ---- */
+
+static struct parse_symbol *new_sym(struct ctx *c)
+{
+    struct parse_result *r = c->out;
+    if (r->nsyms == c->cap_syms) {
+        c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
+        r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
+    }
+    struct parse_symbol *s = &r->syms[r->nsyms++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void add_call(struct ctx *c, int line, int scope, char *callee)
+{
+    struct parse_result *r = c->out;
+    if (r->ncalls == c->cap_calls) {
+        c->cap_calls = c->cap_calls ? c->cap_calls * 2 : 64;
+        r->calls = xrealloc(r->calls, c->cap_calls * sizeof *r->calls);
+    }
+    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
+}
+
+static char *qualify(const struct ctx *c, int parent, const char *name)
+{
+    if (parent < 0) return xstrdup(name);
+    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
+}
+
+/* A symbol for the node at frame k (start line and doc from frame outer). */
+static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
+                                    TSNode name)
+{
+    struct parse_symbol *s = new_sym(c);
+    s->kind = kind;
+    s->name = node_dup(c, name);
+    s->qualname = qualify(c, parent, s->name);
+    s->parent = parent;
+    s->start_line = line_of(ts_node_start_point(c->fr[outer].node));
+    s->end_line = end_line_of(c->fr[k].node);
+    s->body_line = line_of(ts_node_start_point(c->fr[k].node));
+    s->docstring = doc_before(c, outer);
+    c->fr[k].def = (int)(c->out->nsyms - 1);
+    return s;
+}
+
+/* A type declared at package level in this file, or -1. */
+static int find_type(const struct ctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->out->nsyms; i++)
+        if (c->out->syms[i].kind == PARSE_CLASS && c->out->syms[i].parent < 0 &&
+            strcmp(c->out->syms[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* ---- definitions ---- */
+
+static void add_func(struct ctx *c, size_t k)
+{
+    struct frame *f = &c->fr[k];
+    TSNode n = f->node;
+    TSNode name = ts_node_child_by_field_id(n, id.f_name);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode body = ts_node_child_by_field_id(n, id.f_body);
+    int parent = -1;
+    char *qual = NULL;
+    if (f->sym == id.method_declaration) {
+        /* the receiver's type: 'func (s *Store[T]) M()' is a method of Store */
+        TSNode recv = ts_node_child_by_field_id(n, id.f_receiver);
+        TSNode pd = ts_node_is_null(recv) ? recv : ts_node_named_child(recv, 0);
+        TSNode t = ts_node_is_null(pd) ? pd : ts_node_child_by_field_id(pd, id.f_type);
+        if (!ts_node_is_null(t)) {
+            struct buf tn = BUF_INIT;
+            type_name(c, t, &tn);
+            if (tn.len) {
+                parent = find_type(c, tn.data);
+                if (parent < 0) {
+                    char *nm = node_dup(c, name);
+                    qual = xasprintf("%s.%s", tn.data, nm);
+                    free(nm);
+                }
+            }
+            buf_free(&tn);
+        }
+    }
+    struct parse_symbol *s = add_sym(c, k, k, f->sym == id.method_declaration ? PARSE_METHOD : PARSE_FUNCTION,
+                                     parent, name);
+    if (qual) {
+        free(s->qualname);
+        s->qualname = qual;
+    }
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    s->signature = range_norm(c, a, ts_node_is_null(body) ? b : ts_node_start_byte(body), 0);
+}
+
+/* Bases of a struct or interface type: embedded fields and interfaces. */
+static char *embedded_of(struct ctx *c, TSNode type)
+{
+    struct buf bases = BUF_INIT;
+    TSSymbol ts = ts_node_symbol(type);
+    TSNode list = type;
+    if (ts == id.struct_type) {
+        list = (TSNode){0};
+        for (uint32_t k = 0, nk = ts_node_named_child_count(type); k < nk; k++)
+            if (ts_node_symbol(ts_node_named_child(type, k)) == id.field_declaration_list)
+                list = ts_node_named_child(type, k);
+        if (ts_node_is_null(list)) return NULL;
+    }
+    for (uint32_t k = 0, nk = ts_node_named_child_count(list); k < nk; k++) {
+        TSNode fd = ts_node_named_child(list, k);
+        TSNode t = (TSNode){0};
+        if (ts_node_symbol(fd) == id.field_declaration && ts_node_is_null(ts_node_child_by_field_id(fd, id.f_name)))
+            t = ts_node_child_by_field_id(fd, id.f_type);
+        else if (ts_node_symbol(fd) == id.type_elem && ts_node_named_child_count(fd) == 1)
+            t = ts_node_named_child(fd, 0);
+        if (ts_node_is_null(t)) continue;
+        TSSymbol s = ts_node_symbol(t);
+        if (s != id.type_identifier && s != id.qualified_type && s != id.generic_type && s != id.pointer_type)
+            continue; /* constraints such as '~int | ~string' embed nothing */
+        if (bases.len) buf_adds(&bases, ", ");
+        type_name(c, t, &bases);
+    }
+    char *r = bases.len ? buf_take(&bases) : NULL;
+    buf_free(&bases);
+    return r;
+}
+
+static void add_type(struct ctx *c, size_t k)
+{
+    struct frame *f = &c->fr[k];
+    TSNode n = f->node;
+    TSNode name = ts_node_child_by_field_id(n, id.f_name);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode type = ts_node_child_by_field_id(n, id.f_type);
+    /* 'type X struct{}' alone: the declaration is the outer node; in 'type ( ... )' each spec is */
+    size_t outer = k;
+    if (k >= 1 && c->fr[k - 1].sym == id.type_declaration && ts_node_named_child_count(c->fr[k - 1].node) == 1)
+        outer = k - 1;
+    struct parse_symbol *s = add_sym(c, k, outer, PARSE_CLASS, -1, name);
+    s->body_line = line_of(ts_node_start_point(n));
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    struct buf sig = BUF_INIT;
+    buf_adds(&sig, "type ");
+    if (!ts_node_is_null(type) && (ts_node_symbol(type) == id.struct_type || ts_node_symbol(type) == id.interface_type)) {
+        /* the header: name, type parameters, keyword */
+        norm_text(c->src, a, ts_node_start_byte(type), 0, &sig);
+        buf_adds(&sig, ts_node_symbol(type) == id.struct_type ? " struct" : " interface");
+        s->bases = embedded_of(c, type);
+    } else {
+        norm_text(c->src, a, b, GO_EXPR_CAP, &sig);
+    }
+    s->signature = buf_take(&sig);
+    buf_free(&sig);
+}
+
+/* A method listed in an interface type. */
+static void add_method_elem(struct ctx *c, size_t k)
+{
+    int scope = c->fr[k].scope;
+    if (scope < 0 || c->out->syms[scope].kind != PARSE_CLASS) return;
+    TSNode name = ts_node_child_by_field_id(c->fr[k].node, id.f_name);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    struct parse_symbol *s = add_sym(c, k, k, PARSE_METHOD, scope, name);
+    uint32_t a, b;
+    node_range(c, c->fr[k].node, &a, &b);
+    s->signature = range_norm(c, a, b, 0);
+}
+
+/* Package-level var and const names. */
+static void add_vars(struct ctx *c, size_t k)
+{
+    if (k < 2 || c->fr[k - 1].scope >= 0) return;
+    TSSymbol ds = c->fr[k - 1].sym;
+    if ((ds != id.var_declaration && ds != id.const_declaration) || c->fr[k - 2].sym != id.source_file) return;
+    size_t outer = ts_node_named_child_count(c->fr[k - 1].node) == 1 ? k - 1 : k;
+    TSNode n = c->fr[k].node;
+    for (uint32_t i = 0, ni = ts_node_named_child_count(n); i < ni; i++) {
+        TSNode nm = ts_node_named_child(n, i);
+        if (ts_node_symbol(nm) != id.identifier) continue;
+        uint32_t a, b;
+        node_range(c, nm, &a, &b);
+        if (a >= b || (b - a == 1 && c->src[a] == '_')) continue;
+        struct parse_symbol *s = add_sym(c, k, outer, PARSE_VARIABLE, -1, nm);
+        s->body_line = line_of(ts_node_start_point(nm));
+        c->fr[k].def = -1;
+    }
+}
+
+/* ---- imports and calls ---- */
+
+static void add_import_spec(struct ctx *c, TSNode n)
+{
+    TSNode path = ts_node_child_by_field_id(n, id.f_path);
+    if (ts_node_is_null(path)) return;
+    TSNode name = ts_node_child_by_field_id(n, id.f_name);
+    uint32_t a, b;
+    node_range(c, path, &a, &b);
+    if (b - a >= 2) {
+        a++;
+        b--;
+    }
+    struct parse_result *r = c->out;
+    if (r->nimports == c->cap_imports) {
+        c->cap_imports = c->cap_imports ? c->cap_imports * 2 : 16;
+        r->imports = xrealloc(r->imports, c->cap_imports * sizeof *r->imports);
+    }
+    r->imports[r->nimports++] = (struct parse_import){line_of(ts_node_start_point(n)), xstrndup(c->src + a, b - a),
+                                                      NULL, ts_node_is_null(name) ? NULL : node_dup(c, name), 0};
+}
+
+static void add_call_expr(struct ctx *c, size_t k)
+{
+    TSNode fn = ts_node_child_by_field_id(c->fr[k].node, id.f_function);
+    if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
+    TSSymbol s = ts_node_symbol(fn);
+    if (s == id.func_literal) return; /* 'func() { ... }()' names nothing */
+    uint32_t a, b;
+    node_range(c, fn, &a, &b);
+    add_call(c, (int)ts_node_end_point(fn).row + 1, c->fr[k].scope, range_norm(c, a, b, GO_EXPR_CAP));
+}
+
+static void add_composite(struct ctx *c, size_t k)
+{
+    TSNode t = ts_node_child_by_field_id(c->fr[k].node, id.f_type);
+    if (ts_node_is_null(t)) return;
+    TSSymbol s = ts_node_symbol(t);
+    if (s != id.type_identifier && s != id.qualified_type && s != id.generic_type) return;
+    struct buf tn = BUF_INIT;
+    type_name(c, t, &tn);
+    if (tn.len) add_call(c, line_of(ts_node_start_point(t)), c->fr[k].scope, buf_take(&tn));
+    buf_free(&tn);
+}
+
+/* ---- the walk ---- */
+
+static struct frame *push(struct ctx *c)
+{
+    if (c->nfr == c->cap_fr) {
+        c->cap_fr = c->cap_fr ? c->cap_fr * 2 : 64;
+        c->fr = xrealloc(c->fr, c->cap_fr * sizeof *c->fr);
+    }
+    return &c->fr[c->nfr++];
+}
+
+static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+{
+    size_t k = c->nfr - 1;
+    struct frame *f = &c->fr[k];
+    f->node = ts_tree_cursor_current_node(cur);
+    f->sym = ts_node_symbol(f->node);
+    f->def = -1;
+    f->scope = -1;
+    f->before = f->doc_first = f->prev = f->run = (TSNode){0};
+    TSSymbol s = f->sym;
+    if (k >= 1) {
+        struct frame *p = f - 1;
+        f->scope = p->def >= 0 ? p->def : p->scope;
+        if (ts_node_is_named(f->node)) {
+            f->before = p->prev;
+            f->doc_first = p->run;
+            /* a comment continues the run when it starts on the line after the previous one */
+            if (s == id.comment) {
+                if (ts_node_is_null(p->prev) || ts_node_symbol(p->prev) != id.comment ||
+                    ts_node_end_point(p->prev).row + 1 != ts_node_start_point(f->node).row)
+                    p->run = f->node;
+            } else {
+                p->run = (TSNode){0};
+            }
+            p->prev = f->node;
+        }
+    }
+    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+    if (s == id.call_expression) add_call_expr(c, k);
+    else if (s == id.composite_literal) add_composite(c, k);
+    else if (s == id.import_spec) add_import_spec(c, f->node);
+    else if (f->scope < 0 && (s == id.function_declaration || s == id.method_declaration)) add_func(c, k);
+    else if (f->scope < 0 && (s == id.type_spec || s == id.type_alias) && k >= 1 &&
+             c->fr[k - 1].sym == id.type_declaration)
+        add_type(c, k);
+    else if (s == id.method_elem) add_method_elem(c, k);
+    else if (s == id.var_spec || s == id.const_spec) add_vars(c, k);
+}
+
+static int go_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_once(&id_once, id_init);
+    if (len > UINT32_MAX) return -1;
+    if (ts_parser_language(parser) != tree_sitter_go() && !ts_parser_set_language(parser, tree_sitter_go()))
+        return -1;
+    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
+    if (!tree) return -1;
+    TSNode root = ts_tree_root_node(tree);
+
+    struct ctx c = {.src = text ? text : "", .len = (uint32_t)len, .out = out};
+    int count_errors = ts_node_has_error(root);
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    push(&c);
+    visit(&c, &cur, count_errors);
+    for (;;) {
+        if (ts_tree_cursor_goto_first_child(&cur)) {
+            push(&c);
+            visit(&c, &cur, count_errors);
+            continue;
+        }
+        for (;;) {
+            if (ts_tree_cursor_goto_next_sibling(&cur)) {
+                visit(&c, &cur, count_errors);
+                break;
+            }
+            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
+            c.nfr--;
+        }
+    }
+done:
+    ts_tree_cursor_delete(&cur);
+    free(c.fr);
+    buf_free(&c.tmp);
+    ts_tree_delete(tree);
+    return 0;
+}
+
+/* ---- modules ---- */
+
+/* A Go package is its directory: 'inventory/store.go' -> 'inventory'; files at
+ * the root make the module ''. */
+static char *go_module_name(const char *relpath)
+{
+    if (!relpath) return NULL;
+    const char *slash = strrchr(relpath, '/');
+    return xstrndup(relpath, slash ? (size_t)(slash - relpath) : 0);
+}
+
+/* An import path names a package directory of the repository when a trailing
+ * part of it sits under a directory above the importing file: the repository's
+ * own module prefix ('example.com/shop/') is not known here, and go.mod may be
+ * in a subdirectory. 'example.com/shop/inventory' written in
+ * 'go/cmd/shopd/main.go' names 'go/inventory'. The longest trailing part wins,
+ * then the directory nearest the root. */
+static char *go_import_module(const char *relpath, const char *module, int (*exists)(void *, const char *),
+                              void *ctx)
+{
+    if (!relpath || !module || !*module) return NULL;
+    const char *slash = strrchr(relpath, '/');
+    size_t dirlen = slash ? (size_t)(slash - relpath) : 0;
+    for (const char *tail = module; tail; tail = strchr(tail, '/') ? strchr(tail, '/') + 1 : NULL) {
+        if (!*tail) break;
+        /* ancestors of the importing file's directory, the root ('') first */
+        for (size_t d = 0; d <= dirlen; d++) {
+            if (d != 0 && d != dirlen && relpath[d] != '/') continue;
+            if (d == dirlen && d != 0 && relpath[d] != '/') continue;
+            char *cand = d ? xasprintf("%.*s/%s", (int)d, relpath, tail) : xstrdup(tail);
+            if (exists(ctx, cand)) return cand;
+            free(cand);
+        }
+    }
+    return NULL;
+}
+
+static const char *const go_extensions[] = {".go", NULL};
+
+const struct lang parse_go = {
+    .name = "go",
+    .extensions = go_extensions,
+    .language = tree_sitter_go,
+    .extract = go_extract,
+    .module_name = go_module_name,
+    .import_module = go_import_module,
+};

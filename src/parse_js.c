@@ -1,0 +1,1101 @@
+/*
+ * parse_js: the JavaScript, TypeScript and TSX extractors. The three grammars
+ * share node names, so one walk serves them all (symbol ids are looked up per
+ * grammar). One tree-sitter parse, then one walk with a TSTreeCursor and a heap
+ * stack of frames (never recursion), collecting into a parse_result:
+ *   - classes (bases = extends + implements, type arguments dropped), methods
+ *     (getters, setters, static, class-field arrow functions), fields;
+ *   - functions: declarations, and function/arrow/class values bound to a name:
+ *     'const f = () => {}', 'exports.f = function () {}', 'A.prototype.m = ...'
+ *     ('A.m', a method of A when A is defined in the file), and the function
+ *     members of 'module.exports = {...}';
+ *   - TypeScript interfaces, type aliases and enums as PARSE_CLASS with their
+ *     keyword in the signature ('interface Foo<T> extends Bar', 'type Id',
+ *     'const enum Color'); interface members; overload signatures;
+ *   - module-level variables outside any function;
+ *   - the JSDoc comment right before a declaration as docstring, decorators;
+ *   - imports with the module as written ('./a', '../b', 'c'): 'import x from'
+ *     (name 'default', alias x), named imports, 'import * as ns' (name '*'),
+ *     'export ... from', require('m') and import('m'), TS 'import x = require()';
+ *   - calls: callee as written ('this.stack.push'), 'Foo' for 'new Foo()'.
+ * Anonymous functions define nothing; their calls belong to the enclosing
+ * symbol. Namespaces are transparent.
+ */
+#include <config.h> /* autoconf's, not src/config.h */
+#include "parse.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JS_EXPR_CAP 200
+
+/* Node symbols and field ids of one grammar. */
+struct js_ids {
+    TSSymbol class_declaration, class_, abstract_class_declaration, function_declaration,
+        generator_function_declaration, function_expression, function_, generator_function, arrow_function,
+        method_definition, field_definition, public_field_definition, lexical_declaration,
+        variable_declaration, variable_declarator, assignment_expression, expression_statement,
+        member_expression, identifier, object, pair, export_statement, import_statement, import_clause,
+        named_imports, import_specifier, namespace_import, namespace_export, export_clause, export_specifier,
+        string, string_fragment, call_expression, new_expression, comment, decorator, class_heritage,
+        extends_clause, implements_clause, class_body, interface_declaration, extends_type_clause,
+        type_alias_declaration, enum_declaration, method_signature, abstract_method_signature,
+        property_signature, function_signature, import_require_clause, object_pattern,
+        shorthand_property_identifier_pattern, pair_pattern, arguments, object_type, interface_body,
+        parenthesized_expression, template_string, jsx_opening_element, jsx_self_closing_element;
+    TSFieldId f_name, f_body, f_value, f_left, f_right, f_function, f_constructor, f_source, f_alias,
+        f_declaration, f_decorator, f_key, f_object, f_property, f_arguments;
+};
+
+static void ids_fill(struct js_ids *id, const TSLanguage *l)
+{
+#define SYM(s) id->s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
+#define SYMN(v, s) id->v = ts_language_symbol_for_name(l, s, (uint32_t)strlen(s), true)
+#define FLD(f) id->f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
+    SYM(class_declaration); SYMN(class_, "class"); SYM(abstract_class_declaration);
+    SYM(function_declaration); SYM(generator_function_declaration); SYM(function_expression);
+    SYMN(function_, "function"); SYM(generator_function); SYM(arrow_function); SYM(method_definition);
+    SYM(field_definition); SYM(public_field_definition); SYM(lexical_declaration);
+    SYM(variable_declaration); SYM(variable_declarator); SYM(assignment_expression);
+    SYM(expression_statement); SYM(member_expression); SYM(identifier); SYM(object); SYM(pair);
+    SYM(export_statement); SYM(import_statement); SYM(import_clause); SYM(named_imports);
+    SYM(import_specifier); SYM(namespace_import); SYM(namespace_export); SYM(export_clause);
+    SYM(export_specifier); SYM(string); SYM(string_fragment); SYM(call_expression); SYM(new_expression);
+    SYM(comment); SYM(decorator); SYM(class_heritage); SYM(extends_clause); SYM(implements_clause);
+    SYM(class_body); SYM(interface_declaration); SYM(extends_type_clause); SYM(type_alias_declaration);
+    SYM(enum_declaration); SYM(method_signature); SYM(abstract_method_signature); SYM(property_signature);
+    SYM(function_signature); SYM(import_require_clause); SYM(object_pattern);
+    SYM(shorthand_property_identifier_pattern); SYM(pair_pattern); SYM(arguments); SYM(object_type);
+    SYM(interface_body); SYM(parenthesized_expression); SYM(template_string);
+    SYM(jsx_opening_element); SYM(jsx_self_closing_element);
+    FLD(name); FLD(body); FLD(value); FLD(left); FLD(right); FLD(function); FLD(constructor);
+    FLD(source); FLD(alias); FLD(declaration); FLD(decorator); FLD(key); FLD(object); FLD(property);
+    FLD(arguments);
+#undef SYM
+#undef SYMN
+#undef FLD
+}
+
+/* One level of the walk. */
+struct frame {
+    TSNode node;
+    TSSymbol sym;
+    int scope;     /* innermost enclosing symbol, -1 at module level */
+    int def;       /* symbol this node defines (scope of its children), or -1 */
+    int in_fn;     /* inside a function body (named or not): no module variables */
+    TSNode before; /* previous named sibling (JSDoc lookup) */
+    TSNode prev;   /* the last named child visited under this node */
+};
+
+struct ctx {
+    const struct js_ids *id;
+    const char *src;
+    uint32_t len;
+    struct parse_result *out;
+    size_t cap_syms, cap_imports, cap_calls;
+    struct frame *fr;
+    size_t nfr, cap_fr;
+    struct buf tmp;
+    /* TypeScript puts a member's decorators before it in the class body:
+     * their text, the line of the first, and the class body they sit in */
+    struct buf decs;
+    int decs_line;
+    TSNode decs_owner;
+};
+
+/* ---- text helpers ---- */
+
+static int line_of(TSPoint p) { return (int)p.row + 1; }
+
+static int end_line_of(TSNode n)
+{
+    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+    if (e.column == 0 && e.row > s.row) return (int)e.row;
+    return (int)e.row + 1;
+}
+
+static void node_range(const struct ctx *c, TSNode n, uint32_t *a, uint32_t *b)
+{
+    *a = ts_node_start_byte(n);
+    *b = ts_node_end_byte(n);
+    if (*b > c->len) *b = c->len;
+    if (*a > *b) *a = *b;
+}
+
+static char *node_dup(const struct ctx *c, TSNode n)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    return xstrndup(c->src + a, b - a);
+}
+
+static int node_is(const struct ctx *c, TSNode n, const char *s)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    return strlen(s) == b - a && memcmp(c->src + a, s, b - a) == 0;
+}
+
+static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
+
+/* Appends src[a..b) to out as one line: whitespace runs become one space (none
+ * just inside brackets), comments are dropped, string and template literals
+ * are kept with line breaks turned into spaces. Stops at max bytes (0 = no
+ * limit), never inside a UTF-8 sequence. */
+static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out)
+{
+    size_t base = out->len;
+    int pending = 0;
+    uint32_t i = a;
+    while (i < b && (!max || out->len - base < max)) {
+        char ch = src[i];
+        if (is_space(ch)) {
+            pending = 1;
+            i++;
+            continue;
+        }
+        if (ch == '/' && i + 1 < b && src[i + 1] == '/') {
+            while (i < b && src[i] != '\n') i++;
+            pending = 1;
+            continue;
+        }
+        if (ch == '/' && i + 1 < b && src[i + 1] == '*') {
+            i += 2;
+            while (i < b && !(src[i] == '*' && i + 1 < b && src[i + 1] == '/')) i++;
+            i = i + 2 < b ? i + 2 : b;
+            pending = 1;
+            continue;
+        }
+        if (pending) {
+            char prev = out->len > base ? out->data[out->len - 1] : '(';
+            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
+                buf_addc(out, ' ');
+            pending = 0;
+        }
+        if (ch == '\'' || ch == '"' || ch == '`') {
+            uint32_t j = i + 1;
+            for (; j < b; j++) {
+                if (src[j] == '\\') { j++; continue; }
+                if (src[j] == ch) { j++; break; }
+            }
+            if (j > b) j = b;
+            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
+                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
+            i = j;
+            continue;
+        }
+        buf_addc(out, ch);
+        i++;
+    }
+    if (max && out->len - base > max) out->len = base + max;
+    if (max && out->len - base == max && i < b) {
+        while (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0x80) out->len--;
+        if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
+    }
+    if (out->data) out->data[out->len] = 0;
+}
+
+static char *node_norm(struct ctx *c, TSNode n, size_t max)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    buf_reset(&c->tmp);
+    norm_text(c->src, a, b, max, &c->tmp);
+    return xstrdup(buf_str(&c->tmp));
+}
+
+/* A type or class expression without type arguments: 'Store<T>' -> 'Store'. */
+static void type_name(struct ctx *c, TSNode n, struct buf *out)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    buf_reset(&c->tmp);
+    norm_text(c->src, a, b, JS_EXPR_CAP, &c->tmp);
+    int depth = 0;
+    for (const char *p = buf_str(&c->tmp); *p; p++) {
+        if (*p == '<') depth++;
+        else if (*p == '>') depth -= depth > 0;
+        else if (!depth && *p != ' ') buf_addc(out, *p);
+    }
+}
+
+/* The string value of a string literal node (quotes removed, escapes kept). */
+static char *string_value(const struct ctx *c, TSNode n)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    if (b - a >= 2 && (c->src[a] == '\'' || c->src[a] == '"') && c->src[b - 1] == c->src[a]) {
+        a++;
+        b--;
+    }
+    return xstrndup(c->src + a, b - a);
+}
+
+/* The text of a JSDoc comment without its delimiters and leading '*'s. */
+static char *jsdoc_clean(const char *s, size_t n)
+{
+    if (n < 5 || memcmp(s, "/**", 3) != 0 || memcmp(s + n - 2, "*/", 2) != 0) return NULL;
+    s += 3;
+    n -= 5;
+    struct buf r = BUF_INIT;
+    int first = 1;
+    const char *end = s + n;
+    for (const char *p = s; p <= end;) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e) e = end;
+        const char *q = p, *t = e;
+        while (q < t && is_space(*q)) q++;
+        if (q < t && *q == '*') {
+            q++;
+            if (q < t && *q == ' ') q++;
+        }
+        while (t > q && is_space(t[-1])) t--;
+        if (!first) buf_addc(&r, '\n');
+        buf_add(&r, q, (size_t)(t - q));
+        first = 0;
+        p = e + 1;
+    }
+    char *d = buf_take(&r);
+    size_t lo = 0, hi = strlen(d);
+    while (lo < hi && d[lo] == '\n') lo++;
+    while (hi > lo && d[hi - 1] == '\n') hi--;
+    memmove(d, d + lo, hi - lo);
+    d[hi - lo] = 0;
+    if (!*d) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* ---- result arrays ---- */
+
+static struct parse_symbol *new_sym(struct ctx *c)
+{
+    struct parse_result *r = c->out;
+    if (r->nsyms == c->cap_syms) {
+        c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
+        r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
+    }
+    struct parse_symbol *s = &r->syms[r->nsyms++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void add_import(struct ctx *c, int line, char *module, char *name, char *alias)
+{
+    struct parse_result *r = c->out;
+    if (r->nimports == c->cap_imports) {
+        c->cap_imports = c->cap_imports ? c->cap_imports * 2 : 16;
+        r->imports = xrealloc(r->imports, c->cap_imports * sizeof *r->imports);
+    }
+    r->imports[r->nimports++] = (struct parse_import){line, module, name, alias, 0};
+}
+
+static void add_call(struct ctx *c, int line, int scope, char *callee)
+{
+    struct parse_result *r = c->out;
+    if (r->ncalls == c->cap_calls) {
+        c->cap_calls = c->cap_calls ? c->cap_calls * 2 : 64;
+        r->calls = xrealloc(r->calls, c->cap_calls * sizeof *r->calls);
+    }
+    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
+}
+
+static char *qualify(const struct ctx *c, int parent, const char *name)
+{
+    if (parent < 0) return xstrdup(name);
+    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
+}
+
+/* ---- node classes ---- */
+
+static int is_function_value(const struct ctx *c, TSSymbol s)
+{
+    const struct js_ids *id = c->id;
+    return s == id->arrow_function || s == id->function_expression || s == id->function_ ||
+           s == id->generator_function;
+}
+
+static int is_class_value(const struct ctx *c, TSSymbol s) { return s == c->id->class_; }
+
+/* Function-like nodes: their bodies are not module level. */
+static int is_function_node(const struct ctx *c, TSSymbol s)
+{
+    const struct js_ids *id = c->id;
+    return is_function_value(c, s) || s == id->function_declaration || s == id->generator_function_declaration ||
+           s == id->method_definition;
+}
+
+/* ---- shared pieces of a definition ---- */
+
+/* The JSDoc comment right before the frame at index k (only blank lines between). */
+static char *jsdoc_before(const struct ctx *c, size_t k)
+{
+    TSNode prev = c->fr[k].before;
+    if (ts_node_is_null(prev) || ts_node_symbol(prev) != c->id->comment) return NULL;
+    if ((int)ts_node_end_point(prev).row + 2 < line_of(ts_node_start_point(c->fr[k].node))) return NULL;
+    uint32_t a, b;
+    node_range(c, prev, &a, &b);
+    return jsdoc_clean(c->src + a, b - a);
+}
+
+/* Appends the decorator expressions (without '@') that are children of n. */
+static void decorators_of(struct ctx *c, TSNode n, struct buf *decs)
+{
+    for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
+        TSNode d = ts_node_named_child(n, k);
+        if (ts_node_symbol(d) != c->id->decorator) continue;
+        uint32_t a, b;
+        node_range(c, d, &a, &b);
+        while (a < b && (c->src[a] == '@' || is_space(c->src[a]))) a++;
+        if (decs->len) buf_addc(decs, '\n');
+        norm_text(c->src, a, b, 0, decs);
+    }
+}
+
+/* Header text of n from after its decorators up to stop (exclusive), one line,
+ * without a trailing ';', ',', '=' or '{'. */
+static char *header_text(struct ctx *c, TSNode n, uint32_t stop)
+{
+    uint32_t a, b;
+    node_range(c, n, &a, &b);
+    for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
+        TSNode d = ts_node_named_child(n, k);
+        if (ts_node_symbol(d) == c->id->decorator && ts_node_end_byte(d) > a) a = ts_node_end_byte(d);
+        else if (ts_node_symbol(d) != c->id->comment) break;
+    }
+    if (stop > b) stop = b;
+    if (stop < a) stop = a;
+    struct buf s = BUF_INIT;
+    norm_text(c->src, a, stop, 0, &s);
+    while (s.len && (s.data[s.len - 1] == ';' || s.data[s.len - 1] == ',' || s.data[s.len - 1] == '=' ||
+                     s.data[s.len - 1] == ' '))
+        s.len--;
+    if (s.data) s.data[s.len] = 0;
+    char *r = buf_take(&s);
+    buf_free(&s);
+    return r;
+}
+
+/* Bases of a class or interface: extends and implements types, without type arguments. */
+static char *bases_of(struct ctx *c, TSNode n)
+{
+    const struct js_ids *id = c->id;
+    struct buf bases = BUF_INIT;
+    for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
+        TSNode h = ts_node_named_child(n, k);
+        TSSymbol hs = ts_node_symbol(h);
+        if (hs == id->extends_type_clause) {
+            /* interface Foo extends A, B<T> */
+            for (uint32_t j = 0, nj = ts_node_named_child_count(h); j < nj; j++) {
+                TSNode t = ts_node_named_child(h, j);
+                if (ts_node_symbol(t) == id->comment) continue;
+                if (bases.len) buf_adds(&bases, ", ");
+                type_name(c, t, &bases);
+            }
+            continue;
+        }
+        if (hs != id->class_heritage) continue;
+        for (uint32_t j = 0, nj = ts_node_named_child_count(h); j < nj; j++) {
+            TSNode cl = ts_node_named_child(h, j);
+            TSSymbol cs = ts_node_symbol(cl);
+            if (cs == id->comment) continue;
+            if (cs == id->extends_clause) {
+                /* TS: 'extends A<T>' is a value and its type arguments */
+                TSNode v = ts_node_child_by_field_id(cl, id->f_value);
+                if (ts_node_is_null(v)) continue;
+                if (bases.len) buf_adds(&bases, ", ");
+                type_name(c, v, &bases);
+            } else if (cs == id->implements_clause) {
+                for (uint32_t i = 0, ni = ts_node_named_child_count(cl); i < ni; i++) {
+                    TSNode t = ts_node_named_child(cl, i);
+                    if (ts_node_symbol(t) == id->comment) continue;
+                    if (bases.len) buf_adds(&bases, ", ");
+                    type_name(c, t, &bases);
+                }
+            } else {
+                /* JS: class_heritage holds the expression itself */
+                if (bases.len) buf_adds(&bases, ", ");
+                type_name(c, cl, &bases);
+            }
+        }
+    }
+    char *r = bases.len ? buf_take(&bases) : NULL;
+    buf_free(&bases);
+    return r;
+}
+
+/* A new symbol named by the frame at index k (the node) whose outer statement
+ * (for start line, JSDoc and decorators) is the frame at index outer. */
+static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
+                                    char *name, char *qualname, TSNode name_node)
+{
+    struct parse_symbol *s = new_sym(c);
+    s->kind = kind;
+    s->name = name;
+    s->qualname = qualname ? qualname : qualify(c, parent, name);
+    s->parent = parent;
+    s->start_line = line_of(ts_node_start_point(c->fr[outer].node));
+    s->end_line = end_line_of(c->fr[k].node);
+    s->body_line = line_of(ts_node_start_point(ts_node_is_null(name_node) ? c->fr[k].node : name_node));
+    s->docstring = jsdoc_before(c, outer);
+    struct buf decs = BUF_INIT;
+    if (outer >= 1 && !ts_node_is_null(c->decs_owner) && ts_node_eq(c->decs_owner, c->fr[outer - 1].node)) {
+        buf_adds(&decs, buf_str(&c->decs));
+        s->start_line = c->decs_line;
+        c->decs_owner = (TSNode){0};
+    }
+    for (size_t i = outer; i <= k; i++)
+        if (c->fr[i].sym == c->id->export_statement || i == k) decorators_of(c, c->fr[i].node, &decs);
+    s->decorators = decs.len ? buf_take(&decs) : NULL;
+    buf_free(&decs);
+    c->fr[k].def = (int)(c->out->nsyms - 1);
+    return s;
+}
+
+/* The index of the outermost frame that still belongs to the statement of frame
+ * k: up through 'export' and 'declare'. */
+static size_t outer_of(const struct ctx *c, size_t k)
+{
+    while (k > 0 && c->fr[k - 1].sym == c->id->export_statement) k--;
+    return k;
+}
+
+/* Kind of a function defined under scope. */
+static enum parse_kind fn_kind(const struct ctx *c, int scope, int in_class_body)
+{
+    if (in_class_body && scope >= 0 && c->out->syms[scope].kind == PARSE_CLASS) return PARSE_METHOD;
+    return PARSE_FUNCTION;
+}
+
+/* The start of the body of a function or class value, or its end. */
+static uint32_t body_start(const struct ctx *c, TSNode n)
+{
+    TSNode body = ts_node_child_by_field_id(n, c->id->f_body);
+    if (ts_node_is_null(body)) return ts_node_end_byte(n);
+    /* an arrow function's expression body: the signature ends at '=>' */
+    return ts_node_start_byte(body);
+}
+
+/* ---- definitions ---- */
+
+/* class, function, interface, type alias and enum declarations */
+static void add_declaration(struct ctx *c, size_t k)
+{
+    const struct js_ids *id = c->id;
+    struct frame *f = &c->fr[k];
+    TSNode n = f->node;
+    TSNode name = ts_node_child_by_field_id(n, id->f_name);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSSymbol s = f->sym;
+    int is_class = s == id->class_declaration || s == id->abstract_class_declaration ||
+                   s == id->interface_declaration || s == id->type_alias_declaration ||
+                   s == id->enum_declaration || s == id->class_;
+    size_t outer = outer_of(c, k);
+    struct parse_symbol *y = add_sym(c, k, outer, is_class ? PARSE_CLASS : PARSE_FUNCTION, f->scope,
+                                     node_dup(c, name), NULL, name);
+    uint32_t stop;
+    if (s == id->type_alias_declaration) {
+        TSNode v = ts_node_child_by_field_id(n, id->f_value);
+        stop = ts_node_is_null(v) ? ts_node_end_byte(n) : ts_node_start_byte(v);
+    } else {
+        stop = body_start(c, n);
+    }
+    y->signature = header_text(c, n, stop);
+    /* 'const enum' keeps its 'const' */
+    if (s == id->enum_declaration) {
+        uint32_t a = ts_node_start_byte(n);
+        if (a >= 6 && memcmp(c->src + a - 6, "const ", 6) == 0) {
+            char *sig = xasprintf("const %s", y->signature);
+            free(y->signature);
+            y->signature = sig;
+        }
+    }
+    if (is_class) y->bases = bases_of(c, n);
+    uint32_t a = ts_node_start_byte(n);
+    y->is_async = !is_class && ts_node_end_byte(n) - a > 6 && memcmp(c->src + a, "async", 5) == 0 &&
+                  is_space(c->src[a + 5]);
+}
+
+/* method_definition, method and property signatures, class fields */
+static void add_member(struct ctx *c, size_t k)
+{
+    const struct js_ids *id = c->id;
+    struct frame *f = &c->fr[k];
+    TSNode n = f->node;
+    TSNode name = ts_node_child_by_field_id(n, id->f_name);
+    if (ts_node_is_null(name)) name = ts_node_child_by_field_id(n, id->f_property); /* JS field_definition */
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSSymbol s = f->sym;
+    int scope = f->scope;
+    int field = s == id->field_definition || s == id->public_field_definition || s == id->property_signature;
+    TSNode value = field ? ts_node_child_by_field_id(n, id->f_value) : (TSNode){0};
+    int fn_field = field && !ts_node_is_null(value) && is_function_value(c, ts_node_symbol(value));
+    enum parse_kind kind = field && !fn_field ? PARSE_VARIABLE : fn_kind(c, scope, 1);
+    struct parse_symbol *y = add_sym(c, k, k, kind, scope, node_norm(c, name, JS_EXPR_CAP), NULL, name);
+    if (kind == PARSE_VARIABLE) return;
+    uint32_t stop = fn_field ? body_start(c, value) : body_start(c, n);
+    y->signature = header_text(c, n, stop);
+    /* 'async' is the first keyword of the header after modifiers */
+    for (uint32_t i = 0, ni = ts_node_child_count(n); i < ni; i++) {
+        TSNode ch = ts_node_child(n, i);
+        if (ts_node_start_byte(ch) >= ts_node_start_byte(name)) break;
+        if (!ts_node_is_named(ch) && node_is(c, ch, "async")) y->is_async = 1;
+    }
+    if (fn_field) {
+        TSNode ch = ts_node_child(value, 0);
+        if (!ts_node_is_null(ch) && node_is(c, ch, "async")) y->is_async = 1;
+    }
+}
+
+/* 'const f = () => {}', 'let A = class {}', module-level 'var x = 1' */
+static void add_declarator(struct ctx *c, size_t k)
+{
+    const struct js_ids *id = c->id;
+    struct frame *f = &c->fr[k];
+    TSNode n = f->node;
+    TSNode name = ts_node_child_by_field_id(n, id->f_name);
+    TSNode value = ts_node_child_by_field_id(n, id->f_value);
+    if (ts_node_is_null(name) || ts_node_symbol(name) != id->identifier) return;
+    TSSymbol vs = ts_node_is_null(value) ? 0 : ts_node_symbol(value);
+    int fn = vs && is_function_value(c, vs), cls = vs && is_class_value(c, vs);
+    if (!fn && !cls) {
+        if (f->scope >= 0 || f->in_fn) return;
+        /* require() bindings are imports, not variables */
+        if (vs == id->call_expression) {
+            TSNode callee = ts_node_child_by_field_id(value, id->f_function);
+            if (!ts_node_is_null(callee) && node_is(c, callee, "require")) return;
+        }
+    }
+    if (k == 0) return;
+    size_t outer = outer_of(c, k - 1); /* the declaration statement, or its export */
+    struct parse_symbol *y = add_sym(c, k, outer, fn ? PARSE_FUNCTION : cls ? PARSE_CLASS : PARSE_VARIABLE,
+                                     f->scope, node_dup(c, name), NULL, name);
+    if (!fn && !cls) return;
+    /* 'const f = async (a) =>': the keyword, then the declarator up to the body */
+    TSNode decl = c->fr[k - 1].node;
+    struct buf sig = BUF_INIT;
+    TSNode kw = ts_node_child(decl, 0);
+    if (!ts_node_is_null(kw) && !ts_node_is_named(kw)) {
+        uint32_t a, b;
+        node_range(c, kw, &a, &b);
+        buf_add(&sig, c->src + a, b - a);
+        buf_addc(&sig, ' ');
+    }
+    char *h = header_text(c, n, body_start(c, value));
+    buf_adds(&sig, h);
+    free(h);
+    y->signature = buf_take(&sig);
+    buf_free(&sig);
+    if (cls) y->bases = bases_of(c, value);
+    TSNode first = ts_node_child(value, 0);
+    if (fn && !ts_node_is_null(first) && node_is(c, first, "async")) y->is_async = 1;
+}
+
+/* A top-level symbol named name defined earlier in the file, or -1. */
+static int find_top(const struct ctx *c, const char *name)
+{
+    for (size_t i = c->out->nsyms; i-- > 0;)
+        if (c->out->syms[i].parent < 0 && strcmp(c->out->syms[i].name, name) == 0 &&
+            c->out->syms[i].kind != PARSE_VARIABLE)
+            return (int)i;
+    return -1;
+}
+
+/* 'exports.f = ...', 'module.exports.f = ...', 'A.prototype.m = ...', 'A.m = ...'
+ * in a statement of its own. */
+static void add_assignment(struct ctx *c, size_t k)
+{
+    const struct js_ids *id = c->id;
+    struct frame *f = &c->fr[k];
+    if (k == 0 || c->fr[k - 1].sym != id->expression_statement) return;
+    TSNode left = ts_node_child_by_field_id(f->node, id->f_left);
+    TSNode right = ts_node_child_by_field_id(f->node, id->f_right);
+    if (ts_node_is_null(left) || ts_node_is_null(right) || ts_node_symbol(left) != id->member_expression) return;
+    TSSymbol rs = ts_node_symbol(right);
+    int fn = is_function_value(c, rs), cls = is_class_value(c, rs);
+    TSNode prop = ts_node_child_by_field_id(left, id->f_property);
+    TSNode obj = ts_node_child_by_field_id(left, id->f_object);
+    if (ts_node_is_null(prop) || ts_node_is_null(obj)) return;
+    char *oname = node_norm(c, obj, JS_EXPR_CAP);
+    char *pname = node_dup(c, prop);
+    size_t outer = k - 1;
+    if (strcmp(oname, "module") == 0 && strcmp(pname, "exports") == 0) {
+        /* module.exports = function name() {} / class Name {} */
+        TSNode nm = (fn || cls) ? ts_node_child_by_field_id(right, id->f_name) : (TSNode){0};
+        if (!ts_node_is_null(nm)) {
+            struct parse_symbol *y = add_sym(c, k, outer, fn ? PARSE_FUNCTION : PARSE_CLASS, -1, node_dup(c, nm),
+                                             NULL, nm);
+            y->signature = header_text(c, right, body_start(c, right));
+            if (cls) y->bases = bases_of(c, right);
+        }
+        free(oname);
+        free(pname);
+        return;
+    }
+    int exported = strcmp(oname, "exports") == 0 || strcmp(oname, "module.exports") == 0;
+    int parent = -1;
+    char *qual = NULL;
+    if (!exported) {
+        if (!fn && !cls) goto out;
+        /* 'A.prototype.m' and 'A.m' name a member of A */
+        size_t ol = strlen(oname);
+        if (ol > 10 && strcmp(oname + ol - 10, ".prototype") == 0) oname[ol - 10] = 0;
+        for (const char *p = oname; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                  *p == '_' || *p == '$' || *p == '.'))
+                goto out;
+        if (strcmp(oname, "this") == 0 || strncmp(oname, "this.", 5) == 0) goto out;
+        parent = strchr(oname, '.') ? -1 : find_top(c, oname);
+        if (parent < 0) qual = xasprintf("%s.%s", oname, pname);
+    } else if (!fn && !cls && (f->scope >= 0 || f->in_fn)) {
+        goto out;
+    }
+    struct parse_symbol *y = add_sym(c, k, outer,
+                                     fn ? (parent >= 0 ? PARSE_METHOD : PARSE_FUNCTION)
+                                        : cls ? PARSE_CLASS : PARSE_VARIABLE,
+                                     parent, pname, qual, prop);
+    pname = NULL;
+    if (fn || cls) {
+        char *h = header_text(c, f->node, body_start(c, right));
+        y->signature = h;
+        if (cls) y->bases = bases_of(c, right);
+        TSNode first = ts_node_child(right, 0);
+        if (fn && !ts_node_is_null(first) && node_is(c, first, "async")) y->is_async = 1;
+    }
+out:
+    free(oname);
+    free(pname);
+}
+
+/* A member of 'module.exports = { ... }': functions become symbols. */
+static void add_export_member(struct ctx *c, size_t k)
+{
+    const struct js_ids *id = c->id;
+    if (k < 3 || c->fr[k - 1].sym != id->object || c->fr[k - 2].sym != id->assignment_expression ||
+        c->fr[k - 3].sym != id->expression_statement || c->fr[k].scope >= 0)
+        return;
+    TSNode left = ts_node_child_by_field_id(c->fr[k - 2].node, id->f_left);
+    if (ts_node_is_null(left) || !node_is(c, left, "module.exports")) return;
+    struct frame *f = &c->fr[k];
+    TSNode n = f->node;
+    if (f->sym == id->method_definition) {
+        TSNode name = ts_node_child_by_field_id(n, id->f_name);
+        if (ts_node_is_null(name)) return;
+        struct parse_symbol *y = add_sym(c, k, k, PARSE_FUNCTION, -1, node_dup(c, name), NULL, name);
+        y->signature = header_text(c, n, body_start(c, n));
+        return;
+    }
+    TSNode key = ts_node_child_by_field_id(n, id->f_key);
+    TSNode value = ts_node_child_by_field_id(n, id->f_value);
+    if (ts_node_is_null(key) || ts_node_is_null(value) || !is_function_value(c, ts_node_symbol(value))) return;
+    struct parse_symbol *y = add_sym(c, k, k, PARSE_FUNCTION, -1, node_norm(c, key, JS_EXPR_CAP), NULL, key);
+    y->signature = header_text(c, n, body_start(c, value));
+}
+
+/* ---- imports ---- */
+
+static void add_import_stmt(struct ctx *c, TSNode n)
+{
+    const struct js_ids *id = c->id;
+    TSNode src = ts_node_child_by_field_id(n, id->f_source);
+    int line = line_of(ts_node_start_point(n));
+    int any = 0;
+    for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
+        TSNode cl = ts_node_named_child(n, k);
+        TSSymbol cs = ts_node_symbol(cl);
+        if (cs == id->import_require_clause) {
+            /* TS: import fs = require('fs') */
+            TSNode s = ts_node_child_by_field_id(cl, id->f_source);
+            TSNode al = ts_node_named_child(cl, 0);
+            if (ts_node_is_null(s)) continue;
+            add_import(c, line, string_value(c, s), NULL,
+                       !ts_node_is_null(al) && ts_node_symbol(al) == id->identifier ? node_dup(c, al) : NULL);
+            any = 1;
+            continue;
+        }
+        if (cs != id->import_clause || ts_node_is_null(src)) continue;
+        for (uint32_t j = 0, nj = ts_node_named_child_count(cl); j < nj; j++) {
+            TSNode part = ts_node_named_child(cl, j);
+            TSSymbol ps = ts_node_symbol(part);
+            if (ps == id->identifier) {
+                add_import(c, line, string_value(c, src), xstrdup("default"), node_dup(c, part));
+                any = 1;
+            } else if (ps == id->namespace_import) {
+                TSNode al = ts_node_named_child(part, 0);
+                add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : node_dup(c, al));
+                any = 1;
+            } else if (ps == id->named_imports) {
+                for (uint32_t i = 0, ni = ts_node_named_child_count(part); i < ni; i++) {
+                    TSNode sp = ts_node_named_child(part, i);
+                    if (ts_node_symbol(sp) != id->import_specifier) continue;
+                    TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
+                    TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
+                    if (ts_node_is_null(nm)) continue;
+                    add_import(c, line, string_value(c, src), node_dup(c, nm),
+                               ts_node_is_null(al) ? NULL : node_dup(c, al));
+                    any = 1;
+                }
+            }
+        }
+    }
+    if (!any && !ts_node_is_null(src)) add_import(c, line, string_value(c, src), NULL, NULL);
+}
+
+/* 'export { a as b } from', 'export * from', 'export * as ns from' */
+static void add_export_from(struct ctx *c, TSNode n)
+{
+    const struct js_ids *id = c->id;
+    TSNode src = ts_node_child_by_field_id(n, id->f_source);
+    if (ts_node_is_null(src)) return;
+    int line = line_of(ts_node_start_point(n));
+    int any = 0;
+    for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
+        TSNode cl = ts_node_named_child(n, k);
+        TSSymbol cs = ts_node_symbol(cl);
+        if (cs == id->namespace_export) {
+            TSNode al = ts_node_named_child(cl, 0);
+            add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : node_dup(c, al));
+            any = 1;
+        } else if (cs == id->export_clause) {
+            for (uint32_t i = 0, ni = ts_node_named_child_count(cl); i < ni; i++) {
+                TSNode sp = ts_node_named_child(cl, i);
+                if (ts_node_symbol(sp) != id->export_specifier) continue;
+                TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
+                TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
+                if (ts_node_is_null(nm)) continue;
+                add_import(c, line, string_value(c, src), node_dup(c, nm),
+                           ts_node_is_null(al) ? NULL : node_dup(c, al));
+                any = 1;
+            }
+        }
+    }
+    if (!any) add_import(c, line, string_value(c, src), xstrdup("*"), NULL);
+}
+
+/* require('m') / import('m') with one string argument: an import, not a call.
+ * A 'const x = require()' or 'const {a, b: c} = require()' names the bindings. */
+static int add_require(struct ctx *c, size_t k, TSNode fn)
+{
+    const struct js_ids *id = c->id;
+    TSNode n = c->fr[k].node;
+    int is_import = node_is(c, fn, "import");
+    if (!is_import && !(ts_node_symbol(fn) == id->identifier && node_is(c, fn, "require"))) return 0;
+    TSNode args = ts_node_child_by_field_id(n, id->f_arguments);
+    if (ts_node_is_null(args) || ts_node_named_child_count(args) != 1) return 0;
+    TSNode s = ts_node_named_child(args, 0);
+    if (ts_node_symbol(s) != id->string) return 0;
+    int line = line_of(ts_node_start_point(n));
+    TSNode bind = (TSNode){0};
+    if (!is_import && k > 0 && c->fr[k - 1].sym == id->variable_declarator) {
+        TSNode v = ts_node_child_by_field_id(c->fr[k - 1].node, id->f_value);
+        if (!ts_node_is_null(v) && ts_node_eq(v, n)) bind = ts_node_child_by_field_id(c->fr[k - 1].node, id->f_name);
+    }
+    if (!ts_node_is_null(bind) && ts_node_symbol(bind) == id->identifier) {
+        add_import(c, line, string_value(c, s), NULL, node_dup(c, bind));
+    } else if (!ts_node_is_null(bind) && ts_node_symbol(bind) == id->object_pattern) {
+        int any = 0;
+        for (uint32_t i = 0, ni = ts_node_named_child_count(bind); i < ni; i++) {
+            TSNode p = ts_node_named_child(bind, i);
+            TSSymbol ps = ts_node_symbol(p);
+            if (ps == id->shorthand_property_identifier_pattern) {
+                add_import(c, line, string_value(c, s), node_dup(c, p), NULL);
+                any = 1;
+            } else if (ps == id->pair_pattern) {
+                TSNode key = ts_node_child_by_field_id(p, id->f_key);
+                TSNode val = ts_node_child_by_field_id(p, id->f_value);
+                if (ts_node_is_null(key)) continue;
+                add_import(c, line, string_value(c, s), node_dup(c, key),
+                           !ts_node_is_null(val) && ts_node_symbol(val) == id->identifier ? node_dup(c, val) : NULL);
+                any = 1;
+            }
+        }
+        if (!any) add_import(c, line, string_value(c, s), NULL, NULL);
+    } else {
+        add_import(c, line, string_value(c, s), NULL, NULL);
+    }
+    return 1;
+}
+
+/* ---- calls ---- */
+
+static void add_call_expr(struct ctx *c, size_t k)
+{
+    const struct js_ids *id = c->id;
+    struct frame *f = &c->fr[k];
+    TSNode fn = ts_node_child_by_field_id(f->node, id->f_function);
+    if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
+    if (add_require(c, k, fn)) return;
+    TSSymbol s = ts_node_symbol(fn);
+    /* an immediately invoked function names nothing */
+    if (is_function_value(c, s) || s == id->parenthesized_expression) return;
+    TSPoint e = ts_node_end_point(fn);
+    add_call(c, (int)e.row + 1, f->scope, node_norm(c, fn, JS_EXPR_CAP));
+}
+
+static void add_new_expr(struct ctx *c, size_t k)
+{
+    struct frame *f = &c->fr[k];
+    TSNode fn = ts_node_child_by_field_id(f->node, c->id->f_constructor);
+    if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
+    if (is_function_value(c, ts_node_symbol(fn)) || is_class_value(c, ts_node_symbol(fn))) return;
+    struct buf callee = BUF_INIT;
+    type_name(c, fn, &callee);
+    if (callee.len) add_call(c, line_of(ts_node_start_point(fn)), f->scope, buf_take(&callee));
+    buf_free(&callee);
+}
+
+/* '<CartView .../>': a component (capitalised name) is called */
+static void add_jsx(struct ctx *c, size_t k)
+{
+    struct frame *f = &c->fr[k];
+    TSNode name = ts_node_child_by_field_id(f->node, c->id->f_name);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    char first = c->src[ts_node_start_byte(name)];
+    if (first < 'A' || first > 'Z') return;
+    add_call(c, line_of(ts_node_start_point(name)), f->scope, node_norm(c, name, JS_EXPR_CAP));
+}
+
+/* ---- the walk ---- */
+
+static struct frame *push(struct ctx *c)
+{
+    if (c->nfr == c->cap_fr) {
+        c->cap_fr = c->cap_fr ? c->cap_fr * 2 : 64;
+        c->fr = xrealloc(c->fr, c->cap_fr * sizeof *c->fr);
+    }
+    return &c->fr[c->nfr++];
+}
+
+static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+{
+    const struct js_ids *id = c->id;
+    size_t k = c->nfr - 1;
+    struct frame *f = &c->fr[k];
+    f->node = ts_tree_cursor_current_node(cur);
+    f->sym = ts_node_symbol(f->node);
+    f->def = -1;
+    f->scope = -1;
+    f->in_fn = 0;
+    f->before = (TSNode){0};
+    f->prev = (TSNode){0};
+    TSSymbol s = f->sym;
+    TSSymbol ps = 0;
+    if (k >= 1) {
+        struct frame *p = f - 1;
+        f->scope = p->def >= 0 ? p->def : p->scope;
+        f->in_fn = p->in_fn || is_function_node(c, p->sym);
+        f->before = p->prev;
+        ps = p->sym;
+        if (ts_node_is_named(f->node) && s != id->decorator) p->prev = f->node;
+        if (p->sym == id->class_body && ts_node_is_named(f->node) && s != id->comment) {
+            if (s == id->decorator) {
+                if (ts_node_is_null(c->decs_owner) || !ts_node_eq(c->decs_owner, p->node)) {
+                    buf_reset(&c->decs);
+                    c->decs_owner = p->node;
+                    c->decs_line = line_of(ts_node_start_point(f->node));
+                }
+                uint32_t a, b;
+                node_range(c, f->node, &a, &b);
+                while (a < b && (c->src[a] == '@' || is_space(c->src[a]))) a++;
+                if (c->decs.len) buf_addc(&c->decs, '\n');
+                norm_text(c->src, a, b, 0, &c->decs);
+            } else if (s != id->method_definition && s != id->public_field_definition &&
+                       s != id->abstract_method_signature && s != id->field_definition) {
+                c->decs_owner = (TSNode){0};
+            }
+        }
+    }
+    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+
+    if (s == id->call_expression) add_call_expr(c, k);
+    else if (s == id->new_expression) add_new_expr(c, k);
+    else if (s == id->jsx_opening_element || s == id->jsx_self_closing_element) add_jsx(c, k);
+    else if (s == id->import_statement) add_import_stmt(c, f->node);
+    else if (s == id->export_statement) add_export_from(c, f->node);
+    else if (s == id->class_declaration || s == id->abstract_class_declaration || s == id->function_declaration ||
+             s == id->generator_function_declaration || s == id->function_signature ||
+             s == id->interface_declaration || s == id->type_alias_declaration || s == id->enum_declaration)
+        add_declaration(c, k);
+    else if (s == id->class_ && !ts_node_is_null(ts_node_child_by_field_id(f->node, id->f_name)) &&
+             ps != id->variable_declarator && ps != id->assignment_expression)
+        add_declaration(c, k);
+    else if ((s == id->method_definition || s == id->field_definition || s == id->public_field_definition) &&
+             ps == id->class_body)
+        add_member(c, k);
+    else if ((s == id->method_signature || s == id->abstract_method_signature || s == id->property_signature) &&
+             (ps == id->class_body || ps == id->interface_body))
+        add_member(c, k);
+    else if ((s == id->method_definition || s == id->pair) && ps == id->object)
+        add_export_member(c, k);
+    else if (s == id->variable_declarator) add_declarator(c, k);
+    else if (s == id->assignment_expression) add_assignment(c, k);
+}
+
+static int js_extract_with(const TSLanguage *lang, const struct js_ids *id, TSParser *parser, const char *text,
+                           size_t len, struct parse_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len > UINT32_MAX) return -1;
+    if (ts_parser_language(parser) != lang && !ts_parser_set_language(parser, lang)) return -1;
+    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
+    if (!tree) return -1;
+    TSNode root = ts_tree_root_node(tree);
+
+    struct ctx c = {.id = id, .src = text ? text : "", .len = (uint32_t)len, .out = out};
+    int count_errors = ts_node_has_error(root);
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    push(&c);
+    visit(&c, &cur, count_errors);
+    for (;;) {
+        if (ts_tree_cursor_goto_first_child(&cur)) {
+            push(&c);
+            visit(&c, &cur, count_errors);
+            continue;
+        }
+        for (;;) {
+            if (ts_tree_cursor_goto_next_sibling(&cur)) {
+                visit(&c, &cur, count_errors);
+                break;
+            }
+            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
+            c.nfr--;
+        }
+    }
+done:
+    ts_tree_cursor_delete(&cur);
+    free(c.fr);
+    buf_free(&c.tmp);
+    buf_free(&c.decs);
+    ts_tree_delete(tree);
+    return 0;
+}
+
+/* ---- module names ---- */
+
+/* The path without its extension; an index file names its directory:
+ * 'src/a/b.ts' -> 'src/a/b', 'lib/index.js' -> 'lib', 'a.d.ts' -> 'a'. */
+static char *js_module_name(const char *relpath)
+{
+    if (!relpath) return NULL;
+    const char *slash = strrchr(relpath, '/');
+    const char *base = slash ? slash + 1 : relpath;
+    size_t n = strlen(base);
+    const char *dot = strrchr(base, '.');
+    if (dot && dot > base) n = (size_t)(dot - base);
+    if (n > 2 && memcmp(base + n - 2, ".d", 2) == 0) n -= 2; /* declaration files: 'a.d.ts' */
+    if (n == 5 && memcmp(base, "index", 5) == 0) return xstrndup(relpath, slash ? (size_t)(slash - relpath) : 0);
+    return xstrndup(relpath, (size_t)(base - relpath) + n);
+}
+
+/* './b' and '../c/d.js' written in the file at relpath: the module of the file
+ * (or directory with an index file) they name. Bare names ('react') are
+ * packages, not repository files. */
+static char *js_import_module(const char *relpath, const char *module, int (*exists)(void *, const char *),
+                              void *ctx)
+{
+    if (!relpath || !module || module[0] != '.') return NULL;
+    /* the directory of the importing file, then each segment of module */
+    struct buf b = BUF_INIT;
+    const char *slash = strrchr(relpath, '/');
+    if (slash) buf_add(&b, relpath, (size_t)(slash - relpath));
+    else buf_adds(&b, "");
+    for (const char *p = module; *p;) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            if (!b.len) {
+                buf_free(&b);
+                return NULL; /* above the repository root */
+            }
+            char *last = memrchr(b.data, '/', b.len);
+            b.len = last ? (size_t)(last - b.data) : 0;
+            b.data[b.len] = 0;
+        } else if (n && !(n == 1 && p[0] == '.')) {
+            if (b.len) buf_addc(&b, '/');
+            buf_add(&b, p, n);
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    char *path = buf_take(&b);
+    buf_free(&b);
+    if (exists(ctx, path)) return path;           /* './b' names b.ts, or b/index.js */
+    char *mod = js_module_name(path);              /* './b.js' names b.js (or b.ts) */
+    free(path);
+    if (mod && exists(ctx, mod)) return mod;
+    free(mod);
+    return NULL;
+}
+
+/* ---- the languages ---- */
+
+#ifdef HAVE_GRAMMAR_JAVASCRIPT
+const TSLanguage *tree_sitter_javascript(void);
+static struct js_ids js_id;
+static pthread_once_t js_once = PTHREAD_ONCE_INIT;
+static void js_init(void) { ids_fill(&js_id, tree_sitter_javascript()); }
+
+static int js_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
+{
+    pthread_once(&js_once, js_init);
+    return js_extract_with(tree_sitter_javascript(), &js_id, parser, text, len, out);
+}
+
+static const char *const js_extensions[] = {".js", ".mjs", ".cjs", ".jsx", NULL};
+
+const struct lang parse_javascript = {
+    .name = "javascript",
+    .extensions = js_extensions,
+    .language = tree_sitter_javascript,
+    .extract = js_extract,
+    .module_name = js_module_name,
+    .import_module = js_import_module,
+};
+#endif
+
+#ifdef HAVE_GRAMMAR_TYPESCRIPT
+const TSLanguage *tree_sitter_typescript(void);
+const TSLanguage *tree_sitter_tsx(void);
+static struct js_ids ts_id, tsx_id;
+static pthread_once_t ts_once = PTHREAD_ONCE_INIT, tsx_once = PTHREAD_ONCE_INIT;
+static void ts_init(void) { ids_fill(&ts_id, tree_sitter_typescript()); }
+static void tsx_init(void) { ids_fill(&tsx_id, tree_sitter_tsx()); }
+
+static int ts_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
+{
+    pthread_once(&ts_once, ts_init);
+    return js_extract_with(tree_sitter_typescript(), &ts_id, parser, text, len, out);
+}
+
+static int tsx_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
+{
+    pthread_once(&tsx_once, tsx_init);
+    return js_extract_with(tree_sitter_tsx(), &tsx_id, parser, text, len, out);
+}
+
+static const char *const ts_extensions[] = {".ts", ".mts", ".cts", NULL};
+static const char *const tsx_extensions[] = {".tsx", NULL};
+
+const struct lang parse_typescript = {
+    .name = "typescript",
+    .extensions = ts_extensions,
+    .language = tree_sitter_typescript,
+    .extract = ts_extract,
+    .module_name = js_module_name,
+    .import_module = js_import_module,
+};
+
+const struct lang parse_tsx = {
+    .name = "tsx",
+    .extensions = tsx_extensions,
+    .language = tree_sitter_tsx,
+    .extract = tsx_extract,
+    .module_name = js_module_name,
+    .import_module = js_import_module,
+};
+#endif

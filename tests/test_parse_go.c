@@ -1,0 +1,239 @@
+/*
+ * test_parse_go: the Go extractor on tests/fixtures/mixed/go (a package with
+ * structs, interfaces, embedded fields, grouped types and consts, generics,
+ * value and pointer receivers, doc comments, aliased imports; a main package
+ * importing it) plus inline cases, the package-directory module names and the
+ * resolution of import paths to repository packages. Every symbol, import and
+ * call is compared exactly. DRQA_DUMP=1 prints what the extractor produced.
+ */
+#include "parse.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct lang parse_go;
+
+static const char *kind_name(enum parse_kind k)
+{
+    return k == PARSE_CLASS ? "class" : k == PARSE_FUNCTION ? "function" : k == PARSE_METHOD ? "method" : "variable";
+}
+
+/* One symbol as a line: kind [async] qualname start-end@body ^parent | sig | decorators | doc | bases
+ * (line breaks shown as '~') */
+static char *sym_line(const struct parse_result *r, size_t i)
+{
+    const struct parse_symbol *s = &r->syms[i];
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "%s%s %s %d-%d@%d ^%s | %s | %s | %s | %s", kind_name(s->kind), s->is_async ? " async" : "",
+               s->qualname, s->start_line,
+               s->end_line, s->body_line, s->parent >= 0 ? r->syms[s->parent].name : "-",
+               s->signature ? s->signature : "-", s->decorators ? s->decorators : "-",
+               s->docstring ? s->docstring : "-", s->bases ? s->bases : "-");
+    for (char *p = b.data; *p; p++)
+        if (*p == '\n') *p = '~';
+    return buf_take(&b);
+}
+
+static char *import_line(const struct parse_import *im)
+{
+    return xasprintf("%d %s | %s | %s | %d", im->line, im->module, im->name ? im->name : "-",
+                     im->alias ? im->alias : "-", im->level);
+}
+
+static char *call_line(const struct parse_result *r, size_t i)
+{
+    const struct parse_call *c = &r->calls[i];
+    return xasprintf("%d %s <- %s", c->line, c->callee, c->caller >= 0 ? r->syms[c->caller].qualname : "-");
+}
+
+static void check_list(const char *what, size_t n, char *(*get)(const struct parse_result *, size_t),
+                       const struct parse_result *r, const char *const *want)
+{
+    size_t nw = 0;
+    while (want[nw]) nw++;
+    for (size_t i = 0; i < n || i < nw; i++) {
+        char *got = i < n ? get(r, i) : NULL;
+        if (getenv("DRQA_DUMP")) diag("%s", got ? got : "(none)");
+        const char *w = i < nw ? want[i] : "(nothing more expected)";
+        is_str(got, w, "%s %zu", what, i);
+        free(got);
+    }
+}
+
+static char *imp_get(const struct parse_result *r, size_t i) { return import_line(&r->imports[i]); }
+
+static void check(const struct lang *l, const char *text, size_t len, const char *const *syms, const char *const *imports,
+                  const char *const *calls, int errors)
+{
+    TSParser *p = ts_parser_new();
+    struct parse_result r;
+    is_int(l->extract(p, text, len, &r), 0, "extract returns 0");
+    check_list("symbol", r.nsyms, sym_line, &r, syms);
+    check_list("import", r.nimports, imp_get, &r, imports);
+    check_list("call", r.ncalls, call_line, &r, calls);
+    is_int(r.parse_errors, errors, "parse errors");
+    parse_result_free(&r);
+    ts_parser_delete(p);
+}
+
+/* A set of module names for the import_module hooks. */
+static const char *const *known;
+static int in_known(void *ctx, const char *name)
+{
+    (void)ctx;
+    for (size_t i = 0; known[i]; i++)
+        if (strcmp(known[i], name) == 0) return 1;
+    return 0;
+}
+
+static void check_import_module(const struct lang *l, const char *from, const char *module, const char *want)
+{
+    char *got = l->import_module(from, module, in_known, NULL);
+    if (want) is_str(got, want, "import '%s' in %s", module, from);
+    else ok(got == NULL, "import '%s' in %s names no repository module (got '%s')", module, from, got ? got : "");
+    free(got);
+}
+
+static char *fixture(const char *rel, size_t *len)
+{
+    char *path = xasprintf("%s/tests/fixtures/mixed/go/%s", DRQA_SRCDIR, rel);
+    char *text = read_file(path, 1 << 20, len);
+    ok(text != NULL, "read %s", rel);
+    free(path);
+    return text;
+}
+
+static void test_store(void)
+{
+    size_t len;
+    char *text = fixture("inventory/store.go", &len);
+    if (!text) return;
+    static const char *const syms[] = {
+        "variable ErrMissing 14-14@14 ^- | - | - | ErrMissing is returned for unknown SKUs. | -",
+        "variable MaxItems 18-18@18 ^- | - | - | MaxItems bounds a store. | -",
+        "variable minItems 19-19@19 ^- | - | - | - | -",
+        "class Store 24-29@24 ^- | type Store struct | - | Store holds stock counts.~It is safe for concurrent use. | "
+        "sync.Mutex, Base",
+        "class Counter 32-35@32 ^- | type Counter interface | - | Counter counts things. | fmt.Stringer",
+        "method Counter.Count 34-34@34 ^Counter | Count(sku string) (int, error) | - | - | -",
+        "class ID 37-37@37 ^- | type ID int64 | - | - | -",
+        "class Pair 41-41@41 ^- | type Pair struct | - | Pair is two stores. | -",
+        "class Alias 42-42@42 ^- | type Alias = Store | - | - | -",
+        "function NewStore 46-48@46 ^- | func NewStore(db sq.DB) *Store | - | NewStore makes an empty store. | -",
+        "method Store.Count 51-59@51 ^Store | func (s *Store) Count(sku string) (int, error) | - | "
+        "Count returns the stock of sku. | -",
+        "method Store.String 61-61@61 ^Store | func (Store) String() string | - | - | -",
+        "function Map 63-69@63 ^- | func Map[T any, U any](xs []T, f func(T) U) []U | - | - | -",
+        NULL,
+    };
+    static const char *const imports[] = {
+        "5 errors | - | - | 0",
+        "6 fmt | - | - | 0",
+        "7 example.com/shop/internal/sql | - | sq | 0",
+        "8 embed | - | _ | 0",
+        "11 sync | - | - | 0",
+        NULL,
+    };
+    static const char *const calls[] = {
+        "14 errors.New <- -",
+        "47 Store <- NewStore",
+        "47 make <- NewStore",
+        "52 s.Lock <- Store.Count",
+        "53 s.Unlock <- Store.Count",
+        "56 fmt.Errorf <- Store.Count",
+        "64 make <- Map",
+        "64 len <- Map",
+        "66 append <- Map",
+        "66 f <- Map",
+        NULL,
+    };
+    check(&parse_go, text, len, syms, imports, calls, 0);
+    free(text);
+}
+
+static void test_main(void)
+{
+    size_t len;
+    char *text = fixture("cmd/shopd/main.go", &len);
+    if (!text) return;
+    static const char *const syms[] = {"function main 9-15@9 ^- | func main() | - | - | -", NULL};
+    static const char *const imports[] = {
+        "4 log | - | - | 0",
+        "6 example.com/shop/inventory | - | - | 0",
+        NULL,
+    };
+    static const char *const calls[] = {
+        "10 inventory.NewStore <- main",
+        "11 log.Println <- main",
+        "11 s.String <- main",
+        "12 s.Count <- main",
+        "13 log.Fatal <- main",
+        NULL,
+    };
+    check(&parse_go, text, len, syms, imports, calls, 0);
+    free(text);
+}
+
+/* Generic receivers, receivers of types declared elsewhere, a comment that is
+ * separated by a blank line, dot imports, blank vars, local declarations
+ * (not symbols), and calls inside function literals. */
+static void test_inline(void)
+{
+    static const char src[] =
+        "package list\n"
+        "import . \"strings\"\n"
+        "type List[T comparable] struct{ items []T }\n"
+        "// detached\n"
+        "\n"
+        "func (l *List[T]) Push(v T) { l.items = append(l.items, v) }\n"
+        "func (o Other) M() { var local = 1; _ = local; go func() { work(ToUpper(\"x\")) }() }\n"
+        "var _ = 3\n"
+        "var a, b = 1, 2\n";
+    static const char *const syms[] = {
+        "class List 3-3@3 ^- | type List[T comparable] struct | - | - | -",
+        "method List.Push 6-6@6 ^List | func (l *List[T]) Push(v T) | - | - | -",
+        "method Other.M 7-7@7 ^- | func (o Other) M() | - | - | -",
+        "variable a 9-9@9 ^- | - | - | - | -",
+        "variable b 9-9@9 ^- | - | - | - | -",
+        NULL,
+    };
+    static const char *const imports[] = {"2 strings | - | . | 0", NULL};
+    static const char *const calls[] = {
+        "6 append <- List.Push",
+        "7 work <- Other.M",
+        "7 ToUpper <- Other.M",
+        NULL,
+    };
+    check(&parse_go, src, sizeof src - 1, syms, imports, calls, 0);
+}
+
+static void test_modules(void)
+{
+    static const char *const cases[][2] = {
+        {"go/inventory/store.go", "go/inventory"},
+        {"main.go", ""},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char *m = parse_go.module_name(cases[i][0]);
+        is_str(m, cases[i][1], "module_name(%s)", cases[i][0]);
+        free(m);
+    }
+    ok(parse_lang_for_path("a/b.go") == &parse_go, "parse_lang_for_path picks go for .go");
+    static const char *const mods[] = {"go/inventory", "go/cmd/shopd", "vendorlike/sql", NULL};
+    known = mods;
+    check_import_module(&parse_go, "go/cmd/shopd/main.go", "example.com/shop/inventory", "go/inventory");
+    check_import_module(&parse_go, "go/inventory/store.go", "example.com/shop/cmd/shopd", "go/cmd/shopd");
+    check_import_module(&parse_go, "go/inventory/store.go", "fmt", NULL);
+    check_import_module(&parse_go, "other/x.go", "example.com/shop/internal/sql", NULL);
+}
+
+int main(void)
+{
+    test_store();
+    test_main();
+    test_inline();
+    test_modules();
+    return done_testing();
+}

@@ -1,0 +1,247 @@
+/*
+ * test_parse_js: the JavaScript extractor on tests/fixtures/mixed/web (a
+ * CommonJS router, an ES module app) plus inline cases: functions, arrow
+ * functions and function expressions bound to names, prototype and exports
+ * assignments, module.exports members, classes with fields, getters, static
+ * and async generator methods, JSDoc, ES imports/exports, require() and
+ * import(), calls, new and JSX components, and module names. Every symbol,
+ * import and call is compared exactly, one line per item.
+ * DRQA_DUMP=1 prints what the extractor produced.
+ */
+#include "parse.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct lang parse_javascript;
+
+static const char *kind_name(enum parse_kind k)
+{
+    return k == PARSE_CLASS ? "class" : k == PARSE_FUNCTION ? "function" : k == PARSE_METHOD ? "method" : "variable";
+}
+
+/* One symbol as a line: kind [async] qualname start-end@body ^parent | sig | decorators | doc | bases
+ * (line breaks shown as '~') */
+static char *sym_line(const struct parse_result *r, size_t i)
+{
+    const struct parse_symbol *s = &r->syms[i];
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "%s%s %s %d-%d@%d ^%s | %s | %s | %s | %s", kind_name(s->kind), s->is_async ? " async" : "",
+               s->qualname, s->start_line,
+               s->end_line, s->body_line, s->parent >= 0 ? r->syms[s->parent].name : "-",
+               s->signature ? s->signature : "-", s->decorators ? s->decorators : "-",
+               s->docstring ? s->docstring : "-", s->bases ? s->bases : "-");
+    for (char *p = b.data; *p; p++)
+        if (*p == '\n') *p = '~';
+    return buf_take(&b);
+}
+
+static char *import_line(const struct parse_import *im)
+{
+    return xasprintf("%d %s | %s | %s | %d", im->line, im->module, im->name ? im->name : "-",
+                     im->alias ? im->alias : "-", im->level);
+}
+
+static char *call_line(const struct parse_result *r, size_t i)
+{
+    const struct parse_call *c = &r->calls[i];
+    return xasprintf("%d %s <- %s", c->line, c->callee, c->caller >= 0 ? r->syms[c->caller].qualname : "-");
+}
+
+static void check_list(const char *what, size_t n, char *(*get)(const struct parse_result *, size_t),
+                       const struct parse_result *r, const char *const *want)
+{
+    size_t nw = 0;
+    while (want[nw]) nw++;
+    for (size_t i = 0; i < n || i < nw; i++) {
+        char *got = i < n ? get(r, i) : NULL;
+        if (getenv("DRQA_DUMP")) diag("%s", got ? got : "(none)");
+        const char *w = i < nw ? want[i] : "(nothing more expected)";
+        is_str(got, w, "%s %zu", what, i);
+        free(got);
+    }
+}
+
+static char *imp_get(const struct parse_result *r, size_t i) { return import_line(&r->imports[i]); }
+
+static void check(const struct lang *l, const char *text, size_t len, const char *const *syms, const char *const *imports,
+                  const char *const *calls, int errors)
+{
+    TSParser *p = ts_parser_new();
+    struct parse_result r;
+    is_int(l->extract(p, text, len, &r), 0, "extract returns 0");
+    check_list("symbol", r.nsyms, sym_line, &r, syms);
+    check_list("import", r.nimports, imp_get, &r, imports);
+    check_list("call", r.ncalls, call_line, &r, calls);
+    is_int(r.parse_errors, errors, "parse errors");
+    parse_result_free(&r);
+    ts_parser_delete(p);
+}
+
+static char *fixture(const char *rel, size_t *len)
+{
+    char *path = xasprintf("%s/tests/fixtures/mixed/web/%s", DRQA_SRCDIR, rel);
+    char *text = read_file(path, 1 << 20, len);
+    ok(text != NULL, "read %s", rel);
+    free(path);
+    return text;
+}
+
+static void test_router(void)
+{
+    size_t len;
+    char *text = fixture("lib/router.js", &len);
+    if (!text) return;
+    static const char *const syms[] = {
+        "function Router 10-13@10 ^- | function Router(options) | - | A router dispatching requests to layers.~"
+        "@param {Object} options | -",
+        "method Router.use 16-19@16 ^Router | Router.prototype.use = function use(fn) | - | Adds a middleware layer. | -",
+        "method Router.create 21-21@21 ^Router | Router.create = (opts) => | - | - | -",
+        "function async handle 23-25@23 ^- | const handle = async (req, res) => | - | - | -",
+        "variable counter 27-27@27 ^- | - | - | - | -",
+        "variable limit 27-27@27 ^- | - | - | - | -",
+        "function walk 29-32@29 ^- | function* walk(stack) | - | - | -",
+        "function walk.visit 30-30@30 ^walk | function visit(layer) | - | - | -",
+        "function createRouter 34-36@34 ^- | exports.createRouter = function (opts) | - | - | -",
+        "function parse 42-42@42 ^- | parse(url) | - | Splits a URL path. | -",
+        "function format 43-43@43 ^- | format: function (parts) | - | - | -",
+        NULL,
+    };
+    static const char *const imports[] = {
+        "2 path | - | path | 0",
+        "3 ./layer | Layer | - | 0",
+        "3 ./layer | Route | RouteImpl | 0",
+        "4 ./polyfill | - | - | 0",
+        NULL,
+    };
+    static const char *const calls[] = {
+        "17 this.stack.push <- Router.use",
+        "17 Layer <- Router.use",
+        "21 Router <- Router.create",
+        "24 dispatch <- handle",
+        "31 visit <- walk",
+        "35 Router.create <- createRouter",
+        "42 path.parse <- parse",
+        "43 parts.join <- format",
+        NULL,
+    };
+    check(&parse_javascript, text, len, syms, imports, calls, 0);
+    free(text);
+}
+
+static void test_app(void)
+{
+    size_t len;
+    char *text = fixture("src/app.js", &len);
+    if (!text) return;
+    static const char *const syms[] = {
+        "class App 11-27@11 ^- | class App extends EventEmitter | - | The application: routes requests and renders "
+        "views. | EventEmitter",
+        "variable App.#secret 12-12@12 ^App | - | - | - | -",
+        "variable App.instances 13-13@13 ^App | - | - | - | -",
+        "method App.onClick 14-14@14 ^App | onClick = (e) => | - | - | -",
+        "method App.constructor 17-20@17 ^App | constructor(name) | - | Builds an app named name. | -",
+        "method App.title 22-22@22 ^App | get title() | - | - | -",
+        "method App.create 24-24@24 ^App | static create(name) | - | - | -",
+        "method async App.items 26-26@26 ^App | async *items() | - | - | -",
+        "function start 29-33@29 ^- | function start(port = 3000) | - | - | -",
+        "function stop 35-35@35 ^- | const stop = () => | - | - | -",
+        NULL,
+    };
+    static const char *const imports[] = {
+        "1 express | default | express | 0",
+        "2 ../lib/router.js | Router | R | 0",
+        "2 ../lib/router.js | handle | - | 0",
+        "3 ./util | * | util | 0",
+        "4 ./styles.css | - | - | 0",
+        "5 ./cart | default | Cart | 0",
+        "6 ./helpers | * | - | 0",
+        "32 ./lazy.js | - | - | 0",
+        NULL,
+    };
+    static const char *const calls[] = {
+        "14 this.emit <- App.onClick",
+        "18 super <- App.constructor",
+        "22 this.name.toUpperCase <- App.title",
+        "24 App <- App.create",
+        "26 util.list <- App.items",
+        "30 App.create <- start",
+        "31 app.listen <- start",
+        "31 console.log <- start",
+        "35 process.exit <- stop",
+        NULL,
+    };
+    check(&parse_javascript, text, len, syms, imports, calls, 0);
+    free(text);
+}
+
+/* Decorators, class expressions, module.exports = named function, nested
+ * arrow functions inside callbacks, IIFEs, JSX components, a JSDoc separated
+ * by a blank line (not a docstring), and variables inside functions (not symbols). */
+static void test_inline(void)
+{
+    static const char src[] =
+        "@sealed\n"
+        "class A extends mixin(B, C) {\n"
+        "  @bound static async run() { return <Panel x={1}><div/></Panel>; }\n"
+        "}\n"
+        "/** Not a docstring: a blank line follows. */\n"
+        "\n"
+        "const K = class extends A {};\n"
+        "describe('x', () => {\n"
+        "  const helper = function () { let local = 1; };\n"
+        "  var inner = 2;\n"
+        "});\n"
+        "(function () { go(); })();\n"
+        "module.exports = function factory() { return new A(); };\n"
+        "exports.answer = 42;\n";
+    static const char *const syms[] = {
+        "class A 1-4@2 ^- | class A extends mixin(B, C) | sealed | - | mixin(B,C)",
+        "method async A.run 3-3@3 ^A | static async run() | bound | - | -",
+        "class K 7-7@7 ^- | const K = class extends A | - | - | A",
+        "function helper 9-9@9 ^- | const helper = function () | - | - | -",
+        "function factory 13-13@13 ^- | function factory() | - | - | -",
+        "variable answer 14-14@14 ^- | - | - | - | -",
+        NULL,
+    };
+    static const char *const none[] = {NULL};
+    static const char *const calls[] = {
+        "2 mixin <- A",
+        "3 Panel <- A.run",
+        "8 describe <- -",
+        "12 go <- -",
+        "13 A <- factory",
+        NULL,
+    };
+    check(&parse_javascript, src, sizeof src - 1, syms, none, calls, 0);
+}
+
+static void test_module_name(void)
+{
+    static const char *const cases[][2] = {
+        {"web/lib/router.js", "web/lib/router"},
+        {"web/lib/index.js", "web/lib"},
+        {"index.mjs", ""},
+        {"a/jquery.min.js", "a/jquery.min"},
+        {"src/types.d.ts", "src/types"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char *m = parse_javascript.module_name(cases[i][0]);
+        is_str(m, cases[i][1], "module_name(%s)", cases[i][0]);
+        free(m);
+    }
+    static const char *const exts[] = {"a.js", "a.mjs", "a.cjs", "a.jsx"};
+    for (size_t i = 0; i < ARRAY_LEN(exts); i++)
+        ok(parse_lang_for_path(exts[i]) == &parse_javascript, "parse_lang_for_path picks javascript for %s", exts[i]);
+}
+
+int main(void)
+{
+    test_router();
+    test_app();
+    test_inline();
+    test_module_name();
+    return done_testing();
+}
