@@ -58,6 +58,15 @@ struct frame {
     TSSymbol sym;
     int scope;   /* innermost enclosing function/class symbol, -1 at module level */
     int def;     /* symbol this node defines (its body children get it as scope), or -1 */
+    int in_err;  /* inside an ERROR node */
+};
+
+/* An outermost ERROR node and what the walk found inside it; definitions it
+ * swallowed are recovered from the text afterwards (recover_error). */
+struct errspan {
+    TSNode node;
+    int scope;
+    size_t sym0, sym1, call0, call1;
 };
 
 struct ctx {
@@ -69,6 +78,9 @@ struct ctx {
     size_t nfr, cap_fr;
     TSTreeCursor aux;     /* reused for every small sub-walk */
     struct buf tmp, tmp2; /* scratch, reused */
+    uint32_t *col;        /* column of each symbol's keyword, parallel to out->syms */
+    struct errspan *errs;
+    size_t nerrs, cap_errs;
 };
 
 /* ---- text helpers ---- */
@@ -340,7 +352,9 @@ static struct parse_symbol *new_sym(struct ctx *c)
     if (r->nsyms == c->cap_syms) {
         c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
         r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
+        c->col = xrealloc(c->col, c->cap_syms * sizeof *c->col);
     }
+    c->col[r->nsyms] = 0;
     struct parse_symbol *s = &r->syms[r->nsyms++];
     memset(s, 0, sizeof *s);
     return s;
@@ -401,6 +415,7 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
     s->qualname = qualify(c, parent, s->name);
     s->parent = parent;
     s->body_line = line_of(ts_node_start_point(n));
+    c->col[self] = ts_node_start_point(n).column;
     s->start_line = s->body_line;
     s->end_line = end_line_of(n);
     s->is_async = !is_class && b - a > 5 && memcmp(c->src + a, "async", 5) == 0 && is_space(c->src[a + 5]);
@@ -593,6 +608,246 @@ static void add_call(struct ctx *c, struct frame *f)
     r->calls[r->ncalls++] = (struct parse_call){(int)e.row + 1, f->scope, node_norm(c, fn, PY_EXPR_CAP)};
 }
 
+/* ---- error recovery ---- */
+
+static int ident_start(unsigned char ch) { return ch == '_' || (unsigned)((ch | 32) - 'a') < 26 || ch >= 0x80; }
+static int ident_char(unsigned char ch) { return ident_start(ch) || (unsigned)(ch - '0') < 10; }
+
+/* Matches 'def NAME', 'async def NAME' or 'class NAME' at src[q]; sets the
+ * keyword length, the name range and whether it is async. */
+static int match_def(const struct ctx *c, uint32_t q, uint32_t *kwlen, uint32_t *na, uint32_t *nb,
+                     int *is_class, int *is_async)
+{
+    const char *s = c->src;
+    uint32_t end = c->len, p = q;
+    *is_async = 0;
+    if (end - p > 6 && memcmp(s + p, "async", 5) == 0 && (s[p + 5] == ' ' || s[p + 5] == '\t')) {
+        uint32_t r = p + 5;
+        while (r < end && (s[r] == ' ' || s[r] == '\t')) r++;
+        if (end - r > 3 && memcmp(s + r, "def", 3) == 0) {
+            *is_async = 1;
+            p = r;
+        }
+    }
+    if (end - p > 4 && memcmp(s + p, "def", 3) == 0 && (s[p + 3] == ' ' || s[p + 3] == '\t')) {
+        *is_class = 0;
+        p += 3;
+    } else if (!*is_async && end - p > 6 && memcmp(s + p, "class", 5) == 0 && (s[p + 5] == ' ' || s[p + 5] == '\t')) {
+        *is_class = 1;
+        p += 5;
+    } else {
+        return 0;
+    }
+    *kwlen = *is_async ? 5 : (*is_class ? 5 : 3);
+    while (p < end && (s[p] == ' ' || s[p] == '\t')) p++;
+    if (p >= end || !ident_start((unsigned char)s[p])) return 0;
+    *na = p;
+    while (p < end && ident_char((unsigned char)s[p])) p++;
+    *nb = p;
+    return 1;
+}
+
+/* Last line of the block opened at 'line' with keyword column col: the last
+ * non-blank, non-comment line before one indented no deeper than col. */
+static int block_end(const struct ctx *c, uint32_t from, int line, uint32_t col)
+{
+    const char *s = c->src;
+    int last = line, ln = line;
+    const char *nl = memchr(s + from, '\n', c->len - from);
+    uint32_t p = nl ? (uint32_t)(nl - s) + 1 : c->len;
+    while (p < c->len) {
+        ln++;
+        uint32_t q = p, ind = 0;
+        while (q < c->len && (s[q] == ' ' || s[q] == '\t' || s[q] == '\f')) q++, ind++;
+        if (q < c->len && s[q] != '\n' && s[q] != '\r' && s[q] != '#') {
+            if (ind <= col) break;
+            last = ln;
+        }
+        nl = memchr(s + q, '\n', c->len - q);
+        p = nl ? (uint32_t)(nl - s) + 1 : c->len;
+    }
+    return last;
+}
+
+/* The leaves under a node in byte order, for checking that a position starts
+ * a token (not string or comment text) in one pass. */
+struct leafit {
+    TSTreeCursor *cur;
+    unsigned depth;
+    int done;
+    uint32_t start, end;
+};
+
+static void leaf_descend(struct leafit *it)
+{
+    while (ts_tree_cursor_goto_first_child(it->cur)) it->depth++;
+    TSNode n = ts_tree_cursor_current_node(it->cur);
+    it->start = ts_node_start_byte(n);
+    it->end = ts_node_end_byte(n);
+}
+
+static void leaf_next(struct leafit *it)
+{
+    for (;;) {
+        if (ts_tree_cursor_goto_next_sibling(it->cur)) {
+            leaf_descend(it);
+            return;
+        }
+        if (it->depth == 0 || !ts_tree_cursor_goto_parent(it->cur)) {
+            it->done = 1;
+            return;
+        }
+        it->depth--;
+    }
+}
+
+/* Whether a leaf starts at q; positions must be asked in increasing order. */
+static int leaf_at(struct leafit *it, uint32_t q)
+{
+    while (!it->done && it->start < q) leaf_next(it);
+    return !it->done && it->start == q;
+}
+
+/* Whether symbol a (-1: the module) encloses symbol b. */
+static int is_above(const struct ctx *c, int a, int b)
+{
+    for (int up = c->out->syms[b].parent; up >= 0; up = c->out->syms[up].parent)
+        if (up == a) return 1;
+    return a < 0;
+}
+
+/* Tree-sitter often folds the rest of a block, definitions included, into an
+ * ERROR node after a syntax error. Lines inside ERROR nodes that start with a
+ * def/class keyword (a real token, not string text) become symbols again,
+ * nested by indentation among the definitions the walk did find; the calls
+ * found in an ERROR move to the innermost recovered definition around them.
+ * Runs only for files with errors: one pass over the lines and the leaves. */
+static void recover_errors(struct ctx *c, TSNode root)
+{
+    const char *s = c->src;
+    size_t nreal = c->out->nsyms, real = 0, ei = 0;
+    int *stack = NULL; /* open blocks by indentation */
+    size_t nstack = 0, capstack = 0;
+    struct leafit it = {&c->aux, 0, 0, 0, 0};
+    ts_tree_cursor_reset(it.cur, root);
+    leaf_descend(&it);
+    int line = 1;
+    int moved = 0;
+    for (uint32_t p = 0; p < c->len; line++) {
+        uint32_t q = p;
+        while (q < c->len && (s[q] == ' ' || s[q] == '\t' || s[q] == '\f')) q++;
+        const char *nl = memchr(s + q, '\n', c->len - q);
+        uint32_t next = nl ? (uint32_t)(nl - s) + 1 : c->len, col = q - p;
+        p = next;
+        /* a line whose first token starts a statement closes deeper blocks;
+         * lines inside strings or brackets do not start with a token */
+        int tok = q < c->len && s[q] != '\n' && s[q] != '\r' && s[q] != '#' && leaf_at(&it, q);
+        if (tok)
+            while (nstack && c->col[stack[nstack - 1]] >= col) nstack--;
+        int found = 0;
+        for (; real < nreal && c->out->syms[real].body_line <= line; real++) {
+            struct parse_symbol *rs = &c->out->syms[real];
+            if (rs->body_line != line) continue;
+            if (rs->kind != PARSE_VARIABLE)
+                while (nstack && c->col[stack[nstack - 1]] >= c->col[real]) nstack--;
+            /* the tree may hang a definition too high, typically at module
+             * level after a broken class header: indentation says where */
+            int top = nstack ? stack[nstack - 1] : -1;
+            if (top >= 0 && rs->parent != top && (rs->kind != PARSE_VARIABLE || c->out->syms[top].kind == PARSE_CLASS) &&
+                is_above(c, rs->parent, top)) {
+                rs->parent = top;
+                moved = 1;
+            }
+            if (rs->kind == PARSE_VARIABLE) continue;
+            if (nstack == capstack) stack = xrealloc(stack, (capstack = capstack ? 2 * capstack : 16) * sizeof *stack);
+            stack[nstack++] = (int)real;
+            found = 1;
+        }
+        while (ei < c->nerrs && ts_node_end_byte(c->errs[ei].node) <= q) ei++;
+        if (ei == c->nerrs || ts_node_start_byte(c->errs[ei].node) > q) continue;
+        uint32_t kwlen, na, nb;
+        int is_class, is_async;
+        if (!tok || found || !match_def(c, q, &kwlen, &na, &nb, &is_class, &is_async) || it.end != q + kwlen)
+            continue;
+        int parent = nstack ? stack[nstack - 1] : -1;
+        char *name = xstrndup(s + na, nb - na);
+        char *qual = qualify(c, parent, name);
+        struct parse_symbol *sym = new_sym(c);
+        int self = (int)c->out->nsyms - 1;
+        c->col[self] = col;
+        sym->kind = is_class ? PARSE_CLASS
+                    : (parent >= 0 && c->out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
+                                                                                : PARSE_FUNCTION;
+        sym->name = name;
+        sym->qualname = qual;
+        sym->parent = parent;
+        sym->start_line = sym->body_line = line;
+        sym->end_line = block_end(c, q, line, col);
+        sym->is_async = is_async;
+        /* enclosing definitions cut short by the error reach at least this far */
+        for (int up = parent; up >= 0 && c->out->syms[up].end_line < sym->end_line; up = c->out->syms[up].parent)
+            c->out->syms[up].end_line = sym->end_line;
+        /* the header up to its ':' (or the line end when it is broken) */
+        uint32_t h = nb;
+        int depth = 0;
+        while (h < c->len && s[h] != '\n' && !(depth == 0 && s[h] == ':')) {
+            if (s[h] == '(' || s[h] == '[') depth++;
+            else if ((s[h] == ')' || s[h] == ']') && depth > 0) depth--;
+            h++;
+        }
+        buf_reset(&c->tmp);
+        norm_text(s, q, h, PY_EXPR_CAP, &c->tmp);
+        sym->signature = xstrdup(buf_str(&c->tmp));
+        if (nstack == capstack) stack = xrealloc(stack, (capstack = capstack ? 2 * capstack : 16) * sizeof *stack);
+        stack[nstack++] = self;
+    }
+    free(stack);
+    if (moved) {
+        /* parents precede children, so one pass in order renames every level */
+        for (size_t i = 0; i < nreal; i++) {
+            struct parse_symbol *rs = &c->out->syms[i];
+            if (rs->parent < 0) continue;
+            if (rs->kind == PARSE_FUNCTION || rs->kind == PARSE_METHOD)
+                rs->kind = c->out->syms[rs->parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
+            char *q = qualify(c, rs->parent, rs->name);
+            free(rs->qualname);
+            rs->qualname = q;
+        }
+    }
+    if (c->out->nsyms == nreal) return;
+
+    /* calls found inside ERROR nodes: 'def f(x)' misread as a call of f is
+     * dropped (the array is compacted; nothing refers to call indexes), the
+     * rest move to the innermost recovered definition around them */
+    size_t keep = 0;
+    ei = 0;
+    for (size_t k = 0; k < c->out->ncalls; k++) {
+        struct parse_call *call = &c->out->calls[k];
+        while (ei < c->nerrs && c->errs[ei].call1 <= k) ei++;
+        if (ei < c->nerrs && c->errs[ei].call0 <= k) {
+            int best = -1, span = 0, bogus = 0;
+            for (size_t i = nreal; i < c->out->nsyms && !bogus; i++)
+                bogus = c->out->syms[i].body_line == call->line && !strcmp(c->out->syms[i].name, call->callee);
+            if (bogus) {
+                free(call->callee);
+                continue;
+            }
+            for (size_t i = nreal; i < c->out->nsyms; i++) {
+                const struct parse_symbol *o = &c->out->syms[i];
+                if (o->body_line > call->line || o->end_line < call->line) continue;
+                if (call->caller >= 0 && o->body_line < c->out->syms[call->caller].body_line) continue;
+                if (best < 0 || o->end_line - o->body_line <= span) {
+                    best = (int)i;
+                    span = o->end_line - o->body_line;
+                }
+            }
+            if (best >= 0) call->caller = best;
+        }
+        c->out->calls[keep++] = *call;
+    }
+    c->out->ncalls = keep;
+}
+
 /* ---- the walk ---- */
 
 static struct frame *push(struct ctx *c)
@@ -612,19 +867,35 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     f->sym = ts_node_symbol(f->node);
     f->def = -1;
     f->scope = -1;
+    f->in_err = 0;
     if (c->nfr >= 2) {
         struct frame *p = f - 1;
         f->scope = p->scope;
-        if (p->def >= 0 && ts_tree_cursor_current_field_id(cur) == id.f_body) f->scope = p->def;
+        f->in_err = p->in_err;
+        /* a body broken by a syntax error comes as an ERROR child instead */
+        if (p->def >= 0 && (f->sym == (TSSymbol)-1 || ts_tree_cursor_current_field_id(cur) == id.f_body))
+            f->scope = p->def;
     }
     TSSymbol s = f->sym;
     if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+    if (s == (TSSymbol)-1 && !f->in_err) {
+        if (c->nerrs == c->cap_errs) {
+            c->cap_errs = c->cap_errs ? c->cap_errs * 2 : 8;
+            c->errs = xrealloc(c->errs, c->cap_errs * sizeof *c->errs);
+        }
+        c->errs[c->nerrs++] = (struct errspan){f->node, f->scope, c->out->nsyms, 0, c->out->ncalls, 0};
+        f->in_err = 1;
+    }
     if (s == id.call) add_call(c, f);
     else if (s == id.function_definition) add_def(c, f, 0);
     else if (s == id.class_definition) add_def(c, f, 1);
     else if (s == id.assignment) add_assignment(c, f);
     else if (s == id.import_statement || s == id.import_from_statement || s == id.future_import_statement)
         add_import_stmt(c, f->node, s);
+    if (f->in_err) {
+        c->errs[c->nerrs - 1].sym1 = c->out->nsyms;
+        c->errs[c->nerrs - 1].call1 = c->out->ncalls;
+    }
 }
 
 static int py_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
@@ -661,9 +932,12 @@ static int py_extract(TSParser *parser, const char *text, size_t len, struct par
         }
     }
 done:
+    if (c.nerrs) recover_errors(&c, root);
     ts_tree_cursor_delete(&cur);
     ts_tree_cursor_delete(&c.aux);
     free(c.fr);
+    free(c.col);
+    free(c.errs);
     buf_free(&c.tmp);
     buf_free(&c.tmp2);
     ts_tree_delete(tree);

@@ -327,6 +327,8 @@ static void test_text_forms(void)
 
 static void test_syntax_error(void)
 {
+    /* tree-sitter folds everything after 'def bad(self:' into an ERROR node;
+     * the definitions in it come back from their lines, nested by indentation */
     const char *src =
         "import os\n"
         "\n"
@@ -338,14 +340,54 @@ static void test_syntax_error(void)
         "        x = [1, 2\n"
         "        return x\n"
         "\n"
+        "    def method(self):\n"
+        "        self.good()\n"
+        "\n"
         "def after():\n"
         "    pass\n";
+    static const struct want_sym w[] = {
+        {C, "A", "A", -1, 3, 3, 15, 0, "class A(Base)", NULL, NULL, "Base"},
+        {M, "A.good", "good", 0, 4, 4, 5, 0, "def good(self)", NULL, NULL, NULL},
+        {M, "A.bad", "bad", 0, 7, 7, 9, 0, "def bad(self:", NULL, NULL, NULL},
+        {M, "A.method", "method", 0, 11, 11, 12, 0, "def method(self)", NULL, NULL, NULL},
+        {F, "after", "after", -1, 14, 14, 15, 0, "def after()", NULL, NULL, NULL},
+    };
     struct parse_result r;
     is_int(extract(src, &r), 0, "syntax error: extract still succeeds");
     ok(r.parse_errors > 0, "syntax error: parse_errors counted (%d)", r.parse_errors);
-    ok(r.nsyms >= 2 && !strcmp(r.syms[0].qualname, "A") && !strcmp(r.syms[1].qualname, "A.good"),
-       "syntax error: definitions before the error are found");
+    check_syms(&r, w, ARRAY_LEN(w), "syntax error");
     is_int(r.nimports, 1, "syntax error: the import is found");
+    ok(r.ncalls >= 2 && !strcmp(r.calls[0].callee, "os.path.join") && r.calls[0].caller == 1 &&
+           !strcmp(r.calls[r.ncalls - 1].callee, "self.good") && r.calls[r.ncalls - 1].caller == 3,
+       "syntax error: calls inside the damage belong to the recovered method");
+    parse_result_free(&r);
+
+    /* an unclosed bracket in a class body: indentation puts the methods that
+     * follow back in the class; a 'def' line inside a string stays text */
+    const char *src2 =
+        "class B:\n"
+        "    x = (1,\n"
+        "    def one(self):\n"
+        "        pass\n"
+        "    def two(self):\n"
+        "        '''text\n"
+        "def not_a_def():\n"
+        "        '''\n"
+        "        return 2\n";
+    is_int(extract(src2, &r), 0, "broken class: extract succeeds");
+    int one = -1, two = -1, fake = 0;
+    for (size_t i = 0; i < r.nsyms; i++) {
+        if (!strcmp(r.syms[i].name, "one")) one = (int)i;
+        if (!strcmp(r.syms[i].name, "two")) two = (int)i;
+        if (!strcmp(r.syms[i].name, "not_a_def")) fake = 1;
+    }
+    ok(one >= 0 && !strcmp(r.syms[one].qualname, "B.one") && r.syms[one].kind == PARSE_METHOD,
+       "broken class: B.one is a method of B");
+    ok(two >= 0 && !strcmp(r.syms[two].qualname, "B.two") && r.syms[two].end_line == 9,
+       "broken class: B.two runs to its last line");
+    ok(!fake, "broken class: 'def' inside a string is no definition");
+    for (size_t i = 0; i < r.nsyms; i++)
+        if (r.syms[i].parent >= (int)i) ok(0, "broken class: parent %d after child %zu", r.syms[i].parent, i);
     parse_result_free(&r);
 
     is_int(extract("def f(:\n    return )\nclass C:\n  def m(self): pass\n", &r), 0,
