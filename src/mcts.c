@@ -5,7 +5,6 @@
  * the tree and is the only one to touch it.
  */
 #include "mcts.h"
-#include "policy.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -414,30 +413,4 @@ size_t mcts_path(const struct mcts_tree *t, int id, int **ids)
     for (size_t i = len; i-- > 0; id = t->nodes[id].parent) v[i] = id;
     *ids = v;
     return len;
-}
-
-/* ---- policy result helpers (declared in policy.h) ---- */
-
-void policy_action_clear(struct policy_action *a)
-{
-    if (!a) return;
-    free(a->name);
-    cJSON_Delete(a->args);
-    free(a->rationale);
-    memset(a, 0, sizeof *a);
-}
-
-void policy_eval_clear(struct policy_eval *e)
-{
-    if (!e) return;
-    free(e->feedback);
-    memset(e, 0, sizeof *e);
-}
-
-void policy_answer_clear(struct policy_answer *a)
-{
-    if (!a) return;
-    free(a->markdown);
-    evidence_free(&a->cites);
-    memset(a, 0, sizeof *a);
 }

@@ -91,6 +91,12 @@ int main(void)
     is_int(mcts_select(t, 5, NULL), n3, "selection descends by UCT to the best open leaf");
     ok(near(mcts_node(t, n3)->last_uct, 80 + 50 * sqrt(log(2.0) / 1)), "node 3's UCT recorded");
 
+    /* Virtual loss (for parallel expansion): an in-flight visit counts as a
+       visit of value 0 in UCT, both for the node and as its parent's N. */
+    mcts_node_mut(t, n2)->virtual_loss = 1;
+    ok(near(mcts_uct(t, n2), 40.0 / 2 + 50 * sqrt(log(4.0) / 2)), "virtual loss lowers Q and raises N");
+    mcts_node_mut(t, n2)->virtual_loss = 0;
+
     /* Leaves that may not be expanded */
     mcts_node_mut(t, n3)->status = MCTS_FINISHED;
     ok(!mcts_expandable(t, n3), "a finished node is not expandable");

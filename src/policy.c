@@ -1,0 +1,32 @@
+/*
+ * policy: freeing the results a policy hands to the engine. The interface
+ * itself is the vtable in policy.h.
+ */
+#include "policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void policy_action_clear(struct policy_action *a)
+{
+    if (!a) return;
+    free(a->name);
+    cJSON_Delete(a->args);
+    free(a->rationale);
+    memset(a, 0, sizeof *a);
+}
+
+void policy_eval_clear(struct policy_eval *e)
+{
+    if (!e) return;
+    free(e->feedback);
+    memset(e, 0, sizeof *e);
+}
+
+void policy_answer_clear(struct policy_answer *a)
+{
+    if (!a) return;
+    free(a->markdown);
+    evidence_free(&a->cites);
+    memset(a, 0, sizeof *a);
+}
