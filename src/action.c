@@ -1,0 +1,1118 @@
+/*
+ * action: the registry of actions, argument validation, dispatch, results and
+ * their JSON and prompt renderings, plus the toolkit the handlers share: files
+ * with line tables, symbol rows, definitions as evidence (whole or as a
+ * skeleton), elision markers, and a per-connection cache of the distinct
+ * names, the paths and the normalised text of the index. See action.h.
+ */
+#include "action.h"
+#include "fpattern.h"
+#include "fuzzy.h"
+#include "pathsafe.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- registry */
+
+static const struct action_arg find_class_args[] = {
+    {"class_name", ACTION_ARG_STRING, 1,
+     "name of the class: 'Flask', or dotted with its module or outer class ('flask.app.Flask', 'Outer.Inner')"},
+    {"file_pattern", ACTION_ARG_STRING, 0,
+     "glob restricting the files searched: 'src/**/*.py', 'app.py', a directory 'pkg/sessions/'"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg find_function_args[] = {
+    {"function_name", ACTION_ARG_STRING, 1, "name of the function or method: 'run', or dotted 'Flask.run'"},
+    {"class_name", ACTION_ARG_STRING, 0, "class the method belongs to"},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg find_snippet_args[] = {
+    {"code_snippet", ACTION_ARG_STRING, 1,
+     "exact code to find; may span lines; whitespace and indentation differences are ignored"},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg semantic_args[] = {
+    {"query", ACTION_ARG_STRING, 1, "what to look for, in natural language"},
+    {"category", ACTION_ARG_STRING, 0, "'implementation' (default), 'test' or 'doc'"},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg view_code_args[] = {
+    {"code_span_list", ACTION_ARG_STRING_LIST, 1,
+     "spans to read, each 'path', 'path:120-180', 'path:120', 'path:Class.method' or a symbol 'Class.method'"},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob used to pick among several definitions of a bare symbol"},
+    {"snap_to_definition", ACTION_ARG_BOOL, 0, "widen line ranges to the enclosing function or class"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg outline_args[] = {
+    {"path", ACTION_ARG_STRING, 1, "a file or a package directory ('' for the whole repository)"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg list_files_args[] = {
+    {"pattern", ACTION_ARG_STRING, 0, "glob of the files to list (default: all)"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg find_refs_args[] = {
+    {"symbol", ACTION_ARG_STRING, 1, "class, function or method: 'Session', 'App.dispatch_request', 'pkg.mod.func'"},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting where references are looked for"},
+    {NULL, 0, 0, NULL}};
+static const struct action_arg finish_args[] = {
+    {"answer", ACTION_ARG_STRING, 1, "the final answer, citing evidence as path:start-end"},
+    {"finish_reason", ACTION_ARG_STRING, 1, "why the exploration can stop now"},
+    {NULL, 0, 0, NULL}};
+
+static const struct action_def builtin[] = {
+    {"FindClass", "Find class definitions by name (exact, case-insensitive, dotted, then fuzzy).",
+     find_class_args, action_find_class},
+    {"FindFunction", "Find function or method definitions by name, optionally within a class.",
+     find_function_args, action_find_function},
+    {"FindCodeSnippet", "Find exact occurrences of a piece of code, across line breaks and indentation.",
+     find_snippet_args, action_find_snippet},
+    {"SemanticSearch", "Search code and documentation by meaning.", semantic_args, NULL},
+    {"ViewCode", "Read files, line ranges or definitions with line numbers.", view_code_args, action_view_code},
+    {"Outline", "List the definitions of a file or package with their line spans.", outline_args, action_outline},
+    {"ListFiles", "List indexed files with their sizes and line counts.", list_files_args, action_list_files},
+    {"FindReferences", "Find callers, importers and subclasses of a symbol.", find_refs_args,
+     action_find_references},
+    {"Finish", "Give the final answer and stop exploring.", finish_args, NULL},
+};
+
+#define ACTION_MAX_DEFS 32
+static const struct action_def *table[ACTION_MAX_DEFS];
+static size_t ntable;
+static const char *names[ACTION_MAX_DEFS + 1];
+
+static void table_init(void)
+{
+    if (ntable) return;
+    for (size_t i = 0; i < ARRAY_LEN(builtin); i++) {
+        table[ntable] = &builtin[i];
+        names[ntable++] = builtin[i].name;
+    }
+    names[ntable] = NULL;
+}
+
+const struct action_def *action_find(const char *name)
+{
+    table_init();
+    for (size_t i = 0; name && i < ntable; i++)
+        if (strcmp(table[i]->name, name) == 0) return table[i];
+    return NULL;
+}
+
+int action_register(const struct action_def *def, char *err, size_t errlen)
+{
+    table_init();
+    if (!def || !def->name || !*def->name || !def->args || !def->run) {
+        snprintf(err, errlen, "action_register: an action needs a name, an argument list and a handler");
+        return -1;
+    }
+    for (size_t i = 0; i < ntable; i++)
+        if (strcmp(table[i]->name, def->name) == 0) {
+            table[i] = def;
+            return 0;
+        }
+    if (ntable == ACTION_MAX_DEFS) {
+        snprintf(err, errlen, "action_register: cannot add '%s', the table holds %d actions", def->name,
+                 ACTION_MAX_DEFS);
+        return -1;
+    }
+    /* new actions go before Finish, which stays last in prompts */
+    table[ntable] = table[ntable - 1];
+    table[ntable - 1] = def;
+    ntable++;
+    for (size_t i = 0; i < ntable; i++) names[i] = table[i]->name;
+    names[ntable] = NULL;
+    return 0;
+}
+
+const char *const *action_names(void)
+{
+    table_init();
+    return names;
+}
+
+static const char *type_name(enum action_arg_type t)
+{
+    switch (t) {
+    case ACTION_ARG_STRING: return "string";
+    case ACTION_ARG_STRING_LIST: return "array of strings";
+    case ACTION_ARG_INT: return "integer";
+    case ACTION_ARG_BOOL: return "boolean";
+    }
+    return "?";
+}
+
+cJSON *action_def_json(const struct action_def *d)
+{
+    if (!d) return NULL;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "description", d->description ? d->description : "");
+    cJSON *args = cJSON_AddArrayToObject(o, "arguments");
+    for (const struct action_arg *a = d->args; a->name; a++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", a->name);
+        cJSON_AddStringToObject(x, "type", type_name(a->type));
+        cJSON_AddBoolToObject(x, "required", a->required);
+        cJSON_AddStringToObject(x, "description", a->description ? a->description : "");
+        cJSON_AddItemToArray(args, x);
+    }
+    return o;
+}
+
+cJSON *action_schema_json(void)
+{
+    table_init();
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < ntable; i++) cJSON_AddItemToArray(arr, action_def_json(table[i]));
+    return arr;
+}
+
+static void expected_fields(const struct action_def *def, char *out, size_t n)
+{
+    size_t o = 0;
+    out[0] = 0;
+    for (const struct action_arg *a = def->args; a->name && o < n; a++)
+        o += (size_t)snprintf(out + o, n - o, "%s%s (%s%s)", o ? ", " : "", a->name, type_name(a->type),
+                              a->required ? ", required" : "");
+}
+
+int action_validate(const struct action_def *def, const cJSON *args, char *err, size_t errlen)
+{
+    char fields[512];
+    expected_fields(def, fields, sizeof fields);
+    if (!cJSON_IsObject(args)) {
+        snprintf(err, errlen, "%s: the arguments must be a JSON object with the fields %s", def->name, fields);
+        return ACTION_EINVAL;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, args) {
+        const struct action_arg *a = def->args;
+        while (a->name && strcmp(a->name, it->string) != 0) a++;
+        if (!a->name) {
+            snprintf(err, errlen, "%s: unknown field '%s'; the fields are %s", def->name, it->string, fields);
+            return ACTION_EINVAL;
+        }
+        if (cJSON_IsNull(it) && !a->required) continue;
+        int good = 0;
+        switch (a->type) {
+        case ACTION_ARG_STRING: good = cJSON_IsString(it); break;
+        case ACTION_ARG_BOOL: good = cJSON_IsBool(it); break;
+        case ACTION_ARG_INT: good = cJSON_IsNumber(it) && it->valuedouble == (double)(long long)it->valuedouble; break;
+        case ACTION_ARG_STRING_LIST: {
+            good = cJSON_IsArray(it);
+            int i = 0;
+            const cJSON *e;
+            cJSON_ArrayForEach(e, it) {
+                if (!cJSON_IsString(e)) {
+                    snprintf(err, errlen, "%s: element %d of field '%s' must be a string", def->name, i, a->name);
+                    return ACTION_EINVAL;
+                }
+                i++;
+            }
+            if (good && i == 0) {
+                snprintf(err, errlen, "%s: field '%s' must not be empty (an array of strings)", def->name, a->name);
+                return ACTION_EINVAL;
+            }
+            break;
+        }
+        }
+        if (!good) {
+            snprintf(err, errlen, "%s: field '%s' must be %s %s%s", def->name, a->name,
+                     a->type == ACTION_ARG_STRING_LIST || a->type == ACTION_ARG_INT ? "an" : "a", type_name(a->type),
+                     a->type == ACTION_ARG_STRING_LIST ? " (e.g. [\"pkg/mod.py:10-40\"])" : "");
+            return ACTION_EINVAL;
+        }
+        if (a->type == ACTION_ARG_STRING && a->required && !*it->valuestring) {
+            snprintf(err, errlen, "%s: field '%s' must not be empty", def->name, a->name);
+            return ACTION_EINVAL;
+        }
+    }
+    for (const struct action_arg *a = def->args; a->name; a++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, a->name);
+        if (a->required && (!v || cJSON_IsNull(v))) {
+            snprintf(err, errlen, "%s: missing required field '%s' (%s: %s)", def->name, a->name, type_name(a->type),
+                     a->description);
+            return ACTION_EINVAL;
+        }
+    }
+    const cJSON *fp = cJSON_GetObjectItemCaseSensitive(args, "file_pattern");
+    if (cJSON_IsString(fp) && !fpattern_valid(fp->valuestring, err, errlen)) return ACTION_EINVAL;
+    return ACTION_OK;
+}
+
+static void cache_check(struct action_ctx *ctx);
+
+int action_run(struct action_ctx *ctx, const char *name, const cJSON *args, struct action_result *out,
+               char *err, size_t errlen)
+{
+    action_result_init(out);
+    const struct action_def *def = action_find(name);
+    if (!def) {
+        /* a case slip or a near miss gets the intended name */
+        table_init();
+        const char *best = NULL;
+        double bs = 0;
+        for (size_t i = 0; name && i < ntable; i++) {
+            double s = fuzzy_score(name, table[i]->name);
+            if (s > bs) { bs = s; best = table[i]->name; }
+        }
+        char list[512];
+        size_t o = 0;
+        for (size_t i = 0; i < ntable && o < sizeof list; i++)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", table[i]->name);
+        if (best)
+            snprintf(err, errlen, "unknown action '%s' (did you mean %s?); the actions are %s", name ? name : "",
+                     best, list);
+        else
+            snprintf(err, errlen, "unknown action '%s'; the actions are %s", name ? name : "", list);
+        return ACTION_EINVAL;
+    }
+    out->action = xstrdup(def->name);
+    int r = action_validate(def, args, err, errlen);
+    if (r) return r;
+    if (!def->run) {
+        if (strcmp(def->name, "Finish") == 0)
+            snprintf(err, errlen, "Finish ends the search; it is not run against the index");
+        else
+            snprintf(err, errlen, "%s is not available: it is not enabled in this run", def->name);
+        return ACTION_EINVAL;
+    }
+    if (!ctx || !ctx->db) {
+        snprintf(err, errlen, "%s: no index is open", def->name);
+        return ACTION_EFAIL;
+    }
+    cache_check(ctx);
+    return def->run(ctx, args, out, err, errlen);
+}
+
+int action_run_json(struct action_ctx *ctx, const char *name, const char *args_json, struct action_result *out,
+                    char *err, size_t errlen)
+{
+    cJSON *args = cJSON_Parse(args_json ? args_json : "");
+    if (!args) {
+        action_result_init(out);
+        const char *at = cJSON_GetErrorPtr();
+        snprintf(err, errlen, "%s: the arguments are not valid JSON (near '%.20s'); give an object like {\"field\": \"value\"}",
+                 name ? name : "action", at && *at ? at : "end of input");
+        return ACTION_EINVAL;
+    }
+    int r = action_run(ctx, name, args, out, err, errlen);
+    cJSON_Delete(args);
+    return r;
+}
+
+const char *action_arg_str(const cJSON *args, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* ----------------------------------------------------------------- results */
+
+void action_result_init(struct action_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->items = cJSON_CreateArray();
+}
+
+void action_result_free(struct action_result *r)
+{
+    if (!r) return;
+    free(r->action);
+    evidence_free(&r->ev);
+    cJSON_Delete(r->items);
+    for (size_t i = 0; i < r->nnotes; i++) free(r->notes[i]);
+    free(r->notes);
+    buf_free(&r->listing);
+    memset(r, 0, sizeof *r);
+}
+
+void action_result_note(struct action_result *r, const char *fmt, ...)
+{
+    struct buf b = BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    r->notes = xrealloc(r->notes, (r->nnotes + 1) * sizeof *r->notes);
+    r->notes[r->nnotes++] = buf_take(&b);
+}
+
+cJSON *action_result_to_json(const struct action_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "action", r->action ? r->action : "");
+    cJSON_AddItemToObject(o, "items", r->items ? cJSON_Duplicate(r->items, 1) : cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "evidence", evidence_to_json(&r->ev));
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    for (size_t i = 0; i < r->nnotes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(r->notes[i]));
+    if (r->listing.len) cJSON_AddStringToObject(o, "listing", buf_str(&r->listing));
+    cJSON_AddBoolToObject(o, "truncated", r->truncated);
+    return o;
+}
+
+void action_marker(struct buf *b, int indent, const char *path, int a, int bl, const char *why)
+{
+    buf_printf(b, "%*s... (lines %d-%d elided%s%s; ViewCode %s:%d-%d to read them)", indent, "", a, bl,
+               why ? ": " : "", why ? why : "", path, a, bl);
+}
+
+int action_marker_parse(const char *line, size_t len, int *a, int *b)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    static const char pre[] = "... (lines ";
+    if (len - i < sizeof pre - 1 || memcmp(line + i, pre, sizeof pre - 1) != 0) return 0;
+    i += sizeof pre - 1;
+    int x = 0, y = 0, dx = 0, dy = 0;
+    while (i < len && isdigit((unsigned char)line[i])) { x = x * 10 + (line[i++] - '0'); dx++; }
+    if (i >= len || line[i] != '-') return 0;
+    i++;
+    while (i < len && isdigit((unsigned char)line[i])) { y = y * 10 + (line[i++] - '0'); dy++; }
+    if (!dx || !dy || y < x) return 0;
+    *a = x;
+    *b = y;
+    return 1;
+}
+
+static int digits(int n)
+{
+    int d = 1;
+    while (n >= 10) { n /= 10; d++; }
+    return d;
+}
+
+char *action_result_render(const struct action_result *r, long long token_budget)
+{
+    struct buf b = BUF_INIT;
+    size_t cap = token_budget > 0 ? (size_t)token_budget * 4 : (size_t)-1;
+    for (size_t i = 0; i < r->nnotes; i++) buf_printf(&b, "Note: %s\n", r->notes[i]);
+    if (r->listing.len) {
+        const char *s = buf_str(&r->listing);
+        const char *end = s + r->listing.len;
+        while (s < end) {
+            const char *nl = memchr(s, '\n', (size_t)(end - s));
+            size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+            if (b.len + n + 1 > cap) {
+                buf_printf(&b, "[truncated: the listing goes on; the token budget of %lld is reached. "
+                               "Narrow the pattern or path to see the rest]\n", token_budget);
+                return buf_take(&b);
+            }
+            buf_add(&b, s, n);
+            buf_addc(&b, '\n');
+            s += n + 1;
+        }
+    }
+    for (size_t i = 0; i < r->ev.n; i++) {
+        const struct evidence_span *sp = &r->ev.v[i];
+        size_t mark = b.len;
+        if (b.len) buf_addc(&b, '\n');
+        buf_printf(&b, "%s:%d-%d", sp->path, sp->start_line, sp->end_line);
+        if (sp->label) buf_printf(&b, "  %s", sp->label);
+        if (sp->elided) buf_adds(&b, "  (parts elided)");
+        buf_addc(&b, '\n');
+        if (b.len > cap) {
+            b.len = mark;
+            b.data[b.len] = 0;
+            buf_printf(&b, "[truncated: the token budget of %lld is reached; not shown:", token_budget);
+            for (size_t j = i; j < r->ev.n; j++)
+                buf_printf(&b, " %s:%d-%d", r->ev.v[j].path, r->ev.v[j].start_line, r->ev.v[j].end_line);
+            buf_adds(&b, "]\n");
+            return buf_take(&b);
+        }
+        int w = digits(sp->end_line);
+        int ln = sp->start_line;
+        const char *s = sp->text ? sp->text : "";
+        const char *end = s + strlen(s);
+        while (s <= end && ln <= sp->end_line) {
+            const char *nl = memchr(s, '\n', (size_t)(end - s));
+            size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+            int a, z;
+            size_t before = b.len;
+            int is_marker = sp->elided && action_marker_parse(s, n, &a, &z);
+            if (is_marker) buf_printf(&b, "%*s  %.*s\n", w, "", (int)n, s);
+            else buf_printf(&b, "%*d  %.*s\n", w, ln, (int)n, s);
+            if (b.len > cap) {
+                b.len = before;
+                b.data[b.len] = 0;
+                buf_printf(&b, "[truncated: the token budget of %lld is reached; ask for %s:%d-%d to read the rest]\n",
+                           token_budget, sp->path, ln, sp->end_line);
+                for (size_t j = i + 1; j < r->ev.n; j++)
+                    buf_printf(&b, "[not shown: %s:%d-%d]\n", r->ev.v[j].path, r->ev.v[j].start_line,
+                               r->ev.v[j].end_line);
+                return buf_take(&b);
+            }
+            ln = is_marker ? z + 1 : ln + 1;
+            if (!nl) break;
+            s = nl + 1;
+        }
+    }
+    return buf_take(&b);
+}
+
+/* ------------------------------------------------------------------- files */
+
+int action_file_load(struct action_ctx *ctx, const char *path, long long id, struct action_file *f)
+{
+    memset(f, 0, sizeof *f);
+    sqlite3_stmt *st;
+    const char *sql = id >= 0 ? "SELECT id, path, text FROM files WHERE id = ?"
+                              : "SELECT id, path, text FROM files WHERE path = ?";
+    if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (id >= 0) sqlite3_bind_int64(st, 1, id);
+    else sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : -1;
+    }
+    f->id = sqlite3_column_int64(st, 0);
+    f->path = xstrdup((const char *)sqlite3_column_text(st, 1));
+    int n = sqlite3_column_bytes(st, 2);
+    f->text = xstrndup((const char *)sqlite3_column_text(st, 2), (size_t)n);
+    f->len = (size_t)n;
+    sqlite3_finalize(st);
+    int lines = 1;
+    for (const char *p = f->text; (p = memchr(p, '\n', f->len - (size_t)(p - f->text))); p++) lines++;
+    if (f->len && f->text[f->len - 1] == '\n') lines--;   /* a final newline ends, not starts, a line */
+    if (f->len == 0) lines = 0;
+    f->nlines = lines;
+    f->line_off = xmalloc(((size_t)lines + 1) * sizeof *f->line_off);
+    size_t k = 0;
+    if (lines) f->line_off[k++] = 0;
+    for (size_t i = 0; i < f->len && k < (size_t)lines; i++)
+        if (f->text[i] == '\n') f->line_off[k++] = i + 1;
+    f->line_off[lines] = f->len;
+    return 1;
+}
+
+void action_file_free(struct action_file *f)
+{
+    if (!f) return;
+    free(f->path);
+    free(f->text);
+    free(f->line_off);
+    memset(f, 0, sizeof *f);
+}
+
+const char *action_file_line(const struct action_file *f, int k, size_t *len)
+{
+    if (k < 1 || k > f->nlines) { *len = 0; return ""; }
+    size_t a = f->line_off[k - 1], b = f->line_off[k];
+    if (b > a && f->text[b - 1] == '\n') b--;
+    if (b > a && f->text[b - 1] == '\r') b--;
+    *len = b - a;
+    return f->text + a;
+}
+
+char *action_file_lines(const struct action_file *f, int start, int end)
+{
+    if (start < 1) start = 1;
+    if (end > f->nlines) end = f->nlines;
+    struct buf b = BUF_INIT;
+    for (int k = start; k <= end; k++) {
+        size_t n;
+        const char *s = action_file_line(f, k, &n);
+        if (k > start) buf_addc(&b, '\n');
+        buf_add(&b, s, n);
+    }
+    return buf_take(&b);
+}
+
+/* ----------------------------------------------------------------- symbols */
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? xstrdup((const char *)t) : NULL;
+}
+
+void action_symbol_from_row(sqlite3_stmt *st, struct action_symbol *s)
+{
+    s->id = sqlite3_column_int64(st, 0);
+    s->file_id = sqlite3_column_int64(st, 1);
+    s->parent_id = sqlite3_column_int64(st, 2);
+    s->kind = col_dup(st, 3);
+    s->name = col_dup(st, 4);
+    s->qualname = col_dup(st, 5);
+    s->start_line = sqlite3_column_int(st, 6);
+    s->end_line = sqlite3_column_int(st, 7);
+    s->body_line = sqlite3_column_type(st, 8) == SQLITE_NULL ? s->start_line : sqlite3_column_int(st, 8);
+    s->signature = col_dup(st, 9);
+    s->docstring = col_dup(st, 10);
+    s->bases = col_dup(st, 11);
+    s->path = col_dup(st, 12);
+    s->module = col_dup(st, 13);
+}
+
+void action_symbol_free(struct action_symbol *s)
+{
+    if (!s) return;
+    free(s->kind); free(s->name); free(s->qualname); free(s->signature);
+    free(s->docstring); free(s->bases); free(s->path); free(s->module);
+    memset(s, 0, sizeof *s);
+}
+
+int action_symbol_at(struct action_ctx *ctx, long long file_id, int line, const char *kinds, struct action_symbol *s)
+{
+    char *sql = xasprintf("SELECT " ACTION_SYMBOL_COLUMNS " WHERE s.file_id = ?1 AND s.start_line <= ?2 AND "
+                          "s.end_line >= ?2%s%s%s ORDER BY s.start_line DESC, s.end_line ASC LIMIT 1",
+                          kinds ? " AND s.kind IN (" : "", kinds ? kinds : "", kinds ? ")" : "");
+    sqlite3_stmt *st;
+    int found = 0;
+    memset(s, 0, sizeof *s);
+    if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, file_id);
+        sqlite3_bind_int(st, 2, line);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            action_symbol_from_row(st, s);
+            found = 1;
+        }
+        sqlite3_finalize(st);
+    }
+    free(sql);
+    return found;
+}
+
+/* Rank of a definition among several of one name: library code before tests,
+ * shallow paths before deep ones, then path and line order. */
+static int is_test_path(const char *p)
+{
+    return strstr(p, "test") != NULL;
+}
+
+static int depth_of(const char *p)
+{
+    int d = 0;
+    for (; *p; p++) d += *p == '/';
+    return d;
+}
+
+static int sym_rank_cmp(const void *x, const void *y)
+{
+    const struct action_symbol *a = x, *b = y;
+    int ta = is_test_path(a->path), tb = is_test_path(b->path);
+    if (ta != tb) return ta - tb;
+    int da = depth_of(a->path), db = depth_of(b->path);
+    if (da != db) return da - db;
+    int r = strcmp(a->path, b->path);
+    if (r) return r;
+    return a->start_line - b->start_line;
+}
+
+/* Case-insensitive: does s end with "." + tail (or equal tail)? */
+static int dotted_tail(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    if (m > n) return 0;
+    if (strcasecmp(s + n - m, tail) != 0) return 0;
+    return m == n || s[n - m - 1] == '.';
+}
+
+int action_lookup_symbols(struct action_ctx *ctx, const char *name, const char *kinds, const char *file_pattern,
+                          struct action_symbol **out, const char **how)
+{
+    *out = NULL;
+    *how = NULL;
+    const char *dot = strrchr(name, '.');
+    const char *last = dot ? dot + 1 : name;
+    if (!*last) return 0;
+    char *sql = xasprintf("SELECT " ACTION_SYMBOL_COLUMNS " WHERE s.name = ?1 COLLATE NOCASE%s%s%s",
+                          kinds ? " AND s.kind IN (" : "", kinds ? kinds : "", kinds ? ")" : "");
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        free(sql);
+        return -1;
+    }
+    free(sql);
+    sqlite3_bind_text(st, 1, last, -1, SQLITE_STATIC);
+    /* tiers: 0 exact, 1 case-insensitive, 2 dotted exact case, 3 dotted any case */
+    struct action_symbol *tier[4] = {NULL, NULL, NULL, NULL};
+    size_t nt[4] = {0, 0, 0, 0};
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct action_symbol s;
+        action_symbol_from_row(st, &s);
+        int t = -1;
+        if (!fpattern_match(file_pattern, s.path)) t = -1;
+        else if (!dot) t = strcmp(s.name, name) == 0 ? 0 : 1;
+        else {
+            char *full = xasprintf("%s%s%s", s.module ? s.module : "", s.module && *s.module ? "." : "", s.qualname);
+            int m_exact = strcmp(s.qualname, name) == 0 || strcmp(full, name) == 0 ||
+                          (dotted_tail(full, name) && strstr(full, name) != NULL);
+            if (m_exact) t = 2;
+            else if (strcasecmp(s.qualname, name) == 0 || dotted_tail(full, name)) t = 3;
+            free(full);
+        }
+        if (t < 0) {
+            action_symbol_free(&s);
+            continue;
+        }
+        tier[t] = xrealloc(tier[t], (nt[t] + 1) * sizeof **tier);
+        tier[t][nt[t]++] = s;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        for (int t = 0; t < 4; t++) {
+            for (size_t i = 0; i < nt[t]; i++) action_symbol_free(&tier[t][i]);
+            free(tier[t]);
+        }
+        return -1;
+    }
+    static const char *const hows[] = {"exact", "case-insensitive", "dotted", "dotted"};
+    int best = -1;
+    for (int t = 0; t < 4 && best < 0; t++)
+        if (nt[t]) best = t;
+    for (int t = 0; t < 4; t++) {
+        if (t == best) continue;
+        for (size_t i = 0; i < nt[t]; i++) action_symbol_free(&tier[t][i]);
+        free(tier[t]);
+    }
+    if (best < 0) return 0;
+    qsort(tier[best], nt[best], sizeof **tier, sym_rank_cmp);
+    *out = tier[best];
+    *how = hows[best];
+    return (int)nt[best];
+}
+
+/* ------------------------------------------------- definitions, skeletons */
+
+static int indent_of(const char *s, size_t n)
+{
+    int i = 0;
+    while ((size_t)i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+    return i;
+}
+
+static int blank(const char *s, size_t n)
+{
+    return (size_t)indent_of(s, n) == n;
+}
+
+/* Last line of the signature starting at line k: where the bracket depth is
+ * back to zero and the line ends with ':' (comments and simple strings skipped). */
+static int signature_end(const struct action_file *f, int k, int limit)
+{
+    int depth = 0;
+    for (int ln = k; ln <= limit && ln < k + 40; ln++) {
+        size_t n;
+        const char *s = action_file_line(f, ln, &n);
+        char last = 0;
+        for (size_t i = 0; i < n; i++) {
+            char c = s[i];
+            if (c == '#') break;
+            if (c == '"' || c == '\'') {
+                size_t j = i + 1;
+                while (j < n && s[j] != c) j += s[j] == '\\' ? 2 : 1;
+                i = j;
+                last = c;
+                continue;
+            }
+            if (c == '(' || c == '[' || c == '{') depth++;
+            else if (c == ')' || c == ']' || c == '}') depth--;
+            if (c != ' ' && c != '\t' && c != '\r') last = c;
+        }
+        if (depth <= 0 && last == ':') return ln;
+    }
+    return k;
+}
+
+/* Docstring lines right after line sig: returns the last docstring line, or sig. */
+static int docstring_end(const struct action_file *f, int sig, int limit)
+{
+    int ln = sig + 1;
+    if (ln > limit) return sig;
+    size_t n;
+    const char *s = action_file_line(f, ln, &n);
+    size_t i = (size_t)indent_of(s, n);
+    while (i < n && strchr("rRuUbBfF", s[i])) i++;
+    if (i >= n || (s[i] != '"' && s[i] != '\'')) return sig;
+    char q = s[i];
+    int triple = i + 2 < n && s[i + 1] == q && s[i + 2] == q;
+    if (!triple) return ln;
+    char close[4] = {q, q, q, 0};
+    const char *rest = s + i + 3;
+    size_t rn = n - i - 3;
+    for (int k = ln; k <= limit; k++) {
+        if (k > ln) rest = action_file_line(f, k, &rn);
+        for (size_t j = 0; j + 3 <= rn; j++)
+            if (memcmp(rest + j, close, 3) == 0) return k;
+    }
+    return ln;
+}
+
+char *action_skeleton(struct action_ctx *ctx, const struct action_file *f, int start, int end, int *elided)
+{
+    if (start < 1) start = 1;
+    if (end > f->nlines) end = f->nlines;
+    *elided = 0;
+    if (end < start) return xstrdup("");
+    int n = end - start + 1;
+    unsigned char *keep = xmalloc((size_t)n);
+    memset(keep, 1, (size_t)n);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(ctx->db,
+            "SELECT kind, start_line, end_line, COALESCE(body_line, start_line) FROM symbols "
+            "WHERE file_id = ?1 AND start_line >= ?2 AND end_line <= ?3 AND kind IN ('function','method','class') "
+            "ORDER BY start_line", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, f->id);
+        sqlite3_bind_int(st, 2, start);
+        sqlite3_bind_int(st, 3, end);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *kind = (const char *)sqlite3_column_text(st, 0);
+            int s = sqlite3_column_int(st, 1), e = sqlite3_column_int(st, 2), b = sqlite3_column_int(st, 3);
+            int sig = signature_end(f, b, e);
+            int doc = docstring_end(f, sig, e);
+            if (doc > sig + 10) doc = sig + 10;   /* long docstrings: their head */
+            /* a class body stays; its methods are elided by their own rows */
+            if (kind && strcmp(kind, "class") == 0) continue;
+            (void)s;
+            for (int k = doc + 1; k <= e; k++)
+                if (k >= start && k <= end) keep[k - start] = 0;
+        }
+        sqlite3_finalize(st);
+    }
+    /* runs of one or two lines are cheaper to show than to mark */
+    for (int i = 0; i < n;) {
+        if (keep[i]) { i++; continue; }
+        int j = i;
+        while (j < n && !keep[j]) j++;
+        int all_blank = 1;
+        for (int k = i; k < j && all_blank; k++) {
+            size_t len;
+            const char *s = action_file_line(f, start + k, &len);
+            all_blank = blank(s, len);
+        }
+        if (j - i <= 2 || all_blank) memset(keep + i, 1, (size_t)(j - i));
+        i = j;
+    }
+    struct buf b = BUF_INIT;
+    for (int i = 0; i < n;) {
+        if (b.len) buf_addc(&b, '\n');
+        if (keep[i]) {
+            size_t len;
+            const char *s = action_file_line(f, start + i, &len);
+            buf_add(&b, s, len);
+            i++;
+            continue;
+        }
+        int j = i;
+        int ind = -1;
+        while (j < n && !keep[j]) {
+            size_t len;
+            const char *s = action_file_line(f, start + j, &len);
+            if (ind < 0 && !blank(s, len)) ind = indent_of(s, len);
+            j++;
+        }
+        /* trailing blank lines of the run stay visible as blank lines */
+        int last = j - 1;
+        while (last > i) {
+            size_t len;
+            const char *s = action_file_line(f, start + last, &len);
+            if (!blank(s, len)) break;
+            last--;
+        }
+        action_marker(&b, ind < 0 ? 0 : ind, f->path, start + i, start + last, NULL);
+        for (int k = last + 1; k < j; k++) buf_addc(&b, '\n');
+        *elided = 1;
+        i = j;
+    }
+    free(keep);
+    return buf_take(&b);
+}
+
+static char *sym_label(const struct action_symbol *s)
+{
+    if (s->signature && *s->signature) return xstrdup(s->signature);
+    return xasprintf("%s %s", s->kind ? s->kind : "symbol", s->qualname ? s->qualname : "?");
+}
+
+struct evidence_span *action_add_definition(struct action_ctx *ctx, struct action_result *out,
+                                            const struct action_symbol *s, double score)
+{
+    struct action_file f;
+    if (action_file_load(ctx, NULL, s->file_id, &f) != 1) return NULL;
+    int start = s->start_line, end = s->end_line > f.nlines ? f.nlines : s->end_line;
+    char *label = sym_label(s);
+    char *text;
+    int elided = 0;
+    int lines = end - start + 1;
+    if (s->kind && strcmp(s->kind, "class") == 0 && lines > ACTION_CLASS_WHOLE_LINES) {
+        text = action_skeleton(ctx, &f, start, end, &elided);
+    } else if (lines > ACTION_DEF_MAX_LINES) {
+        int keep_to = start + ACTION_DEF_MAX_LINES - 1;
+        char *head = action_file_lines(&f, start, keep_to);
+        struct buf b = BUF_INIT;
+        buf_adds(&b, head);
+        buf_addc(&b, '\n');
+        size_t n;
+        const char *ln = action_file_line(&f, keep_to + 1, &n);
+        action_marker(&b, indent_of(ln, n), f.path, keep_to + 1, end, "the definition is long");
+        free(head);
+        text = buf_take(&b);
+        elided = 1;
+    } else {
+        text = action_file_lines(&f, start, end);
+    }
+    struct evidence_span *sp = evidence_add(&out->ev, f.path, start, end, text, label, score);
+    sp->elided = elided;
+    free(text);
+    free(label);
+    action_file_free(&f);
+    return sp;
+}
+
+/* ------------------------------------------------------------------- cache */
+
+struct action_cache {
+    long long data_version, changes;
+    int names_built;
+    char **names;                 /* distinct symbol names, owned */
+    size_t nnames;
+    const char **cls, **fun, **all;   /* views into names */
+    size_t ncls, nfun, nall;
+    int paths_built;
+    char **paths;                 /* sorted, owned */
+    size_t npaths;
+    int norm_built;
+    struct action_normtext *norm;
+    size_t nnorm;
+};
+
+static void cache_clear(struct action_cache *c)
+{
+    for (size_t i = 0; i < c->nnames; i++) free(c->names[i]);
+    free(c->names); free(c->cls); free(c->fun); free(c->all);
+    for (size_t i = 0; i < c->npaths; i++) free(c->paths[i]);
+    free(c->paths);
+    for (size_t i = 0; i < c->nnorm; i++) {
+        free(c->norm[i].norm);
+        free(c->norm[i].line_at);
+    }
+    free(c->norm);
+    long long dv = c->data_version, ch = c->changes;
+    memset(c, 0, sizeof *c);
+    c->data_version = dv;
+    c->changes = ch;
+}
+
+void action_ctx_init(struct action_ctx *ctx, sqlite3 *db, const char *repo_root)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->db = db;
+    ctx->repo_root = repo_root;
+}
+
+void action_ctx_release(struct action_ctx *ctx)
+{
+    if (!ctx || !ctx->cache) return;
+    cache_clear(ctx->cache);
+    free(ctx->cache);
+    ctx->cache = NULL;
+}
+
+static long long data_version(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+/* Drops the cache when this or another connection changed the index. */
+static void cache_check(struct action_ctx *ctx)
+{
+    if (!ctx->cache) {
+        ctx->cache = xcalloc(1, sizeof *ctx->cache);
+        ctx->cache->data_version = data_version(ctx->db);
+        ctx->cache->changes = sqlite3_total_changes(ctx->db);
+        return;
+    }
+    long long dv = data_version(ctx->db), ch = sqlite3_total_changes(ctx->db);
+    if (dv != ctx->cache->data_version || ch != ctx->cache->changes) {
+        cache_clear(ctx->cache);
+        ctx->cache->data_version = dv;
+        ctx->cache->changes = ch;
+    }
+}
+
+static struct action_cache *cache_of(struct action_ctx *ctx)
+{
+    if (!ctx->cache) cache_check(ctx);
+    return ctx->cache;
+}
+
+const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t *n)
+{
+    struct action_cache *c = cache_of(ctx);
+    if (!c->names_built) {
+        c->names_built = 1;
+        sqlite3_stmt *st;
+        size_t cap = 0;
+        if (sqlite3_prepare_v2(ctx->db,
+                "SELECT name, MAX(kind = 'class'), MAX(kind IN ('function','method')) FROM symbols "
+                "GROUP BY name ORDER BY name", -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                if (c->nnames == cap) {
+                    cap = cap ? cap * 2 : 256;
+                    c->names = xrealloc(c->names, cap * sizeof *c->names);
+                    c->cls = xrealloc(c->cls, cap * sizeof *c->cls);
+                    c->fun = xrealloc(c->fun, cap * sizeof *c->fun);
+                    c->all = xrealloc(c->all, cap * sizeof *c->all);
+                }
+                char *name = xstrdup((const char *)sqlite3_column_text(st, 0));
+                c->names[c->nnames++] = name;
+                c->all[c->nall++] = name;
+                if (sqlite3_column_int(st, 1)) c->cls[c->ncls++] = name;
+                if (sqlite3_column_int(st, 2)) c->fun[c->nfun++] = name;
+            }
+            sqlite3_finalize(st);
+        }
+    }
+    switch (which) {
+    case ACTION_NAMES_CLASSES: *n = c->ncls; return (const char *const *)c->cls;
+    case ACTION_NAMES_FUNCTIONS: *n = c->nfun; return (const char *const *)c->fun;
+    default: *n = c->nall; return (const char *const *)c->all;
+    }
+}
+
+const char *const *action_cache_paths(struct action_ctx *ctx, size_t *n)
+{
+    struct action_cache *c = cache_of(ctx);
+    if (!c->paths_built) {
+        c->paths_built = 1;
+        sqlite3_stmt *st;
+        size_t cap = 0;
+        if (sqlite3_prepare_v2(ctx->db, "SELECT path FROM files ORDER BY path", -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                if (c->npaths == cap) {
+                    cap = cap ? cap * 2 : 256;
+                    c->paths = xrealloc(c->paths, cap * sizeof *c->paths);
+                }
+                c->paths[c->npaths++] = xstrdup((const char *)sqlite3_column_text(st, 0));
+            }
+            sqlite3_finalize(st);
+        }
+    }
+    *n = c->npaths;
+    return (const char *const *)c->paths;
+}
+
+static int is_wordc(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+
+size_t action_normalize_ws(const char *in, size_t len, char *out, int *line_at, int nlines)
+{
+    size_t o = 0;
+    int line = 0, pending_space = 0;
+    if (line_at && nlines > 0) line_at[0] = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == '\n') {
+            line++;
+            if (line_at && line < nlines) line_at[line] = (int)o;
+            pending_space = 1;
+            continue;
+        }
+        if (isspace(c)) { pending_space = 1; continue; }
+        if (pending_space && o > 0 && is_wordc((unsigned char)out[o - 1]) && is_wordc(c)) out[o++] = ' ';
+        pending_space = 0;
+        out[o++] = (char)c;
+    }
+    /* out is not NUL-terminated here: the caller sized it and knows o */
+    return o;
+}
+
+const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size_t *n)
+{
+    struct action_cache *c = cache_of(ctx);
+    if (!c->norm_built) {
+        c->norm_built = 1;
+        size_t np;
+        const char *const *paths = action_cache_paths(ctx, &np);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(ctx->db, "SELECT id, path, text, nlines FROM files ORDER BY path", -1, &st, NULL) ==
+            SQLITE_OK) {
+            c->norm = xcalloc(np ? np : 1, sizeof *c->norm);
+            size_t pi = 0;
+            while (sqlite3_step(st) == SQLITE_ROW && c->nnorm < np) {
+                const char *path = (const char *)sqlite3_column_text(st, 1);
+                while (pi < np && strcmp(paths[pi], path) != 0) pi++;
+                if (pi == np) break;
+                struct action_normtext *t = &c->norm[c->nnorm++];
+                t->file_id = sqlite3_column_int64(st, 0);
+                t->path = paths[pi];
+                size_t len = (size_t)sqlite3_column_bytes(st, 2);
+                const char *text = (const char *)sqlite3_column_text(st, 2);
+                int lines = 1;
+                for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+                t->nlines = lines;
+                t->line_at = xmalloc((size_t)lines * sizeof *t->line_at);
+                t->norm = xmalloc(len + 1);
+                t->nlen = action_normalize_ws(text, len, t->norm, t->line_at, lines);
+                t->norm[t->nlen] = 0;
+            }
+            sqlite3_finalize(st);
+        }
+    }
+    *n = c->nnorm;
+    return c->norm;
+}
+
+/* ------------------------------------------------------------------- paths */
+
+int action_resolve_path(struct action_ctx *ctx, const char *given, char **rel, char *err, size_t errlen)
+{
+    if (!ctx->repo_root) {
+        snprintf(err, errlen, "no repository root is known; cannot resolve '%s'", given);
+        return ACTION_EFAIL;
+    }
+    return pathsafe_resolve(ctx->repo_root, given, rel, err, errlen) ? ACTION_EINVAL : ACTION_OK;
+}
+
+static int hit_by_score(const void *x, const void *y)
+{
+    const struct fuzzy_hit *a = x, *b = y;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+size_t action_suggest_paths(struct action_ctx *ctx, const char *given, size_t k, struct buf *b)
+{
+    size_t np;
+    const char *const *paths = action_cache_paths(ctx, &np);
+    if (!np || !k) return 0;
+    const char *gb = strrchr(given, '/');
+    gb = gb ? gb + 1 : given;
+    struct fuzzy_hit *hits = xmalloc(np * sizeof *hits);
+    size_t nh = 0;
+    /* each path scores the better of whole-path and basename similarity */
+    for (size_t i = 0; i < np; i++) {
+        const char *pb = strrchr(paths[i], '/');
+        pb = pb ? pb + 1 : paths[i];
+        double s = fuzzy_score(given, paths[i]);
+        double s2 = *gb ? fuzzy_score(gb, pb) * 0.95 : 0;
+        if (s2 > s) s = s2;
+        if (s > 0) hits[nh++] = (struct fuzzy_hit){i, s};
+    }
+    qsort(hits, nh, sizeof *hits, hit_by_score);
+    if (nh > k) nh = k;
+    if (nh == 0) {
+        /* nothing similar: the files of the deepest directory that exists */
+        char *dir = xstrdup(given);
+        char *slash;
+        while ((slash = strrchr(dir, '/'))) {
+            *slash = 0;
+            size_t dl = strlen(dir);
+            for (size_t i = 0; i < np && nh < k; i++)
+                if (strncmp(paths[i], dir, dl) == 0 && paths[i][dl] == '/') hits[nh++] = (struct fuzzy_hit){i, 0};
+            if (nh) break;
+        }
+        free(dir);
+    }
+    for (size_t i = 0; i < nh; i++) buf_printf(b, "%s%s", i ? ", " : "", paths[hits[i].index]);
+    free(hits);
+    return nh;
+}

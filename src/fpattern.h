@@ -1,0 +1,25 @@
+/*
+ * fpattern: the file_pattern argument of the actions. A glob over
+ * repository-relative '/'-separated paths:
+ *   *      any run of characters except '/'
+ *   ?      one character except '/'
+ *   **     as a whole path component: any number of directories (also none);
+ *          at the end of the pattern: everything below
+ *   [abc] [a-z] [!x] [^x]   character classes;  \c  a literal c
+ *   {a,b}  alternatives (not nested)
+ * A pattern matches a path when it matches the whole path or a tail of it that
+ * starts after a '/': so a bare name ('app.py', '*.py') matches that basename
+ * anywhere and 'sessions/db.py' matches 'pkg/sessions/db.py'. A leading '/' or
+ * './' is ignored, and a pattern naming a directory ('pkg/sessions',
+ * 'pkg/sessions/') matches every file below it. Matching is case-sensitive.
+ */
+#ifndef DRQA_FPATTERN_H
+#define DRQA_FPATTERN_H
+
+/* 1 when path matches pattern, 0 otherwise. A NULL or empty pattern matches all. */
+int fpattern_match(const char *pattern, const char *path);
+
+/* 1 when pattern is well formed; 0 with a message (unclosed '[' or '{'). */
+int fpattern_valid(const char *pattern, char *err, unsigned long errlen);
+
+#endif

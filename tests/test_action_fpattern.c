@@ -1,0 +1,76 @@
+/* Unit tests for fpattern: the file_pattern globs of the actions. */
+#include "tap.h"
+#include "fpattern.h"
+
+static void m(const char *pat, const char *path, int want)
+{
+    ok(fpattern_match(pat, path) == want, "'%s' %s '%s'", pat, want ? "matches" : "does not match", path);
+}
+
+int main(void)
+{
+    /* whole paths and single-component wildcards */
+    m("tinyweb/app.py", "tinyweb/app.py", 1);
+    m("tinyweb/*.py", "tinyweb/app.py", 1);
+    m("tinyweb/*.py", "tinyweb/core/base.py", 0);
+    m("tinyweb/?pp.py", "tinyweb/app.py", 1);
+    m("tinyweb/?.py", "tinyweb/app.py", 0);
+    m("tinyweb?app.py", "tinyweb/app.py", 0);
+    m("*", "a/b.py", 1);                       /* tail 'b.py' */
+    /* a bare name matches the basename anywhere */
+    m("app.py", "tinyweb/app.py", 1);
+    m("app.py", "app.py", 1);
+    m("app.py", "tinyweb/myapp.py", 0);
+    m("*.py", "deep/er/x.py", 1);
+    m("*.py", "deep/er/x.pyc", 0);
+    m("*.py", "README.md", 0);
+    /* a tail after a '/' boundary */
+    m("sessions/db.py", "tinyweb/sessions/db.py", 1);
+    m("sessions/*.py", "tinyweb/sessions/db.py", 1);
+    m("essions/db.py", "tinyweb/sessions/db.py", 0);
+    /* ** across directories */
+    m("**/*.py", "a.py", 1);
+    m("**/*.py", "a/b/c.py", 1);
+    m("tinyweb/**/*.py", "tinyweb/app.py", 1);
+    m("tinyweb/**/*.py", "tinyweb/core/x/base.py", 1);
+    m("tinyweb/**/base.py", "tinyweb/sessions/base.py", 1);
+    m("tinyweb/**", "tinyweb/a/b/c.txt", 1);
+    m("tinyweb/**", "other/a.py", 0);
+    m("core/**/*.py", "x/core/a/b.py", 1);
+    /* leading '/' and './' ignored */
+    m("/tinyweb/app.py", "tinyweb/app.py", 1);
+    m("./tinyweb/app.py", "tinyweb/app.py", 1);
+    m("/app.py", "tinyweb/app.py", 1);
+    /* a directory matches the files below it */
+    m("tinyweb/sessions", "tinyweb/sessions/db.py", 1);
+    m("tinyweb/sessions/", "tinyweb/sessions/db.py", 1);
+    m("tinyweb/sessions/", "tinyweb/sessions.py", 0);
+    m("sessions", "tinyweb/sessions/db.py", 1);
+    m("tinyweb/sess", "tinyweb/sessions/db.py", 0);
+    /* character classes */
+    m("[abc]pp.py", "tinyweb/app.py", 1);
+    m("[!a]pp.py", "tinyweb/app.py", 0);
+    m("[^a]pp.py", "tinyweb/bpp.py", 1);
+    m("test_[0-9].py", "t/test_7.py", 1);
+    m("test_[0-9].py", "t/test_x.py", 0);
+    m("a[/]b", "a/b", 0);
+    m("\\*.py", "*.py", 1);
+    m("\\*.py", "x.py", 0);
+    /* braces */
+    m("*.{py,pyi}", "a/b.pyi", 1);
+    m("*.{py,pyi}", "a/b.md", 0);
+    m("{core,sessions}/base.py", "tinyweb/core/base.py", 1);
+    m("{core,sessions}/base.py", "tinyweb/other/base.py", 0);
+    /* case-sensitive, empty pattern matches all */
+    m("App.py", "tinyweb/app.py", 0);
+    m("", "anything/at/all", 1);
+    ok(fpattern_match(NULL, "x"), "NULL matches all");
+
+    char err[256];
+    ok(fpattern_valid("src/**/*.py", err, sizeof err), "a normal pattern is valid");
+    ok(!fpattern_valid("src/[ab.py", err, sizeof err), "an unclosed class is refused");
+    ok(strstr(err, "unclosed '['") != NULL, "and named: %s", err);
+    ok(!fpattern_valid("*.{py,pyi", err, sizeof err), "an unclosed brace is refused");
+    ok(strstr(err, "'{'") != NULL, "and named: %s", err);
+    return done_testing();
+}
