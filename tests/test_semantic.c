@@ -8,6 +8,7 @@
  * its invalidation when the chunks change.
  */
 #include "tap.h"
+#include "action.h"
 #include "semantic.h"
 #include "store.h"
 #include "tok.h"
@@ -449,6 +450,26 @@ int main(void)
     struct semantic_remote nomodel = {fake_embed, NULL, ""};
     rq.remote = &nomodel;
     ok(semantic_search(db, &rq, &ev, err, sizeof err) == -1 && strstr(err, "model"), "a remote without a model name is refused");
+
+    /* the SemanticSearch action */
+    is_int(semantic_action_register(NULL, err, sizeof err), 0, "SemanticSearch registers with the action registry");
+    struct action_ctx actx;
+    action_ctx_init(&actx, db, dir);
+    struct action_result ar;
+    is_int(action_run_json(&actx, "SemanticSearch", "{\"query\": \"logout\", \"category\": \"implementation\"}",
+                           &ar, err, sizeof err), ACTION_OK, "the action runs");
+    ok(ar.ev.n == 5 && !strcmp(ar.ev.v[0].label, "logout") && cJSON_GetArraySize(ar.items) == 5,
+       "five spans and five items, logout first (%zu)", ar.ev.n);
+    action_result_free(&ar);
+    is_int(action_run_json(&actx, "SemanticSearch", "{\"query\": \"logout\", \"category\": \"docs\"}",
+                           &ar, err, sizeof err), ACTION_EINVAL, "an unknown category is refused");
+    ok(strstr(err, "docs") && strstr(err, "implementation"), "naming it and the choices: %s", err);
+    action_result_free(&ar);
+    is_int(action_run_json(&actx, "SemanticSearch", "{\"query\": \"logout\", \"file_pattern\": \"*.rst\"}",
+                           &ar, err, sizeof err), ACTION_OK, "no match is not an error");
+    ok(ar.ev.n == 0 && ar.nnotes == 1 && strstr(ar.notes[0], "no code matched"), "but a note says so");
+    action_result_free(&ar);
+    action_ctx_release(&actx);
 
     evidence_free(&ev);
     semantic_forget(db);
