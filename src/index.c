@@ -579,6 +579,35 @@ static int create_private(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* Drops the schema's secondary indexes, appending their CREATE statements to ddl. */
+static int drop_indexes(sqlite3 *db, struct buf *ddl, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    struct buf drops = BUF_INIT;
+    if (sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+                               "AND tbl_name IN ('files', 'symbols', 'imports', 'edges', 'chunks')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return store_exec(db, "SELECT no_such_table_for_indexes", err, errlen);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        buf_printf(&drops, "DROP INDEX \"%s\";", (const char *)sqlite3_column_text(st, 0));
+        buf_printf(ddl, "%s;\n", (const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    int rc = drops.len ? store_exec(db, drops.data, err, errlen) : 0;
+    buf_free(&drops);
+    return rc;
+}
+
+static void remove_db_files(const char *path)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < ARRAY_LEN(suffixes); i++) {
+        char *p = xasprintf("%s%s", path, suffixes[i]);
+        unlink(p);
+        free(p);
+    }
+}
+
 static void set_meta(sqlite3 *db, const char *root)
 {
     char when[64];
@@ -622,6 +651,8 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     struct pool P = {0};
     pthread_t *threads = NULL;
     int nthreads = 0, in_txn = 0;
+    char *tmp_path = NULL;        /* side file of a fresh index, removed unless renamed into place */
+    struct buf index_ddl = BUF_INIT;  /* CREATE INDEX statements dropped for a fresh build */
     char *root = realpath(repo_root, NULL);
     if (!root) {
         snprintf(err, errlen, "cannot read the repository '%s': %s", repo_root, strerror(errno));
@@ -633,9 +664,39 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
                  repo_root);
         goto out;
     }
-    if (store_mkdir_for(index_path, err, errlen) || create_private(index_path, err, errlen)) goto out;
-    if (store_open(index_path, 0, &db, &S->rebuilt, err, errlen)) goto out;
+    if (store_mkdir_for(index_path, err, errlen)) goto out;
+    /* A first index (or one rebuilt for another schema) is written into a
+     * side file without a journal and renamed into place when complete: there
+     * is no previous index for a journal to protect, and skipping the WAL
+     * halves what is written. */
+    struct stat ist;
+    int fresh = stat(index_path, &ist) != 0 || ist.st_size == 0;
+    if (!fresh) {
+        if (store_open(index_path, 0, &db, &S->rebuilt, err, errlen)) goto out;
+        if (S->rebuilt || q_int(db, "SELECT count(*) FROM files") == 0) {
+            fresh = 1;
+            sqlite3_close(db);
+            db = NULL;
+        }
+    }
+    if (fresh) {
+        S->rebuilt = 1;
+        tmp_path = xasprintf("%s.tmp", index_path);
+        remove_db_files(tmp_path);
+        if (create_private(tmp_path, err, errlen)) goto out;
+        if (store_open(tmp_path, 0, &db, NULL, err, errlen)) goto out;
+        if (store_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", err, errlen)) goto out;
+        /* Secondary indexes are cheaper built once, sorted, than grown row by
+         * row; nothing before the end of the update reads through them. FTS5
+         * gets a larger in-memory term table so it writes fewer segments to merge. */
+        if (drop_indexes(db, &index_ddl, err, errlen) ||
+            store_exec(db, "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('hashsize', 16777216)", err, errlen))
+            goto out;
+    }
+    /* a larger page cache keeps the b-trees being filled in memory */
+    sqlite3_exec(db, "PRAGMA cache_size=-32768", NULL, NULL, NULL);
     if (scan_repo(root, opt->max_file_size, &sr, err, errlen)) goto out;
+    int64_t t_scan = now_ms();
     if (load_files(db, &old, &nold)) {
         snprintf(err, errlen, "cannot read the index '%s': %s", index_path, sqlite3_errmsg(db));
         goto out;
@@ -694,6 +755,7 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     const char *killenv = getenv("DRQA_TEST_KILL_AFTER");
     long kill_after = killenv && *killenv ? atol(killenv) : -1;
     long written = 0, touched = 0;
+    int64_t waited_us = 0;        /* writer idle: tells whether parsing or writing bounds the update */
     if (njobs) {
         nthreads = opt->threads > 0 ? opt->threads : ncores();
         if ((size_t)nthreads > njobs) nthreads = (int)njobs;
@@ -717,7 +779,9 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
             goto out;
         }
         for (size_t done = 0; done < njobs; done++) {
+            int64_t tw = now_us();
             struct result *r = pool_pop(&P);
+            waited_us += now_us() - tw;
             struct job *j = &jobs[r->job];
             int wr = 0;
             if (r->kind == RES_SKIP) {
@@ -774,16 +838,42 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
         if (sr.skips[i].size >= 0) sqlite3_bind_int64(st, 3, sr.skips[i].size);
         if (step(&w, S_INS_SKIP, err, errlen)) goto out;
     }
+    if (index_ddl.len && store_exec(db, index_ddl.data, err, errlen)) goto out;
+    int64_t t_write = now_ms();
     if (S->parsed || S->deleted || S->rebuilt) {
         if (index_resolve(db, root, err, errlen)) goto out;
     }
+    int64_t t_resolve = now_ms();
     set_meta(db, root);
     summary_compute(db, S);
     char *sum = summary_format(S);
     store_meta_set(db, "summary", sum);
     free(sum);
+    int64_t t_summary = now_ms();
     if (store_exec(db, "COMMIT", err, errlen)) goto out;
     in_txn = 0;
+    if (fresh) {
+        /* readers expect WAL; the mode is recorded in the file */
+        if (store_exec(db, "PRAGMA journal_mode=WAL", err, errlen)) goto out;
+        sqlite3_close(db);
+        db = NULL;
+        char *wal = xasprintf("%s-wal", index_path), *shm = xasprintf("%s-shm", index_path);
+        unlink(wal);
+        unlink(shm);
+        free(wal);
+        free(shm);
+        if (rename(tmp_path, index_path) != 0) {
+            snprintf(err, errlen, "cannot move the new index '%s' into place at '%s': %s", tmp_path, index_path,
+                     strerror(errno));
+            goto out;
+        }
+        free(tmp_path);
+        tmp_path = NULL;
+    }
+    log_msg("index %s: %d parser threads, writer waited %lld ms", root, nthreads, (long long)(waited_us / 1000));
+    log_msg("index %s: scan %lld ms, parse+write %lld ms, resolve %lld ms, summary %lld ms, commit %lld ms",
+            root, (long long)(t_scan - t0), (long long)(t_write - t_scan), (long long)(t_resolve - t_write),
+            (long long)(t_summary - t_resolve), (long long)(now_ms() - t_summary));
     S->changed = 1;
     rc = 0;
 out:
@@ -804,6 +894,11 @@ out:
     free(w.symids);
     if (in_txn) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     if (db) sqlite3_close(db);
+    buf_free(&index_ddl);
+    if (tmp_path) {
+        remove_db_files(tmp_path);
+        free(tmp_path);
+    }
     for (size_t k = 0; k < nold; k++) free(old[k].path);
     free(old);
     free(jobs);

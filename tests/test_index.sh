@@ -1,0 +1,326 @@
+#!/bin/sh
+# test_index.sh: drqa-tui --index-only on temporary copies of the pyrepo
+# fixture: exact counts and rows, warm and incremental updates compared with a
+# fresh index of the same tree, an update killed half way, files that cannot be
+# indexed, a git work tree, and the error cases.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+FIX="$top_srcdir/tests/fixtures/pyrepo"
+DUMP="$PYTHON3 $top_srcdir/tests/index_dump.py"
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-index-test.XXXXXX")
+trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
+
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+is() {
+    n=$((n + 1))
+    if [ "$1" = "$2" ]; then echo "ok $n - $3"; else
+        echo "not ok $n - $3"; printf '#   got: %s\n#  want: %s\n' "$1" "$2"; fail=1
+    fi
+}
+q() { sqlite3 -batch "$1" "$2"; }
+# jget FILE a.b.c: one value of a JSON document
+jget() {
+    $PYTHON3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d = d[int(k)] if isinstance(d, list) else d[k]
+print(json.dumps(d) if isinstance(d, (bool, list, dict)) else d)' "$1" "$2"
+}
+# counts FILE: the summary line compared below
+counts() {
+    $PYTHON3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+f, s, e = d["files"], d["symbols"], d["edges"]
+print("files=%d unchanged=%d updated=%d added=%d deleted=%d parsed=%d skipped=%d" % (
+    f["indexed"], f["unchanged"], f["updated"], f["added"], f["deleted"], f["parsed"], f["skipped"]))
+print("classes=%d functions=%d methods=%d variables=%d imports=%d calls=%d" % (
+    s["classes"], s["functions"], s["methods"], s["variables"], d["imports"], d["calls"]))
+print(" ".join("%s=%d/%d" % (k, e[k]["resolved"], e[k]["unresolved"]) for k in ("calls", "inherits", "imports", "contains")))
+print("parse_errors=%d/%d decode_errors=%d/%d" % (d["parse_errors"]["files"], d["parse_errors"]["nodes"],
+      d["decode_errors"]["files"], d["decode_errors"]["bytes"]))' "$1" | tr '\n' ' ' | sed 's/ $//'
+}
+index() {  # index REPO INDEX [extra options]: writes $T/out.json, returns the status
+    r=$1 i=$2; shift 2
+    "$DRQA" --json --no-progress --index "$i" "$@" --index-only "$r" >"$T/out.json" 2>"$T/err.txt"
+}
+
+SYMS="classes=16 functions=19 methods=99 variables=20 imports=33 calls=215"
+EDGES="calls=68/147 inherits=4/3 imports=24/9 contains=112/0"
+
+# ---- a fresh index of the fixture ----------------------------------------------
+R="$T/repo"
+cp -R "$FIX" "$R"
+I="$T/idx/a.sqlite"
+index "$R" "$I"
+ok $? "indexing the fixture succeeds"
+is "$(counts "$T/out.json")" \
+   "files=14 unchanged=0 updated=0 added=14 deleted=0 parsed=14 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
+   "fresh index: file, symbol and edge counts"
+is "$(jget "$T/out.json" rebuilt)" "true" "a new index is reported as built from scratch"
+is "$(stat -c %a "$T/idx")" "700" "the index directory is owner-only"
+is "$(stat -c %a "$I")" "600" "the index file is owner-only"
+is "$(q "$I" "SELECT value FROM meta WHERE key = 'repo_root'")" "$(cd "$R" && pwd -P)" "meta records the repository root"
+is "$(q "$I" "SELECT count(*) FROM meta WHERE key IN ('indexed_at', 'drqa_version', 'grammars') AND value <> ''")" "3" \
+   "meta records time, version and grammars"
+
+is "$(q "$I" "SELECT start_line || '-' || end_line || '|' || body_line || '|' || signature || '|' || ifnull(decorators, '-') || '|' || docstring
+              FROM symbols WHERE qualname = 'SessionBase.flush' AND kind = 'method'")" \
+   "67-74|67|def flush(self)|-|Remove the current session data from the store and regenerate the key.
+
+Used when the user logs out." "method row: span, signature, docstring"
+is "$(q "$I" "SELECT start_line || '-' || end_line || '|' || body_line || '|' || decorators FROM symbols WHERE qualname = 'SessionBase.session_key'")" \
+   "27-30|28|property" "a @property method starts at its decorator"
+is "$(q "$I" "SELECT decorators || '|' || is_async || '|' || signature FROM symbols WHERE qualname = 'Client.aget'")" \
+   "retry(times=2)|1|async def aget(self, path)" "decorator with arguments on an async method"
+is "$(q "$I" "SELECT p.qualname FROM symbols s JOIN symbols p ON p.id = s.parent_id WHERE s.qualname = 'Client.Response.ok'")" \
+   "Client.Response" "a nested class's method has the nested class as parent"
+is "$(q "$I" "SELECT s.bases || '|' || s.decorators FROM symbols s WHERE s.qualname = 'DatabaseSession'")" \
+   'SessionBase|backends.register("db")' "class bases and decorator"
+
+# imports
+is "$(q "$I" "SELECT r.path FROM imports i JOIN files f ON f.id = i.file_id JOIN files r ON r.id = i.resolved_file_id
+              WHERE f.path = 'tinyweb/sessions/base.py' AND i.level = 2 AND i.module = 'core' AND i.name = 'Base'")" \
+   "tinyweb/core/__init__.py" "'from ..core import Base' resolves to the package's __init__"
+is "$(q "$I" "SELECT r.path FROM imports i JOIN files f ON f.id = i.file_id JOIN files r ON r.id = i.resolved_file_id
+              WHERE f.path = 'tinyweb/app.py' AND i.level = 1 AND i.module = '' AND i.name = 'auth'")" \
+   "tinyweb/auth.py" "'from . import auth' resolves to the module file"
+is "$(q "$I" "SELECT r.path FROM imports i JOIN files f ON f.id = i.file_id JOIN files r ON r.id = i.resolved_file_id
+              WHERE f.path = 'tinyweb/sessions/db.py' AND i.module = 'tinyweb.sessions.base' AND i.name = 'UpdateError'")" \
+   "tinyweb/sessions/base.py" "an absolute import of the package's own module resolves"
+is "$(q "$I" "SELECT count(*) FROM imports WHERE module IN ('logging', 'time', 're') AND resolved_file_id IS NULL")" "3" \
+   "standard library imports stay unresolved"
+is "$(q "$I" "SELECT e.target || '>' || d.path FROM edges e JOIN files s ON s.id = e.src_file JOIN files d ON d.id = e.dst_file
+              WHERE e.kind = 'imports' AND s.path = 'tinyweb/app.py' AND e.line = 6")" \
+   ".>tinyweb/auth.py" "an imports edge links the two files"
+
+# inheritance
+inh() {
+    q "$I" "SELECT e.target || '>' || d.qualname || '@' || f.path FROM edges e JOIN symbols s ON s.id = e.src_id
+            JOIN symbols d ON d.id = e.dst_id JOIN files f ON f.id = e.dst_file
+            WHERE e.kind = 'inherits' AND s.qualname = '$1'"
+}
+is "$(inh Scaffold)" "CoreBase>Base@tinyweb/core/base.py" "a base imported under an alias resolves across files"
+is "$(inh SessionBase)" "Base>Base@tinyweb/core/base.py" "a base re-exported by a package __init__ resolves to its definition"
+is "$(inh DatabaseSession)" "SessionBase>SessionBase@tinyweb/sessions/base.py" "second level of the chain"
+is "$(inh App)" "Scaffold>Scaffold@tinyweb/core/scaffold.py" "App inherits Scaffold"
+is "$(q "$I" "SELECT count(*) FROM edges WHERE kind = 'inherits' AND target = 'Exception' AND dst_id IS NULL")" "3" \
+   "builtin bases stay unresolved"
+
+# calls
+call() {
+    q "$I" "SELECT d.qualname || '@' || f.path FROM edges e JOIN symbols s ON s.id = e.src_id
+            JOIN symbols d ON d.id = e.dst_id JOIN files f ON f.id = e.dst_file
+            WHERE e.kind = 'calls' AND s.qualname = '$1' AND e.target = '$2'"
+}
+is "$(call SessionBase.flush self.delete)" "SessionBase.delete@tinyweb/sessions/base.py" "self.method() resolves in its class"
+is "$(call DatabaseSession.save self.get_expiry_date)" "SessionBase.get_expiry_date@tinyweb/sessions/base.py" \
+   "self.method() resolves through a base class in another file"
+is "$(call App.__init__ self.get_setting)" "Base.get_setting@tinyweb/core/base.py" "self.method() through a three-level chain"
+is "$(call authenticate check_password)" "check_password@tinyweb/utils.py" "a call of an imported function resolves across files"
+is "$(call DatabaseSession.__init__ 'super().__init__')" "SessionBase.__init__@tinyweb/sessions/base.py" "super().m() resolves in the base"
+is "$(call check_password make_password)" "make_password@tinyweb/utils.py" "a call within the file"
+is "$(q "$I" "SELECT ifnull(e.dst_id, 'NULL') || '|' || e.target_name FROM edges e JOIN symbols s ON s.id = e.src_id
+              WHERE e.kind = 'calls' AND s.qualname = 'logout' AND e.target = 'request.session.flush'")" "NULL|flush" \
+   "a call on an object of unknown type stays unresolved with its name"
+is "$(q "$I" "SELECT count(*) FROM edges e JOIN symbols s ON s.id = e.src_id JOIN symbols d ON d.id = e.dst_id
+              WHERE e.kind = 'contains' AND s.qualname = 'SessionBase' AND d.qualname = 'SessionBase.flush'")" "1" \
+   "contains edge from class to method"
+
+# chunks and full-text search
+is "$(q "$I" "SELECT substr(c.text, 1, instr(c.text, char(10)) - 1) FROM chunks c JOIN symbols s ON s.id = c.symbol_id
+              WHERE s.qualname = 'SessionBase.flush'")" "class SessionBase(Base):" "a method chunk opens with its class header"
+is "$(q "$I" "SELECT (instr(c.text, 'def add(self, pattern, endpoint, methods=None): ...') > 0) || (instr(c.text, 'self.rules.append(rule)') > 0)
+              FROM chunks c JOIN symbols s ON s.id = c.symbol_id WHERE s.qualname = 'Router' AND c.kind = 'class'")" "10" \
+   "a class chunk holds method signatures without bodies"
+is "$(q "$I" "SELECT kind || ':' || count(*) FROM chunks GROUP BY kind ORDER BY kind" | tr '\n' ' ')" \
+   "class:16 function:111 module:15 " "chunks per kind"
+is "$(q "$I" "SELECT count(*) FROM chunks_fts")" "$(q "$I" "SELECT count(*) FROM chunks")" "one FTS row per chunk"
+is "$(q "$I" "SELECT s.qualname FROM chunks_fts x JOIN chunks c ON c.id = x.rowid JOIN symbols s ON s.id = c.symbol_id
+              WHERE chunks_fts MATCH 'name:flush' ORDER BY s.qualname" | tr '\n' ' ')" "SessionBase.flush " \
+   "FTS name column finds the method"
+is "$(q "$I" "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'path:session AND body:flush'")" "2" \
+   "FTS path and body columns"
+is "$($PYTHON3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+bad = 0
+for text, h in db.execute("SELECT text, hash FROM chunks"):
+    v = 1469598103934665603  # util.c hash64 offset basis
+    for b in text.encode():
+        v = ((v ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    bad += "%016x" % v != h
+print(bad)' "$I")" "0" "chunk hashes are hash64 of their text"
+
+# ---- warm, touched, incremental --------------------------------------------------
+$DUMP "$I" >"$T/d0.txt"
+index "$R" "$I"
+is "$(counts "$T/out.json")" \
+   "files=14 unchanged=14 updated=0 added=0 deleted=0 parsed=0 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
+   "warm run: nothing parsed"
+$DUMP "$I" >"$T/d1.txt"
+cmp -s "$T/d0.txt" "$T/d1.txt"
+ok $? "warm run leaves the index as it was"
+touch -d '2001-01-01 00:00:00' "$R/tinyweb/utils.py"
+index "$R" "$I"
+is "$(jget "$T/out.json" files.parsed) $(jget "$T/out.json" files.unchanged)" "0 14" "a touched file with the same content is not parsed"
+
+# edit, add, delete, rename
+printf '\n\ndef whoami(request):\n    """The user of the request."""\n    return authenticate({}, request.user, "")\n' >>"$R/tinyweb/auth.py"
+cat >"$R/tinyweb/extra.py" <<'EOF'
+"""Sessions kept in a signed cookie."""
+from .sessions.base import SessionBase as SB
+
+
+class CookieSession(SB):
+    def flush(self):
+        super().flush()
+        self.cycle_key()
+EOF
+rm "$R/tinyweb/testing.py"
+mv "$R/tinyweb/core/scaffold.py" "$R/tinyweb/core/blueprint.py"
+sed -i 's/from .core.scaffold import/from .core.blueprint import/' "$R/tinyweb/app.py"
+index "$R" "$I"
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.unchanged) $(jget "$T/out.json" files.updated) $(jget "$T/out.json" files.added) $(jget "$T/out.json" files.deleted)" \
+   "14 10 2 2 2" "incremental run: 2 updated, 2 added, 2 deleted"
+I2="$T/idx/fresh.sqlite"
+index "$R" "$I2"
+$DUMP "$I" >"$T/inc.txt"
+$DUMP "$I2" >"$T/fresh.txt"
+cmp -s "$T/inc.txt" "$T/fresh.txt"
+ok $? "the updated index equals a fresh index of the new tree"
+[ $fail -eq 0 ] || diff "$T/inc.txt" "$T/fresh.txt" | head -20 | sed 's/^/# /'
+is "$(inh App)" "Scaffold>Scaffold@tinyweb/core/blueprint.py" "a renamed base class file is followed"
+is "$(call CookieSession.flush 'super().flush')" "SessionBase.flush@tinyweb/sessions/base.py" "calls of an added file resolve"
+is "$(q "$I" "SELECT count(*) FROM files WHERE path IN ('tinyweb/testing.py', 'tinyweb/core/scaffold.py')")" "0" "deleted files are gone"
+is "$(q "$I" "SELECT count(*) FROM symbols WHERE qualname LIKE 'Client%'")" "0" "with their symbols"
+
+# ---- an update killed half way ----------------------------------------------------------
+for f in app auth utils routing; do printf '\nMARKER_%s = 1\n' "$f" >>"$R/tinyweb/$f.py"; done
+$DUMP "$I" >"$T/before.txt"
+DRQA_TEST_KILL_AFTER=2 "$DRQA" --no-progress --index "$I" --index-only "$R" >/dev/null 2>&1
+is "$?" "137" "the update is killed after writing two files"
+$DUMP "$I" >"$T/after-kill.txt"
+cmp -s "$T/before.txt" "$T/after-kill.txt"
+ok $? "after the kill the index holds the previous update"
+is "$(q "$I" "SELECT count(*) FROM symbols WHERE name LIKE 'MARKER%'")" "0" "no row of the killed update is visible"
+index "$R" "$I"
+is "$(jget "$T/out.json" files.updated)" "4" "the next run updates the four files"
+index "$R" "$I2"
+$DUMP "$I" >"$T/inc.txt"
+$DUMP "$I2" >"$T/fresh.txt"
+cmp -s "$T/inc.txt" "$T/fresh.txt"
+ok $? "and then equals a fresh index"
+I3="$T/idx/killed-first.sqlite"
+DRQA_TEST_KILL_AFTER=3 "$DRQA" --no-progress --index "$I3" --index-only "$R" >/dev/null 2>&1
+is "$?" "137" "a first index can be killed too"
+test ! -e "$I3"
+ok $? "a killed first index leaves no index file behind"
+index "$R" "$I3"
+ok $? "the next run builds it"
+$DUMP "$I3" >"$T/inc.txt"
+cmp -s "$T/inc.txt" "$T/fresh.txt"
+ok $? "and it equals a fresh index"
+
+# ---- files that cannot be indexed, directories that are not the project's ----------------
+P="$T/prob"
+cp -R "$FIX" "$P"
+printf 'x = 1\000\000binary\n' >"$P/tinyweb/bin.py"
+printf 'NAME = "caf\351"\n# \377\376\n' >"$P/tinyweb/badutf8.py"
+$PYTHON3 -c 'import sys; open(sys.argv[1], "w").write("x = 1\n" * 200000)' "$P/big.py"
+ln -s ../tinyweb "$P/tinyweb/loop"
+ln -s a_loop.py "$P/tinyweb/b_loop.py"
+ln -s b_loop.py "$P/tinyweb/a_loop.py"
+echo 'SECRET = 1' >"$T/outside_target.py"
+ln -s "$T/outside_target.py" "$P/tinyweb/outside.py"
+ln -s tinyweb/core "$P/corelink"
+for d in build dist node_modules .tox .venv venv __pycache__ .git pkg.egg-info .mypy_cache; do
+    mkdir -p "$P/$d" && echo 'HIDDEN = 1' >"$P/$d/hidden.py"
+done
+mkdir -p "$P/myenv" && touch "$P/myenv/pyvenv.cfg" && echo 'HIDDEN = 1' >"$P/myenv/hidden.py"
+echo 'x = 1' >"$P/tinyweb/unreadable.py"
+chmod 000 "$P/tinyweb/unreadable.py"
+RUNAS=""
+UNREADABLE="tinyweb/unreadable.py: unreadable (Permission denied)
+"
+if [ "$(id -u)" = 0 ]; then
+    # root reads everything: run this index as nobody so the file is unreadable
+    if command -v setpriv >/dev/null 2>&1; then
+        RUNAS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+        chmod 755 "$T"
+        mkdir -p "$T/pidx" && chmod 777 "$T/pidx"
+    else
+        echo "# running as root without setpriv: the unreadable file is read"
+        rm -f "$P/tinyweb/unreadable.py"
+        UNREADABLE=""
+    fi
+fi
+PI="$T/pidx/p.sqlite"
+mkdir -p "$T/pidx"
+$RUNAS "$DRQA" --json --no-progress --index "$PI" --index-only "$P" >"$T/out.json" 2>"$T/err.txt"
+ok $? "indexing a tree with problem files succeeds"
+NSKIP=8
+[ -n "$UNREADABLE" ] || NSKIP=7
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.skipped)" "15 $NSKIP" "15 files indexed, the problem files skipped"
+is "$($PYTHON3 -c 'import json, sys
+for s in json.load(open(sys.argv[1]))["skipped"]: print("%s: %s" % (s["path"], s["reason"]))' "$T/out.json")" \
+"big.py: too large (1200000 bytes > 1048576)
+corelink: symlink to a directory listed under its own path
+tinyweb/a_loop.py: symlink loop
+tinyweb/b_loop.py: symlink loop
+tinyweb/bin.py: binary (NUL byte in the first 8 KiB)
+tinyweb/loop: symlink loop
+tinyweb/outside.py: symlink outside the repository
+${UNREADABLE%
+}" "each skipped file with its reason"
+is "$(jget "$T/out.json" decode_errors.files) $(jget "$T/out.json" decode_errors.bytes)" "1 3" "invalid UTF-8 bytes are counted"
+is "$(q "$PI" "SELECT decode_errors || '|' || (instr(text, char(65533)) > 0) FROM files WHERE path = 'tinyweb/badutf8.py'")" "3|1" \
+   "invalid bytes are stored as U+FFFD"
+is "$(q "$PI" "SELECT count(*) FROM files WHERE text LIKE '%HIDDEN%'")" "0" "build, caches, virtualenvs and VCS directories are not walked"
+"$DRQA" --no-progress --index "$PI" --index-only "$P" >"$T/out.txt" 2>&1
+grep -q '^  tinyweb/outside.py: symlink outside the repository$' "$T/out.txt"
+ok $? "the text report lists each skipped path"
+grep -q '^decode errors 3 bytes in 1 files$' "$T/out.txt"
+ok $? "the text report counts decode errors"
+
+# ---- a git work tree: git's file list ------------------------------------------------------
+if command -v git >/dev/null 2>&1; then
+    G="$T/git"
+    cp -R "$FIX" "$G"
+    mkdir -p "$G/build" && echo 'GENERATED = 1' >"$G/build/gen.py"
+    echo 'ignored_*.py' >"$G/.gitignore"
+    echo 'X = 1' >"$G/ignored_one.py"
+    (cd "$G" && git init -q && git add -A && git -c user.name=t -c user.email=t@example.org commit -qm fixture) >/dev/null 2>&1
+    echo 'NEW = 1' >"$G/tinyweb/untracked.py"
+    index "$G" "$T/idx/git.sqlite"
+    is "$(q "$T/idx/git.sqlite" "SELECT count(*) || ' ' || sum(path = 'build/gen.py') || ' ' || sum(path = 'tinyweb/untracked.py') || ' ' || sum(path = 'ignored_one.py') FROM files")" \
+       "16 1 1 0" "in a git work tree: tracked and untracked files, not ignored ones"
+fi
+
+# ---- errors ------------------------------------------------------------------------------
+"$DRQA" --no-progress --index "$T/idx/e.sqlite" --index-only "$T/nope" >/dev/null 2>"$T/err.txt"
+is "$?" "2" "a missing repository is a usage error"
+grep -q "'$T/nope' does not exist" "$T/err.txt"
+ok $? "the message names the missing path"
+"$DRQA" --no-progress --index "$T/idx/e.sqlite" --index-only "$R/README.md" >/dev/null 2>"$T/err.txt"
+is "$?" "2" "a file as the repository is a usage error"
+grep -q "README.md' is not a directory" "$T/err.txt"
+ok $? "the message says it is not a directory"
+"$DRQA" --no-progress --index /etc/passwd/x.sqlite --index-only "$R" >/dev/null 2>"$T/err.txt"
+is "$?" "1" "an index path that cannot be created fails"
+grep -q "/etc/passwd.*--index" "$T/err.txt"
+ok $? "the message names the directory and suggests --index"
+test ! -e "$T/idx/e.sqlite"
+ok $? "failed runs create no index"
+sqlite3 "$I" "PRAGMA user_version = 999"
+index "$R" "$I"
+ok $? "an index of another schema version is accepted"
+is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 14" "and rebuilt from scratch"
+is "$(q "$I" "PRAGMA user_version")" "$(q "$I2" "PRAGMA user_version")" "with the current schema version"
+$DUMP "$I" >"$T/inc.txt"
+cmp -s "$T/inc.txt" "$T/fresh.txt"
+ok $? "the rebuilt index equals a fresh one"
+
+echo "1..$n"
+exit $fail
