@@ -5,11 +5,11 @@
  * and the dense matrices, rebuilt when the stamp of the chunk list changes.
  */
 #include "semantic.h"
+#include "fpattern.h"
 #include "tok.h"
 #include "util.h"
 #include "vec_local.h"
 
-#include <fnmatch.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -159,14 +159,11 @@ int semantic_is_test_path(const char *path)
     return 0;
 }
 
-/* The file_pattern filter, in one place so the matcher can be swapped: the
- * pattern matches the whole path or a tail of it starting after a '/'. */
+/* The file_pattern filter: the actions' glob (fpattern.h), which matches the
+ * whole path or a tail of it starting after a '/'. */
 static int path_matches(const char *pattern, const char *path)
 {
-    if (!pattern || !*pattern) return 1;
-    for (const char *p = path; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
-        if (fnmatch(pattern, p, FNM_PATHNAME) == 0) return 1;
-    return 0;
+    return fpattern_match(pattern, path);
 }
 
 /* The question's distinct terms, in order, at most FTS_MAX_TERMS. */
@@ -792,6 +789,7 @@ int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence
         return -1;
     }
     if (!remote_valid(q->remote, err, errlen)) return -1;
+    if (q->file_pattern && !fpattern_valid(q->file_pattern, err, errlen)) return -1;
     int top_k = q->top_k <= 0 ? SEMANTIC_DEFAULT_TOP_K : q->top_k > SEMANTIC_MAX_TOP_K ? SEMANTIC_MAX_TOP_K : q->top_k;
     struct sem_cache *c = cache_for(db);
     if (cache_refresh(db, c, err, errlen)) return -1;

@@ -339,6 +339,7 @@ int main(void)
     ok(in_sessions, "file_pattern sessions/*.py keeps the two session chunks (%zu)", ev.n);
     is_int(search(db, "session key data", SEMANTIC_HYBRID, SEMANTIC_ANY, "*.rst", 10, &ev), 0,
            "a pattern matching no file gives no results");
+    ok(search(db, "session", SEMANTIC_HYBRID, SEMANTIC_ANY, "web/[abc", 10, &ev) == -1, "a malformed pattern is an error");
     search(db, "rule", SEMANTIC_BM25, SEMANTIC_ANY, "routing.py", 10, &ev);
     ok(ev.n == 2 && !strcmp(ev.v[0].path, "web/routing.py"), "a bare file name matches the base name (%zu)", ev.n);
 
