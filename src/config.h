@@ -22,6 +22,10 @@
  *
  * The policy is --policy offline|llm; by default llm when a model is
  * configured, else offline. The API key is never part of config_describe.
+ *
+ * Including: from src/ write "config.h"; elsewhere (tests/, ui/) a bare
+ * "config.h" finds autoconf's in the build directory first, so write
+ * "../src/config.h" or include llm.h. Autoconf's header is <config.h>.
  */
 #ifndef DRQA_CONFIG_H
 #define DRQA_CONFIG_H

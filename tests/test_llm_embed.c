@@ -4,7 +4,7 @@
  * cancellation, and configuration from struct drqa_config. */
 #include "tap.h"
 #include "fake_llm.h"
-#include "config.h"
+#include "../src/config.h"   /* a bare "config.h" here would find autoconf's */
 #include "embed_remote.h"
 #include "util.h"
 
