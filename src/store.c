@@ -32,6 +32,9 @@ static const char STORE_SCHEMA[] =
     "  text TEXT NOT NULL\n"              /* decoded content */
     ");\n"
     "CREATE INDEX files_module ON files(module);\n"
+    /* covers the indexer's (path, size, mtime) comparison, so that an update
+     * finding nothing to do never reads the rows holding the texts */
+    "CREATE INDEX files_stat ON files(path, size, mtime_ns, hash);\n"
     "CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, size INTEGER);\n"
     "CREATE TABLE symbols(\n"
     "  id INTEGER PRIMARY KEY,\n"
