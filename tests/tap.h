@@ -26,12 +26,33 @@ static int __attribute__((format(printf, 2, 3), unused)) ok(int cond, const char
     return cond;
 }
 
-#define is_int(got, want, ...) \
-    (ok((long long)(got) == (long long)(want), __VA_ARGS__) ? 1 : \
-     (printf("#   got %lld, want %lld\n", (long long)(got), (long long)(want)), 0))
-#define is_str(got, want, ...) \
-    (ok((got) && (want) && strcmp((got), (want)) == 0, __VA_ARGS__) ? 1 : \
-     (printf("#   got '%s'\n#  want '%s'\n", (got) ? (got) : "(null)", (want) ? (want) : "(null)"), 0))
+static int __attribute__((unused)) tap_is_int(long long got, long long want, const char *name)
+{
+    int r = ok(got == want, "%s", name);
+    if (!r) printf("#   got %lld, want %lld\n", got, want);
+    return r;
+}
+
+static int __attribute__((unused)) tap_is_str(const char *got, const char *want, const char *name)
+{
+    int r = ok(got && want && strcmp(got, want) == 0, "%s", name);
+    if (!r) printf("#   got '%s'\n#  want '%s'\n", got ? got : "(null)", want ? want : "(null)");
+    return r;
+}
+
+/* is_int(got, want, fmt, ...) and is_str(got, want, fmt, ...): the name may be a format. */
+#define TAP_NAME(...) tap_name(__VA_ARGS__)
+static const char *__attribute__((format(printf, 1, 2), unused)) tap_name(const char *fmt, ...)
+{
+    static char name[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return name;
+}
+#define is_int(got, want, ...) tap_is_int((long long)(got), (long long)(want), TAP_NAME(__VA_ARGS__))
+#define is_str(got, want, ...) tap_is_str((got), (want), TAP_NAME(__VA_ARGS__))
 
 static void __attribute__((unused)) diag(const char *fmt, ...)
 {
