@@ -727,6 +727,8 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
         int ok = summary_parse(v, S) == 0;
         free(v);
         if (ok) {
+            log_msg("index %s: nothing changed; open+scan %lld ms, compare %lld ms", root,
+                    (long long)(t_scan - t0), (long long)(now_ms() - t_scan));
             rc = 0;
             goto out;
         }

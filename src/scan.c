@@ -220,6 +220,29 @@ static char *git_ls_files(const char *root, size_t *len)
     return buf_take(&out);
 }
 
+/* A '.git' (directory, or file for worktrees and submodules) at or above root:
+ * only then is git asked, which saves starting it for every other tree. */
+static int in_git_work_tree(const char *root)
+{
+    if (getenv("GIT_DIR")) return 1;
+    char *dir = xstrdup(root);
+    int found = 0;
+    for (;;) {
+        char *g = xasprintf("%s/.git", *dir ? dir : "");
+        found = access(g, F_OK) == 0;
+        free(g);
+        char *slash = strrchr(dir, '/');
+        if (found || !slash) break;
+        *slash = 0;
+        if (!*dir && slash == dir) {
+            found = access("/.git", F_OK) == 0;
+            break;
+        }
+    }
+    free(dir);
+    return found;
+}
+
 static void scan_git_list(struct scanner *s, const char *list, size_t len)
 {
     struct buf full = BUF_INIT;
@@ -254,16 +277,10 @@ static int skip_dir_name(const char *name)
     return str_ends(name, ".egg-info");
 }
 
-/* A virtualenv whatever its name; 'env' is only skipped when it is one, since
- * a package called env is ordinary project code. */
-static int is_virtualenv(int dfd)
-{
-    return faccessat(dfd, "pyvenv.cfg", F_OK, 0) == 0 || faccessat(dfd, "bin/activate", F_OK, 0) == 0;
-}
-
 struct dent {
     char *name;
     unsigned char type;
+    ino_t ino;
 };
 
 static int cmp_dent(const void *a, const void *b)
@@ -271,74 +288,107 @@ static int cmp_dent(const void *a, const void *b)
     return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
 }
 
-static void walk_dir(struct scanner *s, const char *rel)
+/* A virtualenv whatever its name (so 'env' is only skipped when it is one: a
+ * package called env is ordinary project code). Decided from the listing,
+ * which costs no system call for the common directory without 'bin'. */
+static int is_virtualenv(int fd, const struct dent *ents, size_t n)
 {
-    char *full = *rel ? xasprintf("%s/%s", s->root, rel) : xstrdup(s->root);
-    DIR *d = opendir(full);
-    if (!d) {
-        if (*rel) scan_add_skip(s->r, rel, "unreadable directory", -1);
-        free(full);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(ents[i].name, "pyvenv.cfg") == 0) return 1;
+        if (strcmp(ents[i].name, "bin") == 0 && faccessat(fd, "bin/activate", F_OK, 0) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Walks the directory rel, opened as fd (closed here). Paths are resolved
+ * relative to the open directory: the kernel then walks one component per
+ * entry instead of the whole path from the root. */
+struct linux_dirent64 {
+    ino64_t d_ino;
+    off64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+static void walk_fd(struct scanner *s, int fd, const char *rel, dev_t dev, ino_t ino)
+{
+    if (seen_add(s, dev, ino)) {
+        close(fd);
         return;
     }
-    struct stat dst;
-    if (fstat(dirfd(d), &dst) == 0 && seen_add(s, dst.st_dev, dst.st_ino)) {
-        closedir(d);
-        free(full);
-        return;
-    }
-    if (*rel && is_virtualenv(dirfd(d))) {
-        closedir(d);
-        free(full);
-        return;
-    }
-    /* Sorted entries make the listing (and so the order of rows) reproducible. */
+    /* getdents64 rather than readdir: fdopendir would fstat and fcntl every
+     * directory, and a tree like django's has thousands of them */
     struct dent *ents = NULL;
     size_t nents = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-        if (nents == cap) {
-            cap = cap ? cap * 2 : 64;
-            ents = xrealloc(ents, cap * sizeof *ents);
+    char dbuf[32768] __attribute__((aligned(8)));
+    for (;;) {
+        ssize_t got = getdents64(fd, dbuf, sizeof dbuf);
+        if (got <= 0) break;
+        for (ssize_t off = 0; off < got;) {
+            struct linux_dirent64 *e = (struct linux_dirent64 *)(dbuf + off);
+            off += e->d_reclen;
+            if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+            if (nents == cap) {
+                cap = cap ? cap * 2 : 64;
+                ents = xrealloc(ents, cap * sizeof *ents);
+            }
+            ents[nents].name = xstrdup(e->d_name);
+            ents[nents].type = e->d_type;
+            ents[nents].ino = (ino_t)e->d_ino;
+            nents++;
         }
-        ents[nents].name = xstrdup(e->d_name);
-        ents[nents].type = e->d_type;
-        nents++;
     }
+    int venv = *rel && is_virtualenv(fd, ents, nents);
     qsort(ents, nents, sizeof *ents, cmp_dent);
-    struct buf child = BUF_INIT, cfull = BUF_INIT;
-    for (size_t i = 0; i < nents; i++) {
+    struct buf child = BUF_INIT;
+    for (size_t i = 0; !venv && i < nents; i++) {
         const char *name = ents[i].name;
         unsigned char type = ents[i].type;
         buf_reset(&child);
         if (*rel) buf_printf(&child, "%s/%s", rel, name);
         else buf_adds(&child, name);
-        buf_reset(&cfull);
-        buf_printf(&cfull, "%s/%s", full, name);
         struct stat st;
         if (type == DT_UNKNOWN) {
-            if (lstat(cfull.data, &st) != 0) continue;
+            if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
             type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
         }
         if (type == DT_DIR) {
-            if (!skip_dir_name(name)) walk_dir(s, child.data);
+            if (skip_dir_name(name)) continue;
+            int cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (cfd < 0) scan_add_skip(s->r, child.data, "unreadable directory", -1);
+            else walk_fd(s, cfd, child.data, dev, ents[i].ino);   /* a mount point shows its covered inode: harmless */
             continue;
         }
         const struct lang *lang = parse_lang_for_path(name);
         if (type == DT_LNK) {
-            consider_symlink(s, child.data, cfull.data, lang, 1);
+            char *full = xasprintf("%s/%s", s->root, child.data);
+            consider_symlink(s, child.data, full, lang, 1);
+            free(full);
             continue;
         }
         if (!lang) continue;
-        if (lstat(cfull.data, &st) != 0) continue;
+        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         consider_file(s, child.data, lang, &st);
     }
     for (size_t i = 0; i < nents; i++) free(ents[i].name);
     free(ents);
     buf_free(&child);
-    buf_free(&cfull);
-    closedir(d);
+    close(fd);
+}
+
+static void walk_dir(struct scanner *s, const char *rel)
+{
+    char *full = *rel ? xasprintf("%s/%s", s->root, rel) : xstrdup(s->root);
+    int fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     free(full);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (*rel) scan_add_skip(s->r, rel, "unreadable directory", -1);
+        if (fd >= 0) close(fd);
+        return;
+    }
+    walk_fd(s, fd, rel, st.st_dev, st.st_ino);
 }
 
 /* A deferred directory symlink: walked unless it leads to a directory already
@@ -389,7 +439,7 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_result 
     }
     struct scanner s = {.root = root_abs, .rootlen = strlen(root_abs), .max = max_file_size, .r = out};
     size_t len = 0;
-    char *list = git_ls_files(root_abs, &len);
+    char *list = in_git_work_tree(root_abs) ? git_ls_files(root_abs, &len) : NULL;
     if (list) {
         out->used_git = 1;
         scan_git_list(&s, list, len);
