@@ -450,15 +450,46 @@ static int usable(const struct mcts_node *n)
     return (n->status == MCTS_DONE || n->status == MCTS_FINISHED) && !n->duplicate;
 }
 
+static int path_has_evidence(const struct mcts_tree *t, int id)
+{
+    for (; id > 0; id = t->nodes[id].parent)
+        if (t->nodes[id].obs.n > 0) return 1;
+    return 0;
+}
+
+/* The trajectory an answer is built from: the highest-value finished node
+ * whose path holds evidence (a Finish planned before anything was read cannot
+ * ground an answer, so it loses to any evidenced one); failing that, the
+ * evidenced node with the best mean value; failing that, the greedy path by Q. */
 size_t search_best_trajectory(const struct mcts_tree *t, int **ids, int *from_finished)
 {
-    int best = -1;
+    int best = -1, best_ev = 0;
     for (int i = 1; i < t->n; i++) {
         const struct mcts_node *n = &t->nodes[i];
         if (n->status != MCTS_FINISHED) continue;
-        if (best < 0 || n->value > t->nodes[best].value) best = i;
+        int ev = path_has_evidence(t, i);
+        if (best < 0 || ev > best_ev || (ev == best_ev && n->value > t->nodes[best].value)) {
+            best = i;
+            best_ev = ev;
+        }
+    }
+    if (best >= 0 && !best_ev) {
+        int alt = -1;
+        for (int i = 1; i < t->n; i++) {
+            const struct mcts_node *n = &t->nodes[i];
+            if (!usable(n) || n->obs.n == 0) continue;
+            if (alt < 0 || mcts_q(n) > mcts_q(&t->nodes[alt])) alt = i;
+        }
+        if (alt >= 0) best = -1;
     }
     if (from_finished) *from_finished = best >= 0;
+    if (best < 0) {
+        for (int i = 1; i < t->n; i++) {
+            const struct mcts_node *n = &t->nodes[i];
+            if (!usable(n) || n->obs.n == 0) continue;
+            if (best < 0 || mcts_q(n) > mcts_q(&t->nodes[best])) best = i;
+        }
+    }
     if (best < 0) {
         best = 0;
         for (;;) {

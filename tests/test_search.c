@@ -262,6 +262,29 @@ int main(void)
         search_free(s);
     }
 
+    /* --- a Finish with nothing read beneath it loses to evidenced nodes --- */
+    {
+        int fin = -1;
+        for (int at = 2; at <= 12 && fin < 0; at++) {
+            toy_init(&t);
+            t.finish_at = at;
+            search_config_defaults(&c);
+            s = run(&t, &c, "q");
+            run_all(s);
+            tr = search_tree(s);
+            if (at < tr->n && mcts_node(tr, at)->parent == 0 && mcts_node(tr, at)->status == MCTS_FINISHED) {
+                fin = at;
+                a = search_answer(s);
+                ok(!a->from_finished, "Finish %d straight under the root is not the answer's trajectory", at);
+                ok(a->cites.n >= 1 && a->npath >= 2 && mcts_node(tr, a->path[a->npath - 1])->obs.n > 0,
+                   "the answer comes from an evidenced node and cites it");
+                search_answer_free(a);
+            }
+            search_free(s);
+        }
+        ok(fin > 0, "a scenario with Finish directly under the root was found (node %d)", fin);
+    }
+
     /* --- failed role calls are recorded and the search goes on --- */
     const char *roles[] = {"perceive", "plan", "execute", "curate", "evaluate"};
     for (int r = 0; r < 5; r++) {
