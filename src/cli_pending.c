@@ -12,9 +12,6 @@ static int pending(const char *what)
     return EXIT_USAGE;
 }
 
-int cli_action(const struct drqa_opts *o) { (void)o; return pending("--action"); }
-int cli_ask(const struct drqa_opts *o) { (void)o; return pending("--ask"); }
-int cli_batch(const struct drqa_opts *o) { (void)o; return pending("--batch"); }
 int cli_judge(const struct drqa_opts *o) { (void)o; return pending("--judge"); }
 int cli_report(const struct drqa_opts *o) { (void)o; return pending("--report"); }
 int ui_run(const struct drqa_opts *o) { (void)o; return pending("the interactive front end"); }
