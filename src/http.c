@@ -209,6 +209,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
     if (o.max_attempts < 1) o.max_attempts = 1;
     if (!o.max_reply) o.max_reply = 8u << 20;
     memset(res, 0, sizeof *res);
+    if (!body) body = "";
     http_global_init();
 
     char *safe_url = redact_dup(url, o.secret);

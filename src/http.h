@@ -43,7 +43,8 @@ void http_opts_defaults(struct http_opts *o);
 
 struct http_result {
     long status;               /* HTTP status of the last attempt, 0 when none */
-    char *body;                /* reply of the last attempt, NUL-terminated (owned) */
+    char *body;                /* reply of the last attempt, NUL-terminated, as the
+                                * server sent it (not redacted; do not log it) (owned) */
     size_t body_len;
     int attempts;              /* requests sent (1 + retries) */
     long backoff_ms;           /* total wait planned between attempts */
@@ -52,7 +53,7 @@ struct http_result {
 };
 
 /*
- * POSTs body (JSON) to url with the given "Name: value" headers (NULL-terminated
+ * POSTs body (JSON; NULL sends nothing) to url with the given "Name: value" headers (NULL-terminated
  * list, may be NULL; Content-Type: application/json is added). Returns HTTP_OK
  * when the final status is 2xx, else an http_rc with res->err set. res is always
  * filled and must be released with http_result_free.
