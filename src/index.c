@@ -64,6 +64,9 @@ static void result_free(struct result *r)
     free(r);
 }
 
+/* Source bytes parsed or waiting to be written at one time (see worker). */
+#define INDEX_INFLIGHT_BUDGET (768u * 1024)
+
 struct pool {
     const char *root;
     long long max;
@@ -74,8 +77,9 @@ struct pool {
     struct result **q;
     size_t qcap, qhead, qlen;
     int stop;                    /* the writer gave up: workers finish quickly */
+    size_t inflight;             /* bytes of source taken by workers and not yet written */
     pthread_mutex_t mu;
-    pthread_cond_t not_full, not_empty;
+    pthread_cond_t not_full, not_empty, budget;
 };
 
 static int count_lines(const char *s, size_t n)
@@ -175,11 +179,18 @@ static void *worker(void *arg)
     const struct lang *cur = NULL;
     for (;;) {
         pthread_mutex_lock(&P->mu);
+        /* A parse holds many times its file's size (tree, rows, terms): big
+         * files wait until the source in flight fits the budget, so that two
+         * of them are never expanded at once. Alone, any file may go. */
+        while (!P->stop && P->next < P->njobs && P->inflight > 0 &&
+               P->inflight + (size_t)P->jobs[P->next].sf->size > INDEX_INFLIGHT_BUDGET)
+            pthread_cond_wait(&P->budget, &P->mu);
         if (P->stop || P->next >= P->njobs) {
             pthread_mutex_unlock(&P->mu);
             break;
         }
         size_t i = P->next++;
+        P->inflight += (size_t)P->jobs[i].sf->size;
         pthread_mutex_unlock(&P->mu);
         struct result *r = xcalloc(1, sizeof *r);
         r->job = i;
@@ -690,11 +701,11 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
          * row; nothing before the end of the update reads through them. FTS5
          * gets a larger in-memory term table so it writes fewer segments to merge. */
         if (drop_indexes(db, &index_ddl, err, errlen) ||
-            store_exec(db, "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('hashsize', 16777216)", err, errlen))
+            store_exec(db, "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('hashsize', 8388608)", err, errlen))
             goto out;
     }
     /* a larger page cache keeps the b-trees being filled in memory */
-    sqlite3_exec(db, "PRAGMA cache_size=-32768", NULL, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA cache_size=-16384", NULL, NULL, NULL);
     if (scan_repo(root, opt->max_file_size, &sr, err, errlen)) goto out;
     int64_t t_scan = now_ms();
     if (load_files(db, &old, &nold)) {
@@ -765,11 +776,12 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
         P.max = opt->max_file_size;
         P.jobs = jobs;
         P.njobs = njobs;
-        P.qcap = (size_t)nthreads * 2;
+        P.qcap = (size_t)nthreads;
         P.q = xcalloc(P.qcap, sizeof *P.q);
         pthread_mutex_init(&P.mu, NULL);
         pthread_cond_init(&P.not_full, NULL);
         pthread_cond_init(&P.not_empty, NULL);
+        pthread_cond_init(&P.budget, NULL);
         threads = xcalloc((size_t)nthreads, sizeof *threads);
         for (int t = 0; t < nthreads; t++)
             if (pthread_create(&threads[t], NULL, worker, &P) != 0) {
@@ -807,13 +819,15 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
                 if (++written == kill_after) raise(SIGKILL);
             }
             result_free(r);
+            pthread_mutex_lock(&P.mu);
+            P.inflight -= (size_t)j->sf->size;
+            pthread_cond_broadcast(&P.budget);
             if (wr) {
-                pthread_mutex_lock(&P.mu);
                 P.stop = 1;
                 pthread_cond_broadcast(&P.not_full);
-                pthread_mutex_unlock(&P.mu);
-                goto out;
             }
+            pthread_mutex_unlock(&P.mu);
+            if (wr) goto out;
             if (opt->progress) opt->progress(opt->progress_ctx, done + 1, njobs);
         }
     }
@@ -889,6 +903,7 @@ out:
         pthread_mutex_destroy(&P.mu);
         pthread_cond_destroy(&P.not_full);
         pthread_cond_destroy(&P.not_empty);
+        pthread_cond_destroy(&P.budget);
         free(threads);
     }
     free(P.q);

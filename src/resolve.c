@@ -26,6 +26,10 @@
 /* ---- a map from (integer, string) to an integer -------------------------------- */
 
 #define AMBIGUOUS (-2)
+/* find_in_file's memo values besides a symbol index */
+#define MEMO_NONE (-1)               /* not known */
+#define MEMO_MISS (-3)               /* known: no such symbol */
+#define MEMO_BUSY (-4)               /* being worked out (a cycle when met again) */
 
 struct ment { long long a; const char *s; long long v; };
 struct map { struct ment *e; size_t n, cap; };
@@ -82,7 +86,7 @@ static void map_free(struct map *m) { free(m->e); memset(m, 0, sizeof *m); }
 /* ---- the repository in memory --------------------------------------------------- */
 
 struct rfile {
-    long long id; char *path, *module; int is_init; size_t imp0, nimp;
+    long long id; char *path, *module; int is_init, has_star; size_t imp0, nimp;
     const struct lang *lang;   /* its extractor, for path-style imports (lang->import_module) */
 };
 struct rsym { long long id, file, parent; char kind; char *name; };
@@ -102,6 +106,9 @@ struct repo {
     struct map gclass;         /* (0, name) -> unique top-level class, or AMBIGUOUS */
     struct map gdef;           /* (0, name) -> unique top-level function or class */
     struct map fileidx;        /* (file id, "") -> file index */
+    struct map memo;           /* (file id, name) -> find_in_file's answer (see there) */
+    struct map bound;          /* (file id, name) -> import binding it (bind_imports) */
+    long cycle_hits;
     /* resolved bases: class sym index -> list of base sym indexes */
     long long *base_next, *base_head, *base_dst;  size_t nbases, capbases;
     char **strs; size_t nstrs, capstrs;           /* strings made here, freed at the end */
@@ -329,6 +336,16 @@ static void repo_free(struct repo *R)
     map_free(&R->gclass);
     map_free(&R->gdef);
     map_free(&R->fileidx);
+    map_free(&R->memo);
+    map_free(&R->bound);
+}
+
+/* The memo entry for (fid, name), created (with a kept copy of name) when missing. */
+static struct ment *memo_entry(struct repo *R, long long fid, const char *name)
+{
+    if (map_get(&R->memo, fid, name) == -1 && !(R->memo.cap && map_slot(&R->memo, fid, name)->s))
+        map_put(&R->memo, fid, keep(R, xstrdup(name)), MEMO_NONE, 0);
+    return map_slot(&R->memo, fid, name);
 }
 
 /* ---- modules and imports ------------------------------------------------------ */
@@ -420,38 +437,28 @@ static void resolve_imports(struct repo *R)
 
 /* ---- names --------------------------------------------------------------------- */
 
-static long long find_in_file(const struct repo *R, long long fid, const char *name, int depth);
+static long long find_in_file(struct repo *R, long long fid, const char *name, int depth);
 
 /* A name bound by an import in file fid: the symbol it names (sym index),
  * -1 when none. *module_fid receives the file when the name is a module. */
-static long long from_imports(const struct repo *R, long long fid, const char *name, int depth, long long *module_fid)
+static long long from_imports(struct repo *R, long long fid, const char *name, int depth, long long *module_fid)
 {
     if (module_fid) *module_fid = 0;
-    long long fi = file_index(R, fid);
-    if (fi < 0 || depth > 4) return -1;
-    const struct rfile *f = &R->files[fi];
-    for (size_t k = f->imp0; k < f->imp0 + f->nimp; k++) {
+    long long k = map_get(&R->bound, fid, name);
+    if (k >= 0) {
         const struct rimp *m = &R->imps[k];
-        if (!m->resolved) continue;
-        if (m->name && strcmp(m->name, "*") != 0) {
-            const char *bound = m->alias ? m->alias : m->name;
-            if (strcmp(bound, name) != 0) continue;
-            if (m->name_is_module) {
-                if (module_fid) *module_fid = m->resolved;
-                return -1;
-            }
-            long long s = find_in_file(R, m->resolved, m->name, depth + 1);
-            if (s >= 0) return s;
-        } else if (!m->name) {
-            /* 'import a.b' binds a (not a file we track); 'import a.b as n' binds n to a.b */
-            if ((m->alias && strcmp(m->alias, name) == 0) || (!m->alias && strcmp(m->module, name) == 0)) {
-                if (module_fid) *module_fid = m->resolved;
-                return -1;
-            }
+        if (!m->name || m->name_is_module) {
+            if (module_fid) *module_fid = m->resolved;
+            return -1;
         }
+        long long s = find_in_file(R, m->resolved, m->name, depth + 1);
+        if (s >= 0) return s;
     }
-    for (size_t k = f->imp0; k < f->imp0 + f->nimp; k++) {
-        const struct rimp *m = &R->imps[k];
+    long long fi = file_index(R, fid);
+    if (fi < 0 || !R->files[fi].has_star) return -1;
+    const struct rfile *f = &R->files[fi];
+    for (size_t i = f->imp0; i < f->imp0 + f->nimp; i++) {
+        const struct rimp *m = &R->imps[i];
         if (!m->resolved || !m->name || strcmp(m->name, "*") != 0) continue;
         long long s = find_in_file(R, m->resolved, name, depth + 1);
         if (s >= 0) return s;
@@ -459,24 +466,61 @@ static long long from_imports(const struct repo *R, long long fid, const char *n
     return -1;
 }
 
-/* A top-level symbol of file fid, following re-exports ('from .base import Base'
- * in a package's __init__). */
-static long long find_in_file(const struct repo *R, long long fid, const char *name, int depth)
+/* The names each file's resolved imports bind, for from_imports: 'from m
+ * import n as a' binds a, 'import a.b' binds 'a.b' (used whole as the head
+ * of 'a.b.f'), 'import a.b as n' binds n. The first binding of a name wins. */
+static void bind_imports(struct repo *R)
 {
+    for (size_t i = 0; i < R->nimps; i++) {
+        const struct rimp *m = &R->imps[i];
+        if (!m->resolved) continue;
+        if (m->name && strcmp(m->name, "*") == 0) {
+            long long fi = file_index(R, m->file);
+            if (fi >= 0) R->files[fi].has_star = 1;
+            continue;
+        }
+        const char *bound = m->alias ? m->alias : m->name ? m->name : m->module;
+        map_put(&R->bound, m->file, bound, (long long)i, 0);
+    }
+}
+
+/* A top-level symbol of file fid, following re-exports ('from .base import Base'
+ * in a package's __init__) and star imports. Answers are memoised: packages
+ * like sympy star-import each other, and an unmemoised search revisits the
+ * same (file, name) pairs combinatorially often. A search that ran into a
+ * pair still being worked out (an import cycle) may have missed a path, so
+ * its answer is not kept: that keeps results independent of the order in
+ * which names are asked, and so an updated index equal to a fresh one. */
+static long long find_in_file(struct repo *R, long long fid, const char *name, int depth)
+{
+    (void)depth;   /* cycles, not depth, bound the search */
     long long s = map_get(&R->top, fid, name);
     if (s >= 0) return s;
-    return from_imports(R, fid, name, depth, NULL);
+    long long m = map_get(&R->memo, fid, name);
+    if (m == MEMO_BUSY) {
+        R->cycle_hits++;
+        return -1;
+    }
+    if (m >= 0) return m;
+    if (m == MEMO_MISS) return -1;
+    struct ment *e = memo_entry(R, fid, name);
+    e->v = MEMO_BUSY;
+    long before = R->cycle_hits;
+    s = from_imports(R, fid, name, 0, NULL);
+    e = memo_entry(R, fid, name);          /* the table may have grown */
+    e->v = R->cycle_hits != before ? MEMO_NONE : s >= 0 ? s : MEMO_MISS;
+    return s;
 }
 
 /* A module a dotted head ('models', 'os.path', 'sessions.base') names in file fid. */
-static long long module_named(const struct repo *R, long long fid, const char *head)
+static long long module_named(struct repo *R, long long fid, const char *head)
 {
     long long mf = 0;
     from_imports(R, fid, head, 0, &mf);
     return mf;
 }
 
-static long long member(const struct repo *R, long long cls, const char *name, int depth)
+static long long member(struct repo *R, long long cls, const char *name, int depth)
 {
     if (cls < 0 || depth > 12) return -1;
     long long s = map_get(&R->children, R->syms[cls].id, name);
@@ -488,7 +532,7 @@ static long long member(const struct repo *R, long long cls, const char *name, i
     return -1;
 }
 
-static long long bases_member(const struct repo *R, long long cls, const char *name)
+static long long bases_member(struct repo *R, long long cls, const char *name)
 {
     for (long long b = R->base_head ? R->base_head[cls] : -1; b >= 0; b = R->base_next[b]) {
         long long s = member(R, R->base_dst[b], name, 1);
@@ -498,7 +542,7 @@ static long long bases_member(const struct repo *R, long long cls, const char *n
 }
 
 /* The class enclosing symbol index s (s itself when it is a class), or -1. */
-static long long enclosing_class(const struct repo *R, long long s)
+static long long enclosing_class(struct repo *R, long long s)
 {
     for (int guard = 0; s >= 0 && guard < 64; guard++) {
         if (R->syms[s].kind == 'c') return s;
@@ -510,9 +554,9 @@ static long long enclosing_class(const struct repo *R, long long s)
 
 /* A dotted expression 'a.b.C' in file fid: C in the module a.b names, or a
  * member of the class a.b names. */
-static long long resolve_dotted(const struct repo *R, long long fid, const char *expr, int want_class);
+static long long resolve_dotted(struct repo *R, long long fid, const char *expr, int want_class);
 
-static long long resolve_plain(const struct repo *R, long long fid, const char *name, int want_class)
+static long long resolve_plain(struct repo *R, long long fid, const char *name, int want_class)
 {
     long long s = from_imports(R, fid, name, 0, NULL);
     if (s >= 0) return s;
@@ -522,7 +566,7 @@ static long long resolve_plain(const struct repo *R, long long fid, const char *
     return s >= 0 ? s : -1;
 }
 
-static long long resolve_dotted(const struct repo *R, long long fid, const char *expr, int want_class)
+static long long resolve_dotted(struct repo *R, long long fid, const char *expr, int want_class)
 {
     const char *dot = strrchr(expr, '.');
     if (!dot) return resolve_plain(R, fid, expr, want_class);
@@ -532,15 +576,7 @@ static long long resolve_dotted(const struct repo *R, long long fid, const char 
     long long mf = module_named(R, fid, head);
     if (mf) s = find_in_file(R, mf, last, 0);
     if (s < 0 && !mf) {
-        /* 'import a.b' then 'a.b.C': the import binds the whole dotted module */
-        long long fi = file_index(R, fid);
-        if (fi >= 0)
-            for (size_t k = R->files[fi].imp0; k < R->files[fi].imp0 + R->files[fi].nimp && s < 0; k++) {
-                const struct rimp *m = &R->imps[k];
-                if (!m->name && !m->alias && m->resolved && strcmp(m->module, head) == 0)
-                    s = find_in_file(R, m->resolved, last, 0);
-            }
-        if (s < 0 && !strchr(head, '.')) {
+        if (!strchr(head, '.')) {
             long long cls = resolve_plain(R, fid, head, 1);
             if (cls >= 0 && R->syms[cls].kind == 'c') s = member(R, cls, last, 0);
         }
@@ -551,7 +587,7 @@ static long long resolve_dotted(const struct repo *R, long long fid, const char 
 }
 
 /* A call from symbol index caller (or -1) in file fid to callee as written. */
-static long long resolve_call(const struct repo *R, long long fid, long long caller, const char *callee)
+static long long resolve_call(struct repo *R, long long fid, long long caller, const char *callee)
 {
     if (strncmp(callee, "self.", 5) == 0 || strncmp(callee, "cls.", 4) == 0) {
         const char *m = strchr(callee, '.') + 1;
@@ -739,6 +775,7 @@ int index_resolve(sqlite3 *db, const char *root_abs, char *err, size_t errlen)
     R.base_head = xmalloc((R.nsyms ? R.nsyms : 1) * sizeof *R.base_head);
     for (size_t i = 0; i < R.nsyms; i++) R.base_head[i] = -1;
     resolve_imports(&R);
+    bind_imports(&R);
     if (write_imports(&R, db, err, errlen)) goto out;
     /* bases first: method lookup through self.* walks them */
     if (resolve_edges(&R, db, "inherits", 1, err, errlen)) goto out;
