@@ -19,6 +19,7 @@
 #include <string.h>
 
 #define SNIPPET_FTS_TERMS 8
+#define SNIPPET_CACHE_AT 24     /* more candidate files than this: scan the cached normalised text */
 
 struct occ {
     long long file_id;
@@ -115,8 +116,10 @@ static char *fts_query(const char *snip)
     return buf_take(&q);
 }
 
-/* Candidate files from FTS, normalised on the fly. Returns the number of files
- * verified (-1 on a database error). */
+/* Candidate files from FTS. Few candidates are normalised on the fly; many,
+ * or any once the connection holds the normalised text of the whole index,
+ * are scanned from that cache. Returns the number of candidate files (-1 on a
+ * database error). */
 static int search_fts(struct action_ctx *ctx, const char *snip, const char *needle, size_t nl, const char *pattern,
                       struct occs *o, size_t limit, struct action_normtext **owned, size_t *nowned)
 {
@@ -124,36 +127,62 @@ static int search_fts(struct action_ctx *ctx, const char *snip, const char *need
     if (!q) return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(ctx->db,
-            "SELECT f.id, f.path, f.text FROM files f WHERE f.id IN (SELECT c.file_id FROM chunks_fts "
+            "SELECT f.id, f.path FROM files f WHERE f.id IN (SELECT c.file_id FROM chunks_fts "
             "JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?) ORDER BY f.path", -1, &st,
             NULL) != SQLITE_OK) {
         free(q);
         return -1;
     }
     sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-    int nfiles = 0, rc;
+    long long *ids = NULL;
+    char **paths = NULL;
+    size_t n = 0;
+    int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *path = (const char *)sqlite3_column_text(st, 1);
         if (!fpattern_match(pattern, path)) continue;
-        size_t len = (size_t)sqlite3_column_bytes(st, 2);
-        const char *text = (const char *)sqlite3_column_text(st, 2);
+        ids = xrealloc(ids, (n + 1) * sizeof *ids);
+        paths = xrealloc(paths, (n + 1) * sizeof *paths);
+        ids[n] = sqlite3_column_int64(st, 0);
+        paths[n++] = xstrdup(path);
+    }
+    sqlite3_finalize(st);
+    free(q);
+    int use_cache = action_cache_has_normtext(ctx) || n > SNIPPET_CACHE_AT;
+    sqlite3_stmt *tx = NULL;
+    if (rc == SQLITE_DONE && !use_cache &&
+        sqlite3_prepare_v2(ctx->db, "SELECT text FROM files WHERE id = ?", -1, &tx, NULL) != SQLITE_OK)
+        rc = SQLITE_ERROR;
+    for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
+        if (use_cache) {
+            const struct action_normtext *t = action_cache_normtext_of(ctx, ids[i]);
+            if (t) scan(t, needle, nl, o, limit);
+            continue;
+        }
+        sqlite3_reset(tx);
+        sqlite3_bind_int64(tx, 1, ids[i]);
+        if (sqlite3_step(tx) != SQLITE_ROW) continue;
+        size_t len = (size_t)sqlite3_column_bytes(tx, 0);
+        const char *text = (const char *)sqlite3_column_text(tx, 0);
         struct action_normtext t = {0};
-        t.file_id = sqlite3_column_int64(st, 0);
+        t.file_id = ids[i];
         int lines = 1;
-        for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+        for (size_t k = 0; k < len; k++) lines += text[k] == '\n';
         t.nlines = lines;
         t.line_at = xmalloc((size_t)lines * sizeof *t.line_at);
         t.norm = xmalloc(len + 1);
         t.nlen = action_normalize_ws(text, len, t.norm, t.line_at, lines);
+        t.path = paths[i];
+        paths[i] = NULL;   /* owned by the normtext now */
         *owned = xrealloc(*owned, (*nowned + 1) * sizeof **owned);
-        t.path = xstrdup(path);
         (*owned)[(*nowned)++] = t;
         scan(&(*owned)[*nowned - 1], needle, nl, o, limit);
-        nfiles++;
     }
-    sqlite3_finalize(st);
-    free(q);
-    return rc == SQLITE_DONE ? nfiles : -1;
+    sqlite3_finalize(tx);
+    for (size_t i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+    free(ids);
+    return rc == SQLITE_DONE ? (int)n : -1;
 }
 
 static void search_all(struct action_ctx *ctx, const char *needle, size_t nl, const char *pattern, struct occs *o,

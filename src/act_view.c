@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define VIEW_SKELETON_LINES 150   /* classes longer than this are shown as a skeleton */
 #define VIEW_WINDOW 10            /* 'path:120' without an enclosing definition: +-10 lines */
@@ -290,20 +291,43 @@ static void view_line(struct action_ctx *ctx, const struct action_file *f, int l
     view_range(ctx, f, line - VIEW_WINDOW, line + VIEW_WINDOW, 0, out, bg);
 }
 
-/* Definitions of name (optionally only in path), best first. */
-static int symbols_named(struct action_ctx *ctx, const char *name, const char *path, const char *pattern,
-                         struct action_symbol **syms)
+/* Definitions of name in one file: the qualified name, else the last
+ * component, exact case first. Queried by file so that common names
+ * ('__init__', 'get') do not load every definition of the repository. */
+static int symbols_in_file(struct action_ctx *ctx, const char *name, long long file_id, struct action_symbol **syms)
+{
+    const char *dot = strrchr(name, '.');
+    sqlite3_stmt *st;
+    *syms = NULL;
+    if (sqlite3_prepare_v2(ctx->db, "SELECT " ACTION_SYMBOL_COLUMNS " WHERE s.file_id = ?1 AND "
+                           "(s.qualname = ?2 COLLATE NOCASE OR s.name = ?3 COLLATE NOCASE) "
+                           "ORDER BY s.qualname = ?2 DESC, s.qualname = ?2 COLLATE NOCASE DESC, s.name = ?3 DESC, "
+                           "s.start_line", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, file_id);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, dot ? dot + 1 : name, -1, SQLITE_STATIC);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        struct action_symbol s;
+        action_symbol_from_row(st, &s);
+        /* 'A.b' must not pick another class's 'b' */
+        if (dot && strcasecmp(s.qualname, name) != 0 && !str_ends(s.qualname, name)) {
+            action_symbol_free(&s);
+            continue;
+        }
+        *syms = xrealloc(*syms, ((size_t)n + 1) * sizeof **syms);
+        (*syms)[n++] = s;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Definitions of name anywhere (file_pattern applies), best first. */
+static int symbols_named(struct action_ctx *ctx, const char *name, const char *pattern, struct action_symbol **syms)
 {
     const char *how;
-    int n = action_lookup_symbols(ctx, name, NULL, path ? path : pattern, syms, &how);
-    if (n <= 0 || !path) return n;
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        if (strcmp((*syms)[i].path, path) == 0) (*syms)[k++] = (*syms)[i];
-        else action_symbol_free(&(*syms)[i]);
-    }
-    if (!k) { free(*syms); *syms = NULL; }
-    return k;
+    return action_lookup_symbols(ctx, name, NULL, pattern, syms, &how);
 }
 
 static void symbol_suggestions(struct action_ctx *ctx, const char *name, struct buf *b)
@@ -386,11 +410,11 @@ static int view_one(struct action_ctx *ctx, const char *entry, const char *patte
             view_line(ctx, &f, sp.a, out, bg);
         } else {
             struct action_symbol *syms;
-            int n = symbols_named(ctx, sp.member, f.path, NULL, &syms);
+            int n = symbols_in_file(ctx, sp.member, f.id, &syms);
             if (n <= 0) {
                 struct buf sug = BUF_INIT;
                 struct action_symbol *any;
-                int m = symbols_named(ctx, sp.member, NULL, NULL, &any);
+                int m = symbols_named(ctx, sp.member, NULL, &any);
                 for (int i = 0; i < m && i < 5; i++)
                     buf_printf(&sug, "%s%s:%s", i ? ", " : "", any[i].path, any[i].qualname);
                 for (int i = 0; i < m; i++) action_symbol_free(&any[i]);
@@ -419,9 +443,9 @@ static int view_one(struct action_ctx *ctx, const char *entry, const char *patte
     }
     if (sp.tail == TAIL_NONE && is_ident_dotted(sp.head)) {
         struct action_symbol *syms;
-        int n = symbols_named(ctx, sp.head, NULL, pattern, &syms);
+        int n = symbols_named(ctx, sp.head, pattern, &syms);
         if (n == 0 && pattern && *pattern) {
-            n = symbols_named(ctx, sp.head, NULL, NULL, &syms);
+            n = symbols_named(ctx, sp.head, NULL, &syms);
             if (n > 0) action_result_note(out, "no '%s' with file_pattern '%s'; showing it without", sp.head, pattern);
         }
         if (n > 0) {

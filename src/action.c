@@ -877,6 +877,7 @@ struct action_cache {
     int norm_built;
     struct action_normtext *norm;
     size_t nnorm;
+    struct norm_key { long long id; size_t idx; } *norm_by_id;   /* sorted by file id */
 };
 
 static void cache_clear(struct action_cache *c)
@@ -890,6 +891,7 @@ static void cache_clear(struct action_cache *c)
         free(c->norm[i].line_at);
     }
     free(c->norm);
+    free(c->norm_by_id);
     long long dv = c->data_version, ch = c->changes;
     memset(c, 0, sizeof *c);
     c->data_version = dv;
@@ -1025,6 +1027,12 @@ size_t action_normalize_ws(const char *in, size_t len, char *out, int *line_at, 
     return o;
 }
 
+static int norm_key_cmp(const void *x, const void *y)
+{
+    const struct norm_key *a = x, *b = y;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
 const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size_t *n)
 {
     struct action_cache *c = cache_of(ctx);
@@ -1055,10 +1063,34 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
                 t->norm[t->nlen] = 0;
             }
             sqlite3_finalize(st);
+            c->norm_by_id = xmalloc((c->nnorm ? c->nnorm : 1) * sizeof *c->norm_by_id);
+            for (size_t i = 0; i < c->nnorm; i++) {
+                c->norm_by_id[i].id = c->norm[i].file_id;
+                c->norm_by_id[i].idx = i;
+            }
+            qsort(c->norm_by_id, c->nnorm, sizeof *c->norm_by_id, norm_key_cmp);
         }
     }
     *n = c->nnorm;
     return c->norm;
+}
+
+int action_cache_has_normtext(struct action_ctx *ctx)
+{
+    return cache_of(ctx)->norm_built;
+}
+
+const struct action_normtext *action_cache_normtext_of(struct action_ctx *ctx, long long file_id)
+{
+    size_t n;
+    const struct action_normtext *all = action_cache_normtext(ctx, &n);
+    const struct norm_key *by = ctx->cache->norm_by_id;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (by[mid].id < file_id) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && by[lo].id == file_id ? &all[by[lo].idx] : NULL;
 }
 
 /* ------------------------------------------------------------------- paths */

@@ -218,6 +218,10 @@ struct action_normtext {
     int nlines;
 };
 const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size_t *n);
+/* The cached normalised text of one file (building the cache when needed), or NULL. */
+const struct action_normtext *action_cache_normtext_of(struct action_ctx *ctx, long long file_id);
+/* 1 when the normalised text cache is already built for this connection. */
+int action_cache_has_normtext(struct action_ctx *ctx);
 
 /* Whitespace normalisation used by FindCodeSnippet: whitespace runs are
  * dropped, except that one space remains between two word characters.
