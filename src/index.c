@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +65,8 @@ static void result_free(struct result *r)
     free(r);
 }
 
+/* Files at least this large give their freed memory back at once (see worker). */
+#define INDEX_TRIM_SIZE (128 * 1024)
 /* Source bytes parsed or waiting to be written at one time (see worker). */
 #define INDEX_INFLIGHT_BUDGET (768u * 1024)
 
@@ -195,6 +198,10 @@ static void *worker(void *arg)
         struct result *r = xcalloc(1, sizeof *r);
         r->job = i;
         process(P, parser, &cur, &P->jobs[i], r);
+        /* A big file's syntax tree, freed by now, leaves this thread's malloc
+         * arena swollen; hand the pages back before another big file swells
+         * the other thread's arena too. */
+        if (P->jobs[i].sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
         pthread_mutex_lock(&P->mu);
         while (P->qlen == P->qcap && !P->stop) pthread_cond_wait(&P->not_full, &P->mu);
         if (P->stop) {
@@ -819,6 +826,7 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
                 if (++written == kill_after) raise(SIGKILL);
             }
             result_free(r);
+            if (j->sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
             pthread_mutex_lock(&P.mu);
             P.inflight -= (size_t)j->sf->size;
             pthread_cond_broadcast(&P.budget);
