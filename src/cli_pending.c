@@ -14,4 +14,3 @@ static int pending(const char *what)
 
 int cli_judge(const struct drqa_opts *o) { (void)o; return pending("--judge"); }
 int cli_report(const struct drqa_opts *o) { (void)o; return pending("--report"); }
-int ui_run(const struct drqa_opts *o) { (void)o; return pending("the interactive front end"); }

@@ -1,0 +1,144 @@
+/*
+ * draw: the only way text reaches the screen. Every string from a file, a
+ * model or the user passes through text_safe before curses sees it, and is
+ * cut to the columns it may use, so a pane never writes outside its window
+ * and no escape sequence reaches the terminal. Also the documents of wrapped
+ * rows that the text panes scroll through.
+ */
+#include "ui.h"
+
+#include <string.h>
+
+int draw_safe(WINDOW *win, int y, int x, int w, const char *s, size_t len, attr_t a)
+{
+    if (w <= 0 || !win) return 0;
+    int used;
+    size_t n = text_fit(s, len, w, &used);
+    wattrset(win, a);
+    mvwaddnstr(win, y, x, s, (int)n);
+    wattrset(win, A_NORMAL);
+    return used;
+}
+
+void draw_text(struct ui *ui, WINDOW *win, int y, int x, int w, const char *raw, enum ui_role r)
+{
+    struct buf b = BUF_INIT;
+    text_safe(&b, raw ? raw : "", raw ? strlen(raw) : 0, 0, ui->text_flags);
+    draw_safe(win, y, x, w, buf_str(&b), b.len, ui_attr(ui, r));
+    buf_free(&b);
+}
+
+void draw_title(struct ui *ui, struct pane *p, const char *title, const char *info)
+{
+    int focused = ui->focus == (int)(p - ui->panes);
+    attr_t a = ui_attr(ui, focused ? R_TITLE_FOCUS : R_TITLE);
+    wattrset(p->win, a);
+    wmove(p->win, 0, 0);
+    for (int i = 0; i < p->w; i++) waddch(p->win, ' ');
+    wattrset(p->win, A_NORMAL);
+    char *t = text_safe_dup(title, ui->text_flags);
+    int used = draw_safe(p->win, 0, 1, p->w - 2, t, strlen(t), a);
+    free(t);
+    if (info && *info) {
+        char *s = text_safe_dup(info, ui->text_flags);
+        int iw = text_width(s, strlen(s));
+        int room = p->w - used - 3;
+        if (room > 0) {
+            if (iw > room) iw = room;
+            draw_safe(p->win, 0, p->w - 1 - iw, iw, s, strlen(s), a);
+        }
+        free(s);
+    }
+}
+
+void doc_clear(struct doc *d)
+{
+    for (size_t i = 0; i < d->n; i++) free(d->v[i].text);
+    free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+static void doc_push(struct doc *d, const char *s, size_t len, int role, int tag)
+{
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 64;
+        d->v = xrealloc(d->v, d->cap * sizeof *d->v);
+    }
+    d->v[d->n].text = xstrndup(s, len);
+    d->v[d->n].role = role;
+    d->v[d->n].tag = tag;
+    d->n++;
+}
+
+void doc_add(struct ui *ui, struct doc *d, const char *raw, int width, int indent, int role, int tag)
+{
+    if (width < 4) width = 4;
+    if (indent > width / 2) indent = 0;
+    const char *p = raw ? raw : "";
+    struct buf b = BUF_INIT;
+    for (;;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        buf_reset(&b);
+        text_safe(&b, p, len, 0, ui->text_flags);
+        const char *s = buf_str(&b);
+        size_t left = b.len, off = 0;
+        int first = 1;
+        do {
+            int w = first ? width : width - indent;
+            size_t next;
+            size_t row = text_wrap(s + off, left, w, &next);
+            if (first) {
+                doc_push(d, s + off, row, role, tag);
+            } else {
+                char *ind = xasprintf("%*s%.*s", indent, "", (int)row, s + off);
+                doc_push(d, ind, strlen(ind), role, tag);
+                free(ind);
+            }
+            off += next;
+            left -= next;
+            first = 0;
+        } while (left > 0);
+        if (!nl) break;
+        p = nl + 1;
+    }
+    buf_free(&b);
+}
+
+void doc_draw(struct ui *ui, struct pane *p, const struct doc *d, int tag_highlight)
+{
+    int rows = p->h - 1;
+    p->nrows = (int)d->n;
+    if (p->top > (int)d->n - rows) p->top = (int)d->n - rows;
+    if (p->top < 0) p->top = 0;
+    for (int r = 0; r < rows && p->top + r < (int)d->n; r++) {
+        const struct doc_row *row = &d->v[p->top + r];
+        int role = row->role;
+        if (tag_highlight && row->tag == tag_highlight) role = R_CURSOR;
+        attr_t a = ui_attr(ui, role);
+        if (role == R_CURSOR) {
+            mvwhline(p->win, r + 1, 0, ' ' | a, p->w);
+        }
+        draw_safe(p->win, r + 1, 1, p->w - 2, row->text, strlen(row->text), a);
+    }
+}
+
+int pane_scroll(struct pane *p, enum ui_cmd cmd)
+{
+    int page = p->h > 2 ? p->h - 2 : 1;
+    int max = p->nrows - (p->h - 1);
+    if (max < 0) max = 0;
+    switch (cmd) {
+    case UI_CMD_DOWN: p->top++; break;
+    case UI_CMD_UP: p->top--; break;
+    case UI_CMD_PAGE_DOWN: p->top += page; break;
+    case UI_CMD_PAGE_UP: p->top -= page; break;
+    case UI_CMD_TOP: p->top = 0; break;
+    case UI_CMD_BOTTOM: p->top = max; break;
+    default: return 0;
+    }
+    if (p->top > max) p->top = max;
+    if (p->top < 0) p->top = 0;
+    p->dirty = 1;
+    return 1;
+}

@@ -1,0 +1,101 @@
+/*
+ * pane_answer: the answer once the search has given one, then its citations
+ * as 'path:start-end' lines. Up and down move between citations, the page
+ * keys scroll the text, and Enter (or a click) opens the cited span in the
+ * file view.
+ */
+#include "ui.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void build(struct ui *ui, struct pane *p, struct doc *d)
+{
+    const struct search_answer *a = ui->m.answer;
+    int w = p->w - 2;
+    if (!a) return;
+    if (!a->from_finished)
+        doc_add(ui, d, "(no trajectory reached Finish: drawn from the highest-value path)", w, 0,
+                R_DIM, 0);
+    doc_add(ui, d, a->markdown ? a->markdown : "", w, 0, R_NORMAL, 0);
+    doc_add(ui, d, "", w, 0, R_NORMAL, 0);
+    doc_add(ui, d, a->cites.n ? "Citations (Enter opens):" : "Citations: none", w, 0, R_HEADER, 0);
+    for (size_t i = 0; i < a->cites.n; i++) {
+        const struct evidence_span *c = &a->cites.v[i];
+        char *s = xasprintf("[%zu] %s:%d-%d%s%s", i + 1, c->path, c->start_line, c->end_line,
+                            c->label ? "  " : "", c->label ? c->label : "");
+        doc_add(ui, d, s, w, 4, R_NORMAL, (int)i + 1);
+        free(s);
+    }
+}
+
+static void draw(struct ui *ui, struct pane *p)
+{
+    struct doc d = {0};
+    build(ui, p, &d);
+    size_t nc = ui->m.answer ? ui->m.answer->cites.n : 0;
+    if (p->cursor >= (int)nc) p->cursor = nc ? (int)nc - 1 : 0;
+    /* keep the selected citation in view */
+    if (nc) {
+        int first = -1, last = -1;
+        for (size_t i = 0; i < d.n; i++)
+            if (d.v[i].tag == p->cursor + 1) {
+                if (first < 0) first = (int)i;
+                last = (int)i;
+            }
+        int body = p->h - 1;
+        if (p->follow_cursor && first >= 0) {
+            if (last >= p->top + body) p->top = last - body + 1;
+            if (first < p->top) p->top = first;
+        }
+    }
+    char info[48] = "";
+    if (nc) snprintf(info, sizeof info, "cite %d/%zu", p->cursor + 1, nc);
+    draw_title(ui, p, ui->m.answer && ui->m.answer->from_finished ? "Answer" : "Answer (best path)",
+               info);
+    doc_draw(ui, p, &d, ui->focus == PANE_ANSWER && nc ? p->cursor + 1 : 0);
+    doc_clear(&d);
+}
+
+static int command(struct ui *ui, struct pane *p, enum ui_cmd cmd)
+{
+    size_t nc = ui->m.answer ? ui->m.answer->cites.n : 0;
+    if (nc && (cmd == UI_CMD_DOWN || cmd == UI_CMD_UP || cmd == UI_CMD_TOP || cmd == UI_CMD_BOTTOM)) {
+        int c = p->cursor;
+        if (cmd == UI_CMD_DOWN) c++;
+        else if (cmd == UI_CMD_UP) c--;
+        else if (cmd == UI_CMD_TOP) c = 0;
+        else c = (int)nc - 1;
+        if (c < 0) c = 0;
+        if (c >= (int)nc) c = (int)nc - 1;
+        p->cursor = c;
+        p->follow_cursor = 1;
+        p->dirty = 1;
+        return 1;
+    }
+    if (cmd == UI_CMD_ACTIVATE) {
+        if (nc) ui_open_citation(ui, (size_t)p->cursor);
+        return 1;
+    }
+    if (pane_scroll(p, cmd)) {
+        p->follow_cursor = 0;
+        return 1;
+    }
+    return 0;
+}
+
+static void click(struct ui *ui, struct pane *p, int y, int x)
+{
+    (void)x;
+    struct doc d = {0};
+    build(ui, p, &d);
+    int at = p->top + y - 1;
+    if (y >= 1 && at < (int)d.n && d.v[at].tag > 0) {
+        p->cursor = d.v[at].tag - 1;
+        p->follow_cursor = 1;
+        ui_open_citation(ui, (size_t)p->cursor);
+    }
+    doc_clear(&d);
+}
+
+const struct pane_ops pane_answer_ops = {"answer", draw, command, click};

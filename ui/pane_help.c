@@ -1,0 +1,49 @@
+/*
+ * pane_help: the help screen, generated from the keymap table (keymap_help)
+ * so that it lists exactly the keys the program obeys, followed by the
+ * legend of the tree's columns and status words. Covers the panes while
+ * open; scrolls; Esc, q or ? closes it.
+ */
+#include "ui.h"
+
+#include <stdio.h>
+
+static const char legend[] =
+    "\nTree columns\n"
+    "  *              the node is on the current best path\n"
+    "  + / -          a folded / unfolded subtree\n"
+    "  N Q UCT        visits, mean value (0-100), UCT score at the last selection\n"
+    "  status         pend(ing) run(ning) done fin(ished) prun(ed) err(or)\n"
+    "                 dup(licate) forc(ed: expanded on request)\n";
+
+static void draw(struct ui *ui, struct pane *p)
+{
+    struct buf b = BUF_INIT;
+    keymap_help(&b);
+    buf_adds(&b, legend);
+    struct doc d = {0};
+    const char *s = buf_str(&b);
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        char *line = xstrndup(s, len);
+        doc_add(ui, &d, line, p->w - 2, 17, len && line[0] != ' ' ? R_HEADER : R_NORMAL, 0);
+        free(line);
+        if (!nl) break;
+        s = nl + 1;
+    }
+    buf_free(&b);
+    char info[64] = "Esc closes";
+    if (d.n > (size_t)(p->h - 1)) snprintf(info, sizeof info, "%d/%zu  Esc closes", p->top + 1, d.n);
+    draw_title(ui, p, "Help: drqa-tui keys", info);
+    doc_draw(ui, p, &d, 0);
+    doc_clear(&d);
+}
+
+static int command(struct ui *ui, struct pane *p, enum ui_cmd cmd)
+{
+    (void)ui;
+    return pane_scroll(p, cmd);
+}
+
+const struct pane_ops pane_help_ops = {"help", draw, command, NULL};

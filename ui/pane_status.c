@@ -1,0 +1,71 @@
+/*
+ * pane_status: the status line: repository, policy and model, iteration i/N,
+ * tokens in/out, elapsed time and the search state (indexing with its
+ * progress, searching, paused, answering, done with the stop reason, error).
+ * The elapsed time can be fixed by DRQA_TUI_ELAPSED for repeatable screens.
+ */
+#include "ui.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void fmt_tokens(char *out, size_t n, long long v)
+{
+    if (v >= 10000000) snprintf(out, n, "%lldM", v / 1000000);
+    else if (v >= 10000) snprintf(out, n, "%lldk", v / 1000);
+    else snprintf(out, n, "%lld", v);
+}
+
+void status_elapsed(struct ui *ui, char *out, size_t n)
+{
+    if (ui->fixed_elapsed) {
+        snprintf(out, n, "%s", ui->fixed_elapsed);
+        return;
+    }
+    if (!ui->t_start) {
+        snprintf(out, n, "--:--");
+        return;
+    }
+    long long s = ((ui->t_end ? ui->t_end : now_ms()) - ui->t_start) / 1000;
+    if (s >= 3600) snprintf(out, n, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+    else snprintf(out, n, "%02lld:%02lld", s / 60, s % 60);
+}
+
+static void draw(struct ui *ui, struct pane *p)
+{
+    const struct ui_model *m = &ui->m;
+    char state[160];
+    const char *sn = evq_state_name(m->state);
+    if (ui->replay) snprintf(state, sizeof state, "replay");
+    else if (m->state == EVQ_STATE_INDEXING && m->progress_total > 0)
+        snprintf(state, sizeof state, "indexing %lld/%lld (%lld%%)", m->progress_done,
+                 m->progress_total, m->progress_done * 100 / m->progress_total);
+    else if ((m->state == EVQ_STATE_DONE || m->state == EVQ_STATE_ERROR) && m->state_text)
+        snprintf(state, sizeof state, "%s: %s", sn, m->state_text);
+    else snprintf(state, sizeof state, "%s", sn);
+    char tin[32], tout[32], el[32];
+    fmt_tokens(tin, sizeof tin, m->tokens_in);
+    fmt_tokens(tout, sizeof tout, m->tokens_out);
+    status_elapsed(ui, el, sizeof el);
+    snprintf(ui->shown_elapsed, sizeof ui->shown_elapsed, "%s", el);
+    char *line = xasprintf(" %s | %s | iter %d/%d | tok %s/%s | %s | %s%s", ui->repo_name,
+                           ui->policy_line, m->iteration, m->iterations_total, tin, tout, el, state,
+                           ui->follow ? "" : " | cursor held");
+    attr_t a = ui_attr(ui, m->state == EVQ_STATE_ERROR ? R_ERROR : R_STATUS);
+    mvwhline(p->win, 0, 0, ' ' | a, p->w);
+    /* The state matters most: when the line is too long, the policy text gives way. */
+    struct buf b = BUF_INIT;
+    text_safe(&b, line, strlen(line), 0, ui->text_flags);
+    if (text_width(buf_str(&b), b.len) > p->w) {
+        free(line);
+        line = xasprintf(" %s | iter %d/%d | tok %s/%s | %s | %s", ui->repo_name, m->iteration,
+                         m->iterations_total, tin, tout, el, state);
+        buf_reset(&b);
+        text_safe(&b, line, strlen(line), 0, ui->text_flags);
+    }
+    draw_safe(p->win, 0, 0, p->w, buf_str(&b), b.len, a);
+    buf_free(&b);
+    free(line);
+}
+
+const struct pane_ops pane_status_ops = {"status", draw, NULL, NULL};

@@ -1,0 +1,875 @@
+/*
+ * ui_main: ui_run, the curses front end's main loop. One thread (this one)
+ * owns the terminal. It polls stdin and the worker's wake pipe, applies the
+ * worker's events to its model, turns keys into commands through the keymap
+ * table, marks the panes a change touches, and then draws only the dirty
+ * panes with one doupdate() per turn of the loop. The search runs in the
+ * worker thread (session.c); the front end never waits for it, except to
+ * join it when quitting.
+ */
+#include "ui.h"
+#include "cli.h"
+#include "session.h"
+#include "store.h"
+#include "transcript.h"
+#include "worker.h"
+#include "../src/config.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <locale.h>
+#include <langinfo.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct pane_ops *const pane_ops_table[PANE_COUNT] = {
+    &pane_tree_ops, &pane_node_ops, &pane_evidence_ops, &pane_answer_ops,
+    &pane_file_ops, &pane_help_ops, &pane_status_ops, &pane_input_ops,
+};
+
+static volatile sig_atomic_t got_int, got_term;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGINT) got_int = 1;
+    else got_term = 1;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+void ui_dirty(struct ui *ui, int pane)
+{
+    ui->panes[pane].dirty = 1;
+}
+
+void ui_dirty_all(struct ui *ui)
+{
+    for (int i = 0; i < PANE_COUNT; i++) ui->panes[i].dirty = 1;
+}
+
+attr_t ui_attr(const struct ui *ui, enum ui_role r)
+{
+    return ui->attrs[r];
+}
+
+void ui_message(struct ui *ui, int error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct buf b = BUF_INIT;
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    free(ui->msg);
+    ui->msg = buf_take(&b);
+    ui->msg_error = error;
+    ui_dirty(ui, PANE_INPUT);
+}
+
+void ui_select(struct ui *ui, int id, int by_user)
+{
+    if (!mcts_node(ui->m.t, id)) return;
+    if (by_user && ui->follow) {
+        ui->follow = 0;
+        ui_dirty(ui, PANE_STATUS);
+    }
+    ui_model_reveal(&ui->m, id);
+    if (id != ui->selected) {
+        ui->selected = id;
+        ui->panes[PANE_NODE].top = 0;
+        ui->panes[PANE_EVIDENCE].top = 0;
+        ui_dirty(ui, PANE_NODE);
+        ui_dirty(ui, PANE_EVIDENCE);
+    }
+    ui_dirty(ui, PANE_TREE);
+}
+
+static int search_running(const struct ui *ui)
+{
+    if (ui->replay) return 0;
+    switch (ui->m.state) {
+    case EVQ_STATE_INDEXING:
+    case EVQ_STATE_SEARCHING:
+    case EVQ_STATE_PAUSED:
+    case EVQ_STATE_ANSWERING: return 1;
+    default: return 0;
+    }
+}
+
+/* ------------------------------------------------------------- colours */
+
+static void init_attrs(struct ui *ui)
+{
+    const char *nc = getenv("NO_COLOR");
+    int color = has_colors() && !(nc && *nc);
+    static const struct { short fg, bg; attr_t mono, extra; } spec[R_ROLE_COUNT] = {
+        [R_NORMAL] = {-1, -1, A_NORMAL, A_NORMAL},
+        [R_TITLE] = {COLOR_WHITE, COLOR_BLUE, A_UNDERLINE, A_NORMAL},
+        [R_TITLE_FOCUS] = {COLOR_BLACK, COLOR_CYAN, A_REVERSE, A_BOLD},
+        [R_CURSOR] = {COLOR_BLACK, COLOR_WHITE, A_REVERSE, A_NORMAL},
+        [R_BEST] = {COLOR_GREEN, -1, A_BOLD, A_BOLD},
+        [R_RUNNING] = {COLOR_YELLOW, -1, A_BOLD, A_NORMAL},
+        [R_FINISHED] = {COLOR_CYAN, -1, A_BOLD, A_BOLD},
+        [R_PRUNED] = {COLOR_MAGENTA, -1, A_DIM, A_NORMAL},
+        [R_ERROR] = {COLOR_RED, -1, A_BOLD, A_BOLD},
+        [R_HEADER] = {COLOR_CYAN, -1, A_BOLD, A_BOLD},
+        [R_LINENO] = {COLOR_YELLOW, -1, A_DIM, A_NORMAL},
+        [R_SPAN] = {COLOR_BLACK, COLOR_YELLOW, A_STANDOUT, A_NORMAL},
+        [R_STATUS] = {COLOR_BLACK, COLOR_GREEN, A_REVERSE, A_NORMAL},
+        [R_MESSAGE] = {-1, -1, A_NORMAL, A_NORMAL},
+        [R_DIM] = {COLOR_BLUE, -1, A_DIM, A_NORMAL},
+    };
+    if (color) {
+        start_color();
+        use_default_colors();
+    }
+    for (int r = 0; r < R_ROLE_COUNT; r++) {
+        if (!color || (spec[r].fg == -1 && spec[r].bg == -1)) {
+            ui->attrs[r] = spec[r].mono;
+            continue;
+        }
+        init_pair((short)r, spec[r].fg, spec[r].bg);
+        ui->attrs[r] = COLOR_PAIR(r) | spec[r].extra;
+    }
+}
+
+/* -------------------------------------------------------------- layout */
+
+static void place(struct pane *p, int y, int x, int h, int w)
+{
+    if (p->win) delwin(p->win);
+    p->win = NULL;
+    p->y = y, p->x = x, p->h = h, p->w = w;
+    if (h > 0 && w > 0) p->win = newwin(h, w, y, x);
+    p->dirty = 1;
+}
+
+static void hide(struct pane *p)
+{
+    if (p->win) delwin(p->win);
+    p->win = NULL;
+    p->h = p->w = 0;
+}
+
+static int visible(const struct ui *ui, int pane)
+{
+    return ui->panes[pane].win != NULL;
+}
+
+static void layout(struct ui *ui)
+{
+    int rows = LINES, cols = COLS;
+    for (int i = 0; i < PANE_COUNT; i++) hide(&ui->panes[i]);
+    wnoutrefresh(stdscr);
+    place(&ui->panes[PANE_STATUS], rows - 2, 0, 1, cols);
+    place(&ui->panes[PANE_INPUT], rows - 1, 0, 1, cols);
+    int bh = rows - 2;
+    if (bh < 3) bh = 0;
+    if (ui->help_open) {
+        place(&ui->panes[PANE_HELP], 0, 0, bh, cols);
+        ui->layout_stale = 0;
+        return;
+    }
+    int lw = cols < 60 ? cols / 2 : cols * 9 / 20;
+    if (lw > 72) lw = 72;
+    place(&ui->panes[PANE_TREE], 0, 0, bh, lw);
+    int rx = lw, rw = cols - lw;
+    if (ui->file_text) {
+        place(&ui->panes[PANE_FILE], 0, rx, bh, rw);
+    } else if (ui->m.answer) {
+        int nh = bh / 4 > 3 ? bh / 4 : 3;
+        int eh = bh / 3 > 3 ? bh / 3 : 3;
+        int ah = bh - nh - eh;
+        place(&ui->panes[PANE_NODE], 0, rx, nh, rw);
+        place(&ui->panes[PANE_EVIDENCE], nh, rx, eh, rw);
+        place(&ui->panes[PANE_ANSWER], nh + eh, rx, ah, rw);
+    } else {
+        int nh = bh * 2 / 5 > 3 ? bh * 2 / 5 : 3;
+        place(&ui->panes[PANE_NODE], 0, rx, nh, rw);
+        place(&ui->panes[PANE_EVIDENCE], nh, rx, bh - nh, rw);
+    }
+    if (!visible(ui, ui->focus)) ui->focus = PANE_TREE;
+    ui->layout_stale = 0;
+}
+
+static void draw(struct ui *ui)
+{
+    if (ui->layout_stale) layout(ui);
+    for (int i = 0; i < PANE_COUNT; i++) {
+        struct pane *p = &ui->panes[i];
+        if (i == PANE_INPUT || !p->win || !p->dirty) continue;
+        werase(p->win);
+        p->ops->draw(ui, p);
+        wnoutrefresh(p->win);
+        p->dirty = 0;
+    }
+    /* The input line last: it owns the terminal's cursor while editing. */
+    struct pane *in = &ui->panes[PANE_INPUT];
+    int editing = ui->edit == EDIT_ASK || ui->edit == EDIT_FIND;
+    if (in->win && (in->dirty || editing)) {
+        if (in->dirty) {
+            werase(in->win);
+            in->ops->draw(ui, in);
+            in->dirty = 0;
+        }
+        wnoutrefresh(in->win);
+    }
+    curs_set(editing ? 1 : 0);
+    doupdate();
+}
+
+/* ----------------------------------------------------------- file view */
+
+static void close_file(struct ui *ui)
+{
+    free(ui->file_path);
+    free(ui->file_text);
+    free(ui->file_lines);
+    ui->file_path = ui->file_text = NULL;
+    ui->file_lines = NULL;
+    ui->file_nlines = 0;
+    if (ui->focus == PANE_FILE) ui->focus = ui->m.answer ? PANE_ANSWER : PANE_TREE;
+    ui->layout_stale = 1;
+}
+
+void ui_open_citation(struct ui *ui, size_t index)
+{
+    const struct search_answer *a = ui->m.answer;
+    if (!a || index >= a->cites.n) return;
+    const struct evidence_span *c = &a->cites.v[index];
+    char err[512] = "";
+    if (!ui->db && ui->index_path) {
+        if (store_open(ui->index_path, 1, &ui->db, NULL, err, sizeof err) != 0) ui->db = NULL;
+    }
+    size_t len = 0;
+    char *text = ui->db ? store_file_text(ui->db, c->path, NULL, &len) : NULL;
+    if (!text) {
+        ui_message(ui, 1, "%s is not in the index%s%s", c->path, *err ? ": " : "", err);
+        return;
+    }
+    close_file(ui);
+    ui->file_path = xstrdup(c->path);
+    ui->file_text = text;
+    ui->file_start = c->start_line;
+    ui->file_end = c->end_line;
+    size_t cap = 64;
+    ui->file_lines = xmalloc(cap * sizeof *ui->file_lines);
+    ui->file_nlines = 0;
+    for (size_t off = 0; off < len || ui->file_nlines == 0;) {
+        if ((size_t)ui->file_nlines == cap) {
+            cap *= 2;
+            ui->file_lines = xrealloc(ui->file_lines, cap * sizeof *ui->file_lines);
+        }
+        ui->file_lines[ui->file_nlines++] = off;
+        const char *nl = memchr(text + off, '\n', len - off);
+        if (!nl) break;
+        off = (size_t)(nl - text) + 1;
+        if (off >= len) break;
+    }
+    ui->panes[PANE_FILE].top = c->start_line > 3 ? c->start_line - 3 : 0;
+    ui->focus = PANE_FILE;
+    ui->layout_stale = 1;
+}
+
+/* ------------------------------------------------------------- events */
+
+static void apply_events(struct ui *ui)
+{
+    struct evq_event e;
+    evq_drain_wake(ui->ev);
+    while (evq_pop(ui->ev, &e)) {
+        int node;
+        int d = ui_model_apply(&ui->m, &e, &node);
+        if (e.kind == EVQ_QUESTION) {
+            ui->selected = 0;
+            ui->follow = 1;
+            ui->t_start = now_ms();
+            ui->t_end = 0;
+            ui->panes[PANE_ANSWER].cursor = 0;
+            ui->panes[PANE_ANSWER].top = 0;
+            if (ui->file_text) close_file(ui);
+            free(ui->msg);
+            ui->msg = NULL;
+        } else if (e.kind == EVQ_NODE_ADDED && ui->follow) {
+            ui_select(ui, node, 0);
+        } else if (e.kind == EVQ_STATE) {
+            if (e.state == EVQ_STATE_DONE || e.state == EVQ_STATE_ERROR) {
+                if (ui->t_start && !ui->t_end) ui->t_end = now_ms();
+            } else if (e.state == EVQ_STATE_SEARCHING || e.state == EVQ_STATE_PAUSED) {
+                ui->t_end = 0;
+                if (!ui->t_start) ui->t_start = now_ms();
+            }
+            if (e.state == EVQ_STATE_ERROR && e.text) ui_message(ui, 1, "%s", e.text);
+        } else if (e.kind == EVQ_LOG && ui->msg) {
+            free(ui->msg);   /* the newest message wins */
+            ui->msg = NULL;
+        }
+        if (d & UI_DIRTY_TREE) ui_dirty(ui, PANE_TREE);
+        if ((d & UI_DIRTY_NODE) && (node == ui->selected || node < 0)) {
+            ui_dirty(ui, PANE_NODE);
+            ui_dirty(ui, PANE_EVIDENCE);
+        }
+        if (d & UI_DIRTY_ANSWER) ui_dirty(ui, PANE_ANSWER);
+        if (d & UI_DIRTY_STATUS) ui_dirty(ui, PANE_STATUS);
+        if (d & UI_DIRTY_MESSAGE) ui_dirty(ui, PANE_INPUT);
+        if (d & UI_DIRTY_LAYOUT) ui->layout_stale = 1;
+        if (d == UI_DIRTY_ALL) ui->layout_stale = 1;
+        evq_event_clear(&e);
+    }
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int need_live(struct ui *ui)
+{
+    if (!ui->replay) return 1;
+    ui_message(ui, 1, "a replayed transcript cannot be searched further");
+    return 0;
+}
+
+static void find(struct ui *ui, int dir)
+{
+    if (!ui->find || !*ui->find) {
+        ui_message(ui, 1, "no search text: press / first");
+        return;
+    }
+    int n = ui->m.t->n;
+    for (int k = 1; k <= n; k++) {
+        int id = ((ui->selected + dir * k) % n + n) % n;
+        if (ui_model_match(&ui->m, id, ui->find)) {
+            ui_select(ui, id, 1);
+            ui_message(ui, 0, "node %d matches '%s'", id, ui->find);
+            return;
+        }
+    }
+    ui_message(ui, 1, "no node matches '%s'", ui->find);
+}
+
+static void do_export(struct ui *ui)
+{
+    char err[512];
+    char *jp, *mp;
+    if (ui_model_export(&ui->m, ui->export_dir, NULL, &jp, &mp, err, sizeof err) != 0) {
+        ui_message(ui, 1, "export failed: %s", err);
+        return;
+    }
+    ui_message(ui, 0, "exported %s and %s", jp, mp);
+    free(jp);
+    free(mp);
+}
+
+static void focus_step(struct ui *ui, int dir)
+{
+    static const int order[] = {PANE_TREE, PANE_NODE, PANE_EVIDENCE, PANE_ANSWER, PANE_FILE};
+    int n = (int)ARRAY_LEN(order), at = 0;
+    for (int i = 0; i < n; i++)
+        if (order[i] == ui->focus) at = i;
+    for (int k = 1; k <= n; k++) {
+        int cand = order[((at + dir * k) % n + n) % n];
+        if (visible(ui, cand)) {
+            ui_dirty(ui, ui->focus);
+            ui->focus = cand;
+            ui_dirty(ui, cand);
+            return;
+        }
+    }
+}
+
+static void start_edit(struct ui *ui, enum ui_edit mode, const char *initial)
+{
+    ui->edit = mode;
+    buf_reset(&ui->line);
+    buf_adds(&ui->line, initial ? initial : "");
+    ui->line_pos = ui->line.len;
+    ui_dirty(ui, PANE_INPUT);
+}
+
+static void run_command(struct ui *ui, enum ui_cmd cmd)
+{
+    struct pane *fp = &ui->panes[ui->focus];
+    if (ui->help_open) {
+        if (cmd == UI_CMD_CLOSE || cmd == UI_CMD_HELP || cmd == UI_CMD_QUIT) {
+            ui->help_open = 0;
+            ui->layout_stale = 1;
+        } else if (cmd == UI_CMD_REDRAW) {
+            clearok(curscr, TRUE);
+            ui_dirty_all(ui);
+        } else {
+            pane_scroll(&ui->panes[PANE_HELP], cmd);
+        }
+        return;
+    }
+    switch (cmd) {
+    case UI_CMD_PAUSE:
+        if (!need_live(ui)) break;
+        if (ui->m.state == EVQ_STATE_PAUSED) {
+            cmdq_push(ui->cmd, CMD_RESUME, -1, NULL);
+            ui_message(ui, 0, "resuming");
+        } else if (ui->m.state == EVQ_STATE_SEARCHING || ui->m.state == EVQ_STATE_INDEXING) {
+            cmdq_push(ui->cmd, CMD_PAUSE, -1, NULL);
+            ui_message(ui, 0, "pausing after this iteration");
+        } else {
+            ui_message(ui, 1, "no search is running (state %s)", evq_state_name(ui->m.state));
+        }
+        break;
+    case UI_CMD_STEP:
+        if (!need_live(ui)) break;
+        cmdq_push(ui->cmd, CMD_STEP, -1, NULL);
+        ui_message(ui, 0, "one iteration, then paused");
+        break;
+    case UI_CMD_PRUNE:
+        if (!need_live(ui)) break;
+        cmdq_push(ui->cmd, CMD_PRUNE, ui->selected, NULL);
+        ui_message(ui, 0, "pruning node %d", ui->selected);
+        break;
+    case UI_CMD_FORCE:
+        if (!need_live(ui)) break;
+        cmdq_push(ui->cmd, CMD_EXPAND, ui->selected, NULL);
+        ui_message(ui, 0, "asking to expand node %d next", ui->selected);
+        break;
+    case UI_CMD_FINISH:
+        if (!need_live(ui)) break;
+        cmdq_push(ui->cmd, CMD_FINISH, -1, NULL);
+        ui_message(ui, 0, "finishing: answering from the best path");
+        break;
+    case UI_CMD_ASK:
+        if (!need_live(ui)) break;
+        start_edit(ui, EDIT_ASK, NULL);
+        break;
+    case UI_CMD_FIND:
+        start_edit(ui, EDIT_FIND, NULL);
+        break;
+    case UI_CMD_FIND_NEXT: find(ui, 1); break;
+    case UI_CMD_FIND_PREV: find(ui, -1); break;
+    case UI_CMD_BEST: {
+        size_t n;
+        const int *b = ui_model_best(&ui->m, &n, NULL);
+        if (n) {
+            ui_select(ui, b[n - 1], 1);
+            ui->focus = PANE_TREE;
+            ui_dirty(ui, PANE_TREE);
+        }
+        break;
+    }
+    case UI_CMD_FOLLOW:
+        ui->follow = 1;
+        if (ui->m.newest >= 0) ui_select(ui, ui->m.newest, 0);
+        ui_dirty(ui, PANE_STATUS);
+        break;
+    case UI_CMD_EXPORT: do_export(ui); break;
+    case UI_CMD_HELP:
+        ui->help_open = 1;
+        ui->panes[PANE_HELP].top = 0;
+        ui->layout_stale = 1;
+        break;
+    case UI_CMD_CLOSE:
+        if (ui->file_text) close_file(ui);
+        else if (ui->msg) {
+            free(ui->msg);
+            ui->msg = NULL;
+            ui_dirty(ui, PANE_INPUT);
+        }
+        break;
+    case UI_CMD_REDRAW:
+        clearok(curscr, TRUE);
+        ui_dirty_all(ui);
+        break;
+    case UI_CMD_QUIT:
+        if (ui->file_text && ui->focus == PANE_FILE) {
+            close_file(ui);
+        } else if (search_running(ui)) {
+            ui->edit = EDIT_CONFIRM_QUIT;
+            ui_dirty(ui, PANE_INPUT);
+        } else {
+            ui->quit = 1;
+        }
+        break;
+    case UI_CMD_FOCUS_NEXT: focus_step(ui, 1); break;
+    case UI_CMD_FOCUS_PREV: focus_step(ui, -1); break;
+    default:
+        if (fp->ops->command) fp->ops->command(ui, fp, cmd);
+        break;
+    }
+}
+
+/* -------------------------------------------------------------- input */
+
+/* The keymap's name for a key read by wget_wch; "" when it has none. */
+static void ui_key_name(int rc, wint_t ch, char *out, size_t n)
+{
+    out[0] = 0;
+    if (rc == KEY_CODE_YES) {
+        switch (ch) {
+        case KEY_UP: snprintf(out, n, "Up"); break;
+        case KEY_DOWN: snprintf(out, n, "Down"); break;
+        case KEY_LEFT: snprintf(out, n, "Left"); break;
+        case KEY_RIGHT: snprintf(out, n, "Right"); break;
+        case KEY_NPAGE: snprintf(out, n, "PgDn"); break;
+        case KEY_PPAGE: snprintf(out, n, "PgUp"); break;
+        case KEY_HOME: snprintf(out, n, "Home"); break;
+        case KEY_END: snprintf(out, n, "End"); break;
+        case KEY_ENTER: snprintf(out, n, "Enter"); break;
+        case KEY_BTAB: snprintf(out, n, "BTab"); break;
+        case KEY_BACKSPACE: snprintf(out, n, "Backspace"); break;
+        case KEY_DC: snprintf(out, n, "Delete"); break;
+        default:
+            if (ch >= KEY_F(1) && ch <= KEY_F(12)) snprintf(out, n, "F%d", (int)(ch - KEY_F0));
+        }
+        return;
+    }
+    if (ch == '\r' || ch == '\n') snprintf(out, n, "Enter");
+    else if (ch == '\t') snprintf(out, n, "Tab");
+    else if (ch == 27) snprintf(out, n, "Esc");
+    else if (ch == ' ') snprintf(out, n, "Space");
+    else if (ch == 127 || ch == 8) snprintf(out, n, "Backspace");
+    else if (ch < 32) snprintf(out, n, "C-%c", (char)(ch + 'a' - 1));
+    else if (ch < 128) snprintf(out, n, "%c", (char)ch);
+}
+
+static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
+{
+    struct buf *l = &ui->line;
+    if (!strcmp(name, "Enter")) {
+        char *text = buf_take(l);
+        enum ui_edit mode = ui->edit;
+        ui->edit = EDIT_NONE;
+        if (mode == EDIT_ASK && *text) {
+            cmdq_push(ui->cmd, CMD_NEW_QUESTION, -1, text);
+            ui_message(ui, 0, "asking: %s", text);
+        } else if (mode == EDIT_FIND && *text) {
+            free(ui->find);
+            ui->find = xstrdup(text);
+            find(ui, 1);
+        }
+        free(text);
+        ui_dirty(ui, PANE_INPUT);
+        return;
+    }
+    if (!strcmp(name, "Esc") || !strcmp(name, "C-c")) {
+        ui->edit = EDIT_NONE;
+        buf_reset(l);
+        ui_dirty(ui, PANE_INPUT);
+        return;
+    }
+    if (!strcmp(name, "Backspace")) {
+        if (ui->line_pos > 0) {
+            size_t s = ui->line_pos - 1;
+            while (s > 0 && (l->data[s] & 0xc0) == 0x80) s--;
+            memmove(l->data + s, l->data + ui->line_pos, l->len - ui->line_pos + 1);
+            l->len -= ui->line_pos - s;
+            ui->line_pos = s;
+        }
+    } else if (!strcmp(name, "Left")) {
+        while (ui->line_pos > 0) {
+            ui->line_pos--;
+            if ((l->data[ui->line_pos] & 0xc0) != 0x80) break;
+        }
+    } else if (!strcmp(name, "Right")) {
+        while (ui->line_pos < l->len) {
+            ui->line_pos++;
+            if (ui->line_pos == l->len || (l->data[ui->line_pos] & 0xc0) != 0x80) break;
+        }
+    } else if (!strcmp(name, "C-u")) {
+        buf_reset(l);
+        ui->line_pos = 0;
+    } else if (!strcmp(name, "Home") || !strcmp(name, "C-a")) {
+        ui->line_pos = 0;
+    } else if (!strcmp(name, "End") || !strcmp(name, "C-e")) {
+        ui->line_pos = l->len;
+    } else if (rc == OK && (ch >= 32 && ch != 127)) {
+        char mb[8];
+        mbstate_t st;
+        memset(&st, 0, sizeof st);
+        size_t n = wcrtomb(mb, (wchar_t)ch, &st);
+        if (n == (size_t)-1 || l->len + n > 4000) return;
+        /* insert at the cursor */
+        buf_add(l, mb, n);
+        memmove(l->data + ui->line_pos + n, l->data + ui->line_pos, l->len - n - ui->line_pos);
+        memcpy(l->data + ui->line_pos, mb, n);
+        ui->line_pos += n;
+    }
+    ui_dirty(ui, PANE_INPUT);
+}
+
+static void mouse(struct ui *ui)
+{
+    MEVENT me;
+    if (getmouse(&me) != OK) return;
+    for (int i = 0; i < PANE_COUNT; i++) {
+        struct pane *p = &ui->panes[i];
+        if (!p->win || me.y < p->y || me.y >= p->y + p->h || me.x < p->x || me.x >= p->x + p->w)
+            continue;
+#ifdef BUTTON5_PRESSED
+        if (me.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+            enum ui_cmd c = me.bstate & BUTTON4_PRESSED ? UI_CMD_UP : UI_CMD_DOWN;
+            for (int k = 0; k < 3 && p->ops->command; k++) p->ops->command(ui, p, c);
+            return;
+        }
+#endif
+        if (me.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED)) {
+            if (i <= PANE_FILE && ui->focus != i) {
+                ui_dirty(ui, ui->focus);
+                ui->focus = i;
+                ui_dirty(ui, i);
+            }
+            if (p->ops->click) p->ops->click(ui, p, me.y - p->y, me.x - p->x);
+        }
+        return;
+    }
+}
+
+static void read_keys(struct ui *ui)
+{
+    wint_t ch;
+    int rc;
+    while ((rc = wget_wch(stdscr, &ch)) != ERR) {
+        if (rc == KEY_CODE_YES && ch == KEY_RESIZE) {
+            ui->layout_stale = 1;
+            continue;
+        }
+        if (rc == KEY_CODE_YES && ch == KEY_MOUSE) {
+            mouse(ui);
+            continue;
+        }
+        char name[16];
+        ui_key_name(rc, ch, name, sizeof name);
+        if (ui->edit == EDIT_CONFIRM_QUIT) {
+            ui->edit = EDIT_NONE;
+            if (rc == OK && (ch == 'y' || ch == 'Y')) ui->quit = 1;
+            else ui_message(ui, 0, "not quitting");
+            ui_dirty(ui, PANE_INPUT);
+            continue;
+        }
+        if (ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) {
+            edit_key(ui, rc, ch, name);
+            continue;
+        }
+        enum ui_cmd cmd = keymap_lookup(name);
+        if (cmd == UI_CMD_NONE) {
+            if (*name) ui_message(ui, 1, "%s: no such key (? shows the keys)", name);
+            continue;
+        }
+        run_command(ui, cmd);
+        if (ui->quit) return;
+    }
+}
+
+/* --------------------------------------------------------------- setup */
+
+static void set_repo_name(struct ui *ui, const char *path)
+{
+    char *copy = xstrdup(path ? path : "?");
+    size_t n = strlen(copy);
+    while (n > 1 && copy[n - 1] == '/') copy[--n] = 0;
+    free(ui->repo_name);
+    ui->repo_name = xstrdup(basename(copy));
+    free(copy);
+}
+
+static const char *json_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int setup_replay(struct ui *ui, const struct drqa_opts *o)
+{
+    struct mcts_tree *t;
+    cJSON *cfg;
+    struct search_answer *a;
+    char err[1024];
+    if (transcript_load(o->replay, &t, &cfg, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        return EXIT_USAGE;
+    }
+    ui_model_init_replay(&ui->m, t, a, cfg);
+    ui->replay = 1;
+    const char *repo = o->repo ? o->repo : json_str(cfg, "repo");
+    set_repo_name(ui, repo ? repo : o->replay);
+    const char *ip = o->index_path ? o->index_path : json_str(cfg, "index_path");
+    if (ip) ui->index_path = xstrdup(ip);
+    else if (repo) {
+        char *abs = realpath(repo, NULL);
+        if (abs) ui->index_path = store_default_path(abs);
+        free(abs);
+    }
+    const char *pol = json_str(cfg, "policy"), *model = json_str(cfg, "model");
+    snprintf(ui->policy_line, sizeof ui->policy_line, "%s%s%s", pol ? pol : "?",
+             model ? " " : "", model ? model : "");
+    ui->selected = 0;
+    ui->follow = 0;
+    return EXIT_OK;
+}
+
+static int setup_live(struct ui *ui, const struct drqa_opts *o)
+{
+    struct stat st;
+    if (!o->repo || stat(o->repo, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "drqa-tui: the repository '%s' %s\n", o->repo ? o->repo : "",
+                o->repo && stat(o->repo, &st) == 0 ? "is not a directory" : "does not exist");
+        return EXIT_USAGE;
+    }
+    ui->repo_abs = realpath(o->repo, NULL);
+    if (!ui->repo_abs) {
+        fprintf(stderr, "drqa-tui: cannot resolve '%s': %s\n", o->repo, strerror(errno));
+        return EXIT_USAGE;
+    }
+    set_repo_name(ui, ui->repo_abs);
+    ui->index_path = o->index_path ? xstrdup(o->index_path) : store_default_path(ui->repo_abs);
+    struct drqa_config cfg;
+    char err[1024];
+    if (config_load(&cfg, o, err, sizeof err) != 0) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    config_describe(&cfg, ui->policy_line, sizeof ui->policy_line);
+    config_free(&cfg);
+    struct search_config sc;
+    search_config_from_opts(&sc, o);
+    ui_model_init(&ui->m, o->question, sc.max_expand, sc.exploration, sc.seed, sc.iterations);
+    struct transcript_config tc;
+    transcript_config_from_opts(&tc, o);
+    tc.repo = ui->repo_abs;
+    tc.index_path = ui->index_path;
+    ui->m.config = transcript_config_json(&tc);
+    return EXIT_OK;
+}
+
+static char *default_export_dir(const struct drqa_opts *o)
+{
+    if (o->transcript_dir) return xstrdup(o->transcript_dir);
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg == '/') return xasprintf("%s/drqa-tui/transcripts", xdg);
+    if (home && *home) return xasprintf("%s/.local/share/drqa-tui/transcripts", home);
+    return xstrdup("drqa-transcripts");
+}
+
+static void teardown(struct ui *ui)
+{
+    for (int i = 0; i < PANE_COUNT; i++) hide(&ui->panes[i]);
+    ui_model_free(&ui->m);
+    buf_free(&ui->line);
+    free(ui->find);
+    free(ui->msg);
+    free(ui->file_path);
+    free(ui->file_text);
+    free(ui->file_lines);
+    if (ui->db) sqlite3_close(ui->db);
+    free(ui->index_path);
+    free(ui->repo_abs);
+    free(ui->repo_name);
+    free(ui->export_dir);
+}
+
+int ui_run(const struct drqa_opts *o)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "drqa-tui: the interactive front end needs a terminal; use --ask QUESTION "
+                        "for a headless answer\n");
+        return EXIT_USAGE;
+    }
+    struct ui ui;
+    memset(&ui, 0, sizeof ui);
+    ui.o = o;
+    ui.selected = 0;
+    ui.follow = 1;
+    int rc = o->replay ? setup_replay(&ui, o) : setup_live(&ui, o);
+    if (rc != EXIT_OK) {
+        teardown(&ui);
+        return rc;
+    }
+    ui.export_dir = default_export_dir(o);
+    const char *fe = getenv("DRQA_TUI_ELAPSED");
+    ui.fixed_elapsed = fe && *fe ? fe : NULL;
+    const char *cs = nl_langinfo(CODESET);
+    ui.text_flags = cs && !strcmp(cs, "UTF-8") ? 0 : TEXT_ASCII;
+    for (int i = 0; i < PANE_COUNT; i++) ui.panes[i].ops = pane_ops_table[i];
+
+    char err[1024];
+    ui.ev = evq_new(err, sizeof err);
+    ui.cmd = cmdq_new();
+    if (!ui.ev) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        cmdq_free(ui.cmd);
+        teardown(&ui);
+        return EXIT_FAIL;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_int, old_term, old_hup;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
+
+    initscr();
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED
+#ifdef BUTTON5_PRESSED
+                  | BUTTON4_PRESSED | BUTTON5_PRESSED
+#endif
+              , NULL);
+    mouseinterval(0);
+    init_attrs(&ui);
+    curs_set(0);
+    ui.layout_stale = 1;
+    ui_dirty_all(&ui);
+
+    rc = EXIT_OK;
+    if (!ui.replay && session_start(&ui, err, sizeof err) != 0) {
+        endwin();
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    if (!ui.replay && !o->question) start_edit(&ui, EDIT_ASK, NULL);
+
+    while (!ui.quit) {
+        draw(&ui);
+        int timeout = -1;
+        if (search_running(&ui) && !ui.fixed_elapsed) timeout = 1000 - (int)((now_ms() - ui.t_start) % 1000);
+        struct pollfd pf[2] = {{STDIN_FILENO, POLLIN, 0}, {ui.ev ? evq_wake_fd(ui.ev) : -1, POLLIN, 0}};
+        int n = poll(pf, 2, timeout);
+        if (n < 0 && errno != EINTR) break;
+        if (got_term) break;
+        if (got_int) {
+            got_int = 0;
+            if (ui.edit == EDIT_CONFIRM_QUIT || !search_running(&ui)) ui.quit = 1;
+            else run_command(&ui, UI_CMD_QUIT);
+        }
+        if (pf[1].revents & POLLIN) apply_events(&ui);
+        read_keys(&ui);   /* also picks up KEY_RESIZE after SIGWINCH */
+        if (search_running(&ui) && !ui.fixed_elapsed) {
+            char el[32];
+            status_elapsed(&ui, el, sizeof el);
+            if (strcmp(el, ui.shown_elapsed)) ui_dirty(&ui, PANE_STATUS);
+        }
+    }
+out:
+    if (!isendwin()) {
+        curs_set(1);
+        endwin();
+    }
+    session_stop(&ui);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    evq_free(ui.ev);
+    cmdq_free(ui.cmd);
+    teardown(&ui);
+    return rc;
+}
