@@ -518,20 +518,21 @@ static long long q_int(sqlite3 *db, const char *sql)
 
 /* Whole-index counts, kept in meta 'summary' so that an update that finds
  * nothing to do reports them without counting every row again. */
-static void summary_compute(sqlite3 *db, struct index_stats *s)
+static void summary_compute(sqlite3 *db, struct index_stats *s, int counted)
 {
-    s->files = q_int(db, "SELECT count(*) FROM files");
     s->skipped = q_int(db, "SELECT count(*) FROM skipped");
+    s->parse_errors = q_int(db, "SELECT total(parse_errors) FROM files");
+    s->parse_error_files = q_int(db, "SELECT count(*) FROM files WHERE parse_errors > 0");
+    s->decode_errors = q_int(db, "SELECT total(decode_errors) FROM files");
+    s->decode_error_files = q_int(db, "SELECT count(*) FROM files WHERE decode_errors > 0");
+    if (counted) return;   /* index_resolve counted the rest */
+    s->files = q_int(db, "SELECT count(*) FROM files");
     s->classes = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'class'");
     s->functions = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'function'");
     s->methods = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'method'");
     s->variables = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'variable'");
     s->imports = q_int(db, "SELECT count(*) FROM imports");
     s->calls = q_int(db, "SELECT count(*) FROM edges WHERE kind = 'calls'");
-    s->parse_errors = q_int(db, "SELECT total(parse_errors) FROM files");
-    s->parse_error_files = q_int(db, "SELECT count(*) FROM files WHERE parse_errors > 0");
-    s->decode_errors = q_int(db, "SELECT total(decode_errors) FROM files");
-    s->decode_error_files = q_int(db, "SELECT count(*) FROM files WHERE decode_errors > 0");
     sqlite3_stmt *st;
     memset(s->edges_resolved, 0, sizeof s->edges_resolved);
     memset(s->edges_unresolved, 0, sizeof s->edges_unresolved);
@@ -864,12 +865,14 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     }
     if (index_ddl.len && store_exec(db, index_ddl.data, err, errlen)) goto out;
     int64_t t_write = now_ms();
+    int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {
-        if (index_resolve(db, root, err, errlen)) goto out;
+        if (index_resolve(db, root, S, err, errlen)) goto out;
+        resolved = 1;
     }
     int64_t t_resolve = now_ms();
     set_meta(db, root);
-    summary_compute(db, S);
+    summary_compute(db, S, resolved);
     char *sum = summary_format(S);
     store_meta_set(db, "summary", sum);
     free(sum);

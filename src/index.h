@@ -72,7 +72,9 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt, 
 /* Internal to the index family (resolve.c): recomputes imports.resolved_file_id,
  * the 'imports' edges and dst_id/dst_file of 'calls' and 'inherits' edges for
  * the whole repository, inside the caller's transaction. root_abs names the
- * repository (for imports written relative to the package it sits in). */
-int index_resolve(sqlite3 *db, const char *root_abs, char *err, size_t errlen);
+ * repository (for imports written relative to the package it sits in).
+ * counts (may be NULL) receives files, symbols by kind, imports, calls and
+ * edges by kind, as index_stats reports them. */
+int index_resolve(sqlite3 *db, const char *root_abs, struct index_stats *counts, char *err, size_t errlen);
 
 #endif

@@ -645,7 +645,8 @@ static int fail(sqlite3 *db, const char *what, char *err, size_t errlen)
 }
 
 /* Recomputes dst of every edge of kind, in batches so that memory stays flat. */
-static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inherits, char *err, size_t errlen)
+static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inherits, long counts[2], char *err,
+                         size_t errlen)
 {
     sqlite3_stmt *sel, *upd;
     if (sqlite3_prepare_v2(db, "SELECT id, src_file, src_id, target, dst_id, dst_file FROM edges "
@@ -693,6 +694,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
                 }
             }
             r->new_dst = d >= 0 ? R->syms[d].id : 0;
+            counts[d >= 0 ? 0 : 1]++;
             r->new_file = d >= 0 ? R->syms[d].file : 0;
             if (r->new_dst == r->dst && r->new_file == r->dst_file) continue;
             if (r->new_dst) {
@@ -713,7 +715,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
     return rc;
 }
 
-static int write_imports(struct repo *R, sqlite3 *db, char *err, size_t errlen)
+static int write_imports(struct repo *R, sqlite3 *db, long counts[2], char *err, size_t errlen)
 {
     sqlite3_stmt *upd, *ins;
     if (sqlite3_exec(db, "DELETE FROM edges WHERE kind = 'imports'", NULL, NULL, NULL) != SQLITE_OK)
@@ -754,6 +756,7 @@ static int write_imports(struct repo *R, sqlite3 *db, char *err, size_t errlen)
         if (sym >= 0) sqlite3_bind_int64(ins, 5, R->syms[sym].id);
         if (m->resolved) sqlite3_bind_int64(ins, 6, m->resolved);
         if (sqlite3_step(ins) != SQLITE_DONE) rc = fail(db, "imports", err, errlen);
+        counts[m->resolved ? 0 : 1]++;
         sqlite3_reset(ins);
         sqlite3_clear_bindings(ins);
     }
@@ -763,7 +766,7 @@ static int write_imports(struct repo *R, sqlite3 *db, char *err, size_t errlen)
     return rc;
 }
 
-int index_resolve(sqlite3 *db, const char *root_abs, char *err, size_t errlen)
+int index_resolve(sqlite3 *db, const char *root_abs, struct index_stats *counts, char *err, size_t errlen)
 {
     struct repo R;
     memset(&R, 0, sizeof R);
@@ -776,10 +779,34 @@ int index_resolve(sqlite3 *db, const char *root_abs, char *err, size_t errlen)
     for (size_t i = 0; i < R.nsyms; i++) R.base_head[i] = -1;
     resolve_imports(&R);
     bind_imports(&R);
-    if (write_imports(&R, db, err, errlen)) goto out;
+    long c[INDEX_EDGE_KINDS][2];
+    memset(c, 0, sizeof c);
+    if (write_imports(&R, db, c[INDEX_EDGE_IMPORTS], err, errlen)) goto out;
     /* bases first: method lookup through self.* walks them */
-    if (resolve_edges(&R, db, "inherits", 1, err, errlen)) goto out;
-    if (resolve_edges(&R, db, "calls", 0, err, errlen)) goto out;
+    if (resolve_edges(&R, db, "inherits", 1, c[INDEX_EDGE_INHERITS], err, errlen)) goto out;
+    if (resolve_edges(&R, db, "calls", 0, c[INDEX_EDGE_CALLS], err, errlen)) goto out;
+    if (counts) {
+        /* the whole index is in memory now: count it here rather than query it again */
+        counts->files = (long)R.nfiles;
+        counts->imports = (long)R.nimps;
+        counts->classes = counts->functions = counts->methods = counts->variables = 0;
+        long nested = 0;
+        for (size_t i = 0; i < R.nsyms; i++) {
+            switch (R.syms[i].kind) {
+            case 'c': counts->classes++; break;
+            case 'f': counts->functions++; break;
+            case 'm': counts->methods++; break;
+            default: counts->variables++; break;
+            }
+            nested += R.syms[i].parent != 0;
+        }
+        c[INDEX_EDGE_CONTAINS][0] = nested;   /* one contains edge per nested symbol, always resolved */
+        counts->calls = c[INDEX_EDGE_CALLS][0] + c[INDEX_EDGE_CALLS][1];
+        for (int k = 0; k < INDEX_EDGE_KINDS; k++) {
+            counts->edges_resolved[k] = c[k][0];
+            counts->edges_unresolved[k] = c[k][1];
+        }
+    }
     rc = 0;
 out:
     repo_free(&R);
