@@ -42,14 +42,16 @@ static void lines_init(struct lines *L, const char *text, size_t len)
     }
 }
 
-/* Appends lines a..b (1-based, inclusive, clamped), without the final newline. */
+/* Appends lines a..b (1-based, inclusive, clamped) without the last line's
+ * line break, so that blank lines inside the range are kept. */
 static void add_lines(const struct lines *L, int a, int b, struct buf *out)
 {
     if (a < 1) a = 1;
     if (b > L->n) b = L->n;
     if (a > b) return;
     size_t s = L->start[a - 1], e = L->start[b];
-    while (e > s && (L->text[e - 1] == '\n' || L->text[e - 1] == '\r')) e--;
+    if (e > s && L->text[e - 1] == '\n') e--;
+    if (e > s && L->text[e - 1] == '\r') e--;
     buf_add(out, L->text + s, e - s);
 }
 
