@@ -1,0 +1,509 @@
+/*
+ * answer: the extractive answer builder and citation checks (see answer.h).
+ * Everything in the Markdown it writes is read from the spans or the index:
+ * names, signatures, docstrings, comments and code lines.
+ */
+#include "answer.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cand {
+    struct evidence_span sp;   /* owned copies of path, text, label */
+    char *qual, *sig, *doc, *kind;   /* from the index, each may be NULL */
+    double prior, score;
+    int order;
+    int big;                   /* index of the long span it was cut from, or -1 */
+};
+
+static void cand_free(struct cand *c)
+{
+    free(c->sp.path);
+    free(c->sp.text);
+    free(c->sp.label);
+    free(c->qual);
+    free(c->sig);
+    free(c->doc);
+    free(c->kind);
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t && *t ? xstrdup((const char *)t) : NULL;
+}
+
+/* Lines [start, end] of a span's verbatim text (span starts at sp_start). */
+static char *text_lines(const char *text, int sp_start, int start, int end)
+{
+    if (!text) return NULL;
+    const char *p = text;
+    for (int l = sp_start; l < start && p; l++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return NULL;
+    const char *q = p;
+    for (int l = start; l <= end && *q; l++) {
+        const char *nl = strchr(q, '\n');
+        if (!nl) { q += strlen(q); break; }
+        q = l < end ? nl + 1 : nl;
+    }
+    return xstrndup(p, (size_t)(q - p));
+}
+
+/* The innermost definition enclosing [a, b] of path. */
+static void enclosing(sqlite3 *db, struct cand *c)
+{
+    if (!db) return;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT s.qualname, s.signature, s.docstring, s.kind FROM symbols s "
+                           "JOIN files f ON f.id = s.file_id WHERE f.path = ?1 AND s.start_line <= ?2 "
+                           "AND s.end_line >= ?3 AND s.kind != 'variable' "
+                           "ORDER BY s.end_line - s.start_line LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(st, 1, c->sp.path, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, c->sp.start_line);
+    sqlite3_bind_int(st, 3, c->sp.end_line);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        c->qual = col_dup(st, 0);
+        c->sig = col_dup(st, 1);
+        c->doc = col_dup(st, 2);
+        c->kind = col_dup(st, 3);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The last dotted component of a qualified name, or the name after
+ * def/class in a label. Static buffer of the caller. */
+static const char *short_name(const struct cand *c, char *out, size_t outlen)
+{
+    const char *src = c->qual;
+    if (!src && c->sp.label) {
+        src = c->sp.label;
+        if (!strncmp(src, "async ", 6)) src += 6;
+        if (!strncmp(src, "def ", 4)) src += 4;
+        else if (!strncmp(src, "class ", 6)) src += 6;
+        else if (!strncmp(src, "module ", 7)) src = NULL;
+    }
+    out[0] = 0;
+    if (!src) return out;
+    size_t n = 0;
+    while (src[n] && (isalnum((unsigned char)src[n]) || src[n] == '_' || src[n] == '.')) n++;
+    const char *s = src;
+    for (size_t i = 0; i < n; i++)
+        if (src[i] == '.') s = src + i + 1;
+    size_t m = (size_t)(src + n - s);
+    if (m >= outlen) m = outlen - 1;
+    memcpy(out, s, m);
+    out[m] = 0;
+    return out;
+}
+
+double answer_span_relevance(const struct qparse *q, const struct evidence_span *sp)
+{
+    double t = sp->text ? qparse_match(q, sp->text, strlen(sp->text), NULL) : 0;
+    double l = sp->label ? qparse_match(q, sp->label, strlen(sp->label), NULL) : 0;
+    double p = qparse_match(q, sp->path, strlen(sp->path), NULL);
+    return t + 0.5 * l + 0.2 * p;
+}
+
+static double file_prior(const struct answer_opts *o, const char *path)
+{
+    if (!o || !o->nprior || o->prior[0].score <= 0) return 0;
+    double best = 0;
+    for (size_t i = 0; i < o->nprior; i++)
+        if (!strcmp(o->prior[i].path, path) && o->prior[i].score > best) best = o->prior[i].score;
+    return best / o->prior[0].score;
+}
+
+static void score_cand(const struct qparse *q, const struct answer_opts *o, struct cand *c)
+{
+    double rel = answer_span_relevance(q, &c->sp);
+    if (c->qual) rel += 0.5 * qparse_match(q, c->qual, strlen(c->qual), NULL);
+    char nm[128];
+    short_name(c, nm, sizeof nm);
+    double lit = 0;
+    for (size_t i = 0; i < q->nids && *nm; i++)
+        if (!strcmp(q->ids[i].base, nm)) lit = 0.6;
+    int lines = c->sp.end_line - c->sp.start_line + 1;
+    double len_pen = 1.0 + (lines > 60 ? (lines - 60) / 240.0 : 0);
+    c->score = (rel + lit) / len_pen + 0.25 * c->prior + 0.3 * file_prior(o, c->sp.path);
+}
+
+struct cands {
+    struct cand *v;
+    size_t n, cap;
+};
+
+static struct cand *cands_add(struct cands *cs, const struct evidence_span *sp, int a, int b, char *text, double prior,
+                              int order)
+{
+    if (cs->n == cs->cap) {
+        cs->cap = cs->cap ? cs->cap * 2 : 16;
+        cs->v = xrealloc(cs->v, cs->cap * sizeof *cs->v);
+    }
+    struct cand *c = &cs->v[cs->n++];
+    memset(c, 0, sizeof *c);
+    c->sp.path = xstrdup(sp->path);
+    c->sp.start_line = a;
+    c->sp.end_line = b;
+    c->sp.text = text;
+    c->sp.label = sp->label ? xstrdup(sp->label) : NULL;
+    c->sp.elided = sp->elided;
+    c->prior = prior;
+    c->order = order;
+    c->big = -1;
+    return c;
+}
+
+/* Definitions lying inside a long span, each as its own candidate. */
+static size_t refine(sqlite3 *db, const struct evidence_span *sp, double prior, int order, struct cands *cs)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT s.start_line, s.end_line, s.qualname, s.signature, s.docstring, s.kind "
+                           "FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ?1 "
+                           "AND s.start_line >= ?2 AND s.end_line <= ?3 AND s.kind != 'variable' "
+                           "AND s.end_line - s.start_line < ?4 ORDER BY s.start_line",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, sp->path, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, sp->start_line);
+    sqlite3_bind_int(st, 3, sp->end_line);
+    sqlite3_bind_int(st, 4, ANSWER_REFINE_LINES);
+    size_t added = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
+        char *text = text_lines(sp->text, sp->start_line, a, b);
+        if (!text) continue;
+        struct cand *c = cands_add(cs, sp, a, b, text, prior, order);
+        free(c->sp.label);
+        c->sp.label = col_dup(st, 3);
+        c->qual = col_dup(st, 2);
+        c->sig = col_dup(st, 3);
+        c->doc = col_dup(st, 4);
+        c->kind = col_dup(st, 5);
+        c->big = order;
+        added++;
+    }
+    sqlite3_finalize(st);
+    return added;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->order - y->order;
+}
+
+/* First sentence (or first line) of a docstring, trimmed; caller frees. */
+static char *first_sentence(const char *doc)
+{
+    while (*doc && isspace((unsigned char)*doc)) doc++;
+    const char *e = doc;
+    while (*e && *e != '\n' && !(*e == '.' && (e[1] == ' ' || e[1] == '\n' || !e[1]))) e++;
+    if (*e == '.') e++;
+    return xstrndup(doc, (size_t)(e - doc));
+}
+
+/* The docstring written in a span's text (after its def/class line), when
+ * the index did not give one. */
+static char *doc_from_text(const char *text)
+{
+    if (!text) return NULL;
+    const char *p = strstr(text, "\"\"\"");
+    const char *q = strstr(text, "'''");
+    if (!p || (q && q < p)) p = q;
+    if (!p || p - text > 400) return NULL;
+    const char *delim = p[0] == '"' ? "\"\"\"" : "'''";
+    const char *e = strstr(p + 3, delim);
+    if (!e) return NULL;
+    return xstrndup(p + 3, (size_t)(e - p - 3));
+}
+
+struct line_pick {
+    int line;
+    double score;
+};
+
+static int cmp_pick(const void *a, const void *b)
+{
+    const struct line_pick *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->line - y->line;
+}
+
+static int cmp_pick_line(const void *a, const void *b)
+{
+    return ((const struct line_pick *)a)->line - ((const struct line_pick *)b)->line;
+}
+
+/* The up to k lines of a verbatim span that match the question best. */
+static size_t decisive_lines(const struct qparse *q, const struct cand *c, size_t k, struct line_pick *out)
+{
+    if (!c->sp.text || c->sp.elided) return 0;
+    size_t n = 0, cap = 0;
+    struct line_pick *all = NULL;
+    const char *p = c->sp.text;
+    int line = c->sp.start_line;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        const char *s = p;
+        while (s < p + len && isspace((unsigned char)*s)) s++;
+        int skip = s == p + len || line == c->sp.start_line || !strncmp(s, "\"\"\"", 3) || !strncmp(s, "'''", 3);
+        if (!skip) {
+            double sc = qparse_match(q, p, len, NULL);
+            for (size_t i = 0; i < q->nids; i++)
+                if (len >= strlen(q->ids[i].base) && memmem(p, len, q->ids[i].base, strlen(q->ids[i].base))) sc += 0.3;
+            if (sc > 0) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 32;
+                    all = xrealloc(all, cap * sizeof *all);
+                }
+                all[n].line = line;
+                all[n].score = sc;
+                n++;
+            }
+        }
+        if (!nl) break;
+        p = nl + 1;
+        line++;
+    }
+    if (n) qsort(all, n, sizeof *all, cmp_pick);
+    if (n > k) n = k;
+    memcpy(out, all, n * sizeof *out);
+    free(all);
+    qsort(out, n, sizeof *out, cmp_pick_line);
+    return n;
+}
+
+static void quote_lines(struct buf *b, const struct cand *c, const struct line_pick *picks, size_t n)
+{
+    if (!n) return;
+    buf_adds(b, "\n   ```\n");
+    for (size_t i = 0; i < n; i++) {
+        char *l = text_lines(c->sp.text, c->sp.start_line, picks[i].line, picks[i].line);
+        if (!l) continue;
+        const char *s = l;
+        while (*s == ' ' || *s == '\t') s++;
+        buf_printf(b, "   %d: %.160s\n", picks[i].line, s);
+        free(l);
+    }
+    buf_adds(b, "   ```\n");
+}
+
+static const char *display_name(const struct cand *c, char *out, size_t outlen)
+{
+    if (c->qual) snprintf(out, outlen, "%s", c->qual);
+    else if (c->sp.label) snprintf(out, outlen, "%s", c->sp.label);
+    else snprintf(out, outlen, "lines %d-%d", c->sp.start_line, c->sp.end_line);
+    return out;
+}
+
+/* Is name called in text (name followed by '(' after a non-word byte)? Line
+ * number of the first call, or 0. */
+static int calls_at(const struct cand *c, const char *name)
+{
+    size_t nl = strlen(name);
+    if (!c->sp.text || nl < 2 || c->sp.elided) return 0;
+    const char *t = c->sp.text;
+    int line = c->sp.start_line;
+    for (const char *p = t; *p; p++) {
+        if (*p == '\n') { line++; continue; }
+        if (strncmp(p, name, nl) || p[nl] != '(') continue;
+        if (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        /* not the definition itself */
+        if (p - t >= 4 && !strncmp(p - 4, "def ", 4)) continue;
+        return line;
+    }
+    return 0;
+}
+
+static void relations(const struct cand *sel, size_t n, struct buf *b)
+{
+    int any = 0;
+    char ni[128], nj[128], di[256], dj[256];
+    for (size_t i = 0; i < n; i++) {
+        short_name(&sel[i], ni, sizeof ni);
+        display_name(&sel[i], di, sizeof di);
+        for (size_t j = 0; j < n; j++) {
+            if (i == j) continue;
+            short_name(&sel[j], nj, sizeof nj);
+            if (!*nj || !strcmp(ni, nj)) continue;
+            int at = calls_at(&sel[i], nj);
+            if (!at) continue;
+            display_name(&sel[j], dj, sizeof dj);
+            if (!any) buf_adds(b, "\n**Relations seen in the code:**\n\n");
+            any = 1;
+            buf_printf(b, "- `%s` calls `%s` (`%s:%d`)\n", di, dj, sel[i].sp.path, at);
+        }
+        const char *sig = sel[i].sig ? sel[i].sig : sel[i].sp.label;
+        if (sel[i].kind && !strcmp(sel[i].kind, "class") && sig) {
+            const char *lp = strchr(sig, '('), *rp = lp ? strrchr(lp, ')') : NULL;
+            if (lp && rp && rp > lp + 1) {
+                if (!any) buf_adds(b, "\n**Relations seen in the code:**\n\n");
+                any = 1;
+                buf_printf(b, "- `%s` inherits from `%.*s`\n", di, (int)(rp - lp - 1), lp + 1);
+            }
+        }
+    }
+}
+
+static const char *lead(enum qtype t)
+{
+    switch (t) {
+    case QTYPE_WHERE: return "The code this question is about is located here, most relevant first:";
+    case QTYPE_WHAT: return "What the repository's code defines for this, most relevant first:";
+    case QTYPE_HOW: return "How it works, following the code that implements it:";
+    case QTYPE_WHY: return "Why, as far as the code and its documentation state it:";
+    case QTYPE_OTHER: break;
+    }
+    return "The relevant code, most relevant first:";
+}
+
+/* For how-questions: order the selection so that a caller comes before what
+ * it calls, keeping the relevance order otherwise. */
+static void order_by_calls(struct cand *sel, size_t n)
+{
+    char nj[128];
+    for (size_t pass = 0; pass < n; pass++) {
+        int moved = 0;
+        for (size_t i = 1; i < n && !moved; i++) {
+            for (size_t j = 0; j < i; j++) {
+                short_name(&sel[j], nj, sizeof nj);
+                char ni[128];
+                short_name(&sel[i], ni, sizeof ni);
+                /* sel[j] is called by the later sel[i] and does not call it back */
+                if (*nj && calls_at(&sel[i], nj) && !(*ni && calls_at(&sel[j], ni))) {
+                    struct cand tmp = sel[i];
+                    memmove(&sel[j + 1], &sel[j], (i - j) * sizeof *sel);
+                    sel[j] = tmp;
+                    moved = 1;
+                    break;
+                }
+            }
+        }
+        if (!moved) break;
+    }
+}
+
+int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
+                 char **markdown, struct evidence *cites, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    size_t max = opts && opts->max_cites ? opts->max_cites : ANSWER_MAX_CITES;
+    struct buf b = BUF_INIT;
+    *markdown = NULL;
+    if (!pool || pool->n == 0) {
+        buf_printf(&b, "No code in the repository was found that matches this question, so nothing can be "
+                        "cited. Try naming a class, function or file, or other words for what the code does.\n");
+        if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
+        *markdown = buf_take(&b);
+        return 0;
+    }
+
+    struct cands cs = {0};
+    for (size_t i = 0; i < pool->n; i++) {
+        const struct evidence_span *sp = &pool->v[i];
+        if (!sp->path || sp->start_line < 1 || sp->end_line < sp->start_line) continue;
+        int dup = 0;
+        for (size_t k = 0; k < cs.n && !dup; k++)
+            if (!strcmp(cs.v[k].sp.path, sp->path) && cs.v[k].sp.start_line == sp->start_line &&
+                cs.v[k].sp.end_line == sp->end_line)
+                dup = 1;
+        if (dup) continue;
+        double prior = sp->score > 0 && sp->score <= 1 ? sp->score : 0;
+        int lines = sp->end_line - sp->start_line + 1;
+        if (lines > ANSWER_REFINE_LINES && db && !sp->elided && sp->text) refine(db, sp, prior, (int)i, &cs);
+        struct cand *c = cands_add(&cs, sp, sp->start_line, sp->end_line, sp->text ? xstrdup(sp->text) : NULL,
+                                   prior, (int)i);
+        enclosing(db, c);
+    }
+    for (size_t i = 0; i < cs.n; i++) score_cand(q, opts, &cs.v[i]);
+    qsort(cs.v, cs.n, sizeof *cs.v, cmp_cand);
+
+    /* Selection: best first, no overlap within a file, a few per file, at most
+     * two cut from the same long span. */
+    struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
+    size_t nsel = 0;
+    for (size_t i = 0; i < cs.n && nsel < max; i++) {
+        const struct cand *c = &cs.v[i];
+        int per_file = 0, per_big = 0, overlap = 0;
+        for (size_t k = 0; k < nsel; k++) {
+            if (strcmp(sel[k].sp.path, c->sp.path)) continue;
+            per_file++;
+            if (c->big >= 0 && sel[k].big == c->big) per_big++;
+            if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;
+        }
+        if (overlap || per_file >= ANSWER_PER_FILE || per_big >= 2) continue;
+        if (nsel > 0 && c->score <= 0) break;   /* nothing of the question in it */
+        sel[nsel++] = *c;
+    }
+    if (q->type == QTYPE_HOW) order_by_calls(sel, nsel);
+
+    buf_printf(&b, "%s\n\n", lead(q->type));
+    char name[256];
+    for (size_t i = 0; i < nsel; i++) {
+        const struct cand *c = &sel[i];
+        display_name(c, name, sizeof name);
+        buf_printf(&b, "%zu. `%s:%d-%d`", i + 1, c->sp.path, c->sp.start_line, c->sp.end_line);
+        if (c->qual || c->sp.label) buf_printf(&b, " — `%s`", name);
+        const char *sig = c->sig ? c->sig : NULL;
+        if (sig && c->qual && strcmp(sig, name)) buf_printf(&b, ": `%.200s`", sig);
+        char *doc = c->doc ? xstrdup(c->doc) : (c->sp.end_line - c->sp.start_line < ANSWER_REFINE_LINES
+                                                    ? doc_from_text(c->sp.text) : NULL);
+        if (doc) {
+            char *fs = first_sentence(doc);
+            if (*fs) buf_printf(&b, "\n   %s says: \"%s\"", c->kind && !strcmp(c->kind, "class") ? "Its docstring" : "Its documentation", fs);
+            free(fs);
+            free(doc);
+        }
+        buf_addc(&b, '\n');
+        struct line_pick picks[3];
+        size_t np = decisive_lines(q, c, q->type == QTYPE_WHERE ? 1 : 2, picks);
+        quote_lines(&b, c, picks, np);
+    }
+    relations(sel, nsel, &b);
+    if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
+
+    for (size_t i = 0; i < nsel; i++) {
+        struct evidence_span *sp = evidence_add(cites, sel[i].sp.path, sel[i].sp.start_line, sel[i].sp.end_line,
+                                                sel[i].sp.text, sel[i].qual ? sel[i].qual : sel[i].sp.label,
+                                                sel[i].score);
+        sp->elided = sel[i].sp.elided;
+    }
+    free(sel);
+    for (size_t i = 0; i < cs.n; i++) cand_free(&cs.v[i]);
+    free(cs.v);
+    *markdown = buf_take(&b);
+    return 0;
+}
+
+size_t answer_verify(const struct evidence *seen, struct evidence *cites)
+{
+    size_t w = 0, dropped = 0;
+    for (size_t i = 0; i < cites->n; i++) {
+        struct evidence_span *c = &cites->v[i];
+        if (c->path && c->start_line >= 1 && c->end_line >= c->start_line &&
+            evidence_covers(seen, c->path, c->start_line, c->end_line)) {
+            cites->v[w++] = *c;
+        } else {
+            free(c->path);
+            free(c->text);
+            free(c->label);
+            dropped++;
+        }
+    }
+    cites->n = w;
+    return dropped;
+}

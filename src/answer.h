@@ -1,0 +1,65 @@
+/*
+ * answer: the extractive answer used by the offline policy and by the RAG
+ * modes. From a pool of evidence spans (everything the trajectory or the
+ * retriever saw) it picks the spans that best match the question, names them
+ * as locations (path:start-end) with their signatures and docstrings, states
+ * the relations seen between them (which calls which, which inherits from
+ * which), quotes the decisive lines, and arranges all of it by question type:
+ *
+ *   where  the locations first, most relevant first;
+ *   what   the definitions and what their documentation says;
+ *   how    the steps, ordered along the calls seen between the spans;
+ *   why    the documentation and comments that state intent, then the code.
+ *
+ * It never writes anything it did not read: every sentence is a name, a
+ * docstring, a comment or a code line from a span, and every citation is a
+ * span of the pool or a definition lying inside one (answer_verify checks
+ * that independently).
+ *
+ * Ranking: a span scores by the idf-weighted share of the question's terms in
+ * its text, its name and its path (qparse_match), a bonus when it defines a
+ * name the question writes literally, its order of discovery (the span's
+ * `score` field carries that prior, 0-1, set by the caller) and a penalty for
+ * sheer length. Spans longer than ANSWER_REFINE_LINES compete with the
+ * definitions inside them when the index is at hand.
+ */
+#ifndef DRQA_ANSWER_H
+#define DRQA_ANSWER_H
+
+#include "evidence.h"
+#include "qparse.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#define ANSWER_MAX_CITES 6
+#define ANSWER_PER_FILE 2
+#define ANSWER_REFINE_LINES 60
+
+struct answer_opts {
+    size_t max_cites;        /* 0: ANSWER_MAX_CITES */
+    const char *note;        /* a closing line (e.g. which mode produced it); may be NULL */
+    /* Files the question's words concentrate in (qparse_windows), best first;
+     * a span in one of them ranks higher in proportion to the window's score.
+     * May be NULL. */
+    const struct qwindow *prior;
+    size_t nprior;
+};
+
+/* Builds the Markdown answer into *markdown (caller frees) and appends the
+ * citations, most important first, to cites (path, lines, text, label).
+ * db (may be NULL) gives qualified names, docstrings and the definitions
+ * inside long spans. When pool is empty the answer says that nothing was
+ * found and cites nothing. Returns 0, or -1 with a message. */
+int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
+                 char **markdown, struct evidence *cites, char *err, size_t errlen);
+
+/* Removes from cites every span that no span of seen covers; returns the
+ * number removed. */
+size_t answer_verify(const struct evidence *seen, struct evidence *cites);
+
+/* Relevance of one span to the question as used for ranking (without the
+ * discovery prior): 0 and up, about 0-2. */
+double answer_span_relevance(const struct qparse *q, const struct evidence_span *sp);
+
+#endif

@@ -1,0 +1,463 @@
+/*
+ * engine: one question, headless, in any mode (see engine.h). Owns the
+ * per-thread pieces (connection, action context, policy) and the glue
+ * callbacks the search engine calls: executor and curator.
+ */
+#include "engine.h"
+#include "action.h"
+#include "answer.h"
+#include "config.h"
+#include "curate.h"
+#include "index.h"
+#include "mcts.h"
+#include "policy_offline.h"
+#include "qparse.h"
+#include "search.h"
+#include "semantic.h"
+#include "store.h"
+#include "transcript.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct engine_shared {
+    const struct drqa_opts *o;
+    enum engine_mode mode;
+    struct drqa_config cfg;
+    char *repo_abs, *index_path;
+    char policy_line[256];
+};
+
+struct engine {
+    const struct engine_shared *sh;
+    sqlite3 *db;
+    struct action_ctx actx;
+    struct offline_policy *offline;
+};
+
+int engine_parse_mode(const char *s, enum engine_mode *out)
+{
+    if (!s || !*s || !strcmp(s, "mcts")) *out = ENGINE_MCTS;
+    else if (!strcmp(s, "direct")) *out = ENGINE_DIRECT;
+    else if (!strcmp(s, "rag-function")) *out = ENGINE_RAG_FUNCTION;
+    else if (!strcmp(s, "rag-window")) *out = ENGINE_RAG_WINDOW;
+    else return -1;
+    return 0;
+}
+
+const char *engine_mode_name(enum engine_mode m)
+{
+    switch (m) {
+    case ENGINE_MCTS: return "mcts";
+    case ENGINE_DIRECT: return "direct";
+    case ENGINE_RAG_FUNCTION: return "rag-function";
+    case ENGINE_RAG_WINDOW: return "rag-window";
+    }
+    return "mcts";
+}
+
+static pthread_once_t register_once = PTHREAD_ONCE_INIT;
+static int register_rc;
+static char register_err[256];
+
+static void register_semantic(void)
+{
+    register_rc = semantic_action_register(NULL, register_err, sizeof register_err);
+}
+
+int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, int *usage, char *err, size_t errlen)
+{
+    *out = NULL;
+    *usage = 1;
+    struct engine_shared *sh = xcalloc(1, sizeof *sh);
+    sh->o = o;
+    if (engine_parse_mode(o->mode, &sh->mode)) {
+        snprintf(err, errlen, "unknown --mode '%s'; use mcts, direct, rag-function or rag-window", o->mode);
+        goto fail;
+    }
+    if (config_load(&sh->cfg, o, err, errlen)) goto fail;
+    if (sh->cfg.policy == POLICY_LLM) {
+        snprintf(err, errlen, "the llm policy (model %s) cannot answer headless questions in this version yet; "
+                              "use --policy offline",
+                 sh->cfg.model ? sh->cfg.model : "?");
+        goto fail;
+    }
+    config_describe(&sh->cfg, sh->policy_line, sizeof sh->policy_line);
+    sqlite3 *db = NULL;
+    if (index_ensure_ex(o, NULL, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) {
+        /* a missing repository is the caller's fault; an unreadable index is not */
+        *usage = strstr(err, "does not exist") || strstr(err, "not a directory") || strstr(err, "no repository");
+        goto fail;
+    }
+    *usage = 0;
+    pthread_once(&register_once, register_semantic);
+    if (register_rc) {
+        snprintf(err, errlen, "cannot register SemanticSearch: %s", register_err);
+        sqlite3_close(db);
+        goto fail;
+    }
+    /* fit (or load) the local vectors once, before threads share the index */
+    if (!o->no_semantic && semantic_prepare(db, NULL, err, errlen)) {
+        semantic_forget(db);
+        sqlite3_close(db);
+        goto fail;
+    }
+    semantic_forget(db);
+    sqlite3_close(db);
+    *out = sh;
+    return 0;
+fail:
+    engine_shared_free(sh);
+    return -1;
+}
+
+void engine_shared_free(struct engine_shared *sh)
+{
+    if (!sh) return;
+    config_free(&sh->cfg);
+    free(sh->repo_abs);
+    free(sh->index_path);
+    free(sh);
+}
+
+const char *engine_policy_line(const struct engine_shared *sh) { return sh->policy_line; }
+const char *engine_policy_name(const struct engine_shared *sh) { return sh->cfg.policy == POLICY_LLM ? "llm" : "offline"; }
+enum engine_mode engine_mode_of(const struct engine_shared *sh) { return sh->mode; }
+
+int engine_open(const struct engine_shared *sh, struct engine **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct engine *e = xcalloc(1, sizeof *e);
+    e->sh = sh;
+    if (store_open(sh->index_path, 1, &e->db, NULL, err, errlen)) {
+        free(e);
+        return -1;
+    }
+    sqlite3_busy_timeout(e->db, 5000);
+    action_ctx_init(&e->actx, e->db, sh->repo_abs);
+    struct offline_config oc = {.db = e->db, .actx = &e->actx, .no_semantic = sh->o->no_semantic};
+    e->offline = offline_policy_new(&oc);
+    *out = e;
+    return 0;
+}
+
+void engine_close(struct engine *e)
+{
+    if (!e) return;
+    offline_policy_free(e->offline);
+    action_ctx_release(&e->actx);
+    semantic_forget(e->db);
+    sqlite3_close(e->db);
+    free(e);
+}
+
+/* ------------------------------------------------- executor and curator */
+
+static int ex_execute(void *ctx, const char *name, const cJSON *args, struct evidence *raw, char **text, char *err,
+                      size_t errlen)
+{
+    struct engine *e = ctx;
+    if (e->sh->o->no_semantic && name && !strcmp(name, "SemanticSearch")) {
+        snprintf(err, errlen, "SemanticSearch is switched off (--no-semantic); use FindClass, FindFunction, "
+                              "FindCodeSnippet or FindReferences");
+        return -1;
+    }
+    struct action_result r;
+    int rc = action_run(&e->actx, name, args, &r, err, errlen);
+    if (rc != ACTION_OK) {
+        action_result_free(&r);
+        return -1;
+    }
+    evidence_copy(raw, &r.ev);
+    /* notes and listings here; the curator renders the spans it keeps */
+    struct evidence spans = r.ev;
+    r.ev = (struct evidence)EVIDENCE_INIT;
+    *text = action_result_render(&r, 0);
+    r.ev = spans;
+    action_result_free(&r);
+    return 0;
+}
+
+static int cu_curate(void *ctx, const char *question, const char *action, const struct evidence *raw,
+                     const char *raw_text, struct evidence *curated, char **text, struct policy_usage *usage,
+                     char *err, size_t errlen)
+{
+    (void)ctx;
+    (void)action;
+    (void)usage;
+    (void)err;
+    (void)errlen;
+    curate(question, raw, ENGINE_CURATE_BUDGET, curated);
+    struct buf b = BUF_INIT;
+    if (raw_text && *raw_text) {
+        buf_adds(&b, raw_text);
+        if (!str_ends(raw_text, "\n")) buf_addc(&b, '\n');
+    }
+    for (size_t i = 0; i < curated->n; i++) {
+        const struct evidence_span *sp = &curated->v[i];
+        buf_printf(&b, "%s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, sp->label ? "  " : "",
+                   sp->label ? sp->label : "");
+        if (sp->text && *sp->text) {
+            buf_adds(&b, sp->text);
+            if (!str_ends(sp->text, "\n")) buf_addc(&b, '\n');
+        }
+    }
+    *text = buf_take(&b);
+    return 0;
+}
+
+/* ------------------------------------------------------------- results */
+
+void engine_result_free(struct engine_result *r)
+{
+    if (!r) return;
+    free(r->question);
+    free(r->answer);
+    evidence_free(&r->cites);
+    evidence_free(&r->evidence);
+    free(r->stop_reason);
+    free(r->error);
+    memset(r, 0, sizeof *r);
+}
+
+static void add_unique_span(struct evidence *dst, const struct evidence_span *sp)
+{
+    for (size_t i = 0; i < dst->n; i++)
+        if (!strcmp(dst->v[i].path, sp->path) && dst->v[i].start_line == sp->start_line &&
+            dst->v[i].end_line == sp->end_line)
+            return;
+    evidence_add(dst, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided = sp->elided;
+}
+
+/* ---------------------------------------------------------------- modes */
+
+static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
+{
+    const struct drqa_opts *o = e->sh->o;
+    struct search_config sc;
+    search_config_from_opts(&sc, o);
+    struct policy pol;
+    offline_policy_set_iterations(e->offline, sc.iterations);
+    offline_policy_bind(e->offline, &pol);
+    struct policy_executor ex = {e, ex_execute};
+    struct policy_curator cu = {e, cu_curate};
+    struct search *s = search_new(&sc, &pol, &ex, &cu, question);
+    while (search_step(s)) {
+    }
+    struct search_answer *a = search_answer(s);
+    const struct mcts_tree *t = search_tree(s);
+    r->answer = xstrdup(a->markdown ? a->markdown : "");
+    evidence_copy(&r->cites, &a->cites);
+    for (size_t i = 0; i < a->npath; i++) {
+        const struct mcts_node *n = mcts_node(t, a->path[i]);
+        for (size_t k = 0; k < n->obs.n; k++) add_unique_span(&r->evidence, &n->obs.v[k]);
+    }
+    r->iterations = t->iterations;
+    r->tokens_in = t->tokens_in;
+    r->tokens_out = t->tokens_out;
+    r->stop_reason = xstrdup(search_stop_name(search_stop_reason(s)));
+    if (a->error) log_msg("engine: %s", a->error);
+    if (stem) {
+        struct transcript_config tc = {0};
+        tc.repo = e->sh->repo_abs;
+        tc.index_path = e->sh->index_path;
+        tc.mode = "mcts";
+        tc.policy = engine_policy_name(e->sh);
+        tc.iterations = sc.iterations;
+        tc.max_expand = sc.max_expand;
+        tc.parallel = 1;
+        tc.seed = sc.seed;
+        tc.budget_tokens = sc.budget_tokens;
+        tc.exploration = sc.exploration;
+        tc.no_mcts = sc.no_mcts;
+        tc.no_perception = sc.no_perception;
+        tc.no_evaluation = sc.no_evaluation;
+        tc.no_semantic = o->no_semantic;
+        cJSON *cj = transcript_config_json(&tc);
+        char err[512];
+        char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
+        if (transcript_save(jp, t, cj, a, err, sizeof err) || transcript_save_markdown(mp, t, a, err, sizeof err))
+            r->error = xasprintf("cannot write the transcript: %s", err);
+        free(jp);
+        free(mp);
+        cJSON_Delete(cj);
+    }
+    search_answer_free(a);
+    search_free(s);
+}
+
+static int rag_function(struct engine *e, const char *question, struct evidence *pool, char *err, size_t errlen)
+{
+    struct evidence found = EVIDENCE_INIT;
+    struct semantic_query q = {0};
+    q.text = question;
+    q.category = SEMANTIC_ANY;
+    q.top_k = 3 * ENGINE_RAG_TOP;
+    q.mode = e->sh->o->no_semantic ? SEMANTIC_BM25 : SEMANTIC_HYBRID;
+    if (semantic_search(e->db, &q, &found, err, errlen) < 0) {
+        evidence_free(&found);
+        return -1;
+    }
+    size_t rank = 0;
+    for (size_t i = 0; i < found.n && rank < ENGINE_RAG_TOP; i++) {
+        const struct evidence_span *sp = &found.v[i];
+        if (sp->label && !strncmp(sp->label, "module lines", 12)) continue;   /* functions and classes only */
+        evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, 1.0 / (1.0 + (double)rank))
+            ->elided = sp->elided;
+        rank++;
+    }
+    evidence_free(&found);
+    return 0;
+}
+
+/* Lines [a, b] of the indexed file path (caller frees), or NULL. */
+static char *file_lines(sqlite3 *db, const char *path, int a, int b)
+{
+    sqlite3_stmt *st;
+    char *out = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT text FROM files WHERE path = ?", -1, &st, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        const char *p = text;
+        for (int l = 1; l < a && p; l++) {
+            p = strchr(p, '\n');
+            if (p) p++;
+        }
+        if (p) {
+            const char *q = p;
+            for (int l = a; l <= b && *q; l++) {
+                const char *nl = strchr(q, '\n');
+                if (!nl) { q += strlen(q); break; }
+                q = l < b ? nl + 1 : nl;
+            }
+            out = xstrndup(p, (size_t)(q - p));
+        }
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+static int rag_window(struct engine *e, const struct qparse *q, struct evidence *pool, char *err, size_t errlen)
+{
+    struct qwindow *w;
+    int n = qparse_windows(q, e->db, ENGINE_WINDOW_LINES, ENGINE_WINDOW_OVERLAP, ENGINE_RAG_TOP, &w, err, errlen);
+    if (n < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        char *text = file_lines(e->db, w[i].path, w[i].start_line, w[i].end_line);
+        char label[64];
+        snprintf(label, sizeof label, "lines %d-%d", w[i].start_line, w[i].end_line);
+        evidence_add(pool, w[i].path, w[i].start_line, w[i].end_line, text ? text : "", label, 1.0 / (1.0 + i));
+        free(text);
+    }
+    qparse_windows_free(w, (size_t)n);
+    return 0;
+}
+
+int engine_ask(struct engine *e, const char *question, const char *stem, struct engine_result *r)
+{
+    memset(r, 0, sizeof *r);
+    int64_t t0 = now_ms();
+    r->question = xstrdup(question ? question : "");
+    r->mode = engine_mode_name(e->sh->mode);
+    r->policy = engine_policy_name(e->sh);
+    char err[1024] = "";
+    struct qparse q;
+    if (qparse_question(r->question, &q, err, sizeof err)) {
+        r->error = xstrdup(err);
+        qparse_free(&q);
+        r->wall_ms = now_ms() - t0;
+        return -1;
+    }
+    qparse_weigh(&q, e->db);
+    switch (e->sh->mode) {
+    case ENGINE_MCTS:
+        run_mcts(e, r->question, stem, r);
+        break;
+    case ENGINE_DIRECT:
+        r->answer = xstrdup("No answer: direct mode gives the policy no repository context, and the offline policy "
+                            "has no model and no knowledge of its own to answer from. Use --mode mcts, rag-function "
+                            "or rag-window, or configure a model (--model) for direct prompting.\n");
+        break;
+    case ENGINE_RAG_FUNCTION:
+    case ENGINE_RAG_WINDOW: {
+        int rc = e->sh->mode == ENGINE_RAG_FUNCTION ? rag_function(e, r->question, &r->evidence, err, sizeof err)
+                                                    : rag_window(e, &q, &r->evidence, err, sizeof err);
+        if (rc) {
+            r->error = xstrdup(err);
+            break;
+        }
+        struct answer_opts ao = {0};
+        ao.note = e->sh->mode == ENGINE_RAG_FUNCTION ? "Retrieved: the top function and class chunks by SemanticSearch."
+                                                     : "Retrieved: the top 500-line windows by BM25.";
+        if (answer_build(&q, &r->evidence, e->db, &ao, &r->answer, &r->cites, err, sizeof err)) {
+            r->error = xstrdup(err);
+            break;
+        }
+        size_t dropped = answer_verify(&r->evidence, &r->cites);
+        if (dropped) log_msg("engine: %zu citations not covered by the retrieved evidence were dropped", dropped);
+        break;
+    }
+    }
+    qparse_free(&q);
+    r->wall_ms = now_ms() - t0;
+    return r->error ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- output */
+
+cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+    if (r->question) cJSON_AddStringToObject(o, "question", r->question);
+    else cJSON_AddNullToObject(o, "question");
+    if (r->answer) cJSON_AddStringToObject(o, "answer", r->answer);
+    else cJSON_AddNullToObject(o, "answer");
+    cJSON *c = cJSON_AddArrayToObject(o, "citations");
+    for (size_t i = 0; i < r->cites.n; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "path", r->cites.v[i].path);
+        cJSON_AddNumberToObject(x, "start_line", r->cites.v[i].start_line);
+        cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
+        cJSON_AddItemToArray(c, x);
+    }
+    cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
+    for (size_t i = 0; i < r->evidence.n; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "path", r->evidence.v[i].path);
+        cJSON_AddNumberToObject(x, "start_line", r->evidence.v[i].start_line);
+        cJSON_AddNumberToObject(x, "end_line", r->evidence.v[i].end_line);
+        cJSON_AddStringToObject(x, "text", r->evidence.v[i].text ? r->evidence.v[i].text : "");
+        cJSON_AddItemToArray(ev, x);
+    }
+    cJSON_AddStringToObject(o, "mode", r->mode ? r->mode : "mcts");
+    cJSON_AddStringToObject(o, "policy", r->policy ? r->policy : "offline");
+    cJSON_AddNumberToObject(o, "iterations", r->iterations);
+    cJSON *tk = cJSON_AddObjectToObject(o, "tokens");
+    cJSON_AddNumberToObject(tk, "input", (double)r->tokens_in);
+    cJSON_AddNumberToObject(tk, "output", (double)r->tokens_out);
+    cJSON_AddNumberToObject(o, "wall_ms", (double)r->wall_ms);
+    if (r->error) cJSON_AddStringToObject(o, "error", r->error);
+    else cJSON_AddNullToObject(o, "error");
+    return o;
+}
+
+char *engine_result_markdown(const struct engine_result *r)
+{
+    struct buf b = BUF_INIT;
+    buf_adds(&b, r->answer ? r->answer : "");
+    if (!str_ends(buf_str(&b), "\n")) buf_addc(&b, '\n');
+    if (r->cites.n) {
+        buf_adds(&b, "\n**Citations:**\n\n");
+        for (size_t i = 0; i < r->cites.n; i++) {
+            const struct evidence_span *c = &r->cites.v[i];
+            buf_printf(&b, "- `%s:%d-%d`%s%s%s\n", c->path, c->start_line, c->end_line, c->label ? " `" : "",
+                       c->label ? c->label : "", c->label ? "`" : "");
+        }
+    }
+    return buf_take(&b);
+}

@@ -1,0 +1,89 @@
+/*
+ * engine: the glue that answers one question headless. It builds
+ *   - the executor: the action engine (action.h) on a connection of its own,
+ *     with SemanticSearch refused under --no-semantic;
+ *   - the curator: rule-based evidence curation (curate.h) within a budget;
+ *   - the policy chosen by the configuration (config.h);
+ * and runs one question in a mode of the paper's Tables 2-3:
+ *   mcts          Algorithm 1 (search.h) with the ablations of the options;
+ *   direct        no repository context at all: without a model it can only
+ *                 say so, and it does, citing nothing;
+ *   rag-function  the top-10 function/class chunks by SemanticSearch;
+ *   rag-window    the top-10 windows of 500 lines (50 overlapping) by BM25
+ *                 over the question's terms, computed on the fly;
+ * returning the answer, its citations (verified against the evidence the mode
+ * saw), that evidence, and the statistics a batch line records.
+ *
+ * Threads: engine_shared_open() runs once in the main thread (it brings the
+ * index up to date and registers SemanticSearch); then every thread opens
+ * its own struct engine (its own read-only sqlite connection) and asks its
+ * questions through it.
+ */
+#ifndef DRQA_ENGINE_H
+#define DRQA_ENGINE_H
+
+#include "evidence.h"
+#include "opts.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+enum engine_mode { ENGINE_MCTS, ENGINE_DIRECT, ENGINE_RAG_FUNCTION, ENGINE_RAG_WINDOW };
+
+#define ENGINE_RAG_TOP 10
+#define ENGINE_WINDOW_LINES 500
+#define ENGINE_WINDOW_OVERLAP 50
+#define ENGINE_CURATE_BUDGET 4000   /* tokens (bytes / 4) of curated evidence per action */
+
+/* NULL or "" gives mcts. -1 on anything else. */
+int engine_parse_mode(const char *s, enum engine_mode *out);
+const char *engine_mode_name(enum engine_mode m);
+
+struct engine_shared;
+struct engine;
+
+/* Checks the options (mode, policy), brings the index of o->repo up to date
+ * and prepares SemanticSearch. o must outlive the result. Returns 0, or -1
+ * with a message naming what is wrong; *usage is set to 1 when the fault is
+ * the caller's (a missing repository, a bad mode), 0 otherwise. */
+int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, int *usage, char *err, size_t errlen);
+void engine_shared_free(struct engine_shared *sh);   /* accepts NULL */
+/* The line saying which policy answers (config_describe). */
+const char *engine_policy_line(const struct engine_shared *sh);
+const char *engine_policy_name(const struct engine_shared *sh);
+enum engine_mode engine_mode_of(const struct engine_shared *sh);
+
+/* One per thread. Returns 0, or -1 with a message. */
+int engine_open(const struct engine_shared *sh, struct engine **out, char *err, size_t errlen);
+void engine_close(struct engine *e);   /* accepts NULL */
+
+struct engine_result {
+    char *question;
+    char *answer;              /* Markdown; NULL when the question failed */
+    struct evidence cites;     /* most important first, verified, with text */
+    struct evidence evidence;  /* what the answer was drawn from, with text */
+    const char *mode, *policy; /* static strings */
+    int iterations;
+    long long tokens_in, tokens_out;
+    long long wall_ms;
+    char *stop_reason;         /* mcts: why the search stopped; else NULL */
+    char *error;               /* NULL on success */
+};
+
+/* Answers question. transcript_stem (may be NULL): for mcts, the search is
+ * written to STEM.json and STEM.md. Returns 0, or -1 with r->error set (r is
+ * always filled; engine_result_free it). */
+int engine_ask(struct engine *e, const char *question, const char *transcript_stem, struct engine_result *r);
+void engine_result_free(struct engine_result *r);   /* accepts NULL */
+
+/* The batch line: {"id","question","answer","citations":[{"path",
+ * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
+ * "text"}],"mode","policy","iterations","tokens":{"input","output"},
+ * "wall_ms","error"}. id is copied (NULL gives null). Caller deletes. */
+cJSON *engine_result_json(const struct engine_result *r, const cJSON *id);
+
+/* The Markdown printed by --ask: the answer and a list of its citations.
+ * Caller frees. */
+char *engine_result_markdown(const struct engine_result *r);
+
+#endif

@@ -1,0 +1,585 @@
+/*
+ * qparse: question analysis for the offline policy and the extractive answer
+ * (see qparse.h). Pure text processing plus one optional pass over the
+ * index's full-text table for term weights; no model, no guessing beyond the
+ * shapes of code names and a short list of English question-framing words.
+ */
+#include "qparse.h"
+#include "tok.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Words that frame a question about code rather than name what it is about.
+ * They are dropped from the content words (tok.h already drops English
+ * function words). Sorted for bsearch. */
+static const char *const framing[] = {
+    "actually", "approach", "code", "codebase", "component", "components", "define", "defined",
+    "describe", "design", "designed", "determine", "determines", "difference", "different",
+    "ensure", "ensures", "exactly", "explain", "file", "files", "find", "framework", "function",
+    "functions", "happen", "happens", "implement", "implementation", "implemented", "implementing",
+    "implements", "involved", "kind", "library", "locate", "located", "logic", "make", "makes",
+    "mean", "means", "mechanism", "method", "methods", "module", "modules", "one", "overall",
+    "particular", "project", "provide", "provided", "provides", "purpose", "rationale", "reason",
+    "relationship", "repo", "repository", "responsible", "role", "specific", "specifically",
+    "system", "various", "way", "ways", "work", "works",
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int is_framing(const char *w)
+{
+    return bsearch(&w, framing, sizeof framing / sizeof framing[0], sizeof framing[0], cmp_str) != NULL;
+}
+
+static int is_ident_start(unsigned char c) { return isalpha(c) || c == '_'; }
+static int is_ident_char(unsigned char c) { return isalnum(c) || c == '_'; }
+
+int qparse_code_shaped(const char *w, size_t n)
+{
+    int lower = 0, inner_upper = 0, under = 0, digit_after = 0, letters = 0, uppers = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)w[i];
+        if (c == '_' && i > 0 && i + 1 < n) under = 1;
+        if (islower(c)) lower = 1;
+        if (isupper(c) && i > 0 && lower) inner_upper = 1;
+        if (isupper(c)) uppers++;
+        if (isalpha(c)) letters++;
+        if (isdigit(c) && letters) digit_after = 1;
+    }
+    if (!letters) return 0;
+    return under || inner_upper || digit_after || (uppers >= 2 && lower);   /* HTTPResponse */
+}
+
+static const char *const file_exts[] = {".py", ".pyi", ".js", ".ts", ".java", ".go", ".c", ".h",
+                                        ".cfg", ".toml", ".ini", ".json", ".yaml", ".yml", ".md",
+                                        ".rst", ".txt", NULL};
+
+static int looks_like_file(const char *s, size_t n)
+{
+    for (int i = 0; file_exts[i]; i++) {
+        size_t el = strlen(file_exts[i]);
+        if (n > el && memcmp(s + n - el, file_exts[i], el) == 0 && is_ident_char((unsigned char)s[n - el - 1]))
+            return 1;
+    }
+    return 0;
+}
+
+/* A dotted or plain identifier: [A-Za-z_]\w*(\.[A-Za-z_]\w*)* */
+static int is_dotted_ident(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (!n) return 0;
+    while (i < n) {
+        if (!is_ident_start((unsigned char)s[i])) return 0;
+        while (i < n && is_ident_char((unsigned char)s[i])) i++;
+        if (i == n) return 1;
+        if (s[i] != '.') return 0;
+        i++;
+        if (i == n) return 0;
+    }
+    return 1;
+}
+
+static void push_str(char ***v, size_t *n, const char *s, size_t len)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strlen((*v)[i]) == len && memcmp((*v)[i], s, len) == 0) return;
+    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = xstrndup(s, len);
+}
+
+static void add_ident(struct qparse *q, const char *s, size_t n, int explicit_, int called)
+{
+    while (n && s[n - 1] == '.') n--;
+    if (!n) return;
+    for (size_t i = 0; i < q->nids; i++)
+        if (strlen(q->ids[i].name) == n && memcmp(q->ids[i].name, s, n) == 0) {
+            if (explicit_) q->ids[i].explicit_ = 1;
+            return;
+        }
+    struct qident id = {0};
+    id.name = xstrndup(s, n);
+    id.explicit_ = explicit_ || called;
+    const char *dot = strrchr(id.name, '.');
+    id.base = xstrdup(dot ? dot + 1 : id.name);
+    int all_caps = 1, has_alpha = 0;
+    for (const char *p = id.base; *p; p++) {
+        if (islower((unsigned char)*p)) all_caps = 0;
+        if (isalpha((unsigned char)*p)) has_alpha = 1;
+    }
+    if (has_alpha && all_caps && strlen(id.base) > 1) id.kind = QID_CONSTANT;
+    else if (isupper((unsigned char)id.base[0]) && !called) id.kind = QID_CLASS;
+    else id.kind = QID_FUNCTION;
+    if (dot && id.kind == QID_FUNCTION) {
+        /* Class.method: the part before the last dot is a class when capitalised */
+        const char *prev = dot;
+        while (prev > id.name && prev[-1] != '.') prev--;
+        if (isupper((unsigned char)*prev)) id.owner = xstrndup(prev, (size_t)(dot - prev));
+    }
+    q->ids = xrealloc(q->ids, (q->nids + 1) * sizeof *q->ids);
+    q->ids[q->nids++] = id;
+}
+
+/* Text between quotes: code to look up, an identifier, a file, or plain words. */
+static void quoted(struct qparse *q, const char *s, size_t n, int backtick, struct buf *plain)
+{
+    while (n && isspace((unsigned char)*s)) s++, n--;
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    if (!n) return;
+    size_t m = n;
+    if (m > 2 && s[m - 2] == '(' && s[m - 1] == ')') m -= 2;
+    if (looks_like_file(s, n) && !memchr(s, ' ', n)) {
+        push_str(&q->files, &q->nfiles, s, n);
+        return;
+    }
+    if (is_dotted_ident(s, m)) {
+        int shaped = qparse_code_shaped(s, m) || memchr(s, '.', m) || m < n;
+        if (backtick || shaped) {
+            add_ident(q, s, m, 1, m < n);
+            return;
+        }
+    }
+    int codey = backtick;
+    for (size_t i = 0; i < n && !codey; i++)
+        if (strchr("_.()=[]:<>{}/%*+", s[i])) codey = 1;
+    if (codey && n <= 200) {
+        push_str(&q->quotes, &q->nquotes, s, n);
+        return;
+    }
+    buf_addc(plain, ' ');
+    buf_add(plain, s, n);
+    buf_addc(plain, ' ');
+}
+
+/* The first interrogative decides the type; a few phrasings refine it. */
+static enum qtype classify(const char *question)
+{
+    char *low = str_lower(question);
+    enum qtype t = QTYPE_OTHER;
+    const char *p = low;
+    int words = 0;
+    while (*p && words < 40) {
+        while (*p && !isalpha((unsigned char)*p)) p++;
+        const char *w = p;
+        while (isalpha((unsigned char)*p)) p++;
+        size_t n = (size_t)(p - w);
+        if (!n) break;
+        words++;
+        const char *rest = p;
+#define IS(s) (n == strlen(s) && memcmp(w, s, n) == 0)
+        if (IS("where")) t = QTYPE_WHERE;
+        else if (IS("why")) t = QTYPE_WHY;
+        else if (IS("how")) t = QTYPE_HOW;
+        else if (IS("what") || IS("which") || IS("who")) {
+            t = QTYPE_WHAT;
+            /* "which file/module ...", "what is the purpose of ..." */
+            char next[3][24] = {"", "", ""};
+            const char *r = rest;
+            for (int k = 0; k < 3; k++) {
+                while (*r && !isalpha((unsigned char)*r)) r++;
+                const char *b = r;
+                while (isalpha((unsigned char)*r)) r++;
+                snprintf(next[k], sizeof next[k], "%.*s", (int)(r - b), b);
+            }
+            for (int k = 0; k < 3; k++) {
+                const char *x = next[k];
+                if (!strcmp(x, "file") || !strcmp(x, "files") || !strcmp(x, "module") ||
+                    !strcmp(x, "directory") || !strcmp(x, "package") || !strcmp(x, "path") ||
+                    !strcmp(x, "line") || !strcmp(x, "location"))
+                    t = QTYPE_WHERE;
+                if (!strcmp(x, "purpose") || !strcmp(x, "reason") || !strcmp(x, "rationale") ||
+                    !strcmp(x, "motivation"))
+                    t = QTYPE_WHY;
+            }
+        } else {
+            continue;
+        }
+#undef IS
+        break;
+    }
+    free(low);
+    return t;
+}
+
+struct term_acc { struct qparse *q; };
+
+static void add_term(const char *t, size_t n, void *ctx)
+{
+    struct qparse *q = ((struct term_acc *)ctx)->q;
+    for (size_t i = 0; i < q->nterms; i++)
+        if (strlen(q->terms[i]) == n && memcmp(q->terms[i], t, n) == 0) return;
+    q->terms = xrealloc(q->terms, (q->nterms + 1) * sizeof *q->terms);
+    q->weights = xrealloc(q->weights, (q->nterms + 1) * sizeof *q->weights);
+    q->terms[q->nterms] = xstrndup(t, n);
+    q->weights[q->nterms] = 1.0;
+    q->nterms++;
+}
+
+int qparse_question(const char *question, struct qparse *q, char *err, size_t errlen)
+{
+    memset(q, 0, sizeof *q);
+    if (!question) question = "";
+    q->type = classify(question);
+    size_t len = strlen(question);
+    struct buf plain = BUF_INIT;   /* the question with quoted parts taken out */
+
+    for (size_t i = 0; i < len;) {
+        unsigned char c = (unsigned char)question[i];
+        /* backticks, double quotes, curly double quotes, single quotes around code */
+        const char *close = NULL;
+        size_t open_len = 1, close_len = 1;
+        if (c == '`') close = "`";
+        else if (c == '"') close = "\"";
+        else if (c == 0xe2 && i + 2 < len && (unsigned char)question[i + 1] == 0x80 &&
+                 (unsigned char)question[i + 2] == 0x9c) {
+            close = "\xe2\x80\x9d";
+            open_len = 3;
+            close_len = 3;
+        } else if (c == '\'' && (i == 0 || !is_ident_char((unsigned char)question[i - 1]))) {
+            close = "'";
+        }
+        if (close) {
+            const char *start = question + i + open_len;
+            const char *end = strstr(start, close);
+            /* a single quote closes only before a non-word character */
+            while (end && *close == '\'' && is_ident_char((unsigned char)end[1])) end = strstr(end + 1, close);
+            if (end && end > start) {
+                quoted(q, start, (size_t)(end - start), c == '`', &plain);
+                i = (size_t)(end - question) + close_len;
+                continue;
+            }
+        }
+        buf_addc(&plain, (char)c);
+        i++;
+    }
+
+    /* Words and code names in what is left. */
+    const char *s = buf_str(&plain);
+    size_t n = plain.len;
+    struct buf words = BUF_INIT;
+    for (size_t i = 0; i < n;) {
+        if (!is_ident_char((unsigned char)s[i]) && (unsigned char)s[i] < 0x80) { i++; continue; }
+        size_t b = i;
+        while (i < n && (is_ident_char((unsigned char)s[i]) || (unsigned char)s[i] >= 0x80 ||
+                         (s[i] == '.' && i + 1 < n && is_ident_start((unsigned char)s[i + 1])) ||
+                         (s[i] == '/' && i + 1 < n && is_ident_char((unsigned char)s[i + 1]))))
+            i++;
+        size_t wl = i - b;
+        const char *w = s + b;
+        int called = i + 1 < n && s[i] == '(' && s[i + 1] == ')';
+        if (looks_like_file(w, wl) || memchr(w, '/', wl)) {
+            push_str(&q->files, &q->nfiles, w, wl);
+            buf_addc(&words, ' ');
+            buf_add(&words, w, wl);
+            continue;
+        }
+        const char *dot = memchr(w, '.', wl);
+        if (dot && is_dotted_ident(w, wl)) {
+            /* "e.g" and "i.e" are not code */
+            int longest = 0, cur = 0;
+            for (size_t k = 0; k < wl; k++) {
+                if (w[k] == '.') cur = 0;
+                else if (++cur > longest) longest = cur;
+            }
+            if (longest > 1) add_ident(q, w, wl, 0, called);
+            buf_addc(&words, ' ');
+            buf_add(&words, w, wl);
+            continue;
+        }
+        if (called || qparse_code_shaped(w, wl)) {
+            add_ident(q, w, wl, 0, called);
+            buf_addc(&words, ' ');
+            buf_add(&words, w, wl);
+            continue;
+        }
+        char *lw = xstrndup(w, wl);
+        for (char *p = lw; *p; p++) *p = (char)tolower((unsigned char)*p);
+        if (wl > 1 && !tok_is_stopword(lw, wl) && !is_framing(lw)) {
+            push_str(&q->words, &q->nwords, lw, wl);
+            buf_addc(&words, ' ');
+            buf_add(&words, w, wl);
+        }
+        free(lw);
+    }
+    /* Terms: of the content words and code names, then of quoted code. */
+    struct term_acc acc = {q};
+    tok_each(buf_str(&words), words.len, TOK_STOPWORDS, add_term, &acc);
+    for (size_t k = 0; k < q->nquotes; k++) tok_each(q->quotes[k], strlen(q->quotes[k]), TOK_STOPWORDS, add_term, &acc);
+    buf_free(&words);
+    buf_free(&plain);
+    q->total_weight = (double)q->nterms;
+    if (q->nterms == 0 && q->nids == 0 && q->nquotes == 0) {
+        snprintf(err, errlen, "the question '%.80s' has no words to look for; ask about something in the code",
+                 question);
+        return -1;
+    }
+    return 0;
+}
+
+void qparse_free(struct qparse *q)
+{
+    if (!q) return;
+    for (size_t i = 0; i < q->nids; i++) {
+        free(q->ids[i].name);
+        free(q->ids[i].owner);
+        free(q->ids[i].base);
+    }
+    free(q->ids);
+    for (size_t i = 0; i < q->nquotes; i++) free(q->quotes[i]);
+    free(q->quotes);
+    for (size_t i = 0; i < q->nfiles; i++) free(q->files[i]);
+    free(q->files);
+    for (size_t i = 0; i < q->nwords; i++) free(q->words[i]);
+    free(q->words);
+    for (size_t i = 0; i < q->nterms; i++) free(q->terms[i]);
+    free(q->terms);
+    free(q->weights);
+    memset(q, 0, sizeof *q);
+}
+
+void qparse_weigh(struct qparse *q, sqlite3 *db)
+{
+    if (!db || !q->nterms) return;
+    sqlite3_stmt *st = NULL;
+    double ndocs = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM chunks", -1, &st, NULL) != SQLITE_OK) return;
+    if (sqlite3_step(st) == SQLITE_ROW) ndocs = (double)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (ndocs <= 0) return;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        return;
+    q->total_weight = 0;
+    for (size_t i = 0; i < q->nterms; i++) {
+        char *m = xasprintf("\"%s\"", q->terms[i]);   /* terms hold no quotes: tok emits word bytes only */
+        sqlite3_bind_text(st, 1, m, -1, SQLITE_TRANSIENT);
+        double df = 0;
+        if (sqlite3_step(st) == SQLITE_ROW) df = (double)sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        free(m);
+        /* a term no chunk contains cannot be matched: it weighs little, so that
+         * words the code never uses do not swamp the share of those it does */
+        q->weights[i] = df > 0 ? log(1.0 + ndocs / (1.0 + df)) : 0.5;
+        q->total_weight += q->weights[i];
+    }
+    sqlite3_finalize(st);
+}
+
+struct match_ctx {
+    const struct qparse *q;
+    unsigned char *seen;
+};
+
+/* Two stems of one word: equal, or sharing a prefix of at least five bytes
+ * with at most three more on either side ("compil" and "compile", "expire"
+ * and "expiry", "connect" and "connection"): tok's light stemming leaves
+ * such pairs apart. */
+static int same_word(const char *a, size_t na, const char *b, size_t nb)
+{
+    if (na == nb && memcmp(a, b, na) == 0) return 1;
+    size_t k = 0;
+    while (k < na && k < nb && a[k] == b[k]) k++;
+    return k >= 5 && na - k <= 3 && nb - k <= 3;
+}
+
+int qparse_term_index(const struct qparse *q, const char *t, size_t n)
+{
+    for (size_t i = 0; i < q->nterms; i++)
+        if (strlen(q->terms[i]) == n && memcmp(q->terms[i], t, n) == 0) return (int)i;
+    for (size_t i = 0; i < q->nterms; i++)
+        if (same_word(q->terms[i], strlen(q->terms[i]), t, n)) return (int)i;
+    return -1;
+}
+
+static void match_term(const char *t, size_t n, void *ctx)
+{
+    struct match_ctx *m = ctx;
+    for (size_t i = 0; i < m->q->nterms; i++)
+        if (!m->seen[i] && same_word(m->q->terms[i], strlen(m->q->terms[i]), t, n)) m->seen[i] = 1;
+}
+
+double qparse_match(const struct qparse *q, const char *text, size_t n, unsigned char *hit)
+{
+    if (!q->nterms || !text || q->total_weight <= 0) return 0;
+    unsigned char stackseen[64];
+    unsigned char *seen = q->nterms <= sizeof stackseen ? stackseen : xmalloc(q->nterms);
+    memset(seen, 0, q->nterms);
+    struct match_ctx m = {q, seen};
+    tok_each(text, n, 0, match_term, &m);
+    double w = 0;
+    for (size_t i = 0; i < q->nterms; i++)
+        if (seen[i]) {
+            w += q->weights[i];
+            if (hit) hit[i] = 1;
+        }
+    if (seen != stackseen) free(seen);
+    return w / q->total_weight;
+}
+
+char *qparse_phrase(const struct qparse *q, size_t maxwords)
+{
+    struct buf b = BUF_INIT;
+    size_t k = 0;
+    for (size_t i = 0; i < q->nids && (!maxwords || k < maxwords); i++, k++) {
+        if (b.len) buf_addc(&b, ' ');
+        buf_adds(&b, q->ids[i].name);
+    }
+    for (size_t i = 0; i < q->nwords && (!maxwords || k < maxwords); i++, k++) {
+        if (b.len) buf_addc(&b, ' ');
+        buf_adds(&b, q->words[i]);
+    }
+    return buf_take(&b);
+}
+
+struct win {
+    long long file_id;
+    int start, end;
+    float *tf;
+    double len, score;
+};
+
+struct tf_ctx {
+    const struct qparse *q;
+    float *tf;
+    double len;
+};
+
+static void tf_term(const char *t, size_t n, void *ctx)
+{
+    struct tf_ctx *c = ctx;
+    c->len += 1;
+    int i = qparse_term_index(c->q, t, n);
+    if (i >= 0) c->tf[i] += 1;
+}
+
+static int cmp_win(const void *a, const void *b)
+{
+    const struct win *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    if (x->file_id != y->file_id) return x->file_id < y->file_id ? -1 : 1;
+    return x->start - y->start;
+}
+
+int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, size_t k, struct qwindow **out,
+                   char *err, size_t errlen)
+{
+    *out = NULL;
+    if (lines < 1) lines = 1;
+    if (overlap < 0 || overlap >= lines) overlap = 0;
+    sqlite3_stmt *st;
+    /* files are read in id order; paths are fetched for the winners only */
+    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    size_t nt = q->nterms ? q->nterms : 1;
+    struct win *w = NULL;
+    size_t nw = 0, cap = 0;
+    size_t *off = NULL, offcap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        if (!text || !len) continue;
+        size_t nl = 0;
+        for (size_t i = 0; i < len; i++) {
+            if (i == 0 || text[i - 1] == '\n') {
+                if (nl + 2 > offcap) {
+                    offcap = offcap ? offcap * 2 : 1024;
+                    off = xrealloc(off, offcap * sizeof *off);
+                }
+                off[nl++] = i;
+            }
+        }
+        off[nl] = len;
+        int nlines = (int)nl;
+        for (int a = 1;; a += lines - overlap) {
+            int b = a + lines - 1 < nlines ? a + lines - 1 : nlines;
+            if (nw == cap) {
+                cap = cap ? cap * 2 : 256;
+                w = xrealloc(w, cap * sizeof *w);
+            }
+            struct win *x = &w[nw++];
+            x->file_id = sqlite3_column_int64(st, 0);
+            x->start = a;
+            x->end = b;
+            x->tf = xcalloc(nt, sizeof *x->tf);
+            struct tf_ctx c = {q, x->tf, 0};
+            tok_each(text + off[a - 1], off[b] - off[a - 1], 0, tf_term, &c);
+            x->len = c.len;
+            x->score = 0;
+            if (b >= nlines) break;
+        }
+    }
+    free(off);
+    sqlite3_finalize(st);
+    double avg = 0;
+    for (size_t i = 0; i < nw; i++) avg += w[i].len;
+    avg = nw && avg > 0 ? avg / (double)nw : 1;
+    for (size_t t = 0; t < q->nterms; t++) {
+        double df = 0;
+        for (size_t i = 0; i < nw; i++)
+            if (w[i].tf[t] > 0) df++;
+        if (df == 0) continue;
+        double idf = log(1.0 + ((double)nw - df + 0.5) / (df + 0.5));
+        for (size_t i = 0; i < nw; i++) {
+            double f = w[i].tf[t];
+            if (f > 0) w[i].score += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * w[i].len / avg));
+        }
+    }
+    if (nw) qsort(w, nw, sizeof *w, cmp_win);
+    size_t n = 0;
+    struct qwindow *res = xcalloc(k ? k : 1, sizeof *res);
+    sqlite3_stmt *ps = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(db, "SELECT path FROM files WHERE id = ?", -1, &ps, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < nw && n < k && w[i].score > 0; i++) {
+        sqlite3_bind_int64(ps, 1, w[i].file_id);
+        if (sqlite3_step(ps) == SQLITE_ROW) {
+            res[n].path = xstrdup((const char *)sqlite3_column_text(ps, 0));
+            res[n].start_line = w[i].start;
+            res[n].end_line = w[i].end;
+            res[n].score = w[i].score;
+            n++;
+        }
+        sqlite3_reset(ps);
+    }
+    sqlite3_finalize(ps);
+    for (size_t i = 0; i < nw; i++) free(w[i].tf);
+    free(w);
+    if (rc) {
+        qparse_windows_free(res, n);
+        return -1;
+    }
+    *out = res;
+    return (int)n;
+}
+
+void qparse_windows_free(struct qwindow *w, size_t n)
+{
+    if (!w) return;
+    for (size_t i = 0; i < n; i++) free(w[i].path);
+    free(w);
+}
+
+const char *qparse_type_name(enum qtype t)
+{
+    switch (t) {
+    case QTYPE_WHAT: return "what";
+    case QTYPE_WHERE: return "where";
+    case QTYPE_HOW: return "how";
+    case QTYPE_WHY: return "why";
+    case QTYPE_OTHER: break;
+    }
+    return "other";
+}

@@ -1,0 +1,109 @@
+/*
+ * qparse: what a developer's question asks for, read without a model. The
+ * offline policy plans from it and the extractive answer is organised by it:
+ *
+ *   type         what / where / how / why / other, from the interrogative
+ *                ("which file ..." is a where, "what is the purpose ..." a why);
+ *   identifiers  literal code names: `backticked`, CamelCase, snake_case,
+ *                lowerCamel, dotted (Class.method, pkg.mod.func) and name();
+ *                each with the kind of definition it most likely names;
+ *   quotes       quoted code ("..." or '...' or a backticked expression) to
+ *                look up with FindCodeSnippet;
+ *   files        file names mentioned (app.py, pkg/sessions/db.py);
+ *   words        the content words as written (lowercase), without English
+ *                function words and question framing ("explain", "purpose");
+ *   terms        the code-aware terms of those words (tok.h), deduplicated,
+ *                each with a weight: 1 until qparse_weigh() sets the inverse
+ *                document frequency over the index's chunks.
+ *
+ * qparse_match() scores a text by the weighted share of the question's terms
+ * it contains (two stems of one word count as the same term); policy, evaluation and answer all measure relevance with it.
+ *
+ * Ownership: struct qparse owns every string and array in it.
+ */
+#ifndef DRQA_QPARSE_H
+#define DRQA_QPARSE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+enum qtype { QTYPE_WHAT, QTYPE_WHERE, QTYPE_HOW, QTYPE_WHY, QTYPE_OTHER };
+
+enum qident_kind {
+    QID_CLASS,      /* CamelCase, or dotted ending in a capitalised part */
+    QID_FUNCTION,   /* snake_case, lowerCamel, name(), Class.method */
+    QID_CONSTANT,   /* ALL_CAPS_NAME */
+};
+
+struct qident {
+    char *name;      /* as written, without backticks or '()' ('Flask.run' stays dotted) */
+    char *owner;     /* for Class.method: "Class"; else NULL */
+    char *base;      /* last dotted component ('run'); equals name when not dotted */
+    enum qident_kind kind;
+    int explicit_;   /* backticked or written name(): certainly code */
+};
+
+struct qparse {
+    enum qtype type;
+    struct qident *ids;
+    size_t nids;
+    char **quotes;
+    size_t nquotes;
+    char **files;
+    size_t nfiles;
+    char **words;
+    size_t nwords;
+    char **terms;
+    double *weights;
+    size_t nterms;
+    double total_weight;
+};
+
+/* Reads question. Returns 0, or -1 with a message when it holds no word at
+ * all. out is always initialised (qparse_free it). */
+int qparse_question(const char *question, struct qparse *out, char *err, size_t errlen);
+void qparse_free(struct qparse *q);   /* accepts NULL */
+
+/* Sets each term's weight to its idf over the index's chunks,
+ * log(1 + N / (1 + df)); terms the index does not know keep a low weight.
+ * Leaves the weights at 1 when db is NULL or cannot be read. */
+void qparse_weigh(struct qparse *q, sqlite3 *db);
+
+/* The weighted share (0-1) of the question's terms found in text[0..n).
+ * When hit is not NULL, hit[i] is set to 1 for every term i found (it is
+ * not cleared first, so calls accumulate). */
+double qparse_match(const struct qparse *q, const char *text, size_t n, unsigned char *hit);
+
+/* The index of the question's term that t (a tok term, n bytes) stands
+ * for, or -1. Terms match when equal or when they are two stems of one word
+ * (a common prefix of five bytes or more, at most three bytes more on either
+ * side), the same rule qparse_match uses. */
+int qparse_term_index(const struct qparse *q, const char *t, size_t n);
+
+/* The question's content words joined by spaces, at most maxwords (0: all);
+ * "" when none. Caller frees. */
+char *qparse_phrase(const struct qparse *q, size_t maxwords);
+
+/* A window of lines of one indexed file and its BM25 score for a question. */
+struct qwindow {
+    char *path;
+    int start_line, end_line;
+    double score;
+};
+
+/* Cuts every file of the index into windows of `lines` lines overlapping by
+ * `overlap`, scores them by BM25 (k1 1.2, b 0.75) over the question's terms
+ * (matched as qparse_match does) and returns the k best with a score above
+ * zero, best first (ties: path, then line), in *out (qparse_windows_free).
+ * Returns the count, or -1 with a message when the index cannot be read. */
+int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, size_t k, struct qwindow **out,
+                   char *err, size_t errlen);
+void qparse_windows_free(struct qwindow *w, size_t n);   /* accepts NULL */
+
+const char *qparse_type_name(enum qtype t);
+
+/* 1 when word (n bytes) has the shape of a code identifier rather than an
+ * English word: contains '_', an inner capital, or a digit after letters. */
+int qparse_code_shaped(const char *word, size_t n);
+
+#endif

@@ -1,0 +1,100 @@
+#!/bin/sh
+# End-to-end tests of --ask on the pyrepo fixture with the offline policy: the
+# Markdown answer and its citations (each a real span of its file), the --json
+# object's exact keys, every mode and ablation, the same output for the same
+# seed, the policy line on stderr, and clear errors with non-zero status.
+: "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
+R="$top_srcdir/tests/fixtures/pyrepo"
+T=$(mktemp -d /tmp/drqa-test-ask-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=1; fi; }
+is() { if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1'"; echo "#  want '$2'"; fi; }
+fails=0
+
+# ask ARGS...: stdout in $T/out, stderr in $T/err, status in $rc
+ask() { "$DRQA" --index "$T/index.sqlite" --no-progress --policy offline "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+# q EXPR: a Python expression over the JSON result d
+q() { "$PYTHON3" -c "import json,sys; d=json.load(open('$T/out')); r=($1); print(r if isinstance(r, str) else repr(r))"; }
+
+Q="What happens to the session when a user logs out?"
+ask --ask "$Q" "$R"
+is "$rc" 0 "--ask exits 0"
+is "$(grep -c '^\*\*Citations:\*\*' "$T/out")" 1 "the answer lists its citations"
+is "$(cat "$T/err")" "drqa-tui: policy: offline (--policy offline)" "the policy line on stderr"
+# every cited span lies within its file
+"$PYTHON3" - "$T/out" "$R" >"$T/check" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read().split("**Citations:**", 1)[1]
+spans = re.findall(r"^- `([^`:]+):(\d+)-(\d+)`", text, re.M)
+bad = [s for s in spans if int(s[1]) < 1 or int(s[2]) < int(s[1]) or
+       len(open(sys.argv[2] + "/" + s[0]).read().splitlines()) < int(s[2])]
+print(len(spans) > 0 and not bad, spans[0][0] if spans else "")
+EOF
+is "$(cut -d' ' -f1 "$T/check")" "True" "the citations are real spans of their files"
+case "$(cut -d' ' -f2 "$T/check")" in
+tinyweb/sessions/base.py|tinyweb/auth.py) ok 0 "the first citation is the session or auth module";;
+*) ok 1 "the first citation is the session or auth module: $(cat "$T/check")";;
+esac
+cp "$T/out" "$T/first.md"
+
+ask --quiet --seed 1 --ask "$Q" "$R"
+is "$(cat "$T/err")" "" "--quiet: nothing on stderr"
+cmp -s "$T/out" "$T/first.md"
+ok $? "the same seed gives the same answer"
+
+ask --quiet --json --ask "$Q" "$R"
+is "$rc" 0 "--json exits 0"
+is "$(q "list(d.keys())")" \
+   "['id', 'question', 'answer', 'citations', 'evidence', 'mode', 'policy', 'iterations', 'tokens', 'wall_ms', 'error']" \
+   "the batch-line keys, in order"
+is "$(q "d['id'], d['question'] == '$Q', d['mode'], d['policy'], d['error'], sorted(d['tokens'].items())")" \
+   "(1, True, 'mcts', 'offline', None, [('input', 0), ('output', 0)])" "id, question, mode, policy, no error, no tokens"
+is "$(q "all(sorted(c) == ['end_line', 'path', 'start_line'] for c in d['citations']) and len(d['citations']) > 0")" \
+   "True" "citations: path, start_line, end_line"
+is "$(q "all(sorted(e) == ['end_line', 'path', 'start_line', 'text'] for e in d['evidence']) and len(d['evidence']) > 0")" \
+   "True" "evidence: path, lines and text"
+is "$(q "all(any(e['path'] == c['path'] and e['start_line'] <= c['start_line'] and c['end_line'] <= e['end_line'] for e in d['evidence']) for c in d['citations'])")" \
+   "True" "every citation lies within the evidence"
+is "$(q "0 < d['iterations'] <= 15 and isinstance(d['wall_ms'], int) and d['answer'].startswith('What')")" "True" \
+   "iterations, wall time and a what-answer"
+
+# every mode and ablation
+for m in rag-function rag-window; do
+    ask --quiet --json --mode $m --ask "Where is the URL pattern compiled into a regular expression?" "$R"
+    is "$rc:$(q "d['mode'], d['error'], d['iterations'], d['citations'][0]['path']")" \
+       "0:('$m', None, 0, 'tinyweb/routing.py')" "--mode $m cites routing.py first"
+done
+ask --quiet --json --mode direct --ask "$Q" "$R"
+is "$rc:$(q "d['mode'], d['citations'], d['evidence'], d['answer'].startswith('No answer: direct mode')")" \
+   "0:('direct', [], [], True)" "--mode direct says honestly it has no context and cites nothing"
+for a in --no-mcts --no-perception --no-evaluation --no-semantic; do
+    ask --quiet --json $a --ask "How does App.dispatch_request find the view function?" "$R"
+    is "$rc:$(q "d['error'], d['citations'][0]['path'], d['iterations'] > 0")" "0:(None, 'tinyweb/app.py', True)" \
+       "$a runs and cites app.py first"
+done
+ask --quiet --json --no-semantic --transcript-dir "$T/tr" --ask "How are expired sessions detected?" "$R"
+is "$rc" 0 "--no-semantic on a conceptual question"
+is "$("$PYTHON3" -c "
+import json, glob
+t = json.load(open(glob.glob('$T/tr/*.json')[0]))
+print(any(n.get('action') == 'SemanticSearch' for n in t['nodes']), t['config']['no_semantic'])")" \
+   "False True" "--no-semantic never runs SemanticSearch; the transcript records the ablation"
+is "$(ls "$T/tr" | sed 's/-[0-9a-f]*\././' | sort | tr '\n' ' ')" "ask.json ask.md " "a JSON and a Markdown transcript"
+
+# errors
+ask --ask "$Q" "$T/no-such-repo"
+is "$rc" 2 "a missing repository: status 2"
+grep -q "no-such-repo' does not exist" "$T/err"
+ok $? "the message names the repository: $(cat "$T/err")"
+ask --mode nonsense --ask "$Q" "$R"
+is "$rc" 2 "an unknown mode: status 2"
+grep -q "'nonsense'" "$T/err"
+ok $? "the message names the mode"
+ask --ask "?? !" "$R"
+is "$rc" 1 "a question without words: status 1"
+grep -q "no words to look for" "$T/err"
+ok $? "the message says why"
+
+echo "1..$n"
+exit $fails

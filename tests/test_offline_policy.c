@@ -1,0 +1,308 @@
+/*
+ * test_offline_policy: the offline policy's decisions on the pyrepo fixture:
+ * the first action for literal class names, quoted code and conceptual
+ * questions; following a called method; siblings taking different
+ * candidates; no evidence-derived leads without perception; evaluation
+ * values and feedback; and whole searches whose answers cite spans that were
+ * seen and exist, identically from run to run.
+ */
+#include "action.h"
+#include "index.h"
+#include "mcts.h"
+#include "policy_offline.h"
+#include "search.h"
+#include "semantic.h"
+#include "store.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static sqlite3 *db;
+static struct action_ctx actx;
+static struct offline_policy *op;
+static struct policy pol;
+static char root[512];
+
+static int execute(void *ctx, const char *name, const cJSON *args, struct evidence *raw, char **text, char *err,
+                   size_t errlen)
+{
+    (void)ctx;
+    struct action_result r;
+    int rc = action_run(&actx, name, args, &r, err, errlen);
+    if (rc == ACTION_OK) {
+        evidence_copy(raw, &r.ev);
+        *text = action_result_render(&r, 0);
+    }
+    action_result_free(&r);
+    return rc == ACTION_OK ? 0 : -1;
+}
+
+/* Plans node id and records the action on it as the engine would. */
+static void plan_node(struct mcts_tree *t, int id, int perceive, struct policy_action *out)
+{
+    char err[256] = "";
+    struct policy_usage u = {0, 0};
+    char *report = NULL;
+    if (perceive) ok(pol.perceive(op, t, id, &report, &u, err, sizeof err) == 0, "perceive node %d", id);
+    memset(out, 0, sizeof *out);
+    ok(pol.plan(op, t, id, report ? report : "", out, &u, err, sizeof err) == 0, "plan node %d %s", id, err);
+    struct mcts_node *n = mcts_node_mut(t, id);
+    n->action = xstrdup(out->name);
+    n->args = cJSON_Duplicate(out->args, 1);
+    n->args_key = mcts_action_key(out->name, out->args);
+    n->report = report ? report : xstrdup("");
+}
+
+/* Runs the planned action of node id into its observation. */
+static void run_node(struct mcts_tree *t, int id)
+{
+    struct mcts_node *n = mcts_node_mut(t, id);
+    char err[256];
+    char *text = NULL;
+    ok(execute(NULL, n->action, n->args, &n->obs, &text, err, sizeof err) == 0, "run %s", n->action);
+    n->obs_text = text;
+    n->status = MCTS_DONE;
+}
+
+static const char *arg(const struct policy_action *a, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(a->args, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void first_action(const char *question, const char *want, const char *key, const char *value)
+{
+    struct mcts_tree *t = mcts_new(question, 3, -1, 1);
+    int id = mcts_add_child(t, 0);
+    struct policy_action a;
+    plan_node(t, id, 1, &a);
+    is_str(a.name, want, "first action for: %s", question);
+    if (key) is_str(arg(&a, key), value, "its %s", key);
+    policy_action_clear(&a);
+    mcts_free(t);
+}
+
+static void test_first_actions(void)
+{
+    first_action("What does the DatabaseSession class store?", "FindClass", "class_name", "DatabaseSession");
+    first_action("How does SessionBase.cycle_key keep the data?", "FindFunction", "function_name", "cycle_key");
+    first_action("Where is \"self.router.match(\" called?", "FindCodeSnippet", "code_snippet", "self.router.match(");
+    first_action("How are expired sessions detected?", "SemanticSearch", "category", "implementation");
+    first_action("What is in tinyweb/routing.py?", "Outline", "path", "tinyweb/routing.py");
+}
+
+static void test_follow_up(void)
+{
+    const char *q = "How does App.dispatch_request find the view function?";
+    struct mcts_tree *t = mcts_new(q, 3, -1, 1);
+    int n1 = mcts_add_child(t, 0);
+    struct policy_action a;
+    plan_node(t, n1, 1, &a);
+    is_str(a.name, "FindFunction", "the literal method first");
+    is_str(arg(&a, "function_name"), "dispatch_request", "by its name");
+    is_str(arg(&a, "class_name"), "App", "in its class");
+    policy_action_clear(&a);
+    run_node(t, n1);
+    ok(mcts_node(t, n1)->obs.n >= 1, "found it");
+
+    int n2 = mcts_add_child(t, n1);
+    cJSON *cands = offline_policy_candidates(op, t, n2, 1);
+    int lead = 0, view = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cands) {
+        const char *name = cJSON_GetObjectItem(c, "action")->valuestring;
+        const cJSON *fn = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "args"), "function_name");
+        if (!strcmp(name, "FindFunction") && cJSON_IsString(fn) && !strcmp(fn->valuestring, "match") &&
+            strstr(cJSON_GetObjectItem(c, "why")->valuestring, "called"))
+            lead = 1;
+        if (!strcmp(name, "ViewCode")) view = 1;
+    }
+    ok(lead, "the method it calls (router.match) is a candidate");
+    ok(view, "reading the span again is a candidate");
+    cJSON_Delete(cands);
+
+    plan_node(t, n2, 1, &a);
+    ok(!strcmp(a.name, "FindFunction") || !strcmp(a.name, "ViewCode") || !strcmp(a.name, "SemanticSearch"),
+       "it follows the evidence: %s", a.name);
+    diag("step 2: %s %s", a.name, a.rationale ? a.rationale : "");
+    char *report = xstrdup(mcts_node(t, n2)->report);
+    ok(strstr(report, "leads not looked up yet:") && strstr(report, "match"), "the report names the lead");
+    ok(strstr(report, "best span: tinyweb/app.py:") != NULL, "the report names the best span");
+    free(report);
+    policy_action_clear(&a);
+
+    /* without perception the plan uses no lead from the evidence */
+    int n3 = mcts_add_child(t, n1);
+    plan_node(t, n3, 0, &a);
+    ok(!(strcmp(a.name, "FindFunction") == 0 && strcmp(arg(&a, "function_name"), "match") == 0),
+       "no-perception does not follow leads: %s %s", a.name, arg(&a, "function_name"));
+    policy_action_clear(&a);
+    mcts_free(t);
+}
+
+static void test_siblings(void)
+{
+    const char *q = "How are expired sessions detected?";
+    struct mcts_tree *t = mcts_new(q, 3, -1, 1);
+    int first = mcts_add_child(t, 0);
+    cJSON *cands = offline_policy_candidates(op, t, first, 1);
+    char *keys[3];
+    for (int k = 0; k < 3; k++) {
+        int id = k == 0 ? first : mcts_add_child(t, 0);
+        struct policy_action a;
+        plan_node(t, id, 1, &a);
+        keys[k] = xstrdup(mcts_node(t, id)->args_key);
+        cJSON *c = cJSON_GetArrayItem(cands, k);
+        char *want = mcts_action_key(cJSON_GetObjectItem(c, "action")->valuestring, cJSON_GetObjectItem(c, "args"));
+        is_str(keys[k], want, "sibling %d takes candidate %d", k + 1, k + 1);
+        free(want);
+        policy_action_clear(&a);
+        run_node(t, id);
+    }
+    ok(strcmp(keys[0], keys[1]) && strcmp(keys[1], keys[2]) && strcmp(keys[0], keys[2]), "siblings differ");
+    for (int k = 0; k < 3; k++) free(keys[k]);
+    cJSON_Delete(cands);
+
+    /* evaluation: a node with evidence scores above one without */
+    struct policy_eval e1 = {0}, e2 = {0};
+    struct policy_usage u = {0, 0};
+    char err[256];
+    ok(pol.evaluate(op, t, first, &e1, &u, err, sizeof err) == 0, "evaluate");
+    int empty = mcts_add_child(t, first);
+    struct mcts_node *en = mcts_node_mut(t, empty);
+    en->action = xstrdup("FindClass");
+    en->args = cJSON_Parse("{\"class_name\":\"NoSuchThing\"}");
+    en->status = MCTS_DONE;
+    ok(pol.evaluate(op, t, empty, &e2, &u, err, sizeof err) == 0, "evaluate an empty result");
+    is_int((int)e2.value, 5, "nothing found: 5");
+    ok(e1.value > 40, "relevant evidence scores high (%.0f)", e1.value);
+    ok(e1.feedback && strstr(e1.feedback, "covers"), "feedback: %s", e1.feedback ? e1.feedback : "");
+    ok(e2.feedback && strstr(e2.feedback, "nothing found"), "feedback names the failure");
+    double rv = -1;
+    ok(pol.rollout(op, t, first, &rv, &u, err, sizeof err) == 0 && rv > 10 && rv <= 90, "rollout value %.0f", rv);
+    is_int(u.input_tokens + u.output_tokens, 0, "no tokens spent");
+    policy_eval_clear(&e1);
+    policy_eval_clear(&e2);
+    mcts_free(t);
+}
+
+static char *run_search(const char *question, struct search_config *sc, int *ncites, char ***paths, int **ends)
+{
+    struct policy_executor ex = {NULL, execute};
+    struct policy_curator cu = {NULL, NULL};
+    offline_policy_set_iterations(op, sc->iterations);
+    struct search *s = search_new(sc, &pol, &ex, &cu, question);
+    while (search_step(s)) {
+    }
+    struct search_answer *a = search_answer(s);
+    char *md = xstrdup(a->markdown);
+    *ncites = (int)a->cites.n;
+    *paths = xcalloc(a->cites.n + 1, sizeof **paths);
+    *ends = xcalloc(a->cites.n + 1, sizeof **ends);
+    for (size_t i = 0; i < a->cites.n; i++) {
+        (*paths)[i] = xstrdup(a->cites.v[i].path);
+        (*ends)[i] = a->cites.v[i].end_line;
+    }
+    is_int(a->dropped, 0, "no citation had to be dropped");
+    is_int(a->fallback_cite, 0, "the policy's own citations were kept");
+    search_answer_free(a);
+    search_free(s);
+    return md;
+}
+
+static int file_lines(const char *rel)
+{
+    char *p = xasprintf("%s/%s", root, rel);
+    size_t len = 0;
+    char *text = read_file(p, 1 << 20, &len);
+    free(p);
+    if (!text) return -1;
+    int n = 0;
+    for (size_t i = 0; i < len; i++) n += text[i] == '\n';
+    free(text);
+    return n;
+}
+
+static void test_search(void)
+{
+    struct search_config sc;
+    search_config_defaults(&sc);
+    const char *q = "What happens to the session when a user logs out?";
+    int n1, n2;
+    char **p1, **p2;
+    int *e1, *e2;
+    char *a1 = run_search(q, &sc, &n1, &p1, &e1);
+    ok(n1 >= 1, "at least one citation (%d)", n1);
+    int exist = 1, flush = 0;
+    for (int i = 0; i < n1; i++) {
+        int lines = file_lines(p1[i]);
+        if (lines < e1[i]) exist = 0;
+        if (!strcmp(p1[i], "tinyweb/sessions/base.py") || !strcmp(p1[i], "tinyweb/auth.py")) flush = 1;
+    }
+    ok(exist, "every cited span lies within its file");
+    ok(flush, "the answer cites the session or auth module");
+    ok(strstr(a1, "logout") || strstr(a1, "flush"), "the answer names logout or flush");
+    char *a2 = run_search(q, &sc, &n2, &p2, &e2);
+    is_str(a2, a1, "the same search gives the same answer");
+    for (int i = 0; i < n1; i++) free(p1[i]);
+    for (int i = 0; i < n2; i++) free(p2[i]);
+    free(p1);
+    free(p2);
+    free(e1);
+    free(e2);
+    free(a1);
+    free(a2);
+
+    sc.no_mcts = 1;
+    sc.no_perception = 1;
+    sc.no_evaluation = 1;
+    a1 = run_search("Where is the URL pattern compiled into a regular expression?", &sc, &n1, &p1, &e1);
+    ok(n1 >= 1 && !strcmp(p1[0], "tinyweb/routing.py"), "ablated search still cites routing.py first (%s)",
+       n1 ? p1[0] : "none");
+    for (int i = 0; i < n1; i++) free(p1[i]);
+    free(p1);
+    free(e1);
+    free(a1);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/drqa-test-offline-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "temp dir");
+    snprintf(root, sizeof root, "%s/tests/fixtures/pyrepo", DRQA_SRCDIR);
+    char *ipath = xasprintf("%s/index.sqlite", dir);
+    char err[512] = "";
+    struct index_options io = {.threads = 1};
+    is_int(index_update(root, ipath, &io, NULL, err, sizeof err), 0, "index the fixture %s", err);
+    is_int(store_open(ipath, 1, &db, NULL, err, sizeof err), 0, "open the index %s", err);
+    is_int(semantic_action_register(NULL, err, sizeof err), 0, "SemanticSearch registered");
+    action_ctx_init(&actx, db, root);
+    struct offline_config oc = {.db = db, .actx = &actx};
+    op = offline_policy_new(&oc);
+    offline_policy_bind(op, &pol);
+    is_str(pol.name, "offline", "policy name");
+
+    test_first_actions();
+    test_follow_up();
+    test_siblings();
+    test_search();
+
+    offline_policy_free(op);
+    offline_policy_free(NULL);
+    action_ctx_release(&actx);
+    semantic_forget(db);
+    sqlite3_close(db);
+    unlink(ipath);
+    char *wal = xasprintf("%s-wal", ipath), *shm = xasprintf("%s-shm", ipath);
+    unlink(wal);
+    unlink(shm);
+    free(wal);
+    free(shm);
+    rmdir(dir);
+    free(ipath);
+    return done_testing();
+}

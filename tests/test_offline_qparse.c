@@ -1,0 +1,161 @@
+/*
+ * test_offline_qparse: question analysis for the offline policy: question
+ * types, literal identifiers and their kinds, quoted code, file names,
+ * content words, and the weighted term match (including two stems of one
+ * word).
+ */
+#include "qparse.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void parse(const char *q, struct qparse *out)
+{
+    char err[256];
+    ok(qparse_question(q, out, err, sizeof err) == 0, "parses: %s", q);
+}
+
+static int has_word(const struct qparse *q, const char *w)
+{
+    for (size_t i = 0; i < q->nwords; i++)
+        if (!strcmp(q->words[i], w)) return 1;
+    return 0;
+}
+
+static void test_types(void)
+{
+    static const struct { const char *q; enum qtype t; } cases[] = {
+        {"Where is the session saved?", QTYPE_WHERE},
+        {"What does the router keep per rule?", QTYPE_WHAT},
+        {"How does dispatch find the view?", QTYPE_HOW},
+        {"Why is the key cycled on login?", QTYPE_WHY},
+        {"Which file defines the session interface?", QTYPE_WHERE},
+        {"What is the purpose of the registry?", QTYPE_WHY},
+        {"In which module are converters declared?", QTYPE_WHERE},
+        {"Explain the login flow.", QTYPE_OTHER},
+        {"Given a rule, how is the regex built?", QTYPE_HOW},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct qparse q;
+        parse(cases[i].q, &q);
+        is_str(qparse_type_name(q.type), qparse_type_name(cases[i].t), "type of '%s'", cases[i].q);
+        qparse_free(&q);
+    }
+}
+
+static void test_identifiers(void)
+{
+    struct qparse q;
+    parse("How does `login_required` wrap views, why does SessionBase.cycle_key call create(), and what is "
+          "DEFAULT_MAX_AGE in DatabaseSession, e.g. for getResponse?",
+          &q);
+    is_int(q.nids, 6, "six identifiers");
+    if (q.nids == 6) {
+        is_str(q.ids[0].name, "login_required", "backticked name");
+        is_int(q.ids[0].kind, QID_FUNCTION, "snake_case is a function");
+        is_int(q.ids[0].explicit_, 1, "backticks make it explicit");
+        is_str(q.ids[1].name, "SessionBase.cycle_key", "dotted name kept whole");
+        is_str(q.ids[1].owner, "SessionBase", "owner class of a method");
+        is_str(q.ids[1].base, "cycle_key", "last component");
+        is_int(q.ids[1].kind, QID_FUNCTION, "Class.method is a function");
+        is_str(q.ids[2].name, "create", "name() is an identifier");
+        is_int(q.ids[2].explicit_, 1, "name() is explicit");
+        is_str(q.ids[3].name, "DEFAULT_MAX_AGE", "constant");
+        is_int(q.ids[3].kind, QID_CONSTANT, "ALL_CAPS is a constant");
+        is_str(q.ids[4].name, "DatabaseSession", "CamelCase");
+        is_int(q.ids[4].kind, QID_CLASS, "CamelCase is a class");
+        is_str(q.ids[5].name, "getResponse", "lowerCamel");
+    }
+    ok(!has_word(&q, "e.g") && !has_word(&q, "e"), "e.g. is neither a word nor code");
+    qparse_free(&q);
+
+    parse("Where is getResponse defined?", &q);
+    is_int(q.nids, 1, "lowerCamel is an identifier");
+    if (q.nids) is_int(q.ids[0].kind, QID_FUNCTION, "lowerCamel is a function");
+    qparse_free(&q);
+
+    parse("How does the Router match a path?", &q);
+    is_int(q.nids, 0, "a capitalised English word is not taken for code");
+    ok(has_word(&q, "router"), "it stays a content word");
+    qparse_free(&q);
+}
+
+static void test_quotes_files(void)
+{
+    struct qparse q;
+    parse("Where is \"self.router.match(\" called, and what does 'x = 1' mean in app.py and tinyweb/auth.py? "
+          "Don't guess.",
+          &q);
+    is_int(q.nquotes, 2, "two quoted pieces of code");
+    if (q.nquotes == 2) {
+        is_str(q.quotes[0], "self.router.match(", "double-quoted code");
+        is_str(q.quotes[1], "x = 1", "single-quoted code");
+    }
+    is_int(q.nfiles, 2, "two files");
+    if (q.nfiles == 2) {
+        is_str(q.files[0], "app.py", "file name");
+        is_str(q.files[1], "tinyweb/auth.py", "file path");
+    }
+    ok(has_word(&q, "guess"), "an apostrophe does not open a quote");
+    qparse_free(&q);
+
+    parse("Why is the \"structured container\" used?", &q);
+    is_int(q.nquotes, 0, "quoted English is not code");
+    ok(has_word(&q, "structured") && has_word(&q, "container"), "its words are content words");
+    qparse_free(&q);
+}
+
+static void test_words_terms(void)
+{
+    struct qparse q;
+    parse("Explain how the implementation of the session expiry works in this codebase", &q);
+    is_int(q.nwords, 2, "framing and function words dropped");
+    if (q.nwords == 2) {
+        is_str(q.words[0], "session", "first content word");
+        is_str(q.words[1], "expiry", "second content word");
+    }
+    char *ph = qparse_phrase(&q, 0);
+    is_str(ph, "session expiry", "phrase");
+    free(ph);
+    is_int(q.nterms, 2, "two terms");
+    /* weights 1 without an index: plain shares */
+    const char *code = "def get_expiry_age(self):\n    return self.get_setting('max_age')\n";
+    unsigned char hit[2] = {0, 0};
+    double m = qparse_match(&q, code, strlen(code), hit);
+    ok(m > 0.49 && m < 0.51, "half the terms found (%.2f)", m);
+    is_int(hit[0] + 2 * hit[1], 2, "expiry found, session not");
+    qparse_free(&q);
+
+    parse("Where is the pattern compiled?", &q);
+    const char *c2 = "def compile_pattern(pattern):";
+    m = qparse_match(&q, c2, strlen(c2), NULL);
+    ok(m > 0.99, "'compiled' and 'compile' are one word (%.2f)", m);
+    ok(qparse_term_index(&q, "compile", 7) >= 0, "term index by stem");
+    ok(qparse_term_index(&q, "comp", 4) < 0, "a short prefix is not a stem");
+    qparse_free(&q);
+}
+
+static void test_errors(void)
+{
+    struct qparse q;
+    char err[256] = "";
+    ok(qparse_question("?? the of !", &q, err, sizeof err) == -1, "no words: an error");
+    ok(strstr(err, "no words") != NULL, "message says why: %s", err);
+    qparse_free(&q);
+    qparse_free(NULL);
+    ok(qparse_code_shaped("get_response", 12) && qparse_code_shaped("HTTPResponse", 12) &&
+           !qparse_code_shaped("Router", 6) && qparse_code_shaped("utf8", 4),
+       "code shapes");
+}
+
+int main(void)
+{
+    test_types();
+    test_identifiers();
+    test_quotes_files();
+    test_words_terms();
+    test_errors();
+    return done_testing();
+}
