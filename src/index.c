@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -584,20 +585,6 @@ static int ncores(void)
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
-/* Creates the index file owner-only before sqlite does (sqlite would use the
- * umask); its -wal and -shm files take the same mode from it. */
-static int create_private(const char *path, char *err, size_t errlen)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create the index '%s': %s (pass --index PATH to put the index elsewhere)",
-                 path, strerror(errno));
-        return -1;
-    }
-    close(fd);
-    return 0;
-}
-
 /* Drops the schema's secondary indexes, appending their CREATE statements to ddl. */
 static int drop_indexes(sqlite3 *db, struct buf *ddl, char *err, size_t errlen)
 {
@@ -617,9 +604,9 @@ static int drop_indexes(sqlite3 *db, struct buf *ddl, char *err, size_t errlen)
     return rc;
 }
 
-static void remove_db_files(const char *path)
+static void remove_db_side_files(const char *path)
 {
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    static const char *const suffixes[] = {"-wal", "-shm", "-journal"};
     for (size_t i = 0; i < ARRAY_LEN(suffixes); i++) {
         char *p = xasprintf("%s%s", path, suffixes[i]);
         unlink(p);
@@ -670,7 +657,8 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     struct pool P = {0};
     pthread_t *threads = NULL;
     int nthreads = 0, in_txn = 0;
-    char *tmp_path = NULL;        /* side file of a fresh index, removed unless renamed into place */
+    char *tmp_path = NULL;        /* side file of a fresh index, emptied unless renamed into place */
+    int tmp_fd = -1;              /* holds the side file's lock */
     struct buf index_ddl = BUF_INIT;  /* CREATE INDEX statements dropped for a fresh build */
     char *root = realpath(repo_root, NULL);
     if (!root) {
@@ -689,7 +677,9 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
      * is no previous index for a journal to protect, and skipping the WAL
      * halves what is written. */
     struct stat ist;
-    int fresh = stat(index_path, &ist) != 0 || ist.st_size == 0;
+    int fresh, retried = 0;
+reopen:
+    fresh = stat(index_path, &ist) != 0 || ist.st_size == 0;
     if (!fresh) {
         if (store_open(index_path, 0, &db, &S->rebuilt, err, errlen)) goto out;
         if (S->rebuilt || q_int(db, "SELECT count(*) FROM files") == 0) {
@@ -701,8 +691,31 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     if (fresh) {
         S->rebuilt = 1;
         tmp_path = xasprintf("%s.tmp", index_path);
-        remove_db_files(tmp_path);
-        if (create_private(tmp_path, err, errlen)) goto out;
+        /* One builder at a time: the side file is locked while it is written.
+         * A second process waits, then finds the index in place and updates
+         * it normally. A side file left by a killed run is simply reused. */
+        tmp_fd = open(tmp_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (tmp_fd < 0) {
+            snprintf(err, errlen, "cannot create the index '%s': %s (pass --index PATH to put the index elsewhere)",
+                     tmp_path, strerror(errno));
+            free(tmp_path);
+            tmp_path = NULL;
+            goto out;
+        }
+        while (flock(tmp_fd, LOCK_EX) != 0 && errno == EINTR) {}
+        if (stat(index_path, &ist) == 0 && ist.st_size > 0 && !retried) {
+            close(tmp_fd);
+            tmp_fd = -1;
+            free(tmp_path);
+            tmp_path = NULL;
+            retried = 1;   /* look once more, then build regardless */
+            goto reopen;
+        }
+        if (ftruncate(tmp_fd, 0) != 0) {
+            snprintf(err, errlen, "cannot reset the index '%s': %s", tmp_path, strerror(errno));
+            goto out;
+        }
+        remove_db_side_files(tmp_path);
         if (store_open(tmp_path, 0, &db, NULL, err, errlen)) goto out;
         if (store_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", err, errlen)) goto out;
         /* Secondary indexes are cheaper built once, sorted, than grown row by
@@ -924,9 +937,12 @@ out:
     if (db) sqlite3_close(db);
     buf_free(&index_ddl);
     if (tmp_path) {
-        remove_db_files(tmp_path);
+        /* emptied, not removed: a waiting process may hold its lock */
+        if (tmp_fd >= 0 && ftruncate(tmp_fd, 0) != 0) log_msg("cannot empty '%s'", tmp_path);
+        remove_db_side_files(tmp_path);
         free(tmp_path);
     }
+    if (tmp_fd >= 0) close(tmp_fd);
     for (size_t k = 0; k < nold; k++) free(old[k].path);
     free(old);
     free(jobs);

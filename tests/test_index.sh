@@ -225,6 +225,15 @@ $DUMP "$I3" >"$T/inc.txt"
 cmp -s "$T/inc.txt" "$T/fresh.txt"
 ok $? "and it equals a fresh index"
 
+# ---- first builds racing: one builds, the others wait and find it ------------------------
+C="$T/idx/race.sqlite"
+for k in 1 2 3; do "$DRQA" --json --no-progress --index "$C" --index-only "$FIX" >"$T/race$k.json" 2>&1 & done
+wait
+is "$(for k in 1 2 3; do jget "$T/race$k.json" files.added; done | sort | tr '\n' ' ')" "0 0 14 " \
+   "three simultaneous first runs: one builds the index, two find it built"
+test ! -e "$C.tmp"
+ok $? "no side file is left"
+
 # ---- files that cannot be indexed, directories that are not the project's ----------------
 P="$T/prob"
 cp -R "$FIX" "$P"
