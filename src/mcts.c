@@ -1,8 +1,8 @@
 /*
  * mcts: the search tree, UCT selection, expansion and back-propagation. The
  * rules are stated in mcts.h; this file implements exactly those. Nothing
- * here calls a policy, takes a lock or knows about threads: the worker owns
- * the tree and is the only one to touch it.
+ * here calls a policy, takes a lock or knows about threads: the search
+ * (search.c) owns the tree and serialises every change to it.
  */
 #include "mcts.h"
 #include "util.h"
@@ -241,6 +241,54 @@ void mcts_backprop(struct mcts_tree *t, int id, double value)
         t->nodes[id].visits++;
         t->nodes[id].value_sum += value;
     }
+}
+
+void mcts_virtual_loss(struct mcts_tree *t, int id, int delta)
+{
+    for (; id >= 0 && id < t->n; id = t->nodes[id].parent) t->nodes[id].virtual_loss += delta;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+struct mcts_tree *mcts_clone(const struct mcts_tree *t)
+{
+    struct mcts_tree *c = xmalloc(sizeof *c);
+    *c = *t;
+    c->question = xstrdup(t->question);
+    c->stop_reason = dup_or_null(t->stop_reason);
+    c->cap = t->n;
+    c->nodes = xcalloc((size_t)c->cap, sizeof *c->nodes);
+    for (int i = 0; i < t->n; i++) {
+        const struct mcts_node *a = &t->nodes[i];
+        struct mcts_node *b = &c->nodes[i];
+        *b = *a;
+        b->children_cap = a->nchildren;
+        b->children = NULL;
+        if (a->nchildren) {
+            b->children = xmalloc((size_t)a->nchildren * sizeof *b->children);
+            memcpy(b->children, a->children, (size_t)a->nchildren * sizeof *b->children);
+        }
+        b->action = dup_or_null(a->action);
+        b->args = a->args ? cJSON_Duplicate(a->args, 1) : NULL;
+        b->args_key = dup_or_null(a->args_key);
+        b->rationale = dup_or_null(a->rationale);
+        b->report = dup_or_null(a->report);
+        b->obs = (struct evidence)EVIDENCE_INIT;
+        evidence_copy(&b->obs, &a->obs);
+        b->obs_text = dup_or_null(a->obs_text);
+        b->feedback = dup_or_null(a->feedback);
+        b->error = dup_or_null(a->error);
+        b->uct_cap = a->nuct;
+        b->uct = NULL;
+        if (a->nuct) {
+            b->uct = xmalloc((size_t)a->nuct * sizeof *b->uct);
+            memcpy(b->uct, a->uct, (size_t)a->nuct * sizeof *b->uct);
+        }
+    }
+    return c;
 }
 
 int mcts_prune(struct mcts_tree *t, int id, char *err, size_t errlen)

@@ -48,10 +48,16 @@
  * list in it. mcts_node() hands out borrowed pointers, valid until the next
  * call that adds a node.
  *
- * Parallel expansion (--parallel K) is prepared for but not run here: nodes
- * have pending/running states and a virtual-loss counter (an in-flight visit
- * counts in UCT as a visit of value 0), so several selections can be made
- * before their values come back.
+ * Parallel expansion (--parallel K, driven by search.c). Several selections
+ * are made before their values come back: each new child is running (so it is
+ * neither expandable nor open, and it already counts against its parent's
+ * max_expand), and mcts_virtual_loss adds one in-flight visit to it and to
+ * every ancestor. UCT and Q count an in-flight visit as a visit of value 0
+ * (N + VL visits, the same W), which pushes the next selection away from
+ * that path. When the value arrives the virtual loss is taken back and the
+ * real visit backed up, so once nothing is in flight every virtual_loss is
+ * 0 again. Policies that run while other expansions are in flight read a
+ * private copy of the tree (mcts_clone).
  */
 #ifndef DRQA_MCTS_H
 #define DRQA_MCTS_H
@@ -164,6 +170,14 @@ int mcts_select_greedy(struct mcts_tree *t, int *was_forced);
 
 /* N += 1 and W += value from id up to the root. */
 void mcts_backprop(struct mcts_tree *t, int id, double value);
+/* virtual_loss += delta from id up to the root (+1 when an expansion of id
+ * starts in flight, -1 when its value is backed up). */
+void mcts_virtual_loss(struct mcts_tree *t, int id, int delta);
+
+/* A deep copy of the whole tree (nodes, strings, arguments, evidence, UCT
+ * marks, totals, RNG state): the same ids, sharing nothing with t. The
+ * caller frees it with mcts_free. */
+struct mcts_tree *mcts_clone(const struct mcts_tree *t);
 
 /* Marks id and its whole subtree pruned. Fails for the root, a bad id, or a
  * running node. */

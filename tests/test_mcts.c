@@ -1,5 +1,6 @@
 /* Unit tests for the tree alone: UCT as documented in mcts.h, expansion
- * limits, back-propagation, pruning, forcing, action keys, the seeded RNG. */
+ * limits, back-propagation, virtual loss, pruning, forcing, action keys,
+ * deep copies, the seeded RNG. */
 #include "tap.h"
 #include "mcts.h"
 #include "rng.h"
@@ -193,6 +194,44 @@ int main(void)
     mcts_free(t);
     free(kx), free(ky), free(kz), free(k1), free(k2);
     cJSON_Delete(x), cJSON_Delete(y), cJSON_Delete(z), cJSON_Delete(o1), cJSON_Delete(o2);
+
+    /* Virtual loss along a path, and a copy of the tree that shares nothing */
+    t = mcts_new("where is routing?", 3, 50, 9);
+    int v1 = child(t, 0, 60), v2 = child(t, v1, 40);
+    int v3 = mcts_add_child(t, v2);
+    mcts_node_mut(t, v3)->status = MCTS_RUNNING;
+    mcts_virtual_loss(t, v3, 1);
+    ok(mcts_node(t, v3)->virtual_loss == 1 && mcts_node(t, v2)->virtual_loss == 1 &&
+       mcts_node(t, v1)->virtual_loss == 1 && mcts_node(t, 0)->virtual_loss == 1,
+       "virtual loss is added from the node up to the root");
+    ok(near(mcts_q(mcts_node(t, v1)), 100.0 / 3), "and counts as a visit of value 0 in Q");
+    ok(!mcts_expandable(t, v3) && mcts_node(t, v2)->nchildren == 1, "the in-flight child is not expandable but is counted");
+    mcts_node_mut(t, v2)->args = cJSON_Parse("{\"function_name\":\"route\"}");
+    mcts_node_mut(t, v2)->action = xstrdup("FindFunction");
+    evidence_add(&mcts_node_mut(t, v2)->obs, "app/routing.py", 3, 9, "def route():\n    pass", "def route()", 1);
+    mcts_mark_uct(mcts_node_mut(t, v1), 4, 0, 12.5);
+    struct mcts_tree *cl = mcts_clone(t);
+    ok(cl->n == t->n && strcmp(cl->question, t->question) == 0 && cl->nodes != t->nodes, "a clone has the same nodes, its own array");
+    const struct mcts_node *c2 = mcts_node(cl, v2);
+    ok(c2->parent == v1 && c2->nchildren == 1 && c2->children[0] == v3 && c2->children != mcts_node(t, v2)->children,
+       "same links, own children arrays");
+    ok(strcmp(c2->action, "FindFunction") == 0 && c2->action != mcts_node(t, v2)->action &&
+       c2->args != mcts_node(t, v2)->args && cJSON_Compare(c2->args, mcts_node(t, v2)->args, 1),
+       "own copies of the action and its arguments");
+    ok(c2->obs.n == 1 && c2->obs.v != mcts_node(t, v2)->obs.v && strcmp(c2->obs.v[0].text, "def route():\n    pass") == 0,
+       "own copy of the evidence");
+    ok(mcts_node(cl, v1)->nuct == 1 && mcts_node(cl, v1)->uct != mcts_node(t, v1)->uct &&
+       mcts_node(cl, v3)->virtual_loss == 1 && mcts_node(cl, 0)->visits == 2,
+       "UCT marks, virtual loss and visits are copied");
+    int grown = child(cl, v2, 70);
+    ok(grown == 4 && t->n == 4 && mcts_node(t, v2)->nchildren == 1 && mcts_node(t, 0)->visits == 2,
+       "growing the clone leaves the original alone");
+    mcts_free(cl);
+    mcts_virtual_loss(t, v3, -1);
+    mcts_backprop(t, v3, 30);
+    ok(mcts_node(t, 0)->virtual_loss == 0 && mcts_node(t, 0)->visits == 3 && near(mcts_q(mcts_node(t, v1)), 130.0 / 3),
+       "taking the virtual loss back and backing up the value leaves plain visits");
+    mcts_free(t);
 
     is_str(mcts_status_name(MCTS_FINISHED), "finished", "status names");
     is_int(mcts_status_parse("pruned"), MCTS_PRUNED, "status names parse back");
