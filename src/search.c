@@ -1,13 +1,24 @@
 /*
  * search: the driver of Algorithm 1 over an mcts tree, a policy, an executor
  * and a curator. The rules it enforces (errors on nodes, loop protection,
- * Finish, budget, ablations, answer grounding) are listed in search.h.
+ * Finish, budget, ablations, answer grounding) and the parallel expansion
+ * with its locking are described in search.h.
+ *
+ * One pipeline serves both regimes. A sequential step holds the search's
+ * lock throughout and hands callbacks the live tree. In a parallel batch the
+ * same code runs on several threads; call_begin/call_end bracket every
+ * callback: they copy the tree for a policy call, release the lock (and take
+ * the serial lock for a callback not declared thread-safe), then take the
+ * lock back, after which every node pointer is fetched again (another thread
+ * may have grown the node array meanwhile).
  */
 #include "search.h"
 #include "opts.h"
 #include "util.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +32,19 @@ struct search {
     struct mcts_tree *t;
     enum search_stop stop;
     int64_t t0;
+
+    /* Guards everything in this struct and the tree. Recursive, so that
+     * on_event may call search_prune and friends. */
+    pthread_mutex_t mu;
+    pthread_mutex_t serial;     /* held around callbacks not declared thread-safe */
+    pthread_cond_t work;        /* a batch has jobs to take, or quit */
+    pthread_cond_t done;        /* a job of the batch was recorded */
+    pthread_t *pool;            /* parallel - 1 threads, made by the first batch */
+    int npool;
+    int batch;                  /* a parallel batch is running */
+    int *jobs;                  /* the batch: ids of the nodes being expanded */
+    int njobs, jobs_cap, next_job, jobs_done;
+    int quit;
 };
 
 static const char *const stop_names[] = {
@@ -45,6 +69,7 @@ void search_config_defaults(struct search_config *c)
     c->exploration = -1;
     c->seed = 1;
     c->max_replans = 2;
+    c->parallel = 1;
 }
 
 void search_config_from_opts(struct search_config *c, const struct drqa_opts *o)
@@ -55,9 +80,26 @@ void search_config_from_opts(struct search_config *c, const struct drqa_opts *o)
     c->exploration = o->exploration;   /* < 0: the documented default */
     c->seed = o->seed;
     c->budget_tokens = o->budget_tokens;
+    if (o->parallel > 1) c->parallel = o->parallel;
     c->no_mcts = o->no_mcts;
     c->no_perception = o->no_perception;
     c->no_evaluation = o->no_evaluation;
+}
+
+/* The lock of a search that callers hold as const (reads of the stop state). */
+static pthread_mutex_t *mutex_of(const struct search *s)
+{
+    return (pthread_mutex_t *)&s->mu;
+}
+
+static void lock(const struct search *s)
+{
+    pthread_mutex_lock(mutex_of(s));
+}
+
+static void unlock(const struct search *s)
+{
+    pthread_mutex_unlock(mutex_of(s));
 }
 
 static int64_t clock_now(const struct search *s)
@@ -68,6 +110,14 @@ static int64_t clock_now(const struct search *s)
 static void emit(const struct search *s, enum search_event ev, int id)
 {
     if (s->cfg.on_event) s->cfg.on_event(s->cfg.event_ctx, s, ev, id);
+}
+
+/* Like allocation, creating a lock fails only when memory is exhausted. */
+static void must(int rc, const char *what)
+{
+    if (rc == 0) return;
+    fprintf(stderr, "drqa-tui: search: cannot create %s: %s\n", what, strerror(rc));
+    abort();
 }
 
 struct search *search_new(const struct search_config *cfg, const struct policy *policy,
@@ -84,24 +134,50 @@ struct search *search_new(const struct search_config *cfg, const struct policy *
     if (curator) s->cu = *curator;
     s->t = mcts_new(question, s->cfg.max_expand, s->cfg.exploration, s->cfg.seed);
     s->t0 = clock_now(s);
+
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    must(pthread_mutex_init(&s->mu, &attr), "a mutex");
+    pthread_mutexattr_destroy(&attr);
+    must(pthread_mutex_init(&s->serial, NULL), "a mutex");
+    must(pthread_cond_init(&s->work, NULL), "a condition variable");
+    must(pthread_cond_init(&s->done, NULL), "a condition variable");
     return s;
 }
 
 void search_free(struct search *s)
 {
     if (!s) return;
+    lock(s);
+    s->quit = 1;
+    pthread_cond_broadcast(&s->work);
+    unlock(s);
+    for (int i = 0; i < s->npool; i++) pthread_join(s->pool[i], NULL);
+    free(s->pool);
+    free(s->jobs);
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->done);
+    pthread_mutex_destroy(&s->serial);
+    pthread_mutex_destroy(&s->mu);
     mcts_free(s->t);
     free(s);
 }
 
 int search_done(const struct search *s)
 {
-    return s->stop != SEARCH_RUNNING;
+    lock(s);
+    int done = s->stop != SEARCH_RUNNING;
+    unlock(s);
+    return done;
 }
 
 enum search_stop search_stop_reason(const struct search *s)
 {
-    return s->stop;
+    lock(s);
+    enum search_stop why = s->stop;
+    unlock(s);
+    return why;
 }
 
 const struct mcts_tree *search_tree(const struct search *s)
@@ -135,6 +211,38 @@ static int check_limits(struct search *s)
     else if (s->t->iterations >= s->cfg.iterations) set_stop(s, SEARCH_STOP_ITERATIONS);
     else return 0;
     return 1;
+}
+
+/* ---- calling out ---- */
+
+enum callee { CALL_POLICY, CALL_EXECUTOR, CALL_CURATOR };
+
+static int thread_safe(const struct search *s, enum callee c)
+{
+    return c == CALL_POLICY     ? s->cfg.policy_thread_safe
+           : c == CALL_EXECUTOR ? s->cfg.executor_thread_safe
+                                : s->cfg.curator_thread_safe;
+}
+
+/* Entered and left with the lock held. Returns the tree the callback may
+ * read: the live one in a sequential step, else a copy in *copy (snapshot
+ * requested by passing copy) that call_end frees. */
+static const struct mcts_tree *call_begin(struct search *s, enum callee c, struct mcts_tree **copy)
+{
+    if (copy) *copy = NULL;
+    if (!s->batch) return s->t;
+    if (copy) *copy = mcts_clone(s->t);
+    unlock(s);
+    if (!thread_safe(s, c)) pthread_mutex_lock(&s->serial);
+    return copy ? *copy : NULL;
+}
+
+static void call_end(struct search *s, enum callee c, struct mcts_tree *copy)
+{
+    if (!s->batch) return;
+    if (!thread_safe(s, c)) pthread_mutex_unlock(&s->serial);
+    mcts_free(copy);
+    lock(s);
 }
 
 static void account(struct search *s, int id, const struct policy_usage *u)
@@ -184,7 +292,9 @@ static int is_finish(const char *name)
 }
 
 /* Plans the node's action with loop protection. Returns 0 with the action
- * stored on the node, or -1 after recording the error. */
+ * stored on the node, or -1 after recording the error. The duplicate check
+ * runs under the lock against the live tree, so concurrent plans of
+ * siblings see each other's recorded actions. */
 static int plan_node(struct search *s, int id, char *err, size_t errlen)
 {
     struct mcts_node *n = mcts_node_mut(s->t, id);
@@ -196,8 +306,15 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
         struct policy_action a = {0};
         struct policy_usage u = {0, 0};
         err[0] = 0;
-        int prc = s->pol.plan ? s->pol.plan(s->pol.ctx, s->t, id, buf_str(&report), &a, &u, err, errlen)
-                              : (snprintf(err, errlen, "the policy has no plan function"), -1);
+        int prc = -1;
+        if (s->pol.plan) {
+            struct mcts_tree *copy;
+            const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
+            prc = s->pol.plan(s->pol.ctx, view, id, buf_str(&report), &a, &u, err, errlen);
+            call_end(s, CALL_POLICY, copy);
+        } else {
+            snprintf(err, errlen, "the policy has no plan function");
+        }
         account(s, id, &u);
         n = mcts_node_mut(s->t, id);
         if (prc != 0) {
@@ -250,8 +367,12 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
 static int execute_node(struct search *s, int id, char *err, size_t errlen)
 {
     struct mcts_node *n = mcts_node_mut(s->t, id);
+    /* Set once by the plan and never changed or freed before the tree is, so
+     * they stay valid while the lock is released. */
+    const char *action = n->action;
+    const cJSON *args = n->args;
     int64_t t_start = clock_now(s);
-    struct evidence raw = EVIDENCE_INIT;
+    struct evidence raw = EVIDENCE_INIT, curated = EVIDENCE_INIT;
     char *raw_text = NULL;
     int rc = -1;
     err[0] = 0;
@@ -259,8 +380,11 @@ static int execute_node(struct search *s, int id, char *err, size_t errlen)
         fail(s, id, "execute", "no action executor is configured");
         goto out;
     }
-    if (s->ex.execute(s->ex.ctx, n->action, n->args, &raw, &raw_text, err, errlen) != 0) {
-        char *msg = xasprintf("%s: %s", n->action, err);
+    call_begin(s, CALL_EXECUTOR, NULL);
+    int xrc = s->ex.execute(s->ex.ctx, action, args, &raw, &raw_text, err, errlen);
+    call_end(s, CALL_EXECUTOR, NULL);
+    if (xrc != 0) {
+        char *msg = xasprintf("%s: %s", action, err);
         fail(s, id, "execute", msg);
         free(msg);
         goto out;
@@ -269,17 +393,22 @@ static int execute_node(struct search *s, int id, char *err, size_t errlen)
         struct policy_usage u = {0, 0};
         char *text = NULL;
         err[0] = 0;
-        int crc = s->cu.curate(s->cu.ctx, s->t->question, n->action, &raw, raw_text, &n->obs, &text,
+        call_begin(s, CALL_CURATOR, NULL);
+        int crc = s->cu.curate(s->cu.ctx, s->t->question, action, &raw, raw_text, &curated, &text,
                                &u, err, errlen);
+        call_end(s, CALL_CURATOR, NULL);
         account(s, id, &u);
         if (crc != 0) {
             free(text);
-            evidence_free(&n->obs);
             fail(s, id, "curate", err);
             goto out;
         }
+        n = mcts_node_mut(s->t, id);
+        n->obs = curated;
+        curated = (struct evidence)EVIDENCE_INIT;
         n->obs_text = text ? text : render_evidence(&n->obs);
     } else {
+        n = mcts_node_mut(s->t, id);
         n->obs = raw;
         raw = (struct evidence)EVIDENCE_INIT;
         n->obs_text = raw_text ? raw_text : render_evidence(&n->obs);
@@ -288,6 +417,7 @@ static int execute_node(struct search *s, int id, char *err, size_t errlen)
     rc = 0;
 out:
     evidence_free(&raw);
+    evidence_free(&curated);
     free(raw_text);
     mcts_node_mut(s->t, id)->execute_ms = clock_now(s) - t_start;
     return rc;
@@ -303,7 +433,10 @@ static int evaluate_node(struct search *s, int id, char *err, size_t errlen)
     err[0] = 0;
     if (!s->cfg.no_evaluation && s->pol.evaluate) {
         struct policy_eval e = {0, NULL};
-        rc = s->pol.evaluate(s->pol.ctx, s->t, id, &e, &u, err, errlen);
+        struct mcts_tree *copy;
+        const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
+        rc = s->pol.evaluate(s->pol.ctx, view, id, &e, &u, err, errlen);
+        call_end(s, CALL_POLICY, copy);
         v = e.value;
         feedback = e.feedback;
         if (rc == 0 && isnan(v)) {
@@ -311,7 +444,10 @@ static int evaluate_node(struct search *s, int id, char *err, size_t errlen)
             rc = -1;
         }
     } else if (s->pol.rollout) {
-        rc = s->pol.rollout(s->pol.ctx, s->t, id, &v, &u, err, errlen);
+        struct mcts_tree *copy;
+        const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
+        rc = s->pol.rollout(s->pol.ctx, view, id, &v, &u, err, errlen);
+        call_end(s, CALL_POLICY, copy);
         if (rc == 0 && isnan(v)) {
             snprintf(err, errlen, "the rollout returned a value that is not a number");
             rc = -1;
@@ -344,7 +480,10 @@ static void simulate(struct search *s, int id)
         struct policy_usage u = {0, 0};
         char *report = NULL;
         err[0] = 0;
-        int rc = s->pol.perceive(s->pol.ctx, s->t, id, &report, &u, err, sizeof err);
+        struct mcts_tree *copy;
+        const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
+        int rc = s->pol.perceive(s->pol.ctx, view, id, &report, &u, err, sizeof err);
+        call_end(s, CALL_POLICY, copy);
         account(s, id, &u);
         n = mcts_node_mut(s->t, id);
         n->perceive_ms = clock_now(s) - t_start;
@@ -382,7 +521,29 @@ static void simulate(struct search *s, int id)
     n->status = is_finish(n->action) ? MCTS_FINISHED : MCTS_DONE;
 }
 
-int search_step(struct search *s)
+/* Expansion: a running child of sel for this iteration. */
+static int expand(struct search *s, int sel, int iteration, int forced)
+{
+    struct mcts_tree *t = s->t;
+    t->iterations = iteration;
+    int id = mcts_add_child(t, sel);
+    struct mcts_node *n = mcts_node_mut(t, id);
+    n->iteration = iteration;
+    n->forced = forced;
+    n->started_ms = clock_now(s) - s->t0;
+    n->status = MCTS_RUNNING;
+    return id;
+}
+
+/* Back-propagation of a simulated node, with an update for each node on its path. */
+static void backup(struct search *s, int id)
+{
+    struct mcts_tree *t = s->t;
+    mcts_backprop(t, id, mcts_node(t, id)->value);
+    for (int a = id; a >= 0; a = t->nodes[a].parent) emit(s, SEARCH_EV_NODE_UPDATED, a);
+}
+
+static int step_sequential(struct search *s)
 {
     if (s->stop != SEARCH_RUNNING) return 0;
     if (check_limits(s)) return 0;
@@ -393,27 +554,122 @@ int search_step(struct search *s)
         set_stop(s, SEARCH_STOP_EXHAUSTED);
         return 0;
     }
-    t->iterations = iteration;
-    int id = mcts_add_child(t, sel);
-    struct mcts_node *n = mcts_node_mut(t, id);
-    n->iteration = iteration;
-    n->forced = forced;
-    n->started_ms = clock_now(s) - s->t0;
-    n->status = MCTS_RUNNING;
+    int id = expand(s, sel, iteration, forced);
     emit(s, SEARCH_EV_NODE_ADDED, id);
-
     simulate(s, id);
-
-    n = mcts_node_mut(t, id);
-    mcts_backprop(t, id, n->value);
-    for (int a = id; a >= 0; a = t->nodes[a].parent) emit(s, SEARCH_EV_NODE_UPDATED, a);
-    if (n->status == MCTS_FINISHED) set_stop(s, SEARCH_STOP_FINISH);
+    backup(s, id);
+    if (mcts_node(t, id)->status == MCTS_FINISHED) set_stop(s, SEARCH_STOP_FINISH);
     else check_limits(s);
     return 1;
 }
 
+/* ---- parallel batches ---- */
+
+/* Takes jobs of the current batch until none is left; lock held. */
+static void run_jobs(struct search *s)
+{
+    while (s->batch && s->next_job < s->njobs) {
+        int id = s->jobs[s->next_job++];
+        simulate(s, id);
+        mcts_virtual_loss(s->t, id, -1);
+        backup(s, id);
+        s->jobs_done++;
+        pthread_cond_broadcast(&s->done);
+    }
+}
+
+static void *pool_main(void *arg)
+{
+    struct search *s = arg;
+    lock(s);
+    for (;;) {
+        while (!s->quit && !(s->batch && s->next_job < s->njobs)) pthread_cond_wait(&s->work, &s->mu);
+        if (s->quit) break;
+        run_jobs(s);
+    }
+    unlock(s);
+    return NULL;
+}
+
+/* Grows the pool to n threads. A thread that cannot be made is logged and
+ * done without: the stepping thread takes every job left. */
+static void pool_grow(struct search *s, int n)
+{
+    if (n <= s->npool) return;
+    s->pool = xrealloc(s->pool, (size_t)n * sizeof *s->pool);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (s->npool < n) {
+        int rc = pthread_create(&s->pool[s->npool], NULL, pool_main, s);
+        if (rc != 0) {
+            log_msg("search: cannot start an expansion thread (%s); running %d in parallel",
+                    strerror(rc), s->npool + 1);
+            break;
+        }
+        s->npool++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static int step_batch(struct search *s, int k)
+{
+    if (s->stop != SEARCH_RUNNING) return 0;
+    if (check_limits(s)) return 0;
+    struct mcts_tree *t = s->t;
+    if (k > s->cfg.iterations - t->iterations) k = s->cfg.iterations - t->iterations;
+    if (k > s->jobs_cap) {
+        s->jobs_cap = k;
+        s->jobs = xrealloc(s->jobs, (size_t)k * sizeof *s->jobs);
+    }
+    s->njobs = 0;
+    for (int j = 0; j < k; j++) {
+        int iteration = t->iterations + 1, forced = 0;
+        int sel = mcts_select(t, iteration, &forced);
+        if (sel < 0) break;
+        int id = expand(s, sel, iteration, forced);
+        mcts_virtual_loss(t, id, 1);
+        s->jobs[s->njobs++] = id;
+        emit(s, SEARCH_EV_NODE_ADDED, id);
+    }
+    if (s->njobs == 0) {
+        set_stop(s, SEARCH_STOP_EXHAUSTED);
+        return 0;
+    }
+    pool_grow(s, s->njobs - 1);
+    s->batch = 1;
+    s->next_job = s->jobs_done = 0;
+    pthread_cond_broadcast(&s->work);
+    run_jobs(s);
+    while (s->jobs_done < s->njobs) pthread_cond_wait(&s->done, &s->mu);
+    s->batch = 0;
+
+    int finished = 0;
+    for (int j = 0; j < s->njobs; j++) finished |= mcts_node(t, s->jobs[j])->status == MCTS_FINISHED;
+    if (s->stop == SEARCH_RUNNING) {
+        if (finished) set_stop(s, SEARCH_STOP_FINISH);
+        else check_limits(s);
+    }
+    return s->njobs;
+}
+
+int search_step_parallel(struct search *s, int k)
+{
+    if (k > SEARCH_MAX_PARALLEL) k = SEARCH_MAX_PARALLEL;
+    lock(s);
+    int ran = k > 1 && !s->cfg.no_mcts ? step_batch(s, k) : step_sequential(s);
+    unlock(s);
+    return ran;
+}
+
+int search_step(struct search *s)
+{
+    return search_step_parallel(s, s->cfg.parallel);
+}
+
 int search_prune(struct search *s, int id, char *err, size_t errlen)
 {
+    lock(s);
     enum mcts_status *before = xmalloc((size_t)s->t->n * sizeof *before);
     for (int i = 0; i < s->t->n; i++) before[i] = s->t->nodes[i].status;
     int rc = mcts_prune(s->t, id, err, errlen);
@@ -421,26 +677,32 @@ int search_prune(struct search *s, int id, char *err, size_t errlen)
         for (int i = 0; i < s->t->n; i++)
             if (s->t->nodes[i].status != before[i]) emit(s, SEARCH_EV_NODE_UPDATED, i);
     free(before);
+    unlock(s);
     return rc;
 }
 
 int search_force(struct search *s, int id, char *err, size_t errlen)
 {
+    lock(s);
+    int rc = -1;
     if (s->stop == SEARCH_STOP_ITERATIONS || s->stop == SEARCH_STOP_BUDGET ||
         (s->stop != SEARCH_RUNNING &&
          (s->t->iterations >= s->cfg.iterations || budget_spent(s)))) {
         snprintf(err, errlen, "cannot expand node %d: the search has used its %s", id,
                  budget_spent(s) ? "token budget" : "iterations");
-        return -1;
+    } else if (mcts_force(s->t, id, err, errlen) == 0) {
+        if (s->stop != SEARCH_RUNNING) set_stop(s, SEARCH_RUNNING);
+        rc = 0;
     }
-    if (mcts_force(s->t, id, err, errlen) != 0) return -1;
-    if (s->stop != SEARCH_RUNNING) set_stop(s, SEARCH_RUNNING);
-    return 0;
+    unlock(s);
+    return rc;
 }
 
 void search_finish_now(struct search *s)
 {
+    lock(s);
     if (s->stop == SEARCH_RUNNING) set_stop(s, SEARCH_STOP_USER);
+    unlock(s);
 }
 
 /* ---- answers ---- */
@@ -576,6 +838,7 @@ static char *fallback_markdown(const struct mcts_tree *t, const int *ids, size_t
 
 struct search_answer *search_answer(struct search *s)
 {
+    lock(s);
     struct mcts_tree *t = s->t;
     struct search_answer *a = xcalloc(1, sizeof *a);
     a->npath = search_best_trajectory(t, &a->path, &a->from_finished);
@@ -629,6 +892,7 @@ struct search_answer *search_answer(struct search *s)
             a->markdown = md;
         }
     }
+    unlock(s);
     return a;
 }
 

@@ -32,9 +32,63 @@
  *                  cheap rollout when it has one, else the neutral 50, so
  *                  selection is driven by visit counts alone.
  *
+ * Parallel expansion (search_config.parallel = K > 1, --parallel K). The LLM
+ * calls dominate the wall time, so each step runs a batch of up to K
+ * expansions whose role calls overlap:
+ *   - the K nodes are selected one after another (UCT, as above), each new
+ *     child adding a virtual loss to its path (mcts.h), so the next
+ *     selection is pushed elsewhere; in-flight children count against their
+ *     parent's max_expand. A forced node is the batch's first selection. The
+ *     batch never runs more iterations than remain; it is smaller when fewer
+ *     nodes can be expanded;
+ *   - the per-node pipeline (perceive, plan, execute + curate, evaluate) runs
+ *     on the calling thread and K - 1 pool threads owned by the search
+ *     (created by the first batch, joined by search_free, all signals
+ *     blocked in them). The search's lock is released during every callback;
+ *     a policy callback is handed a private copy of the tree taken when the
+ *     call starts (it sees siblings still in flight as they were then).
+ *     Everything that changes the tree happens under the lock: adding
+ *     children, storing reports, actions, observations and values, the
+ *     duplicate check (against every sibling with a recorded action,
+ *     including siblings still in flight: the first action recorded wins and
+ *     a later equal one is refused and re-planned), back-propagation and
+ *     taking the virtual loss back;
+ *   - callbacks are called concurrently only when declared thread-safe
+ *     (policy_thread_safe, executor_thread_safe, curator_thread_safe). The
+ *     others run one at a time under a single lock shared by all of them
+ *     (they may share state, e.g. one sqlite connection), while the
+ *     thread-safe ones still overlap with them and with each other;
+ *   - the step returns when the whole batch has been recorded. A Finish
+ *     stops the search after its batch: the other expansions in flight
+ *     complete and are recorded, nothing new starts. The token budget and
+ *     the iteration limit are checked before each batch (a batch can
+ *     overshoot the budget by up to K iterations). search_prune,
+ *     search_force and search_finish_now may be called from another thread
+ *     (or from on_event) while a batch runs: a prune of a subtree holding an
+ *     in-flight node is refused, a force applies to the next batch, finish
+ *     now lets the batch complete and starts no other. Failed role calls are
+ *     recorded on their node exactly as above;
+ *   - with K > 1 the tree may differ from run to run even for one seed:
+ *     what a policy call sees of siblings still in flight, and which of two
+ *     equal actions is recorded first, depend on timing; the seed still
+ *     fixes every random tie-break. K <= 1 is the sequential algorithm,
+ *     exactly: no pool, no copies, byte-identical transcripts for the same
+ *     seed. The no_mcts ablation always runs one expansion at a time (its
+ *     single trajectory is sequential by nature).
+ *
+ * Events and threads: on_event and clock_ms are called with the search's
+ * lock held, one call at a time (from the stepping thread or a pool thread).
+ * on_event may read the tree and may call search_prune, search_force and
+ * search_finish_now (the lock is recursive); it must not step or free the
+ * search. Any thread may call search_prune, search_force, search_finish_now,
+ * search_done and search_stop_reason at any time; search_step,
+ * search_answer and search_free are for the one thread that drives the
+ * search, and the tree (search_tree) may be read directly only by that
+ * thread between steps, or inside on_event.
+ *
  * Ownership: the search owns its tree. The policy, executor and curator
  * structs are copied; their ctx pointers stay with the caller and must
- * outlive the search. Not thread-safe: one thread (the worker) drives it.
+ * outlive the search.
  */
 #ifndef DRQA_SEARCH_H
 #define DRQA_SEARCH_H
@@ -78,6 +132,10 @@ struct search_config {
     long long budget_tokens;     /* input + output; 0 = no budget */
     int no_mcts, no_perception, no_evaluation;
     int max_replans;             /* extra plan calls after a duplicate, default 2 */
+    int parallel;                /* K expansions in flight per step; <= 1: one (sequential) */
+    /* Callbacks that may run on several threads at once when parallel > 1;
+     * those left 0 are called one at a time (see above). */
+    int policy_thread_safe, executor_thread_safe, curator_thread_safe;
     int64_t (*clock_ms)(void);   /* NULL: now_ms; tests pass a fake for exact transcripts */
     void (*on_event)(void *ctx, const struct search *s, enum search_event ev, int node_id);
     void *event_ctx;
@@ -86,7 +144,8 @@ struct search_config {
 void search_config_defaults(struct search_config *c);
 struct drqa_opts;
 /* Defaults, then --iterations, --max-expand, --exploration, --seed,
- * --budget-tokens and the ablation switches from the command line. */
+ * --budget-tokens, --parallel and the ablation switches from the command
+ * line. The thread-safety flags stay 0: the caller knows its callbacks. */
 void search_config_from_opts(struct search_config *c, const struct drqa_opts *o);
 
 /* The question is copied. Never fails (allocation aborts). */
@@ -95,10 +154,16 @@ struct search *search_new(const struct search_config *cfg, const struct policy *
                           const struct policy_curator *curator, const char *question);
 void search_free(struct search *s);   /* accepts NULL */
 
-/* One iteration of Algorithm 1. Returns 1 when an iteration ran, 0 when the
- * search is (now) over and nothing ran. Role failures are not returned: they
- * are recorded on the node. */
+#define SEARCH_MAX_PARALLEL 64
+
+/* One iteration of Algorithm 1, or with cfg.parallel = K > 1 one batch of up
+ * to K (see above). Returns the number of iterations that ran (1 for a
+ * sequential step), 0 when the search is (now) over and nothing ran. Role
+ * failures are not returned: they are recorded on the node. */
 int search_step(struct search *s);
+/* The same with K given (clamped to SEARCH_MAX_PARALLEL) instead of
+ * cfg.parallel. */
+int search_step_parallel(struct search *s, int k);
 int search_done(const struct search *s);
 enum search_stop search_stop_reason(const struct search *s);
 const struct mcts_tree *search_tree(const struct search *s);
