@@ -6,11 +6,9 @@
 
 #include <stdio.h>
 
-static int pending(const char *what)
+static int __attribute__((unused)) pending(const char *what)
 {
     fprintf(stderr, "drqa-tui: %s is not available in this version yet\n", what);
     return EXIT_USAGE;
 }
 
-int cli_judge(const struct drqa_opts *o) { (void)o; return pending("--judge"); }
-int cli_report(const struct drqa_opts *o) { (void)o; return pending("--report"); }

@@ -1,0 +1,87 @@
+#!/bin/sh
+# drqa-tui --report from the command line: the grounding metrics of answers
+# files against a reference (the command bench/quality.sh runs) as exact
+# Markdown and as JSON, judged scores files of two systems, --out, and the
+# error messages for missing and malformed files.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+n=0
+fails=0
+t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+check() { desc=$1; shift; if "$@"; then t 0 "$desc"; else t 1 "$desc"; fi; }
+tmp=$(mktemp -d /tmp/drqa-reportcli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+data=$top_srcdir/tests/data/eval
+
+# 1. answers files + the dev reference: exact tables (worked out by hand:
+#    mcts hits 1,0,0 @1 and 1,1,0 @5, recall 1, 1/2, 0; rag 1,0,1 / 1,0,1, recall 1/4, 1, 1/2).
+"$DRQA" --reference "$data/ref-dev.jsonl" --report "$data/answers-mcts.jsonl" "$data/answers-rag.jsonl" \
+    > "$tmp/out.md" 2>"$tmp/err"
+t $? "answers with a reference: exit 0"
+cat > "$tmp/want.md" <<'EOF'
+## Overall
+
+No judge scores in these files (answers files, or --judge ran with no judge model).
+
+## Tokens per question (input/output, mean)
+
+| System | Tokens |
+|---|---|
+| mcts/offline | 200/20 (n=3) |
+| rag-function/offline | 6,000/200 (n=3) |
+
+## Grounding (no model)
+
+file-hit@k: a gold file among the first k distinct cited files; identifier recall: share of the reference's identifiers found in the answer and its evidence.
+
+| System | file-hit@1 | file-hit@5 | Identifier recall |
+|---|---|---|---|
+| mcts/offline | 0.33 (n=3) | 0.67 (n=3) | 0.50 (n=3) |
+| rag-function/offline | 0.67 (n=3) | 0.67 (n=3) | 0.58 (n=3) |
+EOF
+check "answers tables, exact text" cmp -s "$tmp/out.md" "$tmp/want.md"
+check "nothing on stderr" [ ! -s "$tmp/err" ]
+
+# 2. the same as JSON (for scripts)
+"$DRQA" --json --reference "$data/ref-sweqa.jsonl" --report "$data/answers-rag.jsonl" > "$tmp/out.json"
+t $? "--json: exit 0"
+check "--json numbers (SWE-QA reference: gold from the answer text)" "$PYTHON3" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["systems"][0]
+ok = (s["system"] == "rag-function/offline" and s["questions"] == 3
+      and abs(s["file_hit@1"]["mean"] - 1/3) < 1e-9 and s["file_hit@5"]["n"] == 3
+      and abs(s["identifier_recall"]["mean"] - (1/3 + 1 + 0.5) / 3) < 1e-9
+      and s["overall"] == {"mean": None, "n": 0} and j["judges"] == [])
+sys.exit(0 if ok else 1)' "$tmp/out.json"
+
+# 3. without a reference answers files have no metrics: undefined, not zero
+"$DRQA" --report "$data/answers-mcts.jsonl" > "$tmp/noref.md"
+t $? "answers without a reference: exit 0"
+check "metrics undefined without a reference" grep -qxF "| mcts/offline | - (n=0) | - (n=0) | - (n=0) |" "$tmp/noref.md"
+
+# 4. judged scores of two systems, written with --out
+"$DRQA" --report "$data/scores-a.jsonl" --report "$data/scores-b.jsonl" --out "$tmp/scores.md"
+t $? "scores files with --out: exit 0"
+check "overall row of the first system" grep -qxF "| mcts/llm | 3 | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 75.00 (n=2) | 1 |" "$tmp/scores.md"
+check "overall row of the second system" grep -qxF "| rag-function/llm | 2 | 10.25 (n=2) | 11.00 (n=2) | 12.00 (n=2) | 13.00 (n=2) | 14.25 (n=2) | 60.50 (n=2) | 0 |" "$tmp/scores.md"
+
+# 5. errors
+"$DRQA" --report "$tmp/missing.jsonl" 2>"$tmp/e" >/dev/null
+t $(( $? != 2 )) "missing file: exit 2"
+check "missing file named" grep -qxF "drqa-tui: cannot read '$tmp/missing.jsonl': No such file or directory; check the path" "$tmp/e"
+printf '%s\nnot json\n' "$(sed -n 1p "$data/scores-a.jsonl")" > "$tmp/bad.jsonl"
+"$DRQA" --report "$data/scores-b.jsonl" "$tmp/bad.jsonl" 2>"$tmp/e" >"$tmp/o"
+t $(( $? != 2 )) "malformed file: exit 2"
+check "malformed line named by file:line" grep -qxF "drqa-tui: $tmp/bad.jsonl:2: not a JSON object (not json); each line must be one object" "$tmp/e"
+check "no table printed on error" [ ! -s "$tmp/o" ]
+echo '{"question": "Unknown?", "answer": "a", "mode": "m", "policy": "p"}' > "$tmp/stray.jsonl"
+"$DRQA" --reference "$data/ref-dev.jsonl" --report "$tmp/stray.jsonl" 2>"$tmp/e" >/dev/null
+t $(( $? != 2 )) "answer without reference: exit 2"
+check "answer without reference named" grep -qF "drqa-tui: $tmp/stray.jsonl:1: no reference for id '1'" "$tmp/e"
+"$DRQA" --reference "$tmp/missing-ref.jsonl" --report "$data/answers-mcts.jsonl" 2>"$tmp/e" >/dev/null
+t $(( $? != 2 )) "missing reference: exit 2"
+check "missing reference named" grep -qF "drqa-tui: cannot read '$tmp/missing-ref.jsonl'" "$tmp/e"
+
+echo "1..$n"
+[ $fails = 0 ]
