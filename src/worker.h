@@ -12,9 +12,11 @@
  * after the last. All signals are blocked in the worker thread so that the UI
  * thread alone handles SIGINT, SIGWINCH and friends.
  *
- * Commands: pause; resume; step (one iteration, then paused); prune id;
- * expand id (next iteration expands it; resumes a search that stopped on
- * Finish or by the user); finish (stop and answer now); new question (drops
+ * Commands: pause; resume; step (one iteration, or one batch of up to K with
+ * search.parallel = K > 1, then paused); prune id; expand id (next iteration
+ * expands it; resumes a search that stopped on Finish or by the user);
+ * commands are read between steps, so with K > 1 they apply between batches;
+ * finish (stop and answer now); new question (drops
  * the current search, starts another with the same settings); quit. Every
  * pause and resume is acknowledged by a state event, and a refused command by
  * a log event naming the reason.
