@@ -1,0 +1,1554 @@
+/*
+ * policy_llm: the four agents and the evidence filter played by a chat model
+ * (see policy_llm.h for the roles, the structured-output loop, the fallback
+ * and the token caps). This file renders the tree into the role prompts,
+ * talks to the backend, checks every reply and turns it into the engine's
+ * policy results.
+ */
+#include "policy_llm.h"
+#include "action.h"
+#include "curate.h"
+#include "jsonx.h"
+#include "mcts.h"
+#include "prompt.h"
+#include "qparse.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_ARG_BYTES 2000       /* a longer string argument in a plan is refused */
+#define MAX_RATIONALE 400
+#define MAX_FEEDBACK 300
+#define MAX_REPORT_ITEM 200
+#define MAX_REPORT_ITEMS 5
+#define MAX_SUMMARY 600
+#define MAX_ANSWER 16000
+#define MAX_FILTER_SPANS 12
+#define MAX_LEADS 8
+#define SPANS_PER_STEP 4
+#define NOTES_PREFIX_CAP 600     /* notes and listings of a raw result kept with the curated text */
+
+static const char *const role_names[LLM_ROLE_N] = {"perception", "planning", "filter", "evaluation", "answer"};
+
+const char *llm_role_name(enum llm_role r)
+{
+    return (unsigned)r < LLM_ROLE_N ? role_names[r] : "other";
+}
+
+/* The placeholders each role's template may use. */
+static const char *const vars_perception[] = {"question", "qtype", "trajectory", "siblings", "leads", NULL};
+static const char *const vars_planning[] = {"question", "identifiers", "report", "trajectory", "siblings",
+                                            "feedback", "actions", "qtype", NULL};
+static const char *const vars_filter[] = {"question", "action", "raw", NULL};
+static const char *const vars_evaluation[] = {"question", "trajectory", "action", "observation", "qtype", NULL};
+static const char *const vars_answer[] = {"question", "qtype", "type_hint", "trajectory", "evidence", NULL};
+static const char *const *const role_vars[LLM_ROLE_N] = {vars_perception, vars_planning, vars_filter,
+                                                          vars_evaluation, vars_answer};
+
+struct llm_policy {
+    struct llm_policy_config cfg;
+    struct policy fallback;         /* copy; name NULL when none */
+    int has_fallback;
+    struct prompt *prompts[LLM_ROLE_N];
+    char *actions_text;             /* the action schema as the planner sees it */
+
+    char *question;                 /* the question the state below belongs to */
+    struct qparse q;
+    int have_q;
+    struct llm_usage usage;         /* this question */
+    char **notes;
+    size_t nnotes;
+
+    long calls;                     /* all questions */
+    long long model_ms;
+
+    /* Parallel expansion calls the roles from several threads at once (for
+     * one question): lock guards the state above, fallback_lock serialises
+     * the fallback policy, which need not be thread-safe. */
+    pthread_mutex_t lock, fallback_lock;
+};
+
+void llm_policy_config_init(struct llm_policy_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->explore_temperature = LLM_POLICY_EXPLORE_TEMPERATURE;
+    c->answer_temperature = LLM_POLICY_ANSWER_TEMPERATURE;
+    c->max_attempts = LLM_POLICY_ATTEMPTS;
+}
+
+static void caps_defaults(struct llm_policy_caps *c)
+{
+    if (!c->trajectory) c->trajectory = 1400;
+    if (!c->steps) c->steps = 700;
+    if (!c->siblings) c->siblings = 500;
+    if (!c->leads) c->leads = 500;
+    if (!c->report) c->report = 900;
+    if (!c->observation) c->observation = 1500;
+    if (!c->raw) c->raw = 2600;
+    if (!c->evidence) c->evidence = 9000;
+    if (!c->span) c->span = 1600;
+    if (!c->reply_echo) c->reply_echo = 1200;
+}
+
+/* ---- small text helpers ---- */
+
+static int streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+/* s with newlines and tabs turned into spaces, cut to cap bytes with "...". */
+static char *one_line(const char *s, size_t cap)
+{
+    struct buf b = BUF_INIT;
+    int space = 0;
+    for (const char *p = s ? s : ""; *p; p++) {
+        char c = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
+        if (c == ' ' && (space || b.len == 0)) continue;
+        space = c == ' ';
+        buf_addc(&b, c);
+    }
+    while (b.len && b.data[b.len - 1] == ' ') b.data[--b.len] = 0;
+    if (b.len > cap && cap > 3) {
+        size_t k = cap - 3;
+        while (k > 0 && ((unsigned char)b.data[k] & 0xC0) == 0x80) k--;
+        b.len = k;
+        b.data[k] = 0;
+        buf_adds(&b, "...");
+    }
+    return buf_take(&b);
+}
+
+static char *args_text(const cJSON *args, size_t cap)
+{
+    char *s = args ? cJSON_PrintUnformatted(args) : NULL;
+    char *r = one_line(s ? s : "{}", cap);
+    free(s);
+    return r;
+}
+
+static void add_note(struct llm_policy *p, const char *note)
+{
+    pthread_mutex_lock(&p->lock);
+    p->notes = xrealloc(p->notes, (p->nnotes + 1) * sizeof *p->notes);
+    p->notes[p->nnotes++] = xstrdup(note);
+    pthread_mutex_unlock(&p->lock);
+    log_msg("llm policy: %s", note);
+}
+
+static void forget_question(struct llm_policy *p)
+{
+    free(p->question);
+    p->question = NULL;
+    if (p->have_q) qparse_free(&p->q);
+    p->have_q = 0;
+    for (size_t i = 0; i < p->nnotes; i++) free(p->notes[i]);
+    free(p->notes);
+    p->notes = NULL;
+    p->nnotes = 0;
+    llm_usage_destroy(&p->usage);
+    llm_usage_init(&p->usage);
+}
+
+void llm_policy_reset(struct llm_policy *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    forget_question(p);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The question's analysis is made once and then only read. */
+static void ensure_question(struct llm_policy *p, const char *question)
+{
+    if (!question) question = "";
+    pthread_mutex_lock(&p->lock);
+    if (!p->question || strcmp(p->question, question) != 0) {
+        forget_question(p);
+        p->question = xstrdup(question);
+        char err[256];
+        if (qparse_question(question, &p->q, err, sizeof err) == 0) p->have_q = 1;
+        else qparse_free(&p->q);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+static const char *qtype_name(const struct llm_policy *p)
+{
+    return p->have_q && p->q.type != QTYPE_OTHER ? qparse_type_name(p->q.type) : "other";
+}
+
+/* ---- the action schema as text ---- */
+
+/* One line per action and per argument; an argument described for an earlier
+ * action (file_pattern) is not described again, to keep every planning
+ * prompt short. */
+static char *render_actions(int no_semantic)
+{
+    cJSON *schema = action_schema_json(), *a;
+    struct buf b = BUF_INIT;
+    const char *described[32];
+    size_t ndescribed = 0;
+    cJSON_ArrayForEach(a, schema) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(a, "name"));
+        const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(a, "description"));
+        if (!name || (no_semantic && streq(name, "SemanticSearch"))) continue;
+        buf_printf(&b, "- %s: %s\n", name, desc ? desc : "");
+        const cJSON *arg;
+        cJSON_ArrayForEach(arg, cJSON_GetObjectItem(a, "arguments")) {
+            const char *an = cJSON_GetStringValue(cJSON_GetObjectItem(arg, "name"));
+            const char *at = cJSON_GetStringValue(cJSON_GetObjectItem(arg, "type"));
+            const char *ad = cJSON_GetStringValue(cJSON_GetObjectItem(arg, "description"));
+            int req = cJSON_IsTrue(cJSON_GetObjectItem(arg, "required"));
+            int again = 0;
+            for (size_t k = 0; an && k < ndescribed && !again; k++) again = streq(described[k], an);
+            if (an && !again && ndescribed < ARRAY_LEN(described)) described[ndescribed++] = an;
+            buf_printf(&b, "    %s%s (%s)%s%s\n", an ? an : "?", req ? "*" : "", at ? at : "?",
+                       again || !ad || !*ad ? "" : ": ", again || !ad ? "" : ad);
+        }
+    }
+    cJSON_Delete(schema);
+    return buf_take(&b);
+}
+
+/* ---- rendering the tree ---- */
+
+static void chomp(struct buf *b)
+{
+    while (b->len && b->data[b->len - 1] == '\n') b->data[--b->len] = 0;
+}
+
+static void step_status(struct buf *b, const struct mcts_node *n)
+{
+    if (n->status == MCTS_ERROR) buf_printf(b, " -> failed: %s", n->error ? n->error : "error");
+    else if (n->duplicate) buf_printf(b, " -> not run: repeats node %d", n->dup_of);
+    else if (n->status == MCTS_PRUNED) buf_adds(b, " -> pruned by the user");
+    else if (n->has_value) buf_printf(b, " -> value %.0f", n->value);
+}
+
+static void step_line(struct buf *b, const struct mcts_node *n, int k, int spans, size_t argcap)
+{
+    char *args = args_text(n->args, argcap);
+    buf_printf(b, "[%d] %s %s", k, n->action ? n->action : "(not planned)", args);
+    free(args);
+    step_status(b, n);
+    buf_addc(b, '\n');
+    if (!spans || !n->action || streq(n->action, "Finish") || n->duplicate || n->status == MCTS_ERROR) return;
+    if (n->obs.n == 0) {
+        buf_adds(b, "    (nothing found)\n");
+        return;
+    }
+    for (size_t i = 0; i < n->obs.n && i < SPANS_PER_STEP; i++) {
+        const struct evidence_span *sp = &n->obs.v[i];
+        char *label = one_line(sp->label, 90);
+        buf_printf(b, "    %s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, *label ? "  " : "", label);
+        free(label);
+    }
+    if (n->obs.n > SPANS_PER_STEP) buf_printf(b, "    (+%zu more spans)\n", n->obs.n - SPANS_PER_STEP);
+}
+
+/* The steps from the root to upto (inclusive; the root itself is not a
+ * step), latest kept when the text passes cap. */
+static char *trajectory_text(const struct mcts_tree *t, int upto, int spans, size_t cap)
+{
+    int *ids = NULL;
+    size_t n = upto >= 0 ? mcts_path(t, upto, &ids) : 0;
+    struct buf b = BUF_INIT;
+    for (size_t i = 1; i < n; i++) step_line(&b, mcts_node(t, ids[i]), (int)i, spans, 160);
+    free(ids);
+    chomp(&b);
+    if (!b.len) buf_adds(&b, "(none yet: this is the first step)");
+    char *r = prompt_cap(buf_str(&b), cap, 1);
+    buf_free(&b);
+    return r;
+}
+
+static char *siblings_text(const struct mcts_tree *t, int id, size_t cap)
+{
+    const struct mcts_node *n = mcts_node(t, id);
+    const struct mcts_node *par = n ? mcts_node(t, n->parent) : NULL;
+    struct buf b = BUF_INIT;
+    for (int k = 0; par && k < par->nchildren; k++) {
+        const struct mcts_node *s = mcts_node(t, par->children[k]);
+        if (!s || s->id == id || !s->action) continue;
+        char *args = args_text(s->args, 160);
+        buf_printf(&b, "- %s %s", s->action, args);
+        free(args);
+        step_status(&b, s);
+        for (size_t i = 0; i < s->obs.n && i < 2; i++)
+            buf_printf(&b, "%s%s:%d-%d", i ? ", " : "; found ", s->obs.v[i].path, s->obs.v[i].start_line,
+                       s->obs.v[i].end_line);
+        buf_addc(&b, '\n');
+    }
+    chomp(&b);
+    if (!b.len) buf_adds(&b, "(none)");
+    char *r = prompt_cap(buf_str(&b), cap, 0);
+    buf_free(&b);
+    return r;
+}
+
+static int path_listed(char **v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0) return 1;
+    return 0;
+}
+
+/* Files and symbols in the observations of the path to the parent of id and
+ * of id's siblings whose file no ViewCode on them has shown. */
+static char *leads_text(const struct mcts_tree *t, int id, size_t cap)
+{
+    const struct mcts_node *n = mcts_node(t, id);
+    int *ids = NULL;
+    size_t np = n && n->parent >= 0 ? mcts_path(t, n->parent, &ids) : 0;
+    const struct mcts_node *par = n ? mcts_node(t, n->parent) : NULL;
+    const struct mcts_node **nodes = xcalloc(np + (par ? (size_t)par->nchildren : 0) + 1, sizeof *nodes);
+    size_t nn = 0;
+    for (size_t i = 1; i < np; i++) nodes[nn++] = mcts_node(t, ids[i]);
+    for (int k = 0; par && k < par->nchildren; k++)
+        if (par->children[k] != id) nodes[nn++] = mcts_node(t, par->children[k]);
+    char **opened = NULL;
+    size_t nopened = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (!streq(nodes[i]->action, "ViewCode")) continue;
+        for (size_t k = 0; k < nodes[i]->obs.n; k++)
+            if (!path_listed(opened, nopened, nodes[i]->obs.v[k].path)) {
+                opened = xrealloc(opened, (nopened + 1) * sizeof *opened);
+                opened[nopened++] = nodes[i]->obs.v[k].path;
+            }
+    }
+    struct buf b = BUF_INIT;
+    int listed = 0;
+    char **seen = NULL;
+    size_t nseen = 0;
+    for (size_t i = 0; i < nn && listed < MAX_LEADS; i++) {
+        for (size_t k = 0; k < nodes[i]->obs.n && listed < MAX_LEADS; k++) {
+            const struct evidence_span *sp = &nodes[i]->obs.v[k];
+            if (path_listed(opened, nopened, sp->path)) continue;
+            char *key = xasprintf("%s:%d", sp->path, sp->start_line);
+            if (path_listed(seen, nseen, key)) {
+                free(key);
+                continue;
+            }
+            seen = xrealloc(seen, (nseen + 1) * sizeof *seen);
+            seen[nseen++] = key;
+            char *label = one_line(sp->label, 90);
+            buf_printf(&b, "- %s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, *label ? "  " : "", label);
+            free(label);
+            listed++;
+        }
+    }
+    for (size_t i = 0; i < nseen; i++) free(seen[i]);
+    free(seen);
+    free(opened);
+    free(nodes);
+    free(ids);
+    chomp(&b);
+    if (!b.len) buf_adds(&b, "(none)");
+    char *r = prompt_cap(buf_str(&b), cap, 0);
+    buf_free(&b);
+    return r;
+}
+
+static char *identifiers_text(const struct llm_policy *p)
+{
+    struct buf b = BUF_INIT;
+    if (p->have_q) {
+        for (size_t i = 0; i < p->q.nids; i++) buf_printf(&b, "%s%s", b.len ? ", " : "", p->q.ids[i].name);
+        for (size_t i = 0; i < p->q.nquotes; i++) buf_printf(&b, "%s\"%s\"", b.len ? ", " : "", p->q.quotes[i]);
+        for (size_t i = 0; i < p->q.nfiles; i++) buf_printf(&b, "%s%s", b.len ? ", " : "", p->q.files[i]);
+    }
+    if (!b.len) buf_adds(&b, "none");
+    char *r = one_line(buf_str(&b), 400);
+    buf_free(&b);
+    return r;
+}
+
+/* Lines [start, end] of a verbatim span's text (the span starts at its
+ * start_line). Caller frees. */
+static char *span_lines(const struct evidence_span *sp, int start, int end)
+{
+    const char *p = sp->text ? sp->text : "";
+    for (int line = sp->start_line; line < start && p; line++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return xstrdup("");
+    const char *q = p;
+    for (int line = start; line <= end && *q; line++) {
+        const char *nl = strchr(q, '\n');
+        q = nl ? (line < end ? nl + 1 : nl) : q + strlen(q);
+    }
+    return xstrndup(p, (size_t)(q - p));
+}
+
+/* A span under its header with numbered lines (elided text as it is), the
+ * text cut to cap bytes. */
+static void numbered_span(struct buf *b, const struct evidence_span *sp, size_t cap)
+{
+    char *label = one_line(sp->label, 120);
+    buf_printf(b, "%s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, *label ? "  " : "", label);
+    free(label);
+    struct buf body = BUF_INIT;
+    if (sp->elided) {
+        buf_adds(&body, sp->text ? sp->text : "");
+    } else {
+        const char *s = sp->text ? sp->text : "";
+        int line = sp->start_line;
+        while (*s) {
+            const char *nl = strchr(s, '\n');
+            size_t len = nl ? (size_t)(nl - s) : strlen(s);
+            buf_printf(&body, "%5d  %.*s\n", line++, (int)len, s);
+            s += len + (nl ? 1 : 0);
+        }
+    }
+    char *capped = prompt_cap(buf_str(&body), cap, 0);
+    buf_adds(b, capped);
+    if (b->len && b->data[b->len - 1] != '\n') buf_addc(b, '\n');
+    free(capped);
+    buf_free(&body);
+}
+
+/* ---- talking to the model ---- */
+
+typedef int (*reply_check)(void *ctx, const cJSON *obj, char *err, size_t errlen);
+
+static void account(struct llm_policy *p, enum llm_role role, const struct llm_reply *r, struct policy_usage *u)
+{
+    llm_usage_add(&p->usage, llm_role_name(role), r);
+    if (p->cfg.run_usage) llm_usage_add(p->cfg.run_usage, llm_role_name(role), r);
+    if (u) {
+        u->input_tokens += r->input_tokens > 0 ? r->input_tokens : 0;
+        u->output_tokens += r->output_tokens > 0 ? r->output_tokens : 0;
+    }
+}
+
+/*
+ * One role call with structured output. The prompt goes out as one user
+ * message (after prior_reply/prior_feedback as an earlier exchange when
+ * given); each reply is parsed (jsonx) and checked; an unusable one is sent
+ * back with the problem, up to `attempts` replies. Returns 0 when a reply
+ * passed check (its text in *reply_text when not NULL, caller frees), 1 when
+ * none did (the last problem in problem), -1 when a call failed (err).
+ */
+static int converse(struct llm_policy *p, enum llm_role role, const char *prompt, double temperature,
+                    int attempts, const char *prior_reply, const char *prior_feedback, reply_check check,
+                    void *cctx, char **reply_text, struct policy_usage *u, char *problem, size_t problen,
+                    char *err, size_t errlen)
+{
+    char *echo = prior_reply ? prompt_cap(prior_reply, p->cfg.caps.reply_echo, 0) : NULL;
+    char *again = prior_feedback ? xstrdup(prior_feedback) : NULL;
+    int rc = 1;
+    snprintf(problem, problen, "no reply");
+    for (int attempt = 0; attempt < attempts; attempt++) {
+        struct llm_message m[3] = {{"user", prompt}};
+        size_t nm = 1;
+        if (echo && again) {
+            m[nm++] = (struct llm_message){"assistant", *echo ? echo : "(empty reply)"};
+            m[nm++] = (struct llm_message){"user", again};
+        }
+        struct llm_request req;
+        llm_request_init(&req);
+        req.messages = m;
+        req.nmessages = nm;
+        req.temperature = temperature;
+        req.max_tokens = p->cfg.max_tokens;
+        req.json_mode = 1;
+        req.tag = llm_role_name(role);
+        req.cancel = p->cfg.cancel;
+        struct llm_reply rep;
+        memset(&rep, 0, sizeof rep);
+        int64_t t0 = now_ms();
+        int crc = llm_chat(p->cfg.backend, &req, &rep, NULL);
+        pthread_mutex_lock(&p->lock);
+        p->model_ms += now_ms() - t0;
+        p->calls++;
+        pthread_mutex_unlock(&p->lock);
+        account(p, role, &rep, u);
+        if (crc != LLM_OK || !rep.text) {
+            snprintf(err, errlen, "the model call failed: %s", rep.error[0] ? rep.error : "no reply text");
+            llm_reply_free(&rep);
+            rc = -1;
+            break;
+        }
+        char perr[512];
+        cJSON *obj = jsonx_parse_object(rep.text, perr, sizeof perr);
+        if (!obj) {
+            snprintf(problem, problen, "no usable JSON object in the reply: %s%s", perr,
+                     rep.truncated ? " (the reply was cut at the token limit; answer more briefly)" : "");
+        } else {
+            problem[0] = 0;
+            if (check(cctx, obj, problem, problen) == 0) {
+                cJSON_Delete(obj);
+                if (reply_text) *reply_text = rep.text;
+                else free(rep.text);
+                rep.text = NULL;
+                rc = 0;
+                break;
+            }
+            if (!problem[0]) snprintf(problem, problen, "the reply does not have the fields asked for");
+            cJSON_Delete(obj);
+        }
+        free(echo);
+        echo = prompt_cap(rep.text, p->cfg.caps.reply_echo, 0);
+        free(again);
+        again = xasprintf("Your reply could not be used: %s\nReply again with only the JSON object asked for "
+                          "above, with every field of the right type.",
+                          problem);
+        llm_reply_free(&rep);
+    }
+    free(echo);
+    free(again);
+    return rc;
+}
+
+static char *render_role(struct llm_policy *p, enum llm_role role, const struct prompt_var *vars, size_t n,
+                         char *err, size_t errlen)
+{
+    return prompt_render(p->prompts[role], vars, n, err, errlen);
+}
+
+/* Records "ROLE reply unusable after N attempts: PROBLEM; used the SOURCE
+ * WHAT" (source: the fallback policy's name, or `source` when given). */
+static void fallback_note(struct llm_policy *p, enum llm_role role, const char *problem, const char *source,
+                          const char *what, char *note, size_t notelen)
+{
+    if (!source) source = p->has_fallback ? p->fallback.name : "fallback";
+    snprintf(note, notelen, "%s reply unusable after %d attempts: %s; used the %s %s", llm_role_name(role),
+             p->cfg.max_attempts, problem, source, what);
+    add_note(p, note);
+}
+
+/* ---- checks of the replies ---- */
+
+static int string_too_long(const cJSON *v, const char *where, char *err, size_t errlen)
+{
+    if (cJSON_IsString(v) && strlen(v->valuestring) > MAX_ARG_BYTES) {
+        snprintf(err, errlen, "field \"%s\" is too long (%zu bytes; at most %d)", where, strlen(v->valuestring),
+                 MAX_ARG_BYTES);
+        return 1;
+    }
+    return 0;
+}
+
+int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct jsonx_check c;
+    jsonx_check_init(&c);
+    const char *name = jsonx_string(&c, obj, "action", 1);
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(obj, "args");
+    if (!args) args = cJSON_GetObjectItemCaseSensitive(obj, "arguments");
+    const char *rationale = jsonx_string(&c, obj, "rationale", 0);
+    const struct action_def *def = NULL;
+    if (name) {
+        def = action_find(name);
+        if (!def)   /* "findclass", "FINDCLASS": the name is clear enough */
+            for (const char *const *nm = action_names(); *nm && !def; nm++)
+                if (strcasecmp(*nm, name) == 0) def = action_find(*nm);
+        if (!def || (no_semantic && streq(def->name, "SemanticSearch"))) {
+            struct buf names = BUF_INIT;
+            for (const char *const *nm = action_names(); *nm; nm++)
+                if (!(no_semantic && streq(*nm, "SemanticSearch"))) buf_printf(&names, "%s%s", names.len ? ", " : "", *nm);
+            char *shown = one_line(name, 60);
+            jsonx_check_fail(&c, "field \"action\" must be one of %s; got \"%s\"%s", buf_str(&names), shown,
+                             def ? " (not available in this run)" : "");
+            free(shown);
+            buf_free(&names);
+            def = NULL;
+        }
+    }
+    cJSON *parsed = NULL;
+    if (args && cJSON_IsString(args)) {   /* arguments sent as a JSON string */
+        parsed = cJSON_Parse(args->valuestring);
+        if (cJSON_IsObject(parsed)) args = parsed;
+    }
+    if (args && !cJSON_IsObject(args) && !cJSON_IsNull(args)) jsonx_check_fail(&c, "field \"args\" must be a JSON object");
+    int rc = -1;
+    if (c.nerr == 0 && def) {
+        cJSON *a = args && cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
+        char aerr[512];
+        const cJSON *it;
+        int bad = 0;
+        cJSON_ArrayForEach(it, a) {
+            char where[128];
+            snprintf(where, sizeof where, "args.%s", it->string);
+            if (string_too_long(it, where, aerr, sizeof aerr)) bad = 1;
+            const cJSON *e;
+            if (!bad && cJSON_IsArray(it))
+                cJSON_ArrayForEach(e, it) if (!bad && string_too_long(e, where, aerr, sizeof aerr)) bad = 1;
+            if (bad) break;
+        }
+        if (!bad && action_validate(def, a, aerr, sizeof aerr) != 0) bad = 1;
+        if (bad) {
+            jsonx_check_fail(&c, "%s", aerr);
+            cJSON_Delete(a);
+        } else {
+            out->name = xstrdup(def->name);
+            out->args = a;
+            out->rationale = rationale ? one_line(rationale, MAX_RATIONALE) : NULL;
+            rc = 0;
+        }
+    }
+    if (rc != 0) snprintf(err, errlen, "%s", jsonx_check_message(&c));
+    cJSON_Delete(parsed);
+    jsonx_check_free(&c);
+    return rc;
+}
+
+int llm_check_eval(const cJSON *obj, double *value, char **feedback, char *err, size_t errlen)
+{
+    struct jsonx_check c;
+    jsonx_check_init(&c);
+    double v = 0;
+    int got = jsonx_number(&c, obj, "value", 0, 100, 1, &v);
+    const char *fb = jsonx_string(&c, obj, "feedback", 0);
+    if (!fb && !cJSON_GetObjectItemCaseSensitive(obj, "feedback")) fb = jsonx_string(&c, obj, "suggestion", 0);
+    int rc = -1;
+    if (c.nerr == 0 && got == 1 && isfinite(v)) {
+        *value = v;
+        *feedback = fb ? one_line(fb, MAX_FEEDBACK) : NULL;
+        rc = 0;
+    } else {
+        snprintf(err, errlen, "%s", c.nerr ? jsonx_check_message(&c) : "field \"value\" must be a number from 0 to 100");
+    }
+    jsonx_check_free(&c);
+    return rc;
+}
+
+static void report_list(struct jsonx_check *c, const cJSON *obj, const char *field, const char *title,
+                        struct buf *out)
+{
+    const cJSON *arr = jsonx_array(c, obj, field, 0);
+    if (!arr) return;
+    struct buf line = BUF_INIT;
+    int i = 0, kept = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr) {
+        if (!cJSON_IsString(e)) {
+            jsonx_check_fail(c, "element %d of field \"%s\" must be a string", i, field);
+            break;
+        }
+        if (kept < MAX_REPORT_ITEMS && *e->valuestring) {
+            char *item = one_line(e->valuestring, MAX_REPORT_ITEM);
+            buf_printf(&line, "%s%s", kept ? "; " : "", item);
+            free(item);
+            kept++;
+        }
+        i++;
+    }
+    if (kept) buf_printf(out, "%s: %s\n", title, buf_str(&line));
+    buf_free(&line);
+}
+
+int llm_check_perception(const cJSON *obj, char **report, char *err, size_t errlen)
+{
+    struct jsonx_check c;
+    jsonx_check_init(&c);
+    struct buf b = BUF_INIT;
+    const char *summary = jsonx_string(&c, obj, "summary", 1);
+    if (summary) {
+        char *s = one_line(summary, MAX_SUMMARY);
+        buf_printf(&b, "Summary: %s\n", s);
+        free(s);
+    }
+    report_list(&c, obj, "redundant", "Redundant", &b);
+    report_list(&c, obj, "unexplored", "Unexplored", &b);
+    report_list(&c, obj, "gaps", "Gaps", &b);
+    report_list(&c, obj, "candidates", "Candidates", &b);
+    int rc = -1;
+    if (c.nerr == 0) {
+        if (b.len && b.data[b.len - 1] == '\n') b.data[--b.len] = 0;
+        *report = buf_take(&b);
+        rc = 0;
+    } else {
+        snprintf(err, errlen, "%s", jsonx_check_message(&c));
+    }
+    buf_free(&b);
+    jsonx_check_free(&c);
+    return rc;
+}
+
+/* The covering span of [path, start, end] in ev: a verbatim one preferred. */
+static const struct evidence_span *cover(const struct evidence *ev, const char *path, int start, int end,
+                                         const struct evidence_span *best)
+{
+    for (size_t i = 0; ev && i < ev->n; i++) {
+        const struct evidence_span *sp = &ev->v[i];
+        if (strcmp(sp->path, path) != 0 || sp->start_line > start || end > sp->end_line) continue;
+        if (!best || (best->elided && !sp->elided)) best = sp;
+    }
+    return best;
+}
+
+/* Appends "path:a-b, path:c-d" for the spans of ev until cap more bytes. */
+static void list_ranges(struct buf *b, const struct evidence *ev, size_t cap)
+{
+    size_t start = b->len;
+    for (size_t i = 0; ev && i < ev->n && b->len - start < cap; i++)
+        buf_printf(b, "%s%s:%d-%d", i ? ", " : "", ev->v[i].path, ev->v[i].start_line, ev->v[i].end_line);
+}
+
+static int has_exact(const struct evidence *ev, const char *path, int a, int z)
+{
+    for (size_t i = 0; i < ev->n; i++)
+        if (ev->v[i].start_line == a && ev->v[i].end_line == z && strcmp(ev->v[i].path, path) == 0) return 1;
+    return 0;
+}
+
+int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct evidence *shown,
+                     struct evidence *out, int *dropped, char *err, size_t errlen)
+{
+    struct jsonx_check c;
+    jsonx_check_init(&c);
+    *dropped = 0;
+    const cJSON *spans = jsonx_array(&c, obj, "spans", 1);
+    struct evidence kept = EVIDENCE_INIT;
+    int listed = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, spans) {
+        jsonx_check_prefix(&c, "spans[%d]", listed);
+        listed++;
+        if (!cJSON_IsObject(e)) {
+            jsonx_check_fail(&c, "element %d of field \"spans\" must be an object {path, start_line, end_line}",
+                             listed - 1);
+            continue;
+        }
+        long a = 0, z = 0;
+        const char *path = jsonx_string(&c, e, "path", 1);
+        int ga = jsonx_int(&c, e, "start_line", 1, 10000000, 1, &a);
+        int gz = jsonx_int(&c, e, "end_line", 1, 10000000, 1, &z);
+        if (!path || ga != 1 || gz != 1) continue;
+        if (z < a) {
+            jsonx_check_fail(&c, "end_line %ld is before start_line %ld", z, a);
+            continue;
+        }
+        const struct evidence_span *sp = cover(raw, path, (int)a, (int)z, NULL);
+        sp = cover(shown, path, (int)a, (int)z, sp);
+        if (!sp) {
+            (*dropped)++;
+            continue;
+        }
+        if (kept.n >= MAX_FILTER_SPANS || evidence_covers(&kept, path, (int)a, (int)z)) continue;
+        if (sp->elided) {
+            evidence_add(&kept, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided = 1;
+        } else {
+            char *text = span_lines(sp, (int)a, (int)z);
+            evidence_add(&kept, sp->path, (int)a, (int)z, text, sp->label, sp->score);
+            free(text);
+        }
+    }
+    jsonx_check_prefix(&c, "%s", "");
+    int rc = -1;
+    if (c.nerr) {
+        snprintf(err, errlen, "%s", jsonx_check_message(&c));
+    } else if (listed > 0 && kept.n == 0) {
+        struct buf ranges = BUF_INIT;
+        list_ranges(&ranges, shown && shown->n ? shown : raw, 700);
+        snprintf(err, errlen, "none of the %d spans lies inside the result; use only these ranges (or sub-ranges): %s",
+                 listed, ranges.len ? buf_str(&ranges) : "(none)");
+        buf_free(&ranges);
+    } else {
+        evidence_copy(out, &kept);
+        rc = 0;
+    }
+    evidence_free(&kept);
+    jsonx_check_free(&c);
+    return rc;
+}
+
+/* ---- citations and question types ---- */
+
+static int path_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '/' || c == '-';
+}
+
+typedef void (*cite_fn)(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z);
+
+/* Calls fn for every `path:start-end` (or path:line, path:Lstart-Lend) in
+ * text with the byte range of the citation. */
+static void scan_citations(const char *text, cite_fn fn, void *ctx)
+{
+    size_t n = strlen(text);
+    for (size_t i = 1; i + 1 < n; i++) {
+        if (text[i] != ':') continue;
+        size_t d = i + 1;
+        if (text[d] == 'L') d++;
+        if (!isdigit((unsigned char)text[d])) continue;
+        size_t j = i;
+        while (j > 0 && path_char(text[j - 1])) j--;
+        size_t plen = i - j;
+        if (!plen || text[j] == '/' || text[j] == '-' || text[j] == '.') continue;
+        const char *path = text + j;
+        int shaped = 0, digits_only = 1;
+        for (size_t k = 0; k < plen; k++) {
+            if (path[k] == '.' || path[k] == '/') shaped = 1;
+            else if (!isdigit((unsigned char)path[k])) digits_only = 0;
+        }
+        if (!shaped || digits_only) continue;
+        if (j >= 2 && text[j - 1] == '/' && text[j - 2] == '/') continue;   /* a URL */
+        if (memmem(path, plen, "//", 2)) continue;
+        long a = 0;
+        size_t k = d;
+        while (k < n && isdigit((unsigned char)text[k]) && a < 100000000) a = a * 10 + (text[k++] - '0');
+        long z = a;
+        size_t dash = 0;
+        if (k < n && text[k] == '-') dash = 1;
+        else if (k + 2 < n && (unsigned char)text[k] == 0xE2 && (unsigned char)text[k + 1] == 0x80 &&
+                 ((unsigned char)text[k + 2] == 0x93 || (unsigned char)text[k + 2] == 0x94))
+            dash = 3;
+        if (dash) {
+            size_t m = k + dash;
+            if (m < n && text[m] == 'L') m++;
+            if (m < n && isdigit((unsigned char)text[m])) {
+                z = 0;
+                while (m < n && isdigit((unsigned char)text[m]) && z < 100000000) z = z * 10 + (text[m++] - '0');
+                k = m;
+            }
+        }
+        if (a < 1 || z < a) continue;
+        fn(ctx, j, k, path, plen, (int)a, (int)z);
+        i = k - 1;
+    }
+}
+
+static void collect_cite(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z)
+{
+    (void)start;
+    (void)end;
+    char *p = xstrndup(path, plen);
+    struct evidence *out = ctx;
+    if (!has_exact(out, p, a, z)) evidence_add(out, p, a, z, NULL, NULL, 0);
+    free(p);
+}
+
+size_t llm_parse_citations(const char *text, struct evidence *out)
+{
+    size_t before = out->n;
+    if (text) scan_citations(text, collect_cite, out);
+    return out->n - before;
+}
+
+static int contains_any(const char *lower, const char *const *cues)
+{
+    for (size_t i = 0; cues[i]; i++)
+        if (strstr(lower, cues[i])) return 1;
+    return 0;
+}
+
+int llm_answer_misses_type(const char *qtype, const char *answer, int ncites, char *why, size_t whylen)
+{
+    static const char *const why_cues[] = {"because", "so that", "in order", "to avoid", "to prevent", "to ensure",
+                                           "to allow", "to keep", "to make", "to let", "purpose", "reason", "intend",
+                                           "since", "allows", "ensures", "avoids", "prevents", "lets ", "rationale",
+                                           "design", "needed", "needs to", "so the", "so it", "otherwise", "thus",
+                                           "therefore", "why", NULL};
+    static const char *const how_cues[] = {"by ", "call", "then", "first", "step", "->", "\xe2\x86\x92", "use",
+                                           "via", "through", "when", "loop", "return", "invoke", "pass", "\n1.",
+                                           "\n- ", "\n* ", "iterat", "check", "match", "creat", "build", NULL};
+    static const char *const refusals[] = {"i don't know", "i do not know", "cannot answer", "can't answer",
+                                           "unable to answer", "no information", NULL};
+    char *lower = str_lower(answer ? answer : "");
+    int words = 0, inword = 0;
+    for (const char *s = lower; *s; s++) {
+        int w = !isspace((unsigned char)*s);
+        if (w && !inword) words++;
+        inword = w;
+    }
+    int miss = 1;
+    if (words < 4) snprintf(why, whylen, "the answer is too short to address the question");
+    else if (ncites == 0 && contains_any(lower, refusals))
+        snprintf(why, whylen, "the answer declines to answer although evidence was gathered; answer from it");
+    else if (streq(qtype, "where") && ncites == 0)
+        snprintf(why, whylen, "a where-question asks for a location: name the file and line range");
+    else if (streq(qtype, "why") && !contains_any(lower, why_cues))
+        snprintf(why, whylen, "a why-question asks for a reason or purpose: say why, not only what the code does");
+    else if (streq(qtype, "how") && !contains_any(lower, how_cues))
+        snprintf(why, whylen, "a how-question asks for the mechanism: describe the steps the code takes");
+    else miss = 0;
+    free(lower);
+    return miss;
+}
+
+/* ---- the roles ---- */
+
+struct perceive_ctx { char *report; };
+
+static int check_perception_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+{
+    struct perceive_ctx *pc = ctx;
+    free(pc->report);
+    pc->report = NULL;
+    return llm_check_perception(obj, &pc->report, err, errlen);
+}
+
+static int lp_perceive(void *ctx, const struct mcts_tree *t, int id, char **report, struct policy_usage *u,
+                       char *err, size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    ensure_question(p, t->question);
+    const struct mcts_node *n = mcts_node(t, id);
+    if (!n) {
+        snprintf(err, errlen, "perception: no node %d", id);
+        return -1;
+    }
+    char *traj = trajectory_text(t, n->parent, 1, p->cfg.caps.trajectory);
+    char *sib = siblings_text(t, id, p->cfg.caps.siblings);
+    char *leads = leads_text(t, id, p->cfg.caps.leads);
+    struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qtype_name(p), 0}, {"trajectory", traj, 0},
+                             {"siblings", sib, 0}, {"leads", leads, 0}};
+    char *prompt = render_role(p, LLM_ROLE_PERCEPTION, v, ARRAY_LEN(v), err, errlen);
+    free(traj);
+    free(sib);
+    free(leads);
+    if (!prompt) return -1;
+    struct perceive_ctx pc = {NULL};
+    char problem[1024], cerr[768];
+    int rc = converse(p, LLM_ROLE_PERCEPTION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_perception_cb, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
+    free(prompt);
+    if (rc == 0) {
+        *report = pc.report;
+        return 0;
+    }
+    free(pc.report);
+    if (rc < 0) {
+        snprintf(err, errlen, "perception: %s", cerr);
+        return -1;
+    }
+    char note[1400];
+    fallback_note(p, LLM_ROLE_PERCEPTION, problem, NULL, "report", note, sizeof note);
+    char *fb = NULL;
+    if (!p->has_fallback || !p->fallback.perceive) {
+        *report = xasprintf("[%s]", note);
+        return 0;
+    }
+    char ferr[512] = "";
+    pthread_mutex_lock(&p->fallback_lock);
+    int frc = p->fallback.perceive(p->fallback.ctx, t, id, &fb, u, ferr, sizeof ferr);
+    pthread_mutex_unlock(&p->fallback_lock);
+    if (frc != 0) {
+        free(fb);
+        snprintf(err, errlen, "perception: %s; the %s report failed too: %s", problem, p->fallback.name, ferr);
+        return -1;
+    }
+    *report = xasprintf("[%s]\n%s", note, fb ? fb : "");
+    free(fb);
+    return 0;
+}
+
+struct plan_ctx {
+    int no_semantic;
+    struct policy_action a;
+};
+
+static int check_plan_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+{
+    struct plan_ctx *pc = ctx;
+    policy_action_clear(&pc->a);
+    return llm_check_plan(obj, pc->no_semantic, &pc->a, err, errlen);
+}
+
+static int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *report, struct policy_action *out,
+                   struct policy_usage *u, char *err, size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    ensure_question(p, t->question);
+    const struct mcts_node *n = mcts_node(t, id);
+    if (!n) {
+        snprintf(err, errlen, "planning: no node %d", id);
+        return -1;
+    }
+    const struct mcts_node *par = mcts_node(t, n->parent);
+    char *steps = trajectory_text(t, n->parent, 0, p->cfg.caps.steps);
+    char *sib = siblings_text(t, id, p->cfg.caps.siblings);
+    char *ids = identifiers_text(p);
+    char *feedback = one_line(par && par->feedback ? par->feedback : "(none)", MAX_FEEDBACK);
+    /* The engine's refusal of a repeated action ends the report: keep the end. */
+    char *rep = prompt_cap(report && *report ? report : "(no report)", p->cfg.caps.report, 1);
+    struct prompt_var v[] = {{"question", t->question, 2000}, {"identifiers", ids, 0}, {"report", rep, 0},
+                             {"trajectory", steps, 0}, {"siblings", sib, 0}, {"feedback", feedback, 0},
+                             {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0}};
+    char *prompt = render_role(p, LLM_ROLE_PLANNING, v, ARRAY_LEN(v), err, errlen);
+    free(steps);
+    free(sib);
+    free(ids);
+    free(feedback);
+    free(rep);
+    if (!prompt) return -1;
+    struct plan_ctx pc = {p->cfg.no_semantic, {0}};
+    char problem[1024], cerr[768];
+    int rc = converse(p, LLM_ROLE_PLANNING, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_plan_cb, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
+    free(prompt);
+    if (rc == 0) {
+        *out = pc.a;
+        return 0;
+    }
+    policy_action_clear(&pc.a);
+    if (rc < 0) {
+        snprintf(err, errlen, "planning: %s", cerr);
+        return -1;
+    }
+    char note[1400];
+    fallback_note(p, LLM_ROLE_PLANNING, problem, NULL, "plan", note, sizeof note);
+    if (!p->has_fallback || !p->fallback.plan) {
+        snprintf(err, errlen, "%s", note);
+        return -1;
+    }
+    char ferr[512] = "";
+    struct policy_action fa = {0};
+    pthread_mutex_lock(&p->fallback_lock);
+    int frc = p->fallback.plan(p->fallback.ctx, t, id, report ? report : "", &fa, u, ferr, sizeof ferr);
+    pthread_mutex_unlock(&p->fallback_lock);
+    if (frc != 0) {
+        policy_action_clear(&fa);
+        snprintf(err, errlen, "planning: %s; the %s plan failed too: %s", problem, p->fallback.name, ferr);
+        return -1;
+    }
+    char *r = xasprintf("[%s]%s%s", note, fa.rationale ? " " : "", fa.rationale ? fa.rationale : "");
+    free(fa.rationale);
+    fa.rationale = r;
+    *out = fa;
+    return 0;
+}
+
+struct eval_ctx {
+    double value;
+    char *feedback;
+};
+
+static int check_eval_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+{
+    struct eval_ctx *ec = ctx;
+    free(ec->feedback);
+    ec->feedback = NULL;
+    return llm_check_eval(obj, &ec->value, &ec->feedback, err, errlen);
+}
+
+static int lp_evaluate(void *ctx, const struct mcts_tree *t, int id, struct policy_eval *out, struct policy_usage *u,
+                       char *err, size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    ensure_question(p, t->question);
+    const struct mcts_node *n = mcts_node(t, id);
+    if (!n || !n->action) {
+        snprintf(err, errlen, "evaluation: node %d has no action", id);
+        return -1;
+    }
+    /* The steps with their values are enough to judge progress and redundancy. */
+    char *traj = trajectory_text(t, n->parent, 0, p->cfg.caps.steps);
+    char *args = args_text(n->args, 600);
+    char *action = xasprintf("%s %s", n->action, args);
+    free(args);
+    char *obs;
+    if (streq(n->action, "Finish")) {
+        obs = xstrdup("(Finish is not run against the repository: judge whether the evidence on the path "
+                      "supports the answer given in its arguments)");
+    } else if (n->obs.n == 0 && (!n->obs_text || !*n->obs_text)) {
+        obs = xstrdup("(nothing found)");
+    } else {
+        obs = prompt_cap(n->obs_text && *n->obs_text ? n->obs_text : "(spans without text)", p->cfg.caps.observation, 0);
+    }
+    struct prompt_var v[] = {{"question", t->question, 2000}, {"trajectory", traj, 0}, {"action", action, 0},
+                             {"observation", obs, 0}, {"qtype", qtype_name(p), 0}};
+    char *prompt = render_role(p, LLM_ROLE_EVALUATION, v, ARRAY_LEN(v), err, errlen);
+    free(traj);
+    free(action);
+    free(obs);
+    if (!prompt) return -1;
+    struct eval_ctx ec = {0, NULL};
+    char problem[1024], cerr[768];
+    int rc = converse(p, LLM_ROLE_EVALUATION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_eval_cb, &ec, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
+    free(prompt);
+    if (rc == 0) {
+        out->value = ec.value;
+        out->feedback = ec.feedback;
+        return 0;
+    }
+    free(ec.feedback);
+    if (rc < 0) {
+        snprintf(err, errlen, "evaluation: %s", cerr);
+        return -1;
+    }
+    char note[1400];
+    fallback_note(p, LLM_ROLE_EVALUATION, problem, NULL, "evaluation", note, sizeof note);
+    if (!p->has_fallback || !p->fallback.evaluate) {
+        snprintf(err, errlen, "%s", note);
+        return -1;
+    }
+    char ferr[512] = "";
+    struct policy_eval fe = {0, NULL};
+    pthread_mutex_lock(&p->fallback_lock);
+    int frc = p->fallback.evaluate(p->fallback.ctx, t, id, &fe, u, ferr, sizeof ferr);
+    pthread_mutex_unlock(&p->fallback_lock);
+    if (frc != 0) {
+        policy_eval_clear(&fe);
+        snprintf(err, errlen, "evaluation: %s; the %s evaluation failed too: %s", problem, p->fallback.name, ferr);
+        return -1;
+    }
+    char *fb = xasprintf("[%s]%s%s", note, fe.feedback ? " " : "", fe.feedback ? fe.feedback : "");
+    free(fe.feedback);
+    out->value = fe.value;
+    out->feedback = fb;
+    return 0;
+}
+
+static int lp_rollout(void *ctx, const struct mcts_tree *t, int id, double *value, struct policy_usage *u, char *err,
+                      size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    pthread_mutex_lock(&p->fallback_lock);
+    int rc = p->fallback.rollout(p->fallback.ctx, t, id, value, u, err, errlen);
+    pthread_mutex_unlock(&p->fallback_lock);
+    return rc;
+}
+
+/* ---- answer synthesis ---- */
+
+struct answer_ctx {
+    char *answer;
+};
+
+static int check_answer_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+{
+    struct answer_ctx *ac = ctx;
+    struct jsonx_check c;
+    jsonx_check_init(&c);
+    const char *a = jsonx_string(&c, obj, "answer", 1);
+    int rc = -1;
+    if (a && c.nerr == 0) {
+        free(ac->answer);
+        ac->answer = prompt_cap(a, MAX_ANSWER, 0);
+        rc = 0;
+    } else {
+        snprintf(err, errlen, "%s", jsonx_check_message(&c));
+    }
+    jsonx_check_free(&c);
+    return rc;
+}
+
+/* Every distinct span on the trajectory, root first. */
+static void trajectory_spans(const struct mcts_tree *t, const int *ids, size_t nids, struct evidence *out)
+{
+    for (size_t i = 0; i < nids; i++) {
+        const struct mcts_node *n = mcts_node(t, ids[i]);
+        for (size_t k = 0; n && k < n->obs.n; k++) {
+            const struct evidence_span *sp = &n->obs.v[k];
+            if (evidence_covers(out, sp->path, sp->start_line, sp->end_line)) continue;
+            evidence_add(out, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided =
+                sp->elided;
+        }
+    }
+}
+
+struct cite_check {
+    const struct evidence *seen;
+    struct evidence valid, invalid;
+};
+
+static void classify_cite(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z)
+{
+    (void)start;
+    (void)end;
+    struct cite_check *cc = ctx;
+    char *p = xstrndup(path, plen);
+    struct evidence *to = evidence_covers(cc->seen, p, a, z) ? &cc->valid : &cc->invalid;
+    if (!has_exact(to, p, a, z)) evidence_add(to, p, a, z, NULL, NULL, 0);
+    free(p);
+}
+
+struct cite_strip {
+    const struct evidence *seen;
+    const char *text;
+    struct buf out;
+    size_t pos;
+    int removed;
+};
+
+static void strip_cite(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z)
+{
+    struct cite_strip *cs = ctx;
+    char *p = xstrndup(path, plen);
+    int ok = evidence_covers(cs->seen, p, a, z);
+    free(p);
+    if (ok || start < cs->pos) return;
+    if (start > 0 && cs->text[start - 1] == '`' && cs->text[end] == '`') {
+        start--;
+        end++;
+    }
+    if (start < cs->pos) return;
+    buf_add(&cs->out, cs->text + cs->pos, start - cs->pos);
+    cs->pos = end;
+    cs->removed++;
+}
+
+static char *remove_invalid(const char *text, const struct evidence *seen, int *removed)
+{
+    struct cite_strip cs = {seen, text, BUF_INIT, 0, 0};
+    scan_citations(text, strip_cite, &cs);
+    buf_adds(&cs.out, text + cs.pos);
+    *removed = cs.removed;
+    return buf_take(&cs.out);
+}
+
+static const char *type_hint(const char *qtype)
+{
+    if (streq(qtype, "where")) return "A where-question: give the location first (file and lines), then what is there.";
+    if (streq(qtype, "why")) return "A why-question: state the reason or purpose, backed by the code and its comments.";
+    if (streq(qtype, "how")) return "A how-question: describe the mechanism step by step, following the calls.";
+    if (streq(qtype, "what")) return "A what-question: say what it is or does, from its definition and documentation.";
+    return "";
+}
+
+/* The problems of an answer for a re-ask ("" when none). */
+static void answer_problems(struct llm_policy *p, const char *answer, const struct evidence *seen, struct buf *msg,
+                            int *ninvalid, int *nvalid)
+{
+    struct cite_check cc = {seen, EVIDENCE_INIT, EVIDENCE_INIT};
+    scan_citations(answer, classify_cite, &cc);
+    *ninvalid = (int)cc.invalid.n;
+    *nvalid = (int)cc.valid.n;
+    if (cc.invalid.n) {
+        buf_adds(msg, "These citations match no evidence you were shown: ");
+        list_ranges(msg, &cc.invalid, 400);
+        buf_adds(msg, ". ");
+    }
+    if (seen->n && cc.valid.n == 0) buf_adds(msg, "The answer must cite at least one span of the evidence. ");
+    char why[256];
+    if (llm_answer_misses_type(qtype_name(p), answer, (int)cc.valid.n, why, sizeof why))
+        buf_printf(msg, "It does not address the question: %s. ", why);
+    if (msg->len && seen->n) {
+        struct buf ranges = BUF_INIT;
+        list_ranges(&ranges, seen, 1200);
+        buf_printf(msg, "The spans you may cite (or sub-ranges of them): %s.", buf_str(&ranges));
+        buf_free(&ranges);
+    }
+    evidence_free(&cc.valid);
+    evidence_free(&cc.invalid);
+}
+
+static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids, struct policy_answer *out,
+                     struct policy_usage *u, char *err, size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    ensure_question(p, t->question);
+    struct evidence seen = EVIDENCE_INIT;
+    trajectory_spans(t, ids, nids, &seen);
+    struct buf ev = BUF_INIT;
+    for (size_t i = 0; i < seen.n; i++) numbered_span(&ev, &seen.v[i], p->cfg.caps.span);
+    if (!ev.len) buf_adds(&ev, "(no evidence was gathered)");
+    char *evtext = prompt_cap(buf_str(&ev), p->cfg.caps.evidence, 0);
+    buf_free(&ev);
+    char *traj = trajectory_text(t, nids ? ids[nids - 1] : 0, 0, p->cfg.caps.steps);
+    const char *qt = qtype_name(p);
+    struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qt, 0}, {"type_hint", type_hint(qt), 0},
+                             {"trajectory", traj, 0}, {"evidence", evtext, 0}};
+    char *prompt = render_role(p, LLM_ROLE_ANSWER, v, ARRAY_LEN(v), err, errlen);
+    free(traj);
+    free(evtext);
+    if (!prompt) {
+        evidence_free(&seen);
+        return -1;
+    }
+    struct answer_ctx ac = {NULL};
+    char problem[1024], cerr[768];
+    char *first_reply = NULL;
+    int rc = converse(p, LLM_ROLE_ANSWER, prompt, p->cfg.answer_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_answer_cb, &ac, &first_reply, u, problem, sizeof problem, cerr, sizeof cerr);
+    if (rc == 0) {
+        struct buf msg = BUF_INIT;
+        int ninvalid = 0, nvalid = 0;
+        answer_problems(p, ac.answer, &seen, &msg, &ninvalid, &nvalid);
+        if (msg.len) {   /* one re-ask for the content */
+            struct answer_ctx ac2 = {NULL};
+            char *feedback = xasprintf("%s\nReply again with only the JSON object {\"answer\": \"...\"}.", buf_str(&msg));
+            char p2[1024], e2[768];
+            int rc2 = converse(p, LLM_ROLE_ANSWER, prompt, p->cfg.answer_temperature, 1, first_reply, feedback,
+                               check_answer_cb, &ac2, NULL, u, p2, sizeof p2, e2, sizeof e2);
+            free(feedback);
+            if (rc2 == 0) {
+                struct buf msg2 = BUF_INIT;
+                int ni2 = 0, nv2 = 0;
+                answer_problems(p, ac2.answer, &seen, &msg2, &ni2, &nv2);
+                /* Keep the second answer unless it lost every valid citation the first had. */
+                if (nv2 > 0 || nvalid == 0) {
+                    free(ac.answer);
+                    ac.answer = ac2.answer;
+                    ac2.answer = NULL;
+                }
+                buf_free(&msg2);
+            } else {
+                char note[1200];
+                snprintf(note, sizeof note, "answer re-ask %s: %s; kept the first answer",
+                         rc2 < 0 ? "failed" : "unusable", rc2 < 0 ? e2 : p2);
+                add_note(p, note);
+            }
+            free(ac2.answer);
+        }
+        buf_free(&msg);
+        int removed = 0;
+        char *md = remove_invalid(ac.answer, &seen, &removed);
+        if (removed) {
+            char *m2 = xasprintf("%s\n\n_%d citation%s that matched no evidence on the trajectory %s removed._\n", md,
+                                 removed, removed == 1 ? "" : "s", removed == 1 ? "was" : "were");
+            free(md);
+            md = m2;
+            char note[200];
+            snprintf(note, sizeof note, "answer: removed %d citation%s outside the evidence", removed,
+                     removed == 1 ? "" : "s");
+            add_note(p, note);
+        }
+        struct cite_check cc = {&seen, EVIDENCE_INIT, EVIDENCE_INIT};
+        scan_citations(md, classify_cite, &cc);
+        out->markdown = md;
+        evidence_copy(&out->cites, &cc.valid);
+        evidence_free(&cc.valid);
+        evidence_free(&cc.invalid);
+    }
+    free(first_reply);
+    free(ac.answer);
+    free(prompt);
+    evidence_free(&seen);
+    if (rc == 0) return 0;
+    if (rc < 0) {
+        snprintf(err, errlen, "answer: %s", cerr);
+        return -1;
+    }
+    char note[1400];
+    fallback_note(p, LLM_ROLE_ANSWER, problem, NULL, "answer", note, sizeof note);
+    if (!p->has_fallback || !p->fallback.answer) {
+        snprintf(err, errlen, "%s", note);
+        return -1;
+    }
+    char ferr[512] = "";
+    pthread_mutex_lock(&p->fallback_lock);
+    int frc = p->fallback.answer(p->fallback.ctx, t, ids, nids, out, u, ferr, sizeof ferr);
+    pthread_mutex_unlock(&p->fallback_lock);
+    if (frc != 0) {
+        snprintf(err, errlen, "answer: %s; the %s answer failed too: %s", problem, p->fallback.name, ferr);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the evidence filter (curator) ---- */
+
+/* The part of a rendered raw result before its first span (notes, listings). */
+static char *raw_preamble(const char *raw_text, const struct evidence *raw)
+{
+    if (!raw_text || !*raw_text) return xstrdup("");
+    if (raw->n == 0) return prompt_cap(raw_text, NOTES_PREFIX_CAP * 4, 0);
+    char *hdr = xasprintf("%s:%d-%d", raw->v[0].path, raw->v[0].start_line, raw->v[0].end_line);
+    const char *at = NULL;
+    for (const char *s = strstr(raw_text, hdr); s; s = strstr(s + 1, hdr))
+        if (s == raw_text || s[-1] == '\n') {
+            at = s;
+            break;
+        }
+    free(hdr);
+    /* An executor may render only notes and listings, leaving the spans to the curator. */
+    size_t n = at ? (size_t)(at - raw_text) : strlen(raw_text);
+    char *pre = xstrndup(raw_text, n);
+    char *r = prompt_cap(pre, NOTES_PREFIX_CAP, 0);
+    free(pre);
+    return r;
+}
+
+static char *curated_text(const char *note, const char *preamble, const struct evidence *ev)
+{
+    struct buf b = BUF_INIT;
+    if (note) buf_printf(&b, "[%s]\n", note);
+    if (preamble && *preamble) {
+        buf_adds(&b, preamble);
+        if (b.data[b.len - 1] != '\n') buf_addc(&b, '\n');
+    }
+    for (size_t i = 0; i < ev->n; i++) {
+        const struct evidence_span *sp = &ev->v[i];
+        buf_printf(&b, "%s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, sp->label ? "  " : "",
+                   sp->label ? sp->label : "");
+        if (sp->text && *sp->text) {
+            buf_adds(&b, sp->text);
+            if (!str_ends(sp->text, "\n")) buf_addc(&b, '\n');
+        }
+    }
+    return buf_take(&b);
+}
+
+struct filter_ctx {
+    const struct evidence *raw, *shown;
+    struct evidence kept;
+    int dropped;
+};
+
+static int check_filter_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+{
+    struct filter_ctx *fc = ctx;
+    evidence_free(&fc->kept);
+    return llm_check_filter(obj, fc->raw, fc->shown, &fc->kept, &fc->dropped, err, errlen);
+}
+
+static int lp_curate(void *ctx, const char *question, const char *action, const struct evidence *raw,
+                     const char *raw_text, struct evidence *curated, char **text, struct policy_usage *u, char *err,
+                     size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    ensure_question(p, question);
+    struct evidence cand = EVIDENCE_INIT;
+    curate(question ? question : "", raw, p->cfg.curate_budget, &cand);
+    char *pre = raw_preamble(raw_text, raw);
+    struct buf shown = BUF_INIT;
+    for (size_t i = 0; i < cand.n; i++) numbered_span(&shown, &cand.v[i], p->cfg.caps.raw);
+    long min = p->cfg.filter_min_bytes;
+    if (cand.n == 0 || (min >= 0 && shown.len <= (size_t)min)) {   /* nothing to choose from */
+        evidence_copy(curated, &cand);
+        *text = curated_text(NULL, pre, &cand);
+        goto done;
+    }
+    char *rawv = prompt_cap(buf_str(&shown), p->cfg.caps.raw, 0);
+    struct prompt_var v[] = {{"question", question, 2000}, {"action", action ? action : "?", 200}, {"raw", rawv, 0}};
+    char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
+    free(rawv);
+    if (!prompt) {
+        free(pre);
+        buf_free(&shown);
+        evidence_free(&cand);
+        return -1;
+    }
+    struct filter_ctx fc = {raw, &cand, EVIDENCE_INIT, 0};
+    char problem[1024], cerr[768];
+    int rc = converse(p, LLM_ROLE_FILTER, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_filter_cb, &fc, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
+    free(prompt);
+    if (rc < 0) {
+        evidence_free(&fc.kept);
+        free(pre);
+        buf_free(&shown);
+        evidence_free(&cand);
+        snprintf(err, errlen, "filter: %s", cerr);
+        return -1;
+    }
+    if (rc == 0) {
+        for (size_t i = 0; i < fc.kept.n; i++) fc.kept.v[i].score = curate_relevance(question, &fc.kept.v[i]);
+        evidence_copy(curated, &fc.kept);
+        char note[160];
+        snprintf(note, sizeof note, "filter: dropped %d span%s outside the result", fc.dropped,
+                 fc.dropped == 1 ? "" : "s");
+        if (fc.dropped) log_msg("llm policy: %s", note);
+        *text = curated_text(NULL, pre, &fc.kept);
+    } else {
+        char note[1400];
+        fallback_note(p, LLM_ROLE_FILTER, problem, "rule-based", "curation", note, sizeof note);
+        evidence_copy(curated, &cand);
+        *text = curated_text(note, pre, &cand);
+    }
+    evidence_free(&fc.kept);
+done:
+    free(pre);
+    buf_free(&shown);
+    evidence_free(&cand);
+    return 0;
+}
+
+/* ---- construction ---- */
+
+struct llm_policy *llm_policy_new(const struct llm_policy_config *cfg, char *err, size_t errlen)
+{
+    if (!cfg || !cfg->backend) {
+        snprintf(err, errlen, "the LLM policy needs a chat backend; configure a model (--model, --api-base)");
+        return NULL;
+    }
+    struct llm_policy *p = xcalloc(1, sizeof *p);
+    p->cfg = *cfg;
+    if (p->cfg.explore_temperature < 0) p->cfg.explore_temperature = LLM_POLICY_EXPLORE_TEMPERATURE;
+    if (p->cfg.answer_temperature < 0) p->cfg.answer_temperature = LLM_POLICY_ANSWER_TEMPERATURE;
+    if (p->cfg.max_attempts <= 0) p->cfg.max_attempts = LLM_POLICY_ATTEMPTS;
+    if (p->cfg.curate_budget <= 0) p->cfg.curate_budget = 1500;
+    if (p->cfg.filter_min_bytes == 0) p->cfg.filter_min_bytes = 1200;
+    p->cfg.prompt_dirs = NULL;   /* only used here */
+    caps_defaults(&p->cfg.caps);
+    if (cfg->fallback) {
+        p->fallback = *cfg->fallback;
+        p->has_fallback = 1;
+        if (!p->fallback.name) p->fallback.name = "fallback";
+    }
+    llm_usage_init(&p->usage);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->fallback_lock, NULL);
+    for (int r = 0; r < LLM_ROLE_N; r++) {
+        p->prompts[r] = prompt_load(role_names[r], cfg->prompt_dirs, cfg->nprompt_dirs, role_vars[r], err, errlen);
+        if (!p->prompts[r]) {
+            llm_policy_free(p);
+            return NULL;
+        }
+    }
+    p->actions_text = render_actions(cfg->no_semantic);
+    return p;
+}
+
+void llm_policy_free(struct llm_policy *p)
+{
+    if (!p) return;
+    forget_question(p);
+    llm_usage_destroy(&p->usage);
+    pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->fallback_lock);
+    for (int r = 0; r < LLM_ROLE_N; r++) prompt_free(p->prompts[r]);
+    free(p->actions_text);
+    free(p);
+}
+
+void llm_policy_bind(struct llm_policy *p, struct policy *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "llm";
+    out->ctx = p;
+    out->perceive = lp_perceive;
+    out->plan = lp_plan;
+    out->evaluate = lp_evaluate;
+    out->rollout = p->has_fallback && p->fallback.rollout ? lp_rollout : NULL;
+    out->answer = lp_answer;
+}
+
+void llm_policy_curator(struct llm_policy *p, struct policy_curator *out)
+{
+    out->ctx = p;
+    out->curate = lp_curate;
+}
+
+int llm_policy_tokens(struct llm_policy *p, const char *role, long *input, long *output)
+{
+    struct llm_usage_entry e;
+    if (llm_usage_get(&p->usage, role, &e) != 0 || e.calls == 0) {
+        if (input) *input = 0;
+        if (output) *output = 0;
+        return -1;
+    }
+    if (input) *input = e.input_tokens;
+    if (output) *output = e.output_tokens;
+    return 0;
+}
+
+cJSON *llm_policy_usage_json(struct llm_policy *p)
+{
+    return llm_usage_json(&p->usage);
+}
+
+size_t llm_policy_notes(const struct llm_policy *p, const char *const **notes)
+{
+    if (notes) *notes = (const char *const *)p->notes;
+    return p->nnotes;
+}
+
+void llm_policy_stats(struct llm_policy *p, long *calls, long long *model_ms)
+{
+    pthread_mutex_lock(&p->lock);
+    if (calls) *calls = p->calls;
+    if (model_ms) *model_ms = p->model_ms;
+    pthread_mutex_unlock(&p->lock);
+}

@@ -1,0 +1,178 @@
+/*
+ * policy_llm: the paper's four agents played by a chat model (section 3.3),
+ * behind the role interface of policy.h, plus the LLM stage of evidence
+ * curation as a policy_curator:
+ *
+ *   perceive  the Perception Agent: a short situational report (redundant
+ *             work, promising regions seen but not opened, gaps and
+ *             conflicts, candidate names) from the root-to-node path, the
+ *             siblings' attempts and the files/symbols seen but not opened;
+ *   plan      the Planning Agent: {"action", "args", "rationale"} following
+ *             action_schema_json(), told the question's literal identifiers
+ *             (F1) and the siblings' actions to avoid;
+ *   curate    the Evidence Filter: the rule-based curation (curate.h) ranks
+ *             and compresses the raw result, then the model picks the spans
+ *             that matter as {path, start_line, end_line}; every triple is
+ *             checked against the raw result and one that no raw span covers
+ *             is dropped, never invented; the kept text is cut from the raw
+ *             span. A small result (under filter_min_bytes) is kept without
+ *             asking: there is nothing to choose from;
+ *   evaluate  the Evaluation Agent: a value 0-100 and a one-line suggestion;
+ *   answer    answer synthesis at temperature 0: Markdown citing
+ *             `path:start-end`; a citation that no span of the trajectory
+ *             covers, an answer citing nothing, or one that clearly does not
+ *             address the question's type (what/where/how/why) is re-asked
+ *             once with the list of valid spans; citations still invalid are
+ *             then removed from the text;
+ *   rollout   the fallback policy's cheap value, when it has one.
+ *
+ * Exploration roles run at explore_temperature (0.7, paper 4.5), the answer
+ * at answer_temperature (0).
+ *
+ * Structured output. Every role asks for one JSON object (response_format
+ * too when the configuration enables json_mode), finds it in prose or fences
+ * (jsonx) and checks fields and types. An unusable reply is re-asked with the
+ * problem (the bad reply, capped, and the message go back to the model), up
+ * to max_attempts replies in all; then the step falls back to the fallback
+ * policy's decision (the offline policy in the program; the rule-based
+ * curation for the filter) and says so: "planning reply unusable after 3
+ * attempts: <error>; used the offline plan" goes in the node's rationale
+ * (report, feedback, curated text for the other roles), the log and the
+ * notes list. A failed HTTP call (after the client's own retries) is not a
+ * bad reply: it is returned as the role's error, which the engine records on
+ * the node, and the search goes on. Model output never crashes the policy:
+ * sizes are capped, types checked, numbers ranged.
+ *
+ * Token use. Every prompt is rendered with byte caps (trajectory, siblings,
+ * observations, raw results, evidence) so a question's input stays bounded;
+ * struct llm_policy_caps lists them. Tokens are accounted per role tag
+ * ("perception", "planning", "filter", "evaluation", "answer") for the
+ * current question (reset when the question changes) and, when given, in a
+ * run-wide ledger; every call also reports them through policy_usage.
+ *
+ * The API key is the backend's business: nothing here sees, logs or stores it.
+ *
+ * Threads: one llm_policy serves one question at a time, and its roles and
+ * its curator are thread-safe for that question: parallel expansion
+ * (search.h, policy_thread_safe and curator_thread_safe) may call them from
+ * several threads at once; the model calls then overlap, while the fallback
+ * policy is only ever called by one thread at a time. The notes are to be
+ * read when no call is in flight. The backend may be shared. Ownership: the backend, the fallback policy and the
+ * run ledger are borrowed and must outlive the policy.
+ */
+#ifndef DRQA_POLICY_LLM_H
+#define DRQA_POLICY_LLM_H
+
+#include "llm.h"
+#include "policy.h"
+
+#include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#define LLM_POLICY_EXPLORE_TEMPERATURE 0.7
+#define LLM_POLICY_ANSWER_TEMPERATURE 0.0
+#define LLM_POLICY_ATTEMPTS 3              /* one reply and two re-asks */
+
+enum llm_role { LLM_ROLE_PERCEPTION, LLM_ROLE_PLANNING, LLM_ROLE_FILTER, LLM_ROLE_EVALUATION, LLM_ROLE_ANSWER,
+                LLM_ROLE_N };
+
+/* "perception", "planning", "filter", "evaluation", "answer": the prompt
+ * file names and the usage tags. */
+const char *llm_role_name(enum llm_role r);
+
+/* Byte caps of the rendered prompt parts; 0 takes the default shown. */
+struct llm_policy_caps {
+    size_t trajectory;     /* path steps with span headers (perception): 1400 */
+    size_t steps;          /* path steps without spans (planning, evaluation, answer): 700 */
+    size_t siblings;       /* 500 */
+    size_t leads;          /* 500 */
+    size_t report;         /* perception report in the planning prompt: 900 */
+    size_t observation;    /* a node's curated observation (evaluation): 1500 */
+    size_t raw;            /* candidate spans shown to the filter: 2600 */
+    size_t evidence;       /* trajectory evidence shown to the answer: 9000 */
+    size_t span;           /* any one span's text in the answer prompt: 1600 */
+    size_t reply_echo;     /* a bad reply sent back with a re-ask: 1200 */
+};
+
+struct llm_policy_config {
+    struct llm_backend *backend;       /* required; borrowed */
+    const struct policy *fallback;     /* used for a step whose replies are unusable; may be NULL
+                                        * (the step then fails); borrowed, copied */
+    struct llm_usage *run_usage;       /* optional run-wide ledger; borrowed */
+    double explore_temperature;        /* < 0: LLM_POLICY_EXPLORE_TEMPERATURE */
+    double answer_temperature;         /* < 0: LLM_POLICY_ANSWER_TEMPERATURE */
+    int max_attempts;                  /* replies per role call; <= 0: LLM_POLICY_ATTEMPTS */
+    int max_tokens;                    /* reply limit per call; <= 0: the configured one */
+    int no_semantic;                   /* SemanticSearch is neither offered nor accepted */
+    long long curate_budget;           /* tokens kept by the rule-based curation; 0: 1500 */
+    long filter_min_bytes;             /* ask the filter only above this rendering size;
+                                        * 0: 1200; < 0: always ask */
+    const char *const *prompt_dirs;    /* NULL: prompt_default_dirs() */
+    size_t nprompt_dirs;
+    struct llm_policy_caps caps;
+    atomic_int *cancel;                /* optional, passed to every request */
+};
+
+/* Zeroes c and sets the documented defaults (temperatures, attempts). */
+void llm_policy_config_init(struct llm_policy_config *c);
+
+struct llm_policy;
+
+/* Loads and checks the five prompts (prompt.h). NULL with err naming the file
+ * when one is missing or uses an unknown placeholder, or no backend is given. */
+struct llm_policy *llm_policy_new(const struct llm_policy_config *cfg, char *err, size_t errlen);
+void llm_policy_free(struct llm_policy *p);   /* accepts NULL */
+
+/* Fills a policy struct (name "llm") whose ctx is p. rollout is set only when
+ * the fallback has one. */
+void llm_policy_bind(struct llm_policy *p, struct policy *out);
+/* Fills a curator whose ctx is p: the filter role described above. */
+void llm_policy_curator(struct llm_policy *p, struct policy_curator *out);
+
+/* Forgets the current question's usage and notes (done by itself when a call
+ * arrives for another question). */
+void llm_policy_reset(struct llm_policy *p);
+
+/* Tokens of the current question: role NULL gives the total. Returns 0, or
+ * -1 when that role made no call. */
+int llm_policy_tokens(struct llm_policy *p, const char *role, long *input, long *output);
+/* llm_usage_json of the current question (caller deletes). */
+cJSON *llm_policy_usage_json(struct llm_policy *p);
+
+/* The fallback notes of the current question, in order (borrowed, valid
+ * until the next call on p). */
+size_t llm_policy_notes(const struct llm_policy *p, const char *const **notes);
+
+/* Calls made and milliseconds spent waiting for the model (all questions),
+ * so callers can tell engine time from model time. */
+void llm_policy_stats(struct llm_policy *p, long *calls, long long *model_ms);
+
+/* ---- parts exposed for tests ---- */
+
+/* Citations `path:start-end` (or `path:line`) found in Markdown text,
+ * appended to out in order of appearance (text NULL). Returns the count. */
+size_t llm_parse_citations(const char *text, struct evidence *out);
+
+/* 1 when answer clearly fails to address a question of this type
+ * ("what", "where", "how", "why"; anything else is not checked), with the
+ * reason in why. */
+int llm_answer_misses_type(const char *qtype, const char *answer, int ncites, char *why, size_t whylen);
+
+/* Checks a planning reply object; 0, or -1 with the message a re-ask sends.
+ * On success *out holds the action (policy_action_clear it). */
+int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out, char *err, size_t errlen);
+/* Checks an evaluation reply; 0 with value and feedback (caller frees), or -1. */
+int llm_check_eval(const cJSON *obj, double *value, char **feedback, char *err, size_t errlen);
+/* Checks a perception reply; 0 with the rendered report (caller frees), or -1. */
+int llm_check_perception(const cJSON *obj, char **report, char *err, size_t errlen);
+/* Checks a filter reply against the raw result: a listed span is kept when a
+ * span of raw or of shown (the curated candidates the model saw, derived from
+ * raw; may be NULL) covers it, its text cut from the covering span (a
+ * verbatim one preferred; an elided covering span is kept whole). Appends the
+ * kept spans to out and counts the dropped ones. -1 on a type problem or when
+ * every listed span was outside the result (err lists the valid ranges). */
+int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct evidence *shown,
+                     struct evidence *out, int *dropped, char *err, size_t errlen);
+
+#endif
