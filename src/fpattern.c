@@ -35,6 +35,13 @@ static int class_match(const char *p, char c, const char **end)
     return c != '/' && (hit ^ neg);
 }
 
+/* 1 match, 0 no match, or (for pruning, as in wildmatch) GLOB_ABORT_ALL: the
+ * text ran out, so no later start of an enclosing star can match either, and
+ * GLOB_ABORT_TO_STARSTAR: a '*' met a '/', which only a '**' can get past.
+ * Without them a pattern of many stars backtracks exponentially. */
+#define GLOB_ABORT_ALL (-1)
+#define GLOB_ABORT_TO_STARSTAR (-2)
+
 static int glob(const char *p, const char *s)
 {
     while (*p) {
@@ -43,9 +50,10 @@ static int glob(const char *p, const char *s)
             if (p[2] == 0) return 1;
             const char *rest = p + 3;
             for (;;) {
-                if (glob(rest, s)) return 1;
+                int r = glob(rest, s);
+                if (r == 1 || r == GLOB_ABORT_ALL) return r;
                 const char *slash = strchr(s, '/');
-                if (!slash) return 0;
+                if (!slash) return GLOB_ABORT_ALL;
                 s = slash + 1;
             }
         }
@@ -53,18 +61,21 @@ static int glob(const char *p, const char *s)
         case '*': {
             while (*p == '*') p++;
             for (;;) {
-                if (glob(p, s)) return 1;
-                if (*s == 0 || *s == '/') return 0;
+                int r = glob(p, s);
+                if (r != 0) return r;
+                if (*s == 0) return GLOB_ABORT_ALL;
+                if (*s == '/') return GLOB_ABORT_TO_STARSTAR;
                 s++;
             }
         }
         case '?':
-            if (*s == 0 || *s == '/') return 0;
+            if (*s == 0) return GLOB_ABORT_ALL;
+            if (*s == '/') return 0;
             p++; s++;
             break;
         case '[': {
             const char *end;
-            if (*s == 0) return 0;
+            if (*s == 0) return GLOB_ABORT_ALL;
             int r = class_match(p + 1, *s, &end);
             if (r < 0) { if (*s != '[') return 0; p++; s++; break; }
             if (!r) return 0;
@@ -75,6 +86,7 @@ static int glob(const char *p, const char *s)
             if (p[1]) p++;
             /* fall through */
         default:
+            if (*s == 0) return GLOB_ABORT_ALL;
             if (*p != *s) return 0;
             p++; s++;
         }
@@ -85,9 +97,9 @@ static int glob(const char *p, const char *s)
 /* Whole path, or any tail of it after a '/'. */
 static int match_tails(const char *p, const char *path)
 {
-    if (glob(p, path)) return 1;
+    if (glob(p, path) == 1) return 1;
     for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/'))
-        if (glob(p, s + 1)) return 1;
+        if (glob(p, s + 1) == 1) return 1;
     return 0;
 }
 

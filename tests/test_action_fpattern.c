@@ -2,6 +2,9 @@
 #include "tap.h"
 #include "fpattern.h"
 
+#include <string.h>
+#include <unistd.h>
+
 static void m(const char *pat, const char *path, int want)
 {
     ok(fpattern_match(pat, path) == want, "'%s' %s '%s'", pat, want ? "matches" : "does not match", path);
@@ -65,6 +68,21 @@ int main(void)
     m("App.py", "tinyweb/app.py", 0);
     m("", "anything/at/all", 1);
     ok(fpattern_match(NULL, "x"), "NULL matches all");
+
+    /* many stars against a long near-miss (found by fuzz/fuzz_fpattern): the
+     * matcher prunes instead of backtracking exponentially; the alarm turns a
+     * hang into a failure */
+    alarm(60);
+    char longpath[400];
+    memset(longpath, 'a', sizeof longpath - 2);
+    longpath[sizeof longpath - 2] = 'c';
+    longpath[sizeof longpath - 1] = 0;
+    longpath[100] = '/';
+    m("*a*a*a*a*a*a*a*a*a*a*a*a*b", longpath, 0);
+    m("**/*a*a*a*a*a*a*a*a*a*a*a*a*b", longpath, 0);
+    longpath[sizeof longpath - 2] = 'b';
+    m("*a*a*a*a*a*a*a*a*a*a*a*a*b", longpath, 1);
+    alarm(0);
 
     char err[256];
     ok(fpattern_valid("src/**/*.py", err, sizeof err), "a normal pattern is valid");
