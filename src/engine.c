@@ -10,6 +10,8 @@
 #include "curate.h"
 #include "index.h"
 #include "mcts.h"
+#include "llm.h"
+#include "policy_llm.h"
 #include "policy_offline.h"
 #include "qparse.h"
 #include "search.h"
@@ -29,6 +31,7 @@ struct engine_shared {
     struct drqa_config cfg;
     char *repo_abs, *index_path;
     char policy_line[256];
+    struct llm_backend *backend;   /* --policy llm: one client shared by every engine */
 };
 
 struct engine {
@@ -36,6 +39,7 @@ struct engine {
     sqlite3 *db;
     struct action_ctx actx;
     struct offline_policy *offline;
+    struct llm_policy *llm;        /* --policy llm; its fallback is the offline policy */
 };
 
 int engine_parse_mode(const char *s, enum engine_mode *out)
@@ -79,12 +83,7 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
         goto fail;
     }
     if (config_load(&sh->cfg, o, err, errlen)) goto fail;
-    if (sh->cfg.policy == POLICY_LLM) {
-        snprintf(err, errlen, "the llm policy (model %s) cannot answer headless questions in this version yet; "
-                              "use --policy offline",
-                 sh->cfg.model ? sh->cfg.model : "?");
-        goto fail;
-    }
+    if (sh->cfg.policy == POLICY_LLM && !(sh->backend = llm_backend_new(&sh->cfg, err, errlen))) goto fail;
     config_describe(&sh->cfg, sh->policy_line, sizeof sh->policy_line);
     sqlite3 *db = NULL;
     if (index_ensure_ex(o, NULL, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) {
@@ -117,6 +116,7 @@ fail:
 void engine_shared_free(struct engine_shared *sh)
 {
     if (!sh) return;
+    llm_backend_free(sh->backend);
     config_free(&sh->cfg);
     free(sh->repo_abs);
     free(sh->index_path);
@@ -140,6 +140,19 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
     action_ctx_init(&e->actx, e->db, sh->repo_abs);
     struct offline_config oc = {.db = e->db, .actx = &e->actx, .no_semantic = sh->o->no_semantic};
     e->offline = offline_policy_new(&oc);
+    if (sh->backend) {
+        struct policy fallback;
+        offline_policy_bind(e->offline, &fallback);
+        struct llm_policy_config lc;
+        llm_policy_config_init(&lc);
+        lc.backend = sh->backend;
+        lc.fallback = &fallback;
+        lc.no_semantic = sh->o->no_semantic;
+        if (!(e->llm = llm_policy_new(&lc, err, errlen))) {
+            engine_close(e);
+            return -1;
+        }
+    }
     *out = e;
     return 0;
 }
@@ -147,6 +160,7 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
 void engine_close(struct engine *e)
 {
     if (!e) return;
+    llm_policy_free(e->llm);
     offline_policy_free(e->offline);
     action_ctx_release(&e->actx);
     semantic_forget(e->db);
@@ -244,6 +258,11 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     offline_policy_bind(e->offline, &pol);
     struct policy_executor ex = {e, ex_execute};
     struct policy_curator cu = {e, cu_curate};
+    if (e->llm) {   /* thread-safe for one question, so --parallel overlaps its model calls */
+        llm_policy_bind(e->llm, &pol);
+        llm_policy_curator(e->llm, &cu);
+        sc.policy_thread_safe = sc.curator_thread_safe = 1;
+    }
     struct search *s = search_new(&sc, &pol, &ex, &cu, question);
     while (search_step(s)) {
     }
@@ -364,6 +383,8 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     r->question = xstrdup(question ? question : "");
     r->mode = engine_mode_name(e->sh->mode);
     r->policy = engine_policy_name(e->sh);
+    const char *slash = strrchr(e->sh->repo_abs, '/');
+    r->repo_name = slash && slash[1] ? slash + 1 : e->sh->repo_abs;
     char err[1024] = "";
     struct qparse q;
     if (qparse_question(r->question, &q, err, sizeof err)) {
@@ -425,17 +446,20 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
         cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
         cJSON_AddItemToArray(c, x);
     }
+    /* the evidence the answer cites, with its text: what identifier recall
+     * reads besides the answer (metrics.h) */
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
-    for (size_t i = 0; i < r->evidence.n; i++) {
+    for (size_t i = 0; i < r->cites.n; i++) {
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "path", r->evidence.v[i].path);
-        cJSON_AddNumberToObject(x, "start_line", r->evidence.v[i].start_line);
-        cJSON_AddNumberToObject(x, "end_line", r->evidence.v[i].end_line);
-        cJSON_AddStringToObject(x, "text", r->evidence.v[i].text ? r->evidence.v[i].text : "");
+        cJSON_AddStringToObject(x, "path", r->cites.v[i].path);
+        cJSON_AddNumberToObject(x, "start_line", r->cites.v[i].start_line);
+        cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
+        cJSON_AddStringToObject(x, "text", r->cites.v[i].text ? r->cites.v[i].text : "");
         cJSON_AddItemToArray(ev, x);
     }
     cJSON_AddStringToObject(o, "mode", r->mode ? r->mode : "mcts");
     cJSON_AddStringToObject(o, "policy", r->policy ? r->policy : "offline");
+    if (r->repo_name) cJSON_AddStringToObject(o, "repo_name", r->repo_name);
     cJSON_AddNumberToObject(o, "iterations", r->iterations);
     cJSON *tk = cJSON_AddObjectToObject(o, "tokens");
     cJSON_AddNumberToObject(tk, "input", (double)r->tokens_in);

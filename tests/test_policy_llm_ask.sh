@@ -1,0 +1,93 @@
+#!/bin/sh
+# test_policy_llm_ask.sh: drqa-tui --ask --policy llm on a copy of the pyrepo
+# fixture against the scripted fake model server: the engine builds the LLM
+# policy, the answer cites the evidence the model was shown, tokens are
+# reported, the transcript is written, and the API key appears nowhere but in
+# the requests' auth header; the same with --parallel 3.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-llm-ask.XXXXXX")
+fake_pid=
+cleanup() {
+    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
+    [ -n "$fake_pid" ] && wait "$fake_pid" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
+export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+KEY=sk-ask-Pq4SECRETaskKey90
+
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+is() {
+    n=$((n + 1))
+    if [ "$1" = "$2" ]; then echo "ok $n - $3"; else
+        echo "not ok $n - $3"; printf '#   got: %s\n#  want: %s\n' "$1" "$2"; fail=1
+    fi
+}
+jget() {
+    $PYTHON3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d = d[int(k)] if isinstance(d, list) else d[k]
+print(json.dumps(d) if isinstance(d, (bool, list, dict)) else d)' "$1" "$2"
+}
+
+cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
+cat >"$T/script.json" <<'EOF'
+{"rules": [
+ {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
+ {"match": "You are the Planning Agent", "times": 1,
+  "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
+ {"match": "You are the Planning Agent",
+  "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
+ {"match": "You are the Evidence Filter",
+  "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
+ {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
+ {"match": "You are the Answer Agent",
+  "content": "{\"answer\": \"`App.dispatch_request` (`tinyweb/app.py:46-51`) calls the view function at `tinyweb/app.py:51`.\"}"}
+]}
+EOF
+start_fake() {
+    rm -f "$T/port"
+    $PYTHON3 "$top_srcdir/tests/fake_llm.py" --script "$T/script.json" --log "$T/$1.jsonl" --port-file "$T/port" \
+        >/dev/null &
+    fake_pid=$!
+    i=0
+    while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    port=$(cat "$T/port")
+}
+stop_fake() { kill "$fake_pid"; wait "$fake_pid" 2>/dev/null; fake_pid=; }
+q="Where does App.dispatch_request call the view function?"
+
+for par in 1 3; do
+    start_fake "log$par"
+    DRQA_API_KEY=$KEY "$DRQA" --ask "$q" --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model \
+        --parallel "$par" --iterations 4 --json --transcript-dir "$T/tr$par" "$T/repo" >"$T/out$par.json" 2>"$T/err$par"
+    rc=$?
+    stop_fake
+    is "$rc" 0 "--parallel $par: --ask --policy llm succeeds"
+    is "$(jget "$T/out$par.json" policy)" llm "--parallel $par: the llm policy answered"
+    is "$(jget "$T/out$par.json" citations.0.path):$(jget "$T/out$par.json" citations.0.start_line)-$(jget "$T/out$par.json" citations.0.end_line)" \
+        "tinyweb/app.py:46-51" "--parallel $par: the answer cites the span the model was shown"
+    jget "$T/out$par.json" answer | grep -q 'calls the view function'
+    ok $? "--parallel $par: the model's answer is used"
+    in=$(jget "$T/out$par.json" tokens.input)
+    ok "$([ "$in" -gt 0 ] && echo 0 || echo 1)" "--parallel $par: input tokens reported ($in)"
+    ok "$(cat "$T/out$par.json" "$T/err$par" "$T/tr$par"/* 2>/dev/null | grep -c "$KEY")" \
+        "--parallel $par: the key is in no output, error or transcript"
+    ok "$(ls "$T/tr$par"/*.json >/dev/null 2>&1; echo $?)" "--parallel $par: a transcript was written"
+    bad=$($PYTHON3 -c 'import json, sys
+key = sys.argv[2]; bad = 0; n = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line); n += 1
+    if key in r["body"] or key not in r["headers"].get("authorization", ""): bad += 1
+    if r["rule"] == "default": bad += 1
+print(bad if n else 99)' "$T/log$par.jsonl" "$KEY")
+    is "$bad" 0 "--parallel $par: every request recognised by role, the key only in its auth header"
+done
+
+echo "1..$n"
+exit $fail
