@@ -383,8 +383,6 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     r->question = xstrdup(question ? question : "");
     r->mode = engine_mode_name(e->sh->mode);
     r->policy = engine_policy_name(e->sh);
-    const char *slash = strrchr(e->sh->repo_abs, '/');
-    r->repo_name = slash && slash[1] ? slash + 1 : e->sh->repo_abs;
     char err[1024] = "";
     struct qparse q;
     if (qparse_question(r->question, &q, err, sizeof err)) {
@@ -446,20 +444,17 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
         cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
         cJSON_AddItemToArray(c, x);
     }
-    /* the evidence the answer cites, with its text: what identifier recall
-     * reads besides the answer (metrics.h) */
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
-    for (size_t i = 0; i < r->cites.n; i++) {
+    for (size_t i = 0; i < r->evidence.n; i++) {
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "path", r->cites.v[i].path);
-        cJSON_AddNumberToObject(x, "start_line", r->cites.v[i].start_line);
-        cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
-        cJSON_AddStringToObject(x, "text", r->cites.v[i].text ? r->cites.v[i].text : "");
+        cJSON_AddStringToObject(x, "path", r->evidence.v[i].path);
+        cJSON_AddNumberToObject(x, "start_line", r->evidence.v[i].start_line);
+        cJSON_AddNumberToObject(x, "end_line", r->evidence.v[i].end_line);
+        cJSON_AddStringToObject(x, "text", r->evidence.v[i].text ? r->evidence.v[i].text : "");
         cJSON_AddItemToArray(ev, x);
     }
     cJSON_AddStringToObject(o, "mode", r->mode ? r->mode : "mcts");
     cJSON_AddStringToObject(o, "policy", r->policy ? r->policy : "offline");
-    if (r->repo_name) cJSON_AddStringToObject(o, "repo_name", r->repo_name);
     cJSON_AddNumberToObject(o, "iterations", r->iterations);
     cJSON *tk = cJSON_AddObjectToObject(o, "tokens");
     cJSON_AddNumberToObject(tk, "input", (double)r->tokens_in);
