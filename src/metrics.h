@@ -11,7 +11,12 @@
  * metrics_paths_in_text). Two paths match when their last min(2, a, b)
  * components are equal, a and b being their component counts after "./" and
  * leading "/" are dropped: "src/flask/app.py" matches "flask/app.py" and
- * "app.py", not "other/app.py". With no gold file the metric is undefined
+ * "app.py", not "other/app.py". A one-component gold path is thus compared
+ * with the cited file's base name. Cited paths are relative to the
+ * repository, so the repository directory's own name is counted as their
+ * first component (an answers line's "repo_name", report.h): "__init__.py"
+ * cited in flask/ is "flask/__init__.py" and does not match
+ * "src/flask/json/__init__.py". With no gold file the metric is undefined
  * (-1) and the question is left out of the mean.
  *
  * identifier recall: the share of gold identifiers found in the answer text

@@ -260,6 +260,14 @@ int eval_answer_parse(struct eval_answer *x, const cJSON *o, const char *path, i
         opt_string(o, "model", &x->model, path, line, err, errlen) ||
         opt_string(o, "error", &x->error, path, line, err, errlen))
         goto fail;
+    /* Cited paths are relative to the repository; the repository directory's
+     * name, when the line gives it, is their first component (metrics.h). */
+    const cJSON *rn = cJSON_GetObjectItemCaseSensitive(o, "repo_name");
+    if (rn && !cJSON_IsNull(rn) && !cJSON_IsString(rn)) {
+        snprintf(err, errlen, "%s:%d: field \"repo_name\" must be a string", path, line);
+        goto fail;
+    }
+    const char *repo_name = cJSON_IsString(rn) && *rn->valuestring ? rn->valuestring : NULL;
     const char *lists[2] = {"citations", "evidence"};
     struct buf ev = BUF_INIT;
     for (int k = 0; k < 2; k++) {
@@ -281,8 +289,16 @@ int eval_answer_parse(struct eval_answer *x, const cJSON *o, const char *path, i
                 buf_free(&ev);
                 goto fail;
             }
-            if (k == 0) strv_add(&x->cited, p->valuestring);
-            else if (cJSON_IsString(t)) { buf_adds(&ev, t->valuestring); buf_addc(&ev, '\n'); }
+            if (k == 0 && repo_name) {
+                char *full = xasprintf("%s/%s", repo_name, p->valuestring);
+                strv_add(&x->cited, full);
+                free(full);
+            } else if (k == 0) {
+                strv_add(&x->cited, p->valuestring);
+            } else if (cJSON_IsString(t)) {
+                buf_adds(&ev, t->valuestring);
+                buf_addc(&ev, '\n');
+            }
             i++;
         }
     }

@@ -11,7 +11,9 @@
  *     else by question text (whitespace runs compared as one space).
  *   - answers (eval_answers): the lines --batch writes {"id", "question",
  *     "answer", "citations", "evidence", "mode", "policy", "tokens", "error",
- *     optional "model"}.
+ *     optional "model" and "repo_name"}. repo_name, the repository
+ *     directory's own name, is put in front of every cited path (which is
+ *     relative to the repository) before the paths are matched (metrics.h).
  *   - scores: the lines --judge writes (judge.h), or answers lines, whose
  *     grounding metrics are then computed against a reference.
  *

@@ -184,6 +184,25 @@ static void answers_metrics(void)
     cJSON_Delete(j);
     report_free(&r);
 
+    /* repo_name goes in front of cited paths: a root __init__.py of flask/ is
+     * flask/__init__.py, not any __init__.py. */
+    report_init(&r);
+    const char *rn = write_tmp("repo.jsonl",
+        "{\"id\": \"x\", \"question\": \"q\", \"answer\": \"a\", \"citations\": [{\"path\": \"__init__.py\"}]}\n"
+        "{\"id\": \"x\", \"question\": \"q\", \"answer\": \"a\", \"repo_name\": \"flask\", "
+        "\"citations\": [{\"path\": \"__init__.py\"}]}\n"
+        "{\"id\": \"x\", \"question\": \"q\", \"answer\": \"a\", \"repo_name\": \"flask\", "
+        "\"citations\": [{\"path\": \"json/__init__.py\"}]}\n");
+    const char *rr_ref = write_tmp("repo-ref.jsonl", "{\"id\": \"x\", \"question\": \"q\", \"reference_answer\": \"r\", "
+                                                      "\"gold_files\": [\"src/flask/json/__init__.py\"]}\n");
+    struct eval_refs rref;
+    ok(eval_refs_load(&rref, rr_ref, err, sizeof err) == 0 && report_add_file(&r, rn, &rref, err, sizeof err) == 0,
+       "repo_name lines read (%s)", err);
+    ok(r.n == 3 && r.rows[0].hit1 == 1 && r.rows[1].hit1 == 0 && r.rows[2].hit1 == 1,
+       "without repo_name a bare name matches; with it the root file does not, json/__init__.py does");
+    eval_refs_free(&rref);
+    report_free(&r);
+
     /* An answer whose question has no reference is an error naming FILE:LINE. */
     report_init(&r);
     const char *p = write_tmp("stray.jsonl", "{\"id\": \"q1\", \"question\": \"x\", \"answer\": \"a\"}\n"
