@@ -853,7 +853,7 @@ reopen:
             if (opt->progress) opt->progress(opt->progress_ctx, done + 1, njobs);
         }
     }
-    qsort(sr.skips, sr.nskips, sizeof *sr.skips, cmp_skip);
+    if (sr.nskips) qsort(sr.skips, sr.nskips, sizeof *sr.skips, cmp_skip);   /* qsort(NULL, 0) is undefined */
     /* Files read again only to be skipped again (binary, unreadable) change
      * nothing: keep the committed index and its summary as they are. */
     if (!S->parsed && !S->deleted && !touched && !S->rebuilt && skipped_same(db, &sr)) {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,7 +30,10 @@ void scan_add_skip(struct scan_result *r, const char *path, const char *reason, 
         r->capskips = r->capskips ? r->capskips * 2 : 16;
         r->skips = xrealloc(r->skips, r->capskips * sizeof *r->skips);
     }
-    r->skips[r->nskips].path = xstrdup(path);
+    size_t len;
+    int bad;
+    /* the index holds UTF-8 only: an undecodable name is shown with U+FFFD */
+    r->skips[r->nskips].path = scan_decode_utf8(path, strlen(path), &len, &bad);
     r->skips[r->nskips].reason = xstrdup(reason);
     r->skips[r->nskips].size = size;
     r->nskips++;
@@ -135,6 +139,14 @@ static void consider_file(struct scanner *s, const char *rel, const struct lang 
     }
     if (s->max > 0 && (long long)st->st_size > s->max) {
         skip_too_large(s, rel, (long long)st->st_size);
+        return;
+    }
+    size_t len;
+    int bad;
+    free(scan_decode_utf8(rel, strlen(rel), &len, &bad));
+    if (bad) {
+        /* paths are UTF-8 in the index, the JSON output and model prompts */
+        scan_add_skip(s->r, rel, "file name is not valid UTF-8", -1);
         return;
     }
     add_file(s->r, rel, lang, st);
@@ -311,6 +323,16 @@ struct linux_dirent64 {
     char d_name[];
 };
 
+/* Each level of the walk holds a directory fd, and files are later opened by
+ * their full path: deeper trees are left out (with a skip row). */
+#define SCAN_MAX_DEPTH 256
+static int nesting_too_deep(const struct scanner *s, const char *rel)
+{
+    int depth = 0;
+    for (const char *p = rel; *p; p++) depth += *p == '/';
+    return depth >= SCAN_MAX_DEPTH || s->rootlen + strlen(rel) + 2 >= PATH_MAX;
+}
+
 static void walk_fd(struct scanner *s, int fd, const char *rel, dev_t dev, ino_t ino)
 {
     if (seen_add(s, dev, ino)) {
@@ -321,9 +343,11 @@ static void walk_fd(struct scanner *s, int fd, const char *rel, dev_t dev, ino_t
      * directory, and a tree like django's has thousands of them */
     struct dent *ents = NULL;
     size_t nents = 0, cap = 0;
-    char dbuf[32768] __attribute__((aligned(8)));
+    /* on the heap: this function recurses once per directory level */
+    enum { DBUF_SIZE = 32768 };
+    char *dbuf = xmalloc(DBUF_SIZE);
     for (;;) {
-        ssize_t got = getdents64(fd, dbuf, sizeof dbuf);
+        ssize_t got = getdents64(fd, dbuf, DBUF_SIZE);
         if (got <= 0) break;
         for (ssize_t off = 0; off < got;) {
             struct linux_dirent64 *e = (struct linux_dirent64 *)(dbuf + off);
@@ -339,8 +363,9 @@ static void walk_fd(struct scanner *s, int fd, const char *rel, dev_t dev, ino_t
             nents++;
         }
     }
+    free(dbuf);
     int venv = *rel && is_virtualenv(fd, ents, nents);
-    qsort(ents, nents, sizeof *ents, cmp_dent);
+    if (nents) qsort(ents, nents, sizeof *ents, cmp_dent);   /* qsort(NULL, 0) is undefined */
     struct buf child = BUF_INIT;
     for (size_t i = 0; !venv && i < nents; i++) {
         const char *name = ents[i].name;
@@ -355,6 +380,10 @@ static void walk_fd(struct scanner *s, int fd, const char *rel, dev_t dev, ino_t
         }
         if (type == DT_DIR) {
             if (skip_dir_name(name)) continue;
+            if (nesting_too_deep(s, child.data)) {
+                scan_add_skip(s->r, child.data, "directory nested too deeply", -1);
+                continue;
+            }
             int cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (cfd < 0) scan_add_skip(s->r, child.data, "unreadable directory", -1);
             else walk_fd(s, cfd, child.data, dev, ents[i].ino);   /* a mount point shows its covered inode: harmless */
@@ -458,7 +487,7 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_result 
     for (size_t i = 0; i < s.ndeferred; i++) free(s.deferred[i]);
     free(s.deferred);
     free(s.seen);
-    qsort(out->files, out->nfiles, sizeof *out->files, cmp_file);
+    if (out->nfiles) qsort(out->files, out->nfiles, sizeof *out->files, cmp_file);
     /* git may list a path twice (unmerged stages): keep one */
     size_t w = 0;
     for (size_t i = 0; i < out->nfiles; i++) {
@@ -469,7 +498,7 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_result 
         out->files[w++] = out->files[i];
     }
     out->nfiles = w;
-    qsort(out->skips, out->nskips, sizeof *out->skips, cmp_skip);
+    if (out->nskips) qsort(out->skips, out->nskips, sizeof *out->skips, cmp_skip);
     return 0;
 }
 
