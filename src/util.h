@@ -39,7 +39,10 @@ const char *buf_str(const struct buf *b); /* "" when empty */
  * its length, or NULL with errno set. Files over max bytes fail with EFBIG. */
 char *read_file(const char *path, size_t max, size_t *len);
 
-uint64_t hash64(const void *p, size_t n);          /* FNV-1a, 64 bit */
+/* 64-bit FNV-1a scheme (xor, then multiply by the FNV prime) from the offset
+ * basis 1469598103934665603, which is not the published one: the value is kept
+ * because index hashes and the tests depend on it. Not cryptographic. */
+uint64_t hash64(const void *p, size_t n);
 void hash64_hex(uint64_t h, char out[17]);
 
 int64_t now_ms(void);      /* monotonic milliseconds */
