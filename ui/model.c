@@ -261,6 +261,7 @@ int ui_model_apply(struct ui_model *m, const struct evq_event *e, int *node)
         n->iteration = e->iteration;
         m->newest = e->node;
         if (e->iteration > m->iteration) m->iteration = e->iteration;
+        if (m->iteration > m->t->iterations) m->t->iterations = m->iteration;
         m->best_stale = 1;
         id = e->node;
         dirty = UI_DIRTY_TREE | UI_DIRTY_STATUS | UI_DIRTY_NODE;
@@ -445,8 +446,7 @@ int ui_model_match(const struct ui_model *m, int id, const char *needle)
     return 0;
 }
 
-/* mkdir -p, owner-only for what it creates. */
-static int make_dirs(const char *dir, char *err, size_t errlen)
+int ui_make_dirs(const char *dir, char *err, size_t errlen)
 {
     char *d = xstrdup(dir);
     int rc = 0;
@@ -481,9 +481,9 @@ int ui_model_export(const struct ui_model *m, const char *dir, const char *stamp
     char hex[17];
     hash64_hex(hash64(m->t->question, strlen(m->t->question)), hex);
     hex[8] = 0;
-    char *jp = xasprintf("%s/drqa-%s-%s.json", dir, stamp, hex);
-    char *mp = xasprintf("%s/drqa-%s-%s.md", dir, stamp, hex);
-    if (make_dirs(dir, err, errlen) != 0 ||
+    char *jp = xasprintf("%s/drqa-%s-%s-export.json", dir, stamp, hex);
+    char *mp = xasprintf("%s/drqa-%s-%s-export.md", dir, stamp, hex);
+    if (ui_make_dirs(dir, err, errlen) != 0 ||
         transcript_save(jp, m->t, m->config, m->answer, err, errlen) != 0 ||
         transcript_save_markdown(mp, m->t, m->answer, err, errlen) != 0) {
         free(jp);

@@ -109,8 +109,13 @@ int ui_model_match(const struct ui_model *m, int id, const char *needle);
  * length and the lines. */
 int ui_span_header(const char *s, size_t len, size_t *pathlen, int *start, int *end);
 
+/* mkdir -p dir, owner-only for what it creates; -1 with a message. */
+int ui_make_dirs(const char *dir, char *err, size_t errlen);
+
 /* Writes the transcript (JSON and Markdown) into dir as
- * drqa-YYYYmmdd-HHMMSS-HASH.{json,md}; the paths are returned (caller frees).
+ * drqa-YYYYmmdd-HHMMSS-HASH-export.{json,md} (the suffix keeps it from
+ * replacing the worker's own transcript of the same second); the paths are
+ * returned (caller frees).
  * stamp NULL: the local time. Returns 0, or -1 with a message. */
 int ui_model_export(const struct ui_model *m, const char *dir, const char *stamp, char **json_path,
                     char **md_path, char *err, size_t errlen);

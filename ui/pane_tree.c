@@ -23,7 +23,7 @@ static const char *abbrev(const char *status)
 
 static int wide(const struct pane *p)
 {
-    return p->w >= 58;
+    return p->w >= 56;
 }
 
 static void fmt_num(char *out, size_t n, double v, int decimals, int has)
@@ -116,9 +116,10 @@ static void draw(struct ui *ui, struct pane *p)
         if (W - cw >= 0) draw_safe(p->win, y, W - cw, cw, cols, strlen(cols), a);
     }
     free(rows);
-    wattrset(p->win, ui_attr(ui, R_DIM));
-    mvwvline(p->win, 0, p->w - 1, ACS_VLINE, p->h);
-    wattrset(p->win, A_NORMAL);
+    /* The separator as text: ACS line drawing does not survive every
+     * terminal (or tmux's capture), a box-drawing character or '|' does. */
+    const char *bar = ui->text_flags & TEXT_ASCII ? "|" : "\u2502";
+    for (int y = 0; y < p->h; y++) draw_safe(p->win, y, p->w - 1, 1, bar, strlen(bar), ui_attr(ui, R_DIM));
 }
 
 static int command(struct ui *ui, struct pane *p, enum ui_cmd cmd)

@@ -59,6 +59,8 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     cfg.hooks.ctx = s;
     cfg.hooks.open = hook_open;
     cfg.question = ui->o->question;
+    const char *sp = getenv("DRQA_TUI_START_PAUSED");
+    cfg.start_paused = sp && *sp && strcmp(sp, "0") != 0;
     cfg.transcript_dir = ui->o->transcript_dir;
     cfg.transcript_config = ui->m.config;
     if (worker_start(&ui->worker, &cfg, ui->ev, ui->cmd, err, errlen) != 0) {

@@ -729,8 +729,19 @@ static int setup_live(struct ui *ui, const struct drqa_opts *o)
         config_free(&cfg);
         return EXIT_USAGE;
     }
-    config_describe(&cfg, ui->policy_line, sizeof ui->policy_line);
+    /* The status line's short form; config_describe's sentence is in the log. */
+    if (cfg.policy == POLICY_LLM)
+        snprintf(ui->policy_line, sizeof ui->policy_line, "llm %s", cfg.model ? cfg.model : "?");
+    else
+        snprintf(ui->policy_line, sizeof ui->policy_line, "offline");
+    char describe[512];
+    log_msg("%s", config_describe(&cfg, describe, sizeof describe));
     config_free(&cfg);
+    /* The worker writes a transcript when a search ends: make sure it can. */
+    if (o->transcript_dir && ui_make_dirs(o->transcript_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        return EXIT_FAIL;
+    }
     struct search_config sc;
     search_config_from_opts(&sc, o);
     ui_model_init(&ui->m, o->question, sc.max_expand, sc.exploration, sc.seed, sc.iterations);

@@ -1,0 +1,69 @@
+# ui_tmux.sh: shell helpers for the tmux-driven front end tests (sourced).
+# A private tmux server (-L) per test, killed on exit; screens are read with
+# capture-pane and waited for by bounded polling, never by fixed sleeps.
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+n=0
+fail=0
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "1..0 # SKIP tmux is not installed"
+    exit 0
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ui-test.XXXXXX")
+SOCK="drqa-ui-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+# kill-server leaves the socket file behind: remove it too.
+cleanup() {
+    tm kill-server 2>/dev/null
+    rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data"
+unset DRQA_API_BASE DRQA_API_KEY DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL \
+      ANTHROPIC_API_KEY OLLAMA_HOST DRQA_EMBED_BASE DRQA_EMBED_MODEL DRQA_EMBED_KEY NO_COLOR
+mkdir -p "$HOME"
+
+# ok STATUS TEXT: a TAP line; a failure shows the last screen captured.
+ok() {
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else
+        echo "not ok $n - $2"; fail=1
+        [ -f "$T/screen" ] && sed 's/^/#   |/' "$T/screen"
+    fi
+}
+
+# run_ui W H ENV... -- ARGS...: starts drqa-tui in a new tmux session "ui";
+# when it exits the pane shows "EXIT=<status>".
+run_ui() {
+    w=$1 h=$2; shift 2
+    envs=""
+    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    shift
+    args=""
+    for a in "$@"; do args="$args '$a'"; done
+    printf '#!/bin/sh\nenv LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color%s "%s"%s 2>"%s/stderr"\necho "EXIT=$?"\nexec sleep 600\n' \
+        "$envs" "$DRQA" "$args" "$T" >"$T/run.sh"
+    # A new session before the old one goes: the server exits with its last.
+    old=$S
+    S="ui$((${S#ui} + 1))"
+    tm new-session -d -s "$S" -x "$w" -y "$h" "sh $T/run.sh"
+    [ "$old" = ui0 ] || tm kill-session -t "$old"
+}
+S=ui0
+screen() { tm capture-pane -p -t "$S"; }
+# wait_for REGEX [TRIES]: polls the screen (every 20 ms, 500 tries by default)
+# until a line matches; the screen is left in $T/screen either way.
+wait_for() {
+    i=0 max=${2:-500}
+    while [ $i -lt "$max" ]; do
+        screen >"$T/screen" 2>"$T/tmux.err" || { echo "# tmux: $(cat "$T/tmux.err")"; return 1; }
+        grep -E -q -- "$1" "$T/screen" && return 0
+        i=$((i + 1))
+        sleep 0.02
+    done
+    echo "# waited in vain for: $1"
+    sed 's/^/#   |/' "$T/screen"
+    return 1
+}
+keys() { tm send-keys -t "$S" "$@"; }
+resize() { tm resize-window -t "$S" -x "$1" -y "$2"; }
