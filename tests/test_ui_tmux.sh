@@ -59,7 +59,7 @@ ok $? "node 3, expanded on request, is marked forced"
 keys f
 wait_for 'done: user'
 ok $? "f finishes now; the status line says why the search stopped"
-grep -q 'Answer' "$T/screen" && grep -q 'Citations' "$T/screen"
+grep -E -q '│ Answer.* cite 1/[0-9]+$' "$T/screen"
 ok $? "the answer pane appears with its citations"
 
 keys w

@@ -1,21 +1,48 @@
 /*
  * session: starts and stops the search worker for the front end (session.h).
+ *
+ * The worker's open hook composes the search's parts the way engine.c does
+ * for --ask: the action engine as executor (SemanticSearch refused under
+ * --no-semantic), rule-based curation rendered as 'path:start-end  label'
+ * headers over the span text, and the offline policy, or with --policy llm
+ * the LLM policy and its evidence filter, falling back to the offline policy
+ * for a step whose replies are unusable. engine.h only runs whole questions,
+ * so the parts are built here from the same modules (a caller-driven search
+ * needs them one by one). Everything is made in the worker thread, which
+ * alone uses them; the in-flight model request is cancelled through the
+ * worker's cancel flag when the front end quits.
  */
 #include "session.h"
+#include "action.h"
+#include "curate.h"
+#include "engine.h"
 #include "index.h"
+#include "llm.h"
+#include "policy_llm.h"
+#include "policy_offline.h"
+#include "semantic.h"
 #include "ui.h"
 #include "worker.h"
+#include "../src/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tests/toy_policy.h"
-
 struct session {
-    struct drqa_opts o;        /* a copy: progress never goes to the terminal */
+    struct drqa_opts o;          /* a copy: progress never goes to the terminal */
     struct evq *ev;
-    struct toy toy;
+    /* built and used in the worker thread only */
+    sqlite3 *db;
+    char *repo_abs;
+    struct action_ctx actx;
+    int actx_ready;
+    struct offline_policy *offline;
+    struct policy fallback;
+    struct drqa_config cfg;
+    int cfg_loaded;
+    struct llm_backend *backend;
+    struct llm_policy *llm;
 };
 
 static struct session *the_session;
@@ -26,30 +53,130 @@ static void on_progress(void *ctx, size_t done, size_t total)
     evq_post_state(s->ev, EVQ_STATE_INDEXING, (long long)done, (long long)total, NULL);
 }
 
+static int execute(void *ctx, const char *name, const cJSON *args, struct evidence *raw, char **text,
+                   char *err, size_t errlen)
+{
+    struct session *s = ctx;
+    if (s->o.no_semantic && name && !strcmp(name, "SemanticSearch")) {
+        snprintf(err, errlen, "SemanticSearch is switched off (--no-semantic); use FindClass, "
+                              "FindFunction, FindCodeSnippet or FindReferences");
+        return -1;
+    }
+    struct action_result r;
+    if (action_run(&s->actx, name, args, &r, err, errlen) != ACTION_OK) {
+        action_result_free(&r);
+        return -1;
+    }
+    evidence_copy(raw, &r.ev);
+    /* notes and listings as text; the curator renders the spans it keeps */
+    struct evidence spans = r.ev;
+    r.ev = (struct evidence)EVIDENCE_INIT;
+    *text = action_result_render(&r, 0);
+    r.ev = spans;
+    action_result_free(&r);
+    return 0;
+}
+
+static int curate_rules(void *ctx, const char *question, const char *action, const struct evidence *raw,
+                        const char *raw_text, struct evidence *curated, char **text,
+                        struct policy_usage *usage, char *err, size_t errlen)
+{
+    (void)ctx, (void)action, (void)usage, (void)err, (void)errlen;
+    curate(question, raw, ENGINE_CURATE_BUDGET, curated);
+    struct buf b = BUF_INIT;
+    if (raw_text && *raw_text) {
+        buf_adds(&b, raw_text);
+        if (!str_ends(raw_text, "\n")) buf_addc(&b, '\n');
+    }
+    for (size_t i = 0; i < curated->n; i++) {
+        const struct evidence_span *sp = &curated->v[i];
+        buf_printf(&b, "%s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, sp->label ? "  " : "",
+                   sp->label ? sp->label : "");
+        if (sp->text && *sp->text) {
+            buf_adds(&b, sp->text);
+            if (!str_ends(sp->text, "\n")) buf_addc(&b, '\n');
+        }
+    }
+    *text = buf_take(&b);
+    return 0;
+}
+
+static void hook_close(void *ctx)
+{
+    struct session *s = ctx;
+    llm_policy_free(s->llm);
+    s->llm = NULL;
+    llm_backend_free(s->backend);
+    s->backend = NULL;
+    offline_policy_free(s->offline);
+    s->offline = NULL;
+    if (s->actx_ready) action_ctx_release(&s->actx);
+    s->actx_ready = 0;
+    if (s->db) {
+        semantic_forget(s->db);
+        sqlite3_close(s->db);
+        s->db = NULL;
+    }
+    if (s->cfg_loaded) config_free(&s->cfg);
+    s->cfg_loaded = 0;
+    free(s->repo_abs);
+    s->repo_abs = NULL;
+}
+
 static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct policy *policy,
                      struct policy_executor *executor, struct policy_curator *curator, char *err,
                      size_t errlen)
 {
-    (void)cancel;
     struct session *s = ctx;
     s->ev = events;
     evq_post_state(events, EVQ_STATE_INDEXING, 0, 0, NULL);
+    if (config_load(&s->cfg, &s->o, err, errlen) != 0) goto fail;
+    s->cfg_loaded = 1;
+    if (s->cfg.policy == POLICY_LLM && !(s->backend = llm_backend_new(&s->cfg, err, errlen))) goto fail;
     struct index_options io = {0};
     io.threads = s->o.threads;
     io.max_file_size = s->o.max_file_size;
     io.progress = on_progress;
     io.progress_ctx = s;
-    if (index_ensure_ex(&s->o, &io, NULL, NULL, NULL, NULL, err, errlen) != 0) return -1;
-    toy_init(&s->toy);
-    s->toy.finish_at = 9;
-    *policy = toy_policy(&s->toy);
-    *executor = toy_executor(&s->toy);
-    *curator = toy_curator(&s->toy);
+    if (index_ensure_ex(&s->o, &io, NULL, &s->db, &s->repo_abs, NULL, err, errlen) != 0) goto fail;
+    sqlite3_busy_timeout(s->db, 5000);
+    if (semantic_action_register(NULL, err, errlen) != 0) goto fail;
+    if (!s->o.no_semantic && semantic_prepare(s->db, NULL, err, errlen) != 0) goto fail;
+    action_ctx_init(&s->actx, s->db, s->repo_abs);
+    s->actx_ready = 1;
+    struct offline_config oc = {.db = s->db, .actx = &s->actx, .no_semantic = s->o.no_semantic};
+    s->offline = offline_policy_new(&oc);
+    offline_policy_set_iterations(s->offline, s->o.iterations);
+    offline_policy_bind(s->offline, policy);
+    executor->ctx = s;
+    executor->execute = execute;
+    curator->ctx = s;
+    curator->curate = curate_rules;
+    if (s->backend) {
+        s->fallback = *policy;
+        struct llm_policy_config lc;
+        llm_policy_config_init(&lc);
+        lc.backend = s->backend;
+        lc.fallback = &s->fallback;
+        lc.no_semantic = s->o.no_semantic;
+        lc.cancel = (atomic_int *)cancel;   /* only read by the requests */
+        if (!(s->llm = llm_policy_new(&lc, err, errlen))) goto fail;
+        llm_policy_bind(s->llm, policy);
+        llm_policy_curator(s->llm, curator);
+    }
     return 0;
+fail:
+    hook_close(s);
+    return -1;
 }
 
 int session_start(struct ui *ui, char *err, size_t errlen)
 {
+    if (ui->o->mode && strcmp(ui->o->mode, "mcts") != 0) {
+        snprintf(err, errlen, "the front end runs the tree search (--mode mcts); use --ask with "
+                 "--mode %s", ui->o->mode);
+        return -1;
+    }
     struct session *s = xcalloc(1, sizeof *s);
     s->o = *ui->o;
     s->o.no_progress = 1;
@@ -58,6 +185,7 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     search_config_from_opts(&cfg.search, ui->o);
     cfg.hooks.ctx = s;
     cfg.hooks.open = hook_open;
+    cfg.hooks.close = hook_close;
     cfg.question = ui->o->question;
     const char *sp = getenv("DRQA_TUI_START_PAUSED");
     cfg.start_paused = sp && *sp && strcmp(sp, "0") != 0;
