@@ -1,0 +1,91 @@
+#!/bin/sh
+# test_ui_llm.sh: the front end with --policy llm against the scripted fake
+# model server (tests/fake_llm.py), in tmux at 80x24. While a model request
+# hangs in flight, keys are still answered (the help screen opens and
+# closes) and quitting cancels the request and exits; with replies, the
+# model's answer, its citation and the token counts reach the screen.
+set -u
+. "$top_srcdir/tests/ui_tmux.sh"
+export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+fake_pid=
+stop_fake() {
+    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+    fake_pid=
+}
+trap 'stop_fake; cleanup' EXIT
+start_fake() {   # start_fake SCRIPT LOG
+    rm -f "$T/port"
+    "$PYTHON3" "$top_srcdir/tests/fake_llm.py" --script "$1" --log "$2" --port-file "$T/port" >/dev/null &
+    fake_pid=$!
+    i=0
+    while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    port=$(cat "$T/port")
+}
+cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
+"$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$T/repo" >/dev/null 2>&1
+Q="Where does App.dispatch_request call the view function?"
+
+cat >"$T/hang.json" <<'JSON'
+{"rules": [
+ {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": []}"},
+ {"match": "You are the Planning Agent", "fault": "hang", "hang_s": 120}
+]}
+JSON
+start_fake "$T/hang.json" "$T/hang.jsonl"
+run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
+    --model fake-model --iterations 4 --index "$T/idx.sqlite" "$T/repo" "$Q"
+wait_for '\| llm fake-model \|.*\| searching'
+ok $? "the status line names the llm policy and its model"
+i=0
+while ! grep -q 'You are the Planning Agent' "$T/hang.jsonl" 2>/dev/null && [ $i -lt 500 ]; do
+    sleep 0.02; i=$((i + 1))
+done
+grep -q 'You are the Planning Agent' "$T/hang.jsonl"
+ok $? "a planning request is in flight (the fake server holds it)"
+keys '?'
+wait_for 'Help: drqa-tui keys'
+ok $? "the help screen opens while the request hangs"
+keys Escape
+wait_for '^ Tree '
+ok $? "and closes again"
+keys q
+wait_for 'Quit\? \(y/n\)'
+ok $? "quitting asks, since the search runs"
+keys y
+wait_for '^EXIT=0'
+ok $? "y cancels the request in flight and exits 0"
+stop_fake
+
+cat >"$T/ok.json" <<'JSON'
+{"rules": [
+ {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
+ {"match": "You are the Planning Agent", "times": 1,
+  "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
+ {"match": "You are the Planning Agent",
+  "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
+ {"match": "You are the Evidence Filter",
+  "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
+ {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
+ {"match": "You are the Answer Agent",
+  "content": "{\"answer\": \"App.dispatch_request calls the view function at tinyweb/app.py:51.\"}"}
+]}
+JSON
+start_fake "$T/ok.json" "$T/ok.jsonl"
+run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
+    --model fake-model --iterations 4 --index "$T/idx.sqlite" "$T/repo" "$Q"
+wait_for '\| done: finish'
+ok $? "the search ends on the model's Finish"
+grep -q 'App.dispatch_request calls the view' "$T/screen"
+ok $? "the model's answer is shown"
+grep -E -q 'tok [1-9][0-9]*k?/[1-9][0-9]*k? ' "$T/screen"
+ok $? "the status line counts the tokens spent"
+grep -E -q '^. +.?2 Finish +1 ' "$T/screen" && grep -E -q '^. +.?1 FindFunctio' "$T/screen"
+ok $? "the tree holds the planned FindFunction and the Finish"
+keys b Tab Tab Tab Enter
+wait_for '│ tinyweb/app.py:[0-9]+-[0-9]+ +line [0-9]+/85'
+ok $? "the citation opens the file view of tinyweb/app.py"
+keys Escape q
+wait_for '^EXIT=0'
+ok $? "quits at once when done"
+echo "1..$n"
+exit $fail
