@@ -56,11 +56,12 @@ static void spec_parse(const char *in, struct spec *sp)
         int a = 0, b = 0, da = 0, db = 0;
         const char *p = t;
         if (*p == 'L') p++;
-        while (isdigit((unsigned char)*p)) { a = a * 10 + (*p++ - '0'); da++; }
+        /* line numbers saturate: a model may write any number of digits */
+        while (isdigit((unsigned char)*p)) { a = a > 99999999 ? 999999999 : a * 10 + (*p - '0'); p++; da++; }
         if (*p == '-') {
             p++;
             if (*p == 'L') p++;
-            while (isdigit((unsigned char)*p)) { b = b * 10 + (*p++ - '0'); db++; }
+            while (isdigit((unsigned char)*p)) { b = b > 99999999 ? 999999999 : b * 10 + (*p - '0'); p++; db++; }
         }
         if (da && !*p && (db || p[-1] != '-')) {
             *sep = 0;

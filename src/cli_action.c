@@ -18,11 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Errors may quote a path or name from the request or the repository. */
+static void print_error(const char *err)
+{
+    char *safe = text_term_safe(err);
+    fprintf(stderr, "drqa-tui: %s\n", safe);
+    free(safe);
+}
+
 int cli_action(const struct drqa_opts *o)
 {
     char err[2048];
     if (!o->no_semantic && semantic_action_register(NULL, err, sizeof err)) {
-        fprintf(stderr, "drqa-tui: %s\n", err);
+        print_error(err);
         return EXIT_FAIL;
     }
     const struct action_def *def = action_find(o->action_name);
@@ -35,14 +43,14 @@ int cli_action(const struct drqa_opts *o)
         rc = action_run_json(NULL, o->action_name, o->action_args, &r, err, sizeof err);
         action_result_free(&r);
         cJSON_Delete(args);
-        fprintf(stderr, "drqa-tui: %s\n", err);
+        print_error(err);
         return rc == ACTION_EFAIL ? EXIT_FAIL : EXIT_USAGE;
     }
     sqlite3 *db = NULL;
     char *repo = NULL;
     if (index_ensure(o, &db, &repo, err, sizeof err)) {
         cJSON_Delete(args);
-        fprintf(stderr, "drqa-tui: %s\n", err);
+        print_error(err);
         return EXIT_FAIL;
     }
     struct action_ctx ctx;
@@ -54,12 +62,14 @@ int cli_action(const struct drqa_opts *o)
         char *text = action_result_render(&r, ctx.token_budget > 0 ? ctx.token_budget : ACTION_DEFAULT_BUDGET);
         cJSON_AddStringToObject(j, "rendered", text);
         char *s = cJSON_Print(j);
-        printf("%s\n", s);
+        char *safe = json_term_safe(s);   /* file text: no raw C1 or DEL on the terminal */
+        printf("%s\n", safe);
+        free(safe);
         free(s);
         free(text);
         cJSON_Delete(j);
     } else {
-        fprintf(stderr, "drqa-tui: %s\n", err);
+        print_error(err);
         status = rc == ACTION_EFAIL ? EXIT_FAIL : EXIT_USAGE;
     }
     action_result_free(&r);

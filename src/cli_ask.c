@@ -98,16 +98,24 @@ int cli_ask(const struct drqa_opts *o)
         cJSON *id = cJSON_CreateNumber(1);
         cJSON *j = engine_result_json(&r, id);
         char *s = cJSON_PrintUnformatted(j);
-        printf("%s\n", s);
+        char *safe = json_term_safe(s);   /* quotes of files: no raw C1 or DEL */
+        printf("%s\n", safe);
+        free(safe);
         free(s);
         cJSON_Delete(j);
         cJSON_Delete(id);
     } else if (r.answer) {
         char *md = engine_result_markdown(&r);
-        fputs(md, stdout);
+        char *safe = text_term_safe(md);   /* quotes of files: no raw control characters */
+        fputs(safe, stdout);
+        free(safe);
         free(md);
     }
-    if (rc) fprintf(stderr, "drqa-tui: %s\n", r.error ? r.error : "the question could not be answered");
+    if (rc) {
+        char *safe = text_term_safe(r.error ? r.error : "the question could not be answered");
+        fprintf(stderr, "drqa-tui: %s\n", safe);
+        free(safe);
+    }
     engine_result_free(&r);
     free(stem);
     engine_close(e);

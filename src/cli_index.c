@@ -99,7 +99,11 @@ static void print_text(const struct index_stats *s, const char *repo, const char
         printf("edges        %-9s %ld resolved, %ld unresolved\n", index_edge_kind_names[i], s->edges_resolved[i],
                s->edges_unresolved[i]);
     printf("skipped      %zu\n", nsk);
-    for (size_t i = 0; i < nsk; i++) printf("  %s: %s\n", sk[i].path, sk[i].reason);
+    for (size_t i = 0; i < nsk; i++) {
+        char *safe = text_term_safe(sk[i].path);   /* a file name may hold escapes */
+        printf("  %s: %s\n", safe, sk[i].reason);
+        free(safe);
+    }
     printf("parse errors %ld in %ld files\n", s->parse_errors, s->parse_error_files);
     printf("decode errors %ld bytes in %ld files\n", s->decode_errors, s->decode_error_files);
     printf("index        %s%s\n", ipath, s->rebuilt ? " (rebuilt)" : "");

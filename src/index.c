@@ -895,6 +895,11 @@ reopen:
     if (fresh) {
         /* readers expect WAL; the mode is recorded in the file */
         if (store_exec(db, "PRAGMA journal_mode=WAL", err, errlen)) goto out;
+        /* with statements still prepared, sqlite3_close would leave the connection open */
+        for (int s = 0; s < S_COUNT; s++) {
+            sqlite3_finalize(w.st[s]);
+            w.st[s] = NULL;
+        }
         sqlite3_close(db);
         db = NULL;
         char *wal = xasprintf("%s-wal", index_path), *shm = xasprintf("%s-shm", index_path);

@@ -246,3 +246,26 @@ void log_msg(const char *fmt, ...)
     }
     pthread_mutex_unlock(&log_lock);
 }
+
+/* Shared by text_term_safe and json_term_safe: json selects the escapes. */
+static char *term_safe(const char *s, int json)
+{
+    struct buf b = BUF_INIT;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            buf_printf(&b, "\\u%04x", p[1]);
+            p++;
+        } else if (p[0] == 0x7f) {
+            buf_adds(&b, json ? "\\u007f" : "\\x7f");
+        } else if (!json && p[0] < 0x20 && p[0] != '\n' && p[0] != '\t') {
+            buf_printf(&b, "\\x%02x", p[0]);
+        } else {
+            buf_add(&b, p, 1);
+        }
+    }
+    if (!b.data) return xstrdup("");
+    return b.data;
+}
+
+char *text_term_safe(const char *s) { return term_safe(s ? s : "", 0); }
+char *json_term_safe(const char *json) { return term_safe(json ? json : "", 1); }
