@@ -1,0 +1,51 @@
+#!/bin/sh
+# Memcheck over the headless paths on the pyrepo fixture: --index-only (a
+# fresh index, then an unchanged update), --action (FindClass, ViewCode,
+# SemanticSearch and a refused path) and an offline --ask with a transcript.
+# Each must finish with no memory error and no definite or indirect leak
+# (valgrind --error-exitcode=1 --leak-check=full). Skipped when valgrind is
+# not installed, and in sanitizer builds (ASan and valgrind do not mix; the
+# sanitizer stage checks leaks itself).
+: "${top_srcdir:=.}" "${DRQA:=./drqa-tui}"
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "1..0 # SKIP valgrind is not installed"
+    exit 0
+fi
+if ldd "$DRQA" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+    echo "1..0 # SKIP a sanitizer build (valgrind needs a plain one)"
+    exit 0
+fi
+T=$(mktemp -d /tmp/drqa-test-valgrind-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
+unset DRQA_API_KEY DRQA_MODEL DRQA_API_BASE OPENAI_API_KEY ANTHROPIC_API_KEY OLLAMA_HOST
+cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
+n=0
+fails=0
+# vg WANT_STATUS DESCRIPTION ARGS...: the program under memcheck
+vg() {
+    want=$1 desc=$2
+    shift 2
+    n=$((n + 1))
+    valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        --show-leak-kinds=definite,indirect --log-file="$T/vg$n.log" \
+        "$DRQA" --index "$T/index.sqlite" --no-progress "$@" >"$T/out$n" 2>"$T/err$n"
+    rc=$?
+    if [ $rc = "$want" ]; then echo "ok $n - $desc: clean under memcheck (exit $rc)"; else
+        echo "not ok $n - $desc: exit $rc (want $want; 99 = memcheck errors)"
+        fails=$((fails + 1))
+        grep -A12 'Invalid\|uninitialised\|definitely lost\|indirectly lost\|ERROR SUMMARY' "$T/vg$n.log" | head -60 |
+            sed 's/^/#   /'
+        sed 's/^/#   stderr: /' "$T/err$n" | head -5
+    fi
+}
+vg 0 "--index-only, a fresh index" --index-only "$T/repo"
+vg 0 "--index-only, unchanged" --index-only "$T/repo"
+vg 0 "--action FindClass" --action FindClass '{"class_name":"App"}' "$T/repo"
+vg 0 "--action ViewCode" --action ViewCode '{"code_span_list":["tinyweb/routing.py:Router","tinyweb/auth.py:1-9"]}' "$T/repo"
+vg 0 "--action SemanticSearch" --action SemanticSearch '{"query":"where is the session saved"}' "$T/repo"
+vg 2 "--action with a path out of the repository" --action ViewCode '{"code_span_list":["../../etc/passwd"]}' "$T/repo"
+vg 0 "--ask (offline policy) with a transcript" --ask "Where is the session flushed?" --policy offline \
+    --iterations 4 --transcript-dir "$T/tr" "$T/repo"
+echo "1..$n"
+[ $fails = 0 ]
