@@ -104,6 +104,27 @@ static char *name_of(const struct parse_symbol *s, const char *module)
     return module && *module ? xasprintf("%s %s", s->qualname, module) : xstrdup(s->qualname);
 }
 
+/* Minified code puts many definitions on one line, and a chunk is made of
+ * whole lines: each would repeat the same (possibly huge) text. A definition
+ * whose lines are exactly the previous chunk's adds its name to that chunk
+ * instead. first: the file's first chunk in out. Returns 1 when merged. */
+static int merge_same_lines(struct chunk_list *out, size_t first, const struct parse_symbol *s, const char *module)
+{
+    if (out->n <= first) return 0;
+    struct chunk *c = &out->v[out->n - 1];
+    if (c->start_line != s->start_line || c->end_line != s->end_line) return 0;
+    char *name = name_of(s, module);
+    char *more = terms(name);
+    free(name);
+    if (*more) {
+        char *joined = *c->fts_name ? xasprintf("%s %s", c->fts_name, more) : xstrdup(more);
+        free(c->fts_name);
+        c->fts_name = joined;
+    }
+    free(more);
+    return 1;
+}
+
 /* 'class X(Base):' as written on the class's keyword line, or rebuilt from
  * the signature when the header spans several lines. */
 static void class_header(const struct lines *L, const struct parse_symbol *cls, struct buf *out)
@@ -202,13 +223,16 @@ void chunk_file(const char *text, size_t len, const struct parse_result *pr, con
     struct lines L;
     lines_init(&L, text, len);
     char *path_terms = terms(path);
+    size_t first = out->n;
     /* lines owned by top-level definitions; the rest is module code */
     char *covered = xcalloc((size_t)L.n + 2, 1);
     for (size_t i = 0; i < pr->nsyms; i++) {
         const struct parse_symbol *s = &pr->syms[i];
         if (s->kind == PARSE_VARIABLE) continue;
         int in_class = s->parent >= 0 && pr->syms[s->parent].kind == PARSE_CLASS;
-        if (s->kind == PARSE_CLASS) chunk_class(&L, pr, (int)i, module, path_terms, out);
+        if ((s->kind == PARSE_CLASS || s->parent < 0 || in_class) && merge_same_lines(out, first, s, module)) {
+            /* text already in the previous chunk */
+        } else if (s->kind == PARSE_CLASS) chunk_class(&L, pr, (int)i, module, path_terms, out);
         else if (s->parent < 0 || in_class) chunk_function(&L, pr, (int)i, module, path_terms, out);
         if (s->parent < 0)
             for (int l = s->start_line; l <= s->end_line && l <= L.n; l++)

@@ -2,7 +2,7 @@
  * test_index_unit: the pieces of the index family that need no repository:
  * lenient UTF-8 decoding, binary detection, and how chunk_file cuts a file
  * (method chunks with their class header, class outlines without bodies,
- * module code in windows). The whole indexer is tested on fixture copies by
+ * module code in windows, one chunk for definitions sharing their lines). The whole indexer is tested on fixture copies by
  * test_index.sh.
  */
 #include "tap.h"
@@ -115,5 +115,24 @@ int main(void)
                "windows 1-40, 41-80, 81-100");
     chunk_list_free(&cl);
     buf_free(&b);
+
+    /* minified code: three functions on one line make one chunk, not three copies */
+    const char *min = "/* v1 */\nfunction a(){return 1}function bb(){return a()}var c=function(){};\n";
+    struct parse_symbol ms[3];
+    ms[0] = sym(PARSE_FUNCTION, "a", "a", -1, 2, 2, 2, "function a()");
+    ms[1] = sym(PARSE_FUNCTION, "bb", "bb", -1, 2, 2, 2, "function bb()");
+    ms[2] = sym(PARSE_FUNCTION, "getValue", "getValue", -1, 2, 2, 2, "function()");
+    struct parse_result mpr = {.syms = ms, .nsyms = 3};
+    chunk_file(min, strlen(min), &mpr, "m.min.js", "m.min", &cl);
+    is_int(cl.n, 2, "definitions sharing their lines share one chunk (plus the comment's window)");
+    if (cl.n == 2) {
+        is_int(cl.v[0].sym, 0, "the chunk belongs to the line's first definition");
+        is_str(cl.v[0].text, "function a(){return 1}function bb(){return a()}var c=function(){};",
+               "its text is the line once");
+        is_str(cl.v[0].fts_name, "min bb min get value getvalue min",
+               "its name terms hold every definition on the line (one-letter terms are dropped)");
+        is_str(cl.v[1].text, "/* v1 */", "the line before is module code");
+    }
+    chunk_list_free(&cl);
     return done_testing();
 }
