@@ -11,7 +11,13 @@
  * from the importing module's package. A name used in a file is looked up
  * through that file's imports (following re-exports a few hops), then among
  * the file's own definitions, then as the only definition of that name in
- * the repository; anything else stays unresolved rather than guessed.
+ * the repository's files of the same language (a TypeScript base class is
+ * never a Go struct; JavaScript, TypeScript and TSX count as one language,
+ * since they import each other); anything else stays unresolved rather than
+ * guessed.
+ * A Go package is a directory of files sharing one scope: an import binds the
+ * package's name (the last element of its path) unless an alias is written,
+ * and 'pkg.F' is F defined in any file of that package.
  */
 #include "index.h"
 #include "parse.h"
@@ -88,6 +94,8 @@ static void map_free(struct map *m) { free(m->e); memset(m, 0, sizeof *m); }
 struct rfile {
     long long id; char *path, *module; int is_init, has_star; size_t imp0, nimp;
     const struct lang *lang;   /* its extractor, for path-style imports (lang->import_module) */
+    long long lang_key;        /* keys the fallbacks: lang_key_of(lang) */
+    long long pkg;             /* Go: id of the package's first file, the key of its scope in pkgtop; else 0 */
 };
 struct rsym { long long id, file, parent; char kind; char *name; };
 struct rimp {
@@ -103,8 +111,9 @@ struct repo {
     struct map modules;        /* (0, name) -> file index */
     struct map top;            /* (file id, name) -> sym index of a top-level symbol */
     struct map children;       /* (parent id, name) -> sym index */
-    struct map gclass;         /* (0, name) -> unique top-level class, or AMBIGUOUS */
-    struct map gdef;           /* (0, name) -> unique top-level function or class */
+    struct map gclass;         /* (lang_key, name) -> unique top-level class, or AMBIGUOUS */
+    struct map gdef;           /* (lang_key, name) -> unique top-level function or class */
+    struct map pkgtop;         /* (Go package's first file id, name) -> sym index of a top-level symbol */
     struct map fileidx;        /* (file id, "") -> file index */
     struct map memo;           /* (file id, name) -> find_in_file's answer (see there) */
     struct map bound;          /* (file id, name) -> import binding it (bind_imports) */
@@ -141,6 +150,22 @@ static long long sym_index(const struct repo *R, long long id)
 }
 
 static long long file_index(const struct repo *R, long long id) { return map_get(&R->fileidx, id, ""); }
+
+/* The key of file fid's language for the repository-wide fallbacks. */
+static long long lang_key(const struct repo *R, long long fid)
+{
+    long long fi = file_index(R, fid);
+    return fi >= 0 ? R->files[fi].lang_key : 0;
+}
+
+/* A top-level symbol of file fid, or of any file of its Go package; -1 when none. */
+static long long top_in_scope(const struct repo *R, long long fid, const char *name)
+{
+    long long s = map_get(&R->top, fid, name);
+    if (s >= 0) return s;
+    long long fi = file_index(R, fid);
+    return fi >= 0 && R->files[fi].pkg ? map_get(&R->pkgtop, R->files[fi].pkg, name) : -1;
+}
 
 /* The name Python imports a file by: its path below the topmost directory
  * chain holding __init__.py files. NULL when that equals the path name. */
@@ -193,6 +218,16 @@ static char *root_package(const char *root)
     return b.len ? buf_take(&b) : (buf_free(&b), NULL);
 }
 
+/* 1 + the index in parse_languages of the language whose definitions a file
+ * of language name may fall back on; 0 when unknown. */
+static long long lang_key_of(const char *name)
+{
+    if (strcmp(name, "typescript") == 0 || strcmp(name, "tsx") == 0) name = "javascript";
+    for (size_t k = 0; parse_languages[k]; k++)
+        if (strcmp(parse_languages[k]->name, name) == 0) return (long long)k + 1;
+    return 0;
+}
+
 static int load(struct repo *R, sqlite3 *db, const char *root)
 {
     sqlite3_stmt *st;
@@ -211,6 +246,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
         const char *lang = (const char *)sqlite3_column_text(st, 3);
         for (size_t k = 0; lang && parse_languages[k]; k++)
             if (strcmp(parse_languages[k]->name, lang) == 0) f->lang = parse_languages[k];
+        f->lang_key = lang ? lang_key_of(lang) : 0;
         const char *base = strrchr(f->path, '/');
         base = base ? base + 1 : f->path;
         f->is_init = strncmp(base, "__init__.", 9) == 0;
@@ -218,9 +254,14 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
     sqlite3_finalize(st);
 
     /* directories that are packages */
-    struct map pkgdirs = {0};
+    struct map pkgdirs = {0}, gopkgs = {0};
     for (size_t i = 0; i < R->nfiles; i++) {
         map_put(&R->fileidx, R->files[i].id, "", (long long)i, 0);
+        struct rfile *f = &R->files[i];
+        if (f->lang && f->module && strcmp(f->lang->name, "go") == 0) {
+            map_put(&gopkgs, 0, f->module, f->id, 0);   /* the first file (by id) keys the package */
+            f->pkg = map_get(&gopkgs, 0, f->module);
+        }
         if (!R->files[i].is_init) continue;
         const char *slash = strrchr(R->files[i].path, '/');
         char *d = slash ? xstrndup(R->files[i].path, (size_t)(slash - R->files[i].path)) : xstrdup("");
@@ -249,6 +290,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
         }
     free(rootpkg);
     map_free(&pkgdirs);
+    map_free(&gopkgs);
 
     cap = 0;
     if (sqlite3_prepare_v2(db, "SELECT id, file_id, parent_id, kind, name FROM symbols ORDER BY id", -1, &st, NULL))
@@ -275,8 +317,11 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
             continue;
         }
         map_put(&R->top, y->file, y->name, (long long)i, 0);
-        if (y->kind == 'c') map_put(&R->gclass, 0, y->name, (long long)i, 1);
-        if (y->kind == 'c' || y->kind == 'f') map_put(&R->gdef, 0, y->name, (long long)i, 1);
+        long long fi = file_index(R, y->file);
+        long long lk = fi >= 0 ? R->files[fi].lang_key : 0;
+        if (y->kind == 'c') map_put(&R->gclass, lk, y->name, (long long)i, 1);
+        if (y->kind == 'c' || y->kind == 'f') map_put(&R->gdef, lk, y->name, (long long)i, 1);
+        if (fi >= 0 && R->files[fi].pkg) map_put(&R->pkgtop, R->files[fi].pkg, y->name, (long long)i, 0);
     }
 
     cap = 0;
@@ -335,6 +380,7 @@ static void repo_free(struct repo *R)
     map_free(&R->children);
     map_free(&R->gclass);
     map_free(&R->gdef);
+    map_free(&R->pkgtop);
     map_free(&R->fileidx);
     map_free(&R->memo);
     map_free(&R->bound);
@@ -480,6 +526,12 @@ static void bind_imports(struct repo *R)
             continue;
         }
         const char *bound = m->alias ? m->alias : m->name ? m->name : m->module;
+        long long fi = file_index(R, m->file);
+        if (!m->alias && !m->name && fi >= 0 && R->files[fi].pkg) {
+            /* Go: 'import "example.com/shop/inventory"' binds inventory */
+            const char *slash = strrchr(m->module, '/');
+            bound = slash ? slash + 1 : m->module;
+        }
         map_put(&R->bound, m->file, bound, (long long)i, 0);
     }
 }
@@ -494,7 +546,7 @@ static void bind_imports(struct repo *R)
 static long long find_in_file(struct repo *R, long long fid, const char *name, int depth)
 {
     (void)depth;   /* cycles, not depth, bound the search */
-    long long s = map_get(&R->top, fid, name);
+    long long s = top_in_scope(R, fid, name);
     if (s >= 0) return s;
     long long m = map_get(&R->memo, fid, name);
     if (m == MEMO_BUSY) {
@@ -560,9 +612,9 @@ static long long resolve_plain(struct repo *R, long long fid, const char *name, 
 {
     long long s = from_imports(R, fid, name, 0, NULL);
     if (s >= 0) return s;
-    s = map_get(&R->top, fid, name);
+    s = top_in_scope(R, fid, name);
     if (s >= 0 && (!want_class || R->syms[s].kind == 'c')) return s;
-    s = map_get(want_class ? &R->gclass : &R->gdef, 0, name);
+    s = map_get(want_class ? &R->gclass : &R->gdef, lang_key(R, fid), name);
     return s >= 0 ? s : -1;
 }
 
@@ -613,11 +665,11 @@ static long long resolve_call(struct repo *R, long long fid, long long caller, c
             if (!R->syms[s].parent) break;
             s = sym_index(R, R->syms[s].parent);
         }
-        long long s = map_get(&R->top, fid, callee);
+        long long s = top_in_scope(R, fid, callee);
         if (s >= 0 && R->syms[s].kind != 'v') return s;
         s = from_imports(R, fid, callee, 0, NULL);
         if (s >= 0) return s;
-        s = map_get(&R->gdef, 0, callee);
+        s = map_get(&R->gdef, lang_key(R, fid), callee);
         return s >= 0 ? s : -1;
     }
     long long s = resolve_dotted(R, fid, callee, 0);

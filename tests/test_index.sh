@@ -333,5 +333,33 @@ $DUMP "$I" >"$T/inc.txt"
 cmp -s "$T/inc.txt" "$T/fresh.txt"
 ok $? "the rebuilt index equals a fresh one"
 
+# ---- names across languages and Go packages --------------------------------------------
+M="$T/mixed"
+cp -R "$top_srcdir/tests/fixtures/mixed" "$M"
+printf 'package inventory\n\nfunc Reset() {}\n' >"$M/go/inventory/reset.go"
+printf 'package main\n\nfunc start() {}\n' >"$M/go/cmd/shopd/start.go"
+printf 'package main\n\nimport inv "example.com/shop/inventory"\n\nfunc run() {\n\tinventory.Reset()\n\tinv.Reset()\n\tstart()\n}\n' \
+    >"$M/go/cmd/shopd/run.go"
+"$DRQA" --no-progress --index "$T/idx/mixed.sqlite" --index-only "$M" >/dev/null 2>"$T/err.txt"
+ok $? "the mixed repository indexes"
+# edges KIND TARGET: 'source file target -> destination file qualname' for each edge
+edges() {
+    q "$T/idx/mixed.sqlite" "SELECT f.path || ' ' || e.target || ' -> ' || coalesce(g.path || ' ' || d.qualname, '-')
+        FROM edges e JOIN files f ON f.id = e.src_file LEFT JOIN symbols d ON d.id = e.dst_id
+        LEFT JOIN files g ON g.id = d.file_id WHERE e.kind = '$1' AND e.target = '$2' ORDER BY f.path, e.id" | tr '\n' ';'
+}
+is "$(edges inherits Store)" "web/src/cart.ts Store -> -;" \
+   "a TypeScript base class never resolves to a Go struct of the same name"
+is "$(edges calls Router)" "web/lib/router.js Router -> web/lib/router.js Router;web/src/cart.ts Router -> web/lib/router.js Router;" \
+   "TypeScript still falls back on a unique JavaScript definition"
+is "$(edges calls inventory.NewStore)" "go/cmd/shopd/main.go inventory.NewStore -> go/inventory/store.go NewStore;" \
+   "a Go import binds the package's name: pkg.Func resolves to the package's function"
+is "$(edges calls inventory.Reset)" "go/cmd/shopd/run.go inventory.Reset -> -;" \
+   "an aliased Go import does not bind the package's name"
+is "$(edges calls inv.Reset)" "go/cmd/shopd/run.go inv.Reset -> go/inventory/reset.go Reset;" \
+   "the alias names the package, whose functions span its files"
+is "$(edges calls start)" "go/cmd/shopd/run.go start -> go/cmd/shopd/start.go start;" \
+   "a Go function resolves to another file of the same package"
+
 echo "1..$n"
 exit $fail
