@@ -5,12 +5,19 @@
  * slices, so a cancel flag set by another thread is noticed within one slice
  * even while the server sends nothing; the progress callback checks the same
  * flag while data flows.
+ *
+ * libcurl is opened on first use (dlopen) rather than linked: its dependency
+ * tree (TLS, Kerberos, LDAP, ...) would otherwise be loaded and relocated at
+ * every start of the program, which costs more than a no-change index update,
+ * and only the modes that talk to a model server need it.
  */
 #include "http.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#define CURL_DISABLE_TYPECHECK   /* its macros would call the names redefined below */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,8 +40,74 @@ void http_opts_defaults(struct http_opts *o)
     o->max_reply = 8u << 20;
 }
 
+/* The libcurl functions used here, as (return type, name, parameters). */
+#define CURL_FUNCS(X) \
+    X(CURLcode, curl_global_init, (long)) \
+    X(CURL *, curl_easy_init, (void)) \
+    X(CURLcode, curl_easy_setopt, (CURL *, CURLoption, ...)) \
+    X(CURLcode, curl_easy_getinfo, (CURL *, CURLINFO, ...)) \
+    X(void, curl_easy_cleanup, (CURL *)) \
+    X(const char *, curl_easy_strerror, (CURLcode)) \
+    X(CURLM *, curl_multi_init, (void)) \
+    X(CURLMcode, curl_multi_add_handle, (CURLM *, CURL *)) \
+    X(CURLMcode, curl_multi_perform, (CURLM *, int *)) \
+    X(CURLMcode, curl_multi_poll, (CURLM *, struct curl_waitfd *, unsigned int, int, int *)) \
+    X(CURLMsg *, curl_multi_info_read, (CURLM *, int *)) \
+    X(CURLMcode, curl_multi_remove_handle, (CURLM *, CURL *)) \
+    X(CURLMcode, curl_multi_cleanup, (CURLM *)) \
+    X(struct curl_slist *, curl_slist_append, (struct curl_slist *, const char *)) \
+    X(void, curl_slist_free_all, (struct curl_slist *))
+
+#define CURL_PTR(ret, name, params) static ret(*p_##name) params;
+CURL_FUNCS(CURL_PTR)
+#undef CURL_PTR
+/* from here on, every curl_* call goes through the loaded pointer (curl.h
+ * defines the first two as macros checking the argument count) */
+#undef curl_easy_setopt
+#undef curl_easy_getinfo
+#define curl_global_init (*p_curl_global_init)
+#define curl_easy_init (*p_curl_easy_init)
+#define curl_easy_setopt (*p_curl_easy_setopt)
+#define curl_easy_getinfo (*p_curl_easy_getinfo)
+#define curl_easy_cleanup (*p_curl_easy_cleanup)
+#define curl_easy_strerror (*p_curl_easy_strerror)
+#define curl_multi_init (*p_curl_multi_init)
+#define curl_multi_add_handle (*p_curl_multi_add_handle)
+#define curl_multi_perform (*p_curl_multi_perform)
+#define curl_multi_poll (*p_curl_multi_poll)
+#define curl_multi_info_read (*p_curl_multi_info_read)
+#define curl_multi_remove_handle (*p_curl_multi_remove_handle)
+#define curl_multi_cleanup (*p_curl_multi_cleanup)
+#define curl_slist_append (*p_curl_slist_append)
+#define curl_slist_free_all (*p_curl_slist_free_all)
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static char curl_load_error[256];   /* set when libcurl could not be loaded */
+
+static void curl_init_once(void)
+{
+    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        snprintf(curl_load_error, sizeof curl_load_error, "%s", e ? e : "libcurl.so.4 not found");
+        return;
+    }
+    /* the object pointer to function pointer conversion POSIX guarantees for dlsym */
+#define CURL_SYM(ret, name, params)                                                             \
+    if (!curl_load_error[0]) {                                                                  \
+        void *f = dlsym(lib, #name);                                                            \
+        if (f) memcpy(&p_##name, &f, sizeof f);                                                 \
+        else snprintf(curl_load_error, sizeof curl_load_error, "libcurl.so.4 has no %s", #name); \
+    }
+    CURL_FUNCS(CURL_SYM)
+#undef CURL_SYM
+    if (curl_load_error[0]) {
+        dlclose(lib);
+        return;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);   /* lib stays open for the life of the process */
+}
+
 void http_global_init(void) { pthread_once(&curl_once, curl_init_once); }
 
 void http_result_free(struct http_result *res)
@@ -211,6 +284,14 @@ int http_post_json(const char *url, const char *const *headers, const char *body
     memset(res, 0, sizeof *res);
     if (!body) body = "";
     http_global_init();
+    if (curl_load_error[0]) {
+        char *safe = redact_dup(url, o.secret);
+        snprintf(res->err, sizeof res->err,
+                 "cannot send a request to %s: libcurl could not be loaded (%s); install libcurl4", safe,
+                 curl_load_error);
+        free(safe);
+        return HTTP_ERR_OTHER;
+    }
 
     char *safe_url = redact_dup(url, o.secret);
     struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
