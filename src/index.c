@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -915,7 +916,12 @@ reopen:
         free(tmp_path);
         tmp_path = NULL;
     }
-    log_msg("index %s: %d parser threads, writer waited %lld ms", root, nthreads, (long long)(waited_us / 1000));
+    struct rusage ru;
+    long long writer_cpu_ms = getrusage(RUSAGE_THREAD, &ru) == 0
+        ? (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000
+        : -1;
+    log_msg("index %s: %d parser threads, writer waited %lld ms, writer thread CPU %lld ms (scan, write, resolve)",
+            root, nthreads, (long long)(waited_us / 1000), writer_cpu_ms);
     log_msg("index %s: scan %lld ms, parse+write %lld ms, resolve %lld ms, summary %lld ms, commit %lld ms",
             root, (long long)(t_scan - t0), (long long)(t_write - t_scan), (long long)(t_resolve - t_write),
             (long long)(t_summary - t_resolve), (long long)(now_ms() - t_summary));
