@@ -1,22 +1,32 @@
 #!/usr/bin/env python3
 """quality: answer quality of drqa-tui's headless modes without a judge model.
 
-Runs `drqa-tui --batch` over a question set for each mode and prints, per mode:
-  file-hit@5   share of questions where one of the first five citations names a
-               gold file (compared on the last two path components, the path
-               taken below the repository directory's own name);
+Runs `drqa-tui --batch` over a question set for each mode, then scores every
+mode with `drqa-tui --report ANSWERS --reference QUESTIONS --json`, the one
+implementation of the grounding metrics (src/metrics.h):
+  file-hit@5   share of questions where one of the first five distinct cited
+               files matches a gold file: the last min(2, a, b) path
+               components compared, the cited path counted from the
+               repository directory's own name ('app.py' cited in flask/ is
+               'flask/app.py'), so a one-component gold path is compared with
+               the base name;
   id-recall    share of the gold identifiers found in the answer plus the text
-               of the cited evidence (mean over questions);
-next to an anchor measured in the same run: flat BM25 over the index's function
-chunks, top 5, scored the same way (file-hit@5 on the five chunks' paths,
-identifier recall on their text).
+               of its cited evidence (mean over questions).
+Two more rows are scored by the same report:
+  ceiling      an answer citing, for each gold file, the existing file of the
+               repository that shares the most trailing path components with
+               it: how many questions can score at all (some gold files do not
+               exist in the installed trees);
+  anchor       flat BM25 over the index's function chunks, top 5 (the five
+               chunks cited, their text as evidence), measured in the same run.
 
-The question file is JSONL with id, repo, question, gold_files and
-gold_identifiers; every other field is ignored. Standard library only.
+The question file is JSONL with id, repo, question, gold_files,
+gold_identifiers and reference_answer (the dev benchmark's format); other
+fields are ignored. Standard library only.
 
   quality.py --drqa BIN --questions FILE --repo NAME=DIR [--repo ...]
              [--modes mcts,rag-function,rag-window,no-mcts] [--jobs N]
-             [--workdir DIR] [--limit N] [--extra ARG ...]
+             [--workdir DIR] [--limit N] [--extra ARG ...] [--detail]
 """
 import argparse
 import json
@@ -47,11 +57,6 @@ using very via was we were what when where whether which while who whom why will
 would you your""".split())
 
 
-def last2(path):
-    parts = [p for p in path.replace("\\", "/").split("/") if p]
-    return "/".join(parts[-2:])
-
-
 def split_ident(word):
     out = []
     for part in re.split(r"_+", word):
@@ -72,33 +77,25 @@ def terms(text):
     return out
 
 
-def ident_found(ident, text):
-    name = ident.strip("`").rstrip("()")
-    name = name.split(".")[-1] if "." in name else name
-    if not name:
-        return False
-    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])", text) is not None
-
-
 class Anchor:
     """Flat BM25 (k1 1.2, b 0.75) over the function chunks of one index."""
 
     def __init__(self, index_path):
         db = sqlite3.connect("file:%s?mode=ro" % index_path, uri=True)
-        rows = db.execute("SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
-                          "WHERE c.kind = 'function' ORDER BY c.id").fetchall()
+        rows = db.execute("SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c "
+                          "JOIN files f ON f.id = c.file_id WHERE c.kind = 'function' ORDER BY c.id").fetchall()
         db.close()
         self.docs = []
         self.df = {}
         total = 0
-        for path, text in rows:
+        for path, a, b, text in rows:
             tf = {}
             ts = terms(text)
             for t in ts:
                 tf[t] = tf.get(t, 0) + 1
             for t in tf:
                 self.df[t] = self.df.get(t, 0) + 1
-            self.docs.append((path, text, tf, len(ts)))
+            self.docs.append((path, a, b, text, tf, len(ts)))
             total += len(ts)
         self.avg = total / len(self.docs) if self.docs else 1.0
 
@@ -106,7 +103,7 @@ class Anchor:
         q = list(dict.fromkeys(terms(question)))
         n = len(self.docs)
         scored = []
-        for i, (path, text, tf, dl) in enumerate(self.docs):
+        for i, (_, _, _, _, tf, dl) in enumerate(self.docs):
             s = 0.0
             for t in q:
                 f = tf.get(t)
@@ -121,33 +118,43 @@ class Anchor:
         return [self.docs[i] for _, i in scored[:k]]
 
 
-def cited_text(line):
-    """The answer plus the cited lines of the evidence the line carries."""
-    parts = [line.get("answer") or ""]
-    ev = line.get("evidence") or []
-    for c in line.get("citations") or []:
-        for e in ev:
-            if e["path"] != c["path"] or e["end_line"] < c["start_line"] or c["end_line"] < e["start_line"]:
-                continue
-            text = e.get("text") or ""
-            lines = text.split("\n")
-            if len(lines) == e["end_line"] - e["start_line"] + 1:
-                a = max(c["start_line"], e["start_line"]) - e["start_line"]
-                b = min(c["end_line"], e["end_line"]) - e["start_line"] + 1
-                parts.append("\n".join(lines[a:b]))
-            else:
-                parts.append(text)
-    return "\n".join(parts)
+def repo_files(index_path):
+    db = sqlite3.connect("file:%s?mode=ro" % index_path, uri=True)
+    paths = [r[0] for r in db.execute("SELECT path FROM files")]
+    db.close()
+    return paths
 
 
-def score_line(q, line, base):
-    gold = {last2(g) for g in q.get("gold_files") or []}
-    cites = [last2(base + "/" + c["path"]) for c in (line.get("citations") or [])[:5]]
-    hit = 1.0 if gold and any(c in gold for c in cites) else 0.0
-    ids = q.get("gold_identifiers") or []
-    text = cited_text(line)
-    rec = sum(1 for i in ids if ident_found(i, text)) / len(ids) if ids else None
-    return hit, rec
+def common_tail(a, b):
+    x, y = [p for p in a.split("/") if p], [p for p in b.split("/") if p]
+    n = 0
+    while n < min(len(x), len(y)) and x[-1 - n] == y[-1 - n]:
+        n += 1
+    return n
+
+
+def ceiling_citations(q, base, paths):
+    """For each gold file, the repository file sharing the most trailing
+    components with it (base name at least); the report decides whether it
+    matches."""
+    out = []
+    for g in q.get("gold_files") or []:
+        best, score = None, 0
+        for p in paths:
+            s = common_tail(base + "/" + p, g)
+            if s > score:
+                best, score = p, s
+        if best and best not in out:
+            out.append(best)
+    return out[:5]
+
+
+def answer_line(q, mode, base, cites):
+    """An answers line (the --batch format) for the rows scored here."""
+    return {"id": q["id"], "question": q["question"], "answer": "",
+            "citations": [{"path": p, "start_line": a, "end_line": b} for p, a, b, _ in cites],
+            "evidence": [{"path": p, "start_line": a, "end_line": b, "text": t} for p, a, b, t in cites],
+            "mode": mode, "policy": "none", "repo_name": base, "error": None}
 
 
 def run_mode(args, mode, repo, qfile, index, outdir):
@@ -161,14 +168,31 @@ def run_mode(args, mode, repo, qfile, index, outdir):
     wall = time.monotonic() - t0
     if rc not in (0, 1):
         sys.exit("quality.py: %s failed with status %d" % (" ".join(cmd), rc))
-    lines = {}
+    lines = []
+    errors = 0
     with open(out) as f:
         for raw in f:
-            raw = raw.strip()
-            if raw:
+            if raw.strip():
                 j = json.loads(raw)
-                lines[str(j["id"])] = j
-    return lines, wall
+                errors += 1 if j.get("error") else 0
+                lines.append(j)
+    return lines, wall, errors
+
+
+def report(args, path):
+    """file-hit@5 and identifier recall of one answers file, by drqa-tui --report."""
+    out = subprocess.check_output([args.drqa, "--report", path, "--reference", args.questions, "--json"])
+    systems = json.loads(out)["systems"]
+    if len(systems) != 1:
+        sys.exit("quality.py: %s holds %d systems, expected one" % (path, len(systems)))
+    s = systems[0]
+    return s["file_hit@5"]["mean"], s["identifier_recall"]["mean"], s["file_hit@5"]["n"]
+
+
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        for j in lines:
+            f.write(json.dumps(j) + "\n")
 
 
 def main():
@@ -182,6 +206,7 @@ def main():
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--resume", action="store_true", help="keep earlier answers in the work directory")
     ap.add_argument("--extra", action="append", default=[], help="one more drqa-tui argument (repeatable)")
+    ap.add_argument("--detail", action="store_true", help="list, per mode, the questions with no file hit")
     args = ap.parse_args()
     args.repos = dict(r.split("=", 1) for r in args.repo)
     modes = [m for m in args.modes.split(",") if m]
@@ -205,66 +230,66 @@ def main():
                                                                                           q.get("repo")))
         by_repo.setdefault(q["repo"], []).append(q)
 
-    results = {m: [] for m in modes + ["anchor"]}
+    rows = ["ceiling", "anchor"] + modes
+    lines = {m: [] for m in rows}
     walls = {m: 0.0 for m in modes}
     errors = {m: 0 for m in modes}
     for repo, qs in sorted(by_repo.items()):
-        # paths are relative to the repository directory, whose own name is the
-        # first component upstream ('app.py' in flask/ is 'flask/app.py')
         base = os.path.basename(os.path.normpath(args.repos[repo]))
         index = os.path.join(workdir, "%s.sqlite" % repo)
         subprocess.check_call([args.drqa, "--quiet", "--no-progress", "--index", index, "--index-only",
                                args.repos[repo]], stdout=subprocess.DEVNULL)
         qfile = os.path.join(workdir, "%s.questions.jsonl" % repo)
-        with open(qfile, "w") as f:
-            for q in qs:
-                f.write(json.dumps({"id": q["id"], "question": q["question"]}) + "\n")
+        write_lines(qfile, [{"id": q["id"], "question": q["question"]} for q in qs])
         for m in modes:
-            lines, wall = run_mode(args, m, repo, qfile, index, workdir)
+            got, wall, nerr = run_mode(args, m, repo, qfile, index, workdir)
             walls[m] += wall
-            for q in qs:
-                line = lines.get(str(q["id"]))
-                if line is None or line.get("error"):
-                    errors[m] += 1
-                    line = line or {}
-                results[m].append((q["id"],) + score_line(q, line, base))
+            errors[m] += nerr
+            lines[m] += got
+        paths = repo_files(index)
         anchor = Anchor(index)
         for q in qs:
-            top = anchor.top(q["question"], 5)
-            gold = {last2(g) for g in q.get("gold_files") or []}
-            hit = 1.0 if any(last2(base + "/" + p) in gold for p, _, _, _ in top) else 0.0
-            ids = q.get("gold_identifiers") or []
-            text = "\n".join(t for _, t, _, _ in top)
-            rec = sum(1 for i in ids if ident_found(i, text)) / len(ids) if ids else None
-            results["anchor"].append((q["id"], hit, rec))
+            lines["ceiling"].append(answer_line(q, "ceiling", base,
+                                                [(p, 1, 1, "") for p in ceiling_citations(q, base, paths)]))
+            top = [(p, a, b, t) for p, a, b, t, _, _ in anchor.top(q["question"], 5)]
+            lines["anchor"].append(answer_line(q, "anchor", base, top))
+
+    scores = {}
+    for m in rows:
+        path = os.path.join(workdir, "all.%s.jsonl" % m)
+        write_lines(path, lines[m])
+        scores[m] = report(args, path)
 
     def pct(v):
-        return "%.1f%%" % (100 * v)
+        return "-" if v is None else "%.1f%%" % (100 * v)
 
     print("%-14s %9s %12s %10s %7s %9s" % ("mode", "questions", "file-hit@5", "id-recall", "errors", "wall s"))
-    a_hit = a_rec = None
-    for m in ["anchor"] + modes:
-        rows = results[m]
-        hit = sum(r[1] for r in rows) / len(rows) if rows else 0
-        recs = [r[2] for r in rows if r[2] is not None]
-        rec = sum(recs) / len(recs) if recs else 0
-        if m == "anchor":
-            a_hit, a_rec = hit, rec
-        print("%-14s %9d %12s %10s %7s %9s" % (m, len(rows), pct(hit), pct(rec),
-                                               "-" if m == "anchor" else errors[m],
-                                               "-" if m == "anchor" else "%.1f" % walls[m]))
+    for m in rows:
+        hit, rec, n = scores[m]
+        print("%-14s %9d %12s %10s %7s %9s" % (m, n, pct(hit), "-" if m == "ceiling" else pct(rec),
+                                               errors.get(m, "-"), "%.1f" % walls[m] if m in walls else "-"))
+    a_hit, a_rec, _ = scores["anchor"]
     print()
     print("ratios against the anchor (flat BM25 over function chunks, top 5) measured above:")
     for m in modes:
-        rows = results[m]
-        hit = sum(r[1] for r in rows) / len(rows) if rows else 0
-        recs = [r[2] for r in rows if r[2] is not None]
-        rec = sum(recs) / len(recs) if recs else 0
+        hit, rec, _ = scores[m]
         print("  %-14s file-hit@5 x%.2f   id-recall x%.2f" % (m, hit / a_hit if a_hit else float("nan"),
                                                               rec / a_rec if a_rec else float("nan")))
-    if os.environ.get("QUALITY_DETAIL"):
-        for m in modes:
-            print("\n%s misses:" % m, " ".join(str(r[0]) for r in results[m] if r[1] == 0))
+    if args.detail or os.environ.get("QUALITY_DETAIL"):
+        # one report per line, so the per-question numbers come from the same code
+        for m in rows:
+            misses, partial = [], []
+            for j in lines[m]:
+                path = os.path.join(workdir, "one.jsonl")
+                write_lines(path, [j])
+                hit, rec, _ = report(args, path)
+                if hit == 0:
+                    misses.append(str(j["id"]))
+                if rec is not None and rec < 1 and m != "ceiling":
+                    partial.append("%s:%.0f%%" % (j["id"], 100 * rec))
+            print("\n%s misses: %s" % (m, " ".join(misses) or "-"))
+            if m != "ceiling":
+                print("%s partial recall: %s" % (m, " ".join(partial) or "-"))
 
 
 if __name__ == "__main__":

@@ -370,7 +370,7 @@ static const char *lead(enum qtype t)
     return "The relevant code, most relevant first:";
 }
 
-/* For how-questions: order the selection so that a caller comes before what
+/* For how-questions: order a selection so that a caller comes before what
  * it calls, keeping the relevance order otherwise. */
 static void order_by_calls(struct cand *sel, size_t n)
 {
@@ -432,24 +432,38 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     for (size_t i = 0; i < cs.n; i++) score_cand(q, opts, &cs.v[i]);
     qsort(cs.v, cs.n, sizeof *cs.v, cmp_cand);
 
-    /* Selection: best first, no overlap within a file, a few per file, at most
-     * two cut from the same long span. */
+    /* Selection: best first, no overlap within a file, at most two cut from
+     * the same long span. The first ANSWER_DISTINCT_FILES picks come from
+     * distinct files (the leading citations say where to look; a second span
+     * of the best file is worth less than the best span of another), then
+     * the rest by score, a few per file. */
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
+    unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
     size_t nsel = 0;
-    for (size_t i = 0; i < cs.n && nsel < max; i++) {
-        const struct cand *c = &cs.v[i];
-        int per_file = 0, per_big = 0, overlap = 0;
-        for (size_t k = 0; k < nsel; k++) {
-            if (strcmp(sel[k].sp.path, c->sp.path)) continue;
-            per_file++;
-            if (c->big >= 0 && sel[k].big == c->big) per_big++;
-            if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t limit = pass == 0 ? (max < ANSWER_DISTINCT_FILES ? max : ANSWER_DISTINCT_FILES) : max;
+        for (size_t i = 0; i < cs.n && nsel < limit; i++) {
+            const struct cand *c = &cs.v[i];
+            if (taken[i]) continue;
+            int per_file = 0, per_big = 0, overlap = 0;
+            for (size_t k = 0; k < nsel; k++) {
+                if (strcmp(sel[k].sp.path, c->sp.path)) continue;
+                per_file++;
+                if (c->big >= 0 && sel[k].big == c->big) per_big++;
+                if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;
+            }
+            if (overlap || per_file >= (pass == 0 ? 1 : ANSWER_PER_FILE) || per_big >= 2) continue;
+            if (nsel > 0 && c->score <= 0) break;   /* nothing of the question in it */
+            /* a file of its own only when it is a real contender */
+            if (pass == 0 && nsel > 0 && c->score < ANSWER_DISTINCT_RATIO * sel[0].score) break;
+            sel[nsel++] = *c;
+            taken[i] = 1;
         }
-        if (overlap || per_file >= ANSWER_PER_FILE || per_big >= 2) continue;
-        if (nsel > 0 && c->score <= 0) break;   /* nothing of the question in it */
-        sel[nsel++] = *c;
     }
-    if (q->type == QTYPE_HOW) order_by_calls(sel, nsel);
+    free(taken);
+    /* how: the best span stays first (the decisive one), the others follow
+     * the calls seen between them */
+    if (q->type == QTYPE_HOW && nsel > 2) order_by_calls(sel + 1, nsel - 1);
 
     buf_printf(&b, "%s\n\n", lead(q->type));
     char name[256];

@@ -8,7 +8,8 @@
  *
  *   where  the locations first, most relevant first;
  *   what   the definitions and what their documentation says;
- *   how    the steps, ordered along the calls seen between the spans;
+ *   how    the decisive span, then the steps ordered along the calls seen
+ *          between the spans;
  *   why    the documentation and comments that state intent, then the code.
  *
  * It never writes anything it did not read: every sentence is a name, a
@@ -34,6 +35,8 @@
 
 #define ANSWER_MAX_CITES 6
 #define ANSWER_PER_FILE 2
+#define ANSWER_DISTINCT_FILES 4     /* the first citations come from this many distinct files */
+#define ANSWER_DISTINCT_RATIO 0.4   /* ... each scoring at least this share of the best */
 #define ANSWER_REFINE_LINES 60
 
 struct answer_opts {

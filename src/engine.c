@@ -248,6 +248,77 @@ static void add_unique_span(struct evidence *dst, const struct evidence_span *sp
 
 /* ---------------------------------------------------------------- modes */
 
+/* Lines [a, b] of a span that covers them (caller frees). */
+static char *span_part(const struct evidence_span *sp, int a, int b)
+{
+    if (!sp->text) return NULL;
+    const char *p = sp->text;
+    for (int l = sp->start_line; l < a && p; l++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return NULL;
+    const char *q = p;
+    for (int l = a; l <= b && *q; l++) {
+        const char *nl = strchr(q, '\n');
+        q = nl ? (l < b ? nl + 1 : nl) : q + strlen(q);
+    }
+    return xstrndup(p, (size_t)(q - p));
+}
+
+/* A span of an executed node of t that covers c, or NULL. */
+static const struct evidence_span *tree_covering(const struct mcts_tree *t, const struct evidence_span *c)
+{
+    for (int id = 1; id < t->n; id++) {
+        const struct mcts_node *m = mcts_node(t, id);
+        if (m->status != MCTS_DONE && m->status != MCTS_FINISHED) continue;
+        for (size_t k = 0; k < m->obs.n; k++) {
+            const struct evidence_span *sp = &m->obs.v[k];
+            if (!sp->elided && !strcmp(sp->path, c->path) && sp->start_line <= c->start_line &&
+                c->end_line <= sp->end_line)
+                return sp;
+        }
+    }
+    return NULL;
+}
+
+/* The offline answer cites the trajectory's decisive spans first and then
+ * the strongest other evidence anywhere in the tree (offline_policy.h).
+ * search_answer verifies citations against the trajectory only, so the
+ * answer is rebuilt here and every citation verified against the evidence
+ * of the tree's executed nodes, its text taken from the span that covers
+ * it. a keeps its own answer when nothing survives. */
+static void answer_from_tree(struct engine *e, const struct mcts_tree *t, struct search_answer *a)
+{
+    struct policy_answer pa = {0};
+    char err[512];
+    if (offline_policy_answer_tree(e->offline, t, a->path, a->npath, &pa, err, sizeof err) || !pa.markdown) {
+        log_msg("engine: %s", err);
+        policy_answer_clear(&pa);
+        return;
+    }
+    struct evidence cites = EVIDENCE_INIT;
+    for (size_t i = 0; i < pa.cites.n; i++) {
+        const struct evidence_span *c = &pa.cites.v[i];
+        const struct evidence_span *sp = tree_covering(t, c);
+        if (!sp || evidence_covers(&cites, c->path, c->start_line, c->end_line)) continue;
+        char *text = span_part(sp, c->start_line, c->end_line);
+        evidence_add(&cites, c->path, c->start_line, c->end_line, text, c->label ? c->label : sp->label, sp->score);
+        free(text);
+    }
+    if (cites.n) {
+        free(a->markdown);
+        a->markdown = pa.markdown;
+        pa.markdown = NULL;
+        evidence_free(&a->cites);
+        a->cites = cites;
+        a->fallback_cite = 0;
+    } else {
+        evidence_free(&cites);
+    }
+    policy_answer_clear(&pa);
+}
+
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
@@ -268,12 +339,14 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     }
     struct search_answer *a = search_answer(s);
     const struct mcts_tree *t = search_tree(s);
+    if (!a->error && !e->llm) answer_from_tree(e, t, a);   /* the offline policy's answer */
     r->answer = xstrdup(a->markdown ? a->markdown : "");
     evidence_copy(&r->cites, &a->cites);
     for (size_t i = 0; i < a->npath; i++) {
         const struct mcts_node *n = mcts_node(t, a->path[i]);
         for (size_t k = 0; k < n->obs.n; k++) add_unique_span(&r->evidence, &n->obs.v[k]);
     }
+    for (size_t i = 0; i < a->cites.n; i++) add_unique_span(&r->evidence, &a->cites.v[i]);
     r->iterations = t->iterations;
     r->tokens_in = t->tokens_in;
     r->tokens_out = t->tokens_out;
@@ -383,6 +456,8 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     r->question = xstrdup(question ? question : "");
     r->mode = engine_mode_name(e->sh->mode);
     r->policy = engine_policy_name(e->sh);
+    const char *slash = strrchr(e->sh->repo_abs, '/');
+    r->repo_name = slash && slash[1] ? slash + 1 : e->sh->repo_abs;
     char err[1024] = "";
     struct qparse q;
     if (qparse_question(r->question, &q, err, sizeof err)) {
@@ -444,17 +519,21 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
         cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
         cJSON_AddItemToArray(c, x);
     }
+    /* the evidence the answer cites, with its text: what identifier recall
+     * reads besides the answer (metrics.h) */
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
-    for (size_t i = 0; i < r->evidence.n; i++) {
+    for (size_t i = 0; i < r->cites.n; i++) {
         cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "path", r->evidence.v[i].path);
-        cJSON_AddNumberToObject(x, "start_line", r->evidence.v[i].start_line);
-        cJSON_AddNumberToObject(x, "end_line", r->evidence.v[i].end_line);
-        cJSON_AddStringToObject(x, "text", r->evidence.v[i].text ? r->evidence.v[i].text : "");
+        cJSON_AddStringToObject(x, "path", r->cites.v[i].path);
+        cJSON_AddNumberToObject(x, "start_line", r->cites.v[i].start_line);
+        cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
+        cJSON_AddStringToObject(x, "text", r->cites.v[i].text ? r->cites.v[i].text : "");
         cJSON_AddItemToArray(ev, x);
     }
     cJSON_AddStringToObject(o, "mode", r->mode ? r->mode : "mcts");
     cJSON_AddStringToObject(o, "policy", r->policy ? r->policy : "offline");
+    if (r->repo_name) cJSON_AddStringToObject(o, "repo_name", r->repo_name);
+    else cJSON_AddNullToObject(o, "repo_name");
     cJSON_AddNumberToObject(o, "iterations", r->iterations);
     cJSON *tk = cJSON_AddObjectToObject(o, "tokens");
     cJSON_AddNumberToObject(tk, "input", (double)r->tokens_in);

@@ -63,6 +63,7 @@ struct engine_result {
     struct evidence cites;     /* most important first, verified, with text */
     struct evidence evidence;  /* what the answer was drawn from, with text */
     const char *mode, *policy; /* static strings */
+    const char *repo_name;     /* the repository directory's own name (borrowed from the engine) */
     int iterations;
     long long tokens_in, tokens_out;
     long long wall_ms;
@@ -78,8 +79,12 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
 
 /* The batch line: {"id","question","answer","citations":[{"path",
  * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
- * "text"}],"mode","policy","iterations","tokens":{"input","output"},
- * "wall_ms","error"}. id is copied (NULL gives null). Caller deletes. */
+ * "text"}],"mode","policy","repo_name","iterations","tokens":{"input",
+ * "output"},"wall_ms","error"}. evidence is the cited spans with their text
+ * (what the answer quotes; identifier recall reads it, metrics.h);
+ * repo_name is the repository directory's own name, the first component of
+ * the cited paths when they are matched against gold files. id is copied
+ * (NULL gives null). Caller deletes. */
 cJSON *engine_result_json(const struct engine_result *r, const cJSON *id);
 
 /* The Markdown printed by --ask: the answer and a list of its citations.

@@ -997,7 +997,16 @@ static void measure(struct offline_policy *p, const struct mcts_tree *t, int id,
         if (sp->text) qparse_match(&p->q, sp->text, strlen(sp->text), hit);
         double r = span_score(p, sp);
         if (r > m->rel) m->rel = r;
-        if (!evidence_covers(&prev, sp->path, sp->start_line, sp->end_line)) novel++;
+        /* new lines, or a definition narrowing a much longer span seen before
+         * (symbol anchoring: the same code, pinned down) */
+        int narrowest = 0;
+        for (size_t j = 0; j < prev.n; j++) {
+            const struct evidence_span *o = &prev.v[j];
+            if (strcmp(o->path, sp->path) || o->start_line > sp->start_line || sp->end_line > o->end_line) continue;
+            int len = o->end_line - o->start_line + 1;
+            if (!narrowest || len < narrowest) narrowest = len;
+        }
+        if (!narrowest || 2 * (sp->end_line - sp->start_line + 1) <= narrowest) novel++;
         char *qual = NULL, *kind = NULL;
         span_symbol(p, sp, &qual, &kind);
         for (size_t i = 0; i < p->q.nids && qual; i++) {
@@ -1102,27 +1111,74 @@ static int op_rollout(void *ctx, const struct mcts_tree *t, int id, double *valu
     return 0;
 }
 
-static int op_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids, struct policy_answer *out,
-                     struct policy_usage *u, char *err, size_t errlen)
+/* 1 when a node's evidence may be cited: it was executed and not cut away. */
+static int node_citable(const struct mcts_node *m)
 {
-    (void)u;
-    struct offline_policy *p = ctx;
-    if (prepare(p, t, err, errlen)) return -1;
-    struct evidence pool = EVIDENCE_INIT;
+    return m->status == MCTS_DONE || m->status == MCTS_FINISHED;
+}
+
+/* The answer's pool: the trajectory's spans first, in order of discovery
+ * (prior 1/(1 + rank) within their node), then every other span the tree saw
+ * (it was seen, so it is verifiable), weighted by the value of the node that
+ * found it and kept below the trajectory's (at most half of a trajectory
+ * span's prior). The root's first search is usually the most precise step
+ * of the whole search (E.3, early retrieval precision); when the best path
+ * runs through another child, its hits still compete here on their own
+ * relevance instead of being lost. */
+static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, int whole_tree, struct evidence *pool)
+{
     for (size_t i = 0; i < nids; i++) {
         const struct mcts_node *m = mcts_node(t, ids[i]);
         for (size_t k = 0; k < m->obs.n; k++) {
             const struct evidence_span *sp = &m->obs.v[k];
-            evidence_add(&pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, 1.0 / (1.0 + (double)k))
+            evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, 1.0 / (1.0 + (double)k))
                 ->elided = sp->elided;
         }
     }
+    if (!whole_tree) return;
+    for (int id = 1; id < t->n; id++) {
+        const struct mcts_node *m = mcts_node(t, id);
+        int on_path = 0;
+        for (size_t i = 0; i < nids && !on_path; i++) on_path = ids[i] == id;
+        if (on_path || !node_citable(m) || m->duplicate) continue;
+        double v = m->has_value ? m->value / 100.0 : 0.5;
+        for (size_t k = 0; k < m->obs.n; k++) {
+            const struct evidence_span *sp = &m->obs.v[k];
+            evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label,
+                         0.5 * v / (1.0 + (double)k))
+                ->elided = sp->elided;
+        }
+    }
+}
+
+static int answer_from(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids, int whole_tree,
+                       struct policy_answer *out, char *err, size_t errlen)
+{
+    struct evidence pool = EVIDENCE_INIT;
+    answer_pool(t, ids, nids, whole_tree, &pool);
     struct answer_opts ao = {0};
     ao.prior = p->wins;
     ao.nprior = p->nwins;
     int rc = answer_build(&p->q, &pool, p->cfg.db, &ao, &out->markdown, &out->cites, err, errlen);
     evidence_free(&pool);
     return rc;
+}
+
+static int op_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids, struct policy_answer *out,
+                     struct policy_usage *u, char *err, size_t errlen)
+{
+    (void)u;
+    struct offline_policy *p = ctx;
+    if (prepare(p, t, err, errlen)) return -1;
+    /* the search verifies citations against the trajectory alone */
+    return answer_from(p, t, ids, nids, 0, out, err, errlen);
+}
+
+int offline_policy_answer_tree(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
+                               struct policy_answer *out, char *err, size_t errlen)
+{
+    if (prepare(p, t, err, errlen)) return -1;
+    return answer_from(p, t, ids, nids, 1, out, err, errlen);
 }
 
 struct offline_policy *offline_policy_new(const struct offline_config *cfg)

@@ -269,6 +269,41 @@ static void test_search(void)
     free(a1);
 }
 
+/* The tree-wide answer: the trajectory's spans first, then the strongest
+ * span seen off the trajectory; the trajectory-only answer never cites it. */
+static void test_answer_tree(void)
+{
+    const char *q = "How does App.dispatch_request find the view function?";
+    struct mcts_tree *t = mcts_new(q, 3, -1, 1);
+    int a = mcts_add_child(t, 0), b = mcts_add_child(t, 0);
+    struct mcts_node *na = mcts_node_mut(t, a), *nb = mcts_node_mut(t, b);
+    na->action = xstrdup("FindFunction");
+    na->args = cJSON_Parse("{\"function_name\": \"dispatch_request\"}");
+    nb->action = xstrdup("FindFunction");
+    nb->args = cJSON_Parse("{\"function_name\": \"dispatch\", \"class_name\": \"Router\"}");
+    run_node(t, a);
+    run_node(t, b);
+    nb->has_value = 1;
+    nb->value = 80;
+    ok(na->obs.n > 0 && nb->obs.n > 0, "both nodes found their definitions");
+    int path[2] = {0, a};
+    char err[256] = "";
+    struct policy_answer traj = {0}, tree = {0};
+    struct policy_usage u = {0, 0};
+    ok(pol.answer(op, t, path, 2, &traj, &u, err, sizeof err) == 0, "trajectory answer %s", err);
+    ok(offline_policy_answer_tree(op, t, path, 2, &tree, err, sizeof err) == 0, "tree answer %s", err);
+    int traj_router = 0, tree_router = 0;
+    for (size_t i = 0; i < traj.cites.n; i++) traj_router |= !strcmp(traj.cites.v[i].path, "tinyweb/routing.py");
+    for (size_t i = 0; i < tree.cites.n; i++) tree_router |= !strcmp(tree.cites.v[i].path, "tinyweb/routing.py");
+    ok(!traj_router, "the trajectory answer cites only the trajectory's files");
+    ok(tree_router, "the tree answer also cites routing.py, seen by the sibling");
+    is_str(tree.cites.n ? tree.cites.v[0].path : "", "tinyweb/app.py", "the trajectory's definition is cited first");
+    ok(tree.markdown && strstr(tree.markdown, "tinyweb/routing.py"), "the answer names what it cites");
+    policy_answer_clear(&traj);
+    policy_answer_clear(&tree);
+    mcts_free(t);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/drqa-test-offline-XXXXXX";
@@ -290,6 +325,7 @@ int main(void)
     test_follow_up();
     test_siblings();
     test_search();
+    test_answer_tree();
 
     offline_policy_free(op);
     offline_policy_free(NULL);
