@@ -159,7 +159,7 @@ int action_find_references(struct action_ctx *ctx, const cJSON *args, struct act
         refs_free(&r);
         return ACTION_EFAIL;
     }
-    qsort(r.v, r.n, sizeof *r.v, ref_cmp);
+    if (r.n) qsort(r.v, r.n, sizeof *r.v, ref_cmp);   /* qsort(NULL, 0) is undefined */
 
     if (n == 0) {
         size_t nn;

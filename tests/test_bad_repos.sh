@@ -38,6 +38,8 @@ is "$(q "d['items']")" "[]" "empty: with no files"
 act empty FindClass '{"class_name":"App"}'
 is "$rc" 0 "empty: FindClass answers"
 is "$(q "len(d['items'])")" 0 "empty: with no match"
+act empty FindReferences '{"symbol":"App"}'
+is "$rc:$(q "len(d['items'])")" "0:0" "empty: FindReferences answers, no references (no qsort of nothing)"
 
 # --- only binaries (sources with NUL bytes, and non-source files)
 mkdir "$T/bin"
