@@ -280,9 +280,9 @@ static size_t decisive_lines(const struct qparse *q, const struct cand *c, size_
     }
     if (n) qsort(all, n, sizeof *all, cmp_pick);
     if (n > k) n = k;
-    memcpy(out, all, n * sizeof *out);
+    if (n) memcpy(out, all, n * sizeof *out);   /* all is NULL when nothing was picked */
     free(all);
-    qsort(out, n, sizeof *out, cmp_pick_line);
+    if (n) qsort(out, n, sizeof *out, cmp_pick_line);
     return n;
 }
 
