@@ -1197,6 +1197,11 @@ static char *remove_invalid(const char *text, const struct evidence *seen, int *
     return buf_take(&cs.out);
 }
 
+char *llm_strip_citations(const char *text, const struct evidence *seen, int *removed)
+{
+    return remove_invalid(text ? text : "", seen, removed);
+}
+
 static const char *type_hint(const char *qtype)
 {
     if (streq(qtype, "where")) return "A where-question: give the location first (file and lines), then what is there.";

@@ -154,6 +154,12 @@ void llm_policy_stats(struct llm_policy *p, long *calls, long long *model_ms);
  * appended to out in order of appearance (text NULL). Returns the count. */
 size_t llm_parse_citations(const char *text, struct evidence *out);
 
+/* text without the citations that no span of seen covers (seen empty: every
+ * citation), with their enclosing backticks; *removed counts them. The
+ * answer role's last step, for other answer writers (modes_llm.h). Caller
+ * frees. */
+char *llm_strip_citations(const char *text, const struct evidence *seen, int *removed);
+
 /* 1 when answer clearly fails to address a question of this type
  * ("what", "where", "how", "why"; anything else is not checked), with the
  * reason in why. */
