@@ -1,0 +1,78 @@
+/*
+ * engine_llm: the parts of the engine (engine.h) that a model configuration
+ * adds beside the LLM policy itself.
+ *
+ * The LLM policy's fallback. Under --policy llm an unusable reply falls back
+ * to the offline policy, which reads the index (term weights, definitions,
+ * answer building). With --parallel K the policy is declared thread-safe, so
+ * such a fallback (or a rollout) runs while another thread executes an
+ * action; sqlite connections are opened without a mutex, one thread at a
+ * time. So the fallback gets a read-only connection and an action context of
+ * its own (struct engine_fallback), never the executor's; the LLM policy
+ * already runs its fallback calls one at a time.
+ *
+ * Remote embeddings. When an embeddings server and model are configured
+ * (embed_base and embed_model: --embed-base/--embed-model, DRQA_EMBED_*, the
+ * config file; config.h) and SemanticSearch is on, SemanticSearch ranks with
+ * the remote vectors: engine_embed_setup registers the action with them
+ * (semantic_action_register) and has every chunk embedded up front, the
+ * semantic module caching the vectors by chunk hash and model in the index,
+ * so a later run sends only the chunks that changed. What happens when the
+ * server cannot be used:
+ *   - at start-up (embedding the chunks fails, or, when every chunk was
+ *     cached, a one-text check request fails): a warning on stderr names the
+ *     server and the error, and the whole run uses the local vectors
+ *     (vec_local.h) fused with BM25, as without a configured model. One
+ *     vector space per run: remote and local vectors are never mixed;
+ *   - later in the run (a query's own embedding fails): the SemanticSearch
+ *     action fails with the error, which the search records on its node and
+ *     goes on; rag-function warns and ranks that question by BM25 alone
+ *     (engine_embed_search).
+ * The registration is process-wide and made once, by the first
+ * engine_embed_setup; a later call only prepares another index's vectors in
+ * the same way.
+ */
+#ifndef DRQA_ENGINE_LLM_H
+#define DRQA_ENGINE_LLM_H
+
+#include "config.h"
+#include "evidence.h"
+#include "policy.h"
+#include "semantic.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+struct engine_fallback;
+
+/* Opens the fallback: the index at index_path read-only, an action context
+ * on repo_abs and an offline policy over both (no_semantic as the run's).
+ * The strings are copied. Returns 0, or -1 with a message. */
+int engine_fallback_open(const char *index_path, const char *repo_abs, int no_semantic, struct engine_fallback **out,
+                         char *err, size_t errlen);
+void engine_fallback_close(struct engine_fallback *f);   /* accepts NULL */
+/* The offline policy on the fallback's own connection (ctx: f). */
+void engine_fallback_bind(struct engine_fallback *f, struct policy *out);
+void engine_fallback_set_iterations(struct engine_fallback *f, int iterations);
+/* The fallback's connection (for tests: it is never the executor's). */
+sqlite3 *engine_fallback_db(const struct engine_fallback *f);
+
+/* Registers SemanticSearch (once per process) with remote embeddings when c
+ * configures them and the server works, else with the local vectors, and
+ * prepares db's vectors; no_semantic: registers without vectors and prepares
+ * none. Warnings go to stderr (and the log). Returns 0, or -1 with a message
+ * (the registry refused, the index cannot be read). */
+int engine_embed_setup(const struct drqa_config *c, sqlite3 *db, int no_semantic, char *err, size_t errlen);
+
+/* The remote embeddings SemanticSearch uses in this process, or NULL for the
+ * local vectors. */
+const struct semantic_remote *engine_embed_remote(void);
+
+/* semantic_search with this process's vectors (q->remote is set here); when
+ * the remote query embedding fails, warns on stderr and ranks by BM25 alone. */
+int engine_embed_search(sqlite3 *db, struct semantic_query *q, struct evidence *out, char *err, size_t errlen);
+
+/* Embedding requests made by this process so far (tests and the log). */
+long engine_embed_calls(void);
+
+#endif
