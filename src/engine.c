@@ -8,9 +8,11 @@
 #include "answer.h"
 #include "config.h"
 #include "curate.h"
+#include "engine_llm.h"
 #include "index.h"
 #include "mcts.h"
 #include "llm.h"
+#include "modes_llm.h"
 #include "policy_llm.h"
 #include "policy_offline.h"
 #include "qparse.h"
@@ -40,6 +42,8 @@ struct engine {
     struct action_ctx actx;
     struct offline_policy *offline;
     struct llm_policy *llm;        /* --policy llm; its fallback is the offline policy */
+    struct engine_fallback *fallback; /* that offline policy, on a connection of its own */
+    struct modes_llm *modes;       /* --policy llm: direct and the RAG modes on the model */
 };
 
 int engine_parse_mode(const char *s, enum engine_mode *out)
@@ -63,15 +67,6 @@ const char *engine_mode_name(enum engine_mode m)
     return "mcts";
 }
 
-static pthread_once_t register_once = PTHREAD_ONCE_INIT;
-static int register_rc;
-static char register_err[256];
-
-static void register_semantic(void)
-{
-    register_rc = semantic_action_register(NULL, register_err, sizeof register_err);
-}
-
 int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, int *usage, char *err, size_t errlen)
 {
     *out = NULL;
@@ -92,14 +87,10 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
         goto fail;
     }
     *usage = 0;
-    pthread_once(&register_once, register_semantic);
-    if (register_rc) {
-        snprintf(err, errlen, "cannot register SemanticSearch: %s", register_err);
-        sqlite3_close(db);
-        goto fail;
-    }
-    /* fit (or load) the local vectors once, before threads share the index */
-    if (!o->no_semantic && semantic_prepare(db, NULL, err, errlen)) {
+    /* register SemanticSearch and fit, load or fetch its vectors (remote
+     * embeddings when configured, engine_llm.h) once, before threads share
+     * the index */
+    if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
         semantic_forget(db);
         sqlite3_close(db);
         goto fail;
@@ -141,8 +132,14 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
     struct offline_config oc = {.db = e->db, .actx = &e->actx, .no_semantic = sh->o->no_semantic};
     e->offline = offline_policy_new(&oc);
     if (sh->backend) {
+        /* not e->offline: under --parallel a fallback runs beside an execute */
+        if (engine_fallback_open(sh->index_path, sh->repo_abs, sh->o->no_semantic, &e->fallback, err, errlen) ||
+            (sh->mode != ENGINE_MCTS && !(e->modes = modes_llm_new(sh->backend, err, errlen)))) {
+            engine_close(e);
+            return -1;
+        }
         struct policy fallback;
-        offline_policy_bind(e->offline, &fallback);
+        engine_fallback_bind(e->fallback, &fallback);
         struct llm_policy_config lc;
         llm_policy_config_init(&lc);
         lc.backend = sh->backend;
@@ -161,6 +158,8 @@ void engine_close(struct engine *e)
 {
     if (!e) return;
     llm_policy_free(e->llm);
+    engine_fallback_close(e->fallback);
+    modes_llm_free(e->modes);
     offline_policy_free(e->offline);
     action_ctx_release(&e->actx);
     semantic_forget(e->db);
@@ -326,6 +325,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     search_config_from_opts(&sc, o);
     struct policy pol;
     offline_policy_set_iterations(e->offline, sc.iterations);
+    if (e->fallback) engine_fallback_set_iterations(e->fallback, sc.iterations);
     offline_policy_bind(e->offline, &pol);
     struct policy_executor ex = {e, ex_execute};
     struct policy_curator cu = {e, cu_curate};
@@ -360,7 +360,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         tc.policy = engine_policy_name(e->sh);
         tc.iterations = sc.iterations;
         tc.max_expand = sc.max_expand;
-        tc.parallel = 1;
+        tc.parallel = sc.parallel > 1 ? sc.parallel : 1;
         tc.seed = sc.seed;
         tc.budget_tokens = sc.budget_tokens;
         tc.exploration = sc.exploration;
@@ -389,7 +389,7 @@ static int rag_function(struct engine *e, const char *question, struct evidence 
     q.category = SEMANTIC_ANY;
     q.top_k = 3 * ENGINE_RAG_TOP;
     q.mode = e->sh->o->no_semantic ? SEMANTIC_BM25 : SEMANTIC_HYBRID;
-    if (semantic_search(e->db, &q, &found, err, errlen) < 0) {
+    if (engine_embed_search(e->db, &q, &found, err, errlen) < 0) {
         evidence_free(&found);
         return -1;
     }
@@ -472,6 +472,10 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
         run_mcts(e, r->question, stem, r);
         break;
     case ENGINE_DIRECT:
+        if (e->modes) {
+            modes_llm_answer(e->modes, ENGINE_DIRECT, r);
+            break;
+        }
         r->answer = xstrdup("No answer: direct mode gives the policy no repository context, and the offline policy "
                             "has no model and no knowledge of its own to answer from. Use --mode mcts, rag-function "
                             "or rag-window, or configure a model (--model) for direct prompting.\n");
@@ -482,6 +486,10 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
                                                     : rag_window(e, &q, &r->evidence, err, sizeof err);
         if (rc) {
             r->error = xstrdup(err);
+            break;
+        }
+        if (e->modes) {
+            modes_llm_answer(e->modes, e->sh->mode, r);
             break;
         }
         struct answer_opts ao = {0};
