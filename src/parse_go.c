@@ -19,6 +19,7 @@
  * A module is a package directory: 'inventory/store.go' -> 'inventory'.
  */
 #include "parse.h"
+#include "parse_common.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -69,104 +70,25 @@ struct frame {
 };
 
 struct ctx {
-    const char *src;
-    uint32_t len;
-    struct parse_result *out;
-    size_t cap_syms, cap_imports, cap_calls;
+    struct pc_ctx pc;     /* the text and the result */
     struct frame *fr;
     size_t nfr, cap_fr;
+    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
     struct buf tmp;
 };
 
 /* ---- text helpers ---- */
 
-static int line_of(TSPoint p) { return (int)p.row + 1; }
-
-static int end_line_of(TSNode n)
-{
-    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
-    if (e.column == 0 && e.row > s.row) return (int)e.row;
-    return (int)e.row + 1;
-}
-
-static void node_range(const struct ctx *c, TSNode n, uint32_t *a, uint32_t *b)
-{
-    *a = ts_node_start_byte(n);
-    *b = ts_node_end_byte(n);
-    if (*b > c->len) *b = c->len;
-    if (*a > *b) *a = *b;
-}
-
-static char *node_dup(const struct ctx *c, TSNode n)
-{
-    uint32_t a, b;
-    node_range(c, n, &a, &b);
-    return xstrndup(c->src + a, b - a);
-}
-
-static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
-
-/* Appends src[a..b) to out as one line: whitespace runs become one space (none
- * just inside brackets), comments are dropped, string, rune and raw string
- * literals are kept with line breaks turned into spaces. Stops at max bytes
- * (0 = no limit), never inside a UTF-8 sequence. */
+/* pc_norm_c with Go's quotes: '', "" and raw ``. */
 static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out)
 {
-    size_t base = out->len;
-    int pending = 0;
-    uint32_t i = a;
-    while (i < b && (!max || out->len - base < max)) {
-        char ch = src[i];
-        if (is_space(ch)) {
-            pending = 1;
-            i++;
-            continue;
-        }
-        if (ch == '/' && i + 1 < b && src[i + 1] == '/') {
-            while (i < b && src[i] != '\n') i++;
-            pending = 1;
-            continue;
-        }
-        if (ch == '/' && i + 1 < b && src[i + 1] == '*') {
-            i += 2;
-            while (i < b && !(src[i] == '*' && i + 1 < b && src[i + 1] == '/')) i++;
-            i = i + 2 < b ? i + 2 : b;
-            pending = 1;
-            continue;
-        }
-        if (pending) {
-            char prev = out->len > base ? out->data[out->len - 1] : '(';
-            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
-                buf_addc(out, ' ');
-            pending = 0;
-        }
-        if (ch == '\'' || ch == '"' || ch == '`') {
-            uint32_t j = i + 1;
-            for (; j < b; j++) {
-                if (src[j] == '\\' && ch != '`') { j++; continue; }
-                if (src[j] == ch) { j++; break; }
-            }
-            if (j > b) j = b;
-            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
-                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
-            i = j;
-            continue;
-        }
-        buf_addc(out, ch);
-        i++;
-    }
-    if (max && out->len - base > max) out->len = base + max;
-    if (max && out->len - base == max && i < b) {
-        while (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0x80) out->len--;
-        if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
-    }
-    if (out->data) out->data[out->len] = 0;
+    pc_norm_c(src, a, b, max, out, PC_QUOTE_RAW_BACKTICK);
 }
 
 static char *range_norm(struct ctx *c, uint32_t a, uint32_t b, size_t max)
 {
     struct buf s = BUF_INIT;
-    norm_text(c->src, a, b, max, &s);
+    norm_text(c->pc.src, a, b, max, &s);
     char *r = buf_take(&s);
     buf_free(&s);
     return r;
@@ -176,9 +98,9 @@ static char *range_norm(struct ctx *c, uint32_t a, uint32_t b, size_t max)
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     buf_reset(&c->tmp);
-    norm_text(c->src, a, b, GO_EXPR_CAP, &c->tmp);
+    norm_text(c->pc.src, a, b, GO_EXPR_CAP, &c->tmp);
     int depth = 0;
     for (const char *p = buf_str(&c->tmp); *p; p++) {
         if (*p == '[') depth++;
@@ -192,25 +114,25 @@ static void type_name(struct ctx *c, TSNode n, struct buf *out)
 static char *doc_text(const struct ctx *c, TSNode first, TSNode last)
 {
     uint32_t a = ts_node_start_byte(first), b = ts_node_end_byte(last);
-    if (b > c->len) b = c->len;
+    if (b > c->pc.len) b = c->pc.len;
     if (a > b) a = b;
     struct buf r = BUF_INIT;
-    const char *s = c->src;
+    const char *s = c->pc.src;
     int nl = 0;
     for (uint32_t i = a; i < b;) {
         uint32_t e = i;
         while (e < b && s[e] != '\n') e++;
         uint32_t q = i, t = e;
-        while (q < t && is_space(s[q])) q++;
+        while (q < t && pc_is_space(s[q])) q++;
         if (t - q >= 2 && s[q] == '/' && s[q + 1] == '/') {
             q += 2;
             if (q < t && s[q] == ' ') q++;
         } else if (t - q >= 2 && s[q] == '/' && s[q + 1] == '*') {
             q += 2;
         }
-        while (t > q && is_space(s[t - 1])) t--;
+        while (t > q && pc_is_space(s[t - 1])) t--;
         if (t - q >= 2 && s[t - 2] == '*' && s[t - 1] == '/') t -= 2;
-        while (t > q && is_space(s[t - 1])) t--;
+        while (t > q && pc_is_space(s[t - 1])) t--;
         if (nl) buf_addc(&r, '\n');
         buf_add(&r, s + q, t - q);
         nl = 1;
@@ -241,57 +163,29 @@ static char *doc_before(const struct ctx *c, size_t k)
 
 /* ---- result arrays ---- */
 
-static struct parse_symbol *new_sym(struct ctx *c)
-{
-    struct parse_result *r = c->out;
-    if (r->nsyms == c->cap_syms) {
-        c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
-        r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
-    }
-    struct parse_symbol *s = &r->syms[r->nsyms++];
-    memset(s, 0, sizeof *s);
-    return s;
-}
-
-static void add_call(struct ctx *c, int line, int scope, char *callee)
-{
-    struct parse_result *r = c->out;
-    if (r->ncalls == c->cap_calls) {
-        c->cap_calls = c->cap_calls ? c->cap_calls * 2 : 64;
-        r->calls = xrealloc(r->calls, c->cap_calls * sizeof *r->calls);
-    }
-    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
-}
-
-static char *qualify(const struct ctx *c, int parent, const char *name)
-{
-    if (parent < 0) return xstrdup(name);
-    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
-}
-
 /* A symbol for the node at frame k (start line and doc from frame outer). */
 static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
                                     TSNode name)
 {
-    struct parse_symbol *s = new_sym(c);
+    struct parse_symbol *s = pc_new_sym(&c->pc);
     s->kind = kind;
-    s->name = node_dup(c, name);
-    s->qualname = qualify(c, parent, s->name);
+    s->name = pc_node_dup(&c->pc, name);
+    s->qualname = pc_qualify(&c->pc, parent, s->name);
     s->parent = parent;
-    s->start_line = line_of(ts_node_start_point(c->fr[outer].node));
-    s->end_line = end_line_of(c->fr[k].node);
-    s->body_line = line_of(ts_node_start_point(c->fr[k].node));
+    s->start_line = pc_line_of(ts_node_start_point(c->fr[outer].node));
+    s->end_line = pc_end_line_of(c->fr[k].node);
+    s->body_line = pc_line_of(ts_node_start_point(c->fr[k].node));
     s->docstring = doc_before(c, outer);
-    c->fr[k].def = (int)(c->out->nsyms - 1);
+    c->fr[k].def = (int)(c->pc.out->nsyms - 1);
     return s;
 }
 
 /* A type declared at package level in this file, or -1. */
 static int find_type(const struct ctx *c, const char *name)
 {
-    for (size_t i = 0; i < c->out->nsyms; i++)
-        if (c->out->syms[i].kind == PARSE_CLASS && c->out->syms[i].parent < 0 &&
-            strcmp(c->out->syms[i].name, name) == 0)
+    for (size_t i = 0; i < c->pc.out->nsyms; i++)
+        if (c->pc.out->syms[i].kind == PARSE_CLASS && c->pc.out->syms[i].parent < 0 &&
+            strcmp(c->pc.out->syms[i].name, name) == 0)
             return (int)i;
     return -1;
 }
@@ -318,7 +212,7 @@ static void add_func(struct ctx *c, size_t k)
             if (tn.len) {
                 parent = find_type(c, tn.data);
                 if (parent < 0) {
-                    char *nm = node_dup(c, name);
+                    char *nm = pc_node_dup(&c->pc, name);
                     qual = xasprintf("%s.%s", tn.data, nm);
                     free(nm);
                 }
@@ -333,7 +227,7 @@ static void add_func(struct ctx *c, size_t k)
         s->qualname = qual;
     }
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     s->signature = range_norm(c, a, ts_node_is_null(body) ? b : ts_node_start_byte(body), 0);
 }
 
@@ -381,18 +275,18 @@ static void add_type(struct ctx *c, size_t k)
     if (k >= 1 && c->fr[k - 1].sym == id.type_declaration && ts_node_named_child_count(c->fr[k - 1].node) == 1)
         outer = k - 1;
     struct parse_symbol *s = add_sym(c, k, outer, PARSE_CLASS, -1, name);
-    s->body_line = line_of(ts_node_start_point(n));
+    s->body_line = pc_line_of(ts_node_start_point(n));
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     struct buf sig = BUF_INIT;
     buf_adds(&sig, "type ");
     if (!ts_node_is_null(type) && (ts_node_symbol(type) == id.struct_type || ts_node_symbol(type) == id.interface_type)) {
         /* the header: name, type parameters, keyword */
-        norm_text(c->src, a, ts_node_start_byte(type), 0, &sig);
+        norm_text(c->pc.src, a, ts_node_start_byte(type), 0, &sig);
         buf_adds(&sig, ts_node_symbol(type) == id.struct_type ? " struct" : " interface");
         s->bases = embedded_of(c, type);
     } else {
-        norm_text(c->src, a, b, GO_EXPR_CAP, &sig);
+        norm_text(c->pc.src, a, b, GO_EXPR_CAP, &sig);
     }
     s->signature = buf_take(&sig);
     buf_free(&sig);
@@ -402,12 +296,12 @@ static void add_type(struct ctx *c, size_t k)
 static void add_method_elem(struct ctx *c, size_t k)
 {
     int scope = c->fr[k].scope;
-    if (scope < 0 || c->out->syms[scope].kind != PARSE_CLASS) return;
+    if (scope < 0 || c->pc.out->syms[scope].kind != PARSE_CLASS) return;
     TSNode name = ts_node_child_by_field_id(c->fr[k].node, id.f_name);
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
     struct parse_symbol *s = add_sym(c, k, k, PARSE_METHOD, scope, name);
     uint32_t a, b;
-    node_range(c, c->fr[k].node, &a, &b);
+    pc_node_range(&c->pc, c->fr[k].node, &a, &b);
     s->signature = range_norm(c, a, b, 0);
 }
 
@@ -423,10 +317,10 @@ static void add_vars(struct ctx *c, size_t k)
         TSNode nm = ts_node_named_child(n, i);
         if (ts_node_symbol(nm) != id.identifier) continue;
         uint32_t a, b;
-        node_range(c, nm, &a, &b);
-        if (a >= b || (b - a == 1 && c->src[a] == '_')) continue;
+        pc_node_range(&c->pc, nm, &a, &b);
+        if (a >= b || (b - a == 1 && c->pc.src[a] == '_')) continue;
         struct parse_symbol *s = add_sym(c, k, outer, PARSE_VARIABLE, -1, nm);
-        s->body_line = line_of(ts_node_start_point(nm));
+        s->body_line = pc_line_of(ts_node_start_point(nm));
         c->fr[k].def = -1;
     }
 }
@@ -439,18 +333,13 @@ static void add_import_spec(struct ctx *c, TSNode n)
     if (ts_node_is_null(path)) return;
     TSNode name = ts_node_child_by_field_id(n, id.f_name);
     uint32_t a, b;
-    node_range(c, path, &a, &b);
+    pc_node_range(&c->pc, path, &a, &b);
     if (b - a >= 2) {
         a++;
         b--;
     }
-    struct parse_result *r = c->out;
-    if (r->nimports == c->cap_imports) {
-        c->cap_imports = c->cap_imports ? c->cap_imports * 2 : 16;
-        r->imports = xrealloc(r->imports, c->cap_imports * sizeof *r->imports);
-    }
-    r->imports[r->nimports++] = (struct parse_import){line_of(ts_node_start_point(n)), xstrndup(c->src + a, b - a),
-                                                      NULL, ts_node_is_null(name) ? NULL : node_dup(c, name), 0};
+    pc_add_import(&c->pc, pc_line_of(ts_node_start_point(n)), xstrndup(c->pc.src + a, b - a), NULL,
+                  ts_node_is_null(name) ? NULL : pc_node_dup(&c->pc, name), 0);
 }
 
 static void add_call_expr(struct ctx *c, size_t k)
@@ -460,8 +349,8 @@ static void add_call_expr(struct ctx *c, size_t k)
     TSSymbol s = ts_node_symbol(fn);
     if (s == id.func_literal) return; /* 'func() { ... }()' names nothing */
     uint32_t a, b;
-    node_range(c, fn, &a, &b);
-    add_call(c, (int)ts_node_end_point(fn).row + 1, c->fr[k].scope, range_norm(c, a, b, GO_EXPR_CAP));
+    pc_node_range(&c->pc, fn, &a, &b);
+    pc_add_call(&c->pc, (int)ts_node_end_point(fn).row + 1, c->fr[k].scope, range_norm(c, a, b, GO_EXPR_CAP));
 }
 
 static void add_composite(struct ctx *c, size_t k)
@@ -472,20 +361,11 @@ static void add_composite(struct ctx *c, size_t k)
     if (s != id.type_identifier && s != id.qualified_type && s != id.generic_type) return;
     struct buf tn = BUF_INIT;
     type_name(c, t, &tn);
-    if (tn.len) add_call(c, line_of(ts_node_start_point(t)), c->fr[k].scope, buf_take(&tn));
+    if (tn.len) pc_add_call(&c->pc, pc_line_of(ts_node_start_point(t)), c->fr[k].scope, buf_take(&tn));
     buf_free(&tn);
 }
 
 /* ---- the walk ---- */
-
-static struct frame *push(struct ctx *c)
-{
-    if (c->nfr == c->cap_fr) {
-        c->cap_fr = c->cap_fr ? c->cap_fr * 2 : 64;
-        c->fr = xrealloc(c->fr, c->cap_fr * sizeof *c->fr);
-    }
-    return &c->fr[c->nfr++];
-}
 
 static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
 {
@@ -514,7 +394,7 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
             p->prev = f->node;
         }
     }
-    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->pc.out->parse_errors++;
     if (s == id.call_expression) add_call_expr(c, k);
     else if (s == id.composite_literal) add_composite(c, k);
     else if (s == id.import_spec) add_import_spec(c, f->node);
@@ -524,6 +404,24 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
         add_type(c, k);
     else if (s == id.method_elem) add_method_elem(c, k);
     else if (s == id.var_spec || s == id.const_spec) add_vars(c, k);
+}
+
+static struct frame *push(struct ctx *c)
+{
+    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
+    return &c->fr[c->nfr++];
+}
+
+/* pc_walk's step: one frame per level of the walk. */
+static void step(void *p, TSTreeCursor *cur, int move)
+{
+    struct ctx *c = p;
+    if (move < 0) {
+        c->nfr--;
+        return;
+    }
+    if (move > 0) push(c);
+    visit(c, cur, c->count_errors);
 }
 
 static int go_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
@@ -537,27 +435,10 @@ static int go_extract(TSParser *parser, const char *text, size_t len, struct par
     if (!tree) return -1;
     TSNode root = ts_tree_root_node(tree);
 
-    struct ctx c = {.src = text ? text : "", .len = (uint32_t)len, .out = out};
-    int count_errors = ts_node_has_error(root);
+    struct ctx c = {.pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
+    c.count_errors = ts_node_has_error(root);
     TSTreeCursor cur = ts_tree_cursor_new(root);
-    push(&c);
-    visit(&c, &cur, count_errors);
-    for (;;) {
-        if (ts_tree_cursor_goto_first_child(&cur)) {
-            push(&c);
-            visit(&c, &cur, count_errors);
-            continue;
-        }
-        for (;;) {
-            if (ts_tree_cursor_goto_next_sibling(&cur)) {
-                visit(&c, &cur, count_errors);
-                break;
-            }
-            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
-            c.nfr--;
-        }
-    }
-done:
+    pc_walk(&cur, &c, step);
     ts_tree_cursor_delete(&cur);
     free(c.fr);
     buf_free(&c.tmp);

@@ -17,6 +17,7 @@
  * method. Local classes nest under their method ('Outer.run.Local').
  */
 #include "parse.h"
+#include "parse_common.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -69,109 +70,30 @@ struct frame {
 };
 
 struct ctx {
-    const char *src;
-    uint32_t len;
-    struct parse_result *out;
-    size_t cap_syms, cap_imports, cap_calls;
+    struct pc_ctx pc;     /* the text and the result */
     struct frame *fr;
     size_t nfr, cap_fr;
+    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
     TSTreeCursor aux;     /* reused for every small sub-walk */
     struct buf tmp;       /* scratch, reused */
 };
 
 /* ---- text helpers ---- */
 
-static int line_of(TSPoint p) { return (int)p.row + 1; }
-
-static int end_line_of(TSNode n)
-{
-    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
-    if (e.column == 0 && e.row > s.row) return (int)e.row;
-    return (int)e.row + 1;
-}
-
-static void node_range(const struct ctx *c, TSNode n, uint32_t *a, uint32_t *b)
-{
-    *a = ts_node_start_byte(n);
-    *b = ts_node_end_byte(n);
-    if (*b > c->len) *b = c->len;
-    if (*a > *b) *a = *b;
-}
-
-static char *node_dup(const struct ctx *c, TSNode n)
-{
-    uint32_t a, b;
-    node_range(c, n, &a, &b);
-    return xstrndup(c->src + a, b - a);
-}
-
-static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
-
-/* Appends src[a..b) to out as one line: whitespace runs become one space (none
- * just inside brackets), comments are dropped, string literals are kept with
- * line breaks turned into spaces. Stops at max bytes (0 = no limit), never
- * inside a UTF-8 sequence. */
+/* pc_norm_c with Java's quotes: '' and "". */
 static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out)
 {
-    size_t base = out->len;
-    int pending = 0;
-    uint32_t i = a;
-    while (i < b && (!max || out->len - base < max)) {
-        char ch = src[i];
-        if (is_space(ch)) {
-            pending = 1;
-            i++;
-            continue;
-        }
-        if (ch == '/' && i + 1 < b && src[i + 1] == '/') {
-            while (i < b && src[i] != '\n') i++;
-            pending = 1;
-            continue;
-        }
-        if (ch == '/' && i + 1 < b && src[i + 1] == '*') {
-            i += 2;
-            while (i < b && !(src[i] == '*' && i + 1 < b && src[i + 1] == '/')) i++;
-            i = i + 2 < b ? i + 2 : b;
-            pending = 1;
-            continue;
-        }
-        if (pending) {
-            char prev = out->len > base ? out->data[out->len - 1] : '(';
-            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
-                buf_addc(out, ' ');
-            pending = 0;
-        }
-        if (ch == '\'' || ch == '"') {
-            uint32_t j = i + 1;
-            for (; j < b; j++) {
-                if (src[j] == '\\') { j++; continue; }
-                if (src[j] == ch) { j++; break; }
-            }
-            if (j > b) j = b;
-            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
-                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
-            i = j;
-            continue;
-        }
-        buf_addc(out, ch);
-        i++;
-    }
-    if (max && out->len - base > max) out->len = base + max;
-    if (max && out->len - base == max && i < b) {
-        while (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0x80) out->len--;
-        if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
-    }
-    if (out->data) out->data[out->len] = 0;
+    pc_norm_c(src, a, b, max, out, 0);
 }
 
 /* A type as written without its type arguments: 'java.util.List<T>' -> 'java.util.List'. */
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     size_t start = out->len;
     buf_reset(&c->tmp);
-    norm_text(c->src, a, b, JAVA_EXPR_CAP, &c->tmp);
+    norm_text(c->pc.src, a, b, JAVA_EXPR_CAP, &c->tmp);
     int depth = 0;
     for (const char *p = buf_str(&c->tmp); *p; p++) {
         if (*p == '<') depth++;
@@ -179,84 +101,6 @@ static void type_name(struct ctx *c, TSNode n, struct buf *out)
         else if (!depth && *p != ' ') buf_addc(out, *p);
     }
     if (out->len == start) buf_adds(out, "");
-}
-
-/* The text of a Javadoc comment without its delimiters and leading '*'s. */
-static char *javadoc_clean(const char *s, size_t n)
-{
-    if (n < 5 || memcmp(s, "/**", 3) != 0 || memcmp(s + n - 2, "*/", 2) != 0) return NULL;
-    s += 3;
-    n -= 5;
-    struct buf r = BUF_INIT;
-    int first = 1;
-    const char *end = s + n;
-    for (const char *p = s; p <= end;) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if (!e) e = end;
-        const char *q = p, *t = e;
-        while (q < t && is_space(*q)) q++;
-        if (q < t && *q == '*') {
-            q++;
-            if (q < t && *q == ' ') q++;
-        }
-        while (t > q && is_space(t[-1])) t--;
-        if (!first) buf_addc(&r, '\n');
-        buf_add(&r, q, (size_t)(t - q));
-        first = 0;
-        p = e + 1;
-    }
-    char *d = buf_take(&r);
-    /* trim blank lines at both ends */
-    size_t lo = 0, hi = strlen(d);
-    while (lo < hi && d[lo] == '\n') lo++;
-    while (hi > lo && d[hi - 1] == '\n') hi--;
-    memmove(d, d + lo, hi - lo);
-    d[hi - lo] = 0;
-    if (!*d) {
-        free(d);
-        return NULL;
-    }
-    return d;
-}
-
-/* ---- result arrays ---- */
-
-static struct parse_symbol *new_sym(struct ctx *c)
-{
-    struct parse_result *r = c->out;
-    if (r->nsyms == c->cap_syms) {
-        c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
-        r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
-    }
-    struct parse_symbol *s = &r->syms[r->nsyms++];
-    memset(s, 0, sizeof *s);
-    return s;
-}
-
-static void add_import(struct ctx *c, int line, char *module, char *name)
-{
-    struct parse_result *r = c->out;
-    if (r->nimports == c->cap_imports) {
-        c->cap_imports = c->cap_imports ? c->cap_imports * 2 : 16;
-        r->imports = xrealloc(r->imports, c->cap_imports * sizeof *r->imports);
-    }
-    r->imports[r->nimports++] = (struct parse_import){line, module, name, NULL, 0};
-}
-
-static void add_call(struct ctx *c, int line, int scope, char *callee)
-{
-    struct parse_result *r = c->out;
-    if (r->ncalls == c->cap_calls) {
-        c->cap_calls = c->cap_calls ? c->cap_calls * 2 : 64;
-        r->calls = xrealloc(r->calls, c->cap_calls * sizeof *r->calls);
-    }
-    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
-}
-
-static char *qualify(const struct ctx *c, int parent, const char *name)
-{
-    if (parent < 0) return xstrdup(name);
-    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
 }
 
 /* ---- definitions ---- */
@@ -274,10 +118,10 @@ static void add_doc_and_annotations(struct ctx *c, struct frame *f, struct parse
 {
     TSNode prev = c->nfr >= 2 ? f[-1].prev : (TSNode){0};
     if (!ts_node_is_null(prev) && ts_node_symbol(prev) == id.block_comment &&
-        (int)ts_node_end_point(prev).row + 2 >= line_of(ts_node_start_point(f->node))) {
+        (int)ts_node_end_point(prev).row + 2 >= pc_line_of(ts_node_start_point(f->node))) {
         uint32_t a, b;
-        node_range(c, prev, &a, &b);
-        s->docstring = javadoc_clean(c->src + a, b - a);
+        pc_node_range(&c->pc, prev, &a, &b);
+        s->docstring = pc_block_doc_clean(c->pc.src + a, b - a);
     }
     if (ts_node_is_null(mods)) return;
     struct buf decs = BUF_INIT;
@@ -286,10 +130,10 @@ static void add_doc_and_annotations(struct ctx *c, struct frame *f, struct parse
         TSSymbol sy = ts_node_symbol(an);
         if (sy != id.annotation && sy != id.marker_annotation) continue;
         uint32_t a, b;
-        node_range(c, an, &a, &b);
-        while (a < b && (c->src[a] == '@' || is_space(c->src[a]))) a++;
+        pc_node_range(&c->pc, an, &a, &b);
+        while (a < b && (c->pc.src[a] == '@' || pc_is_space(c->pc.src[a]))) a++;
         if (decs.len) buf_addc(&decs, '\n');
-        norm_text(c->src, a, b, 0, &decs);
+        norm_text(c->pc.src, a, b, 0, &decs);
     }
     s->decorators = decs.len ? buf_take(&decs) : NULL;
     buf_free(&decs);
@@ -310,9 +154,9 @@ static TSNode modifiers_of(TSNode n)
 static char *signature_of(struct ctx *c, TSNode n, TSNode mods, TSNode body)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     uint32_t end = ts_node_is_null(body) ? b : ts_node_start_byte(body);
-    if (end > c->len) end = c->len;
+    if (end > c->pc.len) end = c->pc.len;
     struct buf sig = BUF_INIT;
     if (!ts_node_is_null(mods)) {
         for (uint32_t k = 0, nk = ts_node_child_count(mods); k < nk; k++) {
@@ -322,16 +166,16 @@ static char *signature_of(struct ctx *c, TSNode n, TSNode mods, TSNode body)
                 sy == id.line_comment)
                 continue;
             uint32_t ma, mb;
-            node_range(c, m, &ma, &mb);
+            pc_node_range(&c->pc, m, &ma, &mb);
             if (sig.len) buf_addc(&sig, ' ');
-            norm_text(c->src, ma, mb, 0, &sig);
+            norm_text(c->pc.src, ma, mb, 0, &sig);
         }
         a = ts_node_end_byte(mods);
     }
     if (a < end) {
         if (sig.len) buf_addc(&sig, ' ');
         size_t before = sig.len;
-        norm_text(c->src, a, end, 0, &sig);
+        norm_text(c->pc.src, a, end, 0, &sig);
         /* an abstract method ends with ';' */
         while (sig.len > before && (sig.data[sig.len - 1] == ';' || sig.data[sig.len - 1] == ' ')) sig.len--;
         if (sig.len == before && before) sig.len--;
@@ -350,19 +194,19 @@ static void add_type_decl(struct ctx *c, struct frame *f)
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     TSNode mods = modifiers_of(n);
     int parent = f->scope;
-    struct parse_symbol *s = new_sym(c);
+    struct parse_symbol *s = pc_new_sym(&c->pc);
     s->kind = PARSE_CLASS;
-    s->name = node_dup(c, name);
-    s->qualname = qualify(c, parent, s->name);
+    s->name = pc_node_dup(&c->pc, name);
+    s->qualname = pc_qualify(&c->pc, parent, s->name);
     s->parent = parent;
-    s->start_line = line_of(ts_node_start_point(n));
-    s->end_line = end_line_of(n);
-    s->body_line = line_of(ts_node_start_point(name));
+    s->start_line = pc_line_of(ts_node_start_point(n));
+    s->end_line = pc_end_line_of(n);
+    s->body_line = pc_line_of(ts_node_start_point(name));
     /* the keyword ('class', 'interface', ...) is the last unnamed child before the name */
     for (uint32_t k = 0, nk = ts_node_child_count(n); k < nk; k++) {
         TSNode ch = ts_node_child(n, k);
         if (ts_node_start_byte(ch) >= ts_node_start_byte(name)) break;
-        if (!ts_node_is_named(ch)) s->body_line = line_of(ts_node_start_point(ch));
+        if (!ts_node_is_named(ch)) s->body_line = pc_line_of(ts_node_start_point(ch));
     }
     s->signature = signature_of(c, n, mods, body);
 
@@ -389,7 +233,7 @@ static void add_type_decl(struct ctx *c, struct frame *f)
     s->bases = bases.len ? buf_take(&bases) : NULL;
     buf_free(&bases);
     add_doc_and_annotations(c, f, s, mods);
-    f->def = (int)(c->out->nsyms - 1);
+    f->def = (int)(c->pc.out->nsyms - 1);
 }
 
 static void add_method(struct ctx *c, struct frame *f)
@@ -400,41 +244,41 @@ static void add_method(struct ctx *c, struct frame *f)
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     TSNode mods = modifiers_of(n);
     int parent = f->scope;
-    struct parse_symbol *s = new_sym(c);
-    s->kind = parent >= 0 && c->out->syms[parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
-    s->name = node_dup(c, name);
-    s->qualname = qualify(c, parent, s->name);
+    struct parse_symbol *s = pc_new_sym(&c->pc);
+    s->kind = parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
+    s->name = pc_node_dup(&c->pc, name);
+    s->qualname = pc_qualify(&c->pc, parent, s->name);
     s->parent = parent;
-    s->start_line = line_of(ts_node_start_point(n));
-    s->end_line = end_line_of(n);
-    s->body_line = line_of(ts_node_start_point(name));
+    s->start_line = pc_line_of(ts_node_start_point(n));
+    s->end_line = pc_end_line_of(n);
+    s->body_line = pc_line_of(ts_node_start_point(name));
     s->signature = signature_of(c, n, mods, body);
     add_doc_and_annotations(c, f, s, mods);
-    f->def = (int)(c->out->nsyms - 1);
+    f->def = (int)(c->pc.out->nsyms - 1);
 }
 
 /* Fields and interface constants directly in a class body: one variable per declarator. */
 static void add_fields(struct ctx *c, struct frame *f)
 {
     int scope = f->scope;
-    if (scope < 0 || c->out->syms[scope].kind != PARSE_CLASS) return;
+    if (scope < 0 || c->pc.out->syms[scope].kind != PARSE_CLASS) return;
     TSNode n = f->node;
     TSNode mods = modifiers_of(n);
-    size_t first = c->out->nsyms;
+    size_t first = c->pc.out->nsyms;
     for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
         TSNode d = ts_node_named_child(n, k);
         if (ts_node_symbol(d) != id.variable_declarator) continue;
         TSNode name = ts_node_child_by_field_id(d, id.f_name);
         if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) continue;
-        struct parse_symbol *s = new_sym(c);
+        struct parse_symbol *s = pc_new_sym(&c->pc);
         s->kind = PARSE_VARIABLE;
-        s->name = node_dup(c, name);
-        s->qualname = qualify(c, scope, s->name);
+        s->name = pc_node_dup(&c->pc, name);
+        s->qualname = pc_qualify(&c->pc, scope, s->name);
         s->parent = scope;
-        s->start_line = line_of(ts_node_start_point(n));
-        s->body_line = line_of(ts_node_start_point(name));
-        s->end_line = end_line_of(n);
-        if (c->out->nsyms - 1 == first) add_doc_and_annotations(c, f, s, mods);
+        s->start_line = pc_line_of(ts_node_start_point(n));
+        s->body_line = pc_line_of(ts_node_start_point(name));
+        s->end_line = pc_end_line_of(n);
+        if (c->pc.out->nsyms - 1 == first) add_doc_and_annotations(c, f, s, mods);
     }
 }
 
@@ -451,20 +295,20 @@ static void add_import_decl(struct ctx *c, TSNode n)
         else if (sy == id.asterisk) star = 1;
     }
     if (ts_node_is_null(path)) return;
-    int line = line_of(ts_node_start_point(n));
+    int line = pc_line_of(ts_node_start_point(n));
     uint32_t a, b;
-    node_range(c, path, &a, &b);
+    pc_node_range(&c->pc, path, &a, &b);
     buf_reset(&c->tmp);
     for (uint32_t i = a; i < b; i++)
-        if (!is_space(c->src[i])) buf_addc(&c->tmp, c->src[i]);
+        if (!pc_is_space(c->pc.src[i])) buf_addc(&c->tmp, c->pc.src[i]);
     const char *full = buf_str(&c->tmp);
     if (star) {
-        add_import(c, line, xstrdup(full), xstrdup("*"));
+        pc_add_import(&c->pc, line, xstrdup(full), xstrdup("*"), NULL, 0);
         return;
     }
     const char *dot = strrchr(full, '.');
-    if (!dot) add_import(c, line, xstrdup(""), xstrdup(full));
-    else add_import(c, line, xstrndup(full, (size_t)(dot - full)), xstrdup(dot + 1));
+    if (!dot) pc_add_import(&c->pc, line, xstrdup(""), xstrdup(full), NULL, 0);
+    else pc_add_import(&c->pc, line, xstrndup(full, (size_t)(dot - full)), xstrdup(dot + 1), NULL, 0);
 }
 
 static void add_invocation(struct ctx *c, struct frame *f)
@@ -475,14 +319,14 @@ static void add_invocation(struct ctx *c, struct frame *f)
     struct buf callee = BUF_INIT;
     if (!ts_node_is_null(obj)) {
         uint32_t a, b;
-        node_range(c, obj, &a, &b);
-        norm_text(c->src, a, b, JAVA_EXPR_CAP, &callee);
+        pc_node_range(&c->pc, obj, &a, &b);
+        norm_text(c->pc.src, a, b, JAVA_EXPR_CAP, &callee);
         buf_addc(&callee, '.');
     }
     uint32_t a, b;
-    node_range(c, name, &a, &b);
-    buf_add(&callee, c->src + a, b - a);
-    add_call(c, line_of(ts_node_start_point(name)), f->scope, buf_take(&callee));
+    pc_node_range(&c->pc, name, &a, &b);
+    buf_add(&callee, c->pc.src + a, b - a);
+    pc_add_call(&c->pc, pc_line_of(ts_node_start_point(name)), f->scope, buf_take(&callee));
     buf_free(&callee);
 }
 
@@ -493,20 +337,11 @@ static void add_creation(struct ctx *c, struct frame *f)
     struct buf callee = BUF_INIT;
     type_name(c, type, &callee);
     if (callee.len)
-        add_call(c, line_of(ts_node_start_point(type)), f->scope, buf_take(&callee));
+        pc_add_call(&c->pc, pc_line_of(ts_node_start_point(type)), f->scope, buf_take(&callee));
     buf_free(&callee);
 }
 
 /* ---- the walk ---- */
-
-static struct frame *push(struct ctx *c)
-{
-    if (c->nfr == c->cap_fr) {
-        c->cap_fr = c->cap_fr ? c->cap_fr * 2 : 64;
-        c->fr = xrealloc(c->fr, c->cap_fr * sizeof *c->fr);
-    }
-    return &c->fr[c->nfr++];
-}
 
 static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
 {
@@ -526,7 +361,7 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
         if (s == id.class_body && (p->sym == id.object_creation_expression || p->sym == id.enum_constant))
             f->anon = 1;
     }
-    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->pc.out->parse_errors++;
     if (s == id.method_invocation) add_invocation(c, f);
     else if (s == id.object_creation_expression) add_creation(c, f);
     else if (s == id.import_declaration) add_import_decl(c, f->node);
@@ -541,6 +376,24 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     if (c->nfr >= 2 && ts_node_is_named(f->node)) f[-1].prev = f->node;
 }
 
+static struct frame *push(struct ctx *c)
+{
+    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
+    return &c->fr[c->nfr++];
+}
+
+/* pc_walk's step: one frame per level of the walk. */
+static void step(void *p, TSTreeCursor *cur, int move)
+{
+    struct ctx *c = p;
+    if (move < 0) {
+        c->nfr--;
+        return;
+    }
+    if (move > 0) push(c);
+    visit(c, cur, c->count_errors);
+}
+
 static int java_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -552,28 +405,11 @@ static int java_extract(TSParser *parser, const char *text, size_t len, struct p
     if (!tree) return -1;
     TSNode root = ts_tree_root_node(tree);
 
-    struct ctx c = {.src = text ? text : "", .len = (uint32_t)len, .out = out};
+    struct ctx c = {.pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
     c.aux = ts_tree_cursor_new(root);
-    int count_errors = ts_node_has_error(root);
+    c.count_errors = ts_node_has_error(root);
     TSTreeCursor cur = ts_tree_cursor_new(root);
-    push(&c);
-    visit(&c, &cur, count_errors);
-    for (;;) {
-        if (ts_tree_cursor_goto_first_child(&cur)) {
-            push(&c);
-            visit(&c, &cur, count_errors);
-            continue;
-        }
-        for (;;) {
-            if (ts_tree_cursor_goto_next_sibling(&cur)) {
-                visit(&c, &cur, count_errors);
-                break;
-            }
-            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
-            c.nfr--;
-        }
-    }
-done:
+    pc_walk(&cur, &c, step);
     ts_tree_cursor_delete(&cur);
     ts_tree_cursor_delete(&c.aux);
     free(c.fr);

@@ -23,6 +23,7 @@
  */
 #include <config.h> /* autoconf's, not src/config.h */
 #include "parse.h"
+#include "parse_common.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -92,12 +93,10 @@ struct frame {
 
 struct ctx {
     const struct js_ids *id;
-    const char *src;
-    uint32_t len;
-    struct parse_result *out;
-    size_t cap_syms, cap_imports, cap_calls;
+    struct pc_ctx pc;     /* the text and the result */
     struct frame *fr;
     size_t nfr, cap_fr;
+    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
     struct buf tmp;
     /* TypeScript puts a member's decorators before it in the class body:
      * their text, the line of the first, and the class body they sit in */
@@ -108,102 +107,25 @@ struct ctx {
 
 /* ---- text helpers ---- */
 
-static int line_of(TSPoint p) { return (int)p.row + 1; }
-
-static int end_line_of(TSNode n)
+/* pc_norm_c with JavaScript's quotes: '', "" and template ``. */
+static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out)
 {
-    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
-    if (e.column == 0 && e.row > s.row) return (int)e.row;
-    return (int)e.row + 1;
-}
-
-static void node_range(const struct ctx *c, TSNode n, uint32_t *a, uint32_t *b)
-{
-    *a = ts_node_start_byte(n);
-    *b = ts_node_end_byte(n);
-    if (*b > c->len) *b = c->len;
-    if (*a > *b) *a = *b;
-}
-
-static char *node_dup(const struct ctx *c, TSNode n)
-{
-    uint32_t a, b;
-    node_range(c, n, &a, &b);
-    return xstrndup(c->src + a, b - a);
+    pc_norm_c(src, a, b, max, out, PC_QUOTE_BACKTICK);
 }
 
 static int node_is(const struct ctx *c, TSNode n, const char *s)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
-    return strlen(s) == b - a && memcmp(c->src + a, s, b - a) == 0;
-}
-
-static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
-
-/* Appends src[a..b) to out as one line: whitespace runs become one space (none
- * just inside brackets), comments are dropped, string and template literals
- * are kept with line breaks turned into spaces. Stops at max bytes (0 = no
- * limit), never inside a UTF-8 sequence. */
-static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out)
-{
-    size_t base = out->len;
-    int pending = 0;
-    uint32_t i = a;
-    while (i < b && (!max || out->len - base < max)) {
-        char ch = src[i];
-        if (is_space(ch)) {
-            pending = 1;
-            i++;
-            continue;
-        }
-        if (ch == '/' && i + 1 < b && src[i + 1] == '/') {
-            while (i < b && src[i] != '\n') i++;
-            pending = 1;
-            continue;
-        }
-        if (ch == '/' && i + 1 < b && src[i + 1] == '*') {
-            i += 2;
-            while (i < b && !(src[i] == '*' && i + 1 < b && src[i + 1] == '/')) i++;
-            i = i + 2 < b ? i + 2 : b;
-            pending = 1;
-            continue;
-        }
-        if (pending) {
-            char prev = out->len > base ? out->data[out->len - 1] : '(';
-            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
-                buf_addc(out, ' ');
-            pending = 0;
-        }
-        if (ch == '\'' || ch == '"' || ch == '`') {
-            uint32_t j = i + 1;
-            for (; j < b; j++) {
-                if (src[j] == '\\') { j++; continue; }
-                if (src[j] == ch) { j++; break; }
-            }
-            if (j > b) j = b;
-            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
-                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
-            i = j;
-            continue;
-        }
-        buf_addc(out, ch);
-        i++;
-    }
-    if (max && out->len - base > max) out->len = base + max;
-    if (max && out->len - base == max && i < b) {
-        while (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0x80) out->len--;
-        if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
-    }
-    if (out->data) out->data[out->len] = 0;
+    pc_node_range(&c->pc, n, &a, &b);
+    return strlen(s) == b - a && memcmp(c->pc.src + a, s, b - a) == 0;
 }
 
 static char *node_norm(struct ctx *c, TSNode n, size_t max)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     buf_reset(&c->tmp);
-    norm_text(c->src, a, b, max, &c->tmp);
+    norm_text(c->pc.src, a, b, max, &c->tmp);
     return xstrdup(buf_str(&c->tmp));
 }
 
@@ -211,9 +133,9 @@ static char *node_norm(struct ctx *c, TSNode n, size_t max)
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     buf_reset(&c->tmp);
-    norm_text(c->src, a, b, JS_EXPR_CAP, &c->tmp);
+    norm_text(c->pc.src, a, b, JS_EXPR_CAP, &c->tmp);
     int depth = 0;
     for (const char *p = buf_str(&c->tmp); *p; p++) {
         if (*p == '<') depth++;
@@ -226,89 +148,19 @@ static void type_name(struct ctx *c, TSNode n, struct buf *out)
 static char *string_value(const struct ctx *c, TSNode n)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
-    if (b - a >= 2 && (c->src[a] == '\'' || c->src[a] == '"') && c->src[b - 1] == c->src[a]) {
+    pc_node_range(&c->pc, n, &a, &b);
+    if (b - a >= 2 && (c->pc.src[a] == '\'' || c->pc.src[a] == '"') && c->pc.src[b - 1] == c->pc.src[a]) {
         a++;
         b--;
     }
-    return xstrndup(c->src + a, b - a);
-}
-
-/* The text of a JSDoc comment without its delimiters and leading '*'s. */
-static char *jsdoc_clean(const char *s, size_t n)
-{
-    if (n < 5 || memcmp(s, "/**", 3) != 0 || memcmp(s + n - 2, "*/", 2) != 0) return NULL;
-    s += 3;
-    n -= 5;
-    struct buf r = BUF_INIT;
-    int first = 1;
-    const char *end = s + n;
-    for (const char *p = s; p <= end;) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if (!e) e = end;
-        const char *q = p, *t = e;
-        while (q < t && is_space(*q)) q++;
-        if (q < t && *q == '*') {
-            q++;
-            if (q < t && *q == ' ') q++;
-        }
-        while (t > q && is_space(t[-1])) t--;
-        if (!first) buf_addc(&r, '\n');
-        buf_add(&r, q, (size_t)(t - q));
-        first = 0;
-        p = e + 1;
-    }
-    char *d = buf_take(&r);
-    size_t lo = 0, hi = strlen(d);
-    while (lo < hi && d[lo] == '\n') lo++;
-    while (hi > lo && d[hi - 1] == '\n') hi--;
-    memmove(d, d + lo, hi - lo);
-    d[hi - lo] = 0;
-    if (!*d) {
-        free(d);
-        return NULL;
-    }
-    return d;
+    return xstrndup(c->pc.src + a, b - a);
 }
 
 /* ---- result arrays ---- */
 
-static struct parse_symbol *new_sym(struct ctx *c)
-{
-    struct parse_result *r = c->out;
-    if (r->nsyms == c->cap_syms) {
-        c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
-        r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
-    }
-    struct parse_symbol *s = &r->syms[r->nsyms++];
-    memset(s, 0, sizeof *s);
-    return s;
-}
-
 static void add_import(struct ctx *c, int line, char *module, char *name, char *alias)
 {
-    struct parse_result *r = c->out;
-    if (r->nimports == c->cap_imports) {
-        c->cap_imports = c->cap_imports ? c->cap_imports * 2 : 16;
-        r->imports = xrealloc(r->imports, c->cap_imports * sizeof *r->imports);
-    }
-    r->imports[r->nimports++] = (struct parse_import){line, module, name, alias, 0};
-}
-
-static void add_call(struct ctx *c, int line, int scope, char *callee)
-{
-    struct parse_result *r = c->out;
-    if (r->ncalls == c->cap_calls) {
-        c->cap_calls = c->cap_calls ? c->cap_calls * 2 : 64;
-        r->calls = xrealloc(r->calls, c->cap_calls * sizeof *r->calls);
-    }
-    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
-}
-
-static char *qualify(const struct ctx *c, int parent, const char *name)
-{
-    if (parent < 0) return xstrdup(name);
-    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
+    pc_add_import(&c->pc, line, module, name, alias, 0);
 }
 
 /* ---- node classes ---- */
@@ -337,10 +189,10 @@ static char *jsdoc_before(const struct ctx *c, size_t k)
 {
     TSNode prev = c->fr[k].before;
     if (ts_node_is_null(prev) || ts_node_symbol(prev) != c->id->comment) return NULL;
-    if ((int)ts_node_end_point(prev).row + 2 < line_of(ts_node_start_point(c->fr[k].node))) return NULL;
+    if ((int)ts_node_end_point(prev).row + 2 < pc_line_of(ts_node_start_point(c->fr[k].node))) return NULL;
     uint32_t a, b;
-    node_range(c, prev, &a, &b);
-    return jsdoc_clean(c->src + a, b - a);
+    pc_node_range(&c->pc, prev, &a, &b);
+    return pc_block_doc_clean(c->pc.src + a, b - a);
 }
 
 /* Appends the decorator expressions (without '@') that are children of n. */
@@ -350,10 +202,10 @@ static void decorators_of(struct ctx *c, TSNode n, struct buf *decs)
         TSNode d = ts_node_named_child(n, k);
         if (ts_node_symbol(d) != c->id->decorator) continue;
         uint32_t a, b;
-        node_range(c, d, &a, &b);
-        while (a < b && (c->src[a] == '@' || is_space(c->src[a]))) a++;
+        pc_node_range(&c->pc, d, &a, &b);
+        while (a < b && (c->pc.src[a] == '@' || pc_is_space(c->pc.src[a]))) a++;
         if (decs->len) buf_addc(decs, '\n');
-        norm_text(c->src, a, b, 0, decs);
+        norm_text(c->pc.src, a, b, 0, decs);
     }
 }
 
@@ -362,7 +214,7 @@ static void decorators_of(struct ctx *c, TSNode n, struct buf *decs)
 static char *header_text(struct ctx *c, TSNode n, uint32_t stop)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
         TSNode d = ts_node_named_child(n, k);
         if (ts_node_symbol(d) == c->id->decorator && ts_node_end_byte(d) > a) a = ts_node_end_byte(d);
@@ -371,7 +223,7 @@ static char *header_text(struct ctx *c, TSNode n, uint32_t stop)
     if (stop > b) stop = b;
     if (stop < a) stop = a;
     struct buf s = BUF_INIT;
-    norm_text(c->src, a, stop, 0, &s);
+    norm_text(c->pc.src, a, stop, 0, &s);
     while (s.len && (s.data[s.len - 1] == ';' || s.data[s.len - 1] == ',' || s.data[s.len - 1] == '=' ||
                      s.data[s.len - 1] == ' '))
         s.len--;
@@ -434,14 +286,14 @@ static char *bases_of(struct ctx *c, TSNode n)
 static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
                                     char *name, char *qualname, TSNode name_node)
 {
-    struct parse_symbol *s = new_sym(c);
+    struct parse_symbol *s = pc_new_sym(&c->pc);
     s->kind = kind;
     s->name = name;
-    s->qualname = qualname ? qualname : qualify(c, parent, name);
+    s->qualname = qualname ? qualname : pc_qualify(&c->pc, parent, name);
     s->parent = parent;
-    s->start_line = line_of(ts_node_start_point(c->fr[outer].node));
-    s->end_line = end_line_of(c->fr[k].node);
-    s->body_line = line_of(ts_node_start_point(ts_node_is_null(name_node) ? c->fr[k].node : name_node));
+    s->start_line = pc_line_of(ts_node_start_point(c->fr[outer].node));
+    s->end_line = pc_end_line_of(c->fr[k].node);
+    s->body_line = pc_line_of(ts_node_start_point(ts_node_is_null(name_node) ? c->fr[k].node : name_node));
     s->docstring = jsdoc_before(c, outer);
     struct buf decs = BUF_INIT;
     if (outer >= 1 && !ts_node_is_null(c->decs_owner) && ts_node_eq(c->decs_owner, c->fr[outer - 1].node)) {
@@ -453,7 +305,7 @@ static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum 
         if (c->fr[i].sym == c->id->export_statement || i == k) decorators_of(c, c->fr[i].node, &decs);
     s->decorators = decs.len ? buf_take(&decs) : NULL;
     buf_free(&decs);
-    c->fr[k].def = (int)(c->out->nsyms - 1);
+    c->fr[k].def = (int)(c->pc.out->nsyms - 1);
     return s;
 }
 
@@ -468,7 +320,7 @@ static size_t outer_of(const struct ctx *c, size_t k)
 /* Kind of a function defined under scope. */
 static enum parse_kind fn_kind(const struct ctx *c, int scope, int in_class_body)
 {
-    if (in_class_body && scope >= 0 && c->out->syms[scope].kind == PARSE_CLASS) return PARSE_METHOD;
+    if (in_class_body && scope >= 0 && c->pc.out->syms[scope].kind == PARSE_CLASS) return PARSE_METHOD;
     return PARSE_FUNCTION;
 }
 
@@ -497,7 +349,7 @@ static void add_declaration(struct ctx *c, size_t k)
                    s == id->enum_declaration || s == id->class_;
     size_t outer = outer_of(c, k);
     struct parse_symbol *y = add_sym(c, k, outer, is_class ? PARSE_CLASS : PARSE_FUNCTION, f->scope,
-                                     node_dup(c, name), NULL, name);
+                                     pc_node_dup(&c->pc, name), NULL, name);
     uint32_t stop;
     if (s == id->type_alias_declaration) {
         TSNode v = ts_node_child_by_field_id(n, id->f_value);
@@ -509,7 +361,7 @@ static void add_declaration(struct ctx *c, size_t k)
     /* 'const enum' keeps its 'const' */
     if (s == id->enum_declaration) {
         uint32_t a = ts_node_start_byte(n);
-        if (a >= 6 && memcmp(c->src + a - 6, "const ", 6) == 0) {
+        if (a >= 6 && memcmp(c->pc.src + a - 6, "const ", 6) == 0) {
             char *sig = xasprintf("const %s", y->signature);
             free(y->signature);
             y->signature = sig;
@@ -517,8 +369,8 @@ static void add_declaration(struct ctx *c, size_t k)
     }
     if (is_class) y->bases = bases_of(c, n);
     uint32_t a = ts_node_start_byte(n);
-    y->is_async = !is_class && ts_node_end_byte(n) - a > 6 && memcmp(c->src + a, "async", 5) == 0 &&
-                  is_space(c->src[a + 5]);
+    y->is_async = !is_class && ts_node_end_byte(n) - a > 6 && memcmp(c->pc.src + a, "async", 5) == 0 &&
+                  pc_is_space(c->pc.src[a + 5]);
 }
 
 /* method_definition, method and property signatures, class fields */
@@ -574,7 +426,7 @@ static void add_declarator(struct ctx *c, size_t k)
     if (k == 0) return;
     size_t outer = outer_of(c, k - 1); /* the declaration statement, or its export */
     struct parse_symbol *y = add_sym(c, k, outer, fn ? PARSE_FUNCTION : cls ? PARSE_CLASS : PARSE_VARIABLE,
-                                     f->scope, node_dup(c, name), NULL, name);
+                                     f->scope, pc_node_dup(&c->pc, name), NULL, name);
     if (!fn && !cls) return;
     /* 'const f = async (a) =>': the keyword, then the declarator up to the body */
     TSNode decl = c->fr[k - 1].node;
@@ -582,8 +434,8 @@ static void add_declarator(struct ctx *c, size_t k)
     TSNode kw = ts_node_child(decl, 0);
     if (!ts_node_is_null(kw) && !ts_node_is_named(kw)) {
         uint32_t a, b;
-        node_range(c, kw, &a, &b);
-        buf_add(&sig, c->src + a, b - a);
+        pc_node_range(&c->pc, kw, &a, &b);
+        buf_add(&sig, c->pc.src + a, b - a);
         buf_addc(&sig, ' ');
     }
     char *h = header_text(c, n, body_start(c, value));
@@ -599,9 +451,9 @@ static void add_declarator(struct ctx *c, size_t k)
 /* A top-level symbol named name defined earlier in the file, or -1. */
 static int find_top(const struct ctx *c, const char *name)
 {
-    for (size_t i = c->out->nsyms; i-- > 0;)
-        if (c->out->syms[i].parent < 0 && strcmp(c->out->syms[i].name, name) == 0 &&
-            c->out->syms[i].kind != PARSE_VARIABLE)
+    for (size_t i = c->pc.out->nsyms; i-- > 0;)
+        if (c->pc.out->syms[i].parent < 0 && strcmp(c->pc.out->syms[i].name, name) == 0 &&
+            c->pc.out->syms[i].kind != PARSE_VARIABLE)
             return (int)i;
     return -1;
 }
@@ -622,13 +474,13 @@ static void add_assignment(struct ctx *c, size_t k)
     TSNode obj = ts_node_child_by_field_id(left, id->f_object);
     if (ts_node_is_null(prop) || ts_node_is_null(obj)) return;
     char *oname = node_norm(c, obj, JS_EXPR_CAP);
-    char *pname = node_dup(c, prop);
+    char *pname = pc_node_dup(&c->pc, prop);
     size_t outer = k - 1;
     if (strcmp(oname, "module") == 0 && strcmp(pname, "exports") == 0) {
         /* module.exports = function name() {} / class Name {} */
         TSNode nm = (fn || cls) ? ts_node_child_by_field_id(right, id->f_name) : (TSNode){0};
         if (!ts_node_is_null(nm)) {
-            struct parse_symbol *y = add_sym(c, k, outer, fn ? PARSE_FUNCTION : PARSE_CLASS, -1, node_dup(c, nm),
+            struct parse_symbol *y = add_sym(c, k, outer, fn ? PARSE_FUNCTION : PARSE_CLASS, -1, pc_node_dup(&c->pc, nm),
                                              NULL, nm);
             y->signature = header_text(c, right, body_start(c, right));
             if (cls) y->bases = bases_of(c, right);
@@ -686,7 +538,7 @@ static void add_export_member(struct ctx *c, size_t k)
     if (f->sym == id->method_definition) {
         TSNode name = ts_node_child_by_field_id(n, id->f_name);
         if (ts_node_is_null(name)) return;
-        struct parse_symbol *y = add_sym(c, k, k, PARSE_FUNCTION, -1, node_dup(c, name), NULL, name);
+        struct parse_symbol *y = add_sym(c, k, k, PARSE_FUNCTION, -1, pc_node_dup(&c->pc, name), NULL, name);
         y->signature = header_text(c, n, body_start(c, n));
         return;
     }
@@ -703,7 +555,7 @@ static void add_import_stmt(struct ctx *c, TSNode n)
 {
     const struct js_ids *id = c->id;
     TSNode src = ts_node_child_by_field_id(n, id->f_source);
-    int line = line_of(ts_node_start_point(n));
+    int line = pc_line_of(ts_node_start_point(n));
     int any = 0;
     for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
         TSNode cl = ts_node_named_child(n, k);
@@ -714,7 +566,7 @@ static void add_import_stmt(struct ctx *c, TSNode n)
             TSNode al = ts_node_named_child(cl, 0);
             if (ts_node_is_null(s)) continue;
             add_import(c, line, string_value(c, s), NULL,
-                       !ts_node_is_null(al) && ts_node_symbol(al) == id->identifier ? node_dup(c, al) : NULL);
+                       !ts_node_is_null(al) && ts_node_symbol(al) == id->identifier ? pc_node_dup(&c->pc, al) : NULL);
             any = 1;
             continue;
         }
@@ -723,11 +575,11 @@ static void add_import_stmt(struct ctx *c, TSNode n)
             TSNode part = ts_node_named_child(cl, j);
             TSSymbol ps = ts_node_symbol(part);
             if (ps == id->identifier) {
-                add_import(c, line, string_value(c, src), xstrdup("default"), node_dup(c, part));
+                add_import(c, line, string_value(c, src), xstrdup("default"), pc_node_dup(&c->pc, part));
                 any = 1;
             } else if (ps == id->namespace_import) {
                 TSNode al = ts_node_named_child(part, 0);
-                add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : node_dup(c, al));
+                add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
                 any = 1;
             } else if (ps == id->named_imports) {
                 for (uint32_t i = 0, ni = ts_node_named_child_count(part); i < ni; i++) {
@@ -736,8 +588,8 @@ static void add_import_stmt(struct ctx *c, TSNode n)
                     TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
                     TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
                     if (ts_node_is_null(nm)) continue;
-                    add_import(c, line, string_value(c, src), node_dup(c, nm),
-                               ts_node_is_null(al) ? NULL : node_dup(c, al));
+                    add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
+                               ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
                     any = 1;
                 }
             }
@@ -752,14 +604,14 @@ static void add_export_from(struct ctx *c, TSNode n)
     const struct js_ids *id = c->id;
     TSNode src = ts_node_child_by_field_id(n, id->f_source);
     if (ts_node_is_null(src)) return;
-    int line = line_of(ts_node_start_point(n));
+    int line = pc_line_of(ts_node_start_point(n));
     int any = 0;
     for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
         TSNode cl = ts_node_named_child(n, k);
         TSSymbol cs = ts_node_symbol(cl);
         if (cs == id->namespace_export) {
             TSNode al = ts_node_named_child(cl, 0);
-            add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : node_dup(c, al));
+            add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
             any = 1;
         } else if (cs == id->export_clause) {
             for (uint32_t i = 0, ni = ts_node_named_child_count(cl); i < ni; i++) {
@@ -768,8 +620,8 @@ static void add_export_from(struct ctx *c, TSNode n)
                 TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
                 TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
                 if (ts_node_is_null(nm)) continue;
-                add_import(c, line, string_value(c, src), node_dup(c, nm),
-                           ts_node_is_null(al) ? NULL : node_dup(c, al));
+                add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
+                           ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
                 any = 1;
             }
         }
@@ -789,28 +641,28 @@ static int add_require(struct ctx *c, size_t k, TSNode fn)
     if (ts_node_is_null(args) || ts_node_named_child_count(args) != 1) return 0;
     TSNode s = ts_node_named_child(args, 0);
     if (ts_node_symbol(s) != id->string) return 0;
-    int line = line_of(ts_node_start_point(n));
+    int line = pc_line_of(ts_node_start_point(n));
     TSNode bind = (TSNode){0};
     if (!is_import && k > 0 && c->fr[k - 1].sym == id->variable_declarator) {
         TSNode v = ts_node_child_by_field_id(c->fr[k - 1].node, id->f_value);
         if (!ts_node_is_null(v) && ts_node_eq(v, n)) bind = ts_node_child_by_field_id(c->fr[k - 1].node, id->f_name);
     }
     if (!ts_node_is_null(bind) && ts_node_symbol(bind) == id->identifier) {
-        add_import(c, line, string_value(c, s), NULL, node_dup(c, bind));
+        add_import(c, line, string_value(c, s), NULL, pc_node_dup(&c->pc, bind));
     } else if (!ts_node_is_null(bind) && ts_node_symbol(bind) == id->object_pattern) {
         int any = 0;
         for (uint32_t i = 0, ni = ts_node_named_child_count(bind); i < ni; i++) {
             TSNode p = ts_node_named_child(bind, i);
             TSSymbol ps = ts_node_symbol(p);
             if (ps == id->shorthand_property_identifier_pattern) {
-                add_import(c, line, string_value(c, s), node_dup(c, p), NULL);
+                add_import(c, line, string_value(c, s), pc_node_dup(&c->pc, p), NULL);
                 any = 1;
             } else if (ps == id->pair_pattern) {
                 TSNode key = ts_node_child_by_field_id(p, id->f_key);
                 TSNode val = ts_node_child_by_field_id(p, id->f_value);
                 if (ts_node_is_null(key)) continue;
-                add_import(c, line, string_value(c, s), node_dup(c, key),
-                           !ts_node_is_null(val) && ts_node_symbol(val) == id->identifier ? node_dup(c, val) : NULL);
+                add_import(c, line, string_value(c, s), pc_node_dup(&c->pc, key),
+                           !ts_node_is_null(val) && ts_node_symbol(val) == id->identifier ? pc_node_dup(&c->pc, val) : NULL);
                 any = 1;
             }
         }
@@ -834,7 +686,7 @@ static void add_call_expr(struct ctx *c, size_t k)
     /* an immediately invoked function names nothing */
     if (is_function_value(c, s) || s == id->parenthesized_expression) return;
     TSPoint e = ts_node_end_point(fn);
-    add_call(c, (int)e.row + 1, f->scope, node_norm(c, fn, JS_EXPR_CAP));
+    pc_add_call(&c->pc, (int)e.row + 1, f->scope, node_norm(c, fn, JS_EXPR_CAP));
 }
 
 static void add_new_expr(struct ctx *c, size_t k)
@@ -845,7 +697,7 @@ static void add_new_expr(struct ctx *c, size_t k)
     if (is_function_value(c, ts_node_symbol(fn)) || is_class_value(c, ts_node_symbol(fn))) return;
     struct buf callee = BUF_INIT;
     type_name(c, fn, &callee);
-    if (callee.len) add_call(c, line_of(ts_node_start_point(fn)), f->scope, buf_take(&callee));
+    if (callee.len) pc_add_call(&c->pc, pc_line_of(ts_node_start_point(fn)), f->scope, buf_take(&callee));
     buf_free(&callee);
 }
 
@@ -855,21 +707,12 @@ static void add_jsx(struct ctx *c, size_t k)
     struct frame *f = &c->fr[k];
     TSNode name = ts_node_child_by_field_id(f->node, c->id->f_name);
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
-    char first = c->src[ts_node_start_byte(name)];
+    char first = c->pc.src[ts_node_start_byte(name)];
     if (first < 'A' || first > 'Z') return;
-    add_call(c, line_of(ts_node_start_point(name)), f->scope, node_norm(c, name, JS_EXPR_CAP));
+    pc_add_call(&c->pc, pc_line_of(ts_node_start_point(name)), f->scope, node_norm(c, name, JS_EXPR_CAP));
 }
 
 /* ---- the walk ---- */
-
-static struct frame *push(struct ctx *c)
-{
-    if (c->nfr == c->cap_fr) {
-        c->cap_fr = c->cap_fr ? c->cap_fr * 2 : 64;
-        c->fr = xrealloc(c->fr, c->cap_fr * sizeof *c->fr);
-    }
-    return &c->fr[c->nfr++];
-}
 
 static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
 {
@@ -897,20 +740,20 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
                 if (ts_node_is_null(c->decs_owner) || !ts_node_eq(c->decs_owner, p->node)) {
                     buf_reset(&c->decs);
                     c->decs_owner = p->node;
-                    c->decs_line = line_of(ts_node_start_point(f->node));
+                    c->decs_line = pc_line_of(ts_node_start_point(f->node));
                 }
                 uint32_t a, b;
-                node_range(c, f->node, &a, &b);
-                while (a < b && (c->src[a] == '@' || is_space(c->src[a]))) a++;
+                pc_node_range(&c->pc, f->node, &a, &b);
+                while (a < b && (c->pc.src[a] == '@' || pc_is_space(c->pc.src[a]))) a++;
                 if (c->decs.len) buf_addc(&c->decs, '\n');
-                norm_text(c->src, a, b, 0, &c->decs);
+                norm_text(c->pc.src, a, b, 0, &c->decs);
             } else if (s != id->method_definition && s != id->public_field_definition &&
                        s != id->abstract_method_signature && s != id->field_definition) {
                 c->decs_owner = (TSNode){0};
             }
         }
     }
-    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->pc.out->parse_errors++;
 
     if (s == id->call_expression) add_call_expr(c, k);
     else if (s == id->new_expression) add_new_expr(c, k);
@@ -936,6 +779,24 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     else if (s == id->assignment_expression) add_assignment(c, k);
 }
 
+static struct frame *push(struct ctx *c)
+{
+    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
+    return &c->fr[c->nfr++];
+}
+
+/* pc_walk's step: one frame per level of the walk. */
+static void step(void *p, TSTreeCursor *cur, int move)
+{
+    struct ctx *c = p;
+    if (move < 0) {
+        c->nfr--;
+        return;
+    }
+    if (move > 0) push(c);
+    visit(c, cur, c->count_errors);
+}
+
 static int js_extract_with(const TSLanguage *lang, const struct js_ids *id, TSParser *parser, const char *text,
                            size_t len, struct parse_result *out)
 {
@@ -946,27 +807,10 @@ static int js_extract_with(const TSLanguage *lang, const struct js_ids *id, TSPa
     if (!tree) return -1;
     TSNode root = ts_tree_root_node(tree);
 
-    struct ctx c = {.id = id, .src = text ? text : "", .len = (uint32_t)len, .out = out};
-    int count_errors = ts_node_has_error(root);
+    struct ctx c = {.id = id, .pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
+    c.count_errors = ts_node_has_error(root);
     TSTreeCursor cur = ts_tree_cursor_new(root);
-    push(&c);
-    visit(&c, &cur, count_errors);
-    for (;;) {
-        if (ts_tree_cursor_goto_first_child(&cur)) {
-            push(&c);
-            visit(&c, &cur, count_errors);
-            continue;
-        }
-        for (;;) {
-            if (ts_tree_cursor_goto_next_sibling(&cur)) {
-                visit(&c, &cur, count_errors);
-                break;
-            }
-            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
-            c.nfr--;
-        }
-    }
-done:
+    pc_walk(&cur, &c, step);
     ts_tree_cursor_delete(&cur);
     free(c.fr);
     buf_free(&c.tmp);

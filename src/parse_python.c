@@ -8,6 +8,7 @@
  * buffers reused for the whole file.
  */
 #include "parse.h"
+#include "parse_common.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -70,12 +71,10 @@ struct errspan {
 };
 
 struct ctx {
-    const char *src;
-    uint32_t len;
-    struct parse_result *out;
-    size_t cap_syms, cap_imports, cap_calls;
+    struct pc_ctx pc;     /* the text and the result */
     struct frame *fr;
     size_t nfr, cap_fr;
+    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
     TSTreeCursor aux;     /* reused for every small sub-walk */
     struct buf tmp, tmp2; /* scratch, reused */
     uint32_t *col;        /* column of each symbol's keyword, parallel to out->syms */
@@ -84,33 +83,6 @@ struct ctx {
 };
 
 /* ---- text helpers ---- */
-
-static int line_of(TSPoint p) { return (int)p.row + 1; }
-
-/* Last line a node covers: a node ending at column 0 ends on the line before. */
-static int end_line_of(TSNode n)
-{
-    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
-    if (e.column == 0 && e.row > s.row) return (int)e.row;
-    return (int)e.row + 1;
-}
-
-static void node_range(const struct ctx *c, TSNode n, uint32_t *a, uint32_t *b)
-{
-    *a = ts_node_start_byte(n);
-    *b = ts_node_end_byte(n);
-    if (*b > c->len) *b = c->len;
-    if (*a > *b) *a = *b;
-}
-
-static char *node_dup(const struct ctx *c, TSNode n)
-{
-    uint32_t a, b;
-    node_range(c, n, &a, &b);
-    return xstrndup(c->src + a, b - a);
-}
-
-static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
 
 /* Appends src[a..b) to out as one line: whitespace runs (and backslash line
  * continuations) become one space, none just inside brackets, comments are
@@ -123,7 +95,7 @@ static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struc
     uint32_t i = a;
     while (i < b && (!max || out->len - base < max)) {
         char ch = src[i];
-        if (is_space(ch) || (ch == '\\' && i + 1 < b && (src[i + 1] == '\n' || src[i + 1] == '\r'))) {
+        if (pc_is_space(ch) || (ch == '\\' && i + 1 < b && (src[i + 1] == '\n' || src[i + 1] == '\r'))) {
             pending = 1;
             i++;
             continue;
@@ -172,13 +144,13 @@ static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struc
 static char *node_norm(struct ctx *c, TSNode n, size_t max)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     int plain = !max || b - a <= max;
     for (uint32_t i = a; plain && i < b; i++)
-        if (is_space(c->src[i]) || c->src[i] == '#' || c->src[i] == '\\') plain = 0;
-    if (plain) return xstrndup(c->src + a, b - a);
+        if (pc_is_space(c->pc.src[i]) || c->pc.src[i] == '#' || c->pc.src[i] == '\\') plain = 0;
+    if (plain) return xstrndup(c->pc.src + a, b - a);
     buf_reset(&c->tmp);
-    norm_text(c->src, a, b, max, &c->tmp);
+    norm_text(c->pc.src, a, b, max, &c->tmp);
     return xstrdup(buf_str(&c->tmp));
 }
 
@@ -186,10 +158,10 @@ static char *node_norm(struct ctx *c, TSNode n, size_t max)
 static char *dotted_dup(const struct ctx *c, TSNode n)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
     char *s = xmalloc(b - a + 1), *p = s;
     for (uint32_t i = a; i < b; i++)
-        if (!is_space(c->src[i]) && c->src[i] != '\\') *p++ = c->src[i];
+        if (!pc_is_space(c->pc.src[i]) && c->pc.src[i] != '\\') *p++ = c->pc.src[i];
     *p = 0;
     return s;
 }
@@ -203,8 +175,8 @@ static char *dotted_dup(const struct ctx *c, TSNode n)
 static int string_value(const struct ctx *c, TSNode n, struct buf *out)
 {
     uint32_t a, b;
-    node_range(c, n, &a, &b);
-    const char *s = c->src;
+    pc_node_range(&c->pc, n, &a, &b);
+    const char *s = c->pc.src;
     int raw = 0;
     while (a < b && s[a] != '\'' && s[a] != '"') {
         char p = s[a];
@@ -281,7 +253,7 @@ static char *cleandoc(const char *d, size_t n, struct buf *out)
         if (!e) e = t + len;
         const char *q = p;
         if (first) {
-            while (q < e && is_space(*q)) q++;
+            while (q < e && pc_is_space(*q)) q++;
         } else {
             size_t cut = margin == SIZE_MAX ? 0 : margin;
             q = (size_t)(e - p) < cut ? e : p + cut;
@@ -298,7 +270,7 @@ static char *cleandoc(const char *d, size_t n, struct buf *out)
         size_t k = hi;
         while (k > lo && s[k - 1] != '\n') k--;
         size_t i = k;
-        while (i < hi && is_space(s[i])) i++;
+        while (i < hi && pc_is_space(s[i])) i++;
         if (i < hi || k == lo) {
             if (i == hi) hi = k; /* the only line left is blank */
             break;
@@ -307,7 +279,7 @@ static char *cleandoc(const char *d, size_t n, struct buf *out)
     }
     for (;;) {
         size_t i = lo;
-        while (i < hi && s[i] != '\n' && is_space(s[i])) i++;
+        while (i < hi && s[i] != '\n' && pc_is_space(s[i])) i++;
         if (i < hi && s[i] == '\n') lo = i + 1;
         else break;
     }
@@ -346,34 +318,14 @@ static char *docstring_of(struct ctx *c, TSNode body)
 
 /* ---- result arrays ---- */
 
+/* pc_new_sym, with the keyword column array kept parallel. */
 static struct parse_symbol *new_sym(struct ctx *c)
 {
-    struct parse_result *r = c->out;
-    if (r->nsyms == c->cap_syms) {
-        c->cap_syms = c->cap_syms ? c->cap_syms * 2 : 32;
-        r->syms = xrealloc(r->syms, c->cap_syms * sizeof *r->syms);
-        c->col = xrealloc(c->col, c->cap_syms * sizeof *c->col);
-    }
-    c->col[r->nsyms] = 0;
-    struct parse_symbol *s = &r->syms[r->nsyms++];
-    memset(s, 0, sizeof *s);
+    size_t cap = c->pc.cap_syms;
+    struct parse_symbol *s = pc_new_sym(&c->pc);
+    if (c->pc.cap_syms != cap) c->col = xrealloc(c->col, c->pc.cap_syms * sizeof *c->col);
+    c->col[c->pc.out->nsyms - 1] = 0;
     return s;
-}
-
-static void add_import(struct ctx *c, int line, char *module, char *name, char *alias, int level)
-{
-    struct parse_result *r = c->out;
-    if (r->nimports == c->cap_imports) {
-        c->cap_imports = c->cap_imports ? c->cap_imports * 2 : 16;
-        r->imports = xrealloc(r->imports, c->cap_imports * sizeof *r->imports);
-    }
-    r->imports[r->nimports++] = (struct parse_import){line, module, name, alias, level};
-}
-
-static char *qualify(const struct ctx *c, int parent, const char *name)
-{
-    if (parent < 0) return xstrdup(name);
-    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
 }
 
 /* ---- definitions ---- */
@@ -386,7 +338,7 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     uint32_t a, b;
-    node_range(c, n, &a, &b);
+    pc_node_range(&c->pc, n, &a, &b);
 
     /* the header ends at the last ':' before the body */
     uint32_t hdr_end = ts_node_is_null(body) ? b : ts_node_start_byte(body);
@@ -398,36 +350,36 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
             TSNode ch = ts_tree_cursor_current_node(cur);
             if (ts_node_start_byte(ch) >= body_start) break;
             if (!ts_node_is_named(ch) && ts_node_end_byte(ch) == ts_node_start_byte(ch) + 1 &&
-                ts_node_start_byte(ch) < c->len && c->src[ts_node_start_byte(ch)] == ':')
+                ts_node_start_byte(ch) < c->pc.len && c->pc.src[ts_node_start_byte(ch)] == ':')
                 hdr_end = ts_node_start_byte(ch);
         } while (ts_tree_cursor_goto_next_sibling(cur));
     }
-    if (hdr_end > c->len) hdr_end = c->len;
+    if (hdr_end > c->pc.len) hdr_end = c->pc.len;
     if (hdr_end < a) hdr_end = a;
 
     int parent = f->scope;
     struct parse_symbol *s = new_sym(c);
-    int self = (int)(c->out->nsyms - 1);
+    int self = (int)(c->pc.out->nsyms - 1);
     s->kind = is_class ? PARSE_CLASS
-              : (parent >= 0 && c->out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
+              : (parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
                                                                            : PARSE_FUNCTION;
-    s->name = node_dup(c, name);
-    s->qualname = qualify(c, parent, s->name);
+    s->name = pc_node_dup(&c->pc, name);
+    s->qualname = pc_qualify(&c->pc, parent, s->name);
     s->parent = parent;
-    s->body_line = line_of(ts_node_start_point(n));
+    s->body_line = pc_line_of(ts_node_start_point(n));
     c->col[self] = ts_node_start_point(n).column;
     s->start_line = s->body_line;
-    s->end_line = end_line_of(n);
-    s->is_async = !is_class && b - a > 5 && memcmp(c->src + a, "async", 5) == 0 && is_space(c->src[a + 5]);
+    s->end_line = pc_end_line_of(n);
+    s->is_async = !is_class && b - a > 5 && memcmp(c->pc.src + a, "async", 5) == 0 && pc_is_space(c->pc.src[a + 5]);
 
     buf_reset(&c->tmp);
-    norm_text(c->src, a, hdr_end, 0, &c->tmp);
+    norm_text(c->pc.src, a, hdr_end, 0, &c->tmp);
     s->signature = xstrdup(buf_str(&c->tmp));
 
     /* decorators sit on the decorated_definition around us */
     if (c->nfr >= 2 && f[-1].sym == id.decorated_definition) {
         TSNode d = f[-1].node;
-        s->start_line = line_of(ts_node_start_point(d));
+        s->start_line = pc_line_of(ts_node_start_point(d));
         struct buf decs = BUF_INIT;
         ts_tree_cursor_reset(cur, d);
         if (ts_tree_cursor_goto_first_child(cur)) {
@@ -438,9 +390,9 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
                     TSNode e = ts_node_named_child(ch, k);
                     if (ts_node_symbol(e) == id.comment) continue;
                     uint32_t ea, eb;
-                    node_range(c, e, &ea, &eb);
+                    pc_node_range(&c->pc, e, &ea, &eb);
                     if (decs.len) buf_addc(&decs, '\n');
-                    norm_text(c->src, ea, eb, 0, &decs);
+                    norm_text(c->pc.src, ea, eb, 0, &decs);
                     break;
                 }
             } while (ts_tree_cursor_goto_next_sibling(cur));
@@ -462,10 +414,10 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
                         sy == id.comment)
                         continue;
                     uint32_t ea, eb;
-                    node_range(c, ch, &ea, &eb);
+                    pc_node_range(&c->pc, ch, &ea, &eb);
                     if (ea == eb) continue;
                     if (bases.len) buf_adds(&bases, ", ");
-                    norm_text(c->src, ea, eb, 0, &bases);
+                    norm_text(c->pc.src, ea, eb, 0, &bases);
                 } while (ts_tree_cursor_goto_next_sibling(cur));
             }
         }
@@ -474,7 +426,7 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
     }
 
     /* s may move when docstring_of... it does not add symbols, but keep the index */
-    if (!ts_node_is_null(body)) c->out->syms[self].docstring = docstring_of(c, body);
+    if (!ts_node_is_null(body)) c->pc.out->syms[self].docstring = docstring_of(c, body);
     f->def = self;
 }
 
@@ -483,22 +435,22 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
 static void add_var(struct ctx *c, int scope, TSNode stmt, TSNode ident)
 {
     if (ts_node_start_byte(ident) >= ts_node_end_byte(ident)) return;
-    char *name = node_dup(c, ident);
-    char *qual = qualify(c, scope, name);
+    char *name = pc_node_dup(&c->pc, ident);
+    char *qual = pc_qualify(&c->pc, scope, name);
     struct parse_symbol *s = new_sym(c);
     s->kind = PARSE_VARIABLE;
     s->name = name;
     s->qualname = qual;
     s->parent = scope;
-    s->start_line = s->body_line = line_of(ts_node_start_point(stmt));
-    s->end_line = end_line_of(stmt);
+    s->start_line = s->body_line = pc_line_of(ts_node_start_point(stmt));
+    s->end_line = pc_end_line_of(stmt);
 }
 
 /* An assignment at the top of the stack: one symbol per plain name it binds,
  * when it sits at module level or directly in a class body. */
 static void add_assignment(struct ctx *c, struct frame *f)
 {
-    if (f->scope >= 0 && c->out->syms[f->scope].kind != PARSE_CLASS) return;
+    if (f->scope >= 0 && c->pc.out->syms[f->scope].kind != PARSE_CLASS) return;
     /* the statement: up through chained assignments ('a = b = 1') */
     size_t k = c->nfr - 1;
     while (k > 0 && c->fr[k - 1].sym == id.assignment) k--;
@@ -548,7 +500,7 @@ static void add_import_stmt(struct ctx *c, TSNode n, TSSymbol kind)
         TSNode ch = ts_tree_cursor_current_node(cur);
         TSSymbol sy = ts_node_symbol(ch);
         TSFieldId fid = ts_tree_cursor_current_field_id(cur);
-        int line = line_of(ts_node_start_point(ch));
+        int line = pc_line_of(ts_node_start_point(ch));
         if (kind == id.import_from_statement && fid == id.f_module_name) {
             if (sy == id.relative_import) {
                 free(module);
@@ -557,8 +509,8 @@ static void add_import_stmt(struct ctx *c, TSNode n, TSSymbol kind)
                     TSNode part = ts_node_child(ch, k);
                     if (ts_node_symbol(part) == id.import_prefix) {
                         uint32_t a, b;
-                        node_range(c, part, &a, &b);
-                        for (uint32_t i = a; i < b; i++) level += c->src[i] == '.';
+                        pc_node_range(&c->pc, part, &a, &b);
+                        for (uint32_t i = a; i < b; i++) level += c->pc.src[i] == '.';
                     } else if (ts_node_symbol(part) == id.dotted_name) {
                         free(module);
                         module = dotted_dup(c, part);
@@ -572,7 +524,7 @@ static void add_import_stmt(struct ctx *c, TSNode n, TSSymbol kind)
         }
         if (sy != id.dotted_name && sy != id.aliased_import && sy != id.wildcard_import) continue;
         if (sy == id.wildcard_import) {
-            add_import(c, line, xstrdup(module ? module : ""), xstrdup("*"), NULL, level);
+            pc_add_import(&c->pc, line, xstrdup(module ? module : ""), xstrdup("*"), NULL, level);
             continue;
         }
         char *nm, *alias = NULL;
@@ -580,14 +532,14 @@ static void add_import_stmt(struct ctx *c, TSNode n, TSSymbol kind)
             TSNode nn = ts_node_child_by_field_id(ch, id.f_name), al = ts_node_child_by_field_id(ch, id.f_alias);
             if (ts_node_is_null(nn)) continue;
             nm = dotted_dup(c, nn);
-            if (!ts_node_is_null(al)) alias = node_dup(c, al);
+            if (!ts_node_is_null(al)) alias = pc_node_dup(&c->pc, al);
         } else {
             nm = dotted_dup(c, ch);
         }
         if (kind == id.import_statement)
-            add_import(c, line, nm, NULL, alias, 0);
+            pc_add_import(&c->pc, line, nm, NULL, alias, 0);
         else
-            add_import(c, line, xstrdup(module ? module : ""), nm, alias, level);
+            pc_add_import(&c->pc, line, xstrdup(module ? module : ""), nm, alias, level);
     } while (ts_tree_cursor_goto_next_sibling(cur));
     free(module);
 }
@@ -598,14 +550,9 @@ static void add_call(struct ctx *c, struct frame *f)
 {
     TSNode fn = ts_node_child_by_field_id(f->node, id.f_function);
     if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
-    struct parse_result *r = c->out;
-    if (r->ncalls == c->cap_calls) {
-        c->cap_calls = c->cap_calls ? c->cap_calls * 2 : 64;
-        r->calls = xrealloc(r->calls, c->cap_calls * sizeof *r->calls);
-    }
     /* the line where the called name ends: the '(' line of a chained call */
     TSPoint e = ts_node_end_point(fn);
-    r->calls[r->ncalls++] = (struct parse_call){(int)e.row + 1, f->scope, node_norm(c, fn, PY_EXPR_CAP)};
+    pc_add_call(&c->pc, (int)e.row + 1, f->scope, node_norm(c, fn, PY_EXPR_CAP));
 }
 
 /* ---- error recovery ---- */
@@ -618,8 +565,8 @@ static int ident_char(unsigned char ch) { return ident_start(ch) || (unsigned)(c
 static int match_def(const struct ctx *c, uint32_t q, uint32_t *kwlen, uint32_t *na, uint32_t *nb,
                      int *is_class, int *is_async)
 {
-    const char *s = c->src;
-    uint32_t end = c->len, p = q;
+    const char *s = c->pc.src;
+    uint32_t end = c->pc.len, p = q;
     *is_async = 0;
     if (end - p > 6 && memcmp(s + p, "async", 5) == 0 && (s[p + 5] == ' ' || s[p + 5] == '\t')) {
         uint32_t r = p + 5;
@@ -651,20 +598,20 @@ static int match_def(const struct ctx *c, uint32_t q, uint32_t *kwlen, uint32_t 
  * non-blank, non-comment line before one indented no deeper than col. */
 static int block_end(const struct ctx *c, uint32_t from, int line, uint32_t col)
 {
-    const char *s = c->src;
+    const char *s = c->pc.src;
     int last = line, ln = line;
-    const char *nl = memchr(s + from, '\n', c->len - from);
-    uint32_t p = nl ? (uint32_t)(nl - s) + 1 : c->len;
-    while (p < c->len) {
+    const char *nl = memchr(s + from, '\n', c->pc.len - from);
+    uint32_t p = nl ? (uint32_t)(nl - s) + 1 : c->pc.len;
+    while (p < c->pc.len) {
         ln++;
         uint32_t q = p, ind = 0;
-        while (q < c->len && (s[q] == ' ' || s[q] == '\t' || s[q] == '\f')) q++, ind++;
-        if (q < c->len && s[q] != '\n' && s[q] != '\r' && s[q] != '#') {
+        while (q < c->pc.len && (s[q] == ' ' || s[q] == '\t' || s[q] == '\f')) q++, ind++;
+        if (q < c->pc.len && s[q] != '\n' && s[q] != '\r' && s[q] != '#') {
             if (ind <= col) break;
             last = ln;
         }
-        nl = memchr(s + q, '\n', c->len - q);
-        p = nl ? (uint32_t)(nl - s) + 1 : c->len;
+        nl = memchr(s + q, '\n', c->pc.len - q);
+        p = nl ? (uint32_t)(nl - s) + 1 : c->pc.len;
     }
     return last;
 }
@@ -711,7 +658,7 @@ static int leaf_at(struct leafit *it, uint32_t q)
 /* Whether symbol a (-1: the module) encloses symbol b. */
 static int is_above(const struct ctx *c, int a, int b)
 {
-    for (int up = c->out->syms[b].parent; up >= 0; up = c->out->syms[up].parent)
+    for (int up = c->pc.out->syms[b].parent; up >= 0; up = c->pc.out->syms[up].parent)
         if (up == a) return 1;
     return a < 0;
 }
@@ -724,8 +671,8 @@ static int is_above(const struct ctx *c, int a, int b)
  * Runs only for files with errors: one pass over the lines and the leaves. */
 static void recover_errors(struct ctx *c, TSNode root)
 {
-    const char *s = c->src;
-    size_t nreal = c->out->nsyms, real = 0, ei = 0;
+    const char *s = c->pc.src;
+    size_t nreal = c->pc.out->nsyms, real = 0, ei = 0;
     int *stack = NULL; /* open blocks by indentation */
     size_t nstack = 0, capstack = 0;
     struct leafit it = {&c->aux, 0, 0, 0, 0};
@@ -733,27 +680,27 @@ static void recover_errors(struct ctx *c, TSNode root)
     leaf_descend(&it);
     int line = 1;
     int moved = 0;
-    for (uint32_t p = 0; p < c->len; line++) {
+    for (uint32_t p = 0; p < c->pc.len; line++) {
         uint32_t q = p;
-        while (q < c->len && (s[q] == ' ' || s[q] == '\t' || s[q] == '\f')) q++;
-        const char *nl = memchr(s + q, '\n', c->len - q);
-        uint32_t next = nl ? (uint32_t)(nl - s) + 1 : c->len, col = q - p;
+        while (q < c->pc.len && (s[q] == ' ' || s[q] == '\t' || s[q] == '\f')) q++;
+        const char *nl = memchr(s + q, '\n', c->pc.len - q);
+        uint32_t next = nl ? (uint32_t)(nl - s) + 1 : c->pc.len, col = q - p;
         p = next;
         /* a line whose first token starts a statement closes deeper blocks;
          * lines inside strings or brackets do not start with a token */
-        int tok = q < c->len && s[q] != '\n' && s[q] != '\r' && s[q] != '#' && leaf_at(&it, q);
+        int tok = q < c->pc.len && s[q] != '\n' && s[q] != '\r' && s[q] != '#' && leaf_at(&it, q);
         if (tok)
             while (nstack && c->col[stack[nstack - 1]] >= col) nstack--;
         int found = 0;
-        for (; real < nreal && c->out->syms[real].body_line <= line; real++) {
-            struct parse_symbol *rs = &c->out->syms[real];
+        for (; real < nreal && c->pc.out->syms[real].body_line <= line; real++) {
+            struct parse_symbol *rs = &c->pc.out->syms[real];
             if (rs->body_line != line) continue;
             if (rs->kind != PARSE_VARIABLE)
                 while (nstack && c->col[stack[nstack - 1]] >= c->col[real]) nstack--;
             /* the tree may hang a definition too high, typically at module
              * level after a broken class header: indentation says where */
             int top = nstack ? stack[nstack - 1] : -1;
-            if (top >= 0 && rs->parent != top && (rs->kind != PARSE_VARIABLE || c->out->syms[top].kind == PARSE_CLASS) &&
+            if (top >= 0 && rs->parent != top && (rs->kind != PARSE_VARIABLE || c->pc.out->syms[top].kind == PARSE_CLASS) &&
                 is_above(c, rs->parent, top)) {
                 rs->parent = top;
                 moved = 1;
@@ -771,12 +718,12 @@ static void recover_errors(struct ctx *c, TSNode root)
             continue;
         int parent = nstack ? stack[nstack - 1] : -1;
         char *name = xstrndup(s + na, nb - na);
-        char *qual = qualify(c, parent, name);
+        char *qual = pc_qualify(&c->pc, parent, name);
         struct parse_symbol *sym = new_sym(c);
-        int self = (int)c->out->nsyms - 1;
+        int self = (int)c->pc.out->nsyms - 1;
         c->col[self] = col;
         sym->kind = is_class ? PARSE_CLASS
-                    : (parent >= 0 && c->out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
+                    : (parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
                                                                                 : PARSE_FUNCTION;
         sym->name = name;
         sym->qualname = qual;
@@ -785,12 +732,12 @@ static void recover_errors(struct ctx *c, TSNode root)
         sym->end_line = block_end(c, q, line, col);
         sym->is_async = is_async;
         /* enclosing definitions cut short by the error reach at least this far */
-        for (int up = parent; up >= 0 && c->out->syms[up].end_line < sym->end_line; up = c->out->syms[up].parent)
-            c->out->syms[up].end_line = sym->end_line;
+        for (int up = parent; up >= 0 && c->pc.out->syms[up].end_line < sym->end_line; up = c->pc.out->syms[up].parent)
+            c->pc.out->syms[up].end_line = sym->end_line;
         /* the header up to its ':' (or the line end when it is broken) */
         uint32_t h = nb;
         int depth = 0;
-        while (h < c->len && s[h] != '\n' && !(depth == 0 && s[h] == ':')) {
+        while (h < c->pc.len && s[h] != '\n' && !(depth == 0 && s[h] == ':')) {
             if (s[h] == '(' || s[h] == '[') depth++;
             else if ((s[h] == ')' || s[h] == ']') && depth > 0) depth--;
             h++;
@@ -805,37 +752,37 @@ static void recover_errors(struct ctx *c, TSNode root)
     if (moved) {
         /* parents precede children, so one pass in order renames every level */
         for (size_t i = 0; i < nreal; i++) {
-            struct parse_symbol *rs = &c->out->syms[i];
+            struct parse_symbol *rs = &c->pc.out->syms[i];
             if (rs->parent < 0) continue;
             if (rs->kind == PARSE_FUNCTION || rs->kind == PARSE_METHOD)
-                rs->kind = c->out->syms[rs->parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
-            char *q = qualify(c, rs->parent, rs->name);
+                rs->kind = c->pc.out->syms[rs->parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
+            char *q = pc_qualify(&c->pc, rs->parent, rs->name);
             free(rs->qualname);
             rs->qualname = q;
         }
     }
-    if (c->out->nsyms == nreal) return;
+    if (c->pc.out->nsyms == nreal) return;
 
     /* calls found inside ERROR nodes: 'def f(x)' misread as a call of f is
      * dropped (the array is compacted; nothing refers to call indexes), the
      * rest move to the innermost recovered definition around them */
     size_t keep = 0;
     ei = 0;
-    for (size_t k = 0; k < c->out->ncalls; k++) {
-        struct parse_call *call = &c->out->calls[k];
+    for (size_t k = 0; k < c->pc.out->ncalls; k++) {
+        struct parse_call *call = &c->pc.out->calls[k];
         while (ei < c->nerrs && c->errs[ei].call1 <= k) ei++;
         if (ei < c->nerrs && c->errs[ei].call0 <= k) {
             int best = -1, span = 0, bogus = 0;
-            for (size_t i = nreal; i < c->out->nsyms && !bogus; i++)
-                bogus = c->out->syms[i].body_line == call->line && !strcmp(c->out->syms[i].name, call->callee);
+            for (size_t i = nreal; i < c->pc.out->nsyms && !bogus; i++)
+                bogus = c->pc.out->syms[i].body_line == call->line && !strcmp(c->pc.out->syms[i].name, call->callee);
             if (bogus) {
                 free(call->callee);
                 continue;
             }
-            for (size_t i = nreal; i < c->out->nsyms; i++) {
-                const struct parse_symbol *o = &c->out->syms[i];
+            for (size_t i = nreal; i < c->pc.out->nsyms; i++) {
+                const struct parse_symbol *o = &c->pc.out->syms[i];
                 if (o->body_line > call->line || o->end_line < call->line) continue;
-                if (call->caller >= 0 && o->body_line < c->out->syms[call->caller].body_line) continue;
+                if (call->caller >= 0 && o->body_line < c->pc.out->syms[call->caller].body_line) continue;
                 if (best < 0 || o->end_line - o->body_line <= span) {
                     best = (int)i;
                     span = o->end_line - o->body_line;
@@ -843,21 +790,12 @@ static void recover_errors(struct ctx *c, TSNode root)
             }
             if (best >= 0) call->caller = best;
         }
-        c->out->calls[keep++] = *call;
+        c->pc.out->calls[keep++] = *call;
     }
-    c->out->ncalls = keep;
+    c->pc.out->ncalls = keep;
 }
 
 /* ---- the walk ---- */
-
-static struct frame *push(struct ctx *c)
-{
-    if (c->nfr == c->cap_fr) {
-        c->cap_fr = c->cap_fr ? c->cap_fr * 2 : 64;
-        c->fr = xrealloc(c->fr, c->cap_fr * sizeof *c->fr);
-    }
-    return &c->fr[c->nfr++];
-}
 
 /* Fills the top frame from the cursor position and handles its node. */
 static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
@@ -877,13 +815,10 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
             f->scope = p->def;
     }
     TSSymbol s = f->sym;
-    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->out->parse_errors++;
+    if (count_errors && (s == (TSSymbol)-1 || ts_node_is_missing(f->node))) c->pc.out->parse_errors++;
     if (s == (TSSymbol)-1 && !f->in_err) {
-        if (c->nerrs == c->cap_errs) {
-            c->cap_errs = c->cap_errs ? c->cap_errs * 2 : 8;
-            c->errs = xrealloc(c->errs, c->cap_errs * sizeof *c->errs);
-        }
-        c->errs[c->nerrs++] = (struct errspan){f->node, f->scope, c->out->nsyms, 0, c->out->ncalls, 0};
+        c->errs = pc_grow(c->errs, &c->cap_errs, c->nerrs, sizeof *c->errs, 8);
+        c->errs[c->nerrs++] = (struct errspan){f->node, f->scope, c->pc.out->nsyms, 0, c->pc.out->ncalls, 0};
         f->in_err = 1;
     }
     if (s == id.call) add_call(c, f);
@@ -893,9 +828,27 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     else if (s == id.import_statement || s == id.import_from_statement || s == id.future_import_statement)
         add_import_stmt(c, f->node, s);
     if (f->in_err) {
-        c->errs[c->nerrs - 1].sym1 = c->out->nsyms;
-        c->errs[c->nerrs - 1].call1 = c->out->ncalls;
+        c->errs[c->nerrs - 1].sym1 = c->pc.out->nsyms;
+        c->errs[c->nerrs - 1].call1 = c->pc.out->ncalls;
     }
+}
+
+static struct frame *push(struct ctx *c)
+{
+    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
+    return &c->fr[c->nfr++];
+}
+
+/* pc_walk's step: one frame per level of the walk. */
+static void step(void *p, TSTreeCursor *cur, int move)
+{
+    struct ctx *c = p;
+    if (move < 0) {
+        c->nfr--;
+        return;
+    }
+    if (move > 0) push(c);
+    visit(c, cur, c->count_errors);
 }
 
 static int py_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
@@ -910,28 +863,11 @@ static int py_extract(TSParser *parser, const char *text, size_t len, struct par
     if (!tree) return -1;
     TSNode root = ts_tree_root_node(tree);
 
-    struct ctx c = {.src = text ? text : "", .len = (uint32_t)len, .out = out};
+    struct ctx c = {.pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
     c.aux = ts_tree_cursor_new(root);
-    int count_errors = ts_node_has_error(root);
+    c.count_errors = ts_node_has_error(root);
     TSTreeCursor cur = ts_tree_cursor_new(root);
-    push(&c);
-    visit(&c, &cur, count_errors);
-    for (;;) {
-        if (ts_tree_cursor_goto_first_child(&cur)) {
-            push(&c);
-            visit(&c, &cur, count_errors);
-            continue;
-        }
-        for (;;) {
-            if (ts_tree_cursor_goto_next_sibling(&cur)) {
-                visit(&c, &cur, count_errors);
-                break;
-            }
-            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
-            c.nfr--;
-        }
-    }
-done:
+    pc_walk(&cur, &c, step);
     if (c.nerrs) recover_errors(&c, root);
     ts_tree_cursor_delete(&cur);
     ts_tree_cursor_delete(&c.aux);

@@ -1,0 +1,184 @@
+/*
+ * parse_common: the helpers every language extractor shares (see
+ * parse_common.h): node lines and text, C-like text normalisation, doc comment
+ * cleaning, the parse_result arrays and the cursor walk. No state of its own,
+ * so extractors stay safe to run on several threads at once.
+ */
+#include "parse_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int pc_line_of(TSPoint p) { return (int)p.row + 1; }
+
+int pc_end_line_of(TSNode n)
+{
+    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+    if (e.column == 0 && e.row > s.row) return (int)e.row;
+    return (int)e.row + 1;
+}
+
+void pc_node_range(const struct pc_ctx *c, TSNode n, uint32_t *a, uint32_t *b)
+{
+    *a = ts_node_start_byte(n);
+    *b = ts_node_end_byte(n);
+    if (*b > c->len) *b = c->len;
+    if (*a > *b) *a = *b;
+}
+
+char *pc_node_dup(const struct pc_ctx *c, TSNode n)
+{
+    uint32_t a, b;
+    pc_node_range(c, n, &a, &b);
+    return xstrndup(c->src + a, b - a);
+}
+
+int pc_is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v'; }
+
+void pc_norm_c(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out, int quotes)
+{
+    size_t base = out->len;
+    int pending = 0;
+    int backtick = quotes & (PC_QUOTE_BACKTICK | PC_QUOTE_RAW_BACKTICK);
+    uint32_t i = a;
+    while (i < b && (!max || out->len - base < max)) {
+        char ch = src[i];
+        if (pc_is_space(ch)) {
+            pending = 1;
+            i++;
+            continue;
+        }
+        if (ch == '/' && i + 1 < b && src[i + 1] == '/') {
+            while (i < b && src[i] != '\n') i++;
+            pending = 1;
+            continue;
+        }
+        if (ch == '/' && i + 1 < b && src[i + 1] == '*') {
+            i += 2;
+            while (i < b && !(src[i] == '*' && i + 1 < b && src[i + 1] == '/')) i++;
+            i = i + 2 < b ? i + 2 : b;
+            pending = 1;
+            continue;
+        }
+        if (pending) {
+            char prev = out->len > base ? out->data[out->len - 1] : '(';
+            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
+                buf_addc(out, ' ');
+            pending = 0;
+        }
+        if (ch == '\'' || ch == '"' || (backtick && ch == '`')) {
+            int raw = ch == '`' && (quotes & PC_QUOTE_RAW_BACKTICK);
+            uint32_t j = i + 1;
+            for (; j < b; j++) {
+                if (src[j] == '\\' && !raw) { j++; continue; }
+                if (src[j] == ch) { j++; break; }
+            }
+            if (j > b) j = b;
+            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
+                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
+            i = j;
+            continue;
+        }
+        buf_addc(out, ch);
+        i++;
+    }
+    if (max && out->len - base > max) out->len = base + max;
+    /* never leave half a UTF-8 sequence at a cut */
+    if (max && out->len - base == max && i < b) {
+        while (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0x80) out->len--;
+        if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
+    }
+    if (out->data) out->data[out->len] = 0;
+}
+
+char *pc_block_doc_clean(const char *s, size_t n)
+{
+    if (n < 5 || memcmp(s, "/**", 3) != 0 || memcmp(s + n - 2, "*/", 2) != 0) return NULL;
+    s += 3;
+    n -= 5;
+    struct buf r = BUF_INIT;
+    int first = 1;
+    const char *end = s + n;
+    for (const char *p = s; p <= end;) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e) e = end;
+        const char *q = p, *t = e;
+        while (q < t && pc_is_space(*q)) q++;
+        if (q < t && *q == '*') {
+            q++;
+            if (q < t && *q == ' ') q++;
+        }
+        while (t > q && pc_is_space(t[-1])) t--;
+        if (!first) buf_addc(&r, '\n');
+        buf_add(&r, q, (size_t)(t - q));
+        first = 0;
+        p = e + 1;
+    }
+    char *d = buf_take(&r);
+    /* trim blank lines at both ends */
+    size_t lo = 0, hi = strlen(d);
+    while (lo < hi && d[lo] == '\n') lo++;
+    while (hi > lo && d[hi - 1] == '\n') hi--;
+    memmove(d, d + lo, hi - lo);
+    d[hi - lo] = 0;
+    if (!*d) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void *pc_grow(void *p, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap) return p;
+    *cap = *cap ? *cap * 2 : first;
+    return xrealloc(p, *cap * size);
+}
+
+struct parse_symbol *pc_new_sym(struct pc_ctx *c)
+{
+    struct parse_result *r = c->out;
+    r->syms = pc_grow(r->syms, &c->cap_syms, r->nsyms, sizeof *r->syms, 32);
+    struct parse_symbol *s = &r->syms[r->nsyms++];
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+void pc_add_import(struct pc_ctx *c, int line, char *module, char *name, char *alias, int level)
+{
+    struct parse_result *r = c->out;
+    r->imports = pc_grow(r->imports, &c->cap_imports, r->nimports, sizeof *r->imports, 16);
+    r->imports[r->nimports++] = (struct parse_import){line, module, name, alias, level};
+}
+
+void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee)
+{
+    struct parse_result *r = c->out;
+    r->calls = pc_grow(r->calls, &c->cap_calls, r->ncalls, sizeof *r->calls, 64);
+    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
+}
+
+char *pc_qualify(const struct pc_ctx *c, int parent, const char *name)
+{
+    if (parent < 0) return xstrdup(name);
+    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
+}
+
+void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor *cur, int move))
+{
+    step(ctx, cur, 1);
+    for (;;) {
+        if (ts_tree_cursor_goto_first_child(cur)) {
+            step(ctx, cur, 1);
+            continue;
+        }
+        for (;;) {
+            if (ts_tree_cursor_goto_next_sibling(cur)) {
+                step(ctx, cur, 0);
+                break;
+            }
+            if (!ts_tree_cursor_goto_parent(cur)) return;
+            step(ctx, cur, -1);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/*
+ * parse_common: helpers shared by the language extractors (parse_<lang>.c).
+ * Each extractor keeps its own tree-sitter symbol table, walk frames and
+ * language rules; what they all need in the same form lives here: the text
+ * being parsed and the result being filled (struct pc_ctx, embedded in every
+ * extractor's context), node lines and text, whitespace/comment normalisation
+ * for C-like languages, '/ ** ... * /' doc comment cleaning, the growable
+ * symbol/import/call arrays of a parse_result, and the cursor walk that drives
+ * an extractor's visit function without recursion.
+ */
+#ifndef DRQA_PARSE_COMMON_H
+#define DRQA_PARSE_COMMON_H
+
+#include "parse.h"
+#include "util.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The source text and the result an extractor fills. */
+struct pc_ctx {
+    const char *src;
+    uint32_t len;
+    struct parse_result *out;
+    size_t cap_syms, cap_imports, cap_calls;
+};
+
+/* 1-based line of a point. */
+int pc_line_of(TSPoint p);
+/* Last line a node covers: a node ending at column 0 ends on the line before. */
+int pc_end_line_of(TSNode n);
+/* A node's byte range, clamped to the text. */
+void pc_node_range(const struct pc_ctx *c, TSNode n, uint32_t *a, uint32_t *b);
+/* A node's text as a new string. */
+char *pc_node_dup(const struct pc_ctx *c, TSNode n);
+int pc_is_space(char ch);
+
+/* Quote characters of pc_norm_c: '"' and '\'' always; these add '`'. */
+enum { PC_QUOTE_BACKTICK = 1,  /* '`' quotes with backslash escapes (JavaScript templates) */
+       PC_QUOTE_RAW_BACKTICK = 2 /* '`' quotes without escapes (Go raw strings) */ };
+
+/* Appends src[a..b) to out as one line: whitespace runs become one space (none
+ * just inside brackets), '//' and '/ * * /' comments are dropped, string
+ * literals are kept with line breaks turned into spaces. Stops at max bytes
+ * (0 = no limit), never inside a UTF-8 sequence. */
+void pc_norm_c(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out, int quotes);
+
+/* The text of a '/ ** ... * /' comment s[0..n) without its delimiters, leading
+ * '*'s and blank first/last lines; NULL when it is not one or is empty. */
+char *pc_block_doc_clean(const char *s, size_t n);
+
+/* Grows the array p of *cap elements of size bytes so that it holds more than
+ * n: doubles, or starts at first. Returns the (possibly moved) array. */
+void *pc_grow(void *p, size_t *cap, size_t n, size_t size, size_t first);
+
+/* A new zeroed symbol at the end of c->out->syms. */
+struct parse_symbol *pc_new_sym(struct pc_ctx *c);
+void pc_add_import(struct pc_ctx *c, int line, char *module, char *name, char *alias, int level);
+void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee);
+/* 'parent.qualname' + '.' + name, or name at the top level (parent < 0). */
+char *pc_qualify(const struct pc_ctx *c, int parent, const char *name);
+
+/* Walks every node under the cursor's node (that node included) in document
+ * order without recursion. step(ctx, cur, move) is called with move = 1 on
+ * arriving at a node one level deeper (and at the start), 0 on moving to the
+ * next sibling, -1 on going back up to the parent (cur then on the parent). */
+void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor *cur, int move));
+
+#endif
