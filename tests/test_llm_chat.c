@@ -83,12 +83,13 @@ static int ask(struct llm_backend *b, const char *tag, const char *user, struct 
 
 struct canceller {
     atomic_int *flag;
+    int before;   /* requests already logged with the tag: the fake's log spans both providers */
 };
 
 static void *cancel_when_seen(void *arg)
 {
     struct canceller *c = arg;
-    for (int i = 0; i < 400 && fake_count(&f, "case:hang cancel") < 1; i++) {
+    for (int i = 0; i < 400 && fake_count(&f, "case:hang cancel") <= c->before; i++) {
         struct timespec ts = {0, 25 * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -225,7 +226,7 @@ static void run(const char *pname)
     /* cancellation from another thread */
     b = mk(base, "timeout_total_ms = 20000\n", 1);
     atomic_int flag = 0;
-    struct canceller c = {&flag};
+    struct canceller c = {&flag, fake_count(&f, "case:hang cancel")};
     pthread_t th;
     pthread_create(&th, NULL, cancel_when_seen, &c);
     struct llm_message cm[] = {{"user", "case:hang cancel"}};
