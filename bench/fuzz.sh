@@ -24,7 +24,7 @@ shift $((OPTIND - 1))
 build=${1:-.}
 [ $# -gt 0 ] && shift
 src=$(cd "$(dirname "$0")/.." && pwd)
-targets=${*:-jsonx fpattern parse transcript action}
+targets=${*:-jsonx roles fpattern parse transcript action}
 [ -n "$out" ] || out=$(mktemp -d /tmp/drqa-fuzz-XXXXXX)
 mkdir -p "$out"
 echo "# $secs s per target; corpora, logs and artifacts in $out"
