@@ -194,7 +194,7 @@ static int ex_execute(void *ctx, const char *name, const cJSON *args, struct evi
     return 0;
 }
 
-static int cu_curate(void *ctx, const char *question, const char *action, const struct evidence *raw,
+int engine_curate_rules(void *ctx, const char *question, const char *action, const struct evidence *raw,
                      const char *raw_text, struct evidence *curated, char **text, struct policy_usage *usage,
                      char *err, size_t errlen)
 {
@@ -328,7 +328,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     if (e->fallback) engine_fallback_set_iterations(e->fallback, sc.iterations);
     offline_policy_bind(e->offline, &pol);
     struct policy_executor ex = {e, ex_execute};
-    struct policy_curator cu = {e, cu_curate};
+    struct policy_curator cu = {e, engine_curate_rules};
     if (e->llm) {   /* thread-safe for one question, so --parallel overlaps its model calls */
         llm_policy_bind(e->llm, &pol);
         llm_policy_curator(e->llm, &cu);

@@ -24,6 +24,7 @@
 
 #include "evidence.h"
 #include "opts.h"
+#include "policy.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -34,6 +35,13 @@ enum engine_mode { ENGINE_MCTS, ENGINE_DIRECT, ENGINE_RAG_FUNCTION, ENGINE_RAG_W
 #define ENGINE_WINDOW_LINES 500
 #define ENGINE_WINDOW_OVERLAP 50
 #define ENGINE_CURATE_BUDGET 4000   /* tokens (bytes / 4) of curated evidence per action */
+
+/* The rule-based curator (struct policy_curator's curate): curate() within
+ * ENGINE_CURATE_BUDGET, rendered as the raw text followed by each kept span
+ * under its path:start-end header. ctx is unused. */
+int engine_curate_rules(void *ctx, const char *question, const char *action, const struct evidence *raw,
+                        const char *raw_text, struct evidence *curated, char **text,
+                        struct policy_usage *usage, char *err, size_t errlen);
 
 /* NULL or "" gives mcts. -1 on anything else. */
 int engine_parse_mode(const char *s, enum engine_mode *out);

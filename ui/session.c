@@ -77,30 +77,6 @@ static int execute(void *ctx, const char *name, const cJSON *args, struct eviden
     return 0;
 }
 
-static int curate_rules(void *ctx, const char *question, const char *action, const struct evidence *raw,
-                        const char *raw_text, struct evidence *curated, char **text,
-                        struct policy_usage *usage, char *err, size_t errlen)
-{
-    (void)ctx, (void)action, (void)usage, (void)err, (void)errlen;
-    curate(question, raw, ENGINE_CURATE_BUDGET, curated);
-    struct buf b = BUF_INIT;
-    if (raw_text && *raw_text) {
-        buf_adds(&b, raw_text);
-        if (!str_ends(raw_text, "\n")) buf_addc(&b, '\n');
-    }
-    for (size_t i = 0; i < curated->n; i++) {
-        const struct evidence_span *sp = &curated->v[i];
-        buf_printf(&b, "%s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, sp->label ? "  " : "",
-                   sp->label ? sp->label : "");
-        if (sp->text && *sp->text) {
-            buf_adds(&b, sp->text);
-            if (!str_ends(sp->text, "\n")) buf_addc(&b, '\n');
-        }
-    }
-    *text = buf_take(&b);
-    return 0;
-}
-
 static void hook_close(void *ctx)
 {
     struct session *s = ctx;
@@ -151,7 +127,7 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     executor->ctx = s;
     executor->execute = execute;
     curator->ctx = s;
-    curator->curate = curate_rules;
+    curator->curate = engine_curate_rules;
     if (s->backend) {
         s->fallback = *policy;
         struct llm_policy_config lc;
