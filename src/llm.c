@@ -319,3 +319,17 @@ cJSON *llm_usage_json(struct llm_usage *u)
     cJSON_AddItemToObject(root, "by_tag", by);
     return root;
 }
+
+void llm_add_message(cJSON *msgs, const char *role, const char *content)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "role", role);
+    cJSON_AddStringToObject(m, "content", content);
+    cJSON_AddItemToArray(msgs, m);
+}
+
+long llm_usage_field(const cJSON *usage, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, name);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (long)v->valuedouble : -1;
+}

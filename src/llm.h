@@ -154,5 +154,9 @@ int llm_http_call(struct llm_http_backend *hb, const struct llm_request *req, co
 /* Fills token counts (estimating the missing ones) and cost. */
 void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,
                  long input_tokens, long output_tokens);
+/* Appends {"role","content"} to a messages array (both APIs use this shape). */
+void llm_add_message(cJSON *msgs, const char *role, const char *content);
+/* A non-negative number field of a usage object, or -1 when absent or bad. */
+long llm_usage_field(const cJSON *usage, const char *name);
 
 #endif

@@ -20,22 +20,11 @@ static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_
     cJSON_AddNumberToObject(root, "max_tokens", req->max_tokens > 0 ? req->max_tokens : hb->max_tokens);
     if (req->system) cJSON_AddStringToObject(root, "system", req->system);
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
-    for (size_t i = 0; i < req->nmessages; i++) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "role", req->messages[i].role);
-        cJSON_AddStringToObject(m, "content", req->messages[i].content);
-        cJSON_AddItemToArray(msgs, m);
-    }
+    for (size_t i = 0; i < req->nmessages; i++) llm_add_message(msgs, req->messages[i].role, req->messages[i].content);
     cJSON_AddNumberToObject(root, "temperature", req->temperature >= 0 ? req->temperature : hb->temperature);
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;
-}
-
-static long usage_field(const cJSON *usage, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, name);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (long)v->valuedouble : -1;
 }
 
 static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
@@ -82,7 +71,7 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
     reply->text = buf_take(&text);
     reply->truncated = cJSON_IsString(stop) && strcmp(stop->valuestring, "max_tokens") == 0;
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
-    llm_account(hb, req, reply, usage_field(usage, "input_tokens"), usage_field(usage, "output_tokens"));
+    llm_account(hb, req, reply, llm_usage_field(usage, "input_tokens"), llm_usage_field(usage, "output_tokens"));
 out:
     cJSON_Delete(j);
     free(url);

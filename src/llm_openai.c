@@ -18,18 +18,8 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", hb->model);
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
-    if (req->system) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "role", "system");
-        cJSON_AddStringToObject(m, "content", req->system);
-        cJSON_AddItemToArray(msgs, m);
-    }
-    for (size_t i = 0; i < req->nmessages; i++) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "role", req->messages[i].role);
-        cJSON_AddStringToObject(m, "content", req->messages[i].content);
-        cJSON_AddItemToArray(msgs, m);
-    }
+    if (req->system) llm_add_message(msgs, "system", req->system);
+    for (size_t i = 0; i < req->nmessages; i++) llm_add_message(msgs, req->messages[i].role, req->messages[i].content);
     double t = req->temperature >= 0 ? req->temperature : hb->temperature;
     cJSON_AddNumberToObject(root, "temperature", t);
     cJSON_AddNumberToObject(root, "max_tokens", req->max_tokens > 0 ? req->max_tokens : hb->max_tokens);
@@ -41,12 +31,6 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;
-}
-
-static long usage_field(const cJSON *usage, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, name);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (long)v->valuedouble : -1;
 }
 
 static int openai_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
@@ -91,7 +75,7 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     reply->text = xstrdup(content->valuestring);
     reply->truncated = cJSON_IsString(finish) && strcmp(finish->valuestring, "length") == 0;
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
-    llm_account(hb, req, reply, usage_field(usage, "prompt_tokens"), usage_field(usage, "completion_tokens"));
+    llm_account(hb, req, reply, llm_usage_field(usage, "prompt_tokens"), llm_usage_field(usage, "completion_tokens"));
 out:
     cJSON_Delete(j);
     free(url);
