@@ -5,13 +5,17 @@
 set -e
 PKGS="build-essential autoconf automake pkg-config
  libtree-sitter-dev libcjson-dev libcurl4-openssl-dev libncurses-dev libsqlite3-dev sqlite3
- npm python3 git tmux universal-ctags ripgrep hyperfine valgrind clang
+ python3 git tmux universal-ctags ripgrep hyperfine valgrind clang
  python3-flask python3-requests python3-django
  python3-sympy time"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# npm: any working npm will do. Many images ship Node.js from another source
+# (e.g. nodesource's nodejs, which bundles npm); asking apt for Debian's npm
+# there conflicts with that nodejs and apt refuses the whole install.
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -z "$missing" ]; then
     echo "deps-debian: all packages present"
 else
@@ -26,5 +30,4 @@ else
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $missing
 fi
-# Node/npm come from Debian; some images ship their own node instead, which is fine.
 command -v npm >/dev/null 2>&1 || { echo "deps-debian: npm not found after install" >&2; exit 1; }
