@@ -192,9 +192,10 @@ static void consider_symlink(struct scanner *s, const char *rel, const char *ful
 
 /* ---- git ------------------------------------------------------------------ */
 
-/* Runs git ls-files in root; returns its NUL-separated output (caller frees)
- * or NULL when git is missing or the root is not in a work tree. */
-static char *git_ls_files(const char *root, size_t *len)
+/* Runs git with argv (argv[0] = "git") and returns its standard output
+ * (caller frees; *len its length), or NULL when git is missing or exits
+ * non-zero. */
+static char *git_run(char *const argv[], size_t *len)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) return NULL;
@@ -203,8 +204,6 @@ static char *git_ls_files(const char *root, size_t *len)
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    char *argv[] = {"git", "-C", (char *)root, "ls-files", "-z", "--cached", "--others",
-                    "--exclude-standard", NULL};
     pid_t pid;
     int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -230,6 +229,29 @@ static char *git_ls_files(const char *root, size_t *len)
     }
     *len = out.len;
     return buf_take(&out);
+}
+
+/* git ls-files in root: its NUL-separated output (caller frees), or NULL when
+ * git is missing, the root is not in a work tree, or git lists nothing because
+ * the root itself is ignored by the enclosing work tree (a build or export
+ * folder inside a checkout): git's view says nothing about such a tree, so it
+ * is walked instead. */
+static char *git_ls_files(const char *root, size_t *len)
+{
+    char *ls[] = {"git", "-C", (char *)root, "ls-files", "-z", "--cached", "--others",
+                  "--exclude-standard", NULL};
+    char *list = git_run(ls, len);
+    if (list && *len == 0) {
+        char *ci[] = {"git", "-C", (char *)root, "check-ignore", "-q", ".", NULL};
+        size_t n;
+        char *o = git_run(ci, &n);   /* exit 0: the root is ignored */
+        if (o) {
+            free(o);
+            free(list);
+            return NULL;
+        }
+    }
+    return list;
 }
 
 /* A '.git' (directory, or file for worktrees and submodules) at or above root:

@@ -307,6 +307,13 @@ if command -v git >/dev/null 2>&1; then
     index "$G" "$T/idx/git.sqlite"
     is "$(q "$T/idx/git.sqlite" "SELECT count(*) || ' ' || sum(path = 'build/gen.py') || ' ' || sum(path = 'tinyweb/untracked.py') || ' ' || sum(path = 'ignored_one.py') FROM files")" \
        "16 1 1 0" "in a git work tree: tracked and untracked files, not ignored ones"
+    # A folder the work tree ignores (a build or export folder inside a checkout)
+    # holds a tree git says nothing about: it is walked.
+    echo '/export*/' >>"$G/.gitignore"
+    cp -R "$FIX" "$G/export-a"
+    index "$G/export-a" "$T/idx/gitign.sqlite"
+    is "$(q "$T/idx/gitign.sqlite" "SELECT count(*) FROM files")" \
+       "14" "a folder ignored by the enclosing work tree is walked, not taken as empty"
 fi
 
 # ---- errors ------------------------------------------------------------------------------
