@@ -436,7 +436,9 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
      * the same long span. The first ANSWER_DISTINCT_FILES picks come from
      * distinct files (the leading citations say where to look; a second span
      * of the best file is worth less than the best span of another), then
-     * the rest by score, a few per file. */
+     * the rest by score, a few per file; the file of the best span may give
+     * more, since that is where the answer's other parts (the helpers, the
+     * class around a method, the callers) usually are. */
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
     unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
     size_t nsel = 0;
@@ -452,7 +454,8 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
                 if (c->big >= 0 && sel[k].big == c->big) per_big++;
                 if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;
             }
-            if (overlap || per_file >= (pass == 0 ? 1 : ANSWER_PER_FILE) || per_big >= 2) continue;
+            int cap = pass == 0 ? 1 : nsel && !strcmp(c->sp.path, sel[0].sp.path) ? ANSWER_PER_TOP_FILE : ANSWER_PER_FILE;
+            if (overlap || per_file >= cap || per_big >= 2) continue;
             if (nsel > 0 && c->score <= 0) break;   /* nothing of the question in it */
             /* a file of its own only when it is a real contender */
             if (pass == 0 && nsel > 0 && c->score < ANSWER_DISTINCT_RATIO * sel[0].score) break;

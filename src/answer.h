@@ -33,8 +33,9 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define ANSWER_MAX_CITES 6
-#define ANSWER_PER_FILE 2
+#define ANSWER_MAX_CITES 8
+#define ANSWER_PER_FILE 2           /* spans per file ... */
+#define ANSWER_PER_TOP_FILE 4       /* ... and from the file of the best span */
 #define ANSWER_DISTINCT_FILES 4     /* the first citations come from this many distinct files */
 #define ANSWER_DISTINCT_RATIO 0.4   /* ... each scoring at least this share of the best */
 #define ANSWER_REFINE_LINES 60

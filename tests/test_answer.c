@@ -1,0 +1,83 @@
+/*
+ * test_answer: which spans the extractive answer cites (src/answer.c): at
+ * most ANSWER_MAX_CITES, the leading ones from distinct files, then by
+ * score with at most ANSWER_PER_FILE spans per file, except the file of the
+ * best span, which may give up to ANSWER_PER_TOP_FILE; nothing that does
+ * not touch the question; every citation one of the pool's spans.
+ */
+#include "answer.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t count_path(const struct evidence *c, const char *path)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) n += !strcmp(c->v[i].path, path);
+    return n;
+}
+
+/* n non-overlapping 10-line spans of path whose comment is about */
+static void add_spans(struct evidence *pool, const char *path, int n, const char *about)
+{
+    for (int i = 0; i < n; i++) {
+        char text[256], label[64];
+        snprintf(text, sizeof text, "def part_%d(self):\n    # %s\n    pass\n", i, about);
+        snprintf(label, sizeof label, "def part_%d(self)", i);
+        evidence_add(pool, path, 1 + 20 * i, 10 + 20 * i, text, label, 1.0 / (1.0 + i));
+    }
+}
+
+int main(void)
+{
+    struct qparse q;
+    char err[256];
+    ok(qparse_question("How does the session store save and load its data?", &q, err, sizeof err) == 0,
+       "the question parses");
+
+    /* the best file has six spans matching the whole question, three other
+     * files four, two and two matching part of it */
+    struct evidence pool = EVIDENCE_INIT, cites = EVIDENCE_INIT;
+    add_spans(&pool, "pkg/store.py", 6, "the session store saves and loads the data");
+    add_spans(&pool, "pkg/backend.py", 4, "the session store saves the data");
+    add_spans(&pool, "pkg/cookie.py", 2, "the session data");
+    add_spans(&pool, "pkg/signals.py", 2, "the session store");
+    evidence_add(&pool, "pkg/unrelated.py", 1, 5, "def render(template):\n    return template\n", "def render(template)",
+                 1.0);
+    char *md = NULL;
+    ok(answer_build(&q, &pool, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    tap_is_int((long long)cites.n, ANSWER_MAX_CITES, "as many citations as the answer may hold");
+    tap_is_str(cites.n ? cites.v[0].path : "", "pkg/store.py", "the best span's file comes first");
+    int distinct = cites.n >= 4 && strcmp(cites.v[0].path, cites.v[1].path) && strcmp(cites.v[1].path, cites.v[2].path) &&
+                   strcmp(cites.v[0].path, cites.v[2].path) && strcmp(cites.v[2].path, cites.v[3].path) &&
+                   strcmp(cites.v[0].path, cites.v[3].path) && strcmp(cites.v[1].path, cites.v[3].path);
+    ok(distinct, "the first four citations come from four files");
+    tap_is_int((long long)count_path(&cites, "pkg/store.py"), ANSWER_PER_TOP_FILE,
+               "the best file gives more spans than the others may");
+    ok(count_path(&cites, "pkg/backend.py") <= ANSWER_PER_FILE, "another file gives at most ANSWER_PER_FILE (%zu)",
+       count_path(&cites, "pkg/backend.py"));
+    tap_is_int((long long)count_path(&cites, "pkg/unrelated.py"), 0, "a span without the question's words is not cited");
+    int in_pool = 1;
+    for (size_t i = 0; i < cites.n; i++) in_pool &= evidence_covers(&pool, cites.v[i].path, cites.v[i].start_line,
+                                                                   cites.v[i].end_line);
+    ok(in_pool, "every citation is a span of the pool");
+    ok(md && strstr(md, "pkg/store.py:1-10"), "the answer names the best span's location");
+    free(md);
+    evidence_free(&cites);
+
+    /* few candidates: nothing is padded */
+    struct evidence small = EVIDENCE_INIT;
+    add_spans(&small, "pkg/store.py", 1, "the session store saves and loads the data");
+    add_spans(&small, "pkg/backend.py", 1, "the session store saves the data");
+    ok(answer_build(&q, &small, NULL, NULL, &md, &cites, err, sizeof err) == 0, "a small pool answers");
+    tap_is_int((long long)cites.n, 2, "and cites each of its spans once");
+    free(md);
+    evidence_free(&cites);
+    evidence_free(&small);
+    evidence_free(&pool);
+    qparse_free(&q);
+    return done_testing();
+}
