@@ -50,19 +50,46 @@ void tok_stem(char *w, size_t *len)
     *len = n;
 }
 
-static void emit(const char *s, size_t n, int flags, tok_cb cb, void *ctx)
+/* Where terms go: a callback, or (tok_terms) straight into a buffer through a
+ * staging area, so that a term costs no function call of its own. */
+struct sink {
+    tok_cb cb;
+    void *ctx;
+    struct buf *out;   /* set: append to out, space-separated */
+    int any;           /* out already holds something: the next term needs a space */
+    size_t n;          /* bytes staged in s */
+    char s[4096];
+};
+
+static void flush(struct sink *k)
 {
-    char w[TERM_MAX + 1];
+    if (k->n) buf_add(k->out, k->s, k->n);
+    k->n = 0;
+}
+
+static void emit(const char *s, size_t n, int flags, struct sink *k)
+{
+    char local[TERM_MAX + 1], *w = local;
     if (n < 2 || n > TERM_MAX) return;
+    if (k->out) {
+        if (k->n + TERM_MAX + 2 > sizeof k->s) flush(k);
+        w = k->s + k->n + (k->any ? 1 : 0);   /* the term goes in place, after its space */
+    }
     for (size_t i = 0; i < n; i++) w[i] = (char)tolower((unsigned char)s[i]);
     w[n] = 0;
     if ((flags & TOK_STOPWORDS) && tok_is_stopword(w, n)) return;
     tok_stem(w, &n);
-    cb(w, n, ctx);
+    if (!k->out) {
+        k->cb(w, n, k->ctx);
+        return;
+    }
+    if (k->any) k->s[k->n++] = ' ';
+    k->n += n;
+    k->any = 1;
 }
 
 /* Splits one word into parts; emits parts and, when split, the joined form. */
-static void word(const char *s, size_t n, int flags, tok_cb cb, void *ctx)
+static void word(const char *s, size_t n, int flags, struct sink *k)
 {
     size_t nparts = 0;
     char joined[TERM_MAX + 1];
@@ -81,24 +108,37 @@ static void word(const char *s, size_t n, int flags, tok_cb cb, void *ctx)
             i++;
         }
         size_t len = i - start;
-        emit(s + start, len, flags, cb, ctx);
+        if (len == n) {
+            emit(s, n, flags, k);   /* one part: the whole word, nothing to join */
+            return;
+        }
+        emit(s + start, len, flags, k);
         nparts++;
         if (jl + len <= TERM_MAX) { memcpy(joined + jl, s + start, len); jl += len; }
         else jl = TERM_MAX + 1;
     }
     if (nparts > 1 && !(flags & TOK_NO_JOINED) && jl <= TERM_MAX)
-        emit(joined, jl, flags & ~TOK_STOPWORDS, cb, ctx);
+        emit(joined, jl, flags & ~TOK_STOPWORDS, k);
 }
 
-void tok_each(const char *text, size_t n, int flags, tok_cb cb, void *ctx)
+static void each(const char *text, size_t n, int flags, struct sink *k)
 {
     size_t i = 0;
     while (i < n) {
         while (i < n && !is_word((unsigned char)text[i])) i++;
         size_t start = i;
         while (i < n && is_word((unsigned char)text[i])) i++;
-        if (i > start) word(text + start, i - start, flags, cb, ctx);
+        if (i > start) word(text + start, i - start, flags, k);
     }
+}
+
+void tok_each(const char *text, size_t n, int flags, tok_cb cb, void *ctx)
+{
+    struct sink k;
+    k.cb = cb;
+    k.ctx = ctx;
+    k.out = NULL;
+    each(text, n, flags, &k);
 }
 
 struct terms_ctx { struct buf *out; };
@@ -112,6 +152,18 @@ static void add_term(const char *t, size_t n, void *ctx)
 
 void tok_terms(const char *text, size_t n, int flags, struct buf *out)
 {
-    struct terms_ctx c = {out};
-    tok_each(text, n, flags, add_term, &c);
+    if (out->max) {
+        /* a capped buffer takes terms one by one, up to its cap */
+        struct terms_ctx c = {out};
+        tok_each(text, n, flags, add_term, &c);
+        return;
+    }
+    struct sink k;
+    k.cb = NULL;
+    k.ctx = NULL;
+    k.out = out;
+    k.any = out->len > 0;
+    k.n = 0;
+    each(text, n, flags, &k);
+    flush(&k);
 }
