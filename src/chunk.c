@@ -23,23 +23,16 @@ static void lines_init(struct lines *L, const char *text, size_t len)
 {
     L->text = text;
     L->len = len;
-    size_t cap = 64;
-    L->start = xmalloc(cap * sizeof *L->start);
+    /* count first, so that the array is allocated once */
+    size_t nl = 0;
+    for (const char *p = text, *end = text + len; (p = memchr(p, '\n', (size_t)(end - p))); p++) nl++;
+    L->start = xmalloc((nl + 2) * sizeof *L->start);
     L->n = 0;
     L->start[0] = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] != '\n') continue;
-        if ((size_t)L->n + 2 >= cap) {
-            cap *= 2;
-            L->start = xrealloc(L->start, cap * sizeof *L->start);
-        }
-        L->start[++L->n] = i + 1;
-    }
+    for (const char *p = text, *end = text + len; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+        L->start[++L->n] = (size_t)(p - text) + 1;
     /* a last line without a newline still counts */
-    if (L->start[L->n] < len) {
-        if ((size_t)L->n + 2 >= cap) L->start = xrealloc(L->start, (cap + 2) * sizeof *L->start);
-        L->start[++L->n] = len;
-    }
+    if (L->start[L->n] < len) L->start[++L->n] = len;
 }
 
 /* Appends lines a..b (1-based, inclusive, clamped) without the last line's
@@ -90,18 +83,29 @@ static char *terms(const char *s)
 static void finish(struct chunk *c, struct buf *text, const char *name, const char *doc, const char *path_terms)
 {
     c->text = buf_take(text);
-    hash64_hex(hash64(c->text, strlen(c->text)), c->hash);
+    size_t len = strlen(c->text);
+    hash64_hex(hash64(c->text, len), c->hash);
     c->fts_name = terms(name);
     c->fts_doc = terms(doc);
     struct buf b = BUF_INIT;
-    tok_terms(c->text, strlen(c->text), 0, &b);
+    tok_terms(c->text, len, 0, &b);
     c->fts_body = buf_take(&b);
     c->fts_path = xstrdup(path_terms);
 }
 
+/* 'qualname module', or the qualified name alone outside a module. */
 static char *name_of(const struct parse_symbol *s, const char *module)
 {
-    return module && *module ? xasprintf("%s %s", s->qualname, module) : xstrdup(s->qualname);
+    size_t q = strlen(s->qualname), m = module && *module ? strlen(module) : 0;
+    char *r = xmalloc(q + (m ? m + 1 : 0) + 1);
+    memcpy(r, s->qualname, q);
+    if (m) {
+        r[q] = ' ';
+        memcpy(r + q + 1, module, m);
+        q += m + 1;
+    }
+    r[q] = 0;
+    return r;
 }
 
 /* Minified code puts many definitions on one line, and a chunk is made of
@@ -164,7 +168,8 @@ static void chunk_class(const struct lines *L, const struct parse_result *pr, in
             buf_addc(&text, '\n');
         }
         add_indent(L, m->body_line, &text);
-        buf_printf(&text, "%s: ...", m->signature ? m->signature : m->name);
+        buf_adds(&text, m->signature ? m->signature : m->name);
+        buf_add(&text, ": ...", 5);
         line = m->end_line + 1;
     }
     if (line <= cls->end_line) {
