@@ -182,3 +182,22 @@ void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor 
         }
     }
 }
+
+void pc_walk_pruned(TSTreeCursor *cur, void *ctx, int (*step)(void *ctx, TSTreeCursor *cur, int move))
+{
+    int down = step(ctx, cur, 1);
+    for (;;) {
+        if (down && ts_tree_cursor_goto_first_child(cur)) {
+            down = step(ctx, cur, 1);
+            continue;
+        }
+        for (;;) {
+            if (ts_tree_cursor_goto_next_sibling(cur)) {
+                down = step(ctx, cur, 0);
+                break;
+            }
+            if (!ts_tree_cursor_goto_parent(cur)) return;
+            step(ctx, cur, -1);
+        }
+    }
+}

@@ -65,5 +65,11 @@ char *pc_qualify(const struct pc_ctx *c, int parent, const char *name);
  * arriving at a node one level deeper (and at the start), 0 on moving to the
  * next sibling, -1 on going back up to the parent (cur then on the parent). */
 void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor *cur, int move));
+/* pc_walk whose step also says, on arriving at a node (move >= 0), whether to
+ * go down into that node's children (nonzero) or on to its next sibling (0):
+ * an extractor skips leaves without asking the cursor for a first child, and
+ * subtrees that cannot hold anything it looks for. The return value of a
+ * move = -1 step is ignored. */
+void pc_walk_pruned(TSTreeCursor *cur, void *ctx, int (*step)(void *ctx, TSTreeCursor *cur, int move));
 
 #endif

@@ -839,16 +839,57 @@ static struct frame *push(struct ctx *c)
     return &c->fr[c->nfr++];
 }
 
-/* pc_walk's step: one frame per level of the walk. */
-static void step(void *p, TSTreeCursor *cur, int move)
+/* Subtrees no longer than this are looked at as text before the walk goes in. */
+#define PY_SKIM_MAX 64
+
+/* Whether the walk goes into the children of the node of frame f. Leaves have
+ * none. A subtree without ERROR or MISSING nodes (which the walk has to count)
+ * is skipped when it cannot hold a call, definition, assignment or import:
+ * dotted names and import statements (read whole by add_import_stmt), string
+ * literals other than f-strings (only those hold interpolations), and short
+ * stretches of text with no '(' (every call has one, in its argument list),
+ * no '=' or ':' (every assignment has one of them, every definition a ':')
+ * and no 'import'. */
+static int descend(const struct ctx *c, const struct frame *f)
+{
+    if (ts_node_child_count(f->node) == 0) return 0;
+    if (ts_node_has_error(f->node)) return 1;
+    TSSymbol s = f->sym;
+    if (s == id.dotted_name || s == id.import_statement || s == id.import_from_statement ||
+        s == id.future_import_statement)
+        return 0;
+    uint32_t a = ts_node_start_byte(f->node), b = ts_node_end_byte(f->node);
+    if (b > c->pc.len) return 1;
+    if (s == id.string) {
+        /* the prefix before the opening quote: f or F makes an f-string */
+        for (uint32_t i = a; i < b; i++) {
+            char ch = c->pc.src[i];
+            if (ch == 'f' || ch == 'F') return 1;
+            if (ch == '\'' || ch == '"') return 0;
+            if (!((ch | 32) >= 'a' && (ch | 32) <= 'z')) return 1;
+        }
+        return 1;
+    }
+    if (b - a > PY_SKIM_MAX) return 1;
+    for (const char *p = c->pc.src + a, *e = c->pc.src + b; p < e; p++) {
+        char ch = *p;
+        if (ch == '(' || ch == '=' || ch == ':') return 1;
+        if (ch == 'i' && e - p >= 6 && memcmp(p, "import", 6) == 0) return 1;
+    }
+    return 0;
+}
+
+/* pc_walk_pruned's step: one frame per level of the walk. */
+static int step(void *p, TSTreeCursor *cur, int move)
 {
     struct ctx *c = p;
     if (move < 0) {
         c->nfr--;
-        return;
+        return 0;
     }
     if (move > 0) push(c);
     visit(c, cur, c->count_errors);
+    return descend(c, &c->fr[c->nfr - 1]);
 }
 
 static int py_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
@@ -867,7 +908,7 @@ static int py_extract(TSParser *parser, const char *text, size_t len, struct par
     c.aux = ts_tree_cursor_new(root);
     c.count_errors = ts_node_has_error(root);
     TSTreeCursor cur = ts_tree_cursor_new(root);
-    pc_walk(&cur, &c, step);
+    pc_walk_pruned(&cur, &c, step);
     if (c.nerrs) recover_errors(&c, root);
     ts_tree_cursor_delete(&cur);
     ts_tree_cursor_delete(&c.aux);
