@@ -36,6 +36,17 @@ static const char STORE_SCHEMA[] =
      * finding nothing to do never reads the rows holding the texts */
     "CREATE INDEX files_stat ON files(path, size, mtime_ns, hash);\n"
     "CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, size INTEGER);\n"
+    /* Directory listings kept by the walk (scan.h, struct scan_dir), so that an
+     * update does not read directories that have not changed. path is a BLOB:
+     * a directory name need not be UTF-8. mtime_ns -1: read again next time. */
+    "CREATE TABLE dirs(\n"
+    "  path BLOB PRIMARY KEY,\n"          /* relative, '' for the root */
+    "  dev INTEGER NOT NULL,\n"
+    "  ino INTEGER NOT NULL,\n"
+    "  mtime_ns INTEGER NOT NULL,\n"
+    "  ctime_ns INTEGER NOT NULL,\n"
+    "  entries BLOB NOT NULL\n"           /* what the walk uses of the listing */
+    ") WITHOUT ROWID;\n"
     "CREATE TABLE symbols(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  file_id INTEGER NOT NULL,\n"

@@ -9,9 +9,11 @@
  * bytes in source files are replaced with U+FFFD when decoded).
  *
  * Tables (see STORE_SCHEMA in store.c for the exact DDL):
- *   meta(key, value)          repo_root, indexed_at, drqa_version, grammar versions
+ *   meta(key, value)          repo_root, indexed_at, drqa_version, grammar versions,
+ *                             dirs_stamp (what the kept directory listings hold)
  *   files                     one row per indexed file, with its decoded text
  *   skipped(path, reason)     files left out and why (too large, binary, ...)
+ *   dirs                      directory listings kept by the walk between updates
  *   symbols                   classes, functions, methods, module-level variables
  *   imports                   import statements, resolved to repo files where possible
  *   edges                     calls / inherits / imports / contains relations
@@ -25,7 +27,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* Opens (creating when needed) the index at path. A schema of another version is
  * dropped and recreated (*rebuilt set to 1). readonly: never creates or rebuilds;
