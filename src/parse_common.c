@@ -161,7 +161,13 @@ void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee)
 char *pc_qualify(const struct pc_ctx *c, int parent, const char *name)
 {
     if (parent < 0) return xstrdup(name);
-    return xasprintf("%s.%s", c->out->syms[parent].qualname, name);
+    const char *q = c->out->syms[parent].qualname;
+    size_t nq = strlen(q), nn = strlen(name);
+    char *r = xmalloc(nq + nn + 2);
+    memcpy(r, q, nq);
+    r[nq] = '.';
+    memcpy(r + nq + 1, name, nn + 1);
+    return r;
 }
 
 void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor *cur, int move))

@@ -123,13 +123,26 @@ static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struc
                 if (!triple && src[j] == '\n') break;
             }
             if (j > b) j = b;
-            for (uint32_t k = i; k < j && (!max || out->len - base < max); k++)
-                buf_addc(out, src[k] == '\n' || src[k] == '\r' ? ' ' : src[k]);
+            /* the literal up to the cap, line breaks as spaces, in runs */
+            uint32_t lim = j;
+            if (max && lim - i > max - (out->len - base)) lim = i + (uint32_t)(max - (out->len - base));
+            for (uint32_t k = i; k < lim;) {
+                uint32_t r = k;
+                while (r < lim && src[r] != '\n' && src[r] != '\r') r++;
+                buf_add(out, src + k, r - k);
+                if (r < lim) buf_addc(out, ' ');
+                k = r + 1;
+            }
             i = j;
             continue;
         }
-        buf_addc(out, ch);
-        i++;
+        /* a run of plain characters, up to the next one that needs a look */
+        uint32_t r = i + 1;
+        while (r < b && !pc_is_space(src[r]) && src[r] != '\\' && src[r] != '#' && src[r] != '\'' && src[r] != '"')
+            r++;
+        if (max && r - i > max - (out->len - base)) r = i + (uint32_t)(max - (out->len - base));
+        buf_add(out, src + i, r - i);
+        i = r;
     }
     if (max && out->len - base > max) out->len = base + max;
     /* never leave half a UTF-8 sequence at a cut */
@@ -215,7 +228,11 @@ static int string_value(const struct ctx *c, TSNode n, struct buf *out)
             buf_addc(out, '\n');
             continue;
         }
-        buf_addc(out, s[i]);
+        /* a run of plain characters */
+        uint32_t r = i + 1;
+        while (r < b && s[r] != '\\' && s[r] != '\r') r++;
+        buf_add(out, s + i, r - i);
+        i = r - 1;
     }
     return 0;
 }
@@ -227,13 +244,19 @@ static char *cleandoc(const char *d, size_t n, struct buf *out)
     /* expand tabs to 8 columns first, so that indentation is comparable */
     buf_reset(out);
     size_t col = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         if (d[i] == '\t') {
             do buf_addc(out, ' '); while (++col % 8);
-        } else {
-            buf_addc(out, d[i]);
-            col = d[i] == '\n' ? 0 : col + 1;
+            i++;
+            continue;
         }
+        /* up to the next tab in one piece; col counts from the last line break */
+        const char *t = memchr(d + i, '\t', n - i);
+        size_t e = t ? (size_t)(t - d) : n;
+        buf_add(out, d + i, e - i);
+        const char *nl = memrchr(d + i, '\n', e - i);
+        col = nl ? e - (size_t)(nl - d) - 1 : col + (e - i);
+        i = e;
     }
     const char *t = buf_str(out);
     size_t len = out->len, margin = SIZE_MAX;
