@@ -77,6 +77,9 @@ static void print_json(const struct index_stats *s, const char *repo, const char
     cJSON *de = cJSON_AddObjectToObject(o, "decode_errors");
     cJSON_AddNumberToObject(de, "files", (double)s->decode_error_files);
     cJSON_AddNumberToObject(de, "bytes", (double)s->decode_errors);
+    cJSON *dd = cJSON_AddObjectToObject(o, "dirs");   /* a directory walk's listings: read, or kept */
+    cJSON_AddNumberToObject(dd, "listed", (double)s->dirs_listed);
+    cJSON_AddNumberToObject(dd, "cached", (double)s->dirs_cached);
     cJSON_AddBoolToObject(o, "rebuilt", s->rebuilt);
     cJSON_AddNumberToObject(o, "ms", (double)s->ms);
     char *txt = cJSON_Print(o);

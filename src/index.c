@@ -508,6 +508,90 @@ static int skipped_same(sqlite3 *db, const struct scan_result *sr)
     return same && i == sr->nskips;
 }
 
+/* ---- kept directory listings (scan.h) ------------------------------------------ */
+
+/* Loads the dirs table into d. Returns 1 when the table is to be replaced
+ * whole: it was written under another listing stamp (or never). */
+static int load_dirs(sqlite3 *db, struct scan_dirs *d)
+{
+    char *stamp = store_meta_get(db, "dirs_stamp"), *want = scan_dirs_stamp();
+    int same = stamp && strcmp(stamp, want) == 0;
+    free(stamp);
+    free(want);
+    if (!same) return 1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT path, dev, ino, mtime_ns, ctime_ns, entries FROM dirs ORDER BY path", -1,
+                           &st, NULL) != SQLITE_OK)
+        return 1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const void *path = sqlite3_column_blob(st, 0);
+        size_t plen = (size_t)sqlite3_column_bytes(st, 0);
+        const void *ent = sqlite3_column_blob(st, 5);
+        size_t elen = (size_t)sqlite3_column_bytes(st, 5);
+        if (plen && memchr(path, 0, plen)) continue;   /* not a path: never matched, deleted on write */
+        scan_dirs_add_old(d, path ? path : "", plen, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                          sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), ent, elen);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int write_dirs_step(sqlite3 *db, sqlite3_stmt *st, char *err, size_t errlen)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        snprintf(err, errlen, "cannot write the index: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+/* Brings the dirs table in line with the walk, inside the caller's transaction:
+ * listings read afresh are written, those of directories not reached are
+ * deleted (reset: every row is). */
+static int write_dirs(sqlite3 *db, const struct scan_dirs *d, int reset, char *err, size_t errlen)
+{
+    sqlite3_stmt *del = NULL, *ins = NULL;
+    int rc = -1;
+    if (reset) {
+        if (store_exec(db, "DELETE FROM dirs", err, errlen)) return -1;
+        char *stamp = scan_dirs_stamp();
+        int r = store_meta_set(db, "dirs_stamp", stamp);
+        free(stamp);
+        if (r) {
+            snprintf(err, errlen, "cannot write the index: %s", sqlite3_errmsg(db));
+            return -1;
+        }
+    }
+    if (sqlite3_prepare_v2(db, "DELETE FROM dirs WHERE path = ?1", -1, &del, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO dirs(path, dev, ino, mtime_ns, ctime_ns, entries) "
+                               "VALUES(?1, ?2, ?3, ?4, ?5, ?6)", -1, &ins, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot write the index: %s", sqlite3_errmsg(db));
+        goto out;
+    }
+    for (size_t i = 0; !reset && i < d->nold; i++) {
+        if (d->old[i].state != SCAN_DIR_UNSEEN) continue;
+        sqlite3_bind_blob(del, 1, d->old[i].path, (int)strlen(d->old[i].path), SQLITE_STATIC);
+        if (write_dirs_step(db, del, err, errlen)) goto out;
+    }
+    for (size_t i = 0; i < d->nfresh; i++) {
+        const struct scan_dir *f = &d->fresh[i];
+        sqlite3_bind_blob(ins, 1, f->path, (int)strlen(f->path), SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 2, f->dev);
+        sqlite3_bind_int64(ins, 3, f->ino);
+        sqlite3_bind_int64(ins, 4, f->mtime_ns);
+        sqlite3_bind_int64(ins, 5, f->ctime_ns);
+        sqlite3_bind_blob(ins, 6, f->entries, (int)f->len, SQLITE_STATIC);
+        if (write_dirs_step(db, ins, err, errlen)) goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(del);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 static long long q_int(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st;
@@ -650,6 +734,8 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     int rc = -1;
     sqlite3 *db = NULL;
     struct scan_result sr = {0};
+    struct scan_dirs dirs = {0};
+    int dirs_reset = 1;           /* the dirs table is rewritten whole */
     struct old_file *old = NULL;
     size_t nold = 0;
     struct job *jobs = NULL;
@@ -728,7 +814,11 @@ reopen:
     }
     /* a larger page cache keeps the b-trees being filled in memory */
     sqlite3_exec(db, "PRAGMA cache_size=-16384", NULL, NULL, NULL);
-    if (scan_repo(root, opt->max_file_size, &sr, err, errlen)) goto out;
+    if (!fresh) dirs_reset = load_dirs(db, &dirs);
+    if (scan_repo(root, opt->max_file_size, &dirs, &sr, err, errlen)) goto out;
+    S->dirs_listed = dirs.listed;
+    S->dirs_cached = dirs.cached;
+    size_t dirs_changes = scan_dirs_changes(&dirs) + (size_t)dirs_reset;
     int64_t t_scan = now_ms();
     if (load_files(db, &old, &nold)) {
         snprintf(err, errlen, "cannot read the index '%s': %s", index_path, sqlite3_errmsg(db));
@@ -760,8 +850,19 @@ reopen:
         int ok = summary_parse(v, S) == 0;
         free(v);
         if (ok) {
-            log_msg("index %s: nothing changed; open+scan %lld ms, compare %lld ms", root,
-                    (long long)(t_scan - t0), (long long)(now_ms() - t_scan));
+            /* Only directory listings to keep (a directory read again, say
+             * for a non-source file added to it): a small transaction. Should
+             * it fail, the listings are read again next time. */
+            char e2[512];
+            if (dirs_changes && (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
+                                 write_dirs(db, &dirs, dirs_reset, e2, sizeof e2) ||
+                                 store_exec(db, "COMMIT", e2, sizeof e2))) {
+                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+                log_msg("index %s: cannot keep directory listings: %s", root, e2);
+            }
+            log_msg("index %s: nothing changed; open+scan %lld ms, compare %lld ms; dirs listed %ld, from cache %ld, "
+                    "%zu dirs rows written", root, (long long)(t_scan - t0), (long long)(now_ms() - t_scan),
+                    dirs.listed, dirs.cached, dirs_changes);
             rc = 0;
             goto out;
         }
@@ -780,6 +881,7 @@ reopen:
             snprintf(err, errlen, "cannot prepare index statements in '%s': %s", index_path, sqlite3_errmsg(db));
             goto out;
         }
+    if (dirs_changes && write_dirs(db, &dirs, dirs_reset, err, errlen)) goto out;
     for (size_t k = 0; k < nold; k++) {
         if (old[k].seen) continue;
         if (delete_file_rows(&w, old[k].id, 1, err, errlen)) goto out;
@@ -862,7 +964,8 @@ reopen:
         int ok = summary_parse(v, S) == 0;
         free(v);
         if (ok) {
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            /* the directory listings written above are kept */
+            if (store_exec(db, dirs_changes ? "COMMIT" : "ROLLBACK", err, errlen)) goto out;
             in_txn = 0;
             rc = 0;
             goto out;
@@ -922,8 +1025,9 @@ reopen:
         : -1;
     log_msg("index %s: %d parser threads, writer waited %lld ms, writer thread CPU %lld ms (scan, write, resolve)",
             root, nthreads, (long long)(waited_us / 1000), writer_cpu_ms);
-    log_msg("index %s: scan %lld ms, parse+write %lld ms, resolve %lld ms, summary %lld ms, commit %lld ms",
-            root, (long long)(t_scan - t0), (long long)(t_write - t_scan), (long long)(t_resolve - t_write),
+    log_msg("index %s: scan %lld ms (dirs listed %ld, from cache %ld), parse+write %lld ms, resolve %lld ms, "
+            "summary %lld ms, commit %lld ms", root, (long long)(t_scan - t0), dirs.listed, dirs.cached,
+            (long long)(t_write - t_scan), (long long)(t_resolve - t_write),
             (long long)(t_summary - t_resolve), (long long)(now_ms() - t_summary));
     S->changed = 1;
     rc = 0;
@@ -958,6 +1062,7 @@ out:
     free(old);
     free(jobs);
     scan_result_free(&sr);
+    scan_dirs_free(&dirs);
     free(root);
     S->ms = now_ms() - t0;
     if (opt->progress && rc == 0) opt->progress(opt->progress_ctx, njobs, njobs);

@@ -39,6 +39,7 @@ struct index_stats {
     int rebuilt;                 /* the index was (re)created from scratch */
     int changed;                 /* 1 when anything was written */
     long long ms;                /* wall time of the update */
+    long dirs_listed, dirs_cached;   /* directories read, and taken from their kept listing (walk only) */
     /* the whole index after the update */
     long files, skipped;
     long classes, functions, methods, variables, imports, calls;

@@ -4,7 +4,9 @@
  * git a walk with a fixed list of directories that never hold the project's
  * own code. Symlinks are followed only when they stay inside the root, and
  * directories are tracked by (device, inode) so that a link back up the tree
- * cannot make the walk loop or list a directory twice.
+ * cannot make the walk loop or list a directory twice. A walk given the
+ * listings it recorded last time (struct scan_dirs) only stats a directory
+ * whose listing still holds, instead of opening and reading it.
  */
 #include "scan.h"
 #include "parse.h"
@@ -20,6 +22,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -79,6 +82,10 @@ struct scanner {
      * so that a directory is always listed under its own path first */
     char **deferred;
     size_t ndeferred;
+    /* walk mode */
+    int rootfd;
+    struct scan_dirs *dirs;       /* recorded listings, or NULL */
+    long long racy_ns;            /* a directory changed at or after this is read again next time */
 };
 
 static size_t devino_slot(const struct scanner *s, dev_t dev, ino_t ino)
@@ -300,21 +307,37 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
 /* ---- walk ----------------------------------------------------------------- */
 
 /* Directories that never hold the project's own sources. */
+static const char *const skip_dir_names[] = {
+    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".mypy_cache",
+    ".pytest_cache", "build", "dist", "venv", ".venv", NULL,
+};
+
 static int skip_dir_name(const char *name)
 {
-    static const char *const names[] = {
-        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".mypy_cache",
-        ".pytest_cache", "build", "dist", "venv", ".venv", NULL,
-    };
-    for (size_t i = 0; names[i]; i++)
-        if (strcmp(name, names[i]) == 0) return 1;
+    for (size_t i = 0; skip_dir_names[i]; i++)
+        if (strcmp(name, skip_dir_names[i]) == 0) return 1;
     return str_ends(name, ".egg-info");
 }
 
+char *scan_dirs_stamp(void)
+{
+    /* '1': the encoding of scan_dir.entries */
+    struct buf b = BUF_INIT;
+    buf_adds(&b, "1 files");
+    for (size_t i = 0; parse_languages[i]; i++)
+        for (const char *const *e = parse_languages[i]->extensions; *e; e++) buf_printf(&b, " %s", *e);
+    buf_adds(&b, "; skipped");
+    for (size_t i = 0; skip_dir_names[i]; i++) buf_printf(&b, " %s", skip_dir_names[i]);
+    buf_adds(&b, " *.egg-info");
+    return buf_take(&b);
+}
+
+/* An entry of a listing, as the walk uses it. */
+enum { ENT_DIR = 'd', ENT_LINK = 'l', ENT_FILE = 'f', ENT_VENV = 'v' };
+
 struct dent {
     char *name;
-    unsigned char type;
-    ino_t ino;
+    unsigned char type;          /* ENT_* once classified; DT_* while read */
 };
 
 static int cmp_dent(const void *a, const void *b)
@@ -322,21 +345,146 @@ static int cmp_dent(const void *a, const void *b)
     return strcmp(((const struct dent *)a)->name, ((const struct dent *)b)->name);
 }
 
-/* A virtualenv whatever its name (so 'env' is only skipped when it is one: a
- * package called env is ordinary project code). Decided from the listing,
- * which costs no system call for the common directory without 'bin'. */
-static int is_virtualenv(int fd, const struct dent *ents, size_t n)
+/* A listing's entries are kept as records 'type name NUL', sorted by name,
+ * holding only what the walk uses: subdirectories not skipped by name,
+ * symlinks, and other entries whose name has a language. A virtualenv with a
+ * pyvenv.cfg is the single record 'v' with an empty name. */
+static void encode_entry(struct buf *b, unsigned char type, const char *name)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(ents[i].name, "pyvenv.cfg") == 0) return 1;
-        if (strcmp(ents[i].name, "bin") == 0 && faccessat(fd, "bin/activate", F_OK, 0) == 0) return 1;
+    buf_add(b, (const char *)&type, 1);
+    buf_add(b, name, strlen(name) + 1);
+}
+
+/* The records of entries[0..len) as dents whose names point into entries;
+ * -1 when the bytes are not a well-formed listing. */
+static int decode_entries(const char *entries, size_t len, struct dent **out, size_t *n)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned char type = (unsigned char)entries[i++];
+        const char *nul = i < len ? memchr(entries + i, 0, len - i) : NULL;
+        if (!nul || (type != ENT_DIR && type != ENT_LINK && type != ENT_FILE && type != ENT_VENV)) {
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return -1;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *out = xrealloc(*out, cap * sizeof **out);
+        }
+        (*out)[*n].name = (char *)(entries + i);
+        (*out)[*n].type = type;
+        (*n)++;
+        i = (size_t)(nul - entries) + 1;
     }
     return 0;
 }
 
-/* Walks the directory rel, opened as fd (closed here). Paths are resolved
- * relative to the open directory: the kernel then walks one component per
- * entry instead of the whole path from the root. */
+void scan_dirs_add_old(struct scan_dirs *d, const char *path, size_t pathlen, long long dev, long long ino,
+                       long long mtime_ns, long long ctime_ns, const void *entries, size_t len)
+{
+    if (d->nold == d->capold) {
+        d->capold = d->capold ? d->capold * 2 : 256;
+        d->old = xrealloc(d->old, d->capold * sizeof *d->old);
+    }
+    struct scan_dir *o = &d->old[d->nold++];
+    o->path = xstrndup(path, pathlen);
+    o->dev = dev;
+    o->ino = ino;
+    o->mtime_ns = mtime_ns;
+    o->ctime_ns = ctime_ns;
+    o->entries = xmalloc(len ? len : 1);
+    if (len) memcpy(o->entries, entries, len);
+    o->len = len;
+    o->state = SCAN_DIR_UNSEEN;
+}
+
+static void dir_list_free(struct scan_dir *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].path);
+        free(v[i].entries);
+    }
+    free(v);
+}
+
+void scan_dirs_free(struct scan_dirs *d)
+{
+    if (!d) return;
+    dir_list_free(d->old, d->nold);
+    dir_list_free(d->fresh, d->nfresh);
+    memset(d, 0, sizeof *d);
+}
+
+size_t scan_dirs_changes(const struct scan_dirs *d)
+{
+    size_t n = d->nfresh;
+    for (size_t i = 0; i < d->nold; i++) n += d->old[i].state == SCAN_DIR_UNSEEN;
+    return n;
+}
+
+static int cmp_dir(const void *a, const void *b)
+{
+    return strcmp(((const struct scan_dir *)a)->path, ((const struct scan_dir *)b)->path);
+}
+
+static struct scan_dir *dirs_find(struct scan_dirs *d, const char *path)
+{
+    size_t lo = 0, hi = d ? d->nold : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(d->old[mid].path, path);
+        if (c == 0) return &d->old[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+/* How long after its last change a directory's listing is not trusted: well
+ * above the coarsest timestamp tick of a local file system, and of a clock
+ * read a little behind the file system's. */
+#define SCAN_RACY_NS (2 * 1000000000LL)
+
+static long long ts_ns(const struct timespec *t)
+{
+    return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* Records the listing just read of the directory rel (stat st, taken before
+ * reading), unless it equals the recorded one. */
+static void dirs_record(struct scanner *s, struct scan_dir *old, const char *rel, const struct stat *st,
+                        int trusted, struct buf *entries)
+{
+    long long mtime = ts_ns(&st->st_mtim);
+    /* an entry added in the tick the directory was read would leave its mtime
+     * as recorded: a directory changed this recently is read again next time */
+    if (!trusted || mtime >= s->racy_ns) mtime = -1;
+    if (old && old->dev == (long long)st->st_dev && old->ino == (long long)st->st_ino && old->mtime_ns == mtime &&
+        old->ctime_ns == ts_ns(&st->st_ctim) && old->len == entries->len &&
+        (!entries->len || memcmp(old->entries, entries->data, entries->len) == 0))
+        return;
+    struct scan_dirs *d = s->dirs;
+    if (d->nfresh == d->capfresh) {
+        d->capfresh = d->capfresh ? d->capfresh * 2 : 64;
+        d->fresh = xrealloc(d->fresh, d->capfresh * sizeof *d->fresh);
+    }
+    struct scan_dir *f = &d->fresh[d->nfresh++];
+    f->path = xstrdup(rel);
+    f->dev = (long long)st->st_dev;
+    f->ino = (long long)st->st_ino;
+    f->mtime_ns = mtime;
+    f->ctime_ns = ts_ns(&st->st_ctim);
+    f->len = entries->len;
+    f->entries = xmalloc(f->len ? f->len : 1);
+    if (f->len) memcpy(f->entries, entries->data, f->len);
+    f->state = SCAN_DIR_RELISTED;
+}
+
+/* The kernel's record for getdents64. */
 struct linux_dirent64 {
     ino64_t d_ino;
     off64_t d_off;
@@ -345,31 +493,22 @@ struct linux_dirent64 {
     char d_name[];
 };
 
-/* Each level of the walk holds a directory fd, and files are later opened by
- * their full path: deeper trees are left out (with a skip row). */
-#define SCAN_MAX_DEPTH 256
-static int nesting_too_deep(const struct scanner *s, const char *rel)
+/* Reads the open directory fd: its entries (caller frees names and array).
+ * -1 when reading failed part way. getdents64 rather than readdir: fdopendir
+ * would fstat and fcntl every directory, and a tree like django's has
+ * thousands of them. */
+static int read_dir(int fd, struct dent **out, size_t *n)
 {
-    int depth = 0;
-    for (const char *p = rel; *p; p++) depth += *p == '/';
-    return depth >= SCAN_MAX_DEPTH || s->rootlen + strlen(rel) + 2 >= PATH_MAX;
-}
-
-static void walk_fd(struct scanner *s, int fd, const char *rel, dev_t dev, ino_t ino)
-{
-    if (seen_add(s, dev, ino)) {
-        close(fd);
-        return;
-    }
-    /* getdents64 rather than readdir: fdopendir would fstat and fcntl every
-     * directory, and a tree like django's has thousands of them */
     struct dent *ents = NULL;
     size_t nents = 0, cap = 0;
-    /* on the heap: this function recurses once per directory level */
+    int rc = 0;
+    /* on the heap: the walk recurses once per directory level */
     enum { DBUF_SIZE = 32768 };
     char *dbuf = xmalloc(DBUF_SIZE);
     for (;;) {
         ssize_t got = getdents64(fd, dbuf, DBUF_SIZE);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) rc = -1;
         if (got <= 0) break;
         for (ssize_t off = 0; off < got;) {
             struct linux_dirent64 *e = (struct linux_dirent64 *)(dbuf + off);
@@ -381,65 +520,181 @@ static void walk_fd(struct scanner *s, int fd, const char *rel, dev_t dev, ino_t
             }
             ents[nents].name = xstrdup(e->d_name);
             ents[nents].type = e->d_type;
-            ents[nents].ino = (ino_t)e->d_ino;
             nents++;
         }
     }
     free(dbuf);
-    int venv = *rel && is_virtualenv(fd, ents, nents);
+    *out = ents;
+    *n = nents;
+    return rc;
+}
+
+/* A virtualenv whatever its name (so 'env' is only skipped when it is one: a
+ * package called env is ordinary project code), decided from the listing: a
+ * pyvenv.cfg, or a bin/activate (looked up only when there is a 'bin'). sub is
+ * the directory's path relative to the open directory base ("" for base). */
+static int has_activate(int base, const char *sub)
+{
+    char *p = *sub ? xasprintf("%s/bin/activate", sub) : xstrdup("bin/activate");
+    int r = faccessat(base, p, F_OK, 0) == 0;
+    free(p);
+    return r;
+}
+
+/* Each level of the walk may hold a directory fd, and files are later opened by
+ * their full path: deeper trees are left out (with a skip row). */
+#define SCAN_MAX_DEPTH 256
+static int nesting_too_deep(const struct scanner *s, const char *rel)
+{
+    int depth = 0;
+    for (const char *p = rel; *p; p++) depth += *p == '/';
+    return depth >= SCAN_MAX_DEPTH || s->rootlen + strlen(rel) + 2 >= PATH_MAX;
+}
+
+/* Walks the directory rel. Paths are resolved relative to an open directory,
+ * base: the kernel then walks a few components per entry instead of the whole
+ * path from the root. base is the nearest enclosing directory that was read
+ * (the root at first), and rel + baseoff is the path relative to it (rel + 0
+ * when base is the root). A directory whose recorded listing still holds is
+ * not opened at all: its entries are found relative to the same base. follow:
+ * rel is a symlink to a directory (deferred), followed. */
+static void walk_entries(struct scanner *s, int base, const char *rel, size_t baseoff, const struct dent *ents,
+                         size_t nents);
+
+static void walk(struct scanner *s, int base, const char *rel, size_t baseoff, int follow)
+{
+    const char *sub = rel + baseoff;
+    struct scan_dir *old = dirs_find(s->dirs, rel);
+    struct stat st;
+    int fd = -1, stated = 0;
+    if (old) {
+        /* is the recorded listing still right? */
+        int r = *sub ? fstatat(base, sub, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) : fstat(base, &st);
+        if (r != 0 || !S_ISDIR(st.st_mode)) {
+            if (*rel) scan_add_skip(s->r, rel, "unreadable directory", -1);
+            return;
+        }
+        stated = 1;
+        if (old->mtime_ns != -1 && old->mtime_ns == ts_ns(&st.st_mtim) && old->ctime_ns == ts_ns(&st.st_ctim) &&
+            old->dev == (long long)st.st_dev && old->ino == (long long)st.st_ino) {
+            struct dent *ents;
+            size_t nents;
+            if (decode_entries(old->entries, old->len, &ents, &nents) == 0) {
+                if (seen_add(s, st.st_dev, st.st_ino)) {
+                    free(ents);
+                    return;
+                }
+                old->state = SCAN_DIR_KEPT;
+                s->dirs->cached++;
+                int venv = nents == 1 && ents[0].type == ENT_VENV;
+                for (size_t i = 0; !venv && *rel && i < nents; i++)
+                    if (strcmp(ents[i].name, "bin") == 0) venv = has_activate(base, sub);
+                if (!venv) walk_entries(s, base, rel, baseoff, ents, nents);
+                free(ents);
+                return;
+            }
+        }
+    }
+    if (*sub) {
+        fd = openat(base, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+        if (fd < 0) {
+            scan_add_skip(s->r, rel, "unreadable directory", -1);
+            return;
+        }
+    } else {
+        fd = base;   /* the root: read through the caller's descriptor */
+    }
+    if (!stated && fstat(fd, &st) != 0) {
+        if (*rel) scan_add_skip(s->r, rel, "unreadable directory", -1);
+        if (fd != base) close(fd);
+        return;
+    }
+    if (seen_add(s, st.st_dev, st.st_ino)) {
+        if (fd != base) close(fd);
+        return;
+    }
+    struct dent *ents;
+    size_t nents;
+    int complete = read_dir(fd, &ents, &nents) == 0;
+    if (s->dirs) {
+        s->dirs->listed++;
+        if (old) old->state = SCAN_DIR_RELISTED;
+    }
     if (nents) qsort(ents, nents, sizeof *ents, cmp_dent);   /* qsort(NULL, 0) is undefined */
-    struct buf child = BUF_INIT;
-    for (size_t i = 0; !venv && i < nents; i++) {
+    /* keep only what the walk uses, classified */
+    int pyvenv = 0, bin = 0;
+    size_t w = 0;
+    for (size_t i = 0; i < nents; i++) {
         const char *name = ents[i].name;
         unsigned char type = ents[i].type;
+        if (strcmp(name, "pyvenv.cfg") == 0) pyvenv = 1;
+        if (strcmp(name, "bin") == 0) bin = 1;
+        if (type == DT_UNKNOWN) {
+            struct stat cst;
+            if (fstatat(fd, name, &cst, AT_SYMLINK_NOFOLLOW) != 0) {
+                free(ents[i].name);
+                continue;
+            }
+            type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
+        }
+        unsigned char t = type == DT_DIR ? (skip_dir_name(name) ? 0 : ENT_DIR)
+                        : type == DT_LNK ? ENT_LINK
+                        : parse_lang_for_path(name) ? ENT_FILE : 0;
+        if (!t) {
+            free(ents[i].name);
+            continue;
+        }
+        ents[w].name = ents[i].name;
+        ents[w++].type = t;
+    }
+    nents = w;
+    int venv = *rel && (pyvenv || (bin && has_activate(fd, "")));
+    if (s->dirs) {
+        struct buf enc = BUF_INIT;
+        if (*rel && pyvenv) encode_entry(&enc, ENT_VENV, "");
+        else
+            for (size_t i = 0; i < nents; i++) encode_entry(&enc, ents[i].type, ents[i].name);
+        dirs_record(s, old, rel, &st, complete, &enc);
+        buf_free(&enc);
+    }
+    if (!venv) walk_entries(s, fd, rel, *rel ? strlen(rel) + 1 : 0, ents, nents);
+    for (size_t i = 0; i < nents; i++) free(ents[i].name);
+    free(ents);
+    if (fd != base) close(fd);
+}
+
+/* The entries of the directory rel, sorted by name (see walk for base and baseoff). */
+static void walk_entries(struct scanner *s, int base, const char *rel, size_t baseoff, const struct dent *ents,
+                         size_t nents)
+{
+    struct buf child = BUF_INIT;
+    for (size_t i = 0; i < nents; i++) {
+        const char *name = ents[i].name;
         buf_reset(&child);
         if (*rel) buf_printf(&child, "%s/%s", rel, name);
         else buf_adds(&child, name);
-        struct stat st;
-        if (type == DT_UNKNOWN) {
-            if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
-        }
-        if (type == DT_DIR) {
+        if (ents[i].type == ENT_DIR) {
             if (skip_dir_name(name)) continue;
             if (nesting_too_deep(s, child.data)) {
                 scan_add_skip(s->r, child.data, "directory nested too deeply", -1);
                 continue;
             }
-            int cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (cfd < 0) scan_add_skip(s->r, child.data, "unreadable directory", -1);
-            else walk_fd(s, cfd, child.data, dev, ents[i].ino);   /* a mount point shows its covered inode: harmless */
+            walk(s, base, child.data, baseoff, 0);
             continue;
         }
         const struct lang *lang = parse_lang_for_path(name);
-        if (type == DT_LNK) {
+        if (ents[i].type == ENT_LINK) {
             char *full = xasprintf("%s/%s", s->root, child.data);
             consider_symlink(s, child.data, full, lang, 1);
             free(full);
             continue;
         }
-        if (!lang) continue;
-        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (ents[i].type != ENT_FILE || !lang) continue;
+        struct stat st;
+        if (fstatat(base, child.data + baseoff, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         consider_file(s, child.data, lang, &st);
     }
-    for (size_t i = 0; i < nents; i++) free(ents[i].name);
-    free(ents);
     buf_free(&child);
-    close(fd);
-}
-
-static void walk_dir(struct scanner *s, const char *rel)
-{
-    char *full = *rel ? xasprintf("%s/%s", s->root, rel) : xstrdup(s->root);
-    int fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(full);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        if (*rel) scan_add_skip(s->r, rel, "unreadable directory", -1);
-        if (fd >= 0) close(fd);
-        return;
-    }
-    walk_fd(s, fd, rel, st.st_dev, st.st_ino);
 }
 
 /* A deferred directory symlink: walked unless it leads to a directory already
@@ -450,7 +705,7 @@ static void walk_deferred(struct scanner *s, const char *rel)
     struct stat st;
     if (stat(full, &st) == 0) {
         if (!seen_has(s, st.st_dev, st.st_ino)) {
-            walk_dir(s, rel);
+            walk(s, s->rootfd, rel, 0, 1);
         } else {
             char *real = realpath(full, NULL);
             char *linkdir = xstrdup(full);
@@ -479,7 +734,8 @@ static int cmp_skip(const void *a, const void *b)
     return strcmp(((const struct scan_skip *)a)->path, ((const struct scan_skip *)b)->path);
 }
 
-int scan_repo(const char *root_abs, long long max_file_size, struct scan_result *out, char *err, size_t errlen)
+int scan_repo(const char *root_abs, long long max_file_size, struct scan_dirs *dirs, struct scan_result *out,
+              char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     struct stat st;
@@ -489,6 +745,7 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_result 
         return -1;
     }
     struct scanner s = {.root = root_abs, .rootlen = strlen(root_abs), .max = max_file_size, .r = out};
+    if (dirs) dirs->listed = dirs->cached = 0;
     size_t len = 0;
     char *list = in_git_work_tree(root_abs) ? git_ls_files(root_abs, &len) : NULL;
     if (list) {
@@ -496,15 +753,27 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_result 
         scan_git_list(&s, list, len);
         free(list);
     } else {
-        DIR *d = opendir(root_abs);
-        if (!d) {
+        s.rootfd = open(root_abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (s.rootfd < 0) {
             snprintf(err, errlen, "cannot read the repository directory '%s': %s", root_abs, strerror(errno));
             return -1;
         }
-        closedir(d);
-        walk_dir(&s, "");
+        if (dirs) {
+            /* looked up by binary search: the caller adds them in path order */
+            for (size_t i = 1; i < dirs->nold; i++)
+                if (strcmp(dirs->old[i - 1].path, dirs->old[i].path) >= 0) {
+                    qsort(dirs->old, dirs->nold, sizeof *dirs->old, cmp_dir);
+                    break;
+                }
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            s.racy_ns = ts_ns(&now) - SCAN_RACY_NS;
+            s.dirs = dirs;
+        }
+        walk(&s, s.rootfd, "", 0, 0);
         /* walking a deferred link may defer more (links inside it) */
         for (size_t i = 0; i < s.ndeferred; i++) walk_deferred(&s, s.deferred[i]);
+        close(s.rootfd);
     }
     for (size_t i = 0; i < s.ndeferred; i++) free(s.deferred[i]);
     free(s.deferred);

@@ -37,10 +37,51 @@ struct scan_result {
     int used_git;             /* 1 when git listed the files */
 };
 
+/* A directory listing kept between walks, so that a walk need not read a
+ * directory again while it is unchanged: only what the walk uses of the
+ * listing is kept (subdirectories it descends into, symlinks, files with a
+ * language, or that the directory is a virtualenv). A listing is trusted when
+ * the directory's device, inode, mtime and ctime are those recorded; one taken
+ * within a couple of seconds of the directory's last change is recorded with
+ * mtime_ns -1 and so read again next time, since an entry added within the
+ * same timestamp tick would not move the mtime. */
+struct scan_dir {
+    char *path;               /* relative to the root, "" for the root itself; no NUL inside */
+    long long dev, ino, mtime_ns, ctime_ns;
+    char *entries;            /* encoded listing (scan.c) */
+    size_t len;
+    int state;                /* old listings: SCAN_DIR_* after the walk */
+};
+
+enum { SCAN_DIR_UNSEEN, SCAN_DIR_KEPT, SCAN_DIR_RELISTED };
+
+struct scan_dirs {
+    /* the recorded listings (scan_dirs_add_old), looked up by path */
+    struct scan_dir *old; size_t nold, capold;
+    /* filled by the walk: listings new or different from the recorded ones,
+     * to be stored; recorded listings left SCAN_DIR_UNSEEN were not reached
+     * (the directory is gone, now skipped, or git listed the files) */
+    struct scan_dir *fresh; size_t nfresh, capfresh;
+    long listed, cached;      /* directories read, and taken from the record */
+};
+
+/* Adds a recorded listing (path is path[0..pathlen), copied with entries). */
+void scan_dirs_add_old(struct scan_dirs *d, const char *path, size_t pathlen, long long dev, long long ino,
+                       long long mtime_ns, long long ctime_ns, const void *entries, size_t len);
+void scan_dirs_free(struct scan_dirs *d);
+/* Recorded listings that are no longer right plus new ones: rows to write or delete. */
+size_t scan_dirs_changes(const struct scan_dirs *d);
+/* Names what decides a kept listing's contents (the languages' extensions and
+ * the directories never walked): listings recorded under another stamp are
+ * not used. Malloc'd. */
+char *scan_dirs_stamp(void);
+
 /* Lists the files of the repository at root_abs (an absolute, symlink-free
  * directory path). max_file_size: larger files are skipped (0 = no limit).
- * Returns 0, or -1 with a message naming the root when it cannot be read. */
-int scan_repo(const char *root_abs, long long max_file_size, struct scan_result *out,
+ * dirs (may be NULL): recorded directory listings used and updated by a walk
+ * (git's listing does not use them). Returns 0, or -1 with a message naming
+ * the root when it cannot be read. */
+int scan_repo(const char *root_abs, long long max_file_size, struct scan_dirs *dirs, struct scan_result *out,
               char *err, size_t errlen);
 void scan_result_free(struct scan_result *r);
 

@@ -2,7 +2,8 @@
 # test_index.sh: drqa-tui --index-only on temporary copies of the pyrepo
 # fixture: exact counts and rows, warm and incremental updates compared with a
 # fresh index of the same tree, an update killed half way, files that cannot be
-# indexed, a git work tree, and the error cases.
+# indexed, directory listings kept between walks (only changed directories are
+# read again), a git work tree, and the error cases.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -295,6 +296,137 @@ ok $? "the text report lists each skipped path"
 grep -q '^decode errors 3 bytes in 1 files$' "$T/out.txt"
 ok $? "the text report counts decode errors"
 
+# ---- kept directory listings: a walk reads only directories that changed ---------------
+# Directories are dated two hours back after they change (old_dirs) so that
+# their listings are trusted: a directory changed within a couple of seconds
+# of a walk is read again by the next one. (Dating one back changes its ctime,
+# which also has it read again once.)
+W="$T/walk"
+cp -R "$FIX" "$W"
+WI="$T/idx/walk.sqlite"
+WF="$T/idx/walk-fresh.sqlite"
+old_dirs() { for d in "$@"; do touch -d '2 hours ago' "$W/$d"; done; }
+# dirs: directories read and taken from their kept listing by the last run
+dirs() { echo "$(jget "$T/out.json" dirs.listed) $(jget "$T/out.json" dirs.cached)"; }
+# same_as_fresh WHAT: the index of the walked tree equals a fresh index of it
+same_as_fresh() {
+    rm -f "$WF"*
+    "$DRQA" --json --no-progress --index "$WF" --index-only "$W" >/dev/null 2>&1
+    $DUMP "$WI" >"$T/walk-inc.txt"
+    $DUMP "$WF" >"$T/walk-fresh.txt"
+    cmp -s "$T/walk-inc.txt" "$T/walk-fresh.txt"
+    ok $? "$1"
+    cmp -s "$T/walk-inc.txt" "$T/walk-fresh.txt" || diff "$T/walk-inc.txt" "$T/walk-fresh.txt" | head -10 | sed 's/^/# /'
+}
+drow() { q "$WI" "SELECT count(*) FROM dirs WHERE CAST(path AS TEXT) = '$1'"; }
+find "$W" -type d -exec touch -d '2 hours ago' {} +
+index "$W" "$WI"
+is "$(dirs) $(q "$WI" "SELECT count(*) FROM dirs")" "5 0 5" "a first walk reads every directory and keeps each listing"
+index "$W" "$WI"
+is "$(dirs)" "0 5" "a warm run reads no directory: every listing is kept"
+is "$(jget "$T/out.json" files.unchanged) $(jget "$T/out.json" files.parsed)" "14 0" "and finds every file unchanged"
+
+echo 'ADDED = 1' >"$W/tinyweb/core/added.py"
+old_dirs tinyweb/core
+index "$W" "$WI"
+is "$(dirs) $(jget "$T/out.json" files.added)" "1 4 1" "a file added to a kept directory: that directory is read again, the file indexed"
+same_as_fresh "after adding a file to a kept directory the index equals a fresh one"
+
+mkdir "$W/tinyweb/sessions/backends"
+printf 'from ..base import SessionBase\n\n\nclass FileSession(SessionBase):\n    pass\n' >"$W/tinyweb/sessions/backends/file.py"
+old_dirs tinyweb/sessions tinyweb/sessions/backends
+index "$W" "$WI"
+is "$(dirs) $(jget "$T/out.json" files.added) $(drow tinyweb/sessions/backends)" "2 4 1 1" \
+   "a new directory: it and its parent are read, its file indexed, its listing kept"
+same_as_fresh "after adding a directory the index equals a fresh one"
+
+rm "$W/tinyweb/testing.py"
+old_dirs tinyweb
+index "$W" "$WI"
+is "$(dirs) $(jget "$T/out.json" files.deleted)" "1 5 1" "a deleted file is noticed"
+same_as_fresh "after deleting a file the index equals a fresh one"
+
+mv "$W/tinyweb/sessions" "$W/tinyweb/store"
+sed -i 's/from \.sessions/from .store/' "$W"/tinyweb/*.py
+old_dirs tinyweb tinyweb/store tinyweb/store/backends
+index "$W" "$WI"
+is "$(dirs) $(jget "$T/out.json" files.added) $(jget "$T/out.json" files.deleted)" "3 3 4 4" \
+   "a renamed directory: it, what it holds and its parent are read, its files move"
+is "$(drow tinyweb/sessions) $(drow tinyweb/sessions/backends) $(drow tinyweb/store) $(drow tinyweb/store/backends)" "0 0 1 1" \
+   "the old directories' listings are dropped, the new ones kept"
+same_as_fresh "after renaming a directory the index equals a fresh one"
+
+rm -r "$W/tinyweb/store/backends"
+old_dirs tinyweb/store
+index "$W" "$WI"
+is "$(dirs) $(jget "$T/out.json" files.deleted) $(drow tinyweb/store/backends)" "1 4 1 0" \
+   "a removed directory: its files and its listing are gone"
+same_as_fresh "after removing a directory the index equals a fresh one"
+
+# a file of no language changes a directory but not the index: only its listing is written
+echo notes >"$W/tinyweb/NOTES.txt"
+old_dirs tinyweb
+before=$(q "$WI" "SELECT ctime_ns FROM dirs WHERE CAST(path AS TEXT) = 'tinyweb'")
+index "$W" "$WI"
+is "$(dirs) $(jget "$T/out.json" files.unchanged)" "1 4 14" "a non-source file added: its directory is read again"
+ok "$([ "$(q "$WI" "SELECT ctime_ns FROM dirs WHERE CAST(path AS TEXT) = 'tinyweb'")" != "$before" ]; echo $?)" \
+   "and its new listing is kept though no file changed"
+index "$W" "$WI"
+is "$(dirs)" "0 5" "so that the next run reads nothing"
+
+# racy: a directory changed moments before the walk is not trusted next time
+touch "$W/tinyweb/core"
+index "$W" "$WI"
+is "$(dirs) $(q "$WI" "SELECT mtime_ns FROM dirs WHERE CAST(path AS TEXT) = 'tinyweb/core'")" "1 4 -1" \
+   "a directory changed within the racy window is read and its listing marked untrusted"
+index "$W" "$WI"
+is "$(jget "$T/out.json" dirs.listed)" "1" "so the next run reads it again"
+old_dirs tinyweb/core
+index "$W" "$WI"
+index "$W" "$WI"
+is "$(dirs)" "0 5" "once it is old enough its listing is trusted again"
+
+# a kept listing does not hide a virtualenv made by adding bin/activate below it
+mkdir -p "$W/env/bin"
+echo 'ENVMOD = 1' >"$W/env/mod.py"
+old_dirs . env env/bin
+index "$W" "$WI"
+is "$(q "$WI" "SELECT count(*) FROM files WHERE path = 'env/mod.py'")" "1" "a directory named env is project code"
+touch "$W/env/bin/activate"
+touch -d '2 hours ago' "$W/env/bin"
+index "$W" "$WI"
+is "$(jget "$T/out.json" dirs.listed) $(q "$WI" "SELECT count(*) FROM files WHERE path = 'env/mod.py'")" "0 0" \
+   "until bin/activate makes it a virtualenv, seen through its kept listing"
+same_as_fresh "with a virtualenv found through a kept listing the index equals a fresh one"
+
+# a symlinked directory is walked under the link's path, its listing kept under that path
+mkdir -p "$W/build/gen"
+echo 'GEN = 1' >"$W/build/gen/g.py"
+ln -s build/gen "$W/genlink"
+ln -s ../tinyweb "$W/tinyweb/loop"
+old_dirs . build build/gen tinyweb
+index "$W" "$WI"
+index "$W" "$WI"
+is "$(dirs) $(drow genlink) $(q "$WI" "SELECT count(*) FROM files WHERE path = 'genlink/g.py'")" "0 7 1 1" \
+   "a warm run takes a linked directory's listing from the record too"
+is "$(q "$WI" "SELECT path || ': ' || reason FROM skipped")" "tinyweb/loop: symlink loop" "a link loop is still reported"
+echo 'GEN2 = 1' >"$W/build/gen/g2.py"
+index "$W" "$WI"
+is "$(jget "$T/out.json" dirs.listed) $(jget "$T/out.json" files.added)" "1 1" "a file added behind the link is found"
+same_as_fresh "with a linked directory the index equals a fresh one"
+
+# a kept listing that cannot be decoded is not used
+q "$WI" "UPDATE dirs SET entries = X'64' WHERE CAST(path AS TEXT) = 'tinyweb/core'"
+index "$W" "$WI"
+is "$(jget "$T/out.json" dirs.listed)" "2" "a listing that does not decode is read again (with genlink, changed moments ago)"
+same_as_fresh "and the index equals a fresh one"
+
+# listings kept under other rules (another set of languages) are not used
+q "$WI" "UPDATE meta SET value = 'other' WHERE key = 'dirs_stamp'"
+index "$W" "$WI"
+is "$(jget "$T/out.json" dirs.cached) $(q "$WI" "SELECT value = '$(q "$WF" "SELECT value FROM meta WHERE key = 'dirs_stamp'")' FROM meta WHERE key = 'dirs_stamp'")" \
+   "0 1" "listings kept under another stamp are read again and rewritten"
+
 # ---- a git work tree: git's file list ------------------------------------------------------
 if command -v git >/dev/null 2>&1; then
     G="$T/git"
@@ -307,6 +439,8 @@ if command -v git >/dev/null 2>&1; then
     index "$G" "$T/idx/git.sqlite"
     is "$(q "$T/idx/git.sqlite" "SELECT count(*) || ' ' || sum(path = 'build/gen.py') || ' ' || sum(path = 'tinyweb/untracked.py') || ' ' || sum(path = 'ignored_one.py') FROM files")" \
        "16 1 1 0" "in a git work tree: tracked and untracked files, not ignored ones"
+    is "$(jget "$T/out.json" dirs.listed) $(q "$T/idx/git.sqlite" "SELECT count(*) FROM dirs")" "0 0" \
+       "git's listing reads and keeps no directory listing"
     # A folder the work tree ignores (a build or export folder inside a checkout)
     # holds a tree git says nothing about: it is walked.
     echo '/export*/' >>"$G/.gitignore"
