@@ -123,7 +123,11 @@ static double file_prior(const struct answer_opts *o, const char *path)
     return best / o->prior[0].score;
 }
 
-static void score_cand(const struct qparse *q, const struct answer_opts *o, struct cand *c)
+/* ndefs: how many candidates define a name the question writes literally
+ * and c defines; the bonus for the question's own name is shared among them,
+ * since a name defined in many places (`clean()`, `get()`) says little about
+ * which of them the question is about. */
+static void score_cand(const struct qparse *q, const struct answer_opts *o, struct cand *c, size_t ndefs)
 {
     double rel = answer_span_relevance(q, &c->sp);
     if (c->qual) rel += 0.5 * qparse_match(q, c->qual, strlen(c->qual), NULL);
@@ -131,7 +135,7 @@ static void score_cand(const struct qparse *q, const struct answer_opts *o, stru
     short_name(c, nm, sizeof nm);
     double lit = 0;
     for (size_t i = 0; i < q->nids && *nm; i++)
-        if (!strcmp(q->ids[i].base, nm)) lit = 0.6;
+        if (!strcmp(q->ids[i].base, nm)) lit = 0.6 / (double)(ndefs ? ndefs : 1);
     int lines = c->sp.end_line - c->sp.start_line + 1;
     double len_pen = 1.0 + (lines > 60 ? (lines - 60) / 240.0 : 0);
     c->score = (rel + lit) / len_pen + 0.25 * c->prior + 0.3 * file_prior(o, c->sp.path);
@@ -310,15 +314,28 @@ static const char *display_name(const struct cand *c, char *out, size_t outlen)
 }
 
 /* Is name called in text (name followed by '(' after a non-word byte)? Line
- * number of the first call, or 0. */
+ * number of the first call, or 0. Comments and triple-quoted strings are not
+ * code: "# set by Form.clean()" calls nothing. */
 static int calls_at(const struct cand *c, const char *name)
 {
     size_t nl = strlen(name);
     if (!c->sp.text || nl < 2 || c->sp.elided) return 0;
     const char *t = c->sp.text;
     int line = c->sp.start_line;
+    char in_doc = 0;                   /* the quote of an open triple-quoted string */
     for (const char *p = t; *p; p++) {
         if (*p == '\n') { line++; continue; }
+        if ((*p == '"' || *p == '\'') && p[1] == *p && p[2] == *p) {
+            if (!in_doc) in_doc = *p;
+            else if (in_doc == *p) in_doc = 0;
+            p += 2;
+            continue;
+        }
+        if (in_doc) continue;
+        if (*p == '#') {               /* to the end of the line */
+            while (p[1] && p[1] != '\n') p++;
+            continue;
+        }
         if (strncmp(p, name, nl) || p[nl] != '(') continue;
         if (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
         /* not the definition itself */
@@ -326,6 +343,22 @@ static int calls_at(const struct cand *c, const char *name)
         return line;
     }
     return 0;
+}
+
+/* How many files among sel[0..n) have a candidate of short name nm (two
+ * spans of one definition are one definition). */
+static size_t name_count(const struct cand *sel, size_t n, const char *nm)
+{
+    size_t k = 0;
+    char nj[128];
+    for (size_t j = 0; j < n; j++) {
+        if (strcmp(short_name(&sel[j], nj, sizeof nj), nm)) continue;
+        int again = 0;
+        for (size_t i = 0; i < j && !again; i++)
+            again = !strcmp(sel[i].sp.path, sel[j].sp.path) && !strcmp(short_name(&sel[i], nj, sizeof nj), nm);
+        k += !again;
+    }
+    return k;
 }
 
 static void relations(const struct cand *sel, size_t n, struct buf *b)
@@ -339,6 +372,9 @@ static void relations(const struct cand *sel, size_t n, struct buf *b)
             if (i == j) continue;
             short_name(&sel[j], nj, sizeof nj);
             if (!*nj || !strcmp(ni, nj)) continue;
+            /* a call of a name that several cited definitions share says
+             * nothing about which of them it reaches */
+            if (name_count(sel, n, nj) > 1) continue;
             int at = calls_at(&sel[i], nj);
             if (!at) continue;
             display_name(&sel[j], dj, sizeof dj);
@@ -429,7 +465,10 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
                                    prior, (int)i);
         enclosing(db, c);
     }
-    for (size_t i = 0; i < cs.n; i++) score_cand(q, opts, &cs.v[i]);
+    for (size_t i = 0; i < cs.n; i++) {
+        char nm[128];
+        score_cand(q, opts, &cs.v[i], name_count(cs.v, cs.n, short_name(&cs.v[i], nm, sizeof nm)));
+    }
     qsort(cs.v, cs.n, sizeof *cs.v, cmp_cand);
 
     /* Selection: best first, no overlap within a file, at most two cut from

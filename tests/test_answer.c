@@ -3,7 +3,10 @@
  * most ANSWER_MAX_CITES, the leading ones from distinct files, then by
  * score with at most ANSWER_PER_FILE spans per file, except the file of the
  * best span, which may give up to ANSWER_PER_TOP_FILE; nothing that does
- * not touch the question; every citation one of the pool's spans.
+ * not touch the question; every citation one of the pool's spans. The
+ * relations it states are calls in code, not in comments or docstrings, and
+ * never to a name several cited definitions share; the bonus for defining a
+ * name the question writes is shared among that name's definitions.
  */
 #include "answer.h"
 #include "tap.h"
@@ -78,6 +81,64 @@ int main(void)
     evidence_free(&cites);
     evidence_free(&small);
     evidence_free(&pool);
+    qparse_free(&q);
+
+    /* relations: a call in a comment or a docstring is not a call; a call of
+     * a name that two cited definitions share names neither */
+    ok(qparse_question("How does the runner prepare and execute the job?", &q, err, sizeof err) == 0,
+       "a second question parses");
+    struct evidence rel = EVIDENCE_INIT;
+    evidence_add(&rel, "pkg/runner.py", 1, 6,
+                 "def run_job(self):\n    # the job was set up by prepare() before\n"
+                 "    \"\"\"Runs the job; execute() is called elsewhere.\"\"\"\n    return self.job\n",
+                 "def run_job(self)", 1.0);
+    evidence_add(&rel, "pkg/runner.py", 10, 14, "def prepare(self):\n    # prepare the job\n    self.job = 1\n",
+                 "def prepare(self)", 0.5);
+    evidence_add(&rel, "pkg/exec.py", 1, 5, "def execute(self):\n    # execute the job\n    return self.job\n",
+                 "def execute(self)", 0.5);
+    evidence_add(&rel, "pkg/other.py", 1, 5, "def execute(self):\n    # execute the prepared job\n    pass\n",
+                 "def execute(self)", 0.4);
+    evidence_add(&rel, "pkg/main.py", 1, 5,
+                 "def main(runner):\n    # run the job\n    runner.prepare()\n    runner.execute()\n",
+                 "def main(runner)", 0.3);
+    ok(answer_build(&q, &rel, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    /* without an index, definitions are named by their labels */
+    ok(md && !strstr(md, "`def run_job(self)` calls"), "no call is read out of a comment or a docstring");
+    ok(md && strstr(md, "`def main(runner)` calls `def prepare(self)` (`pkg/main.py:3`)"), "a call in code is a relation");
+    ok(md && !strstr(md, "calls `def execute(self)`"), "a call of a name two cited definitions share is not attributed");
+    free(md);
+    evidence_free(&cites);
+    evidence_free(&rel);
+    qparse_free(&q);
+
+    /* the bonus for a name the question writes is shared by its definitions */
+    ok(qparse_question("Where does `clean()` validate every field of the submitted form data?", &q, err, sizeof err) == 0,
+       "a question naming a common method parses");
+    struct evidence lit = EVIDENCE_INIT;
+    static const char *const clean_files[] = {"pkg/a.py", "pkg/b.py", "pkg/c.py", "pkg/d.py"};
+    for (int i = 0; i < 4; i++)
+        evidence_add(&lit, clean_files[i], 1, 3, "def clean(self):\n    return self.value\n", "def clean(self)", 1.0);
+    evidence_add(&lit, "pkg/forms.py", 1, 6,
+                 "def full_clean(self):\n    # check the values\n"
+                 "    for field in self.fields:\n        field.clean()\n",
+                 "def full_clean(self)", 1.0);
+    ok(answer_build(&q, &lit, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    tap_is_str(cites.n ? cites.v[0].path : "", "pkg/forms.py",
+               "the span about the question outranks four bare definitions of the name it writes");
+    free(md);
+    evidence_free(&cites);
+    evidence_free(&lit);
+    struct evidence one = EVIDENCE_INIT;
+    evidence_add(&one, "pkg/a.py", 1, 3, "def clean(self):\n    return self.value\n", "def clean(self)", 1.0);
+    evidence_add(&one, "pkg/forms.py", 1, 6,
+                 "def full_clean(self):\n    # check the values\n"
+                 "    for field in self.fields:\n        field.clean()\n",
+                 "def full_clean(self)", 1.0);
+    ok(answer_build(&q, &one, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    tap_is_str(cites.n ? cites.v[0].path : "", "pkg/a.py", "a name defined once keeps its whole bonus");
+    free(md);
+    evidence_free(&cites);
+    evidence_free(&one);
     qparse_free(&q);
     return done_testing();
 }
