@@ -181,7 +181,7 @@ static size_t refine(sqlite3 *db, const struct evidence_span *sp, double prior, 
     sqlite3_bind_text(st, 1, sp->path, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, sp->start_line);
     sqlite3_bind_int(st, 3, sp->end_line);
-    sqlite3_bind_int(st, 4, ANSWER_REFINE_LINES);
+    sqlite3_bind_int(st, 4, ANSWER_REFINE_MAX_DEF);
     size_t added = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
@@ -299,7 +299,7 @@ static void quote_lines(struct buf *b, const struct cand *c, const struct line_p
         if (!l) continue;
         const char *s = l;
         while (*s == ' ' || *s == '\t') s++;
-        buf_printf(b, "   %d: %.160s\n", picks[i].line, s);
+        buf_printf(b, "   %d: %.*s\n", picks[i].line, utf8_cut(s, 160), s);
         free(l);
     }
     buf_adds(b, "   ```\n");
@@ -515,7 +515,7 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
         buf_printf(&b, "%zu. `%s:%d-%d`", i + 1, c->sp.path, c->sp.start_line, c->sp.end_line);
         if (c->qual || c->sp.label) buf_printf(&b, " — `%s`", name);
         const char *sig = c->sig ? c->sig : NULL;
-        if (sig && c->qual && strcmp(sig, name)) buf_printf(&b, ": `%.200s`", sig);
+        if (sig && c->qual && strcmp(sig, name)) buf_printf(&b, ": `%.*s`", utf8_cut(sig, 200), sig);
         char *doc = c->doc ? xstrdup(c->doc) : (c->sp.end_line - c->sp.start_line < ANSWER_REFINE_LINES
                                                     ? doc_from_text(c->sp.text) : NULL);
         if (doc) {

@@ -22,7 +22,9 @@
  * name the question writes literally, its order of discovery (the span's
  * `score` field carries that prior, 0-1, set by the caller) and a penalty for
  * sheer length. Spans longer than ANSWER_REFINE_LINES compete with the
- * definitions inside them when the index is at hand.
+ * definitions inside them (each at most ANSWER_REFINE_MAX_DEF lines) when the
+ * index is at hand: a class seen whole still lets its one long method that
+ * does the work be cited.
  */
 #ifndef DRQA_ANSWER_H
 #define DRQA_ANSWER_H
@@ -38,7 +40,8 @@
 #define ANSWER_PER_TOP_FILE 4       /* ... and from the file of the best span */
 #define ANSWER_DISTINCT_FILES 4     /* the first citations come from this many distinct files */
 #define ANSWER_DISTINCT_RATIO 0.4   /* ... each scoring at least this share of the best */
-#define ANSWER_REFINE_LINES 60
+#define ANSWER_REFINE_LINES 60      /* longer spans are split ...          */
+#define ANSWER_REFINE_MAX_DEF 150   /* ... into their definitions this long */
 
 struct answer_opts {
     size_t max_cites;        /* 0: ANSWER_MAX_CITES */

@@ -6,11 +6,16 @@
  * not touch the question; every citation one of the pool's spans. The
  * relations it states are calls in code, not in comments or docstrings, and
  * never to a name several cited definitions share; the bonus for defining a
- * name the question writes is shared among that name's definitions.
+ * name the question writes is shared among that name's definitions. A long
+ * span is cited by the definition inside it that does the work, even a long
+ * one.
  */
 #include "answer.h"
+#include "store.h"
 #include "tap.h"
 #include "util.h"
+
+#include <unistd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,5 +145,52 @@ int main(void)
     evidence_free(&cites);
     evidence_free(&one);
     qparse_free(&q);
+
+    /* a 300-line class seen whole: its 100-line method about the question is
+     * what gets cited */
+    char dir[] = "/tmp/drqa-test-answer.XXXXXX";
+    ok(mkdtemp(dir) != NULL, "a scratch directory");
+    char *ipath = xasprintf("%s/index.sqlite", dir);
+    sqlite3 *db = NULL;
+    ok(store_open(ipath, 0, &db, NULL, err, sizeof err) == 0, "a scratch index opens");
+    ok(sqlite3_exec(db,
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, text) "
+                    "VALUES (1, 'pkg/big.py', 'python', 0, 0, '', 300, '');"
+                    "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line, signature) VALUES "
+                    "(1, 'class', 'Big', 'Big', 1, 300, 'class Big'),"
+                    "(1, 'method', 'other', 'Big.other', 10, 20, 'def other(self)'),"
+                    "(1, 'method', 'work', 'Big.work', 120, 219, 'def work(self)');",
+                    NULL, NULL, NULL) == SQLITE_OK,
+       "with a class, a short method and a long one");
+    struct buf big = BUF_INIT;
+    for (int l = 1; l <= 300; l++) {
+        if (l == 1) buf_adds(&big, "class Big:\n");
+        else if (l == 10) buf_adds(&big, "    def other(self):\n");
+        else if (l == 120) buf_adds(&big, "    def work(self):\n");
+        else if (l > 120 && l <= 219 && l % 10 == 0) buf_adds(&big, "        # compress the payload before upload\n");
+        else buf_adds(&big, "        pass\n");
+    }
+    ok(qparse_question("How is the payload compressed before the upload?", &q, err, sizeof err) == 0,
+       "a question about the long method parses");
+    struct evidence whole = EVIDENCE_INIT;
+    evidence_add(&whole, "pkg/big.py", 1, 300, big.data, "class Big", 1.0);
+    ok(answer_build(&q, &whole, db, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    {
+        int found = 0;
+        for (size_t i = 0; i < cites.n; i++)
+            found |= cites.v[i].start_line == 120 && cites.v[i].end_line == 219;
+        ok(found, "the 100-line method inside the class is cited (%zu citations, first %d-%d)", cites.n,
+           cites.n ? cites.v[0].start_line : 0, cites.n ? cites.v[0].end_line : 0);
+    }
+    tap_is_str(cites.n ? cites.v[0].label : "", "Big.work", "first, by its qualified name");
+    free(md);
+    evidence_free(&cites);
+    evidence_free(&whole);
+    buf_free(&big);
+    qparse_free(&q);
+    sqlite3_close(db);
+    unlink(ipath);
+    free(ipath);
+    rmdir(dir);
     return done_testing();
 }
