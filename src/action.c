@@ -9,6 +9,7 @@
 #include "fpattern.h"
 #include "fuzzy.h"
 #include "pathsafe.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -292,8 +293,8 @@ int action_run_json(struct action_ctx *ctx, const char *name, const char *args_j
     if (!args) {
         action_result_init(out);
         const char *at = cJSON_GetErrorPtr();
-        snprintf(err, errlen, "%s: the arguments are not valid JSON (near '%.20s'); give an object like {\"field\": \"value\"}",
-                 name ? name : "action", at && *at ? at : "end of input");
+        snprintf(err, errlen, "%s: the arguments are not valid JSON (near '%.*s'); give an object like {\"field\": \"value\"}",
+                 name ? name : "action", utf8_cut(at && *at ? at : "end of input", 20), at && *at ? at : "end of input");
         return ACTION_EINVAL;
     }
     int r = action_run(ctx, name, args, out, err, errlen);

@@ -206,8 +206,8 @@ static size_t read_items(const char *text, struct item **out)
         const cJSON *q = j ? cJSON_GetObjectItemCaseSensitive(j, "question") : NULL;
         it->id = (cJSON_IsString(id) || cJSON_IsNumber(id)) ? cJSON_Duplicate(id, 1) : cJSON_CreateNumber(lineno);
         if (!cJSON_IsObject(j))
-            it->error = xasprintf("line %d is not a JSON object (%.60s%s); write one {\"id\": ..., \"question\": ...} "
-                                  "per line", lineno, p, strlen(p) > 60 ? "..." : "");
+            it->error = xasprintf("line %d is not a JSON object (%.*s%s); write one {\"id\": ..., \"question\": ...} "
+                                  "per line", lineno, utf8_cut(p, 60), p, strlen(p) > 60 ? "..." : "");
         else if (!cJSON_IsString(q) || !*q->valuestring)
             it->error = xasprintf("line %d has no \"question\" string; add \"question\": \"...\"", lineno);
         else

@@ -125,8 +125,8 @@ static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char
         if (!*s || *s == '#') continue;
         char *eq = strchr(s, '=');
         if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected 'key = value', got '%.60s'; fix or comment out the line with #",
-                     path, lineno, s);
+            snprintf(err, errlen, "%s:%d: expected 'key = value', got '%.*s'; fix or comment out the line with #",
+                     path, lineno, utf8_cut(s, 60), s);
             rc = -1;
             break;
         }

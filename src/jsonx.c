@@ -8,6 +8,7 @@
  * size however hostile the text.
  */
 #include "jsonx.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -166,7 +167,7 @@ static const char *describe(const cJSON *v, char *out, size_t n)
 {
     if (cJSON_IsString(v)) {
         size_t l = strlen(v->valuestring);
-        snprintf(out, n, "\"%.40s%s\" (a string)", v->valuestring, l > 40 ? "..." : "");
+        snprintf(out, n, "\"%.*s%s\" (a string)", utf8_cut(v->valuestring, 40), v->valuestring, l > 40 ? "..." : "");
     } else if (cJSON_IsNumber(v)) {
         snprintf(out, n, "%g (a number)", v->valuedouble);
     } else if (cJSON_IsBool(v)) {

@@ -259,11 +259,12 @@ static void describe_action(struct buf *b, const char *name, const cJSON *args)
     static const char *const keys[] = {"class_name", "function_name", "code_snippet", "query", "symbol", "path",
                                        NULL};
     for (int i = 0; keys[i] && !first; i++) first = arg_str(args, keys[i]);
-    if (first) buf_printf(b, "%.60s", first);
+    if (first) buf_printf(b, "%.*s", utf8_cut(first, 60), first);
     else if (args && cJSON_GetObjectItemCaseSensitive(args, "code_span_list")) {
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(args, "code_span_list");
         if (cJSON_GetArraySize(l) > 0 && cJSON_IsString(cJSON_GetArrayItem(l, 0)))
-            buf_printf(b, "%.60s", cJSON_GetArrayItem(l, 0)->valuestring);
+            buf_printf(b, "%.*s", utf8_cut(cJSON_GetArrayItem(l, 0)->valuestring, 60),
+                       cJSON_GetArrayItem(l, 0)->valuestring);
     }
     const char *fp = arg_str(args, "file_pattern");
     if (fp) buf_printf(b, ", in %s", fp);

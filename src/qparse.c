@@ -317,8 +317,8 @@ int qparse_question(const char *question, struct qparse *q, char *err, size_t er
     buf_free(&plain);
     q->total_weight = (double)q->nterms;
     if (q->nterms == 0 && q->nids == 0 && q->nquotes == 0) {
-        snprintf(err, errlen, "the question '%.80s' has no words to look for; ask about something in the code",
-                 question);
+        snprintf(err, errlen, "the question '%.*s' has no words to look for; ask about something in the code",
+                 utf8_cut(question, 80), question);
         return -1;
     }
     return 0;

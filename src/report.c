@@ -5,6 +5,7 @@
  * File formats and the cell rules are in report.h.
  */
 #include "report.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -45,7 +46,8 @@ int eval_jsonl_each(const char *path, int (*fn)(void *ctx, const cJSON *obj, int
         if (!*s) continue;
         cJSON *obj = cJSON_Parse(s);
         if (!obj || !cJSON_IsObject(obj)) {
-            snprintf(err, errlen, "%s:%d: not a JSON object (%.40s%s); each line must be one object", path, lineno, s,
+            snprintf(err, errlen, "%s:%d: not a JSON object (%.*s%s); each line must be one object", path, lineno,
+                     utf8_cut(s, 40), s,
                      strlen(s) > 40 ? "..." : "");
             cJSON_Delete(obj);
             rc = -1;

@@ -201,6 +201,17 @@ int str_ends(const char *s, const char *suffix)
     return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+int utf8_cut(const char *s, int max)
+{
+    int n = 0;
+    while (n < max && s[n]) n++;
+    if (!s[n] || n == 0) return n;
+    /* s[n] is the first byte left out: back up while it continues a sequence */
+    int k = n;
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    return k;
+}
+
 char *str_lower(const char *s)
 {
     char *p = xstrdup(s);

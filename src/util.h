@@ -50,6 +50,10 @@ int64_t now_us(void);      /* monotonic microseconds */
 
 int str_starts(const char *s, const char *prefix);
 int str_ends(const char *s, const char *suffix);
+/* The length of the longest prefix of s that is at most max bytes and does
+ * not end inside a UTF-8 sequence: printf("%.*s", utf8_cut(s, 60), s) shows
+ * at most 60 bytes of s without splitting a character. */
+int utf8_cut(const char *s, int max);
 /* Lowercase ASCII copy (caller frees). */
 char *str_lower(const char *s);
 

@@ -96,5 +96,25 @@ is "$rc" 1 "a question without words: status 1"
 grep -q "no words to look for" "$T/err"
 ok $? "the message says why"
 
+# Text cut short for the reports (a query in "siblings tried: ...", a code
+# line, a signature) is cut between characters: with a question of
+# full-width letters, whatever the byte offset of the cut, the transcript,
+# the --json answer and the Markdown stay valid UTF-8.
+for pad in "" x xy; do
+    ask --quiet --json --transcript-dir "$T/u8$pad" \
+        --ask "How does the router match ${pad}ｒｏｕｔｅ ｐａｔｔｅｒｎｓ ａｇａｉｎｓｔ ｔｈｅ ｒｅｑｕｅｓｔ ｐａｔｈ？" "$R"
+    "$PYTHON3" - "$T/out" "$T/u8$pad" >"$T/check" 2>&1 <<'EOF'
+import glob, json, sys
+files = [sys.argv[1]] + sorted(glob.glob(sys.argv[2] + "/*"))
+for f in files:
+    if f.endswith(".md"):
+        open(f, encoding="utf-8").read()
+    else:
+        json.load(open(f, encoding="utf-8"))
+print(len(files))
+EOF
+    is "$(cat "$T/check")" 3 "full-width question, offset ${#pad}: answer and transcripts are valid UTF-8"
+done
+
 echo "1..$n"
 exit $fails

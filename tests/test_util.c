@@ -53,5 +53,14 @@ int main(void)
     free(x);
     ok(str_starts("flask/app.py", "flask/") && !str_starts("fl", "flask"), "str_starts");
     ok(str_ends("app.py", ".py") && !str_ends("py", ".py"), "str_ends");
+
+    /* "ab" + U+3002 (3 bytes) + "c" */
+    const char *u = "ab\xe3\x80\x82" "c";
+    is_int(utf8_cut(u, 2), 2, "utf8_cut: a cut before a character keeps what precedes it");
+    is_int(utf8_cut(u, 3), 2, "utf8_cut: a cut one byte into a character leaves the character out");
+    is_int(utf8_cut(u, 4), 2, "utf8_cut: a cut two bytes into a character leaves the character out");
+    is_int(utf8_cut(u, 5), 5, "utf8_cut: a cut after a character keeps it");
+    is_int(utf8_cut(u, 60), 6, "utf8_cut: a short string is kept whole");
+    is_int(utf8_cut("", 5), 0, "utf8_cut: the empty string");
     return done_testing();
 }
