@@ -316,7 +316,7 @@ static const char *display_name(const struct cand *c, char *out, size_t outlen)
 /* Is name called in text (name followed by '(' after a non-word byte)? Line
  * number of the first call, or 0. Comments and triple-quoted strings are not
  * code: "# set by Form.clean()" calls nothing. */
-static int calls_at(const struct cand *c, const char *name)
+static int calls_at_ex(const struct cand *c, const char *name, int self_only)
 {
     size_t nl = strlen(name);
     if (!c->sp.text || nl < 2 || c->sp.elided) return 0;
@@ -340,9 +340,28 @@ static int calls_at(const struct cand *c, const char *name)
         if (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
         /* not the definition itself */
         if (p - t >= 4 && !strncmp(p - 4, "def ", 4)) continue;
+        if (self_only && !(p - t >= 5 && !strncmp(p - 5, "self.", 5) &&
+                           (p - t == 5 || !(isalnum((unsigned char)p[-6]) || p[-6] == '_' || p[-6] == '.'))))
+            continue;
         return line;
     }
     return 0;
+}
+
+static int calls_at(const struct cand *c, const char *name) { return calls_at_ex(c, name, 0); }
+
+/* The class part of a method's qualified name ("Flask" of
+ * "Flask.dispatch_request"), as a length into c->qual; 0 when none. */
+static size_t owner_len(const struct cand *c)
+{
+    const char *dot = c->qual ? strrchr(c->qual, '.') : NULL;
+    return dot ? (size_t)(dot - c->qual) : 0;
+}
+
+static int same_owner(const struct cand *a, const struct cand *b)
+{
+    size_t la = owner_len(a), lb = owner_len(b);
+    return la && la == lb && !strncmp(a->qual, b->qual, la) && !strcmp(a->sp.path, b->sp.path);
 }
 
 /* How many files among sel[0..n) have a candidate of short name nm (two
@@ -361,6 +380,19 @@ static size_t name_count(const struct cand *sel, size_t n, const char *nm)
     return k;
 }
 
+/* The line where sel[i] calls sel[j], or 0. A name several cited
+ * definitions share is attributed only through self: a method calling
+ * self.name() reaches the definition of its own class. */
+static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
+{
+    char nj[128];
+    short_name(&sel[j], nj, sizeof nj);
+    if (!*nj) return 0;
+    if (name_count(sel, n, nj) <= 1) return calls_at(&sel[i], nj);
+    if (!same_owner(&sel[i], &sel[j])) return 0;
+    return calls_at_ex(&sel[i], nj, 1);
+}
+
 static void relations(const struct cand *sel, size_t n, struct buf *b)
 {
     int any = 0;
@@ -372,10 +404,7 @@ static void relations(const struct cand *sel, size_t n, struct buf *b)
             if (i == j) continue;
             short_name(&sel[j], nj, sizeof nj);
             if (!*nj || !strcmp(ni, nj)) continue;
-            /* a call of a name that several cited definitions share says
-             * nothing about which of them it reaches */
-            if (name_count(sel, n, nj) > 1) continue;
-            int at = calls_at(&sel[i], nj);
+            int at = resolved_call(sel, n, i, j);
             if (!at) continue;
             display_name(&sel[j], dj, sizeof dj);
             if (!any) buf_adds(b, "\n**Relations seen in the code:**\n\n");
@@ -410,16 +439,12 @@ static const char *lead(enum qtype t)
  * it calls, keeping the relevance order otherwise. */
 static void order_by_calls(struct cand *sel, size_t n)
 {
-    char nj[128];
     for (size_t pass = 0; pass < n; pass++) {
         int moved = 0;
         for (size_t i = 1; i < n && !moved; i++) {
             for (size_t j = 0; j < i; j++) {
-                short_name(&sel[j], nj, sizeof nj);
-                char ni[128];
-                short_name(&sel[i], ni, sizeof ni);
                 /* sel[j] is called by the later sel[i] and does not call it back */
-                if (*nj && calls_at(&sel[i], nj) && !(*ni && calls_at(&sel[j], ni))) {
+                if (resolved_call(sel, n, i, j) && !resolved_call(sel, n, j, i)) {
                     struct cand tmp = sel[i];
                     memmove(&sel[j + 1], &sel[j], (i - j) * sizeof *sel);
                     sel[j] = tmp;

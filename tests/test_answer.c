@@ -5,7 +5,8 @@
  * best span, which may give up to ANSWER_PER_TOP_FILE; nothing that does
  * not touch the question; every citation one of the pool's spans. The
  * relations it states are calls in code, not in comments or docstrings, and
- * never to a name several cited definitions share; the bonus for defining a
+ * never to a name several cited definitions share unless self.name() in a
+ * method picks its own class's definition; the bonus for defining a
  * name the question writes is shared among that name's definitions. A long
  * span is cited by the definition inside it that does the work, even a long
  * one.
@@ -187,6 +188,42 @@ int main(void)
     evidence_free(&cites);
     evidence_free(&whole);
     buf_free(&big);
+    qparse_free(&q);
+
+    /* two cited dispatch methods: self.dispatch() in App reaches App's */
+    ok(sqlite3_exec(db,
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, text) VALUES "
+                    "(2, 'pkg/app.py', 'python', 0, 0, '', 30, ''), (3, 'pkg/view.py', 'python', 0, 0, '', 10, '');"
+                    "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line, signature) VALUES "
+                    "(2, 'class', 'App', 'App', 1, 30, 'class App'),"
+                    "(2, 'method', 'handle', 'App.handle', 2, 6, 'def handle(self, request)'),"
+                    "(2, 'method', 'dispatch', 'App.dispatch', 10, 14, 'def dispatch(self, request)'),"
+                    "(3, 'class', 'View', 'View', 1, 10, 'class View'),"
+                    "(3, 'method', 'dispatch', 'View.dispatch', 2, 6, 'def dispatch(self, request)');",
+                    NULL, NULL, NULL) == SQLITE_OK,
+       "with two classes defining dispatch");
+    ok(qparse_question("How does the app handle a request and dispatch it?", &q, err, sizeof err) == 0,
+       "a question about dispatching parses");
+    struct evidence disp = EVIDENCE_INIT;
+    evidence_add(&disp, "pkg/app.py", 2, 6,
+                 "    def handle(self, request):\n        # handle the request\n        return self.dispatch(request)\n"
+                 "\n\n",
+                 "def handle(self, request)", 1.0);
+    evidence_add(&disp, "pkg/app.py", 10, 14,
+                 "    def dispatch(self, request):\n        # dispatch the request to the app's handler\n"
+                 "        return request\n\n\n",
+                 "def dispatch(self, request)", 1.0);
+    evidence_add(&disp, "pkg/view.py", 2, 6,
+                 "    def dispatch(self, request):\n        # dispatch the request to a view\n        return request\n\n\n",
+                 "def dispatch(self, request)", 1.0);
+    ok(answer_build(&q, &disp, db, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    tap_is_int((long long)cites.n, 3, "all three methods are cited");
+    ok(md && strstr(md, "`App.handle` calls `App.dispatch` (`pkg/app.py:4`)"),
+       "self.dispatch() in App is a call of App.dispatch");
+    ok(md && !strstr(md, "calls `View.dispatch`"), "and not of View.dispatch");
+    free(md);
+    evidence_free(&cites);
+    evidence_free(&disp);
     qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);
