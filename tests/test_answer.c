@@ -40,6 +40,22 @@ static void add_spans(struct evidence *pool, const char *path, int n, const char
     }
 }
 
+/* The answer to q over pool (db may be NULL); its citations go to cites. */
+static char *answer_of(const struct qparse *q, const struct evidence *pool, sqlite3 *db, struct evidence *cites)
+{
+    char *md = NULL, err[256];
+    ok(answer_build(q, pool, db, NULL, &md, cites, err, sizeof err) == 0, "the answer is built");
+    return md;
+}
+
+/* Releases an answer, its citations and the pool it came from. */
+static void answer_done(char *md, struct evidence *cites, struct evidence *pool)
+{
+    free(md);
+    evidence_free(cites);
+    evidence_free(pool);
+}
+
 int main(void)
 {
     struct qparse q;
@@ -57,18 +73,18 @@ int main(void)
     evidence_add(&pool, "pkg/unrelated.py", 1, 5, "def render(template):\n    return template\n", "def render(template)",
                  1.0);
     char *md = NULL;
-    ok(answer_build(&q, &pool, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
-    tap_is_int((long long)cites.n, ANSWER_MAX_CITES, "as many citations as the answer may hold");
-    tap_is_str(cites.n ? cites.v[0].path : "", "pkg/store.py", "the best span's file comes first");
+    md = answer_of(&q, &pool, NULL, &cites);
+    is_int(cites.n, ANSWER_MAX_CITES, "as many citations as the answer may hold");
+    is_str(cites.n ? cites.v[0].path : "", "pkg/store.py", "the best span's file comes first");
     int distinct = cites.n >= 4 && strcmp(cites.v[0].path, cites.v[1].path) && strcmp(cites.v[1].path, cites.v[2].path) &&
                    strcmp(cites.v[0].path, cites.v[2].path) && strcmp(cites.v[2].path, cites.v[3].path) &&
                    strcmp(cites.v[0].path, cites.v[3].path) && strcmp(cites.v[1].path, cites.v[3].path);
     ok(distinct, "the first four citations come from four files");
-    tap_is_int((long long)count_path(&cites, "pkg/store.py"), ANSWER_PER_TOP_FILE,
+    is_int(count_path(&cites, "pkg/store.py"), ANSWER_PER_TOP_FILE,
                "the best file gives more spans than the others may");
     ok(count_path(&cites, "pkg/backend.py") <= ANSWER_PER_FILE, "another file gives at most ANSWER_PER_FILE (%zu)",
        count_path(&cites, "pkg/backend.py"));
-    tap_is_int((long long)count_path(&cites, "pkg/unrelated.py"), 0, "a span without the question's words is not cited");
+    is_int(count_path(&cites, "pkg/unrelated.py"), 0, "a span without the question's words is not cited");
     int in_pool = 1;
     for (size_t i = 0; i < cites.n; i++) in_pool &= evidence_covers(&pool, cites.v[i].path, cites.v[i].start_line,
                                                                    cites.v[i].end_line);
@@ -81,11 +97,9 @@ int main(void)
     struct evidence small = EVIDENCE_INIT;
     add_spans(&small, "pkg/store.py", 1, "the session store saves and loads the data");
     add_spans(&small, "pkg/backend.py", 1, "the session store saves the data");
-    ok(answer_build(&q, &small, NULL, NULL, &md, &cites, err, sizeof err) == 0, "a small pool answers");
-    tap_is_int((long long)cites.n, 2, "and cites each of its spans once");
-    free(md);
-    evidence_free(&cites);
-    evidence_free(&small);
+    md = answer_of(&q, &small, NULL, &cites);
+    is_int(cites.n, 2, "and cites each of its spans once");
+    answer_done(md, &cites, &small);
     evidence_free(&pool);
     qparse_free(&q);
 
@@ -107,14 +121,12 @@ int main(void)
     evidence_add(&rel, "pkg/main.py", 1, 5,
                  "def main(runner):\n    # run the job\n    runner.prepare()\n    runner.execute()\n",
                  "def main(runner)", 0.3);
-    ok(answer_build(&q, &rel, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    md = answer_of(&q, &rel, NULL, &cites);
     /* without an index, definitions are named by their labels */
     ok(md && !strstr(md, "`def run_job(self)` calls"), "no call is read out of a comment or a docstring");
     ok(md && strstr(md, "`def main(runner)` calls `def prepare(self)` (`pkg/main.py:3`)"), "a call in code is a relation");
     ok(md && !strstr(md, "calls `def execute(self)`"), "a call of a name two cited definitions share is not attributed");
-    free(md);
-    evidence_free(&cites);
-    evidence_free(&rel);
+    answer_done(md, &cites, &rel);
     qparse_free(&q);
 
     /* the bonus for a name the question writes is shared by its definitions */
@@ -128,23 +140,19 @@ int main(void)
                  "def full_clean(self):\n    # check the values\n"
                  "    for field in self.fields:\n        field.clean()\n",
                  "def full_clean(self)", 1.0);
-    ok(answer_build(&q, &lit, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
-    tap_is_str(cites.n ? cites.v[0].path : "", "pkg/forms.py",
+    md = answer_of(&q, &lit, NULL, &cites);
+    is_str(cites.n ? cites.v[0].path : "", "pkg/forms.py",
                "the span about the question outranks four bare definitions of the name it writes");
-    free(md);
-    evidence_free(&cites);
-    evidence_free(&lit);
+    answer_done(md, &cites, &lit);
     struct evidence one = EVIDENCE_INIT;
     evidence_add(&one, "pkg/a.py", 1, 3, "def clean(self):\n    return self.value\n", "def clean(self)", 1.0);
     evidence_add(&one, "pkg/forms.py", 1, 6,
                  "def full_clean(self):\n    # check the values\n"
                  "    for field in self.fields:\n        field.clean()\n",
                  "def full_clean(self)", 1.0);
-    ok(answer_build(&q, &one, NULL, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
-    tap_is_str(cites.n ? cites.v[0].path : "", "pkg/a.py", "a name defined once keeps its whole bonus");
-    free(md);
-    evidence_free(&cites);
-    evidence_free(&one);
+    md = answer_of(&q, &one, NULL, &cites);
+    is_str(cites.n ? cites.v[0].path : "", "pkg/a.py", "a name defined once keeps its whole bonus");
+    answer_done(md, &cites, &one);
     qparse_free(&q);
 
     /* a 300-line class seen whole: its 100-line method about the question is
@@ -175,7 +183,7 @@ int main(void)
        "a question about the long method parses");
     struct evidence whole = EVIDENCE_INIT;
     evidence_add(&whole, "pkg/big.py", 1, 300, big.data, "class Big", 1.0);
-    ok(answer_build(&q, &whole, db, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    md = answer_of(&q, &whole, db, &cites);
     {
         int found = 0;
         for (size_t i = 0; i < cites.n; i++)
@@ -183,10 +191,8 @@ int main(void)
         ok(found, "the 100-line method inside the class is cited (%zu citations, first %d-%d)", cites.n,
            cites.n ? cites.v[0].start_line : 0, cites.n ? cites.v[0].end_line : 0);
     }
-    tap_is_str(cites.n ? cites.v[0].label : "", "Big.work", "first, by its qualified name");
-    free(md);
-    evidence_free(&cites);
-    evidence_free(&whole);
+    is_str(cites.n ? cites.v[0].label : "", "Big.work", "first, by its qualified name");
+    answer_done(md, &cites, &whole);
     buf_free(&big);
     qparse_free(&q);
 
@@ -216,14 +222,12 @@ int main(void)
     evidence_add(&disp, "pkg/view.py", 2, 6,
                  "    def dispatch(self, request):\n        # dispatch the request to a view\n        return request\n\n\n",
                  "def dispatch(self, request)", 1.0);
-    ok(answer_build(&q, &disp, db, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
-    tap_is_int((long long)cites.n, 3, "all three methods are cited");
+    md = answer_of(&q, &disp, db, &cites);
+    is_int(cites.n, 3, "all three methods are cited");
     ok(md && strstr(md, "`App.handle` calls `App.dispatch` (`pkg/app.py:4`)"),
        "self.dispatch() in App is a call of App.dispatch");
     ok(md && !strstr(md, "calls `View.dispatch`"), "and not of View.dispatch");
-    free(md);
-    evidence_free(&cites);
-    evidence_free(&disp);
+    answer_done(md, &cites, &disp);
     qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);
