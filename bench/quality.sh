@@ -15,8 +15,10 @@
 # (default "flask requests": names of directories under PYLIB, one per repo
 # of the questions), MODES (default mcts,rag-function,rag-window,no-mcts),
 # JOBS (default 2), WORKDIR, DETAIL (non-empty: list the misses). The
-# development questions are bench/devq/devq.jsonl with
-# REPOS="django jinja2 werkzeug click urllib3".
+# development questions are bench/devq/devq.jsonl and devq2.jsonl with
+# REPOS="django jinja2 werkzeug click urllib3", and devq3.jsonl, which also
+# needs itsdangerous markupsafe idna charset_normalizer asgiref in REPOS
+# (all installed with python3-flask, python3-requests and python3-django).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
