@@ -169,17 +169,16 @@ void engine_close(struct engine *e)
 
 /* ------------------------------------------------- executor and curator */
 
-static int ex_execute(void *ctx, const char *name, const cJSON *args, struct evidence *raw, char **text, char *err,
-                      size_t errlen)
+int engine_execute_action(struct action_ctx *actx, int no_semantic, const char *name, const cJSON *args,
+                          struct evidence *raw, char **text, char *err, size_t errlen)
 {
-    struct engine *e = ctx;
-    if (e->sh->o->no_semantic && name && !strcmp(name, "SemanticSearch")) {
+    if (no_semantic && name && !strcmp(name, "SemanticSearch")) {
         snprintf(err, errlen, "SemanticSearch is switched off (--no-semantic); use FindClass, FindFunction, "
                               "FindCodeSnippet or FindReferences");
         return -1;
     }
     struct action_result r;
-    int rc = action_run(&e->actx, name, args, &r, err, errlen);
+    int rc = action_run(actx, name, args, &r, err, errlen);
     if (rc != ACTION_OK) {
         action_result_free(&r);
         return -1;
@@ -192,6 +191,13 @@ static int ex_execute(void *ctx, const char *name, const cJSON *args, struct evi
     r.ev = spans;
     action_result_free(&r);
     return 0;
+}
+
+static int ex_execute(void *ctx, const char *name, const cJSON *args, struct evidence *raw, char **text, char *err,
+                      size_t errlen)
+{
+    struct engine *e = ctx;
+    return engine_execute_action(&e->actx, e->sh->o->no_semantic, name, args, raw, text, err, errlen);
 }
 
 int engine_curate_rules(void *ctx, const char *question, const char *action, const struct evidence *raw,

@@ -29,12 +29,22 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+struct action_ctx;
+
 enum engine_mode { ENGINE_MCTS, ENGINE_DIRECT, ENGINE_RAG_FUNCTION, ENGINE_RAG_WINDOW };
 
 #define ENGINE_RAG_TOP 10
 #define ENGINE_WINDOW_LINES 500
 #define ENGINE_WINDOW_OVERLAP 50
 #define ENGINE_CURATE_BUDGET 4000   /* tokens (bytes / 4) of curated evidence per action */
+
+/* Runs one action for a search step (struct policy_executor's execute, with
+ * the action context and --no-semantic given): the spans go to raw, the
+ * result's notes and listings to *text (the curator renders the spans it
+ * keeps). SemanticSearch is refused when no_semantic is set. Returns 0, or
+ * -1 with a message. */
+int engine_execute_action(struct action_ctx *actx, int no_semantic, const char *name, const cJSON *args,
+                          struct evidence *raw, char **text, char *err, size_t errlen);
 
 /* The rule-based curator (struct policy_curator's curate): curate() within
  * ENGINE_CURATE_BUDGET, rendered as the raw text followed by each kept span

@@ -57,24 +57,7 @@ static int execute(void *ctx, const char *name, const cJSON *args, struct eviden
                    char *err, size_t errlen)
 {
     struct session *s = ctx;
-    if (s->o.no_semantic && name && !strcmp(name, "SemanticSearch")) {
-        snprintf(err, errlen, "SemanticSearch is switched off (--no-semantic); use FindClass, "
-                              "FindFunction, FindCodeSnippet or FindReferences");
-        return -1;
-    }
-    struct action_result r;
-    if (action_run(&s->actx, name, args, &r, err, errlen) != ACTION_OK) {
-        action_result_free(&r);
-        return -1;
-    }
-    evidence_copy(raw, &r.ev);
-    /* notes and listings as text; the curator renders the spans it keeps */
-    struct evidence spans = r.ev;
-    r.ev = (struct evidence)EVIDENCE_INIT;
-    *text = action_result_render(&r, 0);
-    r.ev = spans;
-    action_result_free(&r);
-    return 0;
+    return engine_execute_action(&s->actx, s->o.no_semantic, name, args, raw, text, err, errlen);
 }
 
 static void hook_close(void *ctx)
