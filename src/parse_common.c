@@ -61,9 +61,7 @@ void pc_norm_c(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *
             continue;
         }
         if (pending) {
-            char prev = out->len > base ? out->data[out->len - 1] : '(';
-            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
-                buf_addc(out, ' ');
+            pc_space_between(out, base, ch);
             pending = 0;
         }
         if (ch == '\'' || ch == '"' || (backtick && ch == '`')) {
@@ -114,8 +112,17 @@ char *pc_block_doc_clean(const char *s, size_t n)
         first = 0;
         p = e + 1;
     }
-    char *d = buf_take(&r);
-    /* trim blank lines at both ends */
+    return pc_trim_blank_lines(buf_take(&r));
+}
+
+void pc_space_between(struct buf *out, size_t base, char ch)
+{
+    char prev = out->len > base ? out->data[out->len - 1] : '(';
+    if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}') buf_addc(out, ' ');
+}
+
+char *pc_trim_blank_lines(char *d)
+{
     size_t lo = 0, hi = strlen(d);
     while (lo < hi && d[lo] == '\n') lo++;
     while (hi > lo && d[hi - 1] == '\n') hi--;

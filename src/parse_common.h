@@ -34,6 +34,13 @@ void pc_node_range(const struct pc_ctx *c, TSNode n, uint32_t *a, uint32_t *b);
 /* A node's text as a new string. */
 char *pc_node_dup(const struct pc_ctx *c, TSNode n);
 int pc_is_space(char ch);
+/* d (malloc'd) without its leading and trailing blank lines, in place; NULL
+ * (d freed) when nothing is left. */
+char *pc_trim_blank_lines(char *d);
+/* Normalised code text: the one space that stands for whitespace or a
+ * comment dropped before ch, unless it would follow an opening bracket (or
+ * the start, out->data[base]) or precede a closing one. */
+void pc_space_between(struct buf *out, size_t base, char ch);
 
 /* Quote characters of pc_norm_c: '"' and '\'' always; these add '`'. */
 enum { PC_QUOTE_BACKTICK = 1,  /* '`' quotes with backslash escapes (JavaScript templates) */

@@ -138,17 +138,7 @@ static char *doc_text(const struct ctx *c, TSNode first, TSNode last)
         nl = 1;
         i = e + 1;
     }
-    char *d = buf_take(&r);
-    size_t lo = 0, hi = strlen(d);
-    while (lo < hi && d[lo] == '\n') lo++;
-    while (hi > lo && d[hi - 1] == '\n') hi--;
-    memmove(d, d + lo, hi - lo);
-    d[hi - lo] = 0;
-    if (!*d) {
-        free(d);
-        return NULL;
-    }
-    return d;
+    return pc_trim_blank_lines(buf_take(&r));
 }
 
 /* The docstring of the node at frame k: the comment lines ending on the line

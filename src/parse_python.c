@@ -106,9 +106,7 @@ static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struc
             continue;
         }
         if (pending) {
-            char prev = out->len > base ? out->data[out->len - 1] : '(';
-            if (prev != '(' && prev != '[' && prev != '{' && ch != ')' && ch != ']' && ch != '}')
-                buf_addc(out, ' ');
+            pc_space_between(out, base, ch);
             pending = 0;
         }
         if (ch == '\'' || ch == '"') {
