@@ -8,6 +8,7 @@
 #include "../src/config.h"   /* a bare "config.h" here would find autoconf's */
 #include "jsonx.h"
 #include "llm.h"
+#include "fake_backend.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -44,29 +45,16 @@ static int anthropic;
 /* A backend for the current provider from config file lines (plus common ones). */
 static struct llm_backend *mk(const char *base, const char *lines, int with_key)
 {
-    char path[256];
+    char path[256], conf[1024];
     snprintf(path, sizeof path, "%s/test.conf", dir);
-    FILE *fp = fopen(path, "w");
-    fprintf(fp, "retries = 2\nbackoff_ms = 5\nbackoff_max_ms = 20\ntimeout_total_ms = 5000\n"
-                "max_tokens = 256\nprice.fake-model.input = 2\nprice.fake-model.output = 8\n%s",
-            lines ? lines : "");
-    fclose(fp);
+    snprintf(conf, sizeof conf, "retries = 2\nbackoff_ms = 5\nbackoff_max_ms = 20\ntimeout_total_ms = 5000\n"
+                                "max_tokens = 256\nprice.fake-model.input = 2\nprice.fake-model.output = 8\n%s",
+             lines ? lines : "");
     char ebase[160], ekey[64] = "DRQA_API_KEY=" KEY;
     snprintf(ebase, sizeof ebase, "DRQA_API_BASE=%s", base);
     const char *env[] = {ebase, "DRQA_MODEL=fake-model", anthropic ? "DRQA_PROVIDER=anthropic" : "DRQA_PROVIDER=openai",
                          with_key ? ekey : NULL, NULL};
-    struct drqa_opts o;
-    opts_defaults(&o);
-    o.config_path = path;
-    struct drqa_config c;
-    char err[512];
-    if (config_load_env(&c, &o, env, err, sizeof err)) {
-        diag("config: %s", err);
-        return NULL;
-    }
-    struct llm_backend *b = llm_backend_new(&c, err, sizeof err);
-    config_free(&c);
-    return b;
+    return fake_backend(path, conf, env);
 }
 
 static int ask(struct llm_backend *b, const char *tag, const char *user, struct llm_reply *r, struct llm_usage *u)

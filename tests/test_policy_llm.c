@@ -12,6 +12,7 @@
 #include "../src/config.h"
 #include "curate.h"
 #include "llm.h"
+#include "fake_backend.h"
 #include "mcts.h"
 #include "policy_llm.h"
 #include "util.h"
@@ -155,27 +156,14 @@ static char *script(void)
 
 static struct llm_backend *mk_backend(int json_mode)
 {
-    char path[128];
+    char path[128], conf[256];
     snprintf(path, sizeof path, "%s/test.conf", dir);
-    FILE *fp = fopen(path, "w");
-    fprintf(fp, "retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 10000\nmax_tokens = 512\njson_mode = %s\n",
-            json_mode ? "true" : "false");
-    fclose(fp);
+    snprintf(conf, sizeof conf, "retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 10000\nmax_tokens = 512\njson_mode = %s\n",
+             json_mode ? "true" : "false");
     char ebase[160];
     snprintf(ebase, sizeof ebase, "DRQA_API_BASE=%s/v1", f.base);
     const char *env[] = {ebase, "DRQA_MODEL=fake-model", "DRQA_PROVIDER=openai", "DRQA_API_KEY=" KEY, NULL};
-    struct drqa_opts o;
-    opts_defaults(&o);
-    o.config_path = path;
-    struct drqa_config c;
-    char err[512];
-    if (config_load_env(&c, &o, env, err, sizeof err)) {
-        diag("config: %s", err);
-        return NULL;
-    }
-    struct llm_backend *b = llm_backend_new(&c, err, sizeof err);
-    config_free(&c);
-    return b;
+    return fake_backend(path, conf, env);
 }
 
 static const char *srcdirs[1];

@@ -12,6 +12,7 @@
 #include "action.h"
 #include "index.h"
 #include "llm.h"
+#include "fake_backend.h"
 #include "policy_llm.h"
 #include "policy_offline.h"
 #include "search.h"
@@ -86,23 +87,9 @@ static struct llm_backend *mk_backend(void)
     char ebase[160];
     snprintf(ebase, sizeof ebase, "DRQA_API_BASE=%s/v1", f.base);
     const char *env[] = {ebase, "DRQA_MODEL=fake-model", "DRQA_PROVIDER=openai", "DRQA_API_KEY=" KEY, NULL};
-    struct drqa_opts o;
-    opts_defaults(&o);
     char cpath[128];
     snprintf(cpath, sizeof cpath, "%s/none.conf", T);
-    FILE *fp = fopen(cpath, "w");
-    fputs("retries = 0\nbackoff_ms = 1\n", fp);
-    fclose(fp);
-    o.config_path = cpath;
-    struct drqa_config c;
-    char err[512];
-    if (config_load_env(&c, &o, env, err, sizeof err)) {
-        diag("config: %s", err);
-        return NULL;
-    }
-    struct llm_backend *b = llm_backend_new(&c, err, sizeof err);
-    config_free(&c);
-    return b;
+    return fake_backend(cpath, "retries = 0\nbackoff_ms = 1\n", env);
 }
 
 /* Every citation of a lies in the observation of a node of its trajectory. */
