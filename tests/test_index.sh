@@ -12,24 +12,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-index-test.XXXXXX")
 trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
 
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-is() {
-    n=$((n + 1))
-    if [ "$1" = "$2" ]; then echo "ok $n - $3"; else
-        echo "not ok $n - $3"; printf '#   got: %s\n#  want: %s\n' "$1" "$2"; fail=1
-    fi
-}
+. "$top_srcdir/tests/tap.sh"
 q() { sqlite3 -batch "$1" "$2"; }
-# jget FILE a.b.c: one value of a JSON document
-jget() {
-    $PYTHON3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    d = d[int(k)] if isinstance(d, list) else d[k]
-print(json.dumps(d) if isinstance(d, (bool, list, dict)) else d)' "$1" "$2"
-}
 # counts FILE: the summary line compared below
 counts() {
     $PYTHON3 -c 'import json, sys

@@ -35,15 +35,7 @@ mkdir -p "$XDG_CONFIG_HOME/drqa-tui"
 # no retries: the failure cases stay fast
 printf 'retries = 0\ntimeout_connect_ms = 2000\n' >"$XDG_CONFIG_HOME/drqa-tui/config"
 
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-is() {
-    n=$((n + 1))
-    if [ "$1" = "$2" ]; then echo "ok $n - $3"; else
-        echo "not ok $n - $3"; printf '#   got: %s\n#  want: %s\n' "$1" "$2"; fail=1
-    fi
-}
+. "$top_srcdir/tests/tap.sh"
 # line K of file F
 line() { sed -n "$2p" "$1"; }
 

@@ -18,22 +18,7 @@ export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 KEY=sk-ask-Pq4SECRETaskKey90
 
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
-is() {
-    n=$((n + 1))
-    if [ "$1" = "$2" ]; then echo "ok $n - $3"; else
-        echo "not ok $n - $3"; printf '#   got: %s\n#  want: %s\n' "$1" "$2"; fail=1
-    fi
-}
-jget() {
-    $PYTHON3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    d = d[int(k)] if isinstance(d, list) else d[k]
-print(json.dumps(d) if isinstance(d, (bool, list, dict)) else d)' "$1" "$2"
-}
+. "$top_srcdir/tests/tap.sh"
 
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 cat >"$T/script.json" <<'EOF'
