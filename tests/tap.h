@@ -42,7 +42,7 @@ static int __attribute__((unused)) tap_is_str(const char *got, const char *want,
 
 /* is_int(got, want, fmt, ...) and is_str(got, want, fmt, ...): the name may be a format. */
 #define TAP_NAME(...) tap_name(__VA_ARGS__)
-static const char *__attribute__((format(printf, 1, 2), unused)) tap_name(const char *fmt, ...)
+static __attribute__((format(printf, 1, 2), unused)) const char *tap_name(const char *fmt, ...)
 {
     static char name[1024];
     va_list ap;
