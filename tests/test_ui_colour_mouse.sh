@@ -101,7 +101,9 @@ wait_for '\| paused'
 ok $? "the front end starts with TERM=vt100 (no colours)"
 keys s
 wait_for 'iter 1/12.*paused'
-grep -E -q '^.-?0 question' "$T/screen" && grep -E -q '^.  ?.?1 [A-Za-z]' "$T/screen"
+# waited for, not read once: the status line can be on screen a moment
+# before the rest of the frame that carries node 1's row
+wait_for '^.  ?.?1 [A-Za-z]' && grep -E -q '^.-?0 question' "$T/screen"
 ok $? "and draws the tree"
 colour_screen
 ! grep -E -q -- "$COLOUR_SGR" "$T/escreen"
