@@ -740,6 +740,7 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     size_t nold = 0;
     struct job *jobs = NULL;
     size_t njobs = 0;
+    struct result **held = NULL;  /* finished out of order, by job */
     struct writer w = {0};
     struct pool P = {0};
     pthread_t *threads = NULL;
@@ -916,10 +917,21 @@ reopen:
             snprintf(err, errlen, "cannot start parser threads: %s", strerror(errno));
             goto out;
         }
+        /* Results are written in job (path) order, whatever order the
+         * threads finish in, so that row ids, and every tie broken by them,
+         * are the same from one build to the next. Results that finish early
+         * wait in `held`; they stay counted in the in-flight budget, which
+         * bounds how many can wait. */
+        held = xcalloc(njobs, sizeof *held);
         for (size_t done = 0; done < njobs; done++) {
             int64_t tw = now_us();
-            struct result *r = pool_pop(&P);
+            while (!held[done]) {
+                struct result *q = pool_pop(&P);
+                held[q->job] = q;
+            }
             waited_us += now_us() - tw;
+            struct result *r = held[done];
+            held[done] = NULL;
             struct job *j = &jobs[r->job];
             int wr = 0;
             if (r->kind == RES_SKIP) {
@@ -1046,6 +1058,9 @@ out:
         free(threads);
     }
     free(P.q);
+    if (held)
+        for (size_t k = 0; k < njobs; k++) result_free(held[k]);
+    free(held);
     for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(w.st[s]);
     free(w.symids);
     if (in_txn) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

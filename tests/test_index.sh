@@ -486,5 +486,30 @@ is "$(edges calls inv.Reset)" "go/cmd/shopd/run.go inv.Reset -> go/inventory/res
 is "$(edges calls start)" "go/cmd/shopd/run.go start -> go/cmd/shopd/start.go start;" \
    "a Go function resolves to another file of the same package"
 
+# ---- row ids follow the paths, not the order the threads finish in -------------------
+# a_big.py takes the first thread a while; the small files behind it finish
+# first on the other thread. Written in completion order, their ids would
+# come before a_big.py's, and ties broken by id would vary between builds.
+O="$T/order"
+mkdir -p "$O"
+i=0
+while [ $i -lt 6000 ]; do
+    printf 'def f%d(a, b):\n    """doc %d"""\n    return g(a) + h(b) * %d\n\n' $i $i $i
+    i=$((i + 1))
+done >"$O/a_big.py"
+for f in b c d e f g h i j k l m n o p; do printf 'def %s_fn():\n    return 1\n' "$f" >"$O/$f.py"; done
+order_ok=0
+for run in 1 2 3; do
+    rm -f "$T/idx/order.sqlite"*
+    "$DRQA" --no-progress --threads 2 --index "$T/idx/order.sqlite" --index-only "$O" >/dev/null 2>"$T/err.txt" || order_ok=1
+    by_id=$(q "$T/idx/order.sqlite" "SELECT path FROM files ORDER BY id" | tr '\n' ' ')
+    by_path=$(q "$T/idx/order.sqlite" "SELECT path FROM files ORDER BY path" | tr '\n' ' ')
+    [ "$by_id" = "$by_path" ] || { order_ok=1; echo "# run $run: files by id: $by_id"; }
+    chunks=$(q "$T/idx/order.sqlite" "SELECT count(*) FROM (SELECT f.path AS path,
+        lag(f.path) OVER (ORDER BY c.id) AS prev FROM chunks c JOIN files f ON f.id = c.file_id) WHERE prev > path")
+    [ "$chunks" = 0 ] || { order_ok=1; echo "# run $run: $chunks chunks follow a chunk of a later path"; }
+done
+ok $order_ok "on two threads, file and chunk ids follow path order in three fresh builds"
+
 echo "1..$n"
 exit $fail
