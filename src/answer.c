@@ -502,7 +502,9 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
      * of the best file is worth less than the best span of another), then
      * the rest by score, a few per file; the file of the best span may give
      * more, since that is where the answer's other parts (the helpers, the
-     * class around a method, the callers) usually are. */
+     * class around a method, the callers) usually are. An outline (elided
+     * span) and verbatim lines are different views of a file: neither
+     * counts against the other's overlap or per-file share. */
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
     unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
     size_t nsel = 0;
@@ -513,7 +515,7 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
             if (taken[i]) continue;
             int per_file = 0, per_big = 0, overlap = 0;
             for (size_t k = 0; k < nsel; k++) {
-                if (strcmp(sel[k].sp.path, c->sp.path)) continue;
+                if (strcmp(sel[k].sp.path, c->sp.path) || sel[k].sp.elided != c->sp.elided) continue;
                 per_file++;
                 if (c->big >= 0 && sel[k].big == c->big) per_big++;
                 if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;

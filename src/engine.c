@@ -271,20 +271,38 @@ static char *span_part(const struct evidence_span *sp, int a, int b)
     return xstrndup(p, (size_t)(q - p));
 }
 
-/* A span of an executed node of t that covers c, or NULL. */
+/* A span of an executed node of t that covers c, or NULL: verbatim lines
+ * that hold c, else an outline (elided span) of exactly c's lines, which is
+ * what was seen of them. */
 static const struct evidence_span *tree_covering(const struct mcts_tree *t, const struct evidence_span *c)
 {
+    const struct evidence_span *outline = NULL;
     for (int id = 1; id < t->n; id++) {
         const struct mcts_node *m = mcts_node(t, id);
         if (m->status != MCTS_DONE && m->status != MCTS_FINISHED) continue;
         for (size_t k = 0; k < m->obs.n; k++) {
             const struct evidence_span *sp = &m->obs.v[k];
-            if (!sp->elided && !strcmp(sp->path, c->path) && sp->start_line <= c->start_line &&
-                c->end_line <= sp->end_line)
-                return sp;
+            if (strcmp(sp->path, c->path)) continue;
+            if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
+            if (sp->elided && !outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
+                outline = sp;
         }
     }
-    return NULL;
+    return outline;
+}
+
+/* 1 when cites already holds a span of c's lines seen the same way
+ * (verbatim, or as an outline): a method read in full is still cited
+ * beside the outline of its class. */
+static int covered_alike(const struct evidence *cites, const struct evidence_span *c, int elided)
+{
+    for (size_t i = 0; i < cites->n; i++) {
+        const struct evidence_span *s = &cites->v[i];
+        if (!s->elided == !elided && !strcmp(s->path, c->path) && s->start_line <= c->start_line &&
+            c->end_line <= s->end_line)
+            return 1;
+    }
+    return 0;
 }
 
 /* The offline answer cites the trajectory's decisive spans first and then
@@ -306,9 +324,10 @@ static void answer_from_tree(struct engine *e, const struct mcts_tree *t, struct
     for (size_t i = 0; i < pa.cites.n; i++) {
         const struct evidence_span *c = &pa.cites.v[i];
         const struct evidence_span *sp = tree_covering(t, c);
-        if (!sp || evidence_covers(&cites, c->path, c->start_line, c->end_line)) continue;
-        char *text = span_part(sp, c->start_line, c->end_line);
-        evidence_add(&cites, c->path, c->start_line, c->end_line, text, c->label ? c->label : sp->label, sp->score);
+        if (!sp || covered_alike(&cites, c, sp->elided)) continue;
+        char *text = sp->elided ? xstrdup(sp->text ? sp->text : "") : span_part(sp, c->start_line, c->end_line);
+        evidence_add(&cites, c->path, c->start_line, c->end_line, text, c->label ? c->label : sp->label, sp->score)
+            ->elided = sp->elided;
         free(text);
     }
     if (cites.n) {

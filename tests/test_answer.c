@@ -9,7 +9,7 @@
  * method picks its own class's definition; the bonus for defining a
  * name the question writes is shared among that name's definitions. A long
  * span is cited by the definition inside it that does the work, even a long
- * one.
+ * one. A class outline does not keep a method read in full inside it out.
  */
 #include "answer.h"
 #include "store.h"
@@ -228,6 +228,25 @@ int main(void)
        "self.dispatch() in App is a call of App.dispatch");
     ok(md && !strstr(md, "calls `View.dispatch`"), "and not of View.dispatch");
     answer_done(md, &cites, &disp);
+    qparse_free(&q);
+
+    /* An outline (elided span) of a class and a verbatim method inside it are
+     * different views of the file: the outline, cited first, blocks neither
+     * the method as an overlap nor a slot of its file. */
+    ok(qparse_question("How does the Cache class expire its entries?", &q, err, sizeof err) == 0,
+       "the outline question parses");
+    struct evidence outl = EVIDENCE_INIT;
+    evidence_add(&outl, "pkg/cache.py", 1, 300,
+                 "class Cache:\n    \"\"\"Keeps entries and expires them.\"\"\"\n"
+                 "    def expire(self):\n        ... (lines 4-40 elided; ViewCode pkg/cache.py:4-40 to read them)\n",
+                 "class Cache", 1.0)->elided = 1;
+    evidence_add(&outl, "pkg/cache.py", 3, 40,
+                 "    def expire(self):\n        # expire the cache entries\n        return self.entries\n",
+                 "def expire(self)", 0.5);
+    md = answer_of(&q, &outl, NULL, &cites);
+    is_int(cites.n, 2, "the outline and the method inside it are both cited");
+    ok(cites.n == 2 && cites.v[0].elided != cites.v[1].elided, "one outline, one verbatim span");
+    answer_done(md, &cites, &outl);
     qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);

@@ -116,5 +116,35 @@ EOF
     is "$(cat "$T/check")" 3 "full-width question, offset ${#pad}: answer and transcripts are valid UTF-8"
 done
 
+# ---- a class outline is cited as what was seen of it --------------------------------
+# FindClass on a large class shows its outline (bodies elided); when the answer
+# lists that span, the span is among the citations, its evidence the outline,
+# and every span the answer lists is cited.
+B="$T/bigrepo"
+mkdir -p "$B/pkg"
+: >"$B/pkg/__init__.py"
+{
+    printf 'class Ledger:\n    """Keeps accounts and settles them at the end of the day."""\n\n'
+    i=0
+    while [ $i -lt 30 ]; do
+        printf '    def post_%d(self, amount):\n        """Post entry %d."""\n' $i $i
+        k=0
+        while [ $k -lt 12 ]; do printf '        total_%d = amount * %d\n' $k $k; k=$((k + 1)); done
+        printf '        return total_0\n\n'
+        i=$((i + 1))
+    done
+} >"$B/pkg/ledger.py"
+printf 'from .ledger import Ledger\n\ndef report(l):\n    """Print a report of the ledger."""\n    return l.post_1(3)\n' \
+    >"$B/pkg/report.py"
+"$DRQA" --index "$T/big.sqlite" --no-progress --policy offline --json \
+    --ask "What does the Ledger class keep and how does it settle accounts?" "$B" >"$T/out" 2>"$T/err"
+is "$?" 0 "--ask on a repository with a large class exits 0"
+is "$(q "[c['start_line'] for c in d['citations'] if c['path'] == 'pkg/ledger.py' and c['end_line'] == 482]")" "[1]" \
+   "the outline of the whole class (lines 1-482) is cited"
+is "$(q "[('elided' in e['text'], 'Keeps accounts' in e['text']) for e in d['evidence'] if e['path'] == 'pkg/ledger.py' and e['end_line'] == 482]")" \
+   "[(True, True)]" "its evidence is the outline: docstring kept, bodies elided"
+is "$(q "sorted(set(__import__('re').findall(r'^\\d+\\. \x60([^\x60]+)\x60', d['answer'], __import__('re').M)) - set('%s:%d-%d' % (c['path'], c['start_line'], c['end_line']) for c in d['citations']))")" \
+   "[]" "every span the answer lists is among its citations"
+
 echo "1..$n"
 exit $fails
