@@ -253,96 +253,6 @@ static void add_unique_span(struct evidence *dst, const struct evidence_span *sp
 
 /* ---------------------------------------------------------------- modes */
 
-/* Lines [a, b] of a span that covers them (caller frees). */
-static char *span_part(const struct evidence_span *sp, int a, int b)
-{
-    if (!sp->text) return NULL;
-    const char *p = sp->text;
-    for (int l = sp->start_line; l < a && p; l++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return NULL;
-    const char *q = p;
-    for (int l = a; l <= b && *q; l++) {
-        const char *nl = strchr(q, '\n');
-        q = nl ? (l < b ? nl + 1 : nl) : q + strlen(q);
-    }
-    return xstrndup(p, (size_t)(q - p));
-}
-
-/* A span of an executed node of t that covers c, or NULL: verbatim lines
- * that hold c, else an outline (elided span) of exactly c's lines, which is
- * what was seen of them. */
-static const struct evidence_span *tree_covering(const struct mcts_tree *t, const struct evidence_span *c)
-{
-    const struct evidence_span *outline = NULL;
-    for (int id = 1; id < t->n; id++) {
-        const struct mcts_node *m = mcts_node(t, id);
-        if (m->status != MCTS_DONE && m->status != MCTS_FINISHED) continue;
-        for (size_t k = 0; k < m->obs.n; k++) {
-            const struct evidence_span *sp = &m->obs.v[k];
-            if (strcmp(sp->path, c->path)) continue;
-            if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
-            if (sp->elided && !outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
-                outline = sp;
-        }
-    }
-    return outline;
-}
-
-/* 1 when cites already holds a span of c's lines seen the same way
- * (verbatim, or as an outline): a method read in full is still cited
- * beside the outline of its class. */
-static int covered_alike(const struct evidence *cites, const struct evidence_span *c, int elided)
-{
-    for (size_t i = 0; i < cites->n; i++) {
-        const struct evidence_span *s = &cites->v[i];
-        if (!s->elided == !elided && !strcmp(s->path, c->path) && s->start_line <= c->start_line &&
-            c->end_line <= s->end_line)
-            return 1;
-    }
-    return 0;
-}
-
-/* The offline answer cites the trajectory's decisive spans first and then
- * the strongest other evidence anywhere in the tree (offline_policy.h).
- * search_answer verifies citations against the trajectory only, so the
- * answer is rebuilt here and every citation verified against the evidence
- * of the tree's executed nodes, its text taken from the span that covers
- * it. a keeps its own answer when nothing survives. */
-static void answer_from_tree(struct engine *e, const struct mcts_tree *t, struct search_answer *a)
-{
-    struct policy_answer pa = {0};
-    char err[512];
-    if (offline_policy_answer_tree(e->offline, t, a->path, a->npath, &pa, err, sizeof err) || !pa.markdown) {
-        log_msg("engine: %s", err);
-        policy_answer_clear(&pa);
-        return;
-    }
-    struct evidence cites = EVIDENCE_INIT;
-    for (size_t i = 0; i < pa.cites.n; i++) {
-        const struct evidence_span *c = &pa.cites.v[i];
-        const struct evidence_span *sp = tree_covering(t, c);
-        if (!sp || covered_alike(&cites, c, sp->elided)) continue;
-        char *text = sp->elided ? xstrdup(sp->text ? sp->text : "") : span_part(sp, c->start_line, c->end_line);
-        evidence_add(&cites, c->path, c->start_line, c->end_line, text, c->label ? c->label : sp->label, sp->score)
-            ->elided = sp->elided;
-        free(text);
-    }
-    if (cites.n) {
-        free(a->markdown);
-        a->markdown = pa.markdown;
-        pa.markdown = NULL;
-        evidence_free(&a->cites);
-        a->cites = cites;
-        a->fallback_cite = 0;
-    } else {
-        evidence_free(&cites);
-    }
-    policy_answer_clear(&pa);
-}
-
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
@@ -364,7 +274,6 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     }
     struct search_answer *a = search_answer(s);
     const struct mcts_tree *t = search_tree(s);
-    if (!a->error && !e->llm) answer_from_tree(e, t, a);   /* the offline policy's answer */
     r->answer = xstrdup(a->markdown ? a->markdown : "");
     evidence_copy(&r->cites, &a->cites);
     for (size_t i = 0; i < a->npath; i++) {

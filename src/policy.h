@@ -88,6 +88,11 @@ struct policy {
      * the engine then builds a plain answer from the evidence. */
     int (*answer)(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
                   struct policy_answer *out, struct policy_usage *usage, char *err, size_t errlen);
+    /* 0: the answer cites the trajectory's evidence, and its citations are
+     * verified against the trajectory. 1: it may cite any span the tree's
+     * executed nodes saw (done or finished, not pruned), and is verified
+     * against those (search_answer in search.h). */
+    int answer_from_tree;
 };
 
 /* Runs one action against the repository index: raw spans into *raw (the

@@ -1126,7 +1126,7 @@ static int node_citable(const struct mcts_node *m)
  * of the whole search (E.3, early retrieval precision); when the best path
  * runs through another child, its hits still compete here on their own
  * relevance instead of being lost. */
-static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, int whole_tree, struct evidence *pool)
+static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, struct evidence *pool)
 {
     for (size_t i = 0; i < nids; i++) {
         const struct mcts_node *m = mcts_node(t, ids[i]);
@@ -1136,7 +1136,6 @@ static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, 
                 ->elided = sp->elided;
         }
     }
-    if (!whole_tree) return;
     for (int id = 1; id < t->n; id++) {
         const struct mcts_node *m = mcts_node(t, id);
         int on_path = 0;
@@ -1152,11 +1151,11 @@ static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, 
     }
 }
 
-static int answer_from(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids, int whole_tree,
+static int answer_from(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
                        struct policy_answer *out, char *err, size_t errlen)
 {
     struct evidence pool = EVIDENCE_INIT;
-    answer_pool(t, ids, nids, whole_tree, &pool);
+    answer_pool(t, ids, nids, &pool);
     struct answer_opts ao = {0};
     ao.prior = p->wins;
     ao.nprior = p->nwins;
@@ -1171,15 +1170,9 @@ static int op_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
     (void)u;
     struct offline_policy *p = ctx;
     if (prepare(p, t, err, errlen)) return -1;
-    /* the search verifies citations against the trajectory alone */
-    return answer_from(p, t, ids, nids, 0, out, err, errlen);
-}
-
-int offline_policy_answer_tree(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
-                               struct policy_answer *out, char *err, size_t errlen)
-{
-    if (prepare(p, t, err, errlen)) return -1;
-    return answer_from(p, t, ids, nids, 1, out, err, errlen);
+    /* the whole tree's spans: the search verifies against the whole tree
+     * (answer_from_tree, set by offline_policy_bind) */
+    return answer_from(p, t, ids, nids, out, err, errlen);
 }
 
 struct offline_policy *offline_policy_new(const struct offline_config *cfg)
@@ -1208,4 +1201,5 @@ void offline_policy_bind(struct offline_policy *p, struct policy *out)
     out->evaluate = op_evaluate;
     out->rollout = op_rollout;
     out->answer = op_answer;
+    out->answer_from_tree = 1;
 }

@@ -34,8 +34,10 @@
  *             question was found; one line of feedback naming the next step;
  *   rollout   the cheap value of the no-evaluation ablation: the new
  *             evidence's overlap alone;
- *   answer    the extractive answer (answer.h) over the trajectory's spans;
- *             offline_policy_answer_tree adds every span the tree saw.
+ *   answer    the extractive answer (answer.h) over the trajectory's spans
+ *             and every other span the tree's executed nodes saw, trajectory
+ *             spans preferred (answer_from_tree: the search verifies the
+ *             citations against the whole tree).
  *
  * Deterministic: the same index, question and tree give the same decisions.
  * Spends no tokens. One policy serves one thread; it re-reads the question
@@ -70,13 +72,6 @@ void offline_policy_free(struct offline_policy *p);                          /* 
 void offline_policy_set_iterations(struct offline_policy *p, int iterations);
 /* Fills a policy struct whose ctx is p (name "offline"). */
 void offline_policy_bind(struct offline_policy *p, struct policy *out);
-
-/* The answer (as the answer role gives it) from the trajectory ids (root
- * first) and every other span the tree's executed nodes saw, trajectory
- * spans preferred: for a caller that verifies citations against the whole
- * tree. 0, or -1 with a message. */
-int offline_policy_answer_tree(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
-                               struct policy_answer *out, char *err, size_t errlen);
 
 /* The ordered candidates the planner would consider for node_id (a new node
  * of t), before duplicates are removed: JSON [{"action", "args", "why",

@@ -803,6 +803,41 @@ static const struct evidence_span *covering_span(const struct mcts_tree *t, cons
     return NULL;
 }
 
+/* For a policy that answers from the whole tree: a span of an executed
+ * node (done or finished; pruned, running and failed nodes are out) that
+ * covers c: verbatim lines that hold c, else an outline (elided span) of
+ * exactly c's lines, which is what was seen of them. */
+static const struct evidence_span *tree_covering_span(const struct mcts_tree *t, const struct evidence_span *c)
+{
+    const struct evidence_span *outline = NULL;
+    for (int id = 1; id < t->n; id++) {
+        const struct mcts_node *m = &t->nodes[id];
+        if (m->status != MCTS_DONE && m->status != MCTS_FINISHED) continue;
+        for (size_t k = 0; k < m->obs.n; k++) {
+            const struct evidence_span *sp = &m->obs.v[k];
+            if (strcmp(sp->path, c->path)) continue;
+            if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
+            if (sp->elided && !outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
+                outline = sp;
+        }
+    }
+    return outline;
+}
+
+/* 1 when cites already holds a span of c's lines seen the same way
+ * (verbatim, or as an outline): a method read in full is still cited
+ * beside the outline of its class. */
+static int covered_alike(const struct evidence *cites, const struct evidence_span *c, int elided)
+{
+    for (size_t i = 0; i < cites->n; i++) {
+        const struct evidence_span *x = &cites->v[i];
+        if (!x->elided == !elided && !strcmp(x->path, c->path) && x->start_line <= c->start_line &&
+            c->end_line <= x->end_line)
+            return 1;
+    }
+    return 0;
+}
+
 static const struct evidence_span *best_span(const struct mcts_tree *t, const int *ids, size_t nids)
 {
     const struct evidence_span *best = NULL;
@@ -864,14 +899,17 @@ struct search_answer *search_answer(struct search *s)
 
     for (size_t i = 0; i < pa.cites.n; i++) {
         const struct evidence_span *c = &pa.cites.v[i];
-        const struct evidence_span *sp = c->path && c->start_line >= 1 && c->end_line >= c->start_line
-                                             ? covering_span(t, a->path, a->npath, c)
-                                             : NULL;
+        int valid = c->path && c->start_line >= 1 && c->end_line >= c->start_line;
+        const struct evidence_span *sp = !valid                 ? NULL
+                                         : s->pol.answer_from_tree ? tree_covering_span(t, c)
+                                                                   : covering_span(t, a->path, a->npath, c);
         if (!sp) {
             a->dropped++;
             continue;
         }
-        if (evidence_covers(&a->cites, c->path, c->start_line, c->end_line)) continue;
+        if (s->pol.answer_from_tree ? covered_alike(&a->cites, c, sp->elided)
+                                    : evidence_covers(&a->cites, c->path, c->start_line, c->end_line))
+            continue;
         char *text = span_lines(sp, c->start_line, c->end_line);
         evidence_add(&a->cites, c->path, c->start_line, c->end_line, text, sp->label, sp->score)
             ->elided = sp->elided;

@@ -186,8 +186,8 @@ struct search_answer {
     int finish_node;          /* the Finish node, or -1 */
     int from_finished;        /* 1: best finished trajectory; 0: no node finished,
                                  the highest-value path was used */
-    int dropped;              /* citations given by the policy that no span on the
-                                 trajectory covers (removed) */
+    int dropped;              /* citations given by the policy that no span seen
+                                 covers (removed; see search_answer) */
     int fallback_cite;        /* 1: none survived, the trajectory's best span was cited */
     char *error;              /* the policy's answer failure, or NULL */
     long long tokens_in, tokens_out;
@@ -201,7 +201,11 @@ struct search_answer {
  * that are done or finished and not duplicates, to a leaf.
  *
  * Citations are kept only when a span of some node on the trajectory covers
- * them (the text is taken from that span). At least one span is cited: when
+ * them (the text is taken from that span); for a policy with
+ * answer_from_tree, when verbatim lines of any done or finished node of the
+ * tree hold them, or an outline (elided span) of exactly their lines was
+ * seen (its text is the outline), one citation per lines and kind of view.
+ * At least one span is cited: when
  * none survives, the trajectory's best-scored span (ties: earliest) is. When
  * the trajectory has no evidence at all, there are no citations and the
  * markdown says so. When the policy's answer call fails, the answer is built

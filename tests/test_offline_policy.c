@@ -269,8 +269,9 @@ static void test_search(void)
     free(a1);
 }
 
-/* The tree-wide answer: the trajectory's spans first, then the strongest
- * span seen off the trajectory; the trajectory-only answer never cites it. */
+/* The answer is tree-wide: the trajectory's spans first, then the strongest
+ * span seen off the trajectory; the policy says so, so that the search
+ * verifies its citations against the whole tree. */
 static void test_answer_tree(void)
 {
     const char *q = "How does App.dispatch_request find the view function?";
@@ -286,20 +287,24 @@ static void test_answer_tree(void)
     nb->has_value = 1;
     nb->value = 80;
     ok(na->obs.n > 0 && nb->obs.n > 0, "both nodes found their definitions");
+    ok(pol.answer_from_tree, "the offline policy answers from the whole tree");
     int path[2] = {0, a};
     char err[256] = "";
-    struct policy_answer traj = {0}, tree = {0};
+    struct policy_answer tree = {0};
     struct policy_usage u = {0, 0};
-    ok(pol.answer(op, t, path, 2, &traj, &u, err, sizeof err) == 0, "trajectory answer %s", err);
-    ok(offline_policy_answer_tree(op, t, path, 2, &tree, err, sizeof err) == 0, "tree answer %s", err);
-    int traj_router = 0, tree_router = 0;
-    for (size_t i = 0; i < traj.cites.n; i++) traj_router |= !strcmp(traj.cites.v[i].path, "tinyweb/routing.py");
+    ok(pol.answer(op, t, path, 2, &tree, &u, err, sizeof err) == 0, "tree answer %s", err);
+    int tree_router = 0;
     for (size_t i = 0; i < tree.cites.n; i++) tree_router |= !strcmp(tree.cites.v[i].path, "tinyweb/routing.py");
-    ok(!traj_router, "the trajectory answer cites only the trajectory's files");
-    ok(tree_router, "the tree answer also cites routing.py, seen by the sibling");
+    ok(tree_router, "the answer also cites routing.py, seen by the sibling");
     is_str(tree.cites.n ? tree.cites.v[0].path : "", "tinyweb/app.py", "the trajectory's definition is cited first");
     ok(tree.markdown && strstr(tree.markdown, "tinyweb/routing.py"), "the answer names what it cites");
-    policy_answer_clear(&traj);
+    policy_answer_clear(&tree);
+    /* a pruned sibling's spans are not evidence any more */
+    nb->status = MCTS_PRUNED;
+    ok(pol.answer(op, t, path, 2, &tree, &u, err, sizeof err) == 0, "answer after pruning %s", err);
+    tree_router = 0;
+    for (size_t i = 0; i < tree.cites.n; i++) tree_router |= !strcmp(tree.cites.v[i].path, "tinyweb/routing.py");
+    ok(!tree_router, "nothing of the pruned sibling is cited");
     policy_answer_clear(&tree);
     mcts_free(t);
 }

@@ -446,5 +446,52 @@ int main(void)
     search_answer_free(a);
     search_free(s);
 
+    /* Citations verified against the trajectory, or against the whole tree
+     * when the policy answers from it (the offline policy): then every span
+     * an executed node saw stands, and a pruned subtree's spans do not. */
+    for (int from_tree = 0; from_tree < 2; from_tree++) {
+        toy_init(&t);
+        t.cite = TOY_CITE_TREE;
+        t.answer_from_tree = from_tree;
+        search_config_defaults(&c);
+        c.iterations = 8;
+        s = run(&t, &c, "q");
+        for (int i = 0; i < 4; i++) search_step(s);
+        tr = search_tree(s);
+        is_int(search_prune(s, 1, err, sizeof err), 0, "prune node 1 %s", err);
+        run_all(s);
+        a = search_answer(s);
+        int executed = 0, pruned = 0, cited_pruned = 0, off_path = 0;
+        for (int id = 1; id < tr->n; id++) {
+            const struct mcts_node *m = mcts_node(tr, id);
+            if (!m->obs.n) continue;
+            if (m->status == MCTS_PRUNED) pruned++;
+            else if (m->status == MCTS_DONE || m->status == MCTS_FINISHED) executed++;
+        }
+        for (size_t i = 0; i < a->cites.n; i++) {
+            int on_path = 0, in_pruned = 0;
+            for (int id = 1; id < tr->n; id++) {
+                const struct mcts_node *m = mcts_node(tr, id);
+                if (!m->obs.n || strcmp(m->obs.v[0].path, a->cites.v[i].path)) continue;
+                in_pruned |= m->status == MCTS_PRUNED;
+                for (size_t k = 0; k < a->npath; k++) on_path |= a->path[k] == id;
+            }
+            cited_pruned += in_pruned;
+            off_path += !on_path;
+        }
+        ok(pruned > 0 && executed > (int)a->npath, "from_tree %d: a pruned subtree and branches off the path", from_tree);
+        is_int(cited_pruned, 0, "from_tree %d: nothing of the pruned subtree is cited", from_tree);
+        if (from_tree) {
+            is_int((int)a->cites.n, executed, "from the tree: every executed node's span is cited");
+            ok(off_path > 0, "spans off the trajectory among them");
+            is_int(a->dropped, pruned, "only the pruned subtree's spans are dropped");
+        } else {
+            is_int(off_path, 0, "from the trajectory: only its spans are cited");
+            ok(a->dropped > 0 && a->cites.n < (size_t)executed, "the rest is dropped");
+        }
+        search_answer_free(a);
+        search_free(s);
+    }
+
     return done_testing();
 }

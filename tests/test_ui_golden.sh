@@ -22,6 +22,13 @@ diff -u "$GOLD" "$T/got.txt" >"$T/diff.txt"
 st=$?
 sed 's/^/# /' "$T/diff.txt"
 ok $st "the screen equals tests/golden/ui-offline-80x24.txt"
+# the front end answers as --ask does: the same question, seed and budget give
+# the same citations (both answer from the whole tree)
+"$DRQA" --policy offline --index "$T/idx.sqlite" --iterations 10 --seed 1 --json \
+    --ask "Which class maps names to session backends?" "$T/pyrepo" >"$T/ask.json" 2>/dev/null
+ncites=$("$PYTHON3" -c "import json,sys; print(len(json.load(open(sys.argv[1]))['citations']))" "$T/ask.json")
+grep -q "cite 1/$ncites\$" "$T/got.txt"
+ok $? "the answer pane holds as many citations as --ask gives ($ncites)"
 keys q
 wait_for '^EXIT=0'
 ok $? "q quits at once when the search is done"

@@ -32,7 +32,9 @@
 #include <time.h>
 
 enum toy_dup { TOY_DUP_NONE, TOY_DUP_SIBLING, TOY_DUP_ANCESTOR, TOY_DUP_ONCE };
-enum toy_cite { TOY_CITE_GOOD, TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL };
+/* TOY_CITE_TREE: the first span of every node of the tree that has one,
+ * whatever its status, on the trajectory or not */
+enum toy_cite { TOY_CITE_GOOD, TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL, TOY_CITE_TREE };
 enum toy_gate { TOY_GATE_NONE, TOY_GATE_PERCEIVE, TOY_GATE_PLAN, TOY_GATE_EVAL };
 
 struct toy {
@@ -44,6 +46,7 @@ struct toy {
     double forced_value;
     enum toy_dup dup;
     enum toy_cite cite;
+    int answer_from_tree;       /* the policy's answer_from_tree */
     int flat_values;            /* every value 50 (ties everywhere) */
     long long tokens_per_call;  /* input tokens charged per role call; output = half */
     double rollout_value;       /* returned by the rollout; < 0: no rollout */
@@ -274,7 +277,14 @@ static int toy_answer(void *ctx, const struct mcts_tree *tr, const int *ids, siz
     const struct mcts_node *last = NULL;
     for (size_t i = 0; i < nids; i++)
         if (mcts_node(tr, ids[i])->obs.n) last = mcts_node(tr, ids[i]);
-    if (t->cite == TOY_CITE_BOGUS || (!last && t->cite != TOY_CITE_NONE)) {
+    if (t->cite == TOY_CITE_TREE) {
+        for (int id = 1; id < tr->n; id++) {
+            const struct mcts_node *m = mcts_node(tr, id);
+            if (m->obs.n)
+                evidence_add(&out->cites, m->obs.v[0].path, m->obs.v[0].start_line, m->obs.v[0].end_line, NULL,
+                             NULL, 0);
+        }
+    } else if (t->cite == TOY_CITE_BOGUS || (!last && t->cite != TOY_CITE_NONE)) {
         evidence_add(&out->cites, "nowhere/made_up.py", 10, 20, NULL, NULL, 0);
     } else if (t->cite == TOY_CITE_GOOD) {
         const struct evidence_span *s = &last->obs.v[0];
@@ -347,7 +357,7 @@ static int toy_curate(void *ctx, const char *question, const char *action, const
 static struct policy toy_policy(struct toy *t)
 {
     struct policy p = {"toy", t, toy_perceive, toy_plan, toy_eval,
-                       t->rollout_value >= 0 ? toy_rollout : NULL, toy_answer};
+                       t->rollout_value >= 0 ? toy_rollout : NULL, toy_answer, t->answer_from_tree};
     return p;
 }
 
