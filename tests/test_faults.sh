@@ -103,6 +103,20 @@ stop_fake
 start_fake '{"default": {"status": 500, "error": "internal"}}'
 run http500 "http://127.0.0.1:$port/v1"; stop_fake
 run refused "http://127.0.0.1:1/v1"
+# nothing was learnt from the repository: not an answer, a failure that says why
+is "$rc" 1 "refused: no step of the search succeeded, so --ask exits 1"
+grep -q '^drqa-tui: every step of the search failed (1 of 1); the first: .*cannot connect' "$T/refused.err"
+ok $? "refused: stderr says every step failed and names the connection error"
+is "$(grep -c '"error":"every step of the search failed' "$T/refused.jsonl")" 2 "refused: so does each batch line"
+# one failed step among good ones: the answer stands and says what was left out
+start_fake "{\"rules\": [{\"match\": \"You are the Perception Agent\", \"status\": 500, \"error\": \"boom\", \"times\": 1},
+ $GOOD]}"
+"$DRQA" --index "$T/index.sqlite" --no-progress --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model \
+    --iterations 3 --ask "Where is the session flushed?" "$R" >"$T/partial.out" 2>"$T/partial.err"
+is "$?" 0 "partial: one failed step among three, --ask answers (exit 0)"
+grep -q '^_1 of 3 search steps failed and were left out; the first: .*boom' "$T/partial.out"
+ok $? "partial: the answer says one of three steps failed, and why"
+stop_fake
 start_fake '{"default": {"fault": "malformed"}}'
 run malformed "http://127.0.0.1:$port/v1"; stop_fake
 start_fake "{\"rules\": [$(printf '%s' "$GOOD" | sed 's/"content"/"fault": "prose", "content"/g')]}"

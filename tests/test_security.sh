@@ -139,7 +139,11 @@ port=$(cat "$T/port")
     --api-base "http://127.0.0.1:$port/v1" --model fake-model --iterations 3 --transcript-dir "$T/state/tr" \
     "$R" >"$T/k4.out" 2>"$T/k4.err"
 rc=$?
-is "$rc" 0 "--ask --policy llm with the key against the fake (some replies echo the key back in a 401)"
+# the perception replies are 401s that echo the key: every step fails, which
+# --ask reports on stderr with exit 1 (the message is checked for the key below)
+is "$rc" 1 "--ask --policy llm with the key against the fake (some replies echo the key back in a 401): every step failed"
+grep -q '^drqa-tui: every step of the search failed' "$T/k4.err"
+ok $? "and stderr says so"
 grep -c "$KEY" "$T/state/fake.jsonl" >"$T/sent"
 ok $([ "$(cat "$T/sent")" -gt 0 ] && echo 0 || echo 1) "the key was sent to the server (so the check below means something)"
 "$DRQA" --index "$I2" --no-progress --log "$T/state/drqa.log" --ask "Where is App defined?" --policy llm \
