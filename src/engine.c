@@ -253,35 +253,6 @@ static void add_unique_span(struct evidence *dst, const struct evidence_span *sp
 
 /* ---------------------------------------------------------------- modes */
 
-/* Failed steps are never silent: when some nodes failed (a model call that
- * failed after its retries, an action error), the answer says how many and
- * the first reason; when every node failed, nothing was learnt from the
- * repository, and the question fails with that reason (--ask exits 1, the
- * batch line carries it as its error). */
-static void note_failed_steps(const struct mcts_tree *t, struct engine_result *r)
-{
-    int failed = 0, done = 0;
-    const char *first = NULL;
-    for (int id = 1; id < t->n; id++) {
-        const struct mcts_node *m = mcts_node(t, id);
-        if (m->status == MCTS_ERROR) {
-            if (!failed++) first = m->error;
-        } else if (m->status == MCTS_DONE || m->status == MCTS_FINISHED) {
-            done++;
-        }
-    }
-    if (!failed) return;
-    const char *why = first && *first ? first : "no reason recorded";
-    if (!done) {
-        r->error = xasprintf("every step of the search failed (%d of %d); the first: %s", failed, failed, why);
-        return;
-    }
-    char *md = xasprintf("%s\n_%d of %d search steps failed and were left out; the first: %.*s_\n",
-                         r->answer ? r->answer : "", failed, failed + done, utf8_cut(why, 300), why);
-    free(r->answer);
-    r->answer = md;
-}
-
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
@@ -315,7 +286,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     r->tokens_out = t->tokens_out;
     r->stop_reason = xstrdup(search_stop_name(search_stop_reason(s)));
     if (a->error) log_msg("engine: %s", a->error);
-    note_failed_steps(t, r);
+    if (a->failure) r->error = xstrdup(a->failure);
     if (stem) {
         struct transcript_config tc = {0};
         tc.repo = e->sh->repo_abs;

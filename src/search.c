@@ -871,6 +871,32 @@ static char *fallback_markdown(const struct mcts_tree *t, const int *ids, size_t
     return buf_take(&b);
 }
 
+/* Failed steps are never silent (a model call that failed after its
+ * retries, an action error): see struct search_answer's failure. */
+static void note_failed_steps(const struct mcts_tree *t, struct search_answer *a)
+{
+    int failed = 0, done = 0;
+    const char *first = NULL;
+    for (int id = 1; id < t->n; id++) {
+        const struct mcts_node *m = &t->nodes[id];
+        if (m->status == MCTS_ERROR) {
+            if (!failed++) first = m->error;
+        } else if (m->status == MCTS_DONE || m->status == MCTS_FINISHED) {
+            done++;
+        }
+    }
+    if (!failed) return;
+    const char *why = first && *first ? first : "no reason recorded";
+    if (!done) {
+        a->failure = xasprintf("every step of the search failed (%d of %d); the first: %s", failed, failed, why);
+        return;
+    }
+    char *md = xasprintf("%s\n_%d of %d search steps failed and were left out; the first: %.*s_\n",
+                         a->markdown ? a->markdown : "", failed, failed + done, utf8_cut(why, 300), why);
+    free(a->markdown);
+    a->markdown = md;
+}
+
 struct search_answer *search_answer(struct search *s)
 {
     lock(s);
@@ -930,6 +956,7 @@ struct search_answer *search_answer(struct search *s)
             a->markdown = md;
         }
     }
+    note_failed_steps(t, a);
     unlock(s);
     return a;
 }
@@ -937,6 +964,7 @@ struct search_answer *search_answer(struct search *s)
 void search_answer_free(struct search_answer *a)
 {
     if (!a) return;
+    free(a->failure);
     free(a->markdown);
     evidence_free(&a->cites);
     free(a->path);

@@ -190,6 +190,10 @@ struct search_answer {
                                  covers (removed; see search_answer) */
     int fallback_cite;        /* 1: none survived, the trajectory's best span was cited */
     char *error;              /* the policy's answer failure, or NULL */
+    char *failure;            /* every expanded step failed: "every step of the search
+                                 failed (N of N); the first: ...", else NULL. When
+                                 only some failed, markdown ends with a line saying
+                                 how many and the first reason */
     long long tokens_in, tokens_out;
 };
 

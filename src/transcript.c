@@ -213,6 +213,7 @@ static cJSON *answer_json(const struct search_answer *a)
     cJSON_AddNumberToObject(o, "dropped", a->dropped);
     cJSON_AddBoolToObject(o, "fallback_cite", a->fallback_cite);
     add_str(o, "error", a->error);
+    add_str(o, "failure", a->failure);
     cJSON_AddItemToObject(o, "tokens", tokens_json(a->tokens_in, a->tokens_out));
     return o;
 }
@@ -336,6 +337,7 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
             buf_adds(&b, "\n_No trajectory reached Finish; this answer is drawn from the "
                          "highest-value path._\n");
         if (a->error) buf_printf(&b, "\n_The answer step failed (%s); this is the fallback._\n", a->error);
+        if (a->failure) buf_printf(&b, "\n_%s._\n", a->failure);
         buf_adds(&b, "\n### Citations\n\n");
         for (size_t i = 0; i < a->cites.n; i++) {
             const struct evidence_span *c = &a->cites.v[i];
@@ -557,6 +559,7 @@ static struct search_answer *read_answer(struct rd *r, const cJSON *o)
     a->dropped = (int)num(r, o, "dropped", "answer");
     a->fallback_cite = truthy(o, "fallback_cite");
     a->error = opt_str(r, o, "error", "answer");
+    a->failure = opt_str(r, o, "failure", "answer");
     read_tokens(r, o, "answer", &a->tokens_in, &a->tokens_out);
     return a;
 }

@@ -157,6 +157,7 @@ static void answer(struct worker *w)
     evq_post(w->ev, &e);
     buf_free(&cites);
     if (a->error) evq_post_log(w->ev, -1, "%s", a->error);
+    if (a->failure) evq_post_log(w->ev, -1, "%s", a->failure);
     post_tokens(w);
     if (w->transcript_dir) write_transcripts(w, a);
     search_answer_free(a);

@@ -304,8 +304,34 @@ int main(void)
            "node 2 is an error naming the role: %s", n->error ? n->error : "(none)");
         ok(n->visits == 1 && n->value == 0 && n->nchildren == 0, "backed up once with value 0, never expanded");
         is_int(check_invariants(tr), -1, "invariants hold with an error node");
+        if (r == 0) {
+            /* one failed step among the rest: the answer says so, and it is still an answer */
+            a = search_answer(s);
+            int total = 0;
+            for (int id = 1; id < tr->n; id++)
+                total += tr->nodes[id].status == MCTS_ERROR || tr->nodes[id].status == MCTS_DONE ||
+                         tr->nodes[id].status == MCTS_FINISHED;
+            char *want = xasprintf("_1 of %d search steps failed and were left out; the first: %s_\n", total, n->error);
+            ok(a->markdown && str_ends(a->markdown, want), "the answer ends with the failed step: %s", want);
+            ok(!a->failure, "one failed step is not a failed search");
+            free(want);
+            search_answer_free(a);
+        }
         search_free(s);
     }
+    /* every step failed: not an answer, a failure naming the first reason */
+    toy_init(&t);
+    t.fail_eval_all = 1;
+    t.fail_perceive_at = 1;
+    search_config_defaults(&c);
+    c.iterations = 1;
+    s = run(&t, &c, "q");
+    run_all(s);
+    a = search_answer(s);
+    is_str(a->failure, "every step of the search failed (1 of 1); the first: perceive: toy perceive failure at 1",
+           "a search whose every step failed says so");
+    search_answer_free(a);
+    search_free(s);
     toy_init(&t);
     t.fail_answer = 1;
     t.finish_at = 3;
