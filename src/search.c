@@ -788,33 +788,31 @@ static char *span_lines(const struct evidence_span *sp, int start, int end)
     return xstrndup(p, (size_t)(q - p));
 }
 
-static const struct evidence_span *covering_span(const struct mcts_tree *t, const int *ids,
-                                                 size_t nids, const struct evidence_span *c)
+/* 1 when node id's evidence may verify a citation: on the trajectory ids
+ * (ids != NULL), or, for a policy that answers from the whole tree
+ * (ids == NULL), any done or finished node (pruned, running and failed
+ * nodes are out). */
+static int node_in_scope(const struct mcts_tree *t, const int *ids, size_t nids, int id)
 {
-    for (size_t i = 0; i < nids; i++) {
-        const struct evidence *ev = &t->nodes[ids[i]].obs;
-        for (size_t k = 0; k < ev->n; k++) {
-            const struct evidence_span *sp = &ev->v[k];
-            if (strcmp(sp->path, c->path) == 0 && sp->start_line <= c->start_line &&
-                c->end_line <= sp->end_line)
-                return sp;
-        }
-    }
-    return NULL;
+    if (!ids) return t->nodes[id].status == MCTS_DONE || t->nodes[id].status == MCTS_FINISHED;
+    for (size_t i = 0; i < nids; i++)
+        if (ids[i] == id) return 1;
+    return 0;
 }
 
-/* For a policy that answers from the whole tree: a span of an executed
- * node (done or finished; pruned, running and failed nodes are out) that
- * covers c: verbatim lines that hold c, else an outline (elided span) of
- * exactly c's lines, which is what was seen of them. */
-static const struct evidence_span *tree_covering_span(const struct mcts_tree *t, const struct evidence_span *c)
+/* The span that verifies citation c among the nodes in scope: verbatim
+ * lines that hold c, else an outline (elided span) of exactly c's lines,
+ * which is what was seen of them; an outline does not verify lines inside
+ * it, whose bodies it left out. */
+static const struct evidence_span *covering_span(const struct mcts_tree *t, const int *ids, size_t nids,
+                                                 const struct evidence_span *c)
 {
     const struct evidence_span *outline = NULL;
     for (int id = 1; id < t->n; id++) {
-        const struct mcts_node *m = &t->nodes[id];
-        if (m->status != MCTS_DONE && m->status != MCTS_FINISHED) continue;
-        for (size_t k = 0; k < m->obs.n; k++) {
-            const struct evidence_span *sp = &m->obs.v[k];
+        if (!node_in_scope(t, ids, nids, id)) continue;
+        const struct evidence *ev = &t->nodes[id].obs;
+        for (size_t k = 0; k < ev->n; k++) {
+            const struct evidence_span *sp = &ev->v[k];
             if (strcmp(sp->path, c->path)) continue;
             if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
             if (sp->elided && !outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
@@ -925,17 +923,15 @@ struct search_answer *search_answer(struct search *s)
 
     for (size_t i = 0; i < pa.cites.n; i++) {
         const struct evidence_span *c = &pa.cites.v[i];
-        int valid = c->path && c->start_line >= 1 && c->end_line >= c->start_line;
-        const struct evidence_span *sp = !valid                 ? NULL
-                                         : s->pol.answer_from_tree ? tree_covering_span(t, c)
-                                                                   : covering_span(t, a->path, a->npath, c);
+        const struct evidence_span *sp =
+            c->path && c->start_line >= 1 && c->end_line >= c->start_line
+                ? covering_span(t, s->pol.answer_from_tree ? NULL : a->path, a->npath, c)
+                : NULL;
         if (!sp) {
             a->dropped++;
             continue;
         }
-        if (s->pol.answer_from_tree ? covered_alike(&a->cites, c, sp->elided)
-                                    : evidence_covers(&a->cites, c->path, c->start_line, c->end_line))
-            continue;
+        if (covered_alike(&a->cites, c, sp->elided)) continue;
         char *text = span_lines(sp, c->start_line, c->end_line);
         evidence_add(&a->cites, c->path, c->start_line, c->end_line, text, sp->label, sp->score)
             ->elided = sp->elided;

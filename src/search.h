@@ -204,12 +204,12 @@ struct search_answer {
  * repeatedly the child with the highest Q (ties: lowest id) among children
  * that are done or finished and not duplicates, to a leaf.
  *
- * Citations are kept only when a span of some node on the trajectory covers
- * them (the text is taken from that span); for a policy with
- * answer_from_tree, when verbatim lines of any done or finished node of the
- * tree hold them, or an outline (elided span) of exactly their lines was
- * seen (its text is the outline), one citation per lines and kind of view.
- * At least one span is cited: when
+ * Citations are kept only when evidence seen verifies them: verbatim lines
+ * that hold them, or an outline (elided span) of exactly their lines (its
+ * text is the outline; an outline verifies no lines inside it), seen on the
+ * trajectory, or, for a policy with answer_from_tree, on any done or
+ * finished node of the tree. The text is taken from that span; one citation
+ * per lines and kind of view. At least one span is cited: when
  * none survives, the trajectory's best-scored span (ties: earliest) is. When
  * the trajectory has no evidence at all, there are no citations and the
  * markdown says so. When the policy's answer call fails, the answer is built

@@ -261,6 +261,29 @@ int main(void)
         search_answer_free(a);
         search_free(s);
     }
+    /* an outline verifies a citation of exactly its lines, not of lines
+     * inside it, whose bodies it left out */
+    for (int m = 0; m < 2; m++) {
+        toy_init(&t);
+        t.cite = m ? TOY_CITE_GOOD : TOY_CITE_PARTIAL;
+        t.finish_at = 3;
+        search_config_defaults(&c);
+        s = run(&t, &c, "q");
+        run_all(s);
+        struct mcts_tree *mt = (struct mcts_tree *)search_tree(s);   /* the test marks every span an outline */
+        for (int id = 1; id < mt->n; id++)
+            for (size_t k = 0; k < mt->nodes[id].obs.n; k++) mt->nodes[id].obs.v[k].elided = 1;
+        a = search_answer(s);
+        if (m) {
+            ok(a->cites.n == 1 && !a->fallback_cite && a->dropped == 0 && a->cites.v[0].elided,
+               "an outline verifies a citation of exactly its lines");
+        } else {
+            is_int(a->dropped, 2, "an outline verifies neither a line inside it nor a range past it");
+            ok(a->fallback_cite, "so the trajectory's best span is cited instead");
+        }
+        search_answer_free(a);
+        search_free(s);
+    }
 
     /* --- a Finish with nothing read beneath it loses to evidenced nodes --- */
     {
