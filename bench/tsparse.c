@@ -2,7 +2,9 @@
  * bench/tsparse.c: tree-sitter parsing alone, the floor under drqa-tui's cold
  * index. Reads every file named in LIST (one path a line) into memory first,
  * then parses each with ts_parser_parse_string and deletes the tree: no
- * extraction, no chunks, no sqlite. Done once on 1 thread and once on
+ * extraction, no chunks, no sqlite. Files ending in .js .mjs .cjs .jsx are
+ * parsed with the JavaScript grammar (libgrammars_lang.a), the rest as
+ * Python. Done once on 1 thread and once on
  * THREADS threads (one TSParser each, files handed out in list order), and
  * for each prints
  *
@@ -13,6 +15,7 @@
  * Built by bench/index.sh against the build directory's libgrammars.a:
  *
  *   cc -O2 -o tsparse bench/tsparse.c BUILD/libgrammars.a -ltree-sitter -pthread
+ *   cc -O2 -DTSPARSE_JS -o tsparse bench/tsparse.c BUILD/libgrammars.a BUILD/libgrammars_lang.a -ltree-sitter -pthread
  *
  * usage: tsparse LIST [THREADS]   (THREADS default 2; 1 runs a single pass)
  */
@@ -26,10 +29,18 @@
 #include <tree_sitter/api.h>
 
 const TSLanguage *tree_sitter_python(void);
+/* -DTSPARSE_JS when linked with a libgrammars_lang.a that has JavaScript */
+#ifdef TSPARSE_JS
+const TSLanguage *tree_sitter_javascript(void);
+static const TSLanguage *(*const js_grammar)(void) = tree_sitter_javascript;
+#else
+static const TSLanguage *(*const js_grammar)(void) = NULL;
+#endif
 
 struct file {
     char *text;
     size_t len;
+    int js;   /* parsed with the JavaScript grammar (by extension, as drqa-tui does) */
 };
 
 static struct file *files;
@@ -58,13 +69,17 @@ static void *parse_some(void *arg)
 {
     (void)arg;
     TSParser *parser = ts_parser_new();
-    if (!ts_parser_set_language(parser, tree_sitter_python())) {
-        fprintf(stderr, "tsparse: the grammar's ABI does not match libtree-sitter\n");
-        exit(2);
-    }
+    int cur = -1;
     for (;;) {
         size_t i = atomic_fetch_add(&next, 1);
         if (i >= nfiles) break;
+        if (files[i].js != cur) {
+            cur = files[i].js;
+            if (!ts_parser_set_language(parser, cur ? js_grammar() : tree_sitter_python())) {
+                fprintf(stderr, "tsparse: the grammar's ABI does not match libtree-sitter\n");
+                exit(2);
+            }
+        }
         TSTree *t = ts_parser_parse_string(parser, NULL, files[i].text, (uint32_t)files[i].len);
         if (!t) continue;
         if (ts_node_has_error(ts_tree_root_node(t))) atomic_fetch_add(&nerrors, 1);
@@ -132,6 +147,13 @@ int main(int argc, char **argv)
         line[strcspn(line, "\n")] = 0;
         if (!*line) continue;
         if (nfiles == cap && !(files = realloc(files, (cap = cap ? 2 * cap : 1024) * sizeof *files))) abort();
+        const char *dot = strrchr(line, '.');
+        files[nfiles].js = dot && (!strcmp(dot, ".js") || !strcmp(dot, ".mjs") || !strcmp(dot, ".cjs") ||
+                                   !strcmp(dot, ".jsx"));
+        if (files[nfiles].js && !js_grammar) {
+            fprintf(stderr, "tsparse: %s is JavaScript and this build has no JavaScript grammar\n", line);
+            return 2;
+        }
         files[nfiles].text = slurp(line, &files[nfiles].len);
         if (!files[nfiles].text) {
             perror(line);
