@@ -27,7 +27,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* Opens (creating when needed) the index at path. A schema of another version is
  * dropped and recreated (*rebuilt set to 1). readonly: never creates or rebuilds;

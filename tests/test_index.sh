@@ -50,6 +50,18 @@ is "$(stat -c %a "$I")" "600" "the index file is owner-only"
 is "$(q "$I" "SELECT value FROM meta WHERE key = 'repo_root'")" "$(cd "$R" && pwd -P)" "meta records the repository root"
 is "$(q "$I" "SELECT count(*) FROM meta WHERE key IN ('indexed_at', 'drqa_version', 'grammars') AND value <> ''")" "3" \
    "meta records time, version and grammars"
+# a fresh build creates its secondary indexes after resolving; FindReferences'
+# two edge lookups must find them (partial indexes serve only queries whose
+# WHERE implies theirs)
+is "$(q "$I" "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' ORDER BY name" | tr '\n' ' ')" \
+   "edges_dst edges_file edges_target " "a fresh index has the edges indexes, created after resolving"
+plan() { q "$I" "EXPLAIN QUERY PLAN $1" | tr '\n' ' '; }
+like "$(plan "SELECT line FROM edges WHERE kind = 'calls' AND dst_id = 1")" "USING INDEX edges_dst" \
+   "callers of a definition are read through edges_dst"
+like "$(plan "SELECT line FROM edges WHERE kind = 'calls' AND dst_id IS NULL AND target_name = 'save'")" \
+   "USING INDEX edges_target" "unresolved calls by name are read through edges_target"
+like "$(plan "DELETE FROM edges WHERE src_file = 3")" "USING INDEX edges_file" \
+   "a file's edges are deleted through edges_file"
 
 is "$(q "$I" "SELECT start_line || '-' || end_line || '|' || body_line || '|' || signature || '|' || ifnull(decorators, '-') || '|' || docstring
               FROM symbols WHERE qualname = 'SessionBase.flush' AND kind = 'method'")" \
