@@ -71,6 +71,10 @@ static void result_free(struct result *r)
 #define INDEX_TRIM_SIZE (128 * 1024)
 /* Source bytes parsed or waiting to be written at one time (see worker). */
 #define INDEX_INFLIGHT_BUDGET (768u * 1024)
+/* A parsed file waiting for the writer holds its text, rows and chunks, a
+ * fraction of what its syntax tree held: it stays in the budget at this
+ * share of its size. */
+static size_t held_share(size_t size) { return size / 8; }
 
 struct pool {
     const char *root;
@@ -205,6 +209,11 @@ static void *worker(void *arg)
          * the other thread's arena too. */
         if (P->jobs[i].sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
         pthread_mutex_lock(&P->mu);
+        /* the tree is gone: the result waits for the writer at its held share,
+         * so that files finished behind a slow big one do not stall this thread */
+        size_t sz = (size_t)P->jobs[i].sf->size;
+        P->inflight -= sz - held_share(sz);
+        pthread_cond_broadcast(&P->budget);
         while (P->qlen == P->qcap && !P->stop) pthread_cond_wait(&P->not_full, &P->mu);
         if (P->stop) {
             pthread_mutex_unlock(&P->mu);
@@ -957,7 +966,7 @@ reopen:
             result_free(r);
             if (j->sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
             pthread_mutex_lock(&P.mu);
-            P.inflight -= (size_t)j->sf->size;
+            P.inflight -= held_share((size_t)j->sf->size);
             pthread_cond_broadcast(&P.budget);
             if (wr) {
                 P.stop = 1;
