@@ -43,6 +43,7 @@ struct sem_cache {
     int total_changes;
     size_t n;
     struct sem_chunk *chunks;     /* ascending id */
+    long *ord;                    /* parallel to chunks: place in (path, id) order, the tie-break */
     char **hashes;                /* chunks.hash, parallel to chunks */
     size_t nfiles;
     struct sem_file *files;       /* ascending id */
@@ -67,6 +68,7 @@ static void cache_clear(struct sem_cache *c)
     for (size_t i = 0; i < c->n; i++) free(c->hashes[i]);
     free(c->files);
     free(c->chunks);
+    free(c->ord);
     free(c->hashes);
     free(c->local);
     free(c->remote);
@@ -78,6 +80,7 @@ static void cache_clear(struct sem_cache *c)
     free(c->local_fit);
     c->files = NULL;
     c->chunks = NULL;
+    c->ord = NULL;
     c->hashes = NULL;
     c->local = NULL;
     c->local_fit = NULL;
@@ -286,6 +289,45 @@ static void stamp_mix(uint64_t *h, const void *p, size_t n)
     *h = (*h ^ x) * 0x100000001b3ULL + (x >> 7);
 }
 
+struct ord_key { long file_rank; int64_t id; size_t i; };
+
+static int cmp_ord_key(const void *a, const void *b)
+{
+    const struct ord_key *x = a, *y = b;
+    if (x->file_rank != y->file_rank) return x->file_rank < y->file_rank ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct path_key { const char *path; size_t i; };
+
+static int cmp_path_key(const void *a, const void *b)
+{
+    const struct path_key *x = a, *y = b;
+    return strcmp(x->path, y->path);
+}
+
+/* Ties in every ranking are broken by c->ord: chunks in the order of their
+ * files' paths, then of their ids. A fresh index assigns ids in that order;
+ * an updated one gives a re-parsed file's chunks new, higher ids, but keeps
+ * their order within the file. So an index brought to a tree by updates
+ * ranks exactly like a fresh index of the same tree. */
+static void order_chunks(struct sem_cache *c)
+{
+    struct path_key *byp = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *byp);
+    long *rank = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *rank);
+    for (size_t i = 0; i < c->nfiles; i++) byp[i] = (struct path_key){c->files[i].path, i};
+    if (c->nfiles) qsort(byp, c->nfiles, sizeof *byp, cmp_path_key);
+    for (size_t r = 0; r < c->nfiles; r++) rank[byp[r].i] = (long)r;
+    struct ord_key *k = xmalloc((c->n ? c->n : 1) * sizeof *k);
+    for (size_t i = 0; i < c->n; i++) k[i] = (struct ord_key){rank[c->chunks[i].file], c->chunks[i].id, i};
+    if (c->n) qsort(k, c->n, sizeof *k, cmp_ord_key);
+    c->ord = xmalloc((c->n ? c->n : 1) * sizeof *c->ord);
+    for (size_t r = 0; r < c->n; r++) c->ord[k[r].i] = (long)r;
+    free(k);
+    free(rank);
+    free(byp);
+}
+
 /* Reads chunks and files. With c == NULL only computes the stamp. */
 static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *err, size_t errlen)
 {
@@ -346,6 +388,7 @@ static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *e
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) goto fail;
     hash64_hex(h, stamp);
+    if (c) order_chunks(c);
     return 0;
 fail:
     snprintf(err, errlen, "cannot read the index's chunks: %s (run drqa-tui --index-only on the repository)",
@@ -613,13 +656,13 @@ out:
 
 /* ---- ranking ---- */
 
-struct cand { long idx; double score; };
+struct cand { long idx; double score; long ord; };   /* ord: c->ord[idx] */
 
 static int cmp_cand(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
+    return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
 static int eligible(const struct sem_cache *c, long i, const struct semantic_query *q)
@@ -630,11 +673,15 @@ static int eligible(const struct sem_cache *c, long i, const struct semantic_que
     return path_matches(q->file_pattern, f->path);
 }
 
-/* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is better). */
+/* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is
+ * better). FTS5 returns equal scores in rowid order, so the rows tied with the
+ * NCAND-th are all read, and the list is ordered by cmp_cand before it is cut. */
 static int rank_bm25(sqlite3 *db, struct sem_cache *c, const struct semantic_query *q,
                      struct cand *out, size_t *nout, char *err, size_t errlen)
 {
     *nout = 0;
+    struct cand *v = NULL;
+    size_t nv = 0, cap = 0;
     char *match = bm25_match(db, c, q->text);
     if (!match) return 0;
     sqlite3_stmt *st;
@@ -647,19 +694,27 @@ static int rank_bm25(sqlite3 *db, struct sem_cache *c, const struct semantic_que
     }
     sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
     int rc;
-    while (*nout < NCAND && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        double score = -sqlite3_column_double(st, 1);
+        if (nv >= NCAND && score != v[NCAND - 1].score) break;
         long i = chunk_index(c, sqlite3_column_int64(st, 0));
         if (i < 0 || !eligible(c, i, q)) continue;
-        out[(*nout)++] = (struct cand){i, -sqlite3_column_double(st, 1)};
+        if (nv == cap) v = xrealloc(v, (cap = cap ? 2 * cap : NCAND) * sizeof *v);
+        v[nv++] = (struct cand){i, score, c->ord[i]};
     }
-    if (*nout < NCAND && rc != SQLITE_DONE) {
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         snprintf(err, errlen, "cannot search the index for '%s': %s", match, sqlite3_errmsg(db));
         sqlite3_finalize(st);
         free(match);
+        free(v);
         return -1;
     }
     sqlite3_finalize(st);
     free(match);
+    if (nv) qsort(v, nv, sizeof *v, cmp_cand);
+    *nout = nv < NCAND ? nv : NCAND;
+    if (*nout) memcpy(out, v, *nout * sizeof *out);
+    free(v);
     return 0;
 }
 
@@ -699,7 +754,7 @@ static void rank_dense(const struct sem_cache *c, const float *m, int dim, const
         float s = 0;
         for (int k = 0; k < dim; k++) s += v[k] * qv[k];
         if (s <= 0 || !eligible(c, (long)i, q)) continue;
-        heap_push(out, nout, (struct cand){(long)i, s});
+        heap_push(out, nout, (struct cand){(long)i, s, c->ord[i]});
     }
     qsort(out, *nout, sizeof *out, cmp_cand);
 }
@@ -822,7 +877,7 @@ int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence
                 double s = 1.0 / (RRF_K + (double)(r + 1));
                 size_t j = 0;
                 while (j < n && all[j].idx != v[r].idx) j++;
-                if (j == n) all[n++] = (struct cand){v[r].idx, 0};
+                if (j == n) all[n++] = (struct cand){v[r].idx, 0, v[r].ord};
                 all[j].score += s;
             }
         }

@@ -1,8 +1,12 @@
 /*
  * vec_local: random-indexing vectors fitted on the repository's own chunks.
  * See vec_local.h for the method. Everything here is deterministic: index
- * vectors come from a hash of the term, chunks are visited in id order and
- * sums run in a fixed order, so two fits of the same index give the same bytes.
+ * vectors come from a hash of the term, chunks are visited in the order of
+ * their files' paths, then of their ids, and sums run in a fixed order, so two
+ * fits of the same index give the same bytes. That order is the order of a
+ * fresh index's ids; an index brought to the same tree by updates (which gives
+ * re-parsed files' chunks new ids, in the same order within each file) fits
+ * the same bytes too.
  */
 #include "vec_local.h"
 #include "tok.h"
@@ -183,6 +187,64 @@ static void close_chunk(struct fit_build *b)
     b->ntmp = 0;
 }
 
+struct id_pos { int64_t id; size_t pos; };
+
+static int cmp_id_pos(const void *a, const void *b)
+{
+    const struct id_pos *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct hash_pos { const char *hash; size_t pos; };
+
+static int cmp_hash_pos(const void *a, const void *b)
+{
+    const struct hash_pos *x = a, *y = b;
+    int c = strcmp(x->hash, y->hash);
+    return c ? c : x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Stored vectors are keyed by the chunk's hash, and chunks with the same text
+ * (hash) may still differ in name terms: every chunk of a hash takes the
+ * vector of its last one in visit order, the one the store keeps, so that
+ * the process that fits ranks like the ones that load the stored vectors. */
+static void share_by_hash(struct vec_local_fit *f)
+{
+    size_t n = f->n;
+    struct hash_pos *h = xmalloc(n * sizeof *h);
+    for (size_t i = 0; i < n; i++) h[i] = (struct hash_pos){f->hashes[i], i};
+    qsort(h, n, sizeof *h, cmp_hash_pos);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && strcmp(h[j].hash, h[i].hash) == 0;) j++;
+        for (size_t k = i; k + 1 < j; k++)
+            memcpy(f->vecs + h[k].pos * D, f->vecs + h[j - 1].pos * D, D * sizeof *f->vecs);
+    }
+    free(h);
+}
+
+/* The fit visits chunks in path order; its rows are handed out by id. */
+static void by_id(struct vec_local_fit *f)
+{
+    size_t n = f->n;
+    if (n < 2) return;
+    share_by_hash(f);
+    struct id_pos *o = xmalloc(n * sizeof *o);
+    for (size_t i = 0; i < n; i++) o[i] = (struct id_pos){f->ids[i], i};
+    qsort(o, n, sizeof *o, cmp_id_pos);
+    char **hashes = xmalloc(n * sizeof *hashes);
+    float *vecs = xmalloc(n * D * sizeof *vecs);
+    for (size_t i = 0; i < n; i++) {
+        f->ids[i] = o[i].id;
+        hashes[i] = f->hashes[o[i].pos];
+        memcpy(vecs + i * D, f->vecs + o[i].pos * D, D * sizeof *vecs);
+    }
+    free(f->hashes);
+    free(f->vecs);
+    f->hashes = hashes;
+    f->vecs = vecs;
+    free(o);
+}
+
 int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
@@ -194,8 +256,8 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen
     size_t capn = 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
-            "SELECT c.id, c.hash, x.name, x.doc, x.body FROM chunks c "
-            "LEFT JOIN chunks_fts x ON x.rowid = c.id ORDER BY c.id", -1, &st, NULL) != SQLITE_OK) {
+            "SELECT c.id, c.hash, x.name, x.doc, x.body FROM chunks c JOIN files f ON f.id = c.file_id "
+            "LEFT JOIN chunks_fts x ON x.rowid = c.id ORDER BY f.path, c.id", -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read the chunks for local vectors: %s", sqlite3_errmsg(db));
         vec_local_fit_free(f);
         return -1;
@@ -289,6 +351,7 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen
     }
     free(b.post);
     free(b.off);
+    by_id(f);
     return 0;
 }
 

@@ -37,7 +37,7 @@
 
 /* A fitted model held in memory. Owns every array and string in it. */
 struct vec_local_fit {
-    size_t n;              /* chunks, ascending chunk id */
+    size_t n;              /* chunks (of a file), ascending chunk id */
     int64_t *ids;          /* chunks.id */
     char **hashes;         /* chunks.hash */
     float *vecs;           /* n * VEC_LOCAL_DIM; a chunk with no terms has a zero row */
