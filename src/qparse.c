@@ -441,6 +441,7 @@ char *qparse_phrase(const struct qparse *q, size_t maxwords)
 
 struct win {
     long long file_id;
+    long file_ord;   /* the file's place in path order: the tie-break */
     int start, end;
     float *tf;
     double len, score;
@@ -464,7 +465,7 @@ static int cmp_win(const void *a, const void *b)
 {
     const struct win *x = a, *y = b;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
-    if (x->file_id != y->file_id) return x->file_id < y->file_id ? -1 : 1;
+    if (x->file_ord != y->file_ord) return x->file_ord < y->file_ord ? -1 : 1;
     return x->start - y->start;
 }
 
@@ -475,8 +476,10 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
     if (lines < 1) lines = 1;
     if (overlap < 0 || overlap >= lines) overlap = 0;
     sqlite3_stmt *st;
-    /* files are read in id order; paths are fetched for the winners only */
-    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+    /* files are read in path order (a fresh index's id order, whatever updates
+     * the index has had: ties and sums go the same way); paths are fetched
+     * for the winners only */
+    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
         return -1;
     }
@@ -484,7 +487,9 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
     struct win *w = NULL;
     size_t nw = 0, cap = 0;
     size_t *off = NULL, offcap = 0;
+    long nfile = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
+        long ford = nfile++;
         const char *text = (const char *)sqlite3_column_text(st, 1);
         size_t len = (size_t)sqlite3_column_bytes(st, 1);
         if (!text || !len) continue;
@@ -508,6 +513,7 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
             }
             struct win *x = &w[nw++];
             x->file_id = sqlite3_column_int64(st, 0);
+            x->file_ord = ford;
             x->start = a;
             x->end = b;
             x->tf = xcalloc(nt, sizeof *x->tf);

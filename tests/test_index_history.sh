@@ -41,6 +41,10 @@ for i, name in enumerate("abcdefghijkl"):
         f.write("        return expire_%s(key)\n" % w)
 with open(os.path.join(root, "svc", "util.py"), "w") as f:
     f.write("def respond(body, status):\n    return (status, body)\n")
+# two copies of one file: every score of one is a score of the other
+for name in ("same_a", "same_b"):
+    with open(os.path.join(root, "svc", name + ".py"), "w") as f:
+        f.write('def retry_queue(job):\n    """Retry the queued job later."""\n    return schedule(job)\n')
 EOF
 
 F="$T/fresh.sqlite" H="$T/hist.sqlite"
@@ -49,13 +53,15 @@ index "$H"
 ok $? "the first index of the history"
 cp "$R/svc/h_a.py" "$T/h_a.py"
 cp "$R/svc/h_f.py" "$T/h_f.py"
+cp "$R/svc/same_a.py" "$T/same_a.py"
 printf '\n# edited\n' >>"$R/svc/h_a.py"
-rm "$R/svc/h_f.py"
+rm "$R/svc/h_f.py" "$R/svc/same_a.py"
 printf 'def handle(request):\n    return None\n' >"$R/svc/h_0.py"
 index "$H"
-ok $? "an update: one file edited, one deleted, one added"
+ok $? "an update: one file edited, two deleted, one added"
 cp "$T/h_a.py" "$R/svc/h_a.py"
 cp "$T/h_f.py" "$R/svc/h_f.py"
+cp "$T/same_a.py" "$R/svc/same_a.py"
 rm "$R/svc/h_0.py"
 index "$H"
 ok $? "an update back to the first tree"
@@ -84,6 +90,13 @@ for question in "How is an incoming request handled?" "Where is the cookie saved
     a=$("$DRQA" --no-progress --quiet --policy offline --index "$F" --ask "$question" "$R" 2>&1)
     b=$("$DRQA" --no-progress --quiet --policy offline --index "$H" --ask "$question" "$R" 2>&1)
     is "$b" "$a" "--ask '$question': the same answer from both indexes"
+done
+# rag-window scores fixed windows of every file, in file order: same_a.py
+# was deleted and restored, so the updated index numbers it after same_b.py
+for mode in rag-window rag-function; do
+    a=$("$DRQA" --no-progress --quiet --mode $mode --index "$F" --ask "How is a queued job retried?" "$R" 2>&1)
+    b=$("$DRQA" --no-progress --quiet --mode $mode --index "$H" --ask "How is a queued job retried?" "$R" 2>&1)
+    is "$b" "$a" "--mode $mode: the same answer from both indexes"
 done
 is "$(cat "$T/err.txt")" "" "nothing on stderr"
 
