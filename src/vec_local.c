@@ -206,8 +206,9 @@ static int cmp_hash_pos(const void *a, const void *b)
 
 /* Stored vectors are keyed by the chunk's hash, and chunks with the same text
  * (hash) may still differ in name terms: every chunk of a hash takes the
- * vector of its last one in visit order, the one the store keeps, so that
- * the process that fits ranks like the ones that load the stored vectors. */
+ * vector of its last one in visit order (the one a fresh index's store kept
+ * before), so that the process that fits ranks like the ones that load the
+ * stored vectors, and the store keeps the same bytes whatever the ids. */
 static void share_by_hash(struct vec_local_fit *f)
 {
     size_t n = f->n;
