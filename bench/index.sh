@@ -7,10 +7,10 @@
 #   warm   no-change update of django   goal: <= 50 ms
 #   RSS    peak of a cold sympy index   goal: <= 150 MB
 #
-# It also measures tree-sitter parsing alone on the same files the index
-# parses (bench/tsparse.c, compiled here against the build directory's
-# grammars: no extraction, no sqlite; django ships JavaScript next to its
-# Python, which drqa-tui indexes too when built with that grammar), on 1
+# It also measures tree-sitter parsing alone on the files the index parsed,
+# as its files table lists them (bench/tsparse.c, compiled here against the
+# build directory's grammars: no extraction, no sqlite; django ships
+# JavaScript next to its Python, which drqa-tui indexes too), on 1
 # thread and on one thread per core, alternating with ctags: the cold index
 # cannot be faster than that, so it is the floor for the cold goal. Besides
 # the goal's anchor (ctags -R --languages=Python), ctags is timed on exactly
@@ -43,17 +43,9 @@ fi
 if [ ! -d "$SYMPY" ] && [ "$(id -u)" = 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-sympy >/dev/null
 fi
-# JavaScript files are parsed (and counted in the floor) when the build has that grammar
-JSFLAG=
-if [ -f "$BUILD/libgrammars_lang.a" ] && nm "$BUILD/libgrammars_lang.a" 2>/dev/null | grep -q ' T tree_sitter_javascript$'; then
-    GRAMMAR="$GRAMMAR $BUILD/libgrammars_lang.a"
-    JSFLAG=-DTSPARSE_JS
-fi
+command -v sqlite3 >/dev/null || { echo "bench/index.sh: the sqlite3 shell is missing (apt-get install sqlite3)" >&2; exit 2; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-# shellcheck disable=SC2086 # GRAMMAR may be several words, JSFLAG empty
-"$CC" -O2 -std=c11 $JSFLAG -o "$T/tsparse" "$BENCH/tsparse.c" $GRAMMAR -ltree-sitter -pthread ||
-    { echo "bench/index.sh: could not build bench/tsparse.c against $GRAMMAR and -ltree-sitter (libtree-sitter-dev)" >&2; exit 2; }
 NCPU=$(nproc)
 
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
@@ -65,17 +57,21 @@ echo "tree: $DJANGO ($(find "$DJANGO" -name '*.py' | wc -l) .py files)"
 ctags -R --languages=Python -f "$T/tags" "$DJANGO"
 "$DRQA" --no-progress --index "$T/warmup.sqlite" --index-only "$DJANGO" >/dev/null
 
-# cold: runs alternate so both tools see the same machine load
-# the files the index parses: regular files (a symlink is not followed) of its languages in this build
-if [ -n "$JSFLAG" ]; then
-    find "$DJANGO" -type f \( -name '*.py' -o -name '*.js' -o -name '*.mjs' -o -name '*.cjs' -o -name '*.jsx' \) | sort >"$T/django.list"
-else
-    find "$DJANGO" -type f -name '*.py' | sort >"$T/django.list"
-fi
+# the files the index parsed, as the index lists them: 'LANGUAGE PATH' lines
+# for tsparse, paths alone for ctags -L
+files_of() { sqlite3 -separator ' ' "$1" "SELECT lang, '$2/' || path FROM files ORDER BY path"; }
+files_of "$T/warmup.sqlite" "$DJANGO" >"$T/django.list"
+cut -d' ' -f2- "$T/django.list" >"$T/django.paths"
 nlist=$(wc -l <"$T/django.list")
-nindexed=$("$DRQA" --no-progress --index "$T/warmup.sqlite" --index-only --json "$DJANGO" |
-    awk '/"indexed":/ { gsub(/[^0-9]/, ""); print; exit }')
-[ "$nlist" = "$nindexed" ] || echo "note: the floor parses $nlist files, the index has $nindexed"
+# the grammars of other languages are in libgrammars_lang.a when the build has them
+[ -f "$BUILD/libgrammars_lang.a" ] && GRAMMAR="$GRAMMAR $BUILD/libgrammars_lang.a"
+JSFLAG=
+grep -q '^javascript ' "$T/django.list" && JSFLAG=-DTSPARSE_JS
+# shellcheck disable=SC2086 # GRAMMAR may be several words, JSFLAG empty
+"$CC" -O2 -std=c11 $JSFLAG -o "$T/tsparse" "$BENCH/tsparse.c" $GRAMMAR -ltree-sitter -pthread ||
+    { echo "bench/index.sh: could not build bench/tsparse.c against $GRAMMAR and -ltree-sitter (libtree-sitter-dev)" >&2; exit 2; }
+
+# cold: runs alternate so both tools see the same machine load
 : >"$T/cold"; : >"$T/ctags"; : >"$T/ctags-same"; : >"$T/parse-alone"
 i=0
 while [ $i -lt "$RUNS" ]; do
@@ -84,7 +80,7 @@ while [ $i -lt "$RUNS" ]; do
     echo $((b - a)) >>"$T/cold"
     a=$(ms); ctags -R --languages=Python -f "$T/tags" "$DJANGO"; b=$(ms)
     echo $((b - a)) >>"$T/ctags"
-    a=$(ms); ctags -L "$T/django.list" -f "$T/tags-same" 2>/dev/null; b=$(ms)
+    a=$(ms); ctags -L "$T/django.paths" -f "$T/tags-same" 2>/dev/null; b=$(ms)
     echo $((b - a)) >>"$T/ctags-same"
     "$T/tsparse" "$T/django.list" "$NCPU" >>"$T/parse-alone"
     i=$((i + 1))
@@ -152,7 +148,7 @@ printf 'floor with today'"'"'s CPU: %s s user+sys spread perfectly over %d cores
     "$(awk -v a="$cpu_dj" -v n="$NCPU" -v c="$ctg" 'BEGIN { printf "%.2f", a * 1000 / n / c }')"
 
 if [ -d "$SYMPY" ] && [ -n "${sympy_ctags:-}" ]; then
-    find "$SYMPY" -name '*.py' >"$T/sympy.list"
+    files_of "$T/sympy.sqlite" "$SYMPY" >"$T/sympy.list"
     "$T/tsparse" "$T/sympy.list" "$NCPU" >"$T/tsparse-sympy"
     snw=$(tsp "$NCPU" wall_ms "$T/tsparse-sympy"); snc=$(tsp "$NCPU" cpu_ms "$T/tsparse-sympy")
     printf 'sympy tree-sitter parse alone: %d ms CPU, %d ms wall on %d threads = %s x ctags (one run)\n' \

@@ -2,9 +2,9 @@
  * bench/tsparse.c: tree-sitter parsing alone, the floor under drqa-tui's cold
  * index. Reads every file named in LIST (one path a line) into memory first,
  * then parses each with ts_parser_parse_string and deletes the tree: no
- * extraction, no chunks, no sqlite. Files ending in .js .mjs .cjs .jsx are
- * parsed with the JavaScript grammar (libgrammars_lang.a), the rest as
- * Python. Done once on 1 thread and once on
+ * extraction, no chunks, no sqlite. A line of LIST is 'LANGUAGE PATH', the
+ * language as drqa-tui's index records it (files.lang): python, or
+ * javascript when built with -DTSPARSE_JS. Done once on 1 thread and once on
  * THREADS threads (one TSParser each, files handed out in list order), and
  * for each prints
  *
@@ -40,7 +40,7 @@ static const TSLanguage *(*const js_grammar)(void) = NULL;
 struct file {
     char *text;
     size_t len;
-    int js;   /* parsed with the JavaScript grammar (by extension, as drqa-tui does) */
+    int js;   /* parsed with the JavaScript grammar, else the Python one */
 };
 
 static struct file *files;
@@ -147,16 +147,20 @@ int main(int argc, char **argv)
         line[strcspn(line, "\n")] = 0;
         if (!*line) continue;
         if (nfiles == cap && !(files = realloc(files, (cap = cap ? 2 * cap : 1024) * sizeof *files))) abort();
-        const char *dot = strrchr(line, '.');
-        files[nfiles].js = dot && (!strcmp(dot, ".js") || !strcmp(dot, ".mjs") || !strcmp(dot, ".cjs") ||
-                                   !strcmp(dot, ".jsx"));
-        if (files[nfiles].js && !js_grammar) {
-            fprintf(stderr, "tsparse: %s is JavaScript and this build has no JavaScript grammar\n", line);
+        char *path = strchr(line, ' ');
+        if (!path) {
+            fprintf(stderr, "tsparse: '%s' is not 'LANGUAGE PATH'\n", line);
             return 2;
         }
-        files[nfiles].text = slurp(line, &files[nfiles].len);
+        *path++ = 0;
+        files[nfiles].js = strcmp(line, "javascript") == 0;
+        if ((files[nfiles].js && !js_grammar) || (!files[nfiles].js && strcmp(line, "python") != 0)) {
+            fprintf(stderr, "tsparse: %s: no %s grammar in this build of tsparse\n", path, line);
+            return 2;
+        }
+        files[nfiles].text = slurp(path, &files[nfiles].len);
         if (!files[nfiles].text) {
-            perror(line);
+            perror(path);
             return 2;
         }
         nfiles++;

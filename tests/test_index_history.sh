@@ -5,8 +5,9 @@
 # that. The repository is generated: handlers with the same words in files
 # whose paths have the same length, so that their search scores tie exactly,
 # and enough shared vocabulary that the local vectors sum many chunks per
-# term. The history re-parses the first file in path order, deletes and
-# restores another, and adds then removes a third.
+# term, plus two identical files. The history re-parses the first file in
+# path order, deletes and restores two others (one of the identical pair),
+# and adds then removes a fourth.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-history-test.XXXXXX")
