@@ -62,7 +62,8 @@ void evq_event_clear(struct evq_event *e)
     if (!e) return;
     free(e->text);
     free(e->text2);
-    e->text = e->text2 = NULL;
+    free(e->text3);
+    e->text = e->text2 = e->text3 = NULL;
 }
 
 void cmdq_cmd_clear(struct cmdq_cmd *c)
@@ -152,6 +153,7 @@ void evq_post(struct evq *q, const struct evq_event *e)
     struct evq_event c = *e;
     c.text = e->text ? xstrdup(e->text) : NULL;
     c.text2 = e->text2 ? xstrdup(e->text2) : NULL;
+    c.text3 = e->text3 ? xstrdup(e->text3) : NULL;
     pthread_mutex_lock(&q->mu);
     ring_push(&q->ring, &c);
     pthread_mutex_unlock(&q->mu);

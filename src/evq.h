@@ -54,6 +54,7 @@ const char *evq_state_name(enum evq_state s);
 #define EVQ_FLAG_DUPLICATE 1
 #define EVQ_FLAG_FORCED 2
 #define EVQ_FLAG_HAS_VALUE 4
+#define EVQ_FLAG_FALLBACK 8      /* a role of the node was decided by the fallback policy */
 
 struct evq_event {
     enum evq_kind kind;
@@ -67,6 +68,7 @@ struct evq_event {
     long long a, b;
     char *text;              /* owned by the event, may be NULL */
     char *text2;
+    char *text3;             /* node events: the node's notes */
 };
 
 /* An event with node = parent = -1 and everything else zero. */

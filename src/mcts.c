@@ -54,6 +54,7 @@ static void node_free(struct mcts_node *n)
     free(n->feedback);
     free(n->uct);
     free(n->error);
+    free(n->notes);
 }
 
 struct mcts_tree *mcts_new(const char *question, int max_expand, double c, uint64_t seed)
@@ -281,6 +282,7 @@ struct mcts_tree *mcts_clone(const struct mcts_tree *t)
         b->obs_text = dup_or_null(a->obs_text);
         b->feedback = dup_or_null(a->feedback);
         b->error = dup_or_null(a->error);
+        b->notes = dup_or_null(a->notes);
         b->uct_cap = a->nuct;
         b->uct = NULL;
         if (a->nuct) {

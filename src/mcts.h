@@ -87,6 +87,15 @@ enum mcts_status {
 const char *mcts_status_name(enum mcts_status s);
 int mcts_status_parse(const char *name);   /* -1 when unknown */
 
+/* The roles of one simulation, as bits (mcts_node.fallback). */
+enum mcts_role_bit {
+    MCTS_ROLE_PERCEIVE = 1,
+    MCTS_ROLE_PLAN = 2,
+    MCTS_ROLE_CURATE = 4,
+    MCTS_ROLE_EVALUATE = 8,
+};
+#define MCTS_ROLE_NAMES {"perceive", "plan", "curate", "evaluate"}
+
 struct mcts_uct_mark {
     int iteration;   /* the selection (iteration number) that computed it */
     int as_new;      /* 0: UCT(c) as a child; 1: UCT_new as a candidate parent */
@@ -122,6 +131,11 @@ struct mcts_node {
     int forced;                /* it was expanded by mcts_force */
     int virtual_loss;          /* in-flight visits (parallel expansion) */
     char *error;               /* the failure, when status is error */
+    int transient;             /* the failure was the server's or network's, not the evidence's:
+                                * it is not backed up as a value */
+    char *notes;               /* how decisions were reached ("; "-joined): replies coerced into
+                                * shape, fallback decisions; NULL when none */
+    unsigned fallback;         /* MCTS_ROLE_* bits of the roles decided by the fallback policy */
 
     long long tokens_in, tokens_out;
     int64_t started_ms;        /* since the search began */

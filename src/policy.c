@@ -4,8 +4,25 @@
  */
 #include "policy.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void policy_usage_note(struct policy_usage *u, const char *fmt, ...)
+{
+    if (!u) return;
+    size_t len = strlen(u->notes);
+    if (len + 3 >= sizeof u->notes) return;
+    if (len) {
+        memcpy(u->notes + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->notes + len, sizeof u->notes - len, fmt, ap);
+    va_end(ap);
+}
 
 void policy_action_clear(struct policy_action *a)
 {

@@ -37,10 +37,29 @@
 
 struct mcts_tree;
 
+/* What one role call reports beside its result. `notes` collects what the
+ * node should say about how the decision was reached (a reply coerced into
+ * shape, a fallback decision); `fallback` is set when the decision came from
+ * the fallback policy instead of the model; `fail_kind` says, for a failed
+ * call, whether trying again later may help (enum policy_fail). */
+enum policy_fail {
+    POLICY_FAIL_NONE = 0,
+    POLICY_FAIL_TRANSIENT,     /* the server or network failed; nothing is known of the evidence */
+    POLICY_FAIL_PERSISTENT,    /* the request will keep failing (auth, model, parameters): stop */
+};
+
+#define POLICY_NOTES_MAX 768
+
 struct policy_usage {
     long long input_tokens;
     long long output_tokens;
+    int fallback;
+    enum policy_fail fail_kind;
+    char notes[POLICY_NOTES_MAX];   /* "; "-joined, cut at the cap */
 };
+
+/* Appends one note to u->notes ("; " between notes). u may be NULL. */
+void policy_usage_note(struct policy_usage *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A planned action. name is an action of the action engine ("FindClass",
  * "FindFunction", "FindCodeSnippet", "ViewCode", "SemanticSearch") or

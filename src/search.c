@@ -245,7 +245,10 @@ static void call_end(struct search *s, enum callee c, struct mcts_tree *copy)
     lock(s);
 }
 
-static void account(struct search *s, int id, const struct policy_usage *u)
+/* Adds a role call's tokens to the node and the tree, and keeps what the
+ * call said of how it decided: its notes and whether the fallback decided
+ * (role: an MCTS_ROLE_* bit, 0 for none). */
+static void account(struct search *s, int id, unsigned role, const struct policy_usage *u)
 {
     struct mcts_node *n = mcts_node_mut(s->t, id);
     long long in = u->input_tokens > 0 ? u->input_tokens : 0;
@@ -253,6 +256,12 @@ static void account(struct search *s, int id, const struct policy_usage *u)
     if (n) {
         n->tokens_in += in;
         n->tokens_out += out;
+        if (u->fallback) n->fallback |= role;
+        if (u->notes[0]) {
+            char *joined = n->notes ? xasprintf("%s; %s", n->notes, u->notes) : xstrdup(u->notes);
+            free(n->notes);
+            n->notes = joined;
+        }
     }
     s->t->tokens_in += in;
     s->t->tokens_out += out;
@@ -304,7 +313,7 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
     int rc = -1;
     for (int attempt = 0;; attempt++) {
         struct policy_action a = {0};
-        struct policy_usage u = {0, 0};
+        struct policy_usage u = {0};
         err[0] = 0;
         int prc = -1;
         if (s->pol.plan) {
@@ -315,7 +324,7 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
         } else {
             snprintf(err, errlen, "the policy has no plan function");
         }
-        account(s, id, &u);
+        account(s, id, MCTS_ROLE_PLAN, &u);
         n = mcts_node_mut(s->t, id);
         if (prc != 0) {
             fail(s, id, "plan", err);
@@ -390,14 +399,14 @@ static int execute_node(struct search *s, int id, char *err, size_t errlen)
         goto out;
     }
     if (s->cu.curate) {
-        struct policy_usage u = {0, 0};
+        struct policy_usage u = {0};
         char *text = NULL;
         err[0] = 0;
         call_begin(s, CALL_CURATOR, NULL);
         int crc = s->cu.curate(s->cu.ctx, s->t->question, action, &raw, raw_text, &curated, &text,
                                &u, err, errlen);
         call_end(s, CALL_CURATOR, NULL);
-        account(s, id, &u);
+        account(s, id, MCTS_ROLE_CURATE, &u);
         if (crc != 0) {
             free(text);
             fail(s, id, "curate", err);
@@ -426,7 +435,7 @@ out:
 static int evaluate_node(struct search *s, int id, char *err, size_t errlen)
 {
     int64_t t_start = clock_now(s);
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     double v = MCTS_NEUTRAL_VALUE;
     char *feedback = NULL;
     int rc = 0;
@@ -453,7 +462,7 @@ static int evaluate_node(struct search *s, int id, char *err, size_t errlen)
             rc = -1;
         }
     }
-    account(s, id, &u);
+    account(s, id, MCTS_ROLE_EVALUATE, &u);
     struct mcts_node *n = mcts_node_mut(s->t, id);
     n->evaluate_ms = clock_now(s) - t_start;
     if (rc != 0) {
@@ -477,14 +486,14 @@ static void simulate(struct search *s, int id)
 
     if (!s->cfg.no_perception && s->pol.perceive) {
         int64_t t_start = clock_now(s);
-        struct policy_usage u = {0, 0};
+        struct policy_usage u = {0};
         char *report = NULL;
         err[0] = 0;
         struct mcts_tree *copy;
         const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
         int rc = s->pol.perceive(s->pol.ctx, view, id, &report, &u, err, sizeof err);
         call_end(s, CALL_POLICY, copy);
-        account(s, id, &u);
+        account(s, id, MCTS_ROLE_PERCEIVE, &u);
         n = mcts_node_mut(s->t, id);
         n->perceive_ms = clock_now(s) - t_start;
         if (rc != 0) {
@@ -907,11 +916,11 @@ struct search_answer *search_answer(struct search *s)
     struct policy_answer pa = {0};
     if (s->pol.answer) {
         char err[1024] = "";
-        struct policy_usage u = {0, 0};
+        struct policy_usage u = {0};
         int rc = s->pol.answer(s->pol.ctx, t, a->path, a->npath, &pa, &u, err, sizeof err);
         a->tokens_in = u.input_tokens > 0 ? u.input_tokens : 0;
         a->tokens_out = u.output_tokens > 0 ? u.output_tokens : 0;
-        account(s, -1, &u);
+        account(s, -1, 0, &u);
         if (rc != 0 || !pa.markdown) {
             a->error = xasprintf("answer: %s", rc != 0 && *err ? err : "the policy returned no answer");
             log_msg("search: %s", a->error);

@@ -191,6 +191,12 @@ static cJSON *node_json(const struct mcts_node *n)
     cJSON_AddNumberToObject(o, "dup_of", n->dup_of);
     cJSON_AddBoolToObject(o, "forced", n->forced);
     add_str(o, "error", n->error);
+    cJSON_AddBoolToObject(o, "transient", n->transient);
+    add_str(o, "notes", n->notes);
+    cJSON *fb = cJSON_AddArrayToObject(o, "fallback");
+    static const char *const roles[] = MCTS_ROLE_NAMES;
+    for (unsigned k = 0; k < sizeof roles / sizeof roles[0]; k++)
+        if (n->fallback & (1u << k)) cJSON_AddItemToArray(fb, cJSON_CreateString(roles[k]));
     cJSON_AddItemToObject(o, "tokens", tokens_json(n->tokens_in, n->tokens_out));
     cJSON *tm = cJSON_AddObjectToObject(o, "timings");
     cJSON_AddNumberToObject(tm, "started_ms", (double)n->started_ms);
@@ -367,6 +373,7 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
             buf_adds(&b, "```\n\n");
         }
         md_quote(&b, "Evaluation", n->feedback);
+        md_quote(&b, "Notes", n->notes);
         if (n->error) buf_printf(&b, "Error: %s\n\n", n->error);
     }
     free(ids);
@@ -509,6 +516,14 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     n->dup_of = (int)num(r, o, "dup_of", where);
     n->forced = truthy(o, "forced");
     n->error = opt_str(r, o, "error", where);
+    n->transient = truthy(o, "transient");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");   /* optional: older transcripts */
+    n->notes = cJSON_IsString(notes) ? xstrdup(notes->valuestring) : NULL;
+    static const char *const roles[] = MCTS_ROLE_NAMES;
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(o, "fallback");
+    cJSON_ArrayForEach(c, fb)
+        for (unsigned k = 0; k < sizeof roles / sizeof roles[0]; k++)
+            if (cJSON_IsString(c) && strcmp(c->valuestring, roles[k]) == 0) n->fallback |= 1u << k;
     read_tokens(r, o, where, &n->tokens_in, &n->tokens_out);
     const cJSON *tm = get(r, o, "timings", where);
     n->started_ms = (int64_t)num(r, tm, "started_ms", "timings");

@@ -59,10 +59,11 @@ static void node_event(struct worker *w, enum evq_kind kind, const struct mcts_n
     e.value = n->value;
     e.uct = n->last_uct;
     e.flags = (n->duplicate ? EVQ_FLAG_DUPLICATE : 0) | (n->forced ? EVQ_FLAG_FORCED : 0) |
-              (n->has_value ? EVQ_FLAG_HAS_VALUE : 0);
+              (n->has_value ? EVQ_FLAG_HAS_VALUE : 0) | (n->fallback ? EVQ_FLAG_FALLBACK : 0);
     char *label = action_label(n);
     e.text = label;
     e.text2 = n->error ? n->error : n->feedback;
+    e.text3 = n->notes;
     evq_post(w->ev, &e);
     free(label);
 }

@@ -189,6 +189,8 @@ static void update_node(struct mcts_node *n, const struct evq_event *e)
     n->last_uct = e->uct;
     n->duplicate = (e->flags & EVQ_FLAG_DUPLICATE) != 0;
     n->forced = (e->flags & EVQ_FLAG_FORCED) != 0;
+    if (e->flags & EVQ_FLAG_FALLBACK) n->fallback |= 1;   /* the UI shows whether, not which role */
+    if (e->text3) set_str(&n->notes, e->text3);
     if (n->iteration == 0 && e->iteration > 0) n->iteration = e->iteration;
     set_action(n, e->text);
     if (n->status == MCTS_ERROR) {

@@ -48,6 +48,11 @@ static void draw(struct ui *ui, struct pane *p)
             doc_add(ui, &d, s, w, 2, R_NORMAL, 0);
             free(s);
         }
+        if (n->notes && *n->notes) {
+            s = xasprintf("notes: %s%s", n->fallback ? "(fallback decision) " : "", n->notes);
+            doc_add(ui, &d, s, w, 2, R_NORMAL, 0);
+            free(s);
+        }
         if (n->rationale && *n->rationale) {
             s = xasprintf("rationale: %s", n->rationale);
             doc_add(ui, &d, s, w, 2, R_NORMAL, 0);
