@@ -109,7 +109,7 @@ double mcts_q(const struct mcts_node *n)
 int mcts_expandable(const struct mcts_tree *t, int id)
 {
     const struct mcts_node *n = mcts_node(t, id);
-    return n && n->status == MCTS_DONE && !n->duplicate && n->nchildren < t->max_expand;
+    return n && n->status == MCTS_DONE && !n->duplicate && !n->refused && n->nchildren < t->max_expand;
 }
 
 int mcts_add_child(struct mcts_tree *t, int parent)

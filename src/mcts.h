@@ -129,6 +129,7 @@ struct mcts_node {
     int duplicate;             /* the plan repeated the action of node dup_of */
     int dup_of;
     int forced;                /* it was expanded by mcts_force */
+    int refused;               /* a Finish the engine refused (no code on its path): not run */
     int virtual_loss;          /* in-flight visits (parallel expansion) */
     char *error;               /* the failure, when status is error */
     int transient;             /* the failure was the server's or network's, not the evidence's:

@@ -16,7 +16,7 @@ enum {
     O_INDEX_ONLY = 256, O_INDEX, O_MAX_FILE_SIZE, O_THREADS, O_JSON, O_QUIET, O_NO_PROGRESS,
     O_ACTION, O_ASK, O_BATCH, O_OUT, O_JOBS, O_MODE, O_NO_MCTS, O_NO_PERCEPTION,
     O_NO_EVALUATION, O_NO_SEMANTIC, O_ITERATIONS, O_MAX_EXPAND, O_SEED, O_BUDGET_TOKENS,
-    O_PARALLEL, O_EXPLORATION, O_POLICY, O_PROVIDER, O_API_BASE, O_MODEL, O_EMBED_BASE,
+    O_PARALLEL, O_EXPLORATION, O_FINISH_THRESHOLD, O_POLICY, O_PROVIDER, O_API_BASE, O_MODEL, O_EMBED_BASE,
     O_EMBED_MODEL, O_JSON_MODE, O_CONFIG, O_TRANSCRIPT_DIR, O_REPLAY, O_JUDGE, O_REFERENCE,
     O_JUDGE_MODEL, O_REPORT, O_LOG, O_HELP, O_VERSION,
 };
@@ -51,6 +51,8 @@ static const struct optdoc table[] = {
     {{"budget-tokens", required_argument, 0, O_BUDGET_TOKENS}, "T", "stop and answer once T tokens are spent"},
     {{"parallel", required_argument, 0, O_PARALLEL}, "K", "expansions in flight at once (default 1)"},
     {{"exploration", required_argument, 0, O_EXPLORATION}, "C", "UCT exploration constant on the 0-100 value scale"},
+    {{"finish-threshold", required_argument, 0, O_FINISH_THRESHOLD}, "V",
+     "a Finish valued below V (0-100, default 50) does not end the search"},
     {{"policy", required_argument, 0, O_POLICY}, "P", "offline or llm (default: llm when a model is configured)"},
     {{"provider", required_argument, 0, O_PROVIDER}, "P", "openai (any compatible server) or anthropic"},
     {{"api-base", required_argument, 0, O_API_BASE}, "URL", "chat API base URL (e.g. http://127.0.0.1:11434/v1)"},
@@ -82,6 +84,7 @@ void opts_defaults(struct drqa_opts *o)
     o->parallel = 1;
     o->jobs = 1;
     o->exploration = -1;  /* the search picks its documented default */
+    o->finish_min_value = -1;
 }
 
 void opts_usage(FILE *fp)
@@ -182,6 +185,15 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             o->exploration = strtod(optarg, &end);
             if (end == optarg || *end || o->exploration < 0) {
                 snprintf(err, errlen, "--exploration takes a number >= 0, not '%s'", optarg);
+                return -1;
+            }
+            break;
+        }
+        case O_FINISH_THRESHOLD: {
+            char *end;
+            o->finish_min_value = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->finish_min_value >= 0 && o->finish_min_value <= 100)) {
+                snprintf(err, errlen, "--finish-threshold takes a value from 0 to 100, not '%s'", optarg);
                 return -1;
             }
             break;

@@ -45,6 +45,7 @@ struct drqa_opts {
     long long budget_tokens;     /* --budget-tokens (0 = none) */
     int parallel;                /* --parallel K (default 1) */
     double exploration;          /* --exploration c (UCT constant) */
+    double finish_min_value;     /* --finish-threshold V; < 0: the search's default */
     /* batch */
     const char *batch_in, *out;
     int jobs;                    /* --jobs N questions at once (default 1) */

@@ -31,6 +31,7 @@ struct search {
     struct policy_curator cu;
     struct mcts_tree *t;
     enum search_stop stop;
+    char *stop_message;         /* why, for SEARCH_STOP_ERROR */
     int64_t t0;
 
     /* Guards everything in this struct and the tree. Recursive, so that
@@ -54,6 +55,7 @@ static const char *const stop_names[] = {
     [SEARCH_STOP_BUDGET] = "budget",
     [SEARCH_STOP_EXHAUSTED] = "exhausted",
     [SEARCH_STOP_USER] = "user",
+    [SEARCH_STOP_ERROR] = "error",
 };
 
 const char *search_stop_name(enum search_stop s)
@@ -70,6 +72,7 @@ void search_config_defaults(struct search_config *c)
     c->seed = 1;
     c->max_replans = 2;
     c->parallel = 1;
+    c->finish_min_value = SEARCH_FINISH_MIN_VALUE;
 }
 
 void search_config_from_opts(struct search_config *c, const struct drqa_opts *o)
@@ -84,6 +87,7 @@ void search_config_from_opts(struct search_config *c, const struct drqa_opts *o)
     c->no_mcts = o->no_mcts;
     c->no_perception = o->no_perception;
     c->no_evaluation = o->no_evaluation;
+    if (o->finish_min_value >= 0) c->finish_min_value = o->finish_min_value;
 }
 
 /* The lock of a search that callers hold as const (reads of the stop state). */
@@ -161,6 +165,7 @@ void search_free(struct search *s)
     pthread_mutex_destroy(&s->serial);
     pthread_mutex_destroy(&s->mu);
     mcts_free(s->t);
+    free(s->stop_message);
     free(s);
 }
 
@@ -178,6 +183,14 @@ enum search_stop search_stop_reason(const struct search *s)
     enum search_stop why = s->stop;
     unlock(s);
     return why;
+}
+
+const char *search_stop_message(const struct search *s)
+{
+    lock(s);
+    const char *m = s->stop == SEARCH_STOP_ERROR ? s->stop_message : NULL;
+    unlock(s);
+    return m;
 }
 
 const struct mcts_tree *search_tree(const struct search *s)
@@ -267,17 +280,31 @@ static void account(struct search *s, int id, unsigned role, const struct policy
     s->t->tokens_out += out;
 }
 
-/* Records a failed role call; the node is a leaf backed up with value 0. */
-static double fail(struct search *s, int id, const char *role, const char *msg)
+/* Records a failed role call. The node is a leaf backed up with value 0,
+ * unless the failure was the server's or the network's (kind transient):
+ * that says nothing of the evidence, so the node gets no value and is not
+ * backed up. A persistent failure (the same request would fail again: a
+ * bad key, an unknown model, a refused parameter) stops the search. */
+static void fail_kind(struct search *s, int id, const char *role, const char *msg, enum policy_fail kind)
 {
     struct mcts_node *n = mcts_node_mut(s->t, id);
     n->status = MCTS_ERROR;
     free(n->error);
     n->error = xasprintf("%s: %s", role, msg && *msg ? msg : "failed without a message");
-    n->has_value = 1;
+    n->transient = kind == POLICY_FAIL_TRANSIENT;
+    n->has_value = !n->transient;
     n->value = MCTS_FAILED_VALUE;
-    log_msg("search: node %d: %s", id, n->error);
-    return MCTS_FAILED_VALUE;
+    log_msg("search: node %d: %s%s", id, n->error, n->transient ? " (transient: not backed up)" : "");
+    if (kind == POLICY_FAIL_PERSISTENT && s->stop == SEARCH_RUNNING) {
+        free(s->stop_message);
+        s->stop_message = xstrdup(n->error);
+        set_stop(s, SEARCH_STOP_ERROR);
+    }
+}
+
+static void fail(struct search *s, int id, const char *role, const char *msg)
+{
+    fail_kind(s, id, role, msg, POLICY_FAIL_NONE);
 }
 
 static char *render_evidence(const struct evidence *ev)
@@ -298,6 +325,19 @@ static char *render_evidence(const struct evidence *ev)
 static int is_finish(const char *name)
 {
     return name && strcasecmp(name, "Finish") == 0;
+}
+
+/* 1 when a node on the path from the root to id holds code text seen by
+ * an action: what a Finish needs before it may answer (paper 3.4.5). */
+static int path_has_code(const struct mcts_tree *t, int id)
+{
+    for (; id > 0; id = t->nodes[id].parent) {
+        const struct mcts_node *m = &t->nodes[id];
+        if (m->status != MCTS_DONE || m->duplicate) continue;
+        for (size_t k = 0; k < m->obs.n; k++)
+            if (m->obs.v[k].text && *m->obs.v[k].text) return 1;
+    }
+    return 0;
 }
 
 /* Plans the node's action with loop protection. Returns 0 with the action
@@ -327,7 +367,7 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
         account(s, id, MCTS_ROLE_PLAN, &u);
         n = mcts_node_mut(s->t, id);
         if (prc != 0) {
-            fail(s, id, "plan", err);
+            fail_kind(s, id, "plan", err, u.fail_kind);
             policy_action_clear(&a);
             break;
         }
@@ -343,6 +383,17 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
             free(msg);
             policy_action_clear(&a);
             break;
+        }
+        if (is_finish(a.name) && !path_has_code(s->t, n->parent)) {
+            if (attempt < s->cfg.max_replans) {
+                buf_printf(&report, "%s[engine] Refused Finish: no code has been read on this path yet, "
+                           "and an answer needs at least one cited code span. Choose an action that finds or "
+                           "reads code (FindClass, FindFunction, FindCodeSnippet, SemanticSearch, ViewCode).",
+                           report.len ? "\n" : "");
+                policy_action_clear(&a);
+                continue;
+            }
+            n->refused = 1;   /* recorded, never run, never expanded */
         }
         char *key = mcts_action_key(a.name, a.args);
         int dup = is_finish(a.name) ? -1 : mcts_find_duplicate(s->t, id, key);
@@ -409,7 +460,7 @@ static int execute_node(struct search *s, int id, char *err, size_t errlen)
         account(s, id, MCTS_ROLE_CURATE, &u);
         if (crc != 0) {
             free(text);
-            fail(s, id, "curate", err);
+            fail_kind(s, id, "curate", err, u.fail_kind);
             goto out;
         }
         n = mcts_node_mut(s->t, id);
@@ -467,7 +518,7 @@ static int evaluate_node(struct search *s, int id, char *err, size_t errlen)
     n->evaluate_ms = clock_now(s) - t_start;
     if (rc != 0) {
         free(feedback);
-        fail(s, id, s->cfg.no_evaluation || !s->pol.evaluate ? "rollout" : "evaluate", err);
+        fail_kind(s, id, s->cfg.no_evaluation || !s->pol.evaluate ? "rollout" : "evaluate", err, u.fail_kind);
         return -1;
     }
     if (v < 0) v = 0;
@@ -499,7 +550,7 @@ static void simulate(struct search *s, int id)
         if (rc != 0) {
             free(report);
             n->report = xstrdup("");
-            fail(s, id, "perceive", err);
+            fail_kind(s, id, "perceive", err, u.fail_kind);
             return;
         }
         n->report = report ? report : xstrdup("");
@@ -516,6 +567,14 @@ static void simulate(struct search *s, int id)
         n->has_value = 1;
         n->value = MCTS_FAILED_VALUE;
         n->feedback = xasprintf("Not executed: it repeats the action of node %d.", n->dup_of);
+        n->obs_text = xstrdup("");
+        return;
+    }
+    if (n->refused) {
+        n->status = MCTS_DONE;
+        n->has_value = 1;
+        n->value = MCTS_FAILED_VALUE;
+        n->feedback = xstrdup("Not executed: a Finish with no code read on its path was refused.");
         n->obs_text = xstrdup("");
         return;
     }
@@ -548,8 +607,17 @@ static int expand(struct search *s, int sel, int iteration, int forced)
 static void backup(struct search *s, int id)
 {
     struct mcts_tree *t = s->t;
-    mcts_backprop(t, id, mcts_node(t, id)->value);
+    const struct mcts_node *n = mcts_node(t, id);
+    if (n->status != MCTS_ERROR || !n->transient) mcts_backprop(t, id, n->value);
     for (int a = id; a >= 0; a = t->nodes[a].parent) emit(s, SEARCH_EV_NODE_UPDATED, a);
+}
+
+/* A Finish ends the search when its value reaches the threshold; a lower
+ * one stays a finished candidate for the answer while the search goes on. */
+static int finish_stops(const struct search *s, int id)
+{
+    const struct mcts_node *n = mcts_node(s->t, id);
+    return n->status == MCTS_FINISHED && n->value >= s->cfg.finish_min_value;
 }
 
 static int step_sequential(struct search *s)
@@ -567,7 +635,8 @@ static int step_sequential(struct search *s)
     emit(s, SEARCH_EV_NODE_ADDED, id);
     simulate(s, id);
     backup(s, id);
-    if (mcts_node(t, id)->status == MCTS_FINISHED) set_stop(s, SEARCH_STOP_FINISH);
+    if (s->stop != SEARCH_RUNNING) return 1;
+    if (finish_stops(s, id)) set_stop(s, SEARCH_STOP_FINISH);
     else check_limits(s);
     return 1;
 }
@@ -654,7 +723,7 @@ static int step_batch(struct search *s, int k)
     s->batch = 0;
 
     int finished = 0;
-    for (int j = 0; j < s->njobs; j++) finished |= mcts_node(t, s->jobs[j])->status == MCTS_FINISHED;
+    for (int j = 0; j < s->njobs; j++) finished |= finish_stops(s, s->jobs[j]);
     if (s->stop == SEARCH_RUNNING) {
         if (finished) set_stop(s, SEARCH_STOP_FINISH);
         else check_limits(s);
@@ -694,7 +763,10 @@ int search_force(struct search *s, int id, char *err, size_t errlen)
 {
     lock(s);
     int rc = -1;
-    if (s->stop == SEARCH_STOP_ITERATIONS || s->stop == SEARCH_STOP_BUDGET ||
+    if (s->stop == SEARCH_STOP_ERROR) {
+        snprintf(err, errlen, "cannot expand node %d: the search stopped on an error: %s", id,
+                 s->stop_message ? s->stop_message : "(no message)");
+    } else if (s->stop == SEARCH_STOP_ITERATIONS || s->stop == SEARCH_STOP_BUDGET ||
         (s->stop != SEARCH_RUNNING &&
          (s->t->iterations >= s->cfg.iterations || budget_spent(s)))) {
         snprintf(err, errlen, "cannot expand node %d: the search has used its %s", id,
@@ -878,6 +950,13 @@ static char *fallback_markdown(const struct mcts_tree *t, const int *ids, size_t
     return buf_take(&b);
 }
 
+static int has_done_step(const struct mcts_tree *t)
+{
+    for (int id = 1; id < t->n; id++)
+        if (t->nodes[id].status == MCTS_DONE || t->nodes[id].status == MCTS_FINISHED) return 1;
+    return 0;
+}
+
 /* Failed steps are never silent (a model call that failed after its
  * retries, an action error): see struct search_answer's failure. */
 static void note_failed_steps(const struct mcts_tree *t, struct search_answer *a)
@@ -962,6 +1041,17 @@ struct search_answer *search_answer(struct search *s)
         }
     }
     note_failed_steps(t, a);
+    if (s->stop == SEARCH_STOP_ERROR && s->stop_message) {
+        if (!a->failure && !has_done_step(t)) {
+            a->failure = xasprintf("the search stopped: %s", s->stop_message);
+        } else if (!a->failure) {
+            char *md = xasprintf("%s\n_The search stopped early on an error that every further model call "
+                                 "would repeat: %.*s_\n", a->markdown ? a->markdown : "",
+                                 utf8_cut(s->stop_message, 300), s->stop_message);
+            free(a->markdown);
+            a->markdown = md;
+        }
+    }
     unlock(s);
     return a;
 }

@@ -120,9 +120,13 @@ enum search_stop {
     SEARCH_STOP_BUDGET,      /* the token budget is spent */
     SEARCH_STOP_EXHAUSTED,   /* no node can be expanded */
     SEARCH_STOP_USER,        /* search_finish_now */
+    SEARCH_STOP_ERROR,       /* a role call failed in a way that every later call would too
+                              * (search_stop_message says which) */
 };
 
 const char *search_stop_name(enum search_stop s);
+
+#define SEARCH_FINISH_MIN_VALUE 50.0
 
 struct search_config {
     int iterations;              /* N, default 15 */
@@ -131,7 +135,9 @@ struct search_config {
     unsigned long long seed;     /* tie-breaks; default 1 */
     long long budget_tokens;     /* input + output; 0 = no budget */
     int no_mcts, no_perception, no_evaluation;
-    int max_replans;             /* extra plan calls after a duplicate, default 2 */
+    int max_replans;             /* extra plan calls after a duplicate or a refused Finish, default 2 */
+    double finish_min_value;     /* a Finish valued below this does not stop the search; default
+                                  * SEARCH_FINISH_MIN_VALUE; 0: every Finish stops it */
     int parallel;                /* K expansions in flight per step; <= 1: one (sequential) */
     /* Callbacks that may run on several threads at once when parallel > 1;
      * those left 0 are called one at a time (see above). */
@@ -166,6 +172,9 @@ int search_step(struct search *s);
 int search_step_parallel(struct search *s, int k);
 int search_done(const struct search *s);
 enum search_stop search_stop_reason(const struct search *s);
+/* Why the search stopped on SEARCH_STOP_ERROR ("planning: the server at ...
+ * answered 401 ..."), else NULL. Valid until the search is freed. */
+const char *search_stop_message(const struct search *s);
 const struct mcts_tree *search_tree(const struct search *s);
 const struct search_config *search_config(const struct search *s);
 
@@ -191,9 +200,11 @@ struct search_answer {
     int fallback_cite;        /* 1: none survived, the trajectory's best span was cited */
     char *error;              /* the policy's answer failure, or NULL */
     char *failure;            /* every expanded step failed: "every step of the search
-                                 failed (N of N); the first: ...", else NULL. When
+                                 failed (N of N); the first: ...", or the search stopped
+                                 on an error before any step succeeded; else NULL. When
                                  only some failed, markdown ends with a line saying
-                                 how many and the first reason */
+                                 how many and the first reason (and why the search
+                                 stopped, when it stopped on an error) */
     long long tokens_in, tokens_out;
 };
 

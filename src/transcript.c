@@ -192,6 +192,7 @@ static cJSON *node_json(const struct mcts_node *n)
     cJSON_AddBoolToObject(o, "forced", n->forced);
     add_str(o, "error", n->error);
     cJSON_AddBoolToObject(o, "transient", n->transient);
+    cJSON_AddBoolToObject(o, "refused", n->refused);
     add_str(o, "notes", n->notes);
     cJSON *fb = cJSON_AddArrayToObject(o, "fallback");
     static const char *const roles[] = MCTS_ROLE_NAMES;
@@ -517,6 +518,7 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     n->forced = truthy(o, "forced");
     n->error = opt_str(r, o, "error", where);
     n->transient = truthy(o, "transient");
+    n->refused = truthy(o, "refused");
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");   /* optional: older transcripts */
     n->notes = cJSON_IsString(notes) ? xstrdup(notes->valuestring) : NULL;
     static const char *const roles[] = MCTS_ROLE_NAMES;

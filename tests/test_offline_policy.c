@@ -45,7 +45,7 @@ static int execute(void *ctx, const char *name, const cJSON *args, struct eviden
 static void plan_node(struct mcts_tree *t, int id, int perceive, struct policy_action *out)
 {
     char err[256] = "";
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     char *report = NULL;
     if (perceive) ok(pol.perceive(op, t, id, &report, &u, err, sizeof err) == 0, "perceive node %d", id);
     memset(out, 0, sizeof *out);
@@ -169,7 +169,7 @@ static void test_siblings(void)
 
     /* evaluation: a node with evidence scores above one without */
     struct policy_eval e1 = {0}, e2 = {0};
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     char err[256];
     ok(pol.evaluate(op, t, first, &e1, &u, err, sizeof err) == 0, "evaluate");
     int empty = mcts_add_child(t, first);
@@ -291,7 +291,7 @@ static void test_answer_tree(void)
     int path[2] = {0, a};
     char err[256] = "";
     struct policy_answer tree = {0};
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     ok(pol.answer(op, t, path, 2, &tree, &u, err, sizeof err) == 0, "tree answer %s", err);
     int tree_router = 0;
     for (size_t i = 0; i < tree.cites.n; i++) tree_router |= !strcmp(tree.cites.v[i].path, "tinyweb/routing.py");

@@ -461,7 +461,7 @@ static void test_plan_roles(struct llm_policy *p, struct llm_policy *nofb)
     llm_policy_bind(p, &pol);
     char err[1024];
     struct policy_action a = {0};
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
 
     struct mcts_tree *t = mk_tree("case:plan-valid Where is Router.match used by App.dispatch_request?");
     int before = nreq();
@@ -588,7 +588,7 @@ static void test_semantic_refused(struct llm_backend *b)
     llm_policy_bind(p, &pol);
     struct mcts_tree *t = mk_tree("case:plan-semantic Where is routing done?");
     struct policy_action a = {0};
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     int before = nreq();
     ok(pol.plan(pol.ctx, t, 4, "", &a, &u, err, sizeof err) == 0 && !strcmp(a.name, "FindClass"),
        "no_semantic: SemanticSearch re-asked");
@@ -605,7 +605,7 @@ static void test_eval_perceive(struct llm_policy *p)
     struct policy pol;
     llm_policy_bind(p, &pol);
     char err[1024];
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     struct policy_eval e = {0, NULL};
 
     struct mcts_tree *t = mk_tree("case:eval-quoted How does dispatch work?");
@@ -673,7 +673,7 @@ static void test_filter(struct llm_policy *p)
     struct evidence raw = EVIDENCE_INIT, cur = EVIDENCE_INIT;
     evidence_add(&raw, "tinyweb/app.py", 46, 51, DISPATCH, "def dispatch_request(self, request)", 1);
     char err[512], *text = NULL;
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     int before = nreq();
     ok(cu.curate(cu.ctx, "case:filter-mixed how is the view called?", "ViewCode", &raw,
                  "Note: one match\ntinyweb/app.py:46-51  def dispatch_request(self, request)\n46 ...", &cur, &text, &u,
@@ -718,7 +718,7 @@ static void test_answer(struct llm_policy *p)
     struct policy pol;
     llm_policy_bind(p, &pol);
     char err[1024];
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     struct policy_answer a = {0};
     int ids[] = {0, 1};
 
@@ -782,7 +782,7 @@ static void test_json_mode(void)
     llm_policy_bind(p, &pol);
     struct mcts_tree *t = mk_tree("case:plan-valid Where is Router?");
     struct policy_action a = {0};
-    struct policy_usage u = {0, 0};
+    struct policy_usage u = {0};
     char err[512];
     int before = nreq();
     pol.plan(pol.ctx, t, 4, "", &a, &u, err, sizeof err);

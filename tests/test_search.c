@@ -101,6 +101,7 @@ int main(void)
     toy_init(&t);
     t.finish_at = 3;
     search_config_defaults(&c);
+    c.finish_min_value = 0;   /* the toy values node 3 at 21: every Finish stops here */
     s = run(&t, &c, "q");
     is_int(run_all(s), 3, "Finish at node 3 stops after 3 iterations");
     tr = search_tree(s);
@@ -285,28 +286,107 @@ int main(void)
         search_free(s);
     }
 
-    /* --- a Finish with nothing read beneath it loses to evidenced nodes --- */
+    /* --- a Finish with no code read on its path is refused and re-planned --- */
+    toy_init(&t);
+    t.finish_at = 1;   /* the first step plans Finish, before anything was read */
+    search_config_defaults(&c);
+    c.iterations = 4;
+    s = run(&t, &c, "q");
+    run_all(s);
+    tr = search_tree(s);
+    is_int(t.calls_plan >= c.max_replans + 1 ? 1 : 0, 1, "the planner was asked again after the refusal");
+    ok(strstr(t.refused_report, "Refused Finish: no code has been read on this path") != NULL,
+       "the re-plan is told why the Finish was refused");
+    ok(mcts_node(tr, 1)->refused && mcts_node(tr, 1)->status == MCTS_DONE,
+       "a Finish planned again after every re-plan is recorded as refused");
+    ok(!mcts_node(tr, 1)->has_value || mcts_node(tr, 1)->value == 0, "a refused Finish is worth nothing");
+    ok(!mcts_expandable(tr, 1), "and is never expanded");
+    is_int(t.calls_exec, tr->n - 2, "it was not run; every other step was");
+    ok(search_stop_reason(s) != SEARCH_STOP_FINISH, "a refused Finish does not end the search");
+    a = search_answer(s);
+    ok(a->finish_node != 1 && a->cites.n >= 1, "the answer comes from evidenced nodes and cites them");
+    search_answer_free(a);
+    search_free(s);
+
+    /* --- a Finish valued below the threshold does not stop the search --- */
+    toy_init(&t);
+    t.finish_at = 3;   /* valued 21 by the toy, with code on its path (node 1 or 2) */
+    search_config_defaults(&c);
+    c.iterations = 6;
+    s = run(&t, &c, "q");
+    is_int(run_all(s), 6, "a Finish valued 21 (threshold 50) leaves the search running to its iterations");
+    tr = search_tree(s);
+    is_int(mcts_node(tr, 3)->status, MCTS_FINISHED, "the low Finish stays a finished candidate");
+    is_int(search_stop_reason(s), SEARCH_STOP_ITERATIONS, "stop reason: iterations");
+    search_free(s);
     {
-        int fin = -1;
-        for (int at = 2; at <= 12 && fin < 0; at++) {
+        int found = 0;
+        for (int at = 2; at <= 10 && !found; at++) {
             toy_init(&t);
             t.finish_at = at;
+            t.use_forced_value = 1;
+            t.forced_value = 50;
             search_config_defaults(&c);
+            c.iterations = 12;
             s = run(&t, &c, "q");
-            run_all(s);
+            int ran = run_all(s);
             tr = search_tree(s);
-            if (at < tr->n && mcts_node(tr, at)->parent == 0 && mcts_node(tr, at)->status == MCTS_FINISHED) {
-                fin = at;
-                a = search_answer(s);
-                ok(!a->from_finished, "Finish %d straight under the root is not the answer's trajectory", at);
-                ok(a->cites.n >= 1 && a->npath >= 2 && mcts_node(tr, a->path[a->npath - 1])->obs.n > 0,
-                   "the answer comes from an evidenced node and cites it");
-                search_answer_free(a);
+            if (at < tr->n && mcts_node(tr, at)->status == MCTS_FINISHED) {
+                found = 1;
+                is_int(ran, at, "a Finish valued at the threshold (50) stops the search (node %d)", at);
+                is_int(search_stop_reason(s), SEARCH_STOP_FINISH, "stop reason: finish");
             }
             search_free(s);
         }
-        ok(fin > 0, "a scenario with Finish directly under the root was found (node %d)", fin);
+        ok(found, "a Finish with code on its path was found");
     }
+
+    /* --- a transient failure is not backed up; a persistent one stops the search --- */
+    toy_init(&t);
+    t.fail_plan_at = 2;
+    t.fail_kind = POLICY_FAIL_TRANSIENT;
+    search_config_defaults(&c);
+    c.iterations = 6;
+    s = run(&t, &c, "q");
+    is_int(run_all(s), 6, "a transient plan failure: the search goes on");
+    tr = search_tree(s);
+    ok(mcts_node(tr, 2)->status == MCTS_ERROR && mcts_node(tr, 2)->transient, "node 2 failed, transient");
+    ok(mcts_node(tr, 2)->visits == 0 && !mcts_node(tr, 2)->has_value,
+       "a transient failure gets no value and no visit (it says nothing of the evidence)");
+    {
+        int sum = 0;
+        for (int k = 0; k < mcts_node(tr, 0)->nchildren; k++) sum += mcts_node(tr, mcts_node(tr, 0)->children[k])->visits;
+        is_int(mcts_node(tr, 0)->visits, sum, "the root's visits count only backed-up children");
+    }
+    search_free(s);
+    toy_init(&t);
+    t.fail_eval_at = 2;
+    t.fail_kind = POLICY_FAIL_PERSISTENT;
+    search_config_defaults(&c);
+    c.iterations = 6;
+    s = run(&t, &c, "q");
+    is_int(run_all(s), 2, "a persistent evaluation failure at node 2 stops the search");
+    is_int(search_stop_reason(s), SEARCH_STOP_ERROR, "stop reason: error");
+    is_str(search_stop_message(s), "evaluate: toy evaluate failure at 2", "the stop names the cause");
+    a = search_answer(s);
+    ok(!a->failure && a->markdown && strstr(a->markdown, "The search stopped early on an error") &&
+           strstr(a->markdown, "toy evaluate failure at 2"),
+       "the answer from the steps before says why the search stopped");
+    search_answer_free(a);
+    char ferr[200];
+    is_int(search_force(s, 1, ferr, sizeof ferr), -1, "a search stopped on an error cannot be resumed");
+    search_free(s);
+    toy_init(&t);
+    t.fail_plan_at = 1;
+    t.fail_kind = POLICY_FAIL_PERSISTENT;
+    search_config_defaults(&c);
+    s = run(&t, &c, "q");
+    is_int(run_all(s), 1, "a persistent failure on the first step stops at once");
+    a = search_answer(s);
+    ok(a->failure && str_starts(a->failure, "every step of the search failed"), "and the answer is a failure: %s",
+       a->failure ? a->failure : "(none)");
+    search_answer_free(a);
+    search_free(s);
 
     /* --- failed role calls are recorded and the search goes on --- */
     const char *roles[] = {"perceive", "plan", "execute", "curate", "evaluate"};

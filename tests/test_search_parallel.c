@@ -213,8 +213,7 @@ int main(void)
     toy_init(&t);
     t.gate = TOY_GATE_PERCEIVE;
     t.gate_n = 3;
-    t.finish_at = 3;        /* node 3 is evaluated without being executed */
-    t.exec_wait_eval = 1;   /* the first execute holds the serial lock until an evaluate starts */
+    t.exec_wait_plans = 3;  /* the first execute holds the serial lock until all three are planned */
     t.probe_ms = 200;       /* and then gives another execute or curate time to start */
     parallel_config(&c, 3);
     c.executor_thread_safe = c.curator_thread_safe = 0;
@@ -223,7 +222,7 @@ int main(void)
     is_int(run_all(s, NULL, NULL), 3, "serialised executor and curator: one batch of 3");
     is_int(t.max_ex_in_flight, 1, "executor and curator calls never overlapped");
     is_int(t.max_in_flight, 3, "while the policy's calls still overlapped");
-    is_int(t.waits_timed_out, 0, "even with an executor call in progress (an evaluate ran during it)");
+    is_int(t.waits_timed_out, 0, "even with an executor call in progress (the other two planned during it)");
     is_int(check_invariants(search_tree(s)), -1, "invariants hold");
     search_free(s);
 

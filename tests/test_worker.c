@@ -145,6 +145,7 @@ int main(void)
     memset(&wc, 0, sizeof wc);
     search_config_defaults(&wc.search);
     wc.search.iterations = 20;
+    wc.search.finish_min_value = 0;   /* the toy values Finish at 31: let it stop the search */
     wc.hooks = (struct worker_hooks){&h, hook_open, hook_close};
     wc.question = "first";
     wc.start_paused = 1;

@@ -42,6 +42,7 @@ struct toy {
     int fail_perceive_at, fail_plan_at, fail_exec_at, fail_eval_at, fail_answer;
     int fail_curate_at;
     int fail_eval_all;          /* every evaluation fails */
+    enum policy_fail fail_kind; /* the kind reported with the plan and evaluate failures */
     int use_forced_value;       /* evaluate returns forced_value for every node */
     double forced_value;
     enum toy_dup dup;
@@ -66,10 +67,10 @@ struct toy {
                                              each wait this long for another call of their
                                              kind to start (a wait meant to time out, so that
                                              an overlap that should not happen shows) */
-    int exec_wait_eval;                   /* the first execute waits until an evaluate call
-                                             has started */
+    int exec_wait_plans;                  /* the first execute waits until this many plan
+                                             calls have started */
     int guard_ms;                         /* bound of the waits above; default 10000 */
-    int waits_timed_out;                  /* gate and evaluate waits that hit guard_ms */
+    int waits_timed_out;                  /* gate and plan waits that hit guard_ms */
     /* Called at the start of every policy role call, outside mu. */
     void (*hook)(void *ctx, const char *role, int id);
     void *hook_ctx;
@@ -127,7 +128,7 @@ static void toy_ex_enter(struct toy *t, int exec)
     if (++t->ex_in_flight > t->max_ex_in_flight) t->max_ex_in_flight = t->ex_in_flight;
     if (++t->all_in_flight > t->max_all_in_flight) t->max_all_in_flight = t->all_in_flight;
     pthread_cond_broadcast(&t->cv);
-    if (nth == 1 && t->exec_wait_eval && !toy_wait_at_least(t, &t->calls_eval, 1, t->guard_ms))
+    if (nth == 1 && t->exec_wait_plans && !toy_wait_at_least(t, &t->calls_plan, t->exec_wait_plans, t->guard_ms))
         t->waits_timed_out++;
     if (nth == 1 && t->probe_ms > 0) toy_wait_at_least(t, &t->ex_in_flight, 2, t->probe_ms);
     pthread_mutex_unlock(&t->mu);
@@ -187,6 +188,7 @@ static int toy_plan_body(struct toy *t, const struct mcts_tree *tr, int id, cons
         pthread_mutex_unlock(&t->mu);
     }
     if (id == t->fail_plan_at) {
+        u->fail_kind = t->fail_kind;
         snprintf(err, errlen, "toy plan failure at %d", id);
         return -1;
     }
@@ -233,6 +235,7 @@ static int toy_eval_body(struct toy *t, int id, struct policy_eval *out, struct 
 {
     toy_charge(t, u);
     if (id == t->fail_eval_at || t->fail_eval_all) {
+        u->fail_kind = t->fail_kind;
         snprintf(err, errlen, "toy evaluate failure at %d", id);
         return -1;
     }
