@@ -124,8 +124,10 @@ struct policy_executor {
 };
 
 /* Filters raw output into the node's curated observation (ranked,
- * de-duplicated, focused spans) and optionally its rendering. A NULL curate
- * function keeps the raw spans as they are. */
+ * de-duplicated, focused spans) and optionally its rendering. action is the
+ * action as planned, its name then its JSON arguments
+ * ("FindFunction {"function_name":"route"}"). A NULL curate function keeps
+ * the raw spans as they are. */
 struct policy_curator {
     void *ctx;
     int (*curate)(void *ctx, const char *question, const char *action, const struct evidence *raw,

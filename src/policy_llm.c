@@ -42,12 +42,13 @@ const char *llm_role_name(enum llm_role r)
 }
 
 /* The placeholders each role's template may use. */
-static const char *const vars_perception[] = {"question", "qtype", "trajectory", "siblings", "leads", NULL};
+static const char *const vars_perception[] = {"question", "qtype", "trajectory", "recent", "siblings", "leads", NULL};
 static const char *const vars_planning[] = {"question", "identifiers", "report", "trajectory", "siblings",
                                             "feedback", "actions", "qtype", NULL};
 static const char *const vars_filter[] = {"question", "action", "raw", NULL};
 static const char *const vars_evaluation[] = {"question", "trajectory", "action", "observation", "qtype", NULL};
-static const char *const vars_answer[] = {"question", "qtype", "type_hint", "trajectory", "evidence", NULL};
+static const char *const vars_answer[] = {"question", "qtype", "type_hint", "trajectory", "evidence", "evidence_note",
+                                          NULL};
 static const char *const *const role_vars[LLM_ROLE_N] = {vars_perception, vars_planning, vars_filter,
                                                           vars_evaluation, vars_answer};
 
@@ -56,6 +57,8 @@ struct llm_policy {
     struct policy fallback;         /* copy; name NULL when none */
     int has_fallback;
     struct prompt *prompts[LLM_ROLE_N];
+    char *system[LLM_ROLE_N];       /* each role's static text, rendered once (NULL: none) */
+    struct prompt *request[LLM_ROLE_N];   /* each role's per-call template */
     char *actions_text;             /* the action schema as the planner sees it */
 
     char *question;                 /* the question the state below belongs to */
@@ -66,6 +69,7 @@ struct llm_policy {
     size_t nnotes;
 
     long calls;                     /* all questions */
+    long answered_calls;            /* calls that got a reply (all questions) */
     long long model_ms;
 
     /* Parallel expansion calls the roles from several threads at once (for
@@ -84,15 +88,16 @@ void llm_policy_config_init(struct llm_policy_config *c)
 
 static void caps_defaults(struct llm_policy_caps *c)
 {
-    if (!c->trajectory) c->trajectory = 1400;
-    if (!c->steps) c->steps = 700;
-    if (!c->siblings) c->siblings = 500;
-    if (!c->leads) c->leads = 500;
-    if (!c->report) c->report = 900;
+    if (!c->trajectory) c->trajectory = 1200;
+    if (!c->steps) c->steps = 1000;
+    if (!c->siblings) c->siblings = 400;
+    if (!c->leads) c->leads = 400;
+    if (!c->report) c->report = 700;
+    if (!c->recent) c->recent = 1600;
     if (!c->observation) c->observation = 1500;
-    if (!c->raw) c->raw = 2600;
-    if (!c->evidence) c->evidence = 9000;
-    if (!c->span) c->span = 1600;
+    if (!c->raw) c->raw = 3600;
+    if (!c->evidence) c->evidence = 20000;
+    if (!c->span) c->span = 2400;
     if (!c->reply_echo) c->reply_echo = 1200;
 }
 
@@ -415,6 +420,50 @@ static void numbered_span(struct buf *b, const struct evidence_span *sp, size_t 
 /* ---- talking to the model ---- */
 
 typedef int (*reply_check)(void *ctx, const cJSON *obj, char *err, size_t errlen);
+/* A check of a reply that is text, not JSON (the answer role's Markdown). */
+typedef int (*text_check)(void *ctx, const char *text, char *err, size_t errlen);
+
+/* Why a model call failed, as the role decides what to do next:
+ *   transient   the network or the server (timeouts, refused connections,
+ *               429, 5xx, a garbled reply): the role takes the fallback
+ *               policy's decision, and nothing is learnt of the evidence;
+ *   context     the request is longer than the model's context window: the
+ *               role shrinks it once and asks again;
+ *   persistent  every later call would fail the same way (a bad key, an
+ *               unknown model, a refused parameter): the search stops;
+ *   cancelled   the user stopped the search. */
+enum call_fail { CALL_FAIL_TRANSIENT, CALL_FAIL_CONTEXT, CALL_FAIL_PERSISTENT, CALL_FAIL_CANCELLED };
+
+static int mentions_context_limit(const char *e)
+{
+    static const char *const cues[] = {"context_length_exceeded", "maximum context length", "context length",
+                                       "exceed_context_size", "exceeds the available context", "prompt is too long",
+                                       "too many tokens", "context window"};
+    char *lower = str_lower(e ? e : "");
+    int hit = 0;
+    for (size_t i = 0; i < ARRAY_LEN(cues) && !hit; i++) hit = strstr(lower, cues[i]) != NULL;
+    free(lower);
+    return hit;
+}
+
+static enum call_fail classify_call(int crc, const struct llm_reply *r)
+{
+    switch (crc) {
+    case LLM_ERR_CANCELLED: return CALL_FAIL_CANCELLED;
+    case LLM_ERR_TIMEOUT:
+    case LLM_ERR_CONNECT:
+    case LLM_ERR_TOO_LARGE:
+    case LLM_ERR_REPLY: return mentions_context_limit(r->error) ? CALL_FAIL_CONTEXT : CALL_FAIL_TRANSIENT;
+    case LLM_ERR_STATUS:
+        if (mentions_context_limit(r->error)) return CALL_FAIL_CONTEXT;
+        if (r->http_status == 408 || r->http_status == 409 || r->http_status == 429 || r->http_status >= 500)
+            return CALL_FAIL_TRANSIENT;
+        return CALL_FAIL_PERSISTENT;
+    case LLM_ERR_REQUEST: return CALL_FAIL_PERSISTENT;
+    default: return CALL_FAIL_TRANSIENT;
+    }
+}
+
 
 static void account(struct llm_policy *p, enum llm_role role, const struct llm_reply *r, struct policy_usage *u)
 {
@@ -427,18 +476,21 @@ static void account(struct llm_policy *p, enum llm_role role, const struct llm_r
 }
 
 /*
- * One role call with structured output. The prompt goes out as one user
- * message (after prior_reply/prior_feedback as an earlier exchange when
- * given); each reply is parsed (jsonx) and checked; an unusable one is sent
- * back with the problem, up to `attempts` replies. Returns 0 when a reply
- * passed check (its text in *reply_text when not NULL, caller frees), 1 when
- * none did (the last problem in problem), -1 when a call failed (err).
+ * One role call with structured output. The role's static text goes out as
+ * the system prompt and the prompt as one user message (after
+ * prior_reply/prior_feedback as an earlier exchange when given); each reply
+ * is parsed (jsonx) and checked, or given whole to tcheck when the role
+ * answers in text; an unusable one is sent back with the problem, up to
+ * `attempts` replies. Returns 0 when a reply passed check (its text in
+ * *reply_text when not NULL, caller frees), 1 when none did (the last
+ * problem in problem), -1 when a call failed (err, and why in *why).
  */
 static int converse(struct llm_policy *p, enum llm_role role, const char *prompt, double temperature,
                     int attempts, const char *prior_reply, const char *prior_feedback, reply_check check,
-                    void *cctx, char **reply_text, struct policy_usage *u, char *problem, size_t problen,
-                    char *err, size_t errlen)
+                    text_check tcheck, void *cctx, char **reply_text, struct policy_usage *u, char *problem,
+                    size_t problen, char *err, size_t errlen, enum call_fail *why)
 {
+    *why = CALL_FAIL_TRANSIENT;
     char *echo = prior_reply ? prompt_cap(prior_reply, p->cfg.caps.reply_echo, 0) : NULL;
     char *again = prior_feedback ? xstrdup(prior_feedback) : NULL;
     int rc = 1;
@@ -452,11 +504,12 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         }
         struct llm_request req;
         llm_request_init(&req);
+        req.system = p->system[role];
         req.messages = m;
         req.nmessages = nm;
         req.temperature = temperature;
         req.max_tokens = p->cfg.max_tokens;
-        req.json_mode = 1;
+        req.json_mode = tcheck == NULL;
         req.tag = llm_role_name(role);
         req.cancel = p->cfg.cancel;
         struct llm_reply rep;
@@ -468,11 +521,39 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         p->calls++;
         pthread_mutex_unlock(&p->lock);
         account(p, role, &rep, u);
+        if (crc == LLM_OK && rep.text) {
+            pthread_mutex_lock(&p->lock);
+            p->answered_calls++;
+            pthread_mutex_unlock(&p->lock);
+        }
         if (crc != LLM_OK || !rep.text) {
             snprintf(err, errlen, "the model call failed: %s", rep.error[0] ? rep.error : "no reply text");
+            *why = classify_call(crc, &rep);
+            /* A server never reached in this run is not a hiccup: a wrong
+             * address or a server that is not running. */
+            pthread_mutex_lock(&p->lock);
+            if (crc == LLM_ERR_CONNECT && p->answered_calls == 0) *why = CALL_FAIL_PERSISTENT;
+            pthread_mutex_unlock(&p->lock);
             llm_reply_free(&rep);
             rc = -1;
             break;
+        }
+        if (tcheck) {
+            problem[0] = 0;
+            if (tcheck(cctx, rep.text, problem, problen) == 0) {
+                if (reply_text) *reply_text = rep.text;
+                else free(rep.text);
+                rep.text = NULL;
+                rc = 0;
+                break;
+            }
+            if (!problem[0]) snprintf(problem, problen, "the reply is not an answer");
+            free(echo);
+            echo = prompt_cap(rep.text, p->cfg.caps.reply_echo, 0);
+            free(again);
+            again = xasprintf("Your reply could not be used: %s\nReply again with the Markdown answer only.", problem);
+            llm_reply_free(&rep);
+            continue;
         }
         char perr[512];
         cJSON *obj = jsonx_parse_object(rep.text, perr, sizeof perr);
@@ -505,21 +586,58 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
     return rc;
 }
 
+/* The per-call part of a role's prompt. */
 static char *render_role(struct llm_policy *p, enum llm_role role, const struct prompt_var *vars, size_t n,
                          char *err, size_t errlen)
 {
-    return prompt_render(p->prompts[role], vars, n, err, errlen);
+    char *r = prompt_render(p->request[role], vars, n, err, errlen);
+    if (r && p->system[role]) {   /* the request part starts after the static part's lines */
+        size_t skip = strspn(r, "\n");
+        memmove(r, r + skip, strlen(r + skip) + 1);
+    }
+    return r;
 }
 
-/* Records "ROLE reply unusable after N attempts: PROBLEM; used the SOURCE
- * WHAT" (source: the fallback policy's name, or `source` when given). */
-static void fallback_note(struct llm_policy *p, enum llm_role role, const char *problem, const char *source,
-                          const char *what, char *note, size_t notelen)
+#define PROMPT_SPLIT_LINE "----- request -----"
+
+/* Splits role r's template at its "----- request -----" line. The text before
+ * it is the role's static system prompt, rendered once here with only the
+ * placeholders that are the same on every call ({{actions}}), so it is
+ * byte-identical across calls and a server's prefix cache (vLLM, llama.cpp,
+ * OpenAI; Anthropic's cache_control) can keep it. The text after it is
+ * rendered on every call; it keeps its line numbers (the lines before are
+ * blanked) so errors still point into the file. A template without the line
+ * (an older override) is all request and has no system prompt. */
+static int split_template(struct llm_policy *p, enum llm_role r, char *err, size_t errlen)
 {
-    if (!source) source = p->has_fallback ? p->fallback.name : "fallback";
-    snprintf(note, notelen, "%s reply unusable after %d attempts: %s; used the %s %s", llm_role_name(role),
-             p->cfg.max_attempts, problem, source, what);
-    add_note(p, note);
+    const struct prompt *t = p->prompts[r];
+    const char *at = NULL;
+    for (const char *s2 = strstr(t->text, PROMPT_SPLIT_LINE); s2; s2 = strstr(s2 + 1, PROMPT_SPLIT_LINE))
+        if ((s2 == t->text || s2[-1] == '\n') && (s2[strlen(PROMPT_SPLIT_LINE)] == '\n' || !s2[strlen(PROMPT_SPLIT_LINE)])) {
+            at = s2;
+            break;
+        }
+    p->request[r] = xcalloc(1, sizeof *p->request[r]);
+    p->request[r]->name = xstrdup(t->name);
+    p->request[r]->path = xstrdup(t->path);
+    if (!at) {
+        p->request[r]->text = xstrdup(t->text);
+        return 0;
+    }
+    struct prompt head = {t->name, t->path, xstrndup(t->text, (size_t)(at - t->text))};
+    struct prompt_var v[] = {{"actions", p->actions_text, 0}};
+    p->system[r] = prompt_render(&head, v, ARRAY_LEN(v), err, errlen);
+    free(head.text);
+    if (!p->system[r]) return -1;
+    size_t len = strlen(p->system[r]);
+    while (len && p->system[r][len - 1] == '\n') p->system[r][--len] = 0;
+    struct buf b = BUF_INIT;
+    for (const char *c = t->text; c < at; c++)
+        if (*c == '\n') buf_addc(&b, '\n');
+    const char *rest = at + strlen(PROMPT_SPLIT_LINE);
+    buf_adds(&b, *rest ? rest + 1 : rest);
+    p->request[r]->text = buf_take(&b);
+    return 0;
 }
 
 /* ---- checks of the replies ---- */
@@ -876,6 +994,93 @@ int llm_answer_misses_type(const char *qtype, const char *answer, int ncites, ch
 
 /* ---- the roles ---- */
 
+/* The caps of a render, halved (the trajectory quartered: its oldest steps
+ * go first) once the model said the request is over its context window. */
+static struct llm_policy_caps caps_for(const struct llm_policy *p, int shrink)
+{
+    struct llm_policy_caps c = p->cfg.caps;
+    if (shrink) {
+        c.trajectory /= 4;
+        c.steps /= 4;
+        c.siblings /= 2;
+        c.leads /= 2;
+        c.report /= 2;
+        c.recent /= 2;
+        c.observation /= 2;
+        c.raw /= 2;
+        c.evidence /= 2;
+        c.span /= 2;
+    }
+    return c;
+}
+
+/* The note of a step the fallback decided, in the node's notes and the
+ * question's notes: "planning: the model call failed (...); used the offline
+ * plan" or "planning reply unusable after 3 attempts: ...". */
+static void fallback_used(struct llm_policy *p, enum llm_role role, int call_failed, const char *problem,
+                          const char *source, const char *what, struct policy_usage *u, char *note, size_t notelen)
+{
+    if (!source) source = p->has_fallback ? p->fallback.name : "fallback";
+    if (call_failed)
+        snprintf(note, notelen, "%s: the model call failed (%s); used the %s %s", llm_role_name(role), problem, source,
+                 what);
+    else
+        snprintf(note, notelen, "%s reply unusable after %d attempts: %s; used the %s %s", llm_role_name(role),
+                 p->cfg.max_attempts, problem, source, what);
+    add_note(p, note);
+    if (u) {
+        u->fallback = 1;
+        policy_usage_note(u, "%s", note);
+    }
+}
+
+/* After converse returned -1 for a role: 1 when the role should take its
+ * fallback decision (a transient failure, or a request still over the
+ * context window after shrinking), with the reason in problem; 0 when the
+ * role fails, with err and u->fail_kind set for the engine (persistent:
+ * the search stops; transient without a fallback: not backed up). */
+static int failed_call(struct llm_policy *p, enum llm_role role, enum call_fail why, const char *cerr,
+                       int can_fall_back, struct policy_usage *u, char *problem, size_t problen, char *err,
+                       size_t errlen)
+{
+    snprintf(err, errlen, "%s: %s", llm_role_name(role), cerr);
+    if (why == CALL_FAIL_CANCELLED) return 0;
+    if (why == CALL_FAIL_PERSISTENT) {
+        u->fail_kind = POLICY_FAIL_PERSISTENT;
+        return 0;
+    }
+    if (!can_fall_back || !p->has_fallback) {
+        u->fail_kind = why == CALL_FAIL_TRANSIENT ? POLICY_FAIL_TRANSIENT : POLICY_FAIL_NONE;
+        return 0;
+    }
+    snprintf(problem, problen, "%s", cerr);
+    return 1;
+}
+
+/* The curated text of the last one or two steps on the path to id that
+ * read something, newest first, each within half of cap: what perception
+ * reports on. */
+static char *recent_text(const struct mcts_tree *t, int id, size_t cap)
+{
+    struct buf b = BUF_INIT;
+    int shown = 0;
+    for (int k = id; k > 0 && shown < 2; k = t->nodes[k].parent) {
+        const struct mcts_node *n = &t->nodes[k];
+        if (n->status != MCTS_DONE || n->duplicate || !n->obs_text || !*n->obs_text) continue;
+        char *args = args_text(n->args, 160);
+        char *body = prompt_cap(n->obs_text, cap / 2, 0);
+        buf_printf(&b, "%s%s %s:\n%s", b.len ? "\n" : "", n->action ? n->action : "?", args, body);
+        chomp(&b);
+        buf_addc(&b, '\n');
+        free(args);
+        free(body);
+        shown++;
+    }
+    chomp(&b);
+    if (!b.len) buf_adds(&b, "(no code read yet)");
+    return buf_take(&b);
+}
+
 struct perceive_ctx { char *report; };
 
 static int check_perception_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
@@ -896,32 +1101,40 @@ static int lp_perceive(void *ctx, const struct mcts_tree *t, int id, char **repo
         snprintf(err, errlen, "perception: no node %d", id);
         return -1;
     }
-    char *traj = trajectory_text(t, n->parent, 1, p->cfg.caps.trajectory);
-    char *sib = siblings_text(t, id, p->cfg.caps.siblings);
-    char *leads = leads_text(t, id, p->cfg.caps.leads);
-    struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qtype_name(p), 0}, {"trajectory", traj, 0},
-                             {"siblings", sib, 0}, {"leads", leads, 0}};
-    char *prompt = render_role(p, LLM_ROLE_PERCEPTION, v, ARRAY_LEN(v), err, errlen);
-    free(traj);
-    free(sib);
-    free(leads);
-    if (!prompt) return -1;
     struct perceive_ctx pc = {NULL};
     char problem[1024], cerr[768];
-    int rc = converse(p, LLM_ROLE_PERCEPTION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_perception_cb, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
-    free(prompt);
+    enum call_fail why = CALL_FAIL_TRANSIENT;
+    int rc = -1;
+    for (int shrink = 0; shrink < 2; shrink++) {
+        struct llm_policy_caps c = caps_for(p, shrink);
+        char *traj = trajectory_text(t, n->parent, 1, c.trajectory);
+        char *recent = recent_text(t, n->parent, c.recent);
+        char *sib = siblings_text(t, id, c.siblings);
+        char *leads = leads_text(t, id, c.leads);
+        struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qtype_name(p), 0},
+                                 {"trajectory", traj, 0}, {"recent", recent, 0},
+                                 {"siblings", sib, 0}, {"leads", leads, 0}};
+        char *prompt = render_role(p, LLM_ROLE_PERCEPTION, v, ARRAY_LEN(v), err, errlen);
+        free(traj);
+        free(recent);
+        free(sib);
+        free(leads);
+        if (!prompt) return -1;
+        rc = converse(p, LLM_ROLE_PERCEPTION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_perception_cb, NULL, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
+        free(prompt);
+        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
+        policy_usage_note(u, "perception: the request was over the model's context window; sent a shorter one");
+    }
     if (rc == 0) {
         *report = pc.report;
         return 0;
     }
     free(pc.report);
-    if (rc < 0) {
-        snprintf(err, errlen, "perception: %s", cerr);
+    if (rc < 0 && !failed_call(p, LLM_ROLE_PERCEPTION, why, cerr, 1, u, problem, sizeof problem, err, errlen))
         return -1;
-    }
     char note[1400];
-    fallback_note(p, LLM_ROLE_PERCEPTION, problem, NULL, "report", note, sizeof note);
+    fallback_used(p, LLM_ROLE_PERCEPTION, rc < 0, problem, NULL, "report", u, note, sizeof note);
     char *fb = NULL;
     if (!p->has_fallback || !p->fallback.perceive) {
         *report = xasprintf("[%s]", note);
@@ -964,38 +1177,43 @@ static int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *rep
         return -1;
     }
     const struct mcts_node *par = mcts_node(t, n->parent);
-    char *steps = trajectory_text(t, n->parent, 0, p->cfg.caps.steps);
-    char *sib = siblings_text(t, id, p->cfg.caps.siblings);
-    char *ids = identifiers_text(p);
-    char *feedback = one_line(par && par->feedback ? par->feedback : "(none)", MAX_FEEDBACK);
-    /* The engine's refusal of a repeated action ends the report: keep the end. */
-    char *rep = prompt_cap(report && *report ? report : "(no report)", p->cfg.caps.report, 1);
-    struct prompt_var v[] = {{"question", t->question, 2000}, {"identifiers", ids, 0}, {"report", rep, 0},
-                             {"trajectory", steps, 0}, {"siblings", sib, 0}, {"feedback", feedback, 0},
-                             {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0}};
-    char *prompt = render_role(p, LLM_ROLE_PLANNING, v, ARRAY_LEN(v), err, errlen);
-    free(steps);
-    free(sib);
-    free(ids);
-    free(feedback);
-    free(rep);
-    if (!prompt) return -1;
     struct plan_ctx pc = {p->cfg.no_semantic, {0}};
     char problem[1024], cerr[768];
-    int rc = converse(p, LLM_ROLE_PLANNING, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_plan_cb, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
-    free(prompt);
+    enum call_fail why = CALL_FAIL_TRANSIENT;
+    int rc = -1;
+    for (int shrink = 0; shrink < 2; shrink++) {
+        struct llm_policy_caps c = caps_for(p, shrink);
+        char *steps = trajectory_text(t, n->parent, 1, c.trajectory);
+        char *sib = siblings_text(t, id, c.siblings);
+        char *ids = identifiers_text(p);
+        char *feedback = one_line(par && par->feedback ? par->feedback : "(none)", MAX_FEEDBACK);
+        /* The engine's refusal of a repeated action ends the report: keep the end. */
+        char *rep = prompt_cap(report && *report ? report : "(no report)", c.report, 1);
+        struct prompt_var v[] = {{"question", t->question, 2000}, {"identifiers", ids, 0}, {"report", rep, 0},
+                                 {"trajectory", steps, 0}, {"siblings", sib, 0}, {"feedback", feedback, 0},
+                                 {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0}};
+        char *prompt = render_role(p, LLM_ROLE_PLANNING, v, ARRAY_LEN(v), err, errlen);
+        free(steps);
+        free(sib);
+        free(ids);
+        free(feedback);
+        free(rep);
+        if (!prompt) return -1;
+        rc = converse(p, LLM_ROLE_PLANNING, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_plan_cb, NULL, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
+        free(prompt);
+        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
+        policy_usage_note(u, "planning: the request was over the model's context window; sent a shorter one");
+    }
     if (rc == 0) {
         *out = pc.a;
         return 0;
     }
     policy_action_clear(&pc.a);
-    if (rc < 0) {
-        snprintf(err, errlen, "planning: %s", cerr);
+    if (rc < 0 && !failed_call(p, LLM_ROLE_PLANNING, why, cerr, 1, u, problem, sizeof problem, err, errlen))
         return -1;
-    }
     char note[1400];
-    fallback_note(p, LLM_ROLE_PLANNING, problem, NULL, "plan", note, sizeof note);
+    fallback_used(p, LLM_ROLE_PLANNING, rc < 0, problem, NULL, "plan", u, note, sizeof note);
     if (!p->has_fallback || !p->fallback.plan) {
         snprintf(err, errlen, "%s", note);
         return -1;
@@ -1030,6 +1248,32 @@ static int check_eval_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
     return llm_check_eval(obj, &ec->value, &ec->feedback, err, errlen);
 }
 
+static void trajectory_spans(const struct mcts_tree *t, const int *ids, size_t nids, struct evidence *out);
+
+/* What the evaluator sees of a step: its curated observation, or for a
+ * Finish the code read on its path (the spans, numbered, within cap). */
+static char *observation_text(const struct llm_policy *p, const struct mcts_tree *t, const struct mcts_node *n,
+                              size_t cap)
+{
+    if (streq(n->action, "Finish")) {
+        int *ids = NULL;
+        size_t nids = mcts_path(t, n->parent, &ids);
+        struct evidence seen = EVIDENCE_INIT;
+        trajectory_spans(t, ids, nids, &seen);
+        free(ids);
+        struct buf b = BUF_INIT;
+        buf_adds(&b, "(Finish is not run against the repository. The code read on its path:)\n");
+        for (size_t i = 0; i < seen.n && b.len < cap; i++) numbered_span(&b, &seen.v[i], p->cfg.caps.span);
+        if (!seen.n) buf_adds(&b, "(none)\n");
+        evidence_free(&seen);
+        char *r = prompt_cap(buf_str(&b), cap, 0);
+        buf_free(&b);
+        return r;
+    }
+    if (n->obs.n == 0 && (!n->obs_text || !*n->obs_text)) return xstrdup("(nothing found)");
+    return prompt_cap(n->obs_text && *n->obs_text ? n->obs_text : "(spans without text)", cap, 0);
+}
+
 static int lp_evaluate(void *ctx, const struct mcts_tree *t, int id, struct policy_eval *out, struct policy_usage *u,
                        char *err, size_t errlen)
 {
@@ -1040,44 +1284,40 @@ static int lp_evaluate(void *ctx, const struct mcts_tree *t, int id, struct poli
         snprintf(err, errlen, "evaluation: node %d has no action", id);
         return -1;
     }
-    /* The steps with their values are enough to judge progress and redundancy. */
-    char *traj = trajectory_text(t, n->parent, 0, p->cfg.caps.steps);
-    char *args = args_text(n->args, 600);
-    char *action = xasprintf("%s %s", n->action, args);
-    free(args);
-    char *obs;
-    if (streq(n->action, "Finish")) {
-        obs = xstrdup("(Finish is not run against the repository: judge whether the evidence on the path "
-                      "supports the answer given in its arguments)");
-    } else if (n->obs.n == 0 && (!n->obs_text || !*n->obs_text)) {
-        obs = xstrdup("(nothing found)");
-    } else {
-        obs = prompt_cap(n->obs_text && *n->obs_text ? n->obs_text : "(spans without text)", p->cfg.caps.observation, 0);
-    }
-    struct prompt_var v[] = {{"question", t->question, 2000}, {"trajectory", traj, 0}, {"action", action, 0},
-                             {"observation", obs, 0}, {"qtype", qtype_name(p), 0}};
-    char *prompt = render_role(p, LLM_ROLE_EVALUATION, v, ARRAY_LEN(v), err, errlen);
-    free(traj);
-    free(action);
-    free(obs);
-    if (!prompt) return -1;
     struct eval_ctx ec = {0, NULL};
     char problem[1024], cerr[768];
-    int rc = converse(p, LLM_ROLE_EVALUATION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_eval_cb, &ec, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
-    free(prompt);
+    enum call_fail why = CALL_FAIL_TRANSIENT;
+    int rc = -1;
+    for (int shrink = 0; shrink < 2; shrink++) {
+        struct llm_policy_caps c = caps_for(p, shrink);
+        char *traj = trajectory_text(t, n->parent, 1, c.steps);
+        char *args = args_text(n->args, 600);
+        char *action = xasprintf("%s %s", n->action, args);
+        free(args);
+        char *obs = observation_text(p, t, n, streq(n->action, "Finish") ? c.evidence / 2 : c.observation);
+        struct prompt_var v[] = {{"question", t->question, 2000}, {"trajectory", traj, 0}, {"action", action, 0},
+                                 {"observation", obs, 0}, {"qtype", qtype_name(p), 0}};
+        char *prompt = render_role(p, LLM_ROLE_EVALUATION, v, ARRAY_LEN(v), err, errlen);
+        free(traj);
+        free(action);
+        free(obs);
+        if (!prompt) return -1;
+        rc = converse(p, LLM_ROLE_EVALUATION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_eval_cb, NULL, &ec, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
+        free(prompt);
+        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
+        policy_usage_note(u, "evaluation: the request was over the model's context window; sent a shorter one");
+    }
     if (rc == 0) {
         out->value = ec.value;
         out->feedback = ec.feedback;
         return 0;
     }
     free(ec.feedback);
-    if (rc < 0) {
-        snprintf(err, errlen, "evaluation: %s", cerr);
+    if (rc < 0 && !failed_call(p, LLM_ROLE_EVALUATION, why, cerr, 1, u, problem, sizeof problem, err, errlen))
         return -1;
-    }
     char note[1400];
-    fallback_note(p, LLM_ROLE_EVALUATION, problem, NULL, "evaluation", note, sizeof note);
+    fallback_used(p, LLM_ROLE_EVALUATION, rc < 0, problem, NULL, "evaluation", u, note, sizeof note);
     if (!p->has_fallback || !p->fallback.evaluate) {
         snprintf(err, errlen, "%s", note);
         return -1;
@@ -1115,22 +1355,42 @@ struct answer_ctx {
     char *answer;
 };
 
-static int check_answer_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+/* The answer role replies in Markdown. A reply that is one JSON object with
+ * an "answer" string (what models trained on JSON tasks sometimes send
+ * anyway) gives that string; a fence around the whole reply is taken off;
+ * a thinking block before the answer is dropped. */
+static int check_answer_text(void *ctx, const char *text, char *err, size_t errlen)
 {
     struct answer_ctx *ac = ctx;
-    struct jsonx_check c;
-    jsonx_check_init(&c);
-    const char *a = jsonx_string(&c, obj, "answer", 1);
-    int rc = -1;
-    if (a && c.nerr == 0) {
-        free(ac->answer);
-        ac->answer = prompt_cap(a, MAX_ANSWER, 0);
-        rc = 0;
-    } else {
-        snprintf(err, errlen, "%s", jsonx_check_message(&c));
+    const char *t = text;
+    const char *think = strstr(t, "</think>");
+    if (think) t = think + strlen("</think>");
+    t += strspn(t, " \t\r\n");
+    char *md = NULL;
+    if (*t == '{') {
+        cJSON *o = cJSON_Parse(t);
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "answer");
+        if (cJSON_IsString(a)) md = xstrdup(a->valuestring);
+        cJSON_Delete(o);
     }
-    jsonx_check_free(&c);
-    return rc;
+    if (!md && (str_starts(t, "```markdown\n") || str_starts(t, "```md\n") || str_starts(t, "```\n"))) {
+        const char *body = strchr(t, '\n') + 1;
+        const char *end = body + strlen(body);
+        while (end > body && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r')) end--;
+        if (end - body >= 3 && strncmp(end - 3, "```", 3) == 0) md = xstrndup(body, (size_t)(end - 3 - body));
+    }
+    if (!md) md = xstrdup(t);
+    size_t len = strlen(md);
+    while (len && (md[len - 1] == '\n' || md[len - 1] == ' ' || md[len - 1] == '\r')) md[--len] = 0;
+    if (!len) {
+        free(md);
+        snprintf(err, errlen, "the reply is empty");
+        return -1;
+    }
+    free(ac->answer);
+    ac->answer = prompt_cap(md, MAX_ANSWER, 0);
+    free(md);
+    return 0;
 }
 
 /* Every distinct span on the trajectory, root first. */
@@ -1238,6 +1498,64 @@ static void answer_problems(struct llm_policy *p, const char *answer, const stru
     evidence_free(&cc.invalid);
 }
 
+/* Every distinct span of the trajectory with a rank: its relevance to the
+ * question (curate.h) plus the value the evaluator gave the step that found
+ * it, so decisive evidence found late is not lost behind early noise. */
+struct ranked_span {
+    const struct evidence_span *sp;
+    double rank;
+    size_t order;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+    const struct ranked_span *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank > y->rank ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The evidence text for the answer: whole spans, best ranked first, until
+ * cap; the spans left out are listed by header, so the model knows they
+ * exist, and *left says how many. */
+static char *ranked_evidence(const struct llm_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
+                             const struct evidence *seen, size_t cap, size_t span_cap, size_t *left)
+{
+    struct ranked_span *r = xcalloc(seen->n + 1, sizeof *r);
+    for (size_t i = 0; i < seen->n; i++) {
+        const struct evidence_span *sp = &seen->v[i];
+        double value = 0;
+        for (size_t k = 0; k < nids; k++) {
+            const struct mcts_node *n = mcts_node(t, ids[k]);
+            if (n && n->has_value && evidence_covers(&n->obs, sp->path, sp->start_line, sp->end_line) &&
+                n->value > value)
+                value = n->value;
+        }
+        r[i] = (struct ranked_span){sp, curate_relevance(p->question ? p->question : "", sp) + value / 25.0, i};
+    }
+    qsort(r, seen->n, sizeof *r, by_rank);
+    struct buf b = BUF_INIT, rest = BUF_INIT;
+    *left = 0;
+    for (size_t i = 0; i < seen->n; i++) {
+        struct buf one = BUF_INIT;
+        numbered_span(&one, r[i].sp, span_cap);
+        if (b.len + one.len <= cap || b.len == 0) {
+            buf_add(&b, one.data ? one.data : "", one.len);
+        } else {
+            buf_printf(&rest, "- %s:%d-%d\n", r[i].sp->path, r[i].sp->start_line, r[i].sp->end_line);
+            (*left)++;
+        }
+        buf_free(&one);
+    }
+    if (!b.len) buf_adds(&b, "(no evidence was gathered)");
+    if (rest.len) {
+        buf_printf(&b, "\nAlso read, not shown for lack of room (cite them only by what the steps say):\n%s",
+                   buf_str(&rest));
+    }
+    buf_free(&rest);
+    free(r);
+    return buf_take(&b);
+}
+
 static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids, struct policy_answer *out,
                      struct policy_usage *u, char *err, size_t errlen)
 {
@@ -1245,37 +1563,46 @@ static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
     ensure_question(p, t->question);
     struct evidence seen = EVIDENCE_INIT;
     trajectory_spans(t, ids, nids, &seen);
-    struct buf ev = BUF_INIT;
-    for (size_t i = 0; i < seen.n; i++) numbered_span(&ev, &seen.v[i], p->cfg.caps.span);
-    if (!ev.len) buf_adds(&ev, "(no evidence was gathered)");
-    char *evtext = prompt_cap(buf_str(&ev), p->cfg.caps.evidence, 0);
-    buf_free(&ev);
-    char *traj = trajectory_text(t, nids ? ids[nids - 1] : 0, 0, p->cfg.caps.steps);
     const char *qt = qtype_name(p);
-    struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qt, 0}, {"type_hint", type_hint(qt), 0},
-                             {"trajectory", traj, 0}, {"evidence", evtext, 0}};
-    char *prompt = render_role(p, LLM_ROLE_ANSWER, v, ARRAY_LEN(v), err, errlen);
-    free(traj);
-    free(evtext);
-    if (!prompt) {
-        evidence_free(&seen);
-        return -1;
-    }
+    char *prompt = NULL;
     struct answer_ctx ac = {NULL};
     char problem[1024], cerr[768];
     char *first_reply = NULL;
-    int rc = converse(p, LLM_ROLE_ANSWER, prompt, p->cfg.answer_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_answer_cb, &ac, &first_reply, u, problem, sizeof problem, cerr, sizeof cerr);
+    enum call_fail why = CALL_FAIL_TRANSIENT;
+    int rc = -1;
+    for (int shrink = 0; shrink < 2; shrink++) {
+        struct llm_policy_caps c = caps_for(p, shrink);
+        size_t left = 0;
+        char *evtext = ranked_evidence(p, t, ids, nids, &seen, c.evidence, c.span, &left);
+        char *traj = trajectory_text(t, nids ? ids[nids - 1] : 0, 1, c.steps);
+        char note[96] = " (best ranked first)";
+        if (left) snprintf(note, sizeof note, " (best ranked first; %zu more listed by header at the end)", left);
+        struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qt, 0}, {"type_hint", type_hint(qt), 0},
+                                 {"trajectory", traj, 0}, {"evidence", evtext, 0}, {"evidence_note", note, 0}};
+        free(prompt);
+        prompt = render_role(p, LLM_ROLE_ANSWER, v, ARRAY_LEN(v), err, errlen);
+        free(traj);
+        free(evtext);
+        if (!prompt) {
+            evidence_free(&seen);
+            return -1;
+        }
+        rc = converse(p, LLM_ROLE_ANSWER, prompt, p->cfg.answer_temperature, p->cfg.max_attempts, NULL, NULL, NULL,
+                      check_answer_text, &ac, &first_reply, u, problem, sizeof problem, cerr, sizeof cerr, &why);
+        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
+        policy_usage_note(u, "answer: the request was over the model's context window; sent a shorter one");
+    }
     if (rc == 0) {
         struct buf msg = BUF_INIT;
         int ninvalid = 0, nvalid = 0;
         answer_problems(p, ac.answer, &seen, &msg, &ninvalid, &nvalid);
         if (msg.len) {   /* one re-ask for the content */
             struct answer_ctx ac2 = {NULL};
-            char *feedback = xasprintf("%s\nReply again with only the JSON object {\"answer\": \"...\"}.", buf_str(&msg));
+            char *feedback = xasprintf("%s\nReply again with the Markdown answer only.", buf_str(&msg));
             char p2[1024], e2[768];
-            int rc2 = converse(p, LLM_ROLE_ANSWER, prompt, p->cfg.answer_temperature, 1, first_reply, feedback,
-                               check_answer_cb, &ac2, NULL, u, p2, sizeof p2, e2, sizeof e2);
+            enum call_fail why2;
+            int rc2 = converse(p, LLM_ROLE_ANSWER, prompt, p->cfg.answer_temperature, 1, first_reply, feedback, NULL,
+                               check_answer_text, &ac2, NULL, u, p2, sizeof p2, e2, sizeof e2, &why2);
             free(feedback);
             if (rc2 == 0) {
                 struct buf msg2 = BUF_INIT;
@@ -1321,12 +1648,13 @@ static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
     free(prompt);
     evidence_free(&seen);
     if (rc == 0) return 0;
-    if (rc < 0) {
-        snprintf(err, errlen, "answer: %s", cerr);
+    /* Whatever the failure, the fallback's answer from the evidence read is
+     * better than none (a persistent failure still stops the search). */
+    if (rc < 0 && why == CALL_FAIL_PERSISTENT && p->has_fallback) why = CALL_FAIL_TRANSIENT;
+    if (rc < 0 && !failed_call(p, LLM_ROLE_ANSWER, why, cerr, 1, u, problem, sizeof problem, err, errlen))
         return -1;
-    }
     char note[1400];
-    fallback_note(p, LLM_ROLE_ANSWER, problem, NULL, "answer", note, sizeof note);
+    fallback_used(p, LLM_ROLE_ANSWER, rc < 0, problem, NULL, "answer", u, note, sizeof note);
     if (!p->has_fallback || !p->fallback.answer) {
         snprintf(err, errlen, "%s", note);
         return -1;
@@ -1398,6 +1726,32 @@ static int check_filter_cb(void *ctx, const cJSON *obj, char *err, size_t errlen
     return llm_check_filter(obj, fc->raw, fc->shown, &fc->kept, &fc->dropped, err, errlen);
 }
 
+/* Every candidate for the filter: its header and first lines, numbered,
+ * so the model chooses among all of them; within cap, the candidates that
+ * do not fit are listed by header alone. */
+static char *candidates_text(const struct evidence *cand, size_t cap)
+{
+    struct buf b = BUF_INIT, rest = BUF_INIT;
+    size_t per = cand->n ? cap / cand->n : cap;
+    if (per < 400) per = 400;
+    for (size_t i = 0; i < cand->n; i++) {
+        struct buf one = BUF_INIT;
+        numbered_span(&one, &cand->v[i], per);
+        if (b.len + one.len <= cap || b.len == 0) {
+            buf_add(&b, one.data ? one.data : "", one.len);
+        } else {
+            char *label = one_line(cand->v[i].label, 90);
+            buf_printf(&rest, "%s:%d-%d%s%s\n", cand->v[i].path, cand->v[i].start_line, cand->v[i].end_line,
+                       *label ? "  " : "", label);
+            free(label);
+        }
+        buf_free(&one);
+    }
+    if (rest.len) buf_printf(&b, "Also in the result (lines not shown):\n%s", buf_str(&rest));
+    buf_free(&rest);
+    return buf_take(&b);
+}
+
 static int lp_curate(void *ctx, const char *question, const char *action, const struct evidence *raw,
                      const char *raw_text, struct evidence *curated, char **text, struct policy_usage *u, char *err,
                      size_t errlen)
@@ -1407,55 +1761,67 @@ static int lp_curate(void *ctx, const char *question, const char *action, const 
     struct evidence cand = EVIDENCE_INIT;
     curate(question ? question : "", raw, p->cfg.curate_budget, &cand);
     char *pre = raw_preamble(raw_text, raw);
-    struct buf shown = BUF_INIT;
-    for (size_t i = 0; i < cand.n; i++) numbered_span(&shown, &cand.v[i], p->cfg.caps.raw);
+    char *shown = candidates_text(&cand, p->cfg.caps.raw);
     long min = p->cfg.filter_min_bytes;
-    if (cand.n == 0 || (min >= 0 && shown.len <= (size_t)min)) {   /* nothing to choose from */
+    struct filter_ctx fc = {raw, &cand, EVIDENCE_INIT, 0};
+    int rc = 2;
+    char problem[1024], cerr[768];
+    enum call_fail why = CALL_FAIL_TRANSIENT;
+    if (cand.n == 0 || (min >= 0 && strlen(shown) <= (size_t)min)) {   /* nothing to choose from */
         evidence_copy(curated, &cand);
         *text = curated_text(NULL, pre, &cand);
         goto done;
     }
-    char *rawv = prompt_cap(buf_str(&shown), p->cfg.caps.raw, 0);
-    struct prompt_var v[] = {{"question", question, 2000}, {"action", action ? action : "?", 200}, {"raw", rawv, 0}};
-    char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
-    free(rawv);
-    if (!prompt) {
-        free(pre);
-        buf_free(&shown);
-        evidence_free(&cand);
-        return -1;
+    for (int shrink = 0; shrink < 2; shrink++) {
+        char *rawv = shrink ? candidates_text(&cand, caps_for(p, 1).raw) : xstrdup(shown);
+        struct prompt_var v[] = {{"question", question, 2000}, {"action", action ? action : "?", 800},
+                                 {"raw", rawv, 0}};
+        char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
+        free(rawv);
+        if (!prompt) {
+            rc = -2;
+            break;
+        }
+        rc = converse(p, LLM_ROLE_FILTER, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
+                      check_filter_cb, NULL, &fc, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
+        free(prompt);
+        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
+        policy_usage_note(u, "filter: the request was over the model's context window; sent a shorter one");
     }
-    struct filter_ctx fc = {raw, &cand, EVIDENCE_INIT, 0};
-    char problem[1024], cerr[768];
-    int rc = converse(p, LLM_ROLE_FILTER, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_filter_cb, &fc, NULL, u, problem, sizeof problem, cerr, sizeof cerr);
-    free(prompt);
-    if (rc < 0) {
+    if (rc == -2 || (rc == -1 && !failed_call(p, LLM_ROLE_FILTER, why, cerr, 1, u, problem, sizeof problem, err,
+                                              errlen))) {
         evidence_free(&fc.kept);
         free(pre);
-        buf_free(&shown);
+        free(shown);
         evidence_free(&cand);
-        snprintf(err, errlen, "filter: %s", cerr);
         return -1;
     }
-    if (rc == 0) {
+    if (rc == 0 && fc.kept.n == 0) {
+        /* An empty choice keeps the best rule-ranked span: erasing the
+         * observation would lose what the action found. */
+        evidence_add(curated, cand.v[0].path, cand.v[0].start_line, cand.v[0].end_line, cand.v[0].text,
+                     cand.v[0].label, cand.v[0].score)->elided = cand.v[0].elided;
+        const char *note = "filter: chose no span; kept the best-ranked candidate, not confirmed as relevant";
+        policy_usage_note(u, "%s", note);
+        *text = curated_text(note, pre, curated);
+    } else if (rc == 0) {
         for (size_t i = 0; i < fc.kept.n; i++) fc.kept.v[i].score = curate_relevance(question, &fc.kept.v[i]);
         evidence_copy(curated, &fc.kept);
-        char note[160];
-        snprintf(note, sizeof note, "filter: dropped %d span%s outside the result", fc.dropped,
-                 fc.dropped == 1 ? "" : "s");
-        if (fc.dropped) log_msg("llm policy: %s", note);
+        if (fc.dropped) {
+            policy_usage_note(u, "filter: dropped %d span%s outside the result", fc.dropped, fc.dropped == 1 ? "" : "s");
+            log_msg("llm policy: filter dropped %d span%s outside the result", fc.dropped, fc.dropped == 1 ? "" : "s");
+        }
         *text = curated_text(NULL, pre, &fc.kept);
     } else {
         char note[1400];
-        fallback_note(p, LLM_ROLE_FILTER, problem, "rule-based", "curation", note, sizeof note);
+        fallback_used(p, LLM_ROLE_FILTER, rc < 0, problem, "rule-based", "curation", u, note, sizeof note);
         evidence_copy(curated, &cand);
         *text = curated_text(note, pre, &cand);
     }
     evidence_free(&fc.kept);
 done:
     free(pre);
-    buf_free(&shown);
+    free(shown);
     evidence_free(&cand);
     return 0;
 }
@@ -1485,14 +1851,14 @@ struct llm_policy *llm_policy_new(const struct llm_policy_config *cfg, char *err
     llm_usage_init(&p->usage);
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->fallback_lock, NULL);
+    p->actions_text = render_actions(cfg->no_semantic);
     for (int r = 0; r < LLM_ROLE_N; r++) {
         p->prompts[r] = prompt_load(role_names[r], cfg->prompt_dirs, cfg->nprompt_dirs, role_vars[r], err, errlen);
-        if (!p->prompts[r]) {
+        if (!p->prompts[r] || split_template(p, (enum llm_role)r, err, errlen) != 0) {
             llm_policy_free(p);
             return NULL;
         }
     }
-    p->actions_text = render_actions(cfg->no_semantic);
     return p;
 }
 
@@ -1503,7 +1869,11 @@ void llm_policy_free(struct llm_policy *p)
     llm_usage_destroy(&p->usage);
     pthread_mutex_destroy(&p->lock);
     pthread_mutex_destroy(&p->fallback_lock);
-    for (int r = 0; r < LLM_ROLE_N; r++) prompt_free(p->prompts[r]);
+    for (int r = 0; r < LLM_ROLE_N; r++) {
+        prompt_free(p->prompts[r]);
+        prompt_free(p->request[r]);
+        free(p->system[r]);
+    }
     free(p->actions_text);
     free(p);
 }

@@ -83,15 +83,17 @@ const char *llm_role_name(enum llm_role r);
 
 /* Byte caps of the rendered prompt parts; 0 takes the default shown. */
 struct llm_policy_caps {
-    size_t trajectory;     /* path steps with span headers (perception): 1400 */
-    size_t steps;          /* path steps without spans (planning, evaluation, answer): 700 */
-    size_t siblings;       /* 500 */
-    size_t leads;          /* 500 */
-    size_t report;         /* perception report in the planning prompt: 900 */
+    size_t trajectory;     /* path steps with span headers (perception, planning): 1200 */
+    size_t steps;          /* path steps with span headers (evaluation, answer): 1000 */
+    size_t siblings;       /* 400 */
+    size_t leads;          /* 400 */
+    size_t report;         /* perception report in the planning prompt: 700 */
+    size_t recent;         /* curated text of the last two steps (perception): 1600 */
     size_t observation;    /* a node's curated observation (evaluation): 1500 */
-    size_t raw;            /* candidate spans shown to the filter: 2600 */
-    size_t evidence;       /* trajectory evidence shown to the answer: 9000 */
-    size_t span;           /* any one span's text in the answer prompt: 1600 */
+    size_t raw;            /* every candidate's header and first lines (filter): 3600 */
+    size_t evidence;       /* ranked evidence given to the answer, whole spans: 20000;
+                            * half of it for a Finish's evaluation */
+    size_t span;           /* any one span's text in the answer prompt: 2400 */
     size_t reply_echo;     /* a bad reply sent back with a re-ask: 1200 */
 };
 

@@ -454,8 +454,12 @@ static int execute_node(struct search *s, int id, char *err, size_t errlen)
         char *text = NULL;
         err[0] = 0;
         call_begin(s, CALL_CURATOR, NULL);
-        int crc = s->cu.curate(s->cu.ctx, s->t->question, action, &raw, raw_text, &curated, &text,
+        char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
+        char *label = xasprintf("%s %s", action, args_json ? args_json : "{}");
+        cJSON_free(args_json);
+        int crc = s->cu.curate(s->cu.ctx, s->t->question, label, &raw, raw_text, &curated, &text,
                                &u, err, errlen);
+        free(label);
         call_end(s, CALL_CURATOR, NULL);
         account(s, id, MCTS_ROLE_CURATE, &u);
         if (crc != 0) {

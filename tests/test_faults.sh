@@ -112,10 +112,18 @@ is "$(grep -c '"error":"every step of the search failed' "$T/refused.jsonl")" 2 
 start_fake "{\"rules\": [{\"match\": \"You are the Perception Agent\", \"status\": 500, \"error\": \"boom\", \"times\": 1},
  $GOOD]}"
 "$DRQA" --index "$T/index.sqlite" --no-progress --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model \
-    --iterations 3 --ask "Where is the session flushed?" "$R" >"$T/partial.out" 2>"$T/partial.err"
-is "$?" 0 "partial: one failed step among three, --ask answers (exit 0)"
-grep -q '^_1 of 3 search steps failed and were left out; the first: .*boom' "$T/partial.out"
-ok $? "partial: the answer says one of three steps failed, and why"
+    --iterations 3 --ask "Where is the session flushed?" --transcript-dir "$T/tr-partial" "$R" \
+    >"$T/partial.out" 2>"$T/partial.err"
+is "$?" 0 "partial: one failed call among three steps, --ask answers (exit 0)"
+$PYTHON3 - "$T"/tr-partial/*.json >"$T/partial.nodes" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+for n in t["nodes"][1:]:
+    print(n["id"], n["status"], ",".join(n.get("fallback") or []), n.get("notes") or "")
+PY
+grep -q '^1 done perceive perception: the model call failed (.*500.*boom.*); used the offline report' "$T/partial.nodes"
+ok $? "partial: the failed perception call took the offline report, marked on the node with its cause"
+is "$(grep -c ' error ' "$T/partial.nodes")" 0 "partial: no step failed: a server hiccup is not a failed step"
 stop_fake
 start_fake '{"default": {"fault": "malformed"}}'
 run malformed "http://127.0.0.1:$port/v1"; stop_fake

@@ -105,6 +105,9 @@ static char *script(void)
     r = rule(rs, "case:plan-500", 0, NULL);
     cJSON_AddNumberToObject(r, "status", 500);
     cJSON_AddStringToObject(r, "error", "backend exploded");
+    r = rule(rs, "case:plan-401", 0, NULL);
+    cJSON_AddNumberToObject(r, "status", 401);
+    cJSON_AddStringToObject(r, "error", "invalid key");
     r = rule(rs, "case:plan-echo", 0, NULL);
     cJSON_AddStringToObject(r, "fault", "echo_key");
     struct buf big = BUF_INIT;
@@ -146,7 +149,7 @@ static char *script(void)
          "{\"answer\":\"It is in `tinyweb/app.py:46-51` and in `tinyweb/ghost.py:5-9` for sure.\"}");
     rule(rs, "case:answer-nocite", 1, "{\"answer\":\"In the application module, inside the App class.\"}");
     rule(rs, "case:answer-nocite", 0, "{\"answer\":\"In `tinyweb/app.py:46-51`, App.dispatch_request.\"}");
-    rule(rs, "case:answer-bad", 0, "the answer is that it dispatches");
+    rule(rs, "case:answer-bad", 0, "  \n ");
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;
@@ -507,11 +510,13 @@ static void test_plan_roles(struct llm_policy *p, struct llm_policy *nofb)
     is_int(nreq() - before, 2, "plan: two requests");
     body = req_body(before + 1);
     cJSON *msgs = cJSON_GetObjectItem(body, "messages");
-    const char *m2 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 2), "content"));
-    const char *m1 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 1), "content"));
-    ok(cJSON_GetArraySize(msgs) == 3 && m1 && !strcmp(m1, "{action: FindClass, args: {class_name: Router}}") &&
-           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 1), "role")), "assistant"),
-       "re-ask: the bad reply goes back as the assistant's turn");
+    /* [0] the role's static system prompt, [1] the request, [2] the bad reply, [3] the re-ask */
+    const char *m2 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 3), "content"));
+    const char *m1 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 2), "content"));
+    ok(cJSON_GetArraySize(msgs) == 4 && m1 && !strcmp(m1, "{action: FindClass, args: {class_name: Router}}") &&
+           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 2), "role")), "assistant") &&
+           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 0), "role")), "system"),
+       "re-ask: the bad reply goes back as the assistant's turn, after the system prompt and the request");
     ok(m2 && str_starts(m2, "Your reply could not be used: no usable JSON object in the reply: ") &&
            strstr(m2, "Reply again with only the JSON object"),
        "re-ask: the second request carries the parse error");
@@ -534,8 +539,8 @@ static void test_plan_roles(struct llm_policy *p, struct llm_policy *nofb)
     if (a.rationale) diag("rationale: %s", a.rationale);
     body = req_body(before + 2);
     msgs = cJSON_GetObjectItem(body, "messages");
-    m2 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 2), "content"));
-    ok(cJSON_GetArraySize(msgs) == 3 && m2 && strstr(m2, "got \"RunShell\""),
+    m2 = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 3), "content"));
+    ok(cJSON_GetArraySize(msgs) == 4 && m2 && strstr(m2, "got \"RunShell\""),
        "re-ask: the third request carries the validation error, not a growing history");
     cJSON_Delete(body);
     const char *const *notes;
@@ -554,11 +559,28 @@ static void test_plan_roles(struct llm_policy *p, struct llm_policy *nofb)
     t = mk_tree("case:plan-500 Where is Router?");
     before = nreq();
     fbplan = fbc.plan;
-    ok(pol.plan(pol.ctx, t, 4, "", &a, &u, err, sizeof err) == -1 && str_starts(err, "planning: the model call failed: ") &&
+    memset(&u, 0, sizeof u);
+    ok(pol.plan(pol.ctx, t, 4, "", &a, &u, err, sizeof err) == 0 && a.name && !strcmp(a.name, "ListFiles"),
+       "plan: a failed HTTP call (500) takes the fallback's plan");
+    is_int(fbc.plan - fbplan, 1, "plan: the fallback was asked once");
+    ok(u.fallback && strstr(u.notes, "planning: the model call failed (") && strstr(u.notes, "backend exploded") &&
+           strstr(u.notes, "used the testfb plan"),
+       "plan: the fallback is marked for the node, with the cause: %s", u.notes);
+    is_int(u.fail_kind, POLICY_FAIL_NONE, "plan: a step decided by the fallback is not a failure");
+    policy_action_clear(&a);
+    memset(&u, 0, sizeof u);
+    ok(pol2.plan(pol2.ctx, t, 4, "", &a, &u, err, sizeof err) == -1 && u.fail_kind == POLICY_FAIL_TRANSIENT &&
            strstr(err, "backend exploded"),
-       "plan: a failed HTTP call is the role's error");
-    is_int(fbc.plan - fbplan, 0, "plan: no fallback for a failed call");
-    is_int(nreq() - before, 1, "plan: a failed call is not re-asked by the policy");
+       "plan without a fallback: a 500 fails the step as transient (not backed up as a value)");
+    mcts_free(t);
+    t = mk_tree("case:plan-401 Where is Router?");
+    memset(&u, 0, sizeof u);
+    fbplan = fbc.plan;
+    ok(pol.plan(pol.ctx, t, 4, "", &a, &u, err, sizeof err) == -1 && u.fail_kind == POLICY_FAIL_PERSISTENT &&
+           strstr(err, "invalid key"),
+       "plan: a 401 is persistent: the step fails and the search will stop, whatever the fallback");
+    is_int(fbc.plan - fbplan, 0, "plan: no fallback for a persistent failure");
+    is_int(nreq() - before, 3, "plan: a failed call is not re-asked by the policy (one call for each of the three plans)");
     mcts_free(t);
 
     t = mk_tree("case:plan-echo Where is Router?");
@@ -769,7 +791,7 @@ static void test_answer(struct llm_policy *p)
     int fa = fbc.answer;
     ok(pol.answer(pol.ctx, t, ids, 2, &a, &u, err, sizeof err) == 0 && !strcmp(a.markdown, "fallback answer") &&
            fbc.answer - fa == 1,
-       "answer: no JSON three times: the fallback's answer");
+       "answer: an empty reply three times: the fallback's answer");
     policy_answer_clear(&a);
     mcts_free(t);
 }

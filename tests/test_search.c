@@ -80,7 +80,8 @@ int main(void)
     is_int(t.calls_exec, 15, "execute once per iteration");
     is_int(t.calls_curate, 15, "curate once per iteration");
     is_int(t.calls_eval, 15, "evaluate once per iteration");
-    is_str(mcts_node(tr, 3)->obs_text, "FindFunction: 1 span(s)", "the curated rendering is kept");
+    is_str(mcts_node(tr, 3)->obs_text, "FindFunction {\"function_name\":\"f3\"}: 1 span(s)",
+           "the curated rendering is kept (the curator is given the action with its arguments)");
     is_str(mcts_node(tr, 3)->report, "node 3 under 2 with 0 siblings", "the report is kept");
     is_int(events[SEARCH_EV_NODE_ADDED], 15, "one node-added event per iteration");
     is_int(events[SEARCH_EV_EVIDENCE], 15, "one evidence event per iteration");
