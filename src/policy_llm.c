@@ -1726,23 +1726,29 @@ static int check_filter_cb(void *ctx, const cJSON *obj, char *err, size_t errlen
     return llm_check_filter(obj, fc->raw, fc->shown, &fc->kept, &fc->dropped, err, errlen);
 }
 
-/* Every candidate for the filter: its header and first lines, numbered,
- * so the model chooses among all of them; within cap, the candidates that
- * do not fit are listed by header alone. */
-static char *candidates_text(const struct evidence *cand, size_t cap)
+/* Every candidate for the filter: the rule-ranked ones first (cand, the
+ * curation's choice with its focused text), then every other span of the
+ * raw result, each as its header and first lines, numbered, so the model
+ * chooses among all of them; within cap, those that do not fit are listed
+ * by header alone. */
+static char *candidates_text(const struct evidence *cand, const struct evidence *raw, size_t cap)
 {
     struct buf b = BUF_INIT, rest = BUF_INIT;
-    size_t per = cand->n ? cap / cand->n : cap;
-    if (per < 400) per = 400;
-    for (size_t i = 0; i < cand->n; i++) {
+    size_t n = cand->n;
+    for (size_t i = 0; i < raw->n; i++)
+        if (!evidence_covers(cand, raw->v[i].path, raw->v[i].start_line, raw->v[i].end_line)) n++;
+    size_t per = n ? cap / n : cap;
+    if (per < 240) per = 240;
+    for (size_t i = 0; i < cand->n + raw->n; i++) {
+        const struct evidence_span *sp = i < cand->n ? &cand->v[i] : &raw->v[i - cand->n];
+        if (i >= cand->n && evidence_covers(cand, sp->path, sp->start_line, sp->end_line)) continue;
         struct buf one = BUF_INIT;
-        numbered_span(&one, &cand->v[i], per);
+        numbered_span(&one, sp, per);
         if (b.len + one.len <= cap || b.len == 0) {
             buf_add(&b, one.data ? one.data : "", one.len);
         } else {
-            char *label = one_line(cand->v[i].label, 90);
-            buf_printf(&rest, "%s:%d-%d%s%s\n", cand->v[i].path, cand->v[i].start_line, cand->v[i].end_line,
-                       *label ? "  " : "", label);
+            char *label = one_line(sp->label, 90);
+            buf_printf(&rest, "%s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, *label ? "  " : "", label);
             free(label);
         }
         buf_free(&one);
@@ -1761,7 +1767,7 @@ static int lp_curate(void *ctx, const char *question, const char *action, const 
     struct evidence cand = EVIDENCE_INIT;
     curate(question ? question : "", raw, p->cfg.curate_budget, &cand);
     char *pre = raw_preamble(raw_text, raw);
-    char *shown = candidates_text(&cand, p->cfg.caps.raw);
+    char *shown = candidates_text(&cand, raw, p->cfg.caps.raw);
     long min = p->cfg.filter_min_bytes;
     struct filter_ctx fc = {raw, &cand, EVIDENCE_INIT, 0};
     int rc = 2;
@@ -1773,7 +1779,7 @@ static int lp_curate(void *ctx, const char *question, const char *action, const 
         goto done;
     }
     for (int shrink = 0; shrink < 2; shrink++) {
-        char *rawv = shrink ? candidates_text(&cand, caps_for(p, 1).raw) : xstrdup(shown);
+        char *rawv = shrink ? candidates_text(&cand, raw, caps_for(p, 1).raw) : xstrdup(shown);
         struct prompt_var v[] = {{"question", question, 2000}, {"action", action ? action : "?", 800},
                                  {"raw", rawv, 0}};
         char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
