@@ -285,6 +285,10 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     r->tokens_in = t->tokens_in;
     r->tokens_out = t->tokens_out;
     r->stop_reason = xstrdup(search_stop_name(search_stop_reason(s)));
+    for (int id = 1; id < t->n; id++) {
+        r->fallback_steps += t->nodes[id].fallback != 0;
+        r->failed_steps += t->nodes[id].status == MCTS_ERROR;
+    }
     if (a->error) log_msg("engine: %s", a->error);
     if (a->failure) r->error = xstrdup(a->failure);
     if (stem) {
@@ -486,6 +490,10 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     cJSON_AddNumberToObject(tk, "input", (double)r->tokens_in);
     cJSON_AddNumberToObject(tk, "output", (double)r->tokens_out);
     cJSON_AddNumberToObject(o, "wall_ms", (double)r->wall_ms);
+    if (r->stop_reason) cJSON_AddStringToObject(o, "stop_reason", r->stop_reason);
+    else cJSON_AddNullToObject(o, "stop_reason");
+    cJSON_AddNumberToObject(o, "fallback_steps", r->fallback_steps);
+    cJSON_AddNumberToObject(o, "failed_steps", r->failed_steps);
     if (r->error) cJSON_AddStringToObject(o, "error", r->error);
     else cJSON_AddNullToObject(o, "error");
     return o;

@@ -86,6 +86,8 @@ struct engine_result {
     long long tokens_in, tokens_out;
     long long wall_ms;
     char *stop_reason;         /* mcts: why the search stopped; else NULL */
+    int fallback_steps;        /* mcts: steps a role of which the fallback policy decided */
+    int failed_steps;          /* mcts: steps that failed (status error) */
     char *error;               /* NULL on success */
 };
 
@@ -98,7 +100,8 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
 /* The batch line: {"id","question","answer","citations":[{"path",
  * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
  * "text"}],"mode","policy","repo_name","iterations","tokens":{"input",
- * "output"},"wall_ms","error"}. evidence is the cited spans with their text
+ * "output"},"wall_ms","stop_reason","fallback_steps","failed_steps","error"}
+ * (stop_reason null and the counts 0 outside mcts). evidence is the cited spans with their text
  * (what the answer quotes; identifier recall reads it, metrics.h);
  * repo_name is the repository directory's own name, the first component of
  * the cited paths when they are matched against gold files. id is copied

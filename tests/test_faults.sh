@@ -125,6 +125,13 @@ grep -q '^1 done perceive perception: the model call failed (.*500.*boom.*); use
 ok $? "partial: the failed perception call took the offline report, marked on the node with its cause"
 is "$(grep -c ' error ' "$T/partial.nodes")" 0 "partial: no step failed: a server hiccup is not a failed step"
 stop_fake
+start_fake "{\"rules\": [{\"match\": \"You are the Perception Agent\", \"status\": 500, \"error\": \"boom\", \"times\": 1},
+ $GOOD]}"
+"$DRQA" --index "$T/index.sqlite" --no-progress --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model \
+    --iterations 3 --json --ask "Where is the session flushed?" "$R" >"$T/partial.json" 2>/dev/null
+is "$($PYTHON3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fallback_steps"], d["failed_steps"])' "$T/partial.json")" \
+   "1 0" "partial: --json counts the step the fallback decided, and no failed step"
+stop_fake
 start_fake '{"default": {"fault": "malformed"}}'
 run malformed "http://127.0.0.1:$port/v1"; stop_fake
 start_fake "{\"rules\": [$(printf '%s' "$GOOD" | sed 's/"content"/"fault": "prose", "content"/g')]}"
