@@ -87,6 +87,7 @@ struct engine_result {
     long long wall_ms;
     char *stop_reason;         /* mcts: why the search stopped; else NULL */
     char *error;               /* NULL on success */
+    cJSON *usage;              /* mcts with a model: the question's ledger (llm_usage_json); else NULL */
 };
 
 /* Answers question. transcript_stem (may be NULL): for mcts, the search is
@@ -98,7 +99,8 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
 /* The batch line: {"id","question","answer","citations":[{"path",
  * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
  * "text"}],"mode","policy","repo_name","iterations","tokens":{"input",
- * "output"},"wall_ms","error"}. evidence is the cited spans with their text
+ * "output"},"usage","wall_ms","error"}; usage (only with a model, mcts) is
+ * the per-role ledger of llm_usage_json, cost included. evidence is the cited spans with their text
  * (what the answer quotes; identifier recall reads it, metrics.h);
  * repo_name is the repository directory's own name, the first component of
  * the cited paths when they are matched against gold files. id is copied

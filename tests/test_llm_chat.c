@@ -127,7 +127,12 @@ static void run(const char *pname)
     is_int(cJSON_GetObjectItem(body, "max_tokens")->valueint, 256, "%s: max_tokens from the config", pname);
     cJSON *msgs = cJSON_GetObjectItem(body, "messages");
     if (anthropic) {
-        is_str(cJSON_GetObjectItem(body, "system")->valuestring, "You are the planner.", "%s: top-level system", pname);
+        cJSON *sys0 = cJSON_GetArrayItem(cJSON_GetObjectItem(body, "system"), 0);
+        is_str(sys0 ? cJSON_GetObjectItem(sys0, "text")->valuestring : "(none)", "You are the planner.",
+               "%s: top-level system, one text block", pname);
+        cJSON *cc = sys0 ? cJSON_GetObjectItem(sys0, "cache_control") : NULL;
+        is_str(cc ? cJSON_GetObjectItem(cc, "type")->valuestring : "(none)", "ephemeral",
+               "%s: the system prompt is marked for the prompt cache", pname);
         is_int(cJSON_GetArraySize(msgs), 3, "%s: three messages", pname);
         is_str(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 1), "role")->valuestring, "assistant", "%s: roles kept", pname);
         is_str(fake_header(req, "x-api-key"), KEY, "%s: x-api-key header", pname);
@@ -350,10 +355,12 @@ int main(void)
     is_int(llm_usage_get(&t, "planning", &e), -1, "an unused tag has no entry");
     cJSON *uj = llm_usage_json(&a);
     char *us = cJSON_PrintUnformatted(uj);
-    ok(strstr(us, "\"perception\":{\"calls\":2,\"failures\":0,\"input_tokens\":150,\"output_tokens\":15,"
-                  "\"estimated_calls\":1,\"unpriced_calls\":1,\"cost_usd\":0.5}") != NULL, "usage JSON: %s", us);
-    ok(strstr(us, "\"evaluation\":{\"calls\":1,\"failures\":1,\"input_tokens\":0,\"output_tokens\":0,"
-                  "\"estimated_calls\":0,\"unpriced_calls\":0,\"cost_usd\":null}") != NULL, "no cost when nothing was priced");
+    ok(strstr(us, "\"perception\":{\"calls\":2,\"failures\":0,\"input_tokens\":150,\"cached_input_tokens\":0,"
+                  "\"output_tokens\":15,\"reasoning_tokens\":0,\"estimated_calls\":1,\"unpriced_calls\":1,"
+                  "\"cost_usd\":0.5}") != NULL, "usage JSON: %s", us);
+    ok(strstr(us, "\"evaluation\":{\"calls\":1,\"failures\":1,\"input_tokens\":0,\"cached_input_tokens\":0,"
+                  "\"output_tokens\":0,\"reasoning_tokens\":0,\"estimated_calls\":0,\"unpriced_calls\":0,"
+                  "\"cost_usd\":null}") != NULL, "no cost when nothing was priced");
     free(us);
     cJSON_Delete(uj);
     for (int i = 0; i < 40; i++) {

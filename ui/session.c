@@ -16,6 +16,7 @@
 #include "action.h"
 #include "curate.h"
 #include "engine.h"
+#include "engine_llm.h"
 #include "index.h"
 #include "llm.h"
 #include "policy_llm.h"
@@ -41,7 +42,7 @@ struct session {
     struct policy fallback;
     struct drqa_config cfg;
     int cfg_loaded;
-    struct llm_backend *backend;
+    struct engine_backends backends;
     struct llm_policy *llm;
 };
 
@@ -65,8 +66,7 @@ static void hook_close(void *ctx)
     struct session *s = ctx;
     llm_policy_free(s->llm);
     s->llm = NULL;
-    llm_backend_free(s->backend);
-    s->backend = NULL;
+    engine_backends_close(&s->backends);
     offline_policy_free(s->offline);
     s->offline = NULL;
     if (s->actx_ready) action_ctx_release(&s->actx);
@@ -91,7 +91,7 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     evq_post_state(events, EVQ_STATE_INDEXING, 0, 0, NULL);
     if (config_load(&s->cfg, &s->o, err, errlen) != 0) goto fail;
     s->cfg_loaded = 1;
-    if (s->cfg.policy == POLICY_LLM && !(s->backend = llm_backend_new(&s->cfg, err, errlen))) goto fail;
+    if (s->cfg.policy == POLICY_LLM && engine_backends_open(&s->cfg, 0, &s->backends, err, errlen)) goto fail;
     struct index_options io = {0};
     io.threads = s->o.threads;
     io.max_file_size = s->o.max_file_size;
@@ -111,11 +111,12 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     executor->execute = execute;
     curator->ctx = s;
     curator->curate = engine_curate_rules;
-    if (s->backend) {
+    if (s->backends.main) {
         s->fallback = *policy;
         struct llm_policy_config lc;
         llm_policy_config_init(&lc);
-        lc.backend = s->backend;
+        lc.backend = s->backends.main;
+        for (int k = 0; k < LLM_ROLE_N; k++) lc.role_backend[k] = s->backends.role[k];
         lc.fallback = &s->fallback;
         lc.no_semantic = s->o.no_semantic;
         lc.cancel = (atomic_int *)cancel;   /* only read by the requests */
