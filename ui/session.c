@@ -44,6 +44,7 @@ struct session {
     int cfg_loaded;
     struct engine_backends backends;
     struct llm_policy *llm;
+    struct llm_usage usage;      /* every model call of the run; read by the status line */
 };
 
 static struct session *the_session;
@@ -116,6 +117,7 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
         struct llm_policy_config lc;
         llm_policy_config_init(&lc);
         lc.backend = s->backends.main;
+        lc.run_usage = &s->usage;
         for (int k = 0; k < LLM_ROLE_N; k++) lc.role_backend[k] = s->backends.role[k];
         lc.fallback = &s->fallback;
         lc.no_semantic = s->o.no_semantic;
@@ -138,6 +140,7 @@ int session_start(struct ui *ui, char *err, size_t errlen)
         return -1;
     }
     struct session *s = xcalloc(1, sizeof *s);
+    llm_usage_init(&s->usage);
     s->o = *ui->o;
     s->o.no_progress = 1;
     struct worker_config cfg;
@@ -152,10 +155,12 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     cfg.transcript_dir = ui->o->transcript_dir;
     cfg.transcript_config = ui->m.config;
     if (worker_start(&ui->worker, &cfg, ui->ev, ui->cmd, err, errlen) != 0) {
+        llm_usage_destroy(&s->usage);
         free(s);
         return -1;
     }
     the_session = s;
+    ui->usage = &s->usage;
     return 0;
 }
 
@@ -166,6 +171,8 @@ void session_stop(struct ui *ui)
         worker_free(ui->worker);
         ui->worker = NULL;
     }
+    ui->usage = NULL;
+    if (the_session) llm_usage_destroy(&the_session->usage);
     free(the_session);
     the_session = NULL;
 }
