@@ -265,6 +265,19 @@ static void add_unique_span(struct evidence *dst, const struct evidence_span *sp
 
 /* ---------------------------------------------------------------- modes */
 
+/* Appends "Model calls: <ledger line>" to the Markdown transcript at path. */
+static int append_ledger(const char *path, const cJSON *usage, char *err, size_t errlen)
+{
+    char *line = usage ? llm_usage_line(usage) : NULL;
+    if (!line) return 0;
+    FILE *fp = fopen(path, "a");
+    int bad = !fp || fprintf(fp, "\nModel calls: %s.\n", line + strlen("tokens ")) < 0;
+    if (fp && fclose(fp) != 0) bad = 1;
+    if (bad) snprintf(err, errlen, "cannot append the model ledger to '%s'", path);
+    free(line);
+    return bad ? -1 : 0;
+}
+
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
@@ -322,9 +335,12 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         tc.no_evaluation = sc.no_evaluation;
         tc.no_semantic = o->no_semantic;
         cJSON *cj = transcript_config_json(&tc);
+        /* the question's model ledger travels with the run's settings */
+        if (r->usage) cJSON_AddItemToObject(cj, "usage", cJSON_Duplicate(r->usage, 1));
         char err[512];
         char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
-        if (transcript_save(jp, t, cj, a, err, sizeof err) || transcript_save_markdown(mp, t, a, err, sizeof err)) {
+        if (transcript_save(jp, t, cj, a, err, sizeof err) || transcript_save_markdown(mp, t, a, err, sizeof err) ||
+            append_ledger(mp, r->usage, err, sizeof err)) {
             char *why = xasprintf("%s%scannot write the transcript: %s", r->error ? r->error : "",
                                   r->error ? "; also " : "", err);
             free(r->error);

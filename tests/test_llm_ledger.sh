@@ -83,7 +83,8 @@ EOF
 # 1. per-role models and the ledger
 start_fake roles
 "$DRQA" --ask "$q" --policy llm --config "$T/prices.conf" --api-base "http://127.0.0.1:$port/v1" --model fake-model \
-    --role-model answer=cheap-answer --iterations 4 --json "$T/repo" >"$T/roles.json" 2>"$T/roles.err"
+    --role-model answer=cheap-answer --iterations 4 --json --transcript-dir "$T/tr" "$T/repo" >"$T/roles.json" \
+    2>"$T/roles.err"
 rc=$?
 stop_fake
 is "$rc" 0 "role models: --ask succeeds"
@@ -98,6 +99,11 @@ echo "$line" | grep -Eq '; total [0-9]+ calls .* \$0\.[0-9]+$'
 ok $? "ledger: ends with the total and its cost"
 is "$(jget "$T/roles.json" usage.by_tag.planning.cached_input_tokens)" 600 "ledger: --json carries the per-role usage"
 is "$(jget "$T/roles.json" usage.by_tag.planning.calls)" 2 "ledger: --json planning calls"
+
+tj=$(ls "$T"/tr/*.json 2>/dev/null | head -1)
+is "$(jget "$tj" config.usage.by_tag.planning.calls)" 2 "ledger: the JSON transcript carries it with the run's settings"
+grep -q '^Model calls: perception .*planning 2 calls .*total .*\$0\.[0-9]*\.$' "${tj%.json}.md"
+ok $? "ledger: the Markdown transcript ends with it"
 
 # 2. --quiet: no ledger line
 start_fake quiet
