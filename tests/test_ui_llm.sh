@@ -83,7 +83,7 @@ ok $? "the status line counts the tokens spent and their cost"
 grep -E -q '^. +.?2 Finish +1 ' "$T/screen" && grep -E -q '^. +.?1 FindFunctio' "$T/screen"
 ok $? "the tree holds the planned FindFunction and the Finish"
 keys g Tab G
-wait_for 'planning 2 calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4}'
+wait_for 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4}'
 ok $? "the root's node pane shows the run's ledger per role"
 keys BTab
 keys b Tab Tab Tab Enter
