@@ -14,6 +14,7 @@ int cli_index_only(const struct drqa_opts *o);   /* cli_index.c */
 int cli_action(const struct drqa_opts *o);       /* cli_action.c */
 int cli_ask(const struct drqa_opts *o);          /* headless search */
 int cli_batch(const struct drqa_opts *o);
+int cli_show_profile(const struct drqa_opts *o);  /* --show-profile */
 int cli_judge(const struct drqa_opts *o);
 int cli_report(const struct drqa_opts *o);
 int ui_run(const struct drqa_opts *o);           /* ui/: the curses front end, also --replay */

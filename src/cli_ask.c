@@ -17,10 +17,19 @@
  *                          a JSON object with a question, gets its line with
  *                          `error` set and the batch goes on.
  * Both print the policy line on stderr unless --quiet, and write a transcript
- * per question into --transcript-dir when it is given (mcts mode).
+ * per question into --transcript-dir when it is given (mcts mode). --ask with
+ * a model prints the question's per-role ledger (calls, tokens, cached and
+ * reasoning tokens, cost) in one line on stderr at the end, unless --quiet,
+ * and says so when the search stopped at the cost budget (--budget-usd).
+ *
+ *   --show-profile         prints the model profile (llm_profile.h) the
+ *                          configuration resolves for the model and for each
+ *                          per-role model, as config-file lines.
  */
 #include "cli.h"
+#include "config.h"
 #include "engine.h"
+#include "llm.h"
 #include "store.h"
 #include "util.h"
 
@@ -116,6 +125,12 @@ int cli_ask(const struct drqa_opts *o)
         fprintf(stderr, "drqa-tui: %s\n", safe);
         free(safe);
     }
+    if (!o->quiet && r.stop_reason && !strcmp(r.stop_reason, "budget-usd"))
+        fprintf(stderr, "drqa-tui: the search stopped at the cost budget of $%g (--budget-usd); the answer uses the "
+                        "evidence found by then\n", o->budget_usd);
+    char *line = !o->quiet && r.usage ? llm_usage_line(r.usage) : NULL;
+    if (line) fprintf(stderr, "drqa-tui: %s\n", line);
+    free(line);
     engine_result_free(&r);
     free(stem);
     engine_close(e);
@@ -125,6 +140,35 @@ int cli_ask(const struct drqa_opts *o)
         return EXIT_FAIL;
     }
     return rc ? EXIT_FAIL : EXIT_OK;
+}
+
+int cli_show_profile(const struct drqa_opts *o)
+{
+    struct drqa_config c;
+    char err[1024];
+    if (config_load(&c, o, err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        config_free(&c);
+        return EXIT_USAGE;
+    }
+    if (!c.model) {
+        fprintf(stderr, "drqa-tui: no chat model is configured, so there is no profile to show; set --model, "
+                        "DRQA_MODEL or 'model =' in the config file\n");
+        config_free(&c);
+        return EXIT_USAGE;
+    }
+    struct llm_profile p;
+    config_profile(&c, c.model, &p);
+    printf("# the profile of %s (override with profile.GLOB.FIELD = VALUE in the config file)\n", c.model);
+    llm_profile_print(stdout, c.model, &p);
+    for (int r = 0; r < CONFIG_NROLES; r++) {
+        if (!c.role_model[r]) continue;
+        config_profile(&c, c.role_model[r], &p);
+        printf("\n# role %s\n", config_role_names[r]);
+        llm_profile_print(stdout, c.role_model[r], &p);
+    }
+    config_free(&c);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
 }
 
 /* ---------------------------------------------------------------- batch */

@@ -21,7 +21,8 @@
  * {five dimensions} | null, "total" | null, "rationale", "attempts",
  * "error", "tokens"}], "scores": {mean per dimension over the judges that
  * answered} | null, "total" | null, "judged": K, "tokens" (the answer's) |
- * null, "judge_tokens", "metrics": {"file_hit@1", "file_hit@5",
+ * null, "usage": {"total": {"cached_input_tokens", "cost_usd"}} (the answer's
+ * model ledger, when it had one), "judge_tokens", "metrics": {"file_hit@1", "file_hit@5",
  * "identifier_recall", "identifiers_found", "identifiers_total",
  * "gold_files_from", "gold_identifiers_from"}, "answer_error"}.
  */
@@ -159,6 +160,12 @@ static cJSON *judge_one(struct judge_run *run, size_t i)
         cJSON_AddNumberToObject(tk, "output", a->tokens_out);
     } else {
         cJSON_AddNullToObject(o, "tokens");
+    }
+    if (a->has_usage) {   /* the answer's model ledger, its total: what --report reads */
+        cJSON *t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "usage"), "total");
+        cJSON_AddNumberToObject(t, "cached_input_tokens", a->tokens_cached);
+        if (a->cost_usd >= 0) cJSON_AddNumberToObject(t, "cost_usd", a->cost_usd);
+        else cJSON_AddNullToObject(t, "cost_usd");
     }
     cJSON *jt = cJSON_AddObjectToObject(o, "judge_tokens");
     cJSON_AddNumberToObject(jt, "input", (double)jin);

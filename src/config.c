@@ -18,6 +18,8 @@
 
 extern char **environ;
 
+const char *const config_role_names[CONFIG_NROLES] = {"perception", "planning", "filter", "evaluation", "answer"};
+
 #define DEFAULT_OPENAI_BASE "https://api.openai.com/v1"
 #define DEFAULT_ANTHROPIC_BASE "https://api.anthropic.com"
 
@@ -163,13 +165,48 @@ static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char
             }
             continue;
         }
+        if (str_starts(key, "profile.")) {
+            const char *g = key + 8, *dot = strrchr(g, '.');
+            char e2[300];
+            if (!dot || dot == g || !dot[1]) {
+                snprintf(err, errlen, "%s:%d: '%s' is not a profile key; write profile.MODEL-GLOB.FIELD = VALUE "
+                         "(e.g. profile.o4-mini*.max_output = 32000)", path, lineno, key);
+                rc = -1;
+            } else if (llm_profile_set(NULL, dot + 1, val, e2, sizeof e2)) {
+                snprintf(err, errlen, "%s:%d: %s", path, lineno, e2);
+                rc = -1;
+            } else {
+                c->overrides = xrealloc(c->overrides, (c->noverrides + 1) * sizeof *c->overrides);
+                struct config_profile_override *ov = &c->overrides[c->noverrides++];
+                ov->glob = xstrndup(g, (size_t)(dot - g));
+                ov->field = xstrdup(dot + 1);
+                ov->value = xstrdup(val);
+                snprintf(ov->src, sizeof ov->src, "%s:%d", path, lineno);
+            }
+            continue;
+        }
+        if (str_starts(key, "model.")) {
+            int r = -1;
+            for (int i = 0; i < CONFIG_NROLES; i++)
+                if (!strcmp(key + 6, config_role_names[i])) r = i;
+            if (r < 0) {
+                snprintf(err, errlen, "%s:%d: '%s' names no role; write model.ROLE with ROLE one of perception, "
+                         "planning, filter, evaluation, answer", path, lineno, key);
+                rc = -1;
+            } else {
+                free(c->role_model[r]);
+                c->role_model[r] = xstrdup(val);
+            }
+            continue;
+        }
         int k;
         for (k = 0; k < F_COUNT; k++)
             if (strcmp(key, fkey_names[k]) == 0) break;
         if (k == F_COUNT) {
             struct buf b = BUF_INIT;
             for (int i = 0; i < F_COUNT; i++) buf_printf(&b, "%s%s", i ? ", " : "", fkey_names[i]);
-            snprintf(err, errlen, "%s:%d: unknown key '%s'; known keys: %s, price.MODEL.input, price.MODEL.output",
+            snprintf(err, errlen, "%s:%d: unknown key '%s'; known keys: %s, price.MODEL.input, price.MODEL.output, "
+                     "profile.GLOB.FIELD, model.ROLE",
                      path, lineno, key, buf_str(&b));
             buf_free(&b);
             rc = -1;
@@ -362,12 +399,29 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     c->max_reply_bytes = v;
     if (file_long(&fv, F_MAX_TOKENS, 1, 1000000, c->max_tokens, &v, err, errlen)) goto out;
     c->max_tokens = (int)v;
+    c->max_tokens_set = fv.v[F_MAX_TOKENS] != NULL;
     if (file_long(&fv, F_EMBED_BATCH, 1, 4096, c->embed_batch, &v, err, errlen)) goto out;
     c->embed_batch = (int)v;
     if (fv.v[F_TEMPERATURE] && parse_double(fv.v[F_TEMPERATURE], 0, 2, &c->temperature)) {
         snprintf(err, errlen, "%s:%d: temperature takes a number from 0 to 2, not '%s'", fv.path,
                  fv.line[F_TEMPERATURE], fv.v[F_TEMPERATURE]);
         goto out;
+    }
+
+    /* per-role models: --role-model ROLE=NAME over model.ROLE */
+    for (int i = 0; o && i < o->nrole_models; i++) {
+        const char *rm = o->role_models[i], *eq = strchr(rm, '=');
+        int r = -1;
+        for (int k = 0; eq && k < CONFIG_NROLES; k++)
+            if (strlen(config_role_names[k]) == (size_t)(eq - rm) && !strncmp(rm, config_role_names[k], (size_t)(eq - rm)))
+                r = k;
+        if (r < 0 || !eq[1]) {
+            snprintf(err, errlen, "--role-model takes ROLE=MODEL with ROLE one of perception, planning, filter, "
+                     "evaluation, answer (e.g. --role-model filter=gpt-4.1-mini), not '%s'", rm);
+            goto out;
+        }
+        free(c->role_model[r]);
+        c->role_model[r] = xstrdup(eq + 1);
     }
 
     /* policy */
@@ -410,6 +464,13 @@ void config_free(struct drqa_config *c)
     free(c->embed_key);
     for (size_t i = 0; i < c->nprices; i++) free(c->prices[i].model);
     free(c->prices);
+    for (size_t i = 0; i < c->noverrides; i++) {
+        free(c->overrides[i].glob);
+        free(c->overrides[i].field);
+        free(c->overrides[i].value);
+    }
+    free(c->overrides);
+    for (int i = 0; i < CONFIG_NROLES; i++) free(c->role_model[i]);
     free(c->file);
     memset(c, 0, sizeof *c);
 }
@@ -452,6 +513,24 @@ int config_price(const struct drqa_config *c, const char *model, double *input, 
         }
     }
     return -1;
+}
+
+void config_profile(const struct drqa_config *c, const char *model, struct llm_profile *out)
+{
+    llm_profile_lookup(config_provider_name(c->provider), model, out);
+    if (c->max_tokens_set) out->max_output = c->max_tokens;
+    if (c->json_mode && out->schema == LLM_SCHEMA_NONE && c->provider != LLM_PROVIDER_ANTHROPIC)
+        out->schema = LLM_SCHEMA_JSON_OBJECT;
+    char e[300];
+    for (size_t i = 0; i < c->noverrides; i++)   /* checked when the file was read */
+        if (llm_profile_match(c->overrides[i].glob, model))
+            llm_profile_set(out, c->overrides[i].field, c->overrides[i].value, e, sizeof e);
+    double pin, pout;
+    if (config_price(c, model, &pin, &pout) == 0) {
+        out->price_input = pin;
+        out->price_output = pout;
+        if (out->price_cached < 0) out->price_cached = pin;
+    }
 }
 
 void config_http_opts(const struct drqa_config *c, struct http_opts *o)

@@ -18,7 +18,11 @@
  * api_key, model, provider, embed_base, embed_model, embed_key, json_mode,
  * timeout_connect_ms, timeout_total_ms, retries, backoff_ms, backoff_max_ms,
  * retry_after_max_ms, max_reply_bytes, max_tokens, temperature, embed_batch,
- * price.<model>.input, price.<model>.output (USD per million tokens).
+ * price.<model>.input, price.<model>.output (USD per million tokens; an
+ * exact model name), profile.<glob>.<field> (a model profile field for the
+ * models the glob matches, llm_profile.h; a later line wins) and
+ * model.<role> (the model one role uses: perception, planning, filter,
+ * evaluation or answer; same provider, base and key; --role-model wins).
  *
  * The policy is --policy offline|llm; by default llm when a model is
  * configured, else offline. The API key is never part of config_describe.
@@ -31,6 +35,7 @@
 #define DRQA_CONFIG_H
 
 #include "http.h"
+#include "llm_profile.h"
 #include "opts.h"
 
 #include <stddef.h>
@@ -42,6 +47,16 @@ struct config_price {
     char *model;
     double input, output;      /* USD per million tokens; < 0 when not given */
 };
+
+struct config_profile_override {
+    char *glob, *field, *value;
+    char src[160];             /* file:line */
+};
+
+/* The roles a model can be chosen for (model.<role>, --role-model), in the
+ * order of enum llm_role (policy_llm.h). */
+#define CONFIG_NROLES 5
+extern const char *const config_role_names[CONFIG_NROLES];
 
 /* Every string is owned by the struct (config_free releases them). */
 struct drqa_config {
@@ -58,10 +73,14 @@ struct drqa_config {
     long backoff_ms, backoff_max_ms, retry_after_max_ms;
     long long max_reply_bytes;
     int max_tokens;            /* reply limit sent with each request */
+    int max_tokens_set;        /* max_tokens was given (else the profile's max_output) */
     double temperature;
     int embed_batch;           /* texts per embeddings request */
     struct config_price *prices;
     size_t nprices;
+    struct config_profile_override *overrides;   /* in file order */
+    size_t noverrides;
+    char *role_model[CONFIG_NROLES];   /* NULL: the role uses model */
     char *file;                /* the config file that was read, or NULL */
 };
 
@@ -81,6 +100,12 @@ const char *config_describe(const struct drqa_config *c, char *out, size_t outle
 
 /* Prices of model (USD per million tokens). Returns 0 when both are known. */
 int config_price(const struct drqa_config *c, const char *model, double *input, double *output);
+
+/* The profile of model under c's provider: the table's row, then c's
+ * max_tokens (when given) and json_mode (json_object for a row without
+ * structured output), then the matching profile.* lines, then
+ * price.MODEL.* for the exact name. */
+void config_profile(const struct drqa_config *c, const char *model, struct llm_profile *out);
 
 /* HTTP limits from the config (timeouts, attempts, backoff, reply cap);
  * cancel and secret are left NULL. */

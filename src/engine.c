@@ -33,7 +33,9 @@ struct engine_shared {
     struct drqa_config cfg;
     char *repo_abs, *index_path;
     char policy_line[256];
-    struct llm_backend *backend;   /* --policy llm: one client shared by every engine */
+    struct llm_backend *backend;   /* --policy llm: one client shared by every engine (backends.main) */
+    struct engine_backends backends;   /* with the per-role ones */
+    struct llm_usage run_usage;    /* every question's model calls, for --budget-usd */
 };
 
 struct engine {
@@ -73,12 +75,18 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
     *usage = 1;
     struct engine_shared *sh = xcalloc(1, sizeof *sh);
     sh->o = o;
+    llm_usage_init(&sh->run_usage);
     if (engine_parse_mode(o->mode, &sh->mode)) {
         snprintf(err, errlen, "unknown --mode '%s'; use mcts, direct, rag-function or rag-window", o->mode);
         goto fail;
     }
     if (config_load(&sh->cfg, o, err, errlen)) goto fail;
-    if (sh->cfg.policy == POLICY_LLM && !(sh->backend = llm_backend_new(&sh->cfg, err, errlen))) goto fail;
+    if (sh->cfg.policy == POLICY_LLM) {
+        if (engine_backends_open(&sh->cfg, o->budget_usd, &sh->backends, err, errlen)) goto fail;
+        sh->backend = sh->backends.main;
+    } else if (o->budget_usd > 0 && !o->quiet) {
+        fprintf(stderr, "drqa-tui: warning: --budget-usd has nothing to limit: the offline policy calls no model\n");
+    }
     config_describe(&sh->cfg, sh->policy_line, sizeof sh->policy_line);
     sqlite3 *db = NULL;
     if (index_ensure_ex(o, NULL, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) {
@@ -107,7 +115,8 @@ fail:
 void engine_shared_free(struct engine_shared *sh)
 {
     if (!sh) return;
-    llm_backend_free(sh->backend);
+    engine_backends_close(&sh->backends);
+    llm_usage_destroy(&sh->run_usage);
     config_free(&sh->cfg);
     free(sh->repo_abs);
     free(sh->index_path);
@@ -143,6 +152,8 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
         struct llm_policy_config lc;
         llm_policy_config_init(&lc);
         lc.backend = sh->backend;
+        for (int k = 0; k < LLM_ROLE_N; k++) lc.role_backend[k] = sh->backends.role[k];
+        lc.run_usage = (struct llm_usage *)&sh->run_usage;   /* locked inside */
         lc.fallback = &fallback;
         lc.no_semantic = sh->o->no_semantic;
         if (!(e->llm = llm_policy_new(&lc, err, errlen))) {
@@ -239,6 +250,7 @@ void engine_result_free(struct engine_result *r)
     evidence_free(&r->evidence);
     free(r->stop_reason);
     free(r->error);
+    cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
 
@@ -253,11 +265,26 @@ static void add_unique_span(struct evidence *dst, const struct evidence_span *sp
 
 /* ---------------------------------------------------------------- modes */
 
+/* Appends "Model calls: <ledger line>" to the Markdown transcript at path. */
+static int append_ledger(const char *path, const cJSON *usage, char *err, size_t errlen)
+{
+    char *line = usage ? llm_usage_line(usage) : NULL;
+    if (!line) return 0;
+    FILE *fp = fopen(path, "a");
+    int bad = !fp || fprintf(fp, "\nModel calls: %s.\n", line + strlen("tokens ")) < 0;
+    if (fp && fclose(fp) != 0) bad = 1;
+    if (bad) snprintf(err, errlen, "cannot append the model ledger to '%s'", path);
+    free(line);
+    return bad ? -1 : 0;
+}
+
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
     struct search_config sc;
     search_config_from_opts(&sc, o);
+    sc.spent_usd = engine_spent_usd;
+    sc.spent_ctx = (void *)&e->sh->run_usage;
     struct policy pol;
     offline_policy_set_iterations(e->offline, sc.iterations);
     if (e->fallback) engine_fallback_set_iterations(e->fallback, sc.iterations);
@@ -289,6 +316,10 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         r->fallback_steps += t->nodes[id].fallback != 0;
         r->failed_steps += t->nodes[id].status == MCTS_ERROR;
     }
+    if (e->llm) r->usage = llm_policy_usage_json(e->llm);
+    if (search_stop_reason(s) == SEARCH_STOP_BUDGET_USD)
+        log_msg("engine: the cost budget of $%g is spent ($%.4f); answered from the evidence found so far",
+                sc.budget_usd, engine_spent_usd(sc.spent_ctx));
     if (a->error) log_msg("engine: %s", a->error);
     if (a->failure) r->error = xstrdup(a->failure);
     if (stem) {
@@ -308,9 +339,12 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         tc.no_evaluation = sc.no_evaluation;
         tc.no_semantic = o->no_semantic;
         cJSON *cj = transcript_config_json(&tc);
+        /* the question's model ledger travels with the run's settings */
+        if (r->usage) cJSON_AddItemToObject(cj, "usage", cJSON_Duplicate(r->usage, 1));
         char err[512];
         char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
-        if (transcript_save(jp, t, cj, a, err, sizeof err) || transcript_save_markdown(mp, t, a, err, sizeof err)) {
+        if (transcript_save(jp, t, cj, a, err, sizeof err) || transcript_save_markdown(mp, t, a, err, sizeof err) ||
+            append_ledger(mp, r->usage, err, sizeof err)) {
             char *why = xasprintf("%s%scannot write the transcript: %s", r->error ? r->error : "",
                                   r->error ? "; also " : "", err);
             free(r->error);
@@ -489,6 +523,7 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     cJSON *tk = cJSON_AddObjectToObject(o, "tokens");
     cJSON_AddNumberToObject(tk, "input", (double)r->tokens_in);
     cJSON_AddNumberToObject(tk, "output", (double)r->tokens_out);
+    if (r->usage) cJSON_AddItemToObject(o, "usage", cJSON_Duplicate(r->usage, 1));
     cJSON_AddNumberToObject(o, "wall_ms", (double)r->wall_ms);
     if (r->stop_reason) cJSON_AddStringToObject(o, "stop_reason", r->stop_reason);
     else cJSON_AddNullToObject(o, "stop_reason");

@@ -89,6 +89,7 @@ struct engine_result {
     int fallback_steps;        /* mcts: steps a role of which the fallback policy decided */
     int failed_steps;          /* mcts: steps that failed (status error) */
     char *error;               /* NULL on success */
+    cJSON *usage;              /* mcts with a model: the question's ledger (llm_usage_json); else NULL */
 };
 
 /* Answers question. transcript_stem (may be NULL): for mcts, the search is
@@ -100,8 +101,9 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
 /* The batch line: {"id","question","answer","citations":[{"path",
  * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
  * "text"}],"mode","policy","repo_name","iterations","tokens":{"input",
- * "output"},"wall_ms","stop_reason","fallback_steps","failed_steps","error"}
- * (stop_reason null and the counts 0 outside mcts). evidence is the cited spans with their text
+ * "output"},"usage","wall_ms","stop_reason","fallback_steps","failed_steps","error"};
+ * usage (only with a model, mcts) is the per-role ledger of llm_usage_json,
+ * cost included; stop_reason is null and the counts 0 outside mcts. evidence is the cited spans with their text
  * (what the answer quotes; identifier recall reads it, metrics.h);
  * repo_name is the repository directory's own name, the first component of
  * the cited paths when they are matched against gold files. id is copied

@@ -6,6 +6,8 @@
 #include "engine_llm.h"
 #include "action.h"
 #include "embed_remote.h"
+#include "llm.h"
+#include "policy_llm.h"
 #include "policy_offline.h"
 #include "store.h"
 #include "util.h"
@@ -70,6 +72,66 @@ sqlite3 *engine_fallback_db(const struct engine_fallback *f)
     return f ? f->db : NULL;
 }
 
+/* ---------------------------------------------------------------- backends */
+
+_Static_assert(CONFIG_NROLES == LLM_ROLE_N, "config_role_names lists the roles of enum llm_role");
+
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void warn_unpriced(const struct llm_backend *b, const char *model, double budget_usd)
+{
+    const struct llm_profile *p = llm_backend_profile(b);
+    if (budget_usd > 0 && p && (p->price_input < 0 || p->price_output < 0))
+        warn("--budget-usd %g cannot be enforced for model '%s': it has no price; its calls count as $0. Set "
+             "price.%s.input and price.%s.output (USD per million tokens) in the config file",
+             budget_usd, model, model, model);
+}
+
+int engine_backends_open(const struct drqa_config *c, double budget_usd, struct engine_backends *out, char *err,
+                         size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!(out->main = llm_backend_new(c, err, errlen))) return -1;
+    warn_unpriced(out->main, c->model, budget_usd);
+    for (int r = 0; r < CONFIG_NROLES; r++) {
+        const char *m = c->role_model[r];
+        if (!m || !strcmp(m, c->model)) continue;
+        for (int k = 0; k < r && !out->role[r]; k++)
+            if (c->role_model[k] && !strcmp(c->role_model[k], m)) out->role[r] = out->role[k];
+        if (out->role[r]) continue;
+        char e2[512];
+        if (!(out->role[r] = llm_backend_new_model(c, m, e2, sizeof e2))) {
+            snprintf(err, errlen, "the %s model '%s': %s", config_role_names[r], m, e2);
+            engine_backends_close(out);
+            return -1;
+        }
+        warn_unpriced(out->role[r], m, budget_usd);
+        log_msg("llm: the %s role uses %s", config_role_names[r], out->role[r]->name(out->role[r]));
+    }
+    return 0;
+}
+
+void engine_backends_close(struct engine_backends *bs)
+{
+    if (!bs) return;
+    for (int r = 0; r < CONFIG_NROLES; r++) {
+        if (!bs->role[r]) continue;
+        for (int k = r + 1; k < CONFIG_NROLES; k++)
+            if (bs->role[k] == bs->role[r]) bs->role[k] = NULL;
+        llm_backend_free(bs->role[r]);
+        bs->role[r] = NULL;
+    }
+    llm_backend_free(bs->main);
+    bs->main = NULL;
+}
+
+double engine_spent_usd(void *usage)
+{
+    struct llm_usage_entry e;
+    llm_usage_get(usage, NULL, &e);
+    return e.cost_usd;
+}
+
 /* ---------------------------------------------------------- remote vectors */
 
 static pthread_mutex_t embed_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -92,7 +154,6 @@ long engine_embed_calls(void)
     return atomic_load(&embed_ncalls);
 }
 
-static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
 {
     char msg[1200];

@@ -31,6 +31,13 @@
  * The registration is process-wide and made once, by the first
  * engine_embed_setup; a later call only prepares another index's vectors in
  * the same way.
+ *
+ * The chat backends. One backend for the configured model, and one per
+ * model that model.ROLE / --role-model names (a cheaper model for the filter
+ * and evaluation, say) on the same provider, base and key; roles naming the
+ * same model share its backend, so what a backend learns about its model
+ * (llm.h) holds for all of them. --budget-usd with a model that has no
+ * price cannot be enforced for that model's calls: a warning names it.
  */
 #ifndef DRQA_ENGINE_LLM_H
 #define DRQA_ENGINE_LLM_H
@@ -71,6 +78,24 @@ const struct semantic_remote *engine_embed_remote(void);
 /* semantic_search with this process's vectors (q->remote is set here); when
  * the remote query embedding fails, warns on stderr and ranks by BM25 alone. */
 int engine_embed_search(sqlite3 *db, struct semantic_query *q, struct evidence *out, char *err, size_t errlen);
+
+struct llm_backend;
+
+/* The chat backends of a run: main for c->model, role[r] for a role whose
+ * model differs (NULL: the role uses main). Owned; engine_backends_close. */
+struct engine_backends {
+    struct llm_backend *main;
+    struct llm_backend *role[CONFIG_NROLES];
+};
+
+/* Makes the backends of c (c->model must be set). Warns on stderr when
+ * budget_usd > 0 and a model has no price. Returns 0, or -1 with a message. */
+int engine_backends_open(const struct drqa_config *c, double budget_usd, struct engine_backends *out, char *err,
+                         size_t errlen);
+void engine_backends_close(struct engine_backends *bs);   /* accepts NULL and a zeroed struct */
+
+/* The total cost in a struct llm_usage (ctx), for search_config.spent_usd. */
+double engine_spent_usd(void *usage);
 
 /* Embedding requests made by this process so far (tests and the log). */
 long engine_embed_calls(void);

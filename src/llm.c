@@ -21,6 +21,21 @@ void llm_reply_free(struct llm_reply *r)
     if (!r) return;
     free(r->text);
     r->text = NULL;
+    free(r->reasoning);
+    r->reasoning = NULL;
+}
+
+static const char *const fail_names[] = {"none", "transient", "context_length", "bad_parameter", "auth",
+                                         "not_found", "bad_request", "bad_reply", "cancelled"};
+
+const char *llm_fail_name(enum llm_fail k)
+{
+    return (unsigned)k < ARRAY_LEN(fail_names) ? fail_names[k] : "none";
+}
+
+int llm_fail_persistent(enum llm_fail k)
+{
+    return k == LLM_FAIL_AUTH || k == LLM_FAIL_NOT_FOUND || k == LLM_FAIL_BAD_PARAMETER || k == LLM_FAIL_BAD_REQUEST;
 }
 
 long llm_estimate_tokens(size_t bytes) { return (long)((bytes + 3) / 4); }
@@ -44,25 +59,24 @@ static void http_free(struct llm_backend *b)
     free(b);
 }
 
-struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char *label,
+struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char *model, const char *label,
                                          int (*chat)(struct llm_backend *, const struct llm_request *,
                                                      struct llm_reply *),
                                          char *err, size_t errlen)
 {
-    if (!c->model) {
+    if (!model) {
         snprintf(err, errlen, "no chat model is configured; set --model, DRQA_MODEL or 'model =' in the config file");
         return NULL;
     }
     struct llm_http_backend *hb = xcalloc(1, sizeof *hb);
     hb->base = xstrdup(c->api_base);
     hb->key = c->api_key ? xstrdup(c->api_key) : NULL;
-    hb->model = xstrdup(c->model);
-    hb->label = xasprintf("%s %s at %s", label, c->model, c->api_base);
-    hb->json_mode = c->json_mode;
-    hb->max_tokens = c->max_tokens;
+    hb->model = xstrdup(model);
+    hb->label = xasprintf("%s %s at %s", label, model, c->api_base);
     hb->temperature = c->temperature;
     config_http_opts(c, &hb->http);
-    hb->priced = config_price(c, c->model, &hb->price_in, &hb->price_out) == 0;
+    config_profile(c, model, &hb->prof);
+    atomic_init(&hb->adjust, 0);
     struct llm_backend *b = xcalloc(1, sizeof *b);
     b->chat = chat;
     b->name = http_name;
@@ -71,9 +85,20 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     return b;
 }
 
+const struct llm_profile *llm_backend_profile(const struct llm_backend *b)
+{
+    return b && b->name == http_name ? &((const struct llm_http_backend *)b->impl)->prof : NULL;
+}
+
+struct llm_backend *llm_backend_new_model(const struct drqa_config *c, const char *model, char *err, size_t errlen)
+{
+    return c->provider == LLM_PROVIDER_ANTHROPIC ? llm_anthropic_new(c, model, err, errlen)
+                                                 : llm_openai_new(c, model, err, errlen);
+}
+
 struct llm_backend *llm_backend_new(const struct drqa_config *c, char *err, size_t errlen)
 {
-    return c->provider == LLM_PROVIDER_ANTHROPIC ? llm_anthropic_new(c, err, errlen) : llm_openai_new(c, err, errlen);
+    return llm_backend_new_model(c, c->model, err, errlen);
 }
 
 void llm_backend_free(struct llm_backend *b)
@@ -83,6 +108,7 @@ void llm_backend_free(struct llm_backend *b)
 
 int llm_check_request(const struct llm_request *req, struct llm_reply *reply)
 {
+    reply->fail = LLM_FAIL_BAD_REQUEST;
     if (!req->nmessages || !req->messages) {
         snprintf(reply->error, sizeof reply->error, "a chat request needs at least one message");
         return -1;
@@ -100,11 +126,146 @@ int llm_check_request(const struct llm_request *req, struct llm_reply *reply)
             return -1;
         }
     }
+    reply->fail = LLM_FAIL_NONE;
     return 0;
 }
 
-int llm_http_call(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                  const char *const *headers, const char *body, struct llm_reply *reply, cJSON **json)
+int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req)
+{
+    return req->max_tokens > 0 ? req->max_tokens : hb->prof.max_output;
+}
+
+int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_request *req, int adjust, double *t)
+{
+    *t = req->temperature >= 0 ? req->temperature : hb->temperature;
+    return hb->prof.temperature && !(adjust & LLM_ADJ_NO_TEMPERATURE);
+}
+
+/* ---- errors: kinds and the one adjustment ---- */
+
+/* The fields of an error body: OpenAI {"error":{"message","type","param",
+ * "code"}}, Anthropic {"type":"error","error":{"type","message"}}, vLLM
+ * {"object":"error","message","type","param","code"} (or wrapped in "error"),
+ * llama.cpp {"error":{"code","message","type"}}. Lower-cased copies. */
+struct err_info {
+    char message[400], type[64], param[64], code[64];
+};
+
+static void lower_copy(char *dst, size_t n, const cJSON *v)
+{
+    dst[0] = 0;
+    if (cJSON_IsString(v)) snprintf(dst, n, "%s", v->valuestring);
+    else if (cJSON_IsNumber(v)) snprintf(dst, n, "%d", v->valueint);
+    for (char *p = dst; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+}
+
+static void parse_err(const char *body, size_t len, struct err_info *ei)
+{
+    memset(ei, 0, sizeof *ei);
+    cJSON *j = body ? cJSON_ParseWithLength(body, len) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    if (!cJSON_IsObject(e)) e = j;
+    if (cJSON_IsObject(e)) {
+        lower_copy(ei->message, sizeof ei->message, cJSON_GetObjectItemCaseSensitive(e, "message"));
+        lower_copy(ei->type, sizeof ei->type, cJSON_GetObjectItemCaseSensitive(e, "type"));
+        lower_copy(ei->param, sizeof ei->param, cJSON_GetObjectItemCaseSensitive(e, "param"));
+        lower_copy(ei->code, sizeof ei->code, cJSON_GetObjectItemCaseSensitive(e, "code"));
+    }
+    if (!ei->message[0] && cJSON_IsString(e)) lower_copy(ei->message, sizeof ei->message, e);
+    if (!ei->message[0] && body && !j) {   /* a plain-text error */
+        snprintf(ei->message, sizeof ei->message, "%.*s", (int)(len < 399 ? len : 399), body);
+        for (char *p = ei->message; *p; p++)
+            if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    }
+    cJSON_Delete(j);
+}
+
+static int is_context_error(const struct err_info *ei)
+{
+    static const char *const pats[] = {"context_length_exceeded", "maximum context length", "exceed_context_size",
+                                       "exceeds the context", "context window", "prompt is too long",
+                                       "context length"};
+    for (size_t i = 0; i < ARRAY_LEN(pats); i++)
+        if (strstr(ei->code, pats[i]) || strstr(ei->type, pats[i]) || strstr(ei->message, pats[i])) return 1;
+    return 0;
+}
+
+static enum llm_fail kind_of_status(long status, const struct err_info *ei)
+{
+    if (status == 429 || status == 408 || status == 529 || status >= 500) return LLM_FAIL_TRANSIENT;
+    if (is_context_error(ei) || status == 413) return LLM_FAIL_CONTEXT_LENGTH;
+    if (status == 401 || status == 403) return LLM_FAIL_AUTH;
+    if (status == 404 || !strcmp(ei->code, "model_not_found") ||
+        (strstr(ei->message, "model") && (strstr(ei->message, "does not exist") || strstr(ei->message, "not found"))))
+        return LLM_FAIL_NOT_FOUND;
+    if (!strcmp(ei->code, "unsupported_parameter") || !strcmp(ei->code, "unsupported_value"))
+        return LLM_FAIL_BAD_PARAMETER;
+    return LLM_FAIL_BAD_REQUEST;
+}
+
+/* Does the refusal name parameter `name`? Its param field, else the message
+ * saying it is not supported. */
+static int names_param(const struct err_info *ei, const char *name)
+{
+    if (ei->param[0]) return str_starts(ei->param, name);
+    if (!strstr(ei->message, name)) return 0;
+    static const char *const refusals[] = {"unsupported", "not supported", "does not support", "only the default",
+                                           "not permitted", "not allowed", "unrecognized", "unknown", "invalid"};
+    for (size_t i = 0; i < ARRAY_LEN(refusals); i++)
+        if (strstr(ei->message, refusals[i])) return 1;
+    return 0;
+}
+
+/* The adjustment for a 400 refusing something body sent, or 0; *what names it. */
+static int adjustment_for(const struct llm_http_backend *hb, const struct err_info *ei, const char *body,
+                          int adjust, const char **what)
+{
+    int tp_sent = strstr(body, "\"max_tokens\":") || strstr(body, "\"max_completion_tokens\":");
+    const char *tp = strstr(body, "\"max_completion_tokens\":") ? "max_completion_tokens" : "max_tokens";
+    if (tp_sent && !(adjust & LLM_ADJ_TOKEN_PARAM) && hb->prof.provider && strcmp(hb->prof.provider, "anthropic") &&
+        (names_param(ei, "max_tokens") || names_param(ei, "max_completion_tokens"))) {
+        *what = tp;
+        return LLM_ADJ_TOKEN_PARAM;
+    }
+    if (strstr(body, "\"temperature\":") && !(adjust & LLM_ADJ_NO_TEMPERATURE) && names_param(ei, "temperature")) {
+        *what = "temperature";
+        return LLM_ADJ_NO_TEMPERATURE;
+    }
+    if (strstr(body, "\"reasoning_effort\":") && !(adjust & LLM_ADJ_NO_EFFORT) && names_param(ei, "reasoning_effort")) {
+        *what = "reasoning_effort";
+        return LLM_ADJ_NO_EFFORT;
+    }
+    if (!(adjust & LLM_ADJ_NO_SCHEMA)) {
+        if (strstr(body, "\"response_format\":") &&
+            (names_param(ei, "response_format") || names_param(ei, "json_schema") || names_param(ei, "json_object"))) {
+            *what = "response_format";
+            return LLM_ADJ_NO_SCHEMA;
+        }
+        if (strstr(body, "\"tools\":") && (names_param(ei, "tool") || names_param(ei, "input_schema"))) {
+            *what = "tools";
+            return LLM_ADJ_NO_SCHEMA;
+        }
+    }
+    return 0;
+}
+
+static const char *adjust_text(int bit, const struct llm_http_backend *hb)
+{
+    switch (bit) {
+    case LLM_ADJ_TOKEN_PARAM:
+        return hb->prof.token_param == LLM_TOKENS_MAX_TOKENS ? "sending max_completion_tokens instead"
+                                                             : "sending max_tokens instead";
+    case LLM_ADJ_NO_TEMPERATURE: return "sending no temperature (the model's default)";
+    case LLM_ADJ_NO_EFFORT: return "sending no reasoning_effort";
+    default: return "asking for JSON in the text instead of structured output";
+    }
+}
+
+/* One POST; fills reply (error, status, kind) and ei for a status error. */
+static int post_once(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                     const char *const *headers, const char *body, struct llm_reply *reply, cJSON **json,
+                     struct err_info *ei)
 {
     struct http_opts o = hb->http;
     o.cancel = req->cancel;
@@ -112,18 +273,23 @@ int llm_http_call(struct llm_http_backend *hb, const struct llm_request *req, co
     struct http_result res;
     int64_t t0 = now_ms();
     int rc = http_post_json(url, headers, body, &o, &res);
-    reply->latency_ms = (long)(now_ms() - t0);
+    reply->latency_ms += (long)(now_ms() - t0);
     reply->http_status = res.status;
-    reply->attempts = res.attempts;
+    reply->attempts += res.attempts;
     *json = NULL;
+    memset(ei, 0, sizeof *ei);
     switch (rc) {
     case HTTP_OK: break;
-    case HTTP_ERR_CANCELLED: rc = LLM_ERR_CANCELLED; break;
-    case HTTP_ERR_TIMEOUT: rc = LLM_ERR_TIMEOUT; break;
-    case HTTP_ERR_CONNECT: rc = LLM_ERR_CONNECT; break;
-    case HTTP_ERR_STATUS: rc = LLM_ERR_STATUS; break;
-    case HTTP_ERR_TOO_LARGE: rc = LLM_ERR_TOO_LARGE; break;
-    default: rc = LLM_ERR_REQUEST; break;
+    case HTTP_ERR_CANCELLED: rc = LLM_ERR_CANCELLED; reply->fail = LLM_FAIL_CANCELLED; break;
+    case HTTP_ERR_TIMEOUT: rc = LLM_ERR_TIMEOUT; reply->fail = LLM_FAIL_TRANSIENT; break;
+    case HTTP_ERR_CONNECT: rc = LLM_ERR_CONNECT; reply->fail = LLM_FAIL_TRANSIENT; break;
+    case HTTP_ERR_STATUS:
+        rc = LLM_ERR_STATUS;
+        parse_err(res.body, res.body_len, ei);
+        reply->fail = kind_of_status(res.status, ei);
+        break;
+    case HTTP_ERR_TOO_LARGE: rc = LLM_ERR_TOO_LARGE; reply->fail = LLM_FAIL_BAD_REPLY; break;
+    default: rc = LLM_ERR_REQUEST; reply->fail = LLM_FAIL_BAD_REQUEST; break;
     }
     if (rc != LLM_OK) {
         snprintf(reply->error, sizeof reply->error, "%s", res.err);
@@ -143,6 +309,7 @@ int llm_http_call(struct llm_http_backend *hb, const struct llm_request *req, co
         http_redact(reply->error, sizeof reply->error, hb->key);
         cJSON_Delete(j);
         http_result_free(&res);
+        reply->fail = LLM_FAIL_BAD_REPLY;
         return LLM_ERR_REPLY;
     }
     http_result_free(&res);
@@ -154,9 +321,107 @@ int llm_http_call(struct llm_http_backend *hb, const struct llm_request *req, co
                  cJSON_IsString(m) ? m->valuestring : "(no message)");
         http_redact(reply->error, sizeof reply->error, hb->key);
         cJSON_Delete(j);
+        reply->fail = LLM_FAIL_BAD_REPLY;
         return LLM_ERR_REPLY;
     }
     *json = j;
+    return LLM_OK;
+}
+
+int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                      const char *const *headers, llm_body_fn build, struct llm_reply *reply, cJSON **json)
+{
+    int rc = LLM_ERR_REQUEST;
+    for (int round = 0; round < 5; round++) {
+        int adjust = atomic_load(&hb->adjust);
+        char *body = build(hb, req, adjust);
+        struct err_info ei;
+        rc = post_once(hb, req, url, headers, body, reply, json, &ei);
+        const char *what = NULL;
+        int bit = rc == LLM_ERR_STATUS && reply->http_status == 400 && reply->fail != LLM_FAIL_CONTEXT_LENGTH
+                      ? adjustment_for(hb, &ei, body, adjust, &what) : 0;
+        free(body);
+        if (!bit) {
+            if (rc == LLM_ERR_STATUS && reply->fail == LLM_FAIL_BAD_REQUEST && adjust &&
+                (names_param(&ei, "max_tokens") || names_param(&ei, "max_completion_tokens") ||
+                 names_param(&ei, "temperature") || names_param(&ei, "response_format") || names_param(&ei, "tool")))
+                reply->fail = LLM_FAIL_BAD_PARAMETER;
+            if (reply->fail == LLM_FAIL_BAD_PARAMETER) {
+                char e2[360];
+                snprintf(e2, sizeof e2, "%.350s", reply->error);
+                snprintf(reply->error, sizeof reply->error,
+                         "%s (a parameter the model refuses even after adjusting the request; set it in the config "
+                         "file: profile.%s.FIELD, see --show-profile)", e2, hb->model);
+            }
+            break;
+        }
+        int old = atomic_fetch_or(&hb->adjust, bit);
+        if (!(old & bit)) {
+            char e2[360];
+            snprintf(e2, sizeof e2, "%.350s", reply->error);
+            log_msg("llm: %s refused '%s' (%s); %s for the rest of the run", hb->label, what, e2, adjust_text(bit, hb));
+            fprintf(stderr, "drqa-tui: note: model %s refused '%s'; %s for the rest of the run\n", hb->model, what,
+                    adjust_text(bit, hb));
+        }
+        reply->error[0] = 0;
+        reply->fail = LLM_FAIL_NONE;
+    }
+    return rc;
+}
+
+/* ---- reply text and thinking ---- */
+
+static void add_reasoning(struct llm_reply *reply, const char *s, size_t n)
+{
+    while (n && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')) { s++; n--; }
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t')) n--;
+    if (!n) return;
+    char *old = reply->reasoning;
+    reply->reasoning = old ? xasprintf("%s\n%.*s", old, (int)n, s) : xstrndup(s, n);
+    free(old);
+}
+
+int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const char *content, const char *url)
+{
+    struct buf out = BUF_INIT;
+    const char *s = content ? content : "";
+    const char *first_close = strstr(s, "</think>"), *first_open = strstr(s, "<think>");
+    if (first_close && (!first_open || first_close < first_open)) {
+        /* the template opened the block in the prompt: reasoning ends at a bare </think> */
+        add_reasoning(reply, s, (size_t)(first_close - s));
+        s = first_close + 8;
+    }
+    for (;;) {
+        const char *o = strstr(s, "<think>");
+        if (!o) break;
+        buf_add(&out, s, (size_t)(o - s));
+        const char *c = strstr(o + 7, "</think>");
+        if (!c) {   /* unclosed: the rest is reasoning cut at the limit */
+            add_reasoning(reply, o + 7, strlen(o + 7));
+            s = o + strlen(o);
+            break;
+        }
+        add_reasoning(reply, o + 7, (size_t)(c - o - 7));
+        s = c + 8;
+    }
+    buf_adds(&out, s);
+    const char *t = buf_str(&out);
+    size_t n = out.len, a = 0;
+    while (a < n && (t[a] == ' ' || t[a] == '\n' || t[a] == '\r' || t[a] == '\t')) a++;
+    while (n > a && (t[n - 1] == ' ' || t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == '\t')) n--;
+    if (n == a && (reply->reasoning || reply->truncated)) {
+        snprintf(reply->error, sizeof reply->error,
+                 "the reply from %s has %s and no answer%s; raise max_tokens or the profile's max_output "
+                 "(profile.%s.max_output = 32000 in the config file)",
+                 url, reply->reasoning ? "only reasoning" : "nothing",
+                 reply->truncated ? " (it stopped at the token limit)" : "", hb->model);
+        http_redact(reply->error, sizeof reply->error, hb->key);
+        buf_free(&out);
+        reply->fail = LLM_FAIL_BAD_REPLY;
+        return LLM_ERR_REPLY;
+    }
+    reply->text = xstrndup(t + a, n - a);
+    buf_free(&out);
     return LLM_OK;
 }
 
@@ -172,22 +437,37 @@ void llm_account(struct llm_http_backend *hb, const struct llm_request *req, str
         reply->tokens_estimated = 1;
     }
     if (output_tokens < 0) {
-        output_tokens = llm_estimate_tokens(reply->text ? strlen(reply->text) : 0);
+        size_t bytes = (reply->text ? strlen(reply->text) : 0) + (reply->reasoning ? strlen(reply->reasoning) : 0);
+        output_tokens = llm_estimate_tokens(bytes);
         reply->tokens_estimated = 1;
     }
     reply->input_tokens = input_tokens;
     reply->output_tokens = output_tokens;
-    reply->cost_usd = hb->priced ? (input_tokens * hb->price_in + output_tokens * hb->price_out) / 1e6 : -1;
+    const struct llm_profile *p = &hb->prof;
+    if (p->price_input < 0 || p->price_output < 0) {
+        reply->cost_usd = -1;
+        return;
+    }
+    double cached_price = p->price_cached >= 0 ? p->price_cached : p->price_input;
+    long cached = reply->cached_tokens > 0 ? reply->cached_tokens : 0;
+    long written = reply->cache_write_tokens > 0 ? reply->cache_write_tokens : 0;
+    long plain = input_tokens - cached - written;
+    if (plain < 0) plain = 0;
+    /* Anthropic bills a 5-minute cache write at 1.25 times the input price */
+    reply->cost_usd = (plain * p->price_input + cached * cached_price + written * p->price_input * 1.25 +
+                       output_tokens * p->price_output) / 1e6;
 }
 
 int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply,
              struct llm_usage *usage)
 {
     int rc = b->chat(b, req, reply);
-    log_msg("llm: %s [%s] %s: %ld in + %ld out tokens%s, %ld ms, %d attempt%s", b->name(b),
-            req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : reply->error, reply->input_tokens,
-            reply->output_tokens, reply->tokens_estimated ? " (estimated)" : "", reply->latency_ms,
-            reply->attempts, reply->attempts == 1 ? "" : "s");
+    if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
+    log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
+            b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),
+            rc == LLM_OK ? "" : ": ", rc == LLM_OK ? "" : reply->error, reply->input_tokens, reply->cached_tokens,
+            reply->output_tokens, reply->reasoning_tokens, reply->tokens_estimated ? " (estimated)" : "",
+            reply->latency_ms, reply->attempts, reply->attempts == 1 ? "" : "s");
     if (usage) llm_usage_add(usage, req->tag, reply);
     return rc;
 }
@@ -227,6 +507,8 @@ static void entry_add(struct llm_usage_entry *d, const struct llm_usage_entry *s
     d->failures += s->failures;
     d->input_tokens += s->input_tokens;
     d->output_tokens += s->output_tokens;
+    d->cached_input_tokens += s->cached_input_tokens;
+    d->reasoning_tokens += s->reasoning_tokens;
     d->estimated_calls += s->estimated_calls;
     d->unpriced_calls += s->unpriced_calls;
     d->cost_usd += s->cost_usd;
@@ -246,6 +528,8 @@ void llm_usage_add(struct llm_usage *u, const char *tag, const struct llm_reply 
     one.failures = r->text ? 0 : 1;
     one.input_tokens = r->input_tokens;
     one.output_tokens = r->output_tokens;
+    one.cached_input_tokens = r->cached_tokens > 0 ? r->cached_tokens : 0;
+    one.reasoning_tokens = r->reasoning_tokens > 0 ? r->reasoning_tokens : 0;
     one.estimated_calls = r->text && r->tokens_estimated;
     if (r->text && r->cost_usd < 0) one.unpriced_calls = 1;
     if (r->cost_usd > 0) one.cost_usd = r->cost_usd;
@@ -299,7 +583,9 @@ static cJSON *entry_json(const struct llm_usage_entry *e)
     cJSON_AddNumberToObject(o, "calls", (double)e->calls);
     cJSON_AddNumberToObject(o, "failures", (double)e->failures);
     cJSON_AddNumberToObject(o, "input_tokens", (double)e->input_tokens);
+    cJSON_AddNumberToObject(o, "cached_input_tokens", (double)e->cached_input_tokens);
     cJSON_AddNumberToObject(o, "output_tokens", (double)e->output_tokens);
+    cJSON_AddNumberToObject(o, "reasoning_tokens", (double)e->reasoning_tokens);
     cJSON_AddNumberToObject(o, "estimated_calls", (double)e->estimated_calls);
     cJSON_AddNumberToObject(o, "unpriced_calls", (double)e->unpriced_calls);
     if (e->calls > e->failures && e->unpriced_calls < e->calls - e->failures)
@@ -318,6 +604,63 @@ cJSON *llm_usage_json(struct llm_usage *u)
     pthread_mutex_unlock(&u->lock);
     cJSON_AddItemToObject(root, "by_tag", by);
     return root;
+}
+
+/* 812, 8.1k, 12k, 3.4M */
+static void short_count(struct buf *b, double v)
+{
+    if (v >= 1e6) buf_printf(b, "%.1fM", v / 1e6);
+    else if (v >= 1e4) buf_printf(b, "%.0fk", v / 1e3);
+    else if (v >= 1e3) buf_printf(b, "%.1fk", v / 1e3);
+    else buf_printf(b, "%.0f", v);
+}
+
+static double num_field(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void entry_line(struct buf *b, const char *name, const cJSON *e)
+{
+    double calls = num_field(e, "calls"), cached = num_field(e, "cached_input_tokens");
+    double reasoning = num_field(e, "reasoning_tokens");
+    buf_printf(b, "%s %.0f call%s ", name, calls, calls == 1 ? "" : "s");
+    short_count(b, num_field(e, "input_tokens"));
+    buf_adds(b, " in");
+    if (cached > 0) {
+        buf_adds(b, " (");
+        short_count(b, cached);
+        buf_adds(b, " cached)");
+    }
+    buf_addc(b, ' ');
+    short_count(b, num_field(e, "output_tokens"));
+    buf_adds(b, " out");
+    if (reasoning > 0) {
+        buf_adds(b, " (");
+        short_count(b, reasoning);
+        buf_adds(b, " reasoning)");
+    }
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "cost_usd");
+    double unpriced = num_field(e, "unpriced_calls");
+    if (cJSON_IsNumber(c)) buf_printf(b, " $%.*f%s", c->valuedouble < 0.1 ? 4 : 2, c->valuedouble,
+                                      unpriced > 0 ? " (partly unpriced)" : "");
+    else buf_adds(b, " unpriced");
+}
+
+char *llm_usage_line(const cJSON *usage_json)
+{
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(usage_json, "total");
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(usage_json, "by_tag"), *e;
+    if (num_field(total, "calls") <= 0) return NULL;
+    struct buf b = BUF_INIT;
+    buf_adds(&b, "tokens ");
+    cJSON_ArrayForEach(e, by) {
+        entry_line(&b, e->string, e);
+        buf_adds(&b, "; ");
+    }
+    entry_line(&b, "total", total);
+    return buf_take(&b);
 }
 
 void llm_add_message(cJSON *msgs, const char *role, const char *content)

@@ -9,15 +9,39 @@
  * when the config file prices the model; struct llm_usage adds them up per
  * role tag, and a caller keeps one per question and one per run.
  *
+ * What a request looks like follows the model's profile (llm_profile.h):
+ * the reply-limit parameter, whether a temperature or reasoning_effort is
+ * sent, and structured output: with llm_request.schema, OpenAI-compatible
+ * servers get response_format json_schema (or json_object) and Anthropic a
+ * forced tool whose input_schema is the schema, the tool's input becoming
+ * the reply text. A 400 naming a parameter the request sent as unsupported
+ * (max_tokens, temperature, reasoning_effort, response_format/json_schema,
+ * tools) is understood once: the request is adjusted and sent again, and the
+ * adjustment holds for the rest of the run (a note says so once on stderr and
+ * in the log). Thinking never reaches llm_reply.text: <think>...</think> in
+ * the content (also an unclosed leading block, or reasoning ended by a bare
+ * </think>), message.reasoning_content / reasoning and Anthropic thinking
+ * blocks go to llm_reply.reasoning; a reply with reasoning and no answer is
+ * an error that says to raise the reply limit. The Anthropic system prompt
+ * carries cache_control so a static prefix is cached.
+ *
+ * Every failed call has a kind (enum llm_fail): transient ones (connection,
+ * timeout, 429, 5xx, 529 overloaded) may succeed later; persistent ones
+ * (llm_fail_persistent: auth, not_found, bad_parameter, bad_request) will
+ * not, and the caller should stop and show the message, which names the
+ * cause and never the key.
+ *
  * A backend may be used from several threads at once: each call has its own
  * curl handle and touches nothing shared but the usage it is given, which
- * locks. Cancellation is per request (llm_request.cancel).
+ * locks, and the learned adjustments, which are atomic. Cancellation is per
+ * request (llm_request.cancel).
  */
 #ifndef DRQA_LLM_H
 #define DRQA_LLM_H
 
 #include "config.h"
 #include "http.h"
+#include "llm_profile.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -37,9 +61,10 @@ struct llm_request {
     size_t nmessages;
     double temperature;        /* LLM_TEMPERATURE_DEFAULT: the configured one */
     int max_tokens;            /* <= 0: the configured max_tokens */
-    int json_mode;             /* the caller wants one JSON object; sent as
-                                * response_format only when the config enables
-                                * json_mode (not every server accepts it) */
+    int json_mode;             /* the caller wants one JSON object (json_object
+                                * when the profile has structured output) */
+    const char *schema_name;   /* with schema: the role's JSON schema for structured */
+    const cJSON *schema;       /* output (borrowed; NULL: none) */
     const char *tag;           /* role tag for accounting ("planning", ...); NULL: "other" */
     atomic_int *cancel;        /* optional; nonzero cancels the request */
 };
@@ -58,9 +83,33 @@ enum llm_rc {
     LLM_ERR_REQUEST = -7,      /* the request itself is unusable */
 };
 
+/* Why a call failed. */
+enum llm_fail {
+    LLM_FAIL_NONE = 0,
+    LLM_FAIL_TRANSIENT,        /* connect, timeout, 429, 5xx, 529 overloaded */
+    LLM_FAIL_CONTEXT_LENGTH,   /* the prompt (plus the reply limit) is over the context window */
+    LLM_FAIL_BAD_PARAMETER,    /* a parameter refused even after the one adjustment */
+    LLM_FAIL_AUTH,             /* 401, 403 */
+    LLM_FAIL_NOT_FOUND,        /* 404, unknown model */
+    LLM_FAIL_BAD_REQUEST,      /* another 4xx, or a request refused before sending */
+    LLM_FAIL_BAD_REPLY,        /* malformed or empty body, only reasoning, too large */
+    LLM_FAIL_CANCELLED,
+};
+
+/* "transient", "context_length", ... ("none" for LLM_FAIL_NONE). */
+const char *llm_fail_name(enum llm_fail k);
+/* 1 for the kinds that repeating the same request will not cure (auth,
+ * not_found, bad_parameter, bad_request). */
+int llm_fail_persistent(enum llm_fail k);
+
 struct llm_reply {
     char *text;                /* the model's text (owned; NULL on failure) */
-    long input_tokens, output_tokens;
+    char *reasoning;           /* thinking the model returned apart (owned; may be NULL) */
+    long input_tokens, output_tokens;   /* input counts cached tokens too; output counts reasoning */
+    long cached_tokens;        /* input tokens read from the server's prompt cache */
+    long cache_write_tokens;   /* input tokens written to it (Anthropic) */
+    long reasoning_tokens;     /* output tokens spent on reasoning */
+    enum llm_fail fail;        /* LLM_FAIL_NONE on success */
     int tokens_estimated;      /* counts are bytes/4, the server sent no usage */
     int truncated;             /* the model stopped at the token limit */
     long http_status;
@@ -70,7 +119,7 @@ struct llm_reply {
     char error[512];           /* why the call failed; never holds the key */
 };
 
-void llm_reply_free(struct llm_reply *r);   /* frees text, keeps the rest; NULL ok */
+void llm_reply_free(struct llm_reply *r);   /* frees text and reasoning, keeps the rest; NULL ok */
 
 struct llm_backend {
     /* Fills reply (always; llm_reply_free it) and returns an llm_rc. */
@@ -81,10 +130,12 @@ struct llm_backend {
     void *impl;
 };
 
-/* The backend for c->provider; NULL with err when no model is configured. */
+/* The backend for c->provider and c->model; NULL with err when no model is configured. */
 struct llm_backend *llm_backend_new(const struct drqa_config *c, char *err, size_t errlen);
-struct llm_backend *llm_openai_new(const struct drqa_config *c, char *err, size_t errlen);
-struct llm_backend *llm_anthropic_new(const struct drqa_config *c, char *err, size_t errlen);
+/* The same for another model name (a per-role model): same provider, base, key and limits. */
+struct llm_backend *llm_backend_new_model(const struct drqa_config *c, const char *model, char *err, size_t errlen);
+struct llm_backend *llm_openai_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
+struct llm_backend *llm_anthropic_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
 void llm_backend_free(struct llm_backend *b);   /* NULL ok */
 
 /* Accounting: per role tag plus a total. Thread-safe. */
@@ -94,6 +145,7 @@ struct llm_usage_entry {
     char tag[32];
     long calls, failures;
     long input_tokens, output_tokens;
+    long cached_input_tokens, reasoning_tokens;   /* parts of input and output */
     long estimated_calls;      /* calls whose counts were estimated */
     long unpriced_calls;       /* successful calls without a price */
     double cost_usd;           /* sum over priced calls */
@@ -117,8 +169,15 @@ void llm_usage_add_tokens(struct llm_usage *u, const char *tag, long input_token
 void llm_usage_merge(struct llm_usage *dst, struct llm_usage *src);
 /* Copies the entry for tag (NULL: the total). Returns 0, or -1 when the tag has none. */
 int llm_usage_get(struct llm_usage *u, const char *tag, struct llm_usage_entry *out);
-/* {"total": {...}, "by_tag": {"planning": {...}, ...}} (caller deletes). */
+/* {"total": {...}, "by_tag": {"planning": {...}, ...}} (caller deletes);
+ * each entry: calls, failures, input_tokens, cached_input_tokens,
+ * output_tokens, reasoning_tokens, estimated_calls, unpriced_calls, cost_usd
+ * (null when nothing was priced). */
 cJSON *llm_usage_json(struct llm_usage *u);
+/* The ledger in one line from llm_usage_json's object: "tokens perception 3
+ * calls 8.1k in (6.0k cached) 1.2k out $0.012; ...; total 14 calls ... $0.05"
+ * (a role without a price shows "unpriced"). Caller frees; NULL for no calls. */
+char *llm_usage_line(const cJSON *usage_json);
 
 /* Calls b->chat and, when usage is not NULL, accounts the reply under req->tag. */
 int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply,
@@ -129,29 +188,53 @@ long llm_estimate_tokens(size_t bytes);
 
 /* ---- for backend implementations (llm_openai.c, llm_anthropic.c) ---- */
 
+/* Adjustments learned from the server's refusals (llm_http_backend.adjust). */
+enum {
+    LLM_ADJ_TOKEN_PARAM = 1,      /* use the other reply-limit parameter than the profile's */
+    LLM_ADJ_NO_TEMPERATURE = 2,   /* send no temperature */
+    LLM_ADJ_NO_EFFORT = 4,        /* send no reasoning_effort */
+    LLM_ADJ_NO_SCHEMA = 8,        /* no response_format / tools: JSON in the text */
+};
+
 /* What an HTTP chat backend knows; backend->impl points to it. */
 struct llm_http_backend {
     char *base, *key, *model, *label;
-    int json_mode, max_tokens;
     double temperature;
     struct http_opts http;
-    int priced;
-    double price_in, price_out;   /* USD per million tokens */
+    struct llm_profile prof;      /* config_profile of the model */
+    atomic_int adjust;            /* LLM_ADJ_* bits, for the rest of the run */
 };
 
-/* Builds a backend around an llm_http_backend copied from c; label is the
- * provider's display name. NULL with err when c has no model. */
-struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char *label,
+/* Builds a backend around an llm_http_backend copied from c for model; label
+ * is the provider's display name. NULL with err when model is NULL. */
+struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char *model, const char *label,
                                          int (*chat)(struct llm_backend *, const struct llm_request *,
                                                      struct llm_reply *),
                                          char *err, size_t errlen);
+/* The profile a backend made by llm_backend_new resolved, or NULL for a
+ * backend of another kind. */
+const struct llm_profile *llm_backend_profile(const struct llm_backend *b);
 /* Checks the request (roles, at least one message). 0 or -1 with reply->error. */
 int llm_check_request(const struct llm_request *req, struct llm_reply *reply);
-/* POSTs body to url with headers and maps the outcome into reply; returns an
- * llm_rc. On LLM_OK *json is the parsed reply object (caller deletes). */
-int llm_http_call(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                  const char *const *headers, const char *body, struct llm_reply *reply, cJSON **json);
-/* Fills token counts (estimating the missing ones) and cost. */
+/* Builds the request body for the given adjustments (caller frees). */
+typedef char *(*llm_body_fn)(const struct llm_http_backend *hb, const struct llm_request *req, int adjust);
+/* POSTs the body to url with headers and maps the outcome into reply (error,
+ * status, fail kind); a 400 that refuses a parameter the body holds is
+ * adjusted for (LLM_ADJ_*) and sent again, once per parameter. Returns an
+ * llm_rc; on LLM_OK *json is the parsed reply object (caller deletes). */
+int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                      const char *const *headers, llm_body_fn body, struct llm_reply *reply, cJSON **json);
+/* The reply-limit value for req: the request's, else the profile's max_output. */
+int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req);
+/* Whether a temperature goes out, and which one. */
+int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_request *req, int adjust, double *t);
+/* Takes the reply text: thinking moved to reply->reasoning (after any
+ * already there), the rest trimmed into reply->text. When no answer is left
+ * but there was reasoning, or the reply stopped at the limit with nothing,
+ * fails with an error naming the cause. Returns an llm_rc. */
+int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const char *content, const char *url);
+/* Fills token counts (estimating the missing ones) and the cost from the
+ * profile's prices; reply->cached_tokens etc. are read as set. */
 void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,
                  long input_tokens, long output_tokens);
 /* Appends {"role","content"} to a messages array (both APIs use this shape). */

@@ -1,10 +1,16 @@
 /*
  * llm_anthropic: the Anthropic messages API. POST {base}/v1/messages with
- * x-api-key and anthropic-version: 2023-06-01; the system prompt is a
- * top-level field and max_tokens is required. The API has no response_format,
- * so json_mode changes nothing here: the prompt asks for JSON and jsonx finds
- * it in the text. The text is the concatenation of the reply's text blocks;
- * the counts come from usage.input_tokens / usage.output_tokens.
+ * x-api-key and anthropic-version: 2023-06-01; max_tokens is required. The
+ * system prompt is one text block marked cache_control ephemeral, so a
+ * static system prompt is read from the prompt cache on later calls (a
+ * prompt under the model's minimum cacheable length is simply not cached).
+ * Structured output is tool use: with a schema and the profile's schema
+ * "tool", the request offers one tool {name, description, input_schema} and
+ * forces it with tool_choice; the tool_use block's input, printed as JSON,
+ * is the reply text. Otherwise the text is the concatenation of the text
+ * blocks; thinking blocks are the reasoning. Counts come from usage:
+ * input_tokens plus cache_read_input_tokens and cache_creation_input_tokens
+ * (the API reports the three apart) and output_tokens.
  */
 #include "llm.h"
 #include "util.h"
@@ -13,15 +19,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_request *req)
+static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_request *req, int adjust)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", hb->model);
-    cJSON_AddNumberToObject(root, "max_tokens", req->max_tokens > 0 ? req->max_tokens : hb->max_tokens);
-    if (req->system) cJSON_AddStringToObject(root, "system", req->system);
+    cJSON_AddNumberToObject(root, "max_tokens", llm_reply_limit(hb, req));
+    if (req->system) {
+        cJSON *sys = cJSON_AddArrayToObject(root, "system");
+        cJSON *blk = cJSON_CreateObject();
+        cJSON_AddStringToObject(blk, "type", "text");
+        cJSON_AddStringToObject(blk, "text", req->system);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(blk, "cache_control"), "type", "ephemeral");
+        cJSON_AddItemToArray(sys, blk);
+    }
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
     for (size_t i = 0; i < req->nmessages; i++) llm_add_message(msgs, req->messages[i].role, req->messages[i].content);
-    cJSON_AddNumberToObject(root, "temperature", req->temperature >= 0 ? req->temperature : hb->temperature);
+    double t;
+    if (llm_send_temperature(hb, req, adjust, &t)) cJSON_AddNumberToObject(root, "temperature", t);
+    if (req->schema && hb->prof.schema == LLM_SCHEMA_TOOL && !(adjust & LLM_ADJ_NO_SCHEMA)) {
+        const char *name = req->schema_name ? req->schema_name : "reply";
+        cJSON *tools = cJSON_AddArrayToObject(root, "tools");
+        cJSON *tool = cJSON_CreateObject();
+        cJSON_AddStringToObject(tool, "name", name);
+        cJSON_AddStringToObject(tool, "description", "Give the reply asked for, as this tool's input.");
+        cJSON_AddItemToObject(tool, "input_schema", cJSON_Duplicate(req->schema, 1));
+        cJSON_AddItemToArray(tools, tool);
+        cJSON *choice = cJSON_AddObjectToObject(root, "tool_choice");
+        cJSON_AddStringToObject(choice, "type", "tool");
+        cJSON_AddStringToObject(choice, "name", name);
+    }
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;
@@ -37,48 +63,65 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
     char *url = xasprintf("%s%s/messages", hb->base, str_ends(hb->base, "/v1") ? "" : "/v1");
     char *auth = hb->key ? xasprintf("x-api-key: %s", hb->key) : NULL;
     const char *headers[] = {"anthropic-version: 2023-06-01", auth, NULL};
-    char *body = anthropic_body(hb, req);
     cJSON *j = NULL;
-    int rc = llm_http_call(hb, req, url, headers, body, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, anthropic_body, reply, &j);
     if (auth) {
         memset(auth, 0, strlen(auth));
         free(auth);
     }
-    free(body);
     if (rc != LLM_OK) goto out;
 
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(j, "content"), *blk;
     const cJSON *stop = cJSON_GetObjectItemCaseSensitive(j, "stop_reason");
     struct buf text = BUF_INIT;
     int ntext = 0;
+    char *tool_input = NULL;
     const cJSON *blocks = cJSON_IsArray(content) ? content : NULL;
     cJSON_ArrayForEach(blk, blocks) {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(blk, "type");
+        const char *ty = cJSON_IsString(type) ? type->valuestring : "";
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(blk, "text");
-        if (cJSON_IsString(type) && strcmp(type->valuestring, "text") == 0 && cJSON_IsString(t)) {
+        const cJSON *th = cJSON_GetObjectItemCaseSensitive(blk, "thinking");
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(blk, "input");
+        if (!strcmp(ty, "text") && cJSON_IsString(t)) {
             buf_adds(&text, t->valuestring);
             ntext++;
+        } else if (!strcmp(ty, "thinking") && cJSON_IsString(th) && *th->valuestring) {
+            char *old = reply->reasoning;
+            reply->reasoning = old ? xasprintf("%s\n%s", old, th->valuestring) : xstrdup(th->valuestring);
+            free(old);
+        } else if (!strcmp(ty, "tool_use") && req->schema && cJSON_IsObject(in) && !tool_input) {
+            tool_input = cJSON_PrintUnformatted(in);
         }
     }
-    if (!ntext) {
+    reply->truncated = cJSON_IsString(stop) && strcmp(stop->valuestring, "max_tokens") == 0;
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
+    long in = llm_usage_field(usage, "input_tokens");
+    long cread = llm_usage_field(usage, "cache_read_input_tokens");
+    long cwrite = llm_usage_field(usage, "cache_creation_input_tokens");
+    reply->cached_tokens = cread > 0 ? cread : 0;
+    reply->cache_write_tokens = cwrite > 0 ? cwrite : 0;
+    if (in >= 0) in += reply->cached_tokens + reply->cache_write_tokens;
+    if (tool_input) {
+        reply->text = tool_input;
+    } else if (!ntext && !reply->reasoning && !reply->truncated) {
         snprintf(reply->error, sizeof reply->error,
                  "the reply from %s has no text content (stop_reason %s); the model answered with nothing usable",
                  url, cJSON_IsString(stop) ? stop->valuestring : "missing");
-        buf_free(&text);
+        reply->fail = LLM_FAIL_BAD_REPLY;
         rc = LLM_ERR_REPLY;
-        goto out;
+    } else {
+        rc = llm_take_text(hb, reply, buf_str(&text), url);
     }
-    reply->text = buf_take(&text);
-    reply->truncated = cJSON_IsString(stop) && strcmp(stop->valuestring, "max_tokens") == 0;
-    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
-    llm_account(hb, req, reply, llm_usage_field(usage, "input_tokens"), llm_usage_field(usage, "output_tokens"));
+    buf_free(&text);
+    llm_account(hb, req, reply, in, llm_usage_field(usage, "output_tokens"));
 out:
     cJSON_Delete(j);
     free(url);
     return rc;
 }
 
-struct llm_backend *llm_anthropic_new(const struct drqa_config *c, char *err, size_t errlen)
+struct llm_backend *llm_anthropic_new(const struct drqa_config *c, const char *model, char *err, size_t errlen)
 {
-    return llm_http_backend_new(c, "anthropic", anthropic_chat, err, errlen);
+    return llm_http_backend_new(c, model, "anthropic", anthropic_chat, err, errlen);
 }

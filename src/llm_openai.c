@@ -2,9 +2,16 @@
  * llm_openai: the OpenAI chat-completions API, which most servers speak
  * (OpenAI, vLLM, Ollama's /v1, llama.cpp server, OpenRouter, DeepSeek, Kimi,
  * GLM, Qwen). POST {base}/chat/completions with an optional Bearer key (local
- * servers need none); response_format json_object when both the request and
- * the config ask for JSON; the text is choices[0].message.content and the
- * counts come from usage.prompt_tokens / usage.completion_tokens.
+ * servers need none). The body follows the model's profile (llm.h): the
+ * reply limit as max_tokens or max_completion_tokens, a temperature only
+ * where the model takes one, reasoning_effort when the profile sets one, and
+ * response_format json_schema {name, schema, strict: false} (or json_object)
+ * when the request asks for JSON and the profile has structured output. The
+ * text is choices[0].message.content without its thinking;
+ * message.reasoning_content (vLLM, DeepSeek, llama.cpp) or message.reasoning
+ * (Ollama, OpenRouter) is the reasoning. Counts come from usage:
+ * prompt_tokens (with prompt_tokens_details.cached_tokens) and
+ * completion_tokens (with completion_tokens_details.reasoning_tokens).
  */
 #include "llm.h"
 #include "util.h"
@@ -13,18 +20,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *openai_body(const struct llm_http_backend *hb, const struct llm_request *req)
+static char *openai_body(const struct llm_http_backend *hb, const struct llm_request *req, int adjust)
 {
+    const struct llm_profile *p = &hb->prof;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", hb->model);
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
     if (req->system) llm_add_message(msgs, "system", req->system);
     for (size_t i = 0; i < req->nmessages; i++) llm_add_message(msgs, req->messages[i].role, req->messages[i].content);
-    double t = req->temperature >= 0 ? req->temperature : hb->temperature;
-    cJSON_AddNumberToObject(root, "temperature", t);
-    cJSON_AddNumberToObject(root, "max_tokens", req->max_tokens > 0 ? req->max_tokens : hb->max_tokens);
+    double t;
+    if (llm_send_temperature(hb, req, adjust, &t)) cJSON_AddNumberToObject(root, "temperature", t);
+    enum llm_token_param tp = p->token_param;
+    if (adjust & LLM_ADJ_TOKEN_PARAM)
+        tp = tp == LLM_TOKENS_MAX_TOKENS ? LLM_TOKENS_MAX_COMPLETION_TOKENS : LLM_TOKENS_MAX_TOKENS;
+    cJSON_AddNumberToObject(root, llm_token_param_name(tp), llm_reply_limit(hb, req));
+    if (p->effort_param && p->effort[0] && !(adjust & LLM_ADJ_NO_EFFORT))
+        cJSON_AddStringToObject(root, "reasoning_effort", p->effort);
     cJSON_AddBoolToObject(root, "stream", 0);
-    if (req->json_mode && hb->json_mode) {
+    enum llm_schema_mode mode = adjust & LLM_ADJ_NO_SCHEMA ? LLM_SCHEMA_NONE : p->schema;
+    if ((mode == LLM_SCHEMA_JSON_SCHEMA || mode == LLM_SCHEMA_TOOL) && req->schema) {
+        cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
+        cJSON_AddStringToObject(rf, "type", "json_schema");
+        cJSON *js = cJSON_AddObjectToObject(rf, "json_schema");
+        cJSON_AddStringToObject(js, "name", req->schema_name ? req->schema_name : "reply");
+        cJSON_AddItemToObject(js, "schema", cJSON_Duplicate(req->schema, 1));
+        cJSON_AddBoolToObject(js, "strict", 0);
+    } else if (mode != LLM_SCHEMA_NONE && (req->schema || req->json_mode)) {
         cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
         cJSON_AddStringToObject(rf, "type", "json_object");
     }
@@ -42,14 +63,12 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     char *url = xasprintf("%s/chat/completions", hb->base);
     char *auth = hb->key ? xasprintf("Authorization: Bearer %s", hb->key) : NULL;
     const char *headers[] = {auth, NULL};
-    char *body = openai_body(hb, req);
     cJSON *j = NULL;
-    int rc = llm_http_call(hb, req, url, headers, body, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, openai_body, reply, &j);
     if (auth) {
         memset(auth, 0, strlen(auth));
         free(auth);
     }
-    free(body);
     if (rc != LLM_OK) goto out;
 
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(j, "choices");
@@ -57,24 +76,35 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     if (!cJSON_IsObject(c0)) {
         snprintf(reply->error, sizeof reply->error,
                  "the reply from %s has no choices; the server returned no completion (check the model name)", url);
+        reply->fail = LLM_FAIL_BAD_REPLY;
         rc = LLM_ERR_REPLY;
         goto out;
     }
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c0, "message");
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
     const cJSON *finish = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
-    if (!cJSON_IsString(content)) {
+    const cJSON *rc_field = cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content");
+    if (!cJSON_IsString(rc_field)) rc_field = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
+    if (cJSON_IsString(rc_field) && *rc_field->valuestring) reply->reasoning = xstrdup(rc_field->valuestring);
+    reply->truncated = cJSON_IsString(finish) && strcmp(finish->valuestring, "length") == 0;
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
+    long cached = llm_usage_field(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
+    long reasoning = llm_usage_field(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens_details"),
+                                     "reasoning_tokens");
+    reply->cached_tokens = cached > 0 ? cached : 0;
+    reply->reasoning_tokens = reasoning > 0 ? reasoning : 0;
+    if (!cJSON_IsString(content) && !reply->reasoning && !reply->truncated) {
         const cJSON *refusal = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
         snprintf(reply->error, sizeof reply->error,
                  "the reply from %s has no message content (finish_reason %s%s%s); the model answered with nothing usable",
                  url, cJSON_IsString(finish) ? finish->valuestring : "missing",
                  cJSON_IsString(refusal) ? ", refusal: " : "", cJSON_IsString(refusal) ? refusal->valuestring : "");
+        reply->fail = LLM_FAIL_BAD_REPLY;
         rc = LLM_ERR_REPLY;
-        goto out;
+    } else {
+        rc = llm_take_text(hb, reply, cJSON_IsString(content) ? content->valuestring : "", url);
     }
-    reply->text = xstrdup(content->valuestring);
-    reply->truncated = cJSON_IsString(finish) && strcmp(finish->valuestring, "length") == 0;
-    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
+    /* a failed reply still spent its tokens */
     llm_account(hb, req, reply, llm_usage_field(usage, "prompt_tokens"), llm_usage_field(usage, "completion_tokens"));
 out:
     cJSON_Delete(j);
@@ -82,7 +112,7 @@ out:
     return rc;
 }
 
-struct llm_backend *llm_openai_new(const struct drqa_config *c, char *err, size_t errlen)
+struct llm_backend *llm_openai_new(const struct drqa_config *c, const char *model, char *err, size_t errlen)
 {
-    return llm_http_backend_new(c, "openai-compatible", openai_chat, err, errlen);
+    return llm_http_backend_new(c, model, "openai-compatible", openai_chat, err, errlen);
 }

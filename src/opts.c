@@ -15,9 +15,10 @@
 enum {
     O_INDEX_ONLY = 256, O_INDEX, O_MAX_FILE_SIZE, O_THREADS, O_JSON, O_QUIET, O_NO_PROGRESS,
     O_ACTION, O_ASK, O_BATCH, O_OUT, O_JOBS, O_MODE, O_NO_MCTS, O_NO_PERCEPTION,
-    O_NO_EVALUATION, O_NO_SEMANTIC, O_ITERATIONS, O_MAX_EXPAND, O_SEED, O_BUDGET_TOKENS,
-    O_PARALLEL, O_EXPLORATION, O_FINISH_THRESHOLD, O_POLICY, O_PROVIDER, O_API_BASE, O_MODEL, O_EMBED_BASE,
-    O_EMBED_MODEL, O_JSON_MODE, O_CONFIG, O_TRANSCRIPT_DIR, O_REPLAY, O_JUDGE, O_REFERENCE,
+    O_NO_EVALUATION, O_NO_SEMANTIC, O_ITERATIONS, O_MAX_EXPAND, O_SEED, O_BUDGET_TOKENS, O_BUDGET_USD,
+    O_PARALLEL, O_EXPLORATION, O_FINISH_THRESHOLD, O_POLICY, O_PROVIDER, O_API_BASE, O_MODEL, O_ROLE_MODEL,
+    O_EMBED_BASE, O_EMBED_MODEL, O_JSON_MODE, O_CONFIG, O_SHOW_PROFILE, O_TRANSCRIPT_DIR, O_REPLAY, O_JUDGE,
+    O_REFERENCE,
     O_JUDGE_MODEL, O_REPORT, O_LOG, O_HELP, O_VERSION,
 };
 
@@ -49,6 +50,7 @@ static const struct optdoc table[] = {
     {{"max-expand", required_argument, 0, O_MAX_EXPAND}, "K", "children per node (default 3)"},
     {{"seed", required_argument, 0, O_SEED}, "S", "random seed (default 1)"},
     {{"budget-tokens", required_argument, 0, O_BUDGET_TOKENS}, "T", "stop and answer once T tokens are spent"},
+    {{"budget-usd", required_argument, 0, O_BUDGET_USD}, "X", "stop and answer once the model calls cost X US dollars"},
     {{"parallel", required_argument, 0, O_PARALLEL}, "K", "expansions in flight at once (default 1)"},
     {{"exploration", required_argument, 0, O_EXPLORATION}, "C", "UCT exploration constant on the 0-100 value scale"},
     {{"finish-threshold", required_argument, 0, O_FINISH_THRESHOLD}, "V",
@@ -57,10 +59,12 @@ static const struct optdoc table[] = {
     {{"provider", required_argument, 0, O_PROVIDER}, "P", "openai (any compatible server) or anthropic"},
     {{"api-base", required_argument, 0, O_API_BASE}, "URL", "chat API base URL (e.g. http://127.0.0.1:11434/v1)"},
     {{"model", required_argument, 0, O_MODEL}, "NAME", "chat model name"},
+    {{"role-model", required_argument, 0, O_ROLE_MODEL}, "ROLE=NAME", "the model one role uses (repeatable)"},
     {{"embed-base", required_argument, 0, O_EMBED_BASE}, "URL", "embeddings API base URL"},
     {{"embed-model", required_argument, 0, O_EMBED_MODEL}, "NAME", "embeddings model name"},
     {{"json-mode", no_argument, 0, O_JSON_MODE}, NULL, "ask the chat API for JSON replies (response_format)"},
     {{"config", required_argument, 0, O_CONFIG}, "FILE", "config file (default: $XDG_CONFIG_HOME/drqa-tui/config)"},
+    {{"show-profile", no_argument, 0, O_SHOW_PROFILE}, NULL, "print the resolved model profile(s) and exit"},
     {{"transcript-dir", required_argument, 0, O_TRANSCRIPT_DIR}, "DIR", "where transcripts are written"},
     {{"replay", required_argument, 0, O_REPLAY}, "FILE", "browse a saved transcript"},
     {{"judge", required_argument, 0, O_JUDGE}, "FILE", "score an answers JSONL file with LLM judges"},
@@ -122,7 +126,7 @@ static int parse_ll(const char *name, const char *s, long long lo, long long hi,
 static int set_run(struct drqa_opts *o, enum drqa_run r, const char *name, char *err, size_t errlen)
 {
     if (o->run != RUN_TUI && o->run != r) {
-        snprintf(err, errlen, "--%s cannot be combined with another mode option (--index-only, --ask, --batch, --action, --judge, --report, --replay)", name);
+        snprintf(err, errlen, "--%s cannot be combined with another mode option (--index-only, --ask, --batch, --action, --judge, --report, --replay, --show-profile)", name);
         return -1;
     }
     o->run = r;
@@ -232,6 +236,20 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             o->report_files[o->nreport_files++] = optarg;
             break;
         case O_LOG: o->log_file = optarg; break;
+        case O_BUDGET_USD: {
+            char *end;
+            o->budget_usd = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->budget_usd > 0) || o->budget_usd > 1e6) {
+                snprintf(err, errlen, "--budget-usd takes an amount of US dollars above 0 (e.g. 0.50), not '%s'", optarg);
+                return -1;
+            }
+            break;
+        }
+        case O_ROLE_MODEL:
+            if (o->nrole_models == OPTS_MAX_LIST) { snprintf(err, errlen, "at most %d --role-model options", OPTS_MAX_LIST); return -1; }
+            o->role_models[o->nrole_models++] = optarg;
+            break;
+        case O_SHOW_PROFILE: if (set_run(o, RUN_SHOW_PROFILE, name, err, errlen)) return -1; break;
         case 'h': case O_HELP: o->run = RUN_HELP; return 0;
         case 'V': case O_VERSION: o->run = RUN_VERSION; return 0;
         case ':':
@@ -254,6 +272,7 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
         }
         return 0;
     }
+    if (o->run == RUN_SHOW_PROFILE) return 0;
     if (o->run == RUN_JUDGE || o->run == RUN_REPLAY) {
         if (npos > 0) o->repo = argv[optind];
     } else {

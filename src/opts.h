@@ -17,6 +17,7 @@ enum drqa_run {
     RUN_JUDGE,       /* --judge FILE --reference FILE --out FILE */
     RUN_REPORT,      /* --report FILE... */
     RUN_REPLAY,      /* --replay FILE */
+    RUN_SHOW_PROFILE,/* --show-profile */
     RUN_HELP,
     RUN_VERSION,
 };
@@ -43,6 +44,7 @@ struct drqa_opts {
     int max_expand;              /* --max-expand (default 3) */
     unsigned long long seed;     /* --seed (default 1) */
     long long budget_tokens;     /* --budget-tokens (0 = none) */
+    double budget_usd;           /* --budget-usd (0 = none) */
     int parallel;                /* --parallel K (default 1) */
     double exploration;          /* --exploration c (UCT constant) */
     double finish_min_value;     /* --finish-threshold V; < 0: the search's default */
@@ -55,6 +57,7 @@ struct drqa_opts {
     const char *api_base, *model, *embed_base, *embed_model;
     int json_mode;               /* --json-mode: ask for response_format json */
     const char *config_path;     /* --config FILE */
+    const char *role_models[OPTS_MAX_LIST]; int nrole_models;   /* --role-model ROLE=NAME */
     /* transcripts and evaluation */
     const char *transcript_dir;  /* --transcript-dir */
     const char *replay;

@@ -515,7 +515,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         struct llm_reply rep;
         memset(&rep, 0, sizeof rep);
         int64_t t0 = now_ms();
-        int crc = llm_chat(p->cfg.backend, &req, &rep, NULL);
+        int crc = llm_chat(p->cfg.role_backend[role] ? p->cfg.role_backend[role] : p->cfg.backend, &req, &rep, NULL);
         pthread_mutex_lock(&p->lock);
         p->model_ms += now_ms() - t0;
         p->calls++;

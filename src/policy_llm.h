@@ -99,6 +99,7 @@ struct llm_policy_caps {
 
 struct llm_policy_config {
     struct llm_backend *backend;       /* required; borrowed */
+    struct llm_backend *role_backend[LLM_ROLE_N];   /* a role's own model (NULL: backend); borrowed */
     const struct policy *fallback;     /* used for a step whose replies are unusable; may be NULL
                                         * (the step then fails); borrowed, copied */
     struct llm_usage *run_usage;       /* optional run-wide ledger; borrowed */

@@ -241,6 +241,18 @@ void eval_answer_clear(struct eval_answer *x)
     memset(x, 0, sizeof *x);
 }
 
+/* The total of a model ledger ("usage": {"total": {"cached_input_tokens",
+ * "cost_usd"}}, llm_usage_json) when the line has one. */
+static void usage_total(const cJSON *o, int *has, double *cached, double *cost)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "usage"), "total");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(t, "cached_input_tokens");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(t, "cost_usd");
+    *has = cJSON_IsObject(t);
+    *cached = cJSON_IsNumber(c) ? c->valuedouble : 0;
+    *cost = cJSON_IsNumber(u) ? u->valuedouble : -1;
+}
+
 int eval_answer_parse(struct eval_answer *x, const cJSON *o, const char *path, int line, char *err, size_t errlen)
 {
     memset(x, 0, sizeof *x);
@@ -317,6 +329,7 @@ int eval_answer_parse(struct eval_answer *x, const cJSON *o, const char *path, i
         x->tokens_in = in->valuedouble;
         x->tokens_out = outp->valuedouble;
     }
+    usage_total(o, &x->has_usage, &x->tokens_cached, &x->cost_usd);
     if (!x->question && !id) {
         snprintf(err, errlen, "%s:%d: no \"id\" or \"question\"; an answer line needs one to find its reference",
                  path, line);
@@ -508,6 +521,7 @@ static int scores_line(struct file_ctx *c, struct report_row *w, const cJSON *o,
         w->tokens_in = in->valuedouble;
         w->tokens_out = outp->valuedouble;
     }
+    usage_total(o, &w->has_usage, &w->tokens_cached, &w->cost_usd);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metrics");
     if (m && !cJSON_IsNull(m)) {
         double h1 = -1, h5 = -1, ir = -1;
@@ -540,6 +554,9 @@ static int answers_row(struct file_ctx *c, struct report_row *w, const cJSON *o,
     w->has_tokens = x.has_tokens;
     w->tokens_in = x.tokens_in;
     w->tokens_out = x.tokens_out;
+    w->has_usage = x.has_usage;
+    w->tokens_cached = x.tokens_cached;
+    w->cost_usd = x.cost_usd;
     const struct eval_ref *ref = eval_refs_find(c->refs, x.id_from_line ? NULL : x.id, x.question);
     if (c->refs && !ref) {
         snprintf(err, errlen, "%s:%d: no reference for id '%s' in %s (matched by id, then by question text)",
@@ -634,7 +651,8 @@ static void thousands(struct buf *b, double v)
 struct sys {
     char *name;
     int questions, unjudged, judged_rows;
-    struct mean dims[EVAL_NDIM], total, tok_in, tok_out, hit1, hit5, ident;
+    struct mean dims[EVAL_NDIM], total, tok_in, tok_out, tok_cached, cost, hit1, hit5, ident;
+    int unpriced;                    /* rows with a ledger but no price */
     struct mean *per_judge;          /* by index in report.judges */
 };
 
@@ -683,6 +701,11 @@ static void sys_add(struct sys *s, const struct report_row *w, const struct strv
     if (w->has_tokens) {
         mean_add(&s->tok_in, w->tokens_in);
         mean_add(&s->tok_out, w->tokens_out);
+    }
+    if (w->has_usage) {
+        mean_add(&s->tok_cached, w->tokens_cached);
+        if (w->cost_usd >= 0) mean_add(&s->cost, w->cost_usd);
+        else s->unpriced++;
     }
     if (w->hit1 >= 0) mean_add(&s->hit1, w->hit1);
     if (w->hit5 >= 0) mean_add(&s->hit5, w->hit5);
@@ -753,10 +776,11 @@ void report_markdown(const struct report *r, struct buf *b)
 {
     size_t nsys;
     struct sys *sv = systems(r, &nsys);
-    int any_judge = 0, any_tokens = 0, any_cat = 0;
+    int any_judge = 0, any_tokens = 0, any_cat = 0, any_usage = 0;
     for (size_t i = 0; i < r->n; i++) {
         any_judge |= r->rows[i].njudges > 0;
         any_tokens |= r->rows[i].has_tokens;
+        any_usage |= r->rows[i].has_usage;
         any_cat |= r->rows[i].category_type != NULL;
     }
 
@@ -843,6 +867,24 @@ void report_markdown(const struct report *r, struct buf *b)
         buf_adds(b, "\n");
     }
 
+    if (any_usage) {
+        buf_adds(b, "## Model cost per question (mean)\n\n| System | Cached input tokens | Cost (USD) |\n|---|---|---|\n");
+        for (size_t s = 0; s < nsys; s++) {
+            buf_printf(b, "| %s | ", sv[s].name);
+            if (sv[s].tok_cached.n) {
+                thousands(b, sv[s].tok_cached.sum / sv[s].tok_cached.n);
+                buf_printf(b, " (n=%d) | ", sv[s].tok_cached.n);
+            } else {
+                buf_adds(b, "- (n=0) | ");
+            }
+            if (sv[s].cost.n) buf_printf(b, "%.4f (n=%d)", sv[s].cost.sum / sv[s].cost.n, sv[s].cost.n);
+            else buf_adds(b, "- (n=0)");
+            if (sv[s].unpriced) buf_printf(b, ", %d unpriced", sv[s].unpriced);
+            buf_adds(b, " |\n");
+        }
+        buf_adds(b, "\n");
+    }
+
     buf_adds(b, "## Grounding (no model)\n\nfile-hit@k: a gold file among the first k distinct cited files; "
                 "identifier recall: share of the reference's identifiers found in the answer and its evidence.\n\n"
                 "| System | file-hit@1 | file-hit@5 | Identifier recall |\n|---|---|---|---|\n");
@@ -885,6 +927,9 @@ cJSON *report_json(const struct report *r)
         for (size_t j = 0; j < r->judges.n; j++) json_mean(pj, r->judges.v[j], &sv[s].per_judge[j]);
         json_mean(o, "tokens_input", &sv[s].tok_in);
         json_mean(o, "tokens_output", &sv[s].tok_out);
+        json_mean(o, "tokens_cached_input", &sv[s].tok_cached);
+        json_mean(o, "cost_usd", &sv[s].cost);
+        cJSON_AddNumberToObject(o, "unpriced", sv[s].unpriced);
         json_mean(o, "file_hit@1", &sv[s].hit1);
         json_mean(o, "file_hit@5", &sv[s].hit5);
         json_mean(o, "identifier_recall", &sv[s].ident);

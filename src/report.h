@@ -76,6 +76,8 @@ struct eval_answer {
     char *evidence;                  /* evidence texts joined by newlines */
     int has_tokens;
     double tokens_in, tokens_out;
+    int has_usage;                   /* a model ledger ("usage", llm_usage_json) came with it */
+    double tokens_cached, cost_usd;  /* its total cached input tokens; cost (< 0: unpriced) */
 };
 
 struct eval_answers {
@@ -113,6 +115,8 @@ struct report_row {
     size_t npj;
     int has_tokens;
     double tokens_in, tokens_out;
+    int has_usage;
+    double tokens_cached, cost_usd;  /* cost < 0: unpriced */
     int hit1, hit5;                  /* -1: undefined */
     double ident_recall;             /* < 0: undefined */
 };

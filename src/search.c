@@ -56,6 +56,7 @@ static const char *const stop_names[] = {
     [SEARCH_STOP_EXHAUSTED] = "exhausted",
     [SEARCH_STOP_USER] = "user",
     [SEARCH_STOP_ERROR] = "error",
+    [SEARCH_STOP_BUDGET_USD] = "budget-usd",
 };
 
 const char *search_stop_name(enum search_stop s)
@@ -83,6 +84,7 @@ void search_config_from_opts(struct search_config *c, const struct drqa_opts *o)
     c->exploration = o->exploration;   /* < 0: the documented default */
     c->seed = o->seed;
     c->budget_tokens = o->budget_tokens;
+    c->budget_usd = o->budget_usd;
     if (o->parallel > 1) c->parallel = o->parallel;
     c->no_mcts = o->no_mcts;
     c->no_perception = o->no_perception;
@@ -217,10 +219,16 @@ static int budget_spent(const struct search *s)
            s->t->tokens_in + s->t->tokens_out >= s->cfg.budget_tokens;
 }
 
+static int cost_spent(const struct search *s)
+{
+    return s->cfg.budget_usd > 0 && s->cfg.spent_usd && s->cfg.spent_usd(s->cfg.spent_ctx) >= s->cfg.budget_usd;
+}
+
 /* Stops for a limit; returns 1 when it did. */
 static int check_limits(struct search *s)
 {
     if (budget_spent(s)) set_stop(s, SEARCH_STOP_BUDGET);
+    else if (cost_spent(s)) set_stop(s, SEARCH_STOP_BUDGET_USD);
     else if (s->t->iterations >= s->cfg.iterations) set_stop(s, SEARCH_STOP_ITERATIONS);
     else return 0;
     return 1;
@@ -770,11 +778,11 @@ int search_force(struct search *s, int id, char *err, size_t errlen)
     if (s->stop == SEARCH_STOP_ERROR) {
         snprintf(err, errlen, "cannot expand node %d: the search stopped on an error: %s", id,
                  s->stop_message ? s->stop_message : "(no message)");
-    } else if (s->stop == SEARCH_STOP_ITERATIONS || s->stop == SEARCH_STOP_BUDGET ||
+    } else if (s->stop == SEARCH_STOP_ITERATIONS || s->stop == SEARCH_STOP_BUDGET || s->stop == SEARCH_STOP_BUDGET_USD ||
         (s->stop != SEARCH_RUNNING &&
-         (s->t->iterations >= s->cfg.iterations || budget_spent(s)))) {
+         (s->t->iterations >= s->cfg.iterations || budget_spent(s) || cost_spent(s)))) {
         snprintf(err, errlen, "cannot expand node %d: the search has used its %s", id,
-                 budget_spent(s) ? "token budget" : "iterations");
+                 budget_spent(s) ? "token budget" : cost_spent(s) ? "cost budget (--budget-usd)" : "iterations");
     } else if (mcts_force(s->t, id, err, errlen) == 0) {
         if (s->stop != SEARCH_RUNNING) set_stop(s, SEARCH_RUNNING);
         rc = 0;

@@ -122,6 +122,7 @@ enum search_stop {
     SEARCH_STOP_USER,        /* search_finish_now */
     SEARCH_STOP_ERROR,       /* a role call failed in a way that every later call would too
                               * (search_stop_message says which) */
+    SEARCH_STOP_BUDGET_USD,  /* the cost budget (--budget-usd) is spent */
 };
 
 const char *search_stop_name(enum search_stop s);
@@ -134,6 +135,9 @@ struct search_config {
     double exploration;          /* UCT constant C; < 0 gives MCTS_DEFAULT_C */
     unsigned long long seed;     /* tie-breaks; default 1 */
     long long budget_tokens;     /* input + output; 0 = no budget */
+    double budget_usd;           /* model cost; 0 = no budget; needs spent_usd */
+    double (*spent_usd)(void *ctx);   /* the cost so far (the caller's ledger) */
+    void *spent_ctx;
     int no_mcts, no_perception, no_evaluation;
     int max_replans;             /* extra plan calls after a duplicate or a refused Finish, default 2 */
     double finish_min_value;     /* a Finish valued below this does not stop the search; default

@@ -24,8 +24,21 @@ Replies come from a JSON script file:
    "default":  REPLY,          else this
    "embed_dim": 8}
 
+A rule may also hold "body_has" / "body_lacks": a substring the raw request
+body must / must not contain (a server that refuses a parameter only when
+it is sent).
+
 A REPLY may hold: "content" (the model text), "usage" ({"input": N,
-"output": M}, or null to leave usage out; by default bytes/4 is reported),
+"output": M}, optionally "cached" and "reasoning" (OpenAI's
+prompt_tokens_details.cached_tokens and
+completion_tokens_details.reasoning_tokens; Anthropic's
+cache_read_input_tokens) and "cache_write" (Anthropic's
+cache_creation_input_tokens), or null to leave usage out; by default bytes/4
+is reported), "reasoning" (OpenAI-compatible: message.reasoning_content, as
+vLLM and DeepSeek send it; Anthropic: a thinking block before the text),
+"tool_input" (Anthropic: a tool_use block with this input, named as the
+request's tool_choice, stop_reason tool_use), "error_body" (with "status": the
+exact error JSON to send, e.g. a provider's documented body),
 "finish" (finish/stop reason), "status" (an error status: the body is the
 provider's error JSON with "error" as the message), "retry_after" (header
 value), "delay_ms" (latency before answering), and "fault", one of:
@@ -89,12 +102,16 @@ class State:
         self.n = 0
         self.log = open(log_path, "a", encoding="utf-8")
 
-    def pick(self, endpoint, prompt):
+    def pick(self, endpoint, prompt, raw=""):
         with self.lock:
             for i, r in enumerate(self.rules):
                 if "endpoint" in r and r["endpoint"] != endpoint:
                     continue
                 if "match" in r and r["match"] not in prompt:
+                    continue
+                if "body_has" in r and r["body_has"] not in raw:
+                    continue
+                if "body_lacks" in r and r["body_lacks"] in raw:
                     continue
                 if "times" in r:
                     if r["times"] <= 0:
@@ -169,7 +186,7 @@ class Handler(BaseHTTPRequestHandler):
                     if isinstance(m, dict):
                         parts.append(blocks_text(m.get("content", "")))
                 prompt = "\n".join(parts)
-        name, r = self.state.pick(kind, prompt) if kind else ("none", {})
+        name, r = self.state.pick(kind, prompt, raw) if kind else ("none", {})
         self.state.record({
             "method": "POST", "path": path, "rule": name, "prompt": prompt,
             "headers": {k.lower(): v for k, v in self.headers.items()},
@@ -205,7 +222,8 @@ class Handler(BaseHTTPRequestHandler):
             if "retry_after" in r:
                 extra["Retry-After"] = str(r["retry_after"])
             st = r["status"]
-            self.send_json(st, self.error_body(kind, st, r.get("error", "fake error %d" % st)), extra)
+            body = r["error_body"] if "error_body" in r else self.error_body(kind, st, r.get("error", "fake error %d" % st))
+            self.send_json(st, body, extra)
             return
         if fault == "error_200":
             self.send_json(200, self.error_body(kind, 200, r.get("error", "upstream provider failed")))
@@ -226,22 +244,39 @@ class Handler(BaseHTTPRequestHandler):
         model = req.get("model", "")
         if kind == "chat":
             msg = {"role": "assistant", "content": None if fault == "null_content" else content}
+            if "reasoning" in r:
+                msg["reasoning_content"] = r["reasoning"]
             obj = {"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
                    "choices": [] if fault == "empty_choices" else
                    [{"index": 0, "message": msg, "finish_reason": r.get("finish", "stop")}]}
             if usage is not None:
                 obj["usage"] = {"prompt_tokens": usage["input"], "completion_tokens": usage["output"],
                                 "total_tokens": usage["input"] + usage["output"]}
+                if "cached" in usage:
+                    obj["usage"]["prompt_tokens_details"] = {"cached_tokens": usage["cached"]}
+                if "reasoning" in usage:
+                    obj["usage"]["completion_tokens_details"] = {"reasoning_tokens": usage["reasoning"]}
         else:
             blocks = [{"type": "text", "text": content}]
             if fault == "empty_choices":
                 blocks = []
             elif fault == "null_content":
                 blocks = [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]
+            stop = r.get("finish", "end_turn")
+            if "tool_input" in r:
+                tname = (req.get("tool_choice") or {}).get("name", "reply")
+                blocks = [{"type": "tool_use", "id": "toolu_fake", "name": tname, "input": r["tool_input"]}]
+                stop = "tool_use"
+            if "reasoning" in r:
+                blocks.insert(0, {"type": "thinking", "thinking": r["reasoning"], "signature": "fake"})
             obj = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                   "content": blocks, "stop_reason": r.get("finish", "end_turn")}
+                   "content": blocks, "stop_reason": stop}
             if usage is not None:
                 obj["usage"] = {"input_tokens": usage["input"], "output_tokens": usage["output"]}
+                if "cached" in usage:
+                    obj["usage"]["cache_read_input_tokens"] = usage["cached"]
+                if "cache_write" in usage:
+                    obj["usage"]["cache_creation_input_tokens"] = usage["cache_write"]
         body = json.dumps(obj).encode("utf-8")
         if fault == "truncate":
             self.close_connection = True

@@ -11,6 +11,7 @@
 #include "fake_backend.h"
 #include "util.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -38,7 +39,60 @@ static const char *script =
     " {\"match\": \"case:error200\", \"fault\": \"error_200\", \"error\": \"provider overloaded\"}"
     "], \"default\": {\"content\": \"default reply\"}}";
 
-static struct fake f;
+/* The second server: documented refusals and replies of real model families. */
+static const char *script2 =
+    "{\"rules\": ["
+    " {\"match\": \"case:adj\", \"body_has\": \"\\\"max_tokens\\\"\", \"status\": 400, \"error_body\": {\"error\": {"
+    "\"message\": \"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.\","
+    "\"type\": \"invalid_request_error\", \"param\": \"max_tokens\", \"code\": \"unsupported_parameter\"}}},"
+    " {\"match\": \"case:adj\", \"body_has\": \"\\\"temperature\\\"\", \"status\": 400, \"error_body\": {\"error\": {"
+    "\"message\": \"Unsupported value: 'temperature' does not support 0.7 with this model. Only the default (1) value is supported.\","
+    "\"type\": \"invalid_request_error\", \"param\": \"temperature\", \"code\": \"unsupported_value\"}}},"
+    " {\"match\": \"case:adj\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:schema-refused\", \"body_has\": \"json_schema\", \"status\": 400, \"error_body\": {\"error\": {"
+    "\"message\": \"Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.\","
+    "\"type\": \"invalid_request_error\", \"param\": \"response_format\", \"code\": null}}},"
+    " {\"match\": \"case:schema-refused\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:tools-refused\", \"body_has\": \"\\\"tools\\\"\", \"status\": 400, \"error_body\": {\"type\": \"error\","
+    "\"error\": {\"type\": \"invalid_request_error\", \"message\": \"tools: Extra inputs are not permitted\"}}},"
+    " {\"match\": \"case:tools-refused\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:stuck\", \"body_has\": \"max_\", \"status\": 400, \"error_body\": {\"error\": {"
+    "\"message\": \"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.\","
+    "\"type\": \"invalid_request_error\", \"param\": \"max_tokens\", \"code\": \"unsupported_parameter\"}}},"
+    " {\"match\": \"case:ctx-openai\", \"status\": 400, \"error_body\": {\"error\": {\"message\": \"This model's maximum context length is "
+    "128000 tokens. However, your messages resulted in 130517 tokens. Please reduce the length of the messages.\","
+    "\"type\": \"invalid_request_error\", \"param\": \"messages\", \"code\": \"context_length_exceeded\"}}},"
+    " {\"match\": \"case:ctx-vllm\", \"status\": 400, \"error_body\": {\"object\": \"error\", \"message\": \"This model's maximum context "
+    "length is 32768 tokens. However, you requested 40960 tokens (24576 in the messages, 16384 in the completion). Please reduce the "
+    "length of the messages or completion.\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}},"
+    " {\"match\": \"case:ctx-llamacpp\", \"status\": 400, \"error_body\": {\"error\": {\"code\": 400, \"message\": \"the request exceeds "
+    "the available context size, try increasing it\", \"type\": \"exceed_context_size_error\", \"n_prompt_tokens\": 5012, \"n_ctx\": 4096}}},"
+    " {\"match\": \"case:ctx-anthropic\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": "
+    "\"invalid_request_error\", \"message\": \"prompt is too long: 212345 tokens > 200000 maximum\"}}},"
+    " {\"match\": \"case:auth401\", \"status\": 401, \"error_body\": {\"error\": {\"message\": \"Incorrect API key provided.\","
+    "\"type\": \"invalid_request_error\", \"param\": null, \"code\": \"invalid_api_key\"}}},"
+    " {\"match\": \"case:auth403\", \"status\": 403, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": \"permission_error\","
+    "\"message\": \"Your API key does not have permission to use the specified resource.\"}}},"
+    " {\"match\": \"case:notfound\", \"status\": 404, \"error_body\": {\"error\": {\"message\": \"The model `gpt-9` does not exist or you "
+    "do not have access to it.\", \"type\": \"invalid_request_error\", \"param\": null, \"code\": \"model_not_found\"}}},"
+    " {\"match\": \"case:badreq\", \"status\": 400, \"error_body\": {\"error\": {\"message\": \"Invalid 'messages[0].content': string too "
+    "long.\", \"type\": \"invalid_request_error\", \"param\": \"messages[0].content\", \"code\": \"string_above_max_length\"}}},"
+    " {\"match\": \"case:overloaded\", \"status\": 529, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\","
+    "\"message\": \"Overloaded\"}}},"
+    " {\"match\": \"case:ratelimit\", \"status\": 429, \"retry_after\": 0, \"error_body\": {\"error\": {\"message\": \"Rate limit reached "
+    "for requests\", \"type\": \"requests\", \"param\": null, \"code\": \"rate_limit_exceeded\"}}},"
+    " {\"match\": \"case:malformed\", \"fault\": \"malformed\"},"
+    " {\"match\": \"case:think-tags\", \"content\": \"<think>Maybe {\\\"action\\\": \\\"ViewCode\\\"} first.</think>\\n{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:think-bare\", \"content\": \"The user wants {\\\"x\\\": 1}.</think>\\n\\n{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:think-unclosed\", \"content\": \"<think>still weighing {\\\"a\\\": 1} and\", \"finish\": \"length\"},"
+    " {\"match\": \"case:think-field\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\", \"reasoning\": \"Step 1: {\\\"action\\\": \\\"ViewCode\\\"}\"},"
+    " {\"match\": \"case:only-reasoning\", \"content\": \"\", \"reasoning\": \"I am still thinking about the\", \"finish\": \"length\"},"
+    " {\"match\": \"case:tool\", \"tool_input\": {\"action\": \"Finish\", \"args\": {}},"
+    "\"usage\": {\"input\": 100, \"output\": 10, \"cached\": 1000, \"cache_write\": 200}},"
+    " {\"match\": \"case:cached\", \"content\": \"{}\", \"usage\": {\"input\": 8000, \"output\": 100, \"cached\": 6000, \"reasoning\": 40}}"
+    "], \"default\": {\"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"}}";
+
+static struct fake f, g;
 static char dir[160];
 static int anthropic;
 
@@ -127,7 +181,12 @@ static void run(const char *pname)
     is_int(cJSON_GetObjectItem(body, "max_tokens")->valueint, 256, "%s: max_tokens from the config", pname);
     cJSON *msgs = cJSON_GetObjectItem(body, "messages");
     if (anthropic) {
-        is_str(cJSON_GetObjectItem(body, "system")->valuestring, "You are the planner.", "%s: top-level system", pname);
+        cJSON *sys0 = cJSON_GetArrayItem(cJSON_GetObjectItem(body, "system"), 0);
+        is_str(sys0 ? cJSON_GetObjectItem(sys0, "text")->valuestring : "(none)", "You are the planner.",
+               "%s: top-level system, one text block", pname);
+        cJSON *cc = sys0 ? cJSON_GetObjectItem(sys0, "cache_control") : NULL;
+        is_str(cc ? cJSON_GetObjectItem(cc, "type")->valuestring : "(none)", "ephemeral",
+               "%s: the system prompt is marked for the prompt cache", pname);
         is_int(cJSON_GetArraySize(msgs), 3, "%s: three messages", pname);
         is_str(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 1), "role")->valuestring, "assistant", "%s: roles kept", pname);
         is_str(fake_header(req, "x-api-key"), KEY, "%s: x-api-key header", pname);
@@ -283,6 +342,252 @@ static void run(const char *pname)
 #undef T
 }
 
+/* A backend on the second server for model under the given provider. */
+static struct llm_backend *mk2(const char *model, int anth, const char *lines)
+{
+    char path[256], conf[1024], base[160], emodel[128];
+    snprintf(path, sizeof path, "%s/test2.conf", dir);
+    snprintf(conf, sizeof conf, "retries = 2\nbackoff_ms = 5\nbackoff_max_ms = 20\ntimeout_total_ms = 5000\n%s",
+             lines ? lines : "");
+    snprintf(base, sizeof base, "DRQA_API_BASE=%s%s", g.base, anth ? "" : "/v1");
+    snprintf(emodel, sizeof emodel, "DRQA_MODEL=%s", model);
+    const char *env[] = {base, emodel, anth ? "DRQA_PROVIDER=anthropic" : "DRQA_PROVIDER=openai", NULL};
+    return fake_backend(path, conf, env);
+}
+
+static int ask2(struct llm_backend *b, const char *user, double temperature, const cJSON *schema, struct llm_reply *r)
+{
+    struct llm_message m[] = {{"user", user}};
+    struct llm_request q;
+    llm_request_init(&q);
+    q.system = "You are the planner.";
+    q.messages = m;
+    q.nmessages = 1;
+    q.temperature = temperature;
+    q.json_mode = 1;
+    q.schema = schema;
+    q.schema_name = schema ? "plan" : NULL;
+    q.tag = "planning";
+    return llm_chat(b, &q, r, NULL);
+}
+
+/* The body of the last request whose prompt holds needle (caller deletes). */
+static cJSON *body2(const char *needle)
+{
+    cJSON *req = fake_last(&g, needle);
+    cJSON *b = fake_body(req);
+    cJSON_Delete(req);
+    return b;
+}
+
+static int has(const cJSON *o, const char *k) { return cJSON_GetObjectItem(o, k) != NULL; }
+
+static int count_in_file(const char *path, const char *needle)
+{
+    size_t len;
+    char *t = read_file(path, 0, &len);
+    int n = 0;
+    for (const char *p = t; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+    free(t);
+    return n;
+}
+
+static void profiles(const char *logpath)
+{
+    struct llm_reply r;
+    cJSON *schema = cJSON_Parse("{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\"}},"
+                                "\"required\":[\"action\"]}");
+
+    /* an unknown reasoning model behind a gateway: the default row sends
+     * max_tokens and a temperature; each documented refusal is adjusted for once */
+    struct llm_backend *b = mk2("my-reasoner", 0, NULL);
+    is_int(ask2(b, "case:adj first", 0.7, NULL, &r), LLM_OK, "adjust: a refused max_tokens and temperature end in a reply");
+    is_str(r.text, "{\"action\": \"Finish\"}", "adjust: the reply text");
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:adj first"), 3, "adjust: three requests (refused max_tokens, refused temperature, ok)");
+    cJSON *bd = body2("case:adj first");
+    ok(has(bd, "max_completion_tokens") && !has(bd, "max_tokens"), "adjust: the retry sends max_completion_tokens");
+    ok(!has(bd, "temperature"), "adjust: the retry drops the temperature");
+    cJSON_Delete(bd);
+    is_int(ask2(b, "case:adj second", 0.7, NULL, &r), LLM_OK, "adjust: the next call succeeds");
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:adj second"), 1, "adjust: remembered: the next request goes out right the first time");
+    bd = body2("case:adj second");
+    ok(has(bd, "max_completion_tokens") && !has(bd, "max_tokens") && !has(bd, "temperature"),
+       "adjust: ... with max_completion_tokens and no temperature");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+    is_int(count_in_file(logpath, "refused 'max_tokens'"), 1, "adjust: the max_tokens adjustment is said once in the log");
+    is_int(count_in_file(logpath, "refused 'temperature'"), 1, "adjust: the temperature adjustment is said once");
+
+    /* the adjustment fails: bad_parameter, a persistent kind */
+    b = mk2("my-reasoner", 0, NULL);
+    is_int(ask2(b, "case:stuck", -1, NULL, &r), LLM_ERR_STATUS, "stuck: a parameter refused after the adjustment fails");
+    is_int(fake_count(&g, "case:stuck"), 2, "stuck: one adjustment, not more");
+    is_str(llm_fail_name(r.fail), "bad_parameter", "stuck: kind bad_parameter");
+    ok(llm_fail_persistent(r.fail), "stuck: bad_parameter is persistent");
+    ok(strstr(r.error, "profile.my-reasoner.") != NULL, "stuck: the error says how to set the profile: %s", r.error);
+    llm_backend_free(b);
+
+    /* o4-mini by its profile: right the first time; a config override adds reasoning_effort */
+    b = mk2("o4-mini", 0, "profile.o4-*.reasoning_effort = low\n");
+    is_int(ask2(b, "case:o4 plain", 0.7, schema, &r), LLM_OK, "o4-mini: a call");
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:o4 plain"), 1, "o4-mini: one request");
+    bd = body2("case:o4 plain");
+    ok(cJSON_GetObjectItem(bd, "max_completion_tokens") && cJSON_GetObjectItem(bd, "max_completion_tokens")->valueint == 32768 &&
+       !has(bd, "max_tokens"), "o4-mini: max_completion_tokens 32768 from the profile");
+    ok(!has(bd, "temperature"), "o4-mini: no temperature");
+    is_str(cJSON_GetObjectItem(bd, "reasoning_effort") ? cJSON_GetObjectItem(bd, "reasoning_effort")->valuestring : "(none)",
+           "low", "o4-mini: reasoning_effort from the config's profile override");
+    cJSON *rf = cJSON_GetObjectItem(bd, "response_format");
+    cJSON *js = rf ? cJSON_GetObjectItem(rf, "json_schema") : NULL;
+    is_str(rf ? cJSON_GetObjectItem(rf, "type")->valuestring : "(none)", "json_schema", "o4-mini: response_format json_schema");
+    ok(js && !strcmp(cJSON_GetObjectItem(js, "name")->valuestring, "plan") && cJSON_IsFalse(cJSON_GetObjectItem(js, "strict")) &&
+       cJSON_Compare(cJSON_GetObjectItem(js, "schema"), schema, 1), "o4-mini: the role's schema, its name, strict false");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+
+    /* overrides: token parameter, reply limit and schema for a glob */
+    b = mk2("fake-model", 0, "profile.fake-*.token_param = max_completion_tokens\nprofile.fake-*.max_output = 12345\n"
+                             "profile.fake-*.temperature = default\nprofile.fake-*.schema = json_object\n");
+    is_int(ask2(b, "case:override", 0.2, schema, &r), LLM_OK, "override: a call");
+    llm_reply_free(&r);
+    bd = body2("case:override");
+    ok(cJSON_GetObjectItem(bd, "max_completion_tokens") && cJSON_GetObjectItem(bd, "max_completion_tokens")->valueint == 12345,
+       "override: token_param and max_output from the config file");
+    ok(!has(bd, "temperature"), "override: temperature = default sends none");
+    rf = cJSON_GetObjectItem(bd, "response_format");
+    is_str(rf ? cJSON_GetObjectItem(rf, "type")->valuestring : "(none)", "json_object", "override: schema = json_object");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+
+    /* gpt-4o: json_schema refused -> JSON in the text, once, remembered */
+    b = mk2("gpt-4o", 0, NULL);
+    is_int(ask2(b, "case:schema-refused one", 0, schema, &r), LLM_OK, "schema refused: still a reply");
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:schema-refused one"), 2, "schema refused: sent again");
+    bd = body2("case:schema-refused one");
+    ok(!has(bd, "response_format") && has(bd, "max_tokens") && has(bd, "temperature"),
+       "schema refused: the retry has no response_format, the rest as before");
+    cJSON_Delete(bd);
+    is_int(ask2(b, "case:schema-refused two", 0, schema, &r), LLM_OK, "schema refused: the next call");
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:schema-refused two"), 1, "schema refused: remembered");
+    llm_backend_free(b);
+
+    /* Anthropic: forced tool use with the schema; the tool input is the text; cache usage */
+    b = mk2("claude-sonnet-4-5-20250929", 1, NULL);
+    is_int(ask2(b, "case:tool", 0, schema, &r), LLM_OK, "anthropic tool: a call");
+    is_str(r.text, "{\"action\":\"Finish\",\"args\":{}}", "anthropic tool: the tool_use input is the reply text");
+    is_int(r.input_tokens, 1300, "anthropic tool: input counts cache reads and writes (100 + 1000 + 200)");
+    is_int(r.cached_tokens, 1000, "anthropic tool: cache_read_input_tokens are the cached tokens");
+    ok(fabs(r.cost_usd - (100 * 3.0 + 1000 * 0.3 + 200 * 3.0 * 1.25 + 10 * 15.0) / 1e6) < 1e-12,
+       "anthropic tool: cost from the profile's prices, cache reads and writes priced apart (%g)", r.cost_usd);
+    llm_reply_free(&r);
+    bd = body2("case:tool");
+    cJSON *tool = cJSON_GetArrayItem(cJSON_GetObjectItem(bd, "tools"), 0);
+    ok(tool && !strcmp(cJSON_GetObjectItem(tool, "name")->valuestring, "plan") &&
+       cJSON_Compare(cJSON_GetObjectItem(tool, "input_schema"), schema, 1), "anthropic tool: one tool with the schema");
+    cJSON *tc = cJSON_GetObjectItem(bd, "tool_choice");
+    ok(tc && !strcmp(cJSON_GetObjectItem(tc, "type")->valuestring, "tool") &&
+       !strcmp(cJSON_GetObjectItem(tc, "name")->valuestring, "plan"), "anthropic tool: forced by tool_choice");
+    cJSON *sys0 = cJSON_GetArrayItem(cJSON_GetObjectItem(bd, "system"), 0);
+    ok(sys0 && cJSON_GetObjectItem(sys0, "cache_control"), "anthropic tool: cache_control on the system prompt");
+    cJSON_Delete(bd);
+    is_int(ask2(b, "case:tools-refused", 0, schema, &r), LLM_OK, "anthropic tools refused: JSON in the text instead");
+    is_int(fake_count(&g, "case:tools-refused"), 2, "anthropic tools refused: sent again once");
+    bd = body2("case:tools-refused");
+    ok(!has(bd, "tools") && !has(bd, "tool_choice"), "anthropic tools refused: the retry has no tools");
+    cJSON_Delete(bd);
+    llm_reply_free(&r);
+    llm_backend_free(b);
+
+    /* thinking */
+    b = mk2("qwen3:8b", 0, NULL);
+    is_int(ask2(b, "case:think-tags", 0, NULL, &r), LLM_OK, "think tags: a reply");
+    is_str(r.text, "{\"action\": \"Finish\"}", "think tags: stripped from the text, the JSON inside them is not the reply");
+    is_str(r.reasoning, "Maybe {\"action\": \"ViewCode\"} first.", "think tags: kept apart as reasoning");
+    llm_reply_free(&r);
+    is_int(ask2(b, "case:think-bare", 0, NULL, &r), LLM_OK, "bare </think>: a reply");
+    is_str(r.text, "{\"action\": \"Finish\"}", "bare </think>: what precedes it is reasoning");
+    llm_reply_free(&r);
+    is_int(ask2(b, "case:think-unclosed", 0, NULL, &r), LLM_ERR_REPLY, "unclosed <think> at the limit: an error");
+    is_str(llm_fail_name(r.fail), "bad_reply", "unclosed <think>: kind bad_reply");
+    ok(strstr(r.error, "only reasoning") && strstr(r.error, "token limit") && strstr(r.error, "max_output"),
+       "unclosed <think>: the error names the cause and the fix: %s", r.error);
+    ok(r.text == NULL && r.reasoning && strstr(r.reasoning, "still weighing"), "unclosed <think>: no text, the reasoning kept");
+    llm_reply_free(&r);
+    is_int(ask2(b, "case:think-field", 0, NULL, &r), LLM_OK, "reasoning_content: a reply");
+    is_str(r.text, "{\"action\": \"Finish\"}", "reasoning_content: the content is the text");
+    is_str(r.reasoning, "Step 1: {\"action\": \"ViewCode\"}", "reasoning_content: kept apart as reasoning");
+    llm_reply_free(&r);
+    is_int(ask2(b, "case:only-reasoning", 0, NULL, &r), LLM_ERR_REPLY, "empty content with reasoning: an error");
+    ok(strstr(r.error, "raise max_tokens") != NULL, "empty content with reasoning: says to raise max_tokens: %s", r.error);
+    llm_reply_free(&r);
+    llm_backend_free(b);
+
+    /* failure kinds of documented error bodies */
+    static const struct { const char *model; int anth; const char *c; const char *kind; int persistent; } kinds[] = {
+        {"gpt-4o", 0, "case:ctx-openai", "context_length", 0},
+        {"Qwen/Qwen3-8B", 0, "case:ctx-vllm", "context_length", 0},
+        {"qwen2.5-coder", 0, "case:ctx-llamacpp", "context_length", 0},
+        {"claude-sonnet-4-5", 1, "case:ctx-anthropic", "context_length", 0},
+        {"gpt-4o", 0, "case:auth401", "auth", 1},
+        {"claude-sonnet-4-5", 1, "case:auth403", "auth", 1},
+        {"gpt-9", 0, "case:notfound", "not_found", 1},
+        {"gpt-4o", 0, "case:badreq", "bad_request", 1},
+        {"claude-sonnet-4-5", 1, "case:overloaded", "transient", 0},
+        {"gpt-4o", 0, "case:ratelimit", "transient", 0},
+        {"gpt-4o", 0, "case:malformed", "bad_reply", 0},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        b = mk2(kinds[i].model, kinds[i].anth, NULL);
+        ask2(b, kinds[i].c, 0, NULL, &r);
+        is_str(llm_fail_name(r.fail), kinds[i].kind, "kind: %s is %s: %s", kinds[i].c, kinds[i].kind, r.error);
+        is_int(llm_fail_persistent(r.fail), kinds[i].persistent, "kind: %s %s persistent", kinds[i].c,
+               kinds[i].persistent ? "is" : "is not");
+        llm_reply_free(&r);
+        llm_backend_free(b);
+    }
+    char refused[96];
+    snprintf(refused, sizeof refused, "http://127.0.0.1:%d", fake_closed_port());
+    b = mk(refused, NULL, 0);
+    ask(b, "planning", "case:refused kind", &r, NULL);
+    is_str(llm_fail_name(r.fail), "transient", "kind: a closed port is transient");
+    llm_backend_free(b);
+
+    /* the ledger: cached and reasoning tokens, cost from the profile, one line */
+    b = mk2("gpt-4.1-mini", 0, NULL);
+    struct llm_usage u;
+    llm_usage_init(&u);
+    struct llm_message m[] = {{"user", "case:cached"}};
+    struct llm_request q;
+    llm_request_init(&q);
+    q.messages = m;
+    q.nmessages = 1;
+    q.tag = "planning";
+    is_int(llm_chat(b, &q, &r, &u), LLM_OK, "ledger: a call with cached tokens");
+    is_int(r.cached_tokens, 6000, "ledger: prompt_tokens_details.cached_tokens read");
+    is_int(r.reasoning_tokens, 40, "ledger: completion_tokens_details.reasoning_tokens read");
+    ok(fabs(r.cost_usd - (2000 * 0.40 + 6000 * 0.10 + 100 * 1.60) / 1e6) < 1e-12,
+       "ledger: cached input at the cached price (%g)", r.cost_usd);
+    llm_reply_free(&r);
+    struct llm_usage_entry e;
+    llm_usage_get(&u, "planning", &e);
+    is_int(e.cached_input_tokens, 6000, "ledger: the role's cached input tokens");
+    is_int(e.reasoning_tokens, 40, "ledger: the role's reasoning tokens");
+    cJSON *uj = llm_usage_json(&u);
+    char *line = llm_usage_line(uj);
+    is_str(line, "tokens planning 1 call 8.0k in (6.0k cached) 100 out (40 reasoning) $0.0016; "
+                 "total 1 call 8.0k in (6.0k cached) 100 out (40 reasoning) $0.0016", "ledger: the one-line form");
+    free(line);
+    cJSON_Delete(uj);
+    llm_usage_destroy(&u);
+    llm_backend_free(b);
+    cJSON_Delete(schema);
+}
+
 static int file_contains(const char *path, const char *needle)
 {
     size_t len;
@@ -306,6 +611,12 @@ int main(void)
     run("openai");
     anthropic = 1;
     run("anthropic");
+    if (fake_start(&g, script2)) {
+        ok(0, "the second fake server starts");
+    } else {
+        profiles(logpath);
+        fake_stop(&g);
+    }
     log_close();
 
     ok(file_contains(logpath, "llm: "), "calls were logged");
@@ -350,10 +661,12 @@ int main(void)
     is_int(llm_usage_get(&t, "planning", &e), -1, "an unused tag has no entry");
     cJSON *uj = llm_usage_json(&a);
     char *us = cJSON_PrintUnformatted(uj);
-    ok(strstr(us, "\"perception\":{\"calls\":2,\"failures\":0,\"input_tokens\":150,\"output_tokens\":15,"
-                  "\"estimated_calls\":1,\"unpriced_calls\":1,\"cost_usd\":0.5}") != NULL, "usage JSON: %s", us);
-    ok(strstr(us, "\"evaluation\":{\"calls\":1,\"failures\":1,\"input_tokens\":0,\"output_tokens\":0,"
-                  "\"estimated_calls\":0,\"unpriced_calls\":0,\"cost_usd\":null}") != NULL, "no cost when nothing was priced");
+    ok(strstr(us, "\"perception\":{\"calls\":2,\"failures\":0,\"input_tokens\":150,\"cached_input_tokens\":0,"
+                  "\"output_tokens\":15,\"reasoning_tokens\":0,\"estimated_calls\":1,\"unpriced_calls\":1,"
+                  "\"cost_usd\":0.5}") != NULL, "usage JSON: %s", us);
+    ok(strstr(us, "\"evaluation\":{\"calls\":1,\"failures\":1,\"input_tokens\":0,\"cached_input_tokens\":0,"
+                  "\"output_tokens\":0,\"reasoning_tokens\":0,\"estimated_calls\":0,\"unpriced_calls\":0,"
+                  "\"cost_usd\":null}") != NULL, "no cost when nothing was priced");
     free(us);
     cJSON_Delete(uj);
     for (int i = 0; i < 40; i++) {

@@ -66,6 +66,19 @@ t $? "scores files with --out: exit 0"
 check "overall row of the first system" grep -qxF "| mcts/llm | 3 | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 75.00 (n=2) | 1 |" "$tmp/scores.md"
 check "overall row of the second system" grep -qxF "| rag-function/llm | 2 | 10.25 (n=2) | 11.00 (n=2) | 12.00 (n=2) | 13.00 (n=2) | 14.25 (n=2) | 60.50 (n=2) | 0 |" "$tmp/scores.md"
 
+# 4b. answers lines carrying the model ledger (--json's "usage"): cost per question
+cat >"$tmp/cost.jsonl" <<'EOF2'
+{"id": 1, "question": "q1", "answer": "a", "citations": [], "mode": "mcts", "policy": "llm", "tokens": {"input": 9000, "output": 300}, "usage": {"total": {"calls": 9, "cached_input_tokens": 6000, "cost_usd": 0.03}, "by_tag": {}}}
+{"id": 2, "question": "q2", "answer": "a", "citations": [], "mode": "mcts", "policy": "llm", "tokens": {"input": 7000, "output": 100}, "usage": {"total": {"calls": 7, "cached_input_tokens": 2000, "cost_usd": 0.01}, "by_tag": {}}}
+{"id": 3, "question": "q3", "answer": "a", "citations": [], "mode": "mcts", "policy": "llm", "tokens": {"input": 7000, "output": 100}, "usage": {"total": {"calls": 7, "cached_input_tokens": 1000, "cost_usd": null}, "by_tag": {}}}
+EOF2
+"$DRQA" --report "$tmp/cost.jsonl" > "$tmp/cost.md"
+t $? "answers with a model ledger: exit 0"
+check "cost per question: cached tokens and the priced questions' mean cost, the unpriced one counted" \
+    grep -qxF "| mcts/llm | 3,000 (n=3) | 0.0200 (n=2), 1 unpriced |" "$tmp/cost.md"
+"$DRQA" --report "$data/answers-mcts.jsonl" > "$tmp/nocost.md"
+check "no cost section without a ledger" sh -c '! grep -q "Model cost" "$1"' sh "$tmp/nocost.md"
+
 # 5. errors
 "$DRQA" --report "$tmp/missing.jsonl" 2>"$tmp/e" >/dev/null
 t $(( $? != 2 )) "missing file: exit 2"

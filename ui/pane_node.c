@@ -1,9 +1,11 @@
 /*
  * pane_node: the selected node in words: its action with the full arguments,
  * status, the evaluation (value, N, Q, UCT) and feedback or error, then the
- * perception report the plan was made from. Scrolls when focused.
+ * perception report the plan was made from; for the root, the question and
+ * the run's model-call ledger per role. Scrolls when focused.
  */
 #include "ui.h"
+#include "llm.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +24,14 @@ static void draw(struct ui *ui, struct pane *p)
                             ui->m.iteration, ui->m.iterations_total);
         doc_add(ui, &d, s, w, 2, R_NORMAL, 0);
         free(s);
+        cJSON *uj = ui->usage ? llm_usage_json(ui->usage) : NULL;
+        char *line = uj ? llm_usage_line(uj) : NULL;
+        if (line) {
+            doc_add(ui, &d, "Model calls:", w, 0, R_HEADER, 0);
+            doc_add(ui, &d, line + strlen("tokens "), w, 2, R_NORMAL, 0);
+        }
+        free(line);
+        cJSON_Delete(uj);
     } else if (n) {
         char *args = n->args ? cJSON_PrintUnformatted(n->args) : NULL;
         char *s = xasprintf("Action: %s %s", n->action ? n->action : "(not planned yet)",

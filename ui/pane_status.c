@@ -1,10 +1,12 @@
 /*
  * pane_status: the status line: repository, policy and model, iteration i/N,
- * tokens in/out, elapsed time and the search state (indexing with its
+ * tokens in/out, the cost of the model calls when a model has a price,
+ * elapsed time and the search state (indexing with its
  * progress, searching, paused, answering, done with the stop reason, error).
  * The elapsed time can be fixed by DRQA_TUI_ELAPSED for repeatable screens.
  */
 #include "ui.h"
+#include "llm.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,9 +45,14 @@ static void draw(struct ui *ui, struct pane *p)
     else if ((m->state == EVQ_STATE_DONE || m->state == EVQ_STATE_ERROR) && m->state_text)
         snprintf(state, sizeof state, "%s: %s", sn, m->state_text);
     else snprintf(state, sizeof state, "%s", sn);
-    char tin[32], tout[32], el[32];
+    char tin[32], tout[40], el[32];
     fmt_tokens(tin, sizeof tin, m->tokens_in);
     fmt_tokens(tout, sizeof tout, m->tokens_out);
+    struct llm_usage_entry e;
+    if (ui->usage && llm_usage_get(ui->usage, NULL, &e) == 0 && e.calls - e.failures > e.unpriced_calls) {
+        size_t k = strlen(tout);
+        snprintf(tout + k, sizeof tout - k, " $%.*f", e.cost_usd < 0.1 ? 4 : 2, e.cost_usd);
+    }
     status_elapsed(ui, el, sizeof el);
     snprintf(ui->shown_elapsed, sizeof ui->shown_elapsed, "%s", el);
     char *line = xasprintf(" %s | %s | iter %d/%d | tok %s/%s | %s | %s%s", ui->repo_name,

@@ -16,6 +16,7 @@
 #include "action.h"
 #include "curate.h"
 #include "engine.h"
+#include "engine_llm.h"
 #include "index.h"
 #include "llm.h"
 #include "policy_llm.h"
@@ -41,8 +42,9 @@ struct session {
     struct policy fallback;
     struct drqa_config cfg;
     int cfg_loaded;
-    struct llm_backend *backend;
+    struct engine_backends backends;
     struct llm_policy *llm;
+    struct llm_usage usage;      /* every model call of the run; read by the status line */
 };
 
 static struct session *the_session;
@@ -65,8 +67,7 @@ static void hook_close(void *ctx)
     struct session *s = ctx;
     llm_policy_free(s->llm);
     s->llm = NULL;
-    llm_backend_free(s->backend);
-    s->backend = NULL;
+    engine_backends_close(&s->backends);
     offline_policy_free(s->offline);
     s->offline = NULL;
     if (s->actx_ready) action_ctx_release(&s->actx);
@@ -91,7 +92,7 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     evq_post_state(events, EVQ_STATE_INDEXING, 0, 0, NULL);
     if (config_load(&s->cfg, &s->o, err, errlen) != 0) goto fail;
     s->cfg_loaded = 1;
-    if (s->cfg.policy == POLICY_LLM && !(s->backend = llm_backend_new(&s->cfg, err, errlen))) goto fail;
+    if (s->cfg.policy == POLICY_LLM && engine_backends_open(&s->cfg, 0, &s->backends, err, errlen)) goto fail;
     struct index_options io = {0};
     io.threads = s->o.threads;
     io.max_file_size = s->o.max_file_size;
@@ -111,11 +112,13 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     executor->execute = execute;
     curator->ctx = s;
     curator->curate = engine_curate_rules;
-    if (s->backend) {
+    if (s->backends.main) {
         s->fallback = *policy;
         struct llm_policy_config lc;
         llm_policy_config_init(&lc);
-        lc.backend = s->backend;
+        lc.backend = s->backends.main;
+        lc.run_usage = &s->usage;
+        for (int k = 0; k < LLM_ROLE_N; k++) lc.role_backend[k] = s->backends.role[k];
         lc.fallback = &s->fallback;
         lc.no_semantic = s->o.no_semantic;
         lc.cancel = (atomic_int *)cancel;   /* only read by the requests */
@@ -137,6 +140,7 @@ int session_start(struct ui *ui, char *err, size_t errlen)
         return -1;
     }
     struct session *s = xcalloc(1, sizeof *s);
+    llm_usage_init(&s->usage);
     s->o = *ui->o;
     s->o.no_progress = 1;
     struct worker_config cfg;
@@ -151,10 +155,12 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     cfg.transcript_dir = ui->o->transcript_dir;
     cfg.transcript_config = ui->m.config;
     if (worker_start(&ui->worker, &cfg, ui->ev, ui->cmd, err, errlen) != 0) {
+        llm_usage_destroy(&s->usage);
         free(s);
         return -1;
     }
     the_session = s;
+    ui->usage = &s->usage;
     return 0;
 }
 
@@ -165,6 +171,8 @@ void session_stop(struct ui *ui)
         worker_free(ui->worker);
         ui->worker = NULL;
     }
+    ui->usage = NULL;
+    if (the_session) llm_usage_destroy(&the_session->usage);
     free(the_session);
     the_session = NULL;
 }

@@ -117,7 +117,10 @@ struct ui {
     struct cmdq *cmd;
     struct worker *worker;
     char *export_dir;
+    struct llm_usage *usage;   /* the run's model-call ledger (session.c; locked inside), or NULL */
 };
+
+struct llm_usage;
 
 extern const struct pane_ops pane_tree_ops, pane_node_ops, pane_evidence_ops, pane_answer_ops,
     pane_file_ops, pane_help_ops, pane_status_ops, pane_input_ops;

@@ -1,0 +1,241 @@
+/*
+ * llm_profile: the table of model profiles (see llm_profile.h) and the
+ * config spelling of its fields.
+ *
+ * Prices are list prices in USD per million tokens, given only where they
+ * are public, stable and known for the exact model name; a family row after
+ * them carries the quirks without a price, so a newer or differently priced
+ * variant (gpt-5-pro, o3-pro, gpt-4o-2024-05-13, claude-opus-4-5) is shown
+ * as unpriced rather than priced wrongly; price.MODEL.* or
+ * profile.GLOB.price_* in the config file fills them in. Open models behind
+ * OpenAI-compatible servers (vLLM, llama.cpp, Ollama) are self-hosted and
+ * unpriced. The cached price is what a prompt-cache hit costs (OpenAI: cached
+ * input; Anthropic: cache read); Anthropic's cache writes are counted at
+ * 1.25 times the input price by the backend.
+ */
+#include "llm_profile.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MCT LLM_TOKENS_MAX_COMPLETION_TOKENS
+#define MT LLM_TOKENS_MAX_TOKENS
+#define JS LLM_SCHEMA_JSON_SCHEMA
+#define JO LLM_SCHEMA_JSON_OBJECT
+#define TOOL LLM_SCHEMA_TOOL
+#define NOSCHEMA LLM_SCHEMA_NONE
+#define T_NONE LLM_THINKING_NONE
+#define T_FIELD LLM_THINKING_FIELD
+#define T_TAGS LLM_THINKING_TAGS
+#define T_BLOCKS LLM_THINKING_BLOCKS
+#define NP -1, -1, -1   /* not priced */
+
+struct row {
+    const char *provider, *pattern;
+    enum llm_token_param token_param;
+    int temperature, effort_param, max_output;
+    long context;
+    enum llm_schema_mode schema;
+    enum llm_thinking thinking;
+    double pin, pcached, pout;
+};
+
+/* provider, glob, token param, temperature, reasoning_effort, max output,
+ * context, schema, thinking, prices (input, cached input, output) */
+static const struct row rows[] = {
+    /* OpenAI: the gpt-5 family reasons (max_completion_tokens counts the
+     * reasoning; only the default temperature) */
+    {"openai", "gpt-5-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00},
+    {"openai", "gpt-5-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00},
+    {"openai", "gpt-5-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40},
+    {"openai", "gpt-5-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40},
+    {"openai", "gpt-5", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
+    {"openai", "gpt-5-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
+    {"openai", "gpt-5.1", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
+    {"openai", "gpt-5.1-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
+    {"openai", "gpt-5*", MCT, 0, 1, 32768, 400000, JS, T_NONE, NP},
+    /* o-series reasoning models */
+    {"openai", "o4-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40},
+    {"openai", "o4-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40},
+    {"openai", "o3-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40},
+    {"openai", "o3-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40},
+    {"openai", "o3", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00},
+    {"openai", "o3-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00},
+    {"openai", "o1", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00},
+    {"openai", "o1-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00},
+    {"openai", "o1-mini*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP},
+    {"openai", "o[1-9]*", MCT, 0, 1, 32768, 200000, JS, T_NONE, NP},
+    /* gpt-4.1 and gpt-4o: chat models */
+    {"openai", "gpt-4.1-nano*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.10, 0.025, 0.40},
+    {"openai", "gpt-4.1-mini*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.40, 0.10, 1.60},
+    {"openai", "gpt-4.1*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 2.00, 0.50, 8.00},
+    {"openai", "gpt-4o-mini", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60},
+    {"openai", "gpt-4o-mini-2024-07-18", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60},
+    {"openai", "gpt-4o", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00},
+    {"openai", "gpt-4o-2024-08-06", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00},
+    {"openai", "gpt-4o-2024-11-20", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00},
+    {"openai", "gpt-4o*", MT, 1, 0, 4096, 128000, JS, T_NONE, NP},
+    /* open models behind OpenAI-compatible servers (vLLM, llama.cpp server,
+     * Ollama /v1): names as Ollama (qwen3:8b) and Hugging Face
+     * (Qwen/Qwen3-8B) spell them; each accepts response_format json_schema */
+    {"openai", "*qwen2.5-coder*", MT, 1, 0, 4096, 32768, JS, T_NONE, NP},
+    {"openai", "*qwen3-coder*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP},
+    {"openai", "*qwen3*instruct-2507*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP},
+    {"openai", "*qwen3*", MT, 1, 0, 16384, 32768, JS, T_TAGS, NP},
+    {"openai", "*qwq*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP},
+    {"openai", "deepseek-reasoner", MT, 1, 0, 32768, 65536, NOSCHEMA, T_FIELD, NP},
+    {"openai", "*deepseek-r1*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP},
+    {"openai", "deepseek-chat", MT, 1, 0, 8192, 65536, JO, T_NONE, NP},
+    {"openai", "*deepseek-v3*", MT, 1, 0, 8192, 131072, JS, T_NONE, NP},
+    {"openai", "*llama*3*", MT, 1, 0, 4096, 131072, JS, T_NONE, NP},
+    /* anything else OpenAI-compatible: plain JSON in the text (json_mode =
+     * true in the config asks for json_object) */
+    {"openai", "*", MT, 1, 0, 4096, 0, NOSCHEMA, T_NONE, NP},
+    /* Anthropic: structured output through tool use; thinking blocks from
+     * 3.7 on (only when thinking is enabled, which these requests do not) */
+    {"anthropic", "claude-opus-4-5*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, NP},
+    {"anthropic", "claude-opus-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00},
+    {"anthropic", "claude-sonnet-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00},
+    {"anthropic", "claude-haiku-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 1.00, 0.10, 5.00},
+    {"anthropic", "claude-3-7-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00},
+    {"anthropic", "claude-3-5-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 3.00, 0.30, 15.00},
+    {"anthropic", "claude-3-5-haiku*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 0.80, 0.08, 4.00},
+    {"anthropic", "*", MT, 1, 0, 4096, 200000, TOOL, T_NONE, NP},
+};
+
+int llm_profile_match(const char *glob, const char *model)
+{
+    return glob && model && fnmatch(glob, model, FNM_CASEFOLD) == 0;
+}
+
+void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out)
+{
+    if (!provider || strcmp(provider, "anthropic")) provider = "openai";
+    const struct row *r = NULL;
+    for (size_t i = 0; i < ARRAY_LEN(rows) && !r; i++)
+        if (!strcmp(rows[i].provider, provider) && llm_profile_match(rows[i].pattern, model ? model : ""))
+            r = &rows[i];
+    memset(out, 0, sizeof *out);
+    out->provider = r->provider;
+    out->pattern = r->pattern;
+    out->token_param = r->token_param;
+    out->temperature = r->temperature;
+    out->effort_param = r->effort_param;
+    out->max_output = r->max_output;
+    out->context = r->context;
+    out->schema = r->schema;
+    out->thinking = r->thinking;
+    out->price_input = r->pin;
+    out->price_cached = r->pcached;
+    out->price_output = r->pout;
+}
+
+static const char *const token_names[] = {"max_tokens", "max_completion_tokens"};
+static const char *const schema_names[] = {"none", "json_object", "json_schema", "tool"};
+static const char *const thinking_names[] = {"none", "field", "tags", "blocks"};
+static const char *const efforts[] = {"none", "minimal", "low", "medium", "high"};
+
+const char *llm_token_param_name(enum llm_token_param t) { return token_names[t == MCT]; }
+const char *llm_schema_name(enum llm_schema_mode s) { return (unsigned)s < 4 ? schema_names[s] : "none"; }
+const char *llm_thinking_name(enum llm_thinking t) { return (unsigned)t < 4 ? thinking_names[t] : "none"; }
+
+static int name_index(const char *const *names, size_t n, const char *v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(names[i], v) == 0) return (int)i;
+    return -1;
+}
+
+static int num(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi) return -1;
+    *out = d;
+    return 0;
+}
+
+int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen)
+{
+    struct llm_profile scratch;
+    if (!p) p = &scratch;
+    double d;
+    int k;
+    if (!strcmp(field, "token_param")) {
+        if ((k = name_index(token_names, 2, value)) < 0) goto bad;
+        p->token_param = k ? MCT : MT;
+    } else if (!strcmp(field, "temperature")) {
+        if (!strcasecmp(value, "allowed")) p->temperature = 1;
+        else if (!strcasecmp(value, "default")) p->temperature = 0;
+        else goto bad;
+    } else if (!strcmp(field, "reasoning_effort")) {
+        if (!strcasecmp(value, "default")) {
+            p->effort[0] = 0;
+        } else if ((k = name_index(efforts, ARRAY_LEN(efforts), value)) >= 0) {
+            p->effort_param = 1;
+            snprintf(p->effort, sizeof p->effort, "%s", efforts[k]);
+        } else {
+            goto bad;
+        }
+    } else if (!strcmp(field, "max_output")) {
+        if (num(value, 1, 1000000, &d) || d != floor(d)) goto bad;
+        p->max_output = (int)d;
+    } else if (!strcmp(field, "context")) {
+        if (num(value, 0, 100000000, &d) || d != floor(d)) goto bad;
+        p->context = (long)d;
+    } else if (!strcmp(field, "schema")) {
+        if ((k = name_index(schema_names, 4, value)) < 0) goto bad;
+        p->schema = (enum llm_schema_mode)k;
+    } else if (!strcmp(field, "thinking")) {
+        if ((k = name_index(thinking_names, 4, value)) < 0) goto bad;
+        p->thinking = (enum llm_thinking)k;
+    } else if (!strcmp(field, "price_input") || !strcmp(field, "price_cached") || !strcmp(field, "price_output")) {
+        if (num(value, 0, 1e6, &d)) goto bad;
+        if (field[6] == 'i') p->price_input = d;
+        else if (field[6] == 'c') p->price_cached = d;
+        else p->price_output = d;
+    } else {
+        snprintf(err, errlen,
+                 "'%s' is not a profile field; use token_param, temperature, reasoning_effort, max_output, context, "
+                 "schema, thinking, price_input, price_cached or price_output", field);
+        return -1;
+    }
+    return 0;
+bad:;
+    const char *takes = !strcmp(field, "token_param") ? "max_tokens or max_completion_tokens"
+                      : !strcmp(field, "temperature") ? "allowed or default"
+                      : !strcmp(field, "reasoning_effort") ? "default (not sent), none, minimal, low, medium or high"
+                      : !strcmp(field, "max_output") ? "a whole number of tokens from 1 to 1000000"
+                      : !strcmp(field, "context") ? "a whole number of tokens (0: unknown)"
+                      : !strcmp(field, "schema") ? "json_schema, json_object, tool or none"
+                      : !strcmp(field, "thinking") ? "none, field, tags or blocks"
+                      : "a price in USD per million tokens (a number >= 0)";
+    snprintf(err, errlen, "profile field %s takes %s, not '%s'", field, takes, value);
+    return -1;
+}
+
+static void price_line(FILE *fp, const char *name, double v)
+{
+    if (v >= 0) fprintf(fp, "%s = %g\n", name, v);
+    else fprintf(fp, "%s = (not priced)\n", name);
+}
+
+void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p)
+{
+    fprintf(fp, "model = %s\nprovider = %s\nmatched = %s\n", model ? model : "(none)", p->provider, p->pattern);
+    fprintf(fp, "token_param = %s\n", llm_token_param_name(p->token_param));
+    fprintf(fp, "temperature = %s\n", p->temperature ? "allowed" : "default");
+    fprintf(fp, "reasoning_effort = %s%s\n", p->effort[0] ? p->effort : "default",
+            p->effort_param ? "" : " (the model takes no reasoning_effort)");
+    fprintf(fp, "max_output = %d\ncontext = %ld\n", p->max_output, p->context);
+    fprintf(fp, "schema = %s\nthinking = %s\n", llm_schema_name(p->schema), llm_thinking_name(p->thinking));
+    price_line(fp, "price_input", p->price_input);
+    price_line(fp, "price_cached", p->price_cached);
+    price_line(fp, "price_output", p->price_output);
+}

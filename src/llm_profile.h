@@ -1,0 +1,78 @@
+/*
+ * llm_profile: what a chat model expects of a request and how it answers,
+ * in one table (llm_profile.c). A row matches a provider and a model-name
+ * glob (fnmatch, case-insensitive); the first match wins, so the table lists
+ * the most specific patterns first and ends with a default row per provider.
+ * A row gives:
+ *   token_param   the name of the reply limit: max_tokens, or
+ *                 max_completion_tokens (OpenAI's reasoning models, which
+ *                 count their reasoning against it)
+ *   temperature   whether a temperature may be sent (reasoning models accept
+ *                 only their default, so none is sent)
+ *   effort_param  whether the model takes reasoning_effort; effort is the
+ *                 value sent ("": none is sent, the server's default holds;
+ *                 the config sets one)
+ *   max_output    the reply limit sent when neither the request nor the
+ *                 config names one; thinking models need far more than 2048
+ *   context       the context window in tokens (0: unknown)
+ *   schema        structured output: json_schema (response_format with the
+ *                 role's schema), json_object, tool (Anthropic tool use with
+ *                 input_schema) or none (JSON asked for in the text)
+ *   thinking      where a thinking model puts its reasoning: none, field
+ *                 (message.reasoning_content), tags (<think>...</think> in the
+ *                 content) or blocks (Anthropic thinking blocks). Every
+ *                 backend strips and separates all of them whatever the row
+ *                 says; the row documents what to expect and --show-profile
+ *                 prints it
+ *   prices        USD per million input, cached input and output tokens
+ *                 (< 0: not priced)
+ * The config file overrides any field per model glob
+ * (profile.GLOB.FIELD = VALUE, llm_profile_set) and prices with
+ * price.MODEL.input/.output (exact names); see config.h.
+ */
+#ifndef DRQA_LLM_PROFILE_H
+#define DRQA_LLM_PROFILE_H
+
+#include <stdio.h>
+
+enum llm_token_param { LLM_TOKENS_MAX_TOKENS, LLM_TOKENS_MAX_COMPLETION_TOKENS };
+enum llm_schema_mode { LLM_SCHEMA_NONE, LLM_SCHEMA_JSON_OBJECT, LLM_SCHEMA_JSON_SCHEMA, LLM_SCHEMA_TOOL };
+enum llm_thinking { LLM_THINKING_NONE, LLM_THINKING_FIELD, LLM_THINKING_TAGS, LLM_THINKING_BLOCKS };
+
+struct llm_profile {
+    const char *provider;          /* "openai" or "anthropic" */
+    const char *pattern;           /* model-name glob of the row that matched */
+    enum llm_token_param token_param;
+    int temperature;               /* 1: a temperature may be sent */
+    int effort_param;              /* 1: the model takes reasoning_effort */
+    char effort[12];               /* "": not sent; else none, minimal, low, medium, high */
+    int max_output;
+    long context;
+    enum llm_schema_mode schema;
+    enum llm_thinking thinking;
+    double price_input, price_cached, price_output;   /* USD per million; < 0: unknown */
+};
+
+/* The table's row for provider ("openai" or "anthropic") and model, copied
+ * into out (the default row when nothing more specific matches). */
+void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out);
+
+/* Sets one field from its config spelling: token_param, temperature
+ * (allowed|default), reasoning_effort (default|none|minimal|low|medium|high;
+ * a value also marks the parameter as taken),
+ * max_output, context, schema (json_schema|json_object|tool|none), thinking
+ * (none|field|tags|blocks), price_input, price_cached, price_output. p may be
+ * NULL to only check. Returns 0, or -1 with err saying what the field takes. */
+int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen);
+
+/* Whether glob matches model (case-insensitive fnmatch). */
+int llm_profile_match(const char *glob, const char *model);
+
+const char *llm_token_param_name(enum llm_token_param t);   /* "max_tokens", ... */
+const char *llm_schema_name(enum llm_schema_mode s);        /* "json_schema", ... */
+const char *llm_thinking_name(enum llm_thinking t);         /* "tags", ... */
+
+/* The profile in `key = value` lines, the spelling the config file takes. */
+void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p);
+
+#endif
