@@ -957,12 +957,13 @@ reopen:
     sqlite3_exec(db, "PRAGMA cache_size=-16384", NULL, NULL, NULL);
     long long max = effective_max(fresh ? NULL : db, opt, S, &opts_changed);
     if (!fresh) dirs_reset = load_dirs(db, &dirs);
-    if (scan_repo(root, max, &dirs, &sr, err, errlen)) goto out;
+    /* opened before the scan: the files read are those beneath the directory scanned */
     rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
         snprintf(err, errlen, "cannot read the repository directory '%s': %s", root, strerror(errno));
         goto out;
     }
+    if (scan_repo(root, max, &dirs, &sr, err, errlen)) goto out;
     S->dirs_listed = dirs.listed;
     S->dirs_cached = dirs.cached;
     size_t dirs_changes = scan_dirs_changes(&dirs) + (size_t)dirs_reset;
@@ -1379,9 +1380,14 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
         opt.progress_ctx = &last;
     }
     int rc = index_update(root, ipath, &opt, stats, err, errlen);
-    if (stats->repaired)
-        fprintf(stderr, "drqa-tui: the index '%s' was damaged (%s); it is kept as '%s' and the index was %s\n", ipath,
-                stats->damage, stats->aside, rc == 0 ? "rebuilt" : "not rebuilt");
+    if (stats->repaired) {
+        char *msg = xasprintf("the index '%s' was damaged (%s); it is kept as '%s' and the index was %s", ipath,
+                              stats->damage, stats->aside, rc == 0 ? "rebuilt" : "not rebuilt");
+        log_msg("%s", msg);
+        /* a caller with its own progress display (the front end) owns the terminal */
+        if (!(opt_in && opt_in->progress)) fprintf(stderr, "drqa-tui: %s\n", msg);
+        free(msg);
+    }
     if (rc == 0 && db) {
         rc = store_open(ipath, 1, db, NULL, err, errlen);
     }
