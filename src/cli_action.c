@@ -48,10 +48,11 @@ int cli_action(const struct drqa_opts *o)
     }
     sqlite3 *db = NULL;
     char *repo = NULL;
-    if (index_ensure(o, &db, &repo, err, sizeof err)) {
+    int irc = index_ensure(o, &db, &repo, err, sizeof err);
+    if (irc) {
         cJSON_Delete(args);
         print_error(err);
-        return EXIT_FAIL;
+        return irc == INDEX_EUSAGE ? EXIT_USAGE : EXIT_FAIL;
     }
     struct action_ctx ctx;
     action_ctx_init(&ctx, db, repo);

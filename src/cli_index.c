@@ -81,6 +81,22 @@ static void print_json(const struct index_stats *s, const char *repo, const char
     cJSON_AddNumberToObject(dd, "listed", (double)s->dirs_listed);
     cJSON_AddNumberToObject(dd, "cached", (double)s->dirs_cached);
     cJSON_AddBoolToObject(o, "rebuilt", s->rebuilt);
+    cJSON *op = cJSON_AddObjectToObject(o, "options");   /* what decided which files and content are indexed */
+    cJSON_AddNumberToObject(op, "max_file_size", (double)s->max_file_size);
+    cJSON_AddBoolToObject(op, "max_file_size_recorded", s->max_file_size_recorded);
+    if (s->checked || s->repaired) {
+        cJSON *c = cJSON_AddObjectToObject(o, "check");
+        cJSON_AddStringToObject(c, "result", s->repaired ? "damaged" : "ok");
+        if (s->repaired) {
+            cJSON_AddStringToObject(c, "damage", s->damage);
+            cJSON_AddStringToObject(c, "kept_as", s->aside);
+        }
+    }
+    if (s->verified || s->differed) {
+        cJSON *v = cJSON_AddObjectToObject(o, "verify");
+        cJSON_AddNumberToObject(v, "hashed", (double)s->verified);
+        cJSON_AddNumberToObject(v, "differed", (double)s->differed);
+    }
     cJSON_AddNumberToObject(o, "ms", (double)s->ms);
     char *txt = cJSON_Print(o);
     puts(txt);
@@ -109,6 +125,19 @@ static void print_text(const struct index_stats *s, const char *repo, const char
     }
     printf("parse errors %ld in %ld files\n", s->parse_errors, s->parse_error_files);
     printf("decode errors %ld bytes in %ld files\n", s->decode_errors, s->decode_error_files);
+    if (s->max_file_size_recorded)
+        printf("options      --max-file-size %lld (recorded in the index; give --max-file-size to change it)\n",
+               s->max_file_size);
+    if (s->repaired) {
+        char *safe = text_term_safe(s->aside);
+        printf("check        damaged (%s): kept as %s, rebuilt\n", s->damage, safe);
+        free(safe);
+    } else if (s->checked) {
+        printf("check        ok (sqlite quick_check)\n");
+    }
+    if (s->verified || s->differed)
+        printf("verify       %ld files hashed: %ld differed from the index with their size and times unchanged, "
+               "re-indexed\n", s->verified, s->differed);
     printf("index        %s%s\n", ipath, s->rebuilt ? " (rebuilt)" : "");
     printf("time         %lld ms\n", s->ms);
 }
@@ -119,10 +148,12 @@ int cli_index_only(const struct drqa_opts *o)
     struct index_stats stats;
     sqlite3 *db = NULL;
     char *repo = NULL, *ipath = NULL;
-    if (index_ensure_ex(o, NULL, &stats, &db, &repo, &ipath, err, sizeof err)) {
+    int rc = index_ensure_ex(o, NULL, &stats, &db, &repo, &ipath, err, sizeof err);
+    if (rc) {
         fprintf(stderr, "drqa-tui: %s\n", err);
-        /* a missing or wrong repository argument is bad input; the rest a failure */
-        return strstr(err, "the repository '") || strstr(err, "no repository given") ? EXIT_USAGE : EXIT_FAIL;
+        /* a missing or wrong repository argument, or an index path holding
+         * something else, is bad input; the rest a failure */
+        return rc == INDEX_EUSAGE ? EXIT_USAGE : EXIT_FAIL;
     }
     struct skip_row *sk;
     size_t nsk = load_skipped(db, &sk);

@@ -89,9 +89,11 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
     }
     config_describe(&sh->cfg, sh->policy_line, sizeof sh->policy_line);
     sqlite3 *db = NULL;
-    if (index_ensure_ex(o, NULL, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) {
-        /* a missing repository is the caller's fault; an unreadable index is not */
-        *usage = strstr(err, "does not exist") || strstr(err, "not a directory") || strstr(err, "no repository");
+    int irc = index_ensure_ex(o, NULL, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen);
+    if (irc) {
+        /* a missing repository, or an index path that holds no index, is
+         * the caller's fault; an unreadable index is not */
+        *usage = irc == INDEX_EUSAGE;
         goto fail;
     }
     *usage = 0;
@@ -101,7 +103,21 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
     if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
         semantic_forget(db);
         sqlite3_close(db);
-        goto fail;
+        db = NULL;
+        /* Reading failed. A damaged index (opening and the update need not
+         * read every page) is kept aside and rebuilt once, then read again. */
+        if (store_quick_check(sh->index_path, NULL, 0)) goto fail;
+        struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
+                                   .max_file_size_given = o->max_file_size_given, .check = 1};
+        free(sh->repo_abs);
+        free(sh->index_path);
+        sh->repo_abs = sh->index_path = NULL;
+        if (index_ensure_ex(o, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) goto fail;
+        if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
+            semantic_forget(db);
+            sqlite3_close(db);
+            goto fail;
+        }
     }
     semantic_forget(db);
     sqlite3_close(db);

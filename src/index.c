@@ -40,13 +40,14 @@ struct job {
     const struct scan_file *sf;
     long long old_id;            /* files.id, 0 when new */
     char old_hash[17];
+    int stat_same;               /* --verify: hashed although its stat had not moved */
 };
 
 struct result {
     size_t job;
     enum res_kind kind;
     char *reason;                /* RES_SKIP */
-    long long size, mtime_ns;
+    long long size, mtime_ns, ctime_ns, ino;
     char hash[17];
     char *text;                  /* decoded */
     size_t textlen;
@@ -77,7 +78,8 @@ static void result_free(struct result *r)
 static size_t held_share(size_t size) { return size / 8; }
 
 struct pool {
-    const char *root;
+    int rootfd;                  /* the repository, files are opened beneath it */
+    const char *test_swap;       /* DRQA_TEST_SWAP (see test_swap) */
     long long max;
     struct job *jobs;
     size_t njobs;
@@ -99,25 +101,85 @@ static int count_lines(const char *s, size_t n)
     return l;
 }
 
+/* Test hook: DRQA_TEST_SWAP="symlink:REL:TARGET" (or "hardlink:...") replaces
+ * the listed file REL with a link to TARGET just before it is opened, the
+ * window an attacker racing the indexer would use. */
+static void test_swap(int rootfd, const char *spec, const char *rel)
+{
+    if (!spec) return;
+    int hard = str_starts(spec, "hardlink:");
+    if (!hard && !str_starts(spec, "symlink:")) return;
+    const char *p = strchr(spec, ':') + 1, *colon = strchr(p, ':');
+    if (!colon || strlen(rel) != (size_t)(colon - p) || strncmp(p, rel, (size_t)(colon - p)) != 0) return;
+    if (unlinkat(rootfd, rel, 0) != 0 ||
+        (hard ? linkat(AT_FDCWD, colon + 1, rootfd, rel, 0) : symlinkat(colon + 1, rootfd, rel)) != 0)
+        log_msg("DRQA_TEST_SWAP %s: %s", rel, strerror(errno));
+}
+
+/* Opens the listed file sf beneath the repository's fd. A path the scan did
+ * not reach through a symlink is walked one component at a time with
+ * O_NOFOLLOW, so that a component turned into a link since the scan is not
+ * followed out of the repository. Either way the file opened must be the one
+ * the scan checked (device and inode): a file swapped since is not read.
+ * Returns the fd, or -1 with *reason set (malloc'd). */
+static int open_scanned(int rootfd, const struct scan_file *sf, struct stat *st, char **reason)
+{
+    int fd = -1;
+    if (sf->via_link) {
+        fd = openat(rootfd, sf->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    } else {
+        int dir = rootfd;
+        for (const char *p = sf->path;;) {
+            const char *slash = strchr(p, '/');
+            if (!slash) {
+                fd = openat(dir, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+                break;
+            }
+            char *comp = xstrndup(p, (size_t)(slash - p));
+            int next = openat(dir, comp, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
+            int e = errno;
+            free(comp);
+            if (dir != rootfd) close(dir);
+            dir = next;
+            errno = e;
+            if (dir < 0) break;
+            p = slash + 1;
+        }
+        int e = errno;
+        if (dir >= 0 && dir != rootfd) close(dir);
+        errno = e;
+    }
+    if (fd < 0) {
+        *reason = errno == ELOOP ? xstrdup("changed into a symbolic link after the scan; not read")
+                                 : xasprintf("unreadable (%s)", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        *reason = xstrdup("not a regular file");
+        return -1;
+    }
+    if ((long long)st->st_dev != sf->dev || (long long)st->st_ino != sf->ino) {
+        close(fd);
+        *reason = xstrdup("replaced by another file after the scan; not read");
+        return -1;
+    }
+    return fd;
+}
+
 static void process(struct pool *P, TSParser *parser, const struct lang **cur_lang, struct job *j, struct result *r)
 {
-    char *full = xasprintf("%s/%s", P->root, j->sf->path);
-    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    free(full);
     struct stat st;
+    test_swap(P->rootfd, P->test_swap, j->sf->path);
+    int fd = open_scanned(P->rootfd, j->sf, &st, &r->reason);
     if (fd < 0) {
         r->kind = RES_SKIP;
-        r->reason = xasprintf("unreadable (%s)", strerror(errno));
-        return;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        r->kind = RES_SKIP;
-        r->reason = xstrdup("not a regular file");
         return;
     }
     r->size = (long long)st.st_size;
     r->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    r->ctime_ns = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+    r->ino = (long long)st.st_ino;
     if (P->max > 0 && r->size > P->max) {
         close(fd);
         r->kind = RES_SKIP;
@@ -257,10 +319,11 @@ static const char *const SQL[S_COUNT] = {
     [S_DEL_EDGES] = "DELETE FROM edges WHERE src_file = ?1",
     [S_DEL_FILE] = "DELETE FROM files WHERE id = ?1",
     [S_INS_FILE] = "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, module, parse_errors, "
-                   "decode_errors, text) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                   "decode_errors, text, ctime_ns, ino) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?13)",
     [S_UPD_FILE] = "UPDATE files SET path = ?1, lang = ?2, size = ?3, mtime_ns = ?4, hash = ?5, nlines = ?6, "
-                   "module = ?7, parse_errors = ?8, decode_errors = ?9, text = ?10 WHERE id = ?11",
-    [S_TOUCH_FILE] = "UPDATE files SET size = ?1, mtime_ns = ?2 WHERE id = ?3",
+                   "module = ?7, parse_errors = ?8, decode_errors = ?9, text = ?10, ctime_ns = ?12, ino = ?13 "
+                   "WHERE id = ?11",
+    [S_TOUCH_FILE] = "UPDATE files SET size = ?1, mtime_ns = ?2, ctime_ns = ?4, ino = ?5 WHERE id = ?3",
     [S_INS_SYM] = "INSERT INTO symbols(file_id, parent_id, kind, name, qualname, start_line, end_line, body_line, "
                   "signature, decorators, docstring, bases, is_async) "
                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -365,6 +428,8 @@ static int write_parsed(struct writer *w, const struct job *j, struct result *r,
     sqlite3_bind_int(st, 9, r->decode_errors);
     sqlite3_bind_text(st, 10, r->text, (int)r->textlen, SQLITE_STATIC);
     if (fid) sqlite3_bind_int64(st, 11, fid);
+    sqlite3_bind_int64(st, 12, r->ctime_ns);
+    sqlite3_bind_int64(st, 13, r->ino);
     if (step(w, s, err, errlen)) return -1;
     if (!fid) fid = sqlite3_last_insert_rowid(w->db);
 
@@ -464,7 +529,7 @@ static int write_parsed(struct writer *w, const struct job *j, struct result *r,
 /* ---- the existing index ---------------------------------------------------------- */
 
 struct old_file {
-    long long id, size, mtime_ns;
+    long long id, size, mtime_ns, ctime_ns, ino;
     char *path;
     char hash[17];
     int seen;
@@ -475,10 +540,11 @@ static int load_files(sqlite3 *db, struct old_file **out, size_t *n)
     sqlite3_stmt *st;
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, path, size, mtime_ns, hash FROM files ORDER BY path", -1, &st, NULL))
+    if (sqlite3_prepare_v2(db, "SELECT id, path, size, mtime_ns, hash, ctime_ns, ino FROM files ORDER BY path", -1, &st, NULL))
         return -1;
     size_t cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 256;
             *out = xrealloc(*out, cap * sizeof **out);
@@ -489,10 +555,14 @@ static int load_files(sqlite3 *db, struct old_file **out, size_t *n)
         f->size = sqlite3_column_int64(st, 2);
         f->mtime_ns = sqlite3_column_int64(st, 3);
         snprintf(f->hash, sizeof f->hash, "%s", (const char *)sqlite3_column_text(st, 4));
+        f->ctime_ns = sqlite3_column_int64(st, 5);
+        f->ino = sqlite3_column_int64(st, 6);
         f->seen = 0;
     }
+    /* a damaged page ends the loop early: the caller must not take a partial
+     * list for the index's files */
     sqlite3_finalize(st);
-    return 0;
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
 static int cmp_skip(const void *a, const void *b)
@@ -609,6 +679,19 @@ static long long q_int(sqlite3 *db, const char *sql)
     if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return v;
+}
+
+/* 1 when the table holds a row, 0 when empty, -1 when it cannot be read. */
+static int has_rows(sqlite3 *db, const char *table)
+{
+    sqlite3_stmt *st;
+    char *sql = xasprintf("SELECT 1 FROM \"%s\" LIMIT 1", table);
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    free(sql);
+    if (rc != SQLITE_OK) return -1;
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* Whole-index counts, kept in meta 'summary' so that an update that finds
@@ -729,17 +812,50 @@ static void set_meta(sqlite3 *db, const char *root)
     buf_free(&g);
 }
 
-int index_update(const char *repo_root, const char *index_path, const struct index_options *opt,
-                 struct index_stats *stats_out, char *err, size_t errlen)
+/* Takes the lock on the side file tmp_path, the one now at that path: a
+ * builder that gave up removes its side file, and a process that waited on
+ * the removed file opens the path again. Returns the fd, or -1 (errno set). */
+static int lock_side_file(const char *tmp_path)
+{
+    for (;;) {
+        int fd = open(tmp_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+        if (fd < 0) return -1;
+        struct stat a, b;
+        if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode)) {
+            close(fd);
+            errno = EINVAL;   /* not a regular file: never written to */
+            return -1;
+        }
+        while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
+        if (stat(tmp_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return fd;
+        close(fd);
+    }
+}
+
+/* The limit on file size this update uses: the one asked for, else the one the
+ * index recorded when it was last given, else the default asked for. */
+static long long effective_max(sqlite3 *db, const struct index_options *opt, struct index_stats *S, int *changed)
+{
+    char *rec = db ? store_meta_get(db, "max_file_size") : NULL;
+    long long v = opt->max_file_size;
+    if (rec && !opt->max_file_size_given) {
+        v = atoll(rec);
+        S->max_file_size_recorded = 1;
+    }
+    *changed = !rec || atoll(rec) != v;
+    free(rec);
+    S->max_file_size = v;
+    return v;
+}
+
+/* One update (see index_update). force_fresh: the index at index_path is ours
+ * but of another schema; it is replaced by a fresh build, never altered.
+ * *index_fault is set when the failure happened while reading or writing the
+ * existing index (the caller then checks its integrity). */
+static int update_once(const char *repo_root, const char *index_path, const struct index_options *opt,
+                       struct index_stats *S, int force_fresh, int *index_fault, char *err, size_t errlen)
 {
     int64_t t0 = now_ms();
-    struct index_stats stats_local, *S = stats_out ? stats_out : &stats_local;
-    memset(S, 0, sizeof *S);
-    struct index_options defaults = {0};
-    if (!opt) {
-        defaults.max_file_size = 1 << 20;
-        opt = &defaults;
-    }
     int rc = -1;
     sqlite3 *db = NULL;
     struct scan_result sr = {0};
@@ -754,9 +870,12 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     struct pool P = {0};
     pthread_t *threads = NULL;
     int nthreads = 0, in_txn = 0;
-    char *tmp_path = NULL;        /* side file of a fresh index, emptied unless renamed into place */
+    char *tmp_path = NULL;        /* side file of a fresh index, removed unless renamed into place */
     int tmp_fd = -1;              /* holds the side file's lock */
+    int rootfd = -1;
+    int opts_changed = 1;         /* the recorded indexing options are to be written */
     struct buf index_ddl = BUF_INIT;  /* CREATE INDEX statements dropped for a fresh build */
+    *index_fault = 0;
     char *root = realpath(repo_root, NULL);
     if (!root) {
         snprintf(err, errlen, "cannot read the repository '%s': %s", repo_root, strerror(errno));
@@ -776,14 +895,21 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     struct stat ist;
     int fresh, retried = 0;
 reopen:
-    fresh = stat(index_path, &ist) != 0 || ist.st_size == 0;
+    fresh = force_fresh || stat(index_path, &ist) != 0 || ist.st_size == 0;
     if (!fresh) {
+        *index_fault = 1;
         if (store_open(index_path, 0, &db, &S->rebuilt, err, errlen)) goto out;
-        if (S->rebuilt || q_int(db, "SELECT count(*) FROM files") == 0) {
+        int has = has_rows(db, "files");
+        if (has < 0) {
+            snprintf(err, errlen, "cannot read the index '%s': %s", index_path, sqlite3_errmsg(db));
+            goto out;
+        }
+        if (S->rebuilt || !has) {
             fresh = 1;
             sqlite3_close(db);
             db = NULL;
         }
+        *index_fault = 0;
     }
     if (fresh) {
         S->rebuilt = 1;
@@ -791,21 +917,26 @@ reopen:
         /* One builder at a time: the side file is locked while it is written.
          * A second process waits, then finds the index in place and updates
          * it normally. A side file left by a killed run is simply reused. */
-        tmp_fd = open(tmp_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        tmp_fd = lock_side_file(tmp_path);
         if (tmp_fd < 0) {
             snprintf(err, errlen, "cannot create the index '%s': %s (pass --index PATH to put the index elsewhere)",
-                     tmp_path, strerror(errno));
+                     tmp_path, errno == EINVAL ? "it is not a regular file" : strerror(errno));
             free(tmp_path);
             tmp_path = NULL;
             goto out;
         }
-        while (flock(tmp_fd, LOCK_EX) != 0 && errno == EINTR) {}
-        if (stat(index_path, &ist) == 0 && ist.st_size > 0 && !retried) {
+        int now_version = -1;
+        if (!retried && stat(index_path, &ist) == 0 && ist.st_size > 0 &&
+            (!force_fresh || (store_classify(index_path, &now_version, NULL, 0) == STORE_OURS &&
+                              now_version == STORE_SCHEMA_VERSION))) {
+            /* built by the process this one waited for */
+            unlink(tmp_path);
             close(tmp_fd);
             tmp_fd = -1;
             free(tmp_path);
             tmp_path = NULL;
             retried = 1;   /* look once more, then build regardless */
+            force_fresh = 0;
             goto reopen;
         }
         if (ftruncate(tmp_fd, 0) != 0) {
@@ -824,13 +955,21 @@ reopen:
     }
     /* a larger page cache keeps the b-trees being filled in memory */
     sqlite3_exec(db, "PRAGMA cache_size=-16384", NULL, NULL, NULL);
+    long long max = effective_max(fresh ? NULL : db, opt, S, &opts_changed);
     if (!fresh) dirs_reset = load_dirs(db, &dirs);
-    if (scan_repo(root, opt->max_file_size, &dirs, &sr, err, errlen)) goto out;
+    /* opened before the scan: the files read are those beneath the directory scanned */
+    rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        snprintf(err, errlen, "cannot read the repository directory '%s': %s", root, strerror(errno));
+        goto out;
+    }
+    if (scan_repo(root, max, &dirs, &sr, err, errlen)) goto out;
     S->dirs_listed = dirs.listed;
     S->dirs_cached = dirs.cached;
     size_t dirs_changes = scan_dirs_changes(&dirs) + (size_t)dirs_reset;
     int64_t t_scan = now_ms();
     if (load_files(db, &old, &nold)) {
+        *index_fault = 1;
         snprintf(err, errlen, "cannot read the index '%s': %s", index_path, sqlite3_errmsg(db));
         goto out;
     }
@@ -843,10 +982,16 @@ reopen:
         while (k < nold && (c = strcmp(old[k].path, f->path)) < 0) k++;
         if (k < nold && c == 0) {
             old[k].seen = 1;
-            if (old[k].size == f->size && old[k].mtime_ns == f->mtime_ns) {
+            /* as git's index does: an edit that restores the size and mtime
+             * still moves the ctime, and a file saved by rename its inode */
+            int same = old[k].size == f->size && old[k].mtime_ns == f->mtime_ns && old[k].ctime_ns == f->ctime_ns &&
+                       old[k].ino == f->ino;
+            if (same && !opt->verify) {
                 S->unchanged++;
                 continue;
             }
+            jobs[njobs].stat_same = same;
+            S->verified += opt->verify;
             jobs[njobs].old_id = old[k].id;
             memcpy(jobs[njobs].old_hash, old[k].hash, sizeof old[k].hash);
         }
@@ -855,7 +1000,7 @@ reopen:
     long ngone = 0;
     for (size_t k = 0; k < nold; k++) ngone += !old[k].seen;
 
-    if (njobs == 0 && ngone == 0 && !S->rebuilt && skipped_same(db, &sr)) {
+    if (njobs == 0 && ngone == 0 && !S->rebuilt && !opts_changed && skipped_same(db, &sr)) {
         char *v = store_meta_get(db, "summary");
         int ok = summary_parse(v, S) == 0;
         free(v);
@@ -878,6 +1023,7 @@ reopen:
         }
     }
 
+    *index_fault = !fresh;   /* from here on, a failure may come from a damaged index */
     if (store_exec(db, "BEGIN IMMEDIATE", err, errlen)) {
         char e2[512];
         snprintf(e2, sizeof e2, "cannot update the index '%s': %s", index_path, err);
@@ -906,8 +1052,9 @@ reopen:
     if (njobs) {
         nthreads = opt->threads > 0 ? opt->threads : ncores();
         if ((size_t)nthreads > njobs) nthreads = (int)njobs;
-        P.root = root;
-        P.max = opt->max_file_size;
+        P.rootfd = rootfd;
+        P.test_swap = getenv("DRQA_TEST_SWAP");
+        P.max = max;
         P.jobs = jobs;
         P.njobs = njobs;
         P.qcap = (size_t)nthreads;
@@ -953,11 +1100,14 @@ reopen:
                 sqlite3_bind_int64(w.st[S_TOUCH_FILE], 1, r->size);
                 sqlite3_bind_int64(w.st[S_TOUCH_FILE], 2, r->mtime_ns);
                 sqlite3_bind_int64(w.st[S_TOUCH_FILE], 3, j->old_id);
+                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 4, r->ctime_ns);
+                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 5, r->ino);
                 wr = step(&w, S_TOUCH_FILE, err, errlen);
                 S->unchanged++;
                 touched++;
             } else {
                 wr = write_parsed(&w, j, r, err, errlen);
+                S->differed += j->stat_same;
                 if (j->old_id) S->updated++;
                 else S->added++;
                 S->parsed++;
@@ -980,7 +1130,7 @@ reopen:
     if (sr.nskips) qsort(sr.skips, sr.nskips, sizeof *sr.skips, cmp_skip);   /* qsort(NULL, 0) is undefined */
     /* Files read again only to be skipped again (binary, unreadable) change
      * nothing: keep the committed index and its summary as they are. */
-    if (!S->parsed && !S->deleted && !touched && !S->rebuilt && skipped_same(db, &sr)) {
+    if (!S->parsed && !S->deleted && !touched && !S->rebuilt && !opts_changed && skipped_same(db, &sr)) {
         char *v = store_meta_get(db, "summary");
         int ok = summary_parse(v, S) == 0;
         free(v);
@@ -1014,6 +1164,9 @@ reopen:
     if (index_ddl.len && store_exec(db, index_ddl.data, err, errlen)) goto out;
     int64_t t_ddl = now_ms();
     set_meta(db, root);
+    char maxs[32];
+    snprintf(maxs, sizeof maxs, "%lld", max);
+    store_meta_set(db, "max_file_size", maxs);
     summary_compute(db, S, resolved);
     char *sum = summary_format(S);
     store_meta_set(db, "summary", sum);
@@ -1036,6 +1189,14 @@ reopen:
         unlink(shm);
         free(wal);
         free(shm);
+        /* what is at the path now must still be ours (or nothing): a rename
+         * would replace a device, a FIFO or another program's file */
+        char e2[1024];
+        if (store_classify(index_path, NULL, e2, sizeof e2) == STORE_FOREIGN) {
+            snprintf(err, errlen, "%s", e2);
+            rc = INDEX_EUSAGE;
+            goto out;
+        }
         if (rename(tmp_path, index_path) != 0) {
             snprintf(err, errlen, "cannot move the new index '%s' into place at '%s': %s", tmp_path, index_path,
                      strerror(errno));
@@ -1080,12 +1241,14 @@ out:
     if (db) sqlite3_close(db);
     buf_free(&index_ddl);
     if (tmp_path) {
-        /* emptied, not removed: a waiting process may hold its lock */
-        if (tmp_fd >= 0 && ftruncate(tmp_fd, 0) != 0) log_msg("cannot empty '%s'", tmp_path);
+        /* removed while still locked: a process waiting for the lock sees
+         * the path gone and opens it anew (lock_side_file) */
+        if (tmp_fd >= 0 && unlink(tmp_path) != 0) log_msg("cannot remove '%s': %s", tmp_path, strerror(errno));
         remove_db_side_files(tmp_path);
         free(tmp_path);
     }
     if (tmp_fd >= 0) close(tmp_fd);
+    if (rootfd >= 0) close(rootfd);
     for (size_t k = 0; k < nold; k++) free(old[k].path);
     free(old);
     free(jobs);
@@ -1094,6 +1257,73 @@ out:
     free(root);
     S->ms = now_ms() - t0;
     if (opt->progress && rc == 0) opt->progress(opt->progress_ctx, njobs, njobs);
+    return rc;
+}
+
+/* Moves the damaged index at path (and its WAL) aside, to
+ * path.corrupt-YYYYmmdd-HHMMSS, recorded in S. Returns 0, or -1 with err set. */
+static int set_aside(const char *path, struct index_stats *S, char *err, size_t errlen)
+{
+    char when[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+    struct stat st;
+    snprintf(S->aside, sizeof S->aside, "%s.corrupt-%s", path, when);
+    for (int k = 2; lstat(S->aside, &st) == 0 && k < 1000; k++)   /* never over an earlier one */
+        snprintf(S->aside, sizeof S->aside, "%s.corrupt-%s-%d", path, when, k);
+    if (rename(path, S->aside) != 0) {
+        snprintf(err, errlen, "the index '%s' is damaged (%s) and cannot be moved aside: %s; remove it and run again",
+                 path, S->damage, strerror(errno));
+        return -1;
+    }
+    char *wal = xasprintf("%s-wal", path), *wal2 = xasprintf("%s-wal", S->aside), *shm = xasprintf("%s-shm", path);
+    if (rename(wal, wal2) != 0 && errno != ENOENT) unlink(wal);   /* never replayed into the new index */
+    unlink(shm);
+    free(wal);
+    free(wal2);
+    free(shm);
+    S->repaired = 1;
+    return 0;
+}
+
+int index_update(const char *repo_root, const char *index_path, const struct index_options *opt,
+                 struct index_stats *stats_out, char *err, size_t errlen)
+{
+    struct index_stats stats_local, *S = stats_out ? stats_out : &stats_local;
+    memset(S, 0, sizeof *S);
+    struct index_options defaults = {0};
+    if (!opt) {
+        defaults.max_file_size = 1 << 20;
+        opt = &defaults;
+    }
+    int version = -1;
+    enum store_kind kind = store_classify(index_path, &version, err, errlen);
+    if (kind == STORE_FOREIGN) return INDEX_EUSAGE;
+    int damaged = kind == STORE_DAMAGED, fault = 0, rc;
+    if (damaged && store_quick_check(index_path, S->damage, sizeof S->damage) == 1)
+        snprintf(S->damage, sizeof S->damage, "its header is ours but sqlite cannot read it");
+    if (kind == STORE_OURS && opt->check) {
+        S->checked = 1;
+        damaged = !store_quick_check(index_path, S->damage, sizeof S->damage);
+    }
+    if (!damaged) {
+        rc = update_once(repo_root, index_path, opt, S, kind == STORE_OURS && version != STORE_SCHEMA_VERSION,
+                         &fault, err, errlen);
+        /* a failure reading or writing the index: is the file damaged? */
+        if (rc != -1 || !fault || store_quick_check(index_path, S->damage, sizeof S->damage)) return rc;
+    }
+    struct index_stats keep = *S;
+    if (set_aside(index_path, S, err, errlen)) return INDEX_EFAIL;
+    keep.repaired = 1;
+    memcpy(keep.aside, S->aside, sizeof keep.aside);
+    memset(S, 0, sizeof *S);
+    rc = update_once(repo_root, index_path, opt, S, 1, &fault, err, errlen);
+    S->checked = keep.checked;
+    S->repaired = 1;
+    memcpy(S->damage, keep.damage, sizeof S->damage);
+    memcpy(S->aside, keep.aside, sizeof S->aside);
     return rc;
 }
 
@@ -1120,17 +1350,17 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
     if (index_path_out) *index_path_out = NULL;
     if (!o->repo || !*o->repo) {
         snprintf(err, errlen, "no repository given; pass the repository directory as the first argument");
-        return -1;
+        return INDEX_EUSAGE;
     }
     struct stat st;
     if (stat(o->repo, &st) != 0) {
         snprintf(err, errlen, "the repository '%s' does not exist (%s); give an existing directory", o->repo,
                  strerror(errno));
-        return -1;
+        return INDEX_EUSAGE;
     }
     if (!S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "the repository '%s' is not a directory; give the repository's top directory", o->repo);
-        return -1;
+        return INDEX_EUSAGE;
     }
     char *root = realpath(o->repo, NULL);
     if (!root) {
@@ -1138,14 +1368,26 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
         return -1;
     }
     char *ipath = o->index_path ? xstrdup(o->index_path) : store_default_path(root);
-    struct index_options opt = {.threads = o->threads, .max_file_size = o->max_file_size};
+    struct index_options opt = {.threads = o->threads, .max_file_size = o->max_file_size,
+                                .max_file_size_given = o->max_file_size_given, .check = o->check,
+                                .verify = o->verify};
     if (opt_in) opt = *opt_in;
+    struct index_stats local;
+    if (!stats) stats = &local;
     int64_t last = 0;
     if (!opt.progress && !o->no_progress && !o->quiet && isatty(2)) {
         opt.progress = tty_progress;
         opt.progress_ctx = &last;
     }
     int rc = index_update(root, ipath, &opt, stats, err, errlen);
+    if (stats->repaired) {
+        char *msg = xasprintf("the index '%s' was damaged (%s); it is kept as '%s' and the index was %s", ipath,
+                              stats->damage, stats->aside, rc == 0 ? "rebuilt" : "not rebuilt");
+        log_msg("%s", msg);
+        /* a caller with its own progress display (the front end) owns the terminal */
+        if (!(opt_in && opt_in->progress)) fprintf(stderr, "drqa-tui: %s\n", msg);
+        free(msg);
+    }
     if (rc == 0 && db) {
         rc = store_open(ipath, 1, db, NULL, err, errlen);
     }

@@ -20,6 +20,11 @@ struct drqa_opts;
 struct index_options {
     int threads;                 /* parser threads; 0 = one per core */
     long long max_file_size;     /* bytes; larger files are skipped; 0 = no limit */
+    /* max_file_size was asked for: it replaces the value the index recorded.
+     * Unset, the recorded value (the last one asked for) is kept. */
+    int max_file_size_given;
+    int check;                   /* PRAGMA quick_check the index first; rebuild it when damaged */
+    int verify;                  /* hash every file, not only those whose stat moved */
     /* Called on the calling thread after each changed file is written
      * (done of total) and once more at the end; may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
@@ -39,6 +44,13 @@ struct index_stats {
     int rebuilt;                 /* the index was (re)created from scratch */
     int changed;                 /* 1 when anything was written */
     long long ms;                /* wall time of the update */
+    long long max_file_size;     /* the limit this update used (0 = none) */
+    int max_file_size_recorded;  /* ... taken from the index, not from the options */
+    int checked;                 /* quick_check ran on the existing index */
+    int repaired;                /* the index was damaged: kept aside and rebuilt */
+    char damage[256];            /* what sqlite said about it */
+    char aside[4096];            /* where the damaged file now is */
+    long verified, differed;     /* --verify: files hashed, and those whose content had changed */
     long dirs_listed, dirs_cached;   /* directories read, and taken from their kept listing (walk only) */
     /* the whole index after the update */
     long files, skipped;
@@ -48,10 +60,17 @@ struct index_stats {
     long edges_resolved[INDEX_EDGE_KINDS], edges_unresolved[INDEX_EDGE_KINDS];
 };
 
+enum { INDEX_EFAIL = -1, INDEX_EUSAGE = -2 };
+
 /* Brings the index at index_path up to date with the repository at repo_root
  * (creating the index, its directory (0700) and file (0600) when missing; an
- * index of another schema version is rebuilt). opt and stats may be NULL.
- * Returns 0, or -1 with a message in err naming the path and what to do. */
+ * index of another schema version is rebuilt). Only a file that is one of
+ * the project's indexes (store_classify) is ever replaced: anything else at
+ * index_path is refused with INDEX_EUSAGE. An index sqlite cannot read (found
+ * when opening or reading it fails, or by opt->check) is renamed to
+ * index_path.corrupt-YYYYmmdd-HHMMSS and rebuilt; stats says so. A failure
+ * leaves no side file behind. opt and stats may be NULL. Returns 0, or
+ * INDEX_EFAIL / INDEX_EUSAGE with a message in err naming the path and what to do. */
 int index_update(const char *repo_root, const char *index_path, const struct index_options *opt,
                  struct index_stats *stats, char *err, size_t errlen);
 
@@ -59,9 +78,11 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
  * directory: an error naming the path), picks the index path (o->index_path,
  * else store_default_path), brings the index up to date (progress on stderr
  * only when o->no_progress is unset and stderr is a terminal) and opens it
- * for reading. On success *db is the open connection (caller closes it with
- * sqlite3_close) and *repo_abs the repository's absolute path (caller frees);
- * either pointer may be NULL when not wanted. Returns 0, or -1 with err set. */
+ * for reading. A repaired index is reported on stderr. On success *db is the
+ * open connection (caller closes it with sqlite3_close) and *repo_abs the
+ * repository's absolute path (caller frees); either pointer may be NULL when
+ * not wanted. Returns 0, or INDEX_EUSAGE (no or a wrong repository, an index
+ * path that is not an index) or INDEX_EFAIL with err set. */
 int index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char *err, size_t errlen);
 
 /* Like index_ensure, with explicit options and statistics: the body of

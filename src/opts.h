@@ -31,6 +31,9 @@ struct drqa_opts {
     /* index */
     const char *index_path;      /* --index */
     long long max_file_size;     /* --max-file-size, bytes (default 1 MiB) */
+    int max_file_size_given;     /* --max-file-size was given (else the index's recorded value is kept) */
+    int check;                   /* --check: --index-only checks the index's integrity */
+    int verify;                  /* --verify: --index-only hashes every file */
     int threads;                 /* --threads, parse threads (0 = one per core) */
     int json;                    /* --json */
     int quiet;                   /* --quiet */

@@ -42,7 +42,8 @@ void scan_add_skip(struct scan_result *r, const char *path, const char *reason, 
     r->nskips++;
 }
 
-static void add_file(struct scan_result *r, const char *path, const struct lang *lang, const struct stat *st)
+static void add_file(struct scan_result *r, const char *path, const struct lang *lang, const struct stat *st,
+                     int via_link)
 {
     if (r->nfiles == r->capfiles) {
         r->capfiles = r->capfiles ? r->capfiles * 2 : 256;
@@ -53,6 +54,10 @@ static void add_file(struct scan_result *r, const char *path, const struct lang 
     f->lang = lang;
     f->size = (long long)st->st_size;
     f->mtime_ns = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    f->ctime_ns = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+    f->dev = (long long)st->st_dev;
+    f->ino = (long long)st->st_ino;
+    f->via_link = via_link;
 }
 
 void scan_result_free(struct scan_result *r)
@@ -85,6 +90,7 @@ struct scanner {
     /* walk mode */
     int rootfd;
     struct scan_dirs *dirs;       /* recorded listings, or NULL */
+    int in_link;                  /* walking a directory reached through a symlink */
     long long racy_ns;            /* a directory changed at or after this is read again next time */
 };
 
@@ -138,7 +144,8 @@ static void skip_too_large(struct scanner *s, const char *rel, long long size)
 }
 
 /* A regular file (or the target of a followed symlink) with a language. */
-static void consider_file(struct scanner *s, const char *rel, const struct lang *lang, const struct stat *st)
+static void consider_file(struct scanner *s, const char *rel, const struct lang *lang, const struct stat *st,
+                          int via_link)
 {
     if (!S_ISREG(st->st_mode)) {
         scan_add_skip(s->r, rel, "not a regular file", -1);
@@ -156,7 +163,7 @@ static void consider_file(struct scanner *s, const char *rel, const struct lang 
         scan_add_skip(s->r, rel, "file name is not valid UTF-8", -1);
         return;
     }
-    add_file(s->r, rel, lang, st);
+    add_file(s->r, rel, lang, st, via_link || s->in_link);
 }
 
 /* 1 when the real path p lies inside the root (or is the root). */
@@ -192,7 +199,7 @@ static void consider_symlink(struct scanner *s, const char *rel, const char *ful
             s->deferred[s->ndeferred++] = xstrdup(rel);
         }
     } else {
-        consider_file(s, rel, lang, &st);
+        consider_file(s, rel, lang, &st, 1);
     }
     free(real);
 }
@@ -299,7 +306,7 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
         struct stat st;
         if (lstat(full.data, &st) != 0) continue;   /* tracked but deleted in the work tree */
         if (S_ISLNK(st.st_mode)) consider_symlink(s, rel, full.data, lang, 0);
-        else consider_file(s, rel, lang, &st);
+        else consider_file(s, rel, lang, &st, 0);
     }
     buf_free(&full);
 }
@@ -692,7 +699,7 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
         if (ents[i].type != ENT_FILE || !lang) continue;
         struct stat st;
         if (fstatat(base, child.data + baseoff, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        consider_file(s, child.data, lang, &st);
+        consider_file(s, child.data, lang, &st, 0);
     }
     buf_free(&child);
 }
@@ -705,7 +712,9 @@ static void walk_deferred(struct scanner *s, const char *rel)
     struct stat st;
     if (stat(full, &st) == 0) {
         if (!seen_has(s, st.st_dev, st.st_ino)) {
+            s->in_link = 1;
             walk(s, s->rootfd, rel, 0, 1);
+            s->in_link = 0;
         } else {
             char *real = realpath(full, NULL);
             char *linkdir = xstrdup(full);

@@ -22,6 +22,9 @@ struct scan_file {
     const struct lang *lang;
     long long size;
     long long mtime_ns;
+    long long ctime_ns;       /* with ino: moved by an edit that restores size and mtime */
+    long long dev, ino;       /* of the file the scan checked (a followed link's target) */
+    int via_link;             /* the path passes through a symlink the scan followed */
 };
 
 struct scan_skip {

@@ -391,7 +391,7 @@ static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *e
     if (c) order_chunks(c);
     return 0;
 fail:
-    snprintf(err, errlen, "cannot read the index's chunks: %s (run drqa-tui --index-only on the repository)",
+    snprintf(err, errlen, "cannot read the index's chunks: %s (run drqa-tui --index-only --check on the repository to check it and rebuild it when damaged)",
              sqlite3_errmsg(db));
     return -1;
 }

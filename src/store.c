@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@ static const char STORE_SCHEMA[] =
     "  lang TEXT NOT NULL,\n"             /* 'python', ... */
     "  size INTEGER NOT NULL,\n"
     "  mtime_ns INTEGER NOT NULL,\n"
+    /* with ino: an edit that restores size and mtime still moves these (as in git's index) */
+    "  ctime_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  ino INTEGER NOT NULL DEFAULT 0,\n"
     "  hash TEXT NOT NULL,\n"             /* hash64 hex of the raw bytes */
     "  nlines INTEGER NOT NULL,\n"
     "  module TEXT,\n"                    /* dotted module name ('pkg.sub.mod') */
@@ -32,9 +36,9 @@ static const char STORE_SCHEMA[] =
     "  text TEXT NOT NULL\n"              /* decoded content */
     ");\n"
     "CREATE INDEX files_module ON files(module);\n"
-    /* covers the indexer's (path, size, mtime) comparison, so that an update
-     * finding nothing to do never reads the rows holding the texts */
-    "CREATE INDEX files_stat ON files(path, size, mtime_ns, hash);\n"
+    /* covers the indexer's (path, size, mtime, ctime, inode) comparison, so
+     * that an update finding nothing to do never reads the rows holding the texts */
+    "CREATE INDEX files_stat ON files(path, size, mtime_ns, ctime_ns, ino, hash);\n"
     "CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, size INTEGER);\n"
     /* Directory listings kept by the walk (scan.h, struct scan_dir), so that an
      * update does not read directories that have not changed. path is a BLOB:
@@ -150,27 +154,6 @@ int store_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
-static int user_version(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    int v = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
-}
-
-static int table_count(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    int n = -1;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    return n;
-}
 
 /* Drops every table and view, virtual tables first (their shadow tables go with
  * them), so that the file holds an empty schema again. */
@@ -196,6 +179,127 @@ static int drop_all(sqlite3 *db, char *err, size_t errlen)
     }
 }
 
+static int pragma_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+static int table_count(sqlite3 *db) { return pragma_int(db, "SELECT count(*) FROM sqlite_master"); }
+
+/* 1 when db is one of the project's indexes: it carries the marker, or it is
+ * an index written before the marker (meta, files and chunks tables, and meta
+ * naming the version that wrote it). 0 otherwise, -1 when unreadable. */
+static int is_ours(sqlite3 *db)
+{
+    int app = pragma_int(db, "PRAGMA application_id");
+    if (app < 0) return -1;
+    if ((unsigned)app == STORE_APPLICATION_ID) return 1;
+    if (app != 0) return 0;
+    int tables = pragma_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                                "AND name IN ('meta', 'files', 'chunks')");
+    if (tables < 0) return -1;
+    if (tables != 3) return 0;
+    return pragma_int(db, "SELECT count(*) FROM meta WHERE key = 'drqa_version'") > 0;
+}
+
+static const char *file_type_name(mode_t m)
+{
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISLNK(m)) return "a symbolic link";
+    return "not a regular file";
+}
+
+#define STORE_REFUSE_HINT "it is left untouched; pass --index with the path of a drqa-tui index or of a new file"
+
+enum store_kind store_classify(const char *path, int *version, char *err, size_t errlen)
+{
+    if (version) *version = -1;
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return STORE_ABSENT;   /* the directory is the caller's to make */
+        if (err && errlen) snprintf(err, errlen, "cannot inspect the index '%s': %s", path, strerror(errno));
+        return STORE_FOREIGN;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        /* a rename over it would replace the node itself (a device, a FIFO, a link) */
+        if (err && errlen) snprintf(err, errlen, "the index path '%s' is %s, not an index file; " STORE_REFUSE_HINT,
+                                    path, file_type_name(st.st_mode));
+        return STORE_FOREIGN;
+    }
+    if (st.st_size == 0) return STORE_ABSENT;
+    unsigned char h[100];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    ssize_t n = fd < 0 ? -1 : read(fd, h, sizeof h);
+    int rerr = errno;
+    if (fd >= 0) close(fd);
+    if (n < 0) {
+        if (err && errlen) snprintf(err, errlen, "cannot read the index '%s': %s", path, strerror(rerr));
+        return STORE_FOREIGN;
+    }
+    if (n < (ssize_t)sizeof h || memcmp(h, "SQLite format 3", 16) != 0) {
+        if (err && errlen) snprintf(err, errlen, "'%s' is not an sqlite database, so not a drqa-tui index; " STORE_REFUSE_HINT,
+                                    path);
+        return STORE_FOREIGN;
+    }
+    unsigned app = (unsigned)h[68] << 24 | (unsigned)h[69] << 16 | (unsigned)h[70] << 8 | h[71];
+    sqlite3 *db = NULL;
+    int ours = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 5000);
+        ours = is_ours(db);
+        if (ours == 1 && version) *version = pragma_int(db, "PRAGMA user_version");
+    }
+    char why[256];
+    snprintf(why, sizeof why, "%s", db ? sqlite3_errmsg(db) : "out of memory");
+    sqlite3_close(db);
+    if (ours == 1) return STORE_OURS;
+    if (app == STORE_APPLICATION_ID) return STORE_DAMAGED;
+    if (err && errlen) {
+        if (ours == 0)
+            snprintf(err, errlen, "'%s' is an sqlite database of another application, not a drqa-tui index; " STORE_REFUSE_HINT,
+                     path);
+        else
+            snprintf(err, errlen, "cannot tell whether '%s' is a drqa-tui index (%s); " STORE_REFUSE_HINT, path, why);
+    }
+    return STORE_FOREIGN;
+}
+
+int store_quick_check(const char *path, char *detail, size_t detaillen)
+{
+    sqlite3 *db = NULL;
+    int sound = 0;
+    if (detail && detaillen) *detail = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 5000);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) == SQLITE_OK) {
+            int rc = sqlite3_step(st);
+            const char *msg = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+            sound = msg && strcmp(msg, "ok") == 0;
+            if (!sound && detail && detaillen) snprintf(detail, detaillen, "%s", msg ? msg : sqlite3_errmsg(db));
+            sqlite3_finalize(st);
+        } else if (detail && detaillen) {
+            snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
+        }
+    } else if (detail && detaillen) {
+        snprintf(detail, detaillen, "%s", db ? sqlite3_errmsg(db) : "out of memory");
+    }
+    sqlite3_close(db);
+    for (char *p = detail; p && *p; p++)   /* one line on stderr */
+        if (*p == '\n') *p = ' ';
+    return sound;
+}
+
 int store_open(const char *path, int readonly, sqlite3 **out, int *rebuilt, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
@@ -210,9 +314,17 @@ int store_open(const char *path, int readonly, sqlite3 **out, int *rebuilt, char
     }
     sqlite3_busy_timeout(db, 5000);
     sqlite3_extended_result_codes(db, 1);
-    int v = user_version(db);
+    int v = pragma_int(db, "PRAGMA user_version");
     if (v < 0) {
         seterr(err, errlen, "'%s' is not a readable sqlite database: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
+    int ours = v == 0 && table_count(db) == 0 ? 1 : is_ours(db);
+    if (ours != 1) {
+        seterr(err, errlen, ours < 0 ? "cannot read the index '%s': %s" :
+               "'%s' is an sqlite database of another application, not a drqa-tui index%s; it is left untouched",
+               path, ours < 0 ? sqlite3_errmsg(db) : "");
         sqlite3_close(db);
         return -1;
     }
@@ -238,8 +350,9 @@ int store_open(const char *path, int readonly, sqlite3 **out, int *rebuilt, char
         return -1;
     }
     if (v != STORE_SCHEMA_VERSION) {
-        char ver[32];
-        snprintf(ver, sizeof ver, "PRAGMA user_version=%d;", STORE_SCHEMA_VERSION);
+        char ver[96];
+        snprintf(ver, sizeof ver, "PRAGMA user_version=%d; PRAGMA application_id=%d;", STORE_SCHEMA_VERSION,
+                 (int)STORE_APPLICATION_ID);
         int fresh = table_count(db) == 0;
         if (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
             (!fresh && drop_all(db, e2, sizeof e2)) ||

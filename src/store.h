@@ -4,6 +4,11 @@
  * versioned with PRAGMA user_version: an index written by another version is
  * rebuilt from scratch, never misread.
  *
+ * Every index the project writes carries PRAGMA application_id
+ * STORE_APPLICATION_ID; an older index (written before the marker) is known
+ * by its meta and files tables. A file that is neither is never written to:
+ * store_classify says what it is and store_open refuses it.
+ *
  * Conventions: paths are relative to the repository root with '/' separators;
  * lines are 1-based and inclusive; every text column is valid UTF-8 (invalid
  * bytes in source files are replaced with U+FFFD when decoded).
@@ -27,11 +32,31 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
+#define STORE_APPLICATION_ID 0x44525141   /* "DRQA" */
+
+/* What is at an index path, found without writing to it. */
+enum store_kind {
+    STORE_ABSENT,        /* nothing there, or an empty regular file: free to create */
+    STORE_OURS,          /* a regular file holding one of the project's indexes */
+    STORE_DAMAGED,       /* ours by its header, but sqlite cannot read it */
+    STORE_FOREIGN,       /* anything else: refused, never written */
+};
+
+/* Classifies path. *version (may be NULL) receives the user_version of an
+ * index of ours (-1 when damaged). For STORE_FOREIGN, err names the path, what
+ * it is and what to do. Never blocks on a FIFO and never opens a device. */
+enum store_kind store_classify(const char *path, int *version, char *err, size_t errlen);
+
+/* Runs PRAGMA quick_check on the index at path (read-only). Returns 1 when
+ * sqlite finds it sound, 0 when damaged, with sqlite's first complaint in
+ * detail. */
+int store_quick_check(const char *path, char *detail, size_t detaillen);
 
 /* Opens (creating when needed) the index at path. A schema of another version is
- * dropped and recreated (*rebuilt set to 1). readonly: never creates or rebuilds;
- * a missing or foreign index is an error. On error returns -1 and writes a
+ * dropped and recreated (*rebuilt set to 1) when the file is one of ours; a
+ * database of another application is refused, never dropped. readonly: never
+ * creates or rebuilds; a missing or foreign index is an error. On error returns -1 and writes a
  * message naming the path into err. The caller closes *db with sqlite3_close. */
 int store_open(const char *path, int readonly, sqlite3 **db, int *rebuilt, char *err, size_t errlen);
 

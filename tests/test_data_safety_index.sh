@@ -1,0 +1,257 @@
+#!/bin/sh
+# test_data_safety_index.sh: what the indexer does with what it finds at the
+# index path and in the repository. Only a file that is one of the project's
+# indexes is ever replaced (a foreign database, a text file, a FIFO, a device,
+# a directory, a symlink are refused with exit 2 and left as they were); a
+# file swapped for a link between the scan and the read never brings outside
+# content into the index; a damaged index is kept aside and rebuilt; the
+# indexing options are recorded in the index; an edit that restores size and
+# mtime is still seen, and --verify hashes every file; a failed first build
+# leaves no side file.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+FIX="$top_srcdir/tests/fixtures/pyrepo"
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-safety-index.XXXXXX")
+trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
+
+. "$top_srcdir/tests/tap.sh"
+q() { sqlite3 -batch "$1" "$2"; }
+index() {  # index REPO INDEX [extra options]: JSON in $T/out.json, stderr in $T/err.txt, status returned
+    r=$1 i=$2; shift 2
+    "$DRQA" --json --no-progress --index "$i" "$@" --index-only "$r" >"$T/out.json" 2>"$T/err.txt"
+}
+R="$T/repo"
+cp -R "$FIX" "$R"
+
+# ---- 1. the index path: only our own indexes are replaced -------------------------------
+O="$T/other.db"
+sqlite3 "$O" "CREATE TABLE t(x); INSERT INTO t VALUES('keep me')"
+index "$R" "$O"
+is "$?" 2 "a foreign sqlite database as --index: exit 2"
+like "$(cat "$T/err.txt")" "'$O' is an sqlite database of another application, not a drqa-tui index" \
+    "the message names the path and what it is"
+like "$(cat "$T/err.txt")" "pass --index with the path of a drqa-tui index or of a new file" "and says what to do"
+is "$(q "$O" "SELECT group_concat(name) FROM sqlite_master") $(q "$O" "SELECT x FROM t")" "t keep me" \
+    "the foreign database keeps its table and row"
+test ! -e "$O.tmp"
+ok $? "no side file is made next to it"
+"$DRQA" --no-progress --index "$O" --action ListFiles '{}' "$R" >/dev/null 2>"$T/err.txt"
+is "$?" 2 "--action with a foreign database as --index: exit 2"
+"$DRQA" --no-progress --index "$O" --ask "where is the session flushed?" "$R" >/dev/null 2>"$T/err.txt"
+is "$?" 2 "--ask with a foreign database as --index: exit 2"
+is "$(q "$O" "SELECT group_concat(name) FROM sqlite_master") $(q "$O" "SELECT x FROM t")" "t keep me" \
+    "after --action and --ask too"
+
+printf 'notes that are not a database, kept as they are\n%.0s' 1 2 3 4 5 >"$T/notes.txt"
+cp "$T/notes.txt" "$T/notes.orig"
+index "$R" "$T/notes.txt"
+is "$?" 2 "a text file as --index: exit 2"
+like "$(cat "$T/err.txt")" "is not an sqlite database" "the message says it is not a database"
+cmp -s "$T/notes.txt" "$T/notes.orig"
+ok $? "the text file is unchanged"
+
+mkfifo "$T/fifo"
+timeout 20 "$DRQA" --json --no-progress --index "$T/fifo" --index-only "$R" >/dev/null 2>"$T/err.txt"
+is "$?" 2 "a FIFO as --index: exit 2, without blocking on it"
+like "$(cat "$T/err.txt")" "'$T/fifo' is a FIFO, not an index file" "the message says it is a FIFO"
+test -p "$T/fifo"
+ok $? "the FIFO is still a FIFO"
+
+mkdir "$T/adir"
+index "$R" "$T/adir"
+is "$?" 2 "a directory as --index: exit 2"
+like "$(cat "$T/err.txt")" "is a directory" "the message says it is a directory"
+
+ln -s "$T/notes.txt" "$T/link.sqlite"
+index "$R" "$T/link.sqlite"
+is "$?" 2 "a symlink as --index: exit 2 (a rename would replace the link)"
+test -L "$T/link.sqlite" && cmp -s "$T/notes.txt" "$T/notes.orig"
+ok $? "the link and its target are unchanged"
+
+if [ "$(id -u)" = 0 ] && mknod "$T/null" c 1 3 2>/dev/null; then
+    index "$R" "$T/null"
+    is "$?" 2 "a character device as --index: exit 2"
+    test -c "$T/null"
+    ok $? "the device node is still a device node"
+else
+    n=$((n + 1)); echo "ok $n # SKIP mknod needs root"
+    n=$((n + 1)); echo "ok $n # SKIP mknod needs root"
+fi
+
+I="$T/idx/a.sqlite"
+index "$R" "$I"
+ok $? "a new index is built"
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 6" \
+    "it carries the project's application_id and the schema version"
+# an index written before the marker (as by the previous release): no
+# application_id, an older user_version, known by its meta and files tables
+q "$I" "PRAGMA application_id = 0; PRAGMA user_version = 5" >/dev/null
+index "$R" "$I"
+ok $? "an older index of the project's (no marker) is accepted"
+is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 14" "and rebuilt from scratch"
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 6" "now with the marker"
+: >"$T/empty.sqlite"
+index "$R" "$T/empty.sqlite"
+ok $? "an empty file as --index is used (nothing to lose)"
+
+# ---- 5. a file swapped for a link after the scan ---------------------------------------
+printf 'OUTSIDE_SECRET = "must never be indexed"\n' >"$T/outside.py"
+S="$T/swap"
+cp -R "$FIX" "$S"
+DRQA_TEST_SWAP="symlink:tinyweb/auth.py:$T/outside.py" index "$S" "$T/idx/swap.sqlite"
+ok $? "a file swapped for a symlink during indexing: exit 0"
+is "$(q "$T/idx/swap.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')") $(q "$T/idx/swap.sqlite" "SELECT count(*) FROM chunks WHERE instr(text, 'OUTSIDE_SECRET')")" \
+   "0 0" "the symlink's outside content is not in the index"
+is "$(q "$T/idx/swap.sqlite" "SELECT reason FROM skipped WHERE path = 'tinyweb/auth.py'")" \
+   "changed into a symbolic link after the scan; not read" "the file is skipped with its reason"
+rm -rf "$S"
+cp -R "$FIX" "$S"
+# a directory on the path swapped for a link: the component walk does not follow it
+mkdir "$T/outdir" && cp "$T/outside.py" "$T/outdir/scaffold.py"
+DRQA_TEST_SWAP="symlink:tinyweb/core:$T/outdir" "$DRQA" --json --no-progress --index "$T/idx/swap4.sqlite" --index-only "$S" \
+    >"$T/out.json" 2>"$T/err.txt"
+is "$(q "$T/idx/swap4.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
+   "a directory swapped for a link to an outside directory: nothing of it is indexed"
+rm -rf "$S"
+cp -R "$FIX" "$S"
+DRQA_TEST_SWAP="hardlink:tinyweb/auth.py:$T/outside.py" index "$S" "$T/idx/swap2.sqlite"
+ok $? "a file swapped for another file (a hard link) during indexing: exit 0"
+is "$(q "$T/idx/swap2.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
+   "the other file's content is not in the index (device and inode differ from the scan's)"
+is "$(q "$T/idx/swap2.sqlite" "SELECT reason FROM skipped WHERE path = 'tinyweb/auth.py'")" \
+   "replaced by another file after the scan; not read" "the file is skipped with its reason"
+
+# ---- 8. a damaged index is found, kept aside and rebuilt --------------------------------
+C="$T/idx/c.sqlite"
+index "$R" "$C"
+index "$R" "$C" --check
+ok $? "--check on a sound index: exit 0"
+is "$(jget "$T/out.json" check.result)" "ok" "and reports it sound"
+"$DRQA" --no-progress --index "$C" --index-only --check "$R" >"$T/out.txt" 2>&1
+like "$(cat "$T/out.txt")" "check        ok (sqlite quick_check)" "the text output says so"
+# 64 KiB of a fixed pattern over the middle of the file
+smash() { $PYTHON3 -c 'import os, sys
+p = sys.argv[1]; f = open(p, "r+b"); f.seek(os.path.getsize(p) // 2); f.write(b"\xa5" * 65536); f.close()' "$1"; }
+smash "$C"
+cp "$C" "$T/broken.copy"
+index "$R" "$C" --check
+ok $? "--check on a damaged index: exit 0 (rebuilt)"
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "damaged true 14" \
+   "it reports the damage and rebuilds the index"
+aside=$(jget "$T/out.json" check.kept_as)
+like "$aside" "$C.corrupt-" "the damaged file is kept aside as PATH.corrupt-TIME"
+cmp -s "$aside" "$T/broken.copy"
+ok $? "byte for byte"
+like "$(cat "$T/err.txt")" "the index '$C' was damaged" "stderr says what happened"
+is "$(q "$C" "PRAGMA quick_check")" "ok" "the rebuilt index is sound"
+smash "$C"
+index "$R" "$C" --check
+test "$(ls "$T/idx" | grep -c '^c.sqlite.corrupt-[0-9-]*$')" = 2
+ok $? "a second damaged index kept aside never replaces the first"
+# damaged while the update reads nothing of it: the search that fails to read it repairs it
+index "$R" "$C"
+smash "$C"
+"$DRQA" --no-progress --index "$C" --ask "where is the session flushed?" "$R" >"$T/ask.txt" 2>"$T/err.txt"
+is "$?" 0 "--ask on a damaged index: exit 0"
+like "$(cat "$T/err.txt")" "was damaged" "it says the index was damaged and rebuilt"
+test -s "$T/ask.txt"
+ok $? "and answers"
+# a truncated index: opening fails, the plain update repairs it
+index "$R" "$C"
+truncate -s 60000 "$C"
+index "$R" "$C"
+ok $? "a truncated index: the plain update exits 0"
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" files.added)" "damaged 14" "it is rebuilt"
+like "$(cat "$T/err.txt")" "was damaged" "stderr says so"
+"$DRQA" --no-progress --index "$C" --action ListFiles '{}' "$R" >/dev/null 2>&1
+is "$?" 0 "the next --action reads the rebuilt index"
+
+# ---- 9. indexing options are recorded in the index ---------------------------------------
+B="$T/big"
+cp -R "$FIX" "$B"
+$PYTHON3 -c 'open("'"$B"'/big.py", "w").write("x = 1\n" * 250000)'   # 1.5 MB
+M="$T/idx/m.sqlite"
+index "$B" "$M" --max-file-size 2000000
+is "$(jget "$T/out.json" files.indexed)" 15 "--max-file-size 2000000 indexes the 1.5 MB file"
+index "$B" "$M"
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.deleted)" "15 0" \
+   "a later run without the option keeps it (the recorded limit)"
+is "$(jget "$T/out.json" options.max_file_size) $(jget "$T/out.json" options.max_file_size_recorded)" "2000000 true" \
+   "--json reports the recorded limit"
+"$DRQA" --no-progress --index "$M" --index-only "$B" >"$T/out.txt" 2>&1
+like "$(cat "$T/out.txt")" "--max-file-size 2000000 (recorded in the index" "the text output says a recorded value is used"
+index "$B" "$M" --max-file-size 1048576
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" options.max_file_size_recorded)" "14 false" \
+   "giving the option again replaces it"
+index "$B" "$M"
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" options.max_file_size)" "14 1048576" \
+   "and the new value is the one kept"
+
+# ---- 10. same-size edits with a restored mtime; --verify --------------------------------
+E="$T/edit"
+cp -R "$FIX" "$E"
+X="$T/idx/e.sqlite"
+index "$E" "$X"
+f="$E/tinyweb/auth.py"
+touch -r "$f" "$T/stamp"
+sed 's/import/IMPORT/' "$f" >"$T/tmp.py" && cat "$T/tmp.py" >"$f"   # same size, same inode
+touch -r "$T/stamp" "$f"
+index "$E" "$X"
+is "$(jget "$T/out.json" files.updated)" 1 "an edit with the same size and a restored mtime is seen (ctime)"
+is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/auth.py' AND instr(text, 'IMPORT')")" 1 \
+   "its new text is indexed"
+# the index disagrees with a file whose stat has not moved (as a change the
+# stat cannot see would leave it): a plain run keeps it, --verify finds it
+q "$X" "UPDATE files SET hash = '0000000000000000', text = 'stale' WHERE path = 'tinyweb/routing.py'"
+index "$E" "$X"
+is "$(jget "$T/out.json" files.unchanged)" 14 "a plain run trusts the stat"
+index "$E" "$X" --verify
+ok $? "--verify: exit 0"
+is "$(jget "$T/out.json" verify.hashed) $(jget "$T/out.json" verify.differed)" "14 1" \
+   "--verify hashes every file and finds the one that differs"
+is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/routing.py' AND text <> 'stale'")" 1 "and re-indexes it"
+"$DRQA" --no-progress --index "$X" --index-only --verify "$E" >"$T/out.txt" 2>&1
+like "$(cat "$T/out.txt")" "verify       14 files hashed: 0 differed" "the text output prints how many"
+"$DRQA" --no-progress --index "$X" --verify --ask "x" "$E" >/dev/null 2>"$T/err.txt"
+is "$?" 2 "--verify outside --index-only is a usage error"
+
+# ---- 12. a failed first build leaves no side file --------------------------------------
+NOBODY=65534
+U="$T/closed"
+cp -R "$FIX" "$U"
+chmod 000 "$U"
+if [ "$(id -u)" != 0 ]; then
+    "$DRQA" --no-progress --index "$T/idx/u.sqlite" --index-only "$U" >/dev/null 2>"$T/err.txt"
+    st=$?; d="$T/idx"
+elif command -v setpriv >/dev/null 2>&1 &&
+     setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$DRQA" --version >/dev/null 2>&1; then
+    chmod 755 "$T"
+    mkdir "$T/nb" && chown $NOBODY:$NOBODY "$T/nb"
+    setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$DRQA" --no-progress --index "$T/nb/u.sqlite" \
+        --index-only "$U" >/dev/null 2>"$T/err.txt"
+    st=$?; d="$T/nb"
+else
+    st=skip
+fi
+if [ "$st" != skip ]; then
+    is "$st" 1 "a repository that cannot be read: exit 1"
+    like "$(cat "$T/err.txt")" "Permission denied" "the message says why"
+    is "$(ls -A "$d" | grep -c '^u\.sqlite')" 0 "no index and no empty .sqlite.tmp left behind"
+else
+    for k in 1 2 3; do n=$((n + 1)); echo "ok $n # SKIP root without setpriv: cannot make an unreadable repository"; done
+fi
+chmod 755 "$U"
+# a kill in the middle of a first build or an update still leaves the previous index usable
+K="$T/idx/k.sqlite"
+index "$R" "$K"
+printf '\nKILLED_MARKER = 1\n' >>"$R/tinyweb/app.py"
+printf '\nKILLED_MARKER = 2\n' >>"$R/tinyweb/auth.py"
+DRQA_TEST_KILL_AFTER=1 "$DRQA" --no-progress --index "$K" --index-only "$R" >/dev/null 2>&1
+is "$?" 137 "an update killed after one file"
+"$DRQA" --no-progress --index "$K" --action ListFiles '{}' "$R" >/dev/null 2>&1
+is "$?" 0 "the previous index still answers"
+is "$(q "$K" "PRAGMA quick_check")" "ok" "and is sound"
+
+echo "1..$n"
+exit $fail
