@@ -60,6 +60,7 @@ struct llm_policy {
     char *system[LLM_ROLE_N];       /* each role's static text, rendered once (NULL: none) */
     struct prompt *request[LLM_ROLE_N];   /* each role's per-call template */
     char *actions_text;             /* the action schema as the planner sees it */
+    cJSON *schema[LLM_ROLE_N];      /* each JSON role's reply schema, for structured output */
 
     char *question;                 /* the question the state below belongs to */
     struct qparse q;
@@ -434,36 +435,28 @@ typedef int (*text_check)(void *ctx, const char *text, char *err, size_t errlen)
  *   cancelled   the user stopped the search. */
 enum call_fail { CALL_FAIL_TRANSIENT, CALL_FAIL_CONTEXT, CALL_FAIL_PERSISTENT, CALL_FAIL_CANCELLED };
 
-static int mentions_context_limit(const char *e)
-{
-    static const char *const cues[] = {"context_length_exceeded", "maximum context length", "context length",
-                                       "exceed_context_size", "exceeds the available context", "prompt is too long",
-                                       "too many tokens", "context window"};
-    char *lower = str_lower(e ? e : "");
-    int hit = 0;
-    for (size_t i = 0; i < ARRAY_LEN(cues) && !hit; i++) hit = strstr(lower, cues[i]) != NULL;
-    free(lower);
-    return hit;
-}
-
+/* The role's view of the transport's failure kind (llm.h). A backend that
+ * sets no kind (one filled in by other code) is classified by its return
+ * code and status. */
 static enum call_fail classify_call(int crc, const struct llm_reply *r)
 {
+    switch (r->fail) {
+    case LLM_FAIL_NONE: break;
+    case LLM_FAIL_CANCELLED: return CALL_FAIL_CANCELLED;
+    case LLM_FAIL_CONTEXT_LENGTH: return CALL_FAIL_CONTEXT;
+    case LLM_FAIL_TRANSIENT:
+    case LLM_FAIL_BAD_REPLY: return CALL_FAIL_TRANSIENT;
+    default: return llm_fail_persistent(r->fail) ? CALL_FAIL_PERSISTENT : CALL_FAIL_TRANSIENT;
+    }
     switch (crc) {
     case LLM_ERR_CANCELLED: return CALL_FAIL_CANCELLED;
-    case LLM_ERR_TIMEOUT:
-    case LLM_ERR_CONNECT:
-    case LLM_ERR_TOO_LARGE:
-    case LLM_ERR_REPLY: return mentions_context_limit(r->error) ? CALL_FAIL_CONTEXT : CALL_FAIL_TRANSIENT;
     case LLM_ERR_STATUS:
-        if (mentions_context_limit(r->error)) return CALL_FAIL_CONTEXT;
-        if (r->http_status == 408 || r->http_status == 409 || r->http_status == 429 || r->http_status >= 500)
-            return CALL_FAIL_TRANSIENT;
-        return CALL_FAIL_PERSISTENT;
+        return r->http_status == 408 || r->http_status == 429 || r->http_status >= 500 ? CALL_FAIL_TRANSIENT
+                                                                                        : CALL_FAIL_PERSISTENT;
     case LLM_ERR_REQUEST: return CALL_FAIL_PERSISTENT;
     default: return CALL_FAIL_TRANSIENT;
     }
 }
-
 
 static void account(struct llm_policy *p, enum llm_role role, const struct llm_reply *r, struct policy_usage *u)
 {
@@ -510,6 +503,10 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         req.temperature = temperature;
         req.max_tokens = p->cfg.max_tokens;
         req.json_mode = tcheck == NULL;
+        if (!tcheck && p->schema[role]) {
+            req.schema_name = llm_role_name(role);
+            req.schema = p->schema[role];
+        }
         req.tag = llm_role_name(role);
         req.cancel = p->cfg.cancel;
         struct llm_reply rep;
@@ -584,6 +581,85 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
     free(echo);
     free(again);
     return rc;
+}
+
+/* ---- reply schemas (structured output where the server has it) ---- */
+
+static cJSON *schema_object(cJSON **props)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "type", "object");
+    *props = cJSON_AddObjectToObject(o, "properties");
+    return o;
+}
+
+static void schema_prop(cJSON *props, const char *name, const char *type)
+{
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(props, name), "type", type);
+}
+
+static void schema_strings(cJSON *props, const char *name)
+{
+    cJSON *a = cJSON_AddObjectToObject(props, name);
+    cJSON_AddStringToObject(a, "type", "array");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(a, "items"), "type", "string");
+}
+
+static void schema_required(cJSON *o, const char *const *names)
+{
+    cJSON *r = cJSON_AddArrayToObject(o, "required");
+    for (; *names; names++) cJSON_AddItemToArray(r, cJSON_CreateString(*names));
+}
+
+/* The schema of each JSON role's reply, its properties in the order the
+ * prompt asks for them (constrained decoders follow that order, so the
+ * rationale is written before the decision). The checks (llm_check_*)
+ * stay the authority: a server that ignores the schema is still checked. */
+static void build_schemas(struct llm_policy *p)
+{
+    cJSON *props, *o;
+    o = schema_object(&props);
+    schema_prop(props, "summary", "string");
+    schema_strings(props, "redundant");
+    schema_strings(props, "unexplored");
+    schema_strings(props, "gaps");
+    schema_strings(props, "candidates");
+    schema_required(o, (const char *const[]){"summary", "redundant", "unexplored", "gaps", "candidates", NULL});
+    p->schema[LLM_ROLE_PERCEPTION] = o;
+
+    o = schema_object(&props);
+    schema_prop(props, "rationale", "string");
+    cJSON *act = cJSON_AddObjectToObject(props, "action");
+    cJSON_AddStringToObject(act, "type", "string");
+    cJSON *names = cJSON_AddArrayToObject(act, "enum");
+    for (const char *const *nm = action_names(); *nm; nm++)
+        if (!(p->cfg.no_semantic && streq(*nm, "SemanticSearch"))) cJSON_AddItemToArray(names, cJSON_CreateString(*nm));
+    schema_prop(props, "args", "object");
+    schema_required(o, (const char *const[]){"rationale", "action", "args", NULL});
+    p->schema[LLM_ROLE_PLANNING] = o;
+
+    o = schema_object(&props);
+    schema_prop(props, "rationale", "string");
+    cJSON *spans = cJSON_AddObjectToObject(props, "spans");
+    cJSON_AddStringToObject(spans, "type", "array");
+    cJSON *sprops, *item = schema_object(&sprops);
+    schema_prop(sprops, "path", "string");
+    schema_prop(sprops, "start_line", "integer");
+    schema_prop(sprops, "end_line", "integer");
+    schema_required(item, (const char *const[]){"path", "start_line", "end_line", NULL});
+    cJSON_AddItemToObject(spans, "items", item);
+    schema_required(o, (const char *const[]){"rationale", "spans", NULL});
+    p->schema[LLM_ROLE_FILTER] = o;
+
+    o = schema_object(&props);
+    schema_prop(props, "rationale", "string");
+    cJSON *v = cJSON_AddObjectToObject(props, "value");
+    cJSON_AddStringToObject(v, "type", "integer");
+    cJSON_AddNumberToObject(v, "minimum", 0);
+    cJSON_AddNumberToObject(v, "maximum", 100);
+    schema_prop(props, "feedback", "string");
+    schema_required(o, (const char *const[]){"rationale", "value", "feedback", NULL});
+    p->schema[LLM_ROLE_EVALUATION] = o;
 }
 
 /* The per-call part of a role's prompt. */
@@ -1858,6 +1934,7 @@ struct llm_policy *llm_policy_new(const struct llm_policy_config *cfg, char *err
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->fallback_lock, NULL);
     p->actions_text = render_actions(cfg->no_semantic);
+    build_schemas(p);
     for (int r = 0; r < LLM_ROLE_N; r++) {
         p->prompts[r] = prompt_load(role_names[r], cfg->prompt_dirs, cfg->nprompt_dirs, role_vars[r], err, errlen);
         if (!p->prompts[r] || split_template(p, (enum llm_role)r, err, errlen) != 0) {
@@ -1879,6 +1956,7 @@ void llm_policy_free(struct llm_policy *p)
         prompt_free(p->prompts[r]);
         prompt_free(p->request[r]);
         free(p->system[r]);
+        cJSON_Delete(p->schema[r]);
     }
     free(p->actions_text);
     free(p);

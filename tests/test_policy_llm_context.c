@@ -44,14 +44,19 @@ static const char *SCRIPT =
     "- late: `pkg/late.py:1-3`\"}"
     "]}";
 
-static struct llm_backend *mk_backend(void)
+static struct llm_backend *mk_backend_model(const char *model_env)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/test.conf", dir);
     char ebase[160];
     snprintf(ebase, sizeof ebase, "DRQA_API_BASE=%s/v1", f.base);
-    const char *env[] = {ebase, "DRQA_MODEL=fake-model", "DRQA_PROVIDER=openai", NULL};
+    const char *env[] = {ebase, model_env, "DRQA_PROVIDER=openai", NULL};
     return fake_backend(path, "retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 10000\njson_mode = true\n", env);
+}
+
+static struct llm_backend *mk_backend(void)
+{
+    return mk_backend_model("DRQA_MODEL=fake-model");
 }
 
 static struct llm_policy *mk_policy(struct llm_backend *b, struct llm_policy_caps *caps)
@@ -272,6 +277,55 @@ static void test_context_shrink(struct llm_policy *p)
     mcts_free(t);
 }
 
+/* A model whose profile takes JSON schemas gets each JSON role's schema,
+ * its properties in the order the prompt asks for them. */
+static void test_schemas(void)
+{
+    struct llm_backend *b = mk_backend_model("DRQA_MODEL=gpt-4o-mini");
+    struct llm_policy *p = b ? mk_policy(b, NULL) : NULL;
+    ok(p != NULL, "a policy on a model that takes JSON schemas");
+    if (!p) {
+        llm_backend_free(b);
+        return;
+    }
+    struct policy pol;
+    llm_policy_bind(p, &pol);
+    struct mcts_tree *t = mk_tree("case:schema Where is the decision made?");
+    struct policy_usage u = {0};
+    char err[512];
+    struct policy_action a = {0};
+    ok(pol.plan(pol.ctx, t, 3, "", &a, &u, err, sizeof err) == 0, "plan with a schema");
+    struct policy_answer ans = {0};
+    int ids[] = {0, 1, 2};
+    ok(pol.answer(pol.ctx, t, ids, 3, &ans, &u, err, sizeof err) == 0, "answer");
+    cJSON *pl = requests_of("case:schema");
+    const cJSON *rf = cJSON_GetObjectItem(cJSON_GetArrayItem(pl, 0), "response_format");
+    const cJSON *js = cJSON_GetObjectItem(rf, "json_schema");
+    const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(js, "schema"), "properties");
+    ok(rf && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rf, "type")), "json_schema") &&
+           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(js, "name")), "planning"),
+       "planning: response_format json_schema named planning");
+    ok(props && props->child && !strcmp(props->child->string, "rationale") &&
+           props->child->next && !strcmp(props->child->next->string, "action"),
+       "planning: rationale comes first in the schema, then the action");
+    const cJSON *en = cJSON_GetObjectItem(cJSON_GetObjectItem(props, "action"), "enum"), *x;
+    int has_find = 0, has_finish = 0;
+    cJSON_ArrayForEach(x, en) {
+        has_find |= !strcmp(x->valuestring, "FindClass");
+        has_finish |= !strcmp(x->valuestring, "Finish");
+    }
+    ok(has_find && has_finish, "planning: the action is an enum of the actions");
+    const cJSON *last = cJSON_GetArrayItem(pl, cJSON_GetArraySize(pl) - 1);
+    ok(!cJSON_GetObjectItem(last, "response_format") && strstr(msg(last, 0, "content"), "You are the Answer Agent"),
+       "answer: no schema, no response_format");
+    cJSON_Delete(pl);
+    policy_action_clear(&a);
+    policy_answer_clear(&ans);
+    mcts_free(t);
+    llm_policy_free(p);
+    llm_backend_free(b);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/drqa-llmctx-XXXXXX");
@@ -291,6 +345,7 @@ int main(void)
         test_answer_cap(b);
         test_filter(p);
         test_context_shrink(p);
+        test_schemas();
     }
     llm_policy_free(p);
     llm_backend_free(b);
