@@ -58,25 +58,25 @@ static void check_role(int role, const char *text, size_t len)
     int rc = 0;
     if (role == 0) {
         struct policy_action a = {0};
-        rc = llm_check_plan(obj, (int)(len & 1), &a, err, sizeof err);
+        rc = llm_check_plan(obj, (int)(len & 1), &a, NULL, err, sizeof err);
         if (rc == 0 && (!a.name || !*a.name)) abort();
         policy_action_clear(&a);
     } else if (role == 1) {
         double v = -1;
         char *fb = NULL;
-        rc = llm_check_eval(obj, &v, &fb, err, sizeof err);
+        rc = llm_check_eval(obj, &v, &fb, NULL, err, sizeof err);
         if (rc == 0 && (isnan(v) || v < 0 || v > 100)) abort();
         free(fb);
     } else if (role == 2) {
         char *report = NULL;
-        rc = llm_check_perception(obj, &report, err, sizeof err);
+        rc = llm_check_perception(obj, &report, NULL, err, sizeof err);
         if (rc == 0 && !report) abort();
         free(report);
     } else {
         struct evidence raw = EVIDENCE_INIT, out = EVIDENCE_INIT;
         raw_result(&raw);
         int dropped = 0;
-        rc = llm_check_filter(obj, &raw, NULL, &out, &dropped, err, sizeof err);
+        rc = llm_check_filter(obj, &raw, NULL, &out, &dropped, NULL, err, sizeof err);
         for (size_t i = 0; rc == 0 && i < out.n; i++)
             if (!evidence_covers(&raw, out.v[i].path, out.v[i].start_line, out.v[i].end_line)) abort();
         evidence_free(&raw);
