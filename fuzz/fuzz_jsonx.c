@@ -1,11 +1,12 @@
 /*
  * fuzz_jsonx: model replies are untrusted text. This target feeds arbitrary
- * bytes to jsonx_find_object / jsonx_parse_object (prose, fences, unbalanced
- * braces, strings that never close) and, when an object comes back, runs every
- * field reader over it the way the roles' reply checkers do, so that wrong
- * types, huge numbers and odd keys only ever produce a message. It also checks
- * what the header promises: the span found lies inside the input and starts
- * with '{'.
+ * bytes to jsonx_find_object / jsonx_parse_object / jsonx_each_object (prose,
+ * fences, thinking tags, unbalanced braces, strings that never close, the
+ * slips the repairs rewrite) and, when an object comes back, runs every field
+ * reader over it the way the roles' reply checkers do, so that wrong types,
+ * huge numbers and odd keys only ever produce a message. It also checks what
+ * the header promises: every span offered lies inside the input, starts with
+ * '{', comes after the previous one, and at most 64 are offered.
  */
 #include "jsonx.h"
 
@@ -40,9 +41,36 @@ static void read_fields(const cJSON *obj)
         if (i > 64) break;
     }
     jsonx_check_prefix(&c, "%s", "");
+    char how[64];
+    if (jsonx_score(&c, obj, "value", 0, &d, how, sizeof how) == 1 && !(d >= 0 && d <= 100)) abort();
+    const cJSON *list = cJSON_GetObjectItem(obj, "candidates");
+    if (cJSON_IsString(list)) {
+        cJSON *arr = jsonx_split_list(list->valuestring);
+        if (!cJSON_IsArray(arr)) abort();
+        cJSON_Delete(arr);
+    }
     const char *m = jsonx_check_message(&c);
     if (!m || (c.nerr > 0 && !*m)) abort();   /* a problem always has words */
     jsonx_check_free(&c);
+}
+
+struct order {
+    const char *text;
+    size_t size, next;
+    int offered;
+};
+
+/* Refuses every object, so that all candidates are offered. */
+static int refuse(void *ctx, const struct jsonx_candidate *c)
+{
+    struct order *o = ctx;
+    if (!cJSON_IsObject(c->obj) || !c->repairs || c->len < 2 || c->start < o->next || c->start > o->size ||
+        c->len > o->size - c->start || o->text[c->start] != '{' || o->text[c->start + c->len - 1] != '}')
+        abort();
+    o->next = c->start + c->len;
+    if (++o->offered > 64) abort();
+    read_fields(c->obj);
+    return 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -55,6 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err[0]) {
         abort();   /* a failure always says why */
     }
+    struct order o = {text, size, 0, 0};
+    int rc = jsonx_each_object(text, size, refuse, &o, err, sizeof err);
+    if (rc == 0 || (rc == 1) != (o.offered > 0) || (rc < 0 && !err[0])) abort();
     char *s = malloc(size + 1);
     if (!s) return 0;
     memcpy(s, data, size);

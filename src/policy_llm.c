@@ -420,7 +420,37 @@ static void numbered_span(struct buf *b, const struct evidence_span *sp, size_t 
 
 /* ---- talking to the model ---- */
 
-typedef int (*reply_check)(void *ctx, const cJSON *obj, char *err, size_t errlen);
+/* Checks one reply object: 0 to use it, or -1 with the problem in err. A
+ * coercion is noted in notes (a scratch record: kept only when the object is
+ * used). */
+typedef int (*reply_check)(void *ctx, const cJSON *obj, struct policy_usage *notes, char *err, size_t errlen);
+
+/* The objects of one reply offered to a role's check in turn (jsonx_each_object). */
+struct pick {
+    reply_check check;
+    void *cctx;
+    int refused;
+    char *problem;                  /* the first refused object's problem */
+    size_t problen;
+    struct policy_usage notes;      /* the used object's repairs and coercions */
+};
+
+static int pick_object(void *ctx, const struct jsonx_candidate *cand)
+{
+    struct pick *pk = ctx;
+    struct policy_usage notes;
+    char why[1024] = "";
+    memset(&notes, 0, sizeof notes);
+    if (cand->repairs[0]) policy_usage_note(&notes, "repaired the JSON: %s", cand->repairs);
+    if (pk->check(pk->cctx, cand->obj, &notes, why, sizeof why) == 0) {
+        pk->notes = notes;
+        return 0;
+    }
+    if (pk->refused++ == 0)
+        snprintf(pk->problem, pk->problen, "%s", why[0] ? why : "the reply does not have the fields asked for");
+    return 1;
+}
+
 /* A check of a reply that is text, not JSON (the answer role's Markdown). */
 typedef int (*text_check)(void *ctx, const char *text, char *err, size_t errlen);
 
@@ -552,24 +582,28 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
             llm_reply_free(&rep);
             continue;
         }
+        /* The first object of the reply that passes the role's check is the
+         * reply; the re-ask names the first one's problem. */
         char perr[512];
-        cJSON *obj = jsonx_parse_object(rep.text, perr, sizeof perr);
-        if (!obj) {
+        struct pick pk = {check, cctx, 0, problem, problen, {0}};
+        int prc = jsonx_each_object(rep.text, strlen(rep.text), pick_object, &pk, perr, sizeof perr);
+        if (prc == 0) {
+            if (pk.notes.notes[0]) {
+                policy_usage_note(u, "%s: %s", llm_role_name(role), pk.notes.notes);
+                log_msg("llm policy: %s: %s", llm_role_name(role), pk.notes.notes);
+            }
+            if (reply_text) *reply_text = rep.text;
+            else free(rep.text);
+            rep.text = NULL;
+            rc = 0;
+            break;
+        }
+        if (prc < 0)
             snprintf(problem, problen, "no usable JSON object in the reply: %s%s", perr,
                      rep.truncated ? " (the reply was cut at the token limit; answer more briefly)" : "");
-        } else {
-            problem[0] = 0;
-            if (check(cctx, obj, problem, problen) == 0) {
-                cJSON_Delete(obj);
-                if (reply_text) *reply_text = rep.text;
-                else free(rep.text);
-                rep.text = NULL;
-                rc = 0;
-                break;
-            }
-            if (!problem[0]) snprintf(problem, problen, "the reply does not have the fields asked for");
-            cJSON_Delete(obj);
-        }
+        else if (pk.refused > 1 && strlen(problem) + 80 < problen)
+            snprintf(problem + strlen(problem), problen - strlen(problem),
+                     " (and none of the %d other JSON objects in the reply was usable)", pk.refused - 1);
         free(echo);
         echo = prompt_cap(rep.text, p->cfg.caps.reply_echo, 0);
         free(again);
@@ -716,7 +750,63 @@ static int split_template(struct llm_policy *p, enum llm_role r, char *err, size
     return 0;
 }
 
-/* ---- checks of the replies ---- */
+/* ---- checks of the replies ----
+ *
+ * Each check reads one reply object the way a model meant it when that is
+ * clear, and says so: every coercion appends a short note to `notes` (the
+ * node shows them), and everything unclear is refused with the message a
+ * re-ask sends. What is coerced: "arguments"/"parameters" for "args", args as
+ * a JSON string, a nested {"action": {"name", "args"}} and a bare
+ * {"name", "arguments"}; action names in another case or spelling
+ * ("find_function", "Find Function"); argument names spelt with hyphens,
+ * spaces or camelCase when exactly one argument of the action matches; a
+ * string for a list argument (and a one-string list for a string, "true" for
+ * a boolean); values on 0-1, "85%" and "85/100" (jsonx_score); "score" for
+ * "value"; a string for a report list; filter spans written "path:10-24",
+ * start_line "10-24" or "lines". What is refused with a message saying so:
+ * values copied from the prompts' examples. */
+
+/* Whole values the prompts' examples show instead of a real value. */
+static const char *const placeholders[] = {"ActionName", "Action Name", "action_name", "...", "\xe2\x80\xa6",
+                                           "path/to/file.py", "path/to/file", "dir/file.py", "pkg/module.py",
+                                           "one sentence", "optional, one line"};
+
+static int is_placeholder(const char *s)
+{
+    if (!s) return 0;
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    for (size_t i = 0; i < ARRAY_LEN(placeholders); i++)
+        if (strlen(placeholders[i]) == n && strncasecmp(s, placeholders[i], n) == 0) return 1;
+    return 0;
+}
+
+/* A problem when the string v (or any string in the array v) is a placeholder. */
+static void refuse_placeholder(struct jsonx_check *c, const char *field, const cJSON *v)
+{
+    const cJSON *e = v;
+    if (cJSON_IsArray(v))
+        cJSON_ArrayForEach(e, v) if (cJSON_IsString(e) && is_placeholder(e->valuestring)) break;
+    if (!cJSON_IsString(e) || !is_placeholder(e->valuestring)) return;
+    char *shown = one_line(e->valuestring, 40);
+    jsonx_check_fail(c, "field \"%s%s%s\" holds \"%s\", the placeholder of the prompt's example; write the real value",
+                     c->prefix, c->prefix[0] ? "." : "", field, shown);
+    free(shown);
+}
+
+/* a and b equal ignoring case, '_', '-' and spaces: "class-name", "className", "Class Name" all read class_name. */
+static int loose_eq(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == '_' || *a == '-' || *a == ' ') a++;
+        while (*b == '_' || *b == '-' || *b == ' ') b++;
+        if (!*a || !*b) return !*a && !*b;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+        a++;
+        b++;
+    }
+}
 
 static int string_too_long(const cJSON *v, const char *where, char *err, size_t errlen)
 {
@@ -728,21 +818,112 @@ static int string_too_long(const cJSON *v, const char *where, char *err, size_t 
     return 0;
 }
 
-int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out, char *err, size_t errlen)
+/* The action named name (exact, else loosely spelt; noted), or NULL. */
+static const struct action_def *find_action(const char *name, struct policy_usage *notes)
+{
+    const struct action_def *def = action_find(name);
+    for (const char *const *nm = action_names(); *nm && !def; nm++)
+        if (loose_eq(*nm, name)) def = action_find(*nm);
+    if (def && strcmp(def->name, name) != 0) {
+        char *shown = one_line(name, 60);
+        policy_usage_note(notes, "read action \"%s\" as %s", shown, def->name);
+        free(shown);
+    }
+    return def;
+}
+
+/* Brings a's argument names and simple types into def's schema where the
+ * reading is clear (noted); refuses copied placeholders. */
+static void coerce_args(const struct action_def *def, cJSON *a, struct jsonx_check *c, struct policy_usage *notes)
+{
+    cJSON *it = a->child;
+    while (it) {
+        cJSON *next = it->next;
+        const struct action_arg *arg = def->args, *match = NULL;
+        while (arg->name && strcmp(arg->name, it->string) != 0) arg++;
+        if (!arg->name) {
+            int nmatch = 0;
+            for (arg = def->args; arg->name; arg++)
+                if (loose_eq(arg->name, it->string)) {
+                    match = arg;
+                    nmatch++;
+                }
+            if (nmatch == 1 && !cJSON_GetObjectItemCaseSensitive(a, match->name)) {
+                char *shown = one_line(it->string, 40);
+                policy_usage_note(notes, "read \"%s\" as %s", shown, match->name);
+                free(shown);
+                cJSON_DetachItemViaPointer(a, it);
+                cJSON_AddItemToObject(a, match->name, it);
+            } else if (strcmp(it->string, "argument") == 0) {
+                jsonx_check_fail(c, "field \"args\" holds \"argument\", the placeholder of the prompt's example; give "
+                                    "the arguments of the action you chose");
+            }
+        }
+        it = next;
+    }
+    for (const struct action_arg *arg = def->args; arg->name; arg++) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(a, arg->name);
+        if (!v) continue;
+        cJSON *repl = NULL;
+        const char *how = NULL;
+        if (arg->type == ACTION_ARG_STRING_LIST && cJSON_IsString(v)) {
+            repl = jsonx_split_list(v->valuestring);
+            how = "a string as a list";
+        } else if (arg->type == ACTION_ARG_STRING && cJSON_IsArray(v) && cJSON_GetArraySize(v) == 1 &&
+                   cJSON_IsString(v->child)) {
+            repl = cJSON_CreateString(v->child->valuestring);
+            how = "a one-item list as a string";
+        } else if (arg->type == ACTION_ARG_BOOL && cJSON_IsString(v) &&
+                   (!strcasecmp(v->valuestring, "true") || !strcasecmp(v->valuestring, "false"))) {
+            repl = cJSON_CreateBool(!strcasecmp(v->valuestring, "true"));
+            how = "a string as a boolean";
+        }
+        if (repl) {
+            policy_usage_note(notes, "read %s given as %s", arg->name, how);
+            cJSON_ReplaceItemInObjectCaseSensitive(a, arg->name, repl);
+            v = repl;
+        }
+        char where[64];
+        snprintf(where, sizeof where, "args.%s", arg->name);
+        refuse_placeholder(c, where, v);
+    }
+}
+
+int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out, struct policy_usage *notes,
+                   char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     struct jsonx_check c;
     jsonx_check_init(&c);
-    const char *name = jsonx_string(&c, obj, "action", 1);
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(obj, "args");
-    if (!args) args = cJSON_GetObjectItemCaseSensitive(obj, "arguments");
+    /* {"action": {"name": ..., "args": ...}} and {"name": ..., "arguments": ...} */
+    const cJSON *shape = obj, *act = cJSON_GetObjectItemCaseSensitive(obj, "action");
+    const char *name_field = "action";
+    if (cJSON_IsObject(act)) {
+        shape = act;
+        name_field = cJSON_GetObjectItemCaseSensitive(act, "name") ? "name" : "action";
+        jsonx_check_prefix(&c, "action");
+        policy_usage_note(notes, "read the nested \"action\" object as the action and its arguments");
+    } else if (!act && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(obj, "name"))) {
+        name_field = "name";
+        policy_usage_note(notes, "read \"name\" as \"action\"");
+    }
+    const char *name = jsonx_string(&c, shape, name_field, 1);
+    jsonx_check_prefix(&c, "%s", "");
+    static const char *const args_fields[] = {"args", "arguments", "parameters"};
+    const cJSON *args = NULL;
+    for (size_t i = 0; i < ARRAY_LEN(args_fields) && !args; i++) {
+        args = cJSON_GetObjectItemCaseSensitive(shape, args_fields[i]);
+        if (args && i) policy_usage_note(notes, "read \"%s\" as \"args\"", args_fields[i]);
+    }
     const char *rationale = jsonx_string(&c, obj, "rationale", 0);
+    if (!rationale && shape != obj) rationale = jsonx_string(&c, shape, "rationale", 0);
+    refuse_placeholder(&c, "rationale", cJSON_GetObjectItemCaseSensitive(obj, "rationale"));
+    if (shape != obj) refuse_placeholder(&c, "rationale", cJSON_GetObjectItemCaseSensitive(shape, "rationale"));
     const struct action_def *def = NULL;
-    if (name) {
-        def = action_find(name);
-        if (!def)   /* "findclass", "FINDCLASS": the name is clear enough */
-            for (const char *const *nm = action_names(); *nm && !def; nm++)
-                if (strcasecmp(*nm, name) == 0) def = action_find(*nm);
+    if (name && is_placeholder(name)) {
+        refuse_placeholder(&c, "action", cJSON_GetObjectItemCaseSensitive(shape, name_field));
+    } else if (name) {
+        def = find_action(name, notes);
         if (!def || (no_semantic && streq(def->name, "SemanticSearch"))) {
             struct buf names = BUF_INIT;
             for (const char *const *nm = action_names(); *nm; nm++)
@@ -758,19 +939,23 @@ int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out,
     cJSON *parsed = NULL;
     if (args && cJSON_IsString(args)) {   /* arguments sent as a JSON string */
         parsed = cJSON_Parse(args->valuestring);
-        if (cJSON_IsObject(parsed)) args = parsed;
+        if (cJSON_IsObject(parsed)) {
+            args = parsed;
+            policy_usage_note(notes, "read \"args\" given as a JSON string");
+        }
     }
     if (args && !cJSON_IsObject(args) && !cJSON_IsNull(args)) jsonx_check_fail(&c, "field \"args\" must be a JSON object");
     int rc = -1;
     if (c.nerr == 0 && def) {
         cJSON *a = args && cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
+        coerce_args(def, a, &c, notes);
         char aerr[512];
         const cJSON *it;
-        int bad = 0;
+        int bad = c.nerr > 0;
         cJSON_ArrayForEach(it, a) {
             char where[128];
             snprintf(where, sizeof where, "args.%s", it->string);
-            if (string_too_long(it, where, aerr, sizeof aerr)) bad = 1;
+            if (!bad && string_too_long(it, where, aerr, sizeof aerr)) bad = 1;
             const cJSON *e;
             if (!bad && cJSON_IsArray(it))
                 cJSON_ArrayForEach(e, it) if (!bad && string_too_long(e, where, aerr, sizeof aerr)) bad = 1;
@@ -778,7 +963,7 @@ int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out,
         }
         if (!bad && action_validate(def, a, aerr, sizeof aerr) != 0) bad = 1;
         if (bad) {
-            jsonx_check_fail(&c, "%s", aerr);
+            if (c.nerr == 0) jsonx_check_fail(&c, "%s", aerr);
             cJSON_Delete(a);
         } else {
             out->name = xstrdup(def->name);
@@ -793,14 +978,27 @@ int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out,
     return rc;
 }
 
-int llm_check_eval(const cJSON *obj, double *value, char **feedback, char *err, size_t errlen)
+int llm_check_eval(const cJSON *obj, double *value, char **feedback, struct policy_usage *notes, char *err,
+                   size_t errlen)
 {
     struct jsonx_check c;
     jsonx_check_init(&c);
     double v = 0;
-    int got = jsonx_number(&c, obj, "value", 0, 100, 1, &v);
+    const char *field = "value";
+    if (!cJSON_GetObjectItemCaseSensitive(obj, "value") && cJSON_GetObjectItemCaseSensitive(obj, "score")) {
+        field = "score";
+        policy_usage_note(notes, "read \"score\" as \"value\"");
+    }
+    char how[128];
+    int got = jsonx_score(&c, obj, field, 1, &v, how, sizeof how);
+    if (how[0]) policy_usage_note(notes, "%s", how);
     const char *fb = jsonx_string(&c, obj, "feedback", 0);
-    if (!fb && !cJSON_GetObjectItemCaseSensitive(obj, "feedback")) fb = jsonx_string(&c, obj, "suggestion", 0);
+    const char *fb_field = "feedback";
+    if (!fb && !cJSON_GetObjectItemCaseSensitive(obj, "feedback")) {
+        fb = jsonx_string(&c, obj, "suggestion", 0);
+        fb_field = "suggestion";
+    }
+    refuse_placeholder(&c, fb_field, cJSON_GetObjectItemCaseSensitive(obj, fb_field));
     int rc = -1;
     if (c.nerr == 0 && got == 1 && isfinite(v)) {
         *value = v;
@@ -814,9 +1012,15 @@ int llm_check_eval(const cJSON *obj, double *value, char **feedback, char *err, 
 }
 
 static void report_list(struct jsonx_check *c, const cJSON *obj, const char *field, const char *title,
-                        struct buf *out)
+                        struct buf *out, struct policy_usage *notes)
 {
-    const cJSON *arr = jsonx_array(c, obj, field, 0);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
+    cJSON *split = NULL;
+    if (cJSON_IsString(v)) {
+        split = jsonx_split_list(v->valuestring);
+        policy_usage_note(notes, "read \"%s\" given as a string as a list of %d", field, cJSON_GetArraySize(split));
+    }
+    const cJSON *arr = split ? split : jsonx_array(c, obj, field, 0);
     if (!arr) return;
     struct buf line = BUF_INIT;
     int i = 0, kept = 0;
@@ -834,25 +1038,28 @@ static void report_list(struct jsonx_check *c, const cJSON *obj, const char *fie
         }
         i++;
     }
+    refuse_placeholder(c, field, arr);
     if (kept) buf_printf(out, "%s: %s\n", title, buf_str(&line));
     buf_free(&line);
+    cJSON_Delete(split);
 }
 
-int llm_check_perception(const cJSON *obj, char **report, char *err, size_t errlen)
+int llm_check_perception(const cJSON *obj, char **report, struct policy_usage *notes, char *err, size_t errlen)
 {
     struct jsonx_check c;
     jsonx_check_init(&c);
     struct buf b = BUF_INIT;
     const char *summary = jsonx_string(&c, obj, "summary", 1);
+    refuse_placeholder(&c, "summary", cJSON_GetObjectItemCaseSensitive(obj, "summary"));
     if (summary) {
         char *s = one_line(summary, MAX_SUMMARY);
         buf_printf(&b, "Summary: %s\n", s);
         free(s);
     }
-    report_list(&c, obj, "redundant", "Redundant", &b);
-    report_list(&c, obj, "unexplored", "Unexplored", &b);
-    report_list(&c, obj, "gaps", "Gaps", &b);
-    report_list(&c, obj, "candidates", "Candidates", &b);
+    report_list(&c, obj, "redundant", "Redundant", &b, notes);
+    report_list(&c, obj, "unexplored", "Unexplored", &b, notes);
+    report_list(&c, obj, "gaps", "Gaps", &b, notes);
+    report_list(&c, obj, "candidates", "Candidates", &b, notes);
     int rc = -1;
     if (c.nerr == 0) {
         if (b.len && b.data[b.len - 1] == '\n') b.data[--b.len] = 0;
@@ -893,49 +1100,135 @@ static int has_exact(const struct evidence *ev, const char *path, int a, int z)
     return 0;
 }
 
+/* "10-24", "10 - 24", "L10-L24", "10–24" (en dash) or "10": 1 with the lines, else 0. */
+static int parse_lines(const char *s, long *a, long *z)
+{
+    char *end;
+    while (isspace((unsigned char)*s) || *s == 'L') s++;
+    if (!isdigit((unsigned char)*s)) return 0;
+    *a = strtol(s, &end, 10);
+    *z = *a;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end == '-' || strncmp(end, "\xe2\x80\x93", 3) == 0) {
+        end += *end == '-' ? 1 : 3;
+        while (isspace((unsigned char)*end) || *end == 'L') end++;
+        if (!isdigit((unsigned char)*end)) return 0;
+        *z = strtol(end, &end, 10);
+    }
+    while (isspace((unsigned char)*end)) end++;
+    return !*end && *a >= 1 && *z <= 10000000;
+}
+
+/* The lines of one filter span, read as the model wrote them: start_line and
+ * end_line; start_line "10-24"; "lines" as "10-24", [10, 24] or 10. 1 with
+ * the lines (*how names a coercion, else NULL), 0 with a problem recorded. */
+static int span_lines_of(struct jsonx_check *c, const cJSON *e, long *a, long *z, const char **how)
+{
+    const cJSON *sl = cJSON_GetObjectItemCaseSensitive(e, "start_line");
+    const cJSON *el = cJSON_GetObjectItemCaseSensitive(e, "end_line");
+    const cJSON *ln = cJSON_GetObjectItemCaseSensitive(e, "lines");
+    *how = NULL;
+    if (cJSON_IsString(sl) && !el && strpbrk(sl->valuestring, "-\xe2") && parse_lines(sl->valuestring, a, z)) {
+        *how = "start_line \"A-B\" as lines A to B";
+        return 1;
+    }
+    if (!sl && !el && ln) {
+        *how = "\"lines\" as start_line and end_line";
+        if (cJSON_IsString(ln) && parse_lines(ln->valuestring, a, z)) return 1;
+        if (cJSON_IsNumber(ln) && ln->valuedouble >= 1 && ln->valuedouble <= 10000000 &&
+            ln->valuedouble == floor(ln->valuedouble)) {
+            *a = *z = (long)ln->valuedouble;
+            return 1;
+        }
+        if (cJSON_IsArray(ln) && cJSON_GetArraySize(ln) == 2) {
+            struct jsonx_check sub;
+            jsonx_check_init(&sub);
+            cJSON *pair = cJSON_CreateObject();
+            cJSON_AddItemReferenceToObject(pair, "a", cJSON_GetArrayItem(ln, 0));
+            cJSON_AddItemReferenceToObject(pair, "z", cJSON_GetArrayItem(ln, 1));
+            int okp = jsonx_int(&sub, pair, "a", 1, 10000000, 1, a) == 1 && jsonx_int(&sub, pair, "z", 1, 10000000, 1, z) == 1;
+            cJSON_Delete(pair);
+            jsonx_check_free(&sub);
+            if (okp) return 1;
+        }
+        *how = NULL;
+        jsonx_check_fail(c, "field \"%s.lines\" must be \"START-END\" or [START, END]; better give start_line and end_line",
+                         c->prefix);
+        return 0;
+    }
+    int ga = jsonx_int(c, e, "start_line", 1, 10000000, 1, a);
+    int gz = jsonx_int(c, e, "end_line", 1, 10000000, 1, z);
+    return ga == 1 && gz == 1;
+}
+
 int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct evidence *shown,
-                     struct evidence *out, int *dropped, char *err, size_t errlen)
+                     struct evidence *out, int *dropped, struct policy_usage *notes, char *err, size_t errlen)
 {
     struct jsonx_check c;
     jsonx_check_init(&c);
     *dropped = 0;
-    const cJSON *spans = jsonx_array(&c, obj, "spans", 1);
+    const cJSON *spans = cJSON_GetObjectItemCaseSensitive(obj, "spans");
+    cJSON *split = NULL;
+    if (cJSON_IsString(spans)) {
+        split = jsonx_split_list(spans->valuestring);
+        policy_usage_note(notes, "read \"spans\" given as a string as a list");
+        spans = split;
+    } else {
+        spans = jsonx_array(&c, obj, "spans", 1);
+    }
     struct evidence kept = EVIDENCE_INIT;
-    int listed = 0;
+    int listed = 0, as_text = 0, nhow = 0;
+    const char *how_seen = NULL;
     const cJSON *e;
     cJSON_ArrayForEach(e, spans) {
         jsonx_check_prefix(&c, "spans[%d]", listed);
         listed++;
-        if (!cJSON_IsObject(e)) {
+        long a = 0, z = 0;
+        const char *path = NULL;
+        struct evidence cite = EVIDENCE_INIT;
+        if (cJSON_IsString(e) && llm_parse_citations(e->valuestring, &cite) == 1) {   /* "path:10-24" */
+            path = cite.v[0].path;
+            a = cite.v[0].start_line;
+            z = cite.v[0].end_line;
+            as_text++;
+        } else if (!cJSON_IsObject(e)) {
             jsonx_check_fail(&c, "element %d of field \"spans\" must be an object {path, start_line, end_line}",
                              listed - 1);
+            evidence_free(&cite);
             continue;
+        } else {
+            const char *how;
+            path = jsonx_string(&c, e, "path", 1);
+            refuse_placeholder(&c, "path", cJSON_GetObjectItemCaseSensitive(e, "path"));
+            int got = span_lines_of(&c, e, &a, &z, &how);
+            if (how) {
+                how_seen = how;
+                nhow++;
+            }
+            if (!path || !got || is_placeholder(path)) continue;
         }
-        long a = 0, z = 0;
-        const char *path = jsonx_string(&c, e, "path", 1);
-        int ga = jsonx_int(&c, e, "start_line", 1, 10000000, 1, &a);
-        int gz = jsonx_int(&c, e, "end_line", 1, 10000000, 1, &z);
-        if (!path || ga != 1 || gz != 1) continue;
+        const struct evidence_span *sp = NULL;
         if (z < a) {
             jsonx_check_fail(&c, "end_line %ld is before start_line %ld", z, a);
-            continue;
-        }
-        const struct evidence_span *sp = cover(raw, path, (int)a, (int)z, NULL);
-        sp = cover(shown, path, (int)a, (int)z, sp);
-        if (!sp) {
-            (*dropped)++;
-            continue;
-        }
-        if (kept.n >= MAX_FILTER_SPANS || evidence_covers(&kept, path, (int)a, (int)z)) continue;
-        if (sp->elided) {
-            evidence_add(&kept, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided = 1;
         } else {
-            char *text = span_lines(sp, (int)a, (int)z);
-            evidence_add(&kept, sp->path, (int)a, (int)z, text, sp->label, sp->score);
-            free(text);
+            sp = cover(raw, path, (int)a, (int)z, NULL);
+            sp = cover(shown, path, (int)a, (int)z, sp);
+            if (!sp) (*dropped)++;
         }
+        if (sp && kept.n < MAX_FILTER_SPANS && !evidence_covers(&kept, path, (int)a, (int)z)) {
+            if (sp->elided) {
+                evidence_add(&kept, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided = 1;
+            } else {
+                char *text = span_lines(sp, (int)a, (int)z);
+                evidence_add(&kept, sp->path, (int)a, (int)z, text, sp->label, sp->score);
+                free(text);
+            }
+        }
+        evidence_free(&cite);
     }
     jsonx_check_prefix(&c, "%s", "");
+    if (as_text) policy_usage_note(notes, "read %d span%s written \"path:start-end\"", as_text, as_text == 1 ? "" : "s");
+    if (nhow) policy_usage_note(notes, "read %s (%d span%s)", how_seen, nhow, nhow == 1 ? "" : "s");
     int rc = -1;
     if (c.nerr) {
         snprintf(err, errlen, "%s", jsonx_check_message(&c));
@@ -949,6 +1242,7 @@ int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct 
         evidence_copy(out, &kept);
         rc = 0;
     }
+    cJSON_Delete(split);
     evidence_free(&kept);
     jsonx_check_free(&c);
     return rc;
@@ -1159,12 +1453,12 @@ static char *recent_text(const struct mcts_tree *t, int id, size_t cap)
 
 struct perceive_ctx { char *report; };
 
-static int check_perception_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+static int check_perception_cb(void *ctx, const cJSON *obj, struct policy_usage *notes, char *err, size_t errlen)
 {
     struct perceive_ctx *pc = ctx;
     free(pc->report);
     pc->report = NULL;
-    return llm_check_perception(obj, &pc->report, err, errlen);
+    return llm_check_perception(obj, &pc->report, notes, err, errlen);
 }
 
 static int lp_perceive(void *ctx, const struct mcts_tree *t, int id, char **report, struct policy_usage *u,
@@ -1235,11 +1529,11 @@ struct plan_ctx {
     struct policy_action a;
 };
 
-static int check_plan_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+static int check_plan_cb(void *ctx, const cJSON *obj, struct policy_usage *notes, char *err, size_t errlen)
 {
     struct plan_ctx *pc = ctx;
     policy_action_clear(&pc->a);
-    return llm_check_plan(obj, pc->no_semantic, &pc->a, err, errlen);
+    return llm_check_plan(obj, pc->no_semantic, &pc->a, notes, err, errlen);
 }
 
 static int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *report, struct policy_action *out,
@@ -1316,12 +1610,12 @@ struct eval_ctx {
     char *feedback;
 };
 
-static int check_eval_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+static int check_eval_cb(void *ctx, const cJSON *obj, struct policy_usage *notes, char *err, size_t errlen)
 {
     struct eval_ctx *ec = ctx;
     free(ec->feedback);
     ec->feedback = NULL;
-    return llm_check_eval(obj, &ec->value, &ec->feedback, err, errlen);
+    return llm_check_eval(obj, &ec->value, &ec->feedback, notes, err, errlen);
 }
 
 static void trajectory_spans(const struct mcts_tree *t, const int *ids, size_t nids, struct evidence *out);
@@ -1795,11 +2089,11 @@ struct filter_ctx {
     int dropped;
 };
 
-static int check_filter_cb(void *ctx, const cJSON *obj, char *err, size_t errlen)
+static int check_filter_cb(void *ctx, const cJSON *obj, struct policy_usage *notes, char *err, size_t errlen)
 {
     struct filter_ctx *fc = ctx;
     evidence_free(&fc->kept);
-    return llm_check_filter(obj, fc->raw, fc->shown, &fc->kept, &fc->dropped, err, errlen);
+    return llm_check_filter(obj, fc->raw, fc->shown, &fc->kept, &fc->dropped, notes, err, errlen);
 }
 
 /* Every candidate for the filter: the rule-ranked ones first (cand, the

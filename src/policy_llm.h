@@ -168,13 +168,19 @@ char *llm_strip_citations(const char *text, const struct evidence *seen, int *re
  * reason in why. */
 int llm_answer_misses_type(const char *qtype, const char *answer, int ncites, char *why, size_t whylen);
 
+/* The reply checks. Each reads the slips whose meaning is clear (see the
+ * list in policy_llm.c: "class-name" for class_name, a string for a list, a
+ * value on 0-1 ...) and appends a short note per coercion to notes (may be
+ * NULL); a value copied from a prompt's example is refused, saying so. */
 /* Checks a planning reply object; 0, or -1 with the message a re-ask sends.
  * On success *out holds the action (policy_action_clear it). */
-int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out, char *err, size_t errlen);
+int llm_check_plan(const cJSON *obj, int no_semantic, struct policy_action *out, struct policy_usage *notes,
+                   char *err, size_t errlen);
 /* Checks an evaluation reply; 0 with value and feedback (caller frees), or -1. */
-int llm_check_eval(const cJSON *obj, double *value, char **feedback, char *err, size_t errlen);
+int llm_check_eval(const cJSON *obj, double *value, char **feedback, struct policy_usage *notes, char *err,
+                   size_t errlen);
 /* Checks a perception reply; 0 with the rendered report (caller frees), or -1. */
-int llm_check_perception(const cJSON *obj, char **report, char *err, size_t errlen);
+int llm_check_perception(const cJSON *obj, char **report, struct policy_usage *notes, char *err, size_t errlen);
 /* Checks a filter reply against the raw result: a listed span is kept when a
  * span of raw or of shown (the curated candidates the model saw, derived from
  * raw; may be NULL) covers it, its text cut from the covering span (a
@@ -182,6 +188,6 @@ int llm_check_perception(const cJSON *obj, char **report, char *err, size_t errl
  * kept spans to out and counts the dropped ones. -1 on a type problem or when
  * every listed span was outside the result (err lists the valid ranges). */
 int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct evidence *shown,
-                     struct evidence *out, int *dropped, char *err, size_t errlen);
+                     struct evidence *out, int *dropped, struct policy_usage *notes, char *err, size_t errlen);
 
 #endif

@@ -72,7 +72,7 @@ static int fb_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
 }
 
 static struct fb fbc;
-static struct policy fbpol = {"testfb", &fbc, fb_perceive, fb_plan, fb_evaluate, NULL, fb_answer};
+static struct policy fbpol = {"testfb", &fbc, fb_perceive, fb_plan, fb_evaluate, NULL, fb_answer, 0};
 
 /* ---- the fake's script ---- */
 
@@ -124,6 +124,14 @@ static char *script(void)
     rule(rs, "case:plan-semantic", 1, "{\"action\":\"SemanticSearch\",\"args\":{\"query\":\"routing\"}}");
     rule(rs, "case:plan-semantic", 0, "{\"action\":\"FindClass\",\"args\":{\"class_name\":\"Router\"}}");
 
+    rule(rs, "case:plan-pick", 0,
+         "A format example: {\"value\": 80}. A first try: {\"action\": \"find_class\", \"args\": {}}. "
+         "My plan:\n```json\n{\"action\": \"FindClass\", \"args\": {\"class-name\": \"Router\",},}\n```");
+    rule(rs, "case:plan-placeholder", 1,
+         "{\"action\": \"ActionName\", \"args\": {\"argument\": \"value\"}, \"rationale\": \"one sentence\"}");
+    rule(rs, "case:plan-placeholder", 0, "{\"action\": \"ListFiles\", \"args\": {}}");
+    rule(rs, "case:eval-fraction", 0,
+         "<think>The step looks weak, {\"value\": 5} maybe.</think>\n{\"value\": 0.8, \"feedback\": \"read the caller\"}");
     rule(rs, "case:eval-quoted", 0, "{\"value\":\"85\",\"feedback\":\"inspect call sites\\nnext\"}");
     rule(rs, "case:eval-range", 1, "{\"value\":150,\"feedback\":\"x\"}");
     rule(rs, "case:eval-range", 0, "{\"value\":60,\"suggestion\":\"read the definition\"}");
@@ -264,7 +272,7 @@ static void test_check_plan(void)
     struct policy_action a;
     char err[1024];
     cJSON *o = cJSON_Parse("{\"action\":\"FindClass\",\"args\":{\"class_name\":\"App\"},\"rationale\":\"r\"}");
-    ok(llm_check_plan(o, 0, &a, err, sizeof err) == 0 && !strcmp(a.name, "FindClass") && !strcmp(a.rationale, "r"),
+    ok(llm_check_plan(o, 0, &a, NULL, err, sizeof err) == 0 && !strcmp(a.name, "FindClass") && !strcmp(a.rationale, "r"),
        "plan: a valid reply");
     policy_action_clear(&a);
     cJSON_Delete(o);
@@ -288,7 +296,7 @@ static void test_check_plan(void)
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         o = cJSON_Parse(bad[i].json);
         err[0] = 0;
-        int rc = llm_check_plan(o, bad[i].no_semantic, &a, err, sizeof err);
+        int rc = llm_check_plan(o, bad[i].no_semantic, &a, NULL, err, sizeof err);
         ok(rc == -1 && strstr(err, bad[i].want) && a.name == NULL, "plan refused: %s", bad[i].name);
         if (rc != -1 || !strstr(err, bad[i].want)) diag("err: %s", err);
         cJSON_Delete(o);
@@ -299,18 +307,81 @@ static void test_check_plan(void)
     for (int i = 0; i < 2500; i++) buf_addc(&big, 'q');
     buf_adds(&big, "\"}}");
     o = cJSON_Parse(buf_str(&big));
-    ok(llm_check_plan(o, 0, &a, err, sizeof err) == -1 &&
+    ok(llm_check_plan(o, 0, &a, NULL, err, sizeof err) == -1 &&
            strstr(err, "field \"args.query\" is too long (2500 bytes; at most 2000)"),
        "plan refused: a huge string argument");
     cJSON_Delete(o);
     buf_free(&big);
 
     o = cJSON_Parse("{\"action\":\"finish\",\"arguments\":{\"answer\":\"a\",\"finish_reason\":\"done\"}}");
-    ok(llm_check_plan(o, 0, &a, err, sizeof err) == 0 && !strcmp(a.name, "Finish") &&
+    ok(llm_check_plan(o, 0, &a, NULL, err, sizeof err) == 0 && !strcmp(a.name, "Finish") &&
            !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(a.args, "answer")), "a"),
        "plan: name matched case-insensitively, 'arguments' accepted");
     policy_action_clear(&a);
     cJSON_Delete(o);
+
+    /* coercions, each noted */
+    struct {
+        const char *json, *name, *args, *notes;
+    } co[] = {
+        {"{\"action\":\"FindClass\",\"args\":{\"class_name\":\"App\"}}", "FindClass", "{\"class_name\":\"App\"}", ""},
+        {"{\"action\":\"find_function\",\"args\":{\"function-name\":\"match\",\"className\":\"Router\"}}", "FindFunction",
+         "{\"function_name\":\"match\",\"class_name\":\"Router\"}",
+         "read action \"find_function\" as FindFunction; read \"function-name\" as function_name; "
+         "read \"className\" as class_name"},
+        {"{\"action\":\"Find Function\",\"parameters\":{\"Function Name\":\"run\"}}", "FindFunction",
+         "{\"function_name\":\"run\"}",
+         "read \"parameters\" as \"args\"; read action \"Find Function\" as FindFunction; read \"Function Name\" as function_name"},
+        {"{\"action\":{\"name\":\"ViewCode\",\"args\":{\"code_span_list\":\"app.py:1-9\"}},\"rationale\":\"look\"}",
+         "ViewCode", "{\"code_span_list\":[\"app.py:1-9\"]}",
+         "read the nested \"action\" object as the action and its arguments; read code_span_list given as a string as a list"},
+        {"{\"name\":\"FindClass\",\"arguments\":{\"class_name\":[\"Router\"]}}", "FindClass", "{\"class_name\":\"Router\"}",
+         "read \"name\" as \"action\"; read \"arguments\" as \"args\"; read class_name given as a one-item list as a string"},
+        {"{\"action\":\"ViewCode\",\"args\":{\"code_span_list\":\"a.py:1-9, b.py:3-4\",\"snap-to-definition\":\"true\"}}",
+         "ViewCode", "{\"code_span_list\":[\"a.py:1-9\",\"b.py:3-4\"],\"snap_to_definition\":true}",
+         "read \"snap-to-definition\" as snap_to_definition; read code_span_list given as a string as a list; "
+         "read snap_to_definition given as a string as a boolean"},
+        {"{\"action\":\"outline\",\"args\":\"{\\\"path\\\": \\\"pkg\\\"}\"}", "Outline", "{\"path\":\"pkg\"}",
+         "read action \"outline\" as Outline; read \"args\" given as a JSON string"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(co); i++) {
+        struct policy_usage nu;
+        memset(&nu, 0, sizeof nu);
+        o = cJSON_Parse(co[i].json);
+        int rc = llm_check_plan(o, 0, &a, &nu, err, sizeof err);
+        char *args = rc == 0 ? cJSON_PrintUnformatted(a.args) : xstrdup(err);
+        ok(rc == 0 && !strcmp(a.name, co[i].name) && !strcmp(args, co[i].args), "plan coerced: %s", co[i].json);
+        if (rc != 0 || strcmp(args, co[i].args)) diag("got %s", args);
+        is_str(nu.notes, co[i].notes, "plan coerced (%zu): noted", i);
+        free(args);
+        policy_action_clear(&a);
+        cJSON_Delete(o);
+    }
+    struct {
+        const char *json, *want;
+    } ph[] = {
+        {"{\"action\":\"ActionName\",\"args\":{\"argument\":\"value\"}}",
+         "field \"action\" holds \"ActionName\", the placeholder of the prompt's example; write the real value"},
+        {"{\"action\":\"FindClass\",\"args\":{\"argument\":\"value\"}}",
+         "field \"args\" holds \"argument\", the placeholder of the prompt's example"},
+        {"{\"action\":\"Outline\",\"args\":{\"path\":\"path/to/file.py\"}}",
+         "field \"args.path\" holds \"path/to/file.py\", the placeholder"},
+        {"{\"action\":\"ViewCode\",\"args\":{\"code_span_list\":[\"a.py:1-3\",\"...\"]}}",
+         "field \"args.code_span_list\" holds \"...\", the placeholder"},
+        {"{\"action\":\"Finish\",\"args\":{\"answer\":\" ... \",\"finish_reason\":\"done\"}}",
+         "field \"args.answer\" holds \"...\", the placeholder"},
+        {"{\"action\":\"ListFiles\",\"args\":{},\"rationale\":\"one sentence\"}",
+         "field \"rationale\" holds \"one sentence\", the placeholder"},
+        {"{\"action\":\"FindClass\",\"args\":{\"class_name\":\"A\",\"class-name\":\"B\"}}", "unknown field 'class-name'"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(ph); i++) {
+        o = cJSON_Parse(ph[i].json);
+        err[0] = 0;
+        int rc = llm_check_plan(o, 0, &a, NULL, err, sizeof err);
+        ok(rc == -1 && strstr(err, ph[i].want) && !a.name, "plan refused: %s", ph[i].json);
+        if (!strstr(err, ph[i].want)) diag("err: %s", err);
+        cJSON_Delete(o);
+    }
 }
 
 static void test_check_eval(void)
@@ -318,7 +389,7 @@ static void test_check_eval(void)
     double v = -1;
     char *fb = NULL, err[512];
     cJSON *o = cJSON_Parse("{\"value\": 85, \"feedback\": \"inspect\\ncall   sites\"}");
-    ok(llm_check_eval(o, &v, &fb, err, sizeof err) == 0 && v == 85, "eval: valid value");
+    ok(llm_check_eval(o, &v, &fb, NULL, err, sizeof err) == 0 && v == 85, "eval: valid value");
     is_str(fb, "inspect call sites", "eval: feedback made one line");
     free(fb);
     cJSON_Delete(o);
@@ -331,7 +402,7 @@ static void test_check_eval(void)
         o = cJSON_Parse(bad[i][0]);
         fb = NULL;
         err[0] = 0;
-        ok(llm_check_eval(o, &v, &fb, err, sizeof err) == -1 && strstr(err, bad[i][1]) && !fb, "eval refused: %s",
+        ok(llm_check_eval(o, &v, &fb, NULL, err, sizeof err) == -1 && strstr(err, bad[i][1]) && !fb, "eval refused: %s",
            bad[i][0]);
         cJSON_Delete(o);
     }
@@ -340,11 +411,44 @@ static void test_check_eval(void)
     for (int i = 0; i < 5000; i++) buf_addc(&big, 'z');
     buf_adds(&big, "\"}");
     o = cJSON_Parse(buf_str(&big));
-    ok(llm_check_eval(o, &v, &fb, err, sizeof err) == 0 && v == 12.5 && fb && strlen(fb) == 300,
+    ok(llm_check_eval(o, &v, &fb, NULL, err, sizeof err) == 0 && v == 12.5 && fb && strlen(fb) == 300,
        "eval: 'suggestion' accepted, a huge one capped at 300 bytes");
     free(fb);
     cJSON_Delete(o);
     buf_free(&big);
+
+    /* the 0-100 value as models write it (the rule and its edges: test_jsonx) */
+    struct {
+        const char *json;
+        double want;
+        const char *notes;
+    } co[] = {
+        {"{\"value\": 0.8}", 80, "value 0.8 read as 80"},
+        {"{\"value\": \"85/100\"}", 85, "value \"85/100\" read as 85"},
+        {"{\"value\": \"85%\"}", 85, "value \"85%\" read as 85"},
+        {"{\"value\": 1}", 1, ""},
+        {"{\"value\": 0}", 0, ""},
+        {"{\"value\": \"1/1\"}", 100, "value \"1/1\" read as 100"},
+        {"{\"score\": 0.25}", 25, "read \"score\" as \"value\"; score 0.25 read as 25"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(co); i++) {
+        struct policy_usage nu;
+        memset(&nu, 0, sizeof nu);
+        o = cJSON_Parse(co[i].json);
+        fb = NULL;
+        v = -1;
+        ok(llm_check_eval(o, &v, &fb, &nu, err, sizeof err) == 0 && fabs(v - co[i].want) < 1e-9, "eval coerced: %s -> %g",
+           co[i].json, v);
+        is_str(nu.notes, co[i].notes, "eval coerced (%zu): noted", i);
+        free(fb);
+        cJSON_Delete(o);
+    }
+    o = cJSON_Parse("{\"value\": 75, \"feedback\": \"...\"}");
+    fb = NULL;
+    ok(llm_check_eval(o, &v, &fb, NULL, err, sizeof err) == -1 && !fb &&
+           strstr(err, "field \"feedback\" holds \"...\", the placeholder of the prompt's example"),
+       "eval refused: the example's feedback copied");
+    cJSON_Delete(o);
 }
 
 static void test_check_perception(void)
@@ -352,21 +456,33 @@ static void test_check_perception(void)
     char *r = NULL, err[512];
     cJSON *o = cJSON_Parse("{\"summary\":\"s\",\"redundant\":[],\"unexplored\":[\"a\",\"b\"],"
                            "\"candidates\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\"]}");
-    ok(llm_check_perception(o, &r, err, sizeof err) == 0, "perception: valid");
+    ok(llm_check_perception(o, &r, NULL, err, sizeof err) == 0, "perception: valid");
     is_str(r, "Summary: s\nUnexplored: a; b\nCandidates: 1; 2; 3; 4; 5", "report rendered, lists cut at five");
     free(r);
     cJSON_Delete(o);
     const char *bad[][2] = {{"{\"gaps\":[]}", "\"summary\""},
-                            {"{\"summary\":\"s\",\"gaps\":\"none\"}", "\"gaps\""},
+                            {"{\"summary\":\"s\",\"gaps\":5}", "\"gaps\""},
+                            {"{\"summary\":\"...\"}", "field \"summary\" holds \"...\", the placeholder"},
+                            {"{\"summary\":\"s\",\"gaps\":[\"...\"]}", "field \"gaps\" holds \"...\", the placeholder"},
                             {"{\"summary\":\"s\",\"candidates\":[\"a\",{\"x\":1}]}",
                              "element 1 of field \"candidates\" must be a string"}};
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         o = cJSON_Parse(bad[i][0]);
         r = NULL;
-        ok(llm_check_perception(o, &r, err, sizeof err) == -1 && strstr(err, bad[i][1]) && !r,
+        ok(llm_check_perception(o, &r, NULL, err, sizeof err) == -1 && strstr(err, bad[i][1]) && !r,
            "perception refused: %s", bad[i][0]);
         cJSON_Delete(o);
     }
+    struct policy_usage nu;
+    memset(&nu, 0, sizeof nu);
+    o = cJSON_Parse("{\"summary\":\"s\",\"candidates\":\"Router.match, App.run\",\"gaps\":\"none\"}");
+    r = NULL;
+    ok(llm_check_perception(o, &r, &nu, err, sizeof err) == 0, "perception: lists given as strings accepted");
+    is_str(r, "Summary: s\nCandidates: Router.match; App.run", "perception: the string read as a list, \"none\" as empty");
+    is_str(nu.notes, "read \"gaps\" given as a string as a list of 0; read \"candidates\" given as a string as a list of 2",
+           "perception: both noted");
+    free(r);
+    cJSON_Delete(o);
 }
 
 static void test_check_filter(void)
@@ -381,7 +497,7 @@ static void test_check_filter(void)
                            "{\"path\":\"c.py\",\"start_line\":1,\"end_line\":2},"
                            "{\"path\":\"a.py\",\"start_line\":13,\"end_line\":20},"
                            "{\"path\":\"a.py\",\"start_line\":12,\"end_line\":12}]}");
-    ok(llm_check_filter(o, &raw, NULL, &out, &dropped, err, sizeof err) == 0, "filter: mixed reply accepted");
+    ok(llm_check_filter(o, &raw, NULL, &out, &dropped, NULL, err, sizeof err) == 0, "filter: mixed reply accepted");
     is_int(out.n, 2, "filter: two spans kept (invented, overreaching and covered ones not)");
     is_int(dropped, 2, "filter: the invented and the overreaching span counted as dropped");
     ok(out.n == 2 && !strcmp(out.v[0].path, "a.py") && out.v[0].start_line == 11 && out.v[0].end_line == 12,
@@ -393,7 +509,7 @@ static void test_check_filter(void)
     cJSON_Delete(o);
 
     o = cJSON_Parse("{\"spans\":[{\"path\":\"zz.py\",\"start_line\":1,\"end_line\":2}]}");
-    ok(llm_check_filter(o, &raw, NULL, &out, &dropped, err, sizeof err) == -1 && out.n == 0, "filter: all invented is refused");
+    ok(llm_check_filter(o, &raw, NULL, &out, &dropped, NULL, err, sizeof err) == -1 && out.n == 0, "filter: all invented is refused");
     is_str(err, "none of the 1 spans lies inside the result; use only these ranges (or sub-ranges): a.py:10-14, b.py:1-5",
            "filter: the re-ask lists the valid ranges");
     cJSON_Delete(o);
@@ -401,20 +517,52 @@ static void test_check_filter(void)
     const char *bad[][2] = {{"{\"spans\":[{\"path\":\"a.py\",\"start_line\":\"x\",\"end_line\":2}]}", "spans[0].start_line"},
                             {"{\"spans\":[{\"path\":\"a.py\",\"start_line\":12,\"end_line\":11}]}",
                              "end_line 11 is before start_line 12"},
-                            {"{\"spans\":[\"a.py:10-12\"]}", "element 0 of field \"spans\" must be an object"},
+                            {"{\"spans\":[\"somewhere\"]}", "element 0 of field \"spans\" must be an object"},
+                            {"{\"spans\":[{\"path\":\"dir/file.py\",\"start_line\":10,\"end_line\":24}]}",
+                             "field \"spans[0].path\" holds \"dir/file.py\", the placeholder of the prompt's example"},
+                            {"{\"spans\":[{\"path\":\"a.py\",\"lines\":\"ten\"}]}", "field \"spans[0].lines\" must be"},
                             {"{\"spans\":{}}", "\"spans\""},
                             {"{}", "\"spans\""}};
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         o = cJSON_Parse(bad[i][0]);
         err[0] = 0;
-        int rc = llm_check_filter(o, &raw, NULL, &out, &dropped, err, sizeof err);
+        int rc = llm_check_filter(o, &raw, NULL, &out, &dropped, NULL, err, sizeof err);
         ok(rc == -1 && strstr(err, bad[i][1]) && out.n == 0, "filter refused: %s", bad[i][0]);
         if (rc != -1 || !strstr(err, bad[i][1])) diag("err: %s", err);
         cJSON_Delete(o);
     }
     o = cJSON_Parse("{\"spans\":[]}");
-    ok(llm_check_filter(o, &raw, NULL, &out, &dropped, err, sizeof err) == 0 && out.n == 0,
+    ok(llm_check_filter(o, &raw, NULL, &out, &dropped, NULL, err, sizeof err) == 0 && out.n == 0,
        "filter: an empty list means nothing is relevant");
+    cJSON_Delete(o);
+
+    /* line ranges as models write them, each noted */
+    struct {
+        const char *json, *notes;
+    } co[] = {
+        {"{\"spans\":[{\"path\":\"a.py\",\"start_line\":\"11-12\"}]}", "read start_line \"A-B\" as lines A to B (1 span)"},
+        {"{\"spans\":[{\"path\":\"a.py\",\"lines\":\"11 - 12\"}]}", "read \"lines\" as start_line and end_line (1 span)"},
+        {"{\"spans\":[{\"path\":\"a.py\",\"lines\":[11, 12]}]}", "read \"lines\" as start_line and end_line (1 span)"},
+        {"{\"spans\":[\"a.py:11-12\"]}", "read 1 span written \"path:start-end\""},
+        {"{\"spans\":\"a.py:11-12\"}", "read \"spans\" given as a string as a list; read 1 span written \"path:start-end\""},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(co); i++) {
+        struct policy_usage nu;
+        memset(&nu, 0, sizeof nu);
+        o = cJSON_Parse(co[i].json);
+        int rc = llm_check_filter(o, &raw, NULL, &out, &dropped, &nu, err, sizeof err);
+        ok(rc == 0 && out.n == 1 && out.v[0].start_line == 11 && out.v[0].end_line == 12 && !strcmp(out.v[0].text, "l11\nl12"),
+           "filter coerced: %s", co[i].json);
+        if (rc) diag("err: %s", err);
+        is_str(nu.notes, co[i].notes, "filter coerced (%zu): noted", i);
+        evidence_free(&out);
+        cJSON_Delete(o);
+    }
+    o = cJSON_Parse("{\"spans\":[{\"path\":\"a.py\",\"lines\":12}]}");
+    ok(llm_check_filter(o, &raw, NULL, &out, &dropped, NULL, err, sizeof err) == 0 && out.n == 1 &&
+           out.v[0].start_line == 12 && out.v[0].end_line == 12,
+       "filter: \"lines\": 12 is one line");
+    evidence_free(&out);
     cJSON_Delete(o);
     evidence_free(&raw);
 }
@@ -594,6 +742,32 @@ static void test_plan_roles(struct llm_policy *p, struct llm_policy *nofb)
        "plan: huge argument re-asked, huge rationale capped");
     policy_action_clear(&a);
     mcts_free(t);
+
+    t = mk_tree("case:plan-pick Where is Router?");
+    memset(&u, 0, sizeof u);
+    before = nreq();
+    ok(pol.plan(pol.ctx, t, 4, "", &a, &u, err, sizeof err) == 0 && !strcmp(a.name, "FindClass") &&
+           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(a.args, "class_name")), "Router"),
+       "plan: the first object that passes the check is used, not an earlier one of another shape");
+    is_int(nreq() - before, 1, "plan: no re-ask for it");
+    is_str(u.notes, "planning: repaired the JSON: removed trailing commas; read \"class-name\" as class_name",
+           "plan: the repair and the coercion of the used object noted for the node, not those of a refused one");
+    policy_action_clear(&a);
+    mcts_free(t);
+
+    t = mk_tree("case:plan-placeholder Where is Router?");
+    memset(&u, 0, sizeof u);
+    before = nreq();
+    ok(pol.plan(pol.ctx, t, 4, "", &a, &u, err, sizeof err) == 0 && !strcmp(a.name, "ListFiles"),
+       "plan: a copied example re-asked");
+    pr = req_prompt(before + 1);
+    ok(strstr(pr, "field \"action\" holds \"ActionName\", the placeholder of the prompt's example") &&
+           strstr(pr, "field \"rationale\" holds \"one sentence\", the placeholder"),
+       "plan: the re-ask says the example was copied");
+    free(pr);
+    is_str(u.notes, "", "plan: nothing coerced, nothing noted");
+    policy_action_clear(&a);
+    mcts_free(t);
 }
 
 static void test_semantic_refused(struct llm_backend *b)
@@ -641,6 +815,15 @@ static void test_eval_perceive(struct llm_policy *p)
            strstr(pr, "self.view_functions[endpoint]"),
        "eval prompt: the step and its observation");
     free(pr);
+    policy_eval_clear(&e);
+    mcts_free(t);
+
+    t = mk_tree("case:eval-fraction How does dispatch work?");
+    set_node(t, 3, "FindClass", "{\"class_name\":\"App\"}", 0, "tinyweb/app.py", 22, 30, "class App:", "class App");
+    memset(&u, 0, sizeof u);
+    ok(pol.evaluate(pol.ctx, t, 3, &e, &u, err, sizeof err) == 0 && e.value == 80 && !strcmp(e.feedback, "read the caller"),
+       "eval: the object in the thinking block skipped, a value on 0-1 read on 0-100");
+    is_str(u.notes, "evaluation: value 0.8 read as 80", "eval: the coercion noted for the node");
     policy_eval_clear(&e);
     mcts_free(t);
 
