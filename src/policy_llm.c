@@ -1427,6 +1427,53 @@ static int failed_call(struct llm_policy *p, enum llm_role role, enum call_fail 
     return 1;
 }
 
+/* One role's request rendered with the given caps (caller frees), or NULL
+ * with err. ctx is the role's own state. */
+typedef char *(*role_render)(struct llm_policy *p, const void *ctx, const struct llm_policy_caps *c, char *err,
+                             size_t errlen);
+
+/* A role call: what converse needs, and what it says back. */
+struct role_call {
+    enum llm_role role;
+    double temperature;
+    reply_check check;        /* JSON roles */
+    text_check tcheck;        /* the answer */
+    void *cctx;
+    char **reply_text;        /* optional: the reply that passed */
+    char *prompt;             /* the last request sent (owned; role_call_done frees it) */
+    char problem[1024], cerr[768];
+    enum call_fail why;
+};
+
+/* Renders and sends a role's request (converse). When the model says the
+ * request is over its context window, it is rendered once more with the caps
+ * cut (caps_for) and sent again, noted on the node. Returns converse's code,
+ * or -2 when rendering failed (err). */
+static int ask_role(struct llm_policy *p, struct role_call *rc, role_render render, const void *rctx,
+                    struct policy_usage *u, char *err, size_t errlen)
+{
+    int r = -1;
+    rc->why = CALL_FAIL_TRANSIENT;
+    for (int shrink = 0; shrink < 2; shrink++) {
+        struct llm_policy_caps c = caps_for(p, shrink);
+        free(rc->prompt);
+        rc->prompt = render(p, rctx, &c, err, errlen);
+        if (!rc->prompt) return -2;
+        r = converse(p, rc->role, rc->prompt, rc->temperature, p->cfg.max_attempts, NULL, NULL, rc->check, rc->tcheck,
+                     rc->cctx, rc->reply_text, u, rc->problem, sizeof rc->problem, rc->cerr, sizeof rc->cerr, &rc->why);
+        if (r >= 0 || rc->why != CALL_FAIL_CONTEXT || shrink) break;
+        policy_usage_note(u, "%s: the request was over the model's context window; sent a shorter one",
+                          llm_role_name(rc->role));
+    }
+    return r;
+}
+
+static void role_call_done(struct role_call *rc)
+{
+    free(rc->prompt);
+    rc->prompt = NULL;
+}
+
 /* The curated text of the last one or two steps on the path to id that
  * read something, newest first, each within half of cap: what perception
  * reports on. */
@@ -1461,6 +1508,32 @@ static int check_perception_cb(void *ctx, const cJSON *obj, struct policy_usage 
     return llm_check_perception(obj, &pc->report, notes, err, errlen);
 }
 
+/* A node of a tree, for the renders of the roles that look at one. */
+struct node_at {
+    const struct mcts_tree *t;
+    int id;
+};
+
+static char *render_perception(struct llm_policy *p, const void *ctx, const struct llm_policy_caps *c, char *err,
+                               size_t errlen)
+{
+    const struct node_at *at = ctx;
+    const struct mcts_tree *t = at->t;
+    const struct mcts_node *n = mcts_node(t, at->id);
+    char *traj = trajectory_text(t, n->parent, 1, c->trajectory);
+    char *recent = recent_text(t, n->parent, c->recent);
+    char *sib = siblings_text(t, at->id, c->siblings);
+    char *leads = leads_text(t, at->id, c->leads);
+    struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qtype_name(p), 0}, {"trajectory", traj, 0},
+                             {"recent", recent, 0},           {"siblings", sib, 0},         {"leads", leads, 0}};
+    char *prompt = render_role(p, LLM_ROLE_PERCEPTION, v, ARRAY_LEN(v), err, errlen);
+    free(traj);
+    free(recent);
+    free(sib);
+    free(leads);
+    return prompt;
+}
+
 static int lp_perceive(void *ctx, const struct mcts_tree *t, int id, char **report, struct policy_usage *u,
                        char *err, size_t errlen)
 {
@@ -1472,36 +1545,20 @@ static int lp_perceive(void *ctx, const struct mcts_tree *t, int id, char **repo
         return -1;
     }
     struct perceive_ctx pc = {NULL};
-    char problem[1024], cerr[768];
-    enum call_fail why = CALL_FAIL_TRANSIENT;
-    int rc = -1;
-    for (int shrink = 0; shrink < 2; shrink++) {
-        struct llm_policy_caps c = caps_for(p, shrink);
-        char *traj = trajectory_text(t, n->parent, 1, c.trajectory);
-        char *recent = recent_text(t, n->parent, c.recent);
-        char *sib = siblings_text(t, id, c.siblings);
-        char *leads = leads_text(t, id, c.leads);
-        struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qtype_name(p), 0},
-                                 {"trajectory", traj, 0}, {"recent", recent, 0},
-                                 {"siblings", sib, 0}, {"leads", leads, 0}};
-        char *prompt = render_role(p, LLM_ROLE_PERCEPTION, v, ARRAY_LEN(v), err, errlen);
-        free(traj);
-        free(recent);
-        free(sib);
-        free(leads);
-        if (!prompt) return -1;
-        rc = converse(p, LLM_ROLE_PERCEPTION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_perception_cb, NULL, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
-        free(prompt);
-        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
-        policy_usage_note(u, "perception: the request was over the model's context window; sent a shorter one");
-    }
+    struct node_at at = {t, id};
+    struct role_call call = {.role = LLM_ROLE_PERCEPTION, .temperature = p->cfg.explore_temperature,
+                             .check = check_perception_cb, .cctx = &pc};
+    int rc = ask_role(p, &call, render_perception, &at, u, err, errlen);
+    role_call_done(&call);
+    if (rc == -2) return -1;
+    char *problem = call.problem;
+    const size_t problem_size = sizeof call.problem;
     if (rc == 0) {
         *report = pc.report;
         return 0;
     }
     free(pc.report);
-    if (rc < 0 && !failed_call(p, LLM_ROLE_PERCEPTION, why, cerr, 1, u, problem, sizeof problem, err, errlen))
+    if (rc < 0 && !failed_call(p, LLM_ROLE_PERCEPTION, call.why, call.cerr, 1, u, problem, problem_size, err, errlen))
         return -1;
     char note[1400];
     fallback_used(p, LLM_ROLE_PERCEPTION, rc < 0, problem, NULL, "report", u, note, sizeof note);
@@ -1536,6 +1593,37 @@ static int check_plan_cb(void *ctx, const cJSON *obj, struct policy_usage *notes
     return llm_check_plan(obj, pc->no_semantic, &pc->a, notes, err, errlen);
 }
 
+struct plan_at {
+    const struct mcts_tree *t;
+    int id;
+    const char *report;
+};
+
+static char *render_planning(struct llm_policy *p, const void *ctx, const struct llm_policy_caps *c, char *err,
+                             size_t errlen)
+{
+    const struct plan_at *at = ctx;
+    const struct mcts_tree *t = at->t;
+    const struct mcts_node *n = mcts_node(t, at->id);
+    const struct mcts_node *par = mcts_node(t, n->parent);
+    char *steps = trajectory_text(t, n->parent, 1, c->trajectory);
+    char *sib = siblings_text(t, at->id, c->siblings);
+    char *ids = identifiers_text(p);
+    char *feedback = one_line(par && par->feedback ? par->feedback : "(none)", MAX_FEEDBACK);
+    /* The engine's refusal of a repeated action ends the report: keep the end. */
+    char *rep = prompt_cap(at->report && *at->report ? at->report : "(no report)", c->report, 1);
+    struct prompt_var v[] = {{"question", t->question, 2000}, {"identifiers", ids, 0}, {"report", rep, 0},
+                             {"trajectory", steps, 0},        {"siblings", sib, 0},    {"feedback", feedback, 0},
+                             {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0}};
+    char *prompt = render_role(p, LLM_ROLE_PLANNING, v, ARRAY_LEN(v), err, errlen);
+    free(steps);
+    free(sib);
+    free(ids);
+    free(feedback);
+    free(rep);
+    return prompt;
+}
+
 static int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *report, struct policy_action *out,
                    struct policy_usage *u, char *err, size_t errlen)
 {
@@ -1546,41 +1634,21 @@ static int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *rep
         snprintf(err, errlen, "planning: no node %d", id);
         return -1;
     }
-    const struct mcts_node *par = mcts_node(t, n->parent);
     struct plan_ctx pc = {p->cfg.no_semantic, {0}};
-    char problem[1024], cerr[768];
-    enum call_fail why = CALL_FAIL_TRANSIENT;
-    int rc = -1;
-    for (int shrink = 0; shrink < 2; shrink++) {
-        struct llm_policy_caps c = caps_for(p, shrink);
-        char *steps = trajectory_text(t, n->parent, 1, c.trajectory);
-        char *sib = siblings_text(t, id, c.siblings);
-        char *ids = identifiers_text(p);
-        char *feedback = one_line(par && par->feedback ? par->feedback : "(none)", MAX_FEEDBACK);
-        /* The engine's refusal of a repeated action ends the report: keep the end. */
-        char *rep = prompt_cap(report && *report ? report : "(no report)", c.report, 1);
-        struct prompt_var v[] = {{"question", t->question, 2000}, {"identifiers", ids, 0}, {"report", rep, 0},
-                                 {"trajectory", steps, 0}, {"siblings", sib, 0}, {"feedback", feedback, 0},
-                                 {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0}};
-        char *prompt = render_role(p, LLM_ROLE_PLANNING, v, ARRAY_LEN(v), err, errlen);
-        free(steps);
-        free(sib);
-        free(ids);
-        free(feedback);
-        free(rep);
-        if (!prompt) return -1;
-        rc = converse(p, LLM_ROLE_PLANNING, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_plan_cb, NULL, &pc, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
-        free(prompt);
-        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
-        policy_usage_note(u, "planning: the request was over the model's context window; sent a shorter one");
-    }
+    struct plan_at at = {t, id, report};
+    struct role_call call = {.role = LLM_ROLE_PLANNING, .temperature = p->cfg.explore_temperature,
+                             .check = check_plan_cb, .cctx = &pc};
+    int rc = ask_role(p, &call, render_planning, &at, u, err, errlen);
+    role_call_done(&call);
+    if (rc == -2) return -1;
+    char *problem = call.problem;
+    const size_t problem_size = sizeof call.problem;
     if (rc == 0) {
         *out = pc.a;
         return 0;
     }
     policy_action_clear(&pc.a);
-    if (rc < 0 && !failed_call(p, LLM_ROLE_PLANNING, why, cerr, 1, u, problem, sizeof problem, err, errlen))
+    if (rc < 0 && !failed_call(p, LLM_ROLE_PLANNING, call.why, call.cerr, 1, u, problem, problem_size, err, errlen))
         return -1;
     char note[1400];
     fallback_used(p, LLM_ROLE_PLANNING, rc < 0, problem, NULL, "plan", u, note, sizeof note);
@@ -1644,6 +1712,26 @@ static char *observation_text(const struct llm_policy *p, const struct mcts_tree
     return prompt_cap(n->obs_text && *n->obs_text ? n->obs_text : "(spans without text)", cap, 0);
 }
 
+static char *render_evaluation(struct llm_policy *p, const void *ctx, const struct llm_policy_caps *c, char *err,
+                               size_t errlen)
+{
+    const struct node_at *at = ctx;
+    const struct mcts_tree *t = at->t;
+    const struct mcts_node *n = mcts_node(t, at->id);
+    char *traj = trajectory_text(t, n->parent, 1, c->steps);
+    char *args = args_text(n->args, 600);
+    char *action = xasprintf("%s %s", n->action, args);
+    free(args);
+    char *obs = observation_text(p, t, n, streq(n->action, "Finish") ? c->evidence / 2 : c->observation);
+    struct prompt_var v[] = {{"question", t->question, 2000}, {"trajectory", traj, 0}, {"action", action, 0},
+                             {"observation", obs, 0},         {"qtype", qtype_name(p), 0}};
+    char *prompt = render_role(p, LLM_ROLE_EVALUATION, v, ARRAY_LEN(v), err, errlen);
+    free(traj);
+    free(action);
+    free(obs);
+    return prompt;
+}
+
 static int lp_evaluate(void *ctx, const struct mcts_tree *t, int id, struct policy_eval *out, struct policy_usage *u,
                        char *err, size_t errlen)
 {
@@ -1655,36 +1743,21 @@ static int lp_evaluate(void *ctx, const struct mcts_tree *t, int id, struct poli
         return -1;
     }
     struct eval_ctx ec = {0, NULL};
-    char problem[1024], cerr[768];
-    enum call_fail why = CALL_FAIL_TRANSIENT;
-    int rc = -1;
-    for (int shrink = 0; shrink < 2; shrink++) {
-        struct llm_policy_caps c = caps_for(p, shrink);
-        char *traj = trajectory_text(t, n->parent, 1, c.steps);
-        char *args = args_text(n->args, 600);
-        char *action = xasprintf("%s %s", n->action, args);
-        free(args);
-        char *obs = observation_text(p, t, n, streq(n->action, "Finish") ? c.evidence / 2 : c.observation);
-        struct prompt_var v[] = {{"question", t->question, 2000}, {"trajectory", traj, 0}, {"action", action, 0},
-                                 {"observation", obs, 0}, {"qtype", qtype_name(p), 0}};
-        char *prompt = render_role(p, LLM_ROLE_EVALUATION, v, ARRAY_LEN(v), err, errlen);
-        free(traj);
-        free(action);
-        free(obs);
-        if (!prompt) return -1;
-        rc = converse(p, LLM_ROLE_EVALUATION, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_eval_cb, NULL, &ec, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
-        free(prompt);
-        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
-        policy_usage_note(u, "evaluation: the request was over the model's context window; sent a shorter one");
-    }
+    struct node_at at = {t, id};
+    struct role_call call = {.role = LLM_ROLE_EVALUATION, .temperature = p->cfg.explore_temperature,
+                             .check = check_eval_cb, .cctx = &ec};
+    int rc = ask_role(p, &call, render_evaluation, &at, u, err, errlen);
+    role_call_done(&call);
+    if (rc == -2) return -1;
+    char *problem = call.problem;
+    const size_t problem_size = sizeof call.problem;
     if (rc == 0) {
         out->value = ec.value;
         out->feedback = ec.feedback;
         return 0;
     }
     free(ec.feedback);
-    if (rc < 0 && !failed_call(p, LLM_ROLE_EVALUATION, why, cerr, 1, u, problem, sizeof problem, err, errlen))
+    if (rc < 0 && !failed_call(p, LLM_ROLE_EVALUATION, call.why, call.cerr, 1, u, problem, problem_size, err, errlen))
         return -1;
     char note[1400];
     fallback_used(p, LLM_ROLE_EVALUATION, rc < 0, problem, NULL, "evaluation", u, note, sizeof note);
@@ -1725,17 +1798,14 @@ struct answer_ctx {
     char *answer;
 };
 
-/* The answer role replies in Markdown. A reply that is one JSON object with
- * an "answer" string (what models trained on JSON tasks sometimes send
- * anyway) gives that string; a fence around the whole reply is taken off;
- * a thinking block before the answer is dropped. */
+/* The answer role replies in Markdown (its thinking, if any, was taken out
+ * by the transport, llm.h). A reply that is one JSON object with an
+ * "answer" string (what models trained on JSON tasks sometimes send anyway)
+ * gives that string; a fence around the whole reply is taken off. */
 static int check_answer_text(void *ctx, const char *text, char *err, size_t errlen)
 {
     struct answer_ctx *ac = ctx;
-    const char *t = text;
-    const char *think = strstr(t, "</think>");
-    if (think) t = think + strlen("</think>");
-    t += strspn(t, " \t\r\n");
+    const char *t = text + strspn(text, " \t\r\n");
     char *md = NULL;
     if (*t == '{') {
         cJSON *o = cJSON_Parse(t);
@@ -1926,6 +1996,31 @@ static char *ranked_evidence(const struct llm_policy *p, const struct mcts_tree 
     return buf_take(&b);
 }
 
+struct answer_at {
+    const struct mcts_tree *t;
+    const int *ids;
+    size_t nids;
+    const struct evidence *seen;
+};
+
+static char *render_answer(struct llm_policy *p, const void *ctx, const struct llm_policy_caps *c, char *err,
+                           size_t errlen)
+{
+    const struct answer_at *at = ctx;
+    size_t left = 0;
+    char *evtext = ranked_evidence(p, at->t, at->ids, at->nids, at->seen, c->evidence, c->span, &left);
+    char *traj = trajectory_text(at->t, at->nids ? at->ids[at->nids - 1] : 0, 1, c->steps);
+    char note[96] = " (best ranked first)";
+    if (left) snprintf(note, sizeof note, " (best ranked first; %zu more listed by header at the end)", left);
+    const char *qt = qtype_name(p);
+    struct prompt_var v[] = {{"question", at->t->question, 2000}, {"qtype", qt, 0}, {"type_hint", type_hint(qt), 0},
+                             {"trajectory", traj, 0}, {"evidence", evtext, 0}, {"evidence_note", note, 0}};
+    char *prompt = render_role(p, LLM_ROLE_ANSWER, v, ARRAY_LEN(v), err, errlen);
+    free(traj);
+    free(evtext);
+    return prompt;
+}
+
 static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids, struct policy_answer *out,
                      struct policy_usage *u, char *err, size_t errlen)
 {
@@ -1933,35 +2028,20 @@ static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
     ensure_question(p, t->question);
     struct evidence seen = EVIDENCE_INIT;
     trajectory_spans(t, ids, nids, &seen);
-    const char *qt = qtype_name(p);
-    char *prompt = NULL;
     struct answer_ctx ac = {NULL};
-    char problem[1024], cerr[768];
     char *first_reply = NULL;
-    enum call_fail why = CALL_FAIL_TRANSIENT;
-    int rc = -1;
-    for (int shrink = 0; shrink < 2; shrink++) {
-        struct llm_policy_caps c = caps_for(p, shrink);
-        size_t left = 0;
-        char *evtext = ranked_evidence(p, t, ids, nids, &seen, c.evidence, c.span, &left);
-        char *traj = trajectory_text(t, nids ? ids[nids - 1] : 0, 1, c.steps);
-        char note[96] = " (best ranked first)";
-        if (left) snprintf(note, sizeof note, " (best ranked first; %zu more listed by header at the end)", left);
-        struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qt, 0}, {"type_hint", type_hint(qt), 0},
-                                 {"trajectory", traj, 0}, {"evidence", evtext, 0}, {"evidence_note", note, 0}};
-        free(prompt);
-        prompt = render_role(p, LLM_ROLE_ANSWER, v, ARRAY_LEN(v), err, errlen);
-        free(traj);
-        free(evtext);
-        if (!prompt) {
-            evidence_free(&seen);
-            return -1;
-        }
-        rc = converse(p, LLM_ROLE_ANSWER, prompt, p->cfg.answer_temperature, p->cfg.max_attempts, NULL, NULL, NULL,
-                      check_answer_text, &ac, &first_reply, u, problem, sizeof problem, cerr, sizeof cerr, &why);
-        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
-        policy_usage_note(u, "answer: the request was over the model's context window; sent a shorter one");
+    struct answer_at at = {t, ids, nids, &seen};
+    struct role_call call = {.role = LLM_ROLE_ANSWER, .temperature = p->cfg.answer_temperature,
+                             .tcheck = check_answer_text, .cctx = &ac, .reply_text = &first_reply};
+    int rc = ask_role(p, &call, render_answer, &at, u, err, errlen);
+    if (rc == -2) {
+        role_call_done(&call);
+        evidence_free(&seen);
+        return -1;
     }
+    const char *prompt = call.prompt;
+    char *problem = call.problem;
+    const size_t problem_size = sizeof call.problem;
     if (rc == 0) {
         struct buf msg = BUF_INIT;
         int ninvalid = 0, nvalid = 0;
@@ -2015,13 +2095,13 @@ static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
     }
     free(first_reply);
     free(ac.answer);
-    free(prompt);
+    role_call_done(&call);
     evidence_free(&seen);
     if (rc == 0) return 0;
     /* Whatever the failure, the fallback's answer from the evidence read is
      * better than none (a persistent failure still stops the search). */
-    if (rc < 0 && why == CALL_FAIL_PERSISTENT && p->has_fallback) why = CALL_FAIL_TRANSIENT;
-    if (rc < 0 && !failed_call(p, LLM_ROLE_ANSWER, why, cerr, 1, u, problem, sizeof problem, err, errlen))
+    if (rc < 0 && call.why == CALL_FAIL_PERSISTENT && p->has_fallback) call.why = CALL_FAIL_TRANSIENT;
+    if (rc < 0 && !failed_call(p, LLM_ROLE_ANSWER, call.why, call.cerr, 1, u, problem, problem_size, err, errlen))
         return -1;
     char note[1400];
     fallback_used(p, LLM_ROLE_ANSWER, rc < 0, problem, NULL, "answer", u, note, sizeof note);
@@ -2128,6 +2208,23 @@ static char *candidates_text(const struct evidence *cand, const struct evidence 
     return buf_take(&b);
 }
 
+struct filter_at {
+    const char *question, *action;
+    const struct evidence *cand, *raw;
+};
+
+static char *render_filter(struct llm_policy *p, const void *ctx, const struct llm_policy_caps *c, char *err,
+                           size_t errlen)
+{
+    const struct filter_at *at = ctx;
+    char *shown = candidates_text(at->cand, at->raw, c->raw);
+    struct prompt_var v[] = {{"question", at->question, 2000}, {"action", at->action ? at->action : "?", 800},
+                             {"raw", shown, 0}};
+    char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
+    free(shown);
+    return prompt;
+}
+
 static int lp_curate(void *ctx, const char *question, const char *action, const struct evidence *raw,
                      const char *raw_text, struct evidence *curated, char **text, struct policy_usage *u, char *err,
                      size_t errlen)
@@ -2140,32 +2237,19 @@ static int lp_curate(void *ctx, const char *question, const char *action, const 
     char *shown = candidates_text(&cand, raw, p->cfg.caps.raw);
     long min = p->cfg.filter_min_bytes;
     struct filter_ctx fc = {raw, &cand, EVIDENCE_INIT, 0};
-    int rc = 2;
-    char problem[1024], cerr[768];
-    enum call_fail why = CALL_FAIL_TRANSIENT;
+    struct role_call call = {.role = LLM_ROLE_FILTER, .temperature = p->cfg.explore_temperature,
+                             .check = check_filter_cb, .cctx = &fc};
     if (cand.n == 0 || (min >= 0 && strlen(shown) <= (size_t)min)) {   /* nothing to choose from */
         evidence_copy(curated, &cand);
         *text = curated_text(NULL, pre, &cand);
         goto done;
     }
-    for (int shrink = 0; shrink < 2; shrink++) {
-        char *rawv = shrink ? candidates_text(&cand, raw, caps_for(p, 1).raw) : xstrdup(shown);
-        struct prompt_var v[] = {{"question", question, 2000}, {"action", action ? action : "?", 800},
-                                 {"raw", rawv, 0}};
-        char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
-        free(rawv);
-        if (!prompt) {
-            rc = -2;
-            break;
-        }
-        rc = converse(p, LLM_ROLE_FILTER, prompt, p->cfg.explore_temperature, p->cfg.max_attempts, NULL, NULL,
-                      check_filter_cb, NULL, &fc, NULL, u, problem, sizeof problem, cerr, sizeof cerr, &why);
-        free(prompt);
-        if (rc >= 0 || why != CALL_FAIL_CONTEXT || shrink) break;
-        policy_usage_note(u, "filter: the request was over the model's context window; sent a shorter one");
-    }
-    if (rc == -2 || (rc == -1 && !failed_call(p, LLM_ROLE_FILTER, why, cerr, 1, u, problem, sizeof problem, err,
-                                              errlen))) {
+    struct filter_at at = {question, action, &cand, raw};
+    int rc = ask_role(p, &call, render_filter, &at, u, err, errlen);
+    char *problem = call.problem;
+    if (rc == -2 || (rc == -1 && !failed_call(p, LLM_ROLE_FILTER, call.why, call.cerr, 1, u, problem,
+                                              sizeof call.problem, err, errlen))) {
+        role_call_done(&call);
         evidence_free(&fc.kept);
         free(pre);
         free(shown);
@@ -2196,6 +2280,7 @@ static int lp_curate(void *ctx, const char *question, const char *action, const 
     }
     evidence_free(&fc.kept);
 done:
+    role_call_done(&call);
     free(pre);
     free(shown);
     evidence_free(&cand);
