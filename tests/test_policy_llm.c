@@ -15,6 +15,7 @@
 #include "fake_backend.h"
 #include "mcts.h"
 #include "policy_llm.h"
+#include "policy_tree.h"
 #include "util.h"
 
 #include <math.h>
@@ -200,20 +201,6 @@ static struct llm_policy *mk_policy(struct llm_backend *b, const struct policy *
  *      -> 2 FindClass Router (value 40, routing.py:33-60)
  *      -> 3 new (pending)
  *      1 -> 4 new (pending) */
-static void set_node(struct mcts_tree *t, int id, const char *action, const char *args, double value,
-                     const char *path, int a, int z, const char *text, const char *label)
-{
-    struct mcts_node *n = mcts_node_mut(t, id);
-    n->action = xstrdup(action);
-    n->args = cJSON_Parse(args);
-    n->status = MCTS_DONE;
-    n->has_value = 1;
-    n->value = value;
-    evidence_add(&n->obs, path, a, z, text, label, 1);
-    n->obs_text = xasprintf("%s:%d-%d  %s\n%s\n", path, a, z, label, text);
-    mcts_backprop(t, id, value);
-}
-
 static const char *DISPATCH =
     "    def dispatch_request(self, request):\n"
     "        \"\"\"Match the URL and call the view function.\"\"\"\n"

@@ -17,6 +17,7 @@
 #include "fake_backend.h"
 #include "mcts.h"
 #include "policy_llm.h"
+#include "policy_tree.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -72,20 +73,6 @@ static struct llm_policy *mk_policy(struct llm_backend *b, struct llm_policy_cap
     struct llm_policy *p = llm_policy_new(&c, err, sizeof err);
     if (!p) diag("llm_policy_new: %s", err);
     return p;
-}
-
-static void set_node(struct mcts_tree *t, int id, const char *action, const char *args, double value,
-                     const char *path, int a, int z, const char *text, const char *label)
-{
-    struct mcts_node *n = mcts_node_mut(t, id);
-    n->action = xstrdup(action);
-    n->args = cJSON_Parse(args);
-    n->status = MCTS_DONE;
-    n->has_value = 1;
-    n->value = value;
-    if (path) evidence_add(&n->obs, path, a, z, text, label, 1);
-    n->obs_text = path ? xasprintf("%s:%d-%d  %s\n%s\n", path, a, z, label, text) : xstrdup("");
-    mcts_backprop(t, id, value);
 }
 
 /* root -> 1 FindFunction dispatch_request (app.py:46-51, value 70)
