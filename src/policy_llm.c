@@ -571,6 +571,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
                 if (reply_text) *reply_text = rep.text;
                 else free(rep.text);
                 rep.text = NULL;
+                llm_reply_free(&rep);   /* the reasoning, if any */
                 rc = 0;
                 break;
             }
@@ -595,6 +596,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
             if (reply_text) *reply_text = rep.text;
             else free(rep.text);
             rep.text = NULL;
+            llm_reply_free(&rep);   /* the reasoning, if any */
             rc = 0;
             break;
         }
