@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""model_emu_run: drqa-tui --batch over a question set with tests/model_emu.py
+as the model, once per emulator profile, and what came out of it.
+
+For each profile it starts the emulator on loopback, writes a config file for
+the provider and model family the profile stands for, runs
+`drqa-tui --batch` per repository (copies of the trees, made once in the
+work directory, indexed once) and reads three things back: the --batch
+answers lines, the emulator's request log and the per-question figures.
+
+Per profile (one line each; --json prints them as one JSON object):
+  questions      questions asked
+  failed         lines with an error, or no line at all
+  cited          answers with at least one verified citation (the
+                 "citations" of the --batch line: only spans the search saw)
+  model          answers written by the model (the emulator's answers start
+                 "From the code shown:"; any other text is a fallback's)
+  in/q, cached/q mean input and cached-input tokens per question, as the
+                 emulator billed them (prompt_tokens and cached_tokens;
+                 Anthropic: input + cache read + cache creation, and cache
+                 read)
+  client in/q    mean tokens.input of the --batch lines (what drqa-tui counted)
+  non-200        requests answered with an error status or a hang, by kind
+  survival       guided only: of the questions where the model viewed a gold
+                 file, the share whose answer cites that file
+
+  model_emu_run.py --drqa BIN --questions FILE --repo NAME=DIR [--repo ...]
+                   [--profiles clean,reasoning,...] [--iterations N] [--jobs N]
+                   [--ids ID,ID,...] [--limit N] [--workdir DIR] [--json]
+                   [--keep] [--seed S]
+Standard library only. Status: 0 when every run finished (whatever it
+found), 2 on a usage error or when drqa-tui crashed.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EMU = os.path.join(HERE, "model_emu.py")
+SIGNATURE = "From the code shown:"
+
+# profile -> (provider, model name of the family it stands for, emulator arguments, config lines)
+RUNS = {
+    "clean": ("openai", "gpt-4.1-mini", [], []),
+    "reasoning": ("openai", "o4-mini", [], []),
+    "think": ("openai", "qwen3-32b", ["--think-mode", "mixed"], []),
+    "small": ("openai", "qwen2.5-coder:7b", [], []),
+    "anthropic": ("anthropic", "claude-sonnet-4-5", [], []),
+    "ctx-limit": ("openai", "llama-3.1-8b-instruct", ["--ctx-limit", "1600"], []),
+    "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "6"], ["timeout_total_ms = 3000"]),
+    "guided": ("openai", "gpt-4.1", [], []),
+}
+
+
+def read_jsonl(path):
+    out = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for raw in f:
+                raw = raw.strip()
+                if raw:
+                    try:
+                        out.append(json.loads(raw))
+                    except ValueError:
+                        pass
+    return out
+
+
+def write_jsonl(path, rows):
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def start_emu(profile, args, workdir, gold, roots):
+    log = os.path.join(workdir, "emu.%s.jsonl" % profile)
+    port_file = os.path.join(workdir, "emu.%s.port" % profile)
+    for p in (log, port_file):
+        if os.path.exists(p):
+            os.remove(p)
+    _, _, extra, _ = RUNS[profile]
+    cmd = [sys.executable, EMU, "--profile", profile, "--seed", str(args.seed), "--log", log,
+           "--port-file", port_file, "--max-seconds", str(args.max_seconds)] + extra
+    if profile == "guided":
+        cmd += ["--gold", gold] + sum((["--gold-root", r] for r in roots), [])
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    t0 = time.monotonic()
+    while not os.path.exists(port_file):
+        if proc.poll() is not None or time.monotonic() - t0 > 20:
+            proc.kill()
+            sys.exit("model_emu_run.py: the emulator did not start: %s" % " ".join(cmd))
+        time.sleep(0.05)
+    with open(port_file) as f:
+        port = int(f.read())
+    return proc, port, log
+
+
+def config_for(profile, port, workdir):
+    provider, model, _, lines = RUNS[profile]
+    base = "http://127.0.0.1:%d%s" % (port, "" if provider == "anthropic" else "/v1")
+    path = os.path.join(workdir, "config.%s" % profile)
+    with open(path, "w") as f:
+        f.write("provider = %s\napi_base = %s\napi_key = sk-emu-%s\nmodel = %s\n" % (provider, base, profile, model))
+        f.write("retries = 3\nbackoff_ms = 20\nbackoff_max_ms = 200\n")
+        for ln in lines:
+            f.write(ln + "\n")
+    return path
+
+
+def summarize(profile, qs, lines, log, gold_viewed):
+    by_id = {}
+    for j in lines:
+        by_id[str(j.get("id"))] = j
+    failed = cited = model = 0
+    client_in = 0
+    errors = []
+    for q in qs:
+        j = by_id.get(str(q["id"]))
+        if j is None or j.get("error"):
+            failed += 1
+            errors.append("%s: %s" % (q["id"], "no line" if j is None else j.get("error")))
+            continue
+        if j.get("citations"):
+            cited += 1
+        if SIGNATURE in (j.get("answer") or ""):
+            model += 1
+        client_in += (j.get("tokens") or {}).get("input", 0) or 0
+    tin = tcached = 0
+    kinds = {}
+    for e in log:
+        u = e.get("usage") or {}
+        if e.get("role") == "embeddings":
+            continue
+        if "prompt_tokens" in u:
+            tin += u.get("prompt_tokens", 0)
+            tcached += (u.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+        elif "input_tokens" in u:
+            tin += u["input_tokens"] + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+            tcached += u.get("cache_read_input_tokens", 0)
+        if e.get("status") != 200:
+            k = "%s %s" % (e.get("status"), e.get("fault") or "")
+            kinds[k.strip()] = kinds.get(k.strip(), 0) + 1
+    n = len(qs) or 1
+    out = {"profile": profile, "questions": len(qs), "failed": failed, "cited": cited, "model": model,
+           "in_per_q": round(tin / n), "cached_per_q": round(tcached / n), "client_in_per_q": round(client_in / n),
+           "requests": len(log), "non200": kinds, "errors": errors[:5]}
+    if profile == "guided":
+        viewed = survived = 0
+        for q in qs:
+            files = gold_viewed.get(str(q["id"]))
+            j = by_id.get(str(q["id"]))
+            if not files or j is None:
+                continue
+            viewed += 1
+            if any(c.get("path") in files for c in j.get("citations") or []):
+                survived += 1
+        out["gold_viewed"] = viewed
+        out["gold_cited"] = survived
+    return out
+
+
+def gold_views(log, qs):
+    """Per question id, the gold files the guided model planned ViewCode on
+    (its decisions in the log name them)."""
+    by_text = {q["question"][:200]: str(q["id"]) for q in qs}
+    out = {}
+    for e in log:
+        d = e.get("decision") or ""
+        if e.get("role") == "planning" and d.startswith("guided ViewCode ") and e.get("status") == 200:
+            qid = by_text.get(e.get("question", ""))
+            if qid:
+                out.setdefault(qid, set()).add(d[len("guided ViewCode "):])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--drqa", required=True)
+    ap.add_argument("--questions", required=True)
+    ap.add_argument("--repo", action="append", default=[], help="NAME=DIR (copied into the work directory)")
+    ap.add_argument("--profiles", default=",".join(RUNS))
+    ap.add_argument("--iterations", type=int, default=15)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--ids", default="", help="only these question ids (comma-separated)")
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-seconds", type=float, default=1200, help="emulator lifetime per profile")
+    ap.add_argument("--workdir")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    profiles = [p for p in args.profiles.split(",") if p]
+    for p in profiles:
+        if p not in RUNS:
+            print("model_emu_run.py: unknown profile '%s' (known: %s)" % (p, ", ".join(RUNS)), file=sys.stderr)
+            return 2
+    repos = dict(r.split("=", 1) for r in args.repo)
+    qs = read_jsonl(args.questions)
+    if args.ids:
+        want = args.ids.split(",")
+        qs = [q for q in qs if str(q.get("id")) in want]
+    if args.limit:
+        qs = qs[:args.limit]
+    for q in qs:
+        if q.get("repo") not in repos:
+            print("model_emu_run.py: question %s is about repo '%s'; give --repo %s=DIR"
+                  % (q.get("id"), q.get("repo"), q.get("repo")), file=sys.stderr)
+            return 2
+    workdir = args.workdir or tempfile.mkdtemp(prefix="drqa-emu-")
+    os.makedirs(workdir, exist_ok=True)
+    env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost",
+               HOME=os.path.join(workdir, "home"), XDG_CONFIG_HOME=os.path.join(workdir, "xdg-config"),
+               XDG_CACHE_HOME=os.path.join(workdir, "xdg-cache"))
+    for k in ("DRQA_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OLLAMA_HOST"):
+        env.pop(k, None)
+    trees, indexes, qfiles = {}, {}, {}
+    by_repo = {}
+    for q in qs:
+        by_repo.setdefault(q["repo"], []).append(q)
+    for name in sorted(by_repo):
+        src = os.path.normpath(repos[name])
+        dst = os.path.join(workdir, "trees", os.path.basename(src))
+        if not os.path.isdir(dst):
+            shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        trees[name] = dst
+        indexes[name] = os.path.join(workdir, "%s.sqlite" % name)
+        subprocess.check_call([args.drqa, "--quiet", "--no-progress", "--policy", "offline", "--index", indexes[name],
+                               "--index-only", dst], stdout=subprocess.DEVNULL, env=env)
+        qfiles[name] = os.path.join(workdir, "%s.questions.jsonl" % name)
+        write_jsonl(qfiles[name], [{"id": q["id"], "question": q["question"]} for q in by_repo[name]])
+    gold = os.path.join(workdir, "gold.jsonl")
+    write_jsonl(gold, [{"id": q["id"], "question": q["question"], "gold_files": q.get("gold_files") or []}
+                       for q in qs])
+    results = []
+    status = 0
+    for prof in profiles:
+        proc, port, log = start_emu(prof, args, workdir, gold, [trees[r] for r in sorted(trees)])
+        cfg = config_for(prof, port, workdir)
+        lines = []
+        t0 = time.monotonic()
+        try:
+            for name in sorted(by_repo):
+                out = os.path.join(workdir, "%s.%s.answers.jsonl" % (prof, name))
+                if os.path.exists(out):
+                    os.remove(out)
+                cmd = [args.drqa, "--quiet", "--no-progress", "--config", cfg, "--policy", "llm",
+                       "--index", indexes[name], "--batch", qfiles[name], "--out", out,
+                       "--jobs", str(args.jobs), "--iterations", str(args.iterations),
+                       "--transcript-dir", os.path.join(workdir, "transcripts.%s" % prof), trees[name]]
+                with open(os.path.join(workdir, "%s.%s.stderr" % (prof, name)), "w") as err:
+                    rc = subprocess.call(cmd, env=env, stderr=err)
+                if rc not in (0, 1):
+                    print("model_emu_run.py: %s: drqa-tui exited with status %d (see %s)"
+                          % (prof, rc, err.name), file=sys.stderr)
+                    status = 2
+                lines += read_jsonl(out)
+        finally:
+            proc.terminate()
+            proc.wait()
+        elog = read_jsonl(log)
+        s = summarize(prof, qs, lines, elog, gold_views(elog, qs))
+        s["wall_s"] = round(time.monotonic() - t0, 1)
+        results.append(s)
+    if args.json:
+        print(json.dumps({"workdir": workdir, "iterations": args.iterations, "profiles": results}))
+    else:
+        print("%-10s %5s %6s %6s %6s %8s %9s %9s %6s  %s" % ("profile", "qs", "failed", "cited", "model", "in/q",
+                                                            "cached/q", "client/q", "wall", "non-200 replies"))
+        for s in results:
+            print("%-10s %5d %6d %6d %6d %8d %9d %9d %6.1f  %s" % (
+                s["profile"], s["questions"], s["failed"], s["cited"], s["model"], s["in_per_q"], s["cached_per_q"],
+                s["client_in_per_q"], s["wall_s"], ", ".join("%s x%d" % kv for kv in sorted(s["non200"].items()))
+                or "-"))
+            if "gold_viewed" in s:
+                v = s["gold_viewed"]
+                print("%-10s evidence survival: %d of %d answers cite the gold file the model viewed (%.1f%%)"
+                      % ("", s["gold_cited"], v, 100.0 * s["gold_cited"] / v if v else 0.0))
+            for e in s["errors"]:
+                print("%-10s   failed: %s" % ("", e[:200]))
+    if not args.keep and not args.workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
