@@ -26,7 +26,7 @@ Per profile (one line each; --json prints them as one JSON object):
 
   model_emu_run.py --drqa BIN --questions FILE --repo NAME=DIR [--repo ...]
                    [--profiles clean,reasoning,...] [--iterations N] [--jobs N]
-                   [--ids ID,ID,...] [--limit N] [--workdir DIR] [--json]
+                   [--ids ID,ID,...] [--every K] [--limit N] [--workdir DIR] [--json]
                    [--keep] [--seed S]
 Standard library only. Status: 0 when every run finished (whatever it
 found), 2 on a usage error or when drqa-tui crashed.
@@ -51,8 +51,8 @@ RUNS = {
     "think": ("openai", "qwen3-32b", ["--think-mode", "mixed"], []),
     "small": ("openai", "qwen2.5-coder:7b", [], []),
     "anthropic": ("anthropic", "claude-sonnet-4-5", [], []),
-    "ctx-limit": ("openai", "llama-3.1-8b-instruct", ["--ctx-limit", "1600"], []),
-    "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "6"], ["timeout_total_ms = 3000"]),
+    "ctx-limit": ("openai", "llama-3.1-8b-instruct", ["--ctx-limit", "1100"], []),
+    "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4"], ["timeout_total_ms = 1500"]),
     "guided": ("openai", "gpt-4.1", [], []),
 }
 
@@ -188,6 +188,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--ids", default="", help="only these question ids (comma-separated)")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--every", type=int, default=1, help="only every K-th question (the first, the K+1-th, ...)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-seconds", type=float, default=1200, help="emulator lifetime per profile")
     ap.add_argument("--workdir")
@@ -204,6 +205,8 @@ def main():
     if args.ids:
         want = args.ids.split(",")
         qs = [q for q in qs if str(q.get("id")) in want]
+    if args.every > 1:
+        qs = qs[::args.every]
     if args.limit:
         qs = qs[:args.limit]
     for q in qs:
