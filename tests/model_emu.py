@@ -21,7 +21,9 @@ user message; the question is the first line starting with "Question".
 
 Profiles (--profile, comma-separated; they combine where it makes sense):
   clean      well-formed JSON per role; honours response_format
-             json_schema / json_object; usage.prompt_tokens_details.
+             json_schema / json_object (a json_schema needs a name, and with
+             strict every object closed and fully required, or a 400 with
+             OpenAI's message); usage.prompt_tokens_details.
              cached_tokens counts the prefix shared with the previous request
              of the same role, in 16-token blocks (vLLM/OpenAI prefix cache)
   reasoning  OpenAI reasoning-model API: 400 on max_tokens and on any
@@ -34,7 +36,9 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              1-3k tokens with a draft JSON object holding wrong values, as
              <think>...</think> before the answer in content or, per
              --think-mode (tags, field, mixed: seeded per request), as
-             reasoning_content beside it; thinking counts against max_tokens
+             reasoning_content beside it; thinking counts against max_tokens;
+             off with chat_template_kwargs.enable_thinking false (vLLM),
+             "think": false (Ollama) or /no_think in the prompt (Qwen3)
   small      a small open model: ```json fences, prose around the JSON,
              trailing commas, copied placeholders from the prompt's examples,
              a string where a list is expected, class-name for class_name,
@@ -225,6 +229,25 @@ def spans_in(text):
         if cur is not None and len(cur.lines) < 400:
             cur.lines.append(line)
     return out
+
+
+def narrow(p, s, width=40):
+    """A span cut to the window of its numbered lines richest in the
+    question's terms (a span over 2*width lines only; lines shown without
+    numbers are never narrowed: their numbers are unknown)."""
+    nums = []
+    for ln in s.lines:
+        m = NUMBERED_RE.match(ln)
+        if m and s.a <= int(m.group(1)) <= s.b:
+            nums.append((int(m.group(1)), ln))
+    if s.b - s.a + 1 <= 2 * width or len(nums) < width:
+        return s.a, s.b
+    best, at = -1, nums[0][0]
+    for i in range(0, len(nums) - width + 1, 5):
+        sc = len(p.qterms & terms(" ".join(ln for _, ln in nums[i:i + width])))
+        if sc > best:
+            best, at = sc, nums[i][0]
+    return at, min(s.b, at + width - 1)
 
 
 def file_paths_in(text):
@@ -462,9 +485,12 @@ class Decider:
         keep = [(s, sc) for s, sc in best_spans(p, spans, 3) if sc > 0]
         if small and rng.random() < 0.25:
             keep = []
-        obj = {"spans": [{"path": s.path, "start_line": s.a, "end_line": s.b} for s, _ in keep],
-               "note": "kept %d of %d spans sharing the question's words" % (len(keep), len(spans))}
-        return obj, "kept %s" % [s.key() for s, _ in keep]
+        out = []
+        for s, _ in keep:
+            a, b = narrow(p, s)
+            out.append({"path": s.path, "start_line": a, "end_line": b})
+        obj = {"spans": out, "note": "kept %d of %d spans sharing the question's words" % (len(keep), len(spans))}
+        return obj, "kept %s" % ["%s:%d-%d" % (o["path"], o["start_line"], o["end_line"]) for o in out]
 
     def evaluation(self, p, rng):
         obs = section(p.body, r"^(?:Its observation|Observation|Evidence)[^\n]*\n",
@@ -489,7 +515,12 @@ class Decider:
     def answer(self, p, rng):
         ev = section(p.body, r"^(?:Evidence|Spans|Context)[^\n]*\n", [r"^(?:Write a concise|Reply with|Rules|Cite)"])
         spans = spans_in(ev or p.body)
-        best = [s for s, _ in best_spans(p, spans, 3)]
+        # what the trajectory read with ViewCode first: a model cites what it chose to read
+        views, _ = viewed_on_path(p)
+        vfiles = {str(v).split(":")[0] for v in views}
+        ranked = best_spans(p, spans, len(spans) + 1)
+        best = [s for s, _ in ranked if s.path in vfiles][:2]
+        best += [s for s, _ in ranked if s not in best][:3 - len(best)]
         lines = ["From the code shown:", ""]
         for s in best:
             code = [ln.strip() for ln in s.lines if ln.strip() and not ln.strip().startswith(("...", "[..."))][:2]
@@ -892,6 +923,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
 
+        rf0 = req.get("response_format") if kind == "chat" else None
+        if isinstance(rf0, dict) and rf0.get("type") == "json_schema" and not ("small" in prof):
+            problem = strict_schema_problem(rf0.get("json_schema"))
+            if problem:
+                self.fail(entry, 400, openai_error(problem, "invalid_request_error", "response_format", None),
+                          "bad json_schema")
+                return
+
         # --- the decision
         d = st.decider
         small = "small" in prof
@@ -949,7 +988,14 @@ class Handler(BaseHTTPRequestHandler):
         else:
             text = md if small is False or rng.random() < 0.7 else "Sure, here is the answer.\n\n" + md
         reasoning = None
-        if "think" in prof:
+        ctk = req.get("chat_template_kwargs") if isinstance(req.get("chat_template_kwargs"), dict) else {}
+        thinking_off = ctk.get("enable_thinking") is False or req.get("think") is False or \
+            "/no_think" in all_text
+        if "think" in prof and thinking_off:
+            entry["think"] = "off"
+            if "/no_think" in all_text and kind == "chat":
+                text = "<think>\n\n</think>\n\n" + text   # Qwen3's soft switch leaves an empty block
+        elif "think" in prof:
             th = thinking(p, rng)
             mode = a.think_mode if a.think_mode != "mixed" else ("field" if rng.random() < 0.5 else "tags")
             entry["think"] = mode
@@ -1053,6 +1099,47 @@ class Handler(BaseHTTPRequestHandler):
             st.anthropic_cache.add(h)
         ptok = min(ptok, in_tok)
         return (ptok, 0, in_tok - ptok) if hit else (0, ptok, in_tok - ptok)
+
+
+def strict_schema_problem(js):
+    """OpenAI's checks of response_format json_schema: a name, and under
+    strict every object closed (additionalProperties false) with every
+    property required. The message is OpenAI's; None when acceptable."""
+    if not isinstance(js, dict) or not js.get("name"):
+        return "Missing required parameter: 'response_format.json_schema.name'."
+    name = js["name"]
+    if not isinstance(js.get("schema"), dict):
+        return "Missing required parameter: 'response_format.json_schema.schema'."
+    if not js.get("strict"):
+        return None
+
+    def walk(node, ctx):
+        if not isinstance(node, dict):
+            return None
+        if node.get("type") == "object" or "properties" in node:
+            if node.get("additionalProperties") is not False:
+                return ("Invalid schema for response_format '%s': In context=(%s), 'additionalProperties' is "
+                        "required to be supplied and to be false." % (name, ctx))
+            props = node.get("properties") or {}
+            req = node.get("required") or []
+            for k in props:
+                if k not in req:
+                    return ("Invalid schema for response_format '%s': In context=(%s), 'required' is required to "
+                            "be supplied and to be an array including every key in properties. Missing '%s'."
+                            % (name, ctx, k))
+            for k, v in props.items():
+                r = walk(v, (ctx + ", " if ctx else "") + "'properties', '%s'" % k)
+                if r:
+                    return r
+        if isinstance(node.get("items"), dict):
+            return walk(node["items"], (ctx + ", " if ctx else "") + "'items'")
+        for key in ("anyOf", "oneOf"):
+            for i, v in enumerate(node.get(key) or []):
+                r = walk(v, (ctx + ", " if ctx else "") + "'%s', '%d'" % (key, i))
+                if r:
+                    return r
+        return None
+    return walk(js["schema"], "")
 
 
 def req_max(req):

@@ -84,6 +84,18 @@ is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["action"], j
     "('FindFunction', True)" "reasoning: max_completion_tokens is taken; the planner looks up the method the question names"
 stop_emu
 
+# ---- structured output (OpenAI's checks of a strict schema)
+start_emu clean --profile clean
+OPEN='{"type":"object","properties":{"action":{"type":"string"},"args":{"type":"object"}},"required":["action","args"],"additionalProperties":false}'
+r=$(post /v1/chat/completions "{\"model\":\"gpt-4.1\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"planning\",\"strict\":true,\"schema\":$OPEN}},\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
+is "$(field "$r" 'j["error"]["message"], j["error"]["param"]')" \
+    "(\"Invalid schema for response_format 'planning': In context=('properties', 'args'), 'additionalProperties' is required to be supplied and to be false.\", 'response_format')" \
+    "clean: a strict json_schema with an open object is refused with OpenAI's message"
+r=$(post /v1/chat/completions "{\"model\":\"gpt-4.1\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"planning\",\"schema\":$OPEN}},\"messages\":[{\"role\":\"system\",\"content\":\"$PLAN\"},{\"role\":\"user\",\"content\":\"go\"}]}")
+is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["args"]')" "{'function_name': 'dispatch_request', 'class_name': 'Flask'}" \
+    "clean: a non-strict schema is answered; the role and question are read from the system message"
+stop_emu
+
 # ---- Anthropic
 start_emu anthropic --profile anthropic --cache-min-tokens 0
 SYS='[{"type":"text","text":"You are the Planning Agent of DeepRepoQA. The rules.","cache_control":{"type":"ephemeral"}}]'
@@ -115,10 +127,14 @@ start_emu think --profile think --think-mode tags
 r=$(post /v1/chat/completions "{\"model\":\"qwen3\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$(field "$r" '(lambda c: (c.startswith("<think>"), "{\"action\": \"Finish\"" in c.split("</think>")[0], json.loads(c.split("</think>")[1])["action"]))(j["choices"][0]["message"]["content"])')" \
     "(True, True, 'FindFunction')" "think: <think> with a wrong draft object before the real reply"
+r=$(post /v1/chat/completions "{\"model\":\"qwen3\",\"chat_template_kwargs\":{\"enable_thinking\":false},\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
+is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["action"]')" "FindFunction" \
+    "think: enable_thinking false gives the bare reply"
 stop_emu
 
 # ---- bounded: gone when its parent is
-sh -c "$PYTHON3 '$EMU' --port-file '$T/orphan.port' --max-seconds 60 >/dev/null & echo \$! >'$T/orphan.pid'; sleep 0.5"
+sh -c "$PYTHON3 '$EMU' --port-file '$T/orphan.port' --max-seconds 60 >/dev/null & echo \$! >'$T/orphan.pid'
+    i=0; while [ ! -s '$T/orphan.port' ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done"
 i=0
 while kill -0 "$(cat "$T/orphan.pid")" 2>/dev/null && [ $i -lt 40 ]; do sleep 0.1; i=$((i + 1)); done
 ok "$(kill -0 "$(cat "$T/orphan.pid")" 2>/dev/null && echo 1 || echo 0)" "the emulator exits when its parent goes away"
