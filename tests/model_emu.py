@@ -271,10 +271,16 @@ class Prompt:
         self.first_user = user_msgs[0] if user_msgs else ""
         self.text = all_text
         self.role = role_of([system, self.first_user, all_text])
-        self.question = find_question(system + "\n" + self.first_user)
+        # With a system message the static text (rules, action list, worked
+        # examples) lives there and the request's own facts in the user
+        # message: the question, spans and steps are read from the latter, so
+        # an example in the rules is never taken for this request's.
+        self.dyn = self.first_user if system.strip() else system + "\n" + self.first_user
+        self.question = find_question(self.first_user) or find_question(system)
         self.qterms = terms(self.question)
         self.idents = question_identifiers(self.question)
-        m = re.search(r"(?m)^Identifiers written literally in the question:\s*(.+)$", self.first_user + system)
+        m = re.search(r"(?m)^Identifiers written literally in the question:\s*(.+)$", self.first_user) or \
+            re.search(r"(?m)^Identifiers written literally in the question:\s*(.+)$", system)
         if m and not re.match(r"\(?none\b", m.group(1).strip()):
             for x in re.split(r"[,\s]+", m.group(1)):
                 x = x.strip("`'\".;")
@@ -304,14 +310,14 @@ def tried_actions(text):
 def dynamic_text(p):
     """The prompt without its action list and guidelines (the static text that
     names every action)."""
-    t = p.body
+    t = p.dyn
     t = re.sub(r"(?ms)^Available actions.*?(?=^\S.*:\s*$|^Guidelines|^Reply|\Z)", "", t)
     t = re.sub(r"(?ms)^Guidelines:.*?(?=^Reply|\Z)", "", t)
     return t
 
 
 def trajectory_text(p):
-    return section(p.body, r"^(?:Steps on the path|Path from the root|Steps before this one|Steps of the best|"
+    return section(p.dyn, r"^(?:Steps on the path|Path from the root|Steps before this one|Steps of the best|"
                            r"Trajectory|Path so far)[^\n]*\n",
                    [r"^(?:Actions already tried|Attempts of sibling|Evaluator's suggestion|Available actions|"
                     r"Files and symbols seen|This step|Evidence read|Situational report|Guidelines|Reply)"])
@@ -389,7 +395,7 @@ class Decider:
 
     # each returns (object, decision summary)
     def perception(self, p, rng):
-        spans = spans_in(p.body)
+        spans = spans_in(dynamic_text(p))
         files = file_paths_in(dynamic_text(p))
         tried = sorted(a for a, _ in tried_actions(dynamic_text(p)))
         views, _ = viewed_on_path(p)
@@ -443,7 +449,7 @@ class Decider:
                         s.key(), " (" + s.symbol + ")" if s.symbol else ""), "action": "ViewCode",
                         "args": args}, "ViewCode best span %s" % s.key()
         cands = []
-        m = re.search(r'(?mi)^\W*candidates\W*\s*(.+)$', section(p.body, r"^Situational report", [r"^Steps on the path"]))
+        m = re.search(r'(?mi)^\W*candidates\W*\s*(.+)$', section(p.dyn, r"^Situational report", [r"^Steps on the path"]))
         if m:
             cands = [c for c in re.findall(r"[A-Za-z_][\w.]*", m.group(1)) if re.search(r"[A-Z_.]", c[1:])]
         for ident in p.idents + [c for c in cands if c not in p.idents][:3]:
@@ -479,8 +485,8 @@ class Decider:
             "Finish (exhausted)"
 
     def filter(self, p, rng, small):
-        res = section(p.body, r"^(?:Result|Candidates|Observation|Spans)[^\n]*\n",
-                      [r"^(?:Pick the spans|Reply with|Rules|Guidelines)"]) or p.body
+        res = section(p.dyn, r"^(?:Result|Candidates|Observation|Spans)[^\n]*\n",
+                      [r"^(?:Pick the spans|Reply with|Rules|Guidelines)"]) or p.dyn
         spans = spans_in(res)
         keep = [(s, sc) for s, sc in best_spans(p, spans, 3) if sc > 0]
         if small and rng.random() < 0.25:
@@ -493,13 +499,13 @@ class Decider:
         return obj, "kept %s" % ["%s:%d-%d" % (o["path"], o["start_line"], o["end_line"]) for o in out]
 
     def evaluation(self, p, rng):
-        obs = section(p.body, r"^(?:Its observation|Observation|Evidence)[^\n]*\n",
+        obs = section(p.dyn, r"^(?:Its observation|Observation|Evidence)[^\n]*\n",
                       [r"^(?:Scale|Reply with|Score|Rules|Guidelines)"])
-        step = section(p.body, r"^This step:", [r"$"])
+        step = section(p.dyn, r"^This step:", [r"$"])
         is_finish = "Finish" in step.split("\n")[0] if step else False
-        spans = spans_in(obs if obs else p.body)
+        spans = spans_in(obs if obs else p.dyn)
         if is_finish:
-            spans = spans_in(p.body)
+            spans = spans_in(p.dyn)
         text = " ".join(s.text() for s in spans)
         f = overlap(p.qterms, text)
         if not spans:
@@ -513,8 +519,8 @@ class Decider:
         return obj, "value %d" % value
 
     def answer(self, p, rng):
-        ev = section(p.body, r"^(?:Evidence|Spans|Context)[^\n]*\n", [r"^(?:Write a concise|Reply with|Rules|Cite)"])
-        spans = spans_in(ev or p.body)
+        ev = section(p.dyn, r"^(?:Evidence|Spans|Context)[^\n]*\n", [r"^(?:Write a concise|Reply with|Rules|Cite)"])
+        spans = spans_in(ev or p.dyn)
         # what the trajectory read with ViewCode first: a model cites what it chose to read
         views, _ = viewed_on_path(p)
         vfiles = {str(v).split(":")[0] for v in views}
@@ -533,8 +539,8 @@ class Decider:
         return md, "cites %s" % [s.key() for s in best]
 
     def judge(self, p, rng):
-        ref = section(p.body, r"^Reference answer:?\s*\n", [r"^Candidate answer"])
-        cand = section(p.body, r"^Candidate answer:?\s*\n", [r"^Score the candidate"])
+        ref = section(p.dyn, r"^Reference answer:?\s*\n", [r"^Candidate answer"])
+        cand = section(p.dyn, r"^Candidate answer:?\s*\n", [r"^Score the candidate"])
         f = overlap(terms(ref), cand)
         s = max(1, min(20, int(round(4 + 16 * f))))
         return {"correctness": s, "completeness": s, "relevance": s, "clarity": s, "reasoning": s,

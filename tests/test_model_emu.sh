@@ -94,6 +94,10 @@ is "$(field "$r" 'j["error"]["message"], j["error"]["param"]')" \
 r=$(post /v1/chat/completions "{\"model\":\"gpt-4.1\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"planning\",\"schema\":$OPEN}},\"messages\":[{\"role\":\"system\",\"content\":\"$PLAN\"},{\"role\":\"user\",\"content\":\"go\"}]}")
 is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["args"]')" "{'function_name': 'dispatch_request', 'class_name': 'Flask'}" \
     "clean: a non-strict schema is answered; the role and question are read from the system message"
+EX='You are the Planning Agent.\nWorked example:\nQuestion: How does Example.run start?\nex/example.py:1-9 Example.run\n'
+r=$(post /v1/chat/completions "{\"model\":\"gpt-4.1\",\"messages\":[{\"role\":\"system\",\"content\":\"$EX\"},{\"role\":\"user\",\"content\":\"Question: What calls get_adapter?\\nSteps on the path so far:\\n(none yet)\\n\"}]}")
+is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["args"]')" "{'function_name': 'get_adapter'}" \
+    "clean: the question and spans of a worked example in the system message are not taken for the request's"
 stop_emu
 
 # ---- Anthropic
