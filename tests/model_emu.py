@@ -360,6 +360,7 @@ class Decider:
         self.profiles = profiles
         self.gold = gold
         self.gold_files = self._tree_files(gold_roots)
+        self.gold_memo = {}
 
     @staticmethod
     def _tree_files(roots):
@@ -375,7 +376,13 @@ class Decider:
     def gold_for(self, question):
         if not self.gold or not question:
             return []
-        g = self.gold.get(question.strip())
+        key = question.strip()
+        if key not in self.gold_memo:
+            self.gold_memo[key] = self._gold_for(key)
+        return self.gold_memo[key]
+
+    def _gold_for(self, question):
+        g = self.gold.get(question)
         if g is None:
             return []
         out = []
@@ -813,7 +820,7 @@ class Handler(BaseHTTPRequestHandler):
         all_text = system + "\n" + "\n".join(all_parts)
         p = Prompt(system, user_msgs, all_text)
         entry.update(role=p.role, question=p.question[:200], prompt_bytes=len(all_text.encode("utf-8")))
-        if p.role == "guided" or ("guided" in prof and st.decider.gold):
+        if "guided" in prof:
             entry["gold_files_known"] = bool(st.decider.gold_for(p.question))
         rng, attempt = st.rng_for(all_text)
         entry["attempt"] = attempt
@@ -1038,8 +1045,6 @@ class Handler(BaseHTTPRequestHandler):
         elif isinstance(limit, int) and out_tok > limit:
             text = text.encode("utf-8")[:4 * limit].decode("utf-8", "ignore")
             out_tok, finish = limit, "length"
-        if "think" in prof and tool is None:
-            pass
         if isinstance(limit, int) and finish != "length" and tool is not None and out_tok > limit:
             finish = "length"
         entry["finish"] = finish
