@@ -55,8 +55,9 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
   ctx-limit  400 above --ctx-limit N tokens (prompt bytes / 4), in the
              --ctx-form openai (default), vllm or llamacpp error body
   flaky      seeded faults: 429 without Retry-After, 500/502/503 with typical
-             bodies, a hang of --hang-seconds; never more than two faults in
-             a row for the same prompt, so a retry mostly succeeds
+             bodies, a hang of --hang-seconds; never more than
+             --flaky-max-row (default 2) faults in a row for the same prompt,
+             so a retry mostly succeeds
   guided     like clean, and given --gold FILE (JSONL of {id or question,
              gold_files}) it plans ViewCode on the gold file of the question
              it recognises from the prompt's question text (mapped onto the
@@ -895,7 +896,7 @@ class Handler(BaseHTTPRequestHandler):
                 inrow = st.faults_in_row.get(key, 0)
             r = rng.random()
             fault = None
-            if inrow < 2:
+            if inrow < a.flaky_max_row:
                 if r < 0.12:
                     fault = "429"
                 elif r < 0.16:
@@ -1196,6 +1197,7 @@ def main():
     ap.add_argument("--think-mode", choices=["tags", "field", "mixed"], default="mixed")
     ap.add_argument("--hang-seconds", type=float, default=30)
     ap.add_argument("--hang-rate", type=float, default=0.02)
+    ap.add_argument("--flaky-max-row", type=int, default=2, help="flaky: most faults in a row for one prompt")
     ap.add_argument("--cache-min-tokens", type=int, default=1024, help="anthropic: smallest cacheable prefix")
     ap.add_argument("--embed-dim", type=int, default=8)
     ap.add_argument("--gold", help="guided: JSONL of {question, gold_files}")

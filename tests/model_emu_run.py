@@ -21,6 +21,11 @@ Per profile (one line each; --json prints them as one JSON object):
                  read)
   client in/q    mean tokens.input of the --batch lines (what drqa-tui counted)
   non-200        requests answered with an error status or a hang, by kind
+  answer lost    questions whose last answer-role request met a transient
+                 fault (429, 5xx, a hang: the answer is then a fallback's by
+                 necessity)
+  fallbacks      nodes whose decision a fallback made, per role, and nodes left
+                 with a failed model call and no fallback (transcripts)
   survival       guided only: of the questions where the model viewed a gold
                  file, the share whose answer cites that file
 
@@ -52,7 +57,9 @@ RUNS = {
     "small": ("openai", "qwen2.5-coder:7b", [], []),
     "anthropic": ("anthropic", "claude-sonnet-4-5", [], []),
     "ctx-limit": ("openai", "llama-3.1-8b-instruct", ["--ctx-limit", "1100"], []),
-    "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4"], ["timeout_total_ms = 1500"]),
+    # one retry against up to two faults in a row: some role calls fail for good
+    "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4", "--flaky-max-row", "2"],
+              ["timeout_total_ms = 1500", "retries = 1"]),
     "guided": ("openai", "gpt-4.1", [], []),
 }
 
@@ -106,13 +113,39 @@ def config_for(profile, port, workdir):
     path = os.path.join(workdir, "config.%s" % profile)
     with open(path, "w") as f:
         f.write("provider = %s\napi_base = %s\napi_key = sk-emu-%s\nmodel = %s\n" % (provider, base, profile, model))
-        f.write("retries = 3\nbackoff_ms = 20\nbackoff_max_ms = 200\n")
+        settings = {"retries": "3", "backoff_ms": "20", "backoff_max_ms": "200"}
         for ln in lines:
-            f.write(ln + "\n")
+            k, v = [x.strip() for x in ln.split("=", 1)]
+            settings[k] = v
+        for k, v in settings.items():
+            f.write("%s = %s\n" % (k, v))
     return path
 
 
-def summarize(profile, qs, lines, log, gold_viewed):
+def transcript_nodes(tdir):
+    """Over the transcripts: nodes marked with a fallback decision, per role;
+    nodes with notes (coercions, fallbacks); nodes left with a failed model
+    call and no fallback mark."""
+    fb, noted, bare = {}, 0, 0
+    if os.path.isdir(tdir):
+        for f in sorted(os.listdir(tdir)):
+            if not f.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(tdir, f), encoding="utf-8") as fh:
+                    t = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            for n in t.get("nodes") or []:
+                for r in n.get("fallback") or []:
+                    fb[r] = fb.get(r, 0) + 1
+                noted += 1 if n.get("notes") else 0
+                if "model call failed" in (n.get("error") or "") and not n.get("fallback"):
+                    bare += 1
+    return {"fallback_nodes": fb, "noted_nodes": noted, "bare_failed_calls": bare}
+
+
+def summarize(profile, qs, lines, log, gold_viewed, nodes):
     by_id = {}
     for j in lines:
         by_id[str(j.get("id"))] = j
@@ -145,10 +178,20 @@ def summarize(profile, qs, lines, log, gold_viewed):
         if e.get("status") != 200:
             k = "%s %s" % (e.get("status"), e.get("fault") or "")
             kinds[k.strip()] = kinds.get(k.strip(), 0) + 1
+    # questions whose last answer-role request met a transient fault (429,
+    # 5xx, a hang): their answer is a fallback's by necessity, not a fault of
+    # the model path (a 400 is the client's to avoid, and is not counted)
+    last_answer = {}
+    for e in log:
+        if e.get("role") == "answer":
+            last_answer[e.get("question", "")] = e.get("status")
+    transient = (0, 429, 500, 502, 503, 529)   # 0: a hang
+    answer_lost = sum(1 for q in qs if last_answer.get(q["question"][:200], 200) in transient)
     n = len(qs) or 1
-    out = {"profile": profile, "questions": len(qs), "failed": failed, "cited": cited, "model": model,
+    out = dict(nodes)
+    out.update({"profile": profile, "answer_call_failed": answer_lost, "questions": len(qs), "failed": failed, "cited": cited, "model": model,
            "in_per_q": round(tin / n), "cached_per_q": round(tcached / n), "client_in_per_q": round(client_in / n),
-           "requests": len(log), "non200": kinds, "errors": errors[:5]}
+           "requests": len(log), "non200": kinds, "errors": errors[:5]})
     if profile == "guided":
         viewed = survived = 0
         for q in qs:
@@ -266,19 +309,23 @@ def main():
             proc.terminate()
             proc.wait()
         elog = read_jsonl(log)
-        s = summarize(prof, qs, lines, elog, gold_views(elog, qs))
+        s = summarize(prof, qs, lines, elog, gold_views(elog, qs),
+                      transcript_nodes(os.path.join(workdir, "transcripts.%s" % prof)))
         s["wall_s"] = round(time.monotonic() - t0, 1)
         results.append(s)
     if args.json:
         print(json.dumps({"workdir": workdir, "iterations": args.iterations, "profiles": results}))
     else:
-        print("%-10s %5s %6s %6s %6s %8s %9s %9s %6s  %s" % ("profile", "qs", "failed", "cited", "model", "in/q",
-                                                            "cached/q", "client/q", "wall", "non-200 replies"))
+        print("%-10s %5s %6s %6s %6s %5s %8s %9s %9s %6s  %s" % ("profile", "qs", "failed", "cited", "model", "lost",
+                                                                 "in/q", "cached/q", "client/q", "wall",
+                                                                 "non-200 replies; fallback nodes; bare failed calls"))
         for s in results:
-            print("%-10s %5d %6d %6d %6d %8d %9d %9d %6.1f  %s" % (
-                s["profile"], s["questions"], s["failed"], s["cited"], s["model"], s["in_per_q"], s["cached_per_q"],
-                s["client_in_per_q"], s["wall_s"], ", ".join("%s x%d" % kv for kv in sorted(s["non200"].items()))
-                or "-"))
+            print("%-10s %5d %6d %6d %6d %5d %8d %9d %9d %6.1f  %s; %s; %d" % (
+                s["profile"], s["questions"], s["failed"], s["cited"], s["model"], s["answer_call_failed"],
+                s["in_per_q"], s["cached_per_q"], s["client_in_per_q"], s["wall_s"],
+                ", ".join("%s x%d" % kv for kv in sorted(s["non200"].items())) or "-",
+                ", ".join("%s x%d" % kv for kv in sorted(s["fallback_nodes"].items())) or "-",
+                s["bare_failed_calls"]))
             if "gold_viewed" in s:
                 v = s["gold_viewed"]
                 print("%-10s evidence survival: %d of %d answers cite the gold file the model viewed (%.1f%%)"

@@ -12,8 +12,10 @@
 # ../shared/benchmarks/sweqa-dev.jsonl (every third question: 32 of 96) on
 # copies of Debian's flask and requests: no failed question, every answer with
 # at least one verified citation, every answer written by the model (not a
-# fallback's), the profile's quirk actually met (context-length 400s served,
-# faults served, Anthropic cache reads), and for guided the gold file the
+# fallback's, unless the answer call itself got no reply), the profile's
+# quirk actually met (context-length 400s served, faults served and the failed
+# calls decided by the fallback policy and marked, small slips noted, Anthropic
+# cache reads), and for guided the gold file the
 # model viewed cited in at least 95% of the answers. bench/model-emu.sh runs
 # the whole set. Skipped, saying why, without the questions or the trees.
 set -u
@@ -163,8 +165,15 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
         q=$(per $p 's["questions"]')
         is "$(per $p 's["failed"]')" 0 "$p: no failed question of $q$( [ "$(per $p 's["failed"]')" = 0 ] || per $p '"; first: " + s["errors"][0][:300]')"
         is "$(per $p 's["cited"]')" "$q" "$p: every answer carries a verified citation"
-        is "$(per $p 's["model"]')" "$q" "$p: every answer was written by the model, none by a fallback"
+        # an answer call that got no reply at all (flaky) is the fallback's to write
+        is "$(per $p 's["model"] + s["answer_call_failed"]')" "$q" \
+            "$p: every answer the model was able to give was written by it, none by a fallback"
     done
+    is "$(per flaky 's["bare_failed_calls"]')" 0 \
+        "flaky: no node is left with a failed model call: the fallback policy decided ($(per flaky 's["fallback_nodes"]'))"
+    ok "$(per flaky '0 if sum(s["fallback_nodes"].values()) else 1')" "flaky: the nodes decided by a fallback are marked in the transcripts"
+    ok "$(per small '0 if s["noted_nodes"] else 1')" \
+        "small: the slips coerced are said in the nodes' notes ($(per small 's["noted_nodes"]') nodes)"
     ok "$(per ctx-limit '0 if any("context length" in k for k in s["non200"]) else 1')" \
         "ctx-limit: some requests were over the window (the shrink was needed): $(per ctx-limit 's["non200"]')"
     ok "$(per flaky '0 if any(k.startswith(("429", "50")) for k in s["non200"]) else 1')" \
