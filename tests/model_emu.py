@@ -251,6 +251,15 @@ def narrow(p, s, width=40):
     return at, min(s.b, at + width - 1)
 
 
+def symbol_name(symbol):
+    """The defined name in a span's symbol text ('def dumps(self, ...)' ->
+    'dumps', 'DefaultJSONProvider.dumps' as is), or ''."""
+    m = re.search(r"(?:\b(?:def|class|function|func)\s+)?([A-Za-z_][\w.]*)", symbol or "")
+    if m and m.group(1) in ("in", "def", "class", "async"):
+        m = re.search(r"\b(?:def|class)\s+([A-Za-z_][\w.]*)", symbol)
+    return m.group(1) if m else ""
+
+
 def file_paths_in(text):
     return list(dict.fromkeys(re.findall(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|ts|go|java))\b", text)))
 
@@ -411,7 +420,7 @@ class Decider:
                       if s.key() not in views] or files[:3]
         seen = " ".join(s.text() for s in spans)
         gaps = sorted(p.qterms - terms(seen))[:5]
-        cands = p.idents[:3] + [s.symbol.split("(")[0].split()[-1] for s, _ in best_spans(p, spans, 2) if s.symbol]
+        cands = p.idents[:3] + [symbol_name(s.symbol) for s, _ in best_spans(p, spans, 2)]
         obj = {"summary": "%d spans shown, %d code views on the path; %s" % (
                    len(spans), len(views), "the question's terms %s are not in the code yet" % ", ".join(gaps[:3])
                    if gaps else "the code shown covers the question's terms"),
@@ -888,7 +897,8 @@ class Handler(BaseHTTPRequestHandler):
                                         "resulted in %d tokens. Please reduce the length of the messages."
                                         % (a.ctx_limit, ntok), "invalid_request_error", "messages",
                                         "context_length_exceeded")
-                self.fail(entry, 400, body, "context length %d > %d" % (ntok, a.ctx_limit))
+                entry["ctx"] = {"tokens": ntok, "limit": a.ctx_limit, "form": form}
+                self.fail(entry, 400, body, "context_length_exceeded")
                 return
         if "flaky" in prof:
             key = all_text

@@ -163,6 +163,7 @@ s = [p for p in json.load(open(sys.argv[1]))["profiles"] if p["profile"] == sys.
 print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
     for p in clean reasoning think small anthropic ctx-limit flaky guided; do
         q=$(per $p 's["questions"]')
+        is "$(per $p 's["emulator_errors"]')" 0 "$p: the emulator understood every request"
         is "$(per $p 's["failed"]')" 0 "$p: no failed question of $q$( [ "$(per $p 's["failed"]')" = 0 ] || per $p '"; first: " + s["errors"][0][:300]')"
         is "$(per $p 's["cited"]')" "$q" "$p: every answer carries a verified citation"
         # an answer call that got no reply at all (flaky) is the fallback's to write
@@ -174,7 +175,7 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
     ok "$(per flaky '0 if sum(s["fallback_nodes"].values()) else 1')" "flaky: the nodes decided by a fallback are marked in the transcripts"
     ok "$(per small '0 if s["noted_nodes"] else 1')" \
         "small: the slips coerced are said in the nodes' notes ($(per small 's["noted_nodes"]') nodes)"
-    ok "$(per ctx-limit '0 if any("context length" in k for k in s["non200"]) else 1')" \
+    ok "$(per ctx-limit '0 if any("context_length_exceeded" in k for k in s["non200"]) else 1')" \
         "ctx-limit: some requests were over the window (the shrink was needed): $(per ctx-limit 's["non200"]')"
     ok "$(per flaky '0 if any(k.startswith(("429", "50")) for k in s["non200"]) else 1')" \
         "flaky: 429 and 5xx replies were served: $(per flaky 's["non200"]')"
