@@ -23,7 +23,10 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
   clean      well-formed JSON per role; honours response_format
              json_schema / json_object (a json_schema needs a name, and with
              strict every object closed and fully required, or a 400 with
-             OpenAI's message); usage.prompt_tokens_details.
+             OpenAI's message; the reply has the schema's required fields,
+             as constrained decoding gives; "schema_ok" in the log says
+             whether the emulator's own object already had them);
+             usage.prompt_tokens_details.
              cached_tokens counts the prefix shared with the previous request
              of the same role, in 16-token blocks (vLLM/OpenAI prefix cache)
   reasoning  OpenAI reasoning-model API: 400 on max_tokens and on any
@@ -512,7 +515,8 @@ class Decider:
         for s, _ in keep:
             a, b = narrow(p, s)
             out.append({"path": s.path, "start_line": a, "end_line": b})
-        obj = {"spans": out, "note": "kept %d of %d spans sharing the question's words" % (len(keep), len(spans))}
+        obj = {"rationale": "kept the spans that share the question's words (%d of %d)" % (len(keep), len(spans)),
+               "spans": out, "note": "kept %d of %d spans sharing the question's words" % (len(keep), len(spans))}
         return obj, "kept %s" % ["%s:%d-%d" % (o["path"], o["start_line"], o["end_line"]) for o in out]
 
     def evaluation(self, p, rng):
@@ -644,6 +648,32 @@ def small_json(role, obj, rng):
     if rng.random() < 0.3:
         return dumps_trailing_commas(obj)
     return json.dumps(obj)
+
+
+def conform(obj, schema):
+    """What a server with constrained decoding returns: the object with every
+    required field of the schema present (a missing one filled by type) and
+    the schema's property order."""
+    if not isinstance(schema, dict) or not isinstance(obj, dict):
+        return obj
+    props = schema.get("properties") or {}
+    out = {}
+    for k in list(props) + [k for k in obj if k not in props]:
+        if k in obj:
+            v = obj[k]
+            sub = props.get(k)
+            if isinstance(v, dict):
+                v = conform(v, sub)
+            elif isinstance(v, list) and isinstance(sub, dict) and isinstance(sub.get("items"), dict):
+                v = [conform(x, sub["items"]) for x in v]
+            out[k] = v
+        elif k in (schema.get("required") or []):
+            t = (props.get(k) or {}).get("type")
+            out[k] = {"string": "-", "array": [], "integer": 0, "number": 0, "boolean": False,
+                      "object": {}}.get(t if isinstance(t, str) else "string", "-")
+    if schema.get("additionalProperties") is False:
+        out = {k: v for k, v in out.items() if k in props}
+    return out
 
 
 def schema_ok(obj, schema):
@@ -823,7 +853,8 @@ class Handler(BaseHTTPRequestHandler):
             t = blocks_text(m.get("content", ""))
             if m.get("role") in ("system", "developer"):
                 system_parts.append(t)
-            elif m.get("role") == "user":
+                continue
+            if m.get("role") == "user":
                 user_msgs.append(t)
             all_parts.append(t)
         system = "\n".join(x for x in system_parts if x)
@@ -999,16 +1030,19 @@ class Handler(BaseHTTPRequestHandler):
                 if role == "answer" and not p.asks_json_answer and isinstance(schema, dict) and \
                         "answer" in (schema.get("properties") or {}):
                     obj = {"answer": md}
+                ok0 = schema_ok(obj, schema)
+                obj = conform(obj, schema)
                 tool = {"type": "tool_use", "id": "toolu_%s" % hashlib.sha1(text.encode()).hexdigest()[:20],
                         "name": name or "reply", "input": obj}
-                entry["schema_ok"] = schema_ok(obj, schema)
+                entry["schema_ok"] = ok0
             if isinstance(rf, dict) and rf.get("type") == "json_schema":
                 sch = (rf.get("json_schema") or {}).get("schema")
                 if role == "answer" and not p.asks_json_answer and isinstance(sch, dict) and \
                         "answer" in (sch.get("properties") or {}):
                     obj = {"answer": md}
-                    text = json.dumps(obj)
                 entry["schema_ok"] = schema_ok(obj, sch)
+                obj = conform(obj, sch)
+                text = json.dumps(obj)
         else:
             text = md if small is False or rng.random() < 0.7 else "Sure, here is the answer.\n\n" + md
         reasoning = None

@@ -61,7 +61,7 @@ RUNS = {
     "anthropic": ("anthropic", "claude-sonnet-4-5", ["--cache-min-tokens", "0"], []),
     # a window inside the range of the planning prompts' sizes: some requests
     # exceed it, by a margin that dropping old trajectory text can remove
-    "ctx-limit": ("openai", "llama-3.1-8b-instruct", ["--ctx-limit", "2300"], []),
+    "ctx-limit": ("openai", "llama-3.1-8b-instruct", ["--ctx-limit", "1300"], []),
     # one retry against up to two faults in a row: some role calls fail for good
     "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4", "--flaky-max-row", "2"],
               ["timeout_total_ms = 1500", "retries = 1"]),
