@@ -170,6 +170,10 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
         is "$(per $p 's["model"] + s["answer_call_failed"]')" "$q" \
             "$p: every answer the model was able to give was written by it, none by a fallback"
     done
+    # a model that answers well-formed (whatever its wrapping) leaves nothing to a fallback
+    for p in clean reasoning think anthropic guided; do
+        is "$(per $p 's["fallback_nodes"]')" "{}" "$p: no decision was left to a fallback"
+    done
     is "$(per flaky 's["bare_failed_calls"]')" 0 \
         "flaky: no node is left with a failed model call: the fallback policy decided ($(per flaky 's["fallback_nodes"]'))"
     ok "$(per flaky '0 if sum(s["fallback_nodes"].values()) else 1')" "flaky: the nodes decided by a fallback are marked in the transcripts"
