@@ -278,14 +278,8 @@ static int write_private(const char *path, const char *text, char *err, size_t e
         free(tmp);
         return -1;
     }
-    size_t len = strlen(text), off = 0;
     int rc = fchmod(fd, 0600);
-    while (rc == 0 && off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) rc = -1;
-        else off += (size_t)w;
-    }
+    if (rc == 0) rc = write_all(fd, text, strlen(text));
     if (close(fd) != 0) rc = -1;
     if (rc == 0 && rename(tmp, path) != 0) rc = -1;
     if (rc != 0) {

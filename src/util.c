@@ -136,6 +136,22 @@ void buf_free(struct buf *b)
 
 const char *buf_str(const struct buf *b) { return b->data ? b->data : ""; }
 
+int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            return -1;
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 char *read_fd(int fd, size_t max, size_t *len)
 {
     struct stat st;

@@ -43,6 +43,9 @@ char *read_file(const char *path, size_t max, size_t *len);
  * the fstat of the file it opened and read. */
 struct stat;
 char *read_file_ex(const char *path, size_t max, size_t *len, int any_type, struct stat *st);
+/* Writes all n bytes of p to fd (again after EINTR or a short write);
+ * 0, or -1 with errno. */
+int write_all(int fd, const void *p, size_t n);
 /* Everything readable from fd up to its end (a pipe too), as read_file. */
 char *read_fd(int fd, size_t max, size_t *len);
 
