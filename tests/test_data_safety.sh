@@ -84,8 +84,10 @@ rm -f "$CFG"
 printf '%s\n' '{"id":"a","question":"Where is the session flushed?"}' \
     '{"id":"b","question":"Which class dispatches requests?"}' >"$T/q.jsonl"
 if command -v strace >/dev/null 2>&1; then
-    strace -f -y -e trace=write -o "$T/strace" "$DRQA" --index "$IDX" --no-progress --quiet --policy offline \
-        --batch "$T/q.jsonl" --out "$T/whole.jsonl" "$R" 2>/dev/null
+    # LeakSanitizer cannot run under a tracer: the sanitizer build checks leaks elsewhere
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+        strace -f -y -e trace=write -o "$T/strace" "$DRQA" --index "$IDX" --no-progress --quiet --policy offline \
+            --batch "$T/q.jsonl" --out "$T/whole.jsonl" "$R" 2>/dev/null
     longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$T/whole.jsonl")
     is "$(grep -c 'whole.jsonl>' "$T/strace")" 2 "two answer lines (the longest $longest bytes) took two write() calls"
 else
