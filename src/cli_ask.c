@@ -8,11 +8,16 @@
  *   --batch IN --out OUT REPO
  *                          answers every line of a JSONL file ({"id",
  *                          "question"}; other fields are ignored; id defaults
- *                          to the line number) into OUT, one JSON object per
- *                          line (engine_result_json). Resumable: ids already
- *                          in OUT are skipped. --jobs N answers N questions at
- *                          once, each worker thread with its own connection;
- *                          lines are written whole, as each answer completes.
+ *                          to the line number; "-" is standard input) into
+ *                          OUT, one JSON object per line (engine_result_json).
+ *                          Ids must be distinct and OUT must not be the input
+ *                          file (same device and inode): both are refused
+ *                          before any work. Resumable: ids already in OUT are
+ *                          skipped, and a last line cut short is dropped.
+ *                          --jobs N answers N questions at once, each worker
+ *                          thread with its own connection; each line is one
+ *                          write(), as each answer completes. The exit status
+ *                          is 1 while a question has no answer in OUT.
  *                          A question that fails, or an input line that is not
  *                          a JSON object with a question, gets its line with
  *                          `error` set and the batch goes on.
@@ -36,11 +41,11 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
