@@ -7,7 +7,7 @@ PKGS="build-essential autoconf automake pkg-config
  libtree-sitter-dev libcjson-dev libcurl4-openssl-dev libncurses-dev libsqlite3-dev sqlite3
  python3 git tmux universal-ctags ripgrep hyperfine valgrind clang
  python3-flask python3-requests python3-django
- python3-sympy time"
+ python3-sympy time strace"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -398,13 +398,28 @@ static int view_one(struct action_ctx *ctx, const char *entry, const char *patte
     if (found) {
         if (sp.tail == TAIL_NONE) view_file(ctx, &f, out, bg);
         else if (sp.tail == TAIL_RANGE) {
-            if (sp.a > f.nlines) {
+            /* a reversed range is read forwards and one running past an end
+             * is clamped, with a note; one with no line in the file fails */
+            int lo = sp.a < sp.b ? sp.a : sp.b, hi = sp.a < sp.b ? sp.b : sp.a;
+            if (hi < 1) {
+                buf_printf(why, "'%s': line numbers start at 1 (%s has %d lines)", entry, f.path, f.nlines);
+                goto done;
+            }
+            if (lo > f.nlines) {
                 buf_printf(why, "'%s': %s has only %d lines", entry, f.path, f.nlines);
                 goto done;
             }
-            view_range(ctx, &f, sp.a, sp.b, snap, out, bg);
+            int clo = lo < 1 ? 1 : lo, chi = hi > f.nlines ? f.nlines : hi;
+            if (clo != sp.a || chi != sp.b)
+                action_result_note(out, "'%s' is read as lines %d-%d (%s has %d lines)", entry, clo, chi, f.path,
+                                   f.nlines);
+            view_range(ctx, &f, clo, chi, snap, out, bg);
         } else if (sp.tail == TAIL_LINE) {
-            if (sp.a > f.nlines || sp.a < 1) {
+            if (sp.a < 1) {
+                buf_printf(why, "'%s': line numbers start at 1 (%s has %d lines)", entry, f.path, f.nlines);
+                goto done;
+            }
+            if (sp.a > f.nlines) {
                 buf_printf(why, "'%s': %s has only %d lines", entry, f.path, f.nlines);
                 goto done;
             }

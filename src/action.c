@@ -286,15 +286,34 @@ int action_run(struct action_ctx *ctx, const char *name, const cJSON *args, stru
     return def->run(ctx, args, out, err, errlen);
 }
 
+cJSON *action_args_parse(const char *name, const char *json, char *err, size_t errlen)
+{
+    const char *text = json ? json : "", *end = NULL;
+    cJSON *args = cJSON_ParseWithOpts(text, &end, 1);
+    if (args) return args;
+    const char *at = end && end >= text ? end : cJSON_GetErrorPtr();
+    if (!at || at < text || at > text + strlen(text)) at = text + strlen(text);
+    /* was it one whole value followed by more text? */
+    cJSON *head = cJSON_ParseWithOpts(text, NULL, 0);
+    int trailing = head != NULL;
+    cJSON_Delete(head);
+    if (*at)
+        snprintf(err, errlen, "%s: the arguments are not valid JSON: %s at byte %ld ('%.*s'); give one object like "
+                 "{\"field\": \"value\"} and nothing after it", name ? name : "action",
+                 trailing ? "unexpected text after the object" : "a syntax error", (long)(at - text) + 1,
+                 utf8_cut(at, 20), at);
+    else
+        snprintf(err, errlen, "%s: the arguments are not valid JSON: the input ends at byte %ld before the value "
+                 "does; give an object like {\"field\": \"value\"}", name ? name : "action", (long)(at - text));
+    return NULL;
+}
+
 int action_run_json(struct action_ctx *ctx, const char *name, const char *args_json, struct action_result *out,
                     char *err, size_t errlen)
 {
-    cJSON *args = cJSON_Parse(args_json ? args_json : "");
+    cJSON *args = action_args_parse(name, args_json, err, errlen);
     if (!args) {
         action_result_init(out);
-        const char *at = cJSON_GetErrorPtr();
-        snprintf(err, errlen, "%s: the arguments are not valid JSON (near '%.*s'); give an object like {\"field\": \"value\"}",
-                 name ? name : "action", utf8_cut(at && *at ? at : "end of input", 20), at && *at ? at : "end of input");
         return ACTION_EINVAL;
     }
     int r = action_run(ctx, name, args, out, err, errlen);

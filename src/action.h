@@ -125,6 +125,10 @@ int action_run(struct action_ctx *ctx, const char *name, const cJSON *args, stru
                char *err, size_t errlen);
 
 /* Same, with the arguments as JSON text (a malformed document is an error). */
+/* The arguments of an action from JSON text: one value and nothing after it
+ * but white space. NULL with err naming the byte where it goes wrong
+ * (1-based) otherwise. */
+cJSON *action_args_parse(const char *name, const char *json, char *err, size_t errlen);
 int action_run_json(struct action_ctx *ctx, const char *name, const char *args_json, struct action_result *out,
                     char *err, size_t errlen);
 

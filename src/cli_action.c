@@ -34,7 +34,7 @@ int cli_action(const struct drqa_opts *o)
         return EXIT_FAIL;
     }
     const struct action_def *def = action_find(o->action_name);
-    cJSON *args = cJSON_Parse(o->action_args ? o->action_args : "");
+    cJSON *args = action_args_parse(o->action_name, o->action_args, err, sizeof err);
     struct action_result r;
     int rc;
     if (!def || !args || !def->run || action_validate(def, args, err, sizeof err) != ACTION_OK) {

@@ -8,11 +8,16 @@
  *   --batch IN --out OUT REPO
  *                          answers every line of a JSONL file ({"id",
  *                          "question"}; other fields are ignored; id defaults
- *                          to the line number) into OUT, one JSON object per
- *                          line (engine_result_json). Resumable: ids already
- *                          in OUT are skipped. --jobs N answers N questions at
- *                          once, each worker thread with its own connection;
- *                          lines are written whole, as each answer completes.
+ *                          to the line number; "-" is standard input) into
+ *                          OUT, one JSON object per line (engine_result_json).
+ *                          Ids must be distinct and OUT must not be the input
+ *                          file (same device and inode): both are refused
+ *                          before any work. Resumable: ids already in OUT are
+ *                          skipped, and a last line cut short is dropped.
+ *                          --jobs N answers N questions at once, each worker
+ *                          thread with its own connection; each line is one
+ *                          write(), as each answer completes. The exit status
+ *                          is 1 while a question has no answer in OUT.
  *                          A question that fails, or an input line that is not
  *                          a JSON object with a question, gets its line with
  *                          `error` set and the batch goes on.
@@ -36,23 +41,39 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define BATCH_MAX_INPUT (256u << 20)
 #define BATCH_MAX_JOBS 64
 
-/* DIR/NAME with NAME reduced to safe characters; the directory is created. */
+#define STEM_MAX 64   /* bytes of a transcript's name before its extension */
+
+/* DIR/NAME with NAME reduced to safe characters; a name that had to be
+ * changed or cut (longer than STEM_MAX) ends in a hash of the whole, so
+ * two ids never share a file and any id gives a name the file system takes.
+ * The directory is created. */
 static char *transcript_stem(const char *dir, const char *name, char *err, size_t errlen)
 {
     if (!dir) return NULL;
     char *safe = xstrdup(name);
+    int changed = 0;
     for (char *p = safe; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') *p = '_';
-    if (safe[0] == '.') safe[0] = '_';
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') { *p = '_'; changed = 1; }
+    if (safe[0] == '.') { safe[0] = '_'; changed = 1; }
+    if (changed || strlen(safe) > STEM_MAX) {
+        char hex[17];
+        hash64_hex(hash64(name, strlen(name)), hex);
+        safe[strlen(safe) > STEM_MAX - 17 ? STEM_MAX - 17 : strlen(safe)] = 0;
+        char *h = xasprintf("%s-%s", safe, hex);
+        free(safe);
+        safe = h;
+    }
     char *stem = xasprintf("%s/%s", dir, safe);
     free(safe);
     if (store_mkdir_for(stem, err, errlen)) {
@@ -175,6 +196,7 @@ int cli_show_profile(const struct drqa_opts *o)
 
 struct item {
     int line;
+    int given_id;      /* the line has an "id" */
     cJSON *id;         /* as given, or the line number */
     char *question;    /* NULL when the line is unusable */
     char *error;       /* why the line is unusable */
@@ -188,37 +210,86 @@ static char *id_key(const cJSON *id)
     return NULL;
 }
 
-static int cmp_strp(const void *a, const void *b)
+/* A set of id keys, each with a value (open addressing): the duplicate
+ * check and the resume lookup stay linear in the number of lines. */
+struct idset {
+    char **key;
+    int *val;
+    size_t cap, n;
+};
+
+static size_t idset_slot(const struct idset *s, const char *key)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    size_t i = (size_t)hash64(key, strlen(key)) & (s->cap - 1);
+    while (s->key[i] && strcmp(s->key[i], key)) i = (i + 1) & (s->cap - 1);
+    return i;
 }
 
-/* Ids of the lines already in the output file, sorted. */
-static size_t done_ids(const char *path, char ***out)
+/* The value of key, or NULL. */
+static int *idset_get(const struct idset *s, const char *key)
 {
-    *out = NULL;
-    size_t len = 0;
-    char *text = read_file(path, BATCH_MAX_INPUT, &len);
-    if (!text) return 0;
-    size_t n = 0, cap = 0;
-    for (char *line = text; line && *line;) {
-        char *nl = strchr(line, '\n');
-        if (nl) *nl = 0;
-        cJSON *j = cJSON_Parse(line);
+    if (!s->cap) return NULL;
+    size_t i = idset_slot(s, key);
+    return s->key[i] ? &s->val[i] : NULL;
+}
+
+/* Adds key (taken over) with val; when key is there already, frees it and
+ * returns its value, else NULL. */
+static int *idset_add(struct idset *s, char *key, int val)
+{
+    int *had = idset_get(s, key);
+    if (had) {
+        free(key);
+        return had;
+    }
+    if (2 * (s->n + 1) > s->cap) {
+        struct idset g = {0};
+        g.cap = s->cap ? 2 * s->cap : 64;
+        g.key = xcalloc(g.cap, sizeof *g.key);
+        g.val = xcalloc(g.cap, sizeof *g.val);
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->key[i]) {
+                size_t k = idset_slot(&g, s->key[i]);
+                g.key[k] = s->key[i];
+                g.val[k] = s->val[i];
+            }
+        g.n = s->n;
+        free(s->key);
+        free(s->val);
+        *s = g;
+    }
+    size_t i = idset_slot(s, key);
+    s->key[i] = key;
+    s->val[i] = val;
+    s->n++;
+    return NULL;
+}
+
+static void idset_free(struct idset *s)
+{
+    for (size_t i = 0; i < s->cap; i++) free(s->key[i]);
+    free(s->key);
+    free(s->val);
+    memset(s, 0, sizeof *s);
+}
+
+/* The ids of the lines in an output text, each with 1 when its last line
+ * carries an error (a question that failed), else 0. */
+static void done_ids(const char *text, struct idset *done)
+{
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        cJSON *j = cJSON_ParseWithLength(line, nl ? (size_t)(nl - line) : strlen(line));
         char *k = j ? id_key(cJSON_GetObjectItemCaseSensitive(j, "id")) : NULL;
         if (k) {
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                *out = xrealloc(*out, cap * sizeof **out);
-            }
-            (*out)[n++] = k;
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+            int failed = cJSON_IsString(e) && *e->valuestring;
+            int *had = idset_add(done, k, failed);
+            if (had) *had = failed;
         }
         cJSON_Delete(j);
         line = nl ? nl + 1 : NULL;
     }
-    free(text);
-    if (n) qsort(*out, n, sizeof **out, cmp_strp);
-    return n;
 }
 
 static size_t read_items(const char *text, struct item **out)
@@ -248,7 +319,8 @@ static size_t read_items(const char *text, struct item **out)
         cJSON *j = cJSON_Parse(s);
         const cJSON *id = j ? cJSON_GetObjectItemCaseSensitive(j, "id") : NULL;
         const cJSON *q = j ? cJSON_GetObjectItemCaseSensitive(j, "question") : NULL;
-        it->id = (cJSON_IsString(id) || cJSON_IsNumber(id)) ? cJSON_Duplicate(id, 1) : cJSON_CreateNumber(lineno);
+        it->given_id = cJSON_IsString(id) || cJSON_IsNumber(id);
+        it->id = it->given_id ? cJSON_Duplicate(id, 1) : cJSON_CreateNumber(lineno);
         if (!cJSON_IsObject(j))
             it->error = xasprintf("line %d is not a JSON object (%.*s%s); write one {\"id\": ..., \"question\": ...} "
                                   "per line", lineno, utf8_cut(p, 60), p, strlen(p) > 60 ? "..." : "");
@@ -262,6 +334,36 @@ static size_t read_items(const char *text, struct item **out)
     return n;
 }
 
+/* An id as the input wrote it, for messages (cut at 60 bytes). */
+static char *id_shown(const cJSON *id)
+{
+    if (cJSON_IsNumber(id)) return xasprintf("%.17g", id->valuedouble);
+    const char *v = id->valuestring;
+    return xasprintf("\"%.*s%s\"", utf8_cut(v, 60), v, strlen(v) > 60 ? "..." : "");
+}
+
+/* 0 when every line's id is its own; else -1 with the first clash in err
+ * (both line numbers). A line without an id takes its line number, so it
+ * clashes with a line whose id is that number. */
+static int check_unique(const char *in, const struct item *items, size_t n, char *err, size_t errlen)
+{
+    struct idset seen = {0};
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        int *first = idset_add(&seen, id_key(items[i].id), (int)i);
+        if (!first) continue;
+        const struct item *a = &items[*first], *b = &items[i];
+        char *shown = id_shown(b->id);
+        snprintf(err, errlen, "%s:%d: id %s is also the id of line %d%s; give every question its own id (nothing "
+                 "was answered)", in, b->line, shown, a->line,
+                 !a->given_id || !b->given_id ? " (a line without \"id\" takes its line number)" : "");
+        free(shown);
+        rc = -1;
+    }
+    idset_free(&seen);
+    return rc;
+}
+
 struct batch {
     const struct drqa_opts *o;
     struct engine_shared *sh;
@@ -269,7 +371,7 @@ struct batch {
     size_t nitems;
     size_t *todo;
     size_t ntodo, next;
-    FILE *out;
+    int out;            /* the output file, opened O_APPEND */
     pthread_mutex_t mu;
     size_t answered, failed;
     int write_error;
@@ -279,8 +381,13 @@ static void write_line(struct batch *b, const struct engine_result *r, const cJS
 {
     cJSON *j = engine_result_json(r, id);
     char *s = cJSON_PrintUnformatted(j);
+    size_t n = strlen(s);
+    s = xrealloc(s, n + 2);
+    memcpy(s + n, "\n", 2);
     pthread_mutex_lock(&b->mu);
-    if (fprintf(b->out, "%s\n", s) < 0 || fflush(b->out) != 0) b->write_error = errno ? errno : EIO;
+    /* the whole line in one write(): a kill leaves it whole or absent (a
+     * line cut short by a full disk is dropped on resume) */
+    if (write_all(b->out, s, n + 1) != 0) b->write_error = errno ? errno : EIO;
     if (failed) b->failed++;
     else b->answered++;
     pthread_mutex_unlock(&b->mu);
@@ -332,6 +439,62 @@ static void *job_main(void *arg)
     return NULL;
 }
 
+/* Opens OUT for appending and reads the ids it holds into done. A last line
+ * without its newline is a line cut short by an interrupted run unless it
+ * is a whole JSON object with an id: such a partial line is cut off (and
+ * said so on stderr), so that its question is answered again and --report
+ * reads the file; a whole one gets its newline. Returns the descriptor, or
+ * -1 with err set. */
+static int open_out(const char *path, struct idset *done, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write the output file '%s': %s; give a writable path", path, strerror(errno));
+        return -1;
+    }
+    size_t len = 0;
+    char *text = read_fd(fd, BATCH_MAX_INPUT, &len);
+    if (!text) {
+        snprintf(err, errlen, "cannot read the output file '%s' to resume: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (len && text[len - 1] != '\n') {
+        char *nl = strrchr(text, '\n');
+        size_t keep = nl ? (size_t)(nl - text) + 1 : 0;
+        cJSON *j = cJSON_Parse(text + keep);
+        char *k = cJSON_IsObject(j) ? id_key(cJSON_GetObjectItemCaseSensitive(j, "id")) : NULL;
+        int whole = k != NULL;
+        free(k);
+        cJSON_Delete(j);
+        if (whole ? write_all(fd, "\n", 1) : ftruncate(fd, (off_t)keep)) {
+            snprintf(err, errlen, "cannot repair the last line of '%s': %s", path, strerror(errno));
+            free(text);
+            close(fd);
+            return -1;
+        }
+        if (!whole) {
+            fprintf(stderr, "drqa-tui: %s: dropped a partial last line (%zu bytes, left by an interrupted run); its "
+                    "question is answered again\n", path, len - keep);
+            text[keep] = 0;
+        }
+    }
+    done_ids(text, done);
+    free(text);
+    return fd;
+}
+
+/* The questions: a file, or standard input for "-" (a pipe such as
+ * /dev/stdin is read as a file); *st is what was read. */
+static char *read_questions(const char *in, struct stat *st, size_t *len)
+{
+    if (strcmp(in, "-") == 0) {
+        if (fstat(0, st) != 0) return NULL;
+        return read_fd(0, BATCH_MAX_INPUT, len);
+    }
+    return read_file_ex(in, BATCH_MAX_INPUT, len, 1, st);
+}
+
 int cli_batch(const struct drqa_opts *o)
 {
     char err[1024];
@@ -340,64 +503,66 @@ int cli_batch(const struct drqa_opts *o)
                         "answers.jsonl REPO\n");
         return EXIT_USAGE;
     }
+    const char *in = strcmp(o->batch_in, "-") == 0 ? "standard input" : o->batch_in;
     size_t len = 0;
-    char *text = read_file(o->batch_in, BATCH_MAX_INPUT, &len);
+    struct stat ist, ost;
+    char *text = read_questions(o->batch_in, &ist, &len);
     if (!text) {
-        fprintf(stderr, "drqa-tui: cannot read the questions file '%s': %s; give a readable JSONL file\n",
-                o->batch_in, strerror(errno));
+        fprintf(stderr, "drqa-tui: cannot read the questions file '%s': %s; give a readable JSONL file or - for "
+                "standard input\n", in, strerror(errno));
+        return EXIT_USAGE;
+    }
+    /* answers are appended to OUT: the questions file itself would be read
+     * back as answered (also through another name or a hard link) */
+    if (stat(o->out, &ost) == 0 && ost.st_dev == ist.st_dev && ost.st_ino == ist.st_ino) {
+        fprintf(stderr, "drqa-tui: --out '%s' is the questions file %s%s%s; answers are appended to OUT, so give "
+                "another path\n", o->out, in == o->batch_in ? "'" : "", in, in == o->batch_in ? "'" : "");
+        free(text);
         return EXIT_USAGE;
     }
     struct batch b = {0};
     b.o = o;
+    b.out = -1;
     b.nitems = read_items(text, &b.items);
     free(text);
 
-    char **done = NULL;
-    size_t ndone = done_ids(o->out, &done), skipped = 0;
-    b.todo = xcalloc(b.nitems ? b.nitems : 1, sizeof *b.todo);
-    for (size_t i = 0; i < b.nitems; i++) {
-        char *k = id_key(b.items[i].id);
-        int seen = k && ndone && bsearch(&k, done, ndone, sizeof *done, cmp_strp);
-        /* the same id twice in the input: only the first is answered */
-        for (size_t j = 0; j < b.ntodo && !seen; j++) {
-            char *kj = id_key(b.items[b.todo[j]].id);
-            seen = kj && k && !strcmp(k, kj);
-            free(kj);
-        }
-        free(k);
-        if (seen) skipped++;
-        else b.todo[b.ntodo++] = i;
-    }
-    for (size_t i = 0; i < ndone; i++) free(done[i]);
-    free(done);
-
+    struct idset done = {0};
+    size_t skipped = 0, failed_before = 0;
     int usage = 0, rc = EXIT_OK;
     int jobs = o->jobs > 0 ? o->jobs : 1;
     if (jobs > BATCH_MAX_JOBS) jobs = BATCH_MAX_JOBS;
     struct job *jv = xcalloc((size_t)jobs, sizeof *jv);
     pthread_t *tid = xcalloc((size_t)jobs, sizeof *tid);
     int started = 0, opened = 0;
+    b.todo = xcalloc(b.nitems ? b.nitems : 1, sizeof *b.todo);
+    if (check_unique(in, b.items, b.nitems, err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    b.out = open_out(o->out, &done, err, sizeof err);
+    if (b.out < 0) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    for (size_t i = 0; i < b.nitems; i++) {
+        char *k = id_key(b.items[i].id);
+        const int *had = idset_get(&done, k);
+        free(k);
+        if (!had) {
+            b.todo[b.ntodo++] = i;
+            continue;
+        }
+        skipped++;
+        if (*had) failed_before++;
+    }
     if (engine_shared_open(o, &b.sh, &usage, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         rc = usage ? EXIT_USAGE : EXIT_FAIL;
         goto out;
     }
     print_policy(o, b.sh);
-    b.out = fopen(o->out, "a");
-    if (!b.out) {
-        fprintf(stderr, "drqa-tui: cannot write the output file '%s': %s; give a writable path\n", o->out,
-                strerror(errno));
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    /* a line cut short by an earlier interruption must not swallow the next */
-    {
-        struct stat st;
-        FILE *chk = fopen(o->out, "r");
-        if (chk && stat(o->out, &st) == 0 && st.st_size > 0 && fseek(chk, -1, SEEK_END) == 0 && fgetc(chk) != '\n')
-            fputc('\n', b.out);
-        if (chk) fclose(chk);
-    }
     pthread_mutex_init(&b.mu, NULL);
     for (int i = 0; i < jobs; i++) {
         jv[i].b = &b;
@@ -424,15 +589,23 @@ join:
         fprintf(stderr, "drqa-tui: writing '%s' failed: %s\n", o->out, strerror(b.write_error));
         rc = EXIT_FAIL;
     }
-    if (!o->quiet)
-        fprintf(stderr, "drqa-tui: batch: %zu answered, %zu failed, %zu skipped (already in %s)\n", b.answered,
-                b.failed, skipped, o->out);
-    if (rc == EXIT_OK && b.failed) rc = EXIT_FAIL;
+    size_t unanswered = b.ntodo - b.answered - b.failed;
+    if (!o->quiet || unanswered || failed_before) {
+        fprintf(stderr, "drqa-tui: batch: %zu answered, %zu failed, %zu skipped (already in %s", b.answered, b.failed,
+                skipped, o->out);
+        if (failed_before)
+            fprintf(stderr, "; %zu of them with an error: remove those lines from it to ask again", failed_before);
+        fprintf(stderr, ")");
+        if (unanswered) fprintf(stderr, ", %zu not answered", unanswered);
+        fprintf(stderr, "\n");
+    }
+    if (rc == EXIT_OK && (b.failed || failed_before || unanswered)) rc = EXIT_FAIL;
 out:
-    if (b.out && fclose(b.out) != 0 && rc == EXIT_OK) {
+    if (b.out >= 0 && close(b.out) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "drqa-tui: closing '%s' failed: %s\n", o->out, strerror(errno));
         rc = EXIT_FAIL;
     }
+    idset_free(&done);
     for (size_t i = 0; i < b.nitems; i++) {
         cJSON_Delete(b.items[i].id);
         free(b.items[i].question);

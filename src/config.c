@@ -6,8 +6,10 @@
  * from.
  */
 #include "config.h"
+#include "url.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -104,11 +108,39 @@ static struct config_price *price_slot(struct drqa_config *c, const char *model,
     return p;
 }
 
+/* The length of the setting name s starts with: what an error may show of
+ * a line that could hold a secret. */
+static int name_len(const char *s)
+{
+    int n = 0;
+    while (isalnum((unsigned char)s[n]) || s[n] == '_' || s[n] == '.' || s[n] == '-') n++;
+    return n;
+}
+
+int config_file_trusted(const char *path, const struct stat *st, const char *setting, char *err, size_t errlen)
+{
+    uid_t me = geteuid();
+    if (st->st_uid != me && st->st_uid != 0) {
+        snprintf(err, errlen, "refusing '%s': it sets %s but is owned by uid %ld, not by you (uid %ld), so its "
+                 "owner could redirect or read your key; keep the file in your own name (chown) or move the "
+                 "setting to the environment", path, setting, (long)st->st_uid, (long)me);
+        return -1;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(err, errlen, "refusing '%s': it sets %s but is writable by %s (mode %04o), so another user "
+                 "could redirect or read your key; run chmod go-w '%s'", path, setting,
+                 (st->st_mode & S_IWOTH) ? "everyone" : "its group", (unsigned)(st->st_mode & 07777), path);
+        return -1;
+    }
+    return 0;
+}
+
 static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char *path, int required,
                            char *err, size_t errlen)
 {
     size_t len;
-    char *text = read_file(path, 1 << 20, &len);
+    struct stat st;
+    char *text = read_file_ex(path, 1 << 20, &len, 0, &st);
     if (!text) {
         if (!required && errno == ENOENT) return 0;
         snprintf(err, errlen, "cannot read the config file '%s': %s; check the path%s", path, strerror(errno),
@@ -127,8 +159,16 @@ static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char
         if (!*s || *s == '#') continue;
         char *eq = strchr(s, '=');
         if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected 'key = value', got '%.*s'; fix or comment out the line with #",
-                     path, lineno, utf8_cut(s, 60), s);
+            /* the line is never echoed: it may be a key written 'api_key: sk-...' */
+            int nl = name_len(s), known = 0;
+            for (int k = 0; k < F_COUNT && !known; k++)
+                known = (int)strlen(fkey_names[k]) == nl && strncmp(s, fkey_names[k], (size_t)nl) == 0;
+            if (known)
+                snprintf(err, errlen, "%s:%d: expected 'key = value' after '%.*s' (the rest of the line is not "
+                         "shown); fix or comment out the line with #", path, lineno, nl, s);
+            else
+                snprintf(err, errlen, "%s:%d: expected 'key = value' (the line is not shown); fix or comment out "
+                         "the line with #", path, lineno);
             rc = -1;
             break;
         }
@@ -205,9 +245,9 @@ static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char
         if (k == F_COUNT) {
             struct buf b = BUF_INIT;
             for (int i = 0; i < F_COUNT; i++) buf_printf(&b, "%s%s", i ? ", " : "", fkey_names[i]);
-            snprintf(err, errlen, "%s:%d: unknown key '%s'; known keys: %s, price.MODEL.input, price.MODEL.output, "
+            snprintf(err, errlen, "%s:%d: unknown key '%.*s'; known keys: %s, price.MODEL.input, price.MODEL.output, "
                      "profile.GLOB.FIELD, model.ROLE",
-                     path, lineno, key, buf_str(&b));
+                     path, lineno, name_len(key), key, buf_str(&b));
             buf_free(&b);
             rc = -1;
             break;
@@ -217,6 +257,10 @@ static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char
         fv->line[k] = lineno;
     }
     free(text);
+    /* a file that holds a key, or names the server a key is sent to */
+    static const enum fkey guarded[] = {F_API_KEY, F_EMBED_KEY, F_API_BASE, F_EMBED_BASE};
+    for (size_t i = 0; i < ARRAY_LEN(guarded) && !rc; i++)
+        if (fv->v[guarded[i]]) rc = config_file_trusted(path, &st, fkey_names[guarded[i]], err, errlen);
     return rc;
 }
 
@@ -251,7 +295,9 @@ static char *dup_base(const char *s)
 static int check_url(const struct pick *p, const char *what, char *err, size_t errlen)
 {
     if (!p->val || str_starts(p->val, "http://") || str_starts(p->val, "https://")) return 0;
-    snprintf(err, errlen, "%s '%s' (from %s) must start with http:// or https://", what, p->val, p->src);
+    char *safe = url_redact(p->val);
+    snprintf(err, errlen, "%s '%s' (from %s) must start with http:// or https://", what, safe, p->src);
+    free(safe);
     return -1;
 }
 
@@ -475,23 +521,9 @@ void config_free(struct drqa_config *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The base URL without any user:password@ part. */
-static void safe_base(const char *base, char *out, size_t n)
-{
-    const char *s = base ? base : "";
-    const char *scheme = strstr(s, "://");
-    const char *host = scheme ? scheme + 3 : s;
-    const char *slash = strchr(host, '/'), *at = strchr(host, '@');
-    if (at && (!slash || at < slash))
-        snprintf(out, n, "%.*s%s", (int)(host - s), s, at + 1);
-    else
-        snprintf(out, n, "%s", s);
-}
-
 const char *config_describe(const struct drqa_config *c, char *out, size_t outlen)
 {
-    char base[256];
-    safe_base(c->api_base, base, sizeof base);
+    char *base = url_redact(c->api_base);
     if (c->policy == POLICY_LLM)
         snprintf(out, outlen, "policy: llm (%s, model %s at %s)",
                  c->provider == LLM_PROVIDER_ANTHROPIC ? "anthropic" : "openai-compatible", c->model, base);
@@ -499,6 +531,7 @@ const char *config_describe(const struct drqa_config *c, char *out, size_t outle
         snprintf(out, outlen, "policy: offline (--policy offline)");
     else
         snprintf(out, outlen, "policy: offline (no model configured; set DRQA_MODEL or --model to use one)");
+    free(base);
     return out;
 }
 

@@ -23,6 +23,10 @@
  * models the glob matches, llm_profile.h; a later line wins) and
  * model.<role> (the model one role uses: perception, planning, filter,
  * evaluation or answer; same provider, base and key; --role-model wins).
+ * A file that sets api_key, embed_key, api_base or embed_base is refused
+ * (config_file_trusted) unless it is owned by the user (or root) and not
+ * writable by group or others, as ssh does; an error about a line never
+ * shows more of it than the setting's name.
  *
  * The policy is --policy offline|llm; by default llm when a model is
  * configured, else offline. The API key is never part of config_describe.
@@ -96,6 +100,13 @@ int config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, siz
 void config_free(struct drqa_config *c);
 
 /* The one line the program prints about the policy; never the key. Returns out. */
+/* 0 when the settings file at path, whose fstat is st and which sets
+ * `setting` (a key, or the server a key goes to), may be trusted: owned by
+ * the effective user or root, not writable by group or others; else -1 with
+ * err saying why and what to run. */
+struct stat;
+int config_file_trusted(const char *path, const struct stat *st, const char *setting, char *err, size_t errlen);
+
 const char *config_describe(const struct drqa_config *c, char *out, size_t outlen);
 
 /* Prices of model (USD per million tokens). Returns 0 when both are known. */

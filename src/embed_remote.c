@@ -5,6 +5,7 @@
  * throughout, numbers only.
  */
 #include "embed_remote.h"
+#include "url.h"
 #include "util.h"
 
 #include <math.h>
@@ -144,6 +145,7 @@ static int embed_batch(const struct embed_config *e, const char *url, const char
     rc = LLM_OK;
 out:
     if (rc != LLM_OK && e->key) http_redact(err, errlen, e->key);
+    if (rc != LLM_OK) url_redact_buf(err, errlen);
     free(seen);
     cJSON_Delete(j);
     return rc;
@@ -160,7 +162,7 @@ int embed_remote(const struct embed_config *e, const char *const *texts, size_t 
         return LLM_ERR_REQUEST;
     }
     size_t batch = e->batch ? e->batch : DEFAULT_BATCH;
-    char *url = xasprintf("%s/embeddings", e->base);
+    char *url = url_join(e->base, "/embeddings");
     float *out = NULL;
     int d = 0, rc = LLM_OK;
     for (size_t i = 0; i < n && rc == LLM_OK; i += batch) {

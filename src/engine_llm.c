@@ -10,6 +10,7 @@
 #include "policy_llm.h"
 #include "policy_offline.h"
 #include "store.h"
+#include "url.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -161,6 +162,7 @@ static void warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    url_redact_buf(msg, sizeof msg);
     fprintf(stderr, "drqa-tui: warning: %s\n", msg);
     log_msg("%s", msg);
 }
@@ -235,6 +237,7 @@ int engine_embed_setup(const struct drqa_config *c, sqlite3 *db, int no_semantic
             snprintf(e2, sizeof e2, "%s", err);
             snprintf(err, errlen, "remote embeddings (model '%s' at %s) unusable for this index: %s", embed_model,
                      embed_base, e2);
+            url_redact_buf(err, errlen);
             rc = -1;
         } else if (!embed_remote_on && semantic_prepare(db, NULL, err, errlen)) {
             rc = -1;

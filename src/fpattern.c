@@ -153,6 +153,16 @@ int fpattern_match(const char *pattern, const char *path)
     return match_braces(pattern, path, 0);
 }
 
+char *fpattern_escape(const char *path)
+{
+    struct buf b = BUF_INIT;
+    for (const char *p = path ? path : ""; *p; p++) {
+        if (strchr("*?[]{}\\", *p)) buf_addc(&b, '\\');
+        buf_addc(&b, *p);
+    }
+    return buf_take(&b);
+}
+
 int fpattern_valid(const char *pattern, char *err, unsigned long errlen)
 {
     int brace = 0;

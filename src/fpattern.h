@@ -19,6 +19,11 @@
 /* 1 when path matches pattern, 0 otherwise. A NULL or empty pattern matches all. */
 int fpattern_match(const char *pattern, const char *path);
 
+/* A pattern that matches path literally: every character the syntax above
+ * gives a meaning (* ? [ ] { } \) is escaped with '\'. A file name such as
+ * "a[1.py" is not a valid pattern as it stands. Caller frees. */
+char *fpattern_escape(const char *path);
+
 /* 1 when pattern is well formed; 0 with a message (unclosed '[' or '{'). */
 int fpattern_valid(const char *pattern, char *err, unsigned long errlen);
 

@@ -12,21 +12,25 @@
  * and only the modes that talk to a model server need it.
  */
 #include "http.h"
+#include "url.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
 #define CURL_DISABLE_TYPECHECK   /* its macros would call the names redefined below */
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define POLL_SLICE_MS 25
-#define REDACTED "[redacted]"
 
 void http_opts_defaults(struct http_opts *o)
 {
@@ -123,16 +127,7 @@ void http_result_free(struct http_result *res)
 static char *redact_dup(const char *s, const char *secret)
 {
     size_t sl = secret ? strlen(secret) : 0;
-    if (sl < 4) return xstrdup(s);
-    struct buf b = BUF_INIT;
-    const char *p = s, *q;
-    while ((q = strstr(p, secret))) {
-        buf_add(&b, p, (size_t)(q - p));
-        buf_adds(&b, REDACTED);
-        p = q + sl;
-    }
-    buf_adds(&b, p);
-    return buf_take(&b);
+    return sl < 4 ? xstrdup(s) : str_redact(s, secret, sl);
 }
 
 char *http_redact(char *s, size_t size, const char *secret)
@@ -173,7 +168,38 @@ struct xfer {
     struct buf body;
     int too_large;
     atomic_int *cancel;
+    char retry_after[64];   /* the Retry-After header's value, "" when none */
 };
+
+/* Keeps the Retry-After value of the reply (the last one sent). */
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    struct xfer *x = ud;
+    size_t len = size * n;
+    static const char name[] = "retry-after:";
+    if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
+        size_t vl = len - (sizeof name - 1);
+        if (vl >= sizeof x->retry_after) vl = sizeof x->retry_after - 1;
+        memcpy(x->retry_after, p + sizeof name - 1, vl);
+        x->retry_after[vl] = 0;
+    }
+    return len;
+}
+
+long http_retry_after_ms(const char *value)
+{
+    if (!value) return -1;
+    while (*value == ' ' || *value == '\t') value++;
+    size_t n = strlen(value);
+    while (n && isspace((unsigned char)value[n - 1])) n--;
+    if (!n) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)value[i])) return -1;
+    errno = 0;
+    long long secs = strtoll(value, NULL, 10);
+    if (errno == ERANGE || secs <= 0 || secs > LONG_MAX / 1000) return -1;
+    return (long)secs * 1000;
+}
 
 static size_t on_write(char *p, size_t size, size_t n, void *ud)
 {
@@ -274,6 +300,33 @@ static const char *status_advice(long status)
     return "check the server and its configuration";
 }
 
+/* The URL as shown in messages and logs: no userinfo, no key-like query
+ * values, no secret. */
+static char *safe_url_of(const char *url, const char *secret)
+{
+    char *r = url_redact(url);
+    char *s = redact_dup(r, secret);
+    free(r);
+    return s;
+}
+
+/* The wait before the next attempt after a 429: the server's Retry-After
+ * when it gives a usable one, capped by retry_after_max_ms and by the
+ * per-attempt time limit (a request is never told to wait longer than it may
+ * take); else -1, for the same jittered backoff as a 5xx. */
+static long retry_after_wait(const struct http_opts *o, const char *header, long curl_secs)
+{
+    long wait = http_retry_after_ms(header);
+    /* an HTTP-date ("Wed, 21 Oct 2026 07:28:00 GMT"): libcurl's reading of it */
+    if (wait < 0 && isalpha((unsigned char)header[strspn(header, " \t")]) && strstr(header, "GMT") &&
+        curl_secs > 0 && curl_secs <= LONG_MAX / 1000)
+        wait = curl_secs * 1000;
+    if (wait < 0) return -1;
+    if (o->retry_after_max_ms >= 0 && wait > o->retry_after_max_ms) wait = o->retry_after_max_ms;
+    if (o->total_timeout_ms > 0 && wait > o->total_timeout_ms) wait = o->total_timeout_ms;
+    return wait;
+}
+
 int http_post_json(const char *url, const char *const *headers, const char *body,
                    const struct http_opts *opts, struct http_result *res)
 {
@@ -285,7 +338,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
     if (!body) body = "";
     http_global_init();
     if (curl_load_error[0]) {
-        char *safe = redact_dup(url, o.secret);
+        char *safe = safe_url_of(url, o.secret);
         snprintf(res->err, sizeof res->err,
                  "cannot send a request to %s: libcurl could not be loaded (%s); install libcurl4", safe,
                  curl_load_error);
@@ -293,7 +346,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         return HTTP_ERR_OTHER;
     }
 
-    char *safe_url = redact_dup(url, o.secret);
+    char *safe_url = safe_url_of(url, o.secret);
     struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
     hl = curl_slist_append(hl, "Accept: application/json");
     hl = curl_slist_append(hl, "Expect:");
@@ -301,7 +354,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
 
     int rc = HTTP_ERR_OTHER;
     char cerr[CURL_ERROR_SIZE];
-    struct xfer x = {BUF_INIT, 0, o.cancel};
+    struct xfer x = {BUF_INIT, 0, o.cancel, ""};
     for (int attempt = 1;; attempt++) {
         if (cancelled(&o)) {
             snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
@@ -317,6 +370,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         buf_free(&x.body);
         x.body.max = o.max_reply;
         x.too_large = 0;
+        x.retry_after[0] = 0;
         cerr[0] = 0;
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -330,6 +384,8 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o.total_timeout_ms);
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
+        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
         curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
@@ -352,6 +408,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
 
         int retryable = 0;
         long wait = -1;
+        const char *why = "backoff";
         free(res->server_message);
         res->server_message = NULL;
         switch (k) {
@@ -394,7 +451,9 @@ int http_post_json(const char *url, const char *const *headers, const char *body
                 char *m = http_error_message(buf_str(&x.body));
                 if (!m && x.body.len) m = xstrndup(buf_str(&x.body), x.body.len < 200 ? x.body.len : 200);
                 if (m) {
-                    res->server_message = redact_dup(m, o.secret);
+                    char *e = url_redact_echo(m, url);   /* a server may echo the URL's key back */
+                    res->server_message = redact_dup(e, o.secret);
+                    free(e);
                     free(m);
                 }
             }
@@ -404,18 +463,17 @@ int http_post_json(const char *url, const char *const *headers, const char *body
             rc = HTTP_ERR_STATUS;
             if (status == 429 || status == 408 || status >= 500) {
                 retryable = 1;
-                if (status == 429 && retry_after >= 0) {
-                    wait = (long)retry_after * 1000;
-                    if (wait > o.retry_after_max_ms) wait = o.retry_after_max_ms;
-                }
+                if (status == 429 && (wait = retry_after_wait(&o, x.retry_after, (long)retry_after)) >= 0)
+                    why = "Retry-After";
             }
             break;
         }
         http_redact(res->err, sizeof res->err, o.secret);
+        url_redact_buf(res->err, sizeof res->err);
         if (!retryable || attempt >= o.max_attempts) break;
         if (wait < 0) wait = backoff_for(&o, attempt);
         res->backoff_ms += wait;
-        log_msg("http: retrying %s in %ld ms", safe_url, wait);
+        log_msg("http: retrying %s in %ld ms (%s)", safe_url, wait, why);
         if (sleep_cancellable(wait, &o)) {
             snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
             rc = HTTP_ERR_CANCELLED;

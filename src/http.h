@@ -2,7 +2,8 @@
  * http: one JSON POST over libcurl with the failure handling every model API
  * needs. Connect and per-attempt total timeouts; bounded retries with
  * exponential backoff and jitter on timeouts, connection errors, 429 (honouring
- * Retry-After, capped) and 5xx; a cap on the reply size; cancellation from
+ * a usable Retry-After, capped by retry_after_max_ms and total_timeout_ms; a
+ * missing, zero, negative or garbled one gets the backoff) and 5xx; a cap on the reply size; cancellation from
  * another thread through an atomic flag that the curl progress callback and
  * the backoff sleep both watch (CURLOPT_NOSIGNAL is set, so this is safe in a
  * worker thread). Errors carry the HTTP status and the server's own message
@@ -32,7 +33,8 @@ struct http_opts {
     int max_attempts;          /* >= 1; default 4 (one try plus three retries) */
     long backoff_base_ms;      /* first retry waits about this long; default 500 */
     long backoff_max_ms;       /* cap of the exponential backoff; default 20000 */
-    long retry_after_max_ms;   /* cap on a server's Retry-After; default 60000 */
+    long retry_after_max_ms;   /* cap on a server's Retry-After (also capped by
+                                * total_timeout_ms); default 60000 */
     size_t max_reply;          /* reply size cap in bytes; default 8 MiB */
     atomic_int *cancel;        /* optional; nonzero cancels (not owned) */
     const char *secret;        /* optional: redacted from messages and logs (not owned) */
@@ -61,6 +63,11 @@ struct http_result {
 int http_post_json(const char *url, const char *const *headers, const char *body,
                    const struct http_opts *o, struct http_result *res);
 void http_result_free(struct http_result *res);
+
+/* A Retry-After value as delay-seconds: the milliseconds it asks for, or -1
+ * when it is unusable (missing, 0, negative, not a whole number, too large
+ * to hold); an unusable one gets the jittered backoff of a 5xx instead. */
+long http_retry_after_ms(const char *value);
 
 /* Replaces every occurrence of secret in s (in place, s has room for len+1
  * bytes) with "[redacted]" as far as space allows; a secret shorter than 4

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define OPENAI_PUBLIC_BASE "https://api.openai.com/v1"
@@ -215,7 +216,8 @@ static int parse_provider(const char *s, enum llm_provider *p)
 static int jfile_read(struct jfile *f, const char *path, int required, char *err, size_t errlen)
 {
     size_t len;
-    char *text = read_file(path, 1 << 20, &len);
+    struct stat st;
+    char *text = read_file_ex(path, 1 << 20, &len, 0, &st);
     if (!text) {
         if (!required && errno == ENOENT) return 0;
         snprintf(err, errlen, "cannot read the judges file '%s': %s; check the path", path, strerror(errno));
@@ -282,6 +284,13 @@ static int jfile_read(struct jfile *f, const char *path, int required, char *err
         *slot = xstrdup(val);
     }
     free(text);
+    /* a key, or a server a key is sent to: the file must be the user's own (config.h) */
+    for (size_t i = 0; i < f->n && !rc; i++)
+        if (f->v[i].key || f->v[i].base) {
+            char *setting = xasprintf("judge.%s.%s", f->v[i].name, f->v[i].key ? "key" : "base");
+            rc = config_file_trusted(path, &st, setting, err, errlen);
+            free(setting);
+        }
     return rc;
 }
 

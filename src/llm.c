@@ -4,6 +4,7 @@
  * and the per-tag usage ledger.
  */
 #include "llm.h"
+#include "url.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -72,7 +73,9 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     hb->base = xstrdup(c->api_base);
     hb->key = c->api_key ? xstrdup(c->api_key) : NULL;
     hb->model = xstrdup(model);
-    hb->label = xasprintf("%s %s at %s", label, model, c->api_base);
+    char *safe = url_redact(c->api_base);
+    hb->label = xasprintf("%s %s at %s", label, model, safe);
+    free(safe);
     hb->temperature = c->temperature;
     config_http_opts(c, &hb->http);
     config_profile(c, model, &hb->prof);
@@ -462,6 +465,7 @@ int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_re
              struct llm_usage *usage)
 {
     int rc = b->chat(b, req, reply);
+    url_redact_buf(reply->error, sizeof reply->error);   /* every backend's messages name its URL */
     if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
     log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
             b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),

@@ -13,6 +13,7 @@
  * (the API reports the three apart) and output_tokens.
  */
 #include "llm.h"
+#include "url.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -60,7 +61,7 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
     reply->cost_usd = -1;
     if (llm_check_request(req, reply)) return LLM_ERR_REQUEST;
     /* Accept a base given with or without the /v1 the API paths start with. */
-    char *url = xasprintf("%s%s/messages", hb->base, str_ends(hb->base, "/v1") ? "" : "/v1");
+    char *url = url_join(hb->base, url_path_ends(hb->base, "/v1") ? "/messages" : "/v1/messages");
     char *auth = hb->key ? xasprintf("x-api-key: %s", hb->key) : NULL;
     const char *headers[] = {"anthropic-version: 2023-06-01", auth, NULL};
     cJSON *j = NULL;

@@ -14,6 +14,7 @@
  * completion_tokens (with completion_tokens_details.reasoning_tokens).
  */
 #include "llm.h"
+#include "url.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -60,7 +61,7 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     memset(reply, 0, sizeof *reply);
     reply->cost_usd = -1;
     if (llm_check_request(req, reply)) return LLM_ERR_REQUEST;
-    char *url = xasprintf("%s/chat/completions", hb->base);
+    char *url = url_join(hb->base, "/chat/completions");
     char *auth = hb->key ? xasprintf("Authorization: Bearer %s", hb->key) : NULL;
     const char *headers[] = {auth, NULL};
     cJSON *j = NULL;

@@ -1272,8 +1272,13 @@ static void scan_citations(const char *text, cite_fn fn, void *ctx)
         size_t j = i;
         while (j > 0 && path_char(text[j - 1])) j--;
         size_t plen = i - j;
-        if (!plen || text[j] == '/' || text[j] == '-' || text[j] == '.') continue;
-        const char *path = text + j;
+        if (!plen || text[j] == '-') continue;
+        /* paths outside the repository (/abs, ../up) are citations too, which
+         * no evidence verifies; ./x is x */
+        if (text[j] == '.' && (plen < 2 || (text[j + 1] != '/' && text[j + 1] != '.'))) continue;
+        size_t skip = plen > 2 && text[j] == '.' && text[j + 1] == '/' ? 2 : 0;
+        const char *path = text + j + skip;
+        plen -= skip;
         int shaped = 0, digits_only = 1;
         for (size_t k = 0; k < plen; k++) {
             if (path[k] == '.' || path[k] == '/') shaped = 1;

@@ -5,6 +5,7 @@
  * per question and kept in the policy.
  */
 #include "policy_offline.h"
+#include "fpattern.h"
 #include "answer.h"
 #include "mcts.h"
 #include "qparse.h"
@@ -602,12 +603,21 @@ static cJSON *args1(const char *k, const char *v)
     return a;
 }
 
+/* A repository path as the file_pattern of an action: escaped, so that a
+ * name holding '[', '*' or '?' matches itself. */
+static void add_path_pattern(cJSON *a, const char *path)
+{
+    char *pat = fpattern_escape(path);
+    cJSON_AddStringToObject(a, "file_pattern", pat);
+    free(pat);
+}
+
 static cJSON *find_args(int is_class, const char *name, const char *owner, const char *file)
 {
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, is_class ? "class_name" : "function_name", name);
     if (!is_class && owner) cJSON_AddStringToObject(a, "class_name", owner);
-    if (file) cJSON_AddStringToObject(a, "file_pattern", file);
+    if (file) add_path_pattern(a, file);
     return a;
 }
 
@@ -650,7 +660,7 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
     }
     for (size_t i = 0; i < p->nfiles && i < 3 && *phrase && !p->cfg.no_semantic; i++) {
         cJSON *a = args1("query", phrase);
-        cJSON_AddStringToObject(a, "file_pattern", p->files[i]);
+        add_path_pattern(a, p->files[i]);
         pc_add(c, 70 - 5 * (double)i + shift, "SemanticSearch", a,
                "the question's words concentrate in %s", p->files[i]);
     }
@@ -783,7 +793,7 @@ static void build_candidates(struct offline_policy *p, const struct mcts_tree *t
         if (has_str(s->files, s->nfiles, p->files[i], 0)) continue;
         char *phrase = qparse_phrase(&p->q, 0);
         cJSON *a = args1("query", phrase);
-        cJSON_AddStringToObject(a, "file_pattern", p->files[i]);
+        add_path_pattern(a, p->files[i]);
         pc_add(c, 62 - 5 * (double)k++, "SemanticSearch", a, "a promising file not looked at yet: %s", p->files[i]);
         free(phrase);
     }

@@ -4,6 +4,7 @@
  */
 #include "transcript.h"
 #include "opts.h"
+#include "url.h"
 #include "util.h"
 
 #include <errno.h>
@@ -85,6 +86,14 @@ static void add_str(cJSON *o, const char *name, const char *v)
     else cJSON_AddNullToObject(o, name);
 }
 
+/* A base URL, without the credentials it may carry (url.h). */
+static void add_url(cJSON *o, const char *name, const char *v)
+{
+    char *safe = v ? url_redact(v) : NULL;
+    add_str(o, name, safe);
+    free(safe);
+}
+
 static void add_u64(cJSON *o, const char *name, uint64_t v)
 {
     char tmp[32];
@@ -126,8 +135,8 @@ cJSON *transcript_config_json(const struct transcript_config *c)
     add_str(o, "policy", c->policy);
     add_str(o, "provider", c->provider);
     add_str(o, "model", c->model);
-    add_str(o, "api_base", c->api_base);
-    add_str(o, "embed_base", c->embed_base);
+    add_url(o, "api_base", c->api_base);
+    add_url(o, "embed_base", c->embed_base);
     add_str(o, "embed_model", c->embed_model);
     cJSON_AddNumberToObject(o, "iterations", c->iterations);
     cJSON_AddNumberToObject(o, "max_expand", c->max_expand);
@@ -269,14 +278,8 @@ static int write_private(const char *path, const char *text, char *err, size_t e
         free(tmp);
         return -1;
     }
-    size_t len = strlen(text), off = 0;
     int rc = fchmod(fd, 0600);
-    while (rc == 0 && off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) rc = -1;
-        else off += (size_t)w;
-    }
+    if (rc == 0) rc = write_all(fd, text, strlen(text));
     if (close(fd) != 0) rc = -1;
     if (rc == 0 && rename(tmp, path) != 0) rc = -1;
     if (rc != 0) {

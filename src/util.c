@@ -3,6 +3,7 @@
  * clocks and a thread-safe log file. See util.h for ownership rules.
  */
 #include "util.h"
+#include "url.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -135,36 +136,65 @@ void buf_free(struct buf *b)
 
 const char *buf_str(const struct buf *b) { return b->data ? b->data : ""; }
 
-char *read_file(const char *path, size_t max, size_t *len)
+int write_all(int fd, const void *p, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = EIO;
+            return -1;
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+char *read_fd(int fd, size_t max, size_t *len)
+{
     struct stat st;
-    if (fstat(fd, &st) < 0) { int e = errno; close(fd); errno = e; return NULL; }
-    if (!S_ISREG(st.st_mode)) { close(fd); errno = EISDIR; return NULL; }
-    if (max && (size_t)st.st_size > max) { close(fd); errno = EFBIG; return NULL; }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
+    if (fstat(fd, &st) < 0) return NULL;
+    if (max && S_ISREG(st.st_mode) && (size_t)st.st_size > max) { errno = EFBIG; return NULL; }
+    size_t cap = (S_ISREG(st.st_mode) ? (size_t)st.st_size : 4096) + 1, n = 0;
     char *p = xmalloc(cap);
     for (;;) {
         if (n + 1 >= cap) {
-            if (max && n > max) { free(p); close(fd); errno = EFBIG; return NULL; }
+            if (max && n > max) { free(p); errno = EFBIG; return NULL; }
             cap *= 2;
             p = xrealloc(p, cap);
         }
         ssize_t r = read(fd, p + n, cap - n - 1);
         if (r < 0) {
             if (errno == EINTR) continue;
-            int e = errno; free(p); close(fd); errno = e; return NULL;
+            int e = errno; free(p); errno = e; return NULL;
         }
         if (r == 0) break;
         n += (size_t)r;
     }
-    close(fd);
     if (max && n > max) { free(p); errno = EFBIG; return NULL; }
     p[n] = 0;
     if (len) *len = n;
     return p;
 }
+
+char *read_file_ex(const char *path, size_t max, size_t *len, int any_type, struct stat *st_out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) < 0) { int e = errno; close(fd); errno = e; return NULL; }
+    if (S_ISDIR(st.st_mode) || (!any_type && !S_ISREG(st.st_mode))) { close(fd); errno = EISDIR; return NULL; }
+    char *p = read_fd(fd, max, len);
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (p && st_out) *st_out = st;
+    return p;
+}
+
+char *read_file(const char *path, size_t max, size_t *len) { return read_file_ex(path, max, len, 0, NULL); }
 
 uint64_t hash64(const void *p, size_t n)
 {
@@ -219,6 +249,40 @@ char *str_lower(const char *s)
     return p;
 }
 
+char *str_redact(const char *s, const char *v, size_t n)
+{
+    struct buf b = BUF_INIT;
+    const char *p = s, *q;
+    while ((q = memmem(p, strlen(p), v, n))) {
+        buf_add(&b, p, (size_t)(q - p));
+        buf_adds(&b, "[redacted]");
+        p = q + n;
+    }
+    buf_adds(&b, p);
+    return buf_take(&b);
+}
+
+int str_secret_name(const char *name, size_t n)
+{
+    static const char *const tails[] = {"key", "token", "secret", "sig", "signature", "password", "passwd", "pwd",
+                                        "auth", "authorization", "credential", "credentials"};
+    static const char *const whole[] = {"code", "pass"};
+    char norm[64];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c == '-' || c == '_' || c == '.') continue;
+        if (k + 1 >= sizeof norm) return 1;   /* a very long name: assume the worst */
+        norm[k++] = (char)tolower(c);
+    }
+    norm[k] = 0;
+    for (size_t i = 0; i < ARRAY_LEN(whole); i++)
+        if (!strcmp(norm, whole[i])) return 1;
+    for (size_t i = 0; i < ARRAY_LEN(tails); i++)
+        if (str_ends(norm, tails[i])) return 1;
+    return 0;
+}
+
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *log_fp;
 
@@ -248,10 +312,15 @@ void log_msg(const char *fmt, ...)
         gmtime_r(&ts.tv_sec, &tm);
         fprintf(log_fp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ ", tm.tm_year + 1900, tm.tm_mon + 1,
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+        struct buf b = BUF_INIT;
         va_list ap;
         va_start(ap, fmt);
-        vfprintf(log_fp, fmt, ap);
+        buf_vprintf(&b, fmt, ap);
         va_end(ap);
+        char *safe = url_redact_text(buf_str(&b));   /* a URL's credentials never reach the file */
+        fputs(safe, log_fp);
+        free(safe);
+        buf_free(&b);
         fputc('\n', log_fp);
         fflush(log_fp);
     }

@@ -38,6 +38,16 @@ const char *buf_str(const struct buf *b); /* "" when empty */
 /* Reads a whole file. Returns a malloc'd NUL-terminated copy (caller frees) and
  * its length, or NULL with errno set. Files over max bytes fail with EFBIG. */
 char *read_file(const char *path, size_t max, size_t *len);
+/* read_file that also reads a pipe or character device when any_type is set
+ * (a directory still fails with EISDIR), and fills *st (when not NULL) with
+ * the fstat of the file it opened and read. */
+struct stat;
+char *read_file_ex(const char *path, size_t max, size_t *len, int any_type, struct stat *st);
+/* Writes all n bytes of p to fd (again after EINTR or a short write);
+ * 0, or -1 with errno. */
+int write_all(int fd, const void *p, size_t n);
+/* Everything readable from fd up to its end (a pipe too), as read_file. */
+char *read_fd(int fd, size_t max, size_t *len);
 
 /* 64-bit FNV-1a scheme (xor, then multiply by the FNV prime) from the offset
  * basis 1469598103934665603, which is not the published one: the value is kept
@@ -56,6 +66,15 @@ int str_ends(const char *s, const char *suffix);
 int utf8_cut(const char *s, int max);
 /* Lowercase ASCII copy (caller frees). */
 char *str_lower(const char *s);
+/* 1 when the name name[0, n) of a setting or URL query parameter looks like
+ * it holds a credential: lowercased and without '-', '_' and '.', it is or
+ * ends with key, token, secret, sig, signature, password, passwd, pwd, auth,
+ * authorization, credential(s), or it is code or pass (api_key, embed_key,
+ * api-key, access_token, X-Goog-Api-Key, sig, ...). Its value is never shown. */
+int str_secret_name(const char *name, size_t n);
+/* A copy of s with every occurrence of the n bytes v replaced by
+ * "[redacted]" (n > 0). Caller frees. */
+char *str_redact(const char *s, const char *v, size_t n);
 
 /* Log file: log_open(NULL) disables logging. Messages carry a timestamp. */
 int log_open(const char *path);

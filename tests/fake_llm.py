@@ -163,11 +163,12 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n).decode("utf-8", "replace") if n else ""
         path = self.path
-        if path.endswith("/chat/completions"):
+        route = path.split("?", 1)[0]   # a base URL may carry a query string
+        if route.endswith("/chat/completions"):
             kind = "chat"
-        elif path.endswith("/messages"):
+        elif route.endswith("/messages"):
             kind = "messages"
-        elif path.endswith("/embeddings"):
+        elif route.endswith("/embeddings"):
             kind = "embeddings"
         else:
             kind = None

@@ -1,7 +1,9 @@
 /* Unit tests for fpattern: the file_pattern globs of the actions. */
 #include "tap.h"
 #include "fpattern.h"
+#include "util.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -90,5 +92,17 @@ int main(void)
     ok(strstr(err, "unclosed '['") != NULL, "and named: %s", err);
     ok(!fpattern_valid("*.{py,pyi", err, sizeof err), "an unclosed brace is refused");
     ok(strstr(err, "'{'") != NULL, "and named: %s", err);
+
+    /* a path used as a pattern is escaped, so it matches itself literally */
+    static const char *const odd[] = {"pkg/flux[cap.py", "a/*star?.py", "b/{x,y}].py", "c/back\\slash.py"};
+    for (size_t i = 0; i < ARRAY_LEN(odd); i++) {
+        char *pat = fpattern_escape(odd[i]);
+        ok(fpattern_valid(pat, err, sizeof err), "escaped '%s' ('%s') is a valid pattern", odd[i], pat);
+        ok(fpattern_match(pat, odd[i]), "and matches the path itself");
+        free(pat);
+    }
+    char *pat = fpattern_escape("a/*star?.py");
+    ok(!fpattern_match(pat, "a/Xstar?.py") && !fpattern_match(pat, "a/*starX.py"), "and nothing else: %s", pat);
+    free(pat);
     return done_testing();
 }

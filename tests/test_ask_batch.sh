@@ -2,7 +2,7 @@
 # End-to-end tests of --batch on the pyrepo fixture with the offline policy:
 # the exact line format, ids from the input or the line number, error lines
 # for unusable input lines while the batch goes on, resuming (ids already in
-# the output are skipped), --jobs 2 giving the answers of --jobs 1, one
+# the output are skipped, a last line cut short is dropped), --jobs 2 giving the answers of --jobs 1, one
 # transcript per question, and usage errors.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 R="$top_srcdir/tests/fixtures/pyrepo"
@@ -53,11 +53,12 @@ is "$(lines "$T/out1.jsonl" "len(L)")" 5 "a second run adds nothing"
 grep -v '"id":"regex"' "$T/out1.jsonl" >"$T/out2.jsonl"
 printf '{"id":"cut short' >>"$T/out2.jsonl"
 batch --batch "$T/in.jsonl" --out "$T/out2.jsonl"
-is "$rc" 0 "resuming with only a missing answer exits 0"
-grep -v '^{"id":"cut short$' "$T/out2.jsonl" >"$T/out2b.jsonl"
-is "$(lines "$T/out2b.jsonl" "[str(d['id']) for d in L]")" "['logout', '2', '3', '7', 'regex']" \
+is "$rc" 1 "resuming: the two error lines already in the output keep the exit status at 1"
+grep -q "out2.jsonl: dropped a partial last line (16 bytes, left by an interrupted run)" "$T/err"
+ok $? "resuming: the line cut short is dropped, and stderr says so"
+is "$(lines "$T/out2.jsonl" "[str(d['id']) for d in L]")" "['logout', '2', '3', '7', 'regex']" \
    "only the missing id is answered, after a line cut short"
-is "$(grep -c '^{"id":"cut short$' "$T/out2.jsonl")" 1 "the cut-short line stays on a line of its own"
+is "$(grep -c 'cut short' "$T/out2.jsonl")" 0 "the cut-short line is gone, so every line is JSON"
 
 # --jobs 2 gives the answers of --jobs 1
 batch --batch "$T/in.jsonl" --out "$T/out3.jsonl" --jobs 2 --transcript-dir "$T/tr"

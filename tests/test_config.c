@@ -68,7 +68,7 @@ static const struct row rows[] = {
      "openai", "https://api.openai.com/v1", "", "m", "policy: offline (--policy offline)"},
     {"the key never shows in the policy line", 0, "http://user:pw@127.0.0.1:6/v1", "m", "llm", {"DRQA_API_KEY=sk-secret"}, NULL, 0,
      "openai", "http://user:pw@127.0.0.1:6/v1", "sk-secret", "m",
-     "policy: llm (openai-compatible, model m at http://127.0.0.1:6/v1)"},
+     "policy: llm (openai-compatible, model m at http://[redacted]@127.0.0.1:6/v1)"},
     {"--policy llm needs a model", 0, 0, 0, "llm", {0}, NULL, -1, 0, 0, 0, 0, "--policy llm needs a model"},
     {"--policy must be offline or llm", 0, 0, "m", "auto", {0}, NULL, -1, 0, 0, 0, 0, "--policy takes offline or llm, not 'auto'"},
     {"unknown provider names its source", 0, 0, 0, 0, {"DRQA_PROVIDER=gemini"}, NULL, -1, 0, 0, 0, 0,
@@ -190,7 +190,7 @@ int main(void)
     config_free(NULL);
 
     static const struct { const char *text, *want; } bad[] = {
-        {"model = m\n\napi_base http://x\n", "explicit.conf:3: expected 'key = value', got 'api_base http://x'"},
+        {"model = m\n\napi_base http://x\n", "explicit.conf:3: expected 'key = value' after 'api_base' (the rest of the line is not shown)"},
         {"modle = m\n", "explicit.conf:1: unknown key 'modle'; known keys: api_base"},
         {"model = m\nretries = many\n", "explicit.conf:2: retries takes a whole number from 0 to 20, not 'many'"},
         {"retries = 99\n", "explicit.conf:1: retries takes a whole number from 0 to 20, not '99'"},
@@ -209,7 +209,63 @@ int main(void)
         config_free(&c);
     }
 
+    /* a line that may hold a key is never echoed, only its setting's name */
+    static const char *const leaky[] = {"api_key: sk-SECRET-7q\n", "api_key sk-SECRET-7q = x\n",
+                                        "embed_key \"sk-SECRET-7q\"\n", "sk-SECRET-7q\n"};
+    for (size_t i = 0; i < ARRAY_LEN(leaky); i++) {
+        err[0] = 0;
+        rc = load_file(leaky[i], &c, err, sizeof err);
+        ok(rc == -1 && !strstr(err, "SECRET") && strstr(err, "explicit.conf:1:"),
+           "malformed line %zu: file:line named, the value not echoed: %s", i, err);
+        config_free(&c);
+    }
+
+    /* a file holding a key (or the server it goes to) must be the user's own, as ssh wants */
+    char cpath[160];
+    snprintf(cpath, sizeof cpath, "%s/explicit.conf", dir);
+    static const struct { const char *text; mode_t mode; int want; const char *msg; } perms[] = {
+        {"api_key = sk-x1234\n", 0666, -1, "writable by everyone (mode 0666)"},
+        {"embed_key = sk-x1234\n", 0620, -1, "writable by its group (mode 0620)"},
+        {"api_base = http://127.0.0.1:9/v1\n", 0646, -1, "it sets api_base but is writable by everyone"},
+        {"api_key = sk-x1234\n", 0600, 0, NULL},
+        {"api_key = sk-x1234\n", 0644, 0, NULL},
+        {"model = m\n", 0666, 0, NULL},
+    };
     struct drqa_opts o;
+    for (size_t i = 0; i < ARRAY_LEN(perms); i++) {
+        write_text(cpath, perms[i].text);
+        chmod(cpath, perms[i].mode);
+        opts_defaults(&o);
+        o.config_path = cpath;
+        const char *env0[] = {NULL};
+        err[0] = 0;
+        rc = config_load_env(&c, &o, env0, err, sizeof err);
+        if (perms[i].want)
+            ok(rc == -1 && strstr(err, perms[i].msg) && strstr(err, "chmod go-w") && !strstr(err, "sk-x1234"),
+               "mode %04o with %.*s: refused: %s", (unsigned)perms[i].mode, (int)strcspn(perms[i].text, " "),
+               perms[i].text, err);
+        else
+            is_int(rc, 0, "mode %04o with %.*s: read %s", (unsigned)perms[i].mode, (int)strcspn(perms[i].text, " "),
+                   perms[i].text, err);
+        config_free(&c);
+    }
+    write_text(cpath, "api_key = sk-x1234\n");
+    chmod(cpath, 0600);
+    if (geteuid() == 0 && chown(cpath, 65534, 65534) == 0) {
+        opts_defaults(&o);
+        o.config_path = cpath;
+        const char *env0[] = {NULL};
+        rc = config_load_env(&c, &o, env0, err, sizeof err);
+        ok(rc == -1 && strstr(err, "owned by uid 65534, not by you"), "a key file owned by another user is refused: %s",
+           err);
+        config_free(&c);
+        if (chown(cpath, 0, 0) != 0) diag("could not give %s back", cpath);
+    } else {
+        printf("ok %d - # SKIP a file owned by another user needs root to make (uid %ld)\n", ++tap_n,
+               (long)geteuid());
+    }
+    unlink(cpath);
+
     opts_defaults(&o);
     o.config_path = "/nonexistent/drqa.conf";
     const char *noenv[] = {NULL};

@@ -17,6 +17,13 @@ static const char *script =
     " {\"match\": \"case:429\", \"content\": \"fine now\"},"
     " {\"match\": \"case:cap429\", \"times\": 1, \"status\": 429, \"retry_after\": 100},"
     " {\"match\": \"case:cap429\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:ra-none\", \"status\": 429},"
+    " {\"match\": \"case:ra-zero\", \"status\": 429, \"retry_after\": \"0\"},"
+    " {\"match\": \"case:ra-neg\", \"status\": 429, \"retry_after\": \"-5\"},"
+    " {\"match\": \"case:ra-junk\", \"status\": 429, \"retry_after\": \"abc\"},"
+    " {\"match\": \"case:ra-huge\", \"status\": 429, \"retry_after\": \"99999999999999999999999\"},"
+    " {\"match\": \"case:ra-deadline\", \"times\": 1, \"status\": 429, \"retry_after\": \"100\"},"
+    " {\"match\": \"case:ra-deadline\", \"content\": \"fine now\"},"
     " {\"match\": \"case:400\", \"status\": 400, \"error\": \"model 'nope' does not exist\"},"
     " {\"match\": \"case:close\", \"fault\": \"close\"},"
     " {\"match\": \"case:truncate\", \"fault\": \"truncate\"},"
@@ -128,6 +135,41 @@ int main(void)
     is_int(r.attempts, 2, "two attempts");
     is_int(fake_count(&f, "case:429"), 2, "the fake saw two requests");
     is_int(r.backoff_ms, 1000, "Retry-After: 1 is honoured as 1000 ms");
+    http_result_free(&r);
+    free(b);
+
+    /* 429 without a usable Retry-After: the jittered backoff of a 5xx, not an
+     * immediate retry (attempts counted by the fake, waits planned by the
+     * client and, loosely, the time it really slept) */
+    static const char *const unusable[] = {"case:ra-none", "case:ra-zero", "case:ra-neg", "case:ra-junk",
+                                           "case:ra-huge"};
+    for (size_t i = 0; i < ARRAY_LEN(unusable); i++) {
+        fast(&o, 3);
+        o.retry_after_max_ms = 5000;
+        b = body_for(unusable[i]);
+        int64_t t0 = now_ms();
+        is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "%s: 429 every time fails after retries",
+               unusable[i]);
+        int64_t took = now_ms() - t0;
+        is_int(fake_count(&f, unusable[i]), 3, "%s: the fake saw three requests", unusable[i]);
+        ok(r.backoff_ms >= 15 && r.backoff_ms <= 30, "%s: backoff 10 then 20 ms, jittered into [d/2, d]: %ld",
+           unusable[i], r.backoff_ms);
+        ok(took >= 15, "%s: the client slept at least the minimum backoff in total (%lld ms)", unusable[i],
+           (long long)took);
+        http_result_free(&r);
+        free(b);
+    }
+    is_int((int)http_retry_after_ms(" 7 "), 7000, "Retry-After ' 7 ' is 7000 ms");
+    is_int((int)http_retry_after_ms("1.5"), -1, "Retry-After '1.5' is unusable");
+    is_int((int)http_retry_after_ms(""), -1, "an empty Retry-After is unusable");
+
+    /* an honoured Retry-After never waits longer than the request may take */
+    fast(&o, 2);
+    o.retry_after_max_ms = 60000;
+    o.total_timeout_ms = 250;
+    b = body_for("case:ra-deadline");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 with Retry-After: 100 then success");
+    is_int(r.backoff_ms, 250, "Retry-After: 100 is capped at the request's time limit (timeout_total_ms)");
     http_result_free(&r);
     free(b);
 
