@@ -433,6 +433,38 @@ static int focused_quote(const struct cspan *c, const struct terms *q, char **id
     return 1;
 }
 
+/* The first lines of an outline (an elided span) that cost at most max
+ * bytes, ending with a line that says how many lines were left out; the
+ * range stays the outline's. 0 when not even one line fits. */
+static int outline_head(const struct cspan *c, size_t max, struct evidence_span *out)
+{
+    if (!c->s.text) return 0;
+    int n;
+    char **L = split_lines(c->s.text, &n);
+    size_t used = strlen(c->s.path) + 16 + (c->s.label ? strlen(c->s.label) + 2 : 0) + 60;
+    int k = 0;
+    while (k < n && used + strlen(L[k]) + 7 <= max) used += strlen(L[k++]) + 7;
+    if (k == 0) {
+        free_lines(L, n);
+        return 0;
+    }
+    struct buf t = BUF_INIT;
+    for (int i = 0; i < k; i++) {
+        if (i) buf_addc(&t, '\n');
+        buf_adds(&t, L[i]);
+    }
+    if (k < n) buf_printf(&t, "\n[... %d more lines of this outline not shown ...]", n - k);
+    memset(out, 0, sizeof *out);
+    out->path = xstrdup(c->s.path);
+    out->start_line = c->s.start_line;
+    out->end_line = c->s.end_line;
+    out->text = buf_take(&t);
+    out->elided = 1;
+    out->label = c->s.label ? xstrdup(c->s.label) : NULL;
+    free_lines(L, n);
+    return 1;
+}
+
 /* ------------------------------------------------------------------ curate */
 
 size_t curate(const char *question, const struct evidence *raw, long long budget_tokens, struct evidence *out)
@@ -505,9 +537,13 @@ size_t curate(const char *question, const struct evidence *raw, long long budget
     qsort(c, n, sizeof *c, rank_order);
 
     size_t cap = budget_tokens > 0 ? (size_t)budget_tokens * 4 : (size_t)-1, used = 0, added = 0;
+    long outline = -1;   /* the best outline that did not fit */
     for (size_t i = 0; i < n; i++) {
         /* noise: nothing in common with the question while other spans have something */
         if (maxrel > 0 && c[i].rel <= 0) continue;
+        /* a quote is cut from the verbatim text, before boilerplate is collapsed */
+        struct cspan verbatim = c[i];
+        verbatim.s.text = c[i].s.elided ? NULL : xstrdup(c[i].s.text);
         collapse(&c[i], ids, nid);
         size_t cost = cost_bytes(&c[i].s);
         if (used + cost <= cap) {
@@ -516,20 +552,35 @@ size_t curate(const char *question, const struct evidence *raw, long long budget
             s->elided = c[i].s.elided;
             used += cost;
             added++;
+            free(verbatim.s.text);
             continue;
         }
         /* a quote leaves room for the spans ranked after it */
         struct evidence_span fq;
         size_t room = cap > used ? cap - used : 0;
         if (i + 1 < n) room /= 2;
-        if (room && focused_quote(&c[i], &q, ids, nid, room, &fq)) {
+        if (room && verbatim.s.text && focused_quote(&verbatim, &q, ids, nid, room, &fq)) {
             evidence_add(out, fq.path, fq.start_line, fq.end_line, fq.text, fq.label, c[i].rel);
             used += cost_bytes(&fq);
             added++;
             free(fq.path);
             free(fq.text);
             free(fq.label);
+        } else if (!verbatim.s.text && outline < 0) {
+            outline = (long)i;
         }
+        free(verbatim.s.text);
+    }
+    /* What an action found is never curated down to nothing: an outline too
+     * big for the budget (the skeleton of a large class or file) keeps its
+     * head, its range whole, when nothing else was kept. */
+    struct evidence_span oh;
+    if (!added && outline >= 0 && outline_head(&c[outline], cap, &oh)) {
+        evidence_add(out, oh.path, oh.start_line, oh.end_line, oh.text, oh.label, c[outline].rel)->elided = 1;
+        added++;
+        free(oh.path);
+        free(oh.text);
+        free(oh.label);
     }
     for (size_t i = 0; i < n; i++) cspan_free(&c[i]);
     free(c);

@@ -1371,22 +1371,23 @@ int llm_answer_misses_type(const char *qtype, const char *answer, int ncites, ch
 
 /* ---- the roles ---- */
 
-/* The caps of a render, halved (the trajectory quartered: its oldest steps
- * go first) once the model said the request is over its context window. */
+/* The caps of a render once the model said the request is over its context
+ * window: a quarter of each (an eighth of the trajectory, whose oldest steps
+ * go first), so one shorter request has a real chance to fit. */
 static struct llm_policy_caps caps_for(const struct llm_policy *p, int shrink)
 {
     struct llm_policy_caps c = p->cfg.caps;
     if (shrink) {
-        c.trajectory /= 4;
-        c.steps /= 4;
-        c.siblings /= 2;
-        c.leads /= 2;
-        c.report /= 2;
-        c.recent /= 2;
-        c.observation /= 2;
-        c.raw /= 2;
-        c.evidence /= 2;
-        c.span /= 2;
+        c.trajectory /= 8;
+        c.steps /= 8;
+        c.siblings /= 4;
+        c.leads /= 4;
+        c.report /= 4;
+        c.recent /= 4;
+        c.observation /= 4;
+        c.raw /= 4;
+        c.evidence /= 4;
+        c.span /= 4;
     }
     return c;
 }

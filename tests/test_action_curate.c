@@ -133,6 +133,32 @@ int main(void)
     evidence_free(&raw);
     buf_free(&b);
 
+    /* a whole file over the budget whose import block is collapsed: the
+     * quote comes from the verbatim text, never nothing */
+    buf_adds(&b, "import os\nimport sys\nimport re\nimport json\n\n");
+    for (int i = 1; i <= 200; i++) buf_printf(&b, "def helper_%d():\n    return render_template_%d()\n", i, i);
+    evidence_add(&raw, "templating.py", 1, 405, buf_str(&b), NULL, 0);
+    n = curate("how is render_template_120 reached?", &raw, 300, &out);
+    is_int(n, 1, "a whole file over the budget, imports collapsed: one span kept");
+    ok(out.n && !out.v[0].elided && strstr(out.v[0].text, "render_template_120()") && out.v[0].start_line > 1,
+       "a verbatim quote around the relevant line (%d-%d)", out.n ? out.v[0].start_line : 0,
+       out.n ? out.v[0].end_line : 0);
+    evidence_free(&out);
+    evidence_free(&raw);
+    buf_free(&b);
+
+    /* an outline too big for the budget, alone: its head is kept, range whole */
+    for (int i = 1; i <= 300; i++) buf_printf(&b, "%s    def method_%d(self): ...", i > 1 ? "\n" : "", i);
+    evidence_add(&raw, "big.py", 10, 4000, buf_str(&b), "class Big", 0)->elided = 1;
+    n = curate("what does class Big do?", &raw, 300, &out);
+    is_int(n, 1, "an outline over the budget, nothing else: one span kept");
+    ok(out.n && out.v[0].elided && out.v[0].start_line == 10 && out.v[0].end_line == 4000 &&
+           strstr(out.v[0].text, "more lines of this outline not shown") && strlen(out.v[0].text) <= 1200,
+       "its head, the outline's range, a line saying what was left out");
+    evidence_free(&out);
+    evidence_free(&raw);
+    buf_free(&b);
+
     evidence_free(&raw);
     is_int(curate("anything", &raw, 100, &out), 0, "no spans in, none out");
     return done_testing();
