@@ -2042,6 +2042,12 @@ static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
     struct role_call call = {.role = LLM_ROLE_ANSWER, .temperature = p->cfg.answer_temperature,
                              .tcheck = check_answer_text, .cctx = &ac, .reply_text = &first_reply};
     int rc = ask_role(p, &call, render_answer, &at, u, err, errlen);
+    if (rc == -1 && call.why == CALL_FAIL_TRANSIENT) {
+        /* The answer is the one call whose fallback costs the most: after the
+         * client's own retries failed, it is asked once more. */
+        policy_usage_note(u, "answer: the model call failed (%s); asked once more", call.cerr);
+        rc = ask_role(p, &call, render_answer, &at, u, err, errlen);
+    }
     if (rc == -2) {
         role_call_done(&call);
         evidence_free(&seen);

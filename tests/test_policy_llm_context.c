@@ -29,6 +29,7 @@ static const char *srcdirs[1];
 
 static const char *SCRIPT =
     "{\"rules\": ["
+    " {\"match\": \"case:answer-retry\", \"times\": 1, \"status\": 503, \"error\": \"overloaded\"},"
     " {\"match\": \"case:ctx-limit\", \"endpoint\": \"chat\", \"times\": 1, \"status\": 400,"
     "  \"error\": \"This model's maximum context length is 1024 tokens. However, your messages resulted in 4000 "
     "tokens. Please reduce the length of the messages.\"},"
@@ -195,6 +196,27 @@ static void test_answer_cap(struct llm_backend *b)
     llm_policy_free(p);
 }
 
+/* A transient failure of the answer call (after the client's retries) is
+ * asked once more before the fallback's answer is taken. */
+static void test_answer_retry(struct llm_policy *p)
+{
+    struct policy pol;
+    llm_policy_bind(p, &pol);
+    struct mcts_tree *t = mk_tree("case:answer-retry Where is the decision made?");
+    struct policy_answer ans = {0};
+    struct policy_usage u = {0};
+    char err[512];
+    int ids[] = {0, 1, 2};
+    ok(pol.answer(pol.ctx, t, ids, 3, &ans, &u, err, sizeof err) == 0 && ans.markdown &&
+           str_starts(ans.markdown, "The view is called in"),
+       "answer: a 503 on the answer call, then the model's answer");
+    is_int(fake_count(&f, "case:answer-retry"), 2, "two answer requests");
+    ok(strstr(u.notes, "answer: the model call failed (") && strstr(u.notes, "asked once more") && !u.fallback,
+       "noted, and not a fallback: %s", u.notes);
+    policy_answer_clear(&ans);
+    mcts_free(t);
+}
+
 static void test_filter(struct llm_policy *p)
 {
     struct policy_curator cu;
@@ -331,6 +353,7 @@ int main(void)
         test_layout_and_context(p);
         test_answer_cap(b);
         test_filter(p);
+        test_answer_retry(p);
         test_context_shrink(p);
         test_schemas();
     }
