@@ -27,7 +27,7 @@ enum evq_kind {
     EVQ_QUESTION,      /* a new search begins: text is the question; the tree is
                           just the root (node 0) again */
     EVQ_NODE_ADDED,    /* node, parent, iteration */
-    EVQ_NODE_UPDATED,  /* node, status, visits, q, value, uct, flags; text: action
+    EVQ_NODE_UPDATED,  /* node, status, visits, q, value, flags; text: action
                           label; text2: the error, else the evaluation feedback */
     EVQ_REPORT,        /* node; text: perception report */
     EVQ_EVIDENCE,      /* node; text: rendered curated observation */
@@ -36,6 +36,9 @@ enum evq_kind {
     EVQ_ANSWER,        /* text: answer markdown; text2: citations, one "path:start-end"
                           a line; a: 1 when from a finished trajectory */
     EVQ_TOKENS,        /* a: input tokens, b: output tokens (totals so far) */
+    EVQ_UCT,           /* one score of a selection (struct mcts_uct_mark): node,
+                          iteration, uct: the score; a: 1 for UCT_new (the node as
+                          a candidate for a new child); b: 1 when it won */
 };
 
 enum evq_state {

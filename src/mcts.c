@@ -158,8 +158,26 @@ void mcts_mark_uct(struct mcts_node *n, int iteration, int as_new, double score)
         n->uct_cap = n->uct_cap ? n->uct_cap * 2 : 4;
         n->uct = xrealloc(n->uct, (size_t)n->uct_cap * sizeof *n->uct);
     }
-    n->uct[n->nuct++] = (struct mcts_uct_mark){iteration, as_new, score};
+    n->uct[n->nuct++] = (struct mcts_uct_mark){iteration, as_new, score, 0};
     if (!as_new) n->last_uct = score;
+}
+
+const struct mcts_uct_mark *mcts_last_mark(const struct mcts_node *n, int as_new)
+{
+    for (int k = n->nuct - 1; k >= 0; k--)
+        if (n->uct[k].as_new == as_new) return &n->uct[k];
+    return NULL;
+}
+
+/* Marks the newest score of id (as a child, or as_new) as the winner. */
+static void mark_chosen(struct mcts_tree *t, int id, int as_new)
+{
+    struct mcts_node *n = &t->nodes[id];
+    for (int k = n->nuct - 1; k >= 0; k--)
+        if (n->uct[k].as_new == as_new) {
+            n->uct[k].chosen = 1;
+            return;
+        }
 }
 
 /* open[i]: node i is not pruned and its subtree holds an expandable node.
@@ -217,9 +235,13 @@ int mcts_select(struct mcts_tree *t, int iteration, int *was_forced)
         if (mcts_expandable(t, s)) {
             double un = mcts_uct_new(t, s);
             mcts_mark_uct(sn, iteration, 1, un);
-            if (un >= best) break;
+            if (un >= best) {
+                mark_chosen(t, s, 1);
+                break;
+            }
         }
         s = nties == 1 ? ties[0] : ties[rng_below(&t->rng, (uint32_t)nties)];
+        mark_chosen(t, s, 0);
     }
     free(ties);
     free(open);

@@ -33,7 +33,9 @@
  * Finished, error and duplicate nodes are leaves (never expanded); pruned
  * subtrees are skipped entirely. Every score computed during a selection is
  * recorded on its node (last_uct and the uct history) for the UI and the
- * transcript.
+ * transcript, the winner of each comparison marked chosen; so after a
+ * selection every child of every node it descended through holds the score
+ * it had there (mcts_last_mark).
  *
  * The exploration constant C. UCB1's sqrt(2) is meant for rewards in [0, 1];
  * our values span 0-100, so C must be scaled with them. With C ~ 1 the bonus
@@ -100,6 +102,8 @@ struct mcts_uct_mark {
     int iteration;   /* the selection (iteration number) that computed it */
     int as_new;      /* 0: UCT(c) as a child; 1: UCT_new as a candidate parent */
     double score;
+    int chosen;      /* this score won its comparison: the child descended into, or
+                      * (as_new) the node widened */
 };
 
 struct mcts_node {
@@ -214,5 +218,9 @@ size_t mcts_path(const struct mcts_tree *t, int id, int **ids);
 
 /* Appends a UCT mark to a node (used by selection and by transcript loading). */
 void mcts_mark_uct(struct mcts_node *n, int iteration, int as_new, double score);
+/* The node's newest mark of the kind as_new (0: as a child, the score
+ * last_uct holds; 1: as a candidate for a new child), or NULL when no
+ * selection scored it so. What the front end shows, live and replayed. */
+const struct mcts_uct_mark *mcts_last_mark(const struct mcts_node *n, int as_new);
 
 #endif

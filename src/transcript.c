@@ -194,6 +194,7 @@ static cJSON *node_json(const struct mcts_node *n)
         cJSON_AddNumberToObject(m, "iteration", n->uct[k].iteration);
         cJSON_AddBoolToObject(m, "new", n->uct[k].as_new);
         cJSON_AddNumberToObject(m, "score", n->uct[k].score);
+        cJSON_AddBoolToObject(m, "chosen", n->uct[k].chosen);
         cJSON_AddItemToArray(u, m);
     }
     cJSON_AddBoolToObject(o, "duplicate", n->duplicate);
@@ -513,8 +514,10 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     n->visits = (int)num(r, o, "visits", where);
     n->value_sum = num(r, o, "value_sum", where);
     const cJSON *u = get(r, o, "uct", where);
-    cJSON_ArrayForEach(c, u) mcts_mark_uct(n, (int)num(r, c, "iteration", "uct mark"), truthy(c, "new"),
-                                           num(r, c, "score", "uct mark"));
+    cJSON_ArrayForEach(c, u) {
+        mcts_mark_uct(n, (int)num(r, c, "iteration", "uct mark"), truthy(c, "new"), num(r, c, "score", "uct mark"));
+        n->uct[n->nuct - 1].chosen = truthy(c, "chosen");
+    }
     n->last_uct = num(r, o, "last_uct", where);
     n->duplicate = truthy(o, "duplicate");
     n->dup_of = (int)num(r, o, "dup_of", where);

@@ -57,7 +57,6 @@ static void node_event(struct worker *w, enum evq_kind kind, const struct mcts_n
     e.visits = n->visits;
     e.q = mcts_q(n);
     e.value = n->value;
-    e.uct = n->last_uct;
     e.flags = (n->duplicate ? EVQ_FLAG_DUPLICATE : 0) | (n->forced ? EVQ_FLAG_FORCED : 0) |
               (n->has_value ? EVQ_FLAG_HAS_VALUE : 0) | (n->fallback ? EVQ_FLAG_FALLBACK : 0);
     char *label = action_label(n);
@@ -68,6 +67,30 @@ static void node_event(struct worker *w, enum evq_kind kind, const struct mcts_n
     free(label);
 }
 
+/* Every score the selection of `iteration` computed, in tree order: the
+ * children it compared at each node it descended through, the winners
+ * marked. Marks are appended in selection order, so each node's marks of
+ * that selection are at the end of its list. */
+static void post_selection(struct worker *w, const struct mcts_tree *t, int iteration)
+{
+    for (int id = 0; id < t->n; id++) {
+        const struct mcts_node *n = &t->nodes[id];
+        int k = n->nuct;
+        while (k > 0 && n->uct[k - 1].iteration == iteration) k--;
+        for (; k < n->nuct; k++) {
+            struct evq_event e;
+            evq_event_init(&e, EVQ_UCT);
+            e.node = id;
+            e.parent = n->parent;
+            e.iteration = iteration;
+            e.uct = n->uct[k].score;
+            e.a = n->uct[k].as_new;
+            e.b = n->uct[k].chosen;
+            evq_post(w->ev, &e);
+        }
+    }
+}
+
 static void on_search_event(void *ctx, const struct search *s, enum search_event ev, int id)
 {
     struct worker *w = ctx;
@@ -75,6 +98,7 @@ static void on_search_event(void *ctx, const struct search *s, enum search_event
     struct evq_event e;
     switch (ev) {
     case SEARCH_EV_NODE_ADDED:
+        post_selection(w, search_tree(s), n->iteration);
         node_event(w, EVQ_NODE_ADDED, n);
         break;
     case SEARCH_EV_ACTION:

@@ -186,7 +186,6 @@ static void update_node(struct mcts_node *n, const struct evq_event *e)
     n->value_sum = e->q * e->visits;
     n->has_value = (e->flags & EVQ_FLAG_HAS_VALUE) != 0;
     n->value = e->value;
-    n->last_uct = e->uct;
     n->duplicate = (e->flags & EVQ_FLAG_DUPLICATE) != 0;
     n->forced = (e->flags & EVQ_FLAG_FORCED) != 0;
     if (e->flags & EVQ_FLAG_FALLBACK) n->fallback |= 1;   /* the UI shows whether, not which role */
@@ -307,6 +306,14 @@ int ui_model_apply(struct ui_model *m, const struct evq_event *e, int *node)
         set_answer(m, e);
         id = e->node;
         dirty = UI_DIRTY_ANSWER | UI_DIRTY_LAYOUT | UI_DIRTY_TREE;
+        break;
+    case EVQ_UCT:
+        n = mcts_node_mut(m->t, e->node);
+        if (!n) break;
+        mcts_mark_uct(n, e->iteration, e->a != 0, e->uct);
+        n->uct[n->nuct - 1].chosen = e->b != 0;
+        id = e->node;
+        dirty = UI_DIRTY_TREE | UI_DIRTY_NODE;
         break;
     case EVQ_TOKENS:
         m->tokens_in = e->a;

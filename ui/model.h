@@ -10,8 +10,10 @@
  * transcript. Evidence travels only as its rendering; the spans are
  * recovered from its 'path:start-end  label' headers and the lines under
  * them (ui_span_header), which is also what tells the best-path rule that a
- * node holds evidence. What events do not carry stays empty in the mirror:
- * per-node tokens and timings, the UCT history beyond the last score, the
+ * node holds evidence. Every UCT score of every selection arrives as its own
+ * event (EVQ_UCT), so the mirror holds the engine's UCT history and the panes
+ * show the numbers the transcript records (mcts_last_mark). What events do
+ * not carry stays empty in the mirror: per-node tokens and timings, the
  * rationale. A replayed transcript has all of it.
  *
  * Beside the tree the model keeps what only the front end needs: which

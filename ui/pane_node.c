@@ -45,9 +45,21 @@ static void draw(struct ui *ui, struct pane *p)
         free(s);
         char v[32] = "-";
         if (n->has_value) snprintf(v, sizeof v, "%.1f", n->value);
-        s = xasprintf("value %s   N %d   Q %.1f   UCT %.1f", v, n->visits, mcts_q(n), n->last_uct);
+        s = xasprintf("value %s   N %d   Q %.1f", v, n->visits, mcts_q(n));
         doc_add(ui, &d, s, w, 2, R_NORMAL, 0);
         free(s);
+        const struct mcts_uct_mark *mk = mcts_last_mark(n, 0), *mn = mcts_last_mark(n, 1);
+        if (mk) s = xasprintf("UCT %.1f at selection %d: %s", mk->score, mk->iteration,
+                              mk->chosen ? "chosen over its siblings" : "a sibling was chosen");
+        else s = xasprintf("UCT - (no selection compared it yet)");
+        doc_add(ui, &d, s, w, 2, R_NORMAL, 0);
+        free(s);
+        if (mn) {
+            s = xasprintf("UCT of a new child %.1f at selection %d: %s", mn->score, mn->iteration,
+                          mn->chosen ? "widened here" : "descended instead");
+            doc_add(ui, &d, s, w, 2, R_NORMAL, 0);
+            free(s);
+        }
         if (n->error) {
             s = xasprintf("error: %s", n->error);
             doc_add(ui, &d, s, w, 2, R_ERROR, 0);

@@ -2,8 +2,9 @@
  * pane_tree: the live search tree on the left. The rows are rebuilt from the
  * model at every draw (folded subtrees and the cursor are kept by node id, so
  * nothing is lost when the tree grows); each row shows the node's id, action
- * and key argument, visits N, mean value Q, the UCT score at the last
- * selection and its status, with the current best path marked '*'.
+ * and key argument, visits N, mean value Q, the UCT score it had at the
+ * newest selection that compared it ('>' when it won there) and its status,
+ * with the current best path marked '*'.
  */
 #include "ui.h"
 
@@ -33,16 +34,30 @@ static void fmt_num(char *out, size_t n, double v, int decimals, int has)
     else snprintf(out, n, "%.*f", decimals, v);
 }
 
+/* The UCT column: the score the node had as a child at the newest
+ * selection that compared it (the engine's record, mcts_last_mark), '>'
+ * before it when it won that comparison; '-' when no selection scored it.
+ * Four digits or more drop the decimals so the column keeps its width. */
+static void fmt_uct(char *out, size_t n, const struct mcts_node *nd, int decimals)
+{
+    const struct mcts_uct_mark *mk = mcts_last_mark(nd, 0);
+    char num[24];
+    if (mk && fabs(mk->score) >= 1000) decimals = 0;
+    fmt_num(num, sizeof num, mk ? mk->score : 0, decimals, mk != NULL);
+    snprintf(out, n, "%s%s", mk && mk->chosen ? ">" : "", num);
+}
+
 /* The right-hand columns of a node's row. */
 static void columns(const struct pane *p, const struct mcts_node *n, char *out, size_t len)
 {
-    char q[16], u[16];
+    char q[16], u[32];
     int w = wide(p);
     fmt_num(q, sizeof q, mcts_q(n), w ? 1 : 0, n->visits > 0);
-    fmt_num(u, sizeof u, n->last_uct, w ? 1 : 0, n->parent >= 0 && n->last_uct != 0);
+    fmt_uct(u, sizeof u, n, w ? 1 : 0);
     const char *st = ui_model_status_word(n);
-    if (w) snprintf(out, len, "%4d %5s %6s %-9s", n->visits, q, u, st);
-    else snprintf(out, len, "%3d %4s %4s %-4s", n->visits, q, u, abbrev(st));
+    /* the winner's '>' takes the space before the number */
+    if (w) snprintf(out, len, "%4d %5s%7s %-9s", n->visits, q, u, st);
+    else snprintf(out, len, "%3d %4s%5s %-4s", n->visits, q, u, abbrev(st));
 }
 
 static enum ui_role row_role(struct ui *ui, const struct mcts_node *n)
