@@ -36,6 +36,8 @@ struct engine_shared {
     struct llm_backend *backend;   /* --policy llm: one client shared by every engine (backends.main) */
     struct engine_backends backends;   /* with the per-role ones */
     struct llm_usage run_usage;    /* every question's model calls, for --budget-usd */
+    const atomic_int *cancel;      /* the hooks' cancel flag, or NULL */
+    struct llm_usage *usage;       /* &run_usage, or the hooks' */
 };
 
 struct engine {
@@ -71,10 +73,23 @@ const char *engine_mode_name(enum engine_mode m)
 
 int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, int *usage, char *err, size_t errlen)
 {
+    return engine_shared_open_hooked(o, NULL, out, usage, err, errlen);
+}
+
+int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hooks *hooks,
+                              struct engine_shared **out, int *usage, char *err, size_t errlen)
+{
     *out = NULL;
     *usage = 1;
     struct engine_shared *sh = xcalloc(1, sizeof *sh);
     sh->o = o;
+    struct engine_hooks none = {0};
+    if (!hooks) hooks = &none;
+    sh->cancel = hooks->cancel;
+    sh->usage = hooks->usage ? hooks->usage : &sh->run_usage;
+    struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
+                               .max_file_size_given = o->max_file_size_given, .progress = hooks->progress,
+                               .progress_ctx = hooks->progress_ctx, .cancel = hooks->cancel};
     llm_usage_init(&sh->run_usage);
     if (engine_parse_mode(o->mode, &sh->mode)) {
         snprintf(err, errlen, "unknown --mode '%s'; use mcts, direct, rag-function or rag-window", o->mode);
@@ -89,7 +104,7 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
     }
     config_describe(&sh->cfg, sh->policy_line, sizeof sh->policy_line);
     sqlite3 *db = NULL;
-    int irc = index_ensure_ex(o, NULL, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen);
+    int irc = index_ensure_ex(o, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen);
     if (irc) {
         /* a missing repository, or an index path that holds no index, is
          * the caller's fault; an unreadable index is not */
@@ -107,8 +122,7 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
         /* Reading failed. A damaged index (opening and the update need not
          * read every page) is kept aside and rebuilt once, then read again. */
         if (store_quick_check(sh->index_path, NULL, 0)) goto fail;
-        struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
-                                   .max_file_size_given = o->max_file_size_given, .check = 1};
+        io.check = 1;
         free(sh->repo_abs);
         free(sh->index_path);
         sh->repo_abs = sh->index_path = NULL;
@@ -140,6 +154,8 @@ void engine_shared_free(struct engine_shared *sh)
 }
 
 const char *engine_policy_line(const struct engine_shared *sh) { return sh->policy_line; }
+const char *engine_repo_abs(const struct engine_shared *sh) { return sh->repo_abs; }
+const char *engine_index_path(const struct engine_shared *sh) { return sh->index_path; }
 const char *engine_policy_name(const struct engine_shared *sh) { return sh->cfg.policy == POLICY_LLM ? "llm" : "offline"; }
 enum engine_mode engine_mode_of(const struct engine_shared *sh) { return sh->mode; }
 
@@ -169,9 +185,10 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
         llm_policy_config_init(&lc);
         lc.backend = sh->backend;
         for (int k = 0; k < LLM_ROLE_N; k++) lc.role_backend[k] = sh->backends.role[k];
-        lc.run_usage = (struct llm_usage *)&sh->run_usage;   /* locked inside */
+        lc.run_usage = sh->usage;   /* locked inside */
         lc.fallback = &fallback;
         lc.no_semantic = sh->o->no_semantic;
+        lc.cancel = (atomic_int *)sh->cancel;   /* only read by the requests */
         if (!(e->llm = llm_policy_new(&lc, err, errlen))) {
             engine_close(e);
             return -1;
@@ -294,24 +311,32 @@ static int append_ledger(const char *path, const cJSON *usage, char *err, size_t
     return bad ? -1 : 0;
 }
 
+void engine_search_parts(struct engine *e, struct search_config *sc, struct policy *pol,
+                         struct policy_executor *ex, struct policy_curator *cu)
+{
+    search_config_from_opts(sc, e->sh->o);
+    sc->spent_usd = engine_spent_usd;
+    sc->spent_ctx = e->sh->usage;
+    offline_policy_set_iterations(e->offline, sc->iterations);
+    if (e->fallback) engine_fallback_set_iterations(e->fallback, sc->iterations);
+    offline_policy_bind(e->offline, pol);
+    *ex = (struct policy_executor){e, ex_execute};
+    *cu = (struct policy_curator){e, engine_curate_rules};
+    if (e->llm) {   /* thread-safe for one question, so --parallel overlaps its model calls */
+        llm_policy_bind(e->llm, pol);
+        llm_policy_curator(e->llm, cu);
+        sc->policy_thread_safe = sc->curator_thread_safe = 1;
+    }
+}
+
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
     struct search_config sc;
-    search_config_from_opts(&sc, o);
-    sc.spent_usd = engine_spent_usd;
-    sc.spent_ctx = (void *)&e->sh->run_usage;
     struct policy pol;
-    offline_policy_set_iterations(e->offline, sc.iterations);
-    if (e->fallback) engine_fallback_set_iterations(e->fallback, sc.iterations);
-    offline_policy_bind(e->offline, &pol);
-    struct policy_executor ex = {e, ex_execute};
-    struct policy_curator cu = {e, engine_curate_rules};
-    if (e->llm) {   /* thread-safe for one question, so --parallel overlaps its model calls */
-        llm_policy_bind(e->llm, &pol);
-        llm_policy_curator(e->llm, &cu);
-        sc.policy_thread_safe = sc.curator_thread_safe = 1;
-    }
+    struct policy_executor ex;
+    struct policy_curator cu;
+    engine_search_parts(e, &sc, &pol, &ex, &cu);
     struct search *s = search_new(&sc, &pol, &ex, &cu, question);
     while (search_step(s)) {
     }

@@ -27,6 +27,7 @@
 #include "policy.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 struct action_ctx;
@@ -59,12 +60,31 @@ const char *engine_mode_name(enum engine_mode m);
 
 struct engine_shared;
 struct engine;
+struct search_config;
+struct llm_usage;
+
+/* What a caller that owns the terminal (the front end) adds to the one
+ * builder: the index update's progress, and a cancel flag that stops the
+ * index update (the previous index stays as it was) and aborts model
+ * requests in flight. Every member may be NULL. */
+struct engine_hooks {
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *progress_ctx;
+    const atomic_int *cancel;
+    struct llm_usage *usage;   /* counts the run's model calls (NULL: the engine's own) */
+};
 
 /* Checks the options (mode, policy), brings the index of o->repo up to date
  * and prepares SemanticSearch. o must outlive the result. Returns 0, or -1
  * with a message naming what is wrong; *usage is set to 1 when the fault is
  * the caller's (a missing repository, a bad mode), 0 otherwise. */
 int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, int *usage, char *err, size_t errlen);
+/* The same with hooks (may be NULL). */
+int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hooks *hooks,
+                              struct engine_shared **out, int *usage, char *err, size_t errlen);
+/* The repository's absolute path and the index path the engine uses. */
+const char *engine_repo_abs(const struct engine_shared *sh);
+const char *engine_index_path(const struct engine_shared *sh);
 void engine_shared_free(struct engine_shared *sh);   /* accepts NULL */
 /* The line saying which policy answers (config_describe). */
 const char *engine_policy_line(const struct engine_shared *sh);
@@ -91,6 +111,14 @@ struct engine_result {
     char *error;               /* NULL on success */
     cJSON *usage;              /* mcts with a model: the question's ledger (llm_usage_json); else NULL */
 };
+
+/* The parts of the tree search --ask runs on e, for a caller that drives the
+ * search itself (the front end): *sc from the options (with the cost budget
+ * and the thread-safety of the policy), the policy (the LLM policy with its
+ * fallback, or the offline policy), the executor and the curator, all owned
+ * by e. The same options give the same search everywhere. */
+void engine_search_parts(struct engine *e, struct search_config *sc, struct policy *pol,
+                         struct policy_executor *ex, struct policy_curator *cu);
 
 /* Answers question. transcript_stem (may be NULL): for mcts, the search is
  * written to STEM.json and STEM.md. Returns 0, or -1 with r->error set (r is

@@ -77,6 +77,14 @@ static void result_free(struct result *r)
  * share of its size. */
 static size_t held_share(size_t size) { return size / 8; }
 
+/* 1, with the message, once the caller asked the update to stop. */
+static int cancelled(const struct index_options *opt, char *err, size_t errlen)
+{
+    if (!opt->cancel || !atomic_load(opt->cancel)) return 0;
+    snprintf(err, errlen, "the index update was cancelled; the previous index is kept as it was");
+    return 1;
+}
+
 struct pool {
     int rootfd;                  /* the repository, files are opened beneath it */
     const char *test_swap;       /* DRQA_TEST_SWAP (see test_swap) */
@@ -1080,6 +1088,14 @@ reopen:
          * bounds how many can wait. */
         held = xcalloc(njobs, sizeof *held);
         for (size_t done = 0; done < njobs; done++) {
+            if (cancelled(opt, err, errlen)) {
+                pthread_mutex_lock(&P.mu);
+                P.stop = 1;
+                pthread_cond_broadcast(&P.not_full);
+                pthread_cond_broadcast(&P.budget);
+                pthread_mutex_unlock(&P.mu);
+                goto out;
+            }
             int64_t tw = now_us();
             while (!held[done]) {
                 struct result *q = pool_pop(&P);
@@ -1151,6 +1167,7 @@ reopen:
         if (sr.skips[i].size >= 0) sqlite3_bind_int64(st, 3, sr.skips[i].size);
         if (step(&w, S_INS_SKIP, err, errlen)) goto out;
     }
+    if (cancelled(opt, err, errlen)) goto out;
     int64_t t_write = now_ms();
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {

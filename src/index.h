@@ -13,6 +13,7 @@
 #define DRQA_INDEX_H
 
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 struct drqa_opts;
@@ -29,6 +30,10 @@ struct index_options {
      * (done of total) and once more at the end; may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
     void *progress_ctx;
+    /* May be NULL. Checked between files and before resolving: once it is
+     * nonzero the update stops, rolls back and fails with a message; the
+     * previous index is left as it was. */
+    const atomic_int *cancel;
 };
 
 enum { INDEX_EDGE_CALLS, INDEX_EDGE_INHERITS, INDEX_EDGE_IMPORTS, INDEX_EDGE_CONTAINS, INDEX_EDGE_KINDS };

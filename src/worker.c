@@ -242,11 +242,13 @@ static void *worker_main(void *arg)
     char err[512] = "";
     int opened = 1;
     if (w->cfg.hooks.open &&
-        w->cfg.hooks.open(w->cfg.hooks.ctx, w->ev, &w->cancel, &w->cfg.policy, &w->cfg.executor,
-                          &w->cfg.curator, err, sizeof err) != 0) {
+        w->cfg.hooks.open(w->cfg.hooks.ctx, w->ev, &w->cancel, &w->cfg.search, &w->cfg.policy,
+                          &w->cfg.executor, &w->cfg.curator, err, sizeof err) != 0) {
         opened = 0;
         post_state(w, EVQ_STATE_ERROR, err);
     }
+    w->cfg.search.on_event = on_search_event;
+    w->cfg.search.event_ctx = w;
     w->paused = w->cfg.start_paused;
     if (opened && w->question) start_search(w, w->question);
     else if (opened) post_state(w, EVQ_STATE_IDLE, NULL);

@@ -36,13 +36,14 @@ struct worker_hooks {
     void *ctx;
     /* In the worker thread: open per-thread resources (and index, posting
      * EVQ_STATE indexing progress to events if it likes), then fill the
-     * policy, executor and curator (their ctx pointers stay the hook's).
+     * policy, executor and curator (their ctx pointers stay the hook's) and
+     * adjust the search settings (its on_event and event_ctx are kept).
      * cancel becomes 1 when the worker is being stopped: LLM clients should
      * check it (e.g. from curl's progress callback) to abort a request in
      * flight. NULL open: the ones in worker_config are used. */
-    int (*open)(void *ctx, struct evq *events, const atomic_int *cancel, struct policy *policy,
-                struct policy_executor *executor, struct policy_curator *curator, char *err,
-                size_t errlen);
+    int (*open)(void *ctx, struct evq *events, const atomic_int *cancel, struct search_config *search,
+                struct policy *policy, struct policy_executor *executor, struct policy_curator *curator,
+                char *err, size_t errlen);
     void (*close)(void *ctx);   /* in the worker thread at exit; may be NULL */
 };
 

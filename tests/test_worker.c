@@ -103,10 +103,11 @@ struct hooks {
     const atomic_int *cancel;
 };
 
-static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct policy *p,
+static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct search_config *sc, struct policy *p,
                      struct policy_executor *ex, struct policy_curator *cu, char *err, size_t errlen)
 {
     struct hooks *h = ctx;
+    (void)sc;
     h->cancel = cancel;
     evq_post_state(events, EVQ_STATE_INDEXING, 3, 3, "index ready");
     sigset_t cur;
