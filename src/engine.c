@@ -368,7 +368,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         tc.repo = e->sh->repo_abs;
         tc.index_path = e->sh->index_path;
         tc.mode = "mcts";
-        tc.policy = engine_policy_name(e->sh);
+        transcript_config_resolve(&tc, &e->sh->cfg);
         tc.iterations = sc.iterations;
         tc.max_expand = sc.max_expand;
         tc.parallel = sc.parallel > 1 ? sc.parallel : 1;
@@ -380,6 +380,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         tc.no_evaluation = sc.no_evaluation;
         tc.no_semantic = o->no_semantic;
         cJSON *cj = transcript_config_json(&tc);
+        transcript_stamp_created(cj);
         /* the question's model ledger travels with the run's settings */
         if (r->usage) cJSON_AddItemToObject(cj, "usage", cJSON_Duplicate(r->usage, 1));
         char err[512];

@@ -33,7 +33,7 @@ static const char *const state_names[] = {
 static const char *const cmd_names[] = {
     [CMD_PAUSE] = "pause",   [CMD_RESUME] = "resume", [CMD_STEP] = "step",
     [CMD_PRUNE] = "prune",   [CMD_EXPAND] = "expand", [CMD_FINISH] = "finish",
-    [CMD_NEW_QUESTION] = "new-question", [CMD_QUIT] = "quit",
+    [CMD_NEW_QUESTION] = "new-question", [CMD_QUIT] = "quit", [CMD_EXPORT] = "export",
 };
 
 const char *evq_kind_name(enum evq_kind k)

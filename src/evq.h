@@ -106,6 +106,8 @@ enum cmdq_kind {
     CMD_FINISH,         /* stop and answer now */
     CMD_NEW_QUESTION,   /* text */
     CMD_QUIT,
+    CMD_EXPORT,         /* text: a directory; the worker writes the transcript of its
+                           search as it stands (-export suffix) and logs where */
 };
 
 const char *cmdq_kind_name(enum cmdq_kind k);

@@ -3,6 +3,7 @@
  * loading a JSON transcript back into a tree. See transcript.h.
  */
 #include "transcript.h"
+#include "config.h"
 #include "opts.h"
 #include "url.h"
 #include "util.h"
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- credential filtering ---- */
@@ -123,6 +125,33 @@ void transcript_config_from_opts(struct transcript_config *c, const struct drqa_
     c->no_perception = o->no_perception;
     c->no_evaluation = o->no_evaluation;
     c->no_semantic = o->no_semantic;
+}
+
+void transcript_config_resolve(struct transcript_config *c, const struct drqa_config *cfg)
+{
+    c->policy = cfg->policy == POLICY_LLM ? "llm" : "offline";
+    if (cfg->policy == POLICY_LLM) {
+        c->provider = config_provider_name(cfg->provider);
+        c->model = cfg->model;
+        c->api_base = cfg->api_base;
+    } else {
+        c->provider = c->model = c->api_base = NULL;
+    }
+    c->embed_base = cfg->embed_base;
+    c->embed_model = cfg->embed_model;
+}
+
+void transcript_stamp_created(cJSON *config)
+{
+    if (!config) return;
+    const cJSON *had = cJSON_GetObjectItemCaseSensitive(config, "created");
+    if (cJSON_IsString(had)) return;
+    char stamp[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cJSON_DeleteItemFromObjectCaseSensitive(config, "created");
+    cJSON_AddStringToObject(config, "created", stamp);
 }
 
 cJSON *transcript_config_json(const struct transcript_config *c)
@@ -385,7 +414,11 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
     buf_printf(&b, "## Search\n\n%d iterations, %d nodes, stopped by %s; tokens %lld in, %lld out.\n",
                t->iterations, t->n, t->stop_reason ? t->stop_reason : "(still running)",
                t->tokens_in, t->tokens_out);
-    return buf_take(&b);
+    /* model and repository text may hold ESC, OSC or C1 sequences: a
+     * Markdown file is read in terminals too, so they are written visibly */
+    char *raw = buf_take(&b), *safe = text_term_safe(raw);
+    free(raw);
+    return safe;
 }
 
 int transcript_save_markdown(const char *path, const struct mcts_tree *t,

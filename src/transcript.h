@@ -49,6 +49,15 @@ struct drqa_opts;
  * are left NULL. The exploration recorded is the one the search uses. */
 void transcript_config_from_opts(struct transcript_config *c, const struct drqa_opts *o);
 
+struct drqa_config;
+/* Replaces what the command line may leave unsaid with what the run uses:
+ * the policy, and with a model its provider, model, api_base, and the
+ * embedder (strings borrowed from cfg). */
+void transcript_config_resolve(struct transcript_config *c, const struct drqa_config *cfg);
+/* Sets config's "created" to the current UTC time (ISO 8601) when it is
+ * missing or null. */
+void transcript_stamp_created(cJSON *config);
+
 /* The filtered JSON form of a configuration (caller deletes). */
 cJSON *transcript_config_json(const struct transcript_config *c);
 /* 1 when a member name looks like it holds a credential. */
@@ -59,7 +68,9 @@ char *transcript_json(const struct mcts_tree *t, const cJSON *config, const stru
 int transcript_save(const char *path, const struct mcts_tree *t, const cJSON *config,
                     const struct search_answer *a, char *err, size_t errlen);
 
-/* Markdown of the answer and the trajectory it came from (caller frees). */
+/* Markdown of the answer and the trajectory it came from (caller frees);
+ * control characters but newline and tab are written as visible escapes
+ * (text_term_safe). */
 char *transcript_markdown(const struct mcts_tree *t, const struct search_answer *a);
 int transcript_save_markdown(const char *path, const struct mcts_tree *t,
                              const struct search_answer *a, char *err, size_t errlen);

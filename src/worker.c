@@ -27,6 +27,7 @@ struct worker {
 
     /* Thread state: touched only by the worker thread. */
     struct search *s;
+    struct search_answer *answer;     /* of the finished search, while answered */
     int paused, step_pending, answered, quit;
     enum evq_state state;
 };
@@ -144,7 +145,11 @@ static void start_search(struct worker *w, const char *question)
     post_state(w, w->paused ? EVQ_STATE_PAUSED : EVQ_STATE_SEARCHING, NULL);
 }
 
-static void write_transcripts(struct worker *w, const struct search_answer *a)
+/* Writes DIR/drqa-STAMP-HASH{suffix}.json and .md of the search as it stands
+ * (a: its answer, or NULL while it runs). export: one log line naming both
+ * files; else a line per file. */
+static void write_transcripts(struct worker *w, const char *dir, const char *suffix,
+                              const struct search_answer *a, int export)
 {
     const struct mcts_tree *t = search_tree(w->s);
     char stamp[32] = "unknown-time";
@@ -155,14 +160,25 @@ static void write_transcripts(struct worker *w, const struct search_answer *a)
     hash64_hex(hash64(t->question, strlen(t->question)), hex);
     hex[8] = 0;
     char err[512];
+    cJSON *config = w->transcript_config ? cJSON_Duplicate(w->transcript_config, 1) : cJSON_CreateObject();
+    transcript_stamp_created(config);
+    char *paths[2];
+    int bad = 0;
     for (int md = 0; md < 2; md++) {
-        char *path = xasprintf("%s/drqa-%s-%s.%s", w->transcript_dir, stamp, hex, md ? "md" : "json");
-        int rc = md ? transcript_save_markdown(path, t, a, err, sizeof err)
-                    : transcript_save(path, t, w->transcript_config, a, err, sizeof err);
-        if (rc == 0) evq_post_log(w->ev, -1, "transcript written: %s", path);
-        else evq_post_log(w->ev, -1, "%s", err);
-        free(path);
+        paths[md] = xasprintf("%s/drqa-%s-%s%s.%s", dir, stamp, hex, suffix, md ? "md" : "json");
+        int rc = md ? transcript_save_markdown(paths[md], t, a, err, sizeof err)
+                    : transcript_save(paths[md], t, config, a, err, sizeof err);
+        if (rc != 0) {
+            evq_post_log(w->ev, -1, "%s%s", export ? "export failed: " : "", err);
+            bad = 1;
+        } else if (!export) {
+            evq_post_log(w->ev, -1, "transcript written: %s", paths[md]);
+        }
     }
+    if (export && !bad) evq_post_log(w->ev, -1, "exported %s and %s", paths[0], paths[1]);
+    free(paths[0]);
+    free(paths[1]);
+    cJSON_Delete(config);
 }
 
 static void answer(struct worker *w)
@@ -184,8 +200,9 @@ static void answer(struct worker *w)
     if (a->error) evq_post_log(w->ev, -1, "%s", a->error);
     if (a->failure) evq_post_log(w->ev, -1, "%s", a->failure);
     post_tokens(w);
-    if (w->transcript_dir) write_transcripts(w, a);
-    search_answer_free(a);
+    if (w->transcript_dir) write_transcripts(w, w->transcript_dir, "", a, 0);
+    search_answer_free(w->answer);
+    w->answer = a;   /* kept for an export */
     w->answered = 1;
     post_state(w, EVQ_STATE_DONE, search_stop_name(search_stop_reason(w->s)));
 }
@@ -232,6 +249,10 @@ static void handle(struct worker *w, struct cmdq_cmd *c)
         break;
     case CMD_QUIT:
         w->quit = 1;
+        break;
+    case CMD_EXPORT:
+        if (!w->s) evq_post_log(w->ev, -1, "nothing to export yet: ask a question first");
+        else write_transcripts(w, c->text ? c->text : ".", "-export", w->answered ? w->answer : NULL, 1);
         break;
     }
 }
@@ -281,6 +302,8 @@ static void *worker_main(void *arg)
     }
     search_free(w->s);
     w->s = NULL;
+    search_answer_free(w->answer);
+    w->answer = NULL;
     if (opened && w->cfg.hooks.close) w->cfg.hooks.close(w->cfg.hooks.ctx);
     return NULL;
 }

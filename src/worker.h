@@ -17,7 +17,9 @@
  * expands it; resumes a search that stopped on Finish or by the user);
  * commands are read between steps, so with K > 1 they apply between batches;
  * finish (stop and answer now); new question (drops
- * the current search, starts another with the same settings); quit. Every
+ * the current search, starts another with the same settings); export dir
+ * (writes the transcript of the search as it stands, the engine's own tree
+ * with everything it records, refused while no question was asked); quit. Every
  * pause and resume is acknowledged by a state event, and a refused command by
  * a log event naming the reason.
  */

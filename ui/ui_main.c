@@ -351,10 +351,22 @@ static void find(struct ui *ui, int dir)
     ui_message(ui, 1, "no node matches '%s'", ui->find);
 }
 
+/* A live search is exported by the worker, from the engine's own tree (every
+ * fact it records: rationale, timings, UCT history, RNG state); a replay from
+ * the transcript it loaded. */
 static void do_export(struct ui *ui)
 {
     char err[512];
     char *jp, *mp;
+    if (!ui->replay) {
+        if (ui_make_dirs(ui->export_dir, err, sizeof err) != 0) {
+            ui_message(ui, 1, "export failed: %s", err);
+            return;
+        }
+        if (ui->worker) cmdq_push(ui->cmd, CMD_EXPORT, -1, ui->export_dir);
+        else ui_message(ui, 1, "nothing to export: the search did not start");
+        return;
+    }
     if (ui_model_export(&ui->m, ui->export_dir, NULL, &jp, &mp, err, sizeof err) != 0) {
         ui_message(ui, 1, "export failed: %s", err);
         return;
@@ -736,10 +748,10 @@ static int setup_live(struct ui *ui, const struct drqa_opts *o)
         snprintf(ui->policy_line, sizeof ui->policy_line, "offline");
     char describe[512];
     log_msg("%s", config_describe(&cfg, describe, sizeof describe));
-    config_free(&cfg);
     /* The worker writes a transcript when a search ends: make sure it can. */
     if (o->transcript_dir && ui_make_dirs(o->transcript_dir, err, sizeof err) != 0) {
         fprintf(stderr, "drqa-tui: %s\n", err);
+        config_free(&cfg);
         return EXIT_FAIL;
     }
     struct search_config sc;
@@ -747,9 +759,11 @@ static int setup_live(struct ui *ui, const struct drqa_opts *o)
     ui_model_init(&ui->m, o->question, sc.max_expand, sc.exploration, sc.seed, sc.iterations);
     struct transcript_config tc;
     transcript_config_from_opts(&tc, o);
+    transcript_config_resolve(&tc, &cfg);
     tc.repo = ui->repo_abs;
     tc.index_path = ui->index_path;
     ui->m.config = transcript_config_json(&tc);
+    config_free(&cfg);
     return EXIT_OK;
 }
 
