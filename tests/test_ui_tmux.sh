@@ -119,7 +119,7 @@ ok $? "y quits with status 0"
 "$PYTHON3" - "$js" "$T/replay.json" "$IDX" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-d["config"]["index_path"] = sys.argv[3]
+assert d["config"]["index"] == sys.argv[3], d["config"]["index"]   # --replay opens the index it names
 d["nodes"][1]["report"] = "evil \x1b]0;pwned\x07 title \x1b[2J clear \u202e bidi"
 d["answer"]["citations"] = [{"path": "tinyweb/app.py", "start_line": 3, "end_line": 5,
                              "text": "", "label": None, "score": 0, "elided": False}]
@@ -136,7 +136,7 @@ grep -F -q 'evil ^[]0;pwned^G title ^[[2J clear' "$T/screen" && grep -F -q '<U+2
 ok $? "escape sequences in a report are shown as visible text"
 keys Tab Tab Enter
 wait_for 'tinyweb/app.py:3-5'
-ok $? "Enter on a citation opens the file view"
+ok $? "Enter on a citation opens the file view, from the index the transcript records"
 grep -E -q '│ *3 from \.core\.scaffold import' "$T/screen" &&
     grep -E -q '│ *5 from \.sessions\.db import' "$T/screen"
 ok $? "with the cited lines numbered"

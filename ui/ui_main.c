@@ -704,7 +704,10 @@ static int setup_replay(struct ui *ui, const struct drqa_opts *o)
     ui->replay = 1;
     const char *repo = o->repo ? o->repo : json_str(cfg, "repo");
     set_repo_name(ui, repo ? repo : o->replay);
-    const char *ip = o->index_path ? o->index_path : json_str(cfg, "index_path");
+    /* the index the search read, as the transcript records it ("index";
+     * "index_path" in hand-made files) */
+    const char *ip = o->index_path ? o->index_path : json_str(cfg, "index");
+    if (!ip) ip = json_str(cfg, "index_path");
     if (ip) ui->index_path = xstrdup(ip);
     else if (repo) {
         char *abs = realpath(repo, NULL);
