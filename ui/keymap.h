@@ -31,7 +31,7 @@
     K(BOTTOM, "Moving", "G End", "to the last line")                                               \
     K(COLLAPSE, "Moving", "h Left", "collapse the subtree, or go to the parent node")              \
     K(EXPAND, "Moving", "l Right", "expand the collapsed subtree")                                 \
-    K(ACTIVATE, "Moving", "Enter Space", "tree: fold or unfold; answer: open the cited span")     \
+    K(ACTIVATE, "Moving", "Enter Space", "tree: fold or unfold; answer: open the cited span; evidence: open the span in view") \
     K(FOCUS_NEXT, "Moving", "Tab", "focus the next pane (tree, node, evidence, answer)")          \
     K(FOCUS_PREV, "Moving", "BTab", "focus the previous pane")                                    \
     K(BEST, "Moving", "b", "jump to the best node (the end of the current best path)")            \

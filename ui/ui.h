@@ -131,6 +131,9 @@ void ui_dirty_all(struct ui *ui);
 void ui_select(struct ui *ui, int id, int by_user);
 void ui_message(struct ui *ui, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ui_open_citation(struct ui *ui, size_t index);
+/* Opens lines start_line..end_line of the indexed file path in the file view
+ * (a message when the index does not hold it). */
+void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line);
 attr_t ui_attr(const struct ui *ui, enum ui_role r);
 
 /* draw.c: safe drawing helpers */

@@ -243,6 +243,12 @@ void ui_open_citation(struct ui *ui, size_t index)
     const struct search_answer *a = ui->m.answer;
     if (!a || index >= a->cites.n) return;
     const struct evidence_span *c = &a->cites.v[index];
+    ui_open_span(ui, c->path, c->start_line, c->end_line);
+}
+
+void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line)
+{
+    struct { const char *path; int start_line, end_line; } sp = {path, start_line, end_line}, *c = &sp;
     char err[512] = "";
     if (!ui->db && ui->index_path) {
         if (store_open(ui->index_path, 1, &ui->db, NULL, err, sizeof err) != 0) ui->db = NULL;
