@@ -41,7 +41,9 @@ run_ui() {
     shift
     args=""
     for a in "$@"; do args="$args '$a'"; done
-    printf '#!/bin/sh\nenv LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color%s "%s"%s 2>"%s/stderr"\necho "EXIT=$?"\nexec sleep 600\n' \
+    # the shell outlives a C-c sent to the front end (trap ':' leaves the
+    # child's SIGINT at its default) so that its exit status is shown
+    printf '#!/bin/sh\ntrap : INT\nenv LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color%s "%s"%s 2>"%s/stderr"\necho "EXIT=$?"\nexec sleep 600\n' \
         "$envs" "$DRQA" "$args" "$T" >"$T/run.sh"
     # A new session before the old one goes: the server exits with its last.
     old=$S

@@ -32,7 +32,9 @@ static void draw(struct ui *ui, struct pane *p)
         return;
     }
     if (ui->edit == EDIT_CONFIRM_QUIT) {
-        const char *q = "A search is running. Quit? (y/n)";
+        const char *q = ui->m.state == EVQ_STATE_INDEXING
+                            ? "Indexing is under way (quitting keeps the previous index). Quit? (y/n)"
+                            : "A search is running. Quit? (y/n)";
         draw_safe(p->win, 0, 0, p->w, q, strlen(q), ui_attr(ui, R_ERROR));
         return;
     }

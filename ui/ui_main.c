@@ -39,7 +39,7 @@ static volatile sig_atomic_t got_int, got_term;
 static void on_signal(int sig)
 {
     if (sig == SIGINT) got_int = 1;
-    else got_term = 1;
+    else got_term = sig;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -879,11 +879,20 @@ int ui_run(const struct drqa_opts *o)
         struct pollfd pf[2] = {{STDIN_FILENO, POLLIN, 0}, {ui.ev ? evq_wake_fd(ui.ev) : -1, POLLIN, 0}};
         int n = poll(pf, 2, timeout);
         if (n < 0 && errno != EINTR) break;
-        if (got_term) break;
+        if (got_term) {
+            /* SIGTERM or SIGHUP: stop at once, with the shell's status for it */
+            rc = 128 + (got_term == SIGHUP ? SIGHUP : SIGTERM);
+            break;
+        }
         if (got_int) {
+            /* C-c asks as q does while something runs; a second one quits */
             got_int = 0;
-            if (ui.edit == EDIT_CONFIRM_QUIT || !search_running(&ui)) ui.quit = 1;
-            else run_command(&ui, UI_CMD_QUIT);
+            if (ui.edit == EDIT_CONFIRM_QUIT || !search_running(&ui)) {
+                ui.quit = 1;
+                rc = 128 + SIGINT;
+            } else {
+                run_command(&ui, UI_CMD_QUIT);
+            }
         }
         if (pf[1].revents & POLLIN) apply_events(&ui);
         read_keys(&ui);   /* also picks up KEY_RESIZE after SIGWINCH */
@@ -894,11 +903,13 @@ int ui_run(const struct drqa_opts *o)
         }
     }
 out:
+    /* the worker stops first (an index update in flight is cancelled, the
+     * previous index kept), so the screen is never left blank meanwhile */
+    session_stop(&ui);
     if (!isendwin()) {
         curs_set(1);
         endwin();
     }
-    session_stop(&ui);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
