@@ -62,6 +62,10 @@ enum ui_role {
 
 enum ui_edit { EDIT_NONE, EDIT_ASK, EDIT_FIND, EDIT_CONFIRM_QUIT };
 
+/* Key codes defined for the start and end of a bracketed paste. */
+#define UI_KEY_PASTE_BEGIN (KEY_MAX + 1)
+#define UI_KEY_PASTE_END (KEY_MAX + 2)
+
 /* A document of display rows (already safe and wrapped) for the text panes. */
 struct doc_row {
     char *text;            /* safe text */
@@ -91,6 +95,7 @@ struct ui {
     enum ui_edit edit;
     struct buf line;
     size_t line_pos;       /* byte offset of the cursor */
+    int pasting;           /* inside a bracketed paste */
     char *find;            /* the last search text */
     char *msg;             /* the front end's own message; overrides the log line */
     int msg_error;

@@ -36,6 +36,13 @@ static const struct pane_ops *const pane_ops_table[PANE_COUNT] = {
 
 static volatile sig_atomic_t got_int, got_term;
 
+/* Bracketed paste on or off (xterm's mode 2004; terminals without it ignore it). */
+static void paste_mode(int on)
+{
+    fputs(on ? "\033[?2004h" : "\033[?2004l", stdout);
+    fflush(stdout);
+}
+
 static void on_signal(int sig)
 {
     if (sig == SIGINT) got_int = 1;
@@ -550,6 +557,39 @@ static void ui_key_name(int rc, wint_t ch, char *out, size_t n)
     else if (ch < 128) snprintf(out, n, "%c", (char)ch);
 }
 
+/* Inserts the character ch at the line editor's cursor. */
+static void line_insert(struct ui *ui, wint_t ch)
+{
+    struct buf *l = &ui->line;
+    char mb[8];
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    size_t n = wcrtomb(mb, (wchar_t)ch, &st);
+    if (n == (size_t)-1 || l->len + n > 4000) return;
+    buf_add(l, mb, n);
+    memmove(l->data + ui->line_pos + n, l->data + ui->line_pos, l->len - n - ui->line_pos);
+    memcpy(l->data + ui->line_pos, mb, n);
+    ui->line_pos += n;
+}
+
+/* The byte offset of the character after the one at pos. */
+static size_t next_char(const struct buf *l, size_t pos)
+{
+    if (pos >= l->len) return l->len;
+    pos++;
+    while (pos < l->len && (l->data[pos] & 0xc0) == 0x80) pos++;
+    return pos;
+}
+
+/* Removes bytes [a, b) of the line, the cursor at a. */
+static void line_cut(struct ui *ui, size_t a, size_t b)
+{
+    struct buf *l = &ui->line;
+    memmove(l->data + a, l->data + b, l->len - b + 1);
+    l->len -= b - a;
+    ui->line_pos = a;
+}
+
 static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
 {
     struct buf *l = &ui->line;
@@ -600,17 +640,15 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         ui->line_pos = 0;
     } else if (!strcmp(name, "End") || !strcmp(name, "C-e")) {
         ui->line_pos = l->len;
+    } else if (!strcmp(name, "Delete") || !strcmp(name, "C-d")) {
+        line_cut(ui, ui->line_pos, next_char(l, ui->line_pos));
+    } else if (!strcmp(name, "C-w")) {
+        size_t s = ui->line_pos;
+        while (s > 0 && l->data[s - 1] == ' ') s--;
+        while (s > 0 && l->data[s - 1] != ' ') s--;
+        line_cut(ui, s, ui->line_pos);
     } else if (rc == OK && (ch >= 32 && ch != 127)) {
-        char mb[8];
-        mbstate_t st;
-        memset(&st, 0, sizeof st);
-        size_t n = wcrtomb(mb, (wchar_t)ch, &st);
-        if (n == (size_t)-1 || l->len + n > 4000) return;
-        /* insert at the cursor */
-        buf_add(l, mb, n);
-        memmove(l->data + ui->line_pos + n, l->data + ui->line_pos, l->len - n - ui->line_pos);
-        memcpy(l->data + ui->line_pos, mb, n);
-        ui->line_pos += n;
+        line_insert(ui, ch);
     }
     ui_dirty(ui, PANE_INPUT);
 }
@@ -653,6 +691,23 @@ static void read_keys(struct ui *ui)
         }
         if (rc == KEY_CODE_YES && ch == KEY_MOUSE) {
             mouse(ui);
+            continue;
+        }
+        /* bracketed paste: everything up to its end is text for the line
+         * (a paste elsewhere opens the question line), newlines are spaces */
+        if (rc == KEY_CODE_YES && ch == UI_KEY_PASTE_BEGIN) {
+            ui->pasting = 1;
+            if (ui->edit != EDIT_ASK && ui->edit != EDIT_FIND) start_edit(ui, EDIT_ASK, NULL);
+            continue;
+        }
+        if (rc == KEY_CODE_YES && ch == UI_KEY_PASTE_END) {
+            ui->pasting = 0;
+            continue;
+        }
+        if (ui->pasting) {
+            if (rc == OK && (ch == '\n' || ch == '\r' || ch == '\t')) ch = ' ';
+            if (rc == OK && ch >= 32 && ch != 127) line_insert(ui, ch);
+            ui_dirty(ui, PANE_INPUT);
             continue;
         }
         char name[16];
@@ -860,6 +915,10 @@ int ui_run(const struct drqa_opts *o)
     mouseinterval(0);
     init_attrs(&ui);
     curs_set(0);
+    /* bracketed paste: a paste arrives between these two keys */
+    define_key("\033[200~", UI_KEY_PASTE_BEGIN);
+    define_key("\033[201~", UI_KEY_PASTE_END);
+    paste_mode(1);
     ui.layout_stale = 1;
     ui_dirty_all(&ui);
 
@@ -907,6 +966,7 @@ out:
      * previous index kept), so the screen is never left blank meanwhile */
     session_stop(&ui);
     if (!isendwin()) {
+        paste_mode(0);
         curs_set(1);
         endwin();
     }

@@ -1,0 +1,44 @@
+#!/bin/sh
+# test_ui_input.sh: the question line in a real terminal (tmux 100x30, the
+# pyrepo fixture, offline policy). A multi-line bracketed paste is text for
+# the line, its newlines spaces, and runs nothing; a paste while no line is
+# open opens the question line instead of acting as keys; C-w, C-a, C-d,
+# Delete and C-e edit the line.
+set -u
+. "$top_srcdir/tests/ui_tmux.sh"
+FIX="$top_srcdir/tests/fixtures/pyrepo"
+run_ui 100 30 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$T/idx.sqlite" --iterations 4 "$FIX"
+wait_for '^Ask:'
+ok $? "started with a repository only, the question line is open"
+wait_for '\| idle'
+printf 'How are\nURL rules\nregistered? extra' >"$T/paste"
+tm load-buffer -b p "$T/paste"
+tm paste-buffer -p -b p -t "$S"
+wait_for '^Ask: How are URL rules registered\? extra'
+ok $? "a multi-line paste lands on the line with its newlines as spaces"
+grep -q '\| idle' "$T/screen" && ! grep -q 'asking:' "$T/screen"
+ok $? "and nothing was submitted or run"
+keys C-w
+wait_for '^Ask: How are URL rules registered\? *$'
+ok $? "C-w deletes the word before the cursor"
+keys C-a C-d Delete
+wait_for '^Ask: w are URL rules registered\? *$'
+ok $? "C-a goes to the start, C-d and Delete delete the character under the cursor"
+keys C-e BSpace BSpace   # the space C-w left, then the "?"
+wait_for '^Ask: w are URL rules registered *$'
+ok $? "C-e goes to the end"
+keys Escape
+wait_for '^\? help'
+# a paste outside the line: keys such as p, s, f and q must not act
+printf 'pause s f q\nmore' >"$T/paste2"
+tm load-buffer -b p2 "$T/paste2"
+tm paste-buffer -p -b p2 -t "$S"
+wait_for '^Ask: pause s f q more'
+ok $? "a paste outside the line opens the question line with it"
+grep -q '\| idle' "$T/screen" && ! grep -q 'Quit?' "$T/screen"
+ok $? "none of its characters acted as a key"
+keys Escape q
+wait_for '^EXIT=0'
+ok $? "q quits"
+echo "1..$n"
+exit $fail
