@@ -136,6 +136,9 @@ void ui_dirty_all(struct ui *ui);
 void ui_select(struct ui *ui, int id, int by_user);
 void ui_message(struct ui *ui, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ui_open_citation(struct ui *ui, size_t index);
+/* 0 when TERM names a terminal that addresses the cursor, else -1 with a
+ * message saying what to do (termcheck.c). */
+int ui_terminal_usable(char *err, size_t errlen);
 /* Opens lines start_line..end_line of the indexed file path in the file view
  * (a message when the index does not hold it). */
 void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line);

@@ -864,6 +864,11 @@ int ui_run(const struct drqa_opts *o)
                         "for a headless answer\n");
         return EXIT_USAGE;
     }
+    char terr[512];
+    if (ui_terminal_usable(terr, sizeof terr) != 0) {
+        fprintf(stderr, "drqa-tui: %s\n", terr);
+        return EXIT_USAGE;
+    }
     struct ui ui;
     memset(&ui, 0, sizeof ui);
     ui.o = o;
