@@ -223,7 +223,8 @@ static void handle(struct worker *w, struct cmdq_cmd *c)
         break;
     case CMD_STEP:
         w->paused = 1;
-        w->step_pending = 1;
+        w->step_pending = w->s && !search_done(w->s);
+        if (!w->step_pending) evq_post_log(w->ev, -1, "nothing to step: %s", w->s ? "the search is done" : "no question yet");
         break;
     case CMD_PRUNE:
     case CMD_EXPAND:
@@ -283,7 +284,9 @@ static void *worker_main(void *arg)
         }
         if (w->quit) break;
         if (w->s && !search_done(w->s) && (!w->paused || w->step_pending)) {
-            search_step(w->s);
+            /* a step is one iteration, whatever --parallel batches */
+            if (w->step_pending) search_step_parallel(w->s, 1);
+            else search_step(w->s);
             post_tokens(w);
             if (w->step_pending) {
                 w->step_pending = 0;

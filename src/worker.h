@@ -12,8 +12,8 @@
  * after the last. All signals are blocked in the worker thread so that the UI
  * thread alone handles SIGINT, SIGWINCH and friends.
  *
- * Commands: pause; resume; step (one iteration, or one batch of up to K with
- * search.parallel = K > 1, then paused); prune id; expand id (next iteration
+ * Commands: pause; resume; step (one iteration, also with search.parallel =
+ * K > 1, then paused; refused with a log line when there is nothing to step); prune id; expand id (next iteration
  * expands it; resumes a search that stopped on Finish or by the user);
  * commands are read between steps, so with K > 1 they apply between batches;
  * finish (stop and answer now); new question (drops

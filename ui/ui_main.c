@@ -415,6 +415,25 @@ static void start_edit(struct ui *ui, enum ui_edit mode, const char *initial)
     ui_dirty(ui, PANE_INPUT);
 }
 
+/* 1 when a search is under way (searching or paused); else says why `what`
+ * cannot be done now and returns 0. */
+static int search_active(struct ui *ui, const char *what)
+{
+    switch (ui->m.state) {
+    case EVQ_STATE_SEARCHING:
+    case EVQ_STATE_PAUSED: return 1;
+    case EVQ_STATE_IDLE: ui_message(ui, 1, "nothing to %s: ask a question first (a)", what); break;
+    case EVQ_STATE_INDEXING: ui_message(ui, 1, "cannot %s yet: the index is being updated", what); break;
+    case EVQ_STATE_ANSWERING: ui_message(ui, 1, "cannot %s: the search is answering", what); break;
+    case EVQ_STATE_DONE:
+        ui_message(ui, 1, "nothing to %s: the search is done (%s); a asks a new question", what,
+                   ui->m.t->stop_reason ? ui->m.t->stop_reason : "stopped");
+        break;
+    case EVQ_STATE_ERROR: ui_message(ui, 1, "cannot %s: the search could not start", what); break;
+    }
+    return 0;
+}
+
 static void run_command(struct ui *ui, enum ui_cmd cmd)
 {
     struct pane *fp = &ui->panes[ui->focus];
@@ -444,7 +463,7 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         }
         break;
     case UI_CMD_STEP:
-        if (!need_live(ui)) break;
+        if (!need_live(ui) || !search_active(ui, "step")) break;
         cmdq_push(ui->cmd, CMD_STEP, -1, NULL);
         ui_message(ui, 0, "one iteration, then paused");
         break;
@@ -459,7 +478,7 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         ui_message(ui, 0, "asking to expand node %d next", ui->selected);
         break;
     case UI_CMD_FINISH:
-        if (!need_live(ui)) break;
+        if (!need_live(ui) || !search_active(ui, "finish")) break;
         cmdq_push(ui->cmd, CMD_FINISH, -1, NULL);
         ui_message(ui, 0, "finishing: answering from the best path");
         break;
