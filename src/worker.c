@@ -225,6 +225,7 @@ static void handle(struct worker *w, struct cmdq_cmd *c)
         w->paused = 1;
         w->step_pending = w->s && !search_done(w->s);
         if (!w->step_pending) evq_post_log(w->ev, -1, "nothing to step: %s", w->s ? "the search is done" : "no question yet");
+        else post_state(w, EVQ_STATE_SEARCHING, NULL);   /* paused again when the iteration is done */
         break;
     case CMD_PRUNE:
     case CMD_EXPAND:

@@ -2,6 +2,8 @@
 # test_ui_term.sh: a terminal that cannot address the cursor is refused (in
 # tmux, so stdin and stdout are terminals): TERM=dumb and an empty TERM each
 # exit 2 with a message saying what to do, instead of drawing on one line.
+# Below 60x16 the screen says the terminal is too small instead of drawing
+# columns without ids, and the panes come back when it grows.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -20,5 +22,15 @@ wait_for '^EXIT=2'
 ok $? "an unknown TERM exits 2"
 grep -q "not in the terminfo database" "$T/stderr"
 ok $? "and says so"
+run_ui 40 12 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$T/idx.sqlite" "$FIX" "How are URL rules registered?"
+wait_for 'terminal too small \(40x12\):' && grep -q '^drqa-tui needs at least 60x16' "$T/screen"
+ok $? "at 40x12 the screen says the terminal is too small"
+! grep -q 'Tree' "$T/screen"
+ok $? "and draws no pane"
+resize 100 30
+wait_for '^ Tree .* N +Q +UCT st'
+ok $? "at 100x30 the panes come back"
+keys q y
+wait_for '^EXIT=0'
 echo "1..$n"
 exit $fail

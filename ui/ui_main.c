@@ -205,8 +205,27 @@ static void layout(struct ui *ui)
     ui->layout_stale = 0;
 }
 
+/* Below this size the panes cannot show their columns and ids. */
+#define UI_MIN_COLS 60
+#define UI_MIN_LINES 16
+
 static void draw(struct ui *ui)
 {
+    if (COLS < UI_MIN_COLS || LINES < UI_MIN_LINES) {
+        /* a notice instead of panes too narrow to read; the panes come
+         * back, redrawn whole, once the terminal is large enough again */
+        erase();
+        char a[64], b[64];
+        snprintf(a, sizeof a, "terminal too small (%dx%d):", COLS, LINES);
+        snprintf(b, sizeof b, "drqa-tui needs at least %dx%d", UI_MIN_COLS, UI_MIN_LINES);
+        mvaddnstr(0, 0, a, COLS);
+        if (LINES > 1) mvaddnstr(1, 0, b, COLS);
+        curs_set(0);
+        refresh();
+        ui->layout_stale = 1;
+        ui_dirty_all(ui);
+        return;
+    }
     if (ui->layout_stale) layout(ui);
     for (int i = 0; i < PANE_COUNT; i++) {
         struct pane *p = &ui->panes[i];
