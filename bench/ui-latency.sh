@@ -10,7 +10,9 @@
 # the polling is part of both figures, so read the ratio.
 #
 # usage: bench/ui-latency.sh [BUILD_DIR]   (default: the current directory)
-# env:   SAMPLES (default 60), DELAY_MS (default 150)
+# env:   SAMPLES (default 60), DELAY_MS (default 150), REPO (the repository
+#        searched; default a copy of the pyrepo fixture; e.g.
+#        REPO=/usr/lib/python3/dist-packages/django)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-.}
@@ -31,8 +33,14 @@ trap cleanup EXIT
 export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data"
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 mkdir -p "$HOME"
-cp -R "$here/tests/fixtures/pyrepo" "$T/repo"
-"$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$T/repo" >/dev/null
+if [ -n "${REPO:-}" ]; then
+    repo=$(cd "$REPO" && pwd)
+else
+    cp -R "$here/tests/fixtures/pyrepo" "$T/repo"
+    repo=$T/repo
+fi
+"$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$repo" >/dev/null
+echo "repository: $repo"
 d=${DELAY_MS:-150}
 cat >"$T/script.json" <<JSON
 {"rules": [
@@ -51,7 +59,7 @@ port=$(cat "$T/port")
 tmux -L "$SOCK" -f /dev/null new-session -d -s b -x 80 -y 24 \
     "env LANG=C.UTF-8 DRQA_TUI_START_PAUSED=1 DRQA_API_KEY=sk-bench '$DRQA' --policy llm \
      --api-base http://127.0.0.1:$port/v1 --model fake-model --iterations 10000 --max-expand 20 \
-     --index '$T/idx.sqlite' '$T/repo' 'How are requests dispatched?'; sleep 600"
+     --index '$T/idx.sqlite' '$repo' 'How are requests dispatched?'; sleep 600"
 "$PYTHON3" - "$SOCK" "${SAMPLES:-60}" <<'PY'
 import subprocess, sys, time
 sock, samples = sys.argv[1], int(sys.argv[2])
