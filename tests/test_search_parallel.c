@@ -469,7 +469,7 @@ int main(void)
         for (int r = 0; r < 5; r++) free(runs[r]);
     }
 
-    /* --- the worker steps one batch at a time --- */
+    /* --- under K = 3 the worker still steps one iteration at a time --- */
     {
         struct evq *ev = evq_new(err, sizeof err);
         struct cmdq *cmd = cmdq_new();
@@ -489,18 +489,18 @@ int main(void)
         ok(wait_for(ev, &sn, 0, EVQ_STATE_PAUSED), "started paused");
         cmdq_push(cmd, CMD_STEP, -1, NULL);
         sn.state = EVQ_STATE_IDLE;
-        ok(wait_for(ev, &sn, 3, EVQ_STATE_PAUSED), "step: root visits 3, paused again");
-        is_int(sn.added, 3, "one step ran one batch of 3");
+        ok(wait_for(ev, &sn, 1, EVQ_STATE_PAUSED), "step: root visits 1, paused again");
+        is_int(sn.added, 1, "one step ran one iteration, not a batch of 3");
         cmdq_push(cmd, CMD_PRUNE, 1, NULL);
         cmdq_push(cmd, CMD_STEP, -1, NULL);
         sn.state = EVQ_STATE_IDLE;
-        ok(wait_for(ev, &sn, 6, EVQ_STATE_PAUSED), "prune, then another step");
-        is_int(sn.added, 6, "another batch of 3");
+        ok(wait_for(ev, &sn, 2, EVQ_STATE_PAUSED), "prune, then another step");
+        is_int(sn.added, 2, "another single iteration");
         cmdq_push(cmd, CMD_FINISH, -1, NULL);
         ok(wait_for(ev, &sn, -1, EVQ_STATE_DONE), "finish answers");
-        is_int(sn.added, 6, "no batch ran after finish");
+        is_int(sn.added, 2, "nothing ran after finish");
         worker_free(w);
-        is_int(t.calls_perceive, 6, "the policy saw exactly the two batches");
+        is_int(t.calls_perceive, 2, "the policy saw exactly the two steps");
         evq_free(ev);
         cmdq_free(cmd);
     }
