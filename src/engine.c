@@ -88,7 +88,8 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
     sh->cancel = hooks->cancel;
     sh->usage = hooks->usage ? hooks->usage : &sh->run_usage;
     struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
-                               .max_file_size_given = o->max_file_size_given, .progress = hooks->progress,
+                               .max_file_size_given = o->max_file_size_given, .check = o->check,
+                               .verify = o->verify, .progress = hooks->progress,
                                .progress_ctx = hooks->progress_ctx, .cancel = hooks->cancel};
     llm_usage_init(&sh->run_usage);
     if (engine_parse_mode(o->mode, &sh->mode)) {

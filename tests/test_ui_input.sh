@@ -3,14 +3,22 @@
 # pyrepo fixture, offline policy). A multi-line bracketed paste is text for
 # the line, its newlines spaces, and runs nothing; a paste while no line is
 # open opens the question line instead of acting as keys; C-w, C-a, C-d,
-# Delete and C-e edit the line.
+# Delete and C-e edit the line. The empty question line says what it is for,
+# and F1 opens the help from it.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
 run_ui 100 30 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$T/idx.sqlite" --iterations 4 "$FIX"
-wait_for '^Ask:'
-ok $? "started with a repository only, the question line is open"
+wait_for '^Ask: +a question about pyrepo, then Enter \(Esc: the keys, F1: help\)'
+ok $? "started with a repository only, the question line is open with a hint"
 wait_for '\| idle'
+keys F1
+wait_for 'Help: drqa-tui keys'
+ok $? "F1 opens the help while the line is open"
+keys Escape
+wait_for '^Ask: +a question about pyrepo'
+ok $? "Esc closes the help and the question line is still open"
+
 printf 'How are\nURL rules\nregistered? extra' >"$T/paste"
 tm load-buffer -b p "$T/paste"
 tm paste-buffer -p -b p -t "$S"

@@ -25,6 +25,13 @@ static void draw(struct ui *ui, struct pane *p)
             while (skip < b.len && (b.data[skip] & 0xc0) == 0x80) skip++;
         }
         draw_safe(p->win, 0, x, room, buf_str(&b) + skip, b.len - skip, ui_attr(ui, R_NORMAL));
+        if (ui->edit == EDIT_ASK && ui->line.len == 0) {
+            /* first contact: say what the line is for */
+            char *hint = xasprintf("a question about %s, then Enter (Esc: the keys, F1: help)",
+                                   ui->repo_name ? ui->repo_name : "the repository");
+            draw_text(ui, p->win, 0, x + 1, p->w - x - 1, hint, R_DIM);
+            free(hint);
+        }
         int cx = x + cw - text_width(buf_str(&b), skip);
         wmove(p->win, 0, cx < p->w ? cx : p->w - 1);
         buf_free(&b);

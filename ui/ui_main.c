@@ -757,8 +757,8 @@ static void read_keys(struct ui *ui)
             ui_dirty(ui, PANE_INPUT);
             continue;
         }
-        if (ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) {
-            edit_key(ui, rc, ch, name);
+        if ((ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) && !ui->help_open && strcmp(name, "F1") != 0) {
+            edit_key(ui, rc, ch, name);   /* F1 opens the help even here; '?' is text */
             continue;
         }
         enum ui_cmd cmd = keymap_lookup(name);
