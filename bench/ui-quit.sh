@@ -46,7 +46,10 @@ out = []
 for r in range(runs):
     tm("new-session", "-d", "-s", "q%d" % r, "-x", "100", "-y", "30",
        "exec env LANG=C.UTF-8 '%s' --policy offline --index '%s/idx.sqlite' '%s/repo' 'Where is it?' 2>>'%s/err'" % (drqa, T, T, T))
-    panes = tm("list-panes", "-t", "q%d" % r, "-F", "#{pane_pid}").strip()
+    panes, t0 = "", time.monotonic()
+    while not panes and time.monotonic() - t0 < 5:   # the session appears shortly after new-session
+        panes = tm("list-panes", "-t", "q%d" % r, "-F", "#{pane_pid}").strip()
+        time.sleep(0.01)
     if not panes: raise SystemExit("drqa-tui did not start: " + open(T + "/err").read())
     pid = int(panes)
     t0 = time.monotonic()
