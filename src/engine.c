@@ -108,7 +108,8 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
          * read every page) is kept aside and rebuilt once, then read again. */
         if (store_quick_check(sh->index_path, NULL, 0)) goto fail;
         struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
-                                   .max_file_size_given = o->max_file_size_given, .check = 1};
+                                   .max_file_size_given = o->max_file_size_given, .check = 1,
+                                   .no_ignore = o->no_ignore};
         free(sh->repo_abs);
         free(sh->index_path);
         sh->repo_abs = sh->index_path = NULL;

@@ -963,8 +963,22 @@ reopen:
         snprintf(err, errlen, "cannot read the repository directory '%s': %s", root, strerror(errno));
         goto out;
     }
-    if (scan_repo(root, max, &dirs, &sr, err, errlen)) goto out;
+    struct scan_options so = {.max_file_size = max, .no_ignore = opt->no_ignore};
+    if (scan_repo(root, &so, &dirs, &sr, err, errlen)) goto out;
     S->dirs_listed = dirs.listed;
+    S->used_git = sr.used_git;
+    {
+        size_t o = 0;
+        for (size_t i = 0; i < sr.nrules; i++) {
+            int k = snprintf(S->ignored + o, sizeof S->ignored - o, "%ld\t%s\n", sr.rules[i].paths, sr.rules[i].rule);
+            if (k < 0 || (size_t)k >= sizeof S->ignored - o) {
+                S->ignored[o] = 0;
+                S->ignored_more = (long)(sr.nrules - i);
+                break;
+            }
+            o += (size_t)k;
+        }
+    }
     S->dirs_cached = dirs.cached;
     size_t dirs_changes = scan_dirs_changes(&dirs) + (size_t)dirs_reset;
     int64_t t_scan = now_ms();
@@ -1370,7 +1384,7 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
     char *ipath = o->index_path ? xstrdup(o->index_path) : store_default_path(root);
     struct index_options opt = {.threads = o->threads, .max_file_size = o->max_file_size,
                                 .max_file_size_given = o->max_file_size_given, .check = o->check,
-                                .verify = o->verify};
+                                .verify = o->verify, .no_ignore = o->no_ignore};
     if (opt_in) opt = *opt_in;
     struct index_stats local;
     if (!stats) stats = &local;

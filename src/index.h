@@ -25,6 +25,7 @@ struct index_options {
     int max_file_size_given;
     int check;                   /* PRAGMA quick_check the index first; rebuild it when damaged */
     int verify;                  /* hash every file, not only those whose stat moved */
+    int no_ignore;               /* list everything but version-control metadata (scan_options) */
     /* Called on the calling thread after each changed file is written
      * (done of total) and once more at the end; may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
@@ -52,6 +53,10 @@ struct index_stats {
     char aside[4096];            /* where the damaged file now is */
     long verified, differed;     /* --verify: files hashed, and those whose content had changed */
     long dirs_listed, dirs_cached;   /* directories read, and taken from their kept listing (walk only) */
+    int used_git;                /* git listed the files (else a walk) */
+    /* the rules that left paths out of the listing: lines 'count<TAB>rule', by rule */
+    char ignored[8192];
+    long ignored_more;           /* rules that did not fit in ignored */
     /* the whole index after the update */
     long files, skipped;
     long classes, functions, methods, variables, imports, calls;

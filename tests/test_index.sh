@@ -243,8 +243,16 @@ ln -s b_loop.py "$P/tinyweb/a_loop.py"
 echo 'SECRET = 1' >"$T/outside_target.py"
 ln -s "$T/outside_target.py" "$P/tinyweb/outside.py"
 ln -s tinyweb/core "$P/corelink"
-for d in build dist node_modules .tox .venv venv __pycache__ .git pkg.egg-info .mypy_cache; do
+# left out by what they hold or by their name alone when that is certain
+for d in node_modules .tox .venv venv __pycache__ .git pkg.egg-info .mypy_cache; do
     mkdir -p "$P/$d" && echo 'HIDDEN = 1' >"$P/$d/hidden.py"
+done
+echo '{}' >"$P/package.json"
+touch "$P/.venv/pyvenv.cfg" "$P/pkg.egg-info/PKG-INFO" "$P/.mypy_cache/CACHEDIR.TAG"
+mkdir -p "$P/venv/bin" && touch "$P/venv/bin/activate"
+# a common name alone is no evidence: build/ and dist/ may be packages
+for d in build dist; do
+    mkdir -p "$P/$d" && echo 'SHOWN = 1' >"$P/$d/shown.py"
 done
 mkdir -p "$P/myenv" && touch "$P/myenv/pyvenv.cfg" && echo 'HIDDEN = 1' >"$P/myenv/hidden.py"
 echo 'x = 1' >"$P/tinyweb/unreadable.py"
@@ -270,7 +278,7 @@ $RUNAS "$DRQA" --json --no-progress --index "$PI" --index-only "$P" >"$T/out.jso
 ok $? "indexing a tree with problem files succeeds"
 NSKIP=8
 [ -n "$UNREADABLE" ] || NSKIP=7
-is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.skipped)" "15 $NSKIP" "15 files indexed, the problem files skipped"
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.skipped)" "17 $NSKIP" "17 files indexed, the problem files skipped"
 is "$($PYTHON3 -c 'import json, sys
 for s in json.load(open(sys.argv[1]))["skipped"]: print("%s: %s" % (s["path"], s["reason"]))' "$T/out.json")" \
 "big.py: too large (1200000 bytes > 1048576)
@@ -285,7 +293,9 @@ ${UNREADABLE%
 is "$(jget "$T/out.json" decode_errors.files) $(jget "$T/out.json" decode_errors.bytes)" "1 3" "invalid UTF-8 bytes are counted"
 is "$(q "$PI" "SELECT decode_errors || '|' || (instr(text, char(65533)) > 0) FROM files WHERE path = 'tinyweb/badutf8.py'")" "3|1" \
    "invalid bytes are stored as U+FFFD"
-is "$(q "$PI" "SELECT count(*) FROM files WHERE text LIKE '%HIDDEN%'")" "0" "build, caches, virtualenvs and VCS directories are not walked"
+is "$(q "$PI" "SELECT count(*) FROM files WHERE text LIKE '%HIDDEN%'")" "0" "caches, virtualenvs, node_modules and VCS directories are not walked"
+is "$(q "$PI" "SELECT group_concat(path, ' ') FROM (SELECT path FROM files WHERE text LIKE '%SHOWN%' ORDER BY path)")" \
+   "build/shown.py dist/shown.py" "directories named build and dist are walked"
 "$DRQA" --no-progress --index "$PI" --index-only "$P" >"$T/out.txt" 2>&1
 grep -q '^  tinyweb/outside.py: symlink outside the repository$' "$T/out.txt"
 ok $? "the text report lists each skipped path"
@@ -398,6 +408,7 @@ same_as_fresh "with a virtualenv found through a kept listing the index equals a
 # a symlinked directory is walked under the link's path, its listing kept under that path
 mkdir -p "$W/build/gen"
 echo 'GEN = 1' >"$W/build/gen/g.py"
+printf '/build/\n' >"$W/.ignore"
 ln -s build/gen "$W/genlink"
 ln -s ../tinyweb "$W/tinyweb/loop"
 old_dirs . build build/gen tinyweb
