@@ -1185,6 +1185,13 @@ int scan_explain(const char *root_abs, const struct scan_options *so, const char
             comp = slash + 1;
         }
         free(tmp);
+        const struct ignore_file *f;
+        const struct ignore_rule *r = !why && *rel ? ignore_decide(s.stack, s.nstack, rel, is_dir, &f) : NULL;
+        if (r && r->negate) {
+            char *d = ignore_rule_describe(f, r);
+            buf_printf(out, "rule      re-included by %s\n", d);
+            free(d);
+        }
     }
     if (why) {
         buf_printf(out, "verdict   not indexed: left out by %s\n", why);
