@@ -67,6 +67,13 @@ static void print_json(const struct index_stats *s, const char *repo, const char
         cJSON_AddNumberToObject(k, "unresolved", (double)s->edges_unresolved[i]);
     }
     cJSON_AddStringToObject(o, "listing", s->used_git ? "git" : "walk");
+    if (s->commit[0]) {
+        cJSON_AddStringToObject(o, "commit", s->commit);
+        cJSON_AddBoolToObject(o, "dirty", s->dirty);
+    } else {
+        cJSON_AddNullToObject(o, "commit");
+        cJSON_AddNullToObject(o, "dirty");
+    }
     cJSON *ig = cJSON_AddArrayToObject(o, "ignored");   /* the rules that left paths out, with counts */
     for (const char *l = s->ignored; *l;) {
         const char *tab = strchr(l, '\t'), *nl = strchr(l, '\n');
@@ -134,6 +141,7 @@ static void print_text(const struct index_stats *s, const char *repo, const char
                s->edges_unresolved[i]);
     printf("listing      %s\n", s->used_git ? "git ls-files --cached --others --exclude-standard, then .drqaignore"
                                                : "a walk of the directory tree");
+    if (s->commit[0]) printf("commit       %s%s\n", s->commit, s->dirty ? " (dirty: the files differ from it)" : "");
     for (const char *l = s->ignored; *l;) {
         const char *tab = strchr(l, '\t'), *nl = strchr(l, '\n');
         if (!tab || !nl) break;

@@ -355,6 +355,8 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         tc.no_perception = sc.no_perception;
         tc.no_evaluation = sc.no_evaluation;
         tc.no_semantic = o->no_semantic;
+        tc.commit = r->commit;
+        tc.dirty = r->dirty;
         cJSON *cj = transcript_config_json(&tc);
         /* the question's model ledger travels with the run's settings */
         if (r->usage) cJSON_AddItemToObject(cj, "usage", cJSON_Duplicate(r->usage, 1));
@@ -452,6 +454,7 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     r->policy = engine_policy_name(e->sh);
     const char *slash = strrchr(e->sh->repo_abs, '/');
     r->repo_name = slash && slash[1] ? slash + 1 : e->sh->repo_abs;
+    index_provenance(e->db, r->commit, &r->dirty);
     char err[1024] = "";
     struct qparse q;
     if (qparse_question(r->question, &q, err, sizeof err)) {
@@ -546,6 +549,13 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     else cJSON_AddNullToObject(o, "stop_reason");
     cJSON_AddNumberToObject(o, "fallback_steps", r->fallback_steps);
     cJSON_AddNumberToObject(o, "failed_steps", r->failed_steps);
+    if (r->commit[0]) {
+        cJSON_AddStringToObject(o, "commit", r->commit);
+        cJSON_AddBoolToObject(o, "dirty", r->dirty);
+    } else {
+        cJSON_AddNullToObject(o, "commit");
+        cJSON_AddNullToObject(o, "dirty");
+    }
     if (r->error) cJSON_AddStringToObject(o, "error", r->error);
     else cJSON_AddNullToObject(o, "error");
     return o;

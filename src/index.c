@@ -791,6 +791,23 @@ static void remove_db_side_files(const char *path)
     }
 }
 
+/* HEAD's commit and the dirty flag (index_provenance reads them). */
+static int write_provenance(sqlite3 *db, const struct index_stats *S)
+{
+    return store_meta_set(db, "commit", S->commit) ||
+           store_meta_set(db, "dirty", S->commit[0] ? (S->dirty ? "1" : "0") : "");
+}
+
+int index_provenance(sqlite3 *db, char commit[41], int *dirty)
+{
+    char *c = store_meta_get(db, "commit"), *d = store_meta_get(db, "dirty");
+    snprintf(commit, 41, "%s", c ? c : "");
+    *dirty = d && strcmp(d, "1") == 0;
+    free(c);
+    free(d);
+    return commit[0] != 0;
+}
+
 static void set_meta(sqlite3 *db, const char *root)
 {
     char when[64];
@@ -967,6 +984,13 @@ reopen:
     if (scan_repo(root, &so, &dirs, &sr, err, errlen)) goto out;
     S->dirs_listed = dirs.listed;
     S->used_git = sr.used_git;
+    scan_git_provenance(root, S->commit, &S->dirty);
+    int prov_moved = 1;   /* the recorded provenance is not this one */
+    if (!fresh) {
+        char pc[41];
+        int pd, had = index_provenance(db, pc, &pd);
+        prov_moved = had != (S->commit[0] != 0) || strcmp(pc, S->commit) != 0 || pd != S->dirty;
+    }
     {
         size_t o = 0;
         for (size_t i = 0; i < sr.nrules; i++) {
@@ -1023,9 +1047,10 @@ reopen:
              * for a non-source file added to it): a small transaction. Should
              * it fail, the listings are read again next time. */
             char e2[512];
-            if (dirs_changes && (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
-                                 write_dirs(db, &dirs, dirs_reset, e2, sizeof e2) ||
-                                 store_exec(db, "COMMIT", e2, sizeof e2))) {
+            if ((dirs_changes || prov_moved) &&
+                (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
+                 (dirs_changes && write_dirs(db, &dirs, dirs_reset, e2, sizeof e2)) ||
+                 (prov_moved && write_provenance(db, S)) || store_exec(db, "COMMIT", e2, sizeof e2))) {
                 sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
                 log_msg("index %s: cannot keep directory listings: %s", root, e2);
             }
@@ -1149,8 +1174,12 @@ reopen:
         int ok = summary_parse(v, S) == 0;
         free(v);
         if (ok) {
-            /* the directory listings written above are kept */
-            if (store_exec(db, dirs_changes ? "COMMIT" : "ROLLBACK", err, errlen)) goto out;
+            /* the directory listings written above are kept, and a new provenance */
+            if (prov_moved && write_provenance(db, S)) {
+                snprintf(err, errlen, "cannot update the index '%s': %s", index_path, sqlite3_errmsg(db));
+                goto out;
+            }
+            if (store_exec(db, dirs_changes || prov_moved ? "COMMIT" : "ROLLBACK", err, errlen)) goto out;
             in_txn = 0;
             rc = 0;
             goto out;
@@ -1178,6 +1207,7 @@ reopen:
     if (index_ddl.len && store_exec(db, index_ddl.data, err, errlen)) goto out;
     int64_t t_ddl = now_ms();
     set_meta(db, root);
+    write_provenance(db, S);
     char maxs[32];
     snprintf(maxs, sizeof maxs, "%lld", max);
     store_meta_set(db, "max_file_size", maxs);

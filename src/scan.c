@@ -505,6 +505,30 @@ static char *path_ignored_by(struct ignore_file *const *files, size_t n, const c
     return ignored_by(files, n, rel, is_dir);
 }
 
+int scan_git_provenance(const char *root_abs, char commit[41], int *dirty)
+{
+    commit[0] = 0;
+    *dirty = 0;
+    if (!in_git_work_tree(root_abs)) return -1;
+    char *rp[] = {"git", "-C", (char *)root_abs, "rev-parse", "--verify", "-q", "HEAD", NULL};
+    size_t n = 0;
+    char *o = git_run(rp, &n);
+    if (!o) return -1;
+    int ok = n >= 40 && strspn(o, "0123456789abcdef") == 40;
+    if (ok) {
+        memcpy(commit, o, 40);
+        commit[40] = 0;
+    }
+    free(o);
+    if (!ok) return -1;
+    char *st[] = {"git", "-C", (char *)root_abs, "status", "--porcelain", "-z", "--untracked-files=normal", "--", ".",
+                  NULL};
+    o = git_run(st, &n);
+    *dirty = !o || n > 0;   /* a status git cannot give is not claimed clean */
+    free(o);
+    return 0;
+}
+
 /* ---- walk ----------------------------------------------------------------- */
 
 char *scan_dirs_stamp(void)

@@ -110,6 +110,12 @@ char *scan_dirs_stamp(void);
 int scan_repo(const char *root_abs, const struct scan_options *so, struct scan_dirs *dirs, struct scan_result *out,
               char *err, size_t errlen);
 
+/* Provenance: HEAD's commit of the git work tree holding root_abs (40 hex
+ * digits into commit) and *dirty, 1 when the files beneath root_abs differ
+ * from it (a tracked file changed, or an untracked file git does not ignore).
+ * Returns 0, or -1 when root_abs is not in a git work tree with a commit. */
+int scan_git_provenance(const char *root_abs, char commit[41], int *dirty);
+
 /* Says why path (relative to the root, or absolute beneath it) is or is not
  * listed by scan_repo with so: the rule, its file and line. Appends lines
  * to out. Returns 0, or -1 with a message when the path is not beneath the root. */

@@ -97,6 +97,7 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     io.threads = s->o.threads;
     io.max_file_size = s->o.max_file_size;
     io.max_file_size_given = s->o.max_file_size_given;
+    io.no_ignore = s->o.no_ignore;
     io.progress = on_progress;
     io.progress_ctx = s;
     if (index_ensure_ex(&s->o, &io, NULL, &s->db, &s->repo_abs, NULL, err, errlen) != 0) goto fail;
