@@ -231,6 +231,19 @@ static void process(struct pool *P, TSParser *parser, const struct lang **cur_la
     free(raw);
     r->nlines = count_lines(r->text, r->textlen);
     const struct lang *lang = j->sf->lang;
+    if (parse_is_text(lang)) {
+        /* no grammar: text chunks, unless the file is minified or generated */
+        char *why = parse_text_generated(r->text, r->textlen);
+        if (why) {
+            r->kind = RES_SKIP;
+            r->reason = why;
+            free(r->text);
+            r->text = NULL;
+            return;
+        }
+        chunk_text(r->text, r->textlen, lang->name, j->sf->path, &r->chunks);
+        return;
+    }
     r->module = lang->module_name ? lang->module_name(j->sf->path) : NULL;
     if (*cur_lang != lang) {
         ts_parser_set_language(parser, lang->language());

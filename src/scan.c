@@ -182,6 +182,10 @@ static void skip_too_large(struct scanner *s, const char *rel, long long size)
 static void consider_file(struct scanner *s, const char *rel, const struct lang *lang, const struct stat *st,
                           int via_link)
 {
+    if (lang->skip) {
+        scan_add_skip(s->r, rel, lang->skip, (long long)st->st_size);
+        return;
+    }
     if (!S_ISREG(st->st_mode)) {
         scan_add_skip(s->r, rel, "not a regular file", -1);
         return;
@@ -531,13 +535,23 @@ int scan_git_provenance(const char *root_abs, char commit[41], int *dirty)
 
 /* ---- walk ----------------------------------------------------------------- */
 
+/* ' .py .pyi ... .txt' and the text kinds' file names: what is listed. */
+static void add_kinds(struct buf *b)
+{
+    for (size_t i = 0; parse_languages[i]; i++)
+        for (const char *const *e = parse_languages[i]->extensions; *e; e++) buf_printf(b, " %s", *e);
+    for (size_t i = 0; parse_text_kinds[i]; i++) {
+        for (const char *const *e = parse_text_kinds[i]->extensions; *e; e++) buf_printf(b, " %s", *e);
+        for (const char *const *e = parse_text_kinds[i]->names; e && *e; e++) buf_printf(b, " %s", *e);
+    }
+}
+
 char *scan_dirs_stamp(void)
 {
     /* '2': the encoding of scan_dir.entries */
     struct buf b = BUF_INIT;
     buf_adds(&b, "2 files");
-    for (size_t i = 0; parse_languages[i]; i++)
-        for (const char *const *e = parse_languages[i]->extensions; *e; e++) buf_printf(&b, " %s", *e);
+    add_kinds(&b);
     buf_adds(&b, "; ignore files");
     for (size_t i = 0; ignore_names[i]; i++) buf_printf(&b, " %s", ignore_names[i]);
     buf_adds(&b, "; markers");
@@ -880,9 +894,9 @@ static void walk(struct scanner *s, int base, const char *rel, size_t baseoff, i
         }
         unsigned char t = type == DT_DIR ? (vcs_dir_name(name) ? 0 : ENT_DIR)
                         : type == DT_LNK ? ENT_LINK
+                        : name_in(name, marker_names) ? ENT_MARK
                         : parse_lang_for_path(name) ? ENT_FILE
-                        : name_in(name, ignore_names) ? ENT_IGNORE
-                        : name_in(name, marker_names) ? ENT_MARK : 0;
+                        : name_in(name, ignore_names) ? ENT_IGNORE : 0;
         if (!t) {
             free(ents[i].name);
             continue;
@@ -1226,15 +1240,16 @@ int scan_explain(const char *root_abs, const struct scan_options *so, const char
     } else {
         const struct lang *lang = parse_lang_for_path(rel);
         if (!lang) {
-            buf_adds(out, "verdict   not indexed: not a kind of file the index reads (extensions:");
-            for (size_t i = 0; parse_languages[i]; i++)
-                for (const char *const *e = parse_languages[i]->extensions; *e; e++) buf_printf(out, " %s", *e);
+            buf_adds(out, "verdict   not indexed: not a kind of file the index reads (extensions and names:");
+            add_kinds(out);
             buf_adds(out, ")\n");
+        } else if (lang->skip) {
+            buf_printf(out, "verdict   not indexed: %s\n", lang->skip);
         } else if (so->max_file_size > 0 && (long long)st.st_size > so->max_file_size) {
             buf_printf(out, "verdict   not indexed: too large (%lld bytes > %lld; see --max-file-size)\n",
                        (long long)st.st_size, so->max_file_size);
         } else {
-            buf_printf(out, "verdict   indexed (%s)\n", lang->name);
+            buf_printf(out, "verdict   indexed (%s%s)\n", lang->name, parse_is_text(lang) ? ", as text chunks" : "");
         }
     }
     free(why);
