@@ -270,3 +270,89 @@ void chunk_list_free(struct chunk_list *l)
     free(l->v);
     memset(l, 0, sizeof *l);
 }
+
+/* ---- text files ---------------------------------------------------------------- */
+
+/* The heading the line starts for a text kind (malloc'd, without its
+ * markup), or NULL when it starts no section. next: the following line, for
+ * reStructuredText's underlines. */
+static char *text_heading(const char *kind, const char *s, size_t n, const char *next, size_t nn)
+{
+    while (n && (s[n - 1] == '\r' || s[n - 1] == '\n')) n--;
+    while (nn && (next[nn - 1] == '\r' || next[nn - 1] == '\n')) nn--;
+    if (!n) return NULL;
+    if (!strcmp(kind, "markdown")) {
+        size_t h = 0;
+        while (h < n && s[h] == '#') h++;
+        if (h == 0 || h > 6 || (h < n && s[h] != ' ')) return NULL;
+        while (h < n && s[h] == ' ') h++;
+        return xstrndup(s + h, n - h);
+    }
+    if (!strcmp(kind, "rst")) {
+        if (s[0] == ' ' || nn < n || nn < 2 || !strchr("=-~^\"'`#*+", next[0])) return NULL;
+        for (size_t i = 0; i < nn; i++)
+            if (next[i] != next[0]) return NULL;
+        return xstrndup(s, n);
+    }
+    if (!strcmp(kind, "toml") || !strcmp(kind, "ini")) {
+        size_t i = 0;
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i >= n || s[i] != '[') return NULL;
+        const char *close = memchr(s + i, ']', n - i);
+        if (!close) return NULL;
+        while (i < n && s[i] == '[') i++;
+        return xstrndup(s + i, (size_t)(close - s) - i);
+    }
+    if (!strcmp(kind, "yaml")) {
+        /* a top-level key */
+        if (s[0] == ' ' || s[0] == '\t' || s[0] == '#' || s[0] == '-') return NULL;
+        const char *colon = memchr(s, ':', n);
+        return colon ? xstrndup(s, (size_t)(colon - s)) : NULL;
+    }
+    return NULL;
+}
+
+void chunk_text(const char *text, size_t len, const char *kind, const char *path, struct chunk_list *out)
+{
+    struct lines L;
+    lines_init(&L, text, len);
+    char *path_terms = terms(path);
+    int fence = 0;
+    char *heading = NULL;
+    int a = 1;
+    for (int l = 1; l <= L.n + 1; l++) {
+        char *h = NULL;
+        if (l <= L.n) {
+            const char *s = text + L.start[l - 1];
+            size_t n = L.start[l] - L.start[l - 1];
+            if (!strcmp(kind, "markdown") && n >= 3 && !strncmp(s, "```", 3)) fence = !fence;
+            const char *next = l < L.n ? text + L.start[l] : "";
+            size_t nn = l < L.n ? L.start[l + 1] - L.start[l] : 0;
+            if (!fence) h = text_heading(kind, s, n, next, nn);
+        }
+        /* a section ends before the next heading, at the end, or when it is a window long */
+        if (l > a && (h || l > L.n || l - a >= CHUNK_WINDOW_LINES)) {
+            int b = l - 1;
+            while (a <= b && blank_line(&L, a)) a++;
+            while (b >= a && blank_line(&L, b)) b--;
+            if (a <= b) {
+                struct buf t = BUF_INIT;
+                add_lines(&L, a, b, &t);
+                struct chunk *c = new_chunk(out);
+                c->sym = -1;
+                c->kind = "text";
+                c->start_line = a;
+                c->end_line = b;
+                finish(c, &t, heading, NULL, path_terms);
+            }
+            a = l;
+        }
+        if (h) {
+            free(heading);
+            heading = h;
+        }
+    }
+    free(heading);
+    free(path_terms);
+    free(L.start);
+}

@@ -34,6 +34,11 @@ struct chunk_list {
  * result, path its repository-relative path, module its dotted name or NULL. */
 void chunk_file(const char *text, size_t len, const struct parse_result *pr, const char *path,
                 const char *module, struct chunk_list *out);
+/* Appends the text chunks (kind "text") of a text file of kind (the text
+ * kind's name, parse_text_kinds): one per section (a Markdown or
+ * reStructuredText heading, a TOML or INI [section], a top-level YAML key)
+ * of at most CHUNK_WINDOW_LINES lines, named by its heading. */
+void chunk_text(const char *text, size_t len, const char *kind, const char *path, struct chunk_list *out);
 void chunk_list_free(struct chunk_list *l);
 
 #endif

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "index.h"
 #include "opts.h"
+#include "scan.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct skip_row { char *path, *reason; };
 
@@ -63,6 +65,26 @@ static void print_json(const struct index_stats *s, const char *repo, const char
         cJSON *k = cJSON_AddObjectToObject(e, index_edge_kind_names[i]);
         cJSON_AddNumberToObject(k, "resolved", (double)s->edges_resolved[i]);
         cJSON_AddNumberToObject(k, "unresolved", (double)s->edges_unresolved[i]);
+    }
+    cJSON_AddStringToObject(o, "listing", s->used_git ? "git" : "walk");
+    if (s->commit[0]) {
+        cJSON_AddStringToObject(o, "commit", s->commit);
+        cJSON_AddBoolToObject(o, "dirty", s->dirty);
+    } else {
+        cJSON_AddNullToObject(o, "commit");
+        cJSON_AddNullToObject(o, "dirty");
+    }
+    cJSON *ig = cJSON_AddArrayToObject(o, "ignored");   /* the rules that left paths out, with counts */
+    for (const char *l = s->ignored; *l;) {
+        const char *tab = strchr(l, '\t'), *nl = strchr(l, '\n');
+        if (!tab || !nl) break;
+        cJSON *r = cJSON_CreateObject();
+        char *rule = xstrndup(tab + 1, (size_t)(nl - tab - 1));
+        cJSON_AddStringToObject(r, "rule", rule);
+        cJSON_AddNumberToObject(r, "paths", atof(l));
+        free(rule);
+        cJSON_AddItemToArray(ig, r);
+        l = nl + 1;
     }
     cJSON *sa = cJSON_AddArrayToObject(o, "skipped");
     for (size_t i = 0; i < nsk; i++) {
@@ -117,6 +139,20 @@ static void print_text(const struct index_stats *s, const char *repo, const char
     for (int i = 0; i < INDEX_EDGE_KINDS; i++)
         printf("edges        %-9s %ld resolved, %ld unresolved\n", index_edge_kind_names[i], s->edges_resolved[i],
                s->edges_unresolved[i]);
+    printf("listing      %s\n", s->used_git ? "git ls-files --cached --others --exclude-standard, then .drqaignore"
+                                               : "a walk of the directory tree");
+    if (s->commit[0]) printf("commit       %s%s\n", s->commit, s->dirty ? " (dirty: the files differ from it)" : "");
+    for (const char *l = s->ignored; *l;) {
+        const char *tab = strchr(l, '\t'), *nl = strchr(l, '\n');
+        if (!tab || !nl) break;
+        char *rule = xstrndup(tab + 1, (size_t)(nl - tab - 1));
+        char *safe = text_term_safe(rule);
+        printf("ignored      %ld %s: %s\n", atol(l), atol(l) == 1 ? "path" : "paths", safe);
+        free(safe);
+        free(rule);
+        l = nl + 1;
+    }
+    if (s->ignored_more) printf("ignored      ... and %ld more rules\n", s->ignored_more);
     printf("skipped      %zu\n", nsk);
     for (size_t i = 0; i < nsk; i++) {
         char *safe = text_term_safe(sk[i].path);   /* a file name may hold escapes */
@@ -142,8 +178,37 @@ static void print_text(const struct index_stats *s, const char *repo, const char
     printf("time         %lld ms\n", s->ms);
 }
 
+/* --explain PATH: what the scan would do with one path, without indexing. */
+static int explain(const struct drqa_opts *o)
+{
+    char err[1024];
+    struct stat st;
+    char *root = o->repo ? realpath(o->repo, NULL) : NULL;
+    if (!root || stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "drqa-tui: the repository '%s' is not a readable directory; give the repository's top directory\n",
+                o->repo ? o->repo : "");
+        free(root);
+        return EXIT_USAGE;
+    }
+    struct scan_options so = {.max_file_size = o->max_file_size, .no_ignore = o->no_ignore};
+    struct buf out = BUF_INIT;
+    int rc = scan_explain(root, &so, o->explain, &out, err, sizeof err);
+    free(root);
+    if (rc) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        buf_free(&out);
+        return EXIT_USAGE;
+    }
+    char *safe = text_term_safe(buf_str(&out));
+    fputs(safe, stdout);
+    free(safe);
+    buf_free(&out);
+    return EXIT_OK;
+}
+
 int cli_index_only(const struct drqa_opts *o)
 {
+    if (o->explain) return explain(o);
     char err[1024];
     struct index_stats stats;
     sqlite3 *db = NULL;

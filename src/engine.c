@@ -90,7 +90,8 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
     struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
                                .max_file_size_given = o->max_file_size_given, .check = o->check,
                                .verify = o->verify, .progress = hooks->progress,
-                               .progress_ctx = hooks->progress_ctx, .cancel = hooks->cancel};
+                               .progress_ctx = hooks->progress_ctx, .cancel = hooks->cancel,
+                               .no_ignore = o->no_ignore};
     llm_usage_init(&sh->run_usage);
     if (engine_parse_mode(o->mode, &sh->mode)) {
         snprintf(err, errlen, "unknown --mode '%s'; use mcts, direct, rag-function or rag-window", o->mode);
@@ -380,6 +381,8 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         tc.no_perception = sc.no_perception;
         tc.no_evaluation = sc.no_evaluation;
         tc.no_semantic = o->no_semantic;
+        tc.commit = r->commit;
+        tc.dirty = r->dirty;
         cJSON *cj = transcript_config_json(&tc);
         transcript_stamp_created(cj);
         /* the question's model ledger travels with the run's settings */
@@ -416,7 +419,8 @@ static int rag_function(struct engine *e, const char *question, struct evidence 
     size_t rank = 0;
     for (size_t i = 0; i < found.n && rank < ENGINE_RAG_TOP; i++) {
         const struct evidence_span *sp = &found.v[i];
-        if (sp->label && !strncmp(sp->label, "module lines", 12)) continue;   /* functions and classes only */
+        if (sp->label && (!strncmp(sp->label, "module lines", 12) || !strncmp(sp->label, "text lines", 10)))
+            continue;   /* functions and classes only */
         evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, 1.0 / (1.0 + (double)rank))
             ->elided = sp->elided;
         rank++;
@@ -478,6 +482,7 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     r->policy = engine_policy_name(e->sh);
     const char *slash = strrchr(e->sh->repo_abs, '/');
     r->repo_name = slash && slash[1] ? slash + 1 : e->sh->repo_abs;
+    index_provenance(e->db, r->commit, &r->dirty);
     char err[1024] = "";
     struct qparse q;
     if (qparse_question(r->question, &q, err, sizeof err)) {
@@ -572,6 +577,13 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     else cJSON_AddNullToObject(o, "stop_reason");
     cJSON_AddNumberToObject(o, "fallback_steps", r->fallback_steps);
     cJSON_AddNumberToObject(o, "failed_steps", r->failed_steps);
+    if (r->commit[0]) {
+        cJSON_AddStringToObject(o, "commit", r->commit);
+        cJSON_AddBoolToObject(o, "dirty", r->dirty);
+    } else {
+        cJSON_AddNullToObject(o, "commit");
+        cJSON_AddNullToObject(o, "dirty");
+    }
     if (r->error) cJSON_AddStringToObject(o, "error", r->error);
     else cJSON_AddNullToObject(o, "error");
     return o;

@@ -102,6 +102,8 @@ struct engine_result {
     struct evidence evidence;  /* what the answer was drawn from, with text */
     const char *mode, *policy; /* static strings */
     const char *repo_name;     /* the repository directory's own name (borrowed from the engine) */
+    char commit[41];           /* HEAD's commit the index describes ("" outside git) */
+    int dirty;                 /* ... and the indexed files differed from it */
     int iterations;
     long long tokens_in, tokens_out;
     long long wall_ms;
@@ -129,7 +131,8 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
 /* The batch line: {"id","question","answer","citations":[{"path",
  * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
  * "text"}],"mode","policy","repo_name","iterations","tokens":{"input",
- * "output"},"usage","wall_ms","stop_reason","fallback_steps","failed_steps","error"};
+ * "output"},"usage","wall_ms","stop_reason","fallback_steps","failed_steps","commit","dirty","error"};
+ * commit and dirty are the index's provenance (null outside git);
  * usage (only with a model, mcts) is the per-role ledger of llm_usage_json,
  * cost included; stop_reason is null and the counts 0 outside mcts. evidence is the cited spans with their text
  * (what the answer quotes; identifier recall reads it, metrics.h);

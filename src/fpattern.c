@@ -147,6 +147,11 @@ static int match_braces(const char *pat, const char *path, int depth)
     }
 }
 
+int fpattern_glob(const char *pattern, const char *path)
+{
+    return glob(pattern, path) == 1;
+}
+
 int fpattern_match(const char *pattern, const char *path)
 {
     if (!pattern || !*pattern) return 1;

@@ -24,6 +24,10 @@ int fpattern_match(const char *pattern, const char *path);
  * "a[1.py" is not a valid pattern as it stands. Caller frees. */
 char *fpattern_escape(const char *path);
 
+/* 1 when the whole of path matches pattern (no tails, no braces, no
+ * directory rule): the glob above on its own, as ignore files use it. */
+int fpattern_glob(const char *pattern, const char *path);
+
 /* 1 when pattern is well formed; 0 with a message (unclosed '[' or '{'). */
 int fpattern_valid(const char *pattern, char *err, unsigned long errlen);
 

@@ -239,6 +239,19 @@ static void process(struct pool *P, TSParser *parser, const struct lang **cur_la
     free(raw);
     r->nlines = count_lines(r->text, r->textlen);
     const struct lang *lang = j->sf->lang;
+    if (parse_is_text(lang)) {
+        /* no grammar: text chunks, unless the file is minified or generated */
+        char *why = parse_text_generated(r->text, r->textlen);
+        if (why) {
+            r->kind = RES_SKIP;
+            r->reason = why;
+            free(r->text);
+            r->text = NULL;
+            return;
+        }
+        chunk_text(r->text, r->textlen, lang->name, j->sf->path, &r->chunks);
+        return;
+    }
     r->module = lang->module_name ? lang->module_name(j->sf->path) : NULL;
     if (*cur_lang != lang) {
         ts_parser_set_language(parser, lang->language());
@@ -799,6 +812,23 @@ static void remove_db_side_files(const char *path)
     }
 }
 
+/* HEAD's commit and the dirty flag (index_provenance reads them). */
+static int write_provenance(sqlite3 *db, const struct index_stats *S)
+{
+    return store_meta_set(db, "commit", S->commit) ||
+           store_meta_set(db, "dirty", S->commit[0] ? (S->dirty ? "1" : "0") : "");
+}
+
+int index_provenance(sqlite3 *db, char commit[41], int *dirty)
+{
+    char *c = store_meta_get(db, "commit"), *d = store_meta_get(db, "dirty");
+    snprintf(commit, 41, "%s", c ? c : "");
+    *dirty = d && strcmp(d, "1") == 0;
+    free(c);
+    free(d);
+    return commit[0] != 0;
+}
+
 static void set_meta(sqlite3 *db, const char *root)
 {
     char when[64];
@@ -971,8 +1001,29 @@ reopen:
         snprintf(err, errlen, "cannot read the repository directory '%s': %s", root, strerror(errno));
         goto out;
     }
-    if (scan_repo(root, max, &dirs, &sr, err, errlen)) goto out;
+    struct scan_options so = {.max_file_size = max, .no_ignore = opt->no_ignore};
+    if (scan_repo(root, &so, &dirs, &sr, err, errlen)) goto out;
     S->dirs_listed = dirs.listed;
+    S->used_git = sr.used_git;
+    scan_git_provenance(root, S->commit, &S->dirty);
+    int prov_moved = 1;   /* the recorded provenance is not this one */
+    if (!fresh) {
+        char pc[41];
+        int pd, had = index_provenance(db, pc, &pd);
+        prov_moved = had != (S->commit[0] != 0) || strcmp(pc, S->commit) != 0 || pd != S->dirty;
+    }
+    {
+        size_t o = 0;
+        for (size_t i = 0; i < sr.nrules; i++) {
+            int k = snprintf(S->ignored + o, sizeof S->ignored - o, "%ld\t%s\n", sr.rules[i].paths, sr.rules[i].rule);
+            if (k < 0 || (size_t)k >= sizeof S->ignored - o) {
+                S->ignored[o] = 0;
+                S->ignored_more = (long)(sr.nrules - i);
+                break;
+            }
+            o += (size_t)k;
+        }
+    }
     S->dirs_cached = dirs.cached;
     size_t dirs_changes = scan_dirs_changes(&dirs) + (size_t)dirs_reset;
     int64_t t_scan = now_ms();
@@ -1017,9 +1068,10 @@ reopen:
              * for a non-source file added to it): a small transaction. Should
              * it fail, the listings are read again next time. */
             char e2[512];
-            if (dirs_changes && (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
-                                 write_dirs(db, &dirs, dirs_reset, e2, sizeof e2) ||
-                                 store_exec(db, "COMMIT", e2, sizeof e2))) {
+            if ((dirs_changes || prov_moved) &&
+                (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
+                 (dirs_changes && write_dirs(db, &dirs, dirs_reset, e2, sizeof e2)) ||
+                 (prov_moved && write_provenance(db, S)) || store_exec(db, "COMMIT", e2, sizeof e2))) {
                 sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
                 log_msg("index %s: cannot keep directory listings: %s", root, e2);
             }
@@ -1151,8 +1203,12 @@ reopen:
         int ok = summary_parse(v, S) == 0;
         free(v);
         if (ok) {
-            /* the directory listings written above are kept */
-            if (store_exec(db, dirs_changes ? "COMMIT" : "ROLLBACK", err, errlen)) goto out;
+            /* the directory listings written above are kept, and a new provenance */
+            if (prov_moved && write_provenance(db, S)) {
+                snprintf(err, errlen, "cannot update the index '%s': %s", index_path, sqlite3_errmsg(db));
+                goto out;
+            }
+            if (store_exec(db, dirs_changes || prov_moved ? "COMMIT" : "ROLLBACK", err, errlen)) goto out;
             in_txn = 0;
             rc = 0;
             goto out;
@@ -1181,6 +1237,7 @@ reopen:
     if (index_ddl.len && store_exec(db, index_ddl.data, err, errlen)) goto out;
     int64_t t_ddl = now_ms();
     set_meta(db, root);
+    write_provenance(db, S);
     char maxs[32];
     snprintf(maxs, sizeof maxs, "%lld", max);
     store_meta_set(db, "max_file_size", maxs);
@@ -1387,7 +1444,7 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
     char *ipath = o->index_path ? xstrdup(o->index_path) : store_default_path(root);
     struct index_options opt = {.threads = o->threads, .max_file_size = o->max_file_size,
                                 .max_file_size_given = o->max_file_size_given, .check = o->check,
-                                .verify = o->verify};
+                                .verify = o->verify, .no_ignore = o->no_ignore};
     if (opt_in) opt = *opt_in;
     struct index_stats local;
     if (!stats) stats = &local;

@@ -26,6 +26,7 @@ struct index_options {
     int max_file_size_given;
     int check;                   /* PRAGMA quick_check the index first; rebuild it when damaged */
     int verify;                  /* hash every file, not only those whose stat moved */
+    int no_ignore;               /* list everything but version-control metadata (scan_options) */
     /* Called on the calling thread after each changed file is written
      * (done of total) and once more at the end; may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
@@ -57,6 +58,12 @@ struct index_stats {
     char aside[4096];            /* where the damaged file now is */
     long verified, differed;     /* --verify: files hashed, and those whose content had changed */
     long dirs_listed, dirs_cached;   /* directories read, and taken from their kept listing (walk only) */
+    int used_git;                /* git listed the files (else a walk) */
+    char commit[41];             /* HEAD's commit when in a git work tree, else "" */
+    int dirty;                   /* ... and the files differed from it */
+    /* the rules that left paths out of the listing: lines 'count<TAB>rule', by rule */
+    char ignored[8192];
+    long ignored_more;           /* rules that did not fit in ignored */
     /* the whole index after the update */
     long files, skipped;
     long classes, functions, methods, variables, imports, calls;
@@ -95,6 +102,11 @@ int index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char 
  * index path used (caller frees). */
 int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt, struct index_stats *stats,
                     sqlite3 **db, char **repo_abs, char **index_path_out, char *err, size_t errlen);
+
+/* The provenance the index recorded at its last update: HEAD's commit
+ * (40 hex digits into commit, "" outside git) and *dirty (the tree differed
+ * from it). Returns 1 when a commit is recorded, else 0. */
+int index_provenance(sqlite3 *db, char commit[41], int *dirty);
 
 /* Internal to the index family (resolve.c): recomputes imports.resolved_file_id,
  * the 'imports' edges and dst_id/dst_file of 'calls' and 'inherits' edges for

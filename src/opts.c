@@ -13,7 +13,7 @@
 #include <string.h>
 
 enum {
-    O_INDEX_ONLY = 256, O_INDEX, O_MAX_FILE_SIZE, O_CHECK, O_VERIFY, O_THREADS, O_JSON, O_QUIET, O_NO_PROGRESS,
+    O_INDEX_ONLY = 256, O_INDEX, O_MAX_FILE_SIZE, O_CHECK, O_VERIFY, O_NO_IGNORE, O_EXPLAIN, O_THREADS, O_JSON, O_QUIET, O_NO_PROGRESS,
     O_ACTION, O_ASK, O_BATCH, O_OUT, O_JOBS, O_MODE, O_NO_MCTS, O_NO_PERCEPTION,
     O_NO_EVALUATION, O_NO_SEMANTIC, O_ITERATIONS, O_MAX_EXPAND, O_SEED, O_BUDGET_TOKENS, O_BUDGET_USD,
     O_PARALLEL, O_EXPLORATION, O_FINISH_THRESHOLD, O_POLICY, O_PROVIDER, O_API_BASE, O_MODEL, O_ROLE_MODEL,
@@ -34,6 +34,8 @@ static const struct optdoc table[] = {
     {{"max-file-size", required_argument, 0, O_MAX_FILE_SIZE}, "BYTES", "skip files larger than this (default 1048576; kept in the index for later runs)"},
     {{"check", no_argument, 0, O_CHECK}, NULL, "with --index-only: check the index's integrity, rebuild it when damaged"},
     {{"verify", no_argument, 0, O_VERIFY}, NULL, "with --index-only: hash every file and re-index those that differ"},
+    {{"no-ignore", no_argument, 0, O_NO_IGNORE}, NULL, "index everything but .git/.hg/.svn: no ignore files, no git listing"},
+    {{"explain", required_argument, 0, O_EXPLAIN}, "PATH", "with --index-only: say why PATH is or is not indexed (the rule, file and line)"},
     {{"threads", required_argument, 0, O_THREADS}, "N", "parser threads (default: one per core)"},
     {{"json", no_argument, 0, O_JSON}, NULL, "print machine-readable JSON instead of text"},
     {{"quiet", no_argument, 0, O_QUIET}, NULL, "print only results and errors"},
@@ -97,7 +99,7 @@ void opts_usage(FILE *fp)
 {
     fprintf(fp,
             "usage: drqa-tui [options] REPO [QUESTION]\n"
-            "       drqa-tui --index-only [--json] [--check] [--verify] REPO\n"
+            "       drqa-tui --index-only [--json] [--check] [--verify] [--no-ignore] [--explain PATH] REPO\n"
             "       drqa-tui --ask QUESTION [--json] REPO\n"
             "       drqa-tui --batch FILE --out FILE [--jobs N] REPO\n"
             "       drqa-tui --action NAME JSON REPO\n\n"
@@ -155,6 +157,8 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             break;
         case O_CHECK: o->check = 1; break;
         case O_VERIFY: o->verify = 1; break;
+        case O_NO_IGNORE: o->no_ignore = 1; break;
+        case O_EXPLAIN: o->explain = optarg; break;
         case O_THREADS: if (parse_ll(name, optarg, 0, 256, &v, err, errlen)) return -1; o->threads = (int)v; break;
         case O_JSON: o->json = 1; break;
         case O_QUIET: o->quiet = 1; break;
@@ -267,6 +271,10 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
                 snprintf(err, errlen, "unknown option '%s'; see drqa-tui --help", argv[optind - 1]);
             return -1;
         }
+    }
+    if (o->explain && o->run != RUN_INDEX_ONLY) {
+        snprintf(err, errlen, "--explain works with --index-only: drqa-tui --index-only --explain PATH REPO");
+        return -1;
     }
     if ((o->check || o->verify) && o->run != RUN_INDEX_ONLY) {
         snprintf(err, errlen, "--%s works with --index-only: drqa-tui --index-only --%s REPO", o->check ? "check" : "verify",

@@ -34,6 +34,8 @@ struct drqa_opts {
     int max_file_size_given;     /* --max-file-size was given (else the index's recorded value is kept) */
     int check;                   /* --check: --index-only checks the index's integrity */
     int verify;                  /* --verify: --index-only hashes every file */
+    int no_ignore;               /* --no-ignore: index everything but version-control metadata */
+    const char *explain;         /* --explain PATH: --index-only says why PATH is or is not indexed */
     int threads;                 /* --threads, parse threads (0 = one per core) */
     int json;                    /* --json */
     int quiet;                   /* --quiet */

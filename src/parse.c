@@ -37,13 +37,24 @@ const struct lang *parse_lang_for_path(const char *path)
     if (!path) return NULL;
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
+    for (size_t i = 0; parse_text_kinds[i]; i++)
+        for (const char *const *n = parse_text_kinds[i]->names; n && *n; n++)
+            if (strcmp(base, *n) == 0) return parse_text_kinds[i];
     const char *dot = strrchr(base, '.');
     /* '.py' alone is a hidden file, not a module without a name. */
     if (!dot || dot == base) return NULL;
     for (size_t i = 0; parse_languages[i]; i++)
         for (const char *const *e = parse_languages[i]->extensions; *e; e++)
             if (strcmp(dot, *e) == 0) return parse_languages[i];
+    for (size_t i = 0; parse_text_kinds[i]; i++)
+        for (const char *const *e = parse_text_kinds[i]->extensions; *e; e++)
+            if (strcmp(dot, *e) == 0) return parse_text_kinds[i];
     return NULL;
+}
+
+int parse_is_text(const struct lang *l)
+{
+    return l && !l->language;
 }
 
 /* The grammar release each language is pinned to: the newest with an ABI that

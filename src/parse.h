@@ -67,12 +67,28 @@ struct lang {
      * NULL hook: imports are dotted names with a level, resolved like Python's. */
     char *(*import_module)(const char *relpath, const char *module,
                            int (*exists)(void *ctx, const char *name), void *ctx);
+    /* Text kinds (parse_text.c): language is NULL, extract gives no symbols
+     * and the file is cut into text chunks (chunk_text). names: whole file
+     * names of the kind, besides the extensions. skip: files of this kind
+     * are listed as skipped with this reason (lock files). */
+    const char *const *names;
+    const char *skip;
 };
 
 /* The languages compiled in, NULL-terminated. */
 extern const struct lang *const parse_languages[];
-/* The language for a path by its extension, or NULL when it is not source. */
+/* The text kinds (Markdown, reStructuredText, TOML, YAML, INI/CFG, plain
+ * text, lock files), NULL-terminated. */
+extern const struct lang *const parse_text_kinds[];
+/* The language or text kind for a path by its name or extension, or NULL
+ * when the file is neither source nor text the index reads. */
 const struct lang *parse_lang_for_path(const char *path);
+/* 1 for a text kind (no grammar). */
+int parse_is_text(const struct lang *l);
+/* Why a text file is not indexed when it looks generated or minified (a line
+ * longer than PARSE_TEXT_MAX_LINE bytes): a malloc'd reason, else NULL. */
+#define PARSE_TEXT_MAX_LINE 2000
+char *parse_text_generated(const char *text, size_t len);
 /* Checks every grammar's ABI against the linked libtree-sitter. Returns 0, or -1
  * with a message naming the grammar, its ABI and what to do. */
 int parse_check_grammars(char *err, size_t errlen);

@@ -9,6 +9,7 @@
  * whose listing still holds, instead of opening and reading it.
  */
 #include "scan.h"
+#include "ignore.h"
 #include "parse.h"
 #include "util.h"
 
@@ -68,12 +69,39 @@ void scan_result_free(struct scan_result *r)
         free(r->skips[i].path);
         free(r->skips[i].reason);
     }
+    for (size_t i = 0; i < r->nrules; i++) free(r->rules[i].rule);
     free(r->files);
     free(r->skips);
+    free(r->rules);
     memset(r, 0, sizeof *r);
 }
 
+/* Counts one path left out by rule (taken over). */
+static void count_rule(struct scan_result *r, char *rule)
+{
+    for (size_t i = 0; i < r->nrules; i++)
+        if (strcmp(r->rules[i].rule, rule) == 0) {
+            r->rules[i].paths++;
+            free(rule);
+            return;
+        }
+    if (r->nrules == r->caprules) {
+        r->caprules = r->caprules ? r->caprules * 2 : 8;
+        r->rules = xrealloc(r->rules, r->caprules * sizeof *r->rules);
+    }
+    r->rules[r->nrules].rule = rule;
+    r->rules[r->nrules++].paths = 1;
+}
+
 /* ---- shared by both listings ---------------------------------------------- */
+
+/* A symlink to a directory, walked after everything else, with the ignore
+ * files that applied where it was found. */
+struct deferred {
+    char *rel;
+    struct ignore_file **stack;
+    size_t nstack;
+};
 
 struct scanner {
     const char *root;
@@ -85,8 +113,15 @@ struct scanner {
     size_t nseen, capseen;
     /* symlinks to directories inside the root, walked after everything else
      * so that a directory is always listed under its own path first */
-    char **deferred;
+    struct deferred *deferred;
     size_t ndeferred;
+    int no_ignore;                /* --no-ignore: only version-control metadata is left out */
+    /* the ignore files that apply to the directory being walked, lowest
+     * precedence first, and every file read (owned here) */
+    struct ignore_file **stack;
+    size_t nstack, capstack;
+    struct ignore_file **ifiles;
+    size_t nifiles;
     /* walk mode */
     int rootfd;
     struct scan_dirs *dirs;       /* recorded listings, or NULL */
@@ -147,6 +182,10 @@ static void skip_too_large(struct scanner *s, const char *rel, long long size)
 static void consider_file(struct scanner *s, const char *rel, const struct lang *lang, const struct stat *st,
                           int via_link)
 {
+    if (lang->skip) {
+        scan_add_skip(s->r, rel, lang->skip, (long long)st->st_size);
+        return;
+    }
     if (!S_ISREG(st->st_mode)) {
         scan_add_skip(s->r, rel, "not a regular file", -1);
         return;
@@ -196,7 +235,11 @@ static void consider_symlink(struct scanner *s, const char *rel, const char *ful
         if (!walk) scan_add_skip(s->r, rel, "symlink to a directory", -1);
         else {
             s->deferred = xrealloc(s->deferred, (s->ndeferred + 1) * sizeof *s->deferred);
-            s->deferred[s->ndeferred++] = xstrdup(rel);
+            struct deferred *d = &s->deferred[s->ndeferred++];
+            d->rel = xstrdup(rel);
+            d->nstack = s->nstack;
+            d->stack = xmalloc((s->nstack ? s->nstack : 1) * sizeof *d->stack);
+            if (s->nstack) memcpy(d->stack, s->stack, s->nstack * sizeof *d->stack);
         }
     } else {
         consider_file(s, rel, lang, &st, 1);
@@ -291,9 +334,39 @@ static int in_git_work_tree(const char *root)
     return found;
 }
 
+static struct ignore_file *load_ignore(int base, const char *sub, const char *dir, const char *name);
+static char *path_ignored_by(struct ignore_file *const *files, size_t n, const char *rel, int is_dir);
+static void stack_push(struct scanner *s, struct ignore_file *f);
+
+static int cmp_ignore_base(const void *a, const void *b)
+{
+    return strcmp((*(struct ignore_file *const *)a)->base, (*(struct ignore_file *const *)b)->base);
+}
+
+/* The .drqaignore files git lists (so neither ignored nor outside the tree),
+ * parents before their subdirectories, onto the scanner's stack. */
+static void git_drqaignores(struct scanner *s, const char *list, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        const char *rel = list + i;
+        size_t n = strnlen(rel, len - i);
+        i += n + 1;
+        const char *slash = strrchr(rel, '/');
+        if (strcmp(slash ? slash + 1 : rel, ".drqaignore") != 0) continue;
+        char *dir = xstrndup(rel, slash ? (size_t)(slash - rel) : 0);
+        char *full = *dir ? xasprintf("%s/%s", s->root, dir) : xstrdup(s->root);
+        struct ignore_file *f = load_ignore(AT_FDCWD, full, dir, ".drqaignore");
+        if (f) stack_push(s, f);
+        free(full);
+        free(dir);
+    }
+    if (s->nstack > 1) qsort(s->stack, s->nstack, sizeof *s->stack, cmp_ignore_base);
+}
+
 static void scan_git_list(struct scanner *s, const char *list, size_t len)
 {
     struct buf full = BUF_INIT;
+    git_drqaignores(s, list, len);
     for (size_t i = 0; i < len;) {
         const char *rel = list + i;
         size_t n = strnlen(rel, len - i);
@@ -301,6 +374,11 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
         if (n == 0) continue;
         const struct lang *lang = parse_lang_for_path(rel);
         if (!lang) continue;
+        char *why = s->nstack ? path_ignored_by(s->stack, s->nstack, rel, 0) : NULL;
+        if (why) {
+            count_rule(s->r, why);
+            continue;
+        }
         buf_reset(&full);
         buf_printf(&full, "%s/%s", s->root, rel);
         struct stat st;
@@ -311,36 +389,178 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
     buf_free(&full);
 }
 
+/* ---- what is left out ------------------------------------------------------ */
+
+/* Version-control metadata: never listed, not even with --no-ignore. */
+static int vcs_dir_name(const char *name)
+{
+    return strcmp(name, ".git") == 0 || strcmp(name, ".hg") == 0 || strcmp(name, ".svn") == 0;
+}
+
+/* The ignore files read in every directory, lowest precedence first. */
+static const char *const ignore_names[] = {".gitignore", ".ignore", ".drqaignore", NULL};
+/* Files whose presence is the evidence that a directory holds no project source. */
+static const char *const marker_names[] = {"pyvenv.cfg", "package.json", "CACHEDIR.TAG", "PKG-INFO", NULL};
+
+static int name_in(const char *name, const char *const *names)
+{
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(name, names[i]) == 0) return 1;
+    return 0;
+}
+
+/* The rule that leaves the directory name out by its name and its parent's
+ * contents (parent_pkg: a package.json beside it), or NULL. */
+static const char *dir_name_rule(const char *name, int no_ignore, int parent_pkg)
+{
+    if (vcs_dir_name(name)) return "version-control metadata";
+    if (no_ignore) return NULL;
+    if (strcmp(name, "__pycache__") == 0) return "__pycache__ (compiled Python)";
+    if (strcmp(name, ".tox") == 0) return ".tox (tox environments)";
+    if (strcmp(name, "node_modules") == 0 && parent_pkg) return "node_modules beside a package.json";
+    return NULL;
+}
+
+/* What a directory's own entries show it to be, or NULL: marks holds which of
+ * marker_names it has, activate whether it has a bin/activate. */
+static const char *dir_content_rule(const char *name, unsigned marks, int activate)
+{
+    if (marks & 1u) return "virtualenv (pyvenv.cfg)";
+    if (activate) return "virtualenv (bin/activate)";
+    if (marks & 4u) return "cache directory (CACHEDIR.TAG)";
+    if ((marks & 8u) && str_ends(name, ".egg-info")) return "package metadata (*.egg-info with PKG-INFO)";
+    return NULL;
+}
+
+static unsigned marker_bit(const char *name)
+{
+    for (unsigned i = 0; marker_names[i]; i++)
+        if (strcmp(name, marker_names[i]) == 0) return 1u << i;
+    return 0;
+}
+
+/* Reads the small file sub (relative to the open directory base) into a
+ * malloc'd buffer, or NULL when it cannot be read. */
+static char *read_small(int base, const char *sub, size_t *len)
+{
+    int fd = openat(base, sub, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return NULL;
+    struct buf b = BUF_INIT;
+    char tmp[8192];
+    for (;;) {
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        buf_add(&b, tmp, (size_t)n);
+        if (b.len > (1u << 20)) break;   /* no ignore file is this large */
+    }
+    close(fd);
+    *len = b.len;
+    return buf_take(&b);
+}
+
+/* Parses the ignore file name of the directory dir (sub relative to base). */
+static struct ignore_file *load_ignore(int base, const char *sub, const char *dir, const char *name)
+{
+    char *p = *sub ? xasprintf("%s/%s", sub, name) : xstrdup(name);
+    size_t len = 0;
+    char *text = read_small(base, p, &len);
+    free(p);
+    if (!text) return NULL;
+    struct ignore_file *f = ignore_file_parse(dir, name, text, len);
+    free(text);
+    return f;
+}
+
+static void stack_push(struct scanner *s, struct ignore_file *f)
+{
+    if (s->nstack == s->capstack) {
+        s->capstack = s->capstack ? s->capstack * 2 : 8;
+        s->stack = xrealloc(s->stack, s->capstack * sizeof *s->stack);
+    }
+    s->stack[s->nstack++] = f;
+    s->ifiles = xrealloc(s->ifiles, (s->nifiles + 1) * sizeof *s->ifiles);
+    s->ifiles[s->nifiles++] = f;
+}
+
+/* The ignore rule excluding rel, described (malloc'd), or NULL. */
+static char *ignored_by(struct ignore_file *const *stack, size_t n, const char *rel, int is_dir)
+{
+    const struct ignore_file *f;
+    const struct ignore_rule *r = ignore_decide(stack, n, rel, is_dir, &f);
+    return r && !r->negate ? ignore_rule_describe(f, r) : NULL;
+}
+
+/* The rule excluding rel or one of the directories above it (as a walk
+ * would meet them, top down), described (malloc'd), or NULL. */
+static char *path_ignored_by(struct ignore_file *const *files, size_t n, const char *rel, int is_dir)
+{
+    char *tmp = xstrdup(rel);
+    for (char *p = strchr(tmp, '/'); p; p = strchr(p + 1, '/')) {
+        *p = 0;
+        char *why = ignored_by(files, n, tmp, 1);
+        *p = '/';
+        if (why) {
+            free(tmp);
+            return why;
+        }
+    }
+    free(tmp);
+    return ignored_by(files, n, rel, is_dir);
+}
+
+int scan_git_provenance(const char *root_abs, char commit[41], int *dirty)
+{
+    commit[0] = 0;
+    *dirty = 0;
+    if (!in_git_work_tree(root_abs)) return -1;
+    char *rp[] = {"git", "-C", (char *)root_abs, "rev-parse", "--verify", "-q", "HEAD", NULL};
+    size_t n = 0;
+    char *o = git_run(rp, &n);
+    if (!o) return -1;
+    int ok = n >= 40 && strspn(o, "0123456789abcdef") == 40;
+    if (ok) {
+        memcpy(commit, o, 40);
+        commit[40] = 0;
+    }
+    free(o);
+    if (!ok) return -1;
+    char *st[] = {"git", "-C", (char *)root_abs, "status", "--porcelain", "-z", "--untracked-files=normal", "--", ".",
+                  NULL};
+    o = git_run(st, &n);
+    *dirty = !o || n > 0;   /* a status git cannot give is not claimed clean */
+    free(o);
+    return 0;
+}
+
 /* ---- walk ----------------------------------------------------------------- */
 
-/* Directories that never hold the project's own sources. */
-static const char *const skip_dir_names[] = {
-    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".mypy_cache",
-    ".pytest_cache", "build", "dist", "venv", ".venv", NULL,
-};
-
-static int skip_dir_name(const char *name)
+/* ' .py .pyi ... .txt' and the text kinds' file names: what is listed. */
+static void add_kinds(struct buf *b)
 {
-    for (size_t i = 0; skip_dir_names[i]; i++)
-        if (strcmp(name, skip_dir_names[i]) == 0) return 1;
-    return str_ends(name, ".egg-info");
+    for (size_t i = 0; parse_languages[i]; i++)
+        for (const char *const *e = parse_languages[i]->extensions; *e; e++) buf_printf(b, " %s", *e);
+    for (size_t i = 0; parse_text_kinds[i]; i++) {
+        for (const char *const *e = parse_text_kinds[i]->extensions; *e; e++) buf_printf(b, " %s", *e);
+        for (const char *const *e = parse_text_kinds[i]->names; e && *e; e++) buf_printf(b, " %s", *e);
+    }
 }
 
 char *scan_dirs_stamp(void)
 {
-    /* '1': the encoding of scan_dir.entries */
+    /* '2': the encoding of scan_dir.entries */
     struct buf b = BUF_INIT;
-    buf_adds(&b, "1 files");
-    for (size_t i = 0; parse_languages[i]; i++)
-        for (const char *const *e = parse_languages[i]->extensions; *e; e++) buf_printf(&b, " %s", *e);
-    buf_adds(&b, "; skipped");
-    for (size_t i = 0; skip_dir_names[i]; i++) buf_printf(&b, " %s", skip_dir_names[i]);
-    buf_adds(&b, " *.egg-info");
+    buf_adds(&b, "2 files");
+    add_kinds(&b);
+    buf_adds(&b, "; ignore files");
+    for (size_t i = 0; ignore_names[i]; i++) buf_printf(&b, " %s", ignore_names[i]);
+    buf_adds(&b, "; markers");
+    for (size_t i = 0; marker_names[i]; i++) buf_printf(&b, " %s", marker_names[i]);
     return buf_take(&b);
 }
 
 /* An entry of a listing, as the walk uses it. */
-enum { ENT_DIR = 'd', ENT_LINK = 'l', ENT_FILE = 'f', ENT_VENV = 'v' };
+enum { ENT_DIR = 'd', ENT_LINK = 'l', ENT_FILE = 'f', ENT_IGNORE = 'i', ENT_MARK = 'm' };
 
 struct dent {
     char *name;
@@ -353,9 +573,9 @@ static int cmp_dent(const void *a, const void *b)
 }
 
 /* A listing's entries are kept as records 'type name NUL', sorted by name,
- * holding only what the walk uses: subdirectories not skipped by name,
- * symlinks, and other entries whose name has a language. A virtualenv with a
- * pyvenv.cfg is the single record 'v' with an empty name. */
+ * holding only what the walk uses: subdirectories (but version-control
+ * metadata), symlinks, entries whose name has a language, ignore files and
+ * the marker files that show what a directory is. */
 static void encode_entry(struct buf *b, unsigned char type, const char *name)
 {
     buf_add(b, (const char *)&type, 1);
@@ -372,7 +592,8 @@ static int decode_entries(const char *entries, size_t len, struct dent **out, si
     for (size_t i = 0; i < len;) {
         unsigned char type = (unsigned char)entries[i++];
         const char *nul = i < len ? memchr(entries + i, 0, len - i) : NULL;
-        if (!nul || (type != ENT_DIR && type != ENT_LINK && type != ENT_FILE && type != ENT_VENV)) {
+        if (!nul || (type != ENT_DIR && type != ENT_LINK && type != ENT_FILE && type != ENT_IGNORE &&
+                     type != ENT_MARK)) {
             free(*out);
             *out = NULL;
             *n = 0;
@@ -537,9 +758,9 @@ static int read_dir(int fd, struct dent **out, size_t *n)
 }
 
 /* A virtualenv whatever its name (so 'env' is only skipped when it is one: a
- * package called env is ordinary project code), decided from the listing: a
- * pyvenv.cfg, or a bin/activate (looked up only when there is a 'bin'). sub is
- * the directory's path relative to the open directory base ("" for base). */
+ * package called env is ordinary project code): a bin/activate, looked up
+ * only when there is a 'bin'. sub is the directory's path relative to the
+ * open directory base ("" for base). */
 static int has_activate(int base, const char *sub)
 {
     char *p = *sub ? xasprintf("%s/bin/activate", sub) : xstrdup("bin/activate");
@@ -566,7 +787,40 @@ static int nesting_too_deep(const struct scanner *s, const char *rel)
  * not opened at all: its entries are found relative to the same base. follow:
  * rel is a symlink to a directory (deferred), followed. */
 static void walk_entries(struct scanner *s, int base, const char *rel, size_t baseoff, const struct dent *ents,
-                         size_t nents);
+                         size_t nents, int has_pkg);
+
+/* The listing ents of the directory rel, found at sub relative to dbase
+ * (entries at rel/name + ebaseoff relative to dbase): left out when its
+ * contents show it is no project source, else its ignore files apply to what
+ * it holds and it is walked. */
+static void walk_listing(struct scanner *s, int dbase, const char *dsub, const char *rel, size_t ebaseoff,
+                         const struct dent *ents, size_t nents)
+{
+    unsigned marks = 0;
+    int bin = 0;
+    for (size_t i = 0; i < nents; i++) {
+        if (ents[i].type == ENT_MARK) marks |= marker_bit(ents[i].name);
+        if (ents[i].type == ENT_DIR && strcmp(ents[i].name, "bin") == 0) bin = 1;
+    }
+    if (*rel && !s->no_ignore) {
+        const char *slash = strrchr(rel, '/');
+        const char *rule = dir_content_rule(slash ? slash + 1 : rel, marks, bin && has_activate(dbase, dsub));
+        if (rule) {
+            count_rule(s->r, xstrdup(rule));
+            return;
+        }
+    }
+    size_t keep = s->nstack;
+    if (!s->no_ignore)
+        for (size_t k = 0; ignore_names[k]; k++)
+            for (size_t i = 0; i < nents; i++)
+                if (ents[i].type == ENT_IGNORE && strcmp(ents[i].name, ignore_names[k]) == 0) {
+                    struct ignore_file *f = load_ignore(dbase, dsub, rel, ignore_names[k]);
+                    if (f) stack_push(s, f);
+                }
+    walk_entries(s, dbase, rel, ebaseoff, ents, nents, (marks & 2u) != 0);
+    s->nstack = keep;
+}
 
 static void walk(struct scanner *s, int base, const char *rel, size_t baseoff, int follow)
 {
@@ -593,10 +847,7 @@ static void walk(struct scanner *s, int base, const char *rel, size_t baseoff, i
                 }
                 old->state = SCAN_DIR_KEPT;
                 s->dirs->cached++;
-                int venv = nents == 1 && ents[0].type == ENT_VENV;
-                for (size_t i = 0; !venv && *rel && i < nents; i++)
-                    if (strcmp(ents[i].name, "bin") == 0) venv = has_activate(base, sub);
-                if (!venv) walk_entries(s, base, rel, baseoff, ents, nents);
+                walk_listing(s, base, sub, rel, baseoff, ents, nents);
                 free(ents);
                 return;
             }
@@ -629,13 +880,10 @@ static void walk(struct scanner *s, int base, const char *rel, size_t baseoff, i
     }
     if (nents) qsort(ents, nents, sizeof *ents, cmp_dent);   /* qsort(NULL, 0) is undefined */
     /* keep only what the walk uses, classified */
-    int pyvenv = 0, bin = 0;
     size_t w = 0;
     for (size_t i = 0; i < nents; i++) {
         const char *name = ents[i].name;
         unsigned char type = ents[i].type;
-        if (strcmp(name, "pyvenv.cfg") == 0) pyvenv = 1;
-        if (strcmp(name, "bin") == 0) bin = 1;
         if (type == DT_UNKNOWN) {
             struct stat cst;
             if (fstatat(fd, name, &cst, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -644,9 +892,11 @@ static void walk(struct scanner *s, int base, const char *rel, size_t baseoff, i
             }
             type = S_ISDIR(cst.st_mode) ? DT_DIR : S_ISLNK(cst.st_mode) ? DT_LNK : DT_REG;
         }
-        unsigned char t = type == DT_DIR ? (skip_dir_name(name) ? 0 : ENT_DIR)
+        unsigned char t = type == DT_DIR ? (vcs_dir_name(name) ? 0 : ENT_DIR)
                         : type == DT_LNK ? ENT_LINK
-                        : parse_lang_for_path(name) ? ENT_FILE : 0;
+                        : name_in(name, marker_names) ? ENT_MARK
+                        : parse_lang_for_path(name) ? ENT_FILE
+                        : name_in(name, ignore_names) ? ENT_IGNORE : 0;
         if (!t) {
             free(ents[i].name);
             continue;
@@ -655,24 +905,22 @@ static void walk(struct scanner *s, int base, const char *rel, size_t baseoff, i
         ents[w++].type = t;
     }
     nents = w;
-    int venv = *rel && (pyvenv || (bin && has_activate(fd, "")));
     if (s->dirs) {
         struct buf enc = BUF_INIT;
-        if (*rel && pyvenv) encode_entry(&enc, ENT_VENV, "");
-        else
-            for (size_t i = 0; i < nents; i++) encode_entry(&enc, ents[i].type, ents[i].name);
+        for (size_t i = 0; i < nents; i++) encode_entry(&enc, ents[i].type, ents[i].name);
         dirs_record(s, old, rel, &st, complete, &enc);
         buf_free(&enc);
     }
-    if (!venv) walk_entries(s, fd, rel, *rel ? strlen(rel) + 1 : 0, ents, nents);
+    walk_listing(s, fd, "", rel, *rel ? strlen(rel) + 1 : 0, ents, nents);
     for (size_t i = 0; i < nents; i++) free(ents[i].name);
     free(ents);
     if (fd != base) close(fd);
 }
 
-/* The entries of the directory rel, sorted by name (see walk for base and baseoff). */
+/* The entries of the directory rel, sorted by name (see walk for base and
+ * baseoff); has_pkg: it holds a package.json. */
 static void walk_entries(struct scanner *s, int base, const char *rel, size_t baseoff, const struct dent *ents,
-                         size_t nents)
+                         size_t nents, int has_pkg)
 {
     struct buf child = BUF_INIT;
     for (size_t i = 0; i < nents; i++) {
@@ -681,7 +929,16 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
         if (*rel) buf_printf(&child, "%s/%s", rel, name);
         else buf_adds(&child, name);
         if (ents[i].type == ENT_DIR) {
-            if (skip_dir_name(name)) continue;
+            const char *rule = dir_name_rule(name, s->no_ignore, has_pkg);
+            if (rule) {
+                count_rule(s->r, xstrdup(rule));
+                continue;
+            }
+            char *why = ignored_by(s->stack, s->nstack, child.data, 1);
+            if (why) {
+                count_rule(s->r, why);
+                continue;
+            }
             if (nesting_too_deep(s, child.data)) {
                 scan_add_skip(s->r, child.data, "directory nested too deeply", -1);
                 continue;
@@ -689,14 +946,21 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
             walk(s, base, child.data, baseoff, 0);
             continue;
         }
+        if (ents[i].type != ENT_LINK && ents[i].type != ENT_FILE) continue;
         const struct lang *lang = parse_lang_for_path(name);
+        if (ents[i].type == ENT_FILE && !lang) continue;
+        /* git does not follow links: a directory-only rule does not match one */
+        char *why = ignored_by(s->stack, s->nstack, child.data, 0);
+        if (why) {
+            count_rule(s->r, why);
+            continue;
+        }
         if (ents[i].type == ENT_LINK) {
             char *full = xasprintf("%s/%s", s->root, child.data);
             consider_symlink(s, child.data, full, lang, 1);
             free(full);
             continue;
         }
-        if (ents[i].type != ENT_FILE || !lang) continue;
         struct stat st;
         if (fstatat(base, child.data + baseoff, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         consider_file(s, child.data, lang, &st, 0);
@@ -706,15 +970,26 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
 
 /* A deferred directory symlink: walked unless it leads to a directory already
  * listed, which is a loop when the target encloses the link. */
-static void walk_deferred(struct scanner *s, const char *rel)
+static void walk_deferred(struct scanner *s, const struct deferred *d)
 {
+    const char *rel = d->rel;
     char *full = xasprintf("%s/%s", s->root, rel);
     struct stat st;
     if (stat(full, &st) == 0) {
         if (!seen_has(s, st.st_dev, st.st_ino)) {
+            /* the ignore files of the directories above the link apply */
+            s->nstack = 0;
+            for (size_t i = 0; i < d->nstack; i++) {
+                if (s->nstack == s->capstack) {
+                    s->capstack = s->capstack ? s->capstack * 2 : 8;
+                    s->stack = xrealloc(s->stack, s->capstack * sizeof *s->stack);
+                }
+                s->stack[s->nstack++] = d->stack[i];
+            }
             s->in_link = 1;
             walk(s, s->rootfd, rel, 0, 1);
             s->in_link = 0;
+            s->nstack = 0;
         } else {
             char *real = realpath(full, NULL);
             char *linkdir = xstrdup(full);
@@ -743,7 +1018,12 @@ static int cmp_skip(const void *a, const void *b)
     return strcmp(((const struct scan_skip *)a)->path, ((const struct scan_skip *)b)->path);
 }
 
-int scan_repo(const char *root_abs, long long max_file_size, struct scan_dirs *dirs, struct scan_result *out,
+static int cmp_rule(const void *a, const void *b)
+{
+    return strcmp(((const struct scan_rule_count *)a)->rule, ((const struct scan_rule_count *)b)->rule);
+}
+
+int scan_repo(const char *root_abs, const struct scan_options *so, struct scan_dirs *dirs, struct scan_result *out,
               char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -753,10 +1033,11 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_dirs *d
                  errno ? strerror(errno) : "not a directory");
         return -1;
     }
-    struct scanner s = {.root = root_abs, .rootlen = strlen(root_abs), .max = max_file_size, .r = out};
+    struct scanner s = {.root = root_abs, .rootlen = strlen(root_abs), .max = so->max_file_size, .r = out,
+                        .no_ignore = so->no_ignore};
     if (dirs) dirs->listed = dirs->cached = 0;
     size_t len = 0;
-    char *list = in_git_work_tree(root_abs) ? git_ls_files(root_abs, &len) : NULL;
+    char *list = !so->no_ignore && in_git_work_tree(root_abs) ? git_ls_files(root_abs, &len) : NULL;
     if (list) {
         out->used_git = 1;
         scan_git_list(&s, list, len);
@@ -781,12 +1062,19 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_dirs *d
         }
         walk(&s, s.rootfd, "", 0, 0);
         /* walking a deferred link may defer more (links inside it) */
-        for (size_t i = 0; i < s.ndeferred; i++) walk_deferred(&s, s.deferred[i]);
+        for (size_t i = 0; i < s.ndeferred; i++) walk_deferred(&s, &s.deferred[i]);
         close(s.rootfd);
     }
-    for (size_t i = 0; i < s.ndeferred; i++) free(s.deferred[i]);
+    for (size_t i = 0; i < s.ndeferred; i++) {
+        free(s.deferred[i].rel);
+        free(s.deferred[i].stack);
+    }
     free(s.deferred);
     free(s.seen);
+    for (size_t i = 0; i < s.nifiles; i++) ignore_file_free(s.ifiles[i]);
+    free(s.ifiles);
+    free(s.stack);
+    if (out->nrules) qsort(out->rules, out->nrules, sizeof *out->rules, cmp_rule);
     if (out->nfiles) qsort(out->files, out->nfiles, sizeof *out->files, cmp_file);
     /* git may list a path twice (unmerged stages): keep one */
     size_t w = 0;
@@ -799,6 +1087,178 @@ int scan_repo(const char *root_abs, long long max_file_size, struct scan_dirs *d
     }
     out->nfiles = w;
     if (out->nskips) qsort(out->skips, out->nskips, sizeof *out->skips, cmp_skip);
+    return 0;
+}
+
+/* ---- explain --------------------------------------------------------------- */
+
+/* 1 when the file name exists in the directory sub of the root (fd). */
+static int has_entry(int rootfd, const char *sub, const char *name)
+{
+    char *p = *sub ? xasprintf("%s/%s", sub, name) : xstrdup(name);
+    int r = faccessat(rootfd, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+    free(p);
+    return r;
+}
+
+/* git's verdict on rel: 'source:line:pattern' of the rule excluding it
+ * (malloc'd), or NULL when git does not ignore it. */
+static char *git_ignore_rule(const char *root, const char *rel)
+{
+    char *ci[] = {"git", "-C", (char *)root, "check-ignore", "-v", "--", (char *)rel, NULL};
+    size_t n = 0;
+    char *o = git_run(ci, &n);
+    if (!o) return NULL;   /* exit 1: not ignored */
+    char *tab = memchr(o, '\t', n);
+    if (tab) *tab = 0;
+    /* source:line:pattern; a '!' pattern re-includes */
+    char *c1 = strchr(o, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!tab || (c2 && c2[1] == '!')) {
+        free(o);
+        return NULL;
+    }
+    return o;
+}
+
+int scan_explain(const char *root_abs, const struct scan_options *so, const char *path, struct buf *out, char *err,
+                 size_t errlen)
+{
+    size_t rl = strlen(root_abs);
+    const char *p = path;
+    if (*p == '/') {
+        if (strncmp(p, root_abs, rl) != 0 || (p[rl] && p[rl] != '/')) {
+            snprintf(err, errlen, "--explain '%s': the path is not inside the repository '%s'; give it relative to the repository",
+                     path, root_abs);
+            return -1;
+        }
+        p += rl;
+    }
+    while (*p == '/') p++;
+    while (p[0] == '.' && p[1] == '/') p += 2;
+    char *rel = xstrdup(p);
+    size_t n = strlen(rel);
+    while (n > 0 && rel[n - 1] == '/') rel[--n] = 0;
+    for (char *q = rel; *q; q++)
+        if ((q == rel || q[-1] == '/') && q[0] == '.' && q[1] == '.' && (q[2] == '/' || !q[2])) {
+            snprintf(err, errlen, "--explain '%s': give the path inside the repository without '..'", path);
+            free(rel);
+            return -1;
+        }
+    int rootfd = open(root_abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        snprintf(err, errlen, "cannot read the repository directory '%s': %s", root_abs, strerror(errno));
+        free(rel);
+        return -1;
+    }
+    struct stat st;
+    int exists = *rel ? fstatat(rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 : fstat(rootfd, &st) == 0;
+    int is_dir = exists && S_ISDIR(st.st_mode);
+    buf_printf(out, "path      %s%s\n", *rel ? rel : ".", exists ? (is_dir ? " (directory)" : "") : " (does not exist)");
+    size_t len = 0;
+    char *list = !so->no_ignore && in_git_work_tree(root_abs) ? git_ls_files(root_abs, &len) : NULL;
+    struct scanner s = {.root = root_abs, .rootlen = rl, .no_ignore = so->no_ignore};
+    char *why = NULL;
+    if (so->no_ignore) buf_adds(out, "listing   a walk of everything but version-control metadata (--no-ignore)\n");
+    if (list) {
+        buf_adds(out, "listing   git ls-files --cached --others --exclude-standard, then .drqaignore files\n");
+        /* version-control metadata and what git ignores */
+        for (char *q = rel; !why && *q; q++)
+            if ((q == rel || q[-1] == '/') && (strncmp(q, ".git", 4) == 0 && (!q[4] || q[4] == '/')))
+                why = xstrdup("version-control metadata");
+        if (!why && *rel) {
+            char *g = git_ignore_rule(root_abs, rel);
+            if (g) why = xasprintf("git: %s", g);
+            free(g);
+        }
+        if (!why) {
+            int listed = 0;
+            for (size_t i = 0; i < len && !listed;) {
+                const char *e = list + i;
+                size_t m = strnlen(e, len - i);
+                i += m + 1;
+                listed = strcmp(e, rel) == 0 || (is_dir && (!*rel || (strncmp(e, rel, n) == 0 && e[n] == '/')));
+            }
+            if (!listed && exists) why = xstrdup("git: not listed by git ls-files");
+        }
+        if (!why) {
+            git_drqaignores(&s, list, len);
+            why = *rel ? path_ignored_by(s.stack, s.nstack, rel, is_dir) : NULL;
+        }
+    } else {
+        if (!so->no_ignore) buf_adds(out, "listing   a walk (not a git work tree): .gitignore, .ignore and .drqaignore files, "
+                                          "directories shown to hold no project source\n");
+        /* each directory from the root down, as the walk meets it */
+        char *tmp = xstrdup(rel);
+        char *comp = tmp;
+        int parent_pkg = has_entry(rootfd, "", "package.json");
+        for (;;) {
+            char *dir = xstrndup(tmp, comp == tmp ? 0 : (size_t)(comp - tmp - 1));
+            if (!so->no_ignore)
+                for (size_t k = 0; ignore_names[k]; k++) {
+                    struct ignore_file *f = load_ignore(rootfd, dir, dir, ignore_names[k]);
+                    if (f) stack_push(&s, f);
+                }
+            free(dir);
+            if (!*comp) break;
+            char *slash = strchr(comp, '/');
+            if (slash) *slash = 0;
+            int comp_dir = slash || is_dir;
+            const char *rule = comp_dir ? dir_name_rule(comp, so->no_ignore, parent_pkg) : NULL;
+            if (rule) why = xstrdup(rule);
+            if (!why) why = ignored_by(s.stack, s.nstack, tmp, comp_dir);
+            if (!why && comp_dir && !so->no_ignore) {
+                unsigned marks = 0;
+                for (size_t k = 0; marker_names[k]; k++)
+                    if (has_entry(rootfd, tmp, marker_names[k])) marks |= 1u << k;
+                rule = dir_content_rule(comp, marks, has_activate(rootfd, tmp));
+                if (rule) why = xstrdup(rule);
+            }
+            if (why) {
+                if (slash) buf_printf(out, "directory %s\n", tmp);
+                break;
+            }
+            if (!slash) break;
+            parent_pkg = has_entry(rootfd, tmp, "package.json");
+            *slash = '/';
+            comp = slash + 1;
+        }
+        free(tmp);
+        const struct ignore_file *f;
+        const struct ignore_rule *r = !why && *rel ? ignore_decide(s.stack, s.nstack, rel, is_dir, &f) : NULL;
+        if (r && r->negate) {
+            char *d = ignore_rule_describe(f, r);
+            buf_printf(out, "rule      re-included by %s\n", d);
+            free(d);
+        }
+    }
+    if (why) {
+        buf_printf(out, "verdict   not indexed: left out by %s\n", why);
+    } else if (!exists) {
+        buf_adds(out, "verdict   not indexed: no such file\n");
+    } else if (is_dir) {
+        buf_adds(out, "verdict   walked: files below it are indexed unless a rule leaves them out\n");
+    } else {
+        const struct lang *lang = parse_lang_for_path(rel);
+        if (!lang) {
+            buf_adds(out, "verdict   not indexed: not a kind of file the index reads (extensions and names:");
+            add_kinds(out);
+            buf_adds(out, ")\n");
+        } else if (lang->skip) {
+            buf_printf(out, "verdict   not indexed: %s\n", lang->skip);
+        } else if (so->max_file_size > 0 && (long long)st.st_size > so->max_file_size) {
+            buf_printf(out, "verdict   not indexed: too large (%lld bytes > %lld; see --max-file-size)\n",
+                       (long long)st.st_size, so->max_file_size);
+        } else {
+            buf_printf(out, "verdict   indexed (%s%s)\n", lang->name, parse_is_text(lang) ? ", as text chunks" : "");
+        }
+    }
+    free(why);
+    free(list);
+    for (size_t i = 0; i < s.nifiles; i++) ignore_file_free(s.ifiles[i]);
+    free(s.ifiles);
+    free(s.stack);
+    close(rootfd);
+    free(rel);
     return 0;
 }
 

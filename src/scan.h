@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 struct lang;
+struct buf;
 
 struct scan_file {
     char *path;               /* relative to the root, '/'-separated */
@@ -33,11 +34,25 @@ struct scan_skip {
     long long size;           /* -1 when unknown */
 };
 
+/* A rule that left paths out of the listing, and how many (a directory left
+ * out counts once, whatever it holds). */
+struct scan_rule_count {
+    char *rule;               /* 'sub/.gitignore:3: build/', 'virtualenv (pyvenv.cfg)', ... */
+    long paths;
+};
+
 /* Owns everything it points to; scan_result_free releases it. Files are sorted by path. */
 struct scan_result {
     struct scan_file *files; size_t nfiles, capfiles;
     struct scan_skip *skips; size_t nskips, capskips;
+    struct scan_rule_count *rules; size_t nrules, caprules;   /* sorted by rule */
     int used_git;             /* 1 when git listed the files */
+};
+
+/* What decides which files are listed. */
+struct scan_options {
+    long long max_file_size;  /* larger files are skipped (0 = no limit) */
+    int no_ignore;            /* walk everything but version-control metadata, git or not */
 };
 
 /* A directory listing kept between walks, so that a walk need not read a
@@ -80,12 +95,32 @@ size_t scan_dirs_changes(const struct scan_dirs *d);
 char *scan_dirs_stamp(void);
 
 /* Lists the files of the repository at root_abs (an absolute, symlink-free
- * directory path). max_file_size: larger files are skipped (0 = no limit).
+ * directory path) as so says. Inside a git work tree git lists them (unless
+ * so->no_ignore); elsewhere a walk leaves out what the ignore files in the
+ * tree exclude (.gitignore and .ignore, with git's semantics) and directories
+ * shown by their contents to be no project source: a virtualenv (pyvenv.cfg
+ * or bin/activate), node_modules beside a package.json, a cache directory
+ * (CACHEDIR.TAG), *.egg-info metadata (PKG-INFO), __pycache__ and .tox. A
+ * .drqaignore file (same syntax, highest precedence) applies in both cases;
+ * version-control metadata (.git, .hg, .svn) is always left out. Every rule
+ * that left a path out is counted in out->rules.
  * dirs (may be NULL): recorded directory listings used and updated by a walk
  * (git's listing does not use them). Returns 0, or -1 with a message naming
  * the root when it cannot be read. */
-int scan_repo(const char *root_abs, long long max_file_size, struct scan_dirs *dirs, struct scan_result *out,
+int scan_repo(const char *root_abs, const struct scan_options *so, struct scan_dirs *dirs, struct scan_result *out,
               char *err, size_t errlen);
+
+/* Provenance: HEAD's commit of the git work tree holding root_abs (40 hex
+ * digits into commit) and *dirty, 1 when the files beneath root_abs differ
+ * from it (a tracked file changed, or an untracked file git does not ignore).
+ * Returns 0, or -1 when root_abs is not in a git work tree with a commit. */
+int scan_git_provenance(const char *root_abs, char commit[41], int *dirty);
+
+/* Says why path (relative to the root, or absolute beneath it) is or is not
+ * listed by scan_repo with so: the rule, its file and line. Appends lines
+ * to out. Returns 0, or -1 with a message when the path is not beneath the root. */
+int scan_explain(const char *root_abs, const struct scan_options *so, const char *path, struct buf *out, char *err,
+                 size_t errlen);
 void scan_result_free(struct scan_result *r);
 
 /* Adds a skipped file (path and reason are copied). Used by the indexer for

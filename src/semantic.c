@@ -20,6 +20,7 @@
 #define RRF_K 60.0
 #define PRIOR_MODULE 0.8  /* module windows: unnamed stretches of top-level code */
 #define PRIOR_TEST 0.9    /* test code when the category is 'any' */
+#define PRIOR_TEXT 0.7    /* text files (docs, settings): below code, which most questions are about */
 #define TEXT_MAX 16384    /* longer spans are cut at a line end and marked elided */
 #define FTS_MAX_TERMS 64
 #define BM25_POSTING_BUDGET 4000  /* chunks a bm25 query may have to score (see bm25_match) */
@@ -30,7 +31,7 @@
  * body is mostly incidental identifiers. */
 #define BM25_WEIGHTS "4.0, 2.0, 1.0, 1.5"
 
-enum { KIND_FUNCTION, KIND_CLASS, KIND_MODULE };
+enum { KIND_FUNCTION, KIND_CLASS, KIND_MODULE, KIND_TEXT };
 
 struct sem_chunk { int64_t id; int file; unsigned char kind; };
 struct sem_file { int64_t id; char *path; unsigned char is_test; };
@@ -381,7 +382,10 @@ static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *e
             c->chunks = xrealloc(c->chunks, cap * sizeof *c->chunks);
             c->hashes = xrealloc(c->hashes, cap * sizeof *c->hashes);
         }
-        unsigned char k = !strcmp(kind, "class") ? KIND_CLASS : !strcmp(kind, "module") ? KIND_MODULE : KIND_FUNCTION;
+        unsigned char k = !strcmp(kind, "class")    ? KIND_CLASS
+                        : !strcmp(kind, "module") ? KIND_MODULE
+                        : !strcmp(kind, "text")   ? KIND_TEXT
+                                                  : KIND_FUNCTION;
         c->chunks[c->n] = (struct sem_chunk){id, (int)fi, k};
         c->hashes[c->n++] = xstrdup(hash);
     }
@@ -763,6 +767,7 @@ static double prior(const struct sem_cache *c, long i, const struct semantic_que
 {
     double p = 1.0;
     if (c->chunks[i].kind == KIND_MODULE) p *= PRIOR_MODULE;
+    if (c->chunks[i].kind == KIND_TEXT) p *= PRIOR_TEXT;
     if (q->category == SEMANTIC_ANY && c->files[c->chunks[i].file].is_test) p *= PRIOR_TEST;
     return p;
 }
@@ -811,7 +816,9 @@ static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence
         buf_add(&t, s, len);
     }
     char label[64];
-    if (!qual || !*qual) snprintf(label, sizeof label, "module lines %d-%d", a, b);
+    const char *ck = (const char *)sqlite3_column_text(st, 2);
+    if (!qual || !*qual)
+        snprintf(label, sizeof label, "%s lines %d-%d", ck && !strcmp(ck, "text") ? "text" : "module", a, b);
     struct evidence_span *sp = evidence_add(out, path ? path : "", a, b, buf_str(&t),
                                             qual && *qual ? qual : label, score);
     sp->elided = elided;

@@ -104,7 +104,7 @@ static const char STORE_SCHEMA[] =
     "  id INTEGER PRIMARY KEY,\n"
     "  file_id INTEGER NOT NULL,\n"
     "  symbol_id INTEGER,\n"              /* function/class chunk; NULL for module windows */
-    "  kind TEXT NOT NULL,\n"             /* function | class | module */
+    "  kind TEXT NOT NULL,\n"             /* function | class | module | text */
     "  start_line INTEGER NOT NULL,\n"
     "  end_line INTEGER NOT NULL,\n"
     "  text TEXT NOT NULL,\n"             /* context header (class line) + code */

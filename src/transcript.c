@@ -160,6 +160,13 @@ cJSON *transcript_config_json(const struct transcript_config *c)
     add_str(o, "created", c->created);
     add_str(o, "repo", c->repo);
     add_str(o, "index", c->index_path);
+    if (c->commit && *c->commit) {
+        cJSON_AddStringToObject(o, "commit", c->commit);
+        cJSON_AddBoolToObject(o, "dirty", c->dirty);
+    } else {
+        cJSON_AddNullToObject(o, "commit");
+        cJSON_AddNullToObject(o, "dirty");
+    }
     add_str(o, "mode", c->mode);
     add_str(o, "policy", c->policy);
     add_str(o, "provider", c->provider);

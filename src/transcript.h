@@ -41,6 +41,8 @@ struct transcript_config {
     double exploration;
     int no_mcts, no_perception, no_evaluation, no_semantic;
     const char *created;       /* a timestamp the caller chose, or NULL */
+    const char *commit;        /* HEAD's commit the index describes, or NULL/"" outside git */
+    int dirty;                 /* ... and the indexed files differed from it */
     const cJSON *extra;        /* further settings to record; filtered; may be NULL */
 };
 

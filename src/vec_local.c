@@ -172,7 +172,7 @@ static void add_column(struct fit_build *b, const char *s, float w)
 
 static void close_chunk(struct fit_build *b)
 {
-    qsort(b->tmp, b->ntmp, sizeof *b->tmp, cmp_posting);
+    if (b->ntmp) qsort(b->tmp, b->ntmp, sizeof *b->tmp, cmp_posting);   /* a chunk without terms: qsort(NULL, 0) is undefined */
     for (size_t i = 0; i < b->ntmp; i++) {
         if (b->npost > b->off[b->f->n] && b->post[b->npost - 1].term == b->tmp[i].term) {
             b->post[b->npost - 1].tf += b->tmp[i].tf;

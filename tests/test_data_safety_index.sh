@@ -89,7 +89,7 @@ is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "11462454
 q "$I" "PRAGMA application_id = 0; PRAGMA user_version = 5" >/dev/null
 index "$R" "$I"
 ok $? "an older index of the project's (no marker) is accepted"
-is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 14" "and rebuilt from scratch"
+is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 15" "and rebuilt from scratch"
 is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 6" "now with the marker"
 : >"$T/empty.sqlite"
 index "$R" "$T/empty.sqlite"
@@ -137,7 +137,7 @@ smash "$C"
 cp "$C" "$T/broken.copy"
 index "$R" "$C" --check
 ok $? "--check on a damaged index: exit 0 (rebuilt)"
-is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "damaged true 14" \
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "damaged true 15" \
    "it reports the damage and rebuilds the index"
 aside=$(jget "$T/out.json" check.kept_as)
 like "$aside" "$C.corrupt-" "the damaged file is kept aside as PATH.corrupt-TIME"
@@ -162,7 +162,7 @@ index "$R" "$C"
 truncate -s 60000 "$C"
 index "$R" "$C"
 ok $? "a truncated index: the plain update exits 0"
-is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" files.added)" "damaged 14" "it is rebuilt"
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" files.added)" "damaged 15" "it is rebuilt"
 like "$(cat "$T/err.txt")" "was damaged" "stderr says so"
 "$DRQA" --no-progress --index "$C" --action ListFiles '{}' "$R" >/dev/null 2>&1
 is "$?" 0 "the next --action reads the rebuilt index"
@@ -173,19 +173,19 @@ cp -R "$FIX" "$B"
 $PYTHON3 -c 'open("'"$B"'/big.py", "w").write("x = 1\n" * 250000)'   # 1.5 MB
 M="$T/idx/m.sqlite"
 index "$B" "$M" --max-file-size 2000000
-is "$(jget "$T/out.json" files.indexed)" 15 "--max-file-size 2000000 indexes the 1.5 MB file"
+is "$(jget "$T/out.json" files.indexed)" 16 "--max-file-size 2000000 indexes the 1.5 MB file"
 index "$B" "$M"
-is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.deleted)" "15 0" \
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.deleted)" "16 0" \
    "a later run without the option keeps it (the recorded limit)"
 is "$(jget "$T/out.json" options.max_file_size) $(jget "$T/out.json" options.max_file_size_recorded)" "2000000 true" \
    "--json reports the recorded limit"
 "$DRQA" --no-progress --index "$M" --index-only "$B" >"$T/out.txt" 2>&1
 like "$(cat "$T/out.txt")" "--max-file-size 2000000 (recorded in the index" "the text output says a recorded value is used"
 index "$B" "$M" --max-file-size 1048576
-is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" options.max_file_size_recorded)" "14 false" \
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" options.max_file_size_recorded)" "15 false" \
    "giving the option again replaces it"
 index "$B" "$M"
-is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" options.max_file_size)" "14 1048576" \
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" options.max_file_size)" "15 1048576" \
    "and the new value is the one kept"
 
 # ---- 10. same-size edits with a restored mtime; --verify --------------------------------
@@ -205,14 +205,14 @@ is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/auth.py' AND inst
 # stat cannot see would leave it): a plain run keeps it, --verify finds it
 q "$X" "UPDATE files SET hash = '0000000000000000', text = 'stale' WHERE path = 'tinyweb/routing.py'"
 index "$E" "$X"
-is "$(jget "$T/out.json" files.unchanged)" 14 "a plain run trusts the stat"
+is "$(jget "$T/out.json" files.unchanged)" 15 "a plain run trusts the stat"
 index "$E" "$X" --verify
 ok $? "--verify: exit 0"
-is "$(jget "$T/out.json" verify.hashed) $(jget "$T/out.json" verify.differed)" "14 1" \
+is "$(jget "$T/out.json" verify.hashed) $(jget "$T/out.json" verify.differed)" "15 1" \
    "--verify hashes every file and finds the one that differs"
 is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/routing.py' AND text <> 'stale'")" 1 "and re-indexes it"
 "$DRQA" --no-progress --index "$X" --index-only --verify "$E" >"$T/out.txt" 2>&1
-like "$(cat "$T/out.txt")" "verify       14 files hashed: 0 differed" "the text output prints how many"
+like "$(cat "$T/out.txt")" "verify       15 files hashed: 0 differed" "the text output prints how many"
 "$DRQA" --no-progress --index "$X" --verify --ask "x" "$E" >/dev/null 2>"$T/err.txt"
 is "$?" 2 "--verify outside --index-only is a usage error"
 

@@ -42,7 +42,7 @@ I="$T/idx/a.sqlite"
 index "$R" "$I"
 ok $? "indexing the fixture succeeds"
 is "$(counts "$T/out.json")" \
-   "files=14 unchanged=0 updated=0 added=14 deleted=0 parsed=14 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
+   "files=15 unchanged=0 updated=0 added=15 deleted=0 parsed=15 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
    "fresh index: file, symbol and edge counts"
 is "$(jget "$T/out.json" rebuilt)" "true" "a new index is reported as built from scratch"
 is "$(stat -c %a "$T/idx")" "700" "the index directory is owner-only"
@@ -133,7 +133,7 @@ is "$(q "$I" "SELECT (instr(c.text, 'def add(self, pattern, endpoint, methods=No
               FROM chunks c JOIN symbols s ON s.id = c.symbol_id WHERE s.qualname = 'Router' AND c.kind = 'class'")" "10" \
    "a class chunk holds method signatures without bodies"
 is "$(q "$I" "SELECT kind || ':' || count(*) FROM chunks GROUP BY kind ORDER BY kind" | tr '\n' ' ')" \
-   "class:16 function:111 module:15 " "chunks per kind"
+   "class:16 function:111 module:15 text:1 " "chunks per kind"
 is "$(q "$I" "SELECT count(*) FROM chunks_fts")" "$(q "$I" "SELECT count(*) FROM chunks")" "one FTS row per chunk"
 is "$(q "$I" "SELECT s.qualname FROM chunks_fts x JOIN chunks c ON c.id = x.rowid JOIN symbols s ON s.id = c.symbol_id
               WHERE chunks_fts MATCH 'name:flush' ORDER BY s.qualname" | tr '\n' ' ')" "SessionBase.flush " \
@@ -154,7 +154,7 @@ print(bad)' "$I")" "0" "chunk hashes are hash64 of their text"
 $DUMP "$I" >"$T/d0.txt"
 index "$R" "$I"
 is "$(counts "$T/out.json")" \
-   "files=14 unchanged=14 updated=0 added=0 deleted=0 parsed=0 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
+   "files=15 unchanged=15 updated=0 added=0 deleted=0 parsed=0 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
    "warm run: nothing parsed"
 $DUMP "$I" >"$T/d1.txt"
 cmp -s "$T/d0.txt" "$T/d1.txt"
@@ -162,7 +162,7 @@ ok $? "warm run leaves the index as it was"
 touch -d '2001-01-01 00:00:00' "$R/tinyweb/utils.py"
 index "$R" "$I"
 is "$(counts "$T/out.json")" \
-   "files=14 unchanged=14 updated=0 added=0 deleted=0 parsed=0 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
+   "files=15 unchanged=15 updated=0 added=0 deleted=0 parsed=0 skipped=0 $SYMS $EDGES parse_errors=1/4 decode_errors=0/0" \
    "a touched file with the same content is not parsed (counts taken from the tables agree)"
 
 # edit, add, delete, rename
@@ -182,7 +182,7 @@ mv "$R/tinyweb/core/scaffold.py" "$R/tinyweb/core/blueprint.py"
 sed -i 's/from .core.scaffold import/from .core.blueprint import/' "$R/tinyweb/app.py"
 index "$R" "$I"
 is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.unchanged) $(jget "$T/out.json" files.updated) $(jget "$T/out.json" files.added) $(jget "$T/out.json" files.deleted)" \
-   "14 10 2 2 2" "incremental run: 2 updated, 2 added, 2 deleted"
+   "15 11 2 2 2" "incremental run: 2 updated, 2 added, 2 deleted"
 I2="$T/idx/fresh.sqlite"
 index "$R" "$I2"
 $DUMP "$I" >"$T/inc.txt"
@@ -226,7 +226,7 @@ ok $? "and it equals a fresh index"
 C="$T/idx/race.sqlite"
 for k in 1 2 3; do "$DRQA" --json --no-progress --index "$C" --index-only "$FIX" >"$T/race$k.json" 2>&1 & done
 wait
-is "$(for k in 1 2 3; do jget "$T/race$k.json" files.added; done | sort | tr '\n' ' ')" "0 0 14 " \
+is "$(for k in 1 2 3; do jget "$T/race$k.json" files.added; done | sort | tr '\n' ' ')" "0 0 15 " \
    "three simultaneous first runs: one builds the index, two find it built"
 test ! -e "$C.tmp"
 ok $? "no side file is left"
@@ -243,8 +243,16 @@ ln -s b_loop.py "$P/tinyweb/a_loop.py"
 echo 'SECRET = 1' >"$T/outside_target.py"
 ln -s "$T/outside_target.py" "$P/tinyweb/outside.py"
 ln -s tinyweb/core "$P/corelink"
-for d in build dist node_modules .tox .venv venv __pycache__ .git pkg.egg-info .mypy_cache; do
+# left out by what they hold or by their name alone when that is certain
+for d in node_modules .tox .venv venv __pycache__ .git pkg.egg-info .mypy_cache; do
     mkdir -p "$P/$d" && echo 'HIDDEN = 1' >"$P/$d/hidden.py"
+done
+echo '{}' >"$P/package.json"
+touch "$P/.venv/pyvenv.cfg" "$P/pkg.egg-info/PKG-INFO" "$P/.mypy_cache/CACHEDIR.TAG"
+mkdir -p "$P/venv/bin" && touch "$P/venv/bin/activate"
+# a common name alone is no evidence: build/ and dist/ may be packages
+for d in build dist; do
+    mkdir -p "$P/$d" && echo 'SHOWN = 1' >"$P/$d/shown.py"
 done
 mkdir -p "$P/myenv" && touch "$P/myenv/pyvenv.cfg" && echo 'HIDDEN = 1' >"$P/myenv/hidden.py"
 echo 'x = 1' >"$P/tinyweb/unreadable.py"
@@ -270,7 +278,7 @@ $RUNAS "$DRQA" --json --no-progress --index "$PI" --index-only "$P" >"$T/out.jso
 ok $? "indexing a tree with problem files succeeds"
 NSKIP=8
 [ -n "$UNREADABLE" ] || NSKIP=7
-is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.skipped)" "15 $NSKIP" "15 files indexed, the problem files skipped"
+is "$(jget "$T/out.json" files.indexed) $(jget "$T/out.json" files.skipped)" "18 $NSKIP" "18 files indexed (README.md as text), the problem files skipped"
 is "$($PYTHON3 -c 'import json, sys
 for s in json.load(open(sys.argv[1]))["skipped"]: print("%s: %s" % (s["path"], s["reason"]))' "$T/out.json")" \
 "big.py: too large (1200000 bytes > 1048576)
@@ -285,7 +293,9 @@ ${UNREADABLE%
 is "$(jget "$T/out.json" decode_errors.files) $(jget "$T/out.json" decode_errors.bytes)" "1 3" "invalid UTF-8 bytes are counted"
 is "$(q "$PI" "SELECT decode_errors || '|' || (instr(text, char(65533)) > 0) FROM files WHERE path = 'tinyweb/badutf8.py'")" "3|1" \
    "invalid bytes are stored as U+FFFD"
-is "$(q "$PI" "SELECT count(*) FROM files WHERE text LIKE '%HIDDEN%'")" "0" "build, caches, virtualenvs and VCS directories are not walked"
+is "$(q "$PI" "SELECT count(*) FROM files WHERE text LIKE '%HIDDEN%'")" "0" "caches, virtualenvs, node_modules and VCS directories are not walked"
+is "$(q "$PI" "SELECT group_concat(path, ' ') FROM (SELECT path FROM files WHERE text LIKE '%SHOWN%' ORDER BY path)")" \
+   "build/shown.py dist/shown.py" "directories named build and dist are walked"
 "$DRQA" --no-progress --index "$PI" --index-only "$P" >"$T/out.txt" 2>&1
 grep -q '^  tinyweb/outside.py: symlink outside the repository$' "$T/out.txt"
 ok $? "the text report lists each skipped path"
@@ -320,7 +330,7 @@ index "$W" "$WI"
 is "$(dirs) $(q "$WI" "SELECT count(*) FROM dirs")" "5 0 5" "a first walk reads every directory and keeps each listing"
 index "$W" "$WI"
 is "$(dirs)" "0 5" "a warm run reads no directory: every listing is kept"
-is "$(jget "$T/out.json" files.unchanged) $(jget "$T/out.json" files.parsed)" "14 0" "and finds every file unchanged"
+is "$(jget "$T/out.json" files.unchanged) $(jget "$T/out.json" files.parsed)" "15 0" "and finds every file unchanged"
 
 echo 'ADDED = 1' >"$W/tinyweb/core/added.py"
 old_dirs tinyweb/core
@@ -360,11 +370,11 @@ is "$(dirs) $(jget "$T/out.json" files.deleted) $(drow tinyweb/store/backends)" 
 same_as_fresh "after removing a directory the index equals a fresh one"
 
 # a file of no language changes a directory but not the index: only its listing is written
-echo notes >"$W/tinyweb/NOTES.txt"
+echo notes >"$W/tinyweb/NOTES.dat"
 old_dirs tinyweb
 before=$(q "$WI" "SELECT ctime_ns FROM dirs WHERE CAST(path AS TEXT) = 'tinyweb'")
 index "$W" "$WI"
-is "$(dirs) $(jget "$T/out.json" files.unchanged)" "1 4 14" "a non-source file added: its directory is read again"
+is "$(dirs) $(jget "$T/out.json" files.unchanged)" "1 4 15" "a non-source file added: its directory is read again"
 ok "$([ "$(q "$WI" "SELECT ctime_ns FROM dirs WHERE CAST(path AS TEXT) = 'tinyweb'")" != "$before" ]; echo $?)" \
    "and its new listing is kept though no file changed"
 index "$W" "$WI"
@@ -398,6 +408,7 @@ same_as_fresh "with a virtualenv found through a kept listing the index equals a
 # a symlinked directory is walked under the link's path, its listing kept under that path
 mkdir -p "$W/build/gen"
 echo 'GEN = 1' >"$W/build/gen/g.py"
+printf '/build/\n' >"$W/.ignore"
 ln -s build/gen "$W/genlink"
 ln -s ../tinyweb "$W/tinyweb/loop"
 old_dirs . build build/gen tinyweb
@@ -434,7 +445,7 @@ if command -v git >/dev/null 2>&1; then
     echo 'NEW = 1' >"$G/tinyweb/untracked.py"
     index "$G" "$T/idx/git.sqlite"
     is "$(q "$T/idx/git.sqlite" "SELECT count(*) || ' ' || sum(path = 'build/gen.py') || ' ' || sum(path = 'tinyweb/untracked.py') || ' ' || sum(path = 'ignored_one.py') FROM files")" \
-       "16 1 1 0" "in a git work tree: tracked and untracked files, not ignored ones"
+       "17 1 1 0" "in a git work tree: tracked and untracked files, not ignored ones"
     is "$(jget "$T/out.json" dirs.listed) $(q "$T/idx/git.sqlite" "SELECT count(*) FROM dirs")" "0 0" \
        "git's listing reads and keeps no directory listing"
     # A folder the work tree ignores (a build or export folder inside a checkout)
@@ -443,7 +454,7 @@ if command -v git >/dev/null 2>&1; then
     cp -R "$FIX" "$G/export-a"
     index "$G/export-a" "$T/idx/gitign.sqlite"
     is "$(q "$T/idx/gitign.sqlite" "SELECT count(*) FROM files")" \
-       "14" "a folder ignored by the enclosing work tree is walked, not taken as empty"
+       "15" "a folder ignored by the enclosing work tree is walked, not taken as empty"
 fi
 
 # ---- errors ------------------------------------------------------------------------------
@@ -464,7 +475,7 @@ ok $? "failed runs create no index"
 sqlite3 "$I" "PRAGMA user_version = 999"
 index "$R" "$I"
 ok $? "an index of another schema version is accepted"
-is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 14" "and rebuilt from scratch"
+is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 15" "and rebuilt from scratch"
 is "$(q "$I" "PRAGMA user_version")" "$(q "$I2" "PRAGMA user_version")" "with the current schema version"
 $DUMP "$I" >"$T/inc.txt"
 cmp -s "$T/inc.txt" "$T/fresh.txt"

@@ -89,8 +89,10 @@ ok $? "Esc closes it"
 resize 132 30
 wait_for '^ Tree .* N +Q +UCT status'
 ok $? "after a resize to 132x30 the tree shows its wide columns"
-[ "$(wc -l <"$T/screen")" -eq 30 ] && sed -n 29p "$T/screen" | grep -q '^ pyrepo | offline'
-ok $? "and the status line moved to row 29"
+# the fixture lies in the project's checkout when there is one: the status line names its commit
+HEAD7=$(git -C "$FIX" rev-parse --short=7 HEAD 2>/dev/null)
+[ "$(wc -l <"$T/screen")" -eq 30 ] && sed -n 29p "$T/screen" | grep -q "^ pyrepo${HEAD7:+@$HEAD7}[*]\{0,1\} | offline"
+ok $? "and the status line moved to row 29, naming the repository and its commit"
 resize 80 24
 wait_for '^ Tree .* N +Q +UCT st '
 ok $? "back at 80x24 the narrow columns return"

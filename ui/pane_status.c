@@ -55,7 +55,7 @@ static void draw(struct ui *ui, struct pane *p)
     }
     status_elapsed(ui, el, sizeof el);
     snprintf(ui->shown_elapsed, sizeof ui->shown_elapsed, "%s", el);
-    char *line = xasprintf(" %s | %s | iter %d/%d | tok %s/%s | %s | %s%s", ui->repo_name,
+    char *line = xasprintf(" %s%s | %s | iter %d/%d | tok %s/%s | %s | %s%s", ui->repo_name, ui->provenance,
                            ui->policy_line, m->iteration, m->iterations_total, tin, tout, el, state,
                            ui->follow ? "" : " | cursor held");
     attr_t a = ui_attr(ui, m->state == EVQ_STATE_ERROR ? R_ERROR : R_STATUS);

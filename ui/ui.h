@@ -111,6 +111,7 @@ struct ui {
 
     /* status line */
     char *repo_name;
+    char provenance[48];        /* '@' and HEAD's short commit, '*' when the tree differs; "" outside git */
     char policy_line[256];
     const char *fixed_elapsed;  /* DRQA_TUI_ELAPSED: shown instead of the clock */
     int64_t t_start, t_end;     /* ms; t_end 0 while running */

@@ -9,6 +9,7 @@
  */
 #include "ui.h"
 #include "cli.h"
+#include "scan.h"
 #include "session.h"
 #include "store.h"
 #include "transcript.h"
@@ -864,6 +865,11 @@ static int setup_live(struct ui *ui, const struct drqa_opts *o)
     transcript_config_resolve(&tc, &cfg);
     tc.repo = ui->repo_abs;
     tc.index_path = ui->index_path;
+    char commit[41];
+    if (scan_git_provenance(ui->repo_abs, commit, &tc.dirty) == 0) {
+        tc.commit = commit;
+        snprintf(ui->provenance, sizeof ui->provenance, "@%.7s%s", commit, tc.dirty ? "*" : "");
+    }
     ui->m.config = transcript_config_json(&tc);
     config_free(&cfg);
     return EXIT_OK;
