@@ -332,14 +332,19 @@ def main():
     with open(a.script, encoding="utf-8") as f:
         script = json.load(f)
     Handler.state = State(script, a.log)
-    srv = Server(("127.0.0.1", a.port), Handler)
+    return serve(Server(("127.0.0.1", a.port), Handler), a.port_file)
+
+
+def serve(srv, port_file):
+    """Announces srv's port (stdout, and port_file written atomically) and
+    serves until SIGTERM or an interrupt; shared with tests/model_emu.py."""
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     port = srv.server_address[1]
-    if a.port_file:
-        tmp = a.port_file + ".tmp"
+    if port_file:
+        tmp = port_file + ".tmp"
         with open(tmp, "w") as f:
             f.write("%d\n" % port)
-        os.rename(tmp, a.port_file)
+        os.rename(tmp, port_file)
     print(port, flush=True)
     try:
         srv.serve_forever(poll_interval=0.05)

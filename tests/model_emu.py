@@ -82,7 +82,6 @@ import json
 import os
 import random
 import re
-import signal
 import socket
 import sys
 import threading
@@ -90,7 +89,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_llm import blocks_text, embed_vector  # noqa: E402  (one implementation of the vectors)
+from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implementation of each)
 
 PROFILES = {"clean", "reasoning", "think", "small", "anthropic", "ctx-limit", "flaky", "guided"}
 
@@ -1254,20 +1253,8 @@ def main():
         ap.error("--profile guided needs --gold FILE (JSONL with question and gold_files)")
     Handler.state = State(a)
     srv = Server(("127.0.0.1", a.port), Handler)
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     threading.Thread(target=watchdog, args=(a.max_seconds, os.getppid()), daemon=True).start()
-    port = srv.server_address[1]
-    if a.port_file:
-        tmp = a.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("%d\n" % port)
-        os.rename(tmp, a.port_file)
-    print(port, flush=True)
-    try:
-        srv.serve_forever(poll_interval=0.05)
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve(srv, a.port_file)
 
 
 if __name__ == "__main__":
