@@ -5,43 +5,62 @@
  *
  *   perceive  the Perception Agent: a short situational report (redundant
  *             work, promising regions seen but not opened, gaps and
- *             conflicts, candidate names) from the root-to-node path, the
+ *             conflicts, candidate names) from the root-to-node path with
+ *             its span headers, the curated code of the last two steps, the
  *             siblings' attempts and the files/symbols seen but not opened;
- *   plan      the Planning Agent: {"action", "args", "rationale"} following
+ *   plan      the Planning Agent: {"rationale", "action", "args"} following
  *             action_schema_json(), told the question's literal identifiers
- *             (F1) and the siblings' actions to avoid;
+ *             (F1), the path's span headers and the siblings' actions;
  *   curate    the Evidence Filter: the rule-based curation (curate.h) ranks
- *             and compresses the raw result, then the model picks the spans
+ *             and compresses the raw result; the model is shown every span
+ *             of it (the ranked ones first, each header with its first
+ *             lines) and the action with its arguments, and picks the spans
  *             that matter as {path, start_line, end_line}; every triple is
  *             checked against the raw result and one that no raw span covers
  *             is dropped, never invented; the kept text is cut from the raw
- *             span. A small result (under filter_min_bytes) is kept without
+ *             span; an empty choice keeps the best-ranked candidate, noted.
+ *             A small result (under filter_min_bytes) is kept without
  *             asking: there is nothing to choose from;
- *   evaluate  the Evaluation Agent: a value 0-100 and a one-line suggestion;
- *   answer    answer synthesis at temperature 0: Markdown citing
- *             `path:start-end`; a citation that no span of the trajectory
- *             covers, an answer citing nothing, or one that clearly does not
- *             address the question's type (what/where/how/why) is re-asked
- *             once with the list of valid spans; citations still invalid are
- *             then removed from the text;
+ *   evaluate  the Evaluation Agent: a value 0-100 and a one-line suggestion,
+ *             from the step's observation and the path's span headers (for
+ *             a Finish: the code read on its path);
+ *   answer    answer synthesis at temperature 0, in plain Markdown citing
+ *             `path:start-end`, from the trajectory's evidence ranked by
+ *             relevance and step value (whole spans within caps.evidence);
+ *             a citation that no span of the trajectory covers, an answer
+ *             citing nothing, or one that clearly does not address the
+ *             question's type (what/where/how/why) is re-asked once with the
+ *             list of valid spans; citations still invalid are then removed
+ *             from the text;
  *   rollout   the fallback policy's cheap value, when it has one.
  *
  * Exploration roles run at explore_temperature (0.7, paper 4.5), the answer
- * at answer_temperature (0).
+ * at answer_temperature (0). Each role's static text (the part of its
+ * template before the "----- request -----" line) is its system prompt,
+ * rendered once, byte-identical on every call, so servers can keep it in
+ * their prefix cache; the rest is the per-call request.
  *
- * Structured output. Every role asks for one JSON object (response_format
- * too when the configuration enables json_mode), finds it in prose or fences
- * (jsonx) and checks fields and types. An unusable reply is re-asked with the
- * problem (the bad reply, capped, and the message go back to the model), up
- * to max_attempts replies in all; then the step falls back to the fallback
- * policy's decision (the offline policy in the program; the rule-based
- * curation for the filter) and says so: "planning reply unusable after 3
- * attempts: <error>; used the offline plan" goes in the node's rationale
- * (report, feedback, curated text for the other roles), the log and the
- * notes list. A failed HTTP call (after the client's own retries) is not a
- * bad reply: it is returned as the role's error, which the engine records on
- * the node, and the search goes on. Model output never crashes the policy:
- * sizes are capped, types checked, numbers ranged.
+ * Structured output. Every role but the answer asks for one JSON object,
+ * with its schema (llm_request.schema: the transport sends it the server's
+ * way, llm.h), takes the first object of the reply that passes the role's
+ * check (jsonx), coercing the common slips with a note each. An unusable
+ * reply is re-asked with the problem (the bad reply, capped, and the message
+ * go back to the model), up to max_attempts replies in all; then the step
+ * takes the fallback policy's decision (the offline policy in the program;
+ * the rule-based curation for the filter).
+ *
+ * Failed calls (after the client's own retries), by the transport's kind:
+ * transient ones (network, 429, 5xx, a garbled reply) take the fallback's
+ * decision for that role; a request over the context window is rendered
+ * again with the caps cut (caps_for) and sent once more; persistent ones
+ * (auth, unknown model, refused parameters, other 4xx, or a connection
+ * refused before any call of the run succeeded) fail the role with
+ * policy_usage.fail_kind POLICY_FAIL_PERSISTENT, and the engine stops the
+ * search. The answer call is asked once more after a transient failure.
+ * Every fallback decision is marked in policy_usage (fallback, notes: "planning:
+ * the model call failed (...); used the offline plan"), which the engine
+ * keeps on the node, and in the log and the question's notes. Model output
+ * never crashes the policy: sizes are capped, types checked, numbers ranged.
  *
  * Token use. Every prompt is rendered with byte caps (trajectory, siblings,
  * observations, raw results, evidence) so a question's input stays bounded;
