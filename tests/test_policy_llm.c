@@ -2,8 +2,9 @@
  * prose-wrapped, malformed and adversarial replies (wrong types, values out
  * of range, unknown actions, invented spans, huge strings); the re-ask loop
  * (the fake's request log shows the second request carrying the problem);
- * the fallback after three unusable replies, noted; HTTP failures reported
- * as the role's error without a fallback; the answer's citation check and
+ * the fallback after three unusable replies, noted; a transient HTTP failure
+ * taking the fallback's decision, marked, and a persistent one failing the
+ * role for the engine to stop; the answer's citation check and
  * question-type re-ask; temperatures and json_mode in the request bodies;
  * token accounting per role; and the API key kept out of everything but the
  * auth header. All against tests/fake_llm.py on 127.0.0.1. */
