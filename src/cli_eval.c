@@ -176,6 +176,7 @@ static cJSON *judge_one(struct judge_run *run, size_t i)
     cJSON *mj = cJSON_AddObjectToObject(o, "metrics");
     add_int_or_null(mj, "file_hit@1", m.hit1);
     add_int_or_null(mj, "file_hit@5", m.hit5);
+    add_int_or_null(mj, "file_hit@5_citations", m.hit5c);
     if (m.ident_recall >= 0) cJSON_AddNumberToObject(mj, "identifier_recall", m.ident_recall);
     else cJSON_AddNullToObject(mj, "identifier_recall");
     cJSON_AddNumberToObject(mj, "identifiers_found", m.idents_found);

@@ -257,20 +257,32 @@ void metrics_gold_free(struct metrics_gold *g)
     strv_free(&g->idents);
 }
 
-int metrics_file_hit(const struct metrics_gold *g, const char *const *cited, size_t ncited, size_t k)
+static int file_hit(const struct metrics_gold *g, const char *const *cited, size_t ncited, size_t k, int distinct)
 {
     if (!g->files.n) return -1;
     struct strv seen = STRV_INIT;
     int hit = 0;
-    for (size_t i = 0; i < ncited && seen.n < k && !hit; i++) {
+    size_t taken = 0;
+    for (size_t i = 0; i < ncited && taken < k && !hit; i++) {
         if (!cited[i] || !*path_trim(cited[i])) continue;
         const char *c = path_trim(cited[i]);
-        if (strv_has(&seen, c)) continue;
+        if (distinct && strv_has(&seen, c)) continue;
         strv_add(&seen, c);
+        taken++;
         for (size_t j = 0; j < g->files.n && !hit; j++) hit = metrics_path_match(c, g->files.v[j]);
     }
     strv_free(&seen);
     return hit;
+}
+
+int metrics_file_hit(const struct metrics_gold *g, const char *const *cited, size_t ncited, size_t k)
+{
+    return file_hit(g, cited, ncited, k, 1);
+}
+
+int metrics_file_hit_cites(const struct metrics_gold *g, const char *const *cited, size_t ncited, size_t k)
+{
+    return file_hit(g, cited, ncited, k, 0);
 }
 
 void metrics_compute(const struct metrics_gold *g, const char *const *cited, size_t ncited, const char *answer,
@@ -279,6 +291,7 @@ void metrics_compute(const struct metrics_gold *g, const char *const *cited, siz
     memset(r, 0, sizeof *r);
     r->hit1 = metrics_file_hit(g, cited, ncited, 1);
     r->hit5 = metrics_file_hit(g, cited, ncited, 5);
+    r->hit5c = metrics_file_hit_cites(g, cited, ncited, 5);
     r->idents_total = (int)g->idents.n;
     for (size_t i = 0; i < g->idents.n; i++)
         if (metrics_identifier_found(g->idents.v[i], answer ? answer : "") ||

@@ -19,6 +19,11 @@
  * "src/flask/json/__init__.py". With no gold file the metric is undefined
  * (-1) and the question is left out of the mean.
  *
+ * file-hit@5 over citations (hit5c): the same match over the first five
+ * citations as they come, a file cited twice counted twice, so an answer
+ * citing one wrong file five times scores 0 where the distinct count would
+ * look further.
+ *
  * identifier recall: the share of gold identifiers found in the answer text
  * plus the text of its cited evidence. Gold identifiers are the reference's
  * gold_identifiers when it has a non-empty list, else the backticked spans of
@@ -72,6 +77,7 @@ void metrics_gold_free(struct metrics_gold *g);   /* NULL ok */
 
 struct metrics_result {
     int hit1, hit5;                /* 1, 0, or -1 when there is no gold file */
+    int hit5c;                     /* file-hit@5 over the first five citations */
     int idents_found, idents_total;
     double ident_recall;           /* found / total, or -1 when total is 0 */
 };
@@ -82,7 +88,9 @@ struct metrics_result {
 void metrics_compute(const struct metrics_gold *g, const char *const *cited, size_t ncited, const char *answer,
                      const char *evidence, struct metrics_result *r);
 
-/* file-hit@k on its own (k >= 1): 1, 0, or -1 without gold files. */
+/* file-hit@k on its own (k >= 1): 1, 0, or -1 without gold files; distinct:
+ * over the first k distinct files (file-hit@k), else the first k citations. */
 int metrics_file_hit(const struct metrics_gold *g, const char *const *cited, size_t ncited, size_t k);
+int metrics_file_hit_cites(const struct metrics_gold *g, const char *const *cited, size_t ncited, size_t k);
 
 #endif

@@ -425,7 +425,7 @@ static struct report_row *row_new(struct report *r)
     }
     struct report_row *w = &r->rows[r->n++];
     memset(w, 0, sizeof *w);
-    w->hit1 = w->hit5 = -1;
+    w->hit1 = w->hit5 = w->hit5c = -1;
     w->ident_recall = -1;
     return w;
 }
@@ -524,16 +524,18 @@ static int scores_line(struct file_ctx *c, struct report_row *w, const cJSON *o,
     usage_total(o, &w->has_usage, &w->tokens_cached, &w->cost_usd);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metrics");
     if (m && !cJSON_IsNull(m)) {
-        double h1 = -1, h5 = -1, ir = -1;
-        int p1, p5, pr;
+        double h1 = -1, h5 = -1, h5c = -1, ir = -1;
+        int p1, p5, p5c, pr;
         if (!cJSON_IsObject(m) || num_field(m, "file_hit@1", 0, 1, &p1, &h1) ||
-            num_field(m, "file_hit@5", 0, 1, &p5, &h5) || num_field(m, "identifier_recall", 0, 1, &pr, &ir)) {
+            num_field(m, "file_hit@5", 0, 1, &p5, &h5) || num_field(m, "file_hit@5_citations", 0, 1, &p5c, &h5c) ||
+            num_field(m, "identifier_recall", 0, 1, &pr, &ir)) {
             snprintf(err, errlen, "%s:%d: field \"metrics\" must hold file_hit@1, file_hit@5 (0, 1 or null) and "
                      "identifier_recall (0 to 1 or null)", path, line);
             goto out;
         }
         w->hit1 = p1 ? (int)h1 : -1;
         w->hit5 = p5 ? (int)h5 : -1;
+        w->hit5c = p5c ? (int)h5c : -1;   /* absent in scores written before it existed */
         w->ident_recall = pr ? ir : -1;
     }
     rc = 0;
@@ -569,6 +571,7 @@ static int answers_row(struct file_ctx *c, struct report_row *w, const cJSON *o,
         metrics_compute(&ref->gold, (const char *const *)x.cited.v, x.cited.n, x.answer, x.evidence, &m);
         w->hit1 = m.hit1;
         w->hit5 = m.hit5;
+        w->hit5c = m.hit5c;
         w->ident_recall = m.ident_recall;
         fill_categories(w, ref);
     }
@@ -651,7 +654,7 @@ static void thousands(struct buf *b, double v)
 struct sys {
     char *name;
     int questions, unjudged, judged_rows;
-    struct mean dims[EVAL_NDIM], total, tok_in, tok_out, tok_cached, cost, hit1, hit5, ident;
+    struct mean dims[EVAL_NDIM], total, tok_in, tok_out, tok_cached, cost, hit1, hit5, hit5c, ident;
     int unpriced;                    /* rows with a ledger but no price */
     struct mean *per_judge;          /* by index in report.judges */
 };
@@ -709,6 +712,7 @@ static void sys_add(struct sys *s, const struct report_row *w, const struct strv
     }
     if (w->hit1 >= 0) mean_add(&s->hit1, w->hit1);
     if (w->hit5 >= 0) mean_add(&s->hit5, w->hit5);
+    if (w->hit5c >= 0) mean_add(&s->hit5c, w->hit5c);
     if (w->ident_recall >= 0) mean_add(&s->ident, w->ident_recall);
 }
 
@@ -886,13 +890,17 @@ void report_markdown(const struct report *r, struct buf *b)
     }
 
     buf_adds(b, "## Grounding (no model)\n\nfile-hit@k: a gold file among the first k distinct cited files; "
+                "file-hit@5 (citations): among the first five citations, repeats counted; "
                 "identifier recall: share of the reference's identifiers found in the answer and its evidence.\n\n"
-                "| System | file-hit@1 | file-hit@5 | Identifier recall |\n|---|---|---|---|\n");
+                "| System | file-hit@1 | file-hit@5 | file-hit@5 (citations) | Identifier recall |\n"
+                "|---|---|---|---|---|\n");
     for (size_t s = 0; s < nsys; s++) {
         buf_printf(b, "| %s | ", sv[s].name);
         cell_mean(b, &sv[s].hit1, "%.2f");
         buf_adds(b, " | ");
         cell_mean(b, &sv[s].hit5, "%.2f");
+        buf_adds(b, " | ");
+        cell_mean(b, &sv[s].hit5c, "%.2f");
         buf_adds(b, " | ");
         cell_mean(b, &sv[s].ident, "%.2f");
         buf_adds(b, " |\n");
@@ -932,6 +940,7 @@ cJSON *report_json(const struct report *r)
         cJSON_AddNumberToObject(o, "unpriced", sv[s].unpriced);
         json_mean(o, "file_hit@1", &sv[s].hit1);
         json_mean(o, "file_hit@5", &sv[s].hit5);
+        json_mean(o, "file_hit@5_citations", &sv[s].hit5c);
         json_mean(o, "identifier_recall", &sv[s].ident);
         cJSON_AddItemToArray(arr, o);
     }

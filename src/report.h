@@ -117,7 +117,7 @@ struct report_row {
     double tokens_in, tokens_out;
     int has_usage;
     double tokens_cached, cost_usd;  /* cost < 0: unpriced */
-    int hit1, hit5;                  /* -1: undefined */
+    int hit1, hit5, hit5c;           /* -1: undefined (hit5c: over the first five citations) */
     double ident_recall;             /* < 0: undefined */
 };
 

@@ -94,6 +94,8 @@ static void per_answer(void)
     metrics_compute(&g, cited2, 7, NULL, NULL, &r);
     is_int(r.hit1, 0, "miss@1");
     is_int(r.hit5, 1, "5th distinct cited file is gold: hit@5");
+    is_int(r.hit5c, 0, "but the 7th citation: a miss over the first five citations");
+    is_int(metrics_file_hit_cites(&g, cited2 + 2, 5, 5), 1, "the 5th citation is gold: a hit over citations");
     is_int(r.idents_found, 0, "no text: nothing found");
     const char *cited3[] = {"a/1.py", "a/2.py", "a/3.py", "a/4.py", "a/5.py", "sansio/blueprints.py"};
     is_int(metrics_file_hit(&g, cited3, 6, 5), 0, "6th distinct file is beyond @5");

@@ -72,12 +72,12 @@ static const char *expected_two =
     "\n"
     "## Grounding (no model)\n"
     "\n"
-    "file-hit@k: a gold file among the first k distinct cited files; identifier recall: share of the reference's identifiers found in the answer and its evidence.\n"
+    "file-hit@k: a gold file among the first k distinct cited files; file-hit@5 (citations): among the first five citations, repeats counted; identifier recall: share of the reference's identifiers found in the answer and its evidence.\n"
     "\n"
-    "| System | file-hit@1 | file-hit@5 | Identifier recall |\n"
-    "|---|---|---|---|\n"
-    "| mcts/llm | 0.50 (n=2) | 1.00 (n=2) | 0.75 (n=2) |\n"
-    "| rag-function/llm | 0.50 (n=2) | 0.50 (n=2) | 0.50 (n=2) |\n";
+    "| System | file-hit@1 | file-hit@5 | file-hit@5 (citations) | Identifier recall |\n"
+    "|---|---|---|---|---|\n"
+    "| mcts/llm | 0.50 (n=2) | 1.00 (n=2) | - (n=0) | 0.75 (n=2) |\n"
+    "| rag-function/llm | 0.50 (n=2) | 0.50 (n=2) | - (n=0) | 0.50 (n=2) |\n";
 
 static void two_systems(void)
 {

@@ -32,12 +32,12 @@ No judge scores in these files (answers files, or --judge ran with no judge mode
 
 ## Grounding (no model)
 
-file-hit@k: a gold file among the first k distinct cited files; identifier recall: share of the reference's identifiers found in the answer and its evidence.
+file-hit@k: a gold file among the first k distinct cited files; file-hit@5 (citations): among the first five citations, repeats counted; identifier recall: share of the reference's identifiers found in the answer and its evidence.
 
-| System | file-hit@1 | file-hit@5 | Identifier recall |
-|---|---|---|---|
-| mcts/offline | 0.33 (n=3) | 0.67 (n=3) | 0.50 (n=3) |
-| rag-function/offline | 0.67 (n=3) | 0.67 (n=3) | 0.58 (n=3) |
+| System | file-hit@1 | file-hit@5 | file-hit@5 (citations) | Identifier recall |
+|---|---|---|---|---|
+| mcts/offline | 0.33 (n=3) | 0.67 (n=3) | 0.67 (n=3) | 0.50 (n=3) |
+| rag-function/offline | 0.67 (n=3) | 0.67 (n=3) | 0.67 (n=3) | 0.58 (n=3) |
 EOF
 check "answers tables, exact text" cmp -s "$tmp/out.md" "$tmp/want.md"
 check "nothing on stderr" [ ! -s "$tmp/err" ]
@@ -58,7 +58,7 @@ sys.exit(0 if ok else 1)' "$tmp/out.json"
 # 3. without a reference answers files have no metrics: undefined, not zero
 "$DRQA" --report "$data/answers-mcts.jsonl" > "$tmp/noref.md"
 t $? "answers without a reference: exit 0"
-check "metrics undefined without a reference" grep -qxF "| mcts/offline | - (n=0) | - (n=0) | - (n=0) |" "$tmp/noref.md"
+check "metrics undefined without a reference" grep -qxF "| mcts/offline | - (n=0) | - (n=0) | - (n=0) | - (n=0) |" "$tmp/noref.md"
 
 # 4. judged scores of two systems, written with --out
 "$DRQA" --report "$data/scores-a.jsonl" --report "$data/scores-b.jsonl" --out "$tmp/scores.md"
