@@ -7,9 +7,9 @@
  * (lines inside the file, start <= end, parents and callers pointing at a
  * symbol of the file, names present).
  */
-#include "chunk.h"
+#include "index_chunk.h"
 #include "parse.h"
-#include "scan.h"
+#include "index_scan.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -32,7 +32,7 @@
  *                          per-role model, as config-file lines.
  */
 #include "cli.h"
-#include "config.h"
+#include "llm_config.h"
 #include "engine.h"
 #include "llm.h"
 #include "store.h"

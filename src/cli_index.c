@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "index.h"
 #include "opts.h"
-#include "scan.h"
+#include "index_scan.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>

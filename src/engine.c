@@ -6,7 +6,7 @@
 #include "engine.h"
 #include "action.h"
 #include "answer.h"
-#include "config.h"
+#include "llm_config.h"
 #include "curate.h"
 #include "engine_llm.h"
 #include "index.h"

@@ -3,7 +3,7 @@
  *   - the executor: the action engine (action.h) on a connection of its own,
  *     with SemanticSearch refused under --no-semantic;
  *   - the curator: rule-based evidence curation (curate.h) within a budget;
- *   - the policy chosen by the configuration (config.h);
+ *   - the policy chosen by the configuration (llm_config.h);
  * and runs one question in a mode of the paper's Tables 2-3:
  *   mcts          Algorithm 1 (search.h) with the ablations of the options;
  *   direct        no repository context at all: without a model it can only

@@ -5,7 +5,7 @@
  */
 #include "engine_llm.h"
 #include "action.h"
-#include "embed_remote.h"
+#include "semantic_remote.h"
 #include "llm.h"
 #include "policy_llm.h"
 #include "policy_offline.h"

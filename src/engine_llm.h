@@ -13,7 +13,7 @@
  *
  * Remote embeddings. When an embeddings server and model are configured
  * (embed_base and embed_model: --embed-base/--embed-model, DRQA_EMBED_*, the
- * config file; config.h) and SemanticSearch is on, SemanticSearch ranks with
+ * config file; llm_config.h) and SemanticSearch is on, SemanticSearch ranks with
  * the remote vectors: engine_embed_setup registers the action with them
  * (semantic_action_register) and has every chunk embedded up front, the
  * semantic module caching the vectors by chunk hash and model in the index,
@@ -22,7 +22,7 @@
  *   - at start-up (embedding the chunks fails, or, when every chunk was
  *     cached, a one-text check request fails): a warning on stderr names the
  *     server and the error, and the whole run uses the local vectors
- *     (vec_local.h) fused with BM25, as without a configured model. One
+ *     (semantic_local.h) fused with BM25, as without a configured model. One
  *     vector space per run: remote and local vectors are never mixed;
  *   - later in the run (a query's own embedding fails): the SemanticSearch
  *     action fails with the error, which the search records on its node and
@@ -42,7 +42,7 @@
 #ifndef DRQA_ENGINE_LLM_H
 #define DRQA_ENGINE_LLM_H
 
-#include "config.h"
+#include "llm_config.h"
 #include "evidence.h"
 #include "policy.h"
 #include "semantic.h"

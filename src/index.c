@@ -8,10 +8,10 @@
  * tokenisation on the parser threads keeps that writer fast.
  */
 #include "index.h"
-#include "chunk.h"
+#include "index_chunk.h"
 #include "opts.h"
 #include "parse.h"
-#include "scan.h"
+#include "index_scan.h"
 #include "store.h"
 #include "util.h"
 #include <config.h>  /* autoconf: PACKAGE_VERSION */
@@ -608,7 +608,7 @@ static int skipped_same(sqlite3 *db, const struct scan_result *sr)
     return same && i == sr->nskips;
 }
 
-/* ---- kept directory listings (scan.h) ------------------------------------------ */
+/* ---- kept directory listings (index_scan.h) ------------------------------------------ */
 
 /* Loads the dirs table into d. Returns 1 when the table is to be replaced
  * whole: it was written under another listing stamp (or never). */

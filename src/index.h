@@ -108,7 +108,7 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt, 
  * from it). Returns 1 when a commit is recorded, else 0. */
 int index_provenance(sqlite3 *db, char commit[41], int *dirty);
 
-/* Internal to the index family (resolve.c): recomputes imports.resolved_file_id,
+/* Internal to the index family (index_resolve.c): recomputes imports.resolved_file_id,
  * the 'imports' edges and dst_id/dst_file of 'calls' and 'inherits' edges for
  * the whole repository, inside the caller's transaction. root_abs names the
  * repository (for imports written relative to the package it sits in).

@@ -284,7 +284,7 @@ static int jfile_read(struct jfile *f, const char *path, int required, char *err
         *slot = xstrdup(val);
     }
     free(text);
-    /* a key, or a server a key is sent to: the file must be the user's own (config.h) */
+    /* a key, or a server a key is sent to: the file must be the user's own (llm_config.h) */
     for (size_t i = 0; i < f->n && !rc; i++)
         if (f->v[i].key || f->v[i].base) {
             char *setting = xasprintf("judge.%s.%s", f->v[i].name, f->v[i].key ? "key" : "base");

@@ -15,7 +15,7 @@
  *
  * Judges are named on the command line (--judge-model SPEC, repeatable):
  *   NAME        the model NAME at the configured endpoint (api_base, key and
- *               provider from config.h's resolution);
+ *               provider from llm_config.h's resolution);
  *   NAME@URL    the model NAME at base URL URL (http:// or https://).
  * and may be described in the judges file, $XDG_CONFIG_HOME/drqa-tui/judges
  * (else ~/.config/drqa-tui/judges; a missing file is fine), one

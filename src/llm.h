@@ -39,7 +39,7 @@
 #ifndef DRQA_LLM_H
 #define DRQA_LLM_H
 
-#include "config.h"
+#include "llm_config.h"
 #include "http.h"
 #include "llm_profile.h"
 

@@ -28,7 +28,7 @@
  *                 (< 0: not priced)
  * The config file overrides any field per model glob
  * (profile.GLOB.FIELD = VALUE, llm_profile_set) and prices with
- * price.MODEL.input/.output (exact names); see config.h.
+ * price.MODEL.input/.output (exact names); see llm_config.h.
  */
 #ifndef DRQA_LLM_PROFILE_H
 #define DRQA_LLM_PROFILE_H

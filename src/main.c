@@ -1,7 +1,7 @@
 /*
  * main: parses options and hands over to the mode's function (cli.h).
  */
-#include <config.h>  /* autoconf; "config.h" in src/ is the model settings */
+#include <config.h>  /* autoconf */
 #include "cli.h"
 #include "opts.h"
 #include "util.h"

@@ -4,7 +4,7 @@
  * destructor of a parse_result. Each language lives in its own parse_<lang>.c
  * behind a struct lang; adding one means one line in parse_languages[].
  */
-#include <config.h> /* autoconf's HAVE_GRAMMAR_*, not src/config.h */
+#include <config.h> /* autoconf: HAVE_GRAMMAR_* */
 #include "parse.h"
 #include "util.h"
 

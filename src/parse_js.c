@@ -21,7 +21,7 @@
  * Anonymous functions define nothing; their calls belong to the enclosing
  * symbol. Namespaces are transparent.
  */
-#include <config.h> /* autoconf's, not src/config.h */
+#include <config.h> /* autoconf */
 #include "parse.h"
 #include "parse_common.h"
 #include "util.h"

@@ -8,7 +8,7 @@
 #include "fpattern.h"
 #include "tok.h"
 #include "util.h"
-#include "vec_local.h"
+#include "semantic_local.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -8,7 +8,7 @@
  *           name > doc > path > body;
  *   dense   cosine between the query's and the chunks' vectors: the remote
  *           embedding model when one is given (struct semantic_remote), else
- *           the local vectors fitted on the repository (vec_local.h);
+ *           the local vectors fitted on the repository (semantic_local.h);
  *   hybrid  reciprocal-rank fusion of the two lists (k = 60): each chunk scores
  *           the sum of 1/(60 + rank) over the lists it appears in. Ranks rather
  *           than raw scores are fused because bm25 and cosine live on unrelated
@@ -39,11 +39,11 @@
 
 #include "evidence.h"
 
-struct embed_config;   /* embed_remote.h */
+struct embed_config;   /* semantic_remote.h */
 
 /* A remote embedding service: fn embeds n texts into *vecs (n * *dim floats,
  * malloc'd, the caller frees), the signature of embed_remote() in
- * embed_remote.h; cfg is passed through to it; model names the vectors in the
+ * semantic_remote.h; cfg is passed through to it; model names the vectors in the
  * embeddings cache (the remote model id), so a change of model never mixes
  * vectors. Chunks are sent in batches of SEMANTIC_EMBED_BATCH on first use
  * and their vectors stored by (chunk hash, model): unchanged chunks are never

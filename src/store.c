@@ -40,7 +40,7 @@ static const char STORE_SCHEMA[] =
      * that an update finding nothing to do never reads the rows holding the texts */
     "CREATE INDEX files_stat ON files(path, size, mtime_ns, ctime_ns, ino, hash);\n"
     "CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, size INTEGER);\n"
-    /* Directory listings kept by the walk (scan.h, struct scan_dir), so that an
+    /* Directory listings kept by the walk (index_scan.h, struct scan_dir), so that an
      * update does not read directories that have not changed. path is a BLOB:
      * a directory name need not be UTF-8. mtime_ns -1: read again next time. */
     "CREATE TABLE dirs(\n"
@@ -121,7 +121,7 @@ static const char STORE_SCHEMA[] =
     "  vec BLOB NOT NULL,\n"              /* dim float32, L2-normalised */
     "  PRIMARY KEY(hash, model)\n"
     ");\n"
-    /* Local vectors (vec_local.c): per-model term vectors and document
+    /* Local vectors (semantic_local.c): per-model term vectors and document
      * frequencies fitted on the chunks, and the stamp of the chunk set they were
      * fitted on (a changed index no longer matches it and is refitted). */
     "CREATE TABLE vec_terms(\n"

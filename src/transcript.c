@@ -3,7 +3,7 @@
  * loading a JSON transcript back into a tree. See transcript.h.
  */
 #include "transcript.h"
-#include "config.h"
+#include "llm_config.h"
 #include "opts.h"
 #include "url.h"
 #include "util.h"

@@ -2,7 +2,7 @@
  * fake_backend.h: an LLM backend for a C test, configured as a user would
  * configure one: a config file with the given text plus environment entries
  * (DRQA_API_BASE pointing at the fake server, DRQA_MODEL, ...). Include after
- * tap.h, ../src/config.h and llm.h.
+ * tap.h, llm_config.h and llm.h.
  */
 #ifndef DRQA_FAKE_BACKEND_H
 #define DRQA_FAKE_BACKEND_H

@@ -2,7 +2,7 @@
  * and the config file (one table row per case), file parsing and its errors,
  * the policy line, and the key kept out of it. */
 #include "tap.h"
-#include "../src/config.h"   /* a bare "config.h" here would find autoconf's */
+#include "llm_config.h"
 #include "util.h"
 
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * test_index.sh.
  */
 #include "tap.h"
-#include "chunk.h"
-#include "scan.h"
+#include "index_chunk.h"
+#include "index_scan.h"
 #include "util.h"
 
 #include <stdlib.h>

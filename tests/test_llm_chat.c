@@ -5,7 +5,7 @@
  * request bodies. Each scenario runs once per provider. */
 #include "tap.h"
 #include "fake_llm.h"
-#include "../src/config.h"   /* a bare "config.h" here would find autoconf's */
+#include "llm_config.h"
 #include "jsonx.h"
 #include "llm.h"
 #include "fake_backend.h"

@@ -4,8 +4,8 @@
  * cancellation, and configuration from struct drqa_config. */
 #include "tap.h"
 #include "fake_llm.h"
-#include "../src/config.h"   /* a bare "config.h" here would find autoconf's */
-#include "embed_remote.h"
+#include "llm_config.h"
+#include "semantic_remote.h"
 #include "util.h"
 
 #include <math.h>

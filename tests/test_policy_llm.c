@@ -10,7 +10,7 @@
  * auth header. All against tests/fake_llm.py on 127.0.0.1. */
 #include "tap.h"
 #include "fake_llm.h"
-#include "../src/config.h"
+#include "llm_config.h"
 #include "curate.h"
 #include "llm.h"
 #include "fake_backend.h"

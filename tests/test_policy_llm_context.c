@@ -12,7 +12,7 @@
  *   - a request over the model's context window is sent once more, shorter. */
 #include "tap.h"
 #include "fake_llm.h"
-#include "../src/config.h"
+#include "llm_config.h"
 #include "llm.h"
 #include "fake_backend.h"
 #include "mcts.h"

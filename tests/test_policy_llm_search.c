@@ -8,7 +8,7 @@
  * replies throughout and runs on the offline policy's plans, each noted. */
 #include "tap.h"
 #include "fake_llm.h"
-#include "../src/config.h"
+#include "llm_config.h"
 #include "action.h"
 #include "index.h"
 #include "llm.h"

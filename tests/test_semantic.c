@@ -13,7 +13,7 @@
 #include "store.h"
 #include "tok.h"
 #include "util.h"
-#include "vec_local.h"
+#include "semantic_local.h"
 
 #include <math.h>
 #include <stdlib.h>

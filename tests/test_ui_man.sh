@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_ui_man.sh: the man page against the program. Every option printed by
 # `drqa-tui --help` must be documented in the OPTIONS section, every
-# environment variable the sources read (getenv and config.c's env_get, test
+# environment variable the sources read (getenv and llm_config.c's env_get, test
 # hooks DRQA_TEST_* aside) in the ENVIRONMENT section, and the page must
 # format without warnings. (Keys are checked by tests/test_keymap.)
 set -u

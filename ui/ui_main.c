@@ -9,12 +9,12 @@
  */
 #include "ui.h"
 #include "cli.h"
-#include "scan.h"
+#include "index_scan.h"
 #include "session.h"
 #include "store.h"
 #include "transcript.h"
 #include "worker.h"
-#include "../src/config.h"
+#include "llm_config.h"
 
 #include <errno.h>
 #include <libgen.h>

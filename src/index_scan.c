@@ -1,5 +1,5 @@
 /*
- * scan: lists the source files of a repository (see scan.h). git decides what
+ * index_scan: lists the source files of a repository (see index_scan.h). git decides what
  * belongs to a work tree because it already knows the ignore rules; outside
  * git a walk with a fixed list of directories that never hold the project's
  * own code. Symlinks are followed only when they stay inside the root, and
@@ -8,7 +8,7 @@
  * listings it recorded last time (struct scan_dirs) only stats a directory
  * whose listing still holds, instead of opening and reading it.
  */
-#include "scan.h"
+#include "index_scan.h"
 #include "ignore.h"
 #include "parse.h"
 #include "util.h"

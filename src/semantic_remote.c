@@ -1,10 +1,10 @@
 /*
- * embed_remote: batched calls to an OpenAI-compatible /embeddings endpoint
- * (see embed_remote.h). Each reply is checked before its vectors are used:
+ * semantic_remote: batched calls to an OpenAI-compatible /embeddings endpoint
+ * (see semantic_remote.h). Each reply is checked before its vectors are used:
  * one vector per input, every index in range and seen once, one dimension
  * throughout, numbers only.
  */
-#include "embed_remote.h"
+#include "semantic_remote.h"
 #include "url.h"
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /*
- * embed_remote: text embeddings from an OpenAI-compatible server (OpenAI,
+ * semantic_remote: text embeddings from an OpenAI-compatible server (OpenAI,
  * vLLM, Ollama /v1, llama.cpp server, ...). POST {base}/embeddings with an
  * "input" array, in batches; the vectors come back in input order (the reply
  * is sorted by its "index" fields), L2-normalised, so a dot product is the
@@ -8,7 +8,7 @@
 #ifndef DRQA_EMBED_REMOTE_H
 #define DRQA_EMBED_REMOTE_H
 
-#include "config.h"
+#include "llm_config.h"
 #include "http.h"
 #include "llm.h"
 

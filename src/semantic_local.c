@@ -1,6 +1,6 @@
 /*
- * vec_local: random-indexing vectors fitted on the repository's own chunks.
- * See vec_local.h for the method. Everything here is deterministic: index
+ * semantic_local: random-indexing vectors fitted on the repository's own chunks.
+ * See semantic_local.h for the method. Everything here is deterministic: index
  * vectors come from a hash of the term, chunks are visited in the order of
  * their files' paths, then of their ids, and sums run in a fixed order, so two
  * fits of the same index give the same bytes. That order is the order of a
@@ -8,7 +8,7 @@
  * re-parsed files' chunks new ids, in the same order within each file) fits
  * the same bytes too.
  */
-#include "vec_local.h"
+#include "semantic_local.h"
 #include "tok.h"
 #include "util.h"
 

@@ -1,11 +1,11 @@
 /*
- * chunk: the retrieval units of a file (see chunk.h). Chunks follow the
+ * index_chunk: the retrieval units of a file (see index_chunk.h). Chunks follow the
  * symbols the extractor found, so a search hit is always a whole function, a
  * class outline or a stretch of module code, never half of one. Functions
  * nested in another function stay inside their parent's chunk: a separate
  * chunk would repeat the same lines and make one match count twice.
  */
-#include "chunk.h"
+#include "index_chunk.h"
 #include "tok.h"
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /*
- * config: which model server to talk to, with what key, limits and prices.
+ * llm_config: which model server to talk to, with what key, limits and prices.
  * Settings are resolved field by field with this precedence:
  *   1. command-line options (struct drqa_opts)
  *   2. DRQA_API_BASE, DRQA_API_KEY, DRQA_MODEL, DRQA_PROVIDER,
@@ -31,12 +31,10 @@
  * The policy is --policy offline|llm; by default llm when a model is
  * configured, else offline. The API key is never part of config_describe.
  *
- * Including: from src/ write "config.h"; elsewhere (tests/, ui/) a bare
- * "config.h" finds autoconf's in the build directory first, so write
- * "../src/config.h" or include llm.h. Autoconf's header is <config.h>.
+ * (Named llm_config so that it never collides with autoconf's <config.h>.)
  */
-#ifndef DRQA_CONFIG_H
-#define DRQA_CONFIG_H
+#ifndef DRQA_LLM_CONFIG_H
+#define DRQA_LLM_CONFIG_H
 
 #include "http.h"
 #include "llm_profile.h"

@@ -1,5 +1,5 @@
 /*
- * scan: which files of a repository are indexed. Inside a git work tree the
+ * index_scan: which files of a repository are indexed. Inside a git work tree the
  * answer is git's (tracked files plus untracked ones that are not ignored);
  * elsewhere a directory walk that leaves out version-control metadata,
  * virtualenvs, caches and build output. Only files with a language
@@ -66,7 +66,7 @@ struct scan_options {
 struct scan_dir {
     char *path;               /* relative to the root, "" for the root itself; no NUL inside */
     long long dev, ino, mtime_ns, ctime_ns;
-    char *entries;            /* encoded listing (scan.c) */
+    char *entries;            /* encoded listing (index_scan.c) */
     size_t len;
     int state;                /* old listings: SCAN_DIR_* after the walk */
 };

@@ -1,5 +1,5 @@
 /*
- * vec_local: dense vectors for chunks and questions computed from the indexed
+ * semantic_local: dense vectors for chunks and questions computed from the indexed
  * repository itself, with no model download and no network. The method is
  * random indexing over the repository's own vocabulary:
  *

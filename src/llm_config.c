@@ -1,11 +1,11 @@
 /*
- * config: resolving the model settings from options, environment and the
- * config file (precedence and keys in config.h). The file is read into a
+ * llm_config: resolving the model settings from options, environment and the
+ * config file (precedence and keys in llm_config.h). The file is read into a
  * small table first; each field then takes the first source that has it, and
  * remembers the source's name so that errors can say where a bad value came
  * from.
  */
-#include "config.h"
+#include "llm_config.h"
 #include "url.h"
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /*
- * resolve: turns the names written in the code into rows of the index. Runs
+ * index_resolve: turns the names written in the code into rows of the index. Runs
  * after every update that changed a file, over the whole repository, because
  * a change in one file can re-point imports, bases and calls in any other.
  *

@@ -1,5 +1,5 @@
 /*
- * chunk: cuts a parsed file into retrieval units for full-text search and
+ * index_chunk: cuts a parsed file into retrieval units for full-text search and
  * embeddings. A function or method is one chunk (a method carries its class
  * header line as context); a class is one chunk holding its header,
  * docstring, class-level statements and member signatures but no bodies;
