@@ -18,6 +18,8 @@
  * Function literals define nothing; their calls belong to the enclosing function.
  * A module is a package directory: 'inventory/store.go' -> 'inventory'.
  */
+#include <config.h> /* autoconf: DRQA_GRAMMAR_<lang> */
+#if DRQA_GRAMMAR_go /* else the grammar is left out (src/languages.def) */
 #include "parse.h"
 #include "parse_common.h"
 #include "util.h"
@@ -473,13 +475,13 @@ static char *go_import_module(const char *relpath, const char *module, int (*exi
     return NULL;
 }
 
-static const char *const go_extensions[] = {".go", NULL};
-
 const struct lang parse_go = {
-    .name = "go",
-    .extensions = go_extensions,
+    PARSE_LANG_OF(go),
     .language = tree_sitter_go,
     .extract = go_extract,
     .module_name = go_module_name,
     .import_module = go_import_module,
+    .package_dirs = 1,
 };
+
+#endif

@@ -16,6 +16,8 @@
  * Anonymous class bodies define no symbols; their calls belong to the enclosing
  * method. Local classes nest under their method ('Outer.run.Local').
  */
+#include <config.h> /* autoconf: DRQA_GRAMMAR_<lang> */
+#if DRQA_GRAMMAR_java /* else the grammar is left out (src/languages.def) */
 #include "parse.h"
 #include "parse_common.h"
 #include "util.h"
@@ -455,12 +457,11 @@ static char *java_module_name(const char *relpath)
     return buf_take(&b);
 }
 
-static const char *const java_extensions[] = {".java", NULL};
-
 const struct lang parse_java = {
-    .name = "java",
-    .extensions = java_extensions,
+    PARSE_LANG_OF(java),
     .language = tree_sitter_java,
     .extract = java_extract,
     .module_name = java_module_name,
 };
+
+#endif

@@ -22,6 +22,7 @@
  * symbol. Namespaces are transparent.
  */
 #include <config.h> /* autoconf */
+#if DRQA_GRAMMAR_javascript || DRQA_GRAMMAR_typescript || DRQA_GRAMMAR_tsx /* else the grammar is left out (src/languages.def) */
 #include "parse.h"
 #include "parse_common.h"
 #include "util.h"
@@ -878,7 +879,7 @@ static char *js_import_module(const char *relpath, const char *module, int (*exi
 
 /* ---- the languages ---- */
 
-#ifdef HAVE_GRAMMAR_JAVASCRIPT
+#if DRQA_GRAMMAR_javascript
 const TSLanguage *tree_sitter_javascript(void);
 static struct js_ids js_id;
 static pthread_once_t js_once = PTHREAD_ONCE_INIT;
@@ -890,11 +891,8 @@ static int js_extract(TSParser *parser, const char *text, size_t len, struct par
     return js_extract_with(tree_sitter_javascript(), &js_id, parser, text, len, out);
 }
 
-static const char *const js_extensions[] = {".js", ".mjs", ".cjs", ".jsx", NULL};
-
 const struct lang parse_javascript = {
-    .name = "javascript",
-    .extensions = js_extensions,
+    PARSE_LANG_OF(javascript),
     .language = tree_sitter_javascript,
     .extract = js_extract,
     .module_name = js_module_name,
@@ -902,13 +900,11 @@ const struct lang parse_javascript = {
 };
 #endif
 
-#ifdef HAVE_GRAMMAR_TYPESCRIPT
+#if DRQA_GRAMMAR_typescript
 const TSLanguage *tree_sitter_typescript(void);
-const TSLanguage *tree_sitter_tsx(void);
-static struct js_ids ts_id, tsx_id;
-static pthread_once_t ts_once = PTHREAD_ONCE_INIT, tsx_once = PTHREAD_ONCE_INIT;
+static struct js_ids ts_id;
+static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
 static void ts_init(void) { ids_fill(&ts_id, tree_sitter_typescript()); }
-static void tsx_init(void) { ids_fill(&tsx_id, tree_sitter_tsx()); }
 
 static int ts_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
@@ -916,30 +912,36 @@ static int ts_extract(TSParser *parser, const char *text, size_t len, struct par
     return js_extract_with(tree_sitter_typescript(), &ts_id, parser, text, len, out);
 }
 
+const struct lang parse_typescript = {
+    PARSE_LANG_OF(typescript),
+    .language = tree_sitter_typescript,
+    .extract = ts_extract,
+    .module_name = js_module_name,
+    .import_module = js_import_module,
+    .family = "javascript",
+};
+#endif
+
+#if DRQA_GRAMMAR_tsx
+const TSLanguage *tree_sitter_tsx(void);
+static struct js_ids tsx_id;
+static pthread_once_t tsx_once = PTHREAD_ONCE_INIT;
+static void tsx_init(void) { ids_fill(&tsx_id, tree_sitter_tsx()); }
+
 static int tsx_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
     pthread_once(&tsx_once, tsx_init);
     return js_extract_with(tree_sitter_tsx(), &tsx_id, parser, text, len, out);
 }
 
-static const char *const ts_extensions[] = {".ts", ".mts", ".cts", NULL};
-static const char *const tsx_extensions[] = {".tsx", NULL};
-
-const struct lang parse_typescript = {
-    .name = "typescript",
-    .extensions = ts_extensions,
-    .language = tree_sitter_typescript,
-    .extract = ts_extract,
-    .module_name = js_module_name,
-    .import_module = js_import_module,
-};
-
 const struct lang parse_tsx = {
-    .name = "tsx",
-    .extensions = tsx_extensions,
+    PARSE_LANG_OF(tsx),
     .language = tree_sitter_tsx,
     .extract = tsx_extract,
     .module_name = js_module_name,
     .import_module = js_import_module,
+    .family = "javascript",
 };
+#endif
+
 #endif

@@ -969,11 +969,8 @@ static char *py_module_name(const char *relpath)
     return buf_take(&b);
 }
 
-static const char *const py_extensions[] = {".py", ".pyi", NULL};
-
 const struct lang parse_python = {
-    .name = "python",
-    .extensions = py_extensions,
+    PARSE_LANG_OF(python),
     .language = tree_sitter_python,
     .extract = py_extract,
     .module_name = py_module_name,
