@@ -73,12 +73,11 @@ struct frame {
 
 struct ctx {
     struct pc_ctx pc;     /* the text and the result */
-    struct frame *fr;
-    size_t nfr, cap_fr;
-    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
-    TSTreeCursor aux;     /* reused for every small sub-walk */
     struct buf tmp;       /* scratch, reused */
 };
+
+/* The frame stack pc_extract keeps, one per level of the walk. */
+static struct frame *frames(const struct ctx *c) { return c->pc.frames; }
 
 /* ---- text helpers ---- */
 
@@ -118,7 +117,7 @@ static int is_type_decl(TSSymbol s)
  * annotations in the modifiers. */
 static void add_doc_and_annotations(struct ctx *c, struct frame *f, struct parse_symbol *s, TSNode mods)
 {
-    TSNode prev = c->nfr >= 2 ? f[-1].prev : (TSNode){0};
+    TSNode prev = c->pc.nframes >= 2 ? f[-1].prev : (TSNode){0};
     if (!ts_node_is_null(prev) && ts_node_symbol(prev) == id.block_comment &&
         (int)ts_node_end_point(prev).row + 2 >= pc_line_of(ts_node_start_point(f->node))) {
         uint32_t a, b;
@@ -345,9 +344,10 @@ static void add_creation(struct ctx *c, struct frame *f)
 
 /* ---- the walk ---- */
 
-static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+static void visit(void *p, TSTreeCursor *cur, int count_errors)
 {
-    struct frame *f = &c->fr[c->nfr - 1];
+    struct ctx *c = p;
+    struct frame *f = &frames(c)[c->pc.nframes - 1];
     f->node = ts_tree_cursor_current_node(cur);
     f->sym = ts_node_symbol(f->node);
     f->def = -1;
@@ -355,7 +355,7 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     f->anon = 0;
     f->prev = (TSNode){0};
     TSSymbol s = f->sym;
-    if (c->nfr >= 2) {
+    if (c->pc.nframes >= 2) {
         struct frame *p = f - 1;
         f->scope = p->def >= 0 ? p->def : p->scope;
         f->anon = p->anon;
@@ -375,49 +375,18 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
         else if (s == id.field_declaration || s == id.constant_declaration)
             add_fields(c, f);
     }
-    if (c->nfr >= 2 && ts_node_is_named(f->node)) f[-1].prev = f->node;
+    if (c->pc.nframes >= 2 && ts_node_is_named(f->node)) f[-1].prev = f->node;
 }
 
-static struct frame *push(struct ctx *c)
-{
-    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
-    return &c->fr[c->nfr++];
-}
-
-/* pc_walk's step: one frame per level of the walk. */
-static void step(void *p, TSTreeCursor *cur, int move)
-{
-    struct ctx *c = p;
-    if (move < 0) {
-        c->nfr--;
-        return;
-    }
-    if (move > 0) push(c);
-    visit(c, cur, c->count_errors);
-}
+static const struct pc_walk walk = {sizeof(struct frame), visit, NULL, NULL};
 
 static int java_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
-    memset(out, 0, sizeof *out);
     pthread_once(&id_once, id_init);
-    if (len > UINT32_MAX) return -1;
-    if (ts_parser_language(parser) != tree_sitter_java() && !ts_parser_set_language(parser, tree_sitter_java()))
-        return -1;
-    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
-    if (!tree) return -1;
-    TSNode root = ts_tree_root_node(tree);
-
-    struct ctx c = {.pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
-    c.aux = ts_tree_cursor_new(root);
-    c.count_errors = ts_node_has_error(root);
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    pc_walk(&cur, &c, step);
-    ts_tree_cursor_delete(&cur);
-    ts_tree_cursor_delete(&c.aux);
-    free(c.fr);
+    struct ctx c = {0};
+    int rc = pc_extract(&walk, tree_sitter_java(), parser, text, len, out, &c.pc, &c);
     buf_free(&c.tmp);
-    ts_tree_delete(tree);
-    return 0;
+    return rc;
 }
 
 /* ---- module names ---- */
