@@ -4,6 +4,7 @@
  * the man page against it.
  */
 #include "opts.h"
+#include "llm_config.h" /* the providers */
 #include "util.h"
 
 #include <errno.h>
@@ -60,7 +61,7 @@ static const struct optdoc table[] = {
     {{"finish-threshold", required_argument, 0, O_FINISH_THRESHOLD}, "V",
      "a Finish valued below V (0-100, default 50) does not end the search"},
     {{"policy", required_argument, 0, O_POLICY}, "P", "offline or llm (default: llm when a model is configured)"},
-    {{"provider", required_argument, 0, O_PROVIDER}, "P", "openai (any compatible server) or anthropic"},
+    {{"provider", required_argument, 0, O_PROVIDER}, "P", NULL /* llm_provider_choices */},
     {{"api-base", required_argument, 0, O_API_BASE}, "URL", "chat API base URL (e.g. http://127.0.0.1:11434/v1)"},
     {{"model", required_argument, 0, O_MODEL}, "NAME", "chat model name"},
     {{"role-model", required_argument, 0, O_ROLE_MODEL}, "ROLE=NAME", "the model one role uses (repeatable)"},
@@ -109,7 +110,9 @@ void opts_usage(FILE *fp)
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", table[i].opt.name, table[i].arg ? " " : "",
                  table[i].arg ? table[i].arg : "");
-        fprintf(fp, "  %-28s %s\n", left, table[i].help);
+        char names[200];
+        fprintf(fp, "  %-28s %s\n", left,
+                table[i].help ? table[i].help : llm_provider_choices(names, sizeof names, 1));
     }
 }
 
@@ -219,8 +222,10 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             o->policy = optarg;
             break;
         case O_PROVIDER:
-            if (strcmp(optarg, "openai") && strcmp(optarg, "anthropic")) {
-                snprintf(err, errlen, "--provider must be openai or anthropic, not '%s'", optarg);
+            if (!llm_provider_find(optarg)) {
+                char names[200];
+                snprintf(err, errlen, "--provider must be %s, not '%s'", llm_provider_choices(names, sizeof names, 0),
+                         optarg);
                 return -1;
             }
             o->provider = optarg;
