@@ -359,9 +359,9 @@ static void add_composite(struct ctx *c, size_t k)
 
 /* ---- the walk ---- */
 
-static void visit(void *p, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
-    struct ctx *c = p;
+    struct ctx *c = arg;
     size_t k = c->pc.nframes - 1;
     struct frame *f = &frames(c)[k];
     f->node = ts_tree_cursor_current_node(cur);

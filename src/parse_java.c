@@ -344,9 +344,9 @@ static void add_creation(struct ctx *c, struct frame *f)
 
 /* ---- the walk ---- */
 
-static void visit(void *p, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
-    struct ctx *c = p;
+    struct ctx *c = arg;
     struct frame *f = &frames(c)[c->pc.nframes - 1];
     f->node = ts_tree_cursor_current_node(cur);
     f->sym = ts_node_symbol(f->node);

@@ -715,9 +715,9 @@ static void add_jsx(struct ctx *c, size_t k)
 
 /* ---- the walk ---- */
 
-static void visit(void *p, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
-    struct ctx *c = p;
+    struct ctx *c = arg;
     const struct js_ids *id = c->id;
     size_t k = c->pc.nframes - 1;
     struct frame *f = &frames(c)[k];

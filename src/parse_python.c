@@ -818,9 +818,9 @@ static void recover_errors(struct ctx *c, TSNode root)
 /* ---- the walk ---- */
 
 /* Fills the top frame from the cursor position and handles its node. */
-static void visit(void *p, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
-    struct ctx *c = p;
+    struct ctx *c = arg;
     struct frame *f = &frames(c)[c->pc.nframes - 1];
     f->node = ts_tree_cursor_current_node(cur);
     f->sym = ts_node_symbol(f->node);
