@@ -68,11 +68,6 @@ void engine_fallback_set_iterations(struct engine_fallback *f, int iterations)
     offline_policy_set_iterations(f->offline, iterations);
 }
 
-sqlite3 *engine_fallback_db(const struct engine_fallback *f)
-{
-    return f ? f->db : NULL;
-}
-
 /* ---------------------------------------------------------------- backends */
 
 _Static_assert(CONFIG_NROLES == LLM_ROLE_N, "config_role_names lists the roles of enum llm_role");

@@ -61,8 +61,6 @@ void engine_fallback_close(struct engine_fallback *f);   /* accepts NULL */
 /* The offline policy on the fallback's own connection (ctx: f). */
 void engine_fallback_bind(struct engine_fallback *f, struct policy *out);
 void engine_fallback_set_iterations(struct engine_fallback *f, int iterations);
-/* The fallback's connection (for tests: it is never the executor's). */
-sqlite3 *engine_fallback_db(const struct engine_fallback *f);
 
 /* Registers SemanticSearch (once per process) with remote embeddings when c
  * configures them and the server works, else with the local vectors, and

@@ -124,7 +124,11 @@ static void render_span(struct buf *b, const struct evidence_span *sp, size_t ca
     k->elided = sp->elided;
 }
 
-char *modes_llm_context(const struct evidence *spans, size_t span_cap, size_t total, struct evidence *shown)
+/* The context block for spans: each span's header `path:start-end  label`
+ * and its numbered lines, under the caps above (span_cap per span, at most
+ * total bytes in all); the ranges actually shown are appended to shown (with
+ * the text shown). Caller frees. */
+static char *modes_llm_context(const struct evidence *spans, size_t span_cap, size_t total, struct evidence *shown)
 {
     struct buf b = BUF_INIT;
     for (size_t i = 0; spans && i < spans->n; i++) {

@@ -65,12 +65,4 @@ void modes_llm_free(struct modes_llm *m);   /* accepts NULL */
  * r->error set. */
 int modes_llm_answer(struct modes_llm *m, enum engine_mode mode, struct engine_result *r);
 
-/* ---- parts exposed for tests ---- */
-
-/* The context block for spans: each span's header `path:start-end  label`
- * and its numbered lines, under the caps above (span_cap per span, at most
- * total bytes in all); the ranges actually shown are appended to shown (with
- * the text shown). Caller frees. */
-char *modes_llm_context(const struct evidence *spans, size_t span_cap, size_t total, struct evidence *shown);
-
 #endif

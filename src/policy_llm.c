@@ -159,14 +159,6 @@ static void forget_question(struct llm_policy *p)
     llm_usage_init(&p->usage);
 }
 
-void llm_policy_reset(struct llm_policy *p)
-{
-    if (!p) return;
-    pthread_mutex_lock(&p->lock);
-    forget_question(p);
-    pthread_mutex_unlock(&p->lock);
-}
-
 /* The question's analysis is made once and then only read. */
 static void ensure_question(struct llm_policy *p, const char *question)
 {

@@ -132,21 +132,6 @@ int semantic_parse_category(const char *s, enum semantic_category *out)
     return 0;
 }
 
-int semantic_parse_mode(const char *s, enum semantic_mode *out)
-{
-    if (!s) return -1;
-    if (!strcmp(s, "hybrid")) *out = SEMANTIC_HYBRID;
-    else if (!strcmp(s, "bm25")) *out = SEMANTIC_BM25;
-    else if (!strcmp(s, "dense")) *out = SEMANTIC_DENSE;
-    else return -1;
-    return 0;
-}
-
-const char *semantic_mode_name(enum semantic_mode m)
-{
-    return m == SEMANTIC_BM25 ? "bm25" : m == SEMANTIC_DENSE ? "dense" : "hybrid";
-}
-
 int semantic_is_test_path(const char *path)
 {
     const char *base = strrchr(path, '/');

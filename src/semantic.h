@@ -98,9 +98,6 @@ int semantic_action_register(const struct semantic_remote *remote, char *err, si
 /* "any" | "implementation" | "test" (also "impl", "tests"); NULL or "" is any.
  * -1 on anything else. */
 int semantic_parse_category(const char *s, enum semantic_category *out);
-/* "bm25" | "dense" | "hybrid"; -1 on anything else. */
-int semantic_parse_mode(const char *s, enum semantic_mode *out);
-const char *semantic_mode_name(enum semantic_mode m);
 
 /* 1 for test code: test_*.py, *_test.py, tests.py, conftest.py, or anything
  * under a directory named tests or test. */

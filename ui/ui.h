@@ -164,7 +164,4 @@ int pane_scroll(struct pane *p, enum ui_cmd cmd);
 /* pane_status.c: the elapsed time as shown ("mm:ss", or DRQA_TUI_ELAPSED) */
 void status_elapsed(struct ui *ui, char *out, size_t n);
 
-/* pane_tree.c: the visible rows, rebuilt from the model when drawn */
-int tree_row_of(struct ui *ui, int id);
-
 #endif
