@@ -368,18 +368,19 @@ static int answer_rag(struct modes_llm *m, enum engine_mode mode, struct engine_
 int modes_llm_answer(struct modes_llm *m, enum engine_mode mode, struct engine_result *r)
 {
     char err[768] = "";
+    const char *name = r->mode ? r->mode : "baseline";   /* the engine's name for the mode */
     int rc;
     switch (mode) {
     case ENGINE_DIRECT: rc = answer_direct(m, r, err, sizeof err); break;
     case ENGINE_RAG_FUNCTION:
     case ENGINE_RAG_WINDOW: rc = answer_rag(m, mode, r, err, sizeof err); break;
     default:
-        snprintf(err, sizeof err, "mode %s is not a baseline", engine_mode_name(mode));
+        snprintf(err, sizeof err, "mode %s is not a baseline", name);
         rc = -1;
     }
     if (rc) {
         free(r->error);
-        r->error = xasprintf("%s: %s", engine_mode_name(mode), err);
+        r->error = xasprintf("%s: %s", name, err);
     }
     return rc;
 }
