@@ -37,25 +37,6 @@ static char *col_dup(sqlite3_stmt *st, int i)
     return t && *t ? xstrdup((const char *)t) : NULL;
 }
 
-/* Lines [start, end] of a span's verbatim text (span starts at sp_start). */
-static char *text_lines(const char *text, int sp_start, int start, int end)
-{
-    if (!text) return NULL;
-    const char *p = text;
-    for (int l = sp_start; l < start && p; l++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return NULL;
-    const char *q = p;
-    for (int l = start; l <= end && *q; l++) {
-        const char *nl = strchr(q, '\n');
-        if (!nl) { q += strlen(q); break; }
-        q = l < end ? nl + 1 : nl;
-    }
-    return xstrndup(p, (size_t)(q - p));
-}
-
 /* The innermost definition enclosing [a, b] of path. */
 static void enclosing(sqlite3 *db, struct cand *c)
 {

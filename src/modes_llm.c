@@ -61,23 +61,6 @@ static void add_label(struct buf *b, const char *label, size_t cap)
     for (const char *s = label; *s && n < cap; s++, n++) buf_addc(b, *s == '\n' || *s == '\t' || *s == '\r' ? ' ' : *s);
 }
 
-/* Lines [a, z] of a verbatim span (its text starts at its start_line). */
-static char *lines_of(const struct evidence_span *sp, int a, int z)
-{
-    const char *p = sp->text ? sp->text : "";
-    for (int line = sp->start_line; line < a && p; line++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return xstrdup("");
-    const char *q = p;
-    for (int line = a; line <= z && *q; line++) {
-        const char *nl = strchr(q, '\n');
-        q = nl ? (line < z ? nl + 1 : nl) : q + strlen(q);
-    }
-    return xstrndup(p, (size_t)(q - p));
-}
-
 /* One span under cap bytes into b; the range shown goes to shown. */
 static void render_span(struct buf *b, const struct evidence_span *sp, size_t cap, struct evidence *shown)
 {
@@ -117,7 +100,7 @@ static void render_span(struct buf *b, const struct evidence_span *sp, size_t ca
     if (sp->elided || end == sp->end_line) {
         k = evidence_add(shown, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score);
     } else {
-        char *t = lines_of(sp, sp->start_line, end);
+        char *t = evidence_span_lines(sp, sp->start_line, end);
         k = evidence_add(shown, sp->path, sp->start_line, end, t, sp->label, sp->score);
         free(t);
     }
@@ -349,7 +332,7 @@ static int answer_rag(struct modes_llm *m, enum engine_mode mode, struct engine_
                 evidence_add(&r->cites, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)
                     ->elided = 1;
             } else {
-                char *t = lines_of(sp, c->start_line, c->end_line);
+                char *t = evidence_span_lines(sp, c->start_line, c->end_line);
                 evidence_add(&r->cites, c->path, c->start_line, c->end_line, t, sp->label, sp->score);
                 free(t);
             }

@@ -365,24 +365,6 @@ static char *identifiers_text(const struct llm_policy *p)
     return r;
 }
 
-/* Lines [start, end] of a verbatim span's text (the span starts at its
- * start_line). Caller frees. */
-static char *span_lines(const struct evidence_span *sp, int start, int end)
-{
-    const char *p = sp->text ? sp->text : "";
-    for (int line = sp->start_line; line < start && p; line++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return xstrdup("");
-    const char *q = p;
-    for (int line = start; line <= end && *q; line++) {
-        const char *nl = strchr(q, '\n');
-        q = nl ? (line < end ? nl + 1 : nl) : q + strlen(q);
-    }
-    return xstrndup(p, (size_t)(q - p));
-}
-
 /* A span under its header with numbered lines (elided text as it is), the
  * text cut to cap bytes. */
 static void numbered_span(struct buf *b, const struct evidence_span *sp, size_t cap)
@@ -1213,7 +1195,7 @@ int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct 
             if (sp->elided) {
                 evidence_add(&kept, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided = 1;
             } else {
-                char *text = span_lines(sp, (int)a, (int)z);
+                char *text = evidence_span_lines(sp, (int)a, (int)z);
                 evidence_add(&kept, sp->path, (int)a, (int)z, text, sp->label, sp->score);
                 free(text);
             }

@@ -242,6 +242,23 @@ int utf8_cut(const char *s, int max)
     return k;
 }
 
+char *text_lines(const char *text, int first, int start, int end)
+{
+    if (!text) return NULL;
+    const char *p = text;
+    for (int line = first; line < start && p; line++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return NULL;
+    const char *q = p;
+    for (int line = start; line <= end && *q; line++) {
+        const char *nl = strchr(q, '\n');
+        q = nl ? (line < end ? nl + 1 : nl) : q + strlen(q);
+    }
+    return xstrndup(p, (size_t)(q - p));
+}
+
 char *str_lower(const char *s)
 {
     char *p = xstrdup(s);

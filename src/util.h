@@ -64,6 +64,12 @@ int str_ends(const char *s, const char *suffix);
  * not end inside a UTF-8 sequence: printf("%.*s", utf8_cut(s, 60), s) shows
  * at most 60 bytes of s without splitting a character. */
 int utf8_cut(const char *s, int max);
+/* Lines [start, end] of text, whose first line is line number first (the
+ * text of an evidence span and its start_line): the bytes from the start of
+ * line start to the end of line end or of the text, without the last '\n'.
+ * NULL when text is NULL or ends before line start begins; "" when start is
+ * the empty line after a final '\n'. Caller frees. */
+char *text_lines(const char *text, int first, int start, int end);
 /* Lowercase ASCII copy (caller frees). */
 char *str_lower(const char *s);
 /* 1 when the name name[0, n) of a setting or URL query parameter looks like

@@ -62,5 +62,22 @@ int main(void)
     is_int(utf8_cut(u, 5), 5, "utf8_cut: a cut after a character keeps it");
     is_int(utf8_cut(u, 60), 6, "utf8_cut: a short string is kept whole");
     is_int(utf8_cut("", 5), 0, "utf8_cut: the empty string");
+
+    /* a span's text starting at line 10: lines 10, 11, 12 */
+    const char *span = "ten\neleven\ntwelve";
+    char *l = text_lines(span, 10, 11, 11);
+    is_str(l, "eleven", "text_lines: one inner line, without its newline");
+    free(l);
+    l = text_lines(span, 10, 10, 11);
+    is_str(l, "ten\neleven", "text_lines: two lines keep the newline between them");
+    free(l);
+    l = text_lines(span, 10, 12, 40);
+    is_str(l, "twelve", "text_lines: an end past the text stops at the text's end");
+    free(l);
+    ok(text_lines(span, 10, 13, 13) == NULL, "text_lines: a start past the text is NULL");
+    ok(text_lines(NULL, 1, 1, 1) == NULL, "text_lines: no text is NULL");
+    l = text_lines("a\n", 1, 2, 2);
+    is_str(l, "", "text_lines: the empty line after a final newline is \"\"");
+    free(l);
     return done_testing();
 }
