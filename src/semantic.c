@@ -9,6 +9,7 @@
 #include "tok.h"
 #include "util.h"
 #include "semantic_local.h"
+#include "sqlx.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -40,7 +41,7 @@ struct sem_file { int64_t id; char *path; unsigned char is_test; };
 struct sem_cache {
     sqlite3 *db;
     char stamp[17];
-    int data_version;
+    long long data_version;
     int total_changes;
     size_t n;
     struct sem_chunk *chunks;     /* ascending id */
@@ -258,17 +259,6 @@ static char *bm25_match(sqlite3 *db, struct sem_cache *c, const char *text)
 
 /* ---- the chunk list and its stamp ---- */
 
-static int data_version(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    int v = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
-}
-
 static void stamp_mix(uint64_t *h, const void *p, size_t n)
 {
     uint64_t x = hash64(p, n);
@@ -388,7 +378,8 @@ fail:
 /* Makes the cache match the database's current chunks. */
 static int cache_refresh(sqlite3 *db, struct sem_cache *c, char *err, size_t errlen)
 {
-    int dv = data_version(db), tc = sqlite3_total_changes(db);
+    long long dv = sqlx_data_version(db);
+    int tc = sqlite3_total_changes(db);
     if (c->stamp[0] && dv == c->data_version && tc == c->total_changes) return 0;
     char stamp[17];
     if (c->stamp[0]) {
@@ -504,7 +495,7 @@ static int local_ensure(sqlite3 *db, struct sem_cache *c, char *err, size_t errl
         vec_local_fit_free(f);
         free(f);
         c->total_changes = sqlite3_total_changes(db);
-        c->data_version = data_version(db);
+        c->data_version = sqlx_data_version(db);
     } else {
         c->local_fit = f;   /* query terms are looked up in memory */
     }
@@ -628,7 +619,7 @@ static int remote_ensure(sqlite3 *db, struct sem_cache *c, const struct semantic
         sqlite3_finalize(ins);
         writer_close(db, w);
         c->total_changes = sqlite3_total_changes(db);
-        c->data_version = data_version(db);
+        c->data_version = sqlx_data_version(db);
     }
     c->remote_dim = dim > 0 ? dim : 1;
     c->remote = xcalloc(c->n ? c->n * (size_t)c->remote_dim : 1, sizeof *c->remote);
