@@ -589,13 +589,9 @@ int action_symbol_at(struct action_ctx *ctx, long long file_id, int line, const 
     return found;
 }
 
-/* Rank of a definition among several of one name: library code before tests,
- * shallow paths before deep ones, then path and line order. */
-static int is_test_path(const char *p)
-{
-    return strstr(p, "test") != NULL;
-}
-
+/* Rank of a definition among several of one name: library code before tests
+ * (fpattern_is_test), shallow paths before deep ones, then path and line
+ * order. */
 static int depth_of(const char *p)
 {
     int d = 0;
@@ -606,7 +602,7 @@ static int depth_of(const char *p)
 static int sym_rank_cmp(const void *x, const void *y)
 {
     const struct action_symbol *a = x, *b = y;
-    int ta = is_test_path(a->path), tb = is_test_path(b->path);
+    int ta = fpattern_is_test(a->path), tb = fpattern_is_test(b->path);
     if (ta != tb) return ta - tb;
     int da = depth_of(a->path), db = depth_of(b->path);
     if (da != db) return da - db;

@@ -133,22 +133,6 @@ int semantic_parse_category(const char *s, enum semantic_category *out)
     return 0;
 }
 
-int semantic_is_test_path(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if ((str_starts(base, "test_") && str_ends(base, ".py")) || str_ends(base, "_test.py") ||
-        !strcmp(base, "tests.py") || !strcmp(base, "conftest.py"))
-        return 1;
-    for (const char *p = path; p < base;) {
-        const char *e = strchr(p, '/');
-        size_t n = (size_t)(e - p);
-        if ((n == 5 && !memcmp(p, "tests", 5)) || (n == 4 && !memcmp(p, "test", 4))) return 1;
-        p = e + 1;
-    }
-    return 0;
-}
-
 /* The file_pattern filter: the actions' glob (fpattern.h), which matches the
  * whole path or a tail of it starting after a '/'. */
 static int path_matches(const char *pattern, const char *path)
@@ -323,7 +307,7 @@ static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *e
             cap = cap ? cap * 2 : 256;
             c->files = xrealloc(c->files, cap * sizeof *c->files);
         }
-        c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)semantic_is_test_path(p)};
+        c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)fpattern_is_test(p)};
     }
     sqlite3_finalize(st);
     cap = 0;

@@ -18,7 +18,7 @@
  * than definitions (a definition is a complete, named unit), and with category
  * 'any' test code weighs a little less than the code under test. Category
  * 'implementation' excludes test files and 'test' keeps only them; tests are
- * recognised by path (semantic_is_test_path).
+ * recognised by path (fpattern_is_test).
  *
  * Vectors are computed on first use and cached twice: in the database (the
  * embeddings table, by chunk hash and model; remote vectors are never
@@ -98,10 +98,6 @@ int semantic_action_register(const struct semantic_remote *remote, char *err, si
 /* "any" | "implementation" | "test" (also "impl", "tests"); NULL or "" is any.
  * -1 on anything else. */
 int semantic_parse_category(const char *s, enum semantic_category *out);
-
-/* 1 for test code: test_*.py, *_test.py, tests.py, conftest.py, or anything
- * under a directory named tests or test. */
-int semantic_is_test_path(const char *path);
 
 /* The FTS5 MATCH expression for text: its terms (tok_terms with stopwords
  * dropped, duplicates removed) each as a quoted string, joined with OR, so that
