@@ -5,6 +5,7 @@
 #include "util.h"
 #include "url.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,23 @@ void *xrealloc(void *p, size_t n)
     void *q = realloc(p, n ? n : 1);
     if (!q) oom(n);
     return q;
+}
+
+/* cJSON allocates through xmalloc too, so a JSON tree or text is never a
+ * NULL to check for either. A constructor, because a static library has no
+ * init call that every program, test and bench would have to remember: any
+ * program that uses the library uses xmalloc, which links this file. cJSON
+ * itself then grows print buffers by malloc and copy (it uses realloc only
+ * with the default hooks). */
+static void *json_alloc(size_t n)
+{
+    return xmalloc(n);
+}
+
+__attribute__((constructor)) static void json_hooks(void)
+{
+    cJSON_Hooks h = {json_alloc, free};
+    cJSON_InitHooks(&h);
 }
 
 char *xstrdup(const char *s)

@@ -1,6 +1,7 @@
 /*
  * util: small pieces every module uses. Allocation that aborts on out-of-memory
- * (so callers never carry OOM paths), a growable byte buffer with an optional
+ * (so callers never carry OOM paths; cJSON allocates through it too, set up
+ * before main by util.c), a growable byte buffer with an optional
  * size cap, file reading, hashing, time, and a thread-safe log file.
  */
 #ifndef DRQA_UTIL_H
