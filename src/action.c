@@ -9,6 +9,7 @@
 #include "fpattern.h"
 #include "fuzzy.h"
 #include "pathsafe.h"
+#include "semantic.h"
 #include "sqlx.h"
 #include "util.h"
 
@@ -918,7 +919,10 @@ void action_ctx_init(struct action_ctx *ctx, sqlite3 *db, const char *repo_root)
 
 void action_ctx_release(struct action_ctx *ctx)
 {
-    if (!ctx || !ctx->cache) return;
+    if (!ctx) return;
+    semantic_cache_free(ctx->semantic);
+    ctx->semantic = NULL;
+    if (!ctx->cache) return;
     cache_clear(ctx->cache);
     free(ctx->cache);
     ctx->cache = NULL;

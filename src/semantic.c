@@ -1,8 +1,9 @@
 /*
  * semantic: hybrid bm25 + dense retrieval over the index's chunks (see
- * semantic.h for the ranking). This file owns the per-connection cache: the
- * chunk list (id, file, kind) in id order, the file list (path, test or not)
- * and the dense matrices, rebuilt when the stamp of the chunk list changes.
+ * semantic.h for the ranking). A struct semantic_cache, which its caller
+ * owns, holds one connection's chunk list (id, file, kind) in id order, the
+ * file list (path, test or not) and the dense matrices, rebuilt when the
+ * stamp of the chunk list changes.
  */
 #include "semantic.h"
 #include "fpattern.h"
@@ -12,7 +13,6 @@
 #include "sqlx.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +37,8 @@ enum { KIND_FUNCTION, KIND_CLASS, KIND_MODULE, KIND_TEXT };
 struct sem_chunk { int64_t id; int file; unsigned char kind; };
 struct sem_file { int64_t id; char *path; unsigned char is_test; };
 
-/* One connection's cache. Owns everything it points to. */
-struct sem_cache {
+/* One connection's cache (semantic.h). Owns everything it points to. */
+struct semantic_cache {
     sqlite3 *db;
     char stamp[17];
     long long data_version;
@@ -58,13 +58,9 @@ struct sem_cache {
     float *remote;
     int remote_dim;
     char *remote_model;
-    struct sem_cache *next;
 };
 
-static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sem_cache *caches;
-
-static void cache_clear(struct sem_cache *c)
+static void cache_clear(struct semantic_cache *c)
 {
     for (size_t i = 0; i < c->nfiles; i++) free(c->files[i].path);
     for (size_t i = 0; i < c->n; i++) free(c->hashes[i]);
@@ -90,36 +86,20 @@ static void cache_clear(struct sem_cache *c)
     c->stamp[0] = 0;
 }
 
-void semantic_forget(sqlite3 *db)
+struct semantic_cache *semantic_cache_new(sqlite3 *db)
 {
-    if (!db) return;
-    pthread_mutex_lock(&caches_lock);
-    for (struct sem_cache **p = &caches; *p; p = &(*p)->next) {
-        if ((*p)->db != db) continue;
-        struct sem_cache *c = *p;
-        *p = c->next;
-        cache_clear(c);
-        free(c);
-        break;
-    }
-    pthread_mutex_unlock(&caches_lock);
+    struct semantic_cache *c = xcalloc(1, sizeof *c);
+    c->db = db;
+    c->data_version = -1;
+    c->total_changes = -1;
+    return c;
 }
 
-static struct sem_cache *cache_for(sqlite3 *db)
+void semantic_cache_free(struct semantic_cache *c)
 {
-    pthread_mutex_lock(&caches_lock);
-    struct sem_cache *c = caches;
-    while (c && c->db != db) c = c->next;
-    if (!c) {
-        c = xcalloc(1, sizeof *c);
-        c->db = db;
-        c->data_version = -1;
-        c->total_changes = -1;
-        c->next = caches;
-        caches = c;
-    }
-    pthread_mutex_unlock(&caches_lock);
-    return c;
+    if (!c) return;
+    cache_clear(c);
+    free(c);
 }
 
 /* ---- small parsers and predicates ---- */
@@ -199,7 +179,7 @@ static int cmp_df(const void *a, const void *b)
  * common in a large repository would otherwise cost tens of milliseconds,
  * while such words carry the least weight in bm25 (lowest idf). The rarest
  * term is always kept. */
-static char *bm25_match(sqlite3 *db, struct sem_cache *c, const char *text)
+static char *bm25_match(sqlite3 *db, struct semantic_cache *c, const char *text)
 {
     struct qterms q = {.n = 0};
     tok_each(text, strlen(text), TOK_STOPWORDS, qterm_add, &q);
@@ -271,7 +251,7 @@ static int cmp_path_key(const void *a, const void *b)
  * an updated one gives a re-parsed file's chunks new, higher ids, but keeps
  * their order within the file. So an index brought to a tree by updates
  * ranks exactly like a fresh index of the same tree. */
-static void order_chunks(struct sem_cache *c)
+static void order_chunks(struct semantic_cache *c)
 {
     struct path_key *byp = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *byp);
     long *rank = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *rank);
@@ -289,7 +269,7 @@ static void order_chunks(struct sem_cache *c)
 }
 
 /* Reads chunks and files. With c == NULL only computes the stamp. */
-static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *err, size_t errlen)
+static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -360,7 +340,7 @@ fail:
 }
 
 /* Makes the cache match the database's current chunks. */
-static int cache_refresh(sqlite3 *db, struct sem_cache *c, char *err, size_t errlen)
+static int cache_refresh(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
 {
     long long dv = sqlx_data_version(db);
     int tc = sqlite3_total_changes(db);
@@ -385,7 +365,7 @@ static int cache_refresh(sqlite3 *db, struct sem_cache *c, char *err, size_t err
     return 0;
 }
 
-static long chunk_index(const struct sem_cache *c, int64_t id)
+static long chunk_index(const struct semantic_cache *c, int64_t id)
 {
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
@@ -422,7 +402,7 @@ static void writer_close(sqlite3 *db, sqlite3 *w)
 /* Loads the stored chunk vectors when the stored model matches the stamp;
  * otherwise fits the model and stores it (or keeps it in memory when the
  * database cannot be written). */
-static int local_ensure(sqlite3 *db, struct sem_cache *c, char *err, size_t errlen)
+static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
 {
     if (c->local) return 0;
     long long ndocs = 0;
@@ -522,7 +502,7 @@ static float *remote_embed(const struct semantic_remote *r, const char *const *t
 
 /* Fills the cache's remote matrix: stored vectors by (hash, model) first, the
  * rest embedded in batches and stored. */
-static int remote_ensure(sqlite3 *db, struct sem_cache *c, const struct semantic_remote *r, char *err, size_t errlen)
+static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct semantic_remote *r, char *err, size_t errlen)
 {
     if (c->remote && c->remote_model && !strcmp(c->remote_model, r->model)) return 0;
     free(c->remote);
@@ -629,7 +609,7 @@ static int cmp_cand(const void *a, const void *b)
     return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-static int eligible(const struct sem_cache *c, long i, const struct semantic_query *q)
+static int eligible(const struct semantic_cache *c, long i, const struct semantic_query *q)
 {
     const struct sem_file *f = &c->files[c->chunks[i].file];
     if (q->category == SEMANTIC_IMPLEMENTATION && f->is_test) return 0;
@@ -640,7 +620,7 @@ static int eligible(const struct sem_cache *c, long i, const struct semantic_que
 /* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is
  * better). FTS5 returns equal scores in rowid order, so the rows tied with the
  * NCAND-th are all read, and the list is ordered by cmp_cand before it is cut. */
-static int rank_bm25(sqlite3 *db, struct sem_cache *c, const struct semantic_query *q,
+static int rank_bm25(sqlite3 *db, struct semantic_cache *c, const struct semantic_query *q,
                      struct cand *out, size_t *nout, char *err, size_t errlen)
 {
     *nout = 0;
@@ -709,7 +689,7 @@ static void heap_push(struct cand *h, size_t *n, struct cand x)
     }
 }
 
-static void rank_dense(const struct sem_cache *c, const float *m, int dim, const float *qv,
+static void rank_dense(const struct semantic_cache *c, const float *m, int dim, const float *qv,
                        const struct semantic_query *q, struct cand *out, size_t *nout)
 {
     *nout = 0;
@@ -723,7 +703,7 @@ static void rank_dense(const struct sem_cache *c, const float *m, int dim, const
     qsort(out, *nout, sizeof *out, cmp_cand);
 }
 
-static double prior(const struct sem_cache *c, long i, const struct semantic_query *q)
+static double prior(const struct semantic_cache *c, long i, const struct semantic_query *q)
 {
     double p = 1.0;
     if (c->chunks[i].kind == KIND_MODULE) p *= PRIOR_MODULE;
@@ -796,16 +776,18 @@ static int remote_valid(const struct semantic_remote *r, char *err, size_t errle
     return 1;
 }
 
-int semantic_prepare(sqlite3 *db, const struct semantic_remote *remote, char *err, size_t errlen)
+int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *remote, char *err, size_t errlen)
 {
     if (!remote_valid(remote, err, errlen)) return -1;
-    struct sem_cache *c = cache_for(db);
+    sqlite3 *db = c->db;
     if (cache_refresh(db, c, err, errlen)) return -1;
     return remote ? remote_ensure(db, c, remote, err, errlen) : local_ensure(db, c, err, errlen);
 }
 
-int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence *out, char *err, size_t errlen)
+int semantic_search(struct semantic_cache *c, const struct semantic_query *q, struct evidence *out, char *err,
+                    size_t errlen)
 {
+    sqlite3 *db = c->db;
     if (!q->text || !*q->text) {
         snprintf(err, errlen, "SemanticSearch needs a query: say in words what the code does or is about");
         return -1;
@@ -813,7 +795,6 @@ int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence
     if (!remote_valid(q->remote, err, errlen)) return -1;
     if (q->file_pattern && !fpattern_valid(q->file_pattern, err, errlen)) return -1;
     int top_k = q->top_k <= 0 ? SEMANTIC_DEFAULT_TOP_K : q->top_k > SEMANTIC_MAX_TOP_K ? SEMANTIC_MAX_TOP_K : q->top_k;
-    struct sem_cache *c = cache_for(db);
     if (cache_refresh(db, c, err, errlen)) return -1;
 
     struct cand bm[NCAND], dn[NCAND];
