@@ -172,7 +172,6 @@ int main(int argc, char **argv)
     offline_policy_free(off);
     llm_backend_free(b);
     action_ctx_release(&x.actx);
-    semantic_forget(db);
     sqlite3_close(db);
     free(root);
     return 0;

@@ -84,7 +84,7 @@ static double pct(long long *v, int n, double p)
     return v[i] / 1000.0;
 }
 
-static int open_index(const char *dir, const char *tmp, const char *name, sqlite3 **db)
+static int open_index(const char *dir, const char *tmp, const char *name, sqlite3 **db, struct semantic_cache **sc)
 {
     char err[1024];
     char *path = xasprintf("%s/%s.sqlite", tmp, name);
@@ -102,7 +102,8 @@ static int open_index(const char *dir, const char *tmp, const char *name, sqlite
         return -1;
     }
     free(path);
-    if (semantic_prepare(*db, NULL, err, sizeof err)) {
+    *sc = semantic_cache_new(*db);
+    if (semantic_prepare(*sc, NULL, err, sizeof err)) {
         fprintf(stderr, "bench_retrieval: %s\n", err);
         return -1;
     }
@@ -119,7 +120,7 @@ static int open_index(const char *dir, const char *tmp, const char *name, sqlite
 }
 
 /* Runs one question in one mode; fills paths (caller frees). Returns elapsed us. */
-static long long run(sqlite3 *db, int mode, const char *text, int k, char ***paths, int *n)
+static long long run(sqlite3 *db, struct semantic_cache *sc, int mode, const char *text, int k, char ***paths, int *n)
 {
     int64_t t0 = now_us();
     if (mode == 0) {
@@ -130,7 +131,7 @@ static long long run(sqlite3 *db, int mode, const char *text, int k, char ***pat
                                                                                                   : SEMANTIC_HYBRID, NULL};
     struct evidence ev = EVIDENCE_INIT;
     char err[512];
-    if (semantic_search(db, &q, &ev, err, sizeof err) < 0) {
+    if (semantic_search(sc, &q, &ev, err, sizeof err) < 0) {
         fprintf(stderr, "bench_retrieval: %s\n", err);
         exit(1);
     }
@@ -193,7 +194,8 @@ int main(int argc, char **argv)
         *eq = 0;
         const char *dir = eq + 1;
         sqlite3 *db;
-        if (open_index(dir, tmp, name, &db)) return 1;
+        struct semantic_cache *sc;
+        if (open_index(dir, tmp, name, &db, &sc)) return 1;
         int here = 0;
         int rh[NMODES] = {0};
         for (int i = 0; i < nq; i++) {
@@ -202,7 +204,7 @@ int main(int argc, char **argv)
             for (int m = 0; m < NMODES; m++) {
                 char **paths = NULL;
                 int n = 0;
-                lat[m][nlat] = run(db, m, qs[i].text, k, &paths, &n);
+                lat[m][nlat] = run(db, sc, m, qs[i].text, k, &paths, &n);
                 int hit = 0;
                 for (int p = 0; p < n; p++) {
                     char *full = xasprintf("%s/%s", name, paths[p]);
@@ -218,7 +220,7 @@ int main(int argc, char **argv)
         printf("# %s: %d questions; hits anchor %d, bm25 %d, dense %d, hybrid %d\n", name, here, rh[0], rh[1], rh[2], rh[3]);
         for (int m = 0; m < NMODES; m++) hits[m] += rh[m];
         total += here;
-        semantic_forget(db);
+        semantic_cache_free(sc);
         sqlite3_close(db);
         free(name);
     }
@@ -242,7 +244,8 @@ int main(int argc, char **argv)
         if (!eq) { fprintf(stderr, "bench_retrieval: '%s' is not NAME=DIR\n", latency); return 2; }
         *eq = 0;
         sqlite3 *db;
-        if (open_index(eq + 1, tmp, name, &db)) return 1;
+        struct semantic_cache *sc;
+        if (open_index(eq + 1, tmp, name, &db, &sc)) return 1;
         printf("\nLatency over %s, all %d questions (ratio: p95 / anchor p95 in this run)\n", name, nq);
         printf("%-8s %9s %9s %9s\n", "mode", "p50 ms", "p95 ms", "ratio");
         double anchor95 = 0;
@@ -251,7 +254,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < nq; i++) {
                 char **paths = NULL;
                 int n = 0;
-                v[i] = run(db, m, qs[i].text, k, &paths, &n);
+                v[i] = run(db, sc, m, qs[i].text, k, &paths, &n);
                 for (int p = 0; p < n; p++) free(paths[p]);
                 free(paths);
             }
@@ -260,7 +263,7 @@ int main(int argc, char **argv)
             printf("%-8s %9.2f %9.2f %9.2f\n", mode_names[m], p50, p95, anchor95 > 0 ? p95 / anchor95 : 0);
             free(v);
         }
-        semantic_forget(db);
+        semantic_cache_free(sc);
         sqlite3_close(db);
         free(name);
     }

@@ -26,7 +26,6 @@ static const char *root = DRQA_SRCDIR "/tests/fixtures/pyrepo";
 static void release(void)
 {
     action_ctx_release(&ctx);
-    semantic_forget(db);
     sqlite3_close(db);
 }
 

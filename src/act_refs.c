@@ -11,6 +11,7 @@
 #include "action.h"
 #include "fpattern.h"
 #include "fuzzy.h"
+#include "sqlx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +80,7 @@ static int collect(struct action_ctx *ctx, const char *sql, long long i1, const 
         x->line = line;
         x->target = target ? xstrdup(target) : NULL;
         x->src_id = sqlite3_column_int64(st, 4);
-        x->in = sqlite3_column_text(st, 5) ? xstrdup((const char *)sqlite3_column_text(st, 5)) : NULL;
+        x->in = sqlx_col_dup(st, 5);
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;

@@ -9,6 +9,8 @@
 #include "fpattern.h"
 #include "fuzzy.h"
 #include "pathsafe.h"
+#include "semantic.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -541,28 +543,22 @@ char *action_file_lines(const struct action_file *f, int start, int end)
 
 /* ----------------------------------------------------------------- symbols */
 
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? xstrdup((const char *)t) : NULL;
-}
-
 void action_symbol_from_row(sqlite3_stmt *st, struct action_symbol *s)
 {
     s->id = sqlite3_column_int64(st, 0);
     s->file_id = sqlite3_column_int64(st, 1);
     s->parent_id = sqlite3_column_int64(st, 2);
-    s->kind = col_dup(st, 3);
-    s->name = col_dup(st, 4);
-    s->qualname = col_dup(st, 5);
+    s->kind = sqlx_col_dup(st, 3);
+    s->name = sqlx_col_dup(st, 4);
+    s->qualname = sqlx_col_dup(st, 5);
     s->start_line = sqlite3_column_int(st, 6);
     s->end_line = sqlite3_column_int(st, 7);
     s->body_line = sqlite3_column_type(st, 8) == SQLITE_NULL ? s->start_line : sqlite3_column_int(st, 8);
-    s->signature = col_dup(st, 9);
-    s->docstring = col_dup(st, 10);
-    s->bases = col_dup(st, 11);
-    s->path = col_dup(st, 12);
-    s->module = col_dup(st, 13);
+    s->signature = sqlx_col_dup(st, 9);
+    s->docstring = sqlx_col_dup(st, 10);
+    s->bases = sqlx_col_dup(st, 11);
+    s->path = sqlx_col_dup(st, 12);
+    s->module = sqlx_col_dup(st, 13);
 }
 
 void action_symbol_free(struct action_symbol *s)
@@ -594,13 +590,9 @@ int action_symbol_at(struct action_ctx *ctx, long long file_id, int line, const 
     return found;
 }
 
-/* Rank of a definition among several of one name: library code before tests,
- * shallow paths before deep ones, then path and line order. */
-static int is_test_path(const char *p)
-{
-    return strstr(p, "test") != NULL;
-}
-
+/* Rank of a definition among several of one name: library code before tests
+ * (fpattern_is_test), shallow paths before deep ones, then path and line
+ * order. */
 static int depth_of(const char *p)
 {
     int d = 0;
@@ -611,7 +603,7 @@ static int depth_of(const char *p)
 static int sym_rank_cmp(const void *x, const void *y)
 {
     const struct action_symbol *a = x, *b = y;
-    int ta = is_test_path(a->path), tb = is_test_path(b->path);
+    int ta = fpattern_is_test(a->path), tb = fpattern_is_test(b->path);
     if (ta != tb) return ta - tb;
     int da = depth_of(a->path), db = depth_of(b->path);
     if (da != db) return da - db;
@@ -927,21 +919,13 @@ void action_ctx_init(struct action_ctx *ctx, sqlite3 *db, const char *repo_root)
 
 void action_ctx_release(struct action_ctx *ctx)
 {
-    if (!ctx || !ctx->cache) return;
+    if (!ctx) return;
+    semantic_cache_free(ctx->semantic);
+    ctx->semantic = NULL;
+    if (!ctx->cache) return;
     cache_clear(ctx->cache);
     free(ctx->cache);
     ctx->cache = NULL;
-}
-
-static long long data_version(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    long long v = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
 }
 
 /* Drops the cache when this or another connection changed the index. */
@@ -949,11 +933,11 @@ static void cache_check(struct action_ctx *ctx)
 {
     if (!ctx->cache) {
         ctx->cache = xcalloc(1, sizeof *ctx->cache);
-        ctx->cache->data_version = data_version(ctx->db);
+        ctx->cache->data_version = sqlx_data_version(ctx->db);
         ctx->cache->changes = sqlite3_total_changes(ctx->db);
         return;
     }
-    long long dv = data_version(ctx->db), ch = sqlite3_total_changes(ctx->db);
+    long long dv = sqlx_data_version(ctx->db), ch = sqlite3_total_changes(ctx->db);
     if (dv != ctx->cache->data_version || ch != ctx->cache->changes) {
         cache_clear(ctx->cache);
         ctx->cache->data_version = dv;

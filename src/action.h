@@ -89,10 +89,11 @@ struct action_ctx {
     long long token_budget;    /* per call; 0 = ACTION_DEFAULT_BUDGET */
     int max_results;           /* 0 = ACTION_DEFAULT_MAX_RESULTS */
     struct action_cache *cache;   /* owned, built lazily, rebuilt when the index changes */
+    struct semantic_cache *semantic; /* owned: SemanticSearch's state on db (semantic.h), made on first use */
 };
 
 void action_ctx_init(struct action_ctx *ctx, sqlite3 *db, const char *repo_root);
-void action_ctx_release(struct action_ctx *ctx);   /* frees the cache; accepts NULL */
+void action_ctx_release(struct action_ctx *ctx);   /* frees the caches; accepts NULL */
 
 /* The outcome of one action. Owns everything in it. */
 struct action_result {

@@ -4,6 +4,7 @@
  * names, signatures, docstrings, comments and code lines.
  */
 #include "answer.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -31,31 +32,6 @@ static void cand_free(struct cand *c)
     free(c->kind);
 }
 
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t && *t ? xstrdup((const char *)t) : NULL;
-}
-
-/* Lines [start, end] of a span's verbatim text (span starts at sp_start). */
-static char *text_lines(const char *text, int sp_start, int start, int end)
-{
-    if (!text) return NULL;
-    const char *p = text;
-    for (int l = sp_start; l < start && p; l++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return NULL;
-    const char *q = p;
-    for (int l = start; l <= end && *q; l++) {
-        const char *nl = strchr(q, '\n');
-        if (!nl) { q += strlen(q); break; }
-        q = l < end ? nl + 1 : nl;
-    }
-    return xstrndup(p, (size_t)(q - p));
-}
-
 /* The innermost definition enclosing [a, b] of path. */
 static void enclosing(sqlite3 *db, struct cand *c)
 {
@@ -72,10 +48,10 @@ static void enclosing(sqlite3 *db, struct cand *c)
     sqlite3_bind_int(st, 2, c->sp.start_line);
     sqlite3_bind_int(st, 3, c->sp.end_line);
     if (sqlite3_step(st) == SQLITE_ROW) {
-        c->qual = col_dup(st, 0);
-        c->sig = col_dup(st, 1);
-        c->doc = col_dup(st, 2);
-        c->kind = col_dup(st, 3);
+        c->qual = sqlx_col_dup_nonempty(st, 0);
+        c->sig = sqlx_col_dup_nonempty(st, 1);
+        c->doc = sqlx_col_dup_nonempty(st, 2);
+        c->kind = sqlx_col_dup_nonempty(st, 3);
     }
     sqlite3_finalize(st);
 }
@@ -189,11 +165,11 @@ static size_t refine(sqlite3 *db, const struct evidence_span *sp, double prior, 
         if (!text) continue;
         struct cand *c = cands_add(cs, sp, a, b, text, prior, order);
         free(c->sp.label);
-        c->sp.label = col_dup(st, 3);
-        c->qual = col_dup(st, 2);
-        c->sig = col_dup(st, 3);
-        c->doc = col_dup(st, 4);
-        c->kind = col_dup(st, 5);
+        c->sp.label = sqlx_col_dup_nonempty(st, 3);
+        c->qual = sqlx_col_dup_nonempty(st, 2);
+        c->sig = sqlx_col_dup_nonempty(st, 3);
+        c->doc = sqlx_col_dup_nonempty(st, 4);
+        c->kind = sqlx_col_dup_nonempty(st, 5);
         c->big = order;
         added++;
     }

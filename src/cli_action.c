@@ -76,7 +76,6 @@ int cli_action(const struct drqa_opts *o)
     action_result_free(&r);
     action_ctx_release(&ctx);
     cJSON_Delete(args);
-    semantic_forget(db);
     sqlite3_close(db);
     free(repo);
     return status;

@@ -118,7 +118,6 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
      * embeddings when configured, engine_llm.h) once, before threads share
      * the index */
     if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
-        semantic_forget(db);
         sqlite3_close(db);
         db = NULL;
         /* Reading failed. A damaged index (opening and the update need not
@@ -130,12 +129,10 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
         sh->repo_abs = sh->index_path = NULL;
         if (index_ensure_ex(o, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) goto fail;
         if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
-            semantic_forget(db);
             sqlite3_close(db);
             goto fail;
         }
     }
-    semantic_forget(db);
     sqlite3_close(db);
     *out = sh;
     return 0;
@@ -208,7 +205,6 @@ void engine_close(struct engine *e)
     modes_llm_free(e->modes);
     offline_policy_free(e->offline);
     action_ctx_release(&e->actx);
-    semantic_forget(e->db);
     sqlite3_close(e->db);
     free(e);
 }
@@ -412,7 +408,7 @@ static int rag_function(struct engine *e, const char *question, struct evidence 
     q.category = SEMANTIC_ANY;
     q.top_k = 3 * ENGINE_RAG_TOP;
     q.mode = e->sh->o->no_semantic ? SEMANTIC_BM25 : SEMANTIC_HYBRID;
-    if (engine_embed_search(e->db, &q, &found, err, errlen) < 0) {
+    if (engine_embed_search(&e->actx, &q, &found, err, errlen) < 0) {
         evidence_free(&found);
         return -1;
     }

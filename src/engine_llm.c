@@ -52,7 +52,6 @@ void engine_fallback_close(struct engine_fallback *f)
     if (!f) return;
     offline_policy_free(f->offline);
     action_ctx_release(&f->actx);
-    semantic_forget(f->db);
     sqlite3_close(f->db);
     free(f->repo_abs);
     free(f);
@@ -66,11 +65,6 @@ void engine_fallback_bind(struct engine_fallback *f, struct policy *out)
 void engine_fallback_set_iterations(struct engine_fallback *f, int iterations)
 {
     offline_policy_set_iterations(f->offline, iterations);
-}
-
-sqlite3 *engine_fallback_db(const struct engine_fallback *f)
-{
-    return f ? f->db : NULL;
 }
 
 /* ---------------------------------------------------------------- backends */
@@ -190,10 +184,10 @@ static int remote_from(const struct drqa_config *c)
 /* Embeds db's chunks through the remote (cached ones are not sent); when
  * none had to be sent, one short text checks that the server answers, since
  * every query needs it. */
-static int remote_prepare(sqlite3 *db, char *err, size_t errlen)
+static int remote_prepare(struct semantic_cache *sc, char *err, size_t errlen)
 {
     long before = engine_embed_calls();
-    if (semantic_prepare(db, &embed_sem, err, errlen)) return -1;
+    if (semantic_prepare(sc, &embed_sem, err, errlen)) return -1;
     if (engine_embed_calls() != before) return 0;
     const char *probe = "embeddings check";
     float *v = NULL;
@@ -211,12 +205,13 @@ static int remote_prepare(sqlite3 *db, char *err, size_t errlen)
 int engine_embed_setup(const struct drqa_config *c, sqlite3 *db, int no_semantic, char *err, size_t errlen)
 {
     int rc = 0;
+    struct semantic_cache *sc = semantic_cache_new(db);
     pthread_mutex_lock(&embed_lock);
     if (!embed_registered) {
         const struct semantic_remote *use = NULL;
         if (!no_semantic && remote_from(c) == 0) {
             char e2[768] = "";
-            if (remote_prepare(db, e2, sizeof e2) == 0) use = &embed_sem;
+            if (remote_prepare(sc, e2, sizeof e2) == 0) use = &embed_sem;
             else
                 warn("remote embeddings (model '%s' at %s) unusable: %s; SemanticSearch uses the local vectors "
                      "and BM25 for this run", embed_model, embed_base, e2);
@@ -229,22 +224,23 @@ int engine_embed_setup(const struct drqa_config *c, sqlite3 *db, int no_semantic
         }
         embed_registered = 1;
         embed_remote_on = use != NULL;
-        if (!no_semantic && !use && semantic_prepare(db, NULL, err, errlen)) rc = -1;
+        if (!no_semantic && !use && semantic_prepare(sc, NULL, err, errlen)) rc = -1;
     } else if (!no_semantic) {
         /* another index in the same process: the registration stands */
-        if (embed_remote_on && remote_prepare(db, err, errlen)) {
+        if (embed_remote_on && remote_prepare(sc, err, errlen)) {
             char e2[768];
             snprintf(e2, sizeof e2, "%s", err);
             snprintf(err, errlen, "remote embeddings (model '%s' at %s) unusable for this index: %s", embed_model,
                      embed_base, e2);
             url_redact_buf(err, errlen);
             rc = -1;
-        } else if (!embed_remote_on && semantic_prepare(db, NULL, err, errlen)) {
+        } else if (!embed_remote_on && semantic_prepare(sc, NULL, err, errlen)) {
             rc = -1;
         }
     }
 out:
     pthread_mutex_unlock(&embed_lock);
+    semantic_cache_free(sc);
     return rc;
 }
 
@@ -256,13 +252,15 @@ const struct semantic_remote *engine_embed_remote(void)
     return r;
 }
 
-int engine_embed_search(sqlite3 *db, struct semantic_query *q, struct evidence *out, char *err, size_t errlen)
+int engine_embed_search(struct action_ctx *actx, struct semantic_query *q, struct evidence *out, char *err,
+                        size_t errlen)
 {
+    struct semantic_cache *sc = semantic_cache_of(actx);
     q->remote = q->mode == SEMANTIC_BM25 ? NULL : engine_embed_remote();
-    int n = semantic_search(db, q, out, err, errlen);
+    int n = semantic_search(sc, q, out, err, errlen);
     if (n >= 0 || !q->remote) return n;
     warn("SemanticSearch: %s; this question is ranked by BM25 alone", err);
     q->remote = NULL;
     q->mode = SEMANTIC_BM25;
-    return semantic_search(db, q, out, err, errlen);
+    return semantic_search(sc, q, out, err, errlen);
 }

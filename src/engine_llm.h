@@ -61,13 +61,11 @@ void engine_fallback_close(struct engine_fallback *f);   /* accepts NULL */
 /* The offline policy on the fallback's own connection (ctx: f). */
 void engine_fallback_bind(struct engine_fallback *f, struct policy *out);
 void engine_fallback_set_iterations(struct engine_fallback *f, int iterations);
-/* The fallback's connection (for tests: it is never the executor's). */
-sqlite3 *engine_fallback_db(const struct engine_fallback *f);
 
 /* Registers SemanticSearch (once per process) with remote embeddings when c
  * configures them and the server works, else with the local vectors, and
- * prepares db's vectors; no_semantic: registers without vectors and prepares
- * none. Warnings go to stderr (and the log). Returns 0, or -1 with a message
+ * prepares db's vectors (on a cache of its own, freed before it returns);
+ * no_semantic: registers without vectors and prepares none. Warnings go to stderr (and the log). Returns 0, or -1 with a message
  * (the registry refused, the index cannot be read). */
 int engine_embed_setup(const struct drqa_config *c, sqlite3 *db, int no_semantic, char *err, size_t errlen);
 
@@ -75,9 +73,12 @@ int engine_embed_setup(const struct drqa_config *c, sqlite3 *db, int no_semantic
  * local vectors. */
 const struct semantic_remote *engine_embed_remote(void);
 
-/* semantic_search with this process's vectors (q->remote is set here); when
- * the remote query embedding fails, warns on stderr and ranks by BM25 alone. */
-int engine_embed_search(sqlite3 *db, struct semantic_query *q, struct evidence *out, char *err, size_t errlen);
+/* semantic_search on actx's cache with this process's vectors (q->remote is
+ * set here); when the remote query embedding fails, warns on stderr and ranks
+ * by BM25 alone. */
+struct action_ctx;
+int engine_embed_search(struct action_ctx *actx, struct semantic_query *q, struct evidence *out, char *err,
+                        size_t errlen);
 
 struct llm_backend;
 

@@ -27,6 +27,14 @@ struct evidence_span *evidence_add(struct evidence *ev, const char *path, int st
     return s;
 }
 
+char *evidence_span_lines(const struct evidence_span *sp, int start, int end)
+{
+    if (!sp->text) return NULL;
+    if (sp->elided) return xstrdup(sp->text);
+    char *t = text_lines(sp->text, sp->start_line, start, end);
+    return t ? t : xstrdup("");
+}
+
 void evidence_free(struct evidence *ev)
 {
     if (!ev) return;

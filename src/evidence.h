@@ -32,6 +32,11 @@ struct evidence_span *evidence_add(struct evidence *ev, const char *path, int st
                                    const char *text, const char *label, double score);
 void evidence_free(struct evidence *ev);             /* accepts NULL */
 void evidence_copy(struct evidence *dst, const struct evidence *src);  /* appends copies */
+/* Lines [start, end] of sp's text, which begins at sp->start_line, cut at
+ * line ends (text_lines, util.h); "" when the text ends before start. An
+ * elided span's text is not those lines: it is copied whole. NULL when the
+ * span has no text. Caller frees. */
+char *evidence_span_lines(const struct evidence_span *sp, int start, int end);
 /* True when [start,end] of path lies within a span of ev. */
 int evidence_covers(const struct evidence *ev, const char *path, int start_line, int end_line);
 

@@ -189,3 +189,36 @@ int fpattern_valid(const char *pattern, char *err, unsigned long errlen)
     }
     return 1;
 }
+
+/* *.test.EXT or *.spec.EXT with a JavaScript or TypeScript EXT */
+static int js_test_name(const char *base)
+{
+    static const char *const ext[] = {"js", "jsx", "mjs", "cjs", "ts", "tsx"};
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base) return 0;
+    int js = 0;
+    for (size_t i = 0; i < sizeof ext / sizeof *ext && !js; i++) js = strcmp(dot + 1, ext[i]) == 0;
+    if (!js) return 0;
+    size_t n = (size_t)(dot - base);
+    return (n > 5 && !memcmp(dot - 5, ".test", 5)) || (n > 5 && !memcmp(dot - 5, ".spec", 5));
+}
+
+int fpattern_is_test(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if ((str_starts(base, "test_") && str_ends(base, ".py")) || str_ends(base, "_test.py") ||
+        !strcmp(base, "tests.py") || !strcmp(base, "conftest.py") || str_ends(base, "_test.go") ||
+        (str_ends(base, "Test.java") && strlen(base) > 9) || (str_ends(base, "Tests.java") && strlen(base) > 10) ||
+        js_test_name(base))
+        return 1;
+    for (const char *p = path; p < base;) {
+        const char *e = strchr(p, '/');
+        size_t n = (size_t)(e - p);
+        if ((n == 5 && !memcmp(p, "tests", 5)) || (n == 4 && !memcmp(p, "test", 4)) ||
+            (n == 9 && !memcmp(p, "__tests__", 9)))
+            return 1;
+        p = e + 1;
+    }
+    return 0;
+}

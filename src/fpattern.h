@@ -28,6 +28,15 @@ char *fpattern_escape(const char *path);
  * directory rule): the glob above on its own, as ignore files use it. */
 int fpattern_glob(const char *pattern, const char *path);
 
+/* 1 when path (repository-relative) is test code, by the conventions of the
+ * languages the index parses: a file test_*.py, *_test.py, tests.py,
+ * conftest.py, *_test.go, *Test.java, *Tests.java, or *.test.EXT / *.spec.EXT
+ * for a JavaScript or TypeScript EXT (js jsx mjs cjs ts tsx), or any file
+ * under a directory named test, tests or __tests__. The one rule for "test
+ * code": definition ranking, SemanticSearch's category and the offline
+ * policy all ask it. */
+int fpattern_is_test(const char *path);
+
 /* 1 when pattern is well formed; 0 with a message (unclosed '[' or '{'). */
 int fpattern_valid(const char *pattern, char *err, unsigned long errlen);
 

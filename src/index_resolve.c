@@ -21,6 +21,7 @@
  */
 #include "index.h"
 #include "parse.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -132,12 +133,6 @@ static char *keep(struct repo *R, char *s)
     return R->strs[R->nstrs++] = s;
 }
 
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? xstrdup((const char *)t) : NULL;
-}
-
 static long long sym_index(const struct repo *R, long long id)
 {
     size_t lo = 0, hi = R->nsyms;
@@ -245,8 +240,8 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
         struct rfile *f = &R->files[R->nfiles++];
         memset(f, 0, sizeof *f);
         f->id = sqlite3_column_int64(st, 0);
-        f->path = col_dup(st, 1);
-        f->module = col_dup(st, 2);
+        f->path = sqlx_col_dup(st, 1);
+        f->module = sqlx_col_dup(st, 2);
         const char *lang = (const char *)sqlite3_column_text(st, 3);
         for (size_t k = 0; lang && parse_languages[k]; k++)
             if (strcmp(parse_languages[k]->name, lang) == 0) f->lang = parse_languages[k];
@@ -310,7 +305,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
         y->parent = sqlite3_column_type(st, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 2);
         const char *k = (const char *)sqlite3_column_text(st, 3);
         y->kind = k ? k[0] : 'v';                /* class, function, method, variable */
-        y->name = col_dup(st, 4);
+        y->name = sqlx_col_dup(st, 4);
         if (!y->name) y->name = xstrdup("");
     }
     sqlite3_finalize(st);
@@ -342,10 +337,10 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
         m->id = sqlite3_column_int64(st, 0);
         m->file = sqlite3_column_int64(st, 1);
         m->line = sqlite3_column_int(st, 2);
-        m->module = col_dup(st, 3);
+        m->module = sqlx_col_dup(st, 3);
         if (!m->module) m->module = xstrdup("");
-        m->name = col_dup(st, 4);
-        m->alias = col_dup(st, 5);
+        m->name = sqlx_col_dup(st, 4);
+        m->alias = sqlx_col_dup(st, 5);
         m->level = sqlite3_column_int(st, 6);
         m->old_resolved = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 7);
         long long fi = file_index(R, m->file);
@@ -725,7 +720,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
             r->id = sqlite3_column_int64(sel, 0);
             r->file = sqlite3_column_int64(sel, 1);
             r->src = sqlite3_column_int64(sel, 2);
-            r->target = col_dup(sel, 3);
+            r->target = sqlx_col_dup(sel, 3);
             r->dst = sqlite3_column_int64(sel, 4);
             r->dst_file = sqlite3_column_int64(sel, 5);
         }

@@ -8,7 +8,6 @@
 #include "jsonx.h"
 #include "util.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,14 +181,6 @@ static struct jfile_entry *jfile_get(struct jfile *f, const char *name, size_t n
     return e;
 }
 
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s)) s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
-    return s;
-}
-
 static const char *env_get(const char *const *env, const char *name)
 {
     size_t n = strlen(name);
@@ -211,6 +202,64 @@ static int parse_provider(const char *s, enum llm_provider *p)
     return 0;
 }
 
+/* What a judges file's lines are read into. */
+struct jfile_lines {
+    struct jfile *f;
+    const char *path;
+    char *err;
+    size_t errlen;
+};
+
+/* One line of the judges file (config_kv_parse's fn). */
+static int jfile_line(void *arg, int lineno, char *key, char *val)
+{
+    struct jfile_lines *L = arg;
+    const char *path = L->path;
+    char *err = L->err;
+    size_t errlen = L->errlen;
+    if (!val) {
+        snprintf(err, errlen, "%s:%d: expected 'judge.NAME.FIELD = value'; fix or comment out the line with #",
+                 path, lineno);
+        return -1;
+    }
+    const char *dot = strrchr(key, '.');
+    if (!str_starts(key, "judge.") || !dot || dot <= key + 6) {
+        snprintf(err, errlen, "%s:%d: '%s' is not a judge key; write judge.NAME.model, judge.NAME.base, "
+                 "judge.NAME.key or judge.NAME.provider", path, lineno, key);
+        return -1;
+    }
+    const char *field = dot + 1;
+    if (!*val) {
+        snprintf(err, errlen, "%s:%d: '%s' has no value; give one or remove the line", path, lineno, key);
+        return -1;
+    }
+    struct jfile_entry *e = jfile_get(L->f, key + 6, (size_t)(dot - key - 6), lineno);
+    char **slot = NULL;
+    if (strcmp(field, "model") == 0) slot = &e->model;
+    else if (strcmp(field, "base") == 0) { slot = &e->base; e->base_line = lineno; }
+    else if (strcmp(field, "key") == 0) slot = &e->key;
+    else if (strcmp(field, "provider") == 0) { slot = &e->provider; e->provider_line = lineno; }
+    if (!slot) {
+        snprintf(err, errlen, "%s:%d: unknown judge field '%s'; use model, base, key or provider", path, lineno,
+                 field);
+        return -1;
+    }
+    enum llm_provider p;
+    if (slot == &e->provider && parse_provider(val, &p)) {
+        char names[200];
+        snprintf(err, errlen, "%s:%d: unknown provider '%s'; use %s", path, lineno, val,
+                 llm_provider_choices(names, sizeof names, 1));
+        return -1;
+    }
+    if (slot == &e->base && !valid_url(val)) {
+        snprintf(err, errlen, "%s:%d: judge base '%s' must start with http:// or https://", path, lineno, val);
+        return -1;
+    }
+    free(*slot);
+    *slot = xstrdup(val);
+    return 0;
+}
+
 static int jfile_read(struct jfile *f, const char *path, int required, char *err, size_t errlen)
 {
     size_t len;
@@ -222,66 +271,8 @@ static int jfile_read(struct jfile *f, const char *path, int required, char *err
         return -1;
     }
     f->path = xstrdup(path);
-    int lineno = 0, rc = 0;
-    char *save = NULL;
-    for (char *line = text; line && !rc; line = save) {
-        save = strchr(line, '\n');
-        if (save) *save++ = 0;
-        lineno++;
-        char *s = trim(line);
-        if (!*s || *s == '#') continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected 'judge.NAME.FIELD = value'; fix or comment out the line with #",
-                     path, lineno);
-            rc = -1;
-            break;
-        }
-        *eq = 0;
-        char *key = trim(s), *val = trim(eq + 1);
-        size_t vl = strlen(val);
-        if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') { val[vl - 1] = 0; val++; }
-        const char *dot = strrchr(key, '.');
-        if (!str_starts(key, "judge.") || !dot || dot <= key + 6) {
-            snprintf(err, errlen, "%s:%d: '%s' is not a judge key; write judge.NAME.model, judge.NAME.base, "
-                     "judge.NAME.key or judge.NAME.provider", path, lineno, key);
-            rc = -1;
-            break;
-        }
-        const char *field = dot + 1;
-        if (!*val) {
-            snprintf(err, errlen, "%s:%d: '%s' has no value; give one or remove the line", path, lineno, key);
-            rc = -1;
-            break;
-        }
-        struct jfile_entry *e = jfile_get(f, key + 6, (size_t)(dot - key - 6), lineno);
-        char **slot = NULL;
-        if (strcmp(field, "model") == 0) slot = &e->model;
-        else if (strcmp(field, "base") == 0) { slot = &e->base; e->base_line = lineno; }
-        else if (strcmp(field, "key") == 0) slot = &e->key;
-        else if (strcmp(field, "provider") == 0) { slot = &e->provider; e->provider_line = lineno; }
-        if (!slot) {
-            snprintf(err, errlen, "%s:%d: unknown judge field '%s'; use model, base, key or provider", path, lineno,
-                     field);
-            rc = -1;
-            break;
-        }
-        enum llm_provider p;
-        if (slot == &e->provider && parse_provider(val, &p)) {
-            char names[200];
-            snprintf(err, errlen, "%s:%d: unknown provider '%s'; use %s", path, lineno, val,
-                     llm_provider_choices(names, sizeof names, 1));
-            rc = -1;
-            break;
-        }
-        if (slot == &e->base && !valid_url(val)) {
-            snprintf(err, errlen, "%s:%d: judge base '%s' must start with http:// or https://", path, lineno, val);
-            rc = -1;
-            break;
-        }
-        free(*slot);
-        *slot = xstrdup(val);
-    }
+    struct jfile_lines L = {f, path, err, errlen};
+    int rc = config_kv_parse(text, jfile_line, &L);
     free(text);
     /* a key, or a server a key is sent to: the file must be the user's own (llm_config.h) */
     for (size_t i = 0; i < f->n && !rc; i++)

@@ -59,10 +59,34 @@ static const char *env_get(const char *const *env, const char *name)
 
 static char *trim(char *s)
 {
-    while (*s == ' ' || *s == '\t') s++;
+    while (isspace((unsigned char)*s)) s++;
     size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = 0;
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
     return s;
+}
+
+int config_kv_parse(char *text, config_kv_fn fn, void *arg)
+{
+    int lineno = 0, rc = 0;
+    char *save = NULL;
+    for (char *line = text; line && !rc; line = save) {
+        save = strchr(line, '\n');
+        if (save) *save++ = 0;
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#') continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            rc = fn(arg, lineno, s, NULL);
+            continue;
+        }
+        *eq = 0;
+        char *key = trim(s), *val = trim(eq + 1);
+        size_t vl = strlen(val);
+        if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') { val[vl - 1] = 0; val++; }
+        rc = fn(arg, lineno, key, val);
+    }
+    return rc;
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -133,6 +157,117 @@ int config_file_trusted(const char *path, const struct stat *st, const char *set
     return 0;
 }
 
+/* What a config file's lines are read into. */
+struct layer {
+    struct drqa_config *c;
+    struct fileval *fv;
+    const char *path;
+    char *err;
+    size_t errlen;
+};
+
+/* One line of the config file (config_kv_parse's fn). */
+static int layer_line(void *arg, int lineno, char *key, char *val)
+{
+    struct layer *L = arg;
+    struct drqa_config *c = L->c;
+    struct fileval *fv = L->fv;
+    const char *path = L->path;
+    char *err = L->err;
+    size_t errlen = L->errlen;
+    int rc = 0;
+    if (!val) {
+        /* the line is never echoed: it may be a key written 'api_key: sk-...' */
+        int nl = name_len(key), known = 0;
+        for (int k = 0; k < F_COUNT && !known; k++)
+            known = (int)strlen(fkey_names[k]) == nl && strncmp(key, fkey_names[k], (size_t)nl) == 0;
+        if (known)
+            snprintf(err, errlen, "%s:%d: expected 'key = value' after '%.*s' (the rest of the line is not "
+                     "shown); fix or comment out the line with #", path, lineno, nl, key);
+        else
+            snprintf(err, errlen, "%s:%d: expected 'key = value' (the line is not shown); fix or comment out "
+                     "the line with #", path, lineno);
+        return -1;
+    }
+    if (!*key) {
+        snprintf(err, errlen, "%s:%d: a line has no key before '='", path, lineno);
+        return -1;
+    }
+    if (!*val) {
+        snprintf(err, errlen, "%s:%d: '%s' has no value; give one or remove the line", path, lineno, key);
+        return -1;
+    }
+    if (str_starts(key, "price.")) {
+        const char *m = key + 6;
+        int is_in = str_ends(m, ".input"), is_out = str_ends(m, ".output");
+        size_t mlen = strlen(m) - (is_in ? 6 : is_out ? 7 : 0);
+        double d;
+        if ((!is_in && !is_out) || mlen == 0) {
+            snprintf(err, errlen, "%s:%d: '%s' is not a price key; write price.MODEL.input or price.MODEL.output",
+                     path, lineno, key);
+            rc = -1;
+        } else if (parse_double(val, 0, 1e6, &d)) {
+            snprintf(err, errlen, "%s:%d: %s takes a price in USD per million tokens (a number >= 0), not '%s'",
+                     path, lineno, key, val);
+            rc = -1;
+        } else {
+            struct config_price *p = price_slot(c, m, mlen);
+            if (is_in) p->input = d; else p->output = d;
+        }
+        return rc;
+    }
+    if (str_starts(key, "profile.")) {
+        const char *g = key + 8, *dot = strrchr(g, '.');
+        char e2[300];
+        if (!dot || dot == g || !dot[1]) {
+            snprintf(err, errlen, "%s:%d: '%s' is not a profile key; write profile.MODEL-GLOB.FIELD = VALUE "
+                     "(e.g. profile.o4-mini*.max_output = 32000)", path, lineno, key);
+            rc = -1;
+        } else if (llm_profile_set(NULL, dot + 1, val, e2, sizeof e2)) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, e2);
+            rc = -1;
+        } else {
+            c->overrides = xrealloc(c->overrides, (c->noverrides + 1) * sizeof *c->overrides);
+            struct config_profile_override *ov = &c->overrides[c->noverrides++];
+            ov->glob = xstrndup(g, (size_t)(dot - g));
+            ov->field = xstrdup(dot + 1);
+            ov->value = xstrdup(val);
+            snprintf(ov->src, sizeof ov->src, "%s:%d", path, lineno);
+        }
+        return rc;
+    }
+    if (str_starts(key, "model.")) {
+        int r = -1;
+        for (int i = 0; i < CONFIG_NROLES; i++)
+            if (!strcmp(key + 6, config_role_names[i])) r = i;
+        if (r < 0) {
+            snprintf(err, errlen, "%s:%d: '%s' names no role; write model.ROLE with ROLE one of perception, "
+                     "planning, filter, evaluation, answer", path, lineno, key);
+            rc = -1;
+        } else {
+            free(c->role_model[r]);
+            c->role_model[r] = xstrdup(val);
+        }
+        return rc;
+    }
+    int k;
+    for (k = 0; k < F_COUNT; k++)
+        if (strcmp(key, fkey_names[k]) == 0) break;
+    if (k == F_COUNT) {
+        struct buf b = BUF_INIT;
+        for (int i = 0; i < F_COUNT; i++) buf_printf(&b, "%s%s", i ? ", " : "", fkey_names[i]);
+        snprintf(err, errlen, "%s:%d: unknown key '%.*s'; known keys: %s, price.MODEL.input, price.MODEL.output, "
+                 "profile.GLOB.FIELD, model.ROLE",
+                 path, lineno, name_len(key), key, buf_str(&b));
+        buf_free(&b);
+        return -1;
+    }
+    free(fv->v[k]);
+    fv->v[k] = xstrdup(val);
+    fv->line[k] = lineno;
+    return 0;
+}
+
 static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char *path, int required,
                            char *err, size_t errlen)
 {
@@ -147,113 +282,8 @@ static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char
     }
     c->file = xstrdup(path);
     fv->path = c->file;
-    int lineno = 0, rc = 0;
-    char *save = NULL;
-    for (char *line = text; line && !rc; line = save) {
-        save = strchr(line, '\n');
-        if (save) *save++ = 0;
-        lineno++;
-        char *s = trim(line);
-        if (!*s || *s == '#') continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            /* the line is never echoed: it may be a key written 'api_key: sk-...' */
-            int nl = name_len(s), known = 0;
-            for (int k = 0; k < F_COUNT && !known; k++)
-                known = (int)strlen(fkey_names[k]) == nl && strncmp(s, fkey_names[k], (size_t)nl) == 0;
-            if (known)
-                snprintf(err, errlen, "%s:%d: expected 'key = value' after '%.*s' (the rest of the line is not "
-                         "shown); fix or comment out the line with #", path, lineno, nl, s);
-            else
-                snprintf(err, errlen, "%s:%d: expected 'key = value' (the line is not shown); fix or comment out "
-                         "the line with #", path, lineno);
-            rc = -1;
-            break;
-        }
-        *eq = 0;
-        char *key = trim(s), *val = trim(eq + 1);
-        size_t vl = strlen(val);
-        if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') { val[vl - 1] = 0; val++; }
-        if (!*key) {
-            snprintf(err, errlen, "%s:%d: a line has no key before '='", path, lineno);
-            rc = -1;
-            break;
-        }
-        if (!*val) {
-            snprintf(err, errlen, "%s:%d: '%s' has no value; give one or remove the line", path, lineno, key);
-            rc = -1;
-            break;
-        }
-        if (str_starts(key, "price.")) {
-            const char *m = key + 6;
-            int is_in = str_ends(m, ".input"), is_out = str_ends(m, ".output");
-            size_t mlen = strlen(m) - (is_in ? 6 : is_out ? 7 : 0);
-            double d;
-            if ((!is_in && !is_out) || mlen == 0) {
-                snprintf(err, errlen, "%s:%d: '%s' is not a price key; write price.MODEL.input or price.MODEL.output",
-                         path, lineno, key);
-                rc = -1;
-            } else if (parse_double(val, 0, 1e6, &d)) {
-                snprintf(err, errlen, "%s:%d: %s takes a price in USD per million tokens (a number >= 0), not '%s'",
-                         path, lineno, key, val);
-                rc = -1;
-            } else {
-                struct config_price *p = price_slot(c, m, mlen);
-                if (is_in) p->input = d; else p->output = d;
-            }
-            continue;
-        }
-        if (str_starts(key, "profile.")) {
-            const char *g = key + 8, *dot = strrchr(g, '.');
-            char e2[300];
-            if (!dot || dot == g || !dot[1]) {
-                snprintf(err, errlen, "%s:%d: '%s' is not a profile key; write profile.MODEL-GLOB.FIELD = VALUE "
-                         "(e.g. profile.o4-mini*.max_output = 32000)", path, lineno, key);
-                rc = -1;
-            } else if (llm_profile_set(NULL, dot + 1, val, e2, sizeof e2)) {
-                snprintf(err, errlen, "%s:%d: %s", path, lineno, e2);
-                rc = -1;
-            } else {
-                c->overrides = xrealloc(c->overrides, (c->noverrides + 1) * sizeof *c->overrides);
-                struct config_profile_override *ov = &c->overrides[c->noverrides++];
-                ov->glob = xstrndup(g, (size_t)(dot - g));
-                ov->field = xstrdup(dot + 1);
-                ov->value = xstrdup(val);
-                snprintf(ov->src, sizeof ov->src, "%s:%d", path, lineno);
-            }
-            continue;
-        }
-        if (str_starts(key, "model.")) {
-            int r = -1;
-            for (int i = 0; i < CONFIG_NROLES; i++)
-                if (!strcmp(key + 6, config_role_names[i])) r = i;
-            if (r < 0) {
-                snprintf(err, errlen, "%s:%d: '%s' names no role; write model.ROLE with ROLE one of perception, "
-                         "planning, filter, evaluation, answer", path, lineno, key);
-                rc = -1;
-            } else {
-                free(c->role_model[r]);
-                c->role_model[r] = xstrdup(val);
-            }
-            continue;
-        }
-        int k;
-        for (k = 0; k < F_COUNT; k++)
-            if (strcmp(key, fkey_names[k]) == 0) break;
-        if (k == F_COUNT) {
-            struct buf b = BUF_INIT;
-            for (int i = 0; i < F_COUNT; i++) buf_printf(&b, "%s%s", i ? ", " : "", fkey_names[i]);
-            snprintf(err, errlen, "%s:%d: unknown key '%.*s'; known keys: %s, price.MODEL.input, price.MODEL.output, "
-                     "profile.GLOB.FIELD, model.ROLE",
-                     path, lineno, name_len(key), key, buf_str(&b));
-            buf_free(&b);
-            rc = -1;
-            break;
-        }
-        free(fv->v[k]);
-        fv->v[k] = xstrdup(val);
-        fv->line[k] = lineno;
-    }
+    struct layer L = {c, fv, path, err, errlen};
+    int rc = config_kv_parse(text, layer_line, &L);
     free(text);
     /* a file that holds a key, or names the server a key is sent to */
     static const enum fkey guarded[] = {F_API_KEY, F_EMBED_KEY, F_API_BASE, F_EMBED_BASE};

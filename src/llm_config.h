@@ -124,7 +124,16 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
 int config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen);
 void config_free(struct drqa_config *c);
 
-/* The one line the program prints about the policy; never the key. Returns out. */
+/* The lines of a settings file written as the config file is (`key =
+ * value`; the judges file too): text is split into lines in place, blank
+ * lines and lines starting with # are skipped, and fn gets each other line's
+ * number, its key and its value, both without surrounding white space and
+ * the value without wrapping double quotes; val is NULL for a line without
+ * '=' (key is then the whole line). Stops at the first fn that returns
+ * non-zero and returns that; else 0. */
+typedef int (*config_kv_fn)(void *arg, int lineno, char *key, char *val);
+int config_kv_parse(char *text, config_kv_fn fn, void *arg);
+
 /* 0 when the settings file at path, whose fstat is st and which sets
  * `setting` (a key, or the server a key goes to), may be trusted: owned by
  * the effective user or root, not writable by group or others; else -1 with
@@ -132,6 +141,7 @@ void config_free(struct drqa_config *c);
 struct stat;
 int config_file_trusted(const char *path, const struct stat *st, const char *setting, char *err, size_t errlen);
 
+/* The one line the program prints about the policy; never the key. Returns out. */
 const char *config_describe(const struct drqa_config *c, char *out, size_t outlen);
 
 /* Prices of model (USD per million tokens). Returns 0 when both are known. */

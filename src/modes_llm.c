@@ -61,23 +61,6 @@ static void add_label(struct buf *b, const char *label, size_t cap)
     for (const char *s = label; *s && n < cap; s++, n++) buf_addc(b, *s == '\n' || *s == '\t' || *s == '\r' ? ' ' : *s);
 }
 
-/* Lines [a, z] of a verbatim span (its text starts at its start_line). */
-static char *lines_of(const struct evidence_span *sp, int a, int z)
-{
-    const char *p = sp->text ? sp->text : "";
-    for (int line = sp->start_line; line < a && p; line++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return xstrdup("");
-    const char *q = p;
-    for (int line = a; line <= z && *q; line++) {
-        const char *nl = strchr(q, '\n');
-        q = nl ? (line < z ? nl + 1 : nl) : q + strlen(q);
-    }
-    return xstrndup(p, (size_t)(q - p));
-}
-
 /* One span under cap bytes into b; the range shown goes to shown. */
 static void render_span(struct buf *b, const struct evidence_span *sp, size_t cap, struct evidence *shown)
 {
@@ -117,14 +100,18 @@ static void render_span(struct buf *b, const struct evidence_span *sp, size_t ca
     if (sp->elided || end == sp->end_line) {
         k = evidence_add(shown, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score);
     } else {
-        char *t = lines_of(sp, sp->start_line, end);
+        char *t = evidence_span_lines(sp, sp->start_line, end);
         k = evidence_add(shown, sp->path, sp->start_line, end, t, sp->label, sp->score);
         free(t);
     }
     k->elided = sp->elided;
 }
 
-char *modes_llm_context(const struct evidence *spans, size_t span_cap, size_t total, struct evidence *shown)
+/* The context block for spans: each span's header `path:start-end  label`
+ * and its numbered lines, under the caps above (span_cap per span, at most
+ * total bytes in all); the ranges actually shown are appended to shown (with
+ * the text shown). Caller frees. */
+static char *modes_llm_context(const struct evidence *spans, size_t span_cap, size_t total, struct evidence *shown)
 {
     struct buf b = BUF_INIT;
     for (size_t i = 0; spans && i < spans->n; i++) {
@@ -345,7 +332,7 @@ static int answer_rag(struct modes_llm *m, enum engine_mode mode, struct engine_
                 evidence_add(&r->cites, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)
                     ->elided = 1;
             } else {
-                char *t = lines_of(sp, c->start_line, c->end_line);
+                char *t = evidence_span_lines(sp, c->start_line, c->end_line);
                 evidence_add(&r->cites, c->path, c->start_line, c->end_line, t, sp->label, sp->score);
                 free(t);
             }
@@ -364,18 +351,19 @@ static int answer_rag(struct modes_llm *m, enum engine_mode mode, struct engine_
 int modes_llm_answer(struct modes_llm *m, enum engine_mode mode, struct engine_result *r)
 {
     char err[768] = "";
+    const char *name = r->mode ? r->mode : "baseline";   /* the engine's name for the mode */
     int rc;
     switch (mode) {
     case ENGINE_DIRECT: rc = answer_direct(m, r, err, sizeof err); break;
     case ENGINE_RAG_FUNCTION:
     case ENGINE_RAG_WINDOW: rc = answer_rag(m, mode, r, err, sizeof err); break;
     default:
-        snprintf(err, sizeof err, "mode %s is not a baseline", engine_mode_name(mode));
+        snprintf(err, sizeof err, "mode %s is not a baseline", name);
         rc = -1;
     }
     if (rc) {
         free(r->error);
-        r->error = xasprintf("%s: %s", engine_mode_name(mode), err);
+        r->error = xasprintf("%s: %s", name, err);
     }
     return rc;
 }

@@ -62,15 +62,9 @@ void modes_llm_free(struct modes_llm *m);   /* accepts NULL */
  * ENGINE_RAG_WINDOW) with r->evidence as the retrieved spans (ignored for
  * direct): sets r->answer, appends the verified citations with their text to
  * r->cites and adds the tokens to r->tokens_in/out. Returns 0, or -1 with
- * r->error set. */
+ * r->error set, which starts with r->mode (the engine's name for the mode,
+ * set by the caller: this module sits below the engine and calls nothing of
+ * it). */
 int modes_llm_answer(struct modes_llm *m, enum engine_mode mode, struct engine_result *r);
-
-/* ---- parts exposed for tests ---- */
-
-/* The context block for spans: each span's header `path:start-end  label`
- * and its numbered lines, under the caps above (span_cap per span, at most
- * total bytes in all); the ranges actually shown are appended to shown (with
- * the text shown). Caller frees. */
-char *modes_llm_context(const struct evidence *spans, size_t span_cap, size_t total, struct evidence *shown);
 
 #endif

@@ -159,14 +159,6 @@ static void forget_question(struct llm_policy *p)
     llm_usage_init(&p->usage);
 }
 
-void llm_policy_reset(struct llm_policy *p)
-{
-    if (!p) return;
-    pthread_mutex_lock(&p->lock);
-    forget_question(p);
-    pthread_mutex_unlock(&p->lock);
-}
-
 /* The question's analysis is made once and then only read. */
 static void ensure_question(struct llm_policy *p, const char *question)
 {
@@ -371,24 +363,6 @@ static char *identifiers_text(const struct llm_policy *p)
     char *r = one_line(buf_str(&b), 400);
     buf_free(&b);
     return r;
-}
-
-/* Lines [start, end] of a verbatim span's text (the span starts at its
- * start_line). Caller frees. */
-static char *span_lines(const struct evidence_span *sp, int start, int end)
-{
-    const char *p = sp->text ? sp->text : "";
-    for (int line = sp->start_line; line < start && p; line++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return xstrdup("");
-    const char *q = p;
-    for (int line = start; line <= end && *q; line++) {
-        const char *nl = strchr(q, '\n');
-        q = nl ? (line < end ? nl + 1 : nl) : q + strlen(q);
-    }
-    return xstrndup(p, (size_t)(q - p));
 }
 
 /* A span under its header with numbered lines (elided text as it is), the
@@ -1221,7 +1195,7 @@ int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct 
             if (sp->elided) {
                 evidence_add(&kept, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided = 1;
             } else {
-                char *text = span_lines(sp, (int)a, (int)z);
+                char *text = evidence_span_lines(sp, (int)a, (int)z);
                 evidence_add(&kept, sp->path, (int)a, (int)z, text, sp->label, sp->score);
                 free(text);
             }

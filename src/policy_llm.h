@@ -152,10 +152,6 @@ void llm_policy_bind(struct llm_policy *p, struct policy *out);
 /* Fills a curator whose ctx is p: the filter role described above. */
 void llm_policy_curator(struct llm_policy *p, struct policy_curator *out);
 
-/* Forgets the current question's usage and notes (done by itself when a call
- * arrives for another question). */
-void llm_policy_reset(struct llm_policy *p);
-
 /* Tokens of the current question: role NULL gives the total. Returns 0, or
  * -1 when that role made no call. */
 int llm_policy_tokens(struct llm_policy *p, const char *role, long *input, long *output);

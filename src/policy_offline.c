@@ -143,7 +143,7 @@ static void find_regions(struct offline_policy *p)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < p->nwins && p->nfiles < OFFLINE_PRIOR_FILES; i++) {
             const char *path = p->wins[i].path;
-            if (semantic_is_test_path(path) != pass) continue;
+            if (fpattern_is_test(path) != pass) continue;
             int dup = 0;
             for (size_t k = 0; k < p->nfiles; k++) dup |= !strcmp(p->files[k], path);
             if (!dup) p->files[p->nfiles++] = p->wins[i].path;

@@ -862,25 +862,6 @@ size_t search_best_trajectory(const struct mcts_tree *t, int **ids, int *from_fi
     return mcts_path(t, best, ids);
 }
 
-/* Lines [start, end] of a span's text, the span starting at line `first`. */
-static char *span_lines(const struct evidence_span *sp, int start, int end)
-{
-    if (!sp->text) return NULL;
-    if (sp->elided) return xstrdup(sp->text);
-    const char *p = sp->text;
-    for (int line = sp->start_line; line < start && p; line++) {
-        p = strchr(p, '\n');
-        if (p) p++;
-    }
-    if (!p) return xstrdup("");
-    const char *q = p;
-    for (int line = start; line <= end && *q; line++) {
-        const char *nl = strchr(q, '\n');
-        q = nl ? (line < end ? nl + 1 : nl) : q + strlen(q);
-    }
-    return xstrndup(p, (size_t)(q - p));
-}
-
 /* 1 when node id's evidence may verify a citation: on the trajectory ids
  * (ids != NULL), or, for a policy that answers from the whole tree
  * (ids == NULL), any done or finished node (pruned, running and failed
@@ -1032,7 +1013,7 @@ struct search_answer *search_answer(struct search *s)
             continue;
         }
         if (covered_alike(&a->cites, c, sp->elided)) continue;
-        char *text = span_lines(sp, c->start_line, c->end_line);
+        char *text = evidence_span_lines(sp, c->start_line, c->end_line);
         evidence_add(&a->cites, c->path, c->start_line, c->end_line, text, sp->label, sp->score)
             ->elided = sp->elided;
         free(text);

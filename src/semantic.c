@@ -1,17 +1,18 @@
 /*
  * semantic: hybrid bm25 + dense retrieval over the index's chunks (see
- * semantic.h for the ranking). This file owns the per-connection cache: the
- * chunk list (id, file, kind) in id order, the file list (path, test or not)
- * and the dense matrices, rebuilt when the stamp of the chunk list changes.
+ * semantic.h for the ranking). A struct semantic_cache, which its caller
+ * owns, holds one connection's chunk list (id, file, kind) in id order, the
+ * file list (path, test or not) and the dense matrices, rebuilt when the
+ * stamp of the chunk list changes.
  */
 #include "semantic.h"
 #include "fpattern.h"
 #include "tok.h"
 #include "util.h"
 #include "semantic_local.h"
+#include "sqlx.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +37,11 @@ enum { KIND_FUNCTION, KIND_CLASS, KIND_MODULE, KIND_TEXT };
 struct sem_chunk { int64_t id; int file; unsigned char kind; };
 struct sem_file { int64_t id; char *path; unsigned char is_test; };
 
-/* One connection's cache. Owns everything it points to. */
-struct sem_cache {
+/* One connection's cache (semantic.h). Owns everything it points to. */
+struct semantic_cache {
     sqlite3 *db;
     char stamp[17];
-    int data_version;
+    long long data_version;
     int total_changes;
     size_t n;
     struct sem_chunk *chunks;     /* ascending id */
@@ -57,13 +58,9 @@ struct sem_cache {
     float *remote;
     int remote_dim;
     char *remote_model;
-    struct sem_cache *next;
 };
 
-static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sem_cache *caches;
-
-static void cache_clear(struct sem_cache *c)
+static void cache_clear(struct semantic_cache *c)
 {
     for (size_t i = 0; i < c->nfiles; i++) free(c->files[i].path);
     for (size_t i = 0; i < c->n; i++) free(c->hashes[i]);
@@ -89,36 +86,20 @@ static void cache_clear(struct sem_cache *c)
     c->stamp[0] = 0;
 }
 
-void semantic_forget(sqlite3 *db)
+struct semantic_cache *semantic_cache_new(sqlite3 *db)
 {
-    if (!db) return;
-    pthread_mutex_lock(&caches_lock);
-    for (struct sem_cache **p = &caches; *p; p = &(*p)->next) {
-        if ((*p)->db != db) continue;
-        struct sem_cache *c = *p;
-        *p = c->next;
-        cache_clear(c);
-        free(c);
-        break;
-    }
-    pthread_mutex_unlock(&caches_lock);
+    struct semantic_cache *c = xcalloc(1, sizeof *c);
+    c->db = db;
+    c->data_version = -1;
+    c->total_changes = -1;
+    return c;
 }
 
-static struct sem_cache *cache_for(sqlite3 *db)
+void semantic_cache_free(struct semantic_cache *c)
 {
-    pthread_mutex_lock(&caches_lock);
-    struct sem_cache *c = caches;
-    while (c && c->db != db) c = c->next;
-    if (!c) {
-        c = xcalloc(1, sizeof *c);
-        c->db = db;
-        c->data_version = -1;
-        c->total_changes = -1;
-        c->next = caches;
-        caches = c;
-    }
-    pthread_mutex_unlock(&caches_lock);
-    return c;
+    if (!c) return;
+    cache_clear(c);
+    free(c);
 }
 
 /* ---- small parsers and predicates ---- */
@@ -129,37 +110,6 @@ int semantic_parse_category(const char *s, enum semantic_category *out)
     else if (!strcmp(s, "implementation") || !strcmp(s, "impl")) *out = SEMANTIC_IMPLEMENTATION;
     else if (!strcmp(s, "test") || !strcmp(s, "tests")) *out = SEMANTIC_TEST;
     else return -1;
-    return 0;
-}
-
-int semantic_parse_mode(const char *s, enum semantic_mode *out)
-{
-    if (!s) return -1;
-    if (!strcmp(s, "hybrid")) *out = SEMANTIC_HYBRID;
-    else if (!strcmp(s, "bm25")) *out = SEMANTIC_BM25;
-    else if (!strcmp(s, "dense")) *out = SEMANTIC_DENSE;
-    else return -1;
-    return 0;
-}
-
-const char *semantic_mode_name(enum semantic_mode m)
-{
-    return m == SEMANTIC_BM25 ? "bm25" : m == SEMANTIC_DENSE ? "dense" : "hybrid";
-}
-
-int semantic_is_test_path(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if ((str_starts(base, "test_") && str_ends(base, ".py")) || str_ends(base, "_test.py") ||
-        !strcmp(base, "tests.py") || !strcmp(base, "conftest.py"))
-        return 1;
-    for (const char *p = path; p < base;) {
-        const char *e = strchr(p, '/');
-        size_t n = (size_t)(e - p);
-        if ((n == 5 && !memcmp(p, "tests", 5)) || (n == 4 && !memcmp(p, "test", 4))) return 1;
-        p = e + 1;
-    }
     return 0;
 }
 
@@ -229,7 +179,7 @@ static int cmp_df(const void *a, const void *b)
  * common in a large repository would otherwise cost tens of milliseconds,
  * while such words carry the least weight in bm25 (lowest idf). The rarest
  * term is always kept. */
-static char *bm25_match(sqlite3 *db, struct sem_cache *c, const char *text)
+static char *bm25_match(sqlite3 *db, struct semantic_cache *c, const char *text)
 {
     struct qterms q = {.n = 0};
     tok_each(text, strlen(text), TOK_STOPWORDS, qterm_add, &q);
@@ -273,17 +223,6 @@ static char *bm25_match(sqlite3 *db, struct sem_cache *c, const char *text)
 
 /* ---- the chunk list and its stamp ---- */
 
-static int data_version(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    int v = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
-}
-
 static void stamp_mix(uint64_t *h, const void *p, size_t n)
 {
     uint64_t x = hash64(p, n);
@@ -312,7 +251,7 @@ static int cmp_path_key(const void *a, const void *b)
  * an updated one gives a re-parsed file's chunks new, higher ids, but keeps
  * their order within the file. So an index brought to a tree by updates
  * ranks exactly like a fresh index of the same tree. */
-static void order_chunks(struct sem_cache *c)
+static void order_chunks(struct semantic_cache *c)
 {
     struct path_key *byp = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *byp);
     long *rank = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *rank);
@@ -330,7 +269,7 @@ static void order_chunks(struct sem_cache *c)
 }
 
 /* Reads chunks and files. With c == NULL only computes the stamp. */
-static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *err, size_t errlen)
+static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -348,7 +287,7 @@ static int read_chunks(sqlite3 *db, struct sem_cache *c, char stamp[17], char *e
             cap = cap ? cap * 2 : 256;
             c->files = xrealloc(c->files, cap * sizeof *c->files);
         }
-        c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)semantic_is_test_path(p)};
+        c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)fpattern_is_test(p)};
     }
     sqlite3_finalize(st);
     cap = 0;
@@ -401,9 +340,10 @@ fail:
 }
 
 /* Makes the cache match the database's current chunks. */
-static int cache_refresh(sqlite3 *db, struct sem_cache *c, char *err, size_t errlen)
+static int cache_refresh(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
 {
-    int dv = data_version(db), tc = sqlite3_total_changes(db);
+    long long dv = sqlx_data_version(db);
+    int tc = sqlite3_total_changes(db);
     if (c->stamp[0] && dv == c->data_version && tc == c->total_changes) return 0;
     char stamp[17];
     if (c->stamp[0]) {
@@ -425,7 +365,7 @@ static int cache_refresh(sqlite3 *db, struct sem_cache *c, char *err, size_t err
     return 0;
 }
 
-static long chunk_index(const struct sem_cache *c, int64_t id)
+static long chunk_index(const struct semantic_cache *c, int64_t id)
 {
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
@@ -462,7 +402,7 @@ static void writer_close(sqlite3 *db, sqlite3 *w)
 /* Loads the stored chunk vectors when the stored model matches the stamp;
  * otherwise fits the model and stores it (or keeps it in memory when the
  * database cannot be written). */
-static int local_ensure(sqlite3 *db, struct sem_cache *c, char *err, size_t errlen)
+static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
 {
     if (c->local) return 0;
     long long ndocs = 0;
@@ -519,7 +459,7 @@ static int local_ensure(sqlite3 *db, struct sem_cache *c, char *err, size_t errl
         vec_local_fit_free(f);
         free(f);
         c->total_changes = sqlite3_total_changes(db);
-        c->data_version = data_version(db);
+        c->data_version = sqlx_data_version(db);
     } else {
         c->local_fit = f;   /* query terms are looked up in memory */
     }
@@ -562,7 +502,7 @@ static float *remote_embed(const struct semantic_remote *r, const char *const *t
 
 /* Fills the cache's remote matrix: stored vectors by (hash, model) first, the
  * rest embedded in batches and stored. */
-static int remote_ensure(sqlite3 *db, struct sem_cache *c, const struct semantic_remote *r, char *err, size_t errlen)
+static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct semantic_remote *r, char *err, size_t errlen)
 {
     if (c->remote && c->remote_model && !strcmp(c->remote_model, r->model)) return 0;
     free(c->remote);
@@ -643,7 +583,7 @@ static int remote_ensure(sqlite3 *db, struct sem_cache *c, const struct semantic
         sqlite3_finalize(ins);
         writer_close(db, w);
         c->total_changes = sqlite3_total_changes(db);
-        c->data_version = data_version(db);
+        c->data_version = sqlx_data_version(db);
     }
     c->remote_dim = dim > 0 ? dim : 1;
     c->remote = xcalloc(c->n ? c->n * (size_t)c->remote_dim : 1, sizeof *c->remote);
@@ -669,7 +609,7 @@ static int cmp_cand(const void *a, const void *b)
     return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-static int eligible(const struct sem_cache *c, long i, const struct semantic_query *q)
+static int eligible(const struct semantic_cache *c, long i, const struct semantic_query *q)
 {
     const struct sem_file *f = &c->files[c->chunks[i].file];
     if (q->category == SEMANTIC_IMPLEMENTATION && f->is_test) return 0;
@@ -680,7 +620,7 @@ static int eligible(const struct sem_cache *c, long i, const struct semantic_que
 /* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is
  * better). FTS5 returns equal scores in rowid order, so the rows tied with the
  * NCAND-th are all read, and the list is ordered by cmp_cand before it is cut. */
-static int rank_bm25(sqlite3 *db, struct sem_cache *c, const struct semantic_query *q,
+static int rank_bm25(sqlite3 *db, struct semantic_cache *c, const struct semantic_query *q,
                      struct cand *out, size_t *nout, char *err, size_t errlen)
 {
     *nout = 0;
@@ -749,7 +689,7 @@ static void heap_push(struct cand *h, size_t *n, struct cand x)
     }
 }
 
-static void rank_dense(const struct sem_cache *c, const float *m, int dim, const float *qv,
+static void rank_dense(const struct semantic_cache *c, const float *m, int dim, const float *qv,
                        const struct semantic_query *q, struct cand *out, size_t *nout)
 {
     *nout = 0;
@@ -763,7 +703,7 @@ static void rank_dense(const struct sem_cache *c, const float *m, int dim, const
     qsort(out, *nout, sizeof *out, cmp_cand);
 }
 
-static double prior(const struct sem_cache *c, long i, const struct semantic_query *q)
+static double prior(const struct semantic_cache *c, long i, const struct semantic_query *q)
 {
     double p = 1.0;
     if (c->chunks[i].kind == KIND_MODULE) p *= PRIOR_MODULE;
@@ -836,16 +776,18 @@ static int remote_valid(const struct semantic_remote *r, char *err, size_t errle
     return 1;
 }
 
-int semantic_prepare(sqlite3 *db, const struct semantic_remote *remote, char *err, size_t errlen)
+int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *remote, char *err, size_t errlen)
 {
     if (!remote_valid(remote, err, errlen)) return -1;
-    struct sem_cache *c = cache_for(db);
+    sqlite3 *db = c->db;
     if (cache_refresh(db, c, err, errlen)) return -1;
     return remote ? remote_ensure(db, c, remote, err, errlen) : local_ensure(db, c, err, errlen);
 }
 
-int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence *out, char *err, size_t errlen)
+int semantic_search(struct semantic_cache *c, const struct semantic_query *q, struct evidence *out, char *err,
+                    size_t errlen)
 {
+    sqlite3 *db = c->db;
     if (!q->text || !*q->text) {
         snprintf(err, errlen, "SemanticSearch needs a query: say in words what the code does or is about");
         return -1;
@@ -853,7 +795,6 @@ int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence
     if (!remote_valid(q->remote, err, errlen)) return -1;
     if (q->file_pattern && !fpattern_valid(q->file_pattern, err, errlen)) return -1;
     int top_k = q->top_k <= 0 ? SEMANTIC_DEFAULT_TOP_K : q->top_k > SEMANTIC_MAX_TOP_K ? SEMANTIC_MAX_TOP_K : q->top_k;
-    struct sem_cache *c = cache_for(db);
     if (cache_refresh(db, c, err, errlen)) return -1;
 
     struct cand bm[NCAND], dn[NCAND];

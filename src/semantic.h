@@ -18,7 +18,7 @@
  * than definitions (a definition is a complete, named unit), and with category
  * 'any' test code weighs a little less than the code under test. Category
  * 'implementation' excludes test files and 'test' keeps only them; tests are
- * recognised by path (semantic_is_test_path).
+ * recognised by path (fpattern_is_test).
  *
  * Vectors are computed on first use and cached twice: in the database (the
  * embeddings table, by chunk hash and model; remote vectors are never
@@ -61,6 +61,16 @@ struct semantic_remote {
 enum semantic_category { SEMANTIC_ANY, SEMANTIC_IMPLEMENTATION, SEMANTIC_TEST };
 enum semantic_mode { SEMANTIC_HYBRID, SEMANTIC_BM25, SEMANTIC_DENSE };
 
+/* What SemanticSearch keeps in memory for one connection: the chunk list,
+ * the file list and the dense matrices, checked against the index on every
+ * query (a change made through db or another connection is noticed). Its
+ * owner makes it for a connection and frees it before closing that
+ * connection; an action context owns one (semantic_cache_of). One thread at
+ * a time uses a cache, as one uses its connection. */
+struct semantic_cache;
+struct semantic_cache *semantic_cache_new(sqlite3 *db);
+void semantic_cache_free(struct semantic_cache *c);   /* accepts NULL */
+
 #define SEMANTIC_DEFAULT_TOP_K 5
 #define SEMANTIC_MAX_TOP_K 100
 
@@ -78,16 +88,19 @@ struct semantic_query {
  * the mode's score after priors. Returns the number appended (0 when nothing
  * matches), or -1 with a message in err (no index, bad pattern, remote
  * embedding failure). */
-int semantic_search(sqlite3 *db, const struct semantic_query *q, struct evidence *out,
+int semantic_search(struct semantic_cache *c, const struct semantic_query *q, struct evidence *out,
                     char *err, size_t errlen);
 
 /* Fits (or loads, or fetches) the vectors now instead of on the first query,
  * e.g. at the end of indexing. remote as in semantic_query. -1 with a message
  * on failure. */
-int semantic_prepare(sqlite3 *db, const struct semantic_remote *remote, char *err, size_t errlen);
+int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *remote, char *err, size_t errlen);
 
-/* Drops the in-memory cache of db; call before sqlite3_close(db). Accepts NULL. */
-void semantic_forget(sqlite3 *db);
+/* The SemanticSearch state of an action context (made on first use, on the
+ * context's connection; action_ctx_release frees it): what the action and the
+ * engine's rag-function retrieval query through. */
+struct action_ctx;
+struct semantic_cache *semantic_cache_of(struct action_ctx *ctx);
 
 /* Registers the SemanticSearch action (semantic_action.c) with the action
  * registry, using remote for every call (NULL: local vectors). Call once at
@@ -98,13 +111,6 @@ int semantic_action_register(const struct semantic_remote *remote, char *err, si
 /* "any" | "implementation" | "test" (also "impl", "tests"); NULL or "" is any.
  * -1 on anything else. */
 int semantic_parse_category(const char *s, enum semantic_category *out);
-/* "bm25" | "dense" | "hybrid"; -1 on anything else. */
-int semantic_parse_mode(const char *s, enum semantic_mode *out);
-const char *semantic_mode_name(enum semantic_mode m);
-
-/* 1 for test code: test_*.py, *_test.py, tests.py, conftest.py, or anything
- * under a directory named tests or test. */
-int semantic_is_test_path(const char *path);
 
 /* The FTS5 MATCH expression for text: its terms (tok_terms with stopwords
  * dropped, duplicates removed) each as a quoted string, joined with OR, so that

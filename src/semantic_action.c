@@ -1,7 +1,8 @@
 /*
  * semantic_action: the SemanticSearch action of the action registry (action.h),
  * a thin layer over semantic_search(): it reads the arguments, runs the
- * hybrid ranking on the action context's connection and returns the chunks
+ * hybrid ranking on the action context's connection (with the context's
+ * cache, semantic_cache_of) and returns the chunks
  * as evidence spans plus one JSON item per chunk. Registered once at start-up
  * by semantic_action_register(), which also fixes the remote embedding
  * configuration (or none) for the life of the process.
@@ -19,6 +20,12 @@ static const struct action_arg ss_args[] = {
     {"category", ACTION_ARG_STRING, 0, "'implementation' (non-test code), 'test' (test code) or 'any' (default)"},
     {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
     {NULL, 0, 0, NULL}};
+
+struct semantic_cache *semantic_cache_of(struct action_ctx *ctx)
+{
+    if (!ctx->semantic) ctx->semantic = semantic_cache_new(ctx->db);
+    return ctx->semantic;
+}
 
 static int ss_run(struct action_ctx *ctx, const cJSON *args, struct action_result *out, char *err, size_t errlen)
 {
@@ -39,7 +46,7 @@ static int ss_run(struct action_ctx *ctx, const cJSON *args, struct action_resul
         return ACTION_EINVAL;
     }
     size_t before = out->ev.n;
-    if (semantic_search(ctx->db, &q, &out->ev, err, errlen) < 0) return ACTION_EFAIL;
+    if (semantic_search(semantic_cache_of(ctx), &q, &out->ev, err, errlen) < 0) return ACTION_EFAIL;
     for (size_t i = before; i < out->ev.n; i++) {
         const struct evidence_span *s = &out->ev.v[i];
         cJSON *it = cJSON_CreateObject();

@@ -5,6 +5,7 @@
 #include "util.h"
 #include "url.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,23 @@ void *xrealloc(void *p, size_t n)
     void *q = realloc(p, n ? n : 1);
     if (!q) oom(n);
     return q;
+}
+
+/* cJSON allocates through xmalloc too, so a JSON tree or text is never a
+ * NULL to check for either. A constructor, because a static library has no
+ * init call that every program, test and bench would have to remember: any
+ * program that uses the library uses xmalloc, which links this file. cJSON
+ * itself then grows print buffers by malloc and copy (it uses realloc only
+ * with the default hooks). */
+static void *json_alloc(size_t n)
+{
+    return xmalloc(n);
+}
+
+__attribute__((constructor)) static void json_hooks(void)
+{
+    cJSON_Hooks h = {json_alloc, free};
+    cJSON_InitHooks(&h);
 }
 
 char *xstrdup(const char *s)
@@ -240,6 +258,23 @@ int utf8_cut(const char *s, int max)
     int k = n;
     while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
     return k;
+}
+
+char *text_lines(const char *text, int first, int start, int end)
+{
+    if (!text) return NULL;
+    const char *p = text;
+    for (int line = first; line < start && p; line++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return NULL;
+    const char *q = p;
+    for (int line = start; line <= end && *q; line++) {
+        const char *nl = strchr(q, '\n');
+        q = nl ? (line < end ? nl + 1 : nl) : q + strlen(q);
+    }
+    return xstrndup(p, (size_t)(q - p));
 }
 
 char *str_lower(const char *s)

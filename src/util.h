@@ -1,6 +1,7 @@
 /*
  * util: small pieces every module uses. Allocation that aborts on out-of-memory
- * (so callers never carry OOM paths), a growable byte buffer with an optional
+ * (so callers never carry OOM paths; cJSON allocates through it too, set up
+ * before main by util.c), a growable byte buffer with an optional
  * size cap, file reading, hashing, time, and a thread-safe log file.
  */
 #ifndef DRQA_UTIL_H
@@ -64,6 +65,12 @@ int str_ends(const char *s, const char *suffix);
  * not end inside a UTF-8 sequence: printf("%.*s", utf8_cut(s, 60), s) shows
  * at most 60 bytes of s without splitting a character. */
 int utf8_cut(const char *s, int max);
+/* Lines [start, end] of text, whose first line is line number first (the
+ * text of an evidence span and its start_line): the bytes from the start of
+ * line start to the end of line end or of the text, without the last '\n'.
+ * NULL when text is NULL or ends before line start begins; "" when start is
+ * the empty line after a final '\n'. Caller frees. */
+char *text_lines(const char *text, int first, int start, int end);
 /* Lowercase ASCII copy (caller frees). */
 char *str_lower(const char *s);
 /* 1 when the name name[0, n) of a setting or URL query parameter looks like

@@ -240,6 +240,15 @@ static void build_index(void)
         add_sym(big, Big, "method", name, qual, 6 + 21 * i, 6 + 21 * i + 19, sig, NULL);
     }
     add_sym(big, 0, "function", "after", "after", 217, 218, "def after()", NULL);
+    /* one name in library code whose path says "testing", deeper library
+     * code, and a test: ranked by fpattern_is_test, then depth */
+    static const char *const serve_py = "def serve_forever():\n    pass\n";
+    add_sym(add_file("tests/test_serve.py", "tests.test_serve", serve_py), 0, "function", "serve_forever",
+            "serve_forever", 1, 2, "def serve_forever()", NULL);
+    add_sym(add_file("pkg/web/http/serve.py", "pkg.web.http.serve", serve_py), 0, "function", "serve_forever",
+            "serve_forever", 1, 2, "def serve_forever()", NULL);
+    add_sym(add_file("pkg/testing.py", "pkg.testing", serve_py), 0, "function", "serve_forever", "serve_forever",
+            1, 2, "def serve_forever()", NULL);
 
     add_edge("inherits", app, App, 5, "Base", Base, base);
     add_edge("inherits", base, Appl, 6, "Base", Base, base);
@@ -344,7 +353,7 @@ static void test_find_class(void)
 
     run("FindClass", "{\"class_name\":\"Zzyzx\"}", &r, err, sizeof err);
     is_int(cJSON_GetArraySize(r.items), 0, "nothing like Zzyzx");
-    ok(notes_have(&r, "no class named 'Zzyzx' or with a similar name in the index (7 files"), "says so");
+    ok(notes_have(&r, "no class named 'Zzyzx' or with a similar name in the index (10 files"), "says so");
     action_result_free(&r);
 
     /* a large class comes back as a skeleton */
@@ -401,6 +410,13 @@ static void test_find_function(void)
     run("FindFunction", "{\"function_name\":\"run\",\"class_name\":\"Nope\"}", &r, err, sizeof err);
     is_int(cJSON_GetArraySize(r.items), 3, "unknown class: all definitions");
     ok(notes_have(&r, "class 'Nope' has no method 'run'"), "and says so");
+    action_result_free(&r);
+
+    run("FindFunction", "{\"function_name\":\"serve_forever\"}", &r, err, sizeof err);
+    is_int(cJSON_GetArraySize(r.items), 3, "three serve_forever definitions");
+    is_str(item_str(&r, 0, "path"), "pkg/testing.py", "library code named testing.py is not a test: first");
+    is_str(item_str(&r, 1, "path"), "pkg/web/http/serve.py", "then the deeper library code");
+    is_str(item_str(&r, 2, "path"), "tests/test_serve.py", "the test last");
     action_result_free(&r);
 
     run("FindFunction", "{\"function_name\":\"helpr\"}", &r, err, sizeof err);
@@ -612,7 +628,7 @@ static void test_outline_list(void)
     is_str(buf_str(&r.listing), "pkg/other/app.py  4 lines  70 bytes\n1 files, 4 lines\n", "ListFiles");
     action_result_free(&r);
     run("ListFiles", "{}", &r, err, sizeof err);
-    is_int(cJSON_GetArraySize(r.items), 7, "all seven files");
+    is_int(cJSON_GetArraySize(r.items), 10, "all ten files");
     action_result_free(&r);
     run("ListFiles", "{\"pattern\":\"*.rs\"}", &r, err, sizeof err);
     ok(notes_have(&r, "no indexed file matches '*.rs'"), "nothing matches");

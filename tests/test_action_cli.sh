@@ -6,15 +6,12 @@
 R="$top_srcdir/tests/fixtures/pyrepo"
 T=$(mktemp -d /tmp/drqa-test-action-cli-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "$top_srcdir/tests/tap.sh"
 
 # act NAME JSON: runs the action; stdout in $T/out, stderr in $T/err, status in $rc
 act() { "$DRQA" --index "$T/index.sqlite" --no-progress --action "$1" "$2" "$R" >"$T/out" 2>"$T/err"; rc=$?; }
 # q EXPR: evaluates a Python expression over the result d; prints it
 q() { "$PYTHON3" -c "import json,sys; d=json.load(open('$T/out')); r=($1); print(r if isinstance(r, str) else repr(r))"; }
-is() { if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1'"; echo "#  want '$2'"; fi; }
 
 act FindClass '{"class_name":"App"}'
 is "$rc" 0 "FindClass App exits 0"
@@ -97,4 +94,4 @@ act NoSuchAction '{}'
 is "$rc" 2 "an unknown action exits 2"
 
 echo "1..$n"
-[ "$fails" = 0 ]
+exit $fail

@@ -104,5 +104,17 @@ int main(void)
     char *pat = fpattern_escape("a/*star?.py");
     ok(!fpattern_match(pat, "a/Xstar?.py") && !fpattern_match(pat, "a/*starX.py"), "and nothing else: %s", pat);
     free(pat);
+    /* the one test-code rule */
+    static const char *const tests[] = {"tests/test_auth.py", "pkg/test_x.py", "a/b_test.py", "conftest.py",
+                                        "a/tests/helpers.py", "app/tests.py", "test/x.py", "net/http/server_test.go",
+                                        "src/main/java/FooTest.java", "FooTests.java", "lib/a.test.js",
+                                        "ui/b.spec.tsx", "c.test.mjs", "src/__tests__/d.js"};
+    static const char *const impl[] = {"web/testing.py", "web/auth.py", "contest.py", "latest/x.py",
+                                       "attest/y.py", "testing/z.go", "Test.java", "Tests.java", "pytest.ini",
+                                       "lib/test.js", "a.test.py.txt", "x.spec.rb", "protest.go", "cmd/test_x.go"};
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++)
+        ok(fpattern_is_test(tests[i]) == 1, "test code: %s", tests[i]);
+    for (size_t i = 0; i < sizeof impl / sizeof *impl; i++)
+        ok(fpattern_is_test(impl[i]) == 0, "not test code: %s", impl[i]);
     return done_testing();
 }

@@ -7,10 +7,7 @@
 R="$top_srcdir/tests/fixtures/pyrepo"
 T=$(mktemp -d /tmp/drqa-test-ask-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=1; fi; }
-is() { if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1'"; echo "#  want '$2'"; fi; }
-fails=0
+. "$top_srcdir/tests/tap.sh"
 
 # ask ARGS...: stdout in $T/out, stderr in $T/err, status in $rc
 ask() { "$DRQA" --index "$T/index.sqlite" --no-progress --policy offline "$@" >"$T/out" 2>"$T/err"; rc=$?; }
@@ -147,4 +144,4 @@ is "$(q "sorted(set(__import__('re').findall(r'^\\d+\\. \x60([^\x60]+)\x60', d['
    "[]" "every span the answer lists is among its citations"
 
 echo "1..$n"
-exit $fails
+exit $fail

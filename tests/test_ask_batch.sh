@@ -8,10 +8,7 @@
 R="$top_srcdir/tests/fixtures/pyrepo"
 T=$(mktemp -d /tmp/drqa-test-batch-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=1; fi; }
-is() { if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1'"; echo "#  want '$2'"; fi; }
+. "$top_srcdir/tests/tap.sh"
 
 batch() { "$DRQA" --index "$T/index.sqlite" --no-progress --policy offline --quiet "$@" "$R" 2>"$T/err"; rc=$?; }
 # lines FILE EXPR: a Python expression over the output lines L (a list of dicts)
@@ -81,4 +78,4 @@ is "$(lines "$T/o.jsonl" "sorted((str(d['id']), d['mode'], d['iterations']) for 
    "[('2', 'rag-window', 0), ('logout', 'rag-window', 0), ('regex', 'rag-window', 0)]" "a batch in another mode"
 
 echo "1..$n"
-exit $fails
+exit $fail

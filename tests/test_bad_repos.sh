@@ -13,11 +13,7 @@
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 T=$(mktemp -d /tmp/drqa-test-bad-repos-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
-is() { if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1'"; echo "#  want '$2'"; fi; }
+. "$top_srcdir/tests/tap.sh"
 
 # index NAME: --index-only --json of $T/NAME into $T/NAME.sqlite; status in $rc
 index() { "$DRQA" --index "$T/$1.sqlite" --no-progress --index-only --json "$T/$1" >"$T/out" 2>"$T/err"; rc=$?; }
@@ -190,4 +186,4 @@ act churn FindFunction '{"function_name":"f3"}'
 is "$rc" 0 "files changing: FindFunction answers"
 
 echo "1..$n"
-[ $fails = 0 ]
+exit $fail

@@ -138,6 +138,13 @@ static int load_file(const char *text, struct drqa_config *c, char *err, size_t 
     return config_load_env(c, &o, env, err, errlen);
 }
 
+/* config_kv_parse's fn for the test: records "N:key=val" (or "N:key" without '='), stops at key "stop". */
+static int kv_record(void *arg, int lineno, char *key, char *val)
+{
+    buf_printf(arg, "%d:%s%s%s|", lineno, key, val ? "=" : "", val ? val : "");
+    return strcmp(key, "stop") == 0 ? 7 : 0;
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/drqa-test-config-XXXXXX");
@@ -295,5 +302,14 @@ int main(void)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) diag("could not remove %s", dir);
+    /* the settings-file line reader shared with the judges file */
+    {
+        char text[] = "# comment\n\n  a = 1 \r\nb=\"q v\"\nno equals here\n\tc =\nstop = x\nafter = y\n";
+        struct buf got = BUF_INIT;
+        is_int(config_kv_parse(text, kv_record, &got), 7, "config_kv_parse returns what the callback stopped with");
+        is_str(buf_str(&got), "3:a=1|4:b=q v|5:no equals here|6:c=|7:stop=x|",
+               "config_kv_parse: comments and blank lines skipped, trimmed, unquoted, no '=' is val NULL, stops");
+        buf_free(&got);
+    }
     return done_testing();
 }

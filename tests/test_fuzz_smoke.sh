@@ -16,9 +16,7 @@ if [ ! -x "$F/fuzz_jsonx" ]; then
 fi
 T=$(mktemp -d /tmp/drqa-test-fuzz-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
+. "$top_srcdir/tests/tap.sh"
 
 for tr in $TARGETS; do
     t=${tr%%:*}
@@ -44,4 +42,4 @@ for tr in $TARGETS; do
     echo "# fuzz_$t: ${execs:-?} inputs executed"
 done
 echo "1..$n"
-[ $fails = 0 ]
+exit $fail

@@ -7,10 +7,7 @@
 # systems, keys kept out of outputs, and the errors for bad inputs.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-n=0
-fails=0
-t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
-check() { desc=$1; shift; if "$@"; then t 0 "$desc"; else t 1 "$desc"; fi; }
+. "$top_srcdir/tests/tap.sh"
 
 tmp=$(mktemp -d /tmp/drqa-judgecli-XXXXXX)
 pids=""
@@ -56,7 +53,7 @@ EOF
 # 1. two judges averaged, per-judge scores kept, the empty answer not sent
 "$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
     --out "$tmp/mcts.jsonl" --judge-model "$A" --judge-model "$B" 2>"$tmp/err1"
-t $? "two judges: exit 0"
+ok $? "two judges: exit 0"
 r=$(py "$tmp/mcts.jsonl" 'len(L) == 3' '[x["id"] for x in L] == ["q1", "q2", "q3"]' \
     'L[0]["judges"][0]["judge"] == "A" and L[0]["judges"][1]["judge"] == "B"' \
     'L[0]["judges"][0]["total"] == 50 and L[0]["judges"][1]["total"] == 72' \
@@ -84,7 +81,7 @@ sys.exit(not ("Question:\nWhat does the `ensure_ascii`" in p and "Reference answ
 # 2. a judge that never answers in JSON: missing after two re-asks, never zero
 "$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
     --out "$tmp/withc.jsonl" --judge-model "$A" --judge-model "$C" 2>"$tmp/err2"
-t $? "one judge malformed: exit 0"
+ok $? "one judge malformed: exit 0"
 r=$(py "$tmp/withc.jsonl" 'L[0]["judges"][1]["scores"] is None and L[0]["judges"][1]["total"] is None' \
     'L[0]["judges"][1]["attempts"] == 3' \
     'L[0]["judges"][1]["error"].startswith("no valid reply in 3 attempts; the last: no JSON object")' \
@@ -96,7 +93,7 @@ check "re-ask carries the validation error" grep -q "Your reply could not be use
 # 3. no judge answers at all: lines written, scores null, exit 1
 "$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
     --out "$tmp/onlyc.jsonl" --judge-model "$C" 2>"$tmp/err3"
-t $(( $? != 1 )) "no usable judge score: exit 1"
+ok $(( $? != 1 )) "no usable judge score: exit 1"
 r=$(py "$tmp/onlyc.jsonl" 'len(L) == 3 and all(x["scores"] is None and x["total"] is None for x in L)')
 check "all scores missing, none zero: $r" [ "$r" = ok ]
 check "says no judge gave a usable score" grep -q "no judge gave a usable score" "$tmp/err3"
@@ -104,7 +101,7 @@ check "says no judge gave a usable score" grep -q "no judge gave a usable score"
 # 4. no judge configured: metrics only, and stderr says so
 "$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
     --out "$tmp/metrics.jsonl" 2>"$tmp/err4"
-t $? "no judge: exit 0"
+ok $? "no judge: exit 0"
 check "no judge: stderr says so" grep -q "^drqa-tui: no judge model was configured (give --judge-model NAME, or judge.NAME.model in .*); writing the grounding metrics only$" "$tmp/err4"
 r=$(py "$tmp/metrics.jsonl" 'len(L) == 3 and L[0]["judges"] == [] and L[0]["scores"] is None' \
     'L[1]["metrics"]["file_hit@5"] == 1 and L[1]["metrics"]["identifiers_found"] == 1')
@@ -115,22 +112,22 @@ mkdir -p "$XDG_CONFIG_HOME/drqa-tui"
 printf 'judge.fileA.model = a-model\njudge.fileA.base = http://127.0.0.1:%s/v1\n' "$port_A" > "$XDG_CONFIG_HOME/drqa-tui/judges"
 "$DRQA" --config "$tmp/conf" --judge "$data/answers-rag.jsonl" --reference "$data/ref-sweqa.jsonl" \
     --out "$tmp/rag-swe.jsonl" 2>"$tmp/err5"
-t $? "SWE-QA reference, judge from the judges file: exit 0"
+ok $? "SWE-QA reference, judge from the judges file: exit 0"
 r=$(py "$tmp/rag-swe.jsonl" 'len(L) == 3 and L[0]["id"] == "1" and L[0]["judges"][0]["judge"] == "fileA"' \
     'L[0]["judges"][0]["model"] == "a-model" and L[0]["total"] == 50' \
     '"category_type" not in L[0] and L[0]["metrics"]["gold_files_from"] == "reference_text"' \
     'L[0]["metrics"]["file_hit@1"] == 0 and L[2]["metrics"]["file_hit@1"] == 1')
 check "SWE-QA format matched by question text: $r" [ "$r" = ok ]
 grep -q '"model": "a-model"' "$tmp/A/log" || grep -q 'a-model' "$tmp/A/log"
-t $? "the file's model id sent"
+ok $? "the file's model id sent"
 rm -f "$XDG_CONFIG_HOME/drqa-tui/judges"
 
 # 6. --report over two judged systems
 "$DRQA" --config "$tmp/conf" --judge "$data/answers-rag.jsonl" --reference "$data/ref-dev.jsonl" \
     --out "$tmp/rag.jsonl" --judge-model "$A" --judge-model "$B" 2>/dev/null
-t $? "second system judged"
+ok $? "second system judged"
 "$DRQA" --report "$tmp/mcts.jsonl" "$tmp/rag.jsonl" > "$tmp/report.md" 2>"$tmp/err6"
-t $? "--report: exit 0"
+ok $? "--report: exit 0"
 check "report: mcts row" grep -qxF "| mcts/offline | 3 | 12.00 (n=2) | 12.00 (n=2) | 12.00 (n=2) | 12.00 (n=2) | 13.00 (n=2) | 61.00 (n=2) | 1 |" "$tmp/report.md"
 check "report: rag row" grep -qxF "| rag-function/offline | 3 | 12.00 (n=3) | 12.00 (n=3) | 12.00 (n=3) | 12.00 (n=3) | 13.00 (n=3) | 61.00 (n=3) | 0 |" "$tmp/report.md"
 check "report: per judge" grep -qxF "| mcts/offline | 50.00 (n=2) | 72.00 (n=2) |" "$tmp/report.md"
@@ -142,7 +139,7 @@ check "report: grounding" grep -qxF "| rag-function/offline | 0.67 (n=3) | 0.67 
 DRQA_API_KEY=sk-judgecli-S3CRET DRQA_API_BASE=http://127.0.0.1:$port_A/v1 \
     "$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
     --out "$tmp/key.jsonl" --judge-model judge-x --judge-model "$B" >"$tmp/out7" 2>"$tmp/err7"
-t $? "judge at the configured endpoint: exit 0"
+ok $? "judge at the configured endpoint: exit 0"
 check "configured key sent to the configured endpoint" grep -q "Bearer sk-judgecli-S3CRET" "$tmp/A/log"
 check "key not sent to another endpoint" sh -c "! grep -q S3CRET '$tmp/B/log'"
 check "key not in outputs" sh -c "! grep -q S3CRET '$tmp/key.jsonl' '$tmp/out7' '$tmp/err7'"
@@ -150,31 +147,31 @@ check "key not in outputs" sh -c "! grep -q S3CRET '$tmp/key.jsonl' '$tmp/out7' 
 # 8. errors name the file and line; nothing is asked of a judge
 before=$(requests A)
 "$DRQA" --judge "$tmp/nope.jsonl" --reference "$data/ref-dev.jsonl" --out "$tmp/x.jsonl" --judge-model "$A" 2>"$tmp/e"
-t $(( $? != 2 )) "missing answers file: exit 2"
+ok $(( $? != 2 )) "missing answers file: exit 2"
 check "missing answers file named" grep -qxF "drqa-tui: cannot read '$tmp/nope.jsonl': No such file or directory; check the path" "$tmp/e"
 mkdir -p "$tmp/adir"
 "$DRQA" --judge "$data/answers-mcts.jsonl" --reference "$tmp/adir" --out "$tmp/x.jsonl" 2>"$tmp/e"
-t $(( $? != 2 )) "unreadable reference: exit 2"
+ok $(( $? != 2 )) "unreadable reference: exit 2"
 check "unreadable reference named" grep -qxF "drqa-tui: cannot read '$tmp/adir': Is a directory; check the path" "$tmp/e"
 { sed -n 1p "$data/answers-mcts.jsonl"; echo '{"id": "q2", "answer": '; } > "$tmp/broken.jsonl"
 "$DRQA" --judge "$tmp/broken.jsonl" --reference "$data/ref-dev.jsonl" --out "$tmp/x.jsonl" --judge-model "$A" 2>"$tmp/e"
-t $(( $? != 2 )) "malformed answers line: exit 2"
+ok $(( $? != 2 )) "malformed answers line: exit 2"
 check "malformed line named by file:line" grep -qF "drqa-tui: $tmp/broken.jsonl:2: not a JSON object" "$tmp/e"
 echo '{"id": "q9", "question": "Who wrote it?", "answer": "x"}' > "$tmp/stray.jsonl"
 "$DRQA" --judge "$tmp/stray.jsonl" --reference "$data/ref-dev.jsonl" --out "$tmp/x.jsonl" --judge-model "$A" 2>"$tmp/e"
-t $(( $? != 2 )) "answer without reference: exit 2"
+ok $(( $? != 2 )) "answer without reference: exit 2"
 check "answer without reference named" grep -qF "drqa-tui: $tmp/stray.jsonl:1: no reference for id 'q9' in $data/ref-dev.jsonl" "$tmp/e"
 echo '{"question": "q"}' > "$tmp/badref.jsonl"
 "$DRQA" --judge "$data/answers-mcts.jsonl" --reference "$tmp/badref.jsonl" --out "$tmp/x.jsonl" 2>"$tmp/e"
-t $(( $? != 2 )) "reference without answer: exit 2"
+ok $(( $? != 2 )) "reference without answer: exit 2"
 check "reference line named" grep -qF "drqa-tui: $tmp/badref.jsonl:1: no \"reference_answer\"" "$tmp/e"
 "$DRQA" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" --out "$tmp/no/dir/x.jsonl" 2>"$tmp/e"
-t $(( $? != 1 )) "unwritable output: exit 1"
+ok $(( $? != 1 )) "unwritable output: exit 1"
 check "unwritable output named" grep -qF "drqa-tui: cannot write '$tmp/no/dir/x.jsonl': No such file or directory" "$tmp/e"
 "$DRQA" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" --out "$tmp/x.jsonl" --judge-model "x@ftp://h" 2>"$tmp/e"
-t $(( $? != 2 )) "bad judge spec: exit 2"
+ok $(( $? != 2 )) "bad judge spec: exit 2"
 check "bad judge spec named" grep -qF -e "--judge-model 'x@ftp://h': the URL must start with http:// or https://" "$tmp/e"
 check "no judge asked on bad input" [ "$(requests A)" = "$before" ]
 
 echo "1..$n"
-[ $fails = 0 ]
+exit $fail

@@ -2,22 +2,15 @@
 # test_lang_mixed.sh: tests/fixtures/mixed (Python, Java, JavaScript,
 # TypeScript, TSX and Go files) indexed in one pass with --index-only --json:
 # exact totals, symbols per language, imports resolved across files through
-# each language's own rules, and (once --action is available) FindClass and
-# FindFunction finding Java, TypeScript and Go definitions.
+# each language's own rules, and FindClass and FindFunction finding Java,
+# TypeScript and Go definitions.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-lang-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
 
-n=0
-fail=0
-is() {
-    n=$((n + 1))
-    if [ "$1" = "$2" ]; then echo "ok $n - $3"; else
-        echo "not ok $n - $3"; printf '#   got: %s\n#  want: %s\n' "$1" "$2"; fail=1
-    fi
-}
+. "$top_srcdir/tests/tap.sh"
 q() { sqlite3 -batch -separator ' ' "$1" "$2" | tr '\n' ';'; }
 
 R="$T/repo"
@@ -66,12 +59,10 @@ is "$(q "$I" "SELECT e.target, d.qualname, g.path FROM edges e JOIN symbols d ON
 
 # ---- actions across languages --------------------------------------------------------
 "$DRQA" --no-progress --index "$I" --action FindClass '{"class_name":"Cart"}' "$R" >"$T/a.json" 2>"$T/a.err"
-if grep -q 'not available' "$T/a.err"; then
-    n=$((n + 1)); echo "ok $n # SKIP --action is not available in this build"
-else
-    # paths FILE: the sorted distinct repository paths named anywhere in the items
-    paths() {
-        $PYTHON3 -c 'import json, sys
+is "$?" 0 "FindClass Cart runs"
+# paths FILE: the sorted distinct repository paths named anywhere in the items
+paths() {
+    $PYTHON3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); found = set()
 def walk(v):
     if isinstance(v, dict): [walk(x) for x in v.values()]
@@ -79,18 +70,17 @@ def walk(v):
     elif isinstance(v, str) and v.count("/") and not v.count(" ") and v.rsplit(".", 1)[-1] in ("java", "ts", "tsx", "js", "go", "py"): found.add(v)
 walk(d.get("items", []))
 print(";".join(sorted(found)))' "$1"
-    }
-    is "$(paths "$T/a.json")" "java/src/main/java/org/example/shop/Cart.java;web/src/cart.ts" \
-       "FindClass Cart finds the Java class and the TypeScript class"
-    "$DRQA" --no-progress --index "$I" --action FindClass '{"class_name":"Store"}' "$R" >"$T/b.json" 2>&1
-    is "$(paths "$T/b.json")" "go/inventory/store.go" "FindClass Store finds the Go struct"
-    "$DRQA" --no-progress --index "$I" --action FindFunction '{"function_name":"Store.Count"}' "$R" >"$T/c.json" 2>&1
-    is "$(paths "$T/c.json")" "go/inventory/store.go" "FindFunction Store.Count finds the Go method"
-    "$DRQA" --no-progress --index "$I" --action FindFunction '{"function_name":"Cart.add"}' "$R" >"$T/d.json" 2>&1
-    is "$(paths "$T/d.json")" "java/src/main/java/org/example/shop/Cart.java" "FindFunction Cart.add finds the Java method"
-    "$DRQA" --no-progress --index "$I" --action FindFunction '{"function_name":"createRouter"}' "$R" >"$T/e.json" 2>&1
-    is "$(paths "$T/e.json")" "web/lib/router.js" "FindFunction createRouter finds the exports assignment"
-fi
+}
+is "$(paths "$T/a.json")" "java/src/main/java/org/example/shop/Cart.java;web/src/cart.ts" \
+   "FindClass Cart finds the Java class and the TypeScript class"
+"$DRQA" --no-progress --index "$I" --action FindClass '{"class_name":"Store"}' "$R" >"$T/b.json" 2>&1
+is "$(paths "$T/b.json")" "go/inventory/store.go" "FindClass Store finds the Go struct"
+"$DRQA" --no-progress --index "$I" --action FindFunction '{"function_name":"Store.Count"}' "$R" >"$T/c.json" 2>&1
+is "$(paths "$T/c.json")" "go/inventory/store.go" "FindFunction Store.Count finds the Go method"
+"$DRQA" --no-progress --index "$I" --action FindFunction '{"function_name":"Cart.add"}' "$R" >"$T/d.json" 2>&1
+is "$(paths "$T/d.json")" "java/src/main/java/org/example/shop/Cart.java" "FindFunction Cart.add finds the Java method"
+"$DRQA" --no-progress --index "$I" --action FindFunction '{"function_name":"createRouter"}' "$R" >"$T/e.json" 2>&1
+is "$(paths "$T/e.json")" "web/lib/router.js" "FindFunction createRouter finds the exports assignment"
 
 echo "1..$n"
 exit $fail

@@ -335,7 +335,6 @@ int main(void)
     offline_policy_free(op);
     offline_policy_free(NULL);
     action_ctx_release(&actx);
-    semantic_forget(db);
     sqlite3_close(db);
     unlink(ipath);
     char *wal = xasprintf("%s-wal", ipath), *shm = xasprintf("%s-shm", ipath);

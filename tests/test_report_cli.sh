@@ -5,10 +5,7 @@
 # error messages for missing and malformed files.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-n=0
-fails=0
-t() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
-check() { desc=$1; shift; if "$@"; then t 0 "$desc"; else t 1 "$desc"; fi; }
+. "$top_srcdir/tests/tap.sh"
 tmp=$(mktemp -d /tmp/drqa-reportcli-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 data=$top_srcdir/tests/data/eval
@@ -17,7 +14,7 @@ data=$top_srcdir/tests/data/eval
 #    mcts hits 1,0,0 @1 and 1,1,0 @5, recall 1, 1/2, 0; rag 1,0,1 / 1,0,1, recall 1/4, 1, 1/2).
 "$DRQA" --reference "$data/ref-dev.jsonl" --report "$data/answers-mcts.jsonl" "$data/answers-rag.jsonl" \
     > "$tmp/out.md" 2>"$tmp/err"
-t $? "answers with a reference: exit 0"
+ok $? "answers with a reference: exit 0"
 cat > "$tmp/want.md" <<'EOF'
 ## Overall
 
@@ -44,7 +41,7 @@ check "nothing on stderr" [ ! -s "$tmp/err" ]
 
 # 2. the same as JSON (for scripts)
 "$DRQA" --json --reference "$data/ref-sweqa.jsonl" --report "$data/answers-rag.jsonl" > "$tmp/out.json"
-t $? "--json: exit 0"
+ok $? "--json: exit 0"
 check "--json numbers (SWE-QA reference: gold from the answer text)" "$PYTHON3" -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -57,12 +54,12 @@ sys.exit(0 if ok else 1)' "$tmp/out.json"
 
 # 3. without a reference answers files have no metrics: undefined, not zero
 "$DRQA" --report "$data/answers-mcts.jsonl" > "$tmp/noref.md"
-t $? "answers without a reference: exit 0"
+ok $? "answers without a reference: exit 0"
 check "metrics undefined without a reference" grep -qxF "| mcts/offline | - (n=0) | - (n=0) | - (n=0) | - (n=0) |" "$tmp/noref.md"
 
 # 4. judged scores of two systems, written with --out
 "$DRQA" --report "$data/scores-a.jsonl" --report "$data/scores-b.jsonl" --out "$tmp/scores.md"
-t $? "scores files with --out: exit 0"
+ok $? "scores files with --out: exit 0"
 check "overall row of the first system" grep -qxF "| mcts/llm | 3 | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 75.00 (n=2) | 1 |" "$tmp/scores.md"
 check "overall row of the second system" grep -qxF "| rag-function/llm | 2 | 10.25 (n=2) | 11.00 (n=2) | 12.00 (n=2) | 13.00 (n=2) | 14.25 (n=2) | 60.50 (n=2) | 0 |" "$tmp/scores.md"
 
@@ -73,7 +70,7 @@ cat >"$tmp/cost.jsonl" <<'EOF2'
 {"id": 3, "question": "q3", "answer": "a", "citations": [], "mode": "mcts", "policy": "llm", "tokens": {"input": 7000, "output": 100}, "usage": {"total": {"calls": 7, "cached_input_tokens": 1000, "cost_usd": null}, "by_tag": {}}}
 EOF2
 "$DRQA" --report "$tmp/cost.jsonl" > "$tmp/cost.md"
-t $? "answers with a model ledger: exit 0"
+ok $? "answers with a model ledger: exit 0"
 check "cost per question: cached tokens and the priced questions' mean cost, the unpriced one counted" \
     grep -qxF "| mcts/llm | 3,000 (n=3) | 0.0200 (n=2), 1 unpriced |" "$tmp/cost.md"
 "$DRQA" --report "$data/answers-mcts.jsonl" > "$tmp/nocost.md"
@@ -81,20 +78,20 @@ check "no cost section without a ledger" sh -c '! grep -q "Model cost" "$1"' sh 
 
 # 5. errors
 "$DRQA" --report "$tmp/missing.jsonl" 2>"$tmp/e" >/dev/null
-t $(( $? != 2 )) "missing file: exit 2"
+ok $(( $? != 2 )) "missing file: exit 2"
 check "missing file named" grep -qxF "drqa-tui: cannot read '$tmp/missing.jsonl': No such file or directory; check the path" "$tmp/e"
 printf '%s\nnot json\n' "$(sed -n 1p "$data/scores-a.jsonl")" > "$tmp/bad.jsonl"
 "$DRQA" --report "$data/scores-b.jsonl" "$tmp/bad.jsonl" 2>"$tmp/e" >"$tmp/o"
-t $(( $? != 2 )) "malformed file: exit 2"
+ok $(( $? != 2 )) "malformed file: exit 2"
 check "malformed line named by file:line" grep -qxF "drqa-tui: $tmp/bad.jsonl:2: not a JSON object (not json); each line must be one object" "$tmp/e"
 check "no table printed on error" [ ! -s "$tmp/o" ]
 echo '{"question": "Unknown?", "answer": "a", "mode": "m", "policy": "p"}' > "$tmp/stray.jsonl"
 "$DRQA" --reference "$data/ref-dev.jsonl" --report "$tmp/stray.jsonl" 2>"$tmp/e" >/dev/null
-t $(( $? != 2 )) "answer without reference: exit 2"
+ok $(( $? != 2 )) "answer without reference: exit 2"
 check "answer without reference named" grep -qF "drqa-tui: $tmp/stray.jsonl:1: no reference for id '1'" "$tmp/e"
 "$DRQA" --reference "$tmp/missing-ref.jsonl" --report "$data/answers-mcts.jsonl" 2>"$tmp/e" >/dev/null
-t $(( $? != 2 )) "missing reference: exit 2"
+ok $(( $? != 2 )) "missing reference: exit 2"
 check "missing reference named" grep -qF "drqa-tui: cannot read '$tmp/missing-ref.jsonl'" "$tmp/e"
 
 echo "1..$n"
-[ $fails = 0 ]
+exit $fail

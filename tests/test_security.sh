@@ -15,9 +15,10 @@
 #  - permissions: the index and transcripts are created owner-only.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 T=$(mktemp -d /tmp/drqa-test-security-XXXXXX)
-fake_pid=
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/fake_llm.sh"
 cleanup() {
-    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+    fake_stop
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -26,10 +27,6 @@ export HOME="$T/home" XDG_CACHE_HOME="$T/xdg-cache" XDG_CONFIG_HOME="$T/xdg-conf
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 mkdir -p "$HOME" "$XDG_CONFIG_HOME"
 unset DRQA_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_MODEL DRQA_API_BASE
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi; }
-is() { if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1'"; echo "#  want '$2'"; fi; }
 
 R="$T/repo"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$R"
@@ -128,13 +125,7 @@ cat >"$T/script.json" <<'JSON'
 ],
  "default": {"fault": "echo_key"}}
 JSON
-rm -f "$T/port"
-"$PYTHON3" "$top_srcdir/tests/fake_llm.py" --script "$T/script.json" --log "$T/state/fake.jsonl" --port-file "$T/port" \
-    >/dev/null 2>"$T/fake.err" &
-fake_pid=$!
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$T/port")
+fake_start "$T/script.json" "$T/state/fake.jsonl"
 "$DRQA" --index "$I2" --no-progress --log "$T/state/drqa.log" --ask "Where is App defined?" --policy llm \
     --api-base "http://127.0.0.1:$port/v1" --model fake-model --iterations 3 --transcript-dir "$T/state/tr" \
     "$R" >"$T/k4.out" 2>"$T/k4.err"
@@ -149,9 +140,12 @@ ok $([ "$(cat "$T/sent")" -gt 0 ] && echo 0 || echo 1) "the key was sent to the 
 "$DRQA" --index "$I2" --no-progress --log "$T/state/drqa.log" --ask "Where is App defined?" --policy llm \
     --api-base "http://127.0.0.1:1/v1" --model fake-model --iterations 2 --transcript-dir "$T/state/tr" \
     "$R" >"$T/k5.out" 2>"$T/k5.err"
-ok 0 "--ask against a refused connection ran (status $?)"
-kill "$fake_pid" && wait "$fake_pid" 2>/dev/null
-fake_pid=
+# a server never reached stops the search: exit 1 and an error naming the
+# server, a message the key check below then covers
+is "$?" 1 "--ask against a refused connection: the search stops, exit 1"
+grep -q '^drqa-tui: every step of the search failed.*cannot connect to http://127\.0\.0\.1:1/' "$T/k5.err"
+ok $? "and stderr names the server it could not reach"
+fake_stop
 rm "$T/state/fake.jsonl"
 rm -r "$XDG_CONFIG_HOME"
 found=$(grep -rl "$KEY" "$T" 2>/dev/null | grep -v "^$T/repo/" | sed "s|^$T/||" | tr '\n' ' ')
@@ -173,4 +167,4 @@ ok $([ -n "$def" ] && echo 0 || echo 1) "the default index location is under XDG
 [ -n "$def" ] && is "$(perm "$def"):$(perm "$(dirname "$def")")" "600:700" "the default index and its directory are owner-only"
 
 echo "1..$n"
-[ $fails = 0 ]
+exit $fail

@@ -9,6 +9,7 @@
  */
 #include "tap.h"
 #include "action.h"
+#include "fpattern.h"
 #include "semantic.h"
 #include "store.h"
 #include "tok.h"
@@ -193,13 +194,13 @@ static void build(sqlite3 *db)
     add_chunk(db, f, "tests/test_auth.py", TEST_AUTH, 8, 10, "test_login_cycles_key", NULL);
 }
 
-static int search(sqlite3 *db, const char *text, enum semantic_mode mode, enum semantic_category cat,
+static int search(struct semantic_cache *sc, const char *text, enum semantic_mode mode, enum semantic_category cat,
                   const char *pattern, int k, struct evidence *ev)
 {
     char err[512] = "";
     struct semantic_query q = {text, cat, pattern, k, mode, NULL};
     evidence_free(ev);
-    int n = semantic_search(db, &q, ev, err, sizeof err);
+    int n = semantic_search(sc, &q, ev, err, sizeof err);
     if (n < 0) diag("semantic_search('%s'): %s", text, err);
     return n;
 }
@@ -261,17 +262,11 @@ int main(void)
     char err[512];
     sqlite3 *db;
     is_int(store_open(path, 0, &db, NULL, err, sizeof err), 0, "open a new index");
+    struct semantic_cache *sc = semantic_cache_new(db), *sc2;
     build(db);
     struct evidence ev = EVIDENCE_INIT;
 
-    /* predicates and parsers */
-    ok(semantic_is_test_path("tests/test_auth.py") && semantic_is_test_path("pkg/test_x.py") &&
-       semantic_is_test_path("a/b_test.py") && semantic_is_test_path("conftest.py") &&
-       semantic_is_test_path("a/tests/helpers.py") && semantic_is_test_path("app/tests.py"),
-       "test paths are recognised");
-    ok(!semantic_is_test_path("web/testing.py") && !semantic_is_test_path("web/auth.py") &&
-       !semantic_is_test_path("contest.py") && !semantic_is_test_path("latest/x.py"),
-       "implementation paths are not tests");
+    /* parsers (the test-path rule is tests/test_action_fpattern.c's) */
     enum semantic_category cat;
     ok(semantic_parse_category("implementation", &cat) == 0 && cat == SEMANTIC_IMPLEMENTATION &&
        semantic_parse_category(NULL, &cat) == 0 && cat == SEMANTIC_ANY &&
@@ -284,13 +279,13 @@ int main(void)
     ok(semantic_fts_query("the of and ? !") == NULL, "a query of stopwords has no terms");
 
     /* bm25: a function found by its split identifier words */
-    is_int(search(db, "parse the HTTP date", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 3, &ev), 1, "bm25: one chunk has these words");
+    is_int(search(sc, "parse the HTTP date", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 3, &ev), 1, "bm25: one chunk has these words");
     is_str(lab(&ev, 0), "parseHttpDate", "bm25 ranks parseHttpDate first for 'parse the HTTP date'");
     is_str(ev.n ? ev.v[0].path : "(none)", "web/utils.py", "with its path");
     ok(ev.n && ev.v[0].start_line == 3 && ev.v[0].end_line == 5, "and its lines 3-5");
     ok(ev.n && ev.v[0].text && str_starts(ev.v[0].text, "def parseHttpDate(value):") &&
        str_ends(ev.v[0].text, "parsedate(value))"), "the span text is those lines of the file");
-    is_int(search(db, "session key", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 3, &ev), 3, "bm25 returns top_k results");
+    is_int(search(sc, "session key", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 3, &ev), 3, "bm25 returns top_k results");
     ok(ev.n == 3 && ev.v[0].score >= ev.v[1].score && ev.v[1].score >= ev.v[2].score && ev.v[2].score > 0,
        "scores are positive and decrease");
 
@@ -306,48 +301,48 @@ int main(void)
     for (size_t i = 0; i < ARRAY_LEN(hostile); i++) {
         char e2[256] = "";
         struct semantic_query q = {hostile[i], SEMANTIC_ANY, NULL, 5, SEMANTIC_HYBRID, NULL};
-        if (semantic_search(db, &q, &ev, e2, sizeof e2) < 0) {
+        if (semantic_search(sc, &q, &ev, e2, sizeof e2) < 0) {
             diag("'%s' failed: %s", hostile[i], e2);
             bad++;
         }
     }
     is_int(bad, 0, "%zu hostile queries run without error", ARRAY_LEN(hostile));
-    is_int(search(db, "name:flush", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 1, &ev), 1, "'name:flush' is searched as words");
+    is_int(search(sc, "name:flush", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 1, &ev), 1, "'name:flush' is searched as words");
     is_str(lab(&ev, 0), "DatabaseSession.flush", "and finds flush");
     is_int(count(db, "SELECT count(*) FROM chunks"), 12, "the chunks are intact");
     struct semantic_query empty = {"", SEMANTIC_ANY, NULL, 5, SEMANTIC_HYBRID, NULL};
-    ok(semantic_search(db, &empty, &ev, err, sizeof err) == -1 && strstr(err, "query"), "an empty query is an error: %s", err);
+    ok(semantic_search(sc, &empty, &ev, err, sizeof err) == -1 && strstr(err, "query"), "an empty query is an error: %s", err);
 
     /* category */
-    search(db, "logout session flush", SEMANTIC_BM25, SEMANTIC_TEST, NULL, 5, &ev);
+    search(sc, "logout session flush", SEMANTIC_BM25, SEMANTIC_TEST, NULL, 5, &ev);
     int only_tests = ev.n > 0;
-    for (size_t i = 0; i < ev.n; i++) only_tests &= semantic_is_test_path(ev.v[i].path);
+    for (size_t i = 0; i < ev.n; i++) only_tests &= fpattern_is_test(ev.v[i].path);
     ok(only_tests, "category test keeps only test files (%zu results)", ev.n);
     is_str(lab(&ev, 0), "test_logout_flushes_session", "the test of logout comes first");
-    search(db, "logout session flush", SEMANTIC_HYBRID, SEMANTIC_IMPLEMENTATION, NULL, 10, &ev);
+    search(sc, "logout session flush", SEMANTIC_HYBRID, SEMANTIC_IMPLEMENTATION, NULL, 10, &ev);
     int no_tests = ev.n > 0;
-    for (size_t i = 0; i < ev.n; i++) no_tests &= !semantic_is_test_path(ev.v[i].path);
+    for (size_t i = 0; i < ev.n; i++) no_tests &= !fpattern_is_test(ev.v[i].path);
     ok(no_tests, "category implementation excludes test files (%zu results)", ev.n);
-    search(db, "logout session flush", SEMANTIC_HYBRID, SEMANTIC_ANY, NULL, 20, &ev);
+    search(sc, "logout session flush", SEMANTIC_HYBRID, SEMANTIC_ANY, NULL, 20, &ev);
     ok(rank_of(&ev, "test_logout_flushes_session") >= 0 && rank_of(&ev, "logout") >= 0,
        "category any has both");
 
     /* file_pattern */
-    search(db, "session key data", SEMANTIC_HYBRID, SEMANTIC_ANY, "sessions/*.py", 10, &ev);
+    search(sc, "session key data", SEMANTIC_HYBRID, SEMANTIC_ANY, "sessions/*.py", 10, &ev);
     int in_sessions = ev.n == 2;
     for (size_t i = 0; i < ev.n; i++) in_sessions &= !strcmp(ev.v[i].path, "web/sessions/db.py");
     ok(in_sessions, "file_pattern sessions/*.py keeps the two session chunks (%zu)", ev.n);
-    is_int(search(db, "session key data", SEMANTIC_HYBRID, SEMANTIC_ANY, "*.rst", 10, &ev), 0,
+    is_int(search(sc, "session key data", SEMANTIC_HYBRID, SEMANTIC_ANY, "*.rst", 10, &ev), 0,
            "a pattern matching no file gives no results");
-    ok(search(db, "session", SEMANTIC_HYBRID, SEMANTIC_ANY, "web/[abc", 10, &ev) == -1, "a malformed pattern is an error");
-    search(db, "rule", SEMANTIC_BM25, SEMANTIC_ANY, "routing.py", 10, &ev);
+    ok(search(sc, "session", SEMANTIC_HYBRID, SEMANTIC_ANY, "web/[abc", 10, &ev) == -1, "a malformed pattern is an error");
+    search(sc, "rule", SEMANTIC_BM25, SEMANTIC_ANY, "routing.py", 10, &ev);
     ok(ev.n == 2 && !strcmp(ev.v[0].path, "web/routing.py"), "a bare file name matches the base name (%zu)", ev.n);
 
     /* local vectors: 'logout' is not a term of the flush chunk (name, doc or
      * code), but logout() calls flush(): co-occurrence links them */
-    is_int(search(db, "logout", SEMANTIC_BM25, SEMANTIC_IMPLEMENTATION, NULL, 10, &ev), 1,
+    is_int(search(sc, "logout", SEMANTIC_BM25, SEMANTIC_IMPLEMENTATION, NULL, 10, &ev), 1,
            "bm25 finds only the logout function for 'logout'");
-    search(db, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    search(sc, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
     for (size_t i = 0; i < ev.n; i++) diag("dense %zu: %s %.4f", i, ev.v[i].label, ev.v[i].score);
     int r_flush = rank_of(&ev, "DatabaseSession.flush"), r_date = rank_of(&ev, "parseHttpDate");
     is_str(lab(&ev, 0), "logout", "dense ranks logout itself first");
@@ -360,23 +355,24 @@ int main(void)
     is_int(count(db, "SELECT count(*) FROM vec_models"), 1, "the model is stamped");
 
     /* hybrid: union of both lists */
-    search(db, "logout", SEMANTIC_HYBRID, SEMANTIC_IMPLEMENTATION, NULL, 5, &ev);
+    search(sc, "logout", SEMANTIC_HYBRID, SEMANTIC_IMPLEMENTATION, NULL, 5, &ev);
     is_str(lab(&ev, 0), "logout", "hybrid ranks logout first");
     ok(rank_of(&ev, "DatabaseSession.flush") > 0, "hybrid brings in flush, which bm25 alone cannot find");
 
     /* determinism: the same query again, and from a new connection reading the stored model */
-    search(db, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    search(sc, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
     ok(rank_of(&ev, "DatabaseSession.flush") == r_flush && ev.v[r_flush].score == s_flush, "same results twice");
     struct evidence ev1 = EVIDENCE_INIT;
     evidence_copy(&ev1, &ev);
     sqlite3 *db2;
     is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
-    search(db2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    sc2 = semantic_cache_new(db2);
+    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
     int same = ev.n == ev1.n;
     for (size_t i = 0; same && i < ev.n; i++)
         same = !strcmp(ev.v[i].label, ev1.v[i].label) && fabs(ev.v[i].score - ev1.v[i].score) < 0.02;
     ok(same, "a new connection loads the stored vectors: same order, scores within quantisation");
-    semantic_forget(db2);
+    semantic_cache_free(sc2);
     sqlite3_close(db2);
     evidence_free(&ev1);
 
@@ -394,7 +390,7 @@ int main(void)
         "    send(sender, request)\n";
     int64_t f = add_file(db, "web/signals.py", SIGNAL);
     add_chunk(db, f, "web/signals.py", SIGNAL, 1, 3, "user_logged_out", "Tell listeners that a visit ended.");
-    search(db, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 3, &ev);
+    search(sc, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 3, &ev);
     is_str(lab(&ev, 0), "user_logged_out", "the new chunk is found by the next dense query");
     is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = '" VEC_LOCAL_MODEL "'"), 13,
            "the refit stored 13 chunk vectors");
@@ -412,7 +408,7 @@ int main(void)
     store_exec(db2, "DELETE FROM chunks_fts WHERE rowid = (SELECT max(id) FROM chunks);"
                     "DELETE FROM chunks WHERE id = (SELECT max(id) FROM chunks)", err, sizeof err);
     sqlite3_close(db2);
-    search(db, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 10, &ev);
+    search(sc, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 10, &ev);
     is_int(rank_of(&ev, "user_logged_out"), -1, "a chunk deleted by another connection is gone from the results");
     is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = '" VEC_LOCAL_MODEL "'"), 12,
            "and the model was refitted on 12 chunks");
@@ -422,35 +418,36 @@ int main(void)
     struct semantic_remote remote = {fake_embed, NULL, "fake-64"};
     struct semantic_query rq = {"logout", SEMANTIC_IMPLEMENTATION, NULL, 3, SEMANTIC_DENSE, &remote};
     evidence_free(&ev);
-    int got = semantic_search(db, &rq, &ev, err, sizeof err);
+    int got = semantic_search(sc, &rq, &ev, err, sizeof err);
     is_int(got, 1, "remote dense search: one chunk shares a term with 'logout' under the fake vectors");
     is_str(lab(&ev, 0), "logout", "remote vectors rank logout first");
     ok(fake_calls == 2 && fake_texts == 13, "12 chunks in one batch plus the query (%d calls, %d texts)", fake_calls, fake_texts);
     is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = 'fake-64' AND dim = 64"), 12, "remote vectors are stored");
     evidence_free(&ev);
-    semantic_search(db, &rq, &ev, err, sizeof err);
+    semantic_search(sc, &rq, &ev, err, sizeof err);
     ok(fake_calls == 3 && fake_texts == 14, "a second query embeds only the query");
     is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
     evidence_free(&ev);
-    got = semantic_search(db2, &rq, &ev, err, sizeof err);
+    got = semantic_search(sc2, &rq, &ev, err, sizeof err);
     is_int(got, 1, "remote search on a new connection");
     ok(fake_calls == 4 && fake_texts == 15, "a new connection reads the stored vectors (%d texts)", fake_texts);
     add_chunk(db, f, "web/signals.py", SIGNAL, 1, 3, "user_logged_out", "Tell listeners that a visit ended.");
     evidence_free(&ev);
-    semantic_search(db2, &rq, &ev, err, sizeof err);
+    semantic_search(sc2, &rq, &ev, err, sizeof err);
     ok(fake_calls == 6 && fake_texts == 17, "after a new chunk only that chunk is embedded (%d texts)", fake_texts);
     is_int(count(db, "SELECT count(*) FROM embeddings WHERE model = 'fake-64'"), 13,
            "a read-only connection stored it through a writer connection");
-    semantic_forget(db2);
+    semantic_cache_free(sc2);
     sqlite3_close(db2);
     fake_fail = 1;
     rq.text = "sign out";
     evidence_free(&ev);
-    ok(semantic_search(db, &rq, &ev, err, sizeof err) == -1 && strstr(err, "fake-64") && strstr(err, "503"),
+    ok(semantic_search(sc, &rq, &ev, err, sizeof err) == -1 && strstr(err, "fake-64") && strstr(err, "503"),
        "a failing service is an error naming the model and the cause: %s", err);
     struct semantic_remote nomodel = {fake_embed, NULL, ""};
     rq.remote = &nomodel;
-    ok(semantic_search(db, &rq, &ev, err, sizeof err) == -1 && strstr(err, "model"), "a remote without a model name is refused");
+    ok(semantic_search(sc, &rq, &ev, err, sizeof err) == -1 && strstr(err, "model"), "a remote without a model name is refused");
 
     /* the SemanticSearch action */
     is_int(semantic_action_register(NULL, err, sizeof err), 0, "SemanticSearch registers with the action registry");
@@ -470,16 +467,19 @@ int main(void)
                            &ar, err, sizeof err), ACTION_OK, "no match is not an error");
     ok(ar.ev.n == 0 && ar.nnotes == 1 && strstr(ar.notes[0], "no code matched"), "but a note says so");
     action_result_free(&ar);
+    ok(actx.semantic && semantic_cache_of(&actx) == actx.semantic, "the context owns one SemanticSearch cache");
     action_ctx_release(&actx);
+    ok(!actx.semantic, "and releasing the context frees it");
 
     evidence_free(&ev);
-    semantic_forget(db);
+    semantic_cache_free(sc);
     sqlite3_close(db);
 
     /* bm25 term pruning: a word in more chunks than the posting budget is
      * dropped when rarer words fill it, so only the rare word's chunk matches */
     char *path2 = xasprintf("%s/big.sqlite", dir);
     is_int(store_open(path2, 0, &db, NULL, err, sizeof err), 0, "open a second index");
+    sc = semantic_cache_new(db);
     store_exec(db, "BEGIN", err, sizeof err);
     static const char FILLER[] = "def filler():\n    return common_value\n";
     static const char TARGET[] = "def target():\n    return common_value + zebra_stripes\n";
@@ -488,13 +488,13 @@ int main(void)
     int64_t tf = add_file(db, "pkg/target.py", TARGET);
     add_chunk(db, tf, "pkg/target.py", TARGET, 1, 2, "target", NULL);
     store_exec(db, "COMMIT", err, sizeof err);
-    is_int(search(db, "common value zebra", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 10, &ev), 1,
+    is_int(search(sc, "common value zebra", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 10, &ev), 1,
            "with 4101 chunks holding 'common', only the chunk with the rare 'zebra' is scored");
     is_str(lab(&ev, 0), "target", "and it is the target");
-    is_int(search(db, "common value", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 10, &ev), 10,
+    is_int(search(sc, "common value", SEMANTIC_BM25, SEMANTIC_ANY, NULL, 10, &ev), 10,
            "a question of common words alone still gets results (the rarest term is kept)");
     evidence_free(&ev);
-    semantic_forget(db);
+    semantic_cache_free(sc);
     sqlite3_close(db);
     free(path2);
 

@@ -1,5 +1,6 @@
 /* Unit tests for store: schema creation, version check and rebuild, defaults. */
 #include "tap.h"
+#include "sqlx.h"
 #include "store.h"
 #include "util.h"
 
@@ -44,6 +45,27 @@ int main(void)
     char *v = store_meta_get(db, "repo_root");
     is_str(v, "/x", "meta get");
     free(v);
+
+    /* sqlx: column copies and the other-connection stamp */
+    sqlite3_stmt *q;
+    sqlite3_prepare_v2(db, "SELECT 'x', NULL, ''", -1, &q, NULL);
+    sqlite3_step(q);
+    char *c0 = sqlx_col_dup(q, 0), *c1 = sqlx_col_dup(q, 1), *c2 = sqlx_col_dup(q, 2);
+    char *n2 = sqlx_col_dup_nonempty(q, 2), *n0 = sqlx_col_dup_nonempty(q, 0);
+    ok(c0 && !strcmp(c0, "x") && !c1 && c2 && !*c2, "sqlx_col_dup copies text, NULL for SQL NULL, keeps ''");
+    ok(!n2 && n0 && !strcmp(n0, "x"), "sqlx_col_dup_nonempty gives NULL for ''");
+    free(c0); free(c2); free(n0);
+    sqlite3_finalize(q);
+    sqlite3 *other;
+    long long dv = sqlx_data_version(db);
+    ok(dv >= 0, "data_version is read");
+    store_meta_set(db, "k", "1");
+    is_int(sqlx_data_version(db), dv, "this connection's own commit leaves data_version as it was");
+    ok(sqlite3_open(path, &other) == SQLITE_OK, "a second connection");
+    sqlite3_exec(other, "INSERT INTO meta(key, value) VALUES('k2', '2')", NULL, NULL, NULL);
+    sqlite3_close(other);
+    ok(sqlx_data_version(db) != dv, "another connection's commit changes data_version");
+    store_exec(db, "DELETE FROM meta WHERE key IN ('k', 'k2')", err, sizeof err);
     sqlite3_close(db);
 
     is_int(store_open(path, 0, &db, &rebuilt, err, sizeof err), 0, "reopen");

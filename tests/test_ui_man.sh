@@ -7,9 +7,7 @@
 set -u
 : "${top_srcdir:?}" "${DRQA:?}"
 MAN="$top_srcdir/man/drqa-tui.1"
-n=0
-fail=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+. "$top_srcdir/tests/tap.sh"
 
 # section NAME: the roff text of one .SH section, with \- turned into -
 section() {
@@ -46,7 +44,7 @@ if command -v groff >/dev/null 2>&1; then
     [ -z "$warn" ]
     ok $? "the man page formats without warnings${warn:+: $warn}"
 else
-    n=$((n + 1)); echo "ok $n # SKIP groff is not installed"
+    skip "groff is not installed"
 fi
 echo "1..$n"
 exit $fail

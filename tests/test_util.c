@@ -2,9 +2,38 @@
 #include "tap.h"
 #include "util.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+/* cJSON's allocator in a child asked for more than can exist: 1 when the
+ * child died by abort() after util's out-of-memory message (xmalloc), 0 when
+ * it got NULL back as from plain malloc. */
+static int json_alloc_aborts(void)
+{
+    int fd[2];
+    if (pipe(fd)) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        void *p = cJSON_malloc(SIZE_MAX / 2);
+        _exit(p ? 3 : 0);
+    }
+    close(fd[1]);
+    char msg[256] = "";
+    ssize_t n = read(fd[0], msg, sizeof msg - 1);
+    if (n > 0) msg[n] = 0;
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFSIGNALED(status)) diag("cJSON_malloc child exited with %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(msg, "out of memory") != NULL;
+}
 
 int main(void)
 {
@@ -62,5 +91,30 @@ int main(void)
     is_int(utf8_cut(u, 5), 5, "utf8_cut: a cut after a character keeps it");
     is_int(utf8_cut(u, 60), 6, "utf8_cut: a short string is kept whole");
     is_int(utf8_cut("", 5), 0, "utf8_cut: the empty string");
+
+    /* a span's text starting at line 10: lines 10, 11, 12 */
+    const char *span = "ten\neleven\ntwelve";
+    char *l = text_lines(span, 10, 11, 11);
+    is_str(l, "eleven", "text_lines: one inner line, without its newline");
+    free(l);
+    l = text_lines(span, 10, 10, 11);
+    is_str(l, "ten\neleven", "text_lines: two lines keep the newline between them");
+    free(l);
+    l = text_lines(span, 10, 12, 40);
+    is_str(l, "twelve", "text_lines: an end past the text stops at the text's end");
+    free(l);
+    ok(text_lines(span, 10, 13, 13) == NULL, "text_lines: a start past the text is NULL");
+    ok(text_lines(NULL, 1, 1, 1) == NULL, "text_lines: no text is NULL");
+    l = text_lines("a\n", 1, 2, 2);
+    is_str(l, "", "text_lines: the empty line after a final newline is \"\"");
+    free(l);
+
+    is_int(json_alloc_aborts(), 1, "cJSON allocates through xmalloc: out of memory aborts with a message");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "k", "v");
+    char *js = cJSON_PrintUnformatted(o);
+    is_str(js, "{\"k\":\"v\"}", "cJSON still builds and prints through the hooks");
+    free(js);
+    cJSON_Delete(o);
     return done_testing();
 }

@@ -20,23 +20,20 @@ trap 'rm -rf "$T"' EXIT
 export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
 unset DRQA_API_KEY DRQA_MODEL DRQA_API_BASE OPENAI_API_KEY ANTHROPIC_API_KEY OLLAMA_HOST
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
-n=0
-fails=0
+. "$top_srcdir/tests/tap.sh"
 # vg WANT_STATUS DESCRIPTION ARGS...: the program under memcheck
 vg() {
-    want=$1 desc=$2
+    want=$1 desc=$2 k=$((n + 1))
     shift 2
-    n=$((n + 1))
     valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-        --show-leak-kinds=definite,indirect --log-file="$T/vg$n.log" \
-        "$DRQA" --index "$T/index.sqlite" --no-progress "$@" >"$T/out$n" 2>"$T/err$n"
+        --show-leak-kinds=definite,indirect --log-file="$T/vg$k.log" \
+        "$DRQA" --index "$T/index.sqlite" --no-progress "$@" >"$T/out$k" 2>"$T/err$k"
     rc=$?
-    if [ $rc = "$want" ]; then echo "ok $n - $desc: clean under memcheck (exit $rc)"; else
-        echo "not ok $n - $desc: exit $rc (want $want; 99 = memcheck errors)"
-        fails=$((fails + 1))
-        grep -A12 'Invalid\|uninitialised\|definitely lost\|indirectly lost\|ERROR SUMMARY' "$T/vg$n.log" | head -60 |
+    if [ $rc = "$want" ]; then ok 0 "$desc: clean under memcheck (exit $rc)"; else
+        ok 1 "$desc: exit $rc (want $want; 99 = memcheck errors)"
+        grep -A12 'Invalid\|uninitialised\|definitely lost\|indirectly lost\|ERROR SUMMARY' "$T/vg$k.log" | head -60 |
             sed 's/^/#   /'
-        sed 's/^/#   stderr: /' "$T/err$n" | head -5
+        sed 's/^/#   stderr: /' "$T/err$k" | head -5
     fi
 }
 vg 0 "--index-only, a fresh index" --index-only "$T/repo"
@@ -48,4 +45,4 @@ vg 2 "--action with a path out of the repository" --action ViewCode '{"code_span
 vg 0 "--ask (offline policy) with a transcript" --ask "Where is the session flushed?" --policy offline \
     --iterations 4 --transcript-dir "$T/tr" "$T/repo"
 echo "1..$n"
-[ $fails = 0 ]
+exit $fail

@@ -2,8 +2,7 @@
 # A private tmux server (-L) per test, killed on exit; screens are read with
 # capture-pane and waited for by bounded polling, never by fixed sleeps.
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-n=0
-fail=0
+. "$top_srcdir/tests/tap.sh"
 if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux is not installed"
     exit 0
@@ -23,14 +22,8 @@ unset DRQA_API_BASE DRQA_API_KEY DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_
       ANTHROPIC_API_KEY OLLAMA_HOST DRQA_EMBED_BASE DRQA_EMBED_MODEL DRQA_EMBED_KEY NO_COLOR
 mkdir -p "$HOME"
 
-# ok STATUS TEXT: a TAP line; a failure shows the last screen captured.
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else
-        echo "not ok $n - $2"; fail=1
-        [ -f "$T/screen" ] && sed 's/^/#   |/' "$T/screen"
-    fi
-}
+# A failed test (tap.sh) shows the last screen captured.
+tap_fail_hook() { [ -f "$T/screen" ] && sed 's/^/#   |/' "$T/screen"; }
 
 # run_ui W H ENV... -- ARGS...: starts drqa-tui in a new tmux session "ui";
 # when it exits the pane shows "EXIT=<status>".

@@ -3,11 +3,55 @@
  * model or the user passes through text_safe before curses sees it, and is
  * cut to the columns it may use, so a pane never writes outside its window
  * and no escape sequence reaches the terminal. Also the documents of wrapped
- * rows that the text panes scroll through.
+ * rows that the text panes scroll through, and the attribute each role is
+ * drawn with.
  */
 #include "ui.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* The attribute of each role: a colour pair when the terminal has colours and
+ * NO_COLOR is unset, else a monochrome attribute. */
+void draw_init_attrs(struct ui *ui)
+{
+    const char *nc = getenv("NO_COLOR");
+    int color = has_colors() && !(nc && *nc);
+    static const struct { short fg, bg; attr_t mono, extra; } spec[R_ROLE_COUNT] = {
+        [R_NORMAL] = {-1, -1, A_NORMAL, A_NORMAL},
+        [R_TITLE] = {COLOR_WHITE, COLOR_BLUE, A_UNDERLINE, A_NORMAL},
+        [R_TITLE_FOCUS] = {COLOR_BLACK, COLOR_CYAN, A_REVERSE, A_BOLD},
+        [R_CURSOR] = {COLOR_BLACK, COLOR_WHITE, A_REVERSE, A_NORMAL},
+        [R_BEST] = {COLOR_GREEN, -1, A_BOLD, A_BOLD},
+        [R_RUNNING] = {COLOR_YELLOW, -1, A_BOLD, A_NORMAL},
+        [R_FINISHED] = {COLOR_CYAN, -1, A_BOLD, A_BOLD},
+        [R_PRUNED] = {COLOR_MAGENTA, -1, A_DIM, A_NORMAL},
+        [R_ERROR] = {COLOR_RED, -1, A_BOLD, A_BOLD},
+        [R_HEADER] = {COLOR_CYAN, -1, A_BOLD, A_BOLD},
+        [R_LINENO] = {COLOR_YELLOW, -1, A_DIM, A_NORMAL},
+        [R_SPAN] = {COLOR_BLACK, COLOR_YELLOW, A_STANDOUT, A_NORMAL},
+        [R_STATUS] = {COLOR_BLACK, COLOR_GREEN, A_REVERSE, A_NORMAL},
+        [R_MESSAGE] = {-1, -1, A_NORMAL, A_NORMAL},
+        [R_DIM] = {COLOR_BLUE, -1, A_DIM, A_NORMAL},
+    };
+    if (color) {
+        start_color();
+        use_default_colors();
+    }
+    for (int r = 0; r < R_ROLE_COUNT; r++) {
+        if (!color || (spec[r].fg == -1 && spec[r].bg == -1)) {
+            ui->attrs[r] = spec[r].mono;
+            continue;
+        }
+        init_pair((short)r, spec[r].fg, spec[r].bg);
+        ui->attrs[r] = COLOR_PAIR(r) | spec[r].extra;
+    }
+}
+
+attr_t ui_attr(const struct ui *ui, enum ui_role r)
+{
+    return ui->attrs[r];
+}
 
 int draw_safe(WINDOW *win, int y, int x, int w, const char *s, size_t len, attr_t a)
 {

@@ -74,17 +74,6 @@ static enum ui_role row_role(struct ui *ui, const struct mcts_node *n)
     return ui_model_on_best(&ui->m, n->id) ? R_BEST : R_NORMAL;
 }
 
-int tree_row_of(struct ui *ui, int id)
-{
-    int *rows;
-    size_t n = ui_model_rows(&ui->m, &rows);
-    int at = -1;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i] == id) { at = (int)i; break; }
-    free(rows);
-    return at;
-}
-
 static void draw(struct ui *ui, struct pane *p)
 {
     int *rows;

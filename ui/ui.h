@@ -143,9 +143,11 @@ int ui_terminal_usable(char *err, size_t errlen);
 /* Opens lines start_line..end_line of the indexed file path in the file view
  * (a message when the index does not hold it). */
 void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line);
-attr_t ui_attr(const struct ui *ui, enum ui_role r);
 
-/* draw.c: safe drawing helpers */
+/* draw.c: the roles' attributes and safe drawing helpers */
+/* Sets ui->attrs for every role (after initscr). */
+void draw_init_attrs(struct ui *ui);
+attr_t ui_attr(const struct ui *ui, enum ui_role r);
 /* Draws raw text (made safe here) at y, x in at most w columns. */
 void draw_text(struct ui *ui, WINDOW *win, int y, int x, int w, const char *raw, enum ui_role r);
 /* Draws safe text; returns the columns used. */
@@ -163,8 +165,5 @@ int pane_scroll(struct pane *p, enum ui_cmd cmd);
 
 /* pane_status.c: the elapsed time as shown ("mm:ss", or DRQA_TUI_ELAPSED) */
 void status_elapsed(struct ui *ui, char *out, size_t n);
-
-/* pane_tree.c: the visible rows, rebuilt from the model when drawn */
-int tree_row_of(struct ui *ui, int id);
 
 #endif

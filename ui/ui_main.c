@@ -62,11 +62,6 @@ void ui_dirty_all(struct ui *ui)
     for (int i = 0; i < PANE_COUNT; i++) ui->panes[i].dirty = 1;
 }
 
-attr_t ui_attr(const struct ui *ui, enum ui_role r)
-{
-    return ui->attrs[r];
-}
-
 void ui_message(struct ui *ui, int error, const char *fmt, ...)
 {
     va_list ap;
@@ -107,43 +102,6 @@ static int search_running(const struct ui *ui)
     case EVQ_STATE_PAUSED:
     case EVQ_STATE_ANSWERING: return 1;
     default: return 0;
-    }
-}
-
-/* ------------------------------------------------------------- colours */
-
-static void init_attrs(struct ui *ui)
-{
-    const char *nc = getenv("NO_COLOR");
-    int color = has_colors() && !(nc && *nc);
-    static const struct { short fg, bg; attr_t mono, extra; } spec[R_ROLE_COUNT] = {
-        [R_NORMAL] = {-1, -1, A_NORMAL, A_NORMAL},
-        [R_TITLE] = {COLOR_WHITE, COLOR_BLUE, A_UNDERLINE, A_NORMAL},
-        [R_TITLE_FOCUS] = {COLOR_BLACK, COLOR_CYAN, A_REVERSE, A_BOLD},
-        [R_CURSOR] = {COLOR_BLACK, COLOR_WHITE, A_REVERSE, A_NORMAL},
-        [R_BEST] = {COLOR_GREEN, -1, A_BOLD, A_BOLD},
-        [R_RUNNING] = {COLOR_YELLOW, -1, A_BOLD, A_NORMAL},
-        [R_FINISHED] = {COLOR_CYAN, -1, A_BOLD, A_BOLD},
-        [R_PRUNED] = {COLOR_MAGENTA, -1, A_DIM, A_NORMAL},
-        [R_ERROR] = {COLOR_RED, -1, A_BOLD, A_BOLD},
-        [R_HEADER] = {COLOR_CYAN, -1, A_BOLD, A_BOLD},
-        [R_LINENO] = {COLOR_YELLOW, -1, A_DIM, A_NORMAL},
-        [R_SPAN] = {COLOR_BLACK, COLOR_YELLOW, A_STANDOUT, A_NORMAL},
-        [R_STATUS] = {COLOR_BLACK, COLOR_GREEN, A_REVERSE, A_NORMAL},
-        [R_MESSAGE] = {-1, -1, A_NORMAL, A_NORMAL},
-        [R_DIM] = {COLOR_BLUE, -1, A_DIM, A_NORMAL},
-    };
-    if (color) {
-        start_color();
-        use_default_colors();
-    }
-    for (int r = 0; r < R_ROLE_COUNT; r++) {
-        if (!color || (spec[r].fg == -1 && spec[r].bg == -1)) {
-            ui->attrs[r] = spec[r].mono;
-            continue;
-        }
-        init_pair((short)r, spec[r].fg, spec[r].bg);
-        ui->attrs[r] = COLOR_PAIR(r) | spec[r].extra;
     }
 }
 
@@ -962,7 +920,7 @@ int ui_run(const struct drqa_opts *o)
 #endif
               , NULL);
     mouseinterval(0);
-    init_attrs(&ui);
+    draw_init_attrs(&ui);
     curs_set(0);
     /* bracketed paste: a paste arrives between these two keys */
     define_key("\033[200~", UI_KEY_PASTE_BEGIN);

@@ -1,0 +1,21 @@
+/*
+ * sqlx: the sqlite idioms several modules share, so each is written once.
+ */
+#ifndef DRQA_SQLX_H
+#define DRQA_SQLX_H
+
+#include <sqlite3.h>
+
+/* Column i of the current row as a malloc'd string (caller frees); NULL for
+ * SQL NULL. */
+char *sqlx_col_dup(sqlite3_stmt *st, int i);
+/* The same, NULL also for the empty string (a column where '' means "none"). */
+char *sqlx_col_dup_nonempty(sqlite3_stmt *st, int i);
+
+/* PRAGMA data_version of db: it changes when another connection commits to
+ * the database (with sqlite3_total_changes for this connection's own
+ * writes, the stamp a cache of index rows is checked against); -1 when it
+ * cannot be read. */
+long long sqlx_data_version(sqlite3 *db);
+
+#endif
