@@ -43,7 +43,7 @@
     K(FIND_PREV, "Moving", "N", "previous node matching the search")                              \
     K(PAUSE, "Search", "p", "pause the search, or resume it")                                     \
     K(STEP, "Search", "s", "run one iteration, then stay paused")                                 \
-    K(PRUNE, "Search", "x", "prune the selected subtree (never selected again)")                  \
+    K(PRUNE, "Search", "x", "prune the selected subtree (never selected again; after the answer, the answer is drawn again without it)")                  \
     K(FORCE, "Search", "e", "expand the selected node in the next iteration")                     \
     K(FINISH, "Search", "f", "finish now: answer from the best path so far")                      \
     K(ASK, "Search", "a", "ask a new question (the current search is dropped)")                   \

@@ -207,6 +207,9 @@ static void new_question(struct ui_model *m, const char *q)
     m->answer = NULL;
     m->tokens_in = m->tokens_out = 0;
     m->searches++;
+    free(m->message);   /* the last search's log line is not this one's */
+    m->message = NULL;
+    m->message_node = -1;
     reset_extras(m);
 }
 

@@ -99,6 +99,7 @@ struct ui {
     char *find;            /* the last search text */
     char *msg;             /* the front end's own message; overrides the log line */
     int msg_error;
+    int msg_transient;     /* msg announces a command: gone once the state changes */
 
     /* file view of a cited span */
     char *file_path;
@@ -115,6 +116,8 @@ struct ui {
     char policy_line[256];
     const char *fixed_elapsed;  /* DRQA_TUI_ELAPSED: shown instead of the clock */
     int64_t t_start, t_end;     /* ms; t_end 0 while running */
+    int64_t t_paused;           /* ms spent paused so far (not counted as elapsed) */
+    int64_t t_pause_since;      /* ms when the current pause began, or 0 */
     char shown_elapsed[32];
 
     attr_t attrs[R_ROLE_COUNT];

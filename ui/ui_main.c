@@ -77,7 +77,17 @@ void ui_message(struct ui *ui, int error, const char *fmt, ...)
     free(ui->msg);
     ui->msg = buf_take(&b);
     ui->msg_error = error;
+    ui->msg_transient = 0;
     ui_dirty(ui, PANE_INPUT);
+}
+
+/* A message that announces what a command will do; it goes once the
+ * search's state changes (the status line then says what happened), so a
+ * "resuming" never outlives the search it resumed. */
+static void announce(struct ui *ui, const char *text)
+{
+    ui_message(ui, 0, "%s", text);
+    ui->msg_transient = 1;
 }
 
 void ui_select(struct ui *ui, int id, int by_user)
@@ -318,12 +328,29 @@ static void apply_events(struct ui *ui)
     evq_drain_wake(ui->ev);
     while (evq_pop(ui->ev, &e)) {
         int node;
+        enum evq_state before = ui->m.state;
         int d = ui_model_apply(&ui->m, &e, &node);
+        if (e.kind == EVQ_STATE && e.state != before && ui->msg && ui->msg_transient) {
+            free(ui->msg);
+            ui->msg = NULL;
+            ui_dirty(ui, PANE_INPUT);
+        }
+        if (e.kind == EVQ_STATE) {
+            /* the clock stops while paused */
+            int64_t now = now_ms();
+            if (e.state == EVQ_STATE_PAUSED && !ui->t_pause_since) ui->t_pause_since = now;
+            else if (e.state != EVQ_STATE_PAUSED && ui->t_pause_since) {
+                ui->t_paused += now - ui->t_pause_since;
+                ui->t_pause_since = 0;
+            }
+        }
         if (e.kind == EVQ_QUESTION) {
             ui->selected = 0;
             ui->follow = 1;
             ui->t_start = now_ms();
             ui->t_end = 0;
+            ui->t_paused = 0;
+            ui->t_pause_since = ui->m.state == EVQ_STATE_PAUSED ? ui->t_start : 0;
             ui->panes[PANE_ANSWER].cursor = 0;
             ui->panes[PANE_ANSWER].top = 0;
             if (ui->file_text) close_file(ui);
@@ -336,7 +363,11 @@ static void apply_events(struct ui *ui)
                 if (ui->t_start && !ui->t_end) ui->t_end = now_ms();
             } else if (e.state == EVQ_STATE_SEARCHING || e.state == EVQ_STATE_PAUSED) {
                 ui->t_end = 0;
-                if (!ui->t_start) ui->t_start = now_ms();
+                if (!ui->t_start) {
+                    ui->t_start = now_ms();
+                    ui->t_paused = 0;
+                    if (e.state == EVQ_STATE_PAUSED) ui->t_pause_since = ui->t_start;
+                }
             }
             if (e.state == EVQ_STATE_ERROR && e.text) ui_message(ui, 1, "%s", e.text);
         } else if (e.kind == EVQ_LOG && ui->msg) {
@@ -454,6 +485,15 @@ static int search_active(struct ui *ui, const char *what)
     return 0;
 }
 
+/* 1 when the tree's selected node is on screen for a command that acts on
+ * it; else (the file view covers the node's panes) says so and returns 0. */
+static int tree_node_in_view(struct ui *ui, const char *what)
+{
+    if (!ui->file_text) return 1;
+    ui_message(ui, 1, "%s the tree's node %d: close the file view first (Esc)", what, ui->selected);
+    return 0;
+}
+
 static void run_command(struct ui *ui, enum ui_cmd cmd)
 {
     struct pane *fp = &ui->panes[ui->focus];
@@ -474,10 +514,10 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         if (!need_live(ui)) break;
         if (ui->m.state == EVQ_STATE_PAUSED) {
             cmdq_push(ui->cmd, CMD_RESUME, -1, NULL);
-            ui_message(ui, 0, "resuming");
+            announce(ui, "resuming");
         } else if (ui->m.state == EVQ_STATE_SEARCHING || ui->m.state == EVQ_STATE_INDEXING) {
             cmdq_push(ui->cmd, CMD_PAUSE, -1, NULL);
-            ui_message(ui, 0, "pausing after this iteration");
+            announce(ui, "pausing after this iteration");
         } else {
             ui_message(ui, 1, "no search is running (state %s)", evq_state_name(ui->m.state));
         }
@@ -485,22 +525,28 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
     case UI_CMD_STEP:
         if (!need_live(ui) || !search_active(ui, "step")) break;
         cmdq_push(ui->cmd, CMD_STEP, -1, NULL);
-        ui_message(ui, 0, "one iteration, then paused");
+        announce(ui, "one iteration, then paused");
         break;
-    case UI_CMD_PRUNE:
-        if (!need_live(ui)) break;
+    case UI_CMD_PRUNE: {
+        if (!need_live(ui) || !tree_node_in_view(ui, "x prunes")) break;
+        const struct mcts_node *nd = mcts_node(ui->m.t, ui->selected);
+        if (nd && nd->status == MCTS_PRUNED) {
+            ui_message(ui, 1, "node %d is pruned already", ui->selected);
+            break;
+        }
         cmdq_push(ui->cmd, CMD_PRUNE, ui->selected, NULL);
         ui_message(ui, 0, "pruning node %d", ui->selected);
         break;
+    }
     case UI_CMD_FORCE:
-        if (!need_live(ui)) break;
+        if (!need_live(ui) || !tree_node_in_view(ui, "e expands")) break;
         cmdq_push(ui->cmd, CMD_EXPAND, ui->selected, NULL);
         ui_message(ui, 0, "asking to expand node %d next", ui->selected);
         break;
     case UI_CMD_FINISH:
         if (!need_live(ui) || !search_active(ui, "finish")) break;
         cmdq_push(ui->cmd, CMD_FINISH, -1, NULL);
-        ui_message(ui, 0, "finishing: answering from the best path");
+        announce(ui, "finishing: answering from the best path");
         break;
     case UI_CMD_ASK:
         if (!need_live(ui)) break;
