@@ -13,8 +13,8 @@
  * Which keys reach the table: in the tree and text panes all of them; while
  * the question or search line is being edited, the line editor takes the keys
  * first (Enter, Esc, Backspace, Delete, C-d, C-w, C-u, C-a, C-e, Home, End,
- * Left, Right, text and bracketed pastes; the man page's DESCRIPTION lists
- * them).
+ * Left, Right, Up and Down for the question history, text and bracketed
+ * pastes; the man page's DESCRIPTION lists them).
  */
 #ifndef DRQA_UI_KEYMAP_H
 #define DRQA_UI_KEYMAP_H

@@ -14,6 +14,7 @@
 #define DRQA_UI_UI_H
 
 #include "evq.h"
+#include "history.h"
 #include "keymap.h"
 #include "model.h"
 #include "opts.h"
@@ -96,6 +97,7 @@ struct ui {
     struct buf line;
     size_t line_pos;       /* byte offset of the cursor */
     int pasting;           /* inside a bracketed paste */
+    struct ui_history hist;    /* the questions asked, across runs (Up/Down) */
     char *find;            /* the last search text */
     char *msg;             /* the front end's own message; overrides the log line */
     int msg_error;

@@ -460,6 +460,7 @@ static void focus_step(struct ui *ui, int dir)
 static void start_edit(struct ui *ui, enum ui_edit mode, const char *initial)
 {
     ui->edit = mode;
+    ui_history_reset(&ui->hist);
     buf_reset(&ui->line);
     buf_adds(&ui->line, initial ? initial : "");
     ui->line_pos = ui->line.len;
@@ -683,8 +684,10 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         enum ui_edit mode = ui->edit;
         ui->edit = EDIT_NONE;
         if (mode == EDIT_ASK && *text) {
+            char herr[512];
             cmdq_push(ui->cmd, CMD_NEW_QUESTION, -1, text);
-            ui_message(ui, 0, "asking: %s", text);
+            if (ui_history_add(&ui->hist, text, herr, sizeof herr) != 0) ui_message(ui, 1, "%s", herr);
+            else ui_message(ui, 0, "asking: %s", text);
         } else if (mode == EDIT_FIND && *text) {
             free(ui->find);
             ui->find = xstrdup(text);
@@ -696,6 +699,7 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
     }
     if (!strcmp(name, "Esc") || !strcmp(name, "C-c")) {
         ui->edit = EDIT_NONE;
+        ui_history_reset(&ui->hist);
         buf_reset(l);
         ui_dirty(ui, PANE_INPUT);
         return;
@@ -717,6 +721,16 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         while (ui->line_pos < l->len) {
             ui->line_pos++;
             if (ui->line_pos == l->len || (l->data[ui->line_pos] & 0xc0) != 0x80) break;
+        }
+    } else if ((!strcmp(name, "Up") || !strcmp(name, "Down")) && ui->edit == EDIT_ASK) {
+        /* the questions asked before, this run's and earlier runs' */
+        const char *h = ui_history_move(&ui->hist, name[0] == 'U' ? -1 : 1, buf_str(l));
+        if (h) {
+            char *copy = xstrdup(h);   /* h may be the draft the next move frees */
+            buf_reset(l);
+            buf_adds(l, copy);
+            free(copy);
+            ui->line_pos = l->len;
         }
     } else if (!strcmp(name, "C-u")) {
         buf_reset(l);
@@ -935,6 +949,7 @@ static void teardown(struct ui *ui)
     for (int i = 0; i < PANE_COUNT; i++) hide(&ui->panes[i]);
     ui_model_free(&ui->m);
     buf_free(&ui->line);
+    ui_history_free(&ui->hist);
     free(ui->find);
     free(ui->msg);
     free(ui->file_path);
@@ -970,6 +985,9 @@ int ui_run(const struct drqa_opts *o)
         return rc;
     }
     ui.export_dir = default_export_dir(o);
+    char *hp = ui_history_path();
+    ui_history_load(&ui.hist, ui.replay ? NULL : hp);
+    free(hp);
     const char *fe = getenv("DRQA_TUI_ELAPSED");
     ui.fixed_elapsed = fe && *fe ? fe : NULL;
     const char *cs = nl_langinfo(CODESET);
