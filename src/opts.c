@@ -149,7 +149,17 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
     optind = 1;
     int c, idx;
     long long v;
-    while ((c = getopt_long(argc, argv, "+hV", longopts, &idx)) != -1) {
+    for (;;) {
+        c = getopt_long(argc, argv, "+hV", longopts, &idx);
+        if (c == -1) {
+            /* --report takes files and options in any order: a score file
+             * between options is taken here and parsing goes on ("--" ends
+             * the options as usual) */
+            if (o->run != RUN_REPORT || optind >= argc || !strcmp(argv[optind - 1], "--")) break;
+            if (o->nreport_files == OPTS_MAX_LIST) { snprintf(err, errlen, "at most %d --report files", OPTS_MAX_LIST); return -1; }
+            o->report_files[o->nreport_files++] = argv[optind++];
+            continue;
+        }
         const char *name = c >= 256 && (size_t)(c - 256) < ARRAY_LEN(table) ? table[c - 256].opt.name : "";
         switch (c) {
         case O_INDEX_ONLY: if (set_run(o, RUN_INDEX_ONLY, name, err, errlen)) return -1; break;
