@@ -522,7 +522,9 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
     unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
     size_t nsel = 0;
+    size_t ndistinct = 0;   /* how many picks the first pass made */
     for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) ndistinct = nsel;
         size_t limit = pass == 0 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs.n && nsel < limit; i++) {
             const struct cand *c = &cs.v[i];
@@ -552,7 +554,13 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     free(taken);
     /* how: the best span stays first (the decisive one), the others follow
      * the calls seen between them */
-    if (q->type == QTYPE_HOW && nsel > 2) order_by_calls(sel + 1, nsel - 1);
+    /* (within the distinct-file picks and within the rest, so that the
+     * leading citations still name distinct files) */
+    if (q->type == QTYPE_HOW && nsel > 2) {
+        size_t nd = ndistinct < nsel ? ndistinct : nsel;
+        if (nd > 2) order_by_calls(sel + 1, nd - 1);
+        if (nsel - nd > 1) order_by_calls(sel + nd, nsel - nd);
+    }
 
     buf_printf(&b, "%s\n\n", lead(q->type));
     char name[256];

@@ -1225,6 +1225,7 @@ static int answer_from(struct offline_policy *p, const struct mcts_tree *t, cons
      * found five with anything of the question in them */
     ao.distinct_files = 5;
     ao.distinct_ratio = 0.1;
+    ao.max_cites = 10;
     int rc = answer_build(&p->q, &pool, p->cfg.db, &ao, &out->markdown, &out->cites, err, errlen);
     qparse_windows_free(files, ao.nfiles);
     evidence_free(&pool);
