@@ -106,6 +106,7 @@ static void print_json(const struct index_stats *s, const char *repo, const char
     cJSON *op = cJSON_AddObjectToObject(o, "options");   /* what decided which files and content are indexed */
     cJSON_AddNumberToObject(op, "max_file_size", (double)s->max_file_size);
     cJSON_AddBoolToObject(op, "max_file_size_recorded", s->max_file_size_recorded);
+    cJSON_AddBoolToObject(op, "no_ignore", s->no_ignore);
     if (s->checked || s->repaired) {
         cJSON *c = cJSON_AddObjectToObject(o, "check");
         cJSON_AddStringToObject(c, "result", s->repaired ? "damaged" : "ok");
@@ -164,6 +165,8 @@ static void print_text(const struct index_stats *s, const char *repo, const char
     if (s->max_file_size_recorded)
         printf("options      --max-file-size %lld (recorded in the index; give --max-file-size to change it)\n",
                s->max_file_size);
+    if (s->no_ignore)
+        printf("options      --no-ignore (only version-control metadata was left out; recorded in the index)\n");
     if (s->repaired) {
         char *safe = text_term_safe(s->aside);
         printf("check        damaged (%s): kept as %s, rebuilt\n", s->damage, safe);

@@ -87,7 +87,7 @@ static int cancelled(const struct index_options *opt, char *err, size_t errlen)
 
 struct pool {
     int rootfd;                  /* the repository, files are opened beneath it */
-    const char *test_swap;       /* DRQA_TEST_SWAP (see test_swap) */
+    const char *test_swap;       /* DRQA_TEST_SWAP (see the test hooks) */
     long long max;
     struct job *jobs;
     size_t njobs;
@@ -109,9 +109,16 @@ static int count_lines(const char *s, size_t n)
     return l;
 }
 
-/* Test hook: DRQA_TEST_SWAP="symlink:REL:TARGET" (or "hardlink:...") replaces
- * the listed file REL with a link to TARGET just before it is opened, the
- * window an attacker racing the indexer would use. */
+/* ---- test hooks ------------------------------------------------------------------
+ * Compiled only into the test build of the program (tests/drqa-tui-hooks,
+ * built with -DDRQA_TEST_HOOKS, see mk/index.am); drqa-tui itself reads no
+ * such variable.
+ *   DRQA_TEST_SWAP="symlink:REL:TARGET" (or "hardlink:...") replaces the
+ *     listed file REL with a link to TARGET just before it is opened, the
+ *     window an attacker racing the indexer would use.
+ *   DRQA_TEST_KILL_AFTER=N kills the process (SIGKILL) once N parsed files
+ *     are written, in the middle of the update's transaction. */
+#ifdef DRQA_TEST_HOOKS
 static void test_swap(int rootfd, const char *spec, const char *rel)
 {
     if (!spec) return;
@@ -123,6 +130,25 @@ static void test_swap(int rootfd, const char *spec, const char *rel)
         (hard ? linkat(AT_FDCWD, colon + 1, rootfd, rel, 0) : symlinkat(colon + 1, rootfd, rel)) != 0)
         log_msg("DRQA_TEST_SWAP %s: %s", rel, strerror(errno));
 }
+
+static const char *test_swap_spec(void) { return getenv("DRQA_TEST_SWAP"); }
+
+static long test_kill_after(void)
+{
+    const char *v = getenv("DRQA_TEST_KILL_AFTER");
+    return v && *v ? atol(v) : -1;
+}
+
+static void test_kill_check(long written, long kill_after)
+{
+    if (written == kill_after) raise(SIGKILL);
+}
+#else
+static void test_swap(int rootfd, const char *spec, const char *rel) { (void)rootfd; (void)spec; (void)rel; }
+static const char *test_swap_spec(void) { return NULL; }
+static long test_kill_after(void) { return -1; }
+static void test_kill_check(long written, long kill_after) { (void)written; (void)kill_after; }
+#endif
 
 /* Opens the listed file sf beneath the repository's fd. A path the scan did
  * not reach through a symlink is walked one component at a time with
@@ -175,6 +201,48 @@ static int open_scanned(int rootfd, const struct scan_file *sf, struct stat *st,
     return fd;
 }
 
+/* Reads the opened file whole (closing fd), up to the size limit max (0: none).
+ * Returns the bytes (malloc'd, *n of them), or NULL with r a RES_SKIP and its reason. */
+static char *read_opened(int fd, long long max, struct result *r, size_t *n_out)
+{
+    size_t cap = (size_t)r->size + 1, n = 0;
+    char *raw = xmalloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) {
+            cap *= 2;
+            raw = xrealloc(raw, cap);
+        }
+        ssize_t got = read(fd, raw + n, cap - n - 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            r->kind = RES_SKIP;
+            r->reason = xasprintf("unreadable (%s)", strerror(errno));
+            free(raw);
+            close(fd);
+            return NULL;
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+        if (max > 0 && (long long)n > max) break;
+    }
+    close(fd);
+    r->size = (long long)n;
+    if (max > 0 && (long long)n > max) {
+        r->kind = RES_SKIP;
+        r->reason = xasprintf("too large (%lld bytes > %lld)", (long long)n, max);
+        free(raw);
+        return NULL;
+    }
+    if (scan_is_binary(raw, n)) {
+        r->kind = RES_SKIP;
+        r->reason = xstrdup("binary (NUL byte in the first 8 KiB)");
+        free(raw);
+        return NULL;
+    }
+    *n_out = n;
+    return raw;
+}
+
 static void process(struct pool *P, TSParser *parser, const struct lang **cur_lang, struct job *j, struct result *r)
 {
     struct stat st;
@@ -194,40 +262,9 @@ static void process(struct pool *P, TSParser *parser, const struct lang **cur_la
         r->reason = xasprintf("too large (%lld bytes > %lld)", r->size, P->max);
         return;
     }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *raw = xmalloc(cap);
-    for (;;) {
-        if (n + 1 >= cap) {
-            cap *= 2;
-            raw = xrealloc(raw, cap);
-        }
-        ssize_t got = read(fd, raw + n, cap - n - 1);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) {
-            r->kind = RES_SKIP;
-            r->reason = xasprintf("unreadable (%s)", strerror(errno));
-            free(raw);
-            close(fd);
-            return;
-        }
-        if (got == 0) break;
-        n += (size_t)got;
-        if (P->max > 0 && (long long)n > P->max) break;
-    }
-    close(fd);
-    r->size = (long long)n;
-    if (P->max > 0 && (long long)n > P->max) {
-        r->kind = RES_SKIP;
-        r->reason = xasprintf("too large (%lld bytes > %lld)", (long long)n, P->max);
-        free(raw);
-        return;
-    }
-    if (scan_is_binary(raw, n)) {
-        r->kind = RES_SKIP;
-        r->reason = xstrdup("binary (NUL byte in the first 8 KiB)");
-        free(raw);
-        return;
-    }
+    size_t n = 0;
+    char *raw = read_opened(fd, P->max, r, &n);
+    if (!raw) return;
     hash64_hex(hash64(raw, n), r->hash);
     if (j->old_id && strcmp(r->hash, j->old_hash) == 0) {
         r->kind = RES_SAME;
@@ -333,8 +370,8 @@ enum {
 };
 
 static const char *const SQL[S_COUNT] = {
-    [S_DEL_FTS] = "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)",
-    [S_DEL_CHUNKS] = "DELETE FROM chunks WHERE file_id = ?1",
+    [S_DEL_FTS] = "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunk_spans WHERE file_id = ?1)",
+    [S_DEL_CHUNKS] = "DELETE FROM chunk_spans WHERE file_id = ?1",
     [S_DEL_SYMS] = "DELETE FROM symbols WHERE file_id = ?1",
     [S_DEL_IMPORTS] = "DELETE FROM imports WHERE file_id = ?1",
     [S_DEL_EDGES] = "DELETE FROM edges WHERE src_file = ?1",
@@ -351,8 +388,8 @@ static const char *const SQL[S_COUNT] = {
     [S_INS_IMPORT] = "INSERT INTO imports(file_id, line, module, name, alias, level) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [S_INS_EDGE] = "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [S_INS_CHUNK] = "INSERT INTO chunks(file_id, symbol_id, kind, start_line, end_line, text, hash) "
-                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len) "
+                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [S_INS_FTS] = "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
     [S_INS_SKIP] = "INSERT OR REPLACE INTO skipped(path, reason, size) VALUES(?1, ?2, ?3)",
 };
@@ -430,13 +467,14 @@ static int add_edge(struct writer *w, const char *kind, long long file, long lon
     return step(w, S_INS_EDGE, err, errlen);
 }
 
-/* Writes a parsed file's rows. Calls and inherits edges go in unresolved;
- * index_resolve fills their destinations once every file is in. */
-static int write_parsed(struct writer *w, const struct job *j, struct result *r, char *err, size_t errlen)
+/* The file's row: inserted, or updated in place (keeping its id) when the
+ * file was indexed before, after its old rows are deleted. *fid receives its id. */
+static int write_file_row(struct writer *w, const struct job *j, const struct result *r, long long *fid,
+                          char *err, size_t errlen)
 {
-    long long fid = j->old_id;
-    if (fid && delete_file_rows(w, fid, 0, err, errlen)) return -1;
-    int s = fid ? S_UPD_FILE : S_INS_FILE;
+    long long id = j->old_id;
+    if (id && delete_file_rows(w, id, 0, err, errlen)) return -1;
+    int s = id ? S_UPD_FILE : S_INS_FILE;
     sqlite3_stmt *st = w->st[s];
     sqlite3_bind_text(st, 1, j->sf->path, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, j->sf->lang->name, -1, SQLITE_STATIC);
@@ -448,20 +486,25 @@ static int write_parsed(struct writer *w, const struct job *j, struct result *r,
     sqlite3_bind_int(st, 8, r->pr.parse_errors);
     sqlite3_bind_int(st, 9, r->decode_errors);
     sqlite3_bind_text(st, 10, r->text, (int)r->textlen, SQLITE_STATIC);
-    if (fid) sqlite3_bind_int64(st, 11, fid);
+    if (id) sqlite3_bind_int64(st, 11, id);
     sqlite3_bind_int64(st, 12, r->ctime_ns);
     sqlite3_bind_int64(st, 13, r->ino);
     if (step(w, s, err, errlen)) return -1;
-    if (!fid) fid = sqlite3_last_insert_rowid(w->db);
+    *fid = id ? id : sqlite3_last_insert_rowid(w->db);
+    return 0;
+}
 
-    const struct parse_result *pr = &r->pr;
+/* The symbols, in parse order (a parent before its members), each with the
+ * 'contains' edge from its parent; w->symids maps parse index -> row id. */
+static int write_symbols(struct writer *w, long long fid, const struct parse_result *pr, char *err, size_t errlen)
+{
     if (pr->nsyms > w->nsymids) {
         w->nsymids = pr->nsyms;
         w->symids = xrealloc(w->symids, w->nsymids * sizeof *w->symids);
     }
     for (size_t i = 0; i < pr->nsyms; i++) {
         const struct parse_symbol *y = &pr->syms[i];
-        st = w->st[S_INS_SYM];
+        sqlite3_stmt *st = w->st[S_INS_SYM];
         sqlite3_bind_int64(st, 1, fid);
         bind_id(st, 2, y->parent >= 0 && (size_t)y->parent < i ? w->symids[y->parent] : 0);
         sqlite3_bind_text(st, 3, kind_name(y->kind), -1, SQLITE_STATIC);
@@ -482,13 +525,19 @@ static int write_parsed(struct writer *w, const struct job *j, struct result *r,
                      w->symids[i], fid, err, errlen))
             return -1;
     }
-    /* one inherits edge per base expression */
+    return 0;
+}
+
+/* One unresolved 'inherits' edge per base expression of each class. */
+static int write_inherits(struct writer *w, long long fid, const struct parse_result *pr, char *err, size_t errlen)
+{
     for (size_t i = 0; i < pr->nsyms; i++) {
         const struct parse_symbol *y = &pr->syms[i];
         if (y->kind != PARSE_CLASS || !y->bases) continue;
         char *bases = xstrdup(y->bases);
         char *save = NULL;
-        for (char *b = strtok_r(bases, ",", &save); b; b = strtok_r(NULL, ",", &save)) {
+        int rc = 0;
+        for (char *b = strtok_r(bases, ",", &save); b && !rc; b = strtok_r(NULL, ",", &save)) {
             while (*b == ' ') b++;
             size_t n = strlen(b);
             while (n && b[n - 1] == ' ') b[--n] = 0;
@@ -497,25 +546,33 @@ static int write_parsed(struct writer *w, const struct job *j, struct result *r,
             char *target = xstrdup(b);
             char *br = strpbrk(target, "[(");
             if (br) *br = 0;
-            int rc = add_edge(w, "inherits", fid, w->symids[i], y->body_line, b, last_component(target), 0, 0,
-                              err, errlen);
+            rc = add_edge(w, "inherits", fid, w->symids[i], y->body_line, b, last_component(target), 0, 0, err,
+                          errlen);
             free(target);
-            if (rc) {
-                free(bases);
-                return -1;
-            }
         }
         free(bases);
+        if (rc) return -1;
     }
+    return 0;
+}
+
+/* One unresolved 'calls' edge per call site. */
+static int write_calls(struct writer *w, long long fid, const struct parse_result *pr, char *err, size_t errlen)
+{
     for (size_t i = 0; i < pr->ncalls; i++) {
         const struct parse_call *c = &pr->calls[i];
         long long src = c->caller >= 0 && (size_t)c->caller < pr->nsyms ? w->symids[c->caller] : 0;
         if (add_edge(w, "calls", fid, src, c->line, c->callee, last_component(c->callee), 0, 0, err, errlen))
             return -1;
     }
+    return 0;
+}
+
+static int write_imports(struct writer *w, long long fid, const struct parse_result *pr, char *err, size_t errlen)
+{
     for (size_t i = 0; i < pr->nimports; i++) {
         const struct parse_import *im = &pr->imports[i];
-        st = w->st[S_INS_IMPORT];
+        sqlite3_stmt *st = w->st[S_INS_IMPORT];
         sqlite3_bind_int64(st, 1, fid);
         sqlite3_bind_int(st, 2, im->line);
         sqlite3_bind_text(st, 3, im->module ? im->module : "", -1, SQLITE_STATIC);
@@ -524,15 +581,27 @@ static int write_parsed(struct writer *w, const struct job *j, struct result *r,
         sqlite3_bind_int(st, 6, im->level);
         if (step(w, S_INS_IMPORT, err, errlen)) return -1;
     }
-    for (size_t i = 0; i < r->chunks.n; i++) {
-        const struct chunk *c = &r->chunks.v[i];
-        st = w->st[S_INS_CHUNK];
+    return 0;
+}
+
+/* Each chunk and its full-text row (rowid = chunks.id). */
+static int write_chunks(struct writer *w, long long fid, const struct chunk_list *chunks, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < chunks->n; i++) {
+        const struct chunk *c = &chunks->v[i];
+        sqlite3_stmt *st = w->st[S_INS_CHUNK];
         sqlite3_bind_int64(st, 1, fid);
         bind_id(st, 2, c->sym >= 0 ? w->symids[c->sym] : 0);
         sqlite3_bind_text(st, 3, c->kind, -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 4, c->start_line);
         sqlite3_bind_int(st, 5, c->end_line);
-        sqlite3_bind_text(st, 6, c->text, -1, SQLITE_STATIC);
+        if (c->span) {   /* the text is the file's: only where it lies is written */
+            if (c->headlen) sqlite3_bind_text(st, 8, c->text, (int)c->headlen, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 9, (long long)c->off);
+            sqlite3_bind_int64(st, 10, (long long)c->len);
+        } else {
+            sqlite3_bind_text(st, 6, c->text, -1, SQLITE_STATIC);
+        }
         sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
         if (step(w, S_INS_CHUNK, err, errlen)) return -1;
         long long cid = sqlite3_last_insert_rowid(w->db);
@@ -544,6 +613,18 @@ static int write_parsed(struct writer *w, const struct job *j, struct result *r,
         sqlite3_bind_text(st, 5, c->fts_path, -1, SQLITE_STATIC);
         if (step(w, S_INS_FTS, err, errlen)) return -1;
     }
+    return 0;
+}
+
+/* Writes a parsed file's rows. Calls and inherits edges go in unresolved;
+ * index_resolve fills their destinations once every file is in. */
+static int write_parsed(struct writer *w, const struct job *j, const struct result *r, char *err, size_t errlen)
+{
+    long long fid;
+    if (write_file_row(w, j, r, &fid, err, errlen) || write_symbols(w, fid, &r->pr, err, errlen) ||
+        write_inherits(w, fid, &r->pr, err, errlen) || write_calls(w, fid, &r->pr, err, errlen) ||
+        write_imports(w, fid, &r->pr, err, errlen) || write_chunks(w, fid, &r->chunks, err, errlen))
+        return -1;
     return 0;
 }
 
@@ -789,7 +870,7 @@ static int drop_indexes(sqlite3 *db, struct buf *ddl, char *err, size_t errlen)
     sqlite3_stmt *st;
     struct buf drops = BUF_INIT;
     if (sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
-                               "AND tbl_name IN ('files', 'symbols', 'imports', 'edges', 'chunks')",
+                               "AND tbl_name IN ('files', 'symbols', 'imports', 'edges', 'chunk_spans')",
                            -1, &st, NULL) != SQLITE_OK)
         return store_exec(db, "SELECT no_such_table_for_indexes", err, errlen);
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -883,7 +964,609 @@ static long long effective_max(sqlite3 *db, const struct index_options *opt, str
     *changed = !rec || atoll(rec) != v;
     free(rec);
     S->max_file_size = v;
+    /* how the listing was made is recorded too: a change re-lists and rewrites */
+    char *ni = db ? store_meta_get(db, "no_ignore") : NULL;
+    S->no_ignore = opt->no_ignore != 0;
+    if (!ni || atoi(ni) != S->no_ignore) *changed = 1;
+    free(ni);
     return v;
+}
+
+/* ---- one update, step by step ------------------------------------------------------
+ * update_once runs the steps in order: open (the index in place, or a fresh
+ * side file), scan, merge the listing with the files table, then either keep
+ * an index that nothing changed, or write: begin, parse and write the changed
+ * files, finish (skipped files, resolve, indexes, meta, commit) and, for a
+ * fresh build, install the side file at the index path. */
+
+struct update {
+    /* given */
+    const char *index_path;
+    const struct index_options *opt;
+    struct index_stats *S;
+    char *err;
+    size_t errlen;
+    int *index_fault;             /* see update_once */
+    int force_fresh;
+    /* state */
+    int64_t t0, t_scan, t_write, t_resolve, t_ddl, t_summary;
+    char *root;                   /* the repository's real path */
+    sqlite3 *db;
+    int fresh;                    /* built into the side file, renamed into place when complete */
+    char *tmp_path;               /* side file of a fresh index, removed unless renamed into place */
+    int tmp_fd;                   /* holds the side file's lock */
+    struct buf index_ddl;         /* CREATE INDEX statements dropped for a fresh build */
+    int rootfd;                   /* the repository, opened before the scan */
+    long long max;                /* the file size limit this update uses */
+    int opts_changed;             /* the recorded indexing options are to be written */
+    struct scan_result sr;
+    struct scan_dirs dirs;
+    int dirs_reset;               /* the dirs table is rewritten whole */
+    size_t dirs_changes;
+    int prov_moved;               /* the recorded provenance is not this one */
+    struct old_file *old;         /* the files table, by path */
+    size_t nold;
+    long ngone;                   /* of those, files no longer listed */
+    struct job *jobs;             /* listed files to read again, by path */
+    size_t njobs;
+    struct writer w;
+    int in_txn;
+    long written, touched;        /* parsed files written; files read again and found the same */
+    long kill_after;              /* test hook (DRQA_TEST_KILL_AFTER), -1 when unset */
+    int nthreads;
+    int64_t waited_us;            /* writer idle: tells whether parsing or writing bounds the update */
+};
+
+static int update_fail(struct update *U, const char *what, const char *path)
+{
+    snprintf(U->err, U->errlen, "%s '%s': %s", what, path, sqlite3_errmsg(U->db));
+    return -1;
+}
+
+/* The repository's real path, which must be a directory, and the index's directory. */
+static int open_root(struct update *U, const char *repo_root)
+{
+    U->root = realpath(repo_root, NULL);
+    if (!U->root) {
+        snprintf(U->err, U->errlen, "cannot read the repository '%s': %s", repo_root, strerror(errno));
+        return -1;
+    }
+    struct stat rst;
+    if (stat(U->root, &rst) != 0 || !S_ISDIR(rst.st_mode)) {
+        snprintf(U->err, U->errlen, "the repository '%s' is not a directory; give the repository's top directory",
+                 repo_root);
+        return -1;
+    }
+    return store_mkdir_for(U->index_path, U->err, U->errlen);
+}
+
+/* Opens the index in place. An index that holds no files, or that store_open
+ * recreated for another schema, is built afresh instead (U->fresh). */
+static int open_existing(struct update *U)
+{
+    *U->index_fault = 1;
+    if (store_open(U->index_path, 0, &U->db, &U->S->rebuilt, U->err, U->errlen)) return -1;
+    int has = has_rows(U->db, "files");
+    if (has < 0) return update_fail(U, "cannot read the index", U->index_path);
+    if (U->S->rebuilt || !has) {
+        U->fresh = 1;
+        sqlite3_close(U->db);
+        U->db = NULL;
+    }
+    *U->index_fault = 0;
+    return 0;
+}
+
+/* A first index (or one rebuilt for another schema) is written into a side
+ * file without a journal and renamed into place when complete: there is no
+ * previous index for a journal to protect, and skipping the WAL halves what
+ * is written. One builder at a time: the side file is locked while it is
+ * written. A second process waits, then finds the index in place and updates
+ * it normally (returns 1: look again). A side file left by a killed run is
+ * simply reused. Returns 0 with the side file open, 1, or -1. */
+static int open_fresh(struct update *U, int retried)
+{
+    U->S->rebuilt = 1;
+    U->tmp_path = xasprintf("%s.tmp", U->index_path);
+    U->tmp_fd = lock_side_file(U->tmp_path);
+    if (U->tmp_fd < 0) {
+        snprintf(U->err, U->errlen, "cannot create the index '%s': %s (pass --index PATH to put the index elsewhere)",
+                 U->tmp_path, errno == EINVAL ? "it is not a regular file" : strerror(errno));
+        free(U->tmp_path);
+        U->tmp_path = NULL;
+        return -1;
+    }
+    struct stat ist;
+    int now_version = -1;
+    if (!retried && stat(U->index_path, &ist) == 0 && ist.st_size > 0 &&
+        (!U->force_fresh || (store_classify(U->index_path, &now_version, NULL, 0) == STORE_OURS &&
+                             now_version == STORE_SCHEMA_VERSION))) {
+        /* built by the process this one waited for */
+        unlink(U->tmp_path);
+        close(U->tmp_fd);
+        U->tmp_fd = -1;
+        free(U->tmp_path);
+        U->tmp_path = NULL;
+        U->force_fresh = 0;
+        return 1;
+    }
+    if (ftruncate(U->tmp_fd, 0) != 0) {
+        snprintf(U->err, U->errlen, "cannot reset the index '%s': %s", U->tmp_path, strerror(errno));
+        return -1;
+    }
+    remove_db_side_files(U->tmp_path);
+    if (store_open(U->tmp_path, 0, &U->db, NULL, U->err, U->errlen)) return -1;
+    if (store_exec(U->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", U->err, U->errlen)) return -1;
+    /* Secondary indexes are cheaper built once, sorted, than grown row by
+     * row; nothing before the end of the update reads through them. FTS5
+     * gets a larger in-memory term table so it writes fewer segments to merge. */
+    if (drop_indexes(U->db, &U->index_ddl, U->err, U->errlen) ||
+        store_exec(U->db, "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('hashsize', 8388608)", U->err, U->errlen))
+        return -1;
+    return 0;
+}
+
+/* The index to write: in place, or a fresh side file; then what it recorded. */
+static int open_index(struct update *U)
+{
+    for (int retried = 0;; retried = 1) {   /* look once more, then build regardless */
+        struct stat ist;
+        U->fresh = U->force_fresh || stat(U->index_path, &ist) != 0 || ist.st_size == 0;
+        if (!U->fresh && open_existing(U)) return -1;
+        if (U->fresh) {
+            int r = open_fresh(U, retried);
+            if (r < 0) return -1;
+            if (r > 0) continue;
+        }
+        break;
+    }
+    /* a larger page cache keeps the b-trees being filled in memory */
+    sqlite3_exec(U->db, "PRAGMA cache_size=-16384", NULL, NULL, NULL);
+    U->max = effective_max(U->fresh ? NULL : U->db, U->opt, U->S, &U->opts_changed);
+    if (!U->fresh) U->dirs_reset = load_dirs(U->db, &U->dirs);
+    return 0;
+}
+
+/* The rules that left paths out, as index_stats.ignored lists them. */
+static void record_ignored(struct index_stats *S, const struct scan_result *sr)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < sr->nrules; i++) {
+        int k = snprintf(S->ignored + o, sizeof S->ignored - o, "%ld\t%s\n", sr->rules[i].paths, sr->rules[i].rule);
+        if (k < 0 || (size_t)k >= sizeof S->ignored - o) {
+            S->ignored[o] = 0;
+            S->ignored_more = (long)(sr->nrules - i);
+            break;
+        }
+        o += (size_t)k;
+    }
+}
+
+/* Lists the repository's files, and its provenance. */
+static int scan_tree(struct update *U)
+{
+    struct index_stats *S = U->S;
+    /* opened before the scan: the files read are those beneath the directory scanned */
+    U->rootfd = open(U->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (U->rootfd < 0) {
+        snprintf(U->err, U->errlen, "cannot read the repository directory '%s': %s", U->root, strerror(errno));
+        return -1;
+    }
+    struct scan_options so = {.max_file_size = U->max, .no_ignore = U->opt->no_ignore};
+    if (scan_repo(U->root, &so, &U->dirs, &U->sr, U->err, U->errlen)) return -1;
+    S->dirs_listed = U->dirs.listed;
+    S->used_git = U->sr.used_git;
+    scan_git_provenance(U->root, S->commit, &S->dirty);
+    U->prov_moved = 1;
+    if (!U->fresh) {
+        char pc[41];
+        int pd, had = index_provenance(U->db, pc, &pd);
+        U->prov_moved = had != (S->commit[0] != 0) || strcmp(pc, S->commit) != 0 || pd != S->dirty;
+    }
+    record_ignored(S, &U->sr);
+    S->dirs_cached = U->dirs.cached;
+    U->dirs_changes = scan_dirs_changes(&U->dirs) + (size_t)U->dirs_reset;
+    U->t_scan = now_ms();
+    return 0;
+}
+
+/* Merges the sorted listing with the sorted files table: the files to read
+ * again become jobs, the rest count as unchanged; files no longer listed are
+ * left unseen in U->old. */
+static int merge_listing(struct update *U)
+{
+    struct index_stats *S = U->S;
+    if (load_files(U->db, &U->old, &U->nold)) {
+        *U->index_fault = 1;
+        return update_fail(U, "cannot read the index", U->index_path);
+    }
+    const struct scan_result *sr = &U->sr;
+    struct old_file *old = U->old;
+    U->jobs = xcalloc(sr->nfiles ? sr->nfiles : 1, sizeof *U->jobs);
+    for (size_t i = 0, k = 0; i < sr->nfiles; i++) {
+        const struct scan_file *f = &sr->files[i];
+        struct job *j = &U->jobs[U->njobs];
+        int c = 1;
+        while (k < U->nold && (c = strcmp(old[k].path, f->path)) < 0) k++;
+        if (k < U->nold && c == 0) {
+            old[k].seen = 1;
+            /* as git's index does: an edit that restores the size and mtime
+             * still moves the ctime, and a file saved by rename its inode */
+            int same = old[k].size == f->size && old[k].mtime_ns == f->mtime_ns && old[k].ctime_ns == f->ctime_ns &&
+                       old[k].ino == f->ino;
+            if (same && !U->opt->verify) {
+                S->unchanged++;
+                continue;
+            }
+            j->stat_same = same;
+            S->verified += U->opt->verify;
+            j->old_id = old[k].id;
+            memcpy(j->old_hash, old[k].hash, sizeof old[k].hash);
+        }
+        j->sf = f;
+        U->njobs++;
+    }
+    for (size_t k = 0; k < U->nold; k++) U->ngone += !old[k].seen;
+    return 0;
+}
+
+/* Nothing to read, delete or record again: the committed index and its
+ * summary stand. Returns 1 when so (the update is done), else 0. */
+static int keep_if_unchanged(struct update *U)
+{
+    struct index_stats *S = U->S;
+    if (U->njobs || U->ngone || S->rebuilt || U->opts_changed || !skipped_same(U->db, &U->sr)) return 0;
+    char *v = store_meta_get(U->db, "summary");
+    int ok = summary_parse(v, S) == 0;
+    free(v);
+    if (!ok) return 0;
+    /* Only directory listings to keep (a directory read again, say for a
+     * non-source file added to it): a small transaction. Should it fail, the
+     * listings are read again next time. */
+    char e2[512];
+    if ((U->dirs_changes || U->prov_moved) &&
+        (store_exec(U->db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
+         (U->dirs_changes && write_dirs(U->db, &U->dirs, U->dirs_reset, e2, sizeof e2)) ||
+         (U->prov_moved && write_provenance(U->db, S)) || store_exec(U->db, "COMMIT", e2, sizeof e2))) {
+        sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
+        log_msg("index %s: cannot keep directory listings: %s", U->root, e2);
+    }
+    log_msg("index %s: nothing changed; open+scan %lld ms, compare %lld ms; dirs listed %ld, from cache %ld, "
+            "%zu dirs rows written", U->root, (long long)(U->t_scan - U->t0), (long long)(now_ms() - U->t_scan),
+            U->dirs.listed, U->dirs.cached, U->dirs_changes);
+    return 1;
+}
+
+/* Opens the update's transaction, prepares the writer's statements, writes
+ * the directory listings and deletes the rows of files no longer listed. */
+static int begin_write(struct update *U)
+{
+    *U->index_fault = !U->fresh;   /* from here on, a failure may come from a damaged index */
+    if (store_exec(U->db, "BEGIN IMMEDIATE", U->err, U->errlen)) {
+        char e2[512];
+        snprintf(e2, sizeof e2, "cannot update the index '%s': %s", U->index_path, U->err);
+        snprintf(U->err, U->errlen, "%s", e2);
+        return -1;
+    }
+    U->in_txn = 1;
+    U->w.db = U->db;
+    for (int s = 0; s < S_COUNT; s++)
+        if (sqlite3_prepare_v3(U->db, SQL[s], -1, SQLITE_PREPARE_PERSISTENT, &U->w.st[s], NULL) != SQLITE_OK)
+            return update_fail(U, "cannot prepare index statements in", U->index_path);
+    if (U->dirs_changes && write_dirs(U->db, &U->dirs, U->dirs_reset, U->err, U->errlen)) return -1;
+    for (size_t k = 0; k < U->nold; k++) {
+        if (U->old[k].seen) continue;
+        if (delete_file_rows(&U->w, U->old[k].id, 1, U->err, U->errlen)) return -1;
+        U->S->deleted++;
+    }
+    return 0;
+}
+
+/* Writes one finished job: its rows, the new stat of a file found the same,
+ * or the deletion of a file now skipped. */
+static int write_result(struct update *U, const struct job *j, const struct result *r)
+{
+    struct index_stats *S = U->S;
+    struct writer *w = &U->w;
+    if (r->kind == RES_SKIP) {
+        scan_add_skip(&U->sr, j->sf->path, r->reason, r->size ? r->size : -1);
+        if (!j->old_id) return 0;
+        S->deleted++;
+        return delete_file_rows(w, j->old_id, 1, U->err, U->errlen);
+    }
+    if (r->kind == RES_SAME) {
+        sqlite3_bind_int64(w->st[S_TOUCH_FILE], 1, r->size);
+        sqlite3_bind_int64(w->st[S_TOUCH_FILE], 2, r->mtime_ns);
+        sqlite3_bind_int64(w->st[S_TOUCH_FILE], 3, j->old_id);
+        sqlite3_bind_int64(w->st[S_TOUCH_FILE], 4, r->ctime_ns);
+        sqlite3_bind_int64(w->st[S_TOUCH_FILE], 5, r->ino);
+        S->unchanged++;
+        U->touched++;
+        return step(w, S_TOUCH_FILE, U->err, U->errlen);
+    }
+    int wr = write_parsed(w, j, r, U->err, U->errlen);
+    S->differed += j->stat_same;
+    if (j->old_id) S->updated++;
+    else S->added++;
+    S->parsed++;
+    test_kill_check(++U->written, U->kill_after);
+    return wr;
+}
+
+/* Starts the parser threads on U's jobs. Returns 0, or -1 when none started. */
+static int pool_start(struct pool *P, pthread_t **threads, struct update *U)
+{
+    int n = U->opt->threads > 0 ? U->opt->threads : ncores();
+    if ((size_t)n > U->njobs) n = (int)U->njobs;
+    P->rootfd = U->rootfd;
+    P->test_swap = test_swap_spec();
+    P->max = U->max;
+    P->jobs = U->jobs;
+    P->njobs = U->njobs;
+    P->qcap = (size_t)n;
+    P->q = xcalloc(P->qcap, sizeof *P->q);
+    pthread_mutex_init(&P->mu, NULL);
+    pthread_cond_init(&P->not_full, NULL);
+    pthread_cond_init(&P->not_empty, NULL);
+    pthread_cond_init(&P->budget, NULL);
+    *threads = xcalloc((size_t)n, sizeof **threads);
+    for (int t = 0; t < n; t++)
+        if (pthread_create(&(*threads)[t], NULL, worker, P) != 0) {
+            n = t;
+            break;
+        }
+    U->nthreads = n;
+    if (n == 0) {
+        snprintf(U->err, U->errlen, "cannot start parser threads: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Tells the parser threads to finish quickly (the writer gave up). */
+static void pool_stop(struct pool *P)
+{
+    pthread_mutex_lock(&P->mu);
+    P->stop = 1;
+    pthread_cond_broadcast(&P->not_full);
+    pthread_cond_broadcast(&P->budget);
+    pthread_mutex_unlock(&P->mu);
+}
+
+/* Joins the threads started and frees what the pool holds. */
+static void pool_end(struct pool *P, pthread_t *threads, int nthreads)
+{
+    if (threads) {
+        for (int t = 0; t < nthreads; t++) pthread_join(threads[t], NULL);
+        while (P->qlen) {
+            result_free(P->q[P->qhead]);
+            P->qhead = (P->qhead + 1) % P->qcap;
+            P->qlen--;
+        }
+        pthread_mutex_destroy(&P->mu);
+        pthread_cond_destroy(&P->not_full);
+        pthread_cond_destroy(&P->not_empty);
+        pthread_cond_destroy(&P->budget);
+        free(threads);
+    }
+    free(P->q);
+}
+
+/* Parses the jobs on the pool and writes their results here, in job (path)
+ * order, whatever order the threads finish in, so that row ids, and every tie
+ * broken by them, are the same from one build to the next. Results that
+ * finish early wait in `held`; they stay counted in the in-flight budget,
+ * which bounds how many can wait. */
+static int parse_and_write(struct update *U)
+{
+    if (!U->njobs) return 0;
+    struct pool P = {0};
+    pthread_t *threads = NULL;
+    struct result **held = NULL;   /* finished out of order, by job */
+    int rc = -1;
+    if (pool_start(&P, &threads, U)) goto out;
+    held = xcalloc(U->njobs, sizeof *held);
+    for (size_t done = 0; done < U->njobs; done++) {
+        if (cancelled(U->opt, U->err, U->errlen)) {
+            pool_stop(&P);
+            goto out;
+        }
+        int64_t tw = now_us();
+        while (!held[done]) {
+            struct result *q = pool_pop(&P);
+            held[q->job] = q;
+        }
+        U->waited_us += now_us() - tw;
+        struct result *r = held[done];
+        held[done] = NULL;
+        const struct job *j = &U->jobs[r->job];
+        int wr = write_result(U, j, r);
+        result_free(r);
+        if (j->sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
+        pthread_mutex_lock(&P.mu);
+        P.inflight -= held_share((size_t)j->sf->size);
+        pthread_cond_broadcast(&P.budget);
+        if (wr) {
+            P.stop = 1;
+            pthread_cond_broadcast(&P.not_full);
+        }
+        pthread_mutex_unlock(&P.mu);
+        if (wr) goto out;
+        if (U->opt->progress) U->opt->progress(U->opt->progress_ctx, done + 1, U->njobs);
+    }
+    rc = 0;
+out:
+    pool_end(&P, threads, U->nthreads);
+    if (held)
+        for (size_t k = 0; k < U->njobs; k++) result_free(held[k]);
+    free(held);
+    return rc;
+}
+
+/* Files read again only to be skipped again (binary, unreadable) change
+ * nothing: the committed index and its summary are kept, with the directory
+ * listings written and a new provenance. Returns 1 when so (the update is
+ * done), 0 to go on, -1 on failure. */
+static int keep_if_only_skips(struct update *U)
+{
+    struct index_stats *S = U->S;
+    if (S->parsed || S->deleted || U->touched || S->rebuilt || U->opts_changed || !skipped_same(U->db, &U->sr))
+        return 0;
+    char *v = store_meta_get(U->db, "summary");
+    int ok = summary_parse(v, S) == 0;
+    free(v);
+    if (!ok) return 0;
+    if (U->prov_moved && write_provenance(U->db, S)) return update_fail(U, "cannot update the index", U->index_path);
+    if (store_exec(U->db, U->dirs_changes || U->prov_moved ? "COMMIT" : "ROLLBACK", U->err, U->errlen)) return -1;
+    U->in_txn = 0;
+    return 1;
+}
+
+/* The skipped table, rewritten whole: it is small. */
+static int write_skipped(struct update *U)
+{
+    if (store_exec(U->db, "DELETE FROM skipped", U->err, U->errlen)) return -1;
+    for (size_t i = 0; i < U->sr.nskips; i++) {
+        sqlite3_stmt *st = U->w.st[S_INS_SKIP];
+        sqlite3_bind_text(st, 1, U->sr.skips[i].path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, U->sr.skips[i].reason, -1, SQLITE_STATIC);
+        if (U->sr.skips[i].size >= 0) sqlite3_bind_int64(st, 3, U->sr.skips[i].size);
+        if (step(&U->w, S_INS_SKIP, U->err, U->errlen)) return -1;
+    }
+    return 0;
+}
+
+/* After the files: the skipped table, resolution across the repository, the
+ * secondary indexes of a fresh build, meta and the summary, then COMMIT. */
+static int finish_write(struct update *U)
+{
+    struct index_stats *S = U->S;
+    if (write_skipped(U) || cancelled(U->opt, U->err, U->errlen)) return -1;
+    U->t_write = now_ms();
+    int resolved = 0;
+    if (S->parsed || S->deleted || S->rebuilt) {
+        if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "resolve");
+        if (index_resolve(U->db, U->root, S, U->err, U->errlen)) return -1;
+        resolved = 1;
+    }
+    U->t_resolve = now_ms();
+    if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "write");
+    /* The secondary indexes of a fresh build come last: resolving sets the
+     * destination of most edges, and an UPDATE per edge would otherwise move
+     * an entry of edges_dst each time. Resolving reads rows by id only. */
+    if (U->index_ddl.len && store_exec(U->db, U->index_ddl.data, U->err, U->errlen)) return -1;
+    U->t_ddl = now_ms();
+    set_meta(U->db, U->root);
+    write_provenance(U->db, S);
+    char maxs[32];
+    snprintf(maxs, sizeof maxs, "%lld", U->max);
+    store_meta_set(U->db, "max_file_size", maxs);
+    store_meta_set(U->db, "no_ignore", S->no_ignore ? "1" : "0");
+    summary_compute(U->db, S, resolved);
+    char *sum = summary_format(S);
+    store_meta_set(U->db, "summary", sum);
+    free(sum);
+    U->t_summary = now_ms();
+    if (store_exec(U->db, "COMMIT", U->err, U->errlen)) return -1;
+    U->in_txn = 0;
+    return 0;
+}
+
+/* A fresh build, committed into the side file, takes the index path. */
+static int install_fresh(struct update *U)
+{
+    /* readers expect WAL; the mode is recorded in the file */
+    if (store_exec(U->db, "PRAGMA journal_mode=WAL", U->err, U->errlen)) return -1;
+    /* with statements still prepared, sqlite3_close would leave the connection open */
+    for (int s = 0; s < S_COUNT; s++) {
+        sqlite3_finalize(U->w.st[s]);
+        U->w.st[s] = NULL;
+    }
+    sqlite3_close(U->db);
+    U->db = NULL;
+    char *wal = xasprintf("%s-wal", U->index_path), *shm = xasprintf("%s-shm", U->index_path);
+    unlink(wal);
+    unlink(shm);
+    free(wal);
+    free(shm);
+    /* what is at the path now must still be ours (or nothing): a rename
+     * would replace a device, a FIFO or another program's file */
+    char e2[1024];
+    if (store_classify(U->index_path, NULL, e2, sizeof e2) == STORE_FOREIGN) {
+        snprintf(U->err, U->errlen, "%s", e2);
+        return INDEX_EUSAGE;
+    }
+    if (rename(U->tmp_path, U->index_path) != 0) {
+        snprintf(U->err, U->errlen, "cannot move the new index '%s' into place at '%s': %s", U->tmp_path,
+                 U->index_path, strerror(errno));
+        return -1;
+    }
+    free(U->tmp_path);
+    U->tmp_path = NULL;
+    return 0;
+}
+
+static void log_update(const struct update *U)
+{
+    struct rusage ru;
+    long long writer_cpu_ms = getrusage(RUSAGE_THREAD, &ru) == 0
+        ? (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000
+        : -1;
+    log_msg("index %s: %d parser threads, writer waited %lld ms, writer thread CPU %lld ms (scan, write, resolve)",
+            U->root, U->nthreads, (long long)(U->waited_us / 1000), writer_cpu_ms);
+    log_msg("index %s: scan %lld ms (dirs listed %ld, from cache %ld), parse+write %lld ms, resolve %lld ms, "
+            "create indexes %lld ms, summary %lld ms, commit %lld ms", U->root, (long long)(U->t_scan - U->t0),
+            U->dirs.listed, U->dirs.cached, (long long)(U->t_write - U->t_scan), (long long)(U->t_resolve - U->t_write),
+            (long long)(U->t_ddl - U->t_resolve), (long long)(U->t_summary - U->t_ddl),
+            (long long)(now_ms() - U->t_summary));
+}
+
+/* The steps of one update; returns 0, -1 or INDEX_EUSAGE. */
+static int update_run(struct update *U, const char *repo_root)
+{
+    int r;
+    const struct index_options *opt = U->opt;
+    if (opt->phase) opt->phase(opt->progress_ctx, "scan");
+    if (open_root(U, repo_root) || open_index(U) || scan_tree(U) || merge_listing(U)) return -1;
+    if (keep_if_unchanged(U)) return 0;
+    if (begin_write(U)) return -1;
+    /* phase: parse (progress: done of njobs, per file) */
+    if (opt->phase) opt->phase(opt->progress_ctx, "parse");
+    if (parse_and_write(U)) return -1;
+    if (U->sr.nskips) qsort(U->sr.skips, U->sr.nskips, sizeof *U->sr.skips, cmp_skip);   /* qsort(NULL, 0) is undefined */
+    if ((r = keep_if_only_skips(U)) != 0) return r < 0 ? -1 : 0;
+    /* phase: resolve, indexes, commit */
+    if (finish_write(U)) return -1;
+    if (U->fresh && (r = install_fresh(U)) != 0) return r;
+    log_update(U);
+    U->S->changed = 1;
+    return 0;
+}
+
+/* Frees what the update holds; an uncommitted transaction is rolled back and
+ * a side file not renamed into place is removed. */
+static void update_free(struct update *U)
+{
+    for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(U->w.st[s]);
+    free(U->w.symids);
+    if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
+    if (U->db) sqlite3_close(U->db);
+    buf_free(&U->index_ddl);
+    if (U->tmp_path) {
+        /* removed while still locked: a process waiting for the lock sees
+         * the path gone and opens it anew (lock_side_file) */
+        if (U->tmp_fd >= 0 && unlink(U->tmp_path) != 0) log_msg("cannot remove '%s': %s", U->tmp_path, strerror(errno));
+        remove_db_side_files(U->tmp_path);
+        free(U->tmp_path);
+    }
+    if (U->tmp_fd >= 0) close(U->tmp_fd);
+    if (U->rootfd >= 0) close(U->rootfd);
+    for (size_t k = 0; k < U->nold; k++) free(U->old[k].path);
+    free(U->old);
+    free(U->jobs);
+    scan_result_free(&U->sr);
+    scan_dirs_free(&U->dirs);
+    free(U->root);
 }
 
 /* One update (see index_update). force_fresh: the index at index_path is ours
@@ -893,448 +1576,15 @@ static long long effective_max(sqlite3 *db, const struct index_options *opt, str
 static int update_once(const char *repo_root, const char *index_path, const struct index_options *opt,
                        struct index_stats *S, int force_fresh, int *index_fault, char *err, size_t errlen)
 {
-    int64_t t0 = now_ms();
-    int rc = -1;
-    if (opt->phase) opt->phase(opt->progress_ctx, "scan");
-    sqlite3 *db = NULL;
-    struct scan_result sr = {0};
-    struct scan_dirs dirs = {0};
-    int dirs_reset = 1;           /* the dirs table is rewritten whole */
-    struct old_file *old = NULL;
-    size_t nold = 0;
-    struct job *jobs = NULL;
-    size_t njobs = 0;
-    struct result **held = NULL;  /* finished out of order, by job */
-    struct writer w = {0};
-    struct pool P = {0};
-    pthread_t *threads = NULL;
-    int nthreads = 0, in_txn = 0;
-    char *tmp_path = NULL;        /* side file of a fresh index, removed unless renamed into place */
-    int tmp_fd = -1;              /* holds the side file's lock */
-    int rootfd = -1;
-    int opts_changed = 1;         /* the recorded indexing options are to be written */
-    struct buf index_ddl = BUF_INIT;  /* CREATE INDEX statements dropped for a fresh build */
+    struct update U = {.index_path = index_path, .opt = opt, .S = S, .err = err, .errlen = errlen,
+                       .index_fault = index_fault, .force_fresh = force_fresh, .t0 = now_ms(), .tmp_fd = -1,
+                       .index_ddl = BUF_INIT, .rootfd = -1, .opts_changed = 1, .dirs_reset = 1,
+                       .kill_after = test_kill_after()};
     *index_fault = 0;
-    char *root = realpath(repo_root, NULL);
-    if (!root) {
-        snprintf(err, errlen, "cannot read the repository '%s': %s", repo_root, strerror(errno));
-        return -1;
-    }
-    struct stat rst;
-    if (stat(root, &rst) != 0 || !S_ISDIR(rst.st_mode)) {
-        snprintf(err, errlen, "the repository '%s' is not a directory; give the repository's top directory",
-                 repo_root);
-        goto out;
-    }
-    if (store_mkdir_for(index_path, err, errlen)) goto out;
-    /* A first index (or one rebuilt for another schema) is written into a
-     * side file without a journal and renamed into place when complete: there
-     * is no previous index for a journal to protect, and skipping the WAL
-     * halves what is written. */
-    struct stat ist;
-    int fresh, retried = 0;
-reopen:
-    fresh = force_fresh || stat(index_path, &ist) != 0 || ist.st_size == 0;
-    if (!fresh) {
-        *index_fault = 1;
-        if (store_open(index_path, 0, &db, &S->rebuilt, err, errlen)) goto out;
-        int has = has_rows(db, "files");
-        if (has < 0) {
-            snprintf(err, errlen, "cannot read the index '%s': %s", index_path, sqlite3_errmsg(db));
-            goto out;
-        }
-        if (S->rebuilt || !has) {
-            fresh = 1;
-            sqlite3_close(db);
-            db = NULL;
-        }
-        *index_fault = 0;
-    }
-    if (fresh) {
-        S->rebuilt = 1;
-        tmp_path = xasprintf("%s.tmp", index_path);
-        /* One builder at a time: the side file is locked while it is written.
-         * A second process waits, then finds the index in place and updates
-         * it normally. A side file left by a killed run is simply reused. */
-        tmp_fd = lock_side_file(tmp_path);
-        if (tmp_fd < 0) {
-            snprintf(err, errlen, "cannot create the index '%s': %s (pass --index PATH to put the index elsewhere)",
-                     tmp_path, errno == EINVAL ? "it is not a regular file" : strerror(errno));
-            free(tmp_path);
-            tmp_path = NULL;
-            goto out;
-        }
-        int now_version = -1;
-        if (!retried && stat(index_path, &ist) == 0 && ist.st_size > 0 &&
-            (!force_fresh || (store_classify(index_path, &now_version, NULL, 0) == STORE_OURS &&
-                              now_version == STORE_SCHEMA_VERSION))) {
-            /* built by the process this one waited for */
-            unlink(tmp_path);
-            close(tmp_fd);
-            tmp_fd = -1;
-            free(tmp_path);
-            tmp_path = NULL;
-            retried = 1;   /* look once more, then build regardless */
-            force_fresh = 0;
-            goto reopen;
-        }
-        if (ftruncate(tmp_fd, 0) != 0) {
-            snprintf(err, errlen, "cannot reset the index '%s': %s", tmp_path, strerror(errno));
-            goto out;
-        }
-        remove_db_side_files(tmp_path);
-        if (store_open(tmp_path, 0, &db, NULL, err, errlen)) goto out;
-        if (store_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", err, errlen)) goto out;
-        /* Secondary indexes are cheaper built once, sorted, than grown row by
-         * row; nothing before the end of the update reads through them. FTS5
-         * gets a larger in-memory term table so it writes fewer segments to merge. */
-        if (drop_indexes(db, &index_ddl, err, errlen) ||
-            store_exec(db, "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('hashsize', 8388608)", err, errlen))
-            goto out;
-    }
-    /* a larger page cache keeps the b-trees being filled in memory */
-    sqlite3_exec(db, "PRAGMA cache_size=-16384", NULL, NULL, NULL);
-    long long max = effective_max(fresh ? NULL : db, opt, S, &opts_changed);
-    if (!fresh) dirs_reset = load_dirs(db, &dirs);
-    /* opened before the scan: the files read are those beneath the directory scanned */
-    rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (rootfd < 0) {
-        snprintf(err, errlen, "cannot read the repository directory '%s': %s", root, strerror(errno));
-        goto out;
-    }
-    struct scan_options so = {.max_file_size = max, .no_ignore = opt->no_ignore};
-    if (scan_repo(root, &so, &dirs, &sr, err, errlen)) goto out;
-    S->dirs_listed = dirs.listed;
-    S->used_git = sr.used_git;
-    scan_git_provenance(root, S->commit, &S->dirty);
-    int prov_moved = 1;   /* the recorded provenance is not this one */
-    if (!fresh) {
-        char pc[41];
-        int pd, had = index_provenance(db, pc, &pd);
-        prov_moved = had != (S->commit[0] != 0) || strcmp(pc, S->commit) != 0 || pd != S->dirty;
-    }
-    {
-        size_t o = 0;
-        for (size_t i = 0; i < sr.nrules; i++) {
-            int k = snprintf(S->ignored + o, sizeof S->ignored - o, "%ld\t%s\n", sr.rules[i].paths, sr.rules[i].rule);
-            if (k < 0 || (size_t)k >= sizeof S->ignored - o) {
-                S->ignored[o] = 0;
-                S->ignored_more = (long)(sr.nrules - i);
-                break;
-            }
-            o += (size_t)k;
-        }
-    }
-    S->dirs_cached = dirs.cached;
-    size_t dirs_changes = scan_dirs_changes(&dirs) + (size_t)dirs_reset;
-    int64_t t_scan = now_ms();
-    if (load_files(db, &old, &nold)) {
-        *index_fault = 1;
-        snprintf(err, errlen, "cannot read the index '%s': %s", index_path, sqlite3_errmsg(db));
-        goto out;
-    }
-
-    /* merge the sorted listing with the sorted files table */
-    jobs = xcalloc(sr.nfiles ? sr.nfiles : 1, sizeof *jobs);
-    for (size_t i = 0, k = 0; i < sr.nfiles; i++) {
-        const struct scan_file *f = &sr.files[i];
-        int c = 1;
-        while (k < nold && (c = strcmp(old[k].path, f->path)) < 0) k++;
-        if (k < nold && c == 0) {
-            old[k].seen = 1;
-            /* as git's index does: an edit that restores the size and mtime
-             * still moves the ctime, and a file saved by rename its inode */
-            int same = old[k].size == f->size && old[k].mtime_ns == f->mtime_ns && old[k].ctime_ns == f->ctime_ns &&
-                       old[k].ino == f->ino;
-            if (same && !opt->verify) {
-                S->unchanged++;
-                continue;
-            }
-            jobs[njobs].stat_same = same;
-            S->verified += opt->verify;
-            jobs[njobs].old_id = old[k].id;
-            memcpy(jobs[njobs].old_hash, old[k].hash, sizeof old[k].hash);
-        }
-        jobs[njobs++].sf = f;
-    }
-    long ngone = 0;
-    for (size_t k = 0; k < nold; k++) ngone += !old[k].seen;
-
-    if (njobs == 0 && ngone == 0 && !S->rebuilt && !opts_changed && skipped_same(db, &sr)) {
-        char *v = store_meta_get(db, "summary");
-        int ok = summary_parse(v, S) == 0;
-        free(v);
-        if (ok) {
-            /* Only directory listings to keep (a directory read again, say
-             * for a non-source file added to it): a small transaction. Should
-             * it fail, the listings are read again next time. */
-            char e2[512];
-            if ((dirs_changes || prov_moved) &&
-                (store_exec(db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
-                 (dirs_changes && write_dirs(db, &dirs, dirs_reset, e2, sizeof e2)) ||
-                 (prov_moved && write_provenance(db, S)) || store_exec(db, "COMMIT", e2, sizeof e2))) {
-                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-                log_msg("index %s: cannot keep directory listings: %s", root, e2);
-            }
-            log_msg("index %s: nothing changed; open+scan %lld ms, compare %lld ms; dirs listed %ld, from cache %ld, "
-                    "%zu dirs rows written", root, (long long)(t_scan - t0), (long long)(now_ms() - t_scan),
-                    dirs.listed, dirs.cached, dirs_changes);
-            rc = 0;
-            goto out;
-        }
-    }
-
-    *index_fault = !fresh;   /* from here on, a failure may come from a damaged index */
-    if (store_exec(db, "BEGIN IMMEDIATE", err, errlen)) {
-        char e2[512];
-        snprintf(e2, sizeof e2, "cannot update the index '%s': %s", index_path, err);
-        snprintf(err, errlen, "%s", e2);
-        goto out;
-    }
-    in_txn = 1;
-    w.db = db;
-    for (int s = 0; s < S_COUNT; s++)
-        if (sqlite3_prepare_v3(db, SQL[s], -1, SQLITE_PREPARE_PERSISTENT, &w.st[s], NULL) != SQLITE_OK) {
-            snprintf(err, errlen, "cannot prepare index statements in '%s': %s", index_path, sqlite3_errmsg(db));
-            goto out;
-        }
-    if (dirs_changes && write_dirs(db, &dirs, dirs_reset, err, errlen)) goto out;
-    for (size_t k = 0; k < nold; k++) {
-        if (old[k].seen) continue;
-        if (delete_file_rows(&w, old[k].id, 1, err, errlen)) goto out;
-        S->deleted++;
-    }
-
-    /* parse on the pool, write here */
-    if (opt->phase) opt->phase(opt->progress_ctx, "parse");
-    const char *killenv = getenv("DRQA_TEST_KILL_AFTER");
-    long kill_after = killenv && *killenv ? atol(killenv) : -1;
-    long written = 0, touched = 0;
-    int64_t waited_us = 0;        /* writer idle: tells whether parsing or writing bounds the update */
-    if (njobs) {
-        nthreads = opt->threads > 0 ? opt->threads : ncores();
-        if ((size_t)nthreads > njobs) nthreads = (int)njobs;
-        P.rootfd = rootfd;
-        P.test_swap = getenv("DRQA_TEST_SWAP");
-        P.max = max;
-        P.jobs = jobs;
-        P.njobs = njobs;
-        P.qcap = (size_t)nthreads;
-        P.q = xcalloc(P.qcap, sizeof *P.q);
-        pthread_mutex_init(&P.mu, NULL);
-        pthread_cond_init(&P.not_full, NULL);
-        pthread_cond_init(&P.not_empty, NULL);
-        pthread_cond_init(&P.budget, NULL);
-        threads = xcalloc((size_t)nthreads, sizeof *threads);
-        for (int t = 0; t < nthreads; t++)
-            if (pthread_create(&threads[t], NULL, worker, &P) != 0) {
-                nthreads = t;
-                break;
-            }
-        if (nthreads == 0) {
-            snprintf(err, errlen, "cannot start parser threads: %s", strerror(errno));
-            goto out;
-        }
-        /* Results are written in job (path) order, whatever order the
-         * threads finish in, so that row ids, and every tie broken by them,
-         * are the same from one build to the next. Results that finish early
-         * wait in `held`; they stay counted in the in-flight budget, which
-         * bounds how many can wait. */
-        held = xcalloc(njobs, sizeof *held);
-        for (size_t done = 0; done < njobs; done++) {
-            if (cancelled(opt, err, errlen)) {
-                pthread_mutex_lock(&P.mu);
-                P.stop = 1;
-                pthread_cond_broadcast(&P.not_full);
-                pthread_cond_broadcast(&P.budget);
-                pthread_mutex_unlock(&P.mu);
-                goto out;
-            }
-            int64_t tw = now_us();
-            while (!held[done]) {
-                struct result *q = pool_pop(&P);
-                held[q->job] = q;
-            }
-            waited_us += now_us() - tw;
-            struct result *r = held[done];
-            held[done] = NULL;
-            struct job *j = &jobs[r->job];
-            int wr = 0;
-            if (r->kind == RES_SKIP) {
-                scan_add_skip(&sr, j->sf->path, r->reason, r->size ? r->size : -1);
-                if (j->old_id) {
-                    wr = delete_file_rows(&w, j->old_id, 1, err, errlen);
-                    S->deleted++;
-                }
-            } else if (r->kind == RES_SAME) {
-                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 1, r->size);
-                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 2, r->mtime_ns);
-                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 3, j->old_id);
-                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 4, r->ctime_ns);
-                sqlite3_bind_int64(w.st[S_TOUCH_FILE], 5, r->ino);
-                wr = step(&w, S_TOUCH_FILE, err, errlen);
-                S->unchanged++;
-                touched++;
-            } else {
-                wr = write_parsed(&w, j, r, err, errlen);
-                S->differed += j->stat_same;
-                if (j->old_id) S->updated++;
-                else S->added++;
-                S->parsed++;
-                if (++written == kill_after) raise(SIGKILL);
-            }
-            result_free(r);
-            if (j->sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
-            pthread_mutex_lock(&P.mu);
-            P.inflight -= held_share((size_t)j->sf->size);
-            pthread_cond_broadcast(&P.budget);
-            if (wr) {
-                P.stop = 1;
-                pthread_cond_broadcast(&P.not_full);
-            }
-            pthread_mutex_unlock(&P.mu);
-            if (wr) goto out;
-            if (opt->progress) opt->progress(opt->progress_ctx, done + 1, njobs);
-        }
-    }
-    if (sr.nskips) qsort(sr.skips, sr.nskips, sizeof *sr.skips, cmp_skip);   /* qsort(NULL, 0) is undefined */
-    /* Files read again only to be skipped again (binary, unreadable) change
-     * nothing: keep the committed index and its summary as they are. */
-    if (!S->parsed && !S->deleted && !touched && !S->rebuilt && !opts_changed && skipped_same(db, &sr)) {
-        char *v = store_meta_get(db, "summary");
-        int ok = summary_parse(v, S) == 0;
-        free(v);
-        if (ok) {
-            /* the directory listings written above are kept, and a new provenance */
-            if (prov_moved && write_provenance(db, S)) {
-                snprintf(err, errlen, "cannot update the index '%s': %s", index_path, sqlite3_errmsg(db));
-                goto out;
-            }
-            if (store_exec(db, dirs_changes || prov_moved ? "COMMIT" : "ROLLBACK", err, errlen)) goto out;
-            in_txn = 0;
-            rc = 0;
-            goto out;
-        }
-    }
-    /* the skipped table is rewritten whole: it is small */
-    if (store_exec(db, "DELETE FROM skipped", err, errlen)) goto out;
-    for (size_t i = 0; i < sr.nskips; i++) {
-        sqlite3_stmt *st = w.st[S_INS_SKIP];
-        sqlite3_bind_text(st, 1, sr.skips[i].path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, sr.skips[i].reason, -1, SQLITE_STATIC);
-        if (sr.skips[i].size >= 0) sqlite3_bind_int64(st, 3, sr.skips[i].size);
-        if (step(&w, S_INS_SKIP, err, errlen)) goto out;
-    }
-    if (cancelled(opt, err, errlen)) goto out;
-    int64_t t_write = now_ms();
-    int resolved = 0;
-    if (S->parsed || S->deleted || S->rebuilt) {
-        if (opt->phase) opt->phase(opt->progress_ctx, "resolve");
-        if (index_resolve(db, root, S, err, errlen)) goto out;
-        resolved = 1;
-    }
-    int64_t t_resolve = now_ms();
-    if (opt->phase) opt->phase(opt->progress_ctx, "write");
-    /* The secondary indexes of a fresh build come last: resolving sets the
-     * destination of most edges, and an UPDATE per edge would otherwise move
-     * an entry of edges_dst each time. Resolving reads rows by id only. */
-    if (index_ddl.len && store_exec(db, index_ddl.data, err, errlen)) goto out;
-    int64_t t_ddl = now_ms();
-    set_meta(db, root);
-    write_provenance(db, S);
-    char maxs[32];
-    snprintf(maxs, sizeof maxs, "%lld", max);
-    store_meta_set(db, "max_file_size", maxs);
-    summary_compute(db, S, resolved);
-    char *sum = summary_format(S);
-    store_meta_set(db, "summary", sum);
-    free(sum);
-    int64_t t_summary = now_ms();
-    if (store_exec(db, "COMMIT", err, errlen)) goto out;
-    in_txn = 0;
-    if (fresh) {
-        /* readers expect WAL; the mode is recorded in the file */
-        if (store_exec(db, "PRAGMA journal_mode=WAL", err, errlen)) goto out;
-        /* with statements still prepared, sqlite3_close would leave the connection open */
-        for (int s = 0; s < S_COUNT; s++) {
-            sqlite3_finalize(w.st[s]);
-            w.st[s] = NULL;
-        }
-        sqlite3_close(db);
-        db = NULL;
-        char *wal = xasprintf("%s-wal", index_path), *shm = xasprintf("%s-shm", index_path);
-        unlink(wal);
-        unlink(shm);
-        free(wal);
-        free(shm);
-        /* what is at the path now must still be ours (or nothing): a rename
-         * would replace a device, a FIFO or another program's file */
-        char e2[1024];
-        if (store_classify(index_path, NULL, e2, sizeof e2) == STORE_FOREIGN) {
-            snprintf(err, errlen, "%s", e2);
-            rc = INDEX_EUSAGE;
-            goto out;
-        }
-        if (rename(tmp_path, index_path) != 0) {
-            snprintf(err, errlen, "cannot move the new index '%s' into place at '%s': %s", tmp_path, index_path,
-                     strerror(errno));
-            goto out;
-        }
-        free(tmp_path);
-        tmp_path = NULL;
-    }
-    struct rusage ru;
-    long long writer_cpu_ms = getrusage(RUSAGE_THREAD, &ru) == 0
-        ? (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000
-        : -1;
-    log_msg("index %s: %d parser threads, writer waited %lld ms, writer thread CPU %lld ms (scan, write, resolve)",
-            root, nthreads, (long long)(waited_us / 1000), writer_cpu_ms);
-    log_msg("index %s: scan %lld ms (dirs listed %ld, from cache %ld), parse+write %lld ms, resolve %lld ms, "
-            "create indexes %lld ms, summary %lld ms, commit %lld ms", root, (long long)(t_scan - t0), dirs.listed,
-            dirs.cached, (long long)(t_write - t_scan), (long long)(t_resolve - t_write),
-            (long long)(t_ddl - t_resolve), (long long)(t_summary - t_ddl), (long long)(now_ms() - t_summary));
-    S->changed = 1;
-    rc = 0;
-out:
-    if (threads) {
-        for (int t = 0; t < nthreads; t++) pthread_join(threads[t], NULL);
-        while (P.qlen) {
-            result_free(P.q[P.qhead]);
-            P.qhead = (P.qhead + 1) % P.qcap;
-            P.qlen--;
-        }
-        pthread_mutex_destroy(&P.mu);
-        pthread_cond_destroy(&P.not_full);
-        pthread_cond_destroy(&P.not_empty);
-        pthread_cond_destroy(&P.budget);
-        free(threads);
-    }
-    free(P.q);
-    if (held)
-        for (size_t k = 0; k < njobs; k++) result_free(held[k]);
-    free(held);
-    for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(w.st[s]);
-    free(w.symids);
-    if (in_txn) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    if (db) sqlite3_close(db);
-    buf_free(&index_ddl);
-    if (tmp_path) {
-        /* removed while still locked: a process waiting for the lock sees
-         * the path gone and opens it anew (lock_side_file) */
-        if (tmp_fd >= 0 && unlink(tmp_path) != 0) log_msg("cannot remove '%s': %s", tmp_path, strerror(errno));
-        remove_db_side_files(tmp_path);
-        free(tmp_path);
-    }
-    if (tmp_fd >= 0) close(tmp_fd);
-    if (rootfd >= 0) close(rootfd);
-    for (size_t k = 0; k < nold; k++) free(old[k].path);
-    free(old);
-    free(jobs);
-    scan_result_free(&sr);
-    scan_dirs_free(&dirs);
-    free(root);
-    S->ms = now_ms() - t0;
-    if (opt->progress && rc == 0) opt->progress(opt->progress_ctx, njobs, njobs);
+    int rc = update_run(&U, repo_root);
+    update_free(&U);
+    S->ms = now_ms() - U.t0;
+    if (opt->progress && rc == 0) opt->progress(opt->progress_ctx, U.njobs, U.njobs);
     return rc;
 }
 
@@ -1386,6 +1636,7 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
         S->checked = 1;
         damaged = !store_quick_check(index_path, S->damage, sizeof S->damage);
     }
+    if (kind == STORE_OURS && version != STORE_SCHEMA_VERSION) S->old_schema = version > 0 ? version : 0;
     if (!damaged) {
         rc = update_once(repo_root, index_path, opt, S, kind == STORE_OURS && version != STORE_SCHEMA_VERSION,
                          &fault, err, errlen);
@@ -1458,6 +1709,13 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
         opt.progress_ctx = &last;
     }
     int rc = index_update(root, ipath, &opt, stats, err, errlen);
+    if (rc == 0 && stats->old_schema) {
+        char *msg = xasprintf("the index '%s' was written in another format (schema %d); it was rebuilt in the "
+                              "current one (schema %d)", ipath, stats->old_schema, STORE_SCHEMA_VERSION);
+        log_msg("%s", msg);
+        if (!(opt_in && opt_in->progress) && !o->quiet) fprintf(stderr, "drqa-tui: %s\n", msg);
+        free(msg);
+    }
     if (stats->repaired) {
         char *msg = xasprintf("the index '%s' was damaged (%s); it is kept as '%s' and the index was %s", ipath,
                               stats->damage, stats->aside, rc == 0 ? "rebuilt" : "not rebuilt");

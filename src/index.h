@@ -52,10 +52,12 @@ struct index_stats {
     long deleted;                /* gone (or now skipped): their rows removed */
     long parsed;                 /* updated + added */
     int rebuilt;                 /* the index was (re)created from scratch */
+    int old_schema;              /* > 0: the index replaced was of this older schema version */
     int changed;                 /* 1 when anything was written */
     long long ms;                /* wall time of the update */
     long long max_file_size;     /* the limit this update used (0 = none) */
     int max_file_size_recorded;  /* ... taken from the index, not from the options */
+    int no_ignore;               /* this update listed with --no-ignore (recorded in the index, meta 'no_ignore') */
     int checked;                 /* quick_check ran on the existing index */
     int repaired;                /* the index was damaged: kept aside and rebuilt */
     char damage[256];            /* what sqlite said about it */

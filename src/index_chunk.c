@@ -35,17 +35,40 @@ static void lines_init(struct lines *L, const char *text, size_t len)
     if (L->start[L->n] < len) L->start[++L->n] = len;
 }
 
-/* Appends lines a..b (1-based, inclusive, clamped) without the last line's
- * line break, so that blank lines inside the range are kept. */
-static void add_lines(const struct lines *L, int a, int b, struct buf *out)
+/* The bytes [*s, *e) of lines a..b (1-based, inclusive, clamped) without the
+ * last line's line break, so that blank lines inside the range are kept. */
+static void span_of(const struct lines *L, int a, int b, size_t *s, size_t *e)
 {
     if (a < 1) a = 1;
     if (b > L->n) b = L->n;
-    if (a > b) return;
-    size_t s = L->start[a - 1], e = L->start[b];
-    if (e > s && L->text[e - 1] == '\n') e--;
-    if (e > s && L->text[e - 1] == '\r') e--;
+    if (a > b) {
+        *s = *e = 0;
+        return;
+    }
+    *s = L->start[a - 1];
+    *e = L->start[b];
+    if (*e > *s && L->text[*e - 1] == '\n') (*e)--;
+    if (*e > *s && L->text[*e - 1] == '\r') (*e)--;
+}
+
+/* Appends lines a..b as span_of delimits them. */
+static void add_lines(const struct lines *L, int a, int b, struct buf *out)
+{
+    size_t s, e;
+    span_of(L, a, b, &s, &e);
     buf_add(out, L->text + s, e - s);
+}
+
+/* The chunk's text is its head (may be empty) followed by lines a..b of the
+ * file: recorded as that span, so that the index need not store it twice. */
+static void set_span(struct chunk *c, const struct lines *L, int a, int b, size_t headlen)
+{
+    size_t s, e;
+    span_of(L, a, b, &s, &e);
+    c->span = 1;
+    c->off = s;
+    c->len = e - s;
+    c->headlen = headlen;
 }
 
 static void add_indent(const struct lines *L, int line, struct buf *out)
@@ -195,8 +218,10 @@ static void chunk_function(const struct lines *L, const struct parse_result *pr,
         class_header(L, &pr->syms[f->parent], &text);
         buf_addc(&text, '\n');
     }
+    size_t headlen = text.len;
     add_lines(L, f->start_line, f->end_line, &text);
     struct chunk *c = new_chunk(out);
+    set_span(c, L, f->start_line, f->end_line, headlen);
     c->sym = fi;
     c->kind = "function";
     c->start_line = f->start_line;
@@ -215,6 +240,7 @@ static void chunk_window(const struct lines *L, int a, int b, const char *module
     struct buf text = BUF_INIT;
     add_lines(L, a, b, &text);
     struct chunk *c = new_chunk(out);
+    set_span(c, L, a, b, 0);
     c->sym = -1;
     c->kind = "module";
     c->start_line = a;
@@ -339,6 +365,7 @@ void chunk_text(const char *text, size_t len, const char *kind, const char *path
                 struct buf t = BUF_INIT;
                 add_lines(&L, a, b, &t);
                 struct chunk *c = new_chunk(out);
+                set_span(c, &L, a, b, 0);
                 c->sym = -1;
                 c->kind = "text";
                 c->start_line = a;

@@ -20,6 +20,11 @@ struct chunk {
     const char *kind;      /* "function" | "class" | "module" (static strings) */
     int start_line, end_line;
     char *text;            /* context header + code */
+    /* span: text is its first headlen bytes (a method's class header line and
+     * a line break, or nothing) followed by the file's decoded bytes
+     * [off, off + len); else text is made up (a class outline) */
+    int span;
+    size_t headlen, off, len;
     char hash[17];         /* hash64 hex of text */
     char *fts_name, *fts_doc, *fts_body, *fts_path;  /* tok_terms of each FTS column */
 };

@@ -402,6 +402,26 @@ static void writer_close(sqlite3 *db, sqlite3 *w)
 /* Loads the stored chunk vectors when the stored model matches the stamp;
  * otherwise fits the model and stores it (or keeps it in memory when the
  * database cannot be written). */
+/* A chunk's hash and its row in the cache, sorted by hash (local_ensure). */
+struct hash_row {
+    uint64_t key;          /* the hex hash's value: compared first, the text breaks ties */
+    const char *hash;
+    size_t i;
+};
+
+static int cmp_hash_key(uint64_t k, const char *h, const struct hash_row *y)
+{
+    if (k != y->key) return k < y->key ? -1 : 1;
+    return strcmp(h, y->hash);
+}
+
+static int cmp_hash_row(const void *a, const void *b)
+{
+    const struct hash_row *x = a, *y = b;
+    int c = cmp_hash_key(x->key, x->hash, y);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
 static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
 {
     if (c->local) return 0;
@@ -410,19 +430,31 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         sqlite3_stmt *st;
         float *m = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, sizeof *m);
         size_t found = 0;
-        if (sqlite3_prepare_v2(db, "SELECT vec FROM embeddings WHERE hash = ?1 AND model = ?2", -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 2, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-            for (size_t i = 0; i < c->n; i++) {
-                sqlite3_bind_text(st, 1, c->hashes[i], -1, SQLITE_STATIC);
-                if (sqlite3_step(st) == SQLITE_ROW &&
-                    sqlite3_column_bytes(st, 0) == (int)(VEC_LOCAL_DIM * sizeof(float))) {
-                    memcpy(m + i * VEC_LOCAL_DIM, sqlite3_column_blob(st, 0), VEC_LOCAL_DIM * sizeof(float));
-                    found++;
+        /* One pass over the stored vectors, matched to the chunks by hash
+         * (chunks of the same text share one), rather than a lookup per
+         * chunk: on a large index those are as many read transactions and
+         * random page reads. */
+        struct hash_row *by = xmalloc((c->n ? c->n : 1) * sizeof *by);
+        for (size_t i = 0; i < c->n; i++) by[i] = (struct hash_row){strtoull(c->hashes[i], NULL, 16), c->hashes[i], i};
+        if (c->n) qsort(by, c->n, sizeof *by, cmp_hash_row);
+        if (sqlite3_prepare_v2(db, "SELECT hash, vec FROM embeddings WHERE model = ?1", -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                const char *h = (const char *)sqlite3_column_text(st, 0);
+                if (!h || sqlite3_column_bytes(st, 1) != (int)(VEC_LOCAL_DIM * sizeof(float))) continue;
+                uint64_t k = strtoull(h, NULL, 16);
+                size_t lo = 0, hi = c->n;
+                while (lo < hi) {
+                    size_t mid = (lo + hi) / 2;
+                    if (cmp_hash_key(k, h, &by[mid]) > 0) lo = mid + 1; else hi = mid;
                 }
-                sqlite3_reset(st);
+                const void *v = sqlite3_column_blob(st, 1);
+                for (; lo < c->n && cmp_hash_key(k, h, &by[lo]) == 0; lo++, found++)
+                    memcpy(m + by[lo].i * VEC_LOCAL_DIM, v, VEC_LOCAL_DIM * sizeof(float));
             }
             sqlite3_finalize(st);
         }
+        free(by);
         if (found == c->n) {
             c->local = m;
             c->local_ndocs = ndocs;

@@ -100,19 +100,33 @@ static const char STORE_SCHEMA[] =
     "CREATE INDEX edges_dst ON edges(dst_id, kind) WHERE dst_id IS NOT NULL;\n"
     "CREATE INDEX edges_file ON edges(src_file);\n"
     "CREATE INDEX edges_target ON edges(target_name, kind) WHERE dst_id IS NULL;\n"
-    "CREATE TABLE chunks(\n"
+    /* A chunk's text is mostly a span of its file's text: it is kept as that
+     * span (off, len: bytes of files.text, after head: a method's class
+     * header line) and text holds only what is made up (a class outline).
+     * Read chunks through the view below, which puts the text together; write
+     * chunk_spans. */
+    "CREATE TABLE chunk_spans(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  file_id INTEGER NOT NULL,\n"
     "  symbol_id INTEGER,\n"              /* function/class chunk; NULL for module windows */
     "  kind TEXT NOT NULL,\n"             /* function | class | module | text */
     "  start_line INTEGER NOT NULL,\n"
     "  end_line INTEGER NOT NULL,\n"
-    "  text TEXT NOT NULL,\n"             /* context header (class line) + code */
-    "  hash TEXT NOT NULL\n"              /* of text: the embedding cache key */
+    "  head TEXT,\n"                      /* text before the span, NULL for none */
+    "  off INTEGER,\n"                    /* the span: byte offset in files.text ... */
+    "  len INTEGER,\n"                    /* ... and its length in bytes */
+    "  text TEXT,\n"                      /* the whole text when it is no span, else NULL */
+    "  hash TEXT NOT NULL\n"              /* of the text: the embedding cache key */
     ");\n"
-    "CREATE INDEX chunks_file ON chunks(file_id);\n"
+    "CREATE INDEX chunk_spans_file ON chunk_spans(file_id);\n"
+    /* the files join is left out by sqlite when no text is asked for */
+    "CREATE VIEW chunks(id, file_id, symbol_id, kind, start_line, end_line, text, hash) AS\n"
+    "  SELECT c.id, c.file_id, c.symbol_id, c.kind, c.start_line, c.end_line,\n"
+    "    coalesce(c.text, coalesce(c.head, '') || CAST(substr(CAST(f.text AS BLOB), c.off + 1, c.len) AS TEXT)),\n"
+    "    c.hash\n"
+    "  FROM chunk_spans c LEFT JOIN files f ON f.id = c.file_id;\n"
     /* Pre-tokenised with tok_terms(): name = qualified name terms, doc = docstring
-     * terms, body = code terms, path = path terms. rowid = chunks.id. */
+     * terms, body = code terms, path = path terms. rowid = chunks.id (chunk_spans.id). */
     "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, doc, body, path, tokenize = 'unicode61');\n"
     "CREATE TABLE embeddings(\n"
     "  hash TEXT NOT NULL,\n"
@@ -201,7 +215,7 @@ static int is_ours(sqlite3 *db)
     if (app < 0) return -1;
     if ((unsigned)app == STORE_APPLICATION_ID) return 1;
     if (app != 0) return 0;
-    int tables = pragma_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+    int tables = pragma_int(db, "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') "
                                 "AND name IN ('meta', 'files', 'chunks')");
     if (tables < 0) return -1;
     if (tables != 3) return 0;

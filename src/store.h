@@ -22,7 +22,9 @@
  *   symbols                   classes, functions, methods, module-level variables
  *   imports                   import statements, resolved to repo files where possible
  *   edges                     calls / inherits / imports / contains relations
- *   chunks + chunks_fts       retrieval units and their code-aware FTS5 terms
+ *   chunk_spans + chunks_fts  retrieval units (as spans of their file's text) and
+ *                             their code-aware FTS5 terms; the view chunks puts
+ *                             each unit's text together
  *   embeddings                vectors cached by (content hash, model)
  *   vec_terms, vec_models     local vector model: term vectors, fit stamp
  */
@@ -32,7 +34,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 #define STORE_APPLICATION_ID 0x44525141   /* "DRQA" */
 
 /* What is at an index path, found without writing to it. */

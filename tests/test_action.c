@@ -113,7 +113,7 @@ static long long add_file(const char *path, const char *module, const char *text
     sqlite3_finalize(st);
     long long id = sqlite3_last_insert_rowid(db);
     /* one module chunk per file, with its FTS terms */
-    sqlite3_prepare_v2(db, "INSERT INTO chunks(file_id, kind, start_line, end_line, text, hash) "
+    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, kind, start_line, end_line, text, hash) "
                            "VALUES(?, 'module', 1, ?, ?, 'h')", -1, &st, NULL);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int(st, 2, lines);

@@ -9,7 +9,9 @@
 # mtime is still seen, and --verify hashes every file; a failed first build
 # leaves no side file.
 set -u
-: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+: "${top_srcdir:?}" "${top_builddir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+# the program with the test hooks DRQA_TEST_SWAP and DRQA_TEST_KILL_AFTER (mk/index.am)
+DRQA_HOOKS=${DRQA_HOOKS:-$top_builddir/tests/drqa-tui-hooks}
 FIX="$top_srcdir/tests/fixtures/pyrepo"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-safety-index.XXXXXX")
 trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
@@ -20,6 +22,10 @@ q() { sqlite3 -batch "$1" "$2"; }
 index() {  # index REPO INDEX [extra options]: JSON in $T/out.json, stderr in $T/err.txt, status returned
     r=$1 i=$2; shift 2
     "$DRQA" --json --no-progress --index "$i" "$@" --index-only "$r" >"$T/out.json" 2>"$T/err.txt"
+}
+index_hooks() {  # index_hooks REPO INDEX: as index, with the program that has the test hooks
+    r=$1 i=$2; shift 2
+    "$DRQA_HOOKS" --json --no-progress --index "$i" "$@" --index-only "$r" >"$T/out.json" 2>"$T/err.txt"
 }
 R="$T/repo"
 cp -R "$FIX" "$R"
@@ -82,7 +88,7 @@ fi
 I="$T/idx/a.sqlite"
 index "$R" "$I"
 ok $? "a new index is built"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 6" \
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 7" \
     "it carries the project's application_id and the schema version"
 # an index written before the marker (as by the previous release): no
 # application_id, an older user_version, known by its meta and files tables
@@ -90,7 +96,7 @@ q "$I" "PRAGMA application_id = 0; PRAGMA user_version = 5" >/dev/null
 index "$R" "$I"
 ok $? "an older index of the project's (no marker) is accepted"
 is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 15" "and rebuilt from scratch"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 6" "now with the marker"
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 7" "now with the marker"
 : >"$T/empty.sqlite"
 index "$R" "$T/empty.sqlite"
 ok $? "an empty file as --index is used (nothing to lose)"
@@ -99,7 +105,7 @@ ok $? "an empty file as --index is used (nothing to lose)"
 printf 'OUTSIDE_SECRET = "must never be indexed"\n' >"$T/outside.py"
 S="$T/swap"
 cp -R "$FIX" "$S"
-DRQA_TEST_SWAP="symlink:tinyweb/auth.py:$T/outside.py" index "$S" "$T/idx/swap.sqlite"
+DRQA_TEST_SWAP="symlink:tinyweb/auth.py:$T/outside.py" index_hooks "$S" "$T/idx/swap.sqlite"
 ok $? "a file swapped for a symlink during indexing: exit 0"
 is "$(q "$T/idx/swap.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')") $(q "$T/idx/swap.sqlite" "SELECT count(*) FROM chunks WHERE instr(text, 'OUTSIDE_SECRET')")" \
    "0 0" "the symlink's outside content is not in the index"
@@ -109,13 +115,13 @@ rm -rf "$S"
 cp -R "$FIX" "$S"
 # a directory on the path swapped for a link: the component walk does not follow it
 mkdir "$T/outdir" && cp "$T/outside.py" "$T/outdir/scaffold.py"
-DRQA_TEST_SWAP="symlink:tinyweb/core:$T/outdir" "$DRQA" --json --no-progress --index "$T/idx/swap4.sqlite" --index-only "$S" \
+DRQA_TEST_SWAP="symlink:tinyweb/core:$T/outdir" "$DRQA_HOOKS" --json --no-progress --index "$T/idx/swap4.sqlite" --index-only "$S" \
     >"$T/out.json" 2>"$T/err.txt"
 is "$(q "$T/idx/swap4.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
    "a directory swapped for a link to an outside directory: nothing of it is indexed"
 rm -rf "$S"
 cp -R "$FIX" "$S"
-DRQA_TEST_SWAP="hardlink:tinyweb/auth.py:$T/outside.py" index "$S" "$T/idx/swap2.sqlite"
+DRQA_TEST_SWAP="hardlink:tinyweb/auth.py:$T/outside.py" index_hooks "$S" "$T/idx/swap2.sqlite"
 ok $? "a file swapped for another file (a hard link) during indexing: exit 0"
 is "$(q "$T/idx/swap2.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
    "the other file's content is not in the index (device and inode differ from the scan's)"
@@ -149,9 +155,14 @@ smash "$C"
 index "$R" "$C" --check
 test "$(ls "$T/idx" | grep -c '^c.sqlite.corrupt-[0-9-]*$')" = 2
 ok $? "a second damaged index kept aside never replaces the first"
-# damaged while the update reads nothing of it: the search that fails to read it repairs it
+# damaged where the update reads nothing of it (the chunks' pages, which every
+# search reads): the search that fails to read it repairs it
 index "$R" "$C"
-smash "$C"
+page=$(q "$C" "SELECT min(pageno) FROM dbstat WHERE name = 'chunk_spans'")
+psize=$(q "$C" "PRAGMA page_size")
+$PYTHON3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); f.write(b"\xa5" * int(sys.argv[3])); f.close()' \
+    "$C" $(( (page - 1) * psize )) "$psize"
 "$DRQA" --no-progress --index "$C" --ask "where is the session flushed?" "$R" >"$T/ask.txt" 2>"$T/err.txt"
 is "$?" 0 "--ask on a damaged index: exit 0"
 like "$(cat "$T/err.txt")" "was damaged" "it says the index was damaged and rebuilt"
@@ -247,7 +258,7 @@ K="$T/idx/k.sqlite"
 index "$R" "$K"
 printf '\nKILLED_MARKER = 1\n' >>"$R/tinyweb/app.py"
 printf '\nKILLED_MARKER = 2\n' >>"$R/tinyweb/auth.py"
-DRQA_TEST_KILL_AFTER=1 "$DRQA" --no-progress --index "$K" --index-only "$R" >/dev/null 2>&1
+DRQA_TEST_KILL_AFTER=1 "$DRQA_HOOKS" --no-progress --index "$K" --index-only "$R" >/dev/null 2>&1
 is "$?" 137 "an update killed after one file"
 "$DRQA" --no-progress --index "$K" --action ListFiles '{}' "$R" >/dev/null 2>&1
 is "$?" 0 "the previous index still answers"

@@ -5,7 +5,9 @@
 # indexed, directory listings kept between walks (only changed directories are
 # read again), a git work tree, and the error cases.
 set -u
-: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+: "${top_srcdir:?}" "${top_builddir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+# the program with the test hook DRQA_TEST_KILL_AFTER (mk/index.am)
+DRQA_HOOKS=${DRQA_HOOKS:-$top_builddir/tests/drqa-tui-hooks}
 FIX="$top_srcdir/tests/fixtures/pyrepo"
 DUMP="$PYTHON3 $top_srcdir/tests/index_dump.py"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-index-test.XXXXXX")
@@ -149,6 +151,17 @@ for text, h in db.execute("SELECT text, hash FROM chunks"):
         v = ((v ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     bad += "%016x" % v != h
 print(bad)' "$I")" "0" "chunk hashes are hash64 of their text"
+is "$(q "$I" "SELECT kind || ':' || count(*) FROM chunk_spans WHERE text IS NOT NULL GROUP BY kind" | tr '\n' ' ')" \
+   "class:16 " "only class outlines store their text; every other chunk is a span of its file's text"
+
+# ---- an index of an older schema is rebuilt, with a message -----------------------------
+cp "$I" "$T/idx/old.sqlite"
+q "$T/idx/old.sqlite" "PRAGMA user_version = 6"
+"$DRQA" --no-progress --index "$T/idx/old.sqlite" --action ListFiles '{}' "$R" >/dev/null 2>"$T/err.txt"
+is "$?" "0" "an index of schema 6 is used after a rebuild"
+grep -q "written in another format (schema 6); it was rebuilt" "$T/err.txt"
+ok $? "the rebuild is said on stderr"
+is "$(q "$T/idx/old.sqlite" "PRAGMA user_version")" "$(q "$I" "PRAGMA user_version")" "and it has the current schema"
 
 # ---- warm, touched, incremental --------------------------------------------------
 $DUMP "$I" >"$T/d0.txt"
@@ -198,7 +211,10 @@ is "$(q "$I" "SELECT count(*) FROM symbols WHERE qualname LIKE 'Client%'")" "0" 
 # ---- an update killed half way ----------------------------------------------------------
 for f in app auth utils routing; do printf '\nMARKER_%s = 1\n' "$f" >>"$R/tinyweb/$f.py"; done
 $DUMP "$I" >"$T/before.txt"
-DRQA_TEST_KILL_AFTER=2 "$DRQA" --no-progress --index "$I" --index-only "$R" >/dev/null 2>&1
+# drqa-tui itself has no test hook: the variable changes nothing
+DRQA_TEST_KILL_AFTER=1 "$DRQA" --no-progress --index "$T/idx/nohook.sqlite" --index-only "$R" >/dev/null 2>&1
+is "$?" "0" "drqa-tui ignores DRQA_TEST_KILL_AFTER (the hook is only in the test build)"
+DRQA_TEST_KILL_AFTER=2 "$DRQA_HOOKS" --no-progress --index "$I" --index-only "$R" >/dev/null 2>&1
 is "$?" "137" "the update is killed after writing two files"
 $DUMP "$I" >"$T/after-kill.txt"
 cmp -s "$T/before.txt" "$T/after-kill.txt"
@@ -212,7 +228,7 @@ $DUMP "$I2" >"$T/fresh.txt"
 cmp -s "$T/inc.txt" "$T/fresh.txt"
 ok $? "and then equals a fresh index"
 I3="$T/idx/killed-first.sqlite"
-DRQA_TEST_KILL_AFTER=3 "$DRQA" --no-progress --index "$I3" --index-only "$R" >/dev/null 2>&1
+DRQA_TEST_KILL_AFTER=3 "$DRQA_HOOKS" --no-progress --index "$I3" --index-only "$R" >/dev/null 2>&1
 is "$?" "137" "a first index can be killed too"
 test ! -e "$I3"
 ok $? "a killed first index leaves no index file behind"

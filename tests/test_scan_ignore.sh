@@ -134,6 +134,13 @@ py "$T/bg/.git/hooks/h.py"
 is "$(indexed "$T/bg" --no-ignore)" "main.py pkg/__init__.py pkg/build/wheel.py pkg/dist/tool.py" \
    "--no-ignore inside git: what git ignores is indexed, .git is not"
 is "$(indexed "$D" --no-ignore)" "a.py secret/s.py sub/fixtures/f.py sub/k.py" "--no-ignore: .drqaignore is not read"
+# the index records how its listing was made; an update without the option lists with the rules again
+jb() { $PYTHON3 -c 'import json, sys; print(str(json.load(open(sys.argv[1]))["options"]["no_ignore"]).lower())' "$T/out.json"; }
+is "$(jb) $(sqlite3 -batch "$T/i.sqlite" "SELECT value FROM meta WHERE key = 'no_ignore'")" "true 1" \
+   "--no-ignore is recorded in the index and reported"
+"$DRQA" --json --no-progress --index "$T/i.sqlite" --index-only "$D" >"$T/out.json" 2>"$T/err.txt"
+is "$(jb) $(sqlite3 -batch "$T/i.sqlite" "SELECT value FROM meta WHERE key = 'no_ignore'") $(sqlite3 -batch "$T/i.sqlite" "SELECT count(*) FROM files WHERE path LIKE 'secret/%'")" \
+   "false 0 0" "an update without it records that and drops what the rules leave out"
 
 # ---- --explain ---------------------------------------------------------------------
 printf '!keep.gen.py\n' >"$G/sub/.gitignore"

@@ -76,7 +76,7 @@ static void add_chunk(sqlite3 *db, int64_t file, const char *path, const char *t
         sqlite3_step(st);
         sqlite3_finalize(st);
     }
-    sqlite3_prepare_v2(db, "INSERT INTO chunks(file_id, symbol_id, kind, start_line, end_line, text, hash) "
+    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash) "
                            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL);
     sqlite3_bind_int64(st, 1, file);
     if (sym) sqlite3_bind_int64(st, 2, sym); else sqlite3_bind_null(st, 2);
@@ -406,7 +406,7 @@ int main(void)
     /* a change by another connection is noticed too */
     is_int(store_open(path, 0, &db2, NULL, err, sizeof err), 0, "second writer connection");
     store_exec(db2, "DELETE FROM chunks_fts WHERE rowid = (SELECT max(id) FROM chunks);"
-                    "DELETE FROM chunks WHERE id = (SELECT max(id) FROM chunks)", err, sizeof err);
+                    "DELETE FROM chunk_spans WHERE id = (SELECT max(id) FROM chunk_spans)", err, sizeof err);
     sqlite3_close(db2);
     search(sc, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 10, &ev);
     is_int(rank_of(&ev, "user_logged_out"), -1, "a chunk deleted by another connection is gone from the results");
