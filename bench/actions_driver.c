@@ -202,14 +202,14 @@ int main(int argc, char **argv)
     for (int variant = 0; rg && variant < 2; variant++) {
         long long *rus = xmalloc(n * sizeof *rus), *rcpu = xmalloc(n * sizeof *rcpu);
         for (size_t i = 0; i < n; i++) {
-            char *all[] = {(char *)rg, "-F", "-n", "-q", "--", snips.v[i], argv[2], NULL};
-            char *py[] = {(char *)rg, "-F", "-n", "-q", "-t", "py", "--", snips.v[i], argv[2], NULL};
+            const char *all[] = {rg, "-F", "-n", "-q", "--", snips.v[i], argv[2], NULL};
+            const char *py[] = {rg, "-F", "-n", "-q", "-t", "py", "--", snips.v[i], argv[2], NULL};
             posix_spawn_file_actions_t fa;
             posix_spawn_file_actions_init(&fa);
             posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
             long long t0 = now_us();
             pid_t pid;
-            if (posix_spawnp(&pid, rg, &fa, NULL, variant ? py : all, environ) != 0) {
+            if (posix_spawnp(&pid, rg, &fa, NULL, (char *const *)(variant ? py : all), environ) != 0) {
                 fprintf(stderr, "actions_driver: cannot run %s\n", rg);
                 return 1;
             }

@@ -24,11 +24,17 @@ Two more rows are scored by the same report:
 
 The question file is JSONL with id, repo, question, gold_files,
 gold_identifiers and reference_answer (the dev benchmark's format); other
-fields are ignored. Standard library only.
+fields are ignored. Every set prints one table (overall, then one per
+repository) with file-hit@1, file-hit@5 both ways, identifier recall and the
+median wall seconds per question; the sets named by --pool (default dev and
+dev2) are then scored together, as one pool of questions. Indexes are kept in
+the work directory, one per repository, and shared between sets.
+Standard library only.
 
-  quality.py --drqa BIN --questions FILE --repo NAME=DIR [--repo ...]
-             [--modes mcts,rag-function,rag-window,no-mcts] [--jobs N]
-             [--workdir DIR] [--limit N] [--extra ARG ...] [--detail]
+  quality.py --drqa BIN (--set NAME:QUESTIONS:REPO=DIR[,REPO=DIR...] ... |
+                         --questions FILE --repo NAME=DIR [--repo ...])
+             [--pool dev,dev2] [--modes mcts,rag-function,rag-window,no-mcts]
+             [--jobs N] [--workdir DIR] [--limit N] [--extra ARG ...] [--detail]
 """
 import argparse
 import json
@@ -159,12 +165,12 @@ def answer_line(q, mode, base, cites):
             "mode": mode, "policy": "none", "repo_name": base, "error": None}
 
 
-def run_mode(args, mode, repo, qfile, index, outdir):
+def run_mode(args, mode, repo, qfile, index, outdir, repo_dir):
     out = os.path.join(outdir, "%s.%s.jsonl" % (repo, mode))
     if os.path.exists(out) and not args.resume:
         os.remove(out)
     cmd = [args.drqa, "--quiet", "--no-progress", "--policy", "offline", "--index", index,
-           "--batch", qfile, "--out", out, "--jobs", str(args.jobs)] + MODES[mode] + args.extra + [args.repos[repo]]
+           "--batch", qfile, "--out", out, "--jobs", str(args.jobs)] + MODES[mode] + args.extra + [repo_dir]
     t0 = time.monotonic()
     rc = subprocess.call(cmd)
     wall = time.monotonic() - t0
@@ -181,15 +187,18 @@ def run_mode(args, mode, repo, qfile, index, outdir):
     return lines, wall, errors
 
 
-def report(args, path):
-    """file-hit@5 and identifier recall of one answers file, by drqa-tui --report."""
-    out = subprocess.check_output([args.drqa, "--report", path, "--reference", args.questions, "--json"])
+def report(args, path, reference):
+    """file-hit@1, file-hit@5 (distinct files and first five citations) and
+    identifier recall of one answers file, by drqa-tui --report."""
+    out = subprocess.check_output([args.drqa, "--report", path, "--reference", reference, "--json"])
     systems = json.loads(out)["systems"]
-    if len(systems) != 1:
+    if len(systems) > 1:
         sys.exit("quality.py: %s holds %d systems, expected one" % (path, len(systems)))
+    if not systems:
+        return {"n": 0, "hit1": None, "hit5": None, "hit5c": None, "recall": None}
     s = systems[0]
-    return (s["file_hit@5"]["mean"], s["identifier_recall"]["mean"], s["file_hit@5"]["n"],
-            s["file_hit@5_citations"]["mean"])
+    return {"n": s["file_hit@5"]["n"], "hit1": s["file_hit@1"]["mean"], "hit5": s["file_hit@5"]["mean"],
+            "hit5c": s["file_hit@5_citations"]["mean"], "recall": s["identifier_recall"]["mean"]}
 
 
 def write_lines(path, lines):
@@ -198,11 +207,122 @@ def write_lines(path, lines):
             f.write(json.dumps(j) + "\n")
 
 
+def median(v):
+    v = sorted(v)
+    if not v:
+        return None
+    m = len(v) // 2
+    return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
+
+
+def parse_set(text):
+    """NAME:QUESTIONS:REPO=DIR[,REPO=DIR...]"""
+    name, rest = text.split(":", 1)
+    qfile, repos = rest.rsplit(":", 1)
+    return name, qfile, dict(r.split("=", 1) for r in repos.split(",") if r)
+
+
+def run_set(args, name, qpath, repos, modes, rows):
+    """Runs every mode over one question set; returns its answers lines and
+    seconds per question, by repository and row."""
+    workdir = os.path.join(args.workdir, name)
+    os.makedirs(workdir, exist_ok=True)
+    questions = []
+    with open(qpath) as f:
+        for raw in f:
+            if raw.strip():
+                questions.append(json.loads(raw))
+    if args.limit:
+        questions = questions[:args.limit]
+    by_repo = {}
+    for q in questions:
+        if q.get("repo") not in repos:
+            sys.exit("quality.py: question %s of %s is about repo '%s'; give --repo %s=DIR" %
+                     (q.get("id"), qpath, q.get("repo"), q.get("repo")))
+        by_repo.setdefault(q["repo"], []).append(q)
+    lines = {r: {m: [] for m in rows} for r in by_repo}
+    secs = {r: {m: [] for m in rows} for r in by_repo}
+    errors = {m: 0 for m in modes}
+    for repo, qs in sorted(by_repo.items()):
+        base = os.path.basename(os.path.normpath(repos[repo]))
+        # indexes are shared between sets: one per repository
+        index = os.path.join(args.workdir, "%s.sqlite" % repo)
+        subprocess.check_call([args.drqa, "--quiet", "--no-progress", "--index", index, "--index-only",
+                               repos[repo]], stdout=subprocess.DEVNULL)
+        qfile = os.path.join(workdir, "%s.questions.jsonl" % repo)
+        write_lines(qfile, [{"id": q["id"], "question": q["question"]} for q in qs])
+        for m in modes:
+            got, _, nerr = run_mode(args, m, repo, qfile, index, workdir, repos[repo])
+            errors[m] += nerr
+            lines[repo][m] += got
+            secs[repo][m] += [j.get("wall_ms", 0) / 1000.0 for j in got]
+        paths = repo_files(index)
+        anchor = Anchor(index)
+        for q in qs:
+            lines[repo]["ceiling"].append(answer_line(q, "ceiling", base,
+                                                      [(p, 1, 1, "") for p in ceiling_citations(q, base, paths)]))
+            t0 = time.monotonic()
+            top = [(p, a, b, t) for p, a, b, t, _, _ in anchor.top(q["question"], 5)]
+            secs[repo]["anchor"].append(time.monotonic() - t0)
+            lines[repo]["anchor"].append(answer_line(q, "anchor", base, top))
+    return lines, secs, errors, by_repo
+
+
+def score_rows(args, workdir, tag, lines, reference, rows):
+    out = {}
+    for m in rows:
+        path = os.path.join(workdir, "%s.%s.jsonl" % (tag, m))
+        write_lines(path, lines[m])
+        out[m] = report(args, path, reference)
+    return out
+
+
+def pct(v):
+    return "-" if v is None else "%.1f" % (100 * v)
+
+
+def print_table(title, rows, scores, secs, errors=None):
+    print(title)
+    print("  %-13s %5s %7s %7s %9s %9s %9s %7s" % ("", "n", "hit@1", "hit@5", "hit@5 c.", "id-recall", "median s",
+                                                  "errors"))
+    for m in rows:
+        sc = scores[m]
+        med = median(secs.get(m, []))
+        ceiling = m == "ceiling"
+        print("  %-13s %5d %7s %7s %9s %9s %9s %7s" % (
+            m, sc["n"], "-" if ceiling else pct(sc["hit1"]), pct(sc["hit5"]), "-" if ceiling else pct(sc["hit5c"]),
+            "-" if ceiling else pct(sc["recall"]), "-" if med is None else "%.3f" % med,
+            "-" if not errors or m not in errors else errors[m]))
+
+
+def print_goals(scores, secs):
+    """The differences issue-style goals are stated in, against rows of the same run."""
+    if "mcts" not in scores or "anchor" not in scores:
+        return
+    m, a = scores["mcts"], scores["anchor"]
+
+    def d(x, y):
+        return "-" if x is None or y is None else "%+.1f" % (100 * (x - y))
+    parts = ["mcts - anchor: hit@5 %s, hit@5 c. %s, id-recall %s" % (d(m["hit5"], a["hit5"]),
+                                                                    d(m["hit5c"], a["hit5c"]),
+                                                                    d(m["recall"], a["recall"]))]
+    if "rag-window" in scores:
+        w = scores["rag-window"]
+        parts.append("mcts - rag-window: hit@5 %s, hit@5 c. %s" % (d(m["hit5"], w["hit5"]), d(m["hit5c"], w["hit5c"])))
+    print("  " + "; ".join(parts))
+    if "rag-function" in secs and secs["rag-function"] and secs.get("mcts"):
+        print("  median time: mcts %.3f s, rag-function (the flat ranker in drqa-tui) %.3f s, x%.1f" %
+              (median(secs["mcts"]), median(secs["rag-function"]),
+               median(secs["mcts"]) / max(median(secs["rag-function"]), 1e-6)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--drqa", required=True)
-    ap.add_argument("--questions", required=True)
+    ap.add_argument("--questions", help="one question set (with --repo)")
     ap.add_argument("--repo", action="append", default=[], help="NAME=DIR")
+    ap.add_argument("--set", action="append", default=[], help="NAME:QUESTIONS:REPO=DIR[,REPO=DIR...] (repeatable)")
+    ap.add_argument("--pool", default="dev,dev2", help="sets also scored together (comma-separated names)")
     ap.add_argument("--modes", default="mcts,rag-function,rag-window,no-mcts")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--workdir", default=None)
@@ -211,90 +331,67 @@ def main():
     ap.add_argument("--extra", action="append", default=[], help="one more drqa-tui argument (repeatable)")
     ap.add_argument("--detail", action="store_true", help="list, per mode, the questions with no file hit")
     args = ap.parse_args()
-    args.repos = dict(r.split("=", 1) for r in args.repo)
+    sets = [parse_set(x) for x in args.set]
+    if args.questions:
+        sets.append((os.path.splitext(os.path.basename(args.questions))[0], args.questions,
+                     dict(r.split("=", 1) for r in args.repo)))
+    if not sets:
+        sys.exit("quality.py: give --questions FILE --repo NAME=DIR ..., or --set NAME:FILE:REPO=DIR,...")
     modes = [m for m in args.modes.split(",") if m]
     for m in modes:
         if m not in MODES:
             sys.exit("quality.py: unknown mode '%s' (known: %s)" % (m, ", ".join(MODES)))
-    workdir = args.workdir or os.path.join(os.environ.get("TMPDIR", "/tmp"), "drqa-quality-%d" % os.getuid())
-    os.makedirs(workdir, exist_ok=True)
-
-    questions = []
-    with open(args.questions) as f:
-        for raw in f:
-            if raw.strip():
-                questions.append(json.loads(raw))
-    if args.limit:
-        questions = questions[:args.limit]
-    by_repo = {}
-    for q in questions:
-        if q.get("repo") not in args.repos:
-            sys.exit("quality.py: question %s is about repo '%s'; give --repo %s=DIR" % (q.get("id"), q.get("repo"),
-                                                                                          q.get("repo")))
-        by_repo.setdefault(q["repo"], []).append(q)
-
+    args.workdir = args.workdir or os.path.join(os.environ.get("TMPDIR", "/tmp"), "drqa-quality-%d" % os.getuid())
+    os.makedirs(args.workdir, exist_ok=True)
     rows = ["ceiling", "anchor"] + modes
-    lines = {m: [] for m in rows}
-    walls = {m: 0.0 for m in modes}
-    errors = {m: 0 for m in modes}
-    for repo, qs in sorted(by_repo.items()):
-        base = os.path.basename(os.path.normpath(args.repos[repo]))
-        index = os.path.join(workdir, "%s.sqlite" % repo)
-        subprocess.check_call([args.drqa, "--quiet", "--no-progress", "--index", index, "--index-only",
-                               args.repos[repo]], stdout=subprocess.DEVNULL)
-        qfile = os.path.join(workdir, "%s.questions.jsonl" % repo)
-        write_lines(qfile, [{"id": q["id"], "question": q["question"]} for q in qs])
-        for m in modes:
-            got, wall, nerr = run_mode(args, m, repo, qfile, index, workdir)
-            walls[m] += wall
-            errors[m] += nerr
-            lines[m] += got
-        paths = repo_files(index)
-        anchor = Anchor(index)
-        for q in qs:
-            lines["ceiling"].append(answer_line(q, "ceiling", base,
-                                                [(p, 1, 1, "") for p in ceiling_citations(q, base, paths)]))
-            top = [(p, a, b, t) for p, a, b, t, _, _ in anchor.top(q["question"], 5)]
-            lines["anchor"].append(answer_line(q, "anchor", base, top))
-
-    scores = {}
-    for m in rows:
-        path = os.path.join(workdir, "all.%s.jsonl" % m)
-        write_lines(path, lines[m])
-        scores[m] = report(args, path)
-
-    def pct(v):
-        return "-" if v is None else "%.1f%%" % (100 * v)
-
-    print("%-14s %9s %12s %12s %10s %7s %9s" % ("mode", "questions", "file-hit@5", "hit@5 cites", "id-recall",
-                                                 "errors", "wall s"))
-    for m in rows:
-        hit, rec, n, hitc = scores[m]
-        print("%-14s %9d %12s %12s %10s %7s %9s" % (m, n, pct(hit), "-" if m == "ceiling" else pct(hitc),
-                                                    "-" if m == "ceiling" else pct(rec), errors.get(m, "-"),
-                                                    "%.1f" % walls[m] if m in walls else "-"))
-    a_hit, a_rec, _, _ = scores["anchor"]
-    print()
-    print("ratios against the anchor (flat BM25 over function chunks, top 5) measured above:")
-    for m in modes:
-        hit, rec, _, _ = scores[m]
-        print("  %-14s file-hit@5 x%.2f   id-recall x%.2f" % (m, hit / a_hit if a_hit else float("nan"),
-                                                              rec / a_rec if a_rec else float("nan")))
-    if args.detail or os.environ.get("QUALITY_DETAIL"):
-        # one report per line, so the per-question numbers come from the same code
-        for m in rows:
-            misses, partial = [], []
-            for j in lines[m]:
-                path = os.path.join(workdir, "one.jsonl")
-                write_lines(path, [j])
-                hit, rec, _ = report(args, path)
-                if hit == 0:
-                    misses.append(str(j["id"]))
-                if rec is not None and rec < 1 and m != "ceiling":
-                    partial.append("%s:%.0f%%" % (j["id"], 100 * rec))
-            print("\n%s misses: %s" % (m, " ".join(misses) or "-"))
-            if m != "ceiling":
-                print("%s partial recall: %s" % (m, " ".join(partial) or "-"))
+    pooled_lines = {m: [] for m in rows}
+    pooled_secs = {m: [] for m in rows}
+    pooled_refs = []
+    pool = [x for x in args.pool.split(",") if x]
+    print("anchor: flat BM25 over the index's function chunks, top 5, measured in this run (its time is this")
+    print("script's Python, not drqa-tui's); hit@5: a gold file among the first 5 distinct cited files; hit@5 c.:")
+    print("among the first 5 citations, repeats counted; median s: wall seconds per question (drqa-tui's wall_ms).")
+    for name, qpath, repos in sets:
+        lines, secs, errors, by_repo = run_set(args, name, qpath, repos, modes, rows)
+        workdir = os.path.join(args.workdir, name)
+        all_lines = {m: [j for r in sorted(lines) for j in lines[r][m]] for m in rows}
+        all_secs = {m: [x for r in sorted(secs) for x in secs[r][m]] for m in rows}
+        scores = score_rows(args, workdir, "all", all_lines, qpath, rows)
+        nq = sum(len(v) for v in by_repo.values())
+        print()
+        print_table("== %s: %s, %d questions, ceiling %s%% (questions with a gold file in the trees)" %
+                    (name, qpath, nq, pct(scores["ceiling"]["hit5"])), rows, scores, all_secs, errors)
+        print_goals(scores, all_secs)
+        for repo in sorted(lines):
+            rs = score_rows(args, workdir, repo + ".all", lines[repo], qpath, rows)
+            print_table("  -- %s (%d questions)" % (repo, len(by_repo[repo])), rows, rs, secs[repo])
+        if args.detail or os.environ.get("QUALITY_DETAIL"):
+            for m in rows:
+                misses = []
+                for j in all_lines[m]:
+                    path = os.path.join(workdir, "one.jsonl")
+                    write_lines(path, [j])
+                    if report(args, path, qpath)["hit5"] == 0:
+                        misses.append(str(j["id"]))
+                print("  %s misses: %s" % (m, " ".join(misses) or "-"))
+        if name in pool:
+            for m in rows:
+                pooled_lines[m] += all_lines[m]
+                pooled_secs[m] += all_secs[m]
+            pooled_refs.append(qpath)
+    if len(pooled_refs) > 1:
+        ref = os.path.join(args.workdir, "pooled.reference.jsonl")
+        with open(ref, "w") as out:
+            for r in pooled_refs:
+                with open(r) as f:
+                    for raw in f:
+                        if raw.strip():
+                            out.write(raw.rstrip("\n") + "\n")
+        scores = score_rows(args, args.workdir, "pooled", pooled_lines, ref, rows)
+        print()
+        print_table("== %s together (the questions pooled), ceiling %s%%" % (" + ".join(
+            n for n, _, _ in sets if n in pool), pct(scores["ceiling"]["hit5"])), rows, scores, pooled_secs)
+        print_goals(scores, pooled_secs)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-scale.XXXXXX")
 NCPU=$(nproc)
 GRAMMAR="$BUILD/libgrammars.a"
 JSFLAG=
-if [ -f "$BUILD/libgrammars_lang.a" ]; then GRAMMAR="$GRAMMAR $BUILD/libgrammars_lang.a"; JSFLAG=-DTSPARSE_JS; fi
+# every grammar compiled in is in libgrammars.a (src/languages.def)
+if nm "$BUILD/libgrammars.a" 2>/dev/null | grep -q " T tree_sitter_javascript$"; then JSFLAG=-DTSPARSE_JS; fi
 # shellcheck disable=SC2086 # GRAMMAR may be several words, JSFLAG empty
 "$CC" -O2 -std=c11 $JSFLAG -o "$T/tsparse" "$BENCH/tsparse.c" $GRAMMAR -ltree-sitter -pthread ||
     { echo "bench/scale.sh: could not build bench/tsparse.c (libtree-sitter-dev)" >&2; exit 2; }

@@ -15,7 +15,7 @@
  * Built by bench/index.sh against the build directory's libgrammars.a:
  *
  *   cc -O2 -o tsparse bench/tsparse.c BUILD/libgrammars.a -ltree-sitter -pthread
- *   cc -O2 -DTSPARSE_JS -o tsparse bench/tsparse.c BUILD/libgrammars.a BUILD/libgrammars_lang.a -ltree-sitter -pthread
+ *   cc -O2 -DTSPARSE_JS -o tsparse bench/tsparse.c BUILD/libgrammars.a -ltree-sitter -pthread
  *
  * usage: tsparse LIST [THREADS]   (THREADS default 2; 1 runs a single pass)
  */
@@ -29,7 +29,7 @@
 #include <tree_sitter/api.h>
 
 const TSLanguage *tree_sitter_python(void);
-/* -DTSPARSE_JS when linked with a libgrammars_lang.a that has JavaScript */
+/* -DTSPARSE_JS when the libgrammars.a linked has JavaScript */
 #ifdef TSPARSE_JS
 const TSLanguage *tree_sitter_javascript(void);
 static const TSLanguage *(*const js_grammar)(void) = tree_sitter_javascript;

@@ -53,7 +53,7 @@ for r in range(runs):
     if not panes: raise SystemExit("drqa-tui did not start: " + open(T + "/err").read())
     pid = int(panes)
     t0 = time.monotonic()
-    while not re.search(r"indexing [1-9][0-9]*/[0-9]{4}", tm("capture-pane", "-p", "-t", "q%d" % r)):
+    while not re.search(r"indexing 2/5: parse [1-9][0-9]*/[0-9]{4}", tm("capture-pane", "-p", "-t", "q%d" % r)):
         if time.monotonic() - t0 > 60: raise SystemExit("the update never started writing files")
         time.sleep(0.02)
     tm("send-keys", "-t", "q%d" % r, "q")

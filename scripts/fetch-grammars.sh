@@ -1,35 +1,38 @@
 #!/bin/sh
 # Fetch tree-sitter grammar sources (generated parser.c + scanner.c) from npm into
-# grammars/ (ignored by git). Versions are pinned to language ABI 14, the newest
-# that Debian 12's libtree-sitter 0.20.7 accepts; newer releases are ABI 15 and
-# fail at run time.
+# grammars/ (ignored by git): for each package of src/languages.def, its pinned
+# version, the folders holding its languages' parser.c, and a shared common/
+# folder when the package has one (TypeScript's scanners include
+# ../../common/scanner.h). The pins are language ABI 14, the newest that
+# Debian 12's libtree-sitter 0.20.7 accepts; newer releases are ABI 15 and fail
+# at run time.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest="$top/grammars"
+table="$top/src/languages.def"
 mkdir -p "$dest"
-fetch() { # name version [package folders holding src/, default: the package root]
+fetch() { # package version folder... (each holding parser.c)
     name=$1 ver=$2
     shift 2
-    dirs=${*:-.}
-    first=${dirs%% *}
-    if [ -f "$dest/$name/$first/src/parser.c" ] && [ "$(cat "$dest/$name/.version" 2>/dev/null)" = "$ver" ]; then
+    dirs=$*
+    ok=yes
+    for d in $dirs; do [ -f "$dest/$name/$d/parser.c" ] || ok=no; done
+    if [ $ok = yes ] && [ "$(cat "$dest/$name/.version" 2>/dev/null)" = "$ver" ]; then
         return 0
     fi
     tmp=$(mktemp -d)
     (cd "$tmp" && npm pack --silent "$name@$ver" >/dev/null)
     rm -rf "${dest:?}/$name"
     mkdir -p "$dest/$name"
-    members="package/package.json"
-    for d in $dirs; do
-        if [ "$d" = . ]; then members="$members package/src"; else members="$members package/$d/src"; fi
-    done
-    # TypeScript's scanners include ../../common/scanner.h.
-    [ "$name" = tree-sitter-typescript ] && members="$members package/common"
-    # shellcheck disable=SC2086
-    tar -xzf "$tmp"/*.tgz -C "$dest/$name" --strip-components=1 $members
+    want="package/package.json package/common/"
+    for d in $dirs; do want="$want package/$d/"; done
+    tar -tzf "$tmp"/*.tgz | awk -v want="$want" '
+        BEGIN { n = split(want, w, " ") }
+        { for (i = 1; i <= n; i++) if (index($0, w[i]) == 1) { print; next } }' >"$tmp/members"
+    tar -xzf "$tmp"/*.tgz -C "$dest/$name" --strip-components=1 -T "$tmp/members"
     rm -rf "$tmp"
     for d in $dirs; do
-        abi=$(sed -n 's/^#define LANGUAGE_VERSION \([0-9]*\)/\1/p' "$dest/$name/$d/src/parser.c")
+        abi=$(sed -n 's/^#define LANGUAGE_VERSION \([0-9]*\)/\1/p' "$dest/$name/$d/parser.c" 2>/dev/null)
         if [ "$abi" != 14 ]; then
             echo "fetch-grammars: $name@$ver ($d) has language ABI '$abi'; libtree-sitter 0.20 needs 14" >&2
             exit 1
@@ -38,9 +41,14 @@ fetch() { # name version [package folders holding src/, default: the package roo
     echo "$ver" > "$dest/$name/.version"
     echo "fetch-grammars: $name@$ver (ABI $abi) in $dest/$name"
 }
-fetch tree-sitter-python 0.23.6
-fetch tree-sitter-java 0.23.5
-fetch tree-sitter-javascript 0.23.1
-fetch tree-sitter-go 0.23.4
-# 0.23.2 is the newest release whose typescript/ and tsx/ parsers are ABI 14.
-fetch tree-sitter-typescript 0.23.2 typescript tsx
+# one line per package: package version folder...
+packages=$(sed -n 's/^DRQA_LANGUAGE([^,]*, *"\([^"]*\)", *"\([^"]*\)", *"\([^"]*\)".*/\1 \2 \3/p' "$table" |
+    awk '{ if (!($1 in ver)) { order[n++] = $1; ver[$1] = $2 }
+           else if (ver[$1] != $2) { print "fetch-grammars: " $1 " pinned to both " ver[$1] " and " $2 > "/dev/stderr"; exit 1 }
+           dirs[$1] = dirs[$1] " " $3 }
+         END { for (i = 0; i < n; i++) print order[i], ver[order[i]] dirs[order[i]] }')
+[ -n "$packages" ] || { echo "fetch-grammars: no languages read from $table" >&2; exit 1; }
+echo "$packages" | while read -r pkg ver dirs; do
+    # shellcheck disable=SC2086 # dirs: one word per folder
+    fetch "$pkg" "$ver" $dirs
+done

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BATCH_MAX_INPUT (256u << 20)
@@ -110,11 +111,27 @@ int cli_ask(const struct drqa_opts *o)
     }
     char *stem = NULL;
     if (o->transcript_dir) {
-        char name[40];
-        char hex[17];
+        /* drqa-YYYYmmdd-HHMMSS-HASH, as the front end names its own; a
+         * name taken already (the same question in the same second) gets
+         * -2, -3, ... so asking again never replaces a transcript */
+        char name[64], stamp[32] = "unknown-time", hex[17];
+        time_t now = time(NULL);
+        struct tm tm;
+        if (localtime_r(&now, &tm)) strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         hash64_hex(hash64(o->question, strlen(o->question)), hex);
-        snprintf(name, sizeof name, "ask-%s", hex);
-        stem = transcript_stem(o->transcript_dir, name, err, sizeof err);
+        hex[8] = 0;
+        for (int k = 1; k < 1000; k++) {
+            if (k == 1) snprintf(name, sizeof name, "drqa-%s-%s", stamp, hex);
+            else snprintf(name, sizeof name, "drqa-%s-%s-%d", stamp, hex, k);
+            free(stem);
+            stem = transcript_stem(o->transcript_dir, name, err, sizeof err);
+            if (!stem) break;
+            char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
+            int taken = access(jp, F_OK) == 0 || access(mp, F_OK) == 0;
+            free(jp);
+            free(mp);
+            if (!taken) break;
+        }
         if (!stem) {
             fprintf(stderr, "drqa-tui: %s\n", err);
             engine_close(e);

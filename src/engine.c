@@ -90,7 +90,7 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
     struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
                                .max_file_size_given = o->max_file_size_given, .check = o->check,
                                .verify = o->verify, .progress = hooks->progress,
-                               .progress_ctx = hooks->progress_ctx, .cancel = hooks->cancel,
+                               .progress_ctx = hooks->progress_ctx, .phase = hooks->phase, .cancel = hooks->cancel,
                                .no_ignore = o->no_ignore};
     llm_usage_init(&sh->run_usage);
     if (engine_parse_mode(o->mode, &sh->mode)) {
@@ -117,6 +117,7 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
     /* register SemanticSearch and fit, load or fetch its vectors (remote
      * embeddings when configured, engine_llm.h) once, before threads share
      * the index */
+    if (hooks->phase) hooks->phase(hooks->progress_ctx, "vectors");
     if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
         sqlite3_close(db);
         db = NULL;

@@ -70,6 +70,9 @@ struct llm_usage;
 struct engine_hooks {
     void (*progress)(void *ctx, size_t done, size_t total);
     void *progress_ctx;
+    /* the index update's phases (index_options.phase), then "vectors" while
+     * SemanticSearch fits, loads or fetches its vectors; may be NULL */
+    void (*phase)(void *ctx, const char *name);
     const atomic_int *cancel;
     struct llm_usage *usage;   /* counts the run's model calls (NULL: the engine's own) */
 };

@@ -895,6 +895,7 @@ static int update_once(const char *repo_root, const char *index_path, const stru
 {
     int64_t t0 = now_ms();
     int rc = -1;
+    if (opt->phase) opt->phase(opt->progress_ctx, "scan");
     sqlite3 *db = NULL;
     struct scan_result sr = {0};
     struct scan_dirs dirs = {0};
@@ -1105,6 +1106,7 @@ reopen:
     }
 
     /* parse on the pool, write here */
+    if (opt->phase) opt->phase(opt->progress_ctx, "parse");
     const char *killenv = getenv("DRQA_TEST_KILL_AFTER");
     long kill_after = killenv && *killenv ? atol(killenv) : -1;
     long written = 0, touched = 0;
@@ -1227,10 +1229,12 @@ reopen:
     int64_t t_write = now_ms();
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {
+        if (opt->phase) opt->phase(opt->progress_ctx, "resolve");
         if (index_resolve(db, root, S, err, errlen)) goto out;
         resolved = 1;
     }
     int64_t t_resolve = now_ms();
+    if (opt->phase) opt->phase(opt->progress_ctx, "write");
     /* The secondary indexes of a fresh build come last: resolving sets the
      * destination of most edges, and an UPDATE per edge would otherwise move
      * an entry of edges_dst each time. Resolving reads rows by id only. */

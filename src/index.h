@@ -31,6 +31,10 @@ struct index_options {
      * (done of total) and once more at the end; may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total);
     void *progress_ctx;
+    /* Called on the calling thread (with progress_ctx) as the update enters
+     * a phase: "scan", "parse" (then progress), "resolve", "write" (the
+     * secondary indexes, summary and commit); may be NULL. */
+    void (*phase)(void *ctx, const char *name);
     /* May be NULL. Checked between files and before resolving: once it is
      * nonzero the update stops, rolls back and fails with a message; the
      * previous index is left as it was. */

@@ -214,10 +214,14 @@ static char *root_package(const char *root)
 }
 
 /* 1 + the index in parse_languages of the language whose definitions a file
- * of language name may fall back on; 0 when unknown. */
+ * of language name may fall back on (its family, else itself); 0 when unknown. */
 static long long lang_key_of(const char *name)
 {
-    if (strcmp(name, "typescript") == 0 || strcmp(name, "tsx") == 0) name = "javascript";
+    for (size_t k = 0; parse_languages[k]; k++)
+        if (strcmp(parse_languages[k]->name, name) == 0 && parse_languages[k]->family) {
+            name = parse_languages[k]->family;
+            break;
+        }
     for (size_t k = 0; parse_languages[k]; k++)
         if (strcmp(parse_languages[k]->name, name) == 0) return (long long)k + 1;
     return 0;
@@ -253,7 +257,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
     for (size_t i = 0; i < R->nfiles; i++) {
         map_put(&R->fileidx, R->files[i].id, "", (long long)i, 0);
         struct rfile *f = &R->files[i];
-        if (f->lang && f->module && strcmp(f->lang->name, "go") == 0) {
+        if (f->lang && f->module && f->lang->package_dirs) {
             map_put(&gopkgs, 0, f->module, f->id, 0);   /* the first file (by id) keys the package */
             f->pkg = map_get(&gopkgs, 0, f->module);
         }

@@ -252,7 +252,7 @@ static void consider_symlink(struct scanner *s, const char *rel, const char *ful
 /* Runs git with argv (argv[0] = "git") and returns its standard output
  * (caller frees; *len its length), or NULL when git is missing or exits
  * non-zero. */
-static char *git_run(char *const argv[], size_t *len)
+static char *git_run(const char *const argv[], size_t *len)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) return NULL;
@@ -262,7 +262,7 @@ static char *git_run(char *const argv[], size_t *len)
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     pid_t pid;
-    int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+    int rc = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(pfd[1]);
     if (rc != 0) {
@@ -295,11 +295,11 @@ static char *git_run(char *const argv[], size_t *len)
  * is walked instead. */
 static char *git_ls_files(const char *root, size_t *len)
 {
-    char *ls[] = {"git", "-C", (char *)root, "ls-files", "-z", "--cached", "--others",
+    const char *ls[] = {"git", "-C", (char *)root, "ls-files", "-z", "--cached", "--others",
                   "--exclude-standard", NULL};
     char *list = git_run(ls, len);
     if (list && *len == 0) {
-        char *ci[] = {"git", "-C", (char *)root, "check-ignore", "-q", ".", NULL};
+        const char *ci[] = {"git", "-C", (char *)root, "check-ignore", "-q", ".", NULL};
         size_t n;
         char *o = git_run(ci, &n);   /* exit 0: the root is ignored */
         if (o) {
@@ -514,7 +514,7 @@ int scan_git_provenance(const char *root_abs, char commit[41], int *dirty)
     commit[0] = 0;
     *dirty = 0;
     if (!in_git_work_tree(root_abs)) return -1;
-    char *rp[] = {"git", "-C", (char *)root_abs, "rev-parse", "--verify", "-q", "HEAD", NULL};
+    const char *rp[] = {"git", "-C", (char *)root_abs, "rev-parse", "--verify", "-q", "HEAD", NULL};
     size_t n = 0;
     char *o = git_run(rp, &n);
     if (!o) return -1;
@@ -525,7 +525,7 @@ int scan_git_provenance(const char *root_abs, char commit[41], int *dirty)
     }
     free(o);
     if (!ok) return -1;
-    char *st[] = {"git", "-C", (char *)root_abs, "status", "--porcelain", "-z", "--untracked-files=normal", "--", ".",
+    const char *st[] = {"git", "-C", (char *)root_abs, "status", "--porcelain", "-z", "--untracked-files=normal", "--", ".",
                   NULL};
     o = git_run(st, &n);
     *dirty = !o || n > 0;   /* a status git cannot give is not claimed clean */
@@ -1105,7 +1105,7 @@ static int has_entry(int rootfd, const char *sub, const char *name)
  * (malloc'd), or NULL when git does not ignore it. */
 static char *git_ignore_rule(const char *root, const char *rel)
 {
-    char *ci[] = {"git", "-C", (char *)root, "check-ignore", "-v", "--", (char *)rel, NULL};
+    const char *ci[] = {"git", "-C", (char *)root, "check-ignore", "-v", "--", (char *)rel, NULL};
     size_t n = 0;
     char *o = git_run(ci, &n);
     if (!o) return NULL;   /* exit 1: not ignored */

@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OPENAI_PUBLIC_BASE "https://api.openai.com/v1"
-#define ANTHROPIC_PUBLIC_BASE "https://api.anthropic.com"
 
 /* ---- replies ---- */
 
@@ -198,9 +196,9 @@ static int valid_url(const char *s)
 
 static int parse_provider(const char *s, enum llm_provider *p)
 {
-    if (strcmp(s, "openai") == 0 || strcmp(s, "openai-compatible") == 0) *p = LLM_PROVIDER_OPENAI;
-    else if (strcmp(s, "anthropic") == 0) *p = LLM_PROVIDER_ANTHROPIC;
-    else return -1;
+    const struct llm_provider_info *pi = llm_provider_find(s);
+    if (!pi) return -1;
+    *p = pi->id;
     return 0;
 }
 
@@ -248,8 +246,9 @@ static int jfile_line(void *arg, int lineno, char *key, char *val)
     }
     enum llm_provider p;
     if (slot == &e->provider && parse_provider(val, &p)) {
-        snprintf(err, errlen, "%s:%d: unknown provider '%s'; use openai (any OpenAI-compatible server) or "
-                 "anthropic", path, lineno, val);
+        char names[200];
+        snprintf(err, errlen, "%s:%d: unknown provider '%s'; use %s", path, lineno, val,
+                 llm_provider_choices(names, sizeof names, 1));
         return -1;
     }
     if (slot == &e->base && !valid_url(val)) {
@@ -306,16 +305,15 @@ static int judge_build(struct judge *j, const char *name, const char *url, const
     const char *base = url ? url : e && e->base ? e->base : NULL;
     if (!base) {
         if (j->provider == cfg->provider && cfg->api_base) base = cfg->api_base;
-        else base = j->provider == LLM_PROVIDER_ANTHROPIC ? ANTHROPIC_PUBLIC_BASE : OPENAI_PUBLIC_BASE;
+        else base = llm_provider_get(j->provider)->default_base;
     }
     j->base = strip_slash(base);
     const char *key = e && e->key ? e->key : NULL;
     if (!key && cfg->api_base && strcmp(j->base, cfg->api_base) == 0 && j->provider == cfg->provider)
         key = cfg->api_key;
-    if (!key && j->provider == LLM_PROVIDER_OPENAI && strcmp(j->base, OPENAI_PUBLIC_BASE) == 0)
-        key = env_get(env, "OPENAI_API_KEY");
-    if (!key && j->provider == LLM_PROVIDER_ANTHROPIC && strcmp(j->base, ANTHROPIC_PUBLIC_BASE) == 0)
-        key = env_get(env, "ANTHROPIC_API_KEY");
+    /* the vendor's key variable, only for the vendor's own endpoint */
+    const struct llm_provider_info *pi = llm_provider_get(j->provider);
+    if (!key && strcmp(j->base, pi->default_base) == 0) key = env_get(env, pi->key_env);
 
     struct drqa_config jc = *cfg;   /* borrowed strings; never config_free'd */
     jc.provider = j->provider;

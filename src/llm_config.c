@@ -24,8 +24,6 @@ extern char **environ;
 
 const char *const config_role_names[CONFIG_NROLES] = {"perception", "planning", "filter", "evaluation", "answer"};
 
-#define DEFAULT_OPENAI_BASE "https://api.openai.com/v1"
-#define DEFAULT_ANTHROPIC_BASE "https://api.anthropic.com"
 
 enum fkey {
     F_API_BASE, F_API_KEY, F_MODEL, F_PROVIDER, F_EMBED_BASE, F_EMBED_MODEL, F_EMBED_KEY,
@@ -345,7 +343,7 @@ static int file_long(const struct fileval *fv, enum fkey k, long lo, long hi, lo
 
 const char *config_provider_name(enum llm_provider p)
 {
-    return p == LLM_PROVIDER_ANTHROPIC ? "anthropic" : "openai";
+    return llm_provider_get(p)->name;
 }
 
 static void config_init(struct drqa_config *c)
@@ -398,13 +396,13 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     else pick_file(&prov, &fv, F_PROVIDER);
     int explicit_base = (o && o->api_base) || env_get(env, "DRQA_API_BASE") || fv.v[F_API_BASE];
     if (prov.val) {
-        if (strcmp(prov.val, "openai") == 0 || strcmp(prov.val, "openai-compatible") == 0) {
-            c->provider = LLM_PROVIDER_OPENAI;
-        } else if (strcmp(prov.val, "anthropic") == 0) {
-            c->provider = LLM_PROVIDER_ANTHROPIC;
+        const struct llm_provider_info *pi = llm_provider_find(prov.val);
+        if (pi) {
+            c->provider = pi->id;
         } else {
-            snprintf(err, errlen, "unknown provider '%s' (from %s); use openai (any OpenAI-compatible server) or anthropic",
-                     prov.val, prov.src);
+            char names[200];
+            snprintf(err, errlen, "unknown provider '%s' (from %s); use %s", prov.val, prov.src,
+                     llm_provider_choices(names, sizeof names, 1));
             free(ollama_base);
             goto out;
         }
@@ -423,14 +421,14 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     else if (openai && openai_base) pick_set(&base, openai_base, "OPENAI_BASE_URL");
     else if (openai && ollama_base) pick_set(&base, ollama_base, "OLLAMA_HOST");
     else pick_file(&base, &fv, F_API_BASE);
-    if (!base.val) pick_set(&base, openai ? DEFAULT_OPENAI_BASE : DEFAULT_ANTHROPIC_BASE, "the default");
+    if (!base.val) pick_set(&base, llm_provider_get(c->provider)->default_base, "the default");
     if (check_url(&base, "the API base", err, errlen)) { free(ollama_base); goto out; }
     c->api_base = dup_base(base.val);
     free(ollama_base);
 
     /* key */
     const char *key = env_get(env, "DRQA_API_KEY");
-    if (!key) key = openai ? openai_key : anthropic_key;
+    if (!key) key = env_get(env, llm_provider_get(c->provider)->key_env);   /* openai_key or anthropic_key */
     if (!key) key = fv.v[F_API_KEY];
     c->api_key = key ? xstrdup(key) : NULL;
 
@@ -556,7 +554,7 @@ const char *config_describe(const struct drqa_config *c, char *out, size_t outle
     char *base = url_redact(c->api_base);
     if (c->policy == POLICY_LLM)
         snprintf(out, outlen, "policy: llm (%s, model %s at %s)",
-                 c->provider == LLM_PROVIDER_ANTHROPIC ? "anthropic" : "openai-compatible", c->model, base);
+                 llm_provider_get(c->provider)->label, c->model, base);
     else if (c->policy_explicit)
         snprintf(out, outlen, "policy: offline (--policy offline)");
     else

@@ -43,6 +43,33 @@
 #include <stddef.h>
 
 enum llm_provider { LLM_PROVIDER_OPENAI, LLM_PROVIDER_ANTHROPIC };
+
+struct drqa_config;
+struct llm_backend;
+/* The chat API providers, one row each (llm_providers[] in llm.c): what
+ * --provider, DRQA_PROVIDER, the config file's provider and a judge's
+ * provider field accept, the base used when none is given, the vendor's key
+ * variable and the backend's constructor. Adding a provider: its enum value,
+ * its row, and its llm_<name>.c. */
+struct llm_provider_info {
+    enum llm_provider id;
+    const char *name;          /* "openai" */
+    const char *aliases;       /* other names accepted, space-separated, or NULL */
+    const char *note;          /* said after the name in messages, or NULL */
+    const char *label;         /* in config_describe: "openai-compatible" */
+    const char *default_base;  /* "https://api.openai.com/v1" */
+    const char *key_env;       /* "OPENAI_API_KEY" */
+    struct llm_backend *(*create)(const struct drqa_config *c, const char *model, char *err, size_t errlen);
+};
+extern const struct llm_provider_info llm_providers[];
+extern const size_t llm_nproviders;
+/* The provider called name (or one of its aliases), or NULL. */
+const struct llm_provider_info *llm_provider_find(const char *name);
+/* The row of p (every enum value has one). */
+const struct llm_provider_info *llm_provider_get(enum llm_provider p);
+/* The names for a message, into out: "openai or anthropic", with notes
+ * "openai (any OpenAI-compatible server) or anthropic". Returns out. */
+const char *llm_provider_choices(char *out, size_t outlen, int notes);
 enum drqa_policy { POLICY_OFFLINE, POLICY_LLM };
 
 struct config_price {
@@ -130,6 +157,6 @@ void config_profile(const struct drqa_config *c, const char *model, struct llm_p
  * cancel and secret are left NULL. */
 void config_http_opts(const struct drqa_config *c, struct http_opts *o);
 
-const char *config_provider_name(enum llm_provider p);  /* "openai" or "anthropic" */
+const char *config_provider_name(enum llm_provider p);  /* llm_provider_get(p)->name */
 
 #endif

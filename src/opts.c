@@ -4,6 +4,7 @@
  * the man page against it.
  */
 #include "opts.h"
+#include "llm_config.h" /* the providers */
 #include "util.h"
 
 #include <errno.h>
@@ -60,7 +61,7 @@ static const struct optdoc table[] = {
     {{"finish-threshold", required_argument, 0, O_FINISH_THRESHOLD}, "V",
      "a Finish valued below V (0-100, default 50) does not end the search"},
     {{"policy", required_argument, 0, O_POLICY}, "P", "offline or llm (default: llm when a model is configured)"},
-    {{"provider", required_argument, 0, O_PROVIDER}, "P", "openai (any compatible server) or anthropic"},
+    {{"provider", required_argument, 0, O_PROVIDER}, "P", NULL /* llm_provider_choices */},
     {{"api-base", required_argument, 0, O_API_BASE}, "URL", "chat API base URL (e.g. http://127.0.0.1:11434/v1)"},
     {{"model", required_argument, 0, O_MODEL}, "NAME", "chat model name"},
     {{"role-model", required_argument, 0, O_ROLE_MODEL}, "ROLE=NAME", "the model one role uses (repeatable)"},
@@ -109,7 +110,9 @@ void opts_usage(FILE *fp)
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", table[i].opt.name, table[i].arg ? " " : "",
                  table[i].arg ? table[i].arg : "");
-        fprintf(fp, "  %-28s %s\n", left, table[i].help);
+        char names[200];
+        fprintf(fp, "  %-28s %s\n", left,
+                table[i].help ? table[i].help : llm_provider_choices(names, sizeof names, 1));
     }
 }
 
@@ -146,7 +149,17 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
     optind = 1;
     int c, idx;
     long long v;
-    while ((c = getopt_long(argc, argv, "+hV", longopts, &idx)) != -1) {
+    for (;;) {
+        c = getopt_long(argc, argv, "+hV", longopts, &idx);
+        if (c == -1) {
+            /* --report takes files and options in any order: a score file
+             * between options is taken here and parsing goes on ("--" ends
+             * the options as usual) */
+            if (o->run != RUN_REPORT || optind >= argc || !strcmp(argv[optind - 1], "--")) break;
+            if (o->nreport_files == OPTS_MAX_LIST) { snprintf(err, errlen, "at most %d --report files", OPTS_MAX_LIST); return -1; }
+            o->report_files[o->nreport_files++] = argv[optind++];
+            continue;
+        }
         const char *name = c >= 256 && (size_t)(c - 256) < ARRAY_LEN(table) ? table[c - 256].opt.name : "";
         switch (c) {
         case O_INDEX_ONLY: if (set_run(o, RUN_INDEX_ONLY, name, err, errlen)) return -1; break;
@@ -219,8 +232,10 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             o->policy = optarg;
             break;
         case O_PROVIDER:
-            if (strcmp(optarg, "openai") && strcmp(optarg, "anthropic")) {
-                snprintf(err, errlen, "--provider must be openai or anthropic, not '%s'", optarg);
+            if (!llm_provider_find(optarg)) {
+                char names[200];
+                snprintf(err, errlen, "--provider must be %s, not '%s'", llm_provider_choices(names, sizeof names, 0),
+                         optarg);
                 return -1;
             }
             o->provider = optarg;

@@ -2,9 +2,9 @@
  * parse: the table of language extractors compiled in, the choice of extractor
  * by file extension, the grammar ABI check run before any indexing, and the
  * destructor of a parse_result. Each language lives in its own parse_<lang>.c
- * behind a struct lang; adding one means one line in parse_languages[].
+ * behind a struct lang; the languages are the lines of src/languages.def.
  */
-#include <config.h> /* autoconf: HAVE_GRAMMAR_* */
+#include <config.h> /* autoconf: DRQA_GRAMMAR_<lang> */
 #include "parse.h"
 #include "util.h"
 
@@ -12,25 +12,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct lang parse_python, parse_java, parse_javascript, parse_typescript, parse_tsx, parse_go;
+#define DRQA_LANGUAGE(name, package, version, folder, exts, extractor, need) \
+    const char *const parse_extensions_##name[] = {PARSE_UNPAREN exts, NULL};
+#define PARSE_UNPAREN(...) __VA_ARGS__
+#include "languages.def"
+#undef DRQA_LANGUAGE
 
+/* &extractor, when configure defined DRQA_GRAMMAR_<name> to 1. */
+#define PARSE_PASTE(a, b) a##b
+#define PARSE_CAT(a, b) PARSE_PASTE(a, b)
+#define PARSE_IF_1(x) x,
+#define PARSE_IF_0(x)
+#define DRQA_LANGUAGE(name, package, version, folder, exts, extractor, need) \
+    PARSE_CAT(PARSE_IF_, DRQA_GRAMMAR_##name)(&extractor)
 const struct lang *const parse_languages[] = {
-    &parse_python,
-#ifdef HAVE_GRAMMAR_JAVA
-    &parse_java,
-#endif
-#ifdef HAVE_GRAMMAR_JAVASCRIPT
-    &parse_javascript,
-#endif
-#ifdef HAVE_GRAMMAR_TYPESCRIPT
-    &parse_typescript,
-    &parse_tsx,
-#endif
-#ifdef HAVE_GRAMMAR_GO
-    &parse_go,
-#endif
+#include "languages.def"
     NULL,
 };
+#undef DRQA_LANGUAGE
 
 const struct lang *parse_lang_for_path(const char *path)
 {
@@ -61,11 +60,10 @@ int parse_is_text(const struct lang *l)
  * Debian's libtree-sitter 0.20 loads (scripts/fetch-grammars.sh fetches it). */
 static const char *grammar_pin(const char *lang)
 {
-    if (strcmp(lang, "python") == 0) return "tree-sitter-python 0.23.6";
-    if (strcmp(lang, "java") == 0) return "tree-sitter-java 0.23.5";
-    if (strcmp(lang, "javascript") == 0) return "tree-sitter-javascript 0.23.1";
-    if (strcmp(lang, "typescript") == 0 || strcmp(lang, "tsx") == 0) return "tree-sitter-typescript 0.23.2";
-    if (strcmp(lang, "go") == 0) return "tree-sitter-go 0.23.4";
+#define DRQA_LANGUAGE(name, package, version, folder, exts, extractor, need) \
+    if (strcmp(lang, #name) == 0) return package " " version;
+#include "languages.def"
+#undef DRQA_LANGUAGE
     return "the pinned grammar";
 }
 

@@ -73,7 +73,24 @@ struct lang {
      * are listed as skipped with this reason (lock files). */
     const char *const *names;
     const char *skip;
+    /* Cross-file resolution (index_resolve.c): the language whose definitions
+     * a call may fall back on, when not this one (TypeScript: "javascript");
+     * package_dirs: a module is a directory whose files share their
+     * top-level names (Go). */
+    const char *family;
+    int package_dirs;
 };
+
+/* Per language of src/languages.def, compiled in or not: its extensions
+ * (parse_extensions_<name>, NULL-terminated) and its extractor. An extractor
+ * takes its name and extensions from the table: PARSE_LANG_OF(go) in the
+ * initializer of parse_go. */
+#define DRQA_LANGUAGE(name, package, version, folder, exts, extractor, need) \
+    extern const char *const parse_extensions_##name[]; \
+    extern const struct lang extractor;
+#include "languages.def"
+#undef DRQA_LANGUAGE
+#define PARSE_LANG_OF(lang_) .name = #lang_, .extensions = parse_extensions_##lang_
 
 /* The languages compiled in, NULL-terminated. */
 extern const struct lang *const parse_languages[];

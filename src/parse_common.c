@@ -214,3 +214,67 @@ void pc_walk_pruned(TSTreeCursor *cur, void *ctx, int (*step)(void *ctx, TSTreeC
         }
     }
 }
+
+/* pc_extract's walk state: what the step functions need. */
+struct drive {
+    const struct pc_walk *w;
+    struct pc_ctx *pc;
+    void *ctx;
+    int count_errors;
+};
+
+static void drive_visit(struct drive *d, int move, TSTreeCursor *cur)
+{
+    struct pc_ctx *pc = d->pc;
+    if (move > 0) {
+        pc->frames = pc_grow(pc->frames, &pc->cap_frames, pc->nframes, d->w->frame_size, 64);
+        pc->nframes++;
+    }
+    d->w->visit(d->ctx, cur, d->count_errors);
+}
+
+static void drive_step(void *p, TSTreeCursor *cur, int move)
+{
+    struct drive *d = p;
+    if (move < 0) d->pc->nframes--;
+    else drive_visit(d, move, cur);
+}
+
+static int drive_step_pruned(void *p, TSTreeCursor *cur, int move)
+{
+    struct drive *d = p;
+    if (move < 0) {
+        d->pc->nframes--;
+        return 0;
+    }
+    drive_visit(d, move, cur);
+    return d->w->descend(d->ctx);
+}
+
+int pc_extract(const struct pc_walk *w, const TSLanguage *lang, TSParser *parser, const char *text, size_t len,
+               struct parse_result *out, struct pc_ctx *pc, void *ctx)
+{
+    memset(out, 0, sizeof *out);
+    if (len > UINT32_MAX) return -1;
+    if (ts_parser_language(parser) != lang && !ts_parser_set_language(parser, lang)) return -1;
+    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
+    if (!tree) return -1;
+    TSNode root = ts_tree_root_node(tree);
+
+    pc->src = text ? text : "";
+    pc->len = (uint32_t)len;
+    pc->out = out;
+    pc->aux = ts_tree_cursor_new(root);
+    struct drive d = {w, pc, ctx, ts_node_has_error(root)};
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    if (w->descend) pc_walk_pruned(&cur, &d, drive_step_pruned);
+    else pc_walk(&cur, &d, drive_step);
+    if (w->after) w->after(ctx, root);
+    ts_tree_cursor_delete(&cur);
+    ts_tree_cursor_delete(&pc->aux);
+    free(pc->frames);
+    pc->frames = NULL;
+    pc->nframes = pc->cap_frames = 0;
+    ts_tree_delete(tree);
+    return 0;
+}

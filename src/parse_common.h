@@ -5,8 +5,9 @@
  * being parsed and the result being filled (struct pc_ctx, embedded in every
  * extractor's context), node lines and text, whitespace/comment normalisation
  * for C-like languages, '/ ** ... * /' doc comment cleaning, the growable
- * symbol/import/call arrays of a parse_result, and the cursor walk that drives
- * an extractor's visit function without recursion.
+ * symbol/import/call arrays of a parse_result, the cursor walk that drives
+ * an extractor's visit function without recursion, and the extract driver
+ * around it (parse, walk with a frame per level, free).
  */
 #ifndef DRQA_PARSE_COMMON_H
 #define DRQA_PARSE_COMMON_H
@@ -17,12 +18,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The source text and the result an extractor fills. */
+/* The source text and the result an extractor fills, and the state of the
+ * walk pc_extract drives: the frame stack (one language-defined frame per
+ * level, the deepest last) and a cursor extractors reuse for small sub-walks. */
 struct pc_ctx {
     const char *src;
     uint32_t len;
     struct parse_result *out;
     size_t cap_syms, cap_imports, cap_calls;
+    void *frames;
+    size_t nframes, cap_frames;
+    TSTreeCursor aux;
 };
 
 /* 1-based line of a point. */
@@ -78,5 +84,28 @@ void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor 
  * subtrees that cannot hold anything it looks for. The return value of a
  * move = -1 step is ignored. */
 void pc_walk_pruned(TSTreeCursor *cur, void *ctx, int (*step)(void *ctx, TSTreeCursor *cur, int move));
+
+/* A language's extract driver, shared (pc_extract): what differs is the
+ * frame and the visit. */
+struct pc_walk {
+    size_t frame_size;   /* sizeof the language's struct frame */
+    /* Called on arriving at each node, the cursor on it and the top frame its
+     * own: pushed, not cleared, on going one level deeper; the previous
+     * sibling's on moving to the next. count_errors: the tree has errors, so
+     * ERROR and MISSING nodes are to be counted. */
+    void (*visit)(void *ctx, TSTreeCursor *cur, int count_errors);
+    /* Optional: whether to go down into the node just visited (else every
+     * node is walked, see pc_walk_pruned). */
+    int (*descend)(void *ctx);
+    /* Optional: called after the walk, the tree still alive. */
+    void (*after)(void *ctx, TSNode root);
+};
+
+/* Parses text[0..len) as lang with parser (set to lang when it is not) and
+ * walks the tree with w: out cleared and filled through pc (the extractor's
+ * context ctx embeds it), pc's frames and aux cursor freed after. Returns 0,
+ * or -1 when there is no tree. */
+int pc_extract(const struct pc_walk *w, const TSLanguage *lang, TSParser *parser, const char *text, size_t len,
+               struct parse_result *out, struct pc_ctx *pc, void *ctx);
 
 #endif

@@ -18,6 +18,8 @@
  * Function literals define nothing; their calls belong to the enclosing function.
  * A module is a package directory: 'inventory/store.go' -> 'inventory'.
  */
+#include <config.h> /* autoconf: DRQA_GRAMMAR_<lang> */
+#if DRQA_GRAMMAR_go /* else the grammar is left out (src/languages.def) */
 #include "parse.h"
 #include "parse_common.h"
 #include "util.h"
@@ -71,11 +73,11 @@ struct frame {
 
 struct ctx {
     struct pc_ctx pc;     /* the text and the result */
-    struct frame *fr;
-    size_t nfr, cap_fr;
-    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
     struct buf tmp;
 };
+
+/* The frame stack pc_extract keeps, one per level of the walk. */
+static struct frame *frames(const struct ctx *c) { return c->pc.frames; }
 
 /* ---- text helpers ---- */
 
@@ -145,7 +147,7 @@ static char *doc_text(const struct ctx *c, TSNode first, TSNode last)
  * right above it. */
 static char *doc_before(const struct ctx *c, size_t k)
 {
-    const struct frame *f = &c->fr[k];
+    const struct frame *f = &frames(c)[k];
     if (ts_node_is_null(f->before) || ts_node_symbol(f->before) != id.comment) return NULL;
     if (ts_node_end_point(f->before).row + 1 != ts_node_start_point(f->node).row) return NULL;
     return doc_text(c, ts_node_is_null(f->doc_first) ? f->before : f->doc_first, f->before);
@@ -162,11 +164,11 @@ static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum 
     s->name = pc_node_dup(&c->pc, name);
     s->qualname = pc_qualify(&c->pc, parent, s->name);
     s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(c->fr[outer].node));
-    s->end_line = pc_end_line_of(c->fr[k].node);
-    s->body_line = pc_line_of(ts_node_start_point(c->fr[k].node));
+    s->start_line = pc_line_of(ts_node_start_point(frames(c)[outer].node));
+    s->end_line = pc_end_line_of(frames(c)[k].node);
+    s->body_line = pc_line_of(ts_node_start_point(frames(c)[k].node));
     s->docstring = doc_before(c, outer);
-    c->fr[k].def = (int)(c->pc.out->nsyms - 1);
+    frames(c)[k].def = (int)(c->pc.out->nsyms - 1);
     return s;
 }
 
@@ -184,7 +186,7 @@ static int find_type(const struct ctx *c, const char *name)
 
 static void add_func(struct ctx *c, size_t k)
 {
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode n = f->node;
     TSNode name = ts_node_child_by_field_id(n, id.f_name);
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
@@ -255,14 +257,14 @@ static char *embedded_of(struct ctx *c, TSNode type)
 
 static void add_type(struct ctx *c, size_t k)
 {
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode n = f->node;
     TSNode name = ts_node_child_by_field_id(n, id.f_name);
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
     TSNode type = ts_node_child_by_field_id(n, id.f_type);
     /* 'type X struct{}' alone: the declaration is the outer node; in 'type ( ... )' each spec is */
     size_t outer = k;
-    if (k >= 1 && c->fr[k - 1].sym == id.type_declaration && ts_node_named_child_count(c->fr[k - 1].node) == 1)
+    if (k >= 1 && frames(c)[k - 1].sym == id.type_declaration && ts_node_named_child_count(frames(c)[k - 1].node) == 1)
         outer = k - 1;
     struct parse_symbol *s = add_sym(c, k, outer, PARSE_CLASS, -1, name);
     s->body_line = pc_line_of(ts_node_start_point(n));
@@ -285,24 +287,24 @@ static void add_type(struct ctx *c, size_t k)
 /* A method listed in an interface type. */
 static void add_method_elem(struct ctx *c, size_t k)
 {
-    int scope = c->fr[k].scope;
+    int scope = frames(c)[k].scope;
     if (scope < 0 || c->pc.out->syms[scope].kind != PARSE_CLASS) return;
-    TSNode name = ts_node_child_by_field_id(c->fr[k].node, id.f_name);
+    TSNode name = ts_node_child_by_field_id(frames(c)[k].node, id.f_name);
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
     struct parse_symbol *s = add_sym(c, k, k, PARSE_METHOD, scope, name);
     uint32_t a, b;
-    pc_node_range(&c->pc, c->fr[k].node, &a, &b);
+    pc_node_range(&c->pc, frames(c)[k].node, &a, &b);
     s->signature = range_norm(c, a, b, 0);
 }
 
 /* Package-level var and const names. */
 static void add_vars(struct ctx *c, size_t k)
 {
-    if (k < 2 || c->fr[k - 1].scope >= 0) return;
-    TSSymbol ds = c->fr[k - 1].sym;
-    if ((ds != id.var_declaration && ds != id.const_declaration) || c->fr[k - 2].sym != id.source_file) return;
-    size_t outer = ts_node_named_child_count(c->fr[k - 1].node) == 1 ? k - 1 : k;
-    TSNode n = c->fr[k].node;
+    if (k < 2 || frames(c)[k - 1].scope >= 0) return;
+    TSSymbol ds = frames(c)[k - 1].sym;
+    if ((ds != id.var_declaration && ds != id.const_declaration) || frames(c)[k - 2].sym != id.source_file) return;
+    size_t outer = ts_node_named_child_count(frames(c)[k - 1].node) == 1 ? k - 1 : k;
+    TSNode n = frames(c)[k].node;
     for (uint32_t i = 0, ni = ts_node_named_child_count(n); i < ni; i++) {
         TSNode nm = ts_node_named_child(n, i);
         if (ts_node_symbol(nm) != id.identifier) continue;
@@ -311,7 +313,7 @@ static void add_vars(struct ctx *c, size_t k)
         if (a >= b || (b - a == 1 && c->pc.src[a] == '_')) continue;
         struct parse_symbol *s = add_sym(c, k, outer, PARSE_VARIABLE, -1, nm);
         s->body_line = pc_line_of(ts_node_start_point(nm));
-        c->fr[k].def = -1;
+        frames(c)[k].def = -1;
     }
 }
 
@@ -334,33 +336,34 @@ static void add_import_spec(struct ctx *c, TSNode n)
 
 static void add_call_expr(struct ctx *c, size_t k)
 {
-    TSNode fn = ts_node_child_by_field_id(c->fr[k].node, id.f_function);
+    TSNode fn = ts_node_child_by_field_id(frames(c)[k].node, id.f_function);
     if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
     TSSymbol s = ts_node_symbol(fn);
     if (s == id.func_literal) return; /* 'func() { ... }()' names nothing */
     uint32_t a, b;
     pc_node_range(&c->pc, fn, &a, &b);
-    pc_add_call(&c->pc, (int)ts_node_end_point(fn).row + 1, c->fr[k].scope, range_norm(c, a, b, GO_EXPR_CAP));
+    pc_add_call(&c->pc, (int)ts_node_end_point(fn).row + 1, frames(c)[k].scope, range_norm(c, a, b, GO_EXPR_CAP));
 }
 
 static void add_composite(struct ctx *c, size_t k)
 {
-    TSNode t = ts_node_child_by_field_id(c->fr[k].node, id.f_type);
+    TSNode t = ts_node_child_by_field_id(frames(c)[k].node, id.f_type);
     if (ts_node_is_null(t)) return;
     TSSymbol s = ts_node_symbol(t);
     if (s != id.type_identifier && s != id.qualified_type && s != id.generic_type) return;
     struct buf tn = BUF_INIT;
     type_name(c, t, &tn);
-    if (tn.len) pc_add_call(&c->pc, pc_line_of(ts_node_start_point(t)), c->fr[k].scope, buf_take(&tn));
+    if (tn.len) pc_add_call(&c->pc, pc_line_of(ts_node_start_point(t)), frames(c)[k].scope, buf_take(&tn));
     buf_free(&tn);
 }
 
 /* ---- the walk ---- */
 
-static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
-    size_t k = c->nfr - 1;
-    struct frame *f = &c->fr[k];
+    struct ctx *c = arg;
+    size_t k = c->pc.nframes - 1;
+    struct frame *f = &frames(c)[k];
     f->node = ts_tree_cursor_current_node(cur);
     f->sym = ts_node_symbol(f->node);
     f->def = -1;
@@ -390,50 +393,21 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     else if (s == id.import_spec) add_import_spec(c, f->node);
     else if (f->scope < 0 && (s == id.function_declaration || s == id.method_declaration)) add_func(c, k);
     else if (f->scope < 0 && (s == id.type_spec || s == id.type_alias) && k >= 1 &&
-             c->fr[k - 1].sym == id.type_declaration)
+             frames(c)[k - 1].sym == id.type_declaration)
         add_type(c, k);
     else if (s == id.method_elem) add_method_elem(c, k);
     else if (s == id.var_spec || s == id.const_spec) add_vars(c, k);
 }
 
-static struct frame *push(struct ctx *c)
-{
-    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
-    return &c->fr[c->nfr++];
-}
-
-/* pc_walk's step: one frame per level of the walk. */
-static void step(void *p, TSTreeCursor *cur, int move)
-{
-    struct ctx *c = p;
-    if (move < 0) {
-        c->nfr--;
-        return;
-    }
-    if (move > 0) push(c);
-    visit(c, cur, c->count_errors);
-}
+static const struct pc_walk walk = {sizeof(struct frame), visit, NULL, NULL};
 
 static int go_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
-    memset(out, 0, sizeof *out);
     pthread_once(&id_once, id_init);
-    if (len > UINT32_MAX) return -1;
-    if (ts_parser_language(parser) != tree_sitter_go() && !ts_parser_set_language(parser, tree_sitter_go()))
-        return -1;
-    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
-    if (!tree) return -1;
-    TSNode root = ts_tree_root_node(tree);
-
-    struct ctx c = {.pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
-    c.count_errors = ts_node_has_error(root);
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    pc_walk(&cur, &c, step);
-    ts_tree_cursor_delete(&cur);
-    free(c.fr);
+    struct ctx c = {0};
+    int rc = pc_extract(&walk, tree_sitter_go(), parser, text, len, out, &c.pc, &c);
     buf_free(&c.tmp);
-    ts_tree_delete(tree);
-    return 0;
+    return rc;
 }
 
 /* ---- modules ---- */
@@ -473,13 +447,13 @@ static char *go_import_module(const char *relpath, const char *module, int (*exi
     return NULL;
 }
 
-static const char *const go_extensions[] = {".go", NULL};
-
 const struct lang parse_go = {
-    .name = "go",
-    .extensions = go_extensions,
+    PARSE_LANG_OF(go),
     .language = tree_sitter_go,
     .extract = go_extract,
     .module_name = go_module_name,
     .import_module = go_import_module,
+    .package_dirs = 1,
 };
+
+#endif

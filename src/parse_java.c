@@ -16,6 +16,8 @@
  * Anonymous class bodies define no symbols; their calls belong to the enclosing
  * method. Local classes nest under their method ('Outer.run.Local').
  */
+#include <config.h> /* autoconf: DRQA_GRAMMAR_<lang> */
+#if DRQA_GRAMMAR_java /* else the grammar is left out (src/languages.def) */
 #include "parse.h"
 #include "parse_common.h"
 #include "util.h"
@@ -71,12 +73,11 @@ struct frame {
 
 struct ctx {
     struct pc_ctx pc;     /* the text and the result */
-    struct frame *fr;
-    size_t nfr, cap_fr;
-    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
-    TSTreeCursor aux;     /* reused for every small sub-walk */
     struct buf tmp;       /* scratch, reused */
 };
+
+/* The frame stack pc_extract keeps, one per level of the walk. */
+static struct frame *frames(const struct ctx *c) { return c->pc.frames; }
 
 /* ---- text helpers ---- */
 
@@ -116,7 +117,7 @@ static int is_type_decl(TSSymbol s)
  * annotations in the modifiers. */
 static void add_doc_and_annotations(struct ctx *c, struct frame *f, struct parse_symbol *s, TSNode mods)
 {
-    TSNode prev = c->nfr >= 2 ? f[-1].prev : (TSNode){0};
+    TSNode prev = c->pc.nframes >= 2 ? f[-1].prev : (TSNode){0};
     if (!ts_node_is_null(prev) && ts_node_symbol(prev) == id.block_comment &&
         (int)ts_node_end_point(prev).row + 2 >= pc_line_of(ts_node_start_point(f->node))) {
         uint32_t a, b;
@@ -343,9 +344,10 @@ static void add_creation(struct ctx *c, struct frame *f)
 
 /* ---- the walk ---- */
 
-static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
-    struct frame *f = &c->fr[c->nfr - 1];
+    struct ctx *c = arg;
+    struct frame *f = &frames(c)[c->pc.nframes - 1];
     f->node = ts_tree_cursor_current_node(cur);
     f->sym = ts_node_symbol(f->node);
     f->def = -1;
@@ -353,7 +355,7 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     f->anon = 0;
     f->prev = (TSNode){0};
     TSSymbol s = f->sym;
-    if (c->nfr >= 2) {
+    if (c->pc.nframes >= 2) {
         struct frame *p = f - 1;
         f->scope = p->def >= 0 ? p->def : p->scope;
         f->anon = p->anon;
@@ -373,49 +375,18 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
         else if (s == id.field_declaration || s == id.constant_declaration)
             add_fields(c, f);
     }
-    if (c->nfr >= 2 && ts_node_is_named(f->node)) f[-1].prev = f->node;
+    if (c->pc.nframes >= 2 && ts_node_is_named(f->node)) f[-1].prev = f->node;
 }
 
-static struct frame *push(struct ctx *c)
-{
-    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
-    return &c->fr[c->nfr++];
-}
-
-/* pc_walk's step: one frame per level of the walk. */
-static void step(void *p, TSTreeCursor *cur, int move)
-{
-    struct ctx *c = p;
-    if (move < 0) {
-        c->nfr--;
-        return;
-    }
-    if (move > 0) push(c);
-    visit(c, cur, c->count_errors);
-}
+static const struct pc_walk walk = {sizeof(struct frame), visit, NULL, NULL};
 
 static int java_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
-    memset(out, 0, sizeof *out);
     pthread_once(&id_once, id_init);
-    if (len > UINT32_MAX) return -1;
-    if (ts_parser_language(parser) != tree_sitter_java() && !ts_parser_set_language(parser, tree_sitter_java()))
-        return -1;
-    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
-    if (!tree) return -1;
-    TSNode root = ts_tree_root_node(tree);
-
-    struct ctx c = {.pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
-    c.aux = ts_tree_cursor_new(root);
-    c.count_errors = ts_node_has_error(root);
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    pc_walk(&cur, &c, step);
-    ts_tree_cursor_delete(&cur);
-    ts_tree_cursor_delete(&c.aux);
-    free(c.fr);
+    struct ctx c = {0};
+    int rc = pc_extract(&walk, tree_sitter_java(), parser, text, len, out, &c.pc, &c);
     buf_free(&c.tmp);
-    ts_tree_delete(tree);
-    return 0;
+    return rc;
 }
 
 /* ---- module names ---- */
@@ -455,12 +426,11 @@ static char *java_module_name(const char *relpath)
     return buf_take(&b);
 }
 
-static const char *const java_extensions[] = {".java", NULL};
-
 const struct lang parse_java = {
-    .name = "java",
-    .extensions = java_extensions,
+    PARSE_LANG_OF(java),
     .language = tree_sitter_java,
     .extract = java_extract,
     .module_name = java_module_name,
 };
+
+#endif

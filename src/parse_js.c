@@ -22,6 +22,7 @@
  * symbol. Namespaces are transparent.
  */
 #include <config.h> /* autoconf */
+#if DRQA_GRAMMAR_javascript || DRQA_GRAMMAR_typescript || DRQA_GRAMMAR_tsx /* else the grammar is left out (src/languages.def) */
 #include "parse.h"
 #include "parse_common.h"
 #include "util.h"
@@ -94,9 +95,6 @@ struct frame {
 struct ctx {
     const struct js_ids *id;
     struct pc_ctx pc;     /* the text and the result */
-    struct frame *fr;
-    size_t nfr, cap_fr;
-    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
     struct buf tmp;
     /* TypeScript puts a member's decorators before it in the class body:
      * their text, the line of the first, and the class body they sit in */
@@ -104,6 +102,9 @@ struct ctx {
     int decs_line;
     TSNode decs_owner;
 };
+
+/* The frame stack pc_extract keeps, one per level of the walk. */
+static struct frame *frames(const struct ctx *c) { return c->pc.frames; }
 
 /* ---- text helpers ---- */
 
@@ -187,9 +188,9 @@ static int is_function_node(const struct ctx *c, TSSymbol s)
 /* The JSDoc comment right before the frame at index k (only blank lines between). */
 static char *jsdoc_before(const struct ctx *c, size_t k)
 {
-    TSNode prev = c->fr[k].before;
+    TSNode prev = frames(c)[k].before;
     if (ts_node_is_null(prev) || ts_node_symbol(prev) != c->id->comment) return NULL;
-    if ((int)ts_node_end_point(prev).row + 2 < pc_line_of(ts_node_start_point(c->fr[k].node))) return NULL;
+    if ((int)ts_node_end_point(prev).row + 2 < pc_line_of(ts_node_start_point(frames(c)[k].node))) return NULL;
     uint32_t a, b;
     pc_node_range(&c->pc, prev, &a, &b);
     return pc_block_doc_clean(c->pc.src + a, b - a);
@@ -291,21 +292,21 @@ static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum 
     s->name = name;
     s->qualname = qualname ? qualname : pc_qualify(&c->pc, parent, name);
     s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(c->fr[outer].node));
-    s->end_line = pc_end_line_of(c->fr[k].node);
-    s->body_line = pc_line_of(ts_node_start_point(ts_node_is_null(name_node) ? c->fr[k].node : name_node));
+    s->start_line = pc_line_of(ts_node_start_point(frames(c)[outer].node));
+    s->end_line = pc_end_line_of(frames(c)[k].node);
+    s->body_line = pc_line_of(ts_node_start_point(ts_node_is_null(name_node) ? frames(c)[k].node : name_node));
     s->docstring = jsdoc_before(c, outer);
     struct buf decs = BUF_INIT;
-    if (outer >= 1 && !ts_node_is_null(c->decs_owner) && ts_node_eq(c->decs_owner, c->fr[outer - 1].node)) {
+    if (outer >= 1 && !ts_node_is_null(c->decs_owner) && ts_node_eq(c->decs_owner, frames(c)[outer - 1].node)) {
         buf_adds(&decs, buf_str(&c->decs));
         s->start_line = c->decs_line;
         c->decs_owner = (TSNode){0};
     }
     for (size_t i = outer; i <= k; i++)
-        if (c->fr[i].sym == c->id->export_statement || i == k) decorators_of(c, c->fr[i].node, &decs);
+        if (frames(c)[i].sym == c->id->export_statement || i == k) decorators_of(c, frames(c)[i].node, &decs);
     s->decorators = decs.len ? buf_take(&decs) : NULL;
     buf_free(&decs);
-    c->fr[k].def = (int)(c->pc.out->nsyms - 1);
+    frames(c)[k].def = (int)(c->pc.out->nsyms - 1);
     return s;
 }
 
@@ -313,7 +314,7 @@ static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum 
  * k: up through 'export' and 'declare'. */
 static size_t outer_of(const struct ctx *c, size_t k)
 {
-    while (k > 0 && c->fr[k - 1].sym == c->id->export_statement) k--;
+    while (k > 0 && frames(c)[k - 1].sym == c->id->export_statement) k--;
     return k;
 }
 
@@ -339,7 +340,7 @@ static uint32_t body_start(const struct ctx *c, TSNode n)
 static void add_declaration(struct ctx *c, size_t k)
 {
     const struct js_ids *id = c->id;
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode n = f->node;
     TSNode name = ts_node_child_by_field_id(n, id->f_name);
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
@@ -377,7 +378,7 @@ static void add_declaration(struct ctx *c, size_t k)
 static void add_member(struct ctx *c, size_t k)
 {
     const struct js_ids *id = c->id;
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode n = f->node;
     TSNode name = ts_node_child_by_field_id(n, id->f_name);
     if (ts_node_is_null(name)) name = ts_node_child_by_field_id(n, id->f_property); /* JS field_definition */
@@ -408,7 +409,7 @@ static void add_member(struct ctx *c, size_t k)
 static void add_declarator(struct ctx *c, size_t k)
 {
     const struct js_ids *id = c->id;
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode n = f->node;
     TSNode name = ts_node_child_by_field_id(n, id->f_name);
     TSNode value = ts_node_child_by_field_id(n, id->f_value);
@@ -429,7 +430,7 @@ static void add_declarator(struct ctx *c, size_t k)
                                      f->scope, pc_node_dup(&c->pc, name), NULL, name);
     if (!fn && !cls) return;
     /* 'const f = async (a) =>': the keyword, then the declarator up to the body */
-    TSNode decl = c->fr[k - 1].node;
+    TSNode decl = frames(c)[k - 1].node;
     struct buf sig = BUF_INIT;
     TSNode kw = ts_node_child(decl, 0);
     if (!ts_node_is_null(kw) && !ts_node_is_named(kw)) {
@@ -463,8 +464,8 @@ static int find_top(const struct ctx *c, const char *name)
 static void add_assignment(struct ctx *c, size_t k)
 {
     const struct js_ids *id = c->id;
-    struct frame *f = &c->fr[k];
-    if (k == 0 || c->fr[k - 1].sym != id->expression_statement) return;
+    struct frame *f = &frames(c)[k];
+    if (k == 0 || frames(c)[k - 1].sym != id->expression_statement) return;
     TSNode left = ts_node_child_by_field_id(f->node, id->f_left);
     TSNode right = ts_node_child_by_field_id(f->node, id->f_right);
     if (ts_node_is_null(left) || ts_node_is_null(right) || ts_node_symbol(left) != id->member_expression) return;
@@ -528,12 +529,12 @@ out:
 static void add_export_member(struct ctx *c, size_t k)
 {
     const struct js_ids *id = c->id;
-    if (k < 3 || c->fr[k - 1].sym != id->object || c->fr[k - 2].sym != id->assignment_expression ||
-        c->fr[k - 3].sym != id->expression_statement || c->fr[k].scope >= 0)
+    if (k < 3 || frames(c)[k - 1].sym != id->object || frames(c)[k - 2].sym != id->assignment_expression ||
+        frames(c)[k - 3].sym != id->expression_statement || frames(c)[k].scope >= 0)
         return;
-    TSNode left = ts_node_child_by_field_id(c->fr[k - 2].node, id->f_left);
+    TSNode left = ts_node_child_by_field_id(frames(c)[k - 2].node, id->f_left);
     if (ts_node_is_null(left) || !node_is(c, left, "module.exports")) return;
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode n = f->node;
     if (f->sym == id->method_definition) {
         TSNode name = ts_node_child_by_field_id(n, id->f_name);
@@ -634,7 +635,7 @@ static void add_export_from(struct ctx *c, TSNode n)
 static int add_require(struct ctx *c, size_t k, TSNode fn)
 {
     const struct js_ids *id = c->id;
-    TSNode n = c->fr[k].node;
+    TSNode n = frames(c)[k].node;
     int is_import = node_is(c, fn, "import");
     if (!is_import && !(ts_node_symbol(fn) == id->identifier && node_is(c, fn, "require"))) return 0;
     TSNode args = ts_node_child_by_field_id(n, id->f_arguments);
@@ -643,9 +644,9 @@ static int add_require(struct ctx *c, size_t k, TSNode fn)
     if (ts_node_symbol(s) != id->string) return 0;
     int line = pc_line_of(ts_node_start_point(n));
     TSNode bind = (TSNode){0};
-    if (!is_import && k > 0 && c->fr[k - 1].sym == id->variable_declarator) {
-        TSNode v = ts_node_child_by_field_id(c->fr[k - 1].node, id->f_value);
-        if (!ts_node_is_null(v) && ts_node_eq(v, n)) bind = ts_node_child_by_field_id(c->fr[k - 1].node, id->f_name);
+    if (!is_import && k > 0 && frames(c)[k - 1].sym == id->variable_declarator) {
+        TSNode v = ts_node_child_by_field_id(frames(c)[k - 1].node, id->f_value);
+        if (!ts_node_is_null(v) && ts_node_eq(v, n)) bind = ts_node_child_by_field_id(frames(c)[k - 1].node, id->f_name);
     }
     if (!ts_node_is_null(bind) && ts_node_symbol(bind) == id->identifier) {
         add_import(c, line, string_value(c, s), NULL, pc_node_dup(&c->pc, bind));
@@ -678,7 +679,7 @@ static int add_require(struct ctx *c, size_t k, TSNode fn)
 static void add_call_expr(struct ctx *c, size_t k)
 {
     const struct js_ids *id = c->id;
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode fn = ts_node_child_by_field_id(f->node, id->f_function);
     if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
     if (add_require(c, k, fn)) return;
@@ -691,7 +692,7 @@ static void add_call_expr(struct ctx *c, size_t k)
 
 static void add_new_expr(struct ctx *c, size_t k)
 {
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode fn = ts_node_child_by_field_id(f->node, c->id->f_constructor);
     if (ts_node_is_null(fn) || ts_node_start_byte(fn) >= ts_node_end_byte(fn)) return;
     if (is_function_value(c, ts_node_symbol(fn)) || is_class_value(c, ts_node_symbol(fn))) return;
@@ -704,7 +705,7 @@ static void add_new_expr(struct ctx *c, size_t k)
 /* '<CartView .../>': a component (capitalised name) is called */
 static void add_jsx(struct ctx *c, size_t k)
 {
-    struct frame *f = &c->fr[k];
+    struct frame *f = &frames(c)[k];
     TSNode name = ts_node_child_by_field_id(f->node, c->id->f_name);
     if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
     char first = c->pc.src[ts_node_start_byte(name)];
@@ -714,11 +715,12 @@ static void add_jsx(struct ctx *c, size_t k)
 
 /* ---- the walk ---- */
 
-static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
+    struct ctx *c = arg;
     const struct js_ids *id = c->id;
-    size_t k = c->nfr - 1;
-    struct frame *f = &c->fr[k];
+    size_t k = c->pc.nframes - 1;
+    struct frame *f = &frames(c)[k];
     f->node = ts_tree_cursor_current_node(cur);
     f->sym = ts_node_symbol(f->node);
     f->def = -1;
@@ -779,44 +781,16 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
     else if (s == id->assignment_expression) add_assignment(c, k);
 }
 
-static struct frame *push(struct ctx *c)
-{
-    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
-    return &c->fr[c->nfr++];
-}
-
-/* pc_walk's step: one frame per level of the walk. */
-static void step(void *p, TSTreeCursor *cur, int move)
-{
-    struct ctx *c = p;
-    if (move < 0) {
-        c->nfr--;
-        return;
-    }
-    if (move > 0) push(c);
-    visit(c, cur, c->count_errors);
-}
+static const struct pc_walk walk = {sizeof(struct frame), visit, NULL, NULL};
 
 static int js_extract_with(const TSLanguage *lang, const struct js_ids *id, TSParser *parser, const char *text,
                            size_t len, struct parse_result *out)
 {
-    memset(out, 0, sizeof *out);
-    if (len > UINT32_MAX) return -1;
-    if (ts_parser_language(parser) != lang && !ts_parser_set_language(parser, lang)) return -1;
-    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
-    if (!tree) return -1;
-    TSNode root = ts_tree_root_node(tree);
-
-    struct ctx c = {.id = id, .pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
-    c.count_errors = ts_node_has_error(root);
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    pc_walk(&cur, &c, step);
-    ts_tree_cursor_delete(&cur);
-    free(c.fr);
+    struct ctx c = {.id = id};
+    int rc = pc_extract(&walk, lang, parser, text, len, out, &c.pc, &c);
     buf_free(&c.tmp);
     buf_free(&c.decs);
-    ts_tree_delete(tree);
-    return 0;
+    return rc;
 }
 
 /* ---- module names ---- */
@@ -878,7 +852,7 @@ static char *js_import_module(const char *relpath, const char *module, int (*exi
 
 /* ---- the languages ---- */
 
-#ifdef HAVE_GRAMMAR_JAVASCRIPT
+#if DRQA_GRAMMAR_javascript
 const TSLanguage *tree_sitter_javascript(void);
 static struct js_ids js_id;
 static pthread_once_t js_once = PTHREAD_ONCE_INIT;
@@ -890,11 +864,8 @@ static int js_extract(TSParser *parser, const char *text, size_t len, struct par
     return js_extract_with(tree_sitter_javascript(), &js_id, parser, text, len, out);
 }
 
-static const char *const js_extensions[] = {".js", ".mjs", ".cjs", ".jsx", NULL};
-
 const struct lang parse_javascript = {
-    .name = "javascript",
-    .extensions = js_extensions,
+    PARSE_LANG_OF(javascript),
     .language = tree_sitter_javascript,
     .extract = js_extract,
     .module_name = js_module_name,
@@ -902,13 +873,11 @@ const struct lang parse_javascript = {
 };
 #endif
 
-#ifdef HAVE_GRAMMAR_TYPESCRIPT
+#if DRQA_GRAMMAR_typescript
 const TSLanguage *tree_sitter_typescript(void);
-const TSLanguage *tree_sitter_tsx(void);
-static struct js_ids ts_id, tsx_id;
-static pthread_once_t ts_once = PTHREAD_ONCE_INIT, tsx_once = PTHREAD_ONCE_INIT;
+static struct js_ids ts_id;
+static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
 static void ts_init(void) { ids_fill(&ts_id, tree_sitter_typescript()); }
-static void tsx_init(void) { ids_fill(&tsx_id, tree_sitter_tsx()); }
 
 static int ts_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
@@ -916,30 +885,36 @@ static int ts_extract(TSParser *parser, const char *text, size_t len, struct par
     return js_extract_with(tree_sitter_typescript(), &ts_id, parser, text, len, out);
 }
 
+const struct lang parse_typescript = {
+    PARSE_LANG_OF(typescript),
+    .language = tree_sitter_typescript,
+    .extract = ts_extract,
+    .module_name = js_module_name,
+    .import_module = js_import_module,
+    .family = "javascript",
+};
+#endif
+
+#if DRQA_GRAMMAR_tsx
+const TSLanguage *tree_sitter_tsx(void);
+static struct js_ids tsx_id;
+static pthread_once_t tsx_once = PTHREAD_ONCE_INIT;
+static void tsx_init(void) { ids_fill(&tsx_id, tree_sitter_tsx()); }
+
 static int tsx_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
     pthread_once(&tsx_once, tsx_init);
     return js_extract_with(tree_sitter_tsx(), &tsx_id, parser, text, len, out);
 }
 
-static const char *const ts_extensions[] = {".ts", ".mts", ".cts", NULL};
-static const char *const tsx_extensions[] = {".tsx", NULL};
-
-const struct lang parse_typescript = {
-    .name = "typescript",
-    .extensions = ts_extensions,
-    .language = tree_sitter_typescript,
-    .extract = ts_extract,
-    .module_name = js_module_name,
-    .import_module = js_import_module,
-};
-
 const struct lang parse_tsx = {
-    .name = "tsx",
-    .extensions = tsx_extensions,
+    PARSE_LANG_OF(tsx),
     .language = tree_sitter_tsx,
     .extract = tsx_extract,
     .module_name = js_module_name,
     .import_module = js_import_module,
+    .family = "javascript",
 };
+#endif
+
 #endif

@@ -72,15 +72,14 @@ struct errspan {
 
 struct ctx {
     struct pc_ctx pc;     /* the text and the result */
-    struct frame *fr;
-    size_t nfr, cap_fr;
-    int count_errors;     /* the tree has errors: count ERROR and MISSING nodes */
-    TSTreeCursor aux;     /* reused for every small sub-walk */
     struct buf tmp, tmp2; /* scratch, reused */
     uint32_t *col;        /* column of each symbol's keyword, parallel to out->syms */
     struct errspan *errs;
     size_t nerrs, cap_errs;
 };
+
+/* The frame stack pc_extract keeps, one per level of the walk. */
+static struct frame *frames(const struct ctx *c) { return c->pc.frames; }
 
 /* ---- text helpers ---- */
 
@@ -312,7 +311,7 @@ static char *cleandoc(const char *d, size_t n, struct buf *out)
 /* The docstring of a def/class body block, or NULL. */
 static char *docstring_of(struct ctx *c, TSNode body)
 {
-    TSTreeCursor *cur = &c->aux;
+    TSTreeCursor *cur = &c->pc.aux;
     ts_tree_cursor_reset(cur, body);
     if (!ts_tree_cursor_goto_first_child(cur)) return NULL;
     TSNode st;
@@ -363,7 +362,7 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
 
     /* the header ends at the last ':' before the body */
     uint32_t hdr_end = ts_node_is_null(body) ? b : ts_node_start_byte(body);
-    TSTreeCursor *cur = &c->aux;
+    TSTreeCursor *cur = &c->pc.aux;
     ts_tree_cursor_reset(cur, n);
     if (ts_tree_cursor_goto_first_child(cur)) {
         uint32_t body_start = ts_node_is_null(body) ? UINT32_MAX : ts_node_start_byte(body);
@@ -398,7 +397,7 @@ static void add_def(struct ctx *c, struct frame *f, int is_class)
     s->signature = xstrdup(buf_str(&c->tmp));
 
     /* decorators sit on the decorated_definition around us */
-    if (c->nfr >= 2 && f[-1].sym == id.decorated_definition) {
+    if (c->pc.nframes >= 2 && f[-1].sym == id.decorated_definition) {
         TSNode d = f[-1].node;
         s->start_line = pc_line_of(ts_node_start_point(d));
         struct buf decs = BUF_INIT;
@@ -473,10 +472,10 @@ static void add_assignment(struct ctx *c, struct frame *f)
 {
     if (f->scope >= 0 && c->pc.out->syms[f->scope].kind != PARSE_CLASS) return;
     /* the statement: up through chained assignments ('a = b = 1') */
-    size_t k = c->nfr - 1;
-    while (k > 0 && c->fr[k - 1].sym == id.assignment) k--;
-    if (k == 0 || c->fr[k - 1].sym != id.expression_statement) return;
-    TSNode stmt = c->fr[k - 1].node;
+    size_t k = c->pc.nframes - 1;
+    while (k > 0 && frames(c)[k - 1].sym == id.assignment) k--;
+    if (k == 0 || frames(c)[k - 1].sym != id.expression_statement) return;
+    TSNode stmt = frames(c)[k - 1].node;
     TSNode left = ts_node_child_by_field_id(f->node, id.f_left);
     if (ts_node_is_null(left)) return;
     TSSymbol ls = ts_node_symbol(left);
@@ -487,7 +486,7 @@ static void add_assignment(struct ctx *c, struct frame *f)
     if (ls != id.pattern_list && ls != id.tuple_pattern && ls != id.list_pattern && ls != id.list_splat_pattern)
         return;
     /* unpacking targets: walk only through the pattern nodes, iteratively */
-    TSTreeCursor *cur = &c->aux;
+    TSTreeCursor *cur = &c->pc.aux;
     ts_tree_cursor_reset(cur, left);
     unsigned depth = 0;
     for (;;) {
@@ -514,7 +513,7 @@ static void add_import_stmt(struct ctx *c, TSNode n, TSSymbol kind)
     char *module = NULL;
     int level = 0;
     if (kind == id.future_import_statement) module = xstrdup("__future__");
-    TSTreeCursor *cur = &c->aux;
+    TSTreeCursor *cur = &c->pc.aux;
     ts_tree_cursor_reset(cur, n);
     if (!ts_tree_cursor_goto_first_child(cur)) return;
     do {
@@ -696,7 +695,7 @@ static void recover_errors(struct ctx *c, TSNode root)
     size_t nreal = c->pc.out->nsyms, real = 0, ei = 0;
     int *stack = NULL; /* open blocks by indentation */
     size_t nstack = 0, capstack = 0;
-    struct leafit it = {&c->aux, 0, 0, 0, 0};
+    struct leafit it = {&c->pc.aux, 0, 0, 0, 0};
     ts_tree_cursor_reset(it.cur, root);
     leaf_descend(&it);
     int line = 1;
@@ -819,15 +818,16 @@ static void recover_errors(struct ctx *c, TSNode root)
 /* ---- the walk ---- */
 
 /* Fills the top frame from the cursor position and handles its node. */
-static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
+static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
-    struct frame *f = &c->fr[c->nfr - 1];
+    struct ctx *c = arg;
+    struct frame *f = &frames(c)[c->pc.nframes - 1];
     f->node = ts_tree_cursor_current_node(cur);
     f->sym = ts_node_symbol(f->node);
     f->def = -1;
     f->scope = -1;
     f->in_err = 0;
-    if (c->nfr >= 2) {
+    if (c->pc.nframes >= 2) {
         struct frame *p = f - 1;
         f->scope = p->scope;
         f->in_err = p->in_err;
@@ -852,12 +852,6 @@ static void visit(struct ctx *c, TSTreeCursor *cur, int count_errors)
         c->errs[c->nerrs - 1].sym1 = c->pc.out->nsyms;
         c->errs[c->nerrs - 1].call1 = c->pc.out->ncalls;
     }
-}
-
-static struct frame *push(struct ctx *c)
-{
-    c->fr = pc_grow(c->fr, &c->cap_fr, c->nfr, sizeof *c->fr, 64);
-    return &c->fr[c->nfr++];
 }
 
 /* Subtrees no longer than this are looked at as text before the walk goes in. */
@@ -900,46 +894,32 @@ static int descend(const struct ctx *c, const struct frame *f)
     return 0;
 }
 
-/* pc_walk_pruned's step: one frame per level of the walk. */
-static int step(void *p, TSTreeCursor *cur, int move)
+/* pc_extract's descend: the pruned walk. */
+static int walk_descend(void *p)
+{
+    const struct ctx *c = p;
+    return descend(c, &frames(c)[c->pc.nframes - 1]);
+}
+
+/* pc_extract's after: definitions the ERROR nodes hid. */
+static void walk_after(void *p, TSNode root)
 {
     struct ctx *c = p;
-    if (move < 0) {
-        c->nfr--;
-        return 0;
-    }
-    if (move > 0) push(c);
-    visit(c, cur, c->count_errors);
-    return descend(c, &c->fr[c->nfr - 1]);
+    if (c->nerrs) recover_errors(c, root);
 }
+
+static const struct pc_walk walk = {sizeof(struct frame), visit, walk_descend, walk_after};
 
 static int py_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
 {
-    memset(out, 0, sizeof *out);
     pthread_once(&id_once, id_init);
-    if (len > UINT32_MAX) return -1;
-    if (ts_parser_language(parser) != tree_sitter_python() &&
-        !ts_parser_set_language(parser, tree_sitter_python()))
-        return -1;
-    TSTree *tree = ts_parser_parse_string(parser, NULL, text ? text : "", (uint32_t)len);
-    if (!tree) return -1;
-    TSNode root = ts_tree_root_node(tree);
-
-    struct ctx c = {.pc = {.src = text ? text : "", .len = (uint32_t)len, .out = out}};
-    c.aux = ts_tree_cursor_new(root);
-    c.count_errors = ts_node_has_error(root);
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    pc_walk_pruned(&cur, &c, step);
-    if (c.nerrs) recover_errors(&c, root);
-    ts_tree_cursor_delete(&cur);
-    ts_tree_cursor_delete(&c.aux);
-    free(c.fr);
+    struct ctx c = {0};
+    int rc = pc_extract(&walk, tree_sitter_python(), parser, text, len, out, &c.pc, &c);
     free(c.col);
     free(c.errs);
     buf_free(&c.tmp);
     buf_free(&c.tmp2);
-    ts_tree_delete(tree);
-    return 0;
+    return rc;
 }
 
 /* ---- module names ---- */
@@ -969,11 +949,8 @@ static char *py_module_name(const char *relpath)
     return buf_take(&b);
 }
 
-static const char *const py_extensions[] = {".py", ".pyi", NULL};
-
 const struct lang parse_python = {
-    .name = "python",
-    .extensions = py_extensions,
+    PARSE_LANG_OF(python),
     .language = tree_sitter_python,
     .extract = py_extract,
     .module_name = py_module_name,

@@ -447,8 +447,52 @@ struct win {
     double len, score;
 };
 
+/* qparse_term_index for the many tokens of a whole repository: two terms
+ * that match share their first byte (equal, or a common prefix of five), so
+ * each token is compared only with the question's terms that start with its
+ * first byte, in the same order (exact matches first). */
+struct term_lookup {
+    int head[256];          /* first term starting with a byte, -1 */
+    int *next;              /* the next one, -1 */
+    size_t *len;
+};
+
+static void lookup_init(struct term_lookup *l, const struct qparse *q)
+{
+    for (int i = 0; i < 256; i++) l->head[i] = -1;
+    size_t nt = q->nterms ? q->nterms : 1;
+    l->next = xmalloc(nt * sizeof *l->next);
+    l->len = xmalloc(nt * sizeof *l->len);
+    for (size_t i = q->nterms; i-- > 0;) {
+        unsigned char b = (unsigned char)q->terms[i][0];
+        l->len[i] = strlen(q->terms[i]);
+        l->next[i] = l->head[b];
+        l->head[b] = (int)i;
+    }
+}
+
+static void lookup_free(struct term_lookup *l)
+{
+    free(l->next);
+    free(l->len);
+}
+
+static int same_word(const char *a, size_t na, const char *b, size_t nb);
+
+static int lookup_index(const struct qparse *q, const struct term_lookup *l, const char *t, size_t n)
+{
+    if (!n) return -1;
+    int first = l->head[(unsigned char)t[0]];
+    for (int i = first; i >= 0; i = l->next[i])
+        if (l->len[i] == n && memcmp(q->terms[i], t, n) == 0) return i;
+    for (int i = first; i >= 0; i = l->next[i])
+        if (same_word(q->terms[i], l->len[i], t, n)) return i;
+    return -1;
+}
+
 struct tf_ctx {
     const struct qparse *q;
+    const struct term_lookup *l;
     float *tf;
     double len;
 };
@@ -457,7 +501,7 @@ static void tf_term(const char *t, size_t n, void *ctx)
 {
     struct tf_ctx *c = ctx;
     c->len += 1;
-    int i = qparse_term_index(c->q, t, n);
+    int i = lookup_index(c->q, c->l, t, n);
     if (i >= 0) c->tf[i] += 1;
 }
 
@@ -484,6 +528,8 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
         return -1;
     }
     size_t nt = q->nterms ? q->nterms : 1;
+    struct term_lookup lk;
+    lookup_init(&lk, q);
     struct win *w = NULL;
     size_t nw = 0, cap = 0;
     size_t *off = NULL, offcap = 0;
@@ -517,7 +563,7 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
             x->start = a;
             x->end = b;
             x->tf = xcalloc(nt, sizeof *x->tf);
-            struct tf_ctx c = {q, x->tf, 0};
+            struct tf_ctx c = {q, &lk, x->tf, 0};
             tok_each(text + off[a - 1], off[b] - off[a - 1], 0, tf_term, &c);
             x->len = c.len;
             x->score = 0;
@@ -525,6 +571,7 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
         }
     }
     free(off);
+    lookup_free(&lk);
     sqlite3_finalize(st);
     double avg = 0;
     for (size_t i = 0; i < nw; i++) avg += w[i].len;

@@ -570,8 +570,8 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     static const char *const roles[] = MCTS_ROLE_NAMES;
     const cJSON *fb = cJSON_GetObjectItemCaseSensitive(o, "fallback");
     cJSON_ArrayForEach(c, fb)
-        for (unsigned k = 0; k < sizeof roles / sizeof roles[0]; k++)
-            if (cJSON_IsString(c) && strcmp(c->valuestring, roles[k]) == 0) n->fallback |= 1u << k;
+        for (unsigned ri = 0; ri < sizeof roles / sizeof roles[0]; ri++)
+            if (cJSON_IsString(c) && strcmp(c->valuestring, roles[ri]) == 0) n->fallback |= 1u << ri;
     read_tokens(r, o, where, &n->tokens_in, &n->tokens_out);
     const cJSON *tm = get(r, o, "timings", where);
     n->started_ms = (int64_t)num(r, tm, "started_ms", "timings");

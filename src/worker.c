@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct worker {
     struct worker_config cfg;         /* strings below are owned copies */
@@ -162,10 +163,20 @@ static void write_transcripts(struct worker *w, const char *dir, const char *suf
     char err[512];
     cJSON *config = w->transcript_config ? cJSON_Duplicate(w->transcript_config, 1) : cJSON_CreateObject();
     transcript_stamp_created(config);
-    char *paths[2];
+    char *paths[2] = {NULL, NULL};
     int bad = 0;
+    /* a name taken already (a second answer or export in the same second)
+     * gets -2, -3, ...: nothing written before is replaced */
+    for (int k = 1; k < 1000; k++) {
+        char num[16] = "";
+        if (k > 1) snprintf(num, sizeof num, "-%d", k);
+        for (int md = 0; md < 2; md++) {
+            free(paths[md]);
+            paths[md] = xasprintf("%s/drqa-%s-%s%s%s.%s", dir, stamp, hex, suffix, num, md ? "md" : "json");
+        }
+        if (access(paths[0], F_OK) != 0 && access(paths[1], F_OK) != 0) break;
+    }
     for (int md = 0; md < 2; md++) {
-        paths[md] = xasprintf("%s/drqa-%s-%s%s.%s", dir, stamp, hex, suffix, md ? "md" : "json");
         int rc = md ? transcript_save_markdown(paths[md], t, a, err, sizeof err)
                     : transcript_save(paths[md], t, config, a, err, sizeof err);
         if (rc != 0) {
@@ -235,6 +246,11 @@ static void handle(struct worker *w, struct cmdq_cmd *c)
         }
         if ((c->kind == CMD_PRUNE ? search_prune : search_force)(w->s, c->node, err, sizeof err) != 0) {
             evq_post_log(w->ev, c->node, "%s", err);
+        } else if (c->kind == CMD_PRUNE) {
+            evq_post_log(w->ev, c->node, "node %d pruned", c->node);
+            /* the answer may stand on the pruned subtree: answer again
+             * from the tree as it is now (the loop does, and writes it) */
+            if (search_done(w->s) && w->answered) w->answered = 0;
         } else if (c->kind == CMD_EXPAND) {
             evq_post_log(w->ev, c->node, "node %d will be expanded next", c->node);
             if (!search_done(w->s) && w->answered) {

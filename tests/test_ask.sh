@@ -77,7 +77,8 @@ import json, glob
 t = json.load(open(glob.glob('$T/tr/*.json')[0]))
 print(any(n.get('action') == 'SemanticSearch' for n in t['nodes']), t['config']['no_semantic'])")" \
    "False True" "--no-semantic never runs SemanticSearch; the transcript records the ablation"
-is "$(ls "$T/tr" | sed 's/-[0-9a-f]*\././' | sort | tr '\n' ' ')" "ask.json ask.md " "a JSON and a Markdown transcript"
+is "$(ls "$T/tr" | sed -E 's/^drqa-[0-9]{8}-[0-9]{6}-[0-9a-f]{8}\./drqa-STAMP-HASH./' | sort | tr '\n' ' ')" \
+   "drqa-STAMP-HASH.json drqa-STAMP-HASH.md " "a JSON and a Markdown transcript"
 
 # errors
 ask --ask "$Q" "$T/no-such-repo"

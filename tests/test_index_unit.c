@@ -75,7 +75,7 @@ int main(void)
         "VALUE = os.sep\n";                   /* 14 */
     struct parse_symbol syms[4];
     syms[0] = sym(PARSE_CLASS, "Store", "Store", -1, 3, 12, 3, "class Store(Base)");
-    syms[0].docstring = "Keeps things.";
+    syms[0].docstring = (char *)"Keeps things.";
     syms[1] = sym(PARSE_VARIABLE, "limit", "Store.limit", 0, 5, 5, 5, NULL);
     syms[2] = sym(PARSE_METHOD, "size", "Store.size", 0, 7, 9, 8, "def size(self)");
     syms[3] = sym(PARSE_METHOD, "add", "Store.add", 0, 11, 12, 11, "def add(self, x)");

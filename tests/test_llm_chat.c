@@ -640,8 +640,8 @@ int main(void)
     struct llm_usage a, t;
     llm_usage_init(&a);
     llm_usage_init(&t);
-    struct llm_reply r1 = {.text = "x", .input_tokens = 100, .output_tokens = 10, .cost_usd = 0.5};
-    struct llm_reply r2 = {.text = "y", .input_tokens = 50, .output_tokens = 5, .tokens_estimated = 1, .cost_usd = -1};
+    struct llm_reply r1 = {.text = (char *)"x", .input_tokens = 100, .output_tokens = 10, .cost_usd = 0.5};
+    struct llm_reply r2 = {.text = (char *)"y", .input_tokens = 50, .output_tokens = 5, .tokens_estimated = 1, .cost_usd = -1};
     struct llm_reply r3 = {.text = NULL, .cost_usd = -1};
     llm_usage_add(&a, "perception", &r1);
     llm_usage_add(&a, "perception", &r2);

@@ -127,7 +127,7 @@ int main(void)
     char *pdir = xasprintf("%s/prompts", top);
     const char *dirs[] = {pdir};
     char err[1024];
-    struct index_options io = {1, 0, NULL, NULL};
+    struct index_options io = {.threads = 1};
     if (cprc != 0 || index_update(repo, ipath, &io, NULL, err, sizeof err) != 0) {
         ok(0, "index the fixture: %s", err);
         return done_testing();

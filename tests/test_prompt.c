@@ -141,7 +141,7 @@ static void test_check(void)
 
 static void test_render(void)
 {
-    struct prompt p = {"role", "/x/role.txt", "Q={{question}};\nR={{report}}|{{report}}\nE={{empty}}."};
+    struct prompt p = {(char *)"role", (char *)"/x/role.txt", (char *)"Q={{question}};\nR={{report}}|{{report}}\nE={{empty}}."};
     struct prompt_var v[] = {{"question", "what?", 0}, {"report", "r1", 0}, {"empty", NULL, 0}};
     char err[256] = "";
     char *r = prompt_render(&p, v, 3, err, sizeof err);
@@ -163,7 +163,7 @@ static void test_render(void)
            "tail kept from a line boundary, marker first");
     char *whole = prompt_cap(buf_str(&b), 110, 0);
     is_str(whole, buf_str(&b), "a value that fits is unchanged");
-    struct prompt q = {"role", "/x/role.txt", "<{{v}}>"};
+    struct prompt q = {(char *)"role", (char *)"/x/role.txt", (char *)"<{{v}}>"};
     struct prompt_var cv[] = {{"v", buf_str(&b), 100}};
     r = prompt_render(&q, cv, 1, err, sizeof err);
     char *want = xasprintf("<%s>", head);

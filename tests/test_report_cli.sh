@@ -39,6 +39,18 @@ EOF
 check "answers tables, exact text" cmp -s "$tmp/out.md" "$tmp/want.md"
 check "nothing on stderr" [ ! -s "$tmp/err" ]
 
+# 1b. files and options in any order: the files first and --reference after
+#     them, or --reference between two files, give the same tables
+"$DRQA" --report "$data/answers-mcts.jsonl" "$data/answers-rag.jsonl" --reference "$data/ref-dev.jsonl" \
+    > "$tmp/after.md" 2>"$tmp/err"
+t $? "--reference after the report files: exit 0"
+check "--reference after the report files: the same tables" cmp -s "$tmp/after.md" "$tmp/want.md"
+check "--reference after the report files: nothing on stderr" [ ! -s "$tmp/err" ]
+"$DRQA" --report "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" "$data/answers-rag.jsonl" \
+    > "$tmp/between.md" 2>"$tmp/err"
+t $? "--reference between the report files: exit 0"
+check "--reference between the report files: the same tables" cmp -s "$tmp/between.md" "$tmp/want.md"
+
 # 2. the same as JSON (for scripts)
 "$DRQA" --json --reference "$data/ref-sweqa.jsonl" --report "$data/answers-rag.jsonl" > "$tmp/out.json"
 ok $? "--json: exit 0"

@@ -160,7 +160,7 @@ int main(void)
     ui_model_apply(&m, &e, NULL);
     evq_event_init(&e, EVQ_STATE);
     e.state = EVQ_STATE_DONE;
-    e.text = "finish";
+    e.text = (char *)"finish";
     ui_model_apply(&m, &e, NULL);
     is_int(m.state, EVQ_STATE_DONE, "state done");
     is_int((int)m.tokens_in, 1200, "tokens in");

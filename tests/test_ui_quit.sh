@@ -34,7 +34,7 @@ PY
 now_ms() { "$PYTHON3" -c 'import time; print(int(time.time() * 1000))'; }
 
 run_ui 100 30 -- --policy offline --index "$IDX" "$T/repo" "Where is the session cookie signed?"
-wait_for 'indexing [1-9][0-9]*/3[0-9]{3}' 1500
+wait_for 'indexing 2/5: parse [1-9][0-9]*/3[0-9]{3}' 1500
 ok $? "the front end is updating the index (files written)"
 keys q
 wait_for 'Indexing is under way \(quitting keeps the previous index\)\. Quit\? \(y/n\)'
@@ -53,7 +53,7 @@ ok $? "the previous index is intact ($n0 files, integrity ok)"
 ok $? "no side file is left beside it"
 
 run_ui 100 30 -- --policy offline --index "$IDX" "$T/repo" "Where is the session cookie signed?"
-wait_for 'indexing [1-9][0-9]*/3[0-9]{3}' 1500
+wait_for 'indexing 2/5: parse [1-9][0-9]*/3[0-9]{3}' 1500
 keys C-c
 wait_for 'Indexing is under way .*Quit\? \(y/n\)'
 ok $? "C-c asks as q does"
@@ -62,7 +62,7 @@ wait_for '^EXIT=130' 400
 ok $? "a second C-c exits 130"
 
 run_ui 100 30 -- --policy offline --index "$IDX" "$T/repo" "Where is the session cookie signed?"
-wait_for 'indexing [1-9][0-9]*/3[0-9]{3}' 1500
+wait_for 'indexing 2/5: parse [1-9][0-9]*/3[0-9]{3}' 1500
 sh_pid=$(tm list-panes -t "$S" -F '#{pane_pid}')
 ui_pid=$(ps -o pid= --ppid "$sh_pid" | tr -d ' ' | head -1)
 [ -n "$ui_pid" ] && kill -TERM "$ui_pid"

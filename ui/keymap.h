@@ -13,8 +13,8 @@
  * Which keys reach the table: in the tree and text panes all of them; while
  * the question or search line is being edited, the line editor takes the keys
  * first (Enter, Esc, Backspace, Delete, C-d, C-w, C-u, C-a, C-e, Home, End,
- * Left, Right, text and bracketed pastes; the man page's DESCRIPTION lists
- * them).
+ * Left, Right, Up and Down for the question history, text and bracketed
+ * pastes; the man page's DESCRIPTION lists them).
  */
 #ifndef DRQA_UI_KEYMAP_H
 #define DRQA_UI_KEYMAP_H
@@ -43,7 +43,7 @@
     K(FIND_PREV, "Moving", "N", "previous node matching the search")                              \
     K(PAUSE, "Search", "p", "pause the search, or resume it")                                     \
     K(STEP, "Search", "s", "run one iteration, then stay paused")                                 \
-    K(PRUNE, "Search", "x", "prune the selected subtree (never selected again)")                  \
+    K(PRUNE, "Search", "x", "prune the selected subtree (never selected again; after the answer, the answer is drawn again without it)")                  \
     K(FORCE, "Search", "e", "expand the selected node in the next iteration")                     \
     K(FINISH, "Search", "f", "finish now: answer from the best path so far")                      \
     K(ASK, "Search", "a", "ask a new question (the current search is dropped)")                   \

@@ -207,6 +207,9 @@ static void new_question(struct ui_model *m, const char *q)
     m->answer = NULL;
     m->tokens_in = m->tokens_out = 0;
     m->searches++;
+    free(m->message);   /* the last search's log line is not this one's */
+    m->message = NULL;
+    m->message_node = -1;
     reset_extras(m);
 }
 
@@ -414,7 +417,7 @@ char *ui_model_label(const struct ui_model *m, int id)
 {
     const struct mcts_node *n = mcts_node(m->t, id);
     if (!n) return xstrdup("");
-    if (n->parent < 0) return xstrdup("question");
+    if (n->parent < 0) return xstrdup(*m->t->question ? "question" : "(no question yet)");
     if (!n->action) return xstrdup("(planning)");
     const char *k = key_arg(n->args);
     if (!k || strcmp(n->action, "Finish") == 0) return xstrdup(n->action);

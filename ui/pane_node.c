@@ -19,7 +19,8 @@ static void draw(struct ui *ui, struct pane *p)
     int w = p->w - 2;
     if (n && n->parent < 0) {
         doc_add(ui, &d, "Question:", w, 0, R_HEADER, 0);
-        doc_add(ui, &d, ui->m.t->question, w, 2, R_NORMAL, 0);
+        doc_add(ui, &d, *ui->m.t->question ? ui->m.t->question : "(none yet: a asks one)", w, 2,
+                R_NORMAL, 0);
         char *s = xasprintf("visits %d   Q %.1f   iterations %d/%d", n->visits, mcts_q(n),
                             ui->m.iteration, ui->m.iterations_total);
         doc_add(ui, &d, s, w, 2, R_NORMAL, 0);

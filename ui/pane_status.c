@@ -28,7 +28,10 @@ void status_elapsed(struct ui *ui, char *out, size_t n)
         snprintf(out, n, "--:--");
         return;
     }
-    long long s = ((ui->t_end ? ui->t_end : now_ms()) - ui->t_start) / 1000;
+    int64_t to = ui->t_end ? ui->t_end : now_ms();
+    int64_t paused = ui->t_paused + (ui->t_pause_since && ui->t_pause_since < to ? to - ui->t_pause_since : 0);
+    long long s = (long long)((to - ui->t_start - paused) / 1000);
+    if (s < 0) s = 0;
     if (s >= 3600) snprintf(out, n, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
     else snprintf(out, n, "%02lld:%02lld", s / 60, s % 60);
 }
@@ -38,7 +41,19 @@ static void draw(struct ui *ui, struct pane *p)
     const struct ui_model *m = &ui->m;
     char state[160];
     const char *sn = evq_state_name(m->state);
+    /* the index update's phases, then SemanticSearch's vectors */
+    static const char *const phases[][2] = {{"scan", "scan files"}, {"parse", "parse"},
+                                            {"resolve", "resolve names"}, {"write", "write indexes"},
+                                            {"vectors", "vectors"}};
+    int ph = -1;
+    for (int i = 0; m->state == EVQ_STATE_INDEXING && m->state_text && i < (int)ARRAY_LEN(phases); i++)
+        if (!strcmp(m->state_text, phases[i][0])) ph = i;
     if (ui->replay) snprintf(state, sizeof state, "replay");
+    else if (ph >= 0 && m->progress_total > 0)
+        snprintf(state, sizeof state, "indexing %d/%d: %s %lld/%lld (%lld%%)", ph + 1, (int)ARRAY_LEN(phases),
+                 phases[ph][1], m->progress_done, m->progress_total, m->progress_done * 100 / m->progress_total);
+    else if (ph >= 0)
+        snprintf(state, sizeof state, "indexing %d/%d: %s", ph + 1, (int)ARRAY_LEN(phases), phases[ph][1]);
     else if (m->state == EVQ_STATE_INDEXING && m->progress_total > 0)
         snprintf(state, sizeof state, "indexing %lld/%lld (%lld%%)", m->progress_done,
                  m->progress_total, m->progress_done * 100 / m->progress_total);

@@ -54,7 +54,9 @@ static void columns(const struct pane *p, const struct mcts_node *n, char *out, 
     int w = wide(p);
     fmt_num(q, sizeof q, mcts_q(n), w ? 1 : 0, n->visits > 0);
     fmt_uct(u, sizeof u, n, w ? 1 : 0);
-    const char *st = ui_model_status_word(n);
+    /* a root without a question has no state to show (not "done") */
+    const char *st = n->parent < 0 && n->visits == 0 && n->nchildren == 0 && !n->has_value ? "-"
+                                                                                        : ui_model_status_word(n);
     /* the winner's '>' takes the space before the number */
     if (w) snprintf(out, len, "%4d %5s%7s %-9s", n->visits, q, u, st);
     else snprintf(out, len, "%3d %4s%5s %-4s", n->visits, q, u, abbrev(st));

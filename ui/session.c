@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <time.h>
 
 struct session {
     struct drqa_opts o;          /* a copy: progress never goes to the terminal */
@@ -28,6 +30,8 @@ struct session {
     struct engine_shared *sh;
     struct engine *e;
     struct llm_usage usage;      /* every model call of the run; read by the status line */
+    const char *phase;           /* the index update's phase (static), or NULL */
+    const atomic_int *cancel;
 };
 
 static struct session *the_session;
@@ -35,7 +39,33 @@ static struct session *the_session;
 static void on_progress(void *ctx, size_t done, size_t total)
 {
     struct session *s = ctx;
-    evq_post_state(s->ev, EVQ_STATE_INDEXING, (long long)done, (long long)total, NULL);
+    evq_post_state(s->ev, EVQ_STATE_INDEXING, (long long)done, (long long)total,
+                   s->phase ? s->phase : "parse");
+}
+
+/* Test hook: with DRQA_TEST_PHASE_HOLD=DIR each phase waits until DIR/NAME
+ * exists (or the update is cancelled), so a test can read every phase off
+ * the screen without depending on how fast indexing is. */
+static void test_hold(struct session *s, const char *name)
+{
+    const char *dir = getenv("DRQA_TEST_PHASE_HOLD");
+    if (!dir || !*dir) return;
+    char *path = xasprintf("%s/%s", dir, name);
+    while (access(path, F_OK) != 0 && !(s->cancel && atomic_load(s->cancel))) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    free(path);
+}
+
+/* The index update (and then SemanticSearch) enters a phase: the status
+ * line names it instead of standing at the last file count. */
+static void on_phase(void *ctx, const char *name)
+{
+    struct session *s = ctx;
+    s->phase = name;
+    evq_post_state(s->ev, EVQ_STATE_INDEXING, 0, 0, name);
+    test_hold(s, name);
 }
 
 static void hook_close(void *ctx)
@@ -53,8 +83,10 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
 {
     struct session *s = ctx;
     s->ev = events;
+    s->cancel = cancel;
     evq_post_state(events, EVQ_STATE_INDEXING, 0, 0, NULL);
-    struct engine_hooks h = {.progress = on_progress, .progress_ctx = s, .cancel = cancel, .usage = &s->usage};
+    struct engine_hooks h = {.progress = on_progress, .progress_ctx = s, .phase = on_phase, .cancel = cancel,
+                             .usage = &s->usage};
     int usage;
     if (engine_shared_open_hooked(&s->o, &h, &s->sh, &usage, err, errlen) ||
         engine_open(s->sh, &s->e, err, errlen)) {

@@ -14,6 +14,7 @@
 #define DRQA_UI_UI_H
 
 #include "evq.h"
+#include "history.h"
 #include "keymap.h"
 #include "model.h"
 #include "opts.h"
@@ -96,9 +97,11 @@ struct ui {
     struct buf line;
     size_t line_pos;       /* byte offset of the cursor */
     int pasting;           /* inside a bracketed paste */
+    struct ui_history hist;    /* the questions asked, across runs (Up/Down) */
     char *find;            /* the last search text */
     char *msg;             /* the front end's own message; overrides the log line */
     int msg_error;
+    int msg_transient;     /* msg announces a command: gone once the state changes */
 
     /* file view of a cited span */
     char *file_path;
@@ -115,6 +118,8 @@ struct ui {
     char policy_line[256];
     const char *fixed_elapsed;  /* DRQA_TUI_ELAPSED: shown instead of the clock */
     int64_t t_start, t_end;     /* ms; t_end 0 while running */
+    int64_t t_paused;           /* ms spent paused so far (not counted as elapsed) */
+    int64_t t_pause_since;      /* ms when the current pause began, or 0 */
     char shown_elapsed[32];
 
     attr_t attrs[R_ROLE_COUNT];

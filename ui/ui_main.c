@@ -72,7 +72,17 @@ void ui_message(struct ui *ui, int error, const char *fmt, ...)
     free(ui->msg);
     ui->msg = buf_take(&b);
     ui->msg_error = error;
+    ui->msg_transient = 0;
     ui_dirty(ui, PANE_INPUT);
+}
+
+/* A message that announces what a command will do; it goes once the
+ * search's state changes (the status line then says what happened), so a
+ * "resuming" never outlives the search it resumed. */
+static void announce(struct ui *ui, const char *text)
+{
+    ui_message(ui, 0, "%s", text);
+    ui->msg_transient = 1;
 }
 
 void ui_select(struct ui *ui, int id, int by_user)
@@ -276,12 +286,29 @@ static void apply_events(struct ui *ui)
     evq_drain_wake(ui->ev);
     while (evq_pop(ui->ev, &e)) {
         int node;
+        enum evq_state before = ui->m.state;
         int d = ui_model_apply(&ui->m, &e, &node);
+        if (e.kind == EVQ_STATE && e.state != before && ui->msg && ui->msg_transient) {
+            free(ui->msg);
+            ui->msg = NULL;
+            ui_dirty(ui, PANE_INPUT);
+        }
+        if (e.kind == EVQ_STATE) {
+            /* the clock stops while paused */
+            int64_t now = now_ms();
+            if (e.state == EVQ_STATE_PAUSED && !ui->t_pause_since) ui->t_pause_since = now;
+            else if (e.state != EVQ_STATE_PAUSED && ui->t_pause_since) {
+                ui->t_paused += now - ui->t_pause_since;
+                ui->t_pause_since = 0;
+            }
+        }
         if (e.kind == EVQ_QUESTION) {
             ui->selected = 0;
             ui->follow = 1;
             ui->t_start = now_ms();
             ui->t_end = 0;
+            ui->t_paused = 0;
+            ui->t_pause_since = ui->m.state == EVQ_STATE_PAUSED ? ui->t_start : 0;
             ui->panes[PANE_ANSWER].cursor = 0;
             ui->panes[PANE_ANSWER].top = 0;
             if (ui->file_text) close_file(ui);
@@ -294,7 +321,11 @@ static void apply_events(struct ui *ui)
                 if (ui->t_start && !ui->t_end) ui->t_end = now_ms();
             } else if (e.state == EVQ_STATE_SEARCHING || e.state == EVQ_STATE_PAUSED) {
                 ui->t_end = 0;
-                if (!ui->t_start) ui->t_start = now_ms();
+                if (!ui->t_start) {
+                    ui->t_start = now_ms();
+                    ui->t_paused = 0;
+                    if (e.state == EVQ_STATE_PAUSED) ui->t_pause_since = ui->t_start;
+                }
             }
             if (e.state == EVQ_STATE_ERROR && e.text) ui_message(ui, 1, "%s", e.text);
         } else if (e.kind == EVQ_LOG && ui->msg) {
@@ -387,6 +418,7 @@ static void focus_step(struct ui *ui, int dir)
 static void start_edit(struct ui *ui, enum ui_edit mode, const char *initial)
 {
     ui->edit = mode;
+    ui_history_reset(&ui->hist);
     buf_reset(&ui->line);
     buf_adds(&ui->line, initial ? initial : "");
     ui->line_pos = ui->line.len;
@@ -412,6 +444,15 @@ static int search_active(struct ui *ui, const char *what)
     return 0;
 }
 
+/* 1 when the tree's selected node is on screen for a command that acts on
+ * it; else (the file view covers the node's panes) says so and returns 0. */
+static int tree_node_in_view(struct ui *ui, const char *what)
+{
+    if (!ui->file_text) return 1;
+    ui_message(ui, 1, "%s the tree's node %d: close the file view first (Esc)", what, ui->selected);
+    return 0;
+}
+
 static void run_command(struct ui *ui, enum ui_cmd cmd)
 {
     struct pane *fp = &ui->panes[ui->focus];
@@ -432,10 +473,10 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         if (!need_live(ui)) break;
         if (ui->m.state == EVQ_STATE_PAUSED) {
             cmdq_push(ui->cmd, CMD_RESUME, -1, NULL);
-            ui_message(ui, 0, "resuming");
+            announce(ui, "resuming");
         } else if (ui->m.state == EVQ_STATE_SEARCHING || ui->m.state == EVQ_STATE_INDEXING) {
             cmdq_push(ui->cmd, CMD_PAUSE, -1, NULL);
-            ui_message(ui, 0, "pausing after this iteration");
+            announce(ui, "pausing after this iteration");
         } else {
             ui_message(ui, 1, "no search is running (state %s)", evq_state_name(ui->m.state));
         }
@@ -443,22 +484,28 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
     case UI_CMD_STEP:
         if (!need_live(ui) || !search_active(ui, "step")) break;
         cmdq_push(ui->cmd, CMD_STEP, -1, NULL);
-        ui_message(ui, 0, "one iteration, then paused");
+        announce(ui, "one iteration, then paused");
         break;
-    case UI_CMD_PRUNE:
-        if (!need_live(ui)) break;
+    case UI_CMD_PRUNE: {
+        if (!need_live(ui) || !tree_node_in_view(ui, "x prunes")) break;
+        const struct mcts_node *nd = mcts_node(ui->m.t, ui->selected);
+        if (nd && nd->status == MCTS_PRUNED) {
+            ui_message(ui, 1, "node %d is pruned already", ui->selected);
+            break;
+        }
         cmdq_push(ui->cmd, CMD_PRUNE, ui->selected, NULL);
         ui_message(ui, 0, "pruning node %d", ui->selected);
         break;
+    }
     case UI_CMD_FORCE:
-        if (!need_live(ui)) break;
+        if (!need_live(ui) || !tree_node_in_view(ui, "e expands")) break;
         cmdq_push(ui->cmd, CMD_EXPAND, ui->selected, NULL);
         ui_message(ui, 0, "asking to expand node %d next", ui->selected);
         break;
     case UI_CMD_FINISH:
         if (!need_live(ui) || !search_active(ui, "finish")) break;
         cmdq_push(ui->cmd, CMD_FINISH, -1, NULL);
-        ui_message(ui, 0, "finishing: answering from the best path");
+        announce(ui, "finishing: answering from the best path");
         break;
     case UI_CMD_ASK:
         if (!need_live(ui)) break;
@@ -595,8 +642,10 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         enum ui_edit mode = ui->edit;
         ui->edit = EDIT_NONE;
         if (mode == EDIT_ASK && *text) {
+            char herr[512];
             cmdq_push(ui->cmd, CMD_NEW_QUESTION, -1, text);
-            ui_message(ui, 0, "asking: %s", text);
+            if (ui_history_add(&ui->hist, text, herr, sizeof herr) != 0) ui_message(ui, 1, "%s", herr);
+            else ui_message(ui, 0, "asking: %s", text);
         } else if (mode == EDIT_FIND && *text) {
             free(ui->find);
             ui->find = xstrdup(text);
@@ -608,6 +657,7 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
     }
     if (!strcmp(name, "Esc") || !strcmp(name, "C-c")) {
         ui->edit = EDIT_NONE;
+        ui_history_reset(&ui->hist);
         buf_reset(l);
         ui_dirty(ui, PANE_INPUT);
         return;
@@ -629,6 +679,16 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         while (ui->line_pos < l->len) {
             ui->line_pos++;
             if (ui->line_pos == l->len || (l->data[ui->line_pos] & 0xc0) != 0x80) break;
+        }
+    } else if ((!strcmp(name, "Up") || !strcmp(name, "Down")) && ui->edit == EDIT_ASK) {
+        /* the questions asked before, this run's and earlier runs' */
+        const char *h = ui_history_move(&ui->hist, name[0] == 'U' ? -1 : 1, buf_str(l));
+        if (h) {
+            char *copy = xstrdup(h);   /* h may be the draft the next move frees */
+            buf_reset(l);
+            buf_adds(l, copy);
+            free(copy);
+            ui->line_pos = l->len;
         }
     } else if (!strcmp(name, "C-u")) {
         buf_reset(l);
@@ -847,6 +907,7 @@ static void teardown(struct ui *ui)
     for (int i = 0; i < PANE_COUNT; i++) hide(&ui->panes[i]);
     ui_model_free(&ui->m);
     buf_free(&ui->line);
+    ui_history_free(&ui->hist);
     free(ui->find);
     free(ui->msg);
     free(ui->file_path);
@@ -882,6 +943,9 @@ int ui_run(const struct drqa_opts *o)
         return rc;
     }
     ui.export_dir = default_export_dir(o);
+    char *hp = ui_history_path();
+    ui_history_load(&ui.hist, ui.replay ? NULL : hp);
+    free(hp);
     const char *fe = getenv("DRQA_TUI_ELAPSED");
     ui.fixed_elapsed = fe && *fe ? fe : NULL;
     const char *cs = nl_langinfo(CODESET);

@@ -1,0 +1,86 @@
+#!/bin/sh
+# test_ui_control.sh: what the front end says about its commands is what
+# happens (tmux 110x32, the pyrepo fixture, offline policy). The clock does
+# not run while the search is paused; "resuming" does not outlive the
+# search; x on a pruned node says it is pruned already; a prune after the
+# answer answers again without the pruned node (the export shows it); x
+# while the file view covers the node's panes is refused; a new question
+# does not bring back the last search's messages.
+set -u
+. "$top_srcdir/tests/ui_tmux.sh"
+FIX="$top_srcdir/tests/fixtures/pyrepo"
+IDX="$T/idx.sqlite"
+Q="How are URL rules registered?"
+
+run_ui 110 32 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$IDX" --iterations 6 --seed 3 "$FIX" "$Q"
+wait_for '\| paused'
+# the clock would read 00:02 after this wait if it ran while paused
+sleep 2.3
+wait_for '\| 00:00 \| paused'
+ok $? "the elapsed time stands still while paused"
+keys p
+wait_for '\| done: '
+ok $? "p resumes the search and it ends"
+sleep 0.2
+screen >"$T/screen"
+! tail -1 "$T/screen" | grep -q 'resuming'
+ok $? "'resuming' is gone once the search is done"
+
+keys b
+sleep 0.2
+screen >"$T/screen"
+best=$(sed -n 's/^.*│ Node \([0-9]*\) .*$/\1/p' "$T/screen" | head -1)
+[ -n "$best" ] && [ "$best" -gt 0 ]
+ok $? "b selects the best path's last node ($best)"
+keys x
+wait_for "node $best pruned"
+ok $? "x prunes it and the worker says so"
+wait_for '\| done: '
+keys x
+wait_for "node $best is pruned already"
+ok $? "x on the pruned node says it is pruned already, not that it prunes"
+keys w
+wait_for 'exported .*-export\.json and '
+exp=$(ls "$T"/data/drqa-tui/transcripts/*-export.json | head -1)
+"$PYTHON3" - "$exp" "$best" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1])); b = int(sys.argv[2])
+st = {n["id"]: n["status"] for n in t["nodes"]}
+assert st[b] == "pruned", st[b]
+path = t["answer"]["path"]
+assert b not in path, (b, path)
+assert all(st[i] != "pruned" for i in path[1:]), path
+PY
+ok $? "after the prune the answer is drawn again, from a path without pruned nodes"
+
+keys Tab Tab Enter
+wait_for 'Esc closes'
+keys x
+wait_for 'close the file view first'
+ok $? "x while the file view covers the node's panes is refused"
+screen >"$T/screen"
+grep -q 'Esc closes' "$T/screen"
+ok $? "and the file view stays"
+keys Escape q
+wait_for '^EXIT=0'
+
+# a new question starts clean: no message of the last search
+run_ui 110 32 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$IDX" --iterations 6 --seed 3 "$FIX" "$Q"
+wait_for '\| paused'
+keys f
+wait_for '\| done: '
+keys g x
+wait_for 'cannot prune the root'
+keys a
+keys -l "Where is the session cookie signed?"
+keys Enter
+wait_for '^ Tree 1 .*\| paused|\| paused.*' 
+wait_for 'iter 0/6'
+sleep 0.2
+screen >"$T/screen"
+! grep -q 'cannot prune the root' "$T/screen"
+ok $? "a new question does not bring back the last search's message"
+keys q y
+wait_for '^EXIT=0'
+echo "1..$n"
+exit $fail
