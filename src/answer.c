@@ -90,13 +90,24 @@ double answer_span_relevance(const struct qparse *q, const struct evidence_span 
     return t + 0.5 * l + 0.2 * p;
 }
 
+/* The best score of path among w[0..n), relative to w[0]'s (0-1). */
+static double list_prior(const struct qwindow *w, size_t n, const char *path)
+{
+    if (!n || w[0].score <= 0) return 0;
+    double best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(w[i].path, path) && w[i].score > best) best = w[i].score;
+    return best / w[0].score;
+}
+
 static double file_prior(const struct answer_opts *o, const char *path)
 {
-    if (!o || !o->nprior || o->prior[0].score <= 0) return 0;
-    double best = 0;
-    for (size_t i = 0; i < o->nprior; i++)
-        if (!strcmp(o->prior[i].path, path) && o->prior[i].score > best) best = o->prior[i].score;
-    return best / o->prior[0].score;
+    return o ? list_prior(o->prior, o->nprior, path) : 0;
+}
+
+static double file_evidence(const struct answer_opts *o, const char *path)
+{
+    return o ? list_prior(o->files, o->nfiles, path) : 0;
 }
 
 /* ndefs: how many candidates define a name the question writes literally
@@ -114,7 +125,8 @@ static void score_cand(const struct qparse *q, const struct answer_opts *o, stru
         if (!strcmp(q->ids[i].base, nm)) lit = 0.6 / (double)(ndefs ? ndefs : 1);
     int lines = c->sp.end_line - c->sp.start_line + 1;
     double len_pen = 1.0 + (lines > 60 ? (lines - 60) / 240.0 : 0);
-    c->score = (rel + lit) / len_pen + 0.25 * c->prior + 0.3 * file_prior(o, c->sp.path);
+    c->score = (rel + lit) / len_pen + 0.25 * c->prior + 0.3 * file_prior(o, c->sp.path) +
+               ANSWER_FILE_EVIDENCE_WEIGHT * file_evidence(o, c->sp.path);
 }
 
 struct cands {
@@ -439,6 +451,8 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     (void)err;
     (void)errlen;
     size_t max = opts && opts->max_cites ? opts->max_cites : ANSWER_MAX_CITES;
+    size_t distinct = opts && opts->distinct_files ? opts->distinct_files : ANSWER_DISTINCT_FILES;
+    double ratio = opts && opts->distinct_ratio > 0 ? opts->distinct_ratio : ANSWER_DISTINCT_RATIO;
     struct buf b = BUF_INIT;
     *markdown = NULL;
     if (!pool || pool->n == 0) {
@@ -484,14 +498,22 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
     unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
     size_t nsel = 0;
+    size_t ndistinct = 0;   /* how many picks the first pass made */
     for (int pass = 0; pass < 2; pass++) {
-        size_t limit = pass == 0 ? (max < ANSWER_DISTINCT_FILES ? max : ANSWER_DISTINCT_FILES) : max;
+        if (pass == 1) ndistinct = nsel;
+        size_t limit = pass == 0 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs.n && nsel < limit; i++) {
             const struct cand *c = &cs.v[i];
             if (taken[i]) continue;
             int per_file = 0, per_big = 0, overlap = 0;
             for (size_t k = 0; k < nsel; k++) {
-                if (strcmp(sel[k].sp.path, c->sp.path) || sel[k].sp.elided != c->sp.elided) continue;
+                if (strcmp(sel[k].sp.path, c->sp.path)) continue;
+                /* the distinct-file picks: one per file, whichever view */
+                if (pass == 0) {
+                    per_file++;
+                    continue;
+                }
+                if (sel[k].sp.elided != c->sp.elided) continue;
                 per_file++;
                 if (c->big >= 0 && sel[k].big == c->big) per_big++;
                 if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;
@@ -500,7 +522,7 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
             if (overlap || per_file >= cap || per_big >= 2) continue;
             if (nsel > 0 && c->score <= 0) break;   /* nothing of the question in it */
             /* a file of its own only when it is a real contender */
-            if (pass == 0 && nsel > 0 && c->score < ANSWER_DISTINCT_RATIO * sel[0].score) break;
+            if (pass == 0 && nsel > 0 && c->score < ratio * sel[0].score) break;
             sel[nsel++] = *c;
             taken[i] = 1;
         }
@@ -508,7 +530,13 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     free(taken);
     /* how: the best span stays first (the decisive one), the others follow
      * the calls seen between them */
-    if (q->type == QTYPE_HOW && nsel > 2) order_by_calls(sel + 1, nsel - 1);
+    /* (within the distinct-file picks and within the rest, so that the
+     * leading citations still name distinct files) */
+    if (q->type == QTYPE_HOW && nsel > 2) {
+        size_t nd = ndistinct < nsel ? ndistinct : nsel;
+        if (nd > 2) order_by_calls(sel + 1, nd - 1);
+        if (nsel - nd > 1) order_by_calls(sel + nd, nsel - nd);
+    }
 
     buf_printf(&b, "%s\n\n", lead(q->type));
     char name[256];

@@ -42,6 +42,7 @@
 #define ANSWER_DISTINCT_RATIO 0.4   /* ... each scoring at least this share of the best */
 #define ANSWER_REFINE_LINES 60      /* longer spans are split ...          */
 #define ANSWER_REFINE_MAX_DEF 150   /* ... into their definitions this long */
+#define ANSWER_FILE_EVIDENCE_WEIGHT 0.3   /* answer_opts.files, as the window prior */
 
 struct answer_opts {
     size_t max_cites;        /* 0: ANSWER_MAX_CITES */
@@ -51,6 +52,14 @@ struct answer_opts {
      * May be NULL. */
     const struct qwindow *prior;
     size_t nprior;
+    /* Files by the evidence gathered for them across a search (each file's
+     * path and a score, best first, e.g. summed over the searches that
+     * returned it): a span in one of them ranks higher in proportion. May be
+     * NULL. */
+    const struct qwindow *files;
+    size_t nfiles;
+    size_t distinct_files;   /* 0: ANSWER_DISTINCT_FILES */
+    double distinct_ratio;   /* 0: ANSWER_DISTINCT_RATIO */
 };
 
 /* Builds the Markdown answer into *markdown (caller frees) and appends the

@@ -143,7 +143,9 @@ static void find_regions(struct offline_policy *p)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < p->nwins && p->nfiles < OFFLINE_PRIOR_FILES; i++) {
             const char *path = p->wins[i].path;
-            if (fpattern_is_test(path) != pass) continue;
+            /* implementation first, unless the question is about tests */
+            if (!p->q.about_tests && fpattern_is_test(path) != pass) continue;
+            if (p->q.about_tests && pass) break;
             int dup = 0;
             for (size_t k = 0; k < p->nfiles; k++) dup |= !strcmp(p->files[k], path);
             if (!dup) p->files[p->nfiles++] = p->wins[i].path;
@@ -655,8 +657,9 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
     char *phrase = qparse_phrase(q, 0);
     if (*phrase && !p->cfg.no_semantic) {
         cJSON *a = args1("query", phrase);
-        cJSON_AddStringToObject(a, "category", "implementation");
-        pc_add(c, 80 + shift, "SemanticSearch", a, "search the implementation for the question's words");
+        cJSON_AddStringToObject(a, "category", q->about_tests ? "any" : "implementation");
+        pc_add(c, 80 + shift, "SemanticSearch", a, q->about_tests ? "search the code and its tests for the question's words"
+                                                                  : "search the implementation for the question's words");
     }
     for (size_t i = 0; i < p->nfiles && i < 3 && *phrase && !p->cfg.no_semantic; i++) {
         cJSON *a = args1("query", phrase);
@@ -1161,6 +1164,52 @@ static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, 
     }
 }
 
+static int cmp_qwindow(const void *a, const void *b)
+{
+    const struct qwindow *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+/* File-level evidence across the whole tree: every executed step votes for
+ * the files it returned, 1/(k + rank) for its spans in rank order (a file
+ * counted once per step, at its best rank), weighted by the step's value, so
+ * that a file several independent searches agree on outranks one a single
+ * search put first. Returns the files, best first (qparse_windows_free). */
+static size_t tree_files(const struct mcts_tree *t, struct qwindow **out)
+{
+    struct qwindow *v = NULL;
+    size_t n = 0, cap = 0;
+    const double k = 2.0;
+    for (int id = 1; id < t->n; id++) {
+        const struct mcts_node *m = mcts_node(t, id);
+        if (!node_citable(m) || m->duplicate || !m->obs.n) continue;
+        double w = m->has_value ? 0.5 + m->value / 100.0 : 1.0;
+        for (size_t r = 0; r < m->obs.n; r++) {
+            const char *path = m->obs.v[r].path;
+            int seen = 0;
+            for (size_t j = 0; j < r && !seen; j++) seen = !strcmp(m->obs.v[j].path, path);
+            if (seen) continue;
+            double add = w / (k + (double)r);
+            size_t i = 0;
+            while (i < n && strcmp(v[i].path, path)) i++;
+            if (i == n) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 32;
+                    v = xrealloc(v, cap * sizeof *v);
+                }
+                memset(&v[n], 0, sizeof v[n]);
+                v[n].path = xstrdup(path);
+                n++;
+            }
+            v[i].score += add;
+        }
+    }
+    if (n) qsort(v, n, sizeof *v, cmp_qwindow);
+    *out = v;
+    return n;
+}
+
 static int answer_from(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
                        struct policy_answer *out, char *err, size_t errlen)
 {
@@ -1169,7 +1218,16 @@ static int answer_from(struct offline_policy *p, const struct mcts_tree *t, cons
     struct answer_opts ao = {0};
     ao.prior = p->wins;
     ao.nprior = p->nwins;
+    struct qwindow *files = NULL;
+    ao.nfiles = tree_files(t, &files);
+    ao.files = files;
+    /* the leading citations say where to look: five files when the tree
+     * found five with anything of the question in them */
+    ao.distinct_files = 5;
+    ao.distinct_ratio = 0.1;
+    ao.max_cites = 10;
     int rc = answer_build(&p->q, &pool, p->cfg.db, &ao, &out->markdown, &out->cites, err, errlen);
+    qparse_windows_free(files, ao.nfiles);
     evidence_free(&pool);
     return rc;
 }

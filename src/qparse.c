@@ -316,6 +316,9 @@ int qparse_question(const char *question, struct qparse *q, char *err, size_t er
     buf_free(&words);
     buf_free(&plain);
     q->total_weight = (double)q->nterms;
+    for (size_t i = 0; i < q->nterms && !q->about_tests; i++)
+        q->about_tests = !strcmp(q->terms[i], "test") || !strcmp(q->terms[i], "unittest") ||
+                         !strcmp(q->terms[i], "pytest");
     if (q->nterms == 0 && q->nids == 0 && q->nquotes == 0) {
         snprintf(err, errlen, "the question '%.*s' has no words to look for; ask about something in the code",
                  utf8_cut(question, 80), question);

@@ -57,6 +57,7 @@ struct qparse {
     double *weights;
     size_t nterms;
     double total_weight;
+    int about_tests;   /* the question speaks of tests ("the test function that ...", test_x) */
 };
 
 /* Reads question. Returns 0, or -1 with a message when it holds no word at
