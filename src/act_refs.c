@@ -68,10 +68,7 @@ static int collect(struct action_ctx *ctx, const char *sql, long long i1, const 
         long long fid = sqlite3_column_int64(st, 0);
         int line = sqlite3_column_int(st, 2);
         if (!fpattern_match(pattern, path) || seen(r, kind, fid, line, target)) continue;
-        if (r->n == r->cap) {
-            r->cap = r->cap ? r->cap * 2 : 16;
-            r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-        }
+        ARRAY_GROW(r->v, r->n, r->cap, 16);
         struct ref *x = &r->v[r->n++];
         x->kind = kind;
         x->resolved = resolved;

@@ -52,10 +52,7 @@ static void scan(const struct action_normtext *t, const char *needle, size_t nl,
         size_t off = (size_t)(hit - t->norm);
         o->total++;
         if (o->n < limit) {
-            if (o->n == o->cap) {
-                o->cap = o->cap ? o->cap * 2 : 16;
-                o->v = xrealloc(o->v, o->cap * sizeof *o->v);
-            }
+            ARRAY_GROW(o->v, o->n, o->cap, 16);
             struct occ *x = &o->v[o->n++];
             x->file_id = t->file_id;
             x->path = t->path;

@@ -326,10 +326,7 @@ static size_t read_items(const char *text, struct item **out)
             free(s);
             continue;
         }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            *out = xrealloc(*out, cap * sizeof **out);
-        }
+        ARRAY_GROW(*out, n, cap, 64);
         struct item *it = &(*out)[n++];
         memset(it, 0, sizeof *it);
         it->line = lineno;

@@ -27,10 +27,7 @@ static size_t load_skipped(sqlite3 *db, struct skip_row **out)
     *out = NULL;
     if (sqlite3_prepare_v2(db, "SELECT path, reason FROM skipped ORDER BY path", -1, &st, NULL) != SQLITE_OK) return 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            *out = xrealloc(*out, cap * sizeof **out);
-        }
+        ARRAY_GROW(*out, n, cap, 16);
         (*out)[n].path = xstrdup((const char *)sqlite3_column_text(st, 0));
         (*out)[n].reason = xstrdup((const char *)sqlite3_column_text(st, 1));
         n++;

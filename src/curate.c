@@ -99,10 +99,7 @@ static int term_cmp(const void *a, const void *b)
 static void term_add(const char *t, size_t len, void *ctx)
 {
     struct terms *ts = ctx;
-    if (ts->n == ts->cap) {
-        ts->cap = ts->cap ? ts->cap * 2 : 32;
-        ts->v = xrealloc(ts->v, ts->cap * sizeof *ts->v);
-    }
+    ARRAY_GROW(ts->v, ts->n, ts->cap, 32);
     ts->v[ts->n++] = xstrndup(t, len);
 }
 

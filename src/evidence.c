@@ -12,10 +12,7 @@
 struct evidence_span *evidence_add(struct evidence *ev, const char *path, int start_line, int end_line,
                                    const char *text, const char *label, double score)
 {
-    if (ev->n == ev->cap) {
-        ev->cap = ev->cap ? ev->cap * 2 : 8;
-        ev->v = xrealloc(ev->v, ev->cap * sizeof *ev->v);
-    }
+    ARRAY_GROW(ev->v, ev->n, ev->cap, 8);
     struct evidence_span *s = &ev->v[ev->n++];
     s->path = xstrdup(path);
     s->start_line = start_line;

@@ -43,10 +43,7 @@ static void parse_line(struct ignore_file *f, char *s, size_t n, int line, size_
         return;
     }
     r.pat = xstrdup(p);
-    if (f->nrules == *cap) {
-        *cap = *cap ? *cap * 2 : 8;
-        f->rules = xrealloc(f->rules, *cap * sizeof *f->rules);
-    }
+    ARRAY_GROW(f->rules, f->nrules, *cap, 8);
     f->rules[f->nrules++] = r;
 }
 

@@ -115,17 +115,11 @@ int mcts_expandable(const struct mcts_tree *t, int id)
 int mcts_add_child(struct mcts_tree *t, int parent)
 {
     if (!mcts_expandable(t, parent)) return -1;
-    if (t->n == t->cap) {
-        t->cap *= 2;
-        t->nodes = xrealloc(t->nodes, (size_t)t->cap * sizeof *t->nodes);
-    }
+    ARRAY_GROW(t->nodes, t->n, t->cap, 16);
     int id = t->n++;
     struct mcts_node *p = &t->nodes[parent];
     node_init(&t->nodes[id], id, parent, p->depth + 1);
-    if (p->nchildren == p->children_cap) {
-        p->children_cap = p->children_cap ? p->children_cap * 2 : 4;
-        p->children = xrealloc(p->children, (size_t)p->children_cap * sizeof *p->children);
-    }
+    ARRAY_GROW(p->children, p->nchildren, p->children_cap, 4);
     p->children[p->nchildren++] = id;
     return id;
 }
@@ -154,10 +148,7 @@ double mcts_uct_new(const struct mcts_tree *t, int id)
 
 void mcts_mark_uct(struct mcts_node *n, int iteration, int as_new, double score)
 {
-    if (n->nuct == n->uct_cap) {
-        n->uct_cap = n->uct_cap ? n->uct_cap * 2 : 4;
-        n->uct = xrealloc(n->uct, (size_t)n->uct_cap * sizeof *n->uct);
-    }
+    ARRAY_GROW(n->uct, n->nuct, n->uct_cap, 4);
     n->uct[n->nuct++] = (struct mcts_uct_mark){iteration, as_new, score, 0};
     if (!as_new) n->last_uct = score;
 }

@@ -11,10 +11,7 @@
 
 void strv_add(struct strv *s, const char *str)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 8;
-        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    ARRAY_GROW(s->v, s->n, s->cap, 8);
     s->v[s->n++] = xstrdup(str);
 }
 

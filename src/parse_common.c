@@ -138,8 +138,8 @@ char *pc_trim_blank_lines(char *d)
 void *pc_grow(void *p, size_t *cap, size_t n, size_t size, size_t first)
 {
     if (n < *cap) return p;
-    *cap = *cap ? *cap * 2 : first;
-    return xrealloc(p, *cap * size);
+    *cap = xgrow_cap(*cap, n, first);
+    return xreallocarray(p, *cap, size);
 }
 
 struct parse_symbol *pc_new_sym(struct pc_ctx *c)

@@ -530,8 +530,10 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         if (crc != LLM_OK || !rep.text) {
             snprintf(err, errlen, "the model call failed: %s", rep.error[0] ? rep.error : "no reply text");
             *why = classify_call(crc, &rep);
-            /* A server never reached in this run is not a hiccup: a wrong
-             * address or a server that is not running. */
+            /* A connection failing before any call of this run succeeded
+             * (refused, reset, a reply cut short: LLM_ERR_CONNECT) is not a
+             * hiccup: a wrong address, a server that is not running, or a
+             * proxy that drops its replies. */
             pthread_mutex_lock(&p->lock);
             if (crc == LLM_ERR_CONNECT && p->answered_calls == 0) *why = CALL_FAIL_PERSISTENT;
             pthread_mutex_unlock(&p->lock);

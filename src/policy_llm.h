@@ -54,7 +54,8 @@
  * decision for that role; a request over the context window is rendered
  * again with the caps cut (caps_for) and sent once more; persistent ones
  * (auth, unknown model, refused parameters, other 4xx, or a connection
- * refused before any call of the run succeeded) fail the role with
+ * refused, reset or cut short before any call of the run succeeded) fail
+ * the role with
  * policy_usage.fail_kind POLICY_FAIL_PERSISTENT, and the engine stops the
  * search. The answer call is asked once more after a transient failure.
  * Every fallback decision is marked in policy_usage (fallback, notes: "planning:

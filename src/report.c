@@ -157,10 +157,7 @@ static int ref_line(void *ctx, const cJSON *o, int line, char *err, size_t errle
     refans = ans = NULL;
     metrics_gold_init(&x.gold, (const char *const *)files.v, files.n, (const char *const *)idents.v, idents.n,
                       x.answer);
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 64;
-        r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-    }
+    ARRAY_GROW(r->v, r->n, r->cap, 64);
     r->v[r->n++] = x;
     memset(&x, 0, sizeof x);
     rc = 0;
@@ -354,10 +351,7 @@ static int answer_line(void *ctx, const cJSON *o, int line, char *err, size_t er
         return -1;
     }
     if (eval_answer_parse(&x, o, a->path, line, err, errlen)) return -1;
-    if (a->n == a->cap) {
-        a->cap = a->cap ? 2 * a->cap : 64;
-        a->v = xrealloc(a->v, a->cap * sizeof *a->v);
-    }
+    ARRAY_GROW(a->v, a->n, a->cap, 64);
     a->v[a->n++] = x;
     return 0;
 }
@@ -419,10 +413,7 @@ void report_free(struct report *r)
 
 static struct report_row *row_new(struct report *r)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 64;
-        r->rows = xrealloc(r->rows, r->cap * sizeof *r->rows);
-    }
+    ARRAY_GROW(r->rows, r->n, r->cap, 64);
     struct report_row *w = &r->rows[r->n++];
     memset(w, 0, sizeof *w);
     w->hit1 = w->hit5 = w->hit5c = -1;

@@ -141,10 +141,7 @@ static uint32_t intern(struct fit_build *b, const char *s, size_t n)
     long i = map_find(b->map, b->f->terms, s, n);
     if (i >= 0) return (uint32_t)i;
     struct vec_local_fit *f = b->f;
-    if (f->nterms == b->termcap) {
-        b->termcap = b->termcap ? b->termcap * 2 : 4096;
-        f->terms = xrealloc(f->terms, b->termcap * sizeof *f->terms);
-    }
+    ARRAY_GROW(f->terms, f->nterms, b->termcap, 4096);
     f->terms[f->nterms] = xstrndup(s, n);
     if ((f->nterms + 1) * 2 > b->map->cap) map_grow(b->map, f->terms);
     map_put(b->map, f->terms[f->nterms], (uint32_t)f->nterms);
@@ -160,10 +157,7 @@ static void add_column(struct fit_build *b, const char *s, float w)
         const char *e = s;
         while (*e && *e != ' ' && *e != '\n' && *e != '\t') e++;
         if (e > s) {
-            if (b->ntmp == b->captmp) {
-                b->captmp = b->captmp ? b->captmp * 2 : 256;
-                b->tmp = xrealloc(b->tmp, b->captmp * sizeof *b->tmp);
-            }
+            ARRAY_GROW(b->tmp, b->ntmp, b->captmp, 256);
             b->tmp[b->ntmp++] = (struct posting){intern(b, s, (size_t)(e - s)), w};
         }
         s = e;
@@ -178,10 +172,7 @@ static void close_chunk(struct fit_build *b)
             b->post[b->npost - 1].tf += b->tmp[i].tf;
             continue;
         }
-        if (b->npost == b->cappost) {
-            b->cappost = b->cappost ? b->cappost * 2 : 65536;
-            b->post = xrealloc(b->post, b->cappost * sizeof *b->post);
-        }
+        ARRAY_GROW(b->post, b->npost, b->cappost, 65536);
         b->post[b->npost++] = b->tmp[i];
     }
     b->ntmp = 0;
@@ -267,12 +258,12 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen
     b.off[0] = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (f->n == capn) {
-            capn = capn ? capn * 2 : 1024;
-            f->ids = xrealloc(f->ids, capn * sizeof *f->ids);
-            f->hashes = xrealloc(f->hashes, capn * sizeof *f->hashes);
+        if (f->n == capn) {   /* ids and hashes per chunk, off one more */
+            capn = xgrow_cap(capn, f->n, 1024);
+            f->ids = xreallocarray(f->ids, capn, sizeof *f->ids);
+            f->hashes = xreallocarray(f->hashes, capn, sizeof *f->hashes);
+            b.off = xreallocarray(b.off, capn + 1, sizeof *b.off);
         }
-        b.off = xrealloc(b.off, (capn + 1) * sizeof *b.off);
         f->ids[f->n] = sqlite3_column_int64(st, 0);
         const char *h = (const char *)sqlite3_column_text(st, 1);
         f->hashes[f->n] = xstrdup(h ? h : "");

@@ -61,6 +61,23 @@ __attribute__((constructor)) static void json_hooks(void)
     cJSON_InitHooks(&h);
 }
 
+void *xreallocarray(void *p, size_t nmemb, size_t size)
+{
+    if (size && nmemb > SIZE_MAX / size) oom(SIZE_MAX);
+    return xrealloc(p, nmemb * size);
+}
+
+size_t xgrow_cap(size_t cap, size_t n, size_t first)
+{
+    if (n < cap) return cap;
+    size_t c = cap ? cap : (first ? first : 1);
+    while (c <= n) {
+        if (c > SIZE_MAX / 2) oom(SIZE_MAX);
+        c *= 2;
+    }
+    return c;
+}
+
 char *xstrdup(const char *s)
 {
     return xstrndup(s, strlen(s));

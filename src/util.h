@@ -17,6 +17,29 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* realloc(p, nmemb * size) that aborts on out-of-memory and on a product
+ * that overflows. */
+void *xreallocarray(void *p, size_t nmemb, size_t size);
+
+/* Growable arrays. The capacity an array needs to hold element n (0-based)
+ * when it holds cap now: cap itself when n < cap, else cap doubled (first
+ * when cap is 0) as often as it takes. Aborts when that overflows. */
+size_t xgrow_cap(size_t cap, size_t n, size_t first);
+/* Makes room for element n of the array v whose capacity, in elements, is
+ * cap: when n has reached cap, cap grows by xgrow_cap and v is reallocated
+ * (xreallocarray). v and cap are lvalues; cap may be of any integer type.
+ *   ARRAY_GROW(r->v, r->n, r->cap, 16);
+ *   r->v[r->n++] = x;
+ * Arrays that share one count and capacity grow with xgrow_cap and one
+ * xreallocarray each. */
+#define ARRAY_GROW(v, n, cap, first)                                                   \
+    do {                                                                               \
+        if ((size_t)(n) >= (size_t)(cap)) {                                            \
+            size_t grow_cap_ = xgrow_cap((size_t)(cap), (size_t)(n), (first));         \
+            (v) = xreallocarray((v), grow_cap_, sizeof *(v));                          \
+            (cap) = grow_cap_;                                                         \
+        }                                                                              \
+    } while (0)
 
 /* A growable buffer; data is always NUL-terminated once anything was added.
  * max == 0 means no cap; with a cap, an append that would pass it fails with -1

@@ -9,9 +9,7 @@
 R="$top_srcdir/tests/fixtures/pyrepo"
 T=$(mktemp -d /tmp/drqa-test-names-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-fails=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=1; fi; }
+. "$top_srcdir/tests/tap.sh"
 run() { "$DRQA" --index "$T/index.sqlite" --no-progress --policy offline --quiet --iterations 2 "$@" "$R" 2>>"$T/err"; }
 
 Q="How are URL rules registered?"
@@ -50,4 +48,4 @@ assert qs == sorted(["How are URL rules registered?", "Where is the session cook
 PY
 ok $? "each transcript holds its own question"
 echo "1..$n"
-exit $fails
+exit $fail

@@ -23,9 +23,9 @@
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/tap.sh"
 T=$(mktemp -d /tmp/drqa-test-safety-XXXXXX)
-fake_pid=
-stop_fake() { [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null; fake_pid=; }
-trap 'stop_fake; rm -rf "$T"' EXIT
+. "$top_srcdir/tests/fake_llm.sh"
+stop_fake() { fake_stop; }
+trap 'fake_stop; rm -rf "$T"' EXIT
 export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 unset DRQA_MODEL DRQA_API_BASE DRQA_API_KEY OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY OLLAMA_HOST \
@@ -39,13 +39,8 @@ IDX="$T/index.sqlite"
 
 start_fake() {   # start_fake SCRIPT_JSON
     printf '%s\n' "$1" >"$T/script.json"
-    rm -f "$T/port" "$T/fake.jsonl"
-    "$PYTHON3" "$top_srcdir/tests/fake_llm.py" --script "$T/script.json" --log "$T/fake.jsonl" --port-file "$T/port" \
-        >/dev/null 2>"$T/fake.err" &
-    fake_pid=$!
-    i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T/port")
+    rm -f "$T/fake.jsonl"
+    fake_start "$T/script.json" "$T/fake.jsonl"
 }
 # fake_paths: the request paths the fake saw, one per line
 fake_paths() { "$PYTHON3" -c 'import json, sys

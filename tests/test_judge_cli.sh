@@ -10,8 +10,8 @@ set -u
 . "$top_srcdir/tests/tap.sh"
 
 tmp=$(mktemp -d /tmp/drqa-judgecli-XXXXXX)
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+. "$top_srcdir/tests/fake_llm.sh"
+cleanup() { fake_stop; rm -rf "$tmp"; }
 trap cleanup EXIT
 data=$top_srcdir/tests/data/eval
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
@@ -25,12 +25,8 @@ start_fake() {
     mkdir -p "$tmp/$1"
     "$PYTHON3" -c 'import json,sys; json.dump({"default": {"content": sys.argv[1]}}, open(sys.argv[2], "w"))' \
         "$2" "$tmp/$1/script.json"
-    "$PYTHON3" "$top_srcdir/tests/fake_llm.py" --script "$tmp/$1/script.json" --log "$tmp/$1/log" \
-        --port-file "$tmp/$1/port" >/dev/null &
-    pids="$pids $!"
-    i=0
-    while [ ! -s "$tmp/$1/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    eval "port_$1=\$(cat \"\$tmp/\$1/port\")"
+    fake_start "$tmp/$1/script.json" "$tmp/$1/log"
+    eval "port_$1=\$port"
 }
 requests() { if [ -f "$tmp/$1/log" ]; then wc -l < "$tmp/$1/log" | tr -d ' '; else echo 0; fi; }
 

@@ -10,10 +10,9 @@
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ledger.XXXXXX")
-fake_pid=
+. "$top_srcdir/tests/fake_llm.sh"
 cleanup() {
-    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
-    [ -n "$fake_pid" ] && wait "$fake_pid" 2>/dev/null
+    fake_stop
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -44,16 +43,8 @@ cat >"$T/script.json" <<'EOF'
   "usage": {"input": 1000, "output": 20}}
 ]}
 EOF
-start_fake() {
-    rm -f "$T/port"
-    $PYTHON3 "$top_srcdir/tests/fake_llm.py" --script "$T/script.json" --log "$T/$1.jsonl" --port-file "$T/port" \
-        >/dev/null &
-    fake_pid=$!
-    i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T/port")
-}
-stop_fake() { kill "$fake_pid"; wait "$fake_pid" 2>/dev/null; fake_pid=; }
+start_fake() { fake_start "$T/script.json" "$T/$1.jsonl"; }   # start_fake LOGNAME
+stop_fake() { fake_stop; }
 q="Where does App.dispatch_request call the view function?"
 
 # the model each role's requests named, from the fake's log: "role=model ..." sorted

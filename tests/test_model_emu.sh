@@ -149,9 +149,9 @@ ok "$(kill -0 "$(cat "$T/orphan.pid")" 2>/dev/null && echo 1 || echo 0)" "the em
 questions="$top_srcdir/../shared/benchmarks/sweqa-dev.jsonl"
 pylib=${PYLIB:-/usr/lib/python3/dist-packages}
 if [ ! -f "$questions" ]; then
-    n=$((n + 1)); echo "ok $n # SKIP no '$questions' (the dev questions live in ../shared/benchmarks)"
+    skip "no '$questions' (the dev questions live in ../shared/benchmarks)"
 elif [ ! -d "$pylib/flask" ] || [ ! -d "$pylib/requests" ]; then
-    n=$((n + 1)); echo "ok $n # SKIP no $pylib/flask or requests (scripts/deps-debian.sh installs python3-flask, python3-requests)"
+    skip "no $pylib/flask or requests (scripts/deps-debian.sh installs python3-flask, python3-requests)"
 else
     $PYTHON3 "$top_srcdir/tests/model_emu_run.py" --drqa "$DRQA" --questions "$questions" \
         --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" --every 3 --iterations 15 --jobs 2 \

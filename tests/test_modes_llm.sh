@@ -20,10 +20,9 @@
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-modes.XXXXXX")
-fake_pid=
+. "$top_srcdir/tests/fake_llm.sh"
 cleanup() {
-    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
-    [ -n "$fake_pid" ] && wait "$fake_pid" 2>/dev/null
+    fake_stop
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -72,12 +71,7 @@ cat >"$T/script.json" <<'EOF'
   "content": "Frameworks like this usually look the view up by endpoint, e.g. in `tinyweb/app.py:40-50`, and call it."}
 ]}
 EOF
-$PYTHON3 "$top_srcdir/tests/fake_llm.py" --script "$T/script.json" --log "$T/all.jsonl" --port-file "$T/port" \
-    >/dev/null &
-fake_pid=$!
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$T/port")
+fake_start "$T/script.json" "$T/all.jsonl"
 touch "$T/all.jsonl"
 
 # run NAME [drqa options...] REPO: the batch line in NAME.json, stderr in
@@ -175,11 +169,11 @@ elif what == "embed":
 for v in out:
     print((v if v is not None else "None").replace("\n", "\\n"))
 EOF
-check() { $PYTHON3 "$T/check.py" "$1" "$T/$2" "$T/script.json" "${3:-}" >"$T/$2.check"; }
+checks() { $PYTHON3 "$T/check.py" "$1" "$T/$2" "$T/script.json" "${3:-}" >"$T/$2.check"; }
 
 # ---------------------------------------------------------------- direct
 run direct $(llm) --mode direct --ask "$Q" "$T/repo"
-check direct direct
+checks direct direct
 C="$T/direct.check"
 is "$(cat "$T/direct.rc")" 0 "direct: --ask succeeds"
 is "$(line "$C" 1)" "" "direct: the answer cites nothing"
@@ -194,7 +188,7 @@ is "$(line "$C" 5)" "$(line "$C" 6)" "direct: the batch line has the tokens the 
 
 # ---------------------------------------------------------- rag-function
 run ragf $(llm) --mode rag-function --ask "$Q" "$T/repo"
-check ragf ragf "$T/repo"
+checks ragf ragf "$T/repo"
 C="$T/ragf.check"
 is "$(cat "$T/ragf.rc")" 0 "rag-function: --ask succeeds"
 is "$(line "$C" 4)" "rule10 rule8" "rag-function: a reply citing outside the chunks is re-asked once"
@@ -211,7 +205,7 @@ is "$(line "$C" 5)" "$(line "$C" 6)" "rag-function: the batch line adds up the t
 
 # ------------------------------------------------------------ rag-window
 run ragw $(llm) --mode rag-window --ask "$QW" "$T/wrepo"
-check ragw ragw
+checks ragw ragw
 C="$T/ragw.check"
 is "$(cat "$T/ragw.rc")" 0 "rag-window: --ask succeeds"
 is "$(line "$C" 8)" "" "rag-window: every window shows exactly the lines its header names, at most 500"
@@ -225,19 +219,19 @@ is "$(line "$C" 5)" "$(line "$C" 6)" "rag-window: the batch line has the tokens 
 
 # -------------------------------------------------------------- failures
 run fail1 $(llm) --mode rag-function --ask "$QF" "$T/repo"
-check fail fail1
+checks fail fail1
 is "$(cat "$T/fail1.rc")" 1 "rag-function: a failing server fails the question"
 grep -q '^drqa-tui: rag-function: the model call failed: .*model overloaded' "$T/fail1.err"
 ok $? "rag-function: the error line names the mode and the server's message"
 is "$(line "$T/fail1.check" 2)" "None" "rag-function: no answer on failure"
 run fail2 $(llm) --mode direct --ask "$QF" "$T/repo"
-check fail fail2
+checks fail fail2
 is "$(cat "$T/fail2.rc")" 1 "direct: an empty reply fails the question"
 is "$(line "$T/fail2.check" 3)" "direct: the model returned an empty answer" "direct: the error says the reply was empty"
 
 # ------------------------------- parallel fallbacks (the offline policy on its own connection)
 run par $(llm) --parallel 3 --iterations 12 --transcript-dir "$T/tr" --ask "$Q" "$T/repo"
-check par par "$(ls "$T/tr"/*.json | head -1)"
+checks par par "$(ls "$T/tr"/*.json | head -1)"
 C="$T/par.check"
 is "$(cat "$T/par.rc")" 0 "--parallel 3, every reply unusable: the search completes"
 is "$(line "$C" 1)" 3 "--parallel 3: the transcript records parallel = 3"
@@ -248,7 +242,7 @@ is "$(line "$C" 3)" "True True True 0 False" \
 emb() { echo --mode rag-function --embed-base "http://127.0.0.1:$1/v1" --embed-model fake-embed; }
 run emb1 $(emb "$port") --ask "$Q" "$T/erepo"
 index=$(ls "$XDG_CACHE_HOME"/drqa-tui/erepo-*.sqlite | head -1)
-check embed emb1 "$index"
+checks embed emb1 "$index"
 C="$T/emb1.check"
 is "$(cat "$T/emb1.rc")" 0 "embeddings: the first run succeeds"
 nchunks=$(line "$C" 2)
@@ -260,7 +254,7 @@ is "$(line "$C" 1 | cut -d' ' -f1)" "tinyweb/app.py:46-51" "embeddings: the sear
 ok "$(grep -c warning "$T/emb1.err")" "embeddings: no warning while the server works"
 
 run emb2 $(emb "$port") --ask "$Q" "$T/erepo"
-check embed emb2 "$index"
+checks embed emb2 "$index"
 is "$(cat "$T/emb2.rc")" 0 "embeddings: the second run succeeds"
 is "$(line "$T/emb2.check" 6)" "[\"embeddings check\"] [\"$Q\"]" \
     "embeddings: the second run embeds no chunk, only a check and the question"
@@ -276,9 +270,7 @@ ok "$(cat "$T/emb3.err" "$T/emb3.json" | grep -c "$EKEY")" "embeddings refused: 
 
 # the server down ($port is free once the fake is gone): cached chunks (the
 # check fails) and uncached ones (embedding them fails)
-kill "$fake_pid"
-wait "$fake_pid" 2>/dev/null
-fake_pid=
+fake_stop
 for r in erepo erepo2; do
     run "down-$r" $(emb "$port") --ask "$Q" "$T/$r"
     is "$(cat "$T/down-$r.rc")" 0 "embeddings server down ($r): the run still answers"

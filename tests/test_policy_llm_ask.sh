@@ -7,10 +7,9 @@
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-llm-ask.XXXXXX")
-fake_pid=
+. "$top_srcdir/tests/fake_llm.sh"
 cleanup() {
-    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
-    [ -n "$fake_pid" ] && wait "$fake_pid" 2>/dev/null
+    fake_stop
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -35,16 +34,8 @@ cat >"$T/script.json" <<'EOF'
   "content": "{\"answer\": \"`App.dispatch_request` (`tinyweb/app.py:46-51`) calls the view function at `tinyweb/app.py:51`.\"}"}
 ]}
 EOF
-start_fake() {
-    rm -f "$T/port"
-    $PYTHON3 "$top_srcdir/tests/fake_llm.py" --script "$T/script.json" --log "$T/$1.jsonl" --port-file "$T/port" \
-        >/dev/null &
-    fake_pid=$!
-    i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T/port")
-}
-stop_fake() { kill "$fake_pid"; wait "$fake_pid" 2>/dev/null; fake_pid=; }
+start_fake() { fake_start "$T/script.json" "$T/$1.jsonl"; }   # start_fake LOGNAME
+stop_fake() { fake_stop; }
 q="Where does App.dispatch_request call the view function?"
 
 for par in 1 3; do

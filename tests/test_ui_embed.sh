@@ -7,20 +7,10 @@
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-fake_pid=
-stop_fake() {
-    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
-    fake_pid=
-}
-trap 'stop_fake; cleanup' EXIT
+. "$top_srcdir/tests/fake_llm.sh"
+trap 'fake_stop; cleanup' EXIT
 echo '{"embed_dim": 8}' >"$T/embed.json"
-rm -f "$T/port"
-"$PYTHON3" "$top_srcdir/tests/fake_llm.py" --script "$T/embed.json" --log "$T/req.jsonl" \
-    --port-file "$T/port" >/dev/null &
-fake_pid=$!
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$T/port")
+fake_start "$T/embed.json" "$T/req.jsonl"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 Q="How are URL rules registered?"
 # the query SemanticSearch embeds: a request whose input is a short text of

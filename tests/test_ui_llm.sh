@@ -7,20 +7,8 @@
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-fake_pid=
-stop_fake() {
-    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
-    fake_pid=
-}
-trap 'stop_fake; cleanup' EXIT
-start_fake() {   # start_fake SCRIPT LOG
-    rm -f "$T/port"
-    "$PYTHON3" "$top_srcdir/tests/fake_llm.py" --script "$1" --log "$2" --port-file "$T/port" >/dev/null &
-    fake_pid=$!
-    i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T/port")
-}
+. "$top_srcdir/tests/fake_llm.sh"
+trap 'fake_stop; cleanup' EXIT
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 "$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$T/repo" >/dev/null 2>&1
 Q="Where does App.dispatch_request call the view function?"
@@ -31,7 +19,7 @@ cat >"$T/hang.json" <<'JSON'
  {"match": "You are the Planning Agent", "fault": "hang", "hang_s": 120}
 ]}
 JSON
-start_fake "$T/hang.json" "$T/hang.jsonl"
+fake_start "$T/hang.json" "$T/hang.jsonl"
 run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
     --model fake-model --iterations 4 --index "$T/idx.sqlite" "$T/repo" "$Q"
 wait_for '\| llm fake-model \|.*\| searching'
@@ -54,7 +42,7 @@ ok $? "quitting asks, since the search runs"
 keys y
 wait_for '^EXIT=0'
 ok $? "y cancels the request in flight and exits 0"
-stop_fake
+fake_stop
 
 cat >"$T/ok.json" <<'JSON'
 {"rules": [
@@ -71,7 +59,7 @@ cat >"$T/ok.json" <<'JSON'
 ]}
 JSON
 printf 'price.fake-model.input = 2\nprice.fake-model.output = 8\n' >"$T/prices.conf"
-start_fake "$T/ok.json" "$T/ok.jsonl"
+fake_start "$T/ok.json" "$T/ok.jsonl"
 run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
     --model fake-model --config "$T/prices.conf" --iterations 4 --index "$T/idx.sqlite" "$T/repo" "$Q"
 wait_for '\| done: finish'

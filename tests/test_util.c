@@ -10,10 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* cJSON's allocator in a child asked for more than can exist: 1 when the
- * child died by abort() after util's out-of-memory message (xmalloc), 0 when
- * it got NULL back as from plain malloc. */
-static int json_alloc_aborts(void)
+/* 1 when f() in a child dies by abort() after util's out-of-memory message */
+static int child_aborts(void (*f)(void))
 {
     int fd[2];
     if (pipe(fd)) return -1;
@@ -21,8 +19,8 @@ static int json_alloc_aborts(void)
     if (pid == 0) {
         dup2(fd[1], 2);
         close(fd[0]);
-        void *p = cJSON_malloc(SIZE_MAX / 2);
-        _exit(p ? 3 : 0);
+        f();
+        _exit(0);
     }
     close(fd[1]);
     char msg[256] = "";
@@ -31,9 +29,13 @@ static int json_alloc_aborts(void)
     close(fd[0]);
     int status;
     waitpid(pid, &status, 0);
-    if (!WIFSIGNALED(status)) diag("cJSON_malloc child exited with %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(msg, "out of memory") != NULL;
 }
+
+static void cap_overflow(void) { (void)xgrow_cap(SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 1, 8); }
+static void array_overflow(void) { (void)xreallocarray(NULL, SIZE_MAX / 4, 8); }
+/* cJSON's allocator asked for more than can exist: plain malloc returns NULL */
+static void json_huge(void) { (void)cJSON_malloc(SIZE_MAX / 2); }
 
 int main(void)
 {
@@ -109,7 +111,30 @@ int main(void)
     is_str(l, "", "text_lines: the empty line after a final newline is \"\"");
     free(l);
 
-    is_int(json_alloc_aborts(), 1, "cJSON allocates through xmalloc: out of memory aborts with a message");
+    /* growable arrays */
+    is_int(xgrow_cap(0, 0, 16), 16, "xgrow_cap: an empty array starts at first");
+    is_int(xgrow_cap(16, 15, 16), 16, "xgrow_cap: room left keeps the capacity");
+    is_int(xgrow_cap(16, 16, 16), 32, "xgrow_cap: a full array doubles");
+    is_int(xgrow_cap(4, 100, 16), 128, "xgrow_cap: doubles until element n fits");
+    is_int(child_aborts(cap_overflow), 1, "xgrow_cap: a capacity that would overflow aborts");
+    is_int(child_aborts(array_overflow), 1, "xreallocarray: a size that would overflow aborts");
+    {
+        int *v = NULL, cap = 0;   /* an int capacity, as some structs have */
+        size_t n = 0, grew = 0;
+        for (int i = 0; i < 1000; i++) {
+            int before = cap;
+            ARRAY_GROW(v, n, cap, 8);
+            grew += cap != before;
+            v[n++] = i;
+        }
+        int okv = 1;
+        for (int i = 0; i < 1000; i++) okv &= v[i] == i;
+        ok(okv && cap == 1024 && grew == 8, "ARRAY_GROW: 1000 appends keep every element, capacity 8 doubled to 1024 "
+           "in 8 steps (cap %d, %zu steps)", cap, grew);
+        free(v);
+    }
+
+    is_int(child_aborts(json_huge), 1, "cJSON allocates through xmalloc: out of memory aborts with a message");
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "k", "v");
     char *js = cJSON_PrintUnformatted(o);
