@@ -10,6 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Under AddressSanitizer an allocation too large to serve is reported and
+ * the program killed by the sanitizer itself, before util's out-of-memory
+ * path can run; here malloc must return NULL as libc's does, so that the
+ * test sees what the program does with it. ASan reads this at start-up; in
+ * other builds it is an unused function. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 /* 1 when f() in a child dies by abort() after util's out-of-memory message */
 static int child_aborts(void (*f)(void))
 {
@@ -23,9 +31,13 @@ static int child_aborts(void (*f)(void))
         _exit(0);
     }
     close(fd[1]);
-    char msg[256] = "";
-    ssize_t n = read(fd[0], msg, sizeof msg - 1);
-    if (n > 0) msg[n] = 0;
+    /* everything the child wrote, not one read: a sanitizer may write its
+     * own warning before util's message */
+    char msg[2048] = "";
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof msg - 1 && (n = read(fd[0], msg + len, sizeof msg - 1 - len)) > 0) len += (size_t)n;
+    msg[len] = 0;
     close(fd[0]);
     int status;
     waitpid(pid, &status, 0);
