@@ -53,7 +53,7 @@ static int lookup(struct action_ctx *ctx, const char *name, const char *kinds, c
     const char *how;
     int n = action_lookup_symbols(ctx, name, kinds, pattern, &syms, &how);
     if (n <= 0) return n;
-    m->v = xrealloc(m->v, (m->n + (size_t)n) * sizeof *m->v);
+    m->v = xreallocarray(m->v, m->n + (size_t)n, sizeof *m->v);
     for (int i = 0; i < n; i++) {
         struct match *x = &m->v[m->n++];
         x->s = syms[i];
@@ -86,7 +86,7 @@ static int lookup_fuzzy(struct action_ctx *ctx, const char *query, int which, co
             one.v[j].how = "fuzzy";
             one.v[j].score = 0.9 * hits[i].score;
         }
-        m->v = xrealloc(m->v, (m->n + one.n) * sizeof *m->v);
+        m->v = xreallocarray(m->v, m->n + one.n, sizeof *m->v);
         memcpy(m->v + m->n, one.v, one.n * sizeof *one.v);
         m->n += one.n;
         total += (int)one.n;

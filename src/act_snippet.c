@@ -138,8 +138,8 @@ static int search_fts(struct action_ctx *ctx, const char *snip, const char *need
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *path = (const char *)sqlite3_column_text(st, 1);
         if (!fpattern_match(pattern, path)) continue;
-        ids = xrealloc(ids, (n + 1) * sizeof *ids);
-        paths = xrealloc(paths, (n + 1) * sizeof *paths);
+        ids = xreallocarray(ids, n + 1, sizeof *ids);
+        paths = xreallocarray(paths, n + 1, sizeof *paths);
         ids[n] = sqlite3_column_int64(st, 0);
         paths[n++] = xstrdup(path);
     }
@@ -171,7 +171,7 @@ static int search_fts(struct action_ctx *ctx, const char *snip, const char *need
         t.nlen = action_normalize_ws(text, len, t.norm, t.line_at, lines);
         t.path = paths[i];
         paths[i] = NULL;   /* owned by the normtext now */
-        *owned = xrealloc(*owned, (*nowned + 1) * sizeof **owned);
+        *owned = xreallocarray(*owned, *nowned + 1, sizeof **owned);
         (*owned)[(*nowned)++] = t;
         scan(&(*owned)[*nowned - 1], needle, nl, o, limit);
     }

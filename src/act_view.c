@@ -317,7 +317,7 @@ static int symbols_in_file(struct action_ctx *ctx, const char *name, long long f
             action_symbol_free(&s);
             continue;
         }
-        *syms = xrealloc(*syms, ((size_t)n + 1) * sizeof **syms);
+        *syms = xreallocarray(*syms, (size_t)n + 1, sizeof **syms);
         (*syms)[n++] = s;
     }
     sqlite3_finalize(st);

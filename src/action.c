@@ -356,7 +356,7 @@ void action_result_note(struct action_result *r, const char *fmt, ...)
     va_start(ap, fmt);
     buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    r->notes = xrealloc(r->notes, (r->nnotes + 1) * sizeof *r->notes);
+    r->notes = xreallocarray(r->notes, r->nnotes + 1, sizeof *r->notes);
     r->notes[r->nnotes++] = buf_take(&b);
 }
 
@@ -660,7 +660,7 @@ int action_lookup_symbols(struct action_ctx *ctx, const char *name, const char *
             action_symbol_free(&s);
             continue;
         }
-        tier[t] = xrealloc(tier[t], (nt[t] + 1) * sizeof **tier);
+        tier[t] = xreallocarray(tier[t], nt[t] + 1, sizeof **tier);
         tier[t][nt[t]++] = s;
     }
     sqlite3_finalize(st);
@@ -963,11 +963,11 @@ const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t 
                 "GROUP BY name ORDER BY name", -1, &st, NULL) == SQLITE_OK) {
             while (sqlite3_step(st) == SQLITE_ROW) {
                 if (c->nnames == cap) {
-                    cap = cap ? cap * 2 : 256;
-                    c->names = xrealloc(c->names, cap * sizeof *c->names);
-                    c->cls = xrealloc(c->cls, cap * sizeof *c->cls);
-                    c->fun = xrealloc(c->fun, cap * sizeof *c->fun);
-                    c->all = xrealloc(c->all, cap * sizeof *c->all);
+                    cap = xgrow_cap(cap, c->nnames, 256);
+                    c->names = xreallocarray(c->names, cap, sizeof *c->names);
+                    c->cls = xreallocarray(c->cls, cap, sizeof *c->cls);
+                    c->fun = xreallocarray(c->fun, cap, sizeof *c->fun);
+                    c->all = xreallocarray(c->all, cap, sizeof *c->all);
                 }
                 char *name = xstrdup((const char *)sqlite3_column_text(st, 0));
                 c->names[c->nnames++] = name;
@@ -994,10 +994,7 @@ const char *const *action_cache_paths(struct action_ctx *ctx, size_t *n)
         size_t cap = 0;
         if (sqlite3_prepare_v2(ctx->db, "SELECT path FROM files ORDER BY path", -1, &st, NULL) == SQLITE_OK) {
             while (sqlite3_step(st) == SQLITE_ROW) {
-                if (c->npaths == cap) {
-                    cap = cap ? cap * 2 : 256;
-                    c->paths = xrealloc(c->paths, cap * sizeof *c->paths);
-                }
+                ARRAY_GROW(c->paths, c->npaths, cap, 256);
                 c->paths[c->npaths++] = xstrdup((const char *)sqlite3_column_text(st, 0));
             }
             sqlite3_finalize(st);

@@ -137,10 +137,7 @@ struct cands {
 static struct cand *cands_add(struct cands *cs, const struct evidence_span *sp, int a, int b, char *text, double prior,
                               int order)
 {
-    if (cs->n == cs->cap) {
-        cs->cap = cs->cap ? cs->cap * 2 : 16;
-        cs->v = xrealloc(cs->v, cs->cap * sizeof *cs->v);
-    }
+    ARRAY_GROW(cs->v, cs->n, cs->cap, 16);
     struct cand *c = &cs->v[cs->n++];
     memset(c, 0, sizeof *c);
     c->sp.path = xstrdup(sp->path);
@@ -257,10 +254,7 @@ static size_t decisive_lines(const struct qparse *q, const struct cand *c, size_
             for (size_t i = 0; i < q->nids; i++)
                 if (len >= strlen(q->ids[i].base) && memmem(p, len, q->ids[i].base, strlen(q->ids[i].base))) sc += 0.3;
             if (sc > 0) {
-                if (n == cap) {
-                    cap = cap ? cap * 2 : 32;
-                    all = xrealloc(all, cap * sizeof *all);
-                }
+                ARRAY_GROW(all, n, cap, 32);
                 all[n].line = line;
                 all[n].score = sc;
                 n++;

@@ -42,7 +42,7 @@ static void add_id(char ***ids, size_t *n, const char *w, size_t len)
     if (len < 2) return;
     for (size_t i = 0; i < *n; i++)
         if (strlen((*ids)[i]) == len && memcmp((*ids)[i], w, len) == 0) return;
-    *ids = xrealloc(*ids, (*n + 1) * sizeof **ids);
+    *ids = xreallocarray(*ids, *n + 1, sizeof **ids);
     (*ids)[(*n)++] = xstrndup(w, len);
 }
 

@@ -173,7 +173,7 @@ static struct jfile_entry *jfile_get(struct jfile *f, const char *name, size_t n
 {
     for (size_t i = 0; i < f->n; i++)
         if (strlen(f->v[i].name) == nlen && memcmp(f->v[i].name, name, nlen) == 0) return &f->v[i];
-    f->v = xrealloc(f->v, (f->n + 1) * sizeof *f->v);
+    f->v = xreallocarray(f->v, f->n + 1, sizeof *f->v);
     struct jfile_entry *e = &f->v[f->n++];
     memset(e, 0, sizeof *e);
     e->name = xstrndup(name, nlen);

@@ -123,7 +123,7 @@ static struct config_price *price_slot(struct drqa_config *c, const char *model,
 {
     for (size_t i = 0; i < c->nprices; i++)
         if (strlen(c->prices[i].model) == n && strncmp(c->prices[i].model, model, n) == 0) return &c->prices[i];
-    c->prices = xrealloc(c->prices, (c->nprices + 1) * sizeof *c->prices);
+    c->prices = xreallocarray(c->prices, c->nprices + 1, sizeof *c->prices);
     struct config_price *p = &c->prices[c->nprices++];
     p->model = xstrndup(model, n);
     p->input = p->output = -1;
@@ -227,7 +227,7 @@ static int layer_line(void *arg, int lineno, char *key, char *val)
             snprintf(err, errlen, "%s:%d: %s", path, lineno, e2);
             rc = -1;
         } else {
-            c->overrides = xrealloc(c->overrides, (c->noverrides + 1) * sizeof *c->overrides);
+            c->overrides = xreallocarray(c->overrides, c->noverrides + 1, sizeof *c->overrides);
             struct config_profile_override *ov = &c->overrides[c->noverrides++];
             ov->glob = xstrndup(g, (size_t)(dot - g));
             ov->field = xstrdup(dot + 1);

@@ -726,7 +726,7 @@ static void recover_errors(struct ctx *c, TSNode root)
                 moved = 1;
             }
             if (rs->kind == PARSE_VARIABLE) continue;
-            if (nstack == capstack) stack = xrealloc(stack, (capstack = capstack ? 2 * capstack : 16) * sizeof *stack);
+            ARRAY_GROW(stack, nstack, capstack, 16);
             stack[nstack++] = (int)real;
             found = 1;
         }
@@ -765,7 +765,7 @@ static void recover_errors(struct ctx *c, TSNode root)
         buf_reset(&c->tmp);
         norm_text(s, q, h, PY_EXPR_CAP, &c->tmp);
         sym->signature = xstrdup(buf_str(&c->tmp));
-        if (nstack == capstack) stack = xrealloc(stack, (capstack = capstack ? 2 * capstack : 16) * sizeof *stack);
+        ARRAY_GROW(stack, nstack, capstack, 16);
         stack[nstack++] = self;
     }
     free(stack);

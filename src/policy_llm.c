@@ -139,7 +139,7 @@ static char *args_text(const cJSON *args, size_t cap)
 static void add_note(struct llm_policy *p, const char *note)
 {
     pthread_mutex_lock(&p->lock);
-    p->notes = xrealloc(p->notes, (p->nnotes + 1) * sizeof *p->notes);
+    p->notes = xreallocarray(p->notes, p->nnotes + 1, sizeof *p->notes);
     p->notes[p->nnotes++] = xstrdup(note);
     pthread_mutex_unlock(&p->lock);
     log_msg("llm policy: %s", note);
@@ -314,7 +314,7 @@ static char *leads_text(const struct mcts_tree *t, int id, size_t cap)
         if (!streq(nodes[i]->action, "ViewCode")) continue;
         for (size_t k = 0; k < nodes[i]->obs.n; k++)
             if (!path_listed(opened, nopened, nodes[i]->obs.v[k].path)) {
-                opened = xrealloc(opened, (nopened + 1) * sizeof *opened);
+                opened = xreallocarray(opened, nopened + 1, sizeof *opened);
                 opened[nopened++] = nodes[i]->obs.v[k].path;
             }
     }
@@ -331,7 +331,7 @@ static char *leads_text(const struct mcts_tree *t, int id, size_t cap)
                 free(key);
                 continue;
             }
-            seen = xrealloc(seen, (nseen + 1) * sizeof *seen);
+            seen = xreallocarray(seen, nseen + 1, sizeof *seen);
             seen[nseen++] = key;
             char *label = one_line(sp->label, 90);
             buf_printf(&b, "- %s:%d-%d%s%s\n", sp->path, sp->start_line, sp->end_line, *label ? "  " : "", label);

@@ -113,10 +113,7 @@ static void find_named(struct offline_policy *p)
                     if (which == ACTION_NAMES_CLASSES) p->named[k].is_class = 1;
                 }
             if (dup) continue;
-            if (p->nnamed == cap) {
-                cap = cap ? cap * 2 : 16;
-                p->named = xrealloc(p->named, cap * sizeof *p->named);
-            }
+            ARRAY_GROW(p->named, p->nnamed, cap, 16);
             p->named[p->nnamed].name = xstrdup(nm);
             p->named[p->nnamed].is_class = which == ACTION_NAMES_CLASSES;
             p->named[p->nnamed].score = score;
@@ -334,7 +331,7 @@ static void add_unique(char ***v, size_t *n, const char *s, int lower)
             free(x);
             return;
         }
-    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    *v = xreallocarray(*v, *n + 1, sizeof **v);
     (*v)[(*n)++] = x;
 }
 
@@ -398,7 +395,7 @@ static void leads_from_span(struct offline_policy *p, struct ostate *s, const st
                 found = 1;
             }
         if (found) continue;
-        s->leads = xrealloc(s->leads, (s->nleads + 1) * sizeof *s->leads);
+        s->leads = xreallocarray(s->leads, s->nleads + 1, sizeof *s->leads);
         struct lead *l = &s->leads[s->nleads++];
         l->name = xstrdup(nm);
         l->owner = NULL;
@@ -427,7 +424,7 @@ static void leads_from_span(struct offline_policy *p, struct ostate *s, const st
                         nm[len] = 0;
                         if (index_has(p, nm, ACTION_NAMES_CLASSES) && !has_str(s->looked, s->nlooked, nm, 1) &&
                             strcmp(nm, "object")) {
-                            s->leads = xrealloc(s->leads, (s->nleads + 1) * sizeof *s->leads);
+                            s->leads = xreallocarray(s->leads, s->nleads + 1, sizeof *s->leads);
                             struct lead *l = &s->leads[s->nleads++];
                             l->name = xstrdup(nm);
                             l->owner = NULL;
@@ -573,10 +570,7 @@ static void pc_add(struct pcands *c, double prio, const char *name, cJSON *args,
 
 static void pc_add(struct pcands *c, double prio, const char *name, cJSON *args, const char *fmt, ...)
 {
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 16;
-        c->v = xrealloc(c->v, c->cap * sizeof *c->v);
-    }
+    ARRAY_GROW(c->v, c->n, c->cap, 16);
     struct pcand *x = &c->v[c->n];
     x->name = xstrdup(name);
     x->args = args ? args : cJSON_CreateObject();
@@ -1194,10 +1188,7 @@ static size_t tree_files(const struct mcts_tree *t, struct qwindow **out)
             size_t i = 0;
             while (i < n && strcmp(v[i].path, path)) i++;
             if (i == n) {
-                if (n == cap) {
-                    cap = cap ? cap * 2 : 32;
-                    v = xrealloc(v, cap * sizeof *v);
-                }
+                ARRAY_GROW(v, n, cap, 32);
                 memset(&v[n], 0, sizeof v[n]);
                 v[n].path = xstrdup(path);
                 n++;

@@ -92,7 +92,7 @@ static void push_str(char ***v, size_t *n, const char *s, size_t len)
 {
     for (size_t i = 0; i < *n; i++)
         if (strlen((*v)[i]) == len && memcmp((*v)[i], s, len) == 0) return;
-    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    *v = xreallocarray(*v, *n + 1, sizeof **v);
     (*v)[(*n)++] = xstrndup(s, len);
 }
 
@@ -124,7 +124,7 @@ static void add_ident(struct qparse *q, const char *s, size_t n, int explicit_, 
         while (prev > id.name && prev[-1] != '.') prev--;
         if (isupper((unsigned char)*prev)) id.owner = xstrndup(prev, (size_t)(dot - prev));
     }
-    q->ids = xrealloc(q->ids, (q->nids + 1) * sizeof *q->ids);
+    q->ids = xreallocarray(q->ids, q->nids + 1, sizeof *q->ids);
     q->ids[q->nids++] = id;
 }
 
@@ -216,8 +216,8 @@ static void add_term(const char *t, size_t n, void *ctx)
     struct qparse *q = ((struct term_acc *)ctx)->q;
     for (size_t i = 0; i < q->nterms; i++)
         if (strlen(q->terms[i]) == n && memcmp(q->terms[i], t, n) == 0) return;
-    q->terms = xrealloc(q->terms, (q->nterms + 1) * sizeof *q->terms);
-    q->weights = xrealloc(q->weights, (q->nterms + 1) * sizeof *q->weights);
+    q->terms = xreallocarray(q->terms, q->nterms + 1, sizeof *q->terms);
+    q->weights = xreallocarray(q->weights, q->nterms + 1, sizeof *q->weights);
     q->terms[q->nterms] = xstrndup(t, n);
     q->weights[q->nterms] = 1.0;
     q->nterms++;
@@ -545,10 +545,7 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
         size_t nl = 0;
         for (size_t i = 0; i < len; i++) {
             if (i == 0 || text[i - 1] == '\n') {
-                if (nl + 2 > offcap) {
-                    offcap = offcap ? offcap * 2 : 1024;
-                    off = xrealloc(off, offcap * sizeof *off);
-                }
+                ARRAY_GROW(off, nl + 1, offcap, 1024);  /* room for off[nl] and the end offset */
                 off[nl++] = i;
             }
         }
@@ -556,10 +553,7 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
         int nlines = (int)nl;
         for (int a = 1;; a += lines - overlap) {
             int b = a + lines - 1 < nlines ? a + lines - 1 : nlines;
-            if (nw == cap) {
-                cap = cap ? cap * 2 : 256;
-                w = xrealloc(w, cap * sizeof *w);
-            }
+            ARRAY_GROW(w, nw, cap, 256);
             struct win *x = &w[nw++];
             x->file_id = sqlite3_column_int64(st, 0);
             x->file_ord = ford;

@@ -667,7 +667,7 @@ static size_t sys_index(struct sys **v, size_t *n, const char *name, size_t njud
 {
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*v)[i].name, name) == 0) return i;
-    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    *v = xreallocarray(*v, *n + 1, sizeof **v);
     struct sys *s = &(*v)[*n];
     memset(s, 0, sizeof *s);
     s->name = xstrdup(name);

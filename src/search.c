@@ -686,7 +686,7 @@ static void *pool_main(void *arg)
 static void pool_grow(struct search *s, int n)
 {
     if (n <= s->npool) return;
-    s->pool = xrealloc(s->pool, (size_t)n * sizeof *s->pool);
+    s->pool = xreallocarray(s->pool, (size_t)n, sizeof *s->pool);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -710,7 +710,7 @@ static int step_batch(struct search *s, int k)
     if (k > s->cfg.iterations - t->iterations) k = s->cfg.iterations - t->iterations;
     if (k > s->jobs_cap) {
         s->jobs_cap = k;
-        s->jobs = xrealloc(s->jobs, (size_t)k * sizeof *s->jobs);
+        s->jobs = xreallocarray(s->jobs, (size_t)k, sizeof *s->jobs);
     }
     s->njobs = 0;
     for (int j = 0; j < k; j++) {

@@ -283,10 +283,7 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
         stamp_mix(&h, &id, sizeof id);
         stamp_mix(&h, p, strlen(p));
         if (!c) continue;
-        if (c->nfiles == cap) {
-            cap = cap ? cap * 2 : 256;
-            c->files = xrealloc(c->files, cap * sizeof *c->files);
-        }
+        ARRAY_GROW(c->files, c->nfiles, cap, 256);
         c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)fpattern_is_test(p)};
     }
     sqlite3_finalize(st);
@@ -317,9 +314,9 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
         }
         if (fi >= c->nfiles || c->files[fi].id != fid) continue;  /* orphan chunk */
         if (c->n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            c->chunks = xrealloc(c->chunks, cap * sizeof *c->chunks);
-            c->hashes = xrealloc(c->hashes, cap * sizeof *c->hashes);
+            cap = xgrow_cap(cap, c->n, 1024);
+            c->chunks = xreallocarray(c->chunks, cap, sizeof *c->chunks);
+            c->hashes = xreallocarray(c->hashes, cap, sizeof *c->hashes);
         }
         unsigned char k = !strcmp(kind, "class")    ? KIND_CLASS
                         : !strcmp(kind, "module") ? KIND_MODULE
@@ -675,7 +672,7 @@ static int rank_bm25(sqlite3 *db, struct semantic_cache *c, const struct semanti
         if (nv >= NCAND && score != v[NCAND - 1].score) break;
         long i = chunk_index(c, sqlite3_column_int64(st, 0));
         if (i < 0 || !eligible(c, i, q)) continue;
-        if (nv == cap) v = xrealloc(v, (cap = cap ? 2 * cap : NCAND) * sizeof *v);
+        ARRAY_GROW(v, nv, cap, NCAND);
         v[nv++] = (struct cand){i, score, c->ord[i]};
     }
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {

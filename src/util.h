@@ -31,7 +31,10 @@ size_t xgrow_cap(size_t cap, size_t n, size_t first);
  *   ARRAY_GROW(r->v, r->n, r->cap, 16);
  *   r->v[r->n++] = x;
  * Arrays that share one count and capacity grow with xgrow_cap and one
- * xreallocarray each. */
+ * xreallocarray each. Short lists that keep no capacity (notes, lists
+ * deduplicated by a scan, which is quadratic anyway) grow one element at a
+ * time by xreallocarray(v, n + 1, sizeof *v); an array resized to a known
+ * count, by xreallocarray(v, count, sizeof *v). */
 #define ARRAY_GROW(v, n, cap, first)                                                   \
     do {                                                                               \
         if ((size_t)(n) >= (size_t)(cap)) {                                            \

@@ -104,10 +104,7 @@ void doc_clear(struct doc *d)
 
 static void doc_push(struct doc *d, const char *s, size_t len, int role, int tag)
 {
-    if (d->n == d->cap) {
-        d->cap = d->cap ? d->cap * 2 : 64;
-        d->v = xrealloc(d->v, d->cap * sizeof *d->v);
-    }
+    ARRAY_GROW(d->v, d->n, d->cap, 64);
     d->v[d->n].text = xstrndup(s, len);
     d->v[d->n].role = role;
     d->v[d->n].tag = tag;

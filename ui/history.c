@@ -35,10 +35,7 @@ static void push(struct ui_history *h, const char *line)
         memmove(h->v, h->v + 1, (size_t)(h->n - 1) * sizeof *h->v);
         h->n--;
     }
-    if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 32;
-        h->v = xrealloc(h->v, (size_t)h->cap * sizeof *h->v);
-    }
+    ARRAY_GROW(h->v, h->n, h->cap, 32);
     h->v[h->n++] = xstrdup(line);
 }
 

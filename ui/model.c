@@ -362,8 +362,7 @@ void ui_model_set_folded(struct ui_model *m, int id, int folded)
 {
     if (id < 0) return;
     if (id >= m->folded_cap) {
-        int cap = m->folded_cap ? m->folded_cap : 64;
-        while (cap <= id) cap *= 2;
+        int cap = (int)xgrow_cap((size_t)m->folded_cap, (size_t)id, 64);
         m->folded = xrealloc(m->folded, (size_t)cap);
         memset(m->folded + m->folded_cap, 0, (size_t)(cap - m->folded_cap));
         m->folded_cap = cap;

@@ -259,14 +259,11 @@ void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line)
     ui->file_text = text;
     ui->file_start = c->start_line;
     ui->file_end = c->end_line;
-    size_t cap = 64;
-    ui->file_lines = xmalloc(cap * sizeof *ui->file_lines);
+    size_t cap = 0;
+    ui->file_lines = NULL;
     ui->file_nlines = 0;
     for (size_t off = 0; off < len || ui->file_nlines == 0;) {
-        if ((size_t)ui->file_nlines == cap) {
-            cap *= 2;
-            ui->file_lines = xrealloc(ui->file_lines, cap * sizeof *ui->file_lines);
-        }
+        ARRAY_GROW(ui->file_lines, ui->file_nlines, cap, 64);
         ui->file_lines[ui->file_nlines++] = off;
         const char *nl = memchr(text + off, '\n', len - off);
         if (!nl) break;
