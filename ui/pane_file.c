@@ -73,7 +73,7 @@ static void shown_add(struct shown *sh, const char *s, size_t len, int role, int
     if (!len) return;
     size_t a = sh->text.len;
     *col = text_safe(&sh->text, s, len, *col, flags);
-    if (sh->n && (sh->n == (int)ARRAY_LEN(sh->v) || sh->v[sh->n - 1].role == role)) {
+    if (sh->n && sh->v[sh->n - 1].role == role) {
         sh->v[sh->n - 1].b = sh->text.len;
         return;
     }
@@ -92,7 +92,8 @@ static void shown_line(struct ui *ui, int ln, int base, struct shown *sh)
     if (ui->file_find_on && ui->find && *ui->find) {
         size_t nl = strlen(ui->find);
         long m;
-        while (at < end && (m = match_at(s, end, at, ui->find)) >= 0) {
+        /* (a line with more matches than runs shows the rest plain) */
+        while (at < end && sh->n < (int)ARRAY_LEN(sh->v) - 2 && (m = match_at(s, end, at, ui->find)) >= 0) {
             shown_add(sh, s + at, (size_t)m - at, base, &col, ui->text_flags);
             shown_add(sh, s + m, nl, m == ui->file_match ? R_MATCH_CUR : R_MATCH, &col, ui->text_flags);
             at = (size_t)m + nl;
