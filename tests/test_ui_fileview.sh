@@ -64,6 +64,25 @@ wait_for 'long lines are cut'
 facts file "$FILE" "$T/screen" 80 >/dev/null && grep -q '»' "$T/screen"
 ok $? "W again cuts them again"
 
+# wider: the rows are the lines still, cut at the new edge
+resize 200 60
+wait_for '^.{150}'
+facts file "$FILE" "$T/screen" 200 >"$T/out"
+st=$?
+cat "$T/out" | sed 's/^/# /'
+[ $st -eq 0 ] && ! grep -q 'rows [0-9] ' "$T/out"
+ok $? "at 200x60 every row still shows its line (cut only past the wider edge)"
+resize 80 24
+w=0
+while [ $w -lt 300 ]; do
+    screen >"$T/screen"
+    [ "$(head -1 "$T/screen" | wc -m)" -le 81 ] && grep -q 'line [0-9]*/[0-9]*' "$T/screen" && break
+    w=$((w + 1))
+    sleep 0.02
+done
+[ $w -lt 300 ]
+ok $? "back at 80x24"
+
 # the search text: a word the file holds several times
 word=$("$PYTHON3" - "$FILE" <<'PY'
 import collections, re, sys
@@ -164,10 +183,17 @@ ok $? "/ in the tree searches the nodes"
 : >"$T/visited"
 j=0
 while [ $j -lt 12 ]; do
-    last >>"$T/visited"
+    was=$(last)
+    echo "$was" >>"$T/visited"
     keys n
-    sleep 0.05
-    wait_for "^node [0-9]+ matches '$needle'" 100 >/dev/null
+    # until the message changes (each n names another node, or says it wrapped)
+    w=0
+    while [ $w -lt 200 ]; do
+        screen >"$T/screen"
+        [ "$(last)" != "$was" ] && break
+        w=$((w + 1))
+        sleep 0.02
+    done
     j=$((j + 1))
 done
 last >>"$T/visited"
