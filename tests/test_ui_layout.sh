@@ -96,6 +96,31 @@ ok $? "Tab moves the zoom on to the node pane"
 keys z
 wait_for '^ Tree [0-9]+ .*│ Node [0-9]+ '
 ok $? "z again shows all the panes"
+# the help lists the same short names as the man page
+keys F1
+wait_for 'Help: drqa-tui keys'
+keys G
+wait_for 'Actions in a narrow tree'
+"$PYTHON3" - "$T/screen" "$top_srcdir/tests/ui_screen.py" <<'PY'
+import re, sys, types
+src = open(sys.argv[2]).read().replace("sys.exit(main())", "")
+m = types.ModuleType("ui_screen")
+m.__file__ = sys.argv[2]
+exec(src, m.__dict__)
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+at = next(i for i, l in enumerate(lines) if "Actions in a narrow tree" in l)
+shown = {}
+for l in lines[at + 1:]:
+    f = l.split()
+    if len(f) != 2:
+        break
+    shown[f[1]] = f[0]
+want = m.man_abbrev()
+print("# help %s\n# man  %s" % (sorted(shown.items()), sorted(want.items())))
+sys.exit(0 if shown == want and want else 1)
+PY
+ok $? "the help's short action names are the man page's"
+keys Escape
 keys q
 wait_for '^EXIT=0'
 

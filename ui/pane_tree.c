@@ -8,9 +8,10 @@
  *
  * Room is shared deliberately: the number columns always fit their values
  * (UCT has one decimal in a wide pane below 1000, none from 1000 on, and a
- * value too wide even so is written 1.2e5, never cut), an action's name gives way to its fixed short name (FindClass ->
- * Class) before the argument is squeezed, the argument is cut with a marker,
- * and a name is never cut inside. The ancestors of the node at the cursor
+ * value too wide even so is written 1.2e5, never cut); an action's name
+ * gives way to its fixed short name (FindClass -> Class) before the
+ * argument is squeezed, the argument is cut with a marker, and a name is
+ * never cut inside. The man page lists the same short names. The ancestors of the node at the cursor
  * are always on screen: those scrolled off above are pinned at the top of
  * the pane, so the node never sits on the top row without its parents.
  */
@@ -22,9 +23,9 @@
 
 /* The short names used when a row is too narrow for the full one. */
 static const char *const action_abbrev[][2] = {
-    {"FindClass", "Class"},       {"FindFunction", "Func"},  {"FindCodeSnippet", "Snippet"},
-    {"FindReferences", "Refs"},   {"SemanticSearch", "Semantic"}, {"ViewCode", "View"},
-    {"ListFiles", "Files"},       {"Outline", "Outline"},    {"Finish", "Finish"},
+    {"FindClass", "Class"},          {"FindFunction", "Func"},        {"FindCodeSnippet", "Snippet"},
+    {"FindReferences", "Refs"},      {"SemanticSearch", "Semantic"},  {"ViewCode", "View"},
+    {"ListFiles", "Files"},          {"Outline", "Outline"},          {"Finish", "Finish"},
 };
 
 const char *tree_action_abbrev(const char *action)
