@@ -5,18 +5,28 @@ transcript, then reduced to its layout for the golden comparison.
 usage: golden_screen.py SCREEN TRANSCRIPT.json > MASKED
 
 Every tree row (the left pane, narrow or wide columns) must show what the
-transcript records for its node: the id at its depth, an abbreviation of its
-action, N, Q, the newest UCT mark as a child ('>' when it won, '-' when none)
+transcript records for its node: the id at its depth, its action (the
+whole name or the short one the man page lists), N, Q, the newest UCT mark as a child ('>' when it won, '-' when none)
 and the status; the rows marked '*' are the answer's path. What the policy
 decides (which actions, their text, the evidence, the answer) is masked, so
 the golden file pins the layout and the engine's numbers, not the policy's
 tuning. Mismatches go to stderr and the exit status is 1.
 """
-import json, re, sys
+import json, os, re, sys
 
 SEP = "\u2502"
 ABBREV = {"pending": "pend", "running": "run", "done": "done", "finished": "fin", "pruned": "prun",
           "error": "err", "duplicate": "dup", "forced": "forc"}
+
+
+def action_abbrev():
+    """The short action names of a narrow tree, {full: short}, as the man
+    page lists them ("\\fBClass\\fR (FindClass), ...")."""
+    man = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "man", "drqa-tui.1")
+    text = open(man, encoding="utf-8").read()
+    para = text[text.index("fixed short one:"):]
+    para = para[:para.index("a name is")]
+    return {full: short for short, full in re.findall(r"\\fB(\w+)\\fR\s+\((\w+)\)", para)}
 
 
 def status_word(n):
@@ -45,6 +55,7 @@ def main():
     wide = " status" in header
     step, decimals = (2, 1) if wide else (1, 0)
     bad, seen, out = [], set(), []
+    abbrev = action_abbrev()
     row = re.compile(r"^(.)( *)([-+ ]?)(\d+) (.*?) +(\d+) +(\S+) *(>?[-0-9.]+|inf) +(\S+) *$")
     for i, line in enumerate(screen):
         left, sep, right = line.partition(SEP)
@@ -75,7 +86,7 @@ def main():
                           ("best path", mark == "*", nid in best)]
                 first = label.split()[0] if label.split() else ""
                 action = n["action"] or ("question" if n["parent"] < 0 else "(planning)")
-                checks.append(("action", action.startswith(first), True))
+                checks.append(("action", first, first if first == abbrev.get(action) else action))
                 for what, got, want in checks:
                     if got != want:
                         bad.append("node %d: %s on screen %r, transcript %r" % (nid, what, got, want))

@@ -64,16 +64,18 @@ run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.
     --model fake-model --config "$T/prices.conf" --iterations 4 --index "$T/idx.sqlite" "$T/repo" "$Q"
 wait_for '\| done: finish'
 ok $? "the search ends on the model's Finish"
-grep -q 'App.dispatch_request calls the view' "$T/screen"
+grep -q 'App.dispatch_request calls the' "$T/screen"
 ok $? "the model's answer is shown"
 grep -E -q 'tok [1-9][0-9]*k?/[1-9][0-9]*k? \$0\.[0-9]{4} ' "$T/screen"
 ok $? "the status line counts the tokens spent and their cost"
-grep -E -q '^. +.?2 Finish +1 ' "$T/screen" && grep -E -q '^. +.?1 FindFunctio' "$T/screen"
+grep -E -q '^. +.?2 Finish +1 ' "$T/screen" && grep -E -q '^. +.?1 (FindFunction|Func) ' "$T/screen"
 ok $? "the tree holds the planned FindFunction and the Finish"
-keys g Tab G
-wait_for 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4}'
+# the node pane zoomed (z), so that a role's figures are on one line
+keys g Tab z G
+wait_for 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out' &&
+    grep -E -q 'evaluation [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4}' "$T/screen"
 ok $? "the root's node pane shows the run's ledger per role"
-keys BTab
+keys z BTab
 keys b Tab Tab Tab Enter
 wait_for '│ tinyweb/app.py:[0-9]+-[0-9]+ +line [0-9]+/85'
 ok $? "the citation opens the file view of tinyweb/app.py"

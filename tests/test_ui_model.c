@@ -128,10 +128,24 @@ int main(void)
     r = rows_str(&m);
     is_str(r, "0 1 2 3", "folding node 1 hides node 4");
     free(r);
+    ui_model_set_folded(&m, 1, 1);
+    int *all;
+    size_t na = ui_model_order(&m, &all);
+    struct buf ob2 = BUF_INIT;
+    for (size_t i = 0; i < na; i++) buf_printf(&ob2, "%s%d", i ? " " : "", all[i]);
+    is_str(buf_str(&ob2), "0 1 4 2 3", "the order of all nodes includes a folded subtree");
+    buf_free(&ob2);
+    free(all);
     ui_model_reveal(&m, 4);
     r = rows_str(&m);
     is_str(r, "0 1 4 2 3", "revealing node 4 unfolds its parent");
     free(r);
+
+    /* a node's key argument; ViewCode's is the span it reads */
+    char *arg = ui_model_arg(&m, 2);
+    is_str(arg, "add_url_rule", "the key argument of FindFunction");
+    free(arg);
+    ok(ui_model_arg(&m, 0) == NULL, "the root has no argument");
 
     ok(ui_model_match(&m, 2, "RULE METHOD"), "search finds text in a report, any case");
     ok(ui_model_match(&m, 1, "flask"), "search finds an argument");
@@ -208,6 +222,27 @@ int main(void)
     ev_node(&m, EVQ_NODE_UPDATED, 9, 0, MCTS_DONE, 1, 1, 1, 0, "X {}", NULL);
     ev_node(&m, EVQ_NODE_ADDED, 7, 0, MCTS_RUNNING, 0, 0, 0, 0, "", NULL);
     is_int(m.t->n, 1, "events for unknown or out-of-order ids are ignored");
+    /* (in the new tree) */
+    /* ViewCode: the span as asked for, else as the observation resolved it */
+    ev_node(&m, EVQ_NODE_ADDED, 1, 0, MCTS_RUNNING, 0, 0, 0, 0, "", NULL);
+    ev_node(&m, EVQ_NODE_UPDATED, 1, 0, MCTS_DONE, 1, 50, 50, V,
+            "ViewCode {\"code_span_list\":[\"src/app.py:3-9\",\"b.py\"]}", NULL);
+    arg = ui_model_arg(&m, 1);
+    is_str(arg, "src/app.py:3-9 +1", "ViewCode shows its first span and how many more");
+    free(arg);
+    ev_node(&m, EVQ_NODE_ADDED, 2, 0, MCTS_RUNNING, 0, 0, 0, 0, "", NULL);
+    ev_node(&m, EVQ_NODE_UPDATED, 2, 0, MCTS_DONE, 1, 50, 50, V,
+            "ViewCode {\"code_span_list\":[\"app.py:App.route\"]}", NULL);
+    arg = ui_model_arg(&m, 2);
+    is_str(arg, "app.py:App.route", "a symbol before the observation: as written");
+    free(arg);
+    ev_text(&m, EVQ_EVIDENCE, 2, "other.py:1-2\nx\ny\napp.py:10-12  def route(self)\na\nb\nc\n", NULL);
+    arg = ui_model_arg(&m, 2);
+    is_str(arg, "app.py:10-12", "after it: the span it resolved to, of the same file");
+    free(arg);
+    char *lab = ui_model_label(&m, 2);
+    is_str(lab, "ViewCode app.py:10-12", "the label is the action and its span");
+    free(lab);
     ui_model_free(&m);
     return done_testing();
 }

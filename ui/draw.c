@@ -33,6 +33,8 @@ void draw_init_attrs(struct ui *ui)
         [R_STATUS] = {COLOR_BLACK, COLOR_GREEN, A_REVERSE, A_NORMAL},
         [R_MESSAGE] = {-1, -1, A_NORMAL, A_NORMAL},
         [R_DIM] = {COLOR_BLUE, -1, A_DIM, A_NORMAL},
+        [R_MATCH] = {COLOR_BLACK, COLOR_MAGENTA, A_UNDERLINE | A_BOLD, A_NORMAL},
+        [R_MATCH_CUR] = {COLOR_WHITE, COLOR_RED, A_REVERSE | A_UNDERLINE | A_BOLD, A_BOLD},
     };
     if (color) {
         start_color();
@@ -83,6 +85,8 @@ void draw_title(struct ui *ui, struct pane *p, const char *title, const char *in
     char *t = text_safe_dup(title, ui->text_flags);
     int used = draw_safe(p->win, 0, 1, p->w - 2, t, strlen(t), a);
     free(t);
+    /* a zoomed pane says so, and how to go back */
+    if (focused && ui->zoom) used += draw_safe(p->win, 0, 1 + used, p->w - 2 - used, " [zoom: z]", 10, a);
     if (info && *info) {
         char *s = text_safe_dup(info, ui->text_flags);
         int iw = text_width(s, strlen(s));

@@ -31,16 +31,17 @@
     K(PAGE_UP, "Moving", "PgUp C-b", "one page up")                                                \
     K(TOP, "Moving", "g Home", "to the first line")                                                \
     K(BOTTOM, "Moving", "G End", "to the last line")                                               \
-    K(COLLAPSE, "Moving", "h Left", "collapse the subtree, or go to the parent node")              \
-    K(EXPAND, "Moving", "l Right", "expand the collapsed subtree")                                 \
+    K(COLLAPSE, "Moving", "h Left", "collapse the subtree, or go to the parent node; file view: scroll left") \
+    K(EXPAND, "Moving", "l Right", "expand the collapsed subtree; file view: scroll right")        \
     K(ACTIVATE, "Moving", "Enter Space", "tree: fold or unfold; answer: open the cited span; evidence: open the span in view") \
     K(FOCUS_NEXT, "Moving", "Tab", "focus the next pane (tree, node, evidence, answer)")          \
     K(FOCUS_PREV, "Moving", "BTab", "focus the previous pane")                                    \
+    K(ZOOM, "Moving", "z", "show the focused pane alone on the whole screen, or all panes again")  \
     K(BEST, "Moving", "b", "jump to the best node (the end of the current best path)")            \
     K(FOLLOW, "Moving", "F", "let the cursor follow the node being expanded again")               \
-    K(FIND, "Moving", "/", "search nodes by text (action, report, evidence, feedback)")           \
-    K(FIND_NEXT, "Moving", "n", "next node matching the search")                                  \
-    K(FIND_PREV, "Moving", "N", "previous node matching the search")                              \
+    K(FIND, "Moving", "/", "search nodes by text (action, report, evidence, feedback); in the file view, search the file") \
+    K(FIND_NEXT, "Moving", "n", "next match, in screen order (the tree's rows, the file's lines)") \
+    K(FIND_PREV, "Moving", "N", "previous match, in screen order")                                 \
     K(PAUSE, "Search", "p", "pause the search, or resume it")                                     \
     K(STEP, "Search", "s", "run one iteration, then stay paused")                                 \
     K(PRUNE, "Search", "x", "prune the selected subtree (never selected again; after the answer, the answer is drawn again without it)")                  \
@@ -48,6 +49,7 @@
     K(FINISH, "Search", "f", "finish now: answer from the best path so far")                      \
     K(ASK, "Search", "a", "ask a new question (the current search is dropped)")                   \
     K(EXPORT, "Other", "w", "export the transcript (JSON and Markdown)")                          \
+    K(WRAP, "Other", "W", "file view: wrap long lines, or cut them again (marked at the edge)")  \
     K(CLOSE, "Other", "Esc", "close the file view or the help screen")                            \
     K(HELP, "Other", "? F1", "show this help")                                                    \
     K(REDRAW, "Other", "C-l", "redraw the screen")                                                \

@@ -377,7 +377,7 @@ void ui_model_reveal(struct ui_model *m, int id)
         if (ui_model_folded(m, p)) ui_model_set_folded(m, p, 0);
 }
 
-size_t ui_model_rows(const struct ui_model *m, int **rows)
+static size_t dfs_rows(const struct ui_model *m, int **rows, int skip_folded)
 {
     const struct mcts_tree *t = m->t;
     int *out = xmalloc((size_t)(t->n ? t->n : 1) * sizeof *out);
@@ -388,12 +388,22 @@ size_t ui_model_rows(const struct ui_model *m, int **rows)
         int id = stack[--sp];
         out[n++] = id;
         const struct mcts_node *nd = &t->nodes[id];
-        if (ui_model_folded(m, id)) continue;
+        if (skip_folded && ui_model_folded(m, id)) continue;
         for (int k = nd->nchildren - 1; k >= 0; k--) stack[sp++] = nd->children[k];
     }
     free(stack);
     *rows = out;
     return n;
+}
+
+size_t ui_model_rows(const struct ui_model *m, int **rows)
+{
+    return dfs_rows(m, rows, 1);
+}
+
+size_t ui_model_order(const struct ui_model *m, int **rows)
+{
+    return dfs_rows(m, rows, 0);
 }
 
 /* The argument that says most about an action, by the actions' schemas. */
@@ -412,17 +422,73 @@ static const char *key_arg(const cJSON *args)
     return NULL;
 }
 
+/* 1 when a ViewCode entry names its lines: 'path:120-180' or 'path:120'. */
+static int spec_has_lines(const char *spec)
+{
+    const char *c = strrchr(spec, ':');
+    if (!c || !c[1]) return 0;
+    for (const char *p = c + 1; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || *p == '-')) return 0;
+    return 1;
+}
+
+/* ViewCode's span: the first entry of code_span_list when it names its
+ * lines, else the span the observation resolved it to (a symbol or a whole
+ * file becomes path:start-end once read), else the entry as written; ' +N'
+ * when more entries follow. */
+static char *view_span(const struct mcts_node *n)
+{
+    const cJSON *l = n->args ? cJSON_GetObjectItemCaseSensitive(n->args, "code_span_list") : NULL;
+    const cJSON *first = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
+    const char *spec = cJSON_IsString(first) ? first->valuestring : NULL;
+    int more = cJSON_IsArray(l) ? cJSON_GetArraySize(l) - 1 : 0;
+    struct buf b = BUF_INIT;
+    if (spec && spec_has_lines(spec)) {
+        buf_adds(&b, spec);
+    } else if (n->obs.n) {
+        const struct evidence_span *sp = &n->obs.v[0];
+        size_t pl = spec ? strcspn(spec, ":") : 0;
+        /* the resolved span of this entry: same path (or the entry was a bare symbol) */
+        for (size_t i = 0; spec && i < n->obs.n; i++)
+            if (strlen(n->obs.v[i].path) == pl && !strncmp(n->obs.v[i].path, spec, pl)) {
+                sp = &n->obs.v[i];
+                break;
+            }
+        buf_printf(&b, "%s:%d-%d", sp->path, sp->start_line, sp->end_line);
+    } else if (spec) {
+        buf_adds(&b, spec);
+    } else {
+        return NULL;
+    }
+    if (more > 0) buf_printf(&b, " +%d", more);
+    return buf_take(&b);
+}
+
+char *ui_model_arg(const struct ui_model *m, int id)
+{
+    const struct mcts_node *n = mcts_node(m->t, id);
+    if (!n || n->parent < 0 || !n->action || strcmp(n->action, "Finish") == 0) return NULL;
+    if (strcmp(n->action, "ViewCode") == 0) {
+        char *s = view_span(n);
+        if (s) return s;
+    }
+    const char *k = key_arg(n->args);
+    if (!k) return NULL;
+    /* One line: the argument's first line only. */
+    return xstrndup(k, strcspn(k, "\n"));
+}
+
 char *ui_model_label(const struct ui_model *m, int id)
 {
     const struct mcts_node *n = mcts_node(m->t, id);
     if (!n) return xstrdup("");
     if (n->parent < 0) return xstrdup(*m->t->question ? "question" : "(no question yet)");
     if (!n->action) return xstrdup("(planning)");
-    const char *k = key_arg(n->args);
-    if (!k || strcmp(n->action, "Finish") == 0) return xstrdup(n->action);
-    /* One line: the argument's first line only. */
-    size_t len = strcspn(k, "\n");
-    return xasprintf("%s %.*s", n->action, (int)len, k);
+    char *k = ui_model_arg(m, id);
+    if (!k) return xstrdup(n->action);
+    char *s = xasprintf("%s %s", n->action, k);
+    free(k);
+    return s;
 }
 
 const char *ui_model_status_word(const struct mcts_node *n)

@@ -91,6 +91,9 @@ int ui_model_on_best(struct ui_model *m, int id);
  * order), skipping the descendants of folded nodes. Returns the count; *rows
  * is caller-freed. */
 size_t ui_model_rows(const struct ui_model *m, int **rows);
+/* Every node in the same order, folded subtrees included (the rows they
+ * would have unfolded). */
+size_t ui_model_order(const struct ui_model *m, int **rows);
 int ui_model_folded(const struct ui_model *m, int id);
 void ui_model_set_folded(struct ui_model *m, int id, int folded);
 /* Unfolds every ancestor of id so that it is visible. */
@@ -99,6 +102,10 @@ void ui_model_reveal(struct ui_model *m, int id);
 /* The node's action name and its key argument, e.g. "FindClass Flask"
  * (caller frees); "question" for the root, "(planning)" before a plan. */
 char *ui_model_label(const struct ui_model *m, int id);
+/* The node's key argument, one line (caller frees), or NULL when it has
+ * none (the root, a Finish, a node before its plan). ViewCode's is the span
+ * it reads, path:start-end (' +N' when it reads N more). */
+char *ui_model_arg(const struct ui_model *m, int id);
 /* The status word shown for a node: pending, running, done, finished,
  * pruned, error, duplicate, forced. */
 const char *ui_model_status_word(const struct mcts_node *n);

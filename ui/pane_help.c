@@ -1,8 +1,9 @@
 /*
  * pane_help: the help screen, generated from the keymap table (keymap_help)
  * so that it lists exactly the keys the program obeys, followed by the
- * legend of the tree's columns and status words. Covers the panes while
- * open; scrolls; Esc, q or ? closes it.
+ * legend of the tree's columns, status words and short action names and of
+ * the file view's markers. Covers the panes while open; scrolls; Esc, q or
+ * ? closes it.
  */
 #include "ui.h"
 
@@ -14,13 +15,23 @@ static const char legend[] =
     "  + / -          a folded / unfolded subtree\n"
     "  N Q UCT        visits, mean value (0-100), UCT score at the last selection\n"
     "  status         pend(ing) run(ning) done fin(ished) prun(ed) err(or)\n"
-    "                 dup(licate) forc(ed: expanded on request)\n";
+    "                 dup(licate) forc(ed: expanded on request)\n"
+    "  pinned rows    the cursor's ancestors scrolled off above stay at the top\n"
+    "\nActions in a narrow tree\n";
+
+static const char file_legend[] =
+    "\nFile view\n"
+    "  \u00bb / \u00ab          the line goes on past the right / left edge (> and < without UTF-8)\n"
+    "  h l Left Right the view scrolls sideways while lines are cut; W wraps them\n"
+    "  / n N          search the file: matches highlighted, n and N in reading order\n";
 
 static void draw(struct ui *ui, struct pane *p)
 {
     struct buf b = BUF_INIT;
     keymap_help(&b);
     buf_adds(&b, legend);
+    tree_abbrev_legend(&b);
+    buf_adds(&b, file_legend);
     struct doc d = {0};
     const char *s = buf_str(&b);
     while (*s) {

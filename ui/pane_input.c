@@ -11,7 +11,7 @@
 static void draw(struct ui *ui, struct pane *p)
 {
     if (ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) {
-        const char *prompt = ui->edit == EDIT_ASK ? "Ask: " : "Find: ";
+        const char *prompt = ui->edit == EDIT_ASK ? "Ask: " : ui->find_file ? "Find in file: " : "Find: ";
         int x = draw_safe(p->win, 0, 0, p->w, prompt, strlen(prompt), ui_attr(ui, R_HEADER));
         struct buf b = BUF_INIT, pre = BUF_INIT;
         text_safe(&b, ui->line.data ? ui->line.data : "", ui->line.len, 0, ui->text_flags);

@@ -58,7 +58,7 @@ struct pane {
 /* Colours and their monochrome stand-ins, by role. */
 enum ui_role {
     R_NORMAL, R_TITLE, R_TITLE_FOCUS, R_CURSOR, R_BEST, R_RUNNING, R_FINISHED, R_PRUNED,
-    R_ERROR, R_HEADER, R_LINENO, R_SPAN, R_STATUS, R_MESSAGE, R_DIM, R_ROLE_COUNT
+    R_ERROR, R_HEADER, R_LINENO, R_SPAN, R_STATUS, R_MESSAGE, R_DIM, R_MATCH, R_MATCH_CUR, R_ROLE_COUNT
 };
 
 enum ui_edit { EDIT_NONE, EDIT_ASK, EDIT_FIND, EDIT_CONFIRM_QUIT };
@@ -89,8 +89,11 @@ struct ui {
     int selected;          /* the node at the tree cursor */
     int follow;            /* the cursor follows the newest node */
     int help_open;
+    int zoom;              /* the focused pane alone fills the screen (z) */
     int quit;
     int layout_stale;
+    int *tree_shown;       /* node ids of the tree pane's rows as drawn (pinned ancestors first) */
+    int tree_nshown;
 
     /* line editor (question, search, quit confirmation); text is UTF-8 */
     enum ui_edit edit;
@@ -109,6 +112,11 @@ struct ui {
     char *file_text;       /* the indexed text, or a message */
     size_t *file_lines;    /* offsets of line starts */
     int file_nlines;
+    int file_hscroll;      /* columns scrolled right while long lines are cut */
+    int file_wrap;         /* long lines wrap instead of being cut (W; kept across files) */
+    int file_find_on;      /* the search text's matches in the file are highlighted */
+    long file_match;       /* byte offset of the current match, or -1 */
+    int find_file;         /* the search line being edited searches the file view */
     sqlite3 *db;           /* read-only index connection, opened on first use */
     char *index_path, *repo_abs;
 
@@ -167,6 +175,19 @@ void doc_add(struct ui *ui, struct doc *d, const char *raw, int width, int inden
 void doc_draw(struct ui *ui, struct pane *p, const struct doc *d, int tag_highlight);
 /* Moves p->top for a scrolling command; 1 when cmd was a scroll. */
 int pane_scroll(struct pane *p, enum ui_cmd cmd);
+
+/* pane_tree.c: the short name of an action for a narrow tree (FindClass ->
+ * Class), or NULL when it has none; the table as help lines. */
+const char *tree_action_abbrev(const char *action);
+void tree_abbrev_legend(struct buf *out);
+
+/* pane_file.c: moves to the next (dir 1) or previous (-1) match of ui->find
+ * in the file view, in reading order, wrapping around with a message; fresh
+ * starts from the top line in view (a new search text). Highlights the
+ * matches. */
+void file_find(struct ui *ui, int dir, int fresh);
+/* Back to the file view's start state for a newly opened file. */
+void file_view_reset(struct ui *ui);
 
 /* pane_status.c: the elapsed time as shown ("mm:ss", or DRQA_TUI_ELAPSED) */
 void status_elapsed(struct ui *ui, char *out, size_t n);

@@ -138,6 +138,21 @@ static int visible(const struct ui *ui, int pane)
     return ui->panes[pane].win != NULL;
 }
 
+/* 1 when the pane is part of the screen as it stands (zoomed or not): the
+ * tree always, the file view while open, else the node and evidence panes,
+ * and the answer once there is one. */
+static int pane_available(const struct ui *ui, int pane)
+{
+    switch (pane) {
+    case PANE_TREE: return 1;
+    case PANE_FILE: return ui->file_text != NULL;
+    case PANE_NODE:
+    case PANE_EVIDENCE: return !ui->file_text;
+    case PANE_ANSWER: return !ui->file_text && ui->m.answer != NULL;
+    default: return 0;
+    }
+}
+
 static void layout(struct ui *ui)
 {
     int rows = LINES, cols = COLS;
@@ -152,8 +167,16 @@ static void layout(struct ui *ui)
         ui->layout_stale = 0;
         return;
     }
-    int lw = cols < 60 ? cols / 2 : cols * 9 / 20;
-    if (lw > 72) lw = 72;
+    /* the tree takes a share of the width, the right panes keep 36 columns */
+    int lw = cols * 11 / 20;
+    if (cols - lw < 36) lw = cols - 36 > cols / 2 ? cols - 36 : cols / 2;
+    if (ui->zoom && pane_available(ui, ui->focus)) {
+        /* the focused pane alone (z) */
+        place(&ui->panes[ui->focus], 0, 0, bh, cols);
+        ui->layout_stale = 0;
+        return;
+    }
+    ui->zoom = 0;
     place(&ui->panes[PANE_TREE], 0, 0, bh, lw);
     int rx = lw, rw = cols - lw;
     if (ui->file_text) {
@@ -271,6 +294,7 @@ void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line)
         if (off >= len) break;
     }
     ui->panes[PANE_FILE].top = c->start_line > 3 ? c->start_line - 3 : 0;
+    file_view_reset(ui);
     ui->focus = PANE_FILE;
     ui->layout_stale = 1;
 }
@@ -352,21 +376,31 @@ static int need_live(struct ui *ui)
     return 0;
 }
 
+/* The next (dir 1) or previous node matching the search text, in the order
+ * of the tree's rows (a match inside a folded subtree is unfolded),
+ * wrapping around at the ends. */
 static void find(struct ui *ui, int dir)
 {
     if (!ui->find || !*ui->find) {
         ui_message(ui, 1, "no search text: press / first");
         return;
     }
-    int n = ui->m.t->n;
+    int *order;
+    int n = (int)ui_model_order(&ui->m, &order), at = 0;
+    for (int i = 0; i < n; i++)
+        if (order[i] == ui->selected) at = i;
     for (int k = 1; k <= n; k++) {
-        int id = ((ui->selected + dir * k) % n + n) % n;
+        int i = at + dir * k;
+        int id = order[(i % n + n) % n];
         if (ui_model_match(&ui->m, id, ui->find)) {
             ui_select(ui, id, 1);
-            ui_message(ui, 0, "node %d matches '%s'", id, ui->find);
+            ui_message(ui, 0, "node %d matches '%s'%s", id, ui->find,
+                       i >= n ? " (wrapped around to the top)" : i < 0 ? " (wrapped around to the bottom)" : "");
+            free(order);
             return;
         }
     }
+    free(order);
     ui_message(ui, 1, "no node matches '%s'", ui->find);
 }
 
@@ -403,10 +437,11 @@ static void focus_step(struct ui *ui, int dir)
         if (order[i] == ui->focus) at = i;
     for (int k = 1; k <= n; k++) {
         int cand = order[((at + dir * k) % n + n) % n];
-        if (visible(ui, cand)) {
+        if (ui->zoom ? pane_available(ui, cand) : visible(ui, cand)) {
             ui_dirty(ui, ui->focus);
             ui->focus = cand;
             ui_dirty(ui, cand);
+            if (ui->zoom) ui->layout_stale = 1;   /* the zoom follows the focus */
             return;
         }
     }
@@ -509,10 +544,19 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         start_edit(ui, EDIT_ASK, NULL);
         break;
     case UI_CMD_FIND:
+        /* in the file view, / searches the file */
+        ui->find_file = ui->file_text && ui->focus == PANE_FILE;
         start_edit(ui, EDIT_FIND, NULL);
         break;
-    case UI_CMD_FIND_NEXT: find(ui, 1); break;
-    case UI_CMD_FIND_PREV: find(ui, -1); break;
+    case UI_CMD_FIND_NEXT:
+    case UI_CMD_FIND_PREV:
+        if (ui->file_text && ui->focus == PANE_FILE) file_find(ui, cmd == UI_CMD_FIND_NEXT ? 1 : -1, 0);
+        else find(ui, cmd == UI_CMD_FIND_NEXT ? 1 : -1);
+        break;
+    case UI_CMD_WRAP:
+        if (ui->file_text) ui->panes[PANE_FILE].ops->command(ui, &ui->panes[PANE_FILE], cmd);
+        else ui_message(ui, 1, "W wraps the file view's lines: open a span first (Enter on a citation)");
+        break;
     case UI_CMD_BEST: {
         size_t n;
         const int *b = ui_model_best(&ui->m, &n, NULL);
@@ -555,6 +599,10 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         } else {
             ui->quit = 1;
         }
+        break;
+    case UI_CMD_ZOOM:
+        ui->zoom = !ui->zoom;
+        ui->layout_stale = 1;
         break;
     case UI_CMD_FOCUS_NEXT: focus_step(ui, 1); break;
     case UI_CMD_FOCUS_PREV: focus_step(ui, -1); break;
@@ -646,7 +694,8 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         } else if (mode == EDIT_FIND && *text) {
             free(ui->find);
             ui->find = xstrdup(text);
-            find(ui, 1);
+            if (ui->find_file && ui->file_text) file_find(ui, 1, 1);
+            else find(ui, 1);
         }
         free(text);
         ui_dirty(ui, PANE_INPUT);
@@ -910,6 +959,7 @@ static void teardown(struct ui *ui)
     free(ui->file_path);
     free(ui->file_text);
     free(ui->file_lines);
+    free(ui->tree_shown);
     if (ui->db) sqlite3_close(ui->db);
     free(ui->index_path);
     free(ui->repo_abs);
