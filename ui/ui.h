@@ -109,6 +109,7 @@ struct ui {
     char *file_text;       /* the indexed text, or a message */
     size_t *file_lines;    /* offsets of line starts */
     int file_nlines;
+    int file_from;         /* the pane focused when the file view opened; Esc goes back to it */
     sqlite3 *db;           /* read-only index connection, opened on first use */
     char *index_path, *repo_abs;
 
