@@ -48,7 +48,7 @@
     K(FINISH, "Search", "f", "finish now: answer from the best path so far")                      \
     K(ASK, "Search", "a", "ask a new question (the current search is dropped)")                   \
     K(EXPORT, "Other", "w", "export the transcript (JSON and Markdown)")                          \
-    K(CLOSE, "Other", "Esc", "close the file view or the help screen")                            \
+    K(CLOSE, "Other", "Esc", "close the file view (back to the pane it came from) or the help screen") \
     K(HELP, "Other", "? F1", "show this help")                                                    \
     K(REDRAW, "Other", "C-l", "redraw the screen")                                                \
     K(QUIT, "Other", "q", "quit (asks first while a search runs)")
