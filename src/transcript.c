@@ -418,7 +418,8 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
         if (n->error) buf_printf(&b, "Error: %s\n\n", n->error);
     }
     free(ids);
-    buf_printf(&b, "## Search\n\n%d iterations, %d nodes, ", t->iterations, t->n);
+    buf_printf(&b, "## Search\n\n%d iteration%s, %d node%s, ", t->iterations, t->iterations == 1 ? "" : "s", t->n,
+               t->n == 1 ? "" : "s");
     if (t->stop_reason) buf_printf(&b, "stopped by %s", t->stop_reason);
     else buf_adds(&b, "not stopped when this was written");
     buf_printf(&b, "; tokens %lld in, %lld out.\n", t->tokens_in, t->tokens_out);
