@@ -364,7 +364,7 @@ static void md_quote(struct buf *b, const char *label, const char *text)
 char *transcript_markdown(const struct mcts_tree *t, const struct search_answer *a)
 {
     struct buf b = BUF_INIT;
-    buf_printf(&b, "# %s\n\n", t->question);
+    buf_printf(&b, "# %s\n\n", t->question && *t->question ? t->question : "(no question asked)");
     int *ids = NULL;
     size_t nids;
     int from_finished = 0;
@@ -418,9 +418,11 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
         if (n->error) buf_printf(&b, "Error: %s\n\n", n->error);
     }
     free(ids);
-    buf_printf(&b, "## Search\n\n%d iterations, %d nodes, stopped by %s; tokens %lld in, %lld out.\n",
-               t->iterations, t->n, t->stop_reason ? t->stop_reason : "(still running)",
-               t->tokens_in, t->tokens_out);
+    buf_printf(&b, "## Search\n\n%d iteration%s, %d node%s, ", t->iterations, t->iterations == 1 ? "" : "s", t->n,
+               t->n == 1 ? "" : "s");
+    if (t->stop_reason) buf_printf(&b, "stopped by %s", t->stop_reason);
+    else buf_adds(&b, "not stopped when this was written");
+    buf_printf(&b, "; tokens %lld in, %lld out.\n", t->tokens_in, t->tokens_out);
     /* model and repository text may hold ESC, OSC or C1 sequences: a
      * Markdown file is read in terminals too, so they are written visibly */
     char *raw = buf_take(&b), *safe = text_term_safe(raw);

@@ -379,12 +379,40 @@ void log_msg(const char *fmt, ...)
     pthread_mutex_unlock(&log_lock);
 }
 
+/* The length of the well-formed UTF-8 sequence at p (1-4), or 0 when the
+ * byte at p does not start one (a stray continuation byte, an overlong or
+ * surrogate form, a sequence cut short). */
+static size_t utf8_seq_len(const unsigned char *p)
+{
+    if (p[0] < 0x80) return 1;
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    if (!n) return 0;
+    unsigned lo = 0x80, hi = 0xbf;   /* the second byte's range */
+    if (p[0] == 0xe0) lo = 0xa0;
+    else if (p[0] == 0xed) hi = 0x9f;
+    else if (p[0] == 0xf0) lo = 0x90;
+    else if (p[0] == 0xf4) hi = 0x8f;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    return n;
+}
+
 /* Shared by text_term_safe and json_term_safe: json selects the escapes. */
 static char *term_safe(const char *s, int json)
 {
     struct buf b = BUF_INIT;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+        size_t n = json ? 1 : utf8_seq_len(p);
+        if (!n) {
+            /* not UTF-8: a lone 0x80-0x9f byte is C1 (CSI, OSC...) to an
+             * 8-bit terminal, so every such byte is shown as its value */
+            buf_printf(&b, "\\x%02x", p[0]);
+        } else if (n > 1 && !(p[0] == 0xc2 && p[1] <= 0x9f)) {
+            buf_add(&b, p, n);
+            p += n - 1;
+        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
             buf_printf(&b, "\\u%04x", p[1]);
             p++;
         } else if (p[0] == 0x7f) {

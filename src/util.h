@@ -117,8 +117,10 @@ void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Text bound for a terminal (stdout, stderr) that may carry file contents or
  * names: a copy where every control character but '\n' and '\t' -- C0, DEL
  * and the C1 range U+0080-U+009F (which some terminals obey in UTF-8) -- is
- * shown as a visible escape, "\x1b" or "\u009b", so text from a repository
- * never drives the terminal. Caller frees. */
+ * shown as a visible escape, "\x1b" or "\u009b", and so is every byte that
+ * is not part of well-formed UTF-8 ("\x9b": a lone C1 byte, which an 8-bit
+ * terminal obeys), so text from a repository never drives the terminal.
+ * Caller frees. */
 char *text_term_safe(const char *s);
 /* The same for JSON text: cJSON escapes C0 only; DEL and C1 become \u007f and
  * \u0080..\u009f escapes, which leave the JSON value unchanged. Caller frees. */

@@ -8,9 +8,12 @@ Every tree row (the left pane, narrow or wide columns) must show what the
 transcript records for its node: the id at its depth, its action (the
 whole name or the short one the man page lists), N, Q, the newest UCT mark as a child ('>' when it won, '-' when none)
 and the status; the rows marked '*' are the answer's path. What the policy
-decides (which actions, their text, the evidence, the answer) is masked, so
-the golden file pins the layout and the engine's numbers, not the policy's
-tuning. Mismatches go to stderr and the exit status is 1.
+decides is masked: which actions, their text, the evidence, the answer, how
+many nodes the tree has (every row of the tree pane is "<tree>"), the
+numbers on the status line and what the titles say after the pane's name.
+So the masked screen pins the layout (where each pane is, how wide, what it
+is called) and this script the engine's numbers, and neither depends on the
+policy's tuning. Mismatches go to stderr and the exit status is 1.
 """
 import json, os, re, sys
 
@@ -60,13 +63,14 @@ def main():
     for i, line in enumerate(screen):
         left, sep, right = line.partition(SEP)
         if i == 0:
-            out.append(re.sub(r"\d+", "#", line).rstrip())
+            t0 = re.match(r"^ ?\w+", right)
+            out.append((re.sub(r"\d+", "#", left) + sep + (t0.group(0) if t0 else "")).rstrip())
             continue
         if not sep:   # the status and message lines
             if i == len(screen) - 1:
                 out.append("<message line>")
             else:
-                out.append(re.sub(r"done: \S+", "done: <reason>", line).rstrip())
+                out.append(re.sub(r"\d+", "#", re.sub(r"done: \S+", "done: <reason>", line)).rstrip())
             continue
         m = row.match(left)
         if m:
@@ -90,9 +94,10 @@ def main():
                 for what, got, want in checks:
                     if got != want:
                         bad.append("node %d: %s on screen %r, transcript %r" % (nid, what, got, want))
-            left = "<tree row>".ljust(len(left))
+        # a row of the tree pane, whether it holds a node or not
+        left = "<tree>".ljust(len(left))
         title = re.match(r"^ ?(Node|Evidence|Answer|Citations|Tree|File|Help)\b", right)
-        right = re.sub(r"\d+", "#", right.rstrip()) if title else ""
+        right = title.group(0) if title else ""
         out.append((left + sep + right).rstrip())
     rows_fit = len(screen) - 3
     want_rows = min(len(nodes), rows_fit)

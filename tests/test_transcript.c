@@ -115,6 +115,45 @@ int main(void)
        "and the winning trajectory ending in Finish");
     ok(md && strstr(md, "stopped by finish"), "and the search summary");
 
+    /* Markdown of raw text: ESC, OSC, C1 as UTF-8 and as a lone byte (a
+     * Latin-1 file, an 8-bit terminal's CSI) are made visible, well-formed
+     * UTF-8 (dashes, accents) is kept; no question and no stop reason yet
+     * are said as such, not written as "# " and "stopped by (null)" */
+    struct mcts_tree *raw = mcts_new("", 3, -1, 1);
+    int kid = mcts_add_child(raw, 0);
+    struct mcts_node *kn = mcts_node_mut(raw, kid);
+    kn->status = MCTS_DONE;
+    kn->visits = 1;
+    kn->value_sum = 50;
+    kn->has_value = 1;
+    kn->value = 50;
+    kn->action = xstrdup("ViewCode");
+    kn->report = xstrdup("a \033[31mred\033[0m word, a title \033]0;pwned\007, C1 \302\233 and \233 raw");
+    kn->obs_text = xstrdup("latin1 caf\351 \x9b""2J \xe2\x80\x94 caf\303\251\n");
+    mcts_node_mut(raw, 0)->visits = 1;
+    char *rmd = transcript_markdown(raw, NULL);
+    int ctl = 0;   /* ESC, BEL, C1 as UTF-8 (C2 80..9F), bytes that are not UTF-8 */
+    for (const unsigned char *q = (const unsigned char *)rmd; *q;) {
+        size_t len = *q < 0x80 ? 1 : *q >= 0xc2 && *q <= 0xdf ? 2 : *q >= 0xe0 && *q <= 0xef ? 3
+                   : *q >= 0xf0 && *q <= 0xf4 ? 4 : 0;
+        for (size_t i = 1; i < len; i++)
+            if ((q[i] & 0xc0) != 0x80) len = 0;
+        if (!len || *q == 0x1b || *q == 0x07 || (*q == 0xc2 && q[1] <= 0x9f)) {
+            ctl++;
+            len = 1;
+        }
+        q += len;
+    }
+    is_int(ctl, 0, "the Markdown holds no ESC, BEL or C1 byte outside UTF-8");
+    ok(strstr(rmd, "\\x1b[31mred") && strstr(rmd, "\\x1b]0;pwned\\x07") && strstr(rmd, "C1 \\u009b and \\x9b raw"),
+       "ESC, OSC and C1 (UTF-8 and a lone byte) are shown as escapes");
+    ok(strstr(rmd, "caf\\xe9 \\x9b2J \xe2\x80\x94 caf\303\251") != NULL, "a Latin-1 byte is shown, UTF-8 text is kept");
+    ok(str_starts(rmd, "# (no question asked)\n"), "no question is said, not written as an empty title");
+    ok(strstr(rmd, "not stopped when this was written") && !strstr(rmd, "stopped by"),
+       "a search that has not stopped says so");
+    free(rmd);
+    mcts_free(raw);
+
     /* load errors */
     FILE *f = fopen(pbad, "w");
     fputs("{\"format\": \"something-else\", \"version\": 1}", f);

@@ -5,7 +5,8 @@
 # search; x on a pruned node says it is pruned already; a prune after the
 # answer answers again without the pruned node (the export shows it); x
 # while the file view covers the node's panes is refused; a new question
-# does not bring back the last search's messages.
+# does not bring back the last search's messages. C-c when the search is
+# done exits 130, SIGTERM during a search 143.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -18,6 +19,13 @@ wait_for '\| paused'
 sleep 2.3
 wait_for '\| 00:00 \| paused'
 ok $? "the elapsed time stands still while paused"
+# and after an iteration has run: s steps one, then the clock stops again
+keys s
+wait_for 'iter 1/6 .*\| paused'
+el=$(sed -n 's/^.*| \([0-9][0-9]:[0-9][0-9]\) | paused.*$/\1/p' "$T/screen" | head -1)
+sleep 2.3
+wait_for "\\| $el \\| paused"
+ok $? "and again after a step ($el)"
 keys p
 wait_for '\| done: '
 ok $? "p resumes the search and it ends"
@@ -61,8 +69,12 @@ ok $? "x while the file view covers the node's panes is refused"
 screen >"$T/screen"
 grep -q 'Esc closes' "$T/screen"
 ok $? "and the file view stays"
-keys Escape q
-wait_for '^EXIT=0'
+keys Escape
+wait_for '│ Evidence'
+# C-c quits a finished search at once, with the shell's status for it, not 0
+keys C-c
+wait_for '^EXIT=130' 400
+ok $? "C-c when the search is done exits 130"
 
 # a new question starts clean: no message of the last search
 run_ui 110 32 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$IDX" --iterations 6 --seed 3 "$FIX" "$Q"
@@ -80,7 +92,11 @@ sleep 0.2
 screen >"$T/screen"
 ! grep -q 'cannot prune the root' "$T/screen"
 ok $? "a new question does not bring back the last search's message"
-keys q y
-wait_for '^EXIT=0'
+# SIGTERM while a search is under way: 143, not 0
+sh_pid=$(tm list-panes -t "$S" -F '#{pane_pid}')
+ui_pid=$(ps -o pid= --ppid "$sh_pid" | tr -d ' ' | head -1)
+[ -n "$ui_pid" ] && kill -TERM "$ui_pid"
+wait_for '^EXIT=143' 400
+ok $? "SIGTERM during a search exits 143"
 echo "1..$n"
 exit $fail

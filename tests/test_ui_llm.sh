@@ -3,7 +3,8 @@
 # model server (tests/fake_llm.py), in tmux at 80x24. While a model request
 # hangs in flight, keys are still answered (the help screen opens and
 # closes) and quitting cancels the request and exits; with replies, the
-# model's answer, its citation and the token counts reach the screen.
+# model's answer, its citation and the token counts reach the screen, and the
+# worker's transcript names the policy, model, provider and API base.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
@@ -61,9 +62,20 @@ JSON
 printf 'price.fake-model.input = 2\nprice.fake-model.output = 8\n' >"$T/prices.conf"
 fake_start "$T/ok.json" "$T/ok.jsonl"
 run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
-    --model fake-model --config "$T/prices.conf" --iterations 4 --index "$T/idx.sqlite" "$T/repo" "$Q"
+    --model fake-model --config "$T/prices.conf" --iterations 4 --index "$T/idx.sqlite" \
+    --transcript-dir "$T/tr" "$T/repo" "$Q"
 wait_for '\| done: finish'
 ok $? "the search ends on the model's Finish"
+wait_for 'transcript written: .*\.md'
+"$PYTHON3" - "$(ls "$T"/tr/drqa-*.json | head -1)" "http://127.0.0.1:$port/v1" <<'PY'
+import json, re, sys
+c = json.load(open(sys.argv[1]))["config"]
+want = {"policy": "llm", "model": "fake-model", "provider": "openai", "api_base": sys.argv[2]}
+bad = {k: c.get(k) for k in want if c.get(k) != want[k]}
+assert not bad, bad
+assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", c.get("created") or ""), c.get("created")
+PY
+ok $? "its transcript names the policy, model, provider, API base and when it was made"
 grep -q 'App.dispatch_request calls the' "$T/screen"
 ok $? "the model's answer is shown"
 grep -E -q 'tok [1-9][0-9]*k?/[1-9][0-9]*k? \$0\.[0-9]{4} ' "$T/screen"

@@ -2,7 +2,8 @@
 # test_ui_step.sh: s and f do what they say (tmux 100x30, the pyrepo
 # fixture, offline policy): under --parallel 3, s runs one iteration, not a
 # batch of three; with no question, and after the search is done, s and f
-# are refused with the reason instead of announcing what will not happen.
+# are refused with the reason instead of announcing what will not happen,
+# and the message line holds that reason alone (no other reason appended).
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -23,10 +24,10 @@ keys p
 wait_for '\| done: '
 ok $? "resumed, the search runs to its end"
 keys s
-wait_for 'nothing to step: the search is done \(iterations\)'
+wait_for '^nothing to step: the search is done \(iterations\); a asks a new question *$'
 ok $? "s after the end says the search is done, and why"
 keys f
-wait_for 'nothing to finish: the search is done'
+wait_for '^nothing to finish: the search is done \(iterations\); a asks a new question *$'
 ok $? "so does f"
 keys q
 wait_for '^EXIT=0'
@@ -36,10 +37,10 @@ wait_for '^Ask:'
 keys Escape
 wait_for '\| idle'
 keys s
-wait_for 'nothing to step: ask a question first'
+wait_for '^nothing to step: ask a question first \(a\) *$'
 ok $? "s with no question is refused with the reason"
 keys f
-wait_for 'nothing to finish: ask a question first'
+wait_for '^nothing to finish: ask a question first \(a\) *$'
 ok $? "so is f"
 keys q
 wait_for '^EXIT=0'

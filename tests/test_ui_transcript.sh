@@ -4,7 +4,8 @@
 # transcript names the policy and when it was made; an export of the
 # finished search is the engine's tree (rationale, args_key, the UCT history,
 # timings, the RNG state equal to the worker's transcript), not a mirror of
-# the screen; an export before any question is refused with a reason; the
+# the screen; an export before any question is refused with a reason; one
+# while paused says the search has not stopped; the
 # Markdown transcript of a search whose text holds escape sequences shows
 # them as visible escapes.
 set -u
@@ -56,6 +57,22 @@ ok $? "an export before any question is refused with a reason"
 [ -z "$(ls "$T/tr2" 2>/dev/null)" ]
 ok $? "and writes nothing"
 keys q
+wait_for '^EXIT=0'
+
+# an export of a search under way (paused after one step): the Markdown is
+# titled by the question and says the search has not stopped
+run_ui 120 30 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$IDX" --iterations 6 --seed 3 \
+    --transcript-dir "$T/tr4" "$T/repo" "$Q"
+wait_for 'iter 0/6 .*\| paused'
+keys s
+wait_for 'iter 1/6 .*\| paused'
+keys w
+wait_for 'exported .*-export\.json and '
+md=$(ls "$T"/tr4/*-export.md | head -1)
+[ -n "$md" ] && head -1 "$md" | grep -q -x "# $Q" && grep -q '^1 iteration, 2 nodes, not stopped when this was written' "$md" &&
+    ! grep -q 'still running\|stopped by' "$md"
+ok $? "an export while paused is titled by the question and says the search has not stopped"
+keys q y
 wait_for '^EXIT=0'
 
 # escape sequences in a question reach the Markdown only as visible escapes

@@ -50,7 +50,7 @@
     K(ASK, "Search", "a", "ask a new question (the current search is dropped)")                   \
     K(EXPORT, "Other", "w", "export the transcript (JSON and Markdown)")                          \
     K(WRAP, "Other", "W", "file view: wrap long lines, or cut them again (marked at the edge)")  \
-    K(CLOSE, "Other", "Esc", "close the file view or the help screen")                            \
+    K(CLOSE, "Other", "Esc", "close the file view (back to the pane it came from) or the help screen") \
     K(HELP, "Other", "? F1", "show this help")                                                    \
     K(REDRAW, "Other", "C-l", "redraw the screen")                                                \
     K(QUIT, "Other", "q", "quit (asks first while a search runs)")

@@ -117,6 +117,7 @@ struct ui {
     int file_find_on;      /* the search text's matches in the file are highlighted */
     long file_match;       /* byte offset of the current match, or -1 */
     int find_file;         /* the search line being edited searches the file view */
+    int file_from;         /* the pane focused when the file view opened; Esc goes back to it */
     sqlite3 *db;           /* read-only index connection, opened on first use */
     char *index_path, *repo_abs;
 

@@ -252,7 +252,9 @@ static void close_file(struct ui *ui)
     ui->file_path = ui->file_text = NULL;
     ui->file_lines = NULL;
     ui->file_nlines = 0;
-    if (ui->focus == PANE_FILE) ui->focus = ui->m.answer ? PANE_ANSWER : PANE_TREE;
+    /* back to the pane it was opened from (layout() falls back to the tree
+     * should that pane be gone) */
+    if (ui->focus == PANE_FILE) ui->focus = ui->file_from;
     ui->layout_stale = 1;
 }
 
@@ -278,6 +280,7 @@ void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line)
         return;
     }
     close_file(ui);
+    ui->file_from = ui->focus == PANE_FILE ? PANE_TREE : ui->focus;
     ui->file_path = xstrdup(c->path);
     ui->file_text = text;
     ui->file_start = c->start_line;
