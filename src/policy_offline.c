@@ -637,6 +637,12 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
     for (size_t i = 0; i < q->nids; i++) {
         const struct qident *id = &q->ids[i];
         double pr = 100 - (double)i + shift;
+        /* a class or function the index does not define (a builtin such as
+         * ValueError, a name from another library): looking it up finds
+         * nothing, so other steps go first */
+        if (id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
+            !index_has(p, id->base, ACTION_NAMES_FUNCTIONS))
+            pr -= 60;
         if (id->kind == QID_CONSTANT) {
             pc_add(c, pr, "FindCodeSnippet", args1("code_snippet", id->base),
                    "the question names the constant %s literally", id->name);
