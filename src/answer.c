@@ -735,17 +735,22 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
     size_t nsel = 0;
     size_t ndistinct = 0;   /* how many picks the first pass made */
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) ndistinct = nsel;
-        size_t limit = pass == 0 ? (max < distinct ? max : distinct) : max;
+    /* pass 0 and 1: the distinct-file picks, first without a definition
+     * whose qualified name another file's pick already has (the same class
+     * in each of a family of near-identical files says where to look once),
+     * then with; pass 2: the rest */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 2) ndistinct = nsel;
+        size_t limit = pass < 2 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs.n && nsel < limit; i++) {
             const struct cand *c = &cs.v[i];
             if (taken[i]) continue;
-            int per_file = 0, per_big = 0, overlap = 0;
+            int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
+                if (pass == 0 && c->qual && sel[k].qual && !strcmp(c->qual, sel[k].qual)) same_qual = 1;
                 if (strcmp(sel[k].sp.path, c->sp.path)) continue;
                 /* the distinct-file picks: one per file, whichever view */
-                if (pass == 0) {
+                if (pass < 2) {
                     per_file++;
                     continue;
                 }
@@ -754,11 +759,11 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
                 if (c->big >= 0 && sel[k].big == c->big) per_big++;
                 if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;
             }
-            int cap = pass == 0 ? 1 : nsel && !strcmp(c->sp.path, sel[0].sp.path) ? ANSWER_PER_TOP_FILE : ANSWER_PER_FILE;
-            if (overlap || per_file >= cap || per_big >= 2) continue;
+            int cap = pass < 2 ? 1 : nsel && !strcmp(c->sp.path, sel[0].sp.path) ? ANSWER_PER_TOP_FILE : ANSWER_PER_FILE;
+            if (overlap || per_file >= cap || per_big >= 2 || same_qual) continue;
             if (nsel > 0 && c->score <= 0) break;   /* nothing of the question in it */
             /* a file of its own only when it is a real contender */
-            if (pass == 0 && nsel > 0 && c->score < ratio * sel[0].score) break;
+            if (pass < 2 && nsel > 0 && c->score < ratio * sel[0].score) break;
             sel[nsel++] = *c;
             taken[i] = 1;
         }
