@@ -302,7 +302,8 @@ def print_table(title, rows, scores, secs, errors=None):
 def agreement(lines):
     """How many answers number their spans or cite [n] out of step with
     their citation list: the body's "n. `path:a-b`" items must be the
-    citations in order, and every [n] must name an entry of the list."""
+    citations in order, and every [n] of the head must name an entry of the
+    list."""
     bad = 0
     for j in lines:
         ans = j.get("answer") or ""
@@ -310,7 +311,8 @@ def agreement(lines):
             continue
         cites = ["%s:%d-%d" % (c["path"], c["start_line"], c["end_line"]) for c in j.get("citations") or []]
         items = re.findall(r"^(\d+)\. `([^`]+)`", ans, re.M)
-        refs = [int(n) for n in re.findall(r"\[(\d+)\]", ans)]
+        head = ans.split("\n", 1)[0] if ans.startswith("**In short:**") else ""
+        refs = [int(n) for n in re.findall(r"\[(\d+)\]", head)]   # the head's claims (code lines hold x[1])
         if items and ([s for _, s in items] != cites or [int(n) for n, _ in items] != list(range(1, len(items) + 1))):
             bad += 1
         elif any(n < 1 or n > len(cites) for n in refs):

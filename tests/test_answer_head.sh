@@ -19,14 +19,16 @@ ask() { "$DRQA" --index "$T/$(basename "$1").sqlite" --no-progress --quiet --pol
         >"$T/out" 2>"$T/err"; rc=$?; }
 
 # agree: "ok" when the body's numbered spans are the citations in order and
-# every [n] names an entry of the list; else what disagrees
+# the head has claims and every [n] of it names an entry of the list; else
+# what disagrees
 agree() {
     "$PYTHON3" - "$T/out" <<'EOF'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 cites = ["%s:%d-%d" % (c["path"], c["start_line"], c["end_line"]) for c in d["citations"]]
 items = re.findall(r"^(\d+)\. `([^`]+)`", d["answer"], re.M)
-refs = [int(n) for n in re.findall(r"\[(\d+)\]", d["answer"])]
+head = d["answer"].split("\n", 1)[0]
+refs = [int(n) for n in re.findall(r"\[(\d+)\]", head)] if head.startswith("**In short:**") else []
 bad = []
 if [int(n) for n, _ in items] != list(range(1, len(items) + 1)):
     bad.append("items not numbered 1..%d" % len(items))
