@@ -27,7 +27,11 @@ gold_identifiers and reference_answer (the dev benchmark's format); other
 fields are ignored. Every set prints one table (overall, then one per
 repository) with file-hit@1, file-hit@5 both ways, identifier recall and the
 median wall seconds per question; the sets named by --pool (default dev and
-dev2) are then scored together, as one pool of questions. Indexes are kept in
+dev2) are then scored together, as one pool of questions. Each repository's
+table ends with its verdict (mcts not below the BM25 anchor in either count of
+file-hit@5), each set's with how many answers number their spans or cite [n]
+out of step with their citation list, and the pooled table with the goals
+(mcts against the anchor and rag-window), each met or MISSED with its margin. Indexes are kept in
 the work directory, one per repository, and shared between sets.
 Standard library only.
 
@@ -290,9 +294,60 @@ def print_table(title, rows, scores, secs, errors=None):
         med = median(secs.get(m, []))
         ceiling = m == "ceiling"
         print("  %-13s %5d %7s %7s %9s %9s %9s %7s" % (
-            m, sc["n"], "-" if ceiling else pct(sc["hit1"]), pct(sc["hit5"]), "-" if ceiling else pct(sc["hit5c"]),
+            "BM25 anchor" if m == "anchor" else m, sc["n"], "-" if ceiling else pct(sc["hit1"]), pct(sc["hit5"]), "-" if ceiling else pct(sc["hit5c"]),
             "-" if ceiling else pct(sc["recall"]), "-" if med is None else "%.3f" % med,
             "-" if not errors or m not in errors else errors[m]))
+
+
+def agreement(lines):
+    """How many answers number their spans or cite [n] out of step with
+    their citation list: the body's "n. `path:a-b`" items must be the
+    citations in order, and every [n] of the head must name an entry of the
+    list."""
+    bad = 0
+    for j in lines:
+        ans = j.get("answer") or ""
+        if not ans:
+            continue
+        cites = ["%s:%d-%d" % (c["path"], c["start_line"], c["end_line"]) for c in j.get("citations") or []]
+        items = re.findall(r"^(\d+)\. `([^`]+)`", ans, re.M)
+        head = ans.split("\n", 1)[0] if ans.startswith("**In short:**") else ""
+        refs = [int(n) for n in re.findall(r"\[(\d+)\]", head)]   # the head's claims (code lines hold x[1])
+        if items and ([s for _, s in items] != cites or [int(n) for n, _ in items] != list(range(1, len(items) + 1))):
+            bad += 1
+        elif any(n < 1 or n > len(cites) for n in refs):
+            bad += 1
+    return bad
+
+
+def not_below(scores):
+    """The per-repository verdict: mcts not below the BM25 anchor in either
+    count of file-hit@5."""
+    if "mcts" not in scores or "anchor" not in scores:
+        return None
+    m, a = scores["mcts"], scores["anchor"]
+    below = [k for k, name in (("hit5", "hit@5"), ("hit5c", "hit@5 c.")) if m[k] is not None and a[k] is not None
+             and m[k] < a[k] - 1e-9]
+    return "not below BM25: yes" if not below else "not below BM25: NO (%s below)" % ", ".join(
+        {"hit5": "hit@5", "hit5c": "hit@5 c."}[k] for k in below)
+
+
+def print_verdict(scores, repo_verdicts):
+    """The goals on the pooled questions, each with its measured margin."""
+    if not all(k in scores for k in ("mcts", "anchor", "rag-window")):
+        print("  goals: need the mcts, anchor and rag-window rows")
+        return
+    m, a, w = scores["mcts"], scores["anchor"], scores["rag-window"]
+    goals = []
+    for k, name in (("hit5", "hit@5"), ("hit5c", "hit@5 c.")):
+        goals.append(("mcts %s >= BM25 + 8" % name, 100 * (m[k] - a[k]), 8))
+        goals.append(("mcts %s >= rag-window + 5" % name, 100 * (m[k] - w[k]), 5))
+    goals.append(("mcts id-recall >= BM25 + 12", 100 * (m["recall"] - a["recall"]), 12))
+    print("  goals:")
+    for name, d, want in goals:
+        print("    %-34s %+6.1f  %s" % (name, d, "met" if d >= want - 1e-9 else "MISSED"))
+    below = [r for r, v in repo_verdicts if v and not v.endswith("yes")]
+    print("    %-34s %s" % ("no repository below BM25", "met" if not below else "MISSED (%s)" % ", ".join(below)))
 
 
 def print_goals(scores, secs):
@@ -348,6 +403,7 @@ def main():
     pooled_secs = {m: [] for m in rows}
     pooled_refs = []
     pool = [x for x in args.pool.split(",") if x]
+    pooled_verdicts = []
     print("anchor: flat BM25 over the index's function chunks, top 5, measured in this run (its time is this")
     print("script's Python, not drqa-tui's); hit@5: a gold file among the first 5 distinct cited files; hit@5 c.:")
     print("among the first 5 citations, repeats counted; median s: wall seconds per question (drqa-tui's wall_ms).")
@@ -362,9 +418,18 @@ def main():
         print_table("== %s: %s, %d questions, ceiling %s%% (questions with a gold file in the trees)" %
                     (name, qpath, nq, pct(scores["ceiling"]["hit5"])), rows, scores, all_secs, errors)
         print_goals(scores, all_secs)
+        print("  answers whose numbering disagrees with their citation list: %s" % ", ".join(
+            "%s %d" % (m, agreement(all_lines[m])) for m in modes))
         for repo in sorted(lines):
             rs = score_rows(args, workdir, repo + ".all", lines[repo], qpath, rows)
-            print_table("  -- %s (%d questions)" % (repo, len(by_repo[repo])), rows, rs, secs[repo])
+            ceil = rs["ceiling"]["hit5"]
+            print_table("  -- %s (%d questions, ceiling %s%%)" % (repo, len(by_repo[repo]), pct(ceil)), rows, rs,
+                        secs[repo])
+            v = not_below(rs)
+            if v:
+                print("     %s" % v)
+            if name in pool:
+                pooled_verdicts.append((repo, v))
         if args.detail or os.environ.get("QUALITY_DETAIL"):
             for m in rows:
                 misses = []
@@ -392,6 +457,7 @@ def main():
         print_table("== %s together (the questions pooled), ceiling %s%%" % (" + ".join(
             n for n, _, _ in sets if n in pool), pct(scores["ceiling"]["hit5"])), rows, scores, pooled_secs)
         print_goals(scores, pooled_secs)
+        print_verdict(scores, pooled_verdicts)
 
 
 if __name__ == "__main__":

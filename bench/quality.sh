@@ -7,8 +7,12 @@
 # --mode mcts, rag-function, rag-window and --no-mcts, next to an anchor
 # measured in the same run (flat BM25 over function chunks, top 5) and the
 # ceiling (how many questions have a gold file that exists in the trees).
-# One table per set, with a row block per repository; dev and dev2 are then
-# also scored together. Not a test: it prints tables.
+# One table per set, with a row block per repository and its verdict (mcts
+# not below the BM25 anchor in either count of file-hit@5) and, per set, how
+# many answers number their spans or cite [n] out of step with their citation
+# list; dev and dev2 are then also scored together, with the goals (mcts
+# against the anchor and rag-window) each met or MISSED with its margin. Not a
+# test: it prints tables.
 #
 #   bench/quality.sh [BUILD_DIR]      (default: $top_builddir or .)
 #

@@ -18,6 +18,7 @@ struct cand {
     char *qual, *sig, *doc, *kind;   /* from the index, each may be NULL */
     double prior, score;
     int order;
+    int prose;                 /* a file of prose (its chunks are text): calls nothing */
     int big;                   /* index of the long span it was cut from, or -1 */
 };
 
@@ -53,6 +54,15 @@ static void enclosing(sqlite3 *db, struct cand *c)
         c->doc = sqlx_col_dup_nonempty(st, 2);
         c->kind = sqlx_col_dup_nonempty(st, 3);
     }
+    sqlite3_finalize(st);
+    if (c->qual) return;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 "
+                           "AND c.kind = 'text' LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(st, 1, c->sp.path, -1, SQLITE_STATIC);
+    c->prose = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
 }
 
@@ -127,6 +137,18 @@ static void score_cand(const struct qparse *q, const struct answer_opts *o, stru
     double len_pen = 1.0 + (lines > 60 ? (lines - 60) / 240.0 : 0);
     c->score = (rel + lit) / len_pen + 0.25 * c->prior + 0.3 * file_prior(o, c->sp.path) +
                ANSWER_FILE_EVIDENCE_WEIGHT * file_evidence(o, c->sp.path);
+}
+
+/* A verbatim span of pool holding all of sp's lines, or NULL. */
+static const struct evidence_span *verbatim_cover(const struct evidence *pool, const struct evidence_span *sp)
+{
+    for (size_t i = 0; i < pool->n; i++) {
+        const struct evidence_span *v = &pool->v[i];
+        if (!v->elided && v->text && v->path && !strcmp(v->path, sp->path) && v->start_line <= sp->start_line &&
+            sp->end_line <= v->end_line)
+            return v;
+    }
+    return NULL;
 }
 
 struct cands {
@@ -301,7 +323,7 @@ static const char *display_name(const struct cand *c, char *out, size_t outlen)
 static int calls_at_ex(const struct cand *c, const char *name, int self_only)
 {
     size_t nl = strlen(name);
-    if (!c->sp.text || nl < 2 || c->sp.elided) return 0;
+    if (!c->sp.text || nl < 2 || c->sp.elided || c->prose) return 0;
     const char *t = c->sp.text;
     int line = c->sp.start_line;
     char in_doc = 0;                   /* the quote of an open triple-quoted string */
@@ -439,6 +461,200 @@ static void order_by_calls(struct cand *sel, size_t n)
     }
 }
 
+/* ------------------------------------------------------------- the head */
+
+static int is_definition(const struct cand *c)
+{
+    return c->qual && c->kind && (!strcmp(c->kind, "function") || !strcmp(c->kind, "method") ||
+                                  !strcmp(c->kind, "class"));
+}
+
+/* A setting read by a cited span: a string key of a configuration mapping
+ * or getter (config["KEY"], settings.get("KEY"), get_setting("KEY")) or an attribute of a configuration
+ * object (self.config.key, conf.key, settings.KEY) whose words are the
+ * question's. */
+struct setting {
+    char key[96];
+    size_t cite;   /* index into the selection */
+    int line;
+    double score;
+};
+
+static int conf_receiver(const char *start, const char *end)
+{
+    /* the identifier ending at end */
+    const char *b = end;
+    while (b > start && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
+    if (b == end) return 0;
+    char id[64];
+    size_t n = (size_t)(end - b) < sizeof id - 1 ? (size_t)(end - b) : sizeof id - 1;
+    for (size_t i = 0; i < n; i++) id[i] = (char)tolower((unsigned char)b[i]);
+    id[n] = 0;
+    return strstr(id, "conf") || strstr(id, "setting") || strstr(id, "option");
+}
+
+static void setting_in_line(const struct qparse *q, const char *l, size_t len, size_t cite, int line,
+                            struct setting *best)
+{
+    const char *e = l + len;
+    for (const char *p = l; p < e; p++) {
+        const char *k = NULL;
+        size_t kn = 0;
+        if ((*p == '[' || *p == '(' || (!strncmp(p, ".get(", 5) && p + 5 < e)) && p > l && conf_receiver(l, p)) {
+            const char *o = *p == '.' ? p + 5 : p + 1;
+            if (o < e && (*o == '"' || *o == '\'')) {
+                const char *c = memchr(o + 1, *o, (size_t)(e - o - 1));
+                if (c) {
+                    k = o + 1;
+                    kn = (size_t)(c - k);
+                }
+            }
+        } else if (*p == '.' && p > l && conf_receiver(l, p) && p + 1 < e &&
+                   (isalpha((unsigned char)p[1]) || p[1] == '_') && strncmp(p, ".get(", 5)) {
+            k = p + 1;
+            while (k + kn < e && (isalnum((unsigned char)k[kn]) || k[kn] == '_')) kn++;
+        }
+        if (!k || kn < 3 || kn >= sizeof best->key) continue;
+        int ok = 1;
+        for (size_t i = 0; i < kn && ok; i++)
+            ok = isalnum((unsigned char)k[i]) || k[i] == '_' || k[i] == '.' || k[i] == '-';
+        if (!ok) continue;
+        double sc = qparse_match(q, k, kn, NULL);
+        if (sc > best->score) {
+            memcpy(best->key, k, kn);
+            best->key[kn] = 0;
+            best->cite = cite;
+            best->line = line;
+            best->score = sc;
+        }
+    }
+}
+
+static int find_setting(const struct qparse *q, const struct cand *sel, size_t n, struct setting *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n && i < 5; i++) {
+        const struct cand *c = &sel[i];
+        if (!c->sp.text || c->sp.elided || c->prose) continue;
+        const char *p = c->sp.text;
+        int line = c->sp.start_line;
+        while (*p) {
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) : strlen(p);
+            const char *hash = memchr(p, '#', len);   /* not in a comment */
+            setting_in_line(q, p, hash ? (size_t)(hash - p) : len, i, line, out);
+            if (!nl) break;
+            p = nl + 1;
+            line++;
+        }
+    }
+    return out->score >= 0.2;
+}
+
+static void head_name(struct buf *b, const struct cand *c)
+{
+    if (c->qual) buf_printf(b, "`%s` in `%s`", c->qual, c->sp.path);
+    else buf_printf(b, "`%s:%d-%d`", c->sp.path, c->sp.start_line, c->sp.end_line);
+}
+
+/* One or two sentences stating what the cited code shows: the definition
+ * that does what the question asks about, what calls it and what it calls
+ * among the citations, and the setting that controls it when a cited span
+ * reads one named by the question's words. Every claim carries the number
+ * of its citation ([n], the position in the citation list). */
+static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+{
+    if (!n) return;
+    size_t s = 0;   /* the subject: the best definition among the leading citations */
+    for (size_t i = 0; i < n && i < 3; i++)
+        if (is_definition(&sel[i])) {
+            s = i;
+            break;
+        }
+    const struct cand *c = &sel[s];
+    int cls = c->kind && !strcmp(c->kind, "class");
+    buf_adds(b, "**In short:** ");
+    if (!is_definition(c)) {
+        buf_adds(b, "the question's words meet in ");
+        head_name(b, c);
+        buf_printf(b, " [%zu]", s + 1);
+    } else {
+        switch (q->type) {
+        case QTYPE_WHERE:
+            buf_adds(b, "this happens in ");
+            head_name(b, c);
+            buf_printf(b, " [%zu]", s + 1);
+            break;
+        case QTYPE_WHAT:
+        case QTYPE_WHY:
+            head_name(b, c);
+            buf_printf(b, " [%zu] %s", s + 1, cls ? "defines it" : "does it");
+            break;
+        default:
+            buf_printf(b, "the %s that does it is ", cls ? "class" : "code");
+            head_name(b, c);
+            buf_printf(b, " [%zu]", s + 1);
+            break;
+        }
+        char *doc = c->doc ? xstrdup(c->doc)
+                           : (c->sp.end_line - c->sp.start_line < ANSWER_REFINE_LINES ? doc_from_text(c->sp.text) : NULL);
+        if (doc && (q->type == QTYPE_WHAT || q->type == QTYPE_WHY)) {
+            char *fs = first_sentence(doc);
+            size_t fl = strlen(fs);
+            while (fl && (fs[fl - 1] == '.' || fs[fl - 1] == ':' || isspace((unsigned char)fs[fl - 1]))) fs[--fl] = 0;
+            if (*fs) buf_printf(b, ", documented as \"%.*s\"", utf8_cut(fs, 200), fs);
+            free(fs);
+        }
+        free(doc);
+    }
+    /* what calls it and what it calls, among the citations */
+    char d[256];
+    int ncallers = 0, ncallees = 0;
+    for (size_t i = 0; i < n && ncallers < 2; i++) {
+        if (i == s || !resolved_call(sel, n, i, s)) continue;
+        buf_adds(b, ncallers++ ? " and " : "; it is called by ");
+        buf_printf(b, "`%s` [%zu]", display_name(&sel[i], d, sizeof d), i + 1);
+    }
+    for (size_t j = 0; j < n && ncallees < 2; j++) {
+        if (j == s || !resolved_call(sel, n, s, j)) continue;
+        buf_adds(b, ncallees++ ? " and " : ncallers ? ", and it calls " : "; it calls ");
+        buf_printf(b, "`%s` [%zu]", display_name(&sel[j], d, sizeof d), j + 1);
+    }
+    if (!ncallers && !ncallees && cls) {
+        const char *sig = c->sig ? c->sig : c->sp.label;
+        const char *lp = sig ? strchr(sig, '(') : NULL, *rp = lp ? strrchr(lp, ')') : NULL;
+        if (lp && rp && rp > lp + 1)
+            buf_printf(b, "; it inherits from `%.*s` [%zu]", (int)(rp - lp - 1), lp + 1, s + 1);
+    }
+    buf_adds(b, ".");
+    struct setting st;
+    if (find_setting(q, sel, n, &st)) {
+        buf_printf(b, " The setting `%s` controls it: `%s:%d` [%zu] reads it.", st.key, sel[st.cite].sp.path, st.line,
+                   st.cite + 1);
+    } else if (!ncallers && !ncallees) {
+        /* the first call seen between two other citations */
+        int said = 0;
+        for (size_t i = 0; i < n && !said; i++)
+            for (size_t j = 0; j < n && !said; j++) {
+                if (i == j || i == s || j == s || !resolved_call(sel, n, i, j)) continue;
+                char d2[256];
+                buf_printf(b, " `%s` [%zu] calls `%s` [%zu].", display_name(&sel[i], d, sizeof d), i + 1,
+                           display_name(&sel[j], d2, sizeof d2), j + 1);
+                said = 1;
+            }
+        if (!said && n > 1 && s != 1 && strcmp(sel[1].sp.path, c->sp.path)) {
+            buf_adds(b, " See also ");
+            head_name(b, &sel[1]);
+            buf_adds(b, " [2].");
+        } else if (!said && n > 1 && s == 1) {
+            buf_adds(b, " See also ");
+            head_name(b, &sel[0]);
+            buf_adds(b, " [1].");
+        }
+    }
+    buf_adds(b, "\n\n");
+}
+
 int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
                  char **markdown, struct evidence *cites, char *err, size_t errlen)
 {
@@ -461,18 +677,38 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     for (size_t i = 0; i < pool->n; i++) {
         const struct evidence_span *sp = &pool->v[i];
         if (!sp->path || sp->start_line < 1 || sp->end_line < sp->start_line) continue;
+        /* An outline whose lines were also read verbatim is cited as those
+         * lines, as the search verifies it (it prefers the verbatim view):
+         * otherwise the cited outline would become a verbatim citation there
+         * and merge with another, and the answer's numbering would no longer
+         * match the citation list. */
+        struct evidence_span view;
+        char *view_text = NULL;
+        if (sp->elided) {
+            const struct evidence_span *v = verbatim_cover(pool, sp);
+            if (v && (view_text = text_lines(v->text, v->start_line, sp->start_line, sp->end_line))) {
+                view = *sp;
+                view.text = view_text;
+                view.elided = 0;
+                sp = &view;
+            }
+        }
         int dup = 0;
         for (size_t k = 0; k < cs.n && !dup; k++)
             if (!strcmp(cs.v[k].sp.path, sp->path) && cs.v[k].sp.start_line == sp->start_line &&
                 cs.v[k].sp.end_line == sp->end_line)
                 dup = 1;
-        if (dup) continue;
+        if (dup) {
+            free(view_text);
+            continue;
+        }
         double prior = sp->score > 0 && sp->score <= 1 ? sp->score : 0;
         int lines = sp->end_line - sp->start_line + 1;
         if (lines > ANSWER_REFINE_LINES && db && !sp->elided && sp->text) refine(db, sp, prior, (int)i, &cs);
         struct cand *c = cands_add(&cs, sp, sp->start_line, sp->end_line, sp->text ? xstrdup(sp->text) : NULL,
                                    prior, (int)i);
         enclosing(db, c);
+        free(view_text);
     }
     for (size_t i = 0; i < cs.n; i++) {
         char nm[128];
@@ -493,17 +729,22 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
     size_t nsel = 0;
     size_t ndistinct = 0;   /* how many picks the first pass made */
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) ndistinct = nsel;
-        size_t limit = pass == 0 ? (max < distinct ? max : distinct) : max;
+    /* pass 0 and 1: the distinct-file picks, first without a definition
+     * whose qualified name another file's pick already has (the same class
+     * in each of a family of near-identical files says where to look once),
+     * then with; pass 2: the rest */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 2) ndistinct = nsel;
+        size_t limit = pass < 2 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs.n && nsel < limit; i++) {
             const struct cand *c = &cs.v[i];
             if (taken[i]) continue;
-            int per_file = 0, per_big = 0, overlap = 0;
+            int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
+                if (pass == 0 && c->qual && sel[k].qual && !strcmp(c->qual, sel[k].qual)) same_qual = 1;
                 if (strcmp(sel[k].sp.path, c->sp.path)) continue;
                 /* the distinct-file picks: one per file, whichever view */
-                if (pass == 0) {
+                if (pass < 2) {
                     per_file++;
                     continue;
                 }
@@ -512,11 +753,11 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
                 if (c->big >= 0 && sel[k].big == c->big) per_big++;
                 if (c->sp.start_line <= sel[k].sp.end_line && sel[k].sp.start_line <= c->sp.end_line) overlap = 1;
             }
-            int cap = pass == 0 ? 1 : nsel && !strcmp(c->sp.path, sel[0].sp.path) ? ANSWER_PER_TOP_FILE : ANSWER_PER_FILE;
-            if (overlap || per_file >= cap || per_big >= 2) continue;
+            int cap = pass < 2 ? 1 : nsel && !strcmp(c->sp.path, sel[0].sp.path) ? ANSWER_PER_TOP_FILE : ANSWER_PER_FILE;
+            if (overlap || per_file >= cap || per_big >= 2 || same_qual) continue;
             if (nsel > 0 && c->score <= 0) break;   /* nothing of the question in it */
             /* a file of its own only when it is a real contender */
-            if (pass == 0 && nsel > 0 && c->score < ratio * sel[0].score) break;
+            if (pass < 2 && nsel > 0 && c->score < ratio * sel[0].score) break;
             sel[nsel++] = *c;
             taken[i] = 1;
         }
@@ -532,6 +773,7 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
         if (nsel - nd > 1) order_by_calls(sel + nd, nsel - nd);
     }
 
+    write_head(q, sel, nsel, &b);
     buf_printf(&b, "%s\n\n", lead(q->type));
     char name[256];
     for (size_t i = 0; i < nsel; i++) {

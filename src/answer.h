@@ -12,6 +12,15 @@
  *          between the spans;
  *   why    the documentation and comments that state intent, then the code.
  *
+ * The answer opens with one or two sentences stating what the cited code
+ * shows: the definition that does what the question asks (the best cited
+ * definition), what calls it and what it calls among the citations, and the
+ * setting that controls it when a cited span reads a configuration key the
+ * question's words name; each claim carries [n], the position of its span
+ * in the citation list, as the numbered spans of the body do. An outline
+ * whose lines were also read verbatim is cited as those lines (as the
+ * search verifies it), so that the search keeps every citation in order.
+ *
  * It never writes anything it did not read: every sentence is a name, a
  * docstring, a comment or a code line from a span, and every citation is a
  * span of the pool or a definition lying inside one (answer_verify checks

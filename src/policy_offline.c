@@ -631,6 +631,12 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
     for (size_t i = 0; i < q->nids; i++) {
         const struct qident *id = &q->ids[i];
         double pr = 100 - (double)i + shift;
+        /* a class or function the index does not define (a builtin such as
+         * ValueError, a name from another library): looking it up finds
+         * nothing, so other steps go first */
+        if (id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
+            !index_has(p, id->base, ACTION_NAMES_FUNCTIONS))
+            pr -= 60;
         if (id->kind == QID_CONSTANT) {
             pc_add(c, pr, "FindCodeSnippet", args1("code_snippet", id->base),
                    "the question names the constant %s literally", id->name);
@@ -973,6 +979,14 @@ static int op_plan(void *ctx, const struct mcts_tree *t, int id, const char *rep
     return 0;
 }
 
+/* 1 for a file of prose (documentation) by its extension. */
+static int is_prose(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/')) return 0;
+    return !strcmp(dot, ".md") || !strcmp(dot, ".rst") || !strcmp(dot, ".txt") || !strcmp(dot, ".adoc");
+}
+
 /* Coverage of the question by the path to id, the node's own relevance and
  * its novelty against the path before it. */
 struct node_measure {
@@ -1066,6 +1080,17 @@ static int op_evaluate(void *ctx, const struct mcts_tree *t, int id, struct poli
         v *= 0.6 + 0.4 * novelty;
         out->value = 100 * v + (m.literal_found ? 15 : 0);
         buf_printf(&fb, "covers %.0f%% of the question (+%.0f)", 100 * m.cov, 100 * gain);
+        /* a step that found only tests or documentation, for a question
+         * about the code itself, is worth less: the branch to expand is the
+         * one that reached the defining code */
+        if (!p->q.about_tests) {
+            size_t side = 0;
+            for (size_t k = 0; k < n->obs.n; k++) side += fpattern_is_test(n->obs.v[k].path) || is_prose(n->obs.v[k].path);
+            if (side == n->obs.n) {
+                out->value *= 0.6;
+                buf_adds(&fb, "; only tests or documentation");
+            }
+        }
         /* what is missing and where to go next */
         struct ostate s;
         unsigned char *hit = xcalloc(p->q.nterms ? p->q.nterms : 1, 1);
