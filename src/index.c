@@ -208,8 +208,8 @@ static char *read_opened(int fd, long long max, struct result *r, size_t *n_out)
     size_t cap = (size_t)r->size + 1, n = 0;
     char *raw = xmalloc(cap);
     for (;;) {
-        if (n + 1 >= cap) {
-            cap *= 2;
+        if (n + 1 >= cap) {   /* the file grew since its stat */
+            cap = xgrow_cap(cap, n + 1, 4096);
             raw = xrealloc(raw, cap);
         }
         ssize_t got = read(fd, raw + n, cap - n - 1);
@@ -647,10 +647,7 @@ static int load_files(sqlite3 *db, struct old_file **out, size_t *n)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 256;
-            *out = xrealloc(*out, cap * sizeof **out);
-        }
+        ARRAY_GROW(*out, *n, cap, 256);
         struct old_file *f = &(*out)[(*n)++];
         f->id = sqlite3_column_int64(st, 0);
         f->path = xstrdup((const char *)sqlite3_column_text(st, 1));

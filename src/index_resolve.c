@@ -126,10 +126,7 @@ struct repo {
 
 static char *keep(struct repo *R, char *s)
 {
-    if (R->nstrs == R->capstrs) {
-        R->capstrs = R->capstrs ? R->capstrs * 2 : 256;
-        R->strs = xrealloc(R->strs, R->capstrs * sizeof *R->strs);
-    }
+    ARRAY_GROW(R->strs, R->nstrs, R->capstrs, 256);
     return R->strs[R->nstrs++] = s;
 }
 
@@ -233,10 +230,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
     size_t cap = 0;
     if (sqlite3_prepare_v2(db, "SELECT id, path, module, lang FROM files ORDER BY id", -1, &st, NULL)) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (R->nfiles == cap) {
-            cap = cap ? cap * 2 : 256;
-            R->files = xrealloc(R->files, cap * sizeof *R->files);
-        }
+        ARRAY_GROW(R->files, R->nfiles, cap, 256);
         struct rfile *f = &R->files[R->nfiles++];
         memset(f, 0, sizeof *f);
         f->id = sqlite3_column_int64(st, 0);
@@ -295,10 +289,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
     if (sqlite3_prepare_v2(db, "SELECT id, file_id, parent_id, kind, name FROM symbols ORDER BY id", -1, &st, NULL))
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (R->nsyms == cap) {
-            cap = cap ? cap * 2 : 1024;
-            R->syms = xrealloc(R->syms, cap * sizeof *R->syms);
-        }
+        ARRAY_GROW(R->syms, R->nsyms, cap, 1024);
         struct rsym *y = &R->syms[R->nsyms++];
         y->id = sqlite3_column_int64(st, 0);
         y->file = sqlite3_column_int64(st, 1);
@@ -328,10 +319,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
                                "FROM imports ORDER BY file_id, id", -1, &st, NULL))
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (R->nimps == cap) {
-            cap = cap ? cap * 2 : 1024;
-            R->imps = xrealloc(R->imps, cap * sizeof *R->imps);
-        }
+        ARRAY_GROW(R->imps, R->nimps, cap, 1024);
         struct rimp *m = &R->imps[R->nimps++];
         memset(m, 0, sizeof *m);
         m->id = sqlite3_column_int64(st, 0);
@@ -679,10 +667,10 @@ static long long resolve_call(struct repo *R, long long fid, long long caller, c
 
 static void add_base(struct repo *R, long long cls, long long dst)
 {
-    if (R->nbases == R->capbases) {
-        R->capbases = R->capbases ? R->capbases * 2 : 256;
-        R->base_next = xrealloc(R->base_next, R->capbases * sizeof *R->base_next);
-        R->base_dst = xrealloc(R->base_dst, R->capbases * sizeof *R->base_dst);
+    if (R->nbases == R->capbases) {   /* two arrays, one count */
+        R->capbases = xgrow_cap(R->capbases, R->nbases, 256);
+        R->base_next = xreallocarray(R->base_next, R->capbases, sizeof *R->base_next);
+        R->base_dst = xreallocarray(R->base_dst, R->capbases, sizeof *R->base_dst);
     }
     R->base_dst[R->nbases] = dst;
     R->base_next[R->nbases] = R->base_head[cls];
