@@ -388,8 +388,8 @@ static const char *const SQL[S_COUNT] = {
     [S_INS_IMPORT] = "INSERT INTO imports(file_id, line, module, name, alias, level) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [S_INS_EDGE] = "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len) "
-                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len, "
+                    "name) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [S_INS_FTS] = "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
     [S_INS_SKIP] = "INSERT OR REPLACE INTO skipped(path, reason, size) VALUES(?1, ?2, ?3)",
 };
@@ -603,6 +603,7 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
             sqlite3_bind_text(st, 6, c->text, -1, SQLITE_STATIC);
         }
         sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);
         if (step(w, S_INS_CHUNK, err, errlen)) return -1;
         long long cid = sqlite3_last_insert_rowid(w->db);
         st = w->st[S_INS_FTS];
