@@ -399,7 +399,14 @@ struct writer {
     sqlite3_stmt *st[S_COUNT];
     long long *symids;           /* scratch: parse index -> symbols.id */
     size_t nsymids;
+    /* A fresh build keeps its edges here for index_resolve, which inserts
+     * them resolved (an UPDATE per resolved edge cost more than the insert);
+     * NULL: edges are inserted as they come, resolved later in place. */
+    struct index_edges *pending;
 };
+
+/* Memory the kept edges may take; past it they are inserted and resolved in place. */
+#define INDEX_PENDING_BUDGET ((size_t)48 << 20)
 
 static int step(struct writer *w, int s, char *err, size_t errlen)
 {
@@ -452,11 +459,11 @@ static const char *last_component(const char *s)
     return p ? p + 1 : s;
 }
 
-static int add_edge(struct writer *w, const char *kind, long long file, long long src, int line, const char *target,
-                    const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
+static int insert_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
+                       const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
 {
     sqlite3_stmt *st = w->st[S_INS_EDGE];
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, index_edge_kind_names[kind], -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, file);
     bind_id(st, 3, src);
     sqlite3_bind_int(st, 4, line);
@@ -465,6 +472,71 @@ static int add_edge(struct writer *w, const char *kind, long long file, long lon
     bind_id(st, 7, dst);
     bind_id(st, 8, dst_file);
     return step(w, S_INS_EDGE, err, errlen);
+}
+
+static const char *pending_str(const struct index_edges *P, uint32_t off)
+{
+    return off == INDEX_EDGE_NONE ? NULL : P->strs + off;
+}
+
+/* Inserts the kept edges, in their order, and keeps no more (the budget is spent). */
+static int flush_pending(struct writer *w, char *err, size_t errlen)
+{
+    struct index_edges *P = w->pending;
+    w->pending = NULL;
+    for (size_t i = 0; i < P->n; i++) {
+        const struct index_edge *e = &P->v[i];
+        if (insert_edge(w, e->kind, e->file, e->src, e->line, pending_str(P, e->target),
+                        pending_str(P, e->target_name), e->dst, e->dst_file, err, errlen))
+            return -1;
+    }
+    free(P->v);
+    free(P->strs);
+    memset(P, 0, sizeof *P);
+    return 0;
+}
+
+/* s kept in P's strings: its offset; a suffix of the string kept just before
+ * (a target's last component) shares its bytes. */
+static uint32_t pending_str_add(struct index_edges *P, const char *s, uint32_t prev)
+{
+    if (!s) return INDEX_EDGE_NONE;
+    size_t n = strlen(s);
+    if (prev != INDEX_EDGE_NONE) {
+        size_t pn = strlen(P->strs + prev);
+        if (n <= pn && memcmp(P->strs + prev + pn - n, s, n) == 0) return (uint32_t)(prev + pn - n);
+    }
+    if (P->len + n + 1 > P->strcap) {
+        P->strcap = xgrow_cap(P->strcap, P->len + n + 1, 1 << 16);
+        P->strs = xrealloc(P->strs, P->strcap);
+    }
+    memcpy(P->strs + P->len, s, n + 1);
+    P->len += n + 1;
+    return (uint32_t)(P->len - n - 1);
+}
+
+static int add_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
+                    const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
+{
+    struct index_edges *P = w->pending;
+    size_t more = (target ? strlen(target) : 0) + (target_name ? strlen(target_name) : 0) + 2;
+    if (P && ((P->n + 1) * sizeof *P->v + P->len + more > INDEX_PENDING_BUDGET || file > UINT32_MAX ||
+              src > UINT32_MAX || dst > UINT32_MAX || dst_file > UINT32_MAX) &&
+        flush_pending(w, err, errlen))
+        return -1;
+    if (!w->pending) return insert_edge(w, kind, file, src, line, target, target_name, dst, dst_file, err, errlen);
+    P = w->pending;
+    ARRAY_GROW(P->v, P->n, P->cap, 4096);
+    struct index_edge *e = &P->v[P->n++];
+    e->kind = (unsigned char)kind;
+    e->line = line;
+    e->file = (uint32_t)file;
+    e->src = (uint32_t)(src > 0 ? src : 0);
+    e->dst = (uint32_t)(dst > 0 ? dst : 0);
+    e->dst_file = (uint32_t)(dst_file > 0 ? dst_file : 0);
+    e->target = pending_str_add(P, target, INDEX_EDGE_NONE);
+    e->target_name = pending_str_add(P, target_name, e->target);
+    return 0;
 }
 
 /* The file's row: inserted, or updated in place (keeping its id) when the
@@ -521,7 +593,7 @@ static int write_symbols(struct writer *w, long long fid, const struct parse_res
         if (step(w, S_INS_SYM, err, errlen)) return -1;
         w->symids[i] = sqlite3_last_insert_rowid(w->db);
         if (y->parent >= 0 && (size_t)y->parent < i &&
-            add_edge(w, "contains", fid, w->symids[y->parent], y->start_line, y->qualname, y->name,
+            add_edge(w, INDEX_EDGE_CONTAINS, fid, w->symids[y->parent], y->start_line, y->qualname, y->name,
                      w->symids[i], fid, err, errlen))
             return -1;
     }
@@ -546,7 +618,7 @@ static int write_inherits(struct writer *w, long long fid, const struct parse_re
             char *target = xstrdup(b);
             char *br = strpbrk(target, "[(");
             if (br) *br = 0;
-            rc = add_edge(w, "inherits", fid, w->symids[i], y->body_line, b, last_component(target), 0, 0, err,
+            rc = add_edge(w, INDEX_EDGE_INHERITS, fid, w->symids[i], y->body_line, b, last_component(target), 0, 0, err,
                           errlen);
             free(target);
         }
@@ -562,7 +634,7 @@ static int write_calls(struct writer *w, long long fid, const struct parse_resul
     for (size_t i = 0; i < pr->ncalls; i++) {
         const struct parse_call *c = &pr->calls[i];
         long long src = c->caller >= 0 && (size_t)c->caller < pr->nsyms ? w->symids[c->caller] : 0;
-        if (add_edge(w, "calls", fid, src, c->line, c->callee, last_component(c->callee), 0, 0, err, errlen))
+        if (add_edge(w, INDEX_EDGE_CALLS, fid, src, c->line, c->callee, last_component(c->callee), 0, 0, err, errlen))
             return -1;
     }
     return 0;
@@ -1008,6 +1080,7 @@ struct update {
     struct job *jobs;             /* listed files to read again, by path */
     size_t njobs;
     struct writer w;
+    struct index_edges pending;   /* a fresh build's edges, until index_resolve inserts them */
     int in_txn;
     long written, touched;        /* parsed files written; files read again and found the same */
     long kill_after;              /* test hook (DRQA_TEST_KILL_AFTER), -1 when unset */
@@ -1248,6 +1321,7 @@ static int begin_write(struct update *U)
     }
     U->in_txn = 1;
     U->w.db = U->db;
+    if (U->fresh) U->w.pending = &U->pending;
     for (int s = 0; s < S_COUNT; s++)
         if (sqlite3_prepare_v3(U->db, SQL[s], -1, SQLITE_PREPARE_PERSISTENT, &U->w.st[s], NULL) != SQLITE_OK)
             return update_fail(U, "cannot prepare index statements in", U->index_path);
@@ -1444,9 +1518,11 @@ static int finish_write(struct update *U)
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {
         if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "resolve");
-        if (index_resolve(U->db, U->root, S, U->err, U->errlen)) return -1;
+        if (index_resolve(U->db, U->root, U->w.pending, S, U->err, U->errlen)) return -1;
+        U->w.pending = NULL;   /* inserted */
         resolved = 1;
     }
+    if (U->w.pending && flush_pending(&U->w, U->err, U->errlen)) return -1;
     U->t_resolve = now_ms();
     if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "write");
     /* The secondary indexes of a fresh build come last: resolving sets the
@@ -1547,6 +1623,8 @@ static void update_free(struct update *U)
 {
     for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(U->w.st[s]);
     free(U->w.symids);
+    free(U->pending.v);
+    free(U->pending.strs);
     if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
     if (U->db) sqlite3_close(U->db);
     buf_free(&U->index_ddl);
