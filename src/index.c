@@ -109,6 +109,9 @@ static int count_lines(const char *s, size_t n)
     return l;
 }
 
+/* Memory the kept edges may take; past it they are inserted and resolved in place. */
+#define INDEX_PENDING_BUDGET ((size_t)48 << 20)
+
 /* ---- test hooks ------------------------------------------------------------------
  * Compiled only into the test build of the program (tests/drqa-tui-hooks,
  * built with -DDRQA_TEST_HOOKS, see mk/index.am); drqa-tui itself reads no
@@ -117,7 +120,10 @@ static int count_lines(const char *s, size_t n)
  *     listed file REL with a link to TARGET just before it is opened, the
  *     window an attacker racing the indexer would use.
  *   DRQA_TEST_KILL_AFTER=N kills the process (SIGKILL) once N parsed files
- *     are written, in the middle of the update's transaction. */
+ *     are written, in the middle of the update's transaction.
+ *   DRQA_TEST_EDGE_BUDGET=BYTES replaces the memory a fresh build's kept
+ *     edges may take (INDEX_PENDING_BUDGET), so that a small tree takes the
+ *     path of a large one. */
 #ifdef DRQA_TEST_HOOKS
 static void test_swap(int rootfd, const char *spec, const char *rel)
 {
@@ -143,11 +149,18 @@ static void test_kill_check(long written, long kill_after)
 {
     if (written == kill_after) raise(SIGKILL);
 }
+
+static size_t pending_budget(void)
+{
+    const char *v = getenv("DRQA_TEST_EDGE_BUDGET");
+    return v && *v ? (size_t)atol(v) : INDEX_PENDING_BUDGET;
+}
 #else
 static void test_swap(int rootfd, const char *spec, const char *rel) { (void)rootfd; (void)spec; (void)rel; }
 static const char *test_swap_spec(void) { return NULL; }
 static long test_kill_after(void) { return -1; }
 static void test_kill_check(long written, long kill_after) { (void)written; (void)kill_after; }
+static size_t pending_budget(void) { return INDEX_PENDING_BUDGET; }
 #endif
 
 /* Opens the listed file sf beneath the repository's fd. A path the scan did
@@ -403,10 +416,8 @@ struct writer {
      * them resolved (an UPDATE per resolved edge cost more than the insert);
      * NULL: edges are inserted as they come, resolved later in place. */
     struct index_edges *pending;
+    size_t pending_budget;       /* INDEX_PENDING_BUDGET */
 };
-
-/* Memory the kept edges may take; past it they are inserted and resolved in place. */
-#define INDEX_PENDING_BUDGET ((size_t)48 << 20)
 
 static int step(struct writer *w, int s, char *err, size_t errlen)
 {
@@ -474,11 +485,6 @@ static int insert_edge(struct writer *w, int kind, long long file, long long src
     return step(w, S_INS_EDGE, err, errlen);
 }
 
-static const char *pending_str(const struct index_edges *P, uint32_t off)
-{
-    return off == INDEX_EDGE_NONE ? NULL : P->strs + off;
-}
-
 /* Inserts the kept edges, in their order, and keeps no more (the budget is spent). */
 static int flush_pending(struct writer *w, char *err, size_t errlen)
 {
@@ -486,8 +492,8 @@ static int flush_pending(struct writer *w, char *err, size_t errlen)
     w->pending = NULL;
     for (size_t i = 0; i < P->n; i++) {
         const struct index_edge *e = &P->v[i];
-        if (insert_edge(w, e->kind, e->file, e->src, e->line, pending_str(P, e->target),
-                        pending_str(P, e->target_name), e->dst, e->dst_file, err, errlen))
+        if (insert_edge(w, e->kind, e->file, e->src, e->line, index_edge_str(P, e->target),
+                        index_edge_str(P, e->target_name), e->dst, e->dst_file, err, errlen))
             return -1;
     }
     free(P->v);
@@ -520,7 +526,7 @@ static int add_edge(struct writer *w, int kind, long long file, long long src, i
 {
     struct index_edges *P = w->pending;
     size_t more = (target ? strlen(target) : 0) + (target_name ? strlen(target_name) : 0) + 2;
-    if (P && ((P->n + 1) * sizeof *P->v + P->len + more > INDEX_PENDING_BUDGET || file > UINT32_MAX ||
+    if (P && ((P->n + 1) * sizeof *P->v + P->len + more > w->pending_budget || file > UINT32_MAX ||
               src > UINT32_MAX || dst > UINT32_MAX || dst_file > UINT32_MAX) &&
         flush_pending(w, err, errlen))
         return -1;
@@ -1322,6 +1328,7 @@ static int begin_write(struct update *U)
     U->in_txn = 1;
     U->w.db = U->db;
     if (U->fresh) U->w.pending = &U->pending;
+    U->w.pending_budget = pending_budget();
     for (int s = 0; s < S_COUNT; s++)
         if (sqlite3_prepare_v3(U->db, SQL[s], -1, SQLITE_PREPARE_PERSISTENT, &U->w.st[s], NULL) != SQLITE_OK)
             return update_fail(U, "cannot prepare index statements in", U->index_path);

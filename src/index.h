@@ -133,6 +133,12 @@ struct index_edges {
     size_t len, strcap;
 };
 
+/* The string kept at off in P, or NULL for INDEX_EDGE_NONE. */
+static inline const char *index_edge_str(const struct index_edges *P, uint32_t off)
+{
+    return off == INDEX_EDGE_NONE ? NULL : P->strs + off;
+}
+
 /* Internal to the index family (index_resolve.c): recomputes imports.resolved_file_id,
  * the 'imports' edges and dst_id/dst_file of 'calls' and 'inherits' edges for
  * the whole repository, inside the caller's transaction. root_abs names the

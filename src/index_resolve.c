@@ -762,11 +762,6 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
     return rc;
 }
 
-static const char *pending_str(const struct index_edges *P, uint32_t off)
-{
-    return off == INDEX_EDGE_NONE ? NULL : P->strs + off;
-}
-
 /* Resolves the pending edges of one kind in their order, as resolve_edges
  * does the rows, into dst and dst_file. */
 static void resolve_pending(struct repo *R, const struct index_edges *P, int kind, long long *dst,
@@ -775,7 +770,7 @@ static void resolve_pending(struct repo *R, const struct index_edges *P, int kin
     for (size_t i = 0; i < P->n; i++) {
         const struct index_edge *e = &P->v[i];
         if (e->kind != kind) continue;
-        long long d = resolve_target(R, kind == INDEX_EDGE_INHERITS, e->file, e->src, pending_str(P, e->target));
+        long long d = resolve_target(R, kind == INDEX_EDGE_INHERITS, e->file, e->src, index_edge_str(P, e->target));
         dst[i] = d >= 0 ? R->syms[d].id : 0;
         dst_file[i] = d >= 0 ? R->syms[d].file : 0;
         counts[d >= 0 ? 0 : 1]++;
@@ -795,7 +790,7 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
         const struct index_edge *e = &P->v[i];
         int resolved_here = e->kind == INDEX_EDGE_CALLS || e->kind == INDEX_EDGE_INHERITS;
         long long d = resolved_here ? dst[i] : e->dst, df = resolved_here ? dst_file[i] : e->dst_file;
-        const char *t = pending_str(P, e->target), *tn = pending_str(P, e->target_name);
+        const char *t = index_edge_str(P, e->target), *tn = index_edge_str(P, e->target_name);
         sqlite3_bind_text(ins, 1, index_edge_kind_names[e->kind], -1, SQLITE_STATIC);
         sqlite3_bind_int64(ins, 2, e->file);
         if (e->src) sqlite3_bind_int64(ins, 3, e->src);

@@ -555,5 +555,19 @@ for run in 1 2 3; do
 done
 ok $order_ok "on two threads, file and chunk ids follow path order in three fresh builds"
 
+# ---- a fresh build's edges: kept in memory and inserted resolved, or (past
+# the memory budget) inserted as they come and resolved in place -------------------
+E="$T/edges"
+rm -rf "$E" && cp -R "$FIX" "$E"
+rm -f "$T/idx/kept.sqlite"* "$T/idx/flushed.sqlite"*
+"$DRQA" --no-progress --index "$T/idx/kept.sqlite" --index-only "$E" >/dev/null 2>"$T/err.txt"
+DRQA_TEST_EDGE_BUDGET=2000 "$DRQA_HOOKS" --no-progress --index "$T/idx/flushed.sqlite" --index-only "$E" >/dev/null 2>"$T/err.txt"
+rows() { q "$1" "SELECT * FROM edges ORDER BY id; SELECT * FROM imports ORDER BY id"; }
+kept=$(rows "$T/idx/kept.sqlite")
+ok "$([ -n "$kept" ] && [ "$(q "$T/idx/kept.sqlite" "SELECT count(*) FROM edges")" -gt 100 ]; echo $?)" \
+   "the fixture has edges to compare"
+is "$(rows "$T/idx/flushed.sqlite")" "$kept" \
+   "edges kept in memory and resolved before the insert are the rows, ids included, of edges resolved in place"
+
 echo "1..$n"
 exit $fail
