@@ -138,7 +138,10 @@ static const char STORE_SCHEMA[] =
      * back are those that were inserted. */
     "CREATE VIEW chunks_fts_src(id, name, doc, body, path) AS\n"
     "  SELECT c.id, c.name, drqa_terms(s.docstring),\n"
-    "    drqa_terms(coalesce(c.text, coalesce(c.head, '') || CAST(substr(CAST(f.text AS BLOB), c.off + 1, c.len) AS TEXT))),\n"
+    /* the text of chunks, as the view chunks puts it together; the file's
+     * text is read once for its run of chunks, not once per chunk */
+    "    drqa_terms(coalesce(c.text, coalesce(c.head, '') || coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len),\n"
+    "      drqa_load_span(f.id, f.hash, f.text, c.off, c.len)))),\n"
     "    drqa_terms(f.path)\n"
     "  FROM chunk_spans c JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id;\n"
     "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, doc, body, path, content = 'chunks_fts_src',\n"
@@ -179,12 +182,82 @@ static void terms_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
     else sqlite3_result_text(cx, "", 0, SQLITE_STATIC);
 }
 
+/* The last file text chunks_fts_src read, per connection, known by the
+ * file's id and content hash: the chunks of one file follow each other, and
+ * each would otherwise read the whole text again. */
+struct span_cache {
+    long long fid;
+    char hash[17];
+    char *text;
+    size_t len;
+};
+
+/* bytes [off, off + len) of text[0..n), as substr(CAST(text AS BLOB), off + 1, len) gives them */
+static void result_span(sqlite3_context *cx, const char *text, size_t n, sqlite3_int64 off, sqlite3_int64 len)
+{
+    if (off < 0 || (size_t)off >= n || len <= 0) {
+        sqlite3_result_text(cx, "", 0, SQLITE_STATIC);
+        return;
+    }
+    size_t k = (size_t)len < n - (size_t)off ? (size_t)len : n - (size_t)off;
+    sqlite3_result_text(cx, text + off, (int)k, SQLITE_TRANSIENT);
+}
+
+static int span_cache_has(const struct span_cache *c, sqlite3_value **argv)
+{
+    const char *h = (const char *)sqlite3_value_text(argv[1]);
+    return c->text && c->fid == sqlite3_value_int64(argv[0]) && h && strcmp(h, c->hash) == 0;
+}
+
+/* drqa_cached_span(file id, hash, off, len): the span of the cached text, NULL when another file's is cached */
+static void cached_span_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    struct span_cache *c = sqlite3_user_data(cx);
+    if (!span_cache_has(c, argv)) return;   /* NULL */
+    result_span(cx, c->text, c->len, sqlite3_value_int64(argv[2]), sqlite3_value_int64(argv[3]));
+}
+
+/* drqa_load_span(file id, hash, text, off, len): caches the text and gives its span */
+static void load_span_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    struct span_cache *c = sqlite3_user_data(cx);
+    const char *t = (const char *)sqlite3_value_blob(argv[2]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[2]);
+    const char *h = (const char *)sqlite3_value_text(argv[1]);
+    free(c->text);
+    c->text = xmalloc(n + 1);
+    if (n) memcpy(c->text, t, n);
+    c->len = n;
+    c->fid = sqlite3_value_int64(argv[0]);
+    snprintf(c->hash, sizeof c->hash, "%s", h ? h : "");
+    result_span(cx, c->text, c->len, sqlite3_value_int64(argv[3]), sqlite3_value_int64(argv[4]));
+}
+
+static void span_cache_free(void *p)
+{
+    struct span_cache *c = p;
+    free(c->text);
+    free(c);
+}
+
 static int register_functions(sqlite3 *db, char **msg, const sqlite3_api_routines *api)
 {
     (void)msg;
     (void)api;
-    return sqlite3_create_function(db, "drqa_terms", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
-                                   terms_fn, NULL, NULL);
+    int rc = sqlite3_create_function(db, "drqa_terms", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                     terms_fn, NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+    /* one cache for both functions, owned by drqa_load_span: sqlite frees it
+     * when that function goes (with the connection), or at once when its
+     * registration fails */
+    struct span_cache *c = xcalloc(1, sizeof *c);
+    rc = sqlite3_create_function_v2(db, "drqa_load_span", 5, SQLITE_UTF8 | SQLITE_INNOCUOUS, c, load_span_fn, NULL,
+                                    NULL, span_cache_free);
+    if (rc != SQLITE_OK) return rc;
+    return sqlite3_create_function_v2(db, "drqa_cached_span", 4, SQLITE_UTF8 | SQLITE_INNOCUOUS, c, cached_span_fn,
+                                      NULL, NULL, NULL);
 }
 
 static void auto_register(void)
