@@ -19,6 +19,7 @@
 #include "policy_offline.h"
 #include "search.h"
 #include "semantic.h"
+#include "store.h"
 #include "util.h"
 
 #include <limits.h>
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
         return 1;
     }
     sqlite3 *db = NULL;
+    store_functions_init();   /* the schema's views call the project's functions */
     if (sqlite3_open_v2(index, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_engine: cannot open %s\n", index);
         return 1;

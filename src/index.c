@@ -109,6 +109,9 @@ static int count_lines(const char *s, size_t n)
     return l;
 }
 
+/* Memory the kept edges may take; past it they are inserted and resolved in place. */
+#define INDEX_PENDING_BUDGET ((size_t)48 << 20)
+
 /* ---- test hooks ------------------------------------------------------------------
  * Compiled only into the test build of the program (tests/drqa-tui-hooks,
  * built with -DDRQA_TEST_HOOKS, see mk/index.am); drqa-tui itself reads no
@@ -117,7 +120,10 @@ static int count_lines(const char *s, size_t n)
  *     listed file REL with a link to TARGET just before it is opened, the
  *     window an attacker racing the indexer would use.
  *   DRQA_TEST_KILL_AFTER=N kills the process (SIGKILL) once N parsed files
- *     are written, in the middle of the update's transaction. */
+ *     are written, in the middle of the update's transaction.
+ *   DRQA_TEST_EDGE_BUDGET=BYTES replaces the memory a fresh build's kept
+ *     edges may take (INDEX_PENDING_BUDGET), so that a small tree takes the
+ *     path of a large one. */
 #ifdef DRQA_TEST_HOOKS
 static void test_swap(int rootfd, const char *spec, const char *rel)
 {
@@ -143,11 +149,18 @@ static void test_kill_check(long written, long kill_after)
 {
     if (written == kill_after) raise(SIGKILL);
 }
+
+static size_t pending_budget(void)
+{
+    const char *v = getenv("DRQA_TEST_EDGE_BUDGET");
+    return v && *v ? (size_t)atol(v) : INDEX_PENDING_BUDGET;
+}
 #else
 static void test_swap(int rootfd, const char *spec, const char *rel) { (void)rootfd; (void)spec; (void)rel; }
 static const char *test_swap_spec(void) { return NULL; }
 static long test_kill_after(void) { return -1; }
 static void test_kill_check(long written, long kill_after) { (void)written; (void)kill_after; }
+static size_t pending_budget(void) { return INDEX_PENDING_BUDGET; }
 #endif
 
 /* Opens the listed file sf beneath the repository's fd. A path the scan did
@@ -208,8 +221,8 @@ static char *read_opened(int fd, long long max, struct result *r, size_t *n_out)
     size_t cap = (size_t)r->size + 1, n = 0;
     char *raw = xmalloc(cap);
     for (;;) {
-        if (n + 1 >= cap) {
-            cap *= 2;
+        if (n + 1 >= cap) {   /* the file grew since its stat */
+            cap = xgrow_cap(cap, n + 1, 4096);
             raw = xrealloc(raw, cap);
         }
         ssize_t got = read(fd, raw + n, cap - n - 1);
@@ -388,8 +401,8 @@ static const char *const SQL[S_COUNT] = {
     [S_INS_IMPORT] = "INSERT INTO imports(file_id, line, module, name, alias, level) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [S_INS_EDGE] = "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len) "
-                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len, "
+                    "name) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [S_INS_FTS] = "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
     [S_INS_SKIP] = "INSERT OR REPLACE INTO skipped(path, reason, size) VALUES(?1, ?2, ?3)",
 };
@@ -399,6 +412,11 @@ struct writer {
     sqlite3_stmt *st[S_COUNT];
     long long *symids;           /* scratch: parse index -> symbols.id */
     size_t nsymids;
+    /* A fresh build keeps its edges here for index_resolve, which inserts
+     * them resolved (an UPDATE per resolved edge cost more than the insert);
+     * NULL: edges are inserted as they come, resolved later in place. */
+    struct index_edges *pending;
+    size_t pending_budget;       /* INDEX_PENDING_BUDGET */
 };
 
 static int step(struct writer *w, int s, char *err, size_t errlen)
@@ -452,11 +470,11 @@ static const char *last_component(const char *s)
     return p ? p + 1 : s;
 }
 
-static int add_edge(struct writer *w, const char *kind, long long file, long long src, int line, const char *target,
-                    const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
+static int insert_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
+                       const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
 {
     sqlite3_stmt *st = w->st[S_INS_EDGE];
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, index_edge_kind_names[kind], -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, file);
     bind_id(st, 3, src);
     sqlite3_bind_int(st, 4, line);
@@ -465,6 +483,66 @@ static int add_edge(struct writer *w, const char *kind, long long file, long lon
     bind_id(st, 7, dst);
     bind_id(st, 8, dst_file);
     return step(w, S_INS_EDGE, err, errlen);
+}
+
+/* Inserts the kept edges, in their order, and keeps no more (the budget is spent). */
+static int flush_pending(struct writer *w, char *err, size_t errlen)
+{
+    struct index_edges *P = w->pending;
+    w->pending = NULL;
+    for (size_t i = 0; i < P->n; i++) {
+        const struct index_edge *e = &P->v[i];
+        if (insert_edge(w, e->kind, e->file, e->src, e->line, index_edge_str(P, e->target),
+                        index_edge_str(P, e->target_name), e->dst, e->dst_file, err, errlen))
+            return -1;
+    }
+    free(P->v);
+    free(P->strs);
+    memset(P, 0, sizeof *P);
+    return 0;
+}
+
+/* s kept in P's strings: its offset; a suffix of the string kept just before
+ * (a target's last component) shares its bytes. */
+static uint32_t pending_str_add(struct index_edges *P, const char *s, uint32_t prev)
+{
+    if (!s) return INDEX_EDGE_NONE;
+    size_t n = strlen(s);
+    if (prev != INDEX_EDGE_NONE) {
+        size_t pn = strlen(P->strs + prev);
+        if (n <= pn && memcmp(P->strs + prev + pn - n, s, n) == 0) return (uint32_t)(prev + pn - n);
+    }
+    if (P->len + n + 1 > P->strcap) {
+        P->strcap = xgrow_cap(P->strcap, P->len + n + 1, 1 << 16);
+        P->strs = xrealloc(P->strs, P->strcap);
+    }
+    memcpy(P->strs + P->len, s, n + 1);
+    P->len += n + 1;
+    return (uint32_t)(P->len - n - 1);
+}
+
+static int add_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
+                    const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
+{
+    struct index_edges *P = w->pending;
+    size_t more = (target ? strlen(target) : 0) + (target_name ? strlen(target_name) : 0) + 2;
+    if (P && ((P->n + 1) * sizeof *P->v + P->len + more > w->pending_budget || file > UINT32_MAX ||
+              src > UINT32_MAX || dst > UINT32_MAX || dst_file > UINT32_MAX) &&
+        flush_pending(w, err, errlen))
+        return -1;
+    if (!w->pending) return insert_edge(w, kind, file, src, line, target, target_name, dst, dst_file, err, errlen);
+    P = w->pending;
+    ARRAY_GROW(P->v, P->n, P->cap, 4096);
+    struct index_edge *e = &P->v[P->n++];
+    e->kind = (unsigned char)kind;
+    e->line = line;
+    e->file = (uint32_t)file;
+    e->src = (uint32_t)(src > 0 ? src : 0);
+    e->dst = (uint32_t)(dst > 0 ? dst : 0);
+    e->dst_file = (uint32_t)(dst_file > 0 ? dst_file : 0);
+    e->target = pending_str_add(P, target, INDEX_EDGE_NONE);
+    e->target_name = pending_str_add(P, target_name, e->target);
+    return 0;
 }
 
 /* The file's row: inserted, or updated in place (keeping its id) when the
@@ -521,7 +599,7 @@ static int write_symbols(struct writer *w, long long fid, const struct parse_res
         if (step(w, S_INS_SYM, err, errlen)) return -1;
         w->symids[i] = sqlite3_last_insert_rowid(w->db);
         if (y->parent >= 0 && (size_t)y->parent < i &&
-            add_edge(w, "contains", fid, w->symids[y->parent], y->start_line, y->qualname, y->name,
+            add_edge(w, INDEX_EDGE_CONTAINS, fid, w->symids[y->parent], y->start_line, y->qualname, y->name,
                      w->symids[i], fid, err, errlen))
             return -1;
     }
@@ -546,7 +624,7 @@ static int write_inherits(struct writer *w, long long fid, const struct parse_re
             char *target = xstrdup(b);
             char *br = strpbrk(target, "[(");
             if (br) *br = 0;
-            rc = add_edge(w, "inherits", fid, w->symids[i], y->body_line, b, last_component(target), 0, 0, err,
+            rc = add_edge(w, INDEX_EDGE_INHERITS, fid, w->symids[i], y->body_line, b, last_component(target), 0, 0, err,
                           errlen);
             free(target);
         }
@@ -562,7 +640,7 @@ static int write_calls(struct writer *w, long long fid, const struct parse_resul
     for (size_t i = 0; i < pr->ncalls; i++) {
         const struct parse_call *c = &pr->calls[i];
         long long src = c->caller >= 0 && (size_t)c->caller < pr->nsyms ? w->symids[c->caller] : 0;
-        if (add_edge(w, "calls", fid, src, c->line, c->callee, last_component(c->callee), 0, 0, err, errlen))
+        if (add_edge(w, INDEX_EDGE_CALLS, fid, src, c->line, c->callee, last_component(c->callee), 0, 0, err, errlen))
             return -1;
     }
     return 0;
@@ -603,6 +681,7 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
             sqlite3_bind_text(st, 6, c->text, -1, SQLITE_STATIC);
         }
         sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);
         if (step(w, S_INS_CHUNK, err, errlen)) return -1;
         long long cid = sqlite3_last_insert_rowid(w->db);
         st = w->st[S_INS_FTS];
@@ -647,10 +726,7 @@ static int load_files(sqlite3 *db, struct old_file **out, size_t *n)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 256;
-            *out = xrealloc(*out, cap * sizeof **out);
-        }
+        ARRAY_GROW(*out, *n, cap, 256);
         struct old_file *f = &(*out)[(*n)++];
         f->id = sqlite3_column_int64(st, 0);
         f->path = xstrdup((const char *)sqlite3_column_text(st, 1));
@@ -1010,6 +1086,7 @@ struct update {
     struct job *jobs;             /* listed files to read again, by path */
     size_t njobs;
     struct writer w;
+    struct index_edges pending;   /* a fresh build's edges, until index_resolve inserts them */
     int in_txn;
     long written, touched;        /* parsed files written; files read again and found the same */
     long kill_after;              /* test hook (DRQA_TEST_KILL_AFTER), -1 when unset */
@@ -1250,6 +1327,8 @@ static int begin_write(struct update *U)
     }
     U->in_txn = 1;
     U->w.db = U->db;
+    if (U->fresh) U->w.pending = &U->pending;
+    U->w.pending_budget = pending_budget();
     for (int s = 0; s < S_COUNT; s++)
         if (sqlite3_prepare_v3(U->db, SQL[s], -1, SQLITE_PREPARE_PERSISTENT, &U->w.st[s], NULL) != SQLITE_OK)
             return update_fail(U, "cannot prepare index statements in", U->index_path);
@@ -1446,9 +1525,11 @@ static int finish_write(struct update *U)
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {
         if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "resolve");
-        if (index_resolve(U->db, U->root, S, U->err, U->errlen)) return -1;
+        if (index_resolve(U->db, U->root, U->w.pending, S, U->err, U->errlen)) return -1;
+        U->w.pending = NULL;   /* inserted */
         resolved = 1;
     }
+    if (U->w.pending && flush_pending(&U->w, U->err, U->errlen)) return -1;
     U->t_resolve = now_ms();
     if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "write");
     /* The secondary indexes of a fresh build come last: resolving sets the
@@ -1549,6 +1630,8 @@ static void update_free(struct update *U)
 {
     for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(U->w.st[s]);
     free(U->w.symids);
+    free(U->pending.v);
+    free(U->pending.strs);
     if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
     if (U->db) sqlite3_close(U->db);
     buf_free(&U->index_ddl);

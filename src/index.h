@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct drqa_opts;
 
@@ -114,12 +115,40 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt, 
  * from it). Returns 1 when a commit is recorded, else 0. */
 int index_provenance(sqlite3 *db, char commit[41], int *dirty);
 
+/* Internal to the index family: the edges of a fresh build, kept in memory
+ * by the writer (index.c) in the order their rows would have been inserted,
+ * so that index_resolve inserts them once with their destinations instead of
+ * updating each row it resolves. Strings are offsets into strs. */
+struct index_edge {
+    unsigned char kind;          /* INDEX_EDGE_* */
+    int line;
+    uint32_t file, src, dst, dst_file;     /* row ids, 0 = NULL */
+    uint32_t target, target_name;          /* offsets into strs; INDEX_EDGE_NONE = NULL */
+};
+#define INDEX_EDGE_NONE UINT32_MAX
+struct index_edges {
+    struct index_edge *v;
+    size_t n, cap;
+    char *strs;
+    size_t len, strcap;
+};
+
+/* The string kept at off in P, or NULL for INDEX_EDGE_NONE. */
+static inline const char *index_edge_str(const struct index_edges *P, uint32_t off)
+{
+    return off == INDEX_EDGE_NONE ? NULL : P->strs + off;
+}
+
 /* Internal to the index family (index_resolve.c): recomputes imports.resolved_file_id,
  * the 'imports' edges and dst_id/dst_file of 'calls' and 'inherits' edges for
  * the whole repository, inside the caller's transaction. root_abs names the
  * repository (for imports written relative to the package it sits in).
+ * pending (may be NULL): edges not yet in the edges table (a fresh build);
+ * they are resolved here and inserted, in their order, ahead of the
+ * 'imports' edges, as the rows they would have been.
  * counts (may be NULL) receives files, symbols by kind, imports, calls and
  * edges by kind, as index_stats reports them. */
-int index_resolve(sqlite3 *db, const char *root_abs, struct index_stats *counts, char *err, size_t errlen);
+int index_resolve(sqlite3 *db, const char *root_abs, const struct index_edges *pending, struct index_stats *counts,
+                  char *err, size_t errlen);
 
 #endif

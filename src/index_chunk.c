@@ -87,10 +87,7 @@ static int blank_line(const struct lines *L, int line)
 
 static struct chunk *new_chunk(struct chunk_list *l)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    ARRAY_GROW(l->v, l->n, l->cap, 16);
     struct chunk *c = &l->v[l->n++];
     memset(c, 0, sizeof *c);
     return c;

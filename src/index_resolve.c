@@ -126,10 +126,7 @@ struct repo {
 
 static char *keep(struct repo *R, char *s)
 {
-    if (R->nstrs == R->capstrs) {
-        R->capstrs = R->capstrs ? R->capstrs * 2 : 256;
-        R->strs = xrealloc(R->strs, R->capstrs * sizeof *R->strs);
-    }
+    ARRAY_GROW(R->strs, R->nstrs, R->capstrs, 256);
     return R->strs[R->nstrs++] = s;
 }
 
@@ -233,10 +230,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
     size_t cap = 0;
     if (sqlite3_prepare_v2(db, "SELECT id, path, module, lang FROM files ORDER BY id", -1, &st, NULL)) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (R->nfiles == cap) {
-            cap = cap ? cap * 2 : 256;
-            R->files = xrealloc(R->files, cap * sizeof *R->files);
-        }
+        ARRAY_GROW(R->files, R->nfiles, cap, 256);
         struct rfile *f = &R->files[R->nfiles++];
         memset(f, 0, sizeof *f);
         f->id = sqlite3_column_int64(st, 0);
@@ -295,10 +289,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
     if (sqlite3_prepare_v2(db, "SELECT id, file_id, parent_id, kind, name FROM symbols ORDER BY id", -1, &st, NULL))
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (R->nsyms == cap) {
-            cap = cap ? cap * 2 : 1024;
-            R->syms = xrealloc(R->syms, cap * sizeof *R->syms);
-        }
+        ARRAY_GROW(R->syms, R->nsyms, cap, 1024);
         struct rsym *y = &R->syms[R->nsyms++];
         y->id = sqlite3_column_int64(st, 0);
         y->file = sqlite3_column_int64(st, 1);
@@ -328,10 +319,7 @@ static int load(struct repo *R, sqlite3 *db, const char *root)
                                "FROM imports ORDER BY file_id, id", -1, &st, NULL))
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (R->nimps == cap) {
-            cap = cap ? cap * 2 : 1024;
-            R->imps = xrealloc(R->imps, cap * sizeof *R->imps);
-        }
+        ARRAY_GROW(R->imps, R->nimps, cap, 1024);
         struct rimp *m = &R->imps[R->nimps++];
         memset(m, 0, sizeof *m);
         m->id = sqlite3_column_int64(st, 0);
@@ -679,10 +667,10 @@ static long long resolve_call(struct repo *R, long long fid, long long caller, c
 
 static void add_base(struct repo *R, long long cls, long long dst)
 {
-    if (R->nbases == R->capbases) {
-        R->capbases = R->capbases ? R->capbases * 2 : 256;
-        R->base_next = xrealloc(R->base_next, R->capbases * sizeof *R->base_next);
-        R->base_dst = xrealloc(R->base_dst, R->capbases * sizeof *R->base_dst);
+    if (R->nbases == R->capbases) {   /* two arrays, one count */
+        R->capbases = xgrow_cap(R->capbases, R->nbases, 256);
+        R->base_next = xreallocarray(R->base_next, R->capbases, sizeof *R->base_next);
+        R->base_dst = xreallocarray(R->base_dst, R->capbases, sizeof *R->base_dst);
     }
     R->base_dst[R->nbases] = dst;
     R->base_next[R->nbases] = R->base_head[cls];
@@ -693,6 +681,28 @@ static int fail(sqlite3 *db, const char *what, char *err, size_t errlen)
 {
     snprintf(err, errlen, "cannot resolve %s in the index: %s", what, sqlite3_errmsg(db));
     return -1;
+}
+
+/* The symbol (index in R->syms) an edge of file fid from symbol src_id
+ * (0: module level) to target resolves to, or -1. inherits: a base
+ * expression, recorded as a base of src. */
+static long long resolve_target(struct repo *R, int inherits, long long fid, long long src_id, const char *target)
+{
+    long long src = src_id ? sym_index(R, src_id) : -1;
+    long long d = -1;
+    if (!target) return -1;
+    if (inherits) {
+        char *t = xstrdup(target);
+        char *br = strpbrk(t, "[(");
+        if (br) *br = 0;
+        d = resolve_dotted(R, fid, t, 1);
+        if (d == src) d = -1;     /* 'class X(X)': a shadowed name, not itself */
+        free(t);
+        if (d >= 0 && src >= 0) add_base(R, src, d);
+    } else {
+        d = resolve_call(R, fid, src, target);
+    }
+    return d;
 }
 
 /* Recomputes dst of every edge of kind, in batches so that memory stays flat. */
@@ -729,21 +739,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
         after = rows[n - 1].id;
         for (size_t i = 0; i < n && !rc; i++) {
             struct row *r = &rows[i];
-            long long src = r->src ? sym_index(R, r->src) : -1;
-            long long d = -1;
-            if (r->target) {
-                if (inherits) {
-                    char *t = xstrdup(r->target);
-                    char *br = strpbrk(t, "[(");
-                    if (br) *br = 0;
-                    d = resolve_dotted(R, r->file, t, 1);
-                    if (d == src) d = -1;     /* 'class X(X)': a shadowed name, not itself */
-                    free(t);
-                    if (d >= 0 && src >= 0) add_base(R, src, d);
-                } else {
-                    d = resolve_call(R, r->file, src, r->target);
-                }
-            }
+            long long d = resolve_target(R, inherits, r->file, r->src, r->target);
             r->new_dst = d >= 0 ? R->syms[d].id : 0;
             counts[d >= 0 ? 0 : 1]++;
             r->new_file = d >= 0 ? R->syms[d].file : 0;
@@ -766,7 +762,66 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
     return rc;
 }
 
-static int write_imports(struct repo *R, sqlite3 *db, long counts[2], char *err, size_t errlen)
+/* Resolves the pending edges of one kind in their order, as resolve_edges
+ * does the rows, into dst and dst_file. */
+static void resolve_pending(struct repo *R, const struct index_edges *P, int kind, long long *dst,
+                            long long *dst_file, long counts[2])
+{
+    for (size_t i = 0; i < P->n; i++) {
+        const struct index_edge *e = &P->v[i];
+        if (e->kind != kind) continue;
+        long long d = resolve_target(R, kind == INDEX_EDGE_INHERITS, e->file, e->src, index_edge_str(P, e->target));
+        dst[i] = d >= 0 ? R->syms[d].id : 0;
+        dst_file[i] = d >= 0 ? R->syms[d].file : 0;
+        counts[d >= 0 ? 0 : 1]++;
+    }
+}
+
+/* Inserts the pending edges, in their order, with their destinations. */
+static int insert_pending(sqlite3 *db, const struct index_edges *P, const long long *dst, const long long *dst_file,
+                          char *err, size_t errlen)
+{
+    sqlite3_stmt *ins;
+    if (sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
+                               "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &ins, NULL))
+        return fail(db, "edges", err, errlen);
+    int rc = 0;
+    for (size_t i = 0; i < P->n && !rc; i++) {
+        const struct index_edge *e = &P->v[i];
+        int resolved_here = e->kind == INDEX_EDGE_CALLS || e->kind == INDEX_EDGE_INHERITS;
+        long long d = resolved_here ? dst[i] : e->dst, df = resolved_here ? dst_file[i] : e->dst_file;
+        const char *t = index_edge_str(P, e->target), *tn = index_edge_str(P, e->target_name);
+        sqlite3_bind_text(ins, 1, index_edge_kind_names[e->kind], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 2, e->file);
+        if (e->src) sqlite3_bind_int64(ins, 3, e->src);
+        sqlite3_bind_int(ins, 4, e->line);
+        if (t) sqlite3_bind_text(ins, 5, t, -1, SQLITE_STATIC);
+        if (tn) sqlite3_bind_text(ins, 6, tn, -1, SQLITE_STATIC);
+        if (d) sqlite3_bind_int64(ins, 7, d);
+        if (df) sqlite3_bind_int64(ins, 8, df);
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = fail(db, "edges", err, errlen);
+        sqlite3_reset(ins);
+        sqlite3_clear_bindings(ins);
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* The symbol each import names (sym index, -1 for none), looked up in import order. */
+static long long *import_symbols(struct repo *R)
+{
+    long long *sym = xreallocarray(NULL, R->nimps ? R->nimps : 1, sizeof *sym);
+    for (size_t i = 0; i < R->nimps; i++) {
+        struct rimp *m = &R->imps[i];
+        sym[i] = -1;
+        if (m->resolved && m->name && !m->name_is_module && strcmp(m->name, "*") != 0)
+            sym[i] = find_in_file(R, m->resolved, m->name, 1);
+    }
+    return sym;
+}
+
+static int write_imports(struct repo *R, sqlite3 *db, const long long *imp_sym, long counts[2], char *err,
+                         size_t errlen)
 {
     sqlite3_stmt *upd, *ins;
     if (sqlite3_exec(db, "DELETE FROM edges WHERE kind = 'imports'", NULL, NULL, NULL) != SQLITE_OK)
@@ -797,9 +852,7 @@ static int write_imports(struct repo *R, sqlite3 *db, long counts[2], char *err,
         const char *dot = strrchr(tname, '.');
         if (dot) tname = dot + 1;
         if (!*tname && m->name) tname = m->name;
-        long long sym = -1;
-        if (m->resolved && m->name && !m->name_is_module && strcmp(m->name, "*") != 0)
-            sym = find_in_file(R, m->resolved, m->name, 1);
+        long long sym = imp_sym[i];
         sqlite3_bind_int64(ins, 1, m->file);
         sqlite3_bind_int(ins, 2, m->line);
         sqlite3_bind_text(ins, 3, buf_str(&target), -1, SQLITE_TRANSIENT);
@@ -817,7 +870,39 @@ static int write_imports(struct repo *R, sqlite3 *db, long counts[2], char *err,
     return rc;
 }
 
-int index_resolve(sqlite3 *db, const char *root_abs, struct index_stats *counts, char *err, size_t errlen)
+/* Resolves and writes the edges: those in the table, updated in place, or
+ * the pending ones of a fresh build, inserted once resolved. Either way
+ * imports are looked up first, then bases (method lookup through self.*
+ * walks them), then calls, so that the resolver answers the same. */
+static int resolve_all(struct repo *R, sqlite3 *db, const struct index_edges *pending, long c[][2], char *err,
+                       size_t errlen)
+{
+    long long *imp_sym = import_symbols(R);
+    int rc = -1;
+    if (!pending) {
+        rc = write_imports(R, db, imp_sym, c[INDEX_EDGE_IMPORTS], err, errlen) ||
+                     resolve_edges(R, db, "inherits", 1, c[INDEX_EDGE_INHERITS], err, errlen) ||
+                     resolve_edges(R, db, "calls", 0, c[INDEX_EDGE_CALLS], err, errlen)
+                 ? -1 : 0;
+        free(imp_sym);
+        return rc;
+    }
+    size_t n = pending->n ? pending->n : 1;
+    long long *dst = xreallocarray(NULL, n, sizeof *dst), *dst_file = xreallocarray(NULL, n, sizeof *dst_file);
+    resolve_pending(R, pending, INDEX_EDGE_INHERITS, dst, dst_file, c[INDEX_EDGE_INHERITS]);
+    resolve_pending(R, pending, INDEX_EDGE_CALLS, dst, dst_file, c[INDEX_EDGE_CALLS]);
+    /* the pending rows come first, as they would have been inserted while parsing */
+    rc = insert_pending(db, pending, dst, dst_file, err, errlen) ||
+                 write_imports(R, db, imp_sym, c[INDEX_EDGE_IMPORTS], err, errlen)
+             ? -1 : 0;
+    free(dst);
+    free(dst_file);
+    free(imp_sym);
+    return rc;
+}
+
+int index_resolve(sqlite3 *db, const char *root_abs, const struct index_edges *pending, struct index_stats *counts,
+                  char *err, size_t errlen)
 {
     struct repo R;
     memset(&R, 0, sizeof R);
@@ -832,10 +917,7 @@ int index_resolve(sqlite3 *db, const char *root_abs, struct index_stats *counts,
     bind_imports(&R);
     long c[INDEX_EDGE_KINDS][2];
     memset(c, 0, sizeof c);
-    if (write_imports(&R, db, c[INDEX_EDGE_IMPORTS], err, errlen)) goto out;
-    /* bases first: method lookup through self.* walks them */
-    if (resolve_edges(&R, db, "inherits", 1, c[INDEX_EDGE_INHERITS], err, errlen)) goto out;
-    if (resolve_edges(&R, db, "calls", 0, c[INDEX_EDGE_CALLS], err, errlen)) goto out;
+    if (resolve_all(&R, db, pending, c, err, errlen)) goto out;
     if (counts) {
         /* the whole index is in memory now: count it here rather than query it again */
         counts->files = (long)R.nfiles;

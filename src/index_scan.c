@@ -30,10 +30,7 @@ extern char **environ;
 
 void scan_add_skip(struct scan_result *r, const char *path, const char *reason, long long size)
 {
-    if (r->nskips == r->capskips) {
-        r->capskips = r->capskips ? r->capskips * 2 : 16;
-        r->skips = xrealloc(r->skips, r->capskips * sizeof *r->skips);
-    }
+    ARRAY_GROW(r->skips, r->nskips, r->capskips, 16);
     size_t len;
     int bad;
     /* the index holds UTF-8 only: an undecodable name is shown with U+FFFD */
@@ -46,10 +43,7 @@ void scan_add_skip(struct scan_result *r, const char *path, const char *reason, 
 static void add_file(struct scan_result *r, const char *path, const struct lang *lang, const struct stat *st,
                      int via_link)
 {
-    if (r->nfiles == r->capfiles) {
-        r->capfiles = r->capfiles ? r->capfiles * 2 : 256;
-        r->files = xrealloc(r->files, r->capfiles * sizeof *r->files);
-    }
+    ARRAY_GROW(r->files, r->nfiles, r->capfiles, 256);
     struct scan_file *f = &r->files[r->nfiles++];
     f->path = xstrdup(path);
     f->lang = lang;
@@ -85,10 +79,7 @@ static void count_rule(struct scan_result *r, char *rule)
             free(rule);
             return;
         }
-    if (r->nrules == r->caprules) {
-        r->caprules = r->caprules ? r->caprules * 2 : 8;
-        r->rules = xrealloc(r->rules, r->caprules * sizeof *r->rules);
-    }
+    ARRAY_GROW(r->rules, r->nrules, r->caprules, 8);
     r->rules[r->nrules].rule = rule;
     r->rules[r->nrules++].paths = 1;
 }
@@ -114,14 +105,14 @@ struct scanner {
     /* symlinks to directories inside the root, walked after everything else
      * so that a directory is always listed under its own path first */
     struct deferred *deferred;
-    size_t ndeferred;
+    size_t ndeferred, capdeferred;
     int no_ignore;                /* --no-ignore: only version-control metadata is left out */
     /* the ignore files that apply to the directory being walked, lowest
      * precedence first, and every file read (owned here) */
     struct ignore_file **stack;
     size_t nstack, capstack;
     struct ignore_file **ifiles;
-    size_t nifiles;
+    size_t nifiles, capifiles;
     /* walk mode */
     int rootfd;
     struct scan_dirs *dirs;       /* recorded listings, or NULL */
@@ -234,7 +225,7 @@ static void consider_symlink(struct scanner *s, const char *rel, const char *ful
     } else if (S_ISDIR(st.st_mode)) {
         if (!walk) scan_add_skip(s->r, rel, "symlink to a directory", -1);
         else {
-            s->deferred = xrealloc(s->deferred, (s->ndeferred + 1) * sizeof *s->deferred);
+            ARRAY_GROW(s->deferred, s->ndeferred, s->capdeferred, 8);
             struct deferred *d = &s->deferred[s->ndeferred++];
             d->rel = xstrdup(rel);
             d->nstack = s->nstack;
@@ -474,12 +465,9 @@ static struct ignore_file *load_ignore(int base, const char *sub, const char *di
 
 static void stack_push(struct scanner *s, struct ignore_file *f)
 {
-    if (s->nstack == s->capstack) {
-        s->capstack = s->capstack ? s->capstack * 2 : 8;
-        s->stack = xrealloc(s->stack, s->capstack * sizeof *s->stack);
-    }
+    ARRAY_GROW(s->stack, s->nstack, s->capstack, 8);
     s->stack[s->nstack++] = f;
-    s->ifiles = xrealloc(s->ifiles, (s->nifiles + 1) * sizeof *s->ifiles);
+    ARRAY_GROW(s->ifiles, s->nifiles, s->capifiles, 8);
     s->ifiles[s->nifiles++] = f;
 }
 
@@ -599,10 +587,7 @@ static int decode_entries(const char *entries, size_t len, struct dent **out, si
             *n = 0;
             return -1;
         }
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            *out = xrealloc(*out, cap * sizeof **out);
-        }
+        ARRAY_GROW(*out, *n, cap, 16);
         (*out)[*n].name = (char *)(entries + i);
         (*out)[*n].type = type;
         (*n)++;
@@ -614,10 +599,7 @@ static int decode_entries(const char *entries, size_t len, struct dent **out, si
 void scan_dirs_add_old(struct scan_dirs *d, const char *path, size_t pathlen, long long dev, long long ino,
                        long long mtime_ns, long long ctime_ns, const void *entries, size_t len)
 {
-    if (d->nold == d->capold) {
-        d->capold = d->capold ? d->capold * 2 : 256;
-        d->old = xrealloc(d->old, d->capold * sizeof *d->old);
-    }
+    ARRAY_GROW(d->old, d->nold, d->capold, 256);
     struct scan_dir *o = &d->old[d->nold++];
     o->path = xstrndup(path, pathlen);
     o->dev = dev;
@@ -696,10 +678,7 @@ static void dirs_record(struct scanner *s, struct scan_dir *old, const char *rel
         (!entries->len || memcmp(old->entries, entries->data, entries->len) == 0))
         return;
     struct scan_dirs *d = s->dirs;
-    if (d->nfresh == d->capfresh) {
-        d->capfresh = d->capfresh ? d->capfresh * 2 : 64;
-        d->fresh = xrealloc(d->fresh, d->capfresh * sizeof *d->fresh);
-    }
+    ARRAY_GROW(d->fresh, d->nfresh, d->capfresh, 64);
     struct scan_dir *f = &d->fresh[d->nfresh++];
     f->path = xstrdup(rel);
     f->dev = (long long)st->st_dev;
@@ -742,10 +721,7 @@ static int read_dir(int fd, struct dent **out, size_t *n)
             struct linux_dirent64 *e = (struct linux_dirent64 *)(dbuf + off);
             off += e->d_reclen;
             if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-            if (nents == cap) {
-                cap = cap ? cap * 2 : 64;
-                ents = xrealloc(ents, cap * sizeof *ents);
-            }
+            ARRAY_GROW(ents, nents, cap, 64);
             ents[nents].name = xstrdup(e->d_name);
             ents[nents].type = e->d_type;
             nents++;
@@ -980,10 +956,7 @@ static void walk_deferred(struct scanner *s, const struct deferred *d)
             /* the ignore files of the directories above the link apply */
             s->nstack = 0;
             for (size_t i = 0; i < d->nstack; i++) {
-                if (s->nstack == s->capstack) {
-                    s->capstack = s->capstack ? s->capstack * 2 : 8;
-                    s->stack = xrealloc(s->stack, s->capstack * sizeof *s->stack);
-                }
+                ARRAY_GROW(s->stack, s->nstack, s->capstack, 8);
                 s->stack[s->nstack++] = d->stack[i];
             }
             s->in_link = 1;

@@ -6,11 +6,13 @@
  * and an interrupted update leaves that committed state intact.
  */
 #include "store.h"
+#include "tok.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +118,8 @@ static const char STORE_SCHEMA[] =
     "  off INTEGER,\n"                    /* the span: byte offset in files.text ... */
     "  len INTEGER,\n"                    /* ... and its length in bytes */
     "  text TEXT,\n"                      /* the whole text when it is no span, else NULL */
-    "  hash TEXT NOT NULL\n"              /* of the text: the embedding cache key */
+    "  hash TEXT NOT NULL,\n"             /* of the text: the embedding cache key */
+    "  name TEXT\n"                       /* the FTS name terms (chunks_fts.name) */
     ");\n"
     "CREATE INDEX chunk_spans_file ON chunk_spans(file_id);\n"
     /* the files join is left out by sqlite when no text is asked for */
@@ -126,8 +129,23 @@ static const char STORE_SCHEMA[] =
     "    c.hash\n"
     "  FROM chunk_spans c LEFT JOIN files f ON f.id = c.file_id;\n"
     /* Pre-tokenised with tok_terms(): name = qualified name terms, doc = docstring
-     * terms, body = code terms, path = path terms. rowid = chunks.id (chunk_spans.id). */
-    "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, doc, body, path, tokenize = 'unicode61');\n"
+     * terms, body = code terms, path = path terms. rowid = chunks.id (chunk_spans.id).
+     * The table keeps only its index: what it was given is read back through
+     * chunks_fts_src, which computes the same terms from the chunk, its symbol
+     * and its file (drqa_terms, registered on every connection by store.c).
+     * The indexer inserts the terms it computed, and deletes a chunk's row
+     * before the chunk, its symbol or its file change, so that the terms read
+     * back are those that were inserted. */
+    "CREATE VIEW chunks_fts_src(id, name, doc, body, path) AS\n"
+    "  SELECT c.id, c.name, drqa_terms(s.docstring),\n"
+    /* the text of chunks, as the view chunks puts it together; the file's
+     * text is read once for its run of chunks, not once per chunk */
+    "    drqa_terms(coalesce(c.text, coalesce(c.head, '') || coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len),\n"
+    "      drqa_load_span(f.id, f.hash, f.text, c.off, c.len)))),\n"
+    "    drqa_terms(f.path)\n"
+    "  FROM chunk_spans c JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id;\n"
+    "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, doc, body, path, content = 'chunks_fts_src',\n"
+    "  content_rowid = 'id', tokenize = 'unicode61');\n"
     "CREATE TABLE embeddings(\n"
     "  hash TEXT NOT NULL,\n"
     "  model TEXT NOT NULL,\n"            /* 'local:<name>' or the remote model id */
@@ -151,6 +169,107 @@ static const char STORE_SCHEMA[] =
     "  ndocs INTEGER NOT NULL,\n"
     "  dim INTEGER NOT NULL\n"
     ");\n";
+
+/* drqa_terms(text): the code-aware terms of text (tok_terms), '' for NULL.
+ * The chunker measures its strings with strlen, so the text ends at a NUL here too. */
+static void terms_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *t = (const char *)sqlite3_value_text(argv[0]);
+    struct buf b = BUF_INIT;
+    if (t) tok_terms(t, strnlen(t, (size_t)sqlite3_value_bytes(argv[0])), 0, &b);
+    if (b.data) sqlite3_result_text(cx, b.data, (int)b.len, free);
+    else sqlite3_result_text(cx, "", 0, SQLITE_STATIC);
+}
+
+/* The last file text chunks_fts_src read, per connection, known by the
+ * file's id and content hash: the chunks of one file follow each other, and
+ * each would otherwise read the whole text again. */
+struct span_cache {
+    long long fid;
+    char hash[17];
+    char *text;
+    size_t len;
+};
+
+/* bytes [off, off + len) of text[0..n), as substr(CAST(text AS BLOB), off + 1, len) gives them */
+static void result_span(sqlite3_context *cx, const char *text, size_t n, sqlite3_int64 off, sqlite3_int64 len)
+{
+    if (off < 0 || (size_t)off >= n || len <= 0) {
+        sqlite3_result_text(cx, "", 0, SQLITE_STATIC);
+        return;
+    }
+    size_t k = (size_t)len < n - (size_t)off ? (size_t)len : n - (size_t)off;
+    sqlite3_result_text(cx, text + off, (int)k, SQLITE_TRANSIENT);
+}
+
+static int span_cache_has(const struct span_cache *c, sqlite3_value **argv)
+{
+    const char *h = (const char *)sqlite3_value_text(argv[1]);
+    return c->text && c->fid == sqlite3_value_int64(argv[0]) && h && strcmp(h, c->hash) == 0;
+}
+
+/* drqa_cached_span(file id, hash, off, len): the span of the cached text, NULL when another file's is cached */
+static void cached_span_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    struct span_cache *c = sqlite3_user_data(cx);
+    if (!span_cache_has(c, argv)) return;   /* NULL */
+    result_span(cx, c->text, c->len, sqlite3_value_int64(argv[2]), sqlite3_value_int64(argv[3]));
+}
+
+/* drqa_load_span(file id, hash, text, off, len): caches the text and gives its span */
+static void load_span_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    struct span_cache *c = sqlite3_user_data(cx);
+    const char *t = (const char *)sqlite3_value_blob(argv[2]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[2]);
+    const char *h = (const char *)sqlite3_value_text(argv[1]);
+    free(c->text);
+    c->text = xmalloc(n + 1);
+    if (n) memcpy(c->text, t, n);
+    c->len = n;
+    c->fid = sqlite3_value_int64(argv[0]);
+    snprintf(c->hash, sizeof c->hash, "%s", h ? h : "");
+    result_span(cx, c->text, c->len, sqlite3_value_int64(argv[3]), sqlite3_value_int64(argv[4]));
+}
+
+static void span_cache_free(void *p)
+{
+    struct span_cache *c = p;
+    free(c->text);
+    free(c);
+}
+
+static int register_functions(sqlite3 *db, char **msg, const sqlite3_api_routines *api)
+{
+    (void)msg;
+    (void)api;
+    int rc = sqlite3_create_function(db, "drqa_terms", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                     terms_fn, NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+    /* one cache for both functions, owned by drqa_load_span: sqlite frees it
+     * when that function goes (with the connection), or at once when its
+     * registration fails */
+    struct span_cache *c = xcalloc(1, sizeof *c);
+    rc = sqlite3_create_function_v2(db, "drqa_load_span", 5, SQLITE_UTF8 | SQLITE_INNOCUOUS, c, load_span_fn, NULL,
+                                    NULL, span_cache_free);
+    if (rc != SQLITE_OK) return rc;
+    return sqlite3_create_function_v2(db, "drqa_cached_span", 4, SQLITE_UTF8 | SQLITE_INNOCUOUS, c, cached_span_fn,
+                                      NULL, NULL, NULL);
+}
+
+static void auto_register(void)
+{
+    sqlite3_auto_extension((void (*)(void))register_functions);
+}
+
+void store_functions_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, auto_register);
+}
 
 static void seterr(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
 {
@@ -238,6 +357,7 @@ static const char *file_type_name(mode_t m)
 enum store_kind store_classify(const char *path, int *version, char *err, size_t errlen)
 {
     if (version) *version = -1;
+    store_functions_init();
     struct stat st;
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) return STORE_ABSENT;   /* the directory is the caller's to make */
@@ -321,6 +441,7 @@ int store_open(const char *path, int readonly, sqlite3 **out, int *rebuilt, char
     if (rebuilt) *rebuilt = 0;
     int flags = readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     flags |= SQLITE_OPEN_NOMUTEX;
+    store_functions_init();
     if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
         seterr(err, errlen, "cannot open index '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);

@@ -24,7 +24,9 @@
  *   edges                     calls / inherits / imports / contains relations
  *   chunk_spans + chunks_fts  retrieval units (as spans of their file's text) and
  *                             their code-aware FTS5 terms; the view chunks puts
- *                             each unit's text together
+ *                             each unit's text together. chunks_fts keeps only
+ *                             its index: its content is the view chunks_fts_src,
+ *                             which computes the terms again (drqa_terms)
  *   embeddings                vectors cached by (content hash, model)
  *   vec_terms, vec_models     local vector model: term vectors, fit stamp
  */
@@ -34,7 +36,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_APPLICATION_ID 0x44525141   /* "DRQA" */
 
 /* What is at an index path, found without writing to it. */
@@ -61,6 +63,12 @@ int store_quick_check(const char *path, char *detail, size_t detaillen);
  * creates or rebuilds; a missing or foreign index is an error. On error returns -1 and writes a
  * message naming the path into err. The caller closes *db with sqlite3_close. */
 int store_open(const char *path, int readonly, sqlite3 **db, int *rebuilt, char *err, size_t errlen);
+
+/* Makes every sqlite connection the process opens from now on know the
+ * functions the schema's views call (drqa_terms, see chunks_fts_src).
+ * store_open and store_classify call it; a caller opening an index with
+ * sqlite3_open directly, before either ran, calls it first. */
+void store_functions_init(void);
 
 /* Default index path for a repository (absolute path): under
  * $XDG_CACHE_HOME/drqa-tui/ (or ~/.cache/drqa-tui/), named after the

@@ -39,11 +39,23 @@ def main():
     table("edges", ((k, path.get(sf), sym.get(si), l, t, tn, sym.get(di), path.get(df))
                     for k, sf, si, l, t, tn, di, df in
                     q("SELECT kind, src_file, src_id, line, target, target_name, dst_id, dst_file FROM edges")))
-    table("chunks", ((path.get(f), sym.get(s), k, a, b, t, h, fn, fd, fb, fp)
-                     for f, s, k, a, b, t, h, fn, fd, fb, fp in
-                     q("SELECT c.file_id, c.symbol_id, c.kind, c.start_line, c.end_line, c.text, c.hash, "
-                       "x.name, x.doc, x.body, x.path FROM chunks c LEFT JOIN chunks_fts x ON x.rowid = c.id")))
-    n_fts = q("SELECT count(*) FROM chunks_fts").fetchone()[0]
+    # what the FTS index holds of each chunk, term by term (its content is
+    # computed by a function of the program, which this connection lacks)
+    q("CREATE VIRTUAL TABLE temp.dump_vocab USING fts5vocab(main, 'chunks_fts', 'instance')")
+    terms = {}
+    for term, doc, col, off in q("SELECT term, doc, col, offset FROM temp.dump_vocab"):
+        terms.setdefault(doc, []).append((col, off, term))
+    fts = {d: " ".join("%s:%d:%s" % x for x in sorted(v)) for d, v in terms.items()}
+    chunk_ids = set()
+    rows = []
+    for i, f, s, k, a, b, t, h in q("SELECT c.id, c.file_id, c.symbol_id, c.kind, c.start_line, c.end_line, "
+                                    "c.text, c.hash FROM chunks c"):
+        chunk_ids.add(i)
+        rows.append((path.get(f), sym.get(s), k, a, b, t, h, fts.get(i)))
+    table("chunks", rows)
+    orphans = [d for d in fts if d not in chunk_ids]
+    out.append("fts_orphans %d" % len(orphans))
+    n_fts = q("SELECT count(*) FROM chunks_fts_docsize").fetchone()[0]
     n_chunks = q("SELECT count(*) FROM chunks").fetchone()[0]
     out.append("fts_rows %d chunks %d" % (n_fts, n_chunks))
     sys.stdout.write("\n".join(out) + "\n")

@@ -136,7 +136,12 @@ is "$(q "$I" "SELECT (instr(c.text, 'def add(self, pattern, endpoint, methods=No
    "a class chunk holds method signatures without bodies"
 is "$(q "$I" "SELECT kind || ':' || count(*) FROM chunks GROUP BY kind ORDER BY kind" | tr '\n' ' ')" \
    "class:16 function:111 module:15 text:1 " "chunks per kind"
-is "$(q "$I" "SELECT count(*) FROM chunks_fts")" "$(q "$I" "SELECT count(*) FROM chunks")" "one FTS row per chunk"
+# the FTS table keeps only its index (its content is computed from the chunks):
+# the rows it indexed are those of its docsize table
+is "$(q "$I" "SELECT count(*) || ' ' || count(c.id) FROM chunks_fts_docsize d LEFT JOIN chunk_spans c ON c.id = d.id")" \
+   "$(q "$I" "SELECT count(*) || ' ' || count(*) FROM chunks")" "one FTS row per chunk"
+is "$(q "$I" "SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts_content'")" "0" \
+   "the FTS table keeps no copy of the text"
 is "$(q "$I" "SELECT s.qualname FROM chunks_fts x JOIN chunks c ON c.id = x.rowid JOIN symbols s ON s.id = c.symbol_id
               WHERE chunks_fts MATCH 'name:flush' ORDER BY s.qualname" | tr '\n' ' ')" "SessionBase.flush " \
    "FTS name column finds the method"
@@ -549,6 +554,20 @@ for run in 1 2 3; do
     [ "$chunks" = 0 ] || { order_ok=1; echo "# run $run: $chunks chunks follow a chunk of a later path"; }
 done
 ok $order_ok "on two threads, file and chunk ids follow path order in three fresh builds"
+
+# ---- a fresh build's edges: kept in memory and inserted resolved, or (past
+# the memory budget) inserted as they come and resolved in place -------------------
+E="$T/edges"
+rm -rf "$E" && cp -R "$FIX" "$E"
+rm -f "$T/idx/kept.sqlite"* "$T/idx/flushed.sqlite"*
+"$DRQA" --no-progress --index "$T/idx/kept.sqlite" --index-only "$E" >/dev/null 2>"$T/err.txt"
+DRQA_TEST_EDGE_BUDGET=2000 "$DRQA_HOOKS" --no-progress --index "$T/idx/flushed.sqlite" --index-only "$E" >/dev/null 2>"$T/err.txt"
+rows() { q "$1" "SELECT * FROM edges ORDER BY id; SELECT * FROM imports ORDER BY id"; }
+kept=$(rows "$T/idx/kept.sqlite")
+ok "$([ -n "$kept" ] && [ "$(q "$T/idx/kept.sqlite" "SELECT count(*) FROM edges")" -gt 100 ]; echo $?)" \
+   "the fixture has edges to compare"
+is "$(rows "$T/idx/flushed.sqlite")" "$kept" \
+   "edges kept in memory and resolved before the insert are the rows, ids included, of edges resolved in place"
 
 echo "1..$n"
 exit $fail

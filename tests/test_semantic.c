@@ -76,8 +76,10 @@ static void add_chunk(sqlite3 *db, int64_t file, const char *path, const char *t
         sqlite3_step(st);
         sqlite3_finalize(st);
     }
-    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash) "
-                           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL);
+    char *n = terms(qualname ? qualname : ""), *d = terms(doc ? doc : ""), *bt = terms(body), *p = terms(path);
+    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, name) "
+                           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &st, NULL);
+    sqlite3_bind_text(st, 8, n, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 1, file);
     if (sym) sqlite3_bind_int64(st, 2, sym); else sqlite3_bind_null(st, 2);
     sqlite3_bind_text(st, 3, qualname ? "function" : "module", -1, SQLITE_STATIC);
@@ -88,7 +90,6 @@ static void add_chunk(sqlite3 *db, int64_t file, const char *path, const char *t
     sqlite3_step(st);
     sqlite3_finalize(st);
     int64_t id = sqlite3_last_insert_rowid(db);
-    char *n = terms(qualname ? qualname : ""), *d = terms(doc ? doc : ""), *bt = terms(body), *p = terms(path);
     sqlite3_prepare_v2(db, "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
                        -1, &st, NULL);
     sqlite3_bind_int64(st, 1, id);
