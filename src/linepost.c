@@ -51,7 +51,7 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
 
 /* ---- the stamp of the files ---- */
 
-static int files_stamp(sqlite3 *db, char out[40])
+int linepost_files_stamp(sqlite3 *db, char out[40])
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT id, path, hash FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK)
@@ -252,7 +252,7 @@ static int build_write(sqlite3 *w, const char *stamp)
 int linepost_build(sqlite3 *db, char *err, size_t errlen)
 {
     char stamp[40];
-    if (files_stamp(db, stamp)) {
+    if (linepost_files_stamp(db, stamp)) {
         snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
         return -1;
     }
@@ -263,7 +263,7 @@ int linepost_build(sqlite3 *db, char *err, size_t errlen)
     if (sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
         /* the files again, now that no one else writes: another process may
          * have built the postings, or changed the index, meanwhile */
-        if (files_stamp(w, stamp) == 0 && (stamp_stored(w, stamp) || build_write(w, stamp) == 0) &&
+        if (linepost_files_stamp(w, stamp) == 0 && (stamp_stored(w, stamp) || build_write(w, stamp) == 0) &&
             sqlite3_exec(w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
             rc = 1;
         else
@@ -309,7 +309,7 @@ int linepost_open(sqlite3 *db, struct linepost *lp)
     if (sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) lp->own_txn = 1;
     char stamp[40];
     struct buf ids = BUF_INIT, nl = BUF_INIT, lens = BUF_INIT;
-    int ok = files_stamp(db, stamp) == 0 && stamp_stored(db, stamp) && get_meta(db, "file_id", &ids) == 0 &&
+    int ok = linepost_files_stamp(db, stamp) == 0 && stamp_stored(db, stamp) && get_meta(db, "file_id", &ids) == 0 &&
              get_meta(db, "nlines", &nl) == 0 && get_meta(db, "lens", &lens) == 0 &&
              sqlite3_prepare_v2(db, "SELECT term FROM lp_terms WHERE term >= ?1 ORDER BY term", -1, &lp->range,
                                 NULL) == SQLITE_OK &&

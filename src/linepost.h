@@ -25,6 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The stamp of the index's files: a hash of every file's id, path and
+ * content hash, in path order, prefixed with the postings' format. Caches
+ * derived from the files are checked against it. -1 when unreadable. */
+int linepost_files_stamp(sqlite3 *db, char out[40]);
+
 /* Builds and stores the postings when none match the current files (through
  * a second, writable connection when db is read-only). Returns 1 when
  * postings of the current files are stored (built now or before), 0 when the
