@@ -354,7 +354,9 @@ void qparse_weigh(struct qparse *q, sqlite3 *db)
     if (!db || !q->nterms) return;
     sqlite3_stmt *st = NULL;
     double ndocs = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM chunks", -1, &st, NULL) != SQLITE_OK) return;
+    /* chunk_spans has the chunks view's rows (the view joins each to its
+     * file) and counts from an index, without that join */
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM chunk_spans", -1, &st, NULL) != SQLITE_OK) return;
     if (sqlite3_step(st) == SQLITE_ROW) ndocs = (double)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     if (ndocs <= 0) return;
