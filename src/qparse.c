@@ -656,20 +656,28 @@ int qparse_windows_scan(const struct qparse *q, sqlite3 *db, int lines, int over
 struct cand_list {
     char **t;
     size_t n, cap;
+    const char *term;   /* the question's term being looked up */
+    size_t len;
 };
 
-static int cand_add(const char *t, size_t n, void *ctx)
+static void cand_push(struct cand_list *c, const char *t, size_t n)
 {
-    struct cand_list *c = ctx;
-    for (size_t i = 0; i < c->n; i++)
-        if (strlen(c->t[i]) == n && memcmp(c->t[i], t, n) == 0) return 0;
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 32;
         c->t = xrealloc(c->t, c->cap * sizeof *c->t);
     }
     c->t[c->n++] = xstrndup(t, n);
+}
+
+/* A stored term sharing the prefix: kept when it matches the question's term. */
+static int cand_add(const char *t, size_t n, void *ctx)
+{
+    struct cand_list *c = ctx;
+    if (same_word(c->term, c->len, t, n)) cand_push(c, t, n);
     return 0;
 }
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 struct post_ctx {
     float *tf;
@@ -731,9 +739,22 @@ static int windows_posted(const struct qparse *q, sqlite3 *db, struct linepost *
         size_t n = strlen(q->terms[i]);
         /* a stored term matches this one when equal or (same_word) sharing
          * its first max(5, n - 3) bytes */
-        if (n < 5) cand_add(q->terms[i], n, &cands);
+        cands.term = q->terms[i];
+        cands.len = n;
+        if (n < 5) cand_push(&cands, q->terms[i], n);
         else linepost_terms(lp, q->terms[i], n - 3 > 5 ? n - 3 : 5, cand_add, &cands);
     }
+    /* each stored term once: it counts for one question term only */
+    if (cands.n) qsort(cands.t, cands.n, sizeof *cands.t, cmp_cstr);
+    size_t nu = 0;
+    for (size_t c = 0; c < cands.n; c++) {
+        if (nu && !strcmp(cands.t[nu - 1], cands.t[c])) {
+            free(cands.t[c]);
+            continue;
+        }
+        cands.t[nu++] = cands.t[c];
+    }
+    cands.n = nu;
     int bad = 0;
     for (size_t c = 0; c < cands.n && !bad; c++) {
         int owner = lookup_index(q, &lk, cands.t[c], strlen(cands.t[c]));

@@ -378,12 +378,18 @@ static long chunk_index(const struct semantic_cache *c, int64_t id)
 /* ---- local vectors ---- */
 
 /* The chunk vectors of a fit, as the cache holds them (rows in chunk id
- * order), are also kept whole in vec_matrix, stamped with the chunk list
- * they belong to, in parts of MATRIX_PART rows: a process reads them in a
- * few blob reads instead of matching every stored vector to its chunks. The
- * table is created on first write; stale parts (another stamp) are never
- * read, and are replaced the next time the vectors are read by hash. */
+ * order, interleaved as rank_dense reads them), are also kept whole in
+ * vec_matrix, stamped with the chunk list they belong to, in parts of
+ * MATRIX_PART rows (a multiple of the interleaved block): a process reads
+ * them in a few blob reads instead of matching every stored vector to its
+ * chunk. The table is created on first write; stale parts (another stamp)
+ * are never read, and are replaced the next time the vectors are read by
+ * hash. The model name says the layout. */
 #define MATRIX_PART 4096
+#define MATRIX_MODEL VEC_LOCAL_MODEL "/interleaved8"
+/* while the matrix is read, sqlite maps the file rather than reading it
+ * page by page with a system call each */
+#define MATRIX_MMAP "1073741824"
 
 static void dense_interleave(float *m, size_t n, int dim);   /* see rank_dense */
 
@@ -394,9 +400,10 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
     if (sqlite3_prepare_v2(db, "SELECT rowid, part, length(rows) FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
                                "ORDER BY part", -1, &st, NULL) != SQLITE_OK)
         return 0;
-    sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, c->stamp, -1, SQLITE_STATIC);
     size_t rows = 0, nparts = (c->n + MATRIX_PART - 1) / MATRIX_PART;
+    sqlite3_exec(db, "PRAGMA mmap_size=" MATRIX_MMAP, NULL, NULL, NULL);
     long long part = 0;
     int ok = 1;
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
@@ -415,6 +422,7 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
         part++;
     }
     sqlite3_finalize(st);
+    sqlite3_exec(db, "PRAGMA mmap_size=0", NULL, NULL, NULL);
     return ok && (size_t)part == nparts && rows == c->n;
 }
 
@@ -430,16 +438,14 @@ static void matrix_save(sqlite3 *db, const struct semantic_cache *c, const float
                           NULL, NULL, NULL) == SQLITE_OK &&
              sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
     int in_txn = ok;
-    ok = ok && sqlite3_prepare_v2(w, "DELETE FROM vec_matrix WHERE model = ?1", -1, &del, NULL) == SQLITE_OK &&
+    /* one matrix at a time: any other (stamp, layout) is stale */
+    ok = ok && sqlite3_prepare_v2(w, "DELETE FROM vec_matrix", -1, &del, NULL) == SQLITE_OK &&
          sqlite3_prepare_v2(w, "INSERT INTO vec_matrix(model, stamp, part, rows) VALUES(?1, ?2, ?3, ?4)", -1, &ins,
                             NULL) == SQLITE_OK;
-    if (ok) {
-        sqlite3_bind_text(del, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-        ok = sqlite3_step(del) == SQLITE_DONE;
-    }
+    if (ok) ok = sqlite3_step(del) == SQLITE_DONE;
     for (size_t r = 0, part = 0; ok && r < c->n; r += MATRIX_PART, part++) {
         size_t nr = c->n - r < MATRIX_PART ? c->n - r : MATRIX_PART;
-        sqlite3_bind_text(ins, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
         sqlite3_bind_text(ins, 2, c->stamp, -1, SQLITE_STATIC);
         sqlite3_bind_int64(ins, 3, (sqlite3_int64)part);
         sqlite3_bind_blob64(ins, 4, m + r * VEC_LOCAL_DIM, nr * VEC_LOCAL_DIM * sizeof(float), SQLITE_STATIC);
@@ -485,7 +491,6 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         sqlite3_stmt *st;
         float *m = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, sizeof *m);
         if (matrix_load(db, c, m)) {
-            dense_interleave(m, c->n, VEC_LOCAL_DIM);
             c->local = m;
             c->local_ndocs = ndocs;
             return 0;
@@ -517,10 +522,10 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         }
         free(by);
         if (found == c->n) {
+            dense_interleave(m, c->n, VEC_LOCAL_DIM);
             matrix_save(db, c, m);
             c->total_changes = sqlite3_total_changes(db);
             c->data_version = sqlx_data_version(db);
-            dense_interleave(m, c->n, VEC_LOCAL_DIM);
             c->local = m;
             c->local_ndocs = ndocs;
             return 0;
@@ -549,8 +554,8 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
     int saved = w && vec_local_save(w, f, c->stamp, e2, sizeof e2) == 0;
     if (w && !saved) log_msg("semantic: %s", e2);
     sqlx_writer_close(db, w);
-    if (saved) matrix_save(db, c, f->vecs);
     dense_interleave(f->vecs, c->n, VEC_LOCAL_DIM);
+    if (saved) matrix_save(db, c, f->vecs);
     c->local = f->vecs;
     c->local_ndocs = f->ndocs;
     f->vecs = NULL;
@@ -918,12 +923,17 @@ int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *rem
 {
     if (!remote_valid(remote, err, errlen)) return -1;
     sqlite3 *db = c->db;
+    if (!remote && !c->stamp[0]) {
+        /* stored vectors of the current chunks are read by the first query
+         * of each connection; reading them (or keeping the chunk list) here
+         * too would do it twice: only the stamp is computed */
+        char stamp[17];
+        long long ndocs;
+        if (read_chunks(db, NULL, stamp, err, errlen)) return -1;
+        if (vec_local_stored(db, stamp, &ndocs)) return 0;
+    }
     if (cache_refresh(db, c, err, errlen)) return -1;
     if (remote) return remote_ensure(db, c, remote, err, errlen);
-    /* stored vectors of the current chunks are read by the first query of
-     * each connection; reading them here too would read them twice */
-    long long ndocs;
-    if (!c->local && vec_local_stored(db, c->stamp, &ndocs)) return 0;
     return local_ensure(db, c, err, errlen);
 }
 
