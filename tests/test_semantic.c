@@ -376,6 +376,39 @@ int main(void)
     sqlite3_close(db2);
     evidence_free(&ev1);
 
+    /* the whole matrix is stored too, and read back instead of the vectors
+     * one by one; both give the same scores, and a stale matrix is not read */
+    ok(count(db, "SELECT count(*) FROM vec_matrix") == 1 &&
+       count(db, "SELECT length(rows) FROM vec_matrix") == 12 * VEC_LOCAL_DIM * 4, "the 12 chunk vectors are stored whole");
+    evidence_copy(&ev1, &ev);   /* from a connection that read the matrix */
+    store_exec(db, "DELETE FROM vec_matrix", err, sizeof err);
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    same = ev.n == ev1.n && ev.n > 0;
+    for (size_t i = 0; same && i < ev.n; i++) same = !strcmp(ev.v[i].label, ev1.v[i].label) && ev.v[i].score == ev1.v[i].score;
+    ok(same, "vectors read one by one give exactly the matrix's results");
+    is_int(count(db, "SELECT count(*) FROM vec_matrix"), 1, "and the matrix is stored again by that read-only connection");
+    semantic_cache_free(sc2);
+    sqlite3_close(db2);
+    store_exec(db, "UPDATE vec_matrix SET rows = zeroblob(length(rows))", err, sizeof err);
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    is_int((int)ev.n, 0, "a zeroed matrix of the current stamp is what is read (no dense result)");
+    semantic_cache_free(sc2);
+    sqlite3_close(db2);
+    store_exec(db, "UPDATE vec_matrix SET stamp = '0000000000000000'", err, sizeof err);
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    same = ev.n == ev1.n && ev.n > 0;
+    for (size_t i = 0; same && i < ev.n; i++) same = !strcmp(ev.v[i].label, ev1.v[i].label) && ev.v[i].score == ev1.v[i].score;
+    ok(same, "a matrix of another chunk list is not read");
+    semantic_cache_free(sc2);
+    sqlite3_close(db2);
+    evidence_free(&ev1);
+
     /* invalidation: a new chunk is seen by the next query, and the model refitted */
     char *stamp_before = NULL;
     {
