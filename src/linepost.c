@@ -187,7 +187,10 @@ static int put_meta(sqlite3 *w, const char *key, const void *v, size_t n, int te
     return rc;
 }
 
-/* Reads every file of w and writes the postings; inside w's transaction. */
+/* Reads every file of w in its read transaction (stamp is of that
+ * snapshot), then ends it and writes the postings in a write transaction,
+ * left open for the caller to commit, when the files are still those read:
+ * reading the files does not hold the index's writers back. */
 static int build_write(sqlite3 *w, const char *stamp)
 {
     sqlite3_stmt *st;
@@ -217,7 +220,15 @@ static int build_write(sqlite3 *w, const char *stamp)
         b.ord++;
     }
     sqlite3_finalize(st);
-    int fail = rc != SQLITE_DONE;
+    int fail = rc != SQLITE_DONE, current = 0;
+    sqlite3_exec(w, "COMMIT", NULL, NULL, NULL);
+    if (!fail) {
+        char now[40];
+        fail = sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK || linepost_files_stamp(w, now) ||
+               strcmp(now, stamp) != 0;   /* changed meanwhile: a later question builds them */
+        current = !fail && stamp_stored(w, stamp);   /* another process was quicker */
+    }
+    if (current) fail = 1;
     for (size_t i = 0; i < b.nt; i++) flush_term(&b.t[i]);
     free(b.slot);
     if (b.nt) qsort(b.t, b.nt, sizeof *b.t, cmp_term);
@@ -246,7 +257,7 @@ static int build_write(sqlite3 *w, const char *stamp)
     buf_free(&ids);
     buf_free(&nlines);
     buf_free(&lens);
-    return fail ? -1 : 0;
+    return current ? 0 : fail ? -1 : 0;
 }
 
 int linepost_build(sqlite3 *db, char *err, size_t errlen)
@@ -260,9 +271,9 @@ int linepost_build(sqlite3 *db, char *err, size_t errlen)
     sqlite3 *w = sqlx_writer_open(db);
     if (!w) return 0;
     int rc = 0;
-    if (sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
-        /* the files again, now that no one else writes: another process may
-         * have built the postings, or changed the index, meanwhile */
+    if (sqlite3_exec(w, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) {
+        /* the files again, in the snapshot they are read from: another
+         * process may have built the postings, or changed the index */
         if (linepost_files_stamp(w, stamp) == 0 && (stamp_stored(w, stamp) || build_write(w, stamp) == 0) &&
             sqlite3_exec(w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
             rc = 1;
