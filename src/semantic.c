@@ -10,6 +10,7 @@
 #include "tok.h"
 #include "util.h"
 #include "semantic_local.h"
+#include "linepost.h"
 #include "sqlx.h"
 
 #include <math.h>
@@ -394,6 +395,83 @@ static long chunk_index(const struct semantic_cache *c, int64_t id)
 static void dense_interleave(float *m, size_t n, int dim);   /* see rank_dense */
 
 /* Reads the matrix for stamp into m (c->n rows); 1 when complete. */
+/* A stamp of the index read without its chunk list: the files (their ids,
+ * paths and content hashes), the version and summary of the index, and the
+ * count and largest id of the chunks. matrix_save records it next to the
+ * chunk list's stamp, so that setup can tell the stored vectors are current
+ * without reading every chunk. It only decides whether setup fits now: each
+ * connection's first query still checks the chunk list's own stamp. */
+static int quick_stamp(sqlite3 *db, char out[96])
+{
+    char fs[40];
+    if (linepost_files_stamp(db, fs)) return -1;
+    sqlite3_stmt *st;
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key IN ('drqa_version', 'grammars', 'summary') "
+                               "UNION ALL SELECT count(*) || ':' || coalesce(max(id), 0) FROM chunk_spans",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        uint64_t x = hash64(v ? v : "", v ? strlen(v) : 0);
+        h = (h ^ x) * 0x100000001b3ULL + (x >> 7);
+    }
+    sqlite3_finalize(st);
+    char hex[17];
+    hash64_hex(h, hex);
+    snprintf(out, 96, "%s:%s", fs, hex);
+    return 0;
+}
+
+/* 1 when the vectors stored whole were recorded with quick stamp q and are
+ * those of the stored model. */
+static int matrix_current(sqlite3 *db, const char *q)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM vec_matrix_quick k JOIN vec_models m ON m.model = ?1 AND m.stamp = k.stamp "
+                               "WHERE k.model = ?2 AND k.quick = ?3 AND EXISTS (SELECT 1 FROM vec_matrix x "
+                               "WHERE x.model = ?2 AND x.stamp = k.stamp)", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, MATRIX_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, q, -1, SQLITE_STATIC);
+    int ok = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* Records the quick stamp of the index as w sees it, in w's write
+ * transaction, when its chunk list is still the one of stamp. -1 when the
+ * table cannot be written. */
+static int quick_record_on(sqlite3 *w, const char *stamp)
+{
+    char q[96], now[17];
+    if (quick_stamp(w, q) || read_chunks(w, NULL, now, NULL, 0) || strcmp(now, stamp)) return 0;
+    sqlite3_stmt *k = NULL;
+    int ok = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix_quick(model TEXT PRIMARY KEY, quick TEXT NOT NULL, "
+                             "stamp TEXT NOT NULL)", NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(w, "INSERT OR REPLACE INTO vec_matrix_quick(model, quick, stamp) VALUES(?1, ?2, ?3)",
+                                -1, &k, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(k, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
+        sqlite3_bind_text(k, 2, q, -1, SQLITE_STATIC);
+        sqlite3_bind_text(k, 3, stamp, -1, SQLITE_STATIC);
+        ok = sqlite3_step(k) == SQLITE_DONE;
+    }
+    sqlite3_finalize(k);
+    return ok ? 0 : -1;
+}
+
+/* The same in a transaction of its own, through a writable connection. */
+static void quick_record(sqlite3 *db, const char *stamp)
+{
+    sqlite3 *w = sqlx_writer_open(db);
+    if (!w) return;
+    if (sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK)
+        sqlite3_exec(w, quick_record_on(w, stamp) == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    sqlx_writer_close(db, w);
+}
+
 static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
 {
     sqlite3_stmt *st;
@@ -443,6 +521,7 @@ static void matrix_save(sqlite3 *db, const struct semantic_cache *c, const float
          sqlite3_prepare_v2(w, "INSERT INTO vec_matrix(model, stamp, part, rows) VALUES(?1, ?2, ?3, ?4)", -1, &ins,
                             NULL) == SQLITE_OK;
     if (ok) ok = sqlite3_step(del) == SQLITE_DONE;
+    if (ok) ok = quick_record_on(w, c->stamp) == 0;
     for (size_t r = 0, part = 0; ok && r < c->n; r += MATRIX_PART, part++) {
         size_t nr = c->n - r < MATRIX_PART ? c->n - r : MATRIX_PART;
         sqlite3_bind_text(ins, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
@@ -927,10 +1006,14 @@ int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *rem
         /* stored vectors of the current chunks are read by the first query
          * of each connection; reading them (or keeping the chunk list) here
          * too would do it twice: only the stamp is computed */
-        char stamp[17];
+        char stamp[17], q[96];
         long long ndocs;
+        if (quick_stamp(db, q) == 0 && matrix_current(db, q)) return 0;
         if (read_chunks(db, NULL, stamp, err, errlen)) return -1;
-        if (vec_local_stored(db, stamp, &ndocs)) return 0;
+        if (vec_local_stored(db, stamp, &ndocs)) {
+            quick_record(db, stamp);   /* for the next process */
+            return 0;
+        }
     }
     if (cache_refresh(db, c, err, errlen)) return -1;
     if (remote) return remote_ensure(db, c, remote, err, errlen);

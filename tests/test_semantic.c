@@ -409,6 +409,36 @@ int main(void)
     sqlite3_close(db2);
     evidence_free(&ev1);
 
+    /* setup finds the stored vectors current from a quick stamp of the index
+     * (files, meta, chunk count), recorded next to the matrix; a changed
+     * file changes it, and setup then checks the chunk list itself */
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    is_int(semantic_prepare(sc2, NULL, err, sizeof err), 0, "setup with the vectors stored");
+    semantic_cache_free(sc2);
+    char *quick1 = NULL, *model1 = NULL;
+    {
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(db, "SELECT k.quick, m.stamp FROM vec_matrix_quick k, vec_models m", -1, &st, NULL);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            quick1 = xstrdup((const char *)sqlite3_column_text(st, 0));
+            model1 = xstrdup((const char *)sqlite3_column_text(st, 1));
+        }
+        sqlite3_finalize(st);
+    }
+    ok(quick1 != NULL, "the quick stamp is recorded");
+    store_exec(db, "UPDATE files SET hash = 'h-moved' WHERE path = 'web/auth.py'", err, sizeof err);
+    sc2 = semantic_cache_new(db2);
+    is_int(semantic_prepare(sc2, NULL, err, sizeof err), 0, "setup after a file's hash changed");
+    semantic_cache_free(sc2);
+    char *sql = xasprintf("SELECT count(*) FROM vec_matrix_quick k, vec_models m WHERE k.quick != '%s' AND m.stamp = '%s'",
+                          quick1 ? quick1 : "", model1 ? model1 : "");
+    is_int(count(db, sql), 1, "a new quick stamp is recorded; the chunks did not change, so neither did the model");
+    free(sql);
+    free(quick1);
+    free(model1);
+    sqlite3_close(db2);
+
     /* invalidation: a new chunk is seen by the next query, and the model refitted */
     char *stamp_before = NULL;
     {
