@@ -388,9 +388,6 @@ static long chunk_index(const struct semantic_cache *c, int64_t id)
  * hash. The model name says the layout. */
 #define MATRIX_PART 4096
 #define MATRIX_MODEL VEC_LOCAL_MODEL "/interleaved8"
-/* while the matrix is read, sqlite maps the file rather than reading it
- * page by page with a system call each */
-#define MATRIX_MMAP "1073741824"
 
 static void dense_interleave(float *m, size_t n, int dim);   /* see rank_dense */
 
@@ -481,7 +478,6 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
     sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, c->stamp, -1, SQLITE_STATIC);
     size_t rows = 0, nparts = (c->n + MATRIX_PART - 1) / MATRIX_PART;
-    sqlite3_exec(db, "PRAGMA mmap_size=" MATRIX_MMAP, NULL, NULL, NULL);
     long long part = 0;
     int ok = 1;
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
@@ -500,7 +496,6 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
         part++;
     }
     sqlite3_finalize(st);
-    sqlite3_exec(db, "PRAGMA mmap_size=0", NULL, NULL, NULL);
     return ok && (size_t)part == nparts && rows == c->n;
 }
 
