@@ -8,6 +8,7 @@
 #include "action.h"
 #include "fpattern.h"
 #include "fuzzy.h"
+#include "linepost.h"
 #include "pathsafe.h"
 #include "semantic.h"
 #include "sqlx.h"
@@ -951,31 +952,137 @@ static struct action_cache *cache_of(struct action_ctx *ctx)
     return ctx->cache;
 }
 
+/* The distinct symbol names are also kept in the index (act_names), as one
+ * blob stamped with the files they were read from and the version and
+ * summary of the index that parsed them: reading them back costs one row,
+ * where grouping and sorting every symbol costs a pass and a sort per
+ * process. Each name is a flags byte (1 class, 2 function or method), its
+ * bytes and a NUL, in name order. */
+static int names_stamp(sqlite3 *db, char out[64])
+{
+    char fs[40];
+    if (linepost_files_stamp(db, fs)) return -1;
+    sqlite3_stmt *st;
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta WHERE key IN ('drqa_version', 'grammars', 'summary') "
+                               "ORDER BY key", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW)
+        for (int i = 0; i < 2; i++) {
+            const char *v = (const char *)sqlite3_column_text(st, i);
+            uint64_t x = hash64(v ? v : "", v ? strlen(v) : 0);
+            h = (h ^ x) * 0x100000001b3ULL + (x >> 7);
+        }
+    sqlite3_finalize(st);
+    char hex[17];
+    hash64_hex(h, hex);
+    snprintf(out, 64, "n1:%s:%s", fs, hex);
+    return 0;
+}
+
+static void names_push(struct action_cache *c, size_t *cap, const char *name, int flags)
+{
+    if (c->nnames == *cap) {
+        *cap = xgrow_cap(*cap, c->nnames, 256);
+        c->names = xreallocarray(c->names, *cap, sizeof *c->names);
+        c->cls = xreallocarray(c->cls, *cap, sizeof *c->cls);
+        c->fun = xreallocarray(c->fun, *cap, sizeof *c->fun);
+        c->all = xreallocarray(c->all, *cap, sizeof *c->all);
+    }
+    char *nm = xstrdup(name);
+    c->names[c->nnames++] = nm;
+    c->all[c->nall++] = nm;
+    if (flags & 1) c->cls[c->ncls++] = nm;
+    if (flags & 2) c->fun[c->nfun++] = nm;
+}
+
+static int names_load(sqlite3 *db, const char *stamp, struct action_cache *c)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT names FROM act_names WHERE stamp = ?1", -1, &st, NULL) != SQLITE_OK) return 0;
+    sqlite3_bind_text(st, 1, stamp, -1, SQLITE_STATIC);
+    int ok = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *p = sqlite3_column_blob(st, 0), *end = p + sqlite3_column_bytes(st, 0);
+        size_t cap = 0;
+        ok = 1;
+        while (p && p < end) {
+            const char *z = memchr(p + 1, 0, (size_t)(end - p - 1));
+            if (!z) { ok = 0; break; }
+            names_push(c, &cap, p + 1, (unsigned char)*p);
+            p = z + 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+static void names_query(sqlite3 *db, struct action_cache *c)
+{
+    sqlite3_stmt *st;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(db,
+            "SELECT name, MAX(kind = 'class'), MAX(kind IN ('function','method')) FROM symbols "
+            "GROUP BY name ORDER BY name", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW)
+            names_push(c, &cap, (const char *)sqlite3_column_text(st, 0),
+                       (sqlite3_column_int(st, 1) ? 1 : 0) | (sqlite3_column_int(st, 2) ? 2 : 0));
+        sqlite3_finalize(st);
+    }
+}
+
+/* Stores c's names under stamp when the index still has that stamp. */
+static void names_save(sqlite3 *db, const char *stamp, const struct action_cache *c)
+{
+    sqlite3 *w = sqlx_writer_open(db);
+    if (!w) return;
+    struct buf b = BUF_INIT;
+    for (size_t i = 0, ic = 0, jf = 0; i < c->nnames; i++) {
+        int flags = 0;
+        if (ic < c->ncls && c->cls[ic] == c->names[i]) flags |= 1, ic++;
+        if (jf < c->nfun && c->fun[jf] == c->names[i]) flags |= 2, jf++;
+        buf_addc(&b, (char)flags);
+        buf_add(&b, c->names[i], strlen(c->names[i]) + 1);
+    }
+    char now[64];
+    sqlite3_stmt *st = NULL;
+    int ok = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS act_names(id INTEGER PRIMARY KEY CHECK (id = 1), "
+                             "stamp TEXT NOT NULL, names BLOB NOT NULL)", NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+    if (ok) {
+        if (names_stamp(w, now) == 0 && !strcmp(now, stamp) &&
+            sqlite3_prepare_v2(w, "INSERT OR REPLACE INTO act_names(id, stamp, names) VALUES(1, ?1, ?2)", -1, &st,
+                               NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, stamp, -1, SQLITE_STATIC);
+            sqlite3_bind_blob64(st, 2, b.len ? b.data : "", b.len, SQLITE_STATIC);
+            ok = sqlite3_step(st) == SQLITE_DONE;
+        } else {
+            ok = 0;
+        }
+        sqlite3_finalize(st);
+        sqlite3_exec(w, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    }
+    buf_free(&b);
+    sqlx_writer_close(db, w);
+}
+
 const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t *n)
 {
     struct action_cache *c = cache_of(ctx);
     if (!c->names_built) {
         c->names_built = 1;
-        sqlite3_stmt *st;
-        size_t cap = 0;
-        if (sqlite3_prepare_v2(ctx->db,
-                "SELECT name, MAX(kind = 'class'), MAX(kind IN ('function','method')) FROM symbols "
-                "GROUP BY name ORDER BY name", -1, &st, NULL) == SQLITE_OK) {
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                if (c->nnames == cap) {
-                    cap = xgrow_cap(cap, c->nnames, 256);
-                    c->names = xreallocarray(c->names, cap, sizeof *c->names);
-                    c->cls = xreallocarray(c->cls, cap, sizeof *c->cls);
-                    c->fun = xreallocarray(c->fun, cap, sizeof *c->fun);
-                    c->all = xreallocarray(c->all, cap, sizeof *c->all);
-                }
-                char *name = xstrdup((const char *)sqlite3_column_text(st, 0));
-                c->names[c->nnames++] = name;
-                c->all[c->nall++] = name;
-                if (sqlite3_column_int(st, 1)) c->cls[c->ncls++] = name;
-                if (sqlite3_column_int(st, 2)) c->fun[c->nfun++] = name;
-            }
-            sqlite3_finalize(st);
+        /* the stamp and the names from one snapshot */
+        int own = sqlite3_get_autocommit(ctx->db) && sqlite3_exec(ctx->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+        char stamp[64];
+        int stamped = names_stamp(ctx->db, stamp) == 0;
+        int loaded = stamped && names_load(ctx->db, stamp, c);
+        if (!loaded) names_query(ctx->db, c);
+        if (own) sqlite3_exec(ctx->db, "COMMIT", NULL, NULL, NULL);
+        if (stamped && !loaded) {
+            names_save(ctx->db, stamp, c);
+            /* this connection's own write must not drop what it just read */
+            c->data_version = sqlx_data_version(ctx->db);
+            c->changes = sqlite3_total_changes(ctx->db);
         }
     }
     switch (which) {

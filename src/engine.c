@@ -4,6 +4,7 @@
  * callbacks the search engine calls: executor and curator.
  */
 #include "engine.h"
+#include "linepost.h"
 #include "action.h"
 #include "answer.h"
 #include "llm_config.h"
@@ -134,6 +135,11 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
             goto fail;
         }
     }
+    /* the line postings the offline policy ranks windows from, built once
+     * here rather than by the first question of every thread (an index that
+     * cannot be written is scanned instead: the same windows) */
+    char e2[256];
+    if (linepost_build(db, e2, sizeof e2) < 0) log_msg("%s", e2);
     sqlite3_close(db);
     *out = sh;
     return 0;

@@ -5,6 +5,7 @@
  * shapes of code names and a short list of English question-framing words.
  */
 #include "qparse.h"
+#include "linepost.h"
 #include "tok.h"
 #include "util.h"
 
@@ -353,26 +354,46 @@ void qparse_weigh(struct qparse *q, sqlite3 *db)
     if (!db || !q->nterms) return;
     sqlite3_stmt *st = NULL;
     double ndocs = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM chunks", -1, &st, NULL) != SQLITE_OK) return;
+    /* chunk_spans has the chunks view's rows (the view joins each to its
+     * file) and counts from an index, without that join */
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM chunk_spans", -1, &st, NULL) != SQLITE_OK) return;
     if (sqlite3_step(st) == SQLITE_ROW) ndocs = (double)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     if (ndocs <= 0) return;
     if (sqlite3_prepare_v2(db, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", -1, &st, NULL) !=
         SQLITE_OK)
         return;
+    /* The rows holding a term of letters and digits only are counted by the
+     * full-text index's vocabulary (one lookup) rather than by matching and
+     * counting them: such a term is one token of the table's tokenizer, so
+     * both give the same number. Other terms are matched. */
+    sqlite3_stmt *voc = NULL;
+    if (sqlite3_exec(db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.drqa_qparse_vocab "
+                         "USING fts5vocab(main, 'chunks_fts', 'row')", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT doc FROM temp.drqa_qparse_vocab WHERE term = ?1", -1, &voc, NULL) != SQLITE_OK)
+        voc = NULL;
     q->total_weight = 0;
     for (size_t i = 0; i < q->nterms; i++) {
-        char *m = xasprintf("\"%s\"", q->terms[i]);   /* terms hold no quotes: tok emits word bytes only */
-        sqlite3_bind_text(st, 1, m, -1, SQLITE_TRANSIENT);
         double df = 0;
-        if (sqlite3_step(st) == SQLITE_ROW) df = (double)sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
-        free(m);
+        int plain = voc != NULL;
+        for (const char *c = q->terms[i]; *c && plain; c++) plain = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+        if (plain) {
+            sqlite3_bind_text(voc, 1, q->terms[i], -1, SQLITE_STATIC);
+            if (sqlite3_step(voc) == SQLITE_ROW) df = (double)sqlite3_column_int64(voc, 0);
+            sqlite3_reset(voc);
+        } else {
+            char *m = xasprintf("\"%s\"", q->terms[i]);   /* terms hold no quotes: tok emits word bytes only */
+            sqlite3_bind_text(st, 1, m, -1, SQLITE_TRANSIENT);
+            if (sqlite3_step(st) == SQLITE_ROW) df = (double)sqlite3_column_int64(st, 0);
+            sqlite3_reset(st);
+            free(m);
+        }
         /* a term no chunk contains cannot be matched: it weighs little, so that
          * words the code never uses do not swamp the share of those it does */
         q->weights[i] = df > 0 ? log(1.0 + ndocs / (1.0 + df)) : 0.5;
         q->total_weight += q->weights[i];
     }
+    sqlite3_finalize(voc);
     sqlite3_finalize(st);
 }
 
@@ -516,8 +537,42 @@ static int cmp_win(const void *a, const void *b)
     return x->start - y->start;
 }
 
-int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, size_t k, struct qwindow **out,
-                   char *err, size_t errlen)
+/* The k best windows of w[0..nw) with a score above zero into *out (the
+ * windows are sorted in place); the count, or -1 with a message. */
+static int pick(sqlite3 *db, struct win *w, size_t nw, size_t k, struct qwindow **out, char *err, size_t errlen)
+{
+    if (nw) qsort(w, nw, sizeof *w, cmp_win);
+    size_t n = 0;
+    struct qwindow *res = xcalloc(k ? k : 1, sizeof *res);
+    sqlite3_stmt *ps = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(db, "SELECT path FROM files WHERE id = ?", -1, &ps, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < nw && n < k && w[i].score > 0; i++) {
+        sqlite3_bind_int64(ps, 1, w[i].file_id);
+        if (sqlite3_step(ps) == SQLITE_ROW) {
+            res[n].path = xstrdup((const char *)sqlite3_column_text(ps, 0));
+            res[n].start_line = w[i].start;
+            res[n].end_line = w[i].end;
+            res[n].score = w[i].score;
+            n++;
+        }
+        sqlite3_reset(ps);
+    }
+    sqlite3_finalize(ps);
+    if (rc) {
+        qparse_windows_free(res, n);
+        return -1;
+    }
+    *out = res;
+    return (int)n;
+}
+
+
+int qparse_windows_scan(const struct qparse *q, sqlite3 *db, int lines, int overlap, size_t k, struct qwindow **out,
+                        char *err, size_t errlen)
 {
     *out = NULL;
     if (lines < 1) lines = 1;
@@ -584,35 +639,181 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
             if (f > 0) w[i].score += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * w[i].len / avg));
         }
     }
-    if (nw) qsort(w, nw, sizeof *w, cmp_win);
-    size_t n = 0;
-    struct qwindow *res = xcalloc(k ? k : 1, sizeof *res);
-    sqlite3_stmt *ps = NULL;
-    int rc = 0;
-    if (sqlite3_prepare_v2(db, "SELECT path FROM files WHERE id = ?", -1, &ps, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
-        rc = -1;
-    }
-    for (size_t i = 0; rc == 0 && i < nw && n < k && w[i].score > 0; i++) {
-        sqlite3_bind_int64(ps, 1, w[i].file_id);
-        if (sqlite3_step(ps) == SQLITE_ROW) {
-            res[n].path = xstrdup((const char *)sqlite3_column_text(ps, 0));
-            res[n].start_line = w[i].start;
-            res[n].end_line = w[i].end;
-            res[n].score = w[i].score;
-            n++;
-        }
-        sqlite3_reset(ps);
-    }
-    sqlite3_finalize(ps);
+    int n = pick(db, w, nw, k, out, err, errlen);
     for (size_t i = 0; i < nw; i++) free(w[i].tf);
     free(w);
-    if (rc) {
-        qparse_windows_free(res, n);
-        return -1;
+    return n;
+}
+
+/* ---- the same ranking from the index's line postings (linepost.h) ---- */
+
+struct cand_list {
+    char **t;
+    size_t n, cap;
+    const char *term;   /* the question's term being looked up */
+    size_t len;
+};
+
+static void cand_push(struct cand_list *c, const char *t, size_t n)
+{
+    ARRAY_GROW(c->t, c->n, c->cap, 32);
+    c->t[c->n++] = xstrndup(t, n);
+}
+
+/* A stored term sharing the prefix: kept when it matches the question's term. */
+static int cand_add(const char *t, size_t n, void *ctx)
+{
+    struct cand_list *c = ctx;
+    if (same_word(c->term, c->len, t, n)) cand_push(c, t, n);
+    return 0;
+}
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+struct post_ctx {
+    float *tf;
+    size_t nt;
+    size_t owner;
+    const size_t *wbase;
+    const uint32_t *nwin;
+    uint32_t lines, step;
+};
+
+/* A line's terms count in every window holding the line. */
+static void on_post(uint32_t ord, uint32_t line, uint32_t count, void *ctx)
+{
+    struct post_ctx *c = ctx;
+    uint32_t lo = line > c->lines ? (line - c->lines + c->step - 1) / c->step : 0;
+    uint32_t hi = (line - 1) / c->step;
+    if (hi >= c->nwin[ord]) hi = c->nwin[ord] - 1;
+    for (uint32_t j = lo; j <= hi; j++) c->tf[(c->wbase[ord] + j) * c->nt + c->owner] += (float)count;
+}
+
+/* qparse_windows_scan's ranking, term for term and sum for sum, from the
+ * postings: the windows of every file, their lengths from the lines' term
+ * counts, and the term frequencies from the postings of the stored terms
+ * that match a question's term (lookup_index, as tf_term applies it).
+ * Returns the count, or -1 with a message, or -2 when the postings are
+ * malformed (the caller scans instead). */
+static int windows_posted(const struct qparse *q, sqlite3 *db, struct linepost *lp, int lines, int overlap,
+                          size_t k, struct qwindow **out, char *err, size_t errlen)
+{
+    uint32_t L = (uint32_t)lines, step = (uint32_t)(lines - overlap);
+    size_t nt = q->nterms ? q->nterms : 1;
+    uint32_t *nwin = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *nwin);
+    size_t *wbase = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *wbase);
+    size_t nw = 0;
+    for (size_t f = 0; f < lp->nfiles; f++) {
+        uint32_t n = lp->nlines[f];
+        nwin[f] = n == 0 ? 0 : n <= L ? 1 : 1 + (n - L + step - 1) / step;
+        wbase[f] = nw;
+        nw += nwin[f];
     }
-    *out = res;
-    return (int)n;
+    double *len = xmalloc((nw ? nw : 1) * sizeof *len);
+    double avg = 0;
+    for (size_t f = 0; f < lp->nfiles; f++) {
+        const uint32_t *ln = lp->lens + lp->line0[f];
+        for (uint32_t j = 0; j < nwin[f]; j++) {
+            uint32_t a = 1 + j * step, b = a + L - 1 < lp->nlines[f] ? a + L - 1 : lp->nlines[f];
+            uint64_t s = 0;
+            for (uint32_t x = a; x <= b; x++) s += ln[x - 1];
+            len[wbase[f] + j] = (double)s;
+            avg += (double)s;
+        }
+    }
+    avg = nw && avg > 0 ? avg / (double)nw : 1;
+    float *tf = xcalloc((nw ? nw : 1) * nt, sizeof *tf);
+    struct term_lookup lk;
+    lookup_init(&lk, q);
+    struct cand_list cands = {0};
+    for (size_t i = 0; i < q->nterms; i++) {
+        size_t n = strlen(q->terms[i]);
+        /* a stored term matches this one when equal or (same_word) sharing
+         * its first max(5, n - 3) bytes */
+        cands.term = q->terms[i];
+        cands.len = n;
+        if (n < 5) cand_push(&cands, q->terms[i], n);
+        else linepost_terms(lp, q->terms[i], n - 3 > 5 ? n - 3 : 5, cand_add, &cands);
+    }
+    /* each stored term once: it counts for one question term only */
+    if (cands.n) qsort(cands.t, cands.n, sizeof *cands.t, cmp_cstr);
+    size_t nu = 0;
+    for (size_t c = 0; c < cands.n; c++) {
+        if (nu && !strcmp(cands.t[nu - 1], cands.t[c])) {
+            free(cands.t[c]);
+            continue;
+        }
+        cands.t[nu++] = cands.t[c];
+    }
+    cands.n = nu;
+    int bad = 0;
+    for (size_t c = 0; c < cands.n && !bad; c++) {
+        int owner = lookup_index(q, &lk, cands.t[c], strlen(cands.t[c]));
+        if (owner < 0) continue;
+        struct post_ctx pc = {tf, nt, (size_t)owner, wbase, nwin, L, step};
+        bad = linepost_each(lp, cands.t[c], strlen(cands.t[c]), on_post, &pc) != 0;
+    }
+    for (size_t c = 0; c < cands.n; c++) free(cands.t[c]);
+    free(cands.t);
+    lookup_free(&lk);
+    int rc = -2;
+    if (!bad) {
+        double *score = xcalloc(nw ? nw : 1, sizeof *score);
+        for (size_t t = 0; t < q->nterms; t++) {
+            double df = 0;
+            for (size_t i = 0; i < nw; i++)
+                if (tf[i * nt + t] > 0) df++;
+            if (df == 0) continue;
+            double idf = log(1.0 + ((double)nw - df + 0.5) / (df + 0.5));
+            for (size_t i = 0; i < nw; i++) {
+                double f = tf[i * nt + t];
+                if (f > 0) score[i] += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * len[i] / avg));
+            }
+        }
+        struct win *w = NULL;
+        size_t nsel = 0, cap = 0;
+        for (size_t f = 0; f < lp->nfiles; f++)
+            for (uint32_t j = 0; j < nwin[f]; j++) {
+                size_t i = wbase[f] + j;
+                if (!(score[i] > 0)) continue;
+                ARRAY_GROW(w, nsel, cap, 256);
+                uint32_t a = 1 + j * step;
+                w[nsel++] = (struct win){.file_id = lp->file_id[f], .file_ord = (long)f, .start = (int)a,
+                                         .end = (int)(a + L - 1 < lp->nlines[f] ? a + L - 1 : lp->nlines[f]),
+                                         .score = score[i]};
+            }
+        free(score);
+        rc = pick(db, w, nsel, k, out, err, errlen);
+        free(w);
+    }
+    free(tf);
+    free(len);
+    free(wbase);
+    free(nwin);
+    return rc;
+}
+
+int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, size_t k, struct qwindow **out,
+                   char *err, size_t errlen)
+{
+    *out = NULL;
+    if (lines < 1) lines = 1;
+    if (overlap < 0 || overlap >= lines) overlap = 0;
+    struct linepost lp;
+    int have = linepost_open(db, &lp);
+    if (!have) {
+        /* first use on this index (or it changed): build them for the next
+         * question too; an index that cannot be written is scanned */
+        char e2[256];
+        if (linepost_build(db, e2, sizeof e2) == 1) have = linepost_open(db, &lp);
+    }
+    if (have) {
+        int n = windows_posted(q, db, &lp, lines, overlap, k, out, err, errlen);
+        linepost_close(&lp);
+        if (n != -2) return n;
+        log_msg("qparse: the index's line postings are malformed; scanning the files instead");
+    }
+    return qparse_windows_scan(q, db, lines, overlap, k, out, err, errlen);
 }
 
 void qparse_windows_free(struct qwindow *w, size_t n)

@@ -101,6 +101,14 @@ int qparse_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, 
                    char *err, size_t errlen);
 void qparse_windows_free(struct qwindow *w, size_t n);   /* accepts NULL */
 
+/* The same ranking, computed by tokenising every file of the index again.
+ * qparse_windows reads the index's line postings instead (linepost.h:
+ * built and stored on first use, rebuilt when the files change) and falls
+ * back to this when they cannot be stored; tests and benches compare the
+ * two. */
+int qparse_windows_scan(const struct qparse *q, sqlite3 *db, int lines, int overlap, size_t k,
+                        struct qwindow **out, char *err, size_t errlen);
+
 const char *qparse_type_name(enum qtype t);
 
 /* 1 when word (n bytes) has the shape of a code identifier rather than an

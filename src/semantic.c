@@ -10,6 +10,7 @@
 #include "tok.h"
 #include "util.h"
 #include "semantic_local.h"
+#include "linepost.h"
 #include "sqlx.h"
 
 #include <math.h>
@@ -372,29 +373,163 @@ static long chunk_index(const struct semantic_cache *c, int64_t id)
     return lo < c->n && c->chunks[lo].id == id ? (long)lo : -1;
 }
 
-/* A connection that may write the index db reads: db itself, or for a
- * read-only handle a second read-write connection to the same file (vectors
- * are a cache derived from the index, worth keeping for the next process).
- * NULL when the file cannot be written. Close with writer_close. */
-static sqlite3 *writer_open(sqlite3 *db)
-{
-    if (!sqlite3_db_readonly(db, "main")) return db;
-    const char *fn = sqlite3_db_filename(db, "main");
-    sqlite3 *w = NULL;
-    if (!fn || !*fn || sqlite3_open_v2(fn, &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        sqlite3_close(w);
-        return NULL;
-    }
-    sqlite3_busy_timeout(w, 5000);
-    return w;
-}
-
-static void writer_close(sqlite3 *db, sqlite3 *w)
-{
-    if (w && w != db) sqlite3_close(w);
-}
-
 /* ---- local vectors ---- */
+
+/* The chunk vectors of a fit, as the cache holds them (rows in chunk id
+ * order, interleaved as rank_dense reads them), are also kept whole in
+ * vec_matrix, stamped with the chunk list they belong to, in parts of
+ * MATRIX_PART rows (a multiple of the interleaved block): a process reads
+ * them in a few blob reads instead of matching every stored vector to its
+ * chunk. The table is created on first write; stale parts (another stamp)
+ * are never read, and are replaced the next time the vectors are read by
+ * hash. The model name says the layout. */
+#define MATRIX_PART 4096
+#define MATRIX_MODEL VEC_LOCAL_MODEL "/interleaved8"
+
+static void dense_interleave(float *m, size_t n, int dim);   /* see rank_dense */
+
+/* Reads the matrix for stamp into m (c->n rows); 1 when complete. */
+/* A stamp of the index read without its chunk list: the files (their ids,
+ * paths and content hashes), the version and summary of the index, and the
+ * count and largest id of the chunks. matrix_save records it next to the
+ * chunk list's stamp, so that setup can tell the stored vectors are current
+ * without reading every chunk. It only decides whether setup fits now: each
+ * connection's first query still checks the chunk list's own stamp. */
+static int quick_stamp(sqlite3 *db, char out[96])
+{
+    char fs[40];
+    if (linepost_files_stamp(db, fs)) return -1;
+    sqlite3_stmt *st;
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key IN ('drqa_version', 'grammars', 'summary') "
+                               "UNION ALL SELECT count(*) || ':' || coalesce(max(id), 0) FROM chunk_spans",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        uint64_t x = hash64(v ? v : "", v ? strlen(v) : 0);
+        h = (h ^ x) * 0x100000001b3ULL + (x >> 7);
+    }
+    sqlite3_finalize(st);
+    char hex[17];
+    hash64_hex(h, hex);
+    snprintf(out, 96, "%s:%s", fs, hex);
+    return 0;
+}
+
+/* 1 when the vectors stored whole were recorded with quick stamp q and are
+ * those of the stored model. */
+static int matrix_current(sqlite3 *db, const char *q)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM vec_matrix_quick k JOIN vec_models m ON m.model = ?1 AND m.stamp = k.stamp "
+                               "WHERE k.model = ?2 AND k.quick = ?3 AND EXISTS (SELECT 1 FROM vec_matrix x "
+                               "WHERE x.model = ?2 AND x.stamp = k.stamp)", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, MATRIX_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, q, -1, SQLITE_STATIC);
+    int ok = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* Records the quick stamp of the index as w sees it, in w's write
+ * transaction, when its chunk list is still the one of stamp. -1 when the
+ * table cannot be written. */
+static int quick_record_on(sqlite3 *w, const char *stamp)
+{
+    char q[96], now[17];
+    if (quick_stamp(w, q) || read_chunks(w, NULL, now, NULL, 0) || strcmp(now, stamp)) return 0;
+    sqlite3_stmt *k = NULL;
+    int ok = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix_quick(model TEXT PRIMARY KEY, quick TEXT NOT NULL, "
+                             "stamp TEXT NOT NULL)", NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(w, "INSERT OR REPLACE INTO vec_matrix_quick(model, quick, stamp) VALUES(?1, ?2, ?3)",
+                                -1, &k, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(k, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
+        sqlite3_bind_text(k, 2, q, -1, SQLITE_STATIC);
+        sqlite3_bind_text(k, 3, stamp, -1, SQLITE_STATIC);
+        ok = sqlite3_step(k) == SQLITE_DONE;
+    }
+    sqlite3_finalize(k);
+    return ok ? 0 : -1;
+}
+
+/* The same in a transaction of its own, through a writable connection. */
+static void quick_record(sqlite3 *db, const char *stamp)
+{
+    sqlite3 *w = sqlx_writer_open(db);
+    if (!w) return;
+    if (sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK)
+        sqlite3_exec(w, quick_record_on(w, stamp) == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    sqlx_writer_close(db, w);
+}
+
+static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT rowid, part, length(rows) FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
+                               "ORDER BY part", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->stamp, -1, SQLITE_STATIC);
+    size_t rows = 0, nparts = (c->n + MATRIX_PART - 1) / MATRIX_PART;
+    long long part = 0;
+    int ok = 1;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        sqlite3_int64 rowid = sqlite3_column_int64(st, 0);
+        size_t want = c->n - rows < MATRIX_PART ? c->n - rows : MATRIX_PART;
+        if (sqlite3_column_int64(st, 1) != part || (size_t)sqlite3_column_int64(st, 2) != want * VEC_LOCAL_DIM * sizeof(float)) {
+            ok = 0;
+            break;
+        }
+        sqlite3_blob *b = NULL;
+        if (sqlite3_blob_open(db, "main", "vec_matrix", "rows", rowid, 0, &b) != SQLITE_OK ||
+            sqlite3_blob_read(b, m + rows * VEC_LOCAL_DIM, (int)(want * VEC_LOCAL_DIM * sizeof(float)), 0) != SQLITE_OK)
+            ok = 0;
+        sqlite3_blob_close(b);
+        rows += want;
+        part++;
+    }
+    sqlite3_finalize(st);
+    return ok && (size_t)part == nparts && rows == c->n;
+}
+
+/* Stores m (c->n rows) as the matrix of c->stamp; failures only cost the
+ * next process the slower read. */
+static void matrix_save(sqlite3 *db, const struct semantic_cache *c, const float *m)
+{
+    sqlite3 *w = sqlx_writer_open(db);
+    if (!w) return;
+    sqlite3_stmt *ins = NULL, *del = NULL;
+    int ok = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix(model TEXT NOT NULL, stamp TEXT NOT NULL, "
+                             "part INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY(model, part))",
+                          NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+    int in_txn = ok;
+    /* one matrix at a time: any other (stamp, layout) is stale */
+    ok = ok && sqlite3_prepare_v2(w, "DELETE FROM vec_matrix", -1, &del, NULL) == SQLITE_OK &&
+         sqlite3_prepare_v2(w, "INSERT INTO vec_matrix(model, stamp, part, rows) VALUES(?1, ?2, ?3, ?4)", -1, &ins,
+                            NULL) == SQLITE_OK;
+    if (ok) ok = sqlite3_step(del) == SQLITE_DONE;
+    if (ok) ok = quick_record_on(w, c->stamp) == 0;
+    for (size_t r = 0, part = 0; ok && r < c->n; r += MATRIX_PART, part++) {
+        size_t nr = c->n - r < MATRIX_PART ? c->n - r : MATRIX_PART;
+        sqlite3_bind_text(ins, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 2, c->stamp, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 3, (sqlite3_int64)part);
+        sqlite3_bind_blob64(ins, 4, m + r * VEC_LOCAL_DIM, nr * VEC_LOCAL_DIM * sizeof(float), SQLITE_STATIC);
+        ok = sqlite3_step(ins) == SQLITE_DONE;
+        sqlite3_reset(ins);
+    }
+    sqlite3_finalize(del);
+    sqlite3_finalize(ins);
+    if (in_txn) sqlite3_exec(w, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    if (!ok) log_msg("semantic: the local vectors were not stored whole: %s", sqlite3_errmsg(w));
+    sqlx_writer_close(db, w);
+}
+
 
 /* Loads the stored chunk vectors when the stored model matches the stamp;
  * otherwise fits the model and stores it (or keeps it in memory when the
@@ -426,6 +561,11 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
     if (vec_local_stored(db, c->stamp, &ndocs)) {
         sqlite3_stmt *st;
         float *m = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, sizeof *m);
+        if (matrix_load(db, c, m)) {
+            c->local = m;
+            c->local_ndocs = ndocs;
+            return 0;
+        }
         size_t found = 0;
         /* One pass over the stored vectors, matched to the chunks by hash
          * (chunks of the same text share one), rather than a lookup per
@@ -453,6 +593,10 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         }
         free(by);
         if (found == c->n) {
+            dense_interleave(m, c->n, VEC_LOCAL_DIM);
+            matrix_save(db, c, m);
+            c->total_changes = sqlite3_total_changes(db);
+            c->data_version = sqlx_data_version(db);
             c->local = m;
             c->local_ndocs = ndocs;
             return 0;
@@ -477,10 +621,12 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
     }
     /* an unwritable or busy database keeps the model in memory for this connection */
     char e2[256] = "";
-    sqlite3 *w = writer_open(db);
+    sqlite3 *w = sqlx_writer_open(db);
     int saved = w && vec_local_save(w, f, c->stamp, e2, sizeof e2) == 0;
     if (w && !saved) log_msg("semantic: %s", e2);
-    writer_close(db, w);
+    sqlx_writer_close(db, w);
+    dense_interleave(f->vecs, c->n, VEC_LOCAL_DIM);
+    if (saved) matrix_save(db, c, f->vecs);
     c->local = f->vecs;
     c->local_ndocs = f->ndocs;
     f->vecs = NULL;
@@ -564,10 +710,10 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
     sqlite3_finalize(st);
     if (nmiss) {
         sqlite3_stmt *txt = NULL, *ins = NULL;
-        sqlite3 *w = writer_open(db);
+        sqlite3 *w = sqlx_writer_open(db);
         if (sqlite3_prepare_v2(db, "SELECT substr(text, 1, ?2) FROM chunks WHERE id = ?1", -1, &txt, NULL) != SQLITE_OK) {
             snprintf(err, errlen, "cannot read chunk text: %s", sqlite3_errmsg(db));
-            writer_close(db, w);
+            sqlx_writer_close(db, w);
             goto out;
         }
         sqlite3_bind_int(txt, 2, SEMANTIC_EMBED_TEXT_MAX);
@@ -588,7 +734,7 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
             if (!v) {
                 sqlite3_finalize(txt);
                 sqlite3_finalize(ins);
-                writer_close(db, w);
+                sqlx_writer_close(db, w);
                 goto out;
             }
             if (ins) sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -610,7 +756,7 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
         }
         sqlite3_finalize(txt);
         sqlite3_finalize(ins);
-        writer_close(db, w);
+        sqlx_writer_close(db, w);
         c->total_changes = sqlite3_total_changes(db);
         c->data_version = sqlx_data_version(db);
     }
@@ -718,16 +864,55 @@ static void heap_push(struct cand *h, size_t *n, struct cand x)
     }
 }
 
-static void rank_dense(const struct semantic_cache *c, const float *m, int dim, const float *qv,
+/* The local matrix is held in blocks of DENSE_BLOCK rows, interleaved (the
+ * k-th value of the block's row r at k * DENSE_BLOCK + r), the last n %
+ * DENSE_BLOCK rows as rows: a block's dot products then go four rows to a
+ * vector operation. Each row's sum is still taken value by value in order,
+ * with the same float operations, so the scores are those of the plain
+ * loop. */
+#define DENSE_BLOCK 8
+typedef float dense_v4 __attribute__((vector_size(16)));
+
+static void dense_interleave(float *m, size_t n, int dim)
+{
+    float *t = xmalloc((size_t)DENSE_BLOCK * (size_t)dim * sizeof *t);
+    for (size_t i0 = 0; i0 + DENSE_BLOCK <= n; i0 += DENSE_BLOCK) {
+        float *b = m + i0 * (size_t)dim;
+        memcpy(t, b, (size_t)DENSE_BLOCK * (size_t)dim * sizeof *t);
+        for (size_t r = 0; r < DENSE_BLOCK; r++)
+            for (size_t k = 0; k < (size_t)dim; k++) b[k * DENSE_BLOCK + r] = t[r * (size_t)dim + k];
+    }
+    free(t);
+}
+
+static void rank_dense(const struct semantic_cache *c, const float *m, int dim, int interleaved, const float *qv,
                        const struct semantic_query *q, struct cand *out, size_t *nout)
 {
     *nout = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        const float *v = m + i * (size_t)dim;
-        float s = 0;
-        for (int k = 0; k < dim; k++) s += v[k] * qv[k];
-        if (s <= 0 || !eligible(c, (long)i, q)) continue;
-        heap_push(out, nout, (struct cand){(long)i, s, c->ord[i]});
+    for (size_t i0 = 0; i0 < c->n; i0 += DENSE_BLOCK) {
+        size_t nb = c->n - i0 < DENSE_BLOCK ? c->n - i0 : DENSE_BLOCK;
+        float s[DENSE_BLOCK] = {0};
+        const float *v = m + i0 * (size_t)dim;
+        if (nb == DENSE_BLOCK && interleaved) {
+            dense_v4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
+            for (int k = 0; k < dim; k++) {
+                dense_v4 x = {qv[k], qv[k], qv[k], qv[k]}, a0, a1;
+                memcpy(&a0, v + (size_t)k * DENSE_BLOCK, sizeof a0);
+                memcpy(&a1, v + (size_t)k * DENSE_BLOCK + 4, sizeof a1);
+                s0 += a0 * x;
+                s1 += a1 * x;
+            }
+            memcpy(s, &s0, sizeof s0);
+            memcpy(s + 4, &s1, sizeof s1);
+        } else {
+            for (size_t r = 0; r < nb; r++)
+                for (int k = 0; k < dim; k++) s[r] += v[r * (size_t)dim + (size_t)k] * qv[k];
+        }
+        for (size_t r = 0; r < nb; r++) {
+            size_t i = i0 + r;
+            if (s[r] <= 0 || !eligible(c, (long)i, q)) continue;
+            heap_push(out, nout, (struct cand){(long)i, s[r], c->ord[i]});
+        }
     }
     qsort(out, *nout, sizeof *out, cmp_cand);
 }
@@ -809,8 +994,22 @@ int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *rem
 {
     if (!remote_valid(remote, err, errlen)) return -1;
     sqlite3 *db = c->db;
+    if (!remote && !c->stamp[0]) {
+        /* stored vectors of the current chunks are read by the first query
+         * of each connection; reading them (or keeping the chunk list) here
+         * too would do it twice: only the stamp is computed */
+        char stamp[17], q[96];
+        long long ndocs;
+        if (quick_stamp(db, q) == 0 && matrix_current(db, q)) return 0;
+        if (read_chunks(db, NULL, stamp, err, errlen)) return -1;
+        if (vec_local_stored(db, stamp, &ndocs)) {
+            quick_record(db, stamp);   /* for the next process */
+            return 0;
+        }
+    }
     if (cache_refresh(db, c, err, errlen)) return -1;
-    return remote ? remote_ensure(db, c, remote, err, errlen) : local_ensure(db, c, err, errlen);
+    if (remote) return remote_ensure(db, c, remote, err, errlen);
+    return local_ensure(db, c, err, errlen);
 }
 
 int semantic_search(struct semantic_cache *c, const struct semantic_query *q, struct evidence *out, char *err,
@@ -834,13 +1033,13 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
         int dim = c->n ? c->remote_dim : 0;
         float *qv = remote_embed(q->remote, &q->text, 1, &dim, err, errlen);
         if (!qv) return -1;
-        rank_dense(c, c->remote, dim, qv, q, dn, &ndn);
+        rank_dense(c, c->remote, dim, 0, qv, q, dn, &ndn);
         free(qv);
     } else if (q->mode != SEMANTIC_BM25) {
         if (local_ensure(db, c, err, errlen)) return -1;
         float qv[VEC_LOCAL_DIM];
         if (vec_local_embed_query(db, c->local_fit, c->local_ndocs, q->text, qv) > 0)
-            rank_dense(c, c->local, VEC_LOCAL_DIM, qv, q, dn, &ndn);
+            rank_dense(c, c->local, VEC_LOCAL_DIM, 1, qv, q, dn, &ndn);
     }
 
     /* fuse: a chunk may appear in both lists */

@@ -91,9 +91,10 @@ struct semantic_query {
 int semantic_search(struct semantic_cache *c, const struct semantic_query *q, struct evidence *out,
                     char *err, size_t errlen);
 
-/* Fits (or loads, or fetches) the vectors now instead of on the first query,
- * e.g. at the end of indexing. remote as in semantic_query. -1 with a message
- * on failure. */
+/* Fits (or fetches) the vectors now instead of on the first query, e.g. at
+ * the end of indexing. Local vectors already stored for the current chunks
+ * are left in the index: each connection's first query reads them. remote as
+ * in semantic_query. -1 with a message on failure. */
 int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *remote, char *err, size_t errlen);
 
 /* The SemanticSearch state of an action context (made on first use, on the

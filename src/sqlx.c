@@ -26,3 +26,21 @@ long long sqlx_data_version(sqlite3 *db)
     }
     return v;
 }
+
+sqlite3 *sqlx_writer_open(sqlite3 *db)
+{
+    if (!sqlite3_db_readonly(db, "main")) return db;
+    const char *fn = sqlite3_db_filename(db, "main");
+    sqlite3 *w = NULL;
+    if (!fn || !*fn || sqlite3_open_v2(fn, &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        sqlite3_close(w);
+        return NULL;
+    }
+    sqlite3_busy_timeout(w, 5000);
+    return w;
+}
+
+void sqlx_writer_close(sqlite3 *db, sqlite3 *w)
+{
+    if (w && w != db) sqlite3_close(w);
+}

@@ -18,4 +18,12 @@ char *sqlx_col_dup_nonempty(sqlite3_stmt *st, int i);
  * cannot be read. */
 long long sqlx_data_version(sqlite3 *db);
 
+/* A connection that may write the database db reads: db itself, or for a
+ * read-only handle a second read-write connection to the same file (with a
+ * busy timeout), for the caches derived from the index that are worth
+ * keeping for the next process. NULL when the file cannot be written. Close
+ * it with sqlx_writer_close(db, w). */
+sqlite3 *sqlx_writer_open(sqlite3 *db);
+void sqlx_writer_close(sqlite3 *db, sqlite3 *w);
+
 #endif

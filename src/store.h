@@ -29,6 +29,11 @@
  *                             which computes the terms again (drqa_terms)
  *   embeddings                vectors cached by (content hash, model)
  *   vec_terms, vec_models     local vector model: term vectors, fit stamp
+ * Made by questions, not by the indexer, each stamped with what it was made
+ * from and made again when that changed (absent in a fresh index):
+ *   vec_matrix                the local chunk vectors whole (semantic.c)
+ *   lp_meta, lp_terms         line postings of the files (linepost.h)
+ *   act_names                 the distinct symbol names (action.c)
  */
 #ifndef DRQA_STORE_H
 #define DRQA_STORE_H

@@ -377,6 +377,69 @@ int main(void)
     sqlite3_close(db2);
     evidence_free(&ev1);
 
+    /* the whole matrix is stored too, and read back instead of the vectors
+     * one by one; both give the same scores, and a stale matrix is not read */
+    ok(count(db, "SELECT count(*) FROM vec_matrix") == 1 &&
+       count(db, "SELECT length(rows) FROM vec_matrix") == 12 * VEC_LOCAL_DIM * 4, "the 12 chunk vectors are stored whole");
+    evidence_copy(&ev1, &ev);   /* from a connection that read the matrix */
+    store_exec(db, "DELETE FROM vec_matrix", err, sizeof err);
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    same = ev.n == ev1.n && ev.n > 0;
+    for (size_t i = 0; same && i < ev.n; i++) same = !strcmp(ev.v[i].label, ev1.v[i].label) && ev.v[i].score == ev1.v[i].score;
+    ok(same, "vectors read one by one give exactly the matrix's results");
+    is_int(count(db, "SELECT count(*) FROM vec_matrix"), 1, "and the matrix is stored again by that read-only connection");
+    semantic_cache_free(sc2);
+    sqlite3_close(db2);
+    store_exec(db, "UPDATE vec_matrix SET rows = zeroblob(length(rows))", err, sizeof err);
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    is_int((int)ev.n, 0, "a zeroed matrix of the current stamp is what is read (no dense result)");
+    semantic_cache_free(sc2);
+    sqlite3_close(db2);
+    store_exec(db, "UPDATE vec_matrix SET stamp = '0000000000000000'", err, sizeof err);
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    same = ev.n == ev1.n && ev.n > 0;
+    for (size_t i = 0; same && i < ev.n; i++) same = !strcmp(ev.v[i].label, ev1.v[i].label) && ev.v[i].score == ev1.v[i].score;
+    ok(same, "a matrix of another chunk list is not read");
+    semantic_cache_free(sc2);
+    sqlite3_close(db2);
+    evidence_free(&ev1);
+
+    /* setup finds the stored vectors current from a quick stamp of the index
+     * (files, meta, chunk count), recorded next to the matrix; a changed
+     * file changes it, and setup then checks the chunk list itself */
+    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
+    sc2 = semantic_cache_new(db2);
+    is_int(semantic_prepare(sc2, NULL, err, sizeof err), 0, "setup with the vectors stored");
+    semantic_cache_free(sc2);
+    char *quick1 = NULL, *model1 = NULL;
+    {
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(db, "SELECT k.quick, m.stamp FROM vec_matrix_quick k, vec_models m", -1, &st, NULL);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            quick1 = xstrdup((const char *)sqlite3_column_text(st, 0));
+            model1 = xstrdup((const char *)sqlite3_column_text(st, 1));
+        }
+        sqlite3_finalize(st);
+    }
+    ok(quick1 != NULL, "the quick stamp is recorded");
+    store_exec(db, "UPDATE files SET hash = 'h-moved' WHERE path = 'web/auth.py'", err, sizeof err);
+    sc2 = semantic_cache_new(db2);
+    is_int(semantic_prepare(sc2, NULL, err, sizeof err), 0, "setup after a file's hash changed");
+    semantic_cache_free(sc2);
+    char *sql = xasprintf("SELECT count(*) FROM vec_matrix_quick k, vec_models m WHERE k.quick != '%s' AND m.stamp = '%s'",
+                          quick1 ? quick1 : "", model1 ? model1 : "");
+    is_int(count(db, sql), 1, "a new quick stamp is recorded; the chunks did not change, so neither did the model");
+    free(sql);
+    free(quick1);
+    free(model1);
+    sqlite3_close(db2);
+
     /* invalidation: a new chunk is seen by the next query, and the model refitted */
     char *stamp_before = NULL;
     {

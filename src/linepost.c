@@ -1,0 +1,404 @@
+/*
+ * linepost: line postings of the index's files (see linepost.h).
+ *
+ * Encoding. lp_terms.post is a run of varints, three per line holding the
+ * term: the file's ord minus the previous posting's, the line minus the
+ * previous posting's line when the ord is the same (else the line itself),
+ * and the count. lp_meta holds 'stamp' (text), 'file_id' (int64 per ord,
+ * little-endian), 'nlines' (varint per ord) and 'lens' (varint per line).
+ */
+#include "linepost.h"
+#include "sqlx.h"
+#include "tok.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Changing the tokenisation or the encoding must change this: postings of
+ * another format then never match. */
+#define LP_FORMAT "lp1"
+
+/* ---- varints ---- */
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+    unsigned char t[10];
+    size_t n = 0;
+    do {
+        unsigned char c = v & 0x7f;
+        v >>= 7;
+        t[n++] = (unsigned char)(c | (v ? 0x80 : 0));
+    } while (v);
+    buf_add(b, (const char *)t, n);
+}
+
+/* Reads one varint from *p (< end); -1 when truncated or too long. */
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        unsigned char c = *(*p)++;
+        x |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---- the stamp of the files ---- */
+
+int linepost_files_stamp(sqlite3 *db, char out[40])
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT id, path, hash FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const char *p = (const char *)sqlite3_column_text(st, 1), *x = (const char *)sqlite3_column_text(st, 2);
+        uint64_t parts[3] = {(uint64_t)id, hash64(p ? p : "", p ? strlen(p) : 0), hash64(x ? x : "", x ? strlen(x) : 0)};
+        uint64_t v = hash64(parts, sizeof parts);
+        h = (h ^ v) * 0x100000001b3ULL + (v >> 7);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return -1;
+    char hex[17];
+    hash64_hex(h, hex);
+    snprintf(out, 40, "%s:%s", LP_FORMAT, hex);
+    return 0;
+}
+
+/* The stored stamp matches: 1; else 0 (also when nothing is stored). */
+static int stamp_stored(sqlite3 *db, const char *stamp)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM lp_meta WHERE key = 'stamp'", -1, &st, NULL) != SQLITE_OK) return 0;
+    int ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+             !strcmp((const char *)sqlite3_column_text(st, 0), stamp);
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* ---- building ---- */
+
+struct term {
+    char *s;
+    uint32_t n;
+    uint32_t pf, pl, pc;    /* pending posting: ord, line, count (pc 0: none) */
+    uint32_t wf, wl;        /* the last one written */
+    int written;
+    struct buf post;
+};
+
+struct build {
+    struct term *t;
+    size_t nt, cap;
+    uint32_t *slot;         /* open addressing: term index + 1, 0 empty */
+    size_t nslot;
+    uint32_t ord, line, count;   /* where terms are being read */
+};
+
+static void flush_term(struct term *t)
+{
+    if (!t->pc) return;
+    put_varint(&t->post, t->written ? t->pf - t->wf : t->pf);
+    put_varint(&t->post, t->written && t->pf == t->wf ? t->pl - t->wl : t->pl);
+    put_varint(&t->post, t->pc);
+    t->wf = t->pf;
+    t->wl = t->pl;
+    t->written = 1;
+    t->pc = 0;
+}
+
+static void grow(struct build *b)
+{
+    size_t ns = b->nslot ? b->nslot * 2 : 1 << 16;
+    uint32_t *s = xcalloc(ns, sizeof *s);
+    for (size_t i = 0; i < b->nt; i++) {
+        size_t k = hash64(b->t[i].s, b->t[i].n) & (ns - 1);
+        while (s[k]) k = (k + 1) & (ns - 1);
+        s[k] = (uint32_t)i + 1;
+    }
+    free(b->slot);
+    b->slot = s;
+    b->nslot = ns;
+}
+
+static void on_term(const char *s, size_t n, void *ctx)
+{
+    struct build *b = ctx;
+    b->count++;
+    if (2 * (b->nt + 1) > b->nslot) grow(b);
+    size_t k = hash64(s, n) & (b->nslot - 1);
+    struct term *t = NULL;
+    while (b->slot[k]) {
+        struct term *x = &b->t[b->slot[k] - 1];
+        if (x->n == n && memcmp(x->s, s, n) == 0) {
+            t = x;
+            break;
+        }
+        k = (k + 1) & (b->nslot - 1);
+    }
+    if (!t) {
+        ARRAY_GROW(b->t, b->nt, b->cap, 4096);
+        t = &b->t[b->nt];
+        memset(t, 0, sizeof *t);
+        t->s = xstrndup(s, n);
+        t->n = (uint32_t)n;
+        t->post = (struct buf)BUF_INIT;
+        b->slot[k] = (uint32_t)++b->nt;
+    }
+    if (t->pc && t->pf == b->ord && t->pl == b->line) {
+        t->pc++;
+        return;
+    }
+    flush_term(t);
+    t->pf = b->ord;
+    t->pl = b->line;
+    t->pc = 1;
+}
+
+static int cmp_term(const void *a, const void *b)
+{
+    const struct term *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int c = memcmp(x->s, y->s, n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static int put_meta(sqlite3 *w, const char *key, const void *v, size_t n, int text)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(w, "INSERT OR REPLACE INTO lp_meta(key, value) VALUES(?1, ?2)", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (text) sqlite3_bind_text(st, 2, v, (int)n, SQLITE_STATIC);
+    else sqlite3_bind_blob64(st, 2, n ? v : "", n, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Reads every file of w in its read transaction (stamp is of that
+ * snapshot), then ends it and writes the postings in a write transaction,
+ * left open for the caller to commit, when the files are still those read:
+ * reading the files does not hold the index's writers back. */
+static int build_write(sqlite3 *w, const char *stamp)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(w, "SELECT id, text FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK) return -1;
+    struct build b = {0};
+    struct buf ids = BUF_INIT, nlines = BUF_INIT, lens = BUF_INIT;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        buf_add(&ids, (const char *)&id, sizeof id);
+        const char *text = (const char *)sqlite3_column_text(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        uint32_t nl = 0;
+        if (text && len) {
+            /* lines as qparse_windows counts them: one per line start */
+            for (size_t i = 0; i < len;) {
+                const char *e = memchr(text + i, '\n', len - i);
+                size_t j = e ? (size_t)(e - text) + 1 : len;
+                b.line = ++nl;
+                b.count = 0;
+                tok_each(text + i, j - i, 0, on_term, &b);
+                put_varint(&lens, b.count);
+                i = j;
+            }
+        }
+        put_varint(&nlines, nl);
+        b.ord++;
+    }
+    sqlite3_finalize(st);
+    int fail = rc != SQLITE_DONE, current = 0;
+    sqlite3_exec(w, "COMMIT", NULL, NULL, NULL);
+    if (!fail) {
+        char now[40];
+        fail = sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK || linepost_files_stamp(w, now) ||
+               strcmp(now, stamp) != 0;   /* changed meanwhile: a later question builds them */
+        current = !fail && stamp_stored(w, stamp);   /* another process was quicker */
+    }
+    if (current) fail = 1;
+    for (size_t i = 0; i < b.nt; i++) flush_term(&b.t[i]);
+    free(b.slot);
+    if (b.nt) qsort(b.t, b.nt, sizeof *b.t, cmp_term);
+    if (!fail)
+        fail = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS lp_meta(key TEXT PRIMARY KEY, value);"
+                               "CREATE TABLE IF NOT EXISTS lp_terms(term TEXT PRIMARY KEY, post BLOB NOT NULL);"
+                               "DELETE FROM lp_terms; DELETE FROM lp_meta;", NULL, NULL, NULL) != SQLITE_OK;
+    sqlite3_stmt *ins = NULL;
+    if (!fail && sqlite3_prepare_v2(w, "INSERT INTO lp_terms(term, post) VALUES(?1, ?2)", -1, &ins, NULL) != SQLITE_OK)
+        fail = 1;
+    for (size_t i = 0; i < b.nt; i++) {
+        if (!fail) {
+            sqlite3_bind_text(ins, 1, b.t[i].s, (int)b.t[i].n, SQLITE_STATIC);
+            sqlite3_bind_blob64(ins, 2, b.t[i].post.data, b.t[i].post.len, SQLITE_STATIC);
+            if (sqlite3_step(ins) != SQLITE_DONE) fail = 1;
+            sqlite3_reset(ins);
+        }
+        free(b.t[i].s);
+        buf_free(&b.t[i].post);
+    }
+    sqlite3_finalize(ins);
+    free(b.t);
+    if (!fail)
+        fail = put_meta(w, "file_id", ids.data, ids.len, 0) || put_meta(w, "nlines", nlines.data, nlines.len, 0) ||
+               put_meta(w, "lens", lens.data, lens.len, 0) || put_meta(w, "stamp", stamp, strlen(stamp), 1);
+    buf_free(&ids);
+    buf_free(&nlines);
+    buf_free(&lens);
+    return current ? 0 : fail ? -1 : 0;
+}
+
+int linepost_build(sqlite3 *db, char *err, size_t errlen)
+{
+    char stamp[40];
+    if (linepost_files_stamp(db, stamp)) {
+        snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    if (stamp_stored(db, stamp)) return 1;
+    sqlite3 *w = sqlx_writer_open(db);
+    if (!w) return 0;
+    int rc = 0;
+    if (sqlite3_exec(w, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) {
+        /* the files again, in the snapshot they are read from: another
+         * process may have built the postings, or changed the index */
+        if (linepost_files_stamp(w, stamp) == 0 && (stamp_stored(w, stamp) || build_write(w, stamp) == 0) &&
+            sqlite3_exec(w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+            rc = 1;
+        else
+            sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL);
+    }
+    if (!rc) log_msg("linepost: the index's line postings were not stored: %s", sqlite3_errmsg(w));
+    sqlx_writer_close(db, w);
+    return rc;
+}
+
+/* ---- reading ---- */
+
+static int get_meta(sqlite3 *db, const char *key, struct buf *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM lp_meta WHERE key = ?1", -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        buf_add(out, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+void linepost_close(struct linepost *lp)
+{
+    sqlite3_finalize(lp->range);
+    sqlite3_finalize(lp->post);
+    if (lp->own_txn) sqlite3_exec(lp->db, "COMMIT", NULL, NULL, NULL);
+    free(lp->file_id);
+    free(lp->nlines);
+    free(lp->line0);
+    free(lp->lens);
+    memset(lp, 0, sizeof *lp);
+}
+
+int linepost_open(sqlite3 *db, struct linepost *lp)
+{
+    memset(lp, 0, sizeof *lp);
+    lp->db = db;
+    if (sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) lp->own_txn = 1;
+    char stamp[40];
+    struct buf ids = BUF_INIT, nl = BUF_INIT, lens = BUF_INIT;
+    int ok = linepost_files_stamp(db, stamp) == 0 && stamp_stored(db, stamp) && get_meta(db, "file_id", &ids) == 0 &&
+             get_meta(db, "nlines", &nl) == 0 && get_meta(db, "lens", &lens) == 0 &&
+             sqlite3_prepare_v2(db, "SELECT term FROM lp_terms WHERE term >= ?1 ORDER BY term", -1, &lp->range,
+                                NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(db, "SELECT post FROM lp_terms WHERE term = ?1", -1, &lp->post, NULL) == SQLITE_OK;
+    if (ok) {
+        lp->nfiles = ids.len / sizeof(int64_t);
+        lp->file_id = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->file_id);
+        if (ids.len) memcpy(lp->file_id, ids.data, lp->nfiles * sizeof *lp->file_id);
+        lp->nlines = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->nlines);
+        lp->line0 = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->line0);
+        const unsigned char *p = (const unsigned char *)nl.data, *end = p + nl.len;
+        size_t total = 0;
+        for (size_t f = 0; ok && f < lp->nfiles; f++) {
+            uint64_t v;
+            if (get_varint(&p, end, &v) || v > UINT32_MAX) ok = 0;
+            else {
+                lp->nlines[f] = (uint32_t)v;
+                lp->line0[f] = total;
+                total += v;
+            }
+        }
+        ok = ok && p == end;
+        lp->lens = xmalloc((total ? total : 1) * sizeof *lp->lens);
+        p = (const unsigned char *)lens.data;
+        end = p + lens.len;
+        for (size_t i = 0; ok && i < total; i++) {
+            uint64_t v;
+            if (get_varint(&p, end, &v) || v > UINT32_MAX) ok = 0;
+            else lp->lens[i] = (uint32_t)v;
+        }
+        ok = ok && p == end;
+    }
+    buf_free(&ids);
+    buf_free(&nl);
+    buf_free(&lens);
+    if (!ok) {
+        linepost_close(lp);
+        return 0;
+    }
+    return 1;
+}
+
+void linepost_terms(struct linepost *lp, const char *prefix, size_t n,
+                    int (*cb)(const char *term, size_t len, void *ctx), void *ctx)
+{
+    sqlite3_bind_text(lp->range, 1, prefix, (int)n, SQLITE_STATIC);
+    while (sqlite3_step(lp->range) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(lp->range, 0);
+        size_t len = (size_t)sqlite3_column_bytes(lp->range, 0);
+        if (!t || len < n || memcmp(t, prefix, n) != 0) break;
+        if (cb(t, len, ctx)) break;
+    }
+    sqlite3_reset(lp->range);
+}
+
+int linepost_each(struct linepost *lp, const char *term, size_t n,
+                  void (*cb)(uint32_t ord, uint32_t line, uint32_t count, void *ctx), void *ctx)
+{
+    sqlite3_bind_text(lp->post, 1, term, (int)n, SQLITE_STATIC);
+    int rc = 0;
+    if (sqlite3_step(lp->post) == SQLITE_ROW) {
+        const unsigned char *p = sqlite3_column_blob(lp->post, 0);
+        const unsigned char *end = p + sqlite3_column_bytes(lp->post, 0);
+        uint64_t ord = 0, line = 0;
+        int first = 1;
+        while (p && p < end) {
+            uint64_t df, dl, c;
+            if (get_varint(&p, end, &df) || get_varint(&p, end, &dl) || get_varint(&p, end, &c)) {
+                rc = -1;
+                break;
+            }
+            ord = first ? df : ord + df;
+            line = (!first && df == 0) ? line + dl : dl;
+            first = 0;
+            if (ord >= lp->nfiles || line < 1 || line > lp->nlines[ord]) {
+                rc = -1;
+                break;
+            }
+            cb((uint32_t)ord, (uint32_t)line, (uint32_t)c, ctx);
+        }
+    }
+    sqlite3_reset(lp->post);
+    return rc;
+}

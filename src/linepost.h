@@ -1,0 +1,68 @@
+/*
+ * linepost: where each term of the index's files occurs, line by line, kept
+ * in the index so that scoring windows of lines for a question (qparse.h,
+ * qparse_windows) reads the postings of the question's terms instead of
+ * tokenising every file again.
+ *
+ * What is stored is derived from the files table only: for every term of
+ * tok_each(text, 0) over each file's text, the (file, line, count) triples of
+ * the lines holding it, and for every file (in path order) its id, its
+ * number of lines and each line's number of terms. Terms never cross a line
+ * (tok.h splits at non-word bytes), so a window's terms are those of its
+ * lines.
+ *
+ * The postings carry the stamp of the files they were built from (a hash of
+ * every file's id, path and content hash, in path order): a changed index no
+ * longer matches and linepost_open refuses it; linepost_build builds them
+ * again. They are written in one transaction, so a killed build leaves the
+ * previous state (stale postings are never used). Tables: lp_meta(key,
+ * value), lp_terms(term, post), created on first build.
+ */
+#ifndef DRQA_LINEPOST_H
+#define DRQA_LINEPOST_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The stamp of the index's files: a hash of every file's id, path and
+ * content hash, in path order, prefixed with the postings' format. Caches
+ * derived from the files are checked against it. -1 when unreadable. */
+int linepost_files_stamp(sqlite3 *db, char out[40]);
+
+/* Builds and stores the postings when none match the current files (through
+ * a second, writable connection when db is read-only). Returns 1 when
+ * postings of the current files are stored (built now or before), 0 when the
+ * index cannot be written (read-only file, busy), -1 with a message when it
+ * cannot be read. */
+int linepost_build(sqlite3 *db, char *err, size_t errlen);
+
+/* Stored postings of the current files, read in one snapshot of db (a read
+ * transaction held until linepost_close, when db was in none). */
+struct linepost {
+    sqlite3 *db;
+    int own_txn;
+    size_t nfiles;          /* files in path order ("ord") */
+    int64_t *file_id;       /* per ord */
+    uint32_t *nlines;       /* per ord: 0 for a file with no text */
+    size_t *line0;          /* per ord: its first line's place in lens */
+    uint32_t *lens;         /* terms on each line, all files' lines in order */
+    sqlite3_stmt *range, *post;
+};
+
+/* Fills lp (linepost_close it) and returns 1; 0 when no postings of the
+ * current files are stored (lp then needs no close). */
+int linepost_open(sqlite3 *db, struct linepost *lp);
+void linepost_close(struct linepost *lp);
+
+/* Calls cb for every stored term starting with prefix[0..n), in byte order;
+ * cb returns nonzero to stop. */
+void linepost_terms(struct linepost *lp, const char *prefix, size_t n,
+                    int (*cb)(const char *term, size_t len, void *ctx), void *ctx);
+
+/* Calls cb(ord, line, count) for every line holding term, in (ord, line)
+ * order. Returns 0, or -1 when the stored postings are malformed. */
+int linepost_each(struct linepost *lp, const char *term, size_t n,
+                  void (*cb)(uint32_t ord, uint32_t line, uint32_t count, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * Unit tests for what questions keep in the index to avoid reading all of it
+ * again: the line postings (linepost.h) that qparse_windows scores windows
+ * from, and the distinct symbol names of action_cache_names. Each must give
+ * exactly what computing it from the index's rows gives (qparse_windows_scan;
+ * the GROUP BY over symbols), be built on first use, be refused once the
+ * files change, and never be used half-written or malformed.
+ */
+#include "tap.h"
+#include "action.h"
+#include "linepost.h"
+#include "qparse.h"
+#include "store.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int64_t add_file(sqlite3 *db, const char *path, const char *text, const char *hash)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, text) "
+                           "VALUES(?1, 'python', ?2, 0, ?3, 1, ?4)", -1, &st, NULL);
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)strlen(text));
+    sqlite3_bind_text(st, 3, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    return sqlite3_last_insert_rowid(db);
+}
+
+static void add_symbol(sqlite3 *db, int64_t file, const char *kind, const char *name)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line) "
+                           "VALUES(?1, ?2, ?3, ?3, 1, 2)", -1, &st, NULL);
+    sqlite3_bind_int64(st, 1, file);
+    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+}
+
+static int count(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+static const char *const WORDS[] = {
+    "connect", "connection", "connections", "connected", "connecting", "session", "sessions", "getResponse",
+    "get_response", "HTTPResponse", "flush", "cycle_key", "redirect", "redirects", "redirected", "mount",
+    "adapter", "adapters", "expire", "expiry", "expires", "self", "return", "value", "x", "if", "none",
+    "compile", "compiler", "compiled", "url", "rule", "rules", "limit_7", "limit_77", "limit_777", "café",
+};
+
+/* A tree of files with terms in many lines: several windows per file,
+ * stems that match by prefix, a file without a final newline, an empty
+ * file, one of newlines only, repeated terms on a line. */
+static void fill(sqlite3 *db)
+{
+    unsigned s = 12345;
+    for (int f = 0; f < 24; f++) {
+        struct buf b = BUF_INIT;
+        int nlines = f == 0 ? 0 : f == 1 ? 5 : 10 + (f * 37) % 420;
+        for (int l = 0; l < nlines; l++) {
+            if (f == 1) { buf_addc(&b, '\n'); continue; }
+            int nw = (int)((s = s * 1103515245u + 12345u) >> 16) % 9;
+            for (int w = 0; w < nw; w++) {
+                s = s * 1103515245u + 12345u;
+                buf_printf(&b, "%s%s", w ? (w % 3 ? " " : ".") : "    ", WORDS[(s >> 16) % ARRAY_LEN(WORDS)]);
+            }
+            if (l + 1 < nlines || f % 5) buf_addc(&b, '\n');
+        }
+        char path[64], hash[32];
+        snprintf(path, sizeof path, "pkg/m%02d/mod%02d.py", (f * 7) % 5, f);
+        snprintf(hash, sizeof hash, "h%d", f);
+        add_file(db, path, buf_str(&b), hash);
+        buf_free(&b);
+    }
+}
+
+static const char *const QUESTIONS[] = {
+    "How does the session connect and redirect?",
+    "Where is getResponse compiled?",
+    "What does the adapter mount when a connection expires?",
+    "Which rules limit the URL?",
+    "How is LIMIT_77 used by the expiry of sessions?",
+    "What does café return?",
+    "self value none return",
+};
+
+static const int CONFIGS[][2] = {{200, 20}, {500, 50}, {3, 1}, {1, 0}, {7, 0}, {40, 39}};
+
+/* qparse_windows against qparse_windows_scan for every question and window
+ * shape: the same windows, in the same order, with the same scores. */
+static int same_as_scan(sqlite3 *db, const char *what)
+{
+    int all = 1;
+    for (size_t i = 0; i < ARRAY_LEN(QUESTIONS); i++) {
+        struct qparse q;
+        char err[256];
+        qparse_question(QUESTIONS[i], &q, err, sizeof err);
+        qparse_weigh(&q, db);
+        for (size_t c = 0; c < ARRAY_LEN(CONFIGS); c++) {
+            struct qwindow *a = NULL, *b = NULL;
+            int na = qparse_windows(&q, db, CONFIGS[c][0], CONFIGS[c][1], 60, &a, err, sizeof err);
+            int nb = qparse_windows_scan(&q, db, CONFIGS[c][0], CONFIGS[c][1], 60, &b, err, sizeof err);
+            int same = na == nb && na > 0;
+            for (int k = 0; same && k < na; k++)
+                same = !strcmp(a[k].path, b[k].path) && a[k].start_line == b[k].start_line &&
+                       a[k].end_line == b[k].end_line && a[k].score == b[k].score;
+            if (!same) {
+                diag("%s: '%s' windows of %d/%d: %d from postings, %d from the scan", what, QUESTIONS[i],
+                     CONFIGS[c][0], CONFIGS[c][1], na, nb);
+                all = 0;
+            }
+            qparse_windows_free(a, na > 0 ? (size_t)na : 0);
+            qparse_windows_free(b, nb > 0 ? (size_t)nb : 0);
+        }
+        qparse_free(&q);
+    }
+    return all;
+}
+
+static int stored(sqlite3 *db)
+{
+    struct linepost lp;
+    if (!linepost_open(db, &lp)) return 0;
+    linepost_close(&lp);
+    return 1;
+}
+
+/* The names a fresh action context reads, as one string. */
+static char *names_of(sqlite3 *db, int which)
+{
+    struct action_ctx ctx;
+    action_ctx_init(&ctx, db, "/nonexistent");
+    size_t n = 0;
+    const char *const *v = action_cache_names(&ctx, which, &n);
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < n; i++) buf_printf(&b, "%s%s", i ? "," : "", v[i]);
+    action_ctx_release(&ctx);
+    return buf_take(&b);
+}
+
+static char *names_queried(sqlite3 *db, const char *where)
+{
+    char *sql = xasprintf("SELECT name FROM symbols GROUP BY name HAVING %s ORDER BY name", where);
+    sqlite3_stmt *st;
+    struct buf b = BUF_INIT;
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    for (int i = 0; sqlite3_step(st) == SQLITE_ROW; i++)
+        buf_printf(&b, "%s%s", i ? "," : "", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    free(sql);
+    return buf_take(&b);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/drqa-test-derived-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "temp dir");
+    char *path = xasprintf("%s/index.sqlite", dir);
+    char err[512];
+    sqlite3 *db, *ro;
+    is_int(store_open(path, 0, &db, NULL, err, sizeof err), 0, "open a new index");
+    fill(db);
+
+    /* line postings */
+    ok(!stored(db), "no postings before the first question");
+    ok(same_as_scan(db, "first use"), "windows from the postings are the scan's windows, scores and order");
+    ok(stored(db), "the first question stored the postings");
+    ok(count(db, "SELECT count(*) FROM lp_terms WHERE term IN ('connect', 'connection', 'getresponse', 'caf\xc3\xa9')") == 4,
+       "terms are stored as tok emits them");
+    is_int(store_open(path, 1, &ro, NULL, err, sizeof err), 0, "read-only connection");
+    ok(stored(ro) && same_as_scan(ro, "read-only"), "a read-only connection reads the same postings");
+
+    /* a changed file, and a new one: refused until rebuilt, then right again */
+    ok(store_exec(db, "UPDATE files SET text = 'def session():\n    return redirect(connection)\n', hash = 'h-new' "
+                      "WHERE path = 'pkg/m02/mod06.py'", err, sizeof err) == 0 &&
+       count(db, "SELECT count(*) FROM files WHERE hash = 'h-new'") == 1, "a file changes");
+    ok(!stored(ro), "postings of other files are refused once a file changed");
+    ok(same_as_scan(ro, "changed file"), "and the next question ranks the changed file as the scan does");
+    ok(stored(ro), "it stored new postings (through a writer connection)");
+    add_file(db, "pkg/zz.py", "session session session\nconnect\n", "h-zz");
+    ok(!stored(db), "a new file makes them stale too");
+    ok(same_as_scan(db, "new file"), "and the rebuilt postings count it");
+
+    /* never half-written: a build that did not commit leaves what was there */
+    store_exec(db, "BEGIN; DELETE FROM lp_terms; DELETE FROM lp_meta WHERE key = 'lens';", err, sizeof err);
+    ok(stored(ro), "a build in progress is not seen by a reader");
+    store_exec(db, "ROLLBACK", err, sizeof err);
+    ok(stored(ro) && same_as_scan(ro, "after a rollback"), "an interrupted build leaves the previous postings whole");
+
+    /* malformed postings: the scan answers */
+    store_exec(db, "UPDATE lp_terms SET post = x'ff' WHERE term = 'session'", err, sizeof err);
+    ok(stored(db), "a damaged term still carries the current stamp");
+    ok(same_as_scan(db, "damaged term"), "a damaged posting list falls back to the scan's windows");
+
+    /* symbol names */
+    int64_t f = add_file(db, "pkg/names.py", "class SessionBase:\n    pass\n", "h-names");
+    add_symbol(db, f, "class", "SessionBase");
+    add_symbol(db, f, "function", "dispatch_request");
+    add_symbol(db, f, "method", "dispatch_request");
+    add_symbol(db, f, "variable", "LIMIT");
+    add_symbol(db, f, "method", "Router");
+    add_symbol(db, f, "class", "Router");
+    char *all = names_of(db, ACTION_NAMES_ALL);
+    char *want = names_queried(db, "1");
+    is_str(all, want, "the names are those of the symbols, in name order");
+    free(all);
+    free(want);
+    is_int(count(db, "SELECT count(*) FROM act_names"), 1, "and were stored");
+    char *cls = names_of(ro, ACTION_NAMES_CLASSES), *fun = names_of(ro, ACTION_NAMES_FUNCTIONS);
+    want = names_queried(db, "MAX(kind = 'class')");
+    is_str(cls, want, "a new connection reads the classes back");
+    free(want);
+    want = names_queried(db, "MAX(kind IN ('function', 'method'))");
+    is_str(fun, want, "and the functions");
+    free(want);
+    free(cls);
+    free(fun);
+    store_exec(db, "UPDATE act_names SET names = x'015a7a7a00'", err, sizeof err);
+    all = names_of(ro, ACTION_NAMES_ALL);
+    is_str(all, "Zzz", "the stored names are what is read while the index is unchanged");
+    free(all);
+    add_symbol(db, f, "function", "added_later");
+    store_exec(db, "UPDATE files SET hash = 'h-names-2' WHERE id = (SELECT max(id) FROM files)", err, sizeof err);
+    all = names_of(ro, ACTION_NAMES_ALL);
+    want = names_queried(db, "1");
+    is_str(all, want, "after the index changed they are read from the symbols again");
+    ok(strstr(all, "added_later") != NULL, "with the new name");
+    free(all);
+    free(want);
+
+    sqlite3_close(ro);
+    sqlite3_close(db);
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    if (system(cmd) != 0) diag("could not remove %s", dir);
+    free(cmd);
+    free(path);
+    return done_testing();
+}
