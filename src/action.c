@@ -960,24 +960,8 @@ static struct action_cache *cache_of(struct action_ctx *ctx)
  * bytes and a NUL, in name order. */
 static int names_stamp(sqlite3 *db, char out[64])
 {
-    char fs[40];
-    if (linepost_files_stamp(db, fs)) return -1;
-    sqlite3_stmt *st;
-    uint64_t h = 0x9e3779b97f4a7c15ULL;
-    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta WHERE key IN ('drqa_version', 'grammars', 'summary') "
-                               "ORDER BY key", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    while (sqlite3_step(st) == SQLITE_ROW)
-        for (int i = 0; i < 2; i++) {
-            const char *v = (const char *)sqlite3_column_text(st, i);
-            uint64_t x = hash64(v ? v : "", v ? strlen(v) : 0);
-            h = (h ^ x) * 0x100000001b3ULL + (x >> 7);
-        }
-    sqlite3_finalize(st);
-    char hex[17];
-    hash64_hex(h, hex);
-    snprintf(out, 64, "n1:%s:%s", fs, hex);
-    return 0;
+    memcpy(out, "n1:", 3);
+    return linepost_index_stamp(db, NULL, out + 3, 64 - 3);
 }
 
 static void names_push(struct action_cache *c, size_t *cap, const char *name, int flags)

@@ -73,6 +73,35 @@ int linepost_files_stamp(sqlite3 *db, char out[40])
     return 0;
 }
 
+static int mix_rows(sqlite3 *db, const char *sql, uint64_t *h)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        uint64_t x = hash64(v ? v : "", v ? strlen(v) : 0);
+        *h = (*h ^ x) * 0x100000001b3ULL + (x >> 7);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int linepost_index_stamp(sqlite3 *db, const char *extra_sql, char *out, size_t outlen)
+{
+    char fs[40];
+    if (linepost_files_stamp(db, fs)) return -1;
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    if (mix_rows(db, "SELECT key || '=' || value FROM meta WHERE key IN ('drqa_version', 'grammars', 'summary') "
+                     "ORDER BY key", &h) ||
+        (extra_sql && mix_rows(db, extra_sql, &h)))
+        return -1;
+    char hex[17];
+    hash64_hex(h, hex);
+    snprintf(out, outlen, "%s:%s", fs, hex);
+    return 0;
+}
+
 /* The stored stamp matches: 1; else 0 (also when nothing is stored). */
 static int stamp_stored(sqlite3 *db, const char *stamp)
 {

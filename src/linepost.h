@@ -30,6 +30,12 @@
  * derived from the files are checked against it. -1 when unreadable. */
 int linepost_files_stamp(sqlite3 *db, char out[40]);
 
+/* The stamp of what the index holds, for caches derived from more than the
+ * files: the files' stamp, then a hash of the index's version, grammars and
+ * summary (meta) and of the rows of extra_sql (one column each) when it is
+ * not NULL. -1 when unreadable. outlen 60 or more holds it whole. */
+int linepost_index_stamp(sqlite3 *db, const char *extra_sql, char *out, size_t outlen);
+
 /* Builds and stores the postings when none match the current files (through
  * a second, writable connection when db is read-only). Returns 1 when
  * postings of the current files are stored (built now or before), 0 when the

@@ -397,24 +397,7 @@ static void dense_interleave(float *m, size_t n, int dim);   /* see rank_dense *
  * connection's first query still checks the chunk list's own stamp. */
 static int quick_stamp(sqlite3 *db, char out[96])
 {
-    char fs[40];
-    if (linepost_files_stamp(db, fs)) return -1;
-    sqlite3_stmt *st;
-    uint64_t h = 0x9e3779b97f4a7c15ULL;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key IN ('drqa_version', 'grammars', 'summary') "
-                               "UNION ALL SELECT count(*) || ':' || coalesce(max(id), 0) FROM chunk_spans",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 0);
-        uint64_t x = hash64(v ? v : "", v ? strlen(v) : 0);
-        h = (h ^ x) * 0x100000001b3ULL + (x >> 7);
-    }
-    sqlite3_finalize(st);
-    char hex[17];
-    hash64_hex(h, hex);
-    snprintf(out, 96, "%s:%s", fs, hex);
-    return 0;
+    return linepost_index_stamp(db, "SELECT count(*) || ':' || coalesce(max(id), 0) FROM chunk_spans", out, 96);
 }
 
 /* 1 when the vectors stored whole were recorded with quick stamp q and are
