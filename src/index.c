@@ -934,12 +934,6 @@ static int summary_parse(const char *v, struct index_stats *s)
     return 0;
 }
 
-static int ncores(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
-}
-
 /* Drops the schema's secondary indexes, appending their CREATE statements to ddl. */
 static int drop_indexes(sqlite3 *db, struct buf *ddl, char *err, size_t errlen)
 {

@@ -375,23 +375,21 @@ static long chunk_index(const struct semantic_cache *c, int64_t id)
 
 /* ---- local vectors ---- */
 
-/* The chunk vectors of a fit, as the cache holds them (rows in chunk id
- * order, interleaved as rank_dense reads them), are also kept whole in
- * vec_matrix, stamped with the chunk list they belong to, in parts of
- * MATRIX_PART rows (a multiple of the interleaved block): a process reads
- * them in a few blob reads instead of matching every stored vector to its
- * chunk. The table is created on first write; stale parts (another stamp)
- * are never read, and are replaced the next time the vectors are read by
- * hash. The model name says the layout. */
+/* The chunk vectors of the local model are stored whole in vec_matrix,
+ * quantised (vec_local_quantise) in chunk id order and stamped with the chunk
+ * list they belong to, in parts of MATRIX_PART rows: a process reads them in a
+ * few blob reads. They are written in the transaction that stores the model
+ * (vec_terms, vec_models), so a stored model always has its matrix; stale
+ * parts (another stamp) are never read. The table is created on first write.
+ * The model name says the layout. */
 #define MATRIX_PART 4096
-#define MATRIX_MODEL VEC_LOCAL_MODEL "/interleaved8"
+#define MATRIX_MODEL VEC_LOCAL_MODEL "/q8rows"
 
 static void dense_interleave(float *m, size_t n, int dim);   /* see rank_dense */
 
-/* Reads the matrix for stamp into m (c->n rows); 1 when complete. */
 /* A stamp of the index read without its chunk list: the files (their ids,
  * paths and content hashes), the version and summary of the index, and the
- * count and largest id of the chunks. matrix_save records it next to the
+ * count and largest id of the chunks. fit_save records it next to the
  * chunk list's stamp, so that setup can tell the stored vectors are current
  * without reading every chunk. It only decides whether setup fits now: each
  * connection's first query still checks the chunk list's own stamp. */
@@ -412,6 +410,19 @@ static int matrix_current(sqlite3 *db, const char *q)
     sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, MATRIX_MODEL, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, q, -1, SQLITE_STATIC);
+    int ok = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* 1 when vec_matrix holds vectors of this layout for the chunk list of stamp. */
+static int matrix_stored(sqlite3 *db, const char *stamp)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM vec_matrix WHERE model = ?1 AND stamp = ?2", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, stamp, -1, SQLITE_STATIC);
     int ok = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return ok;
@@ -449,10 +460,11 @@ static void quick_record(sqlite3 *db, const char *stamp)
     sqlx_writer_close(db, w);
 }
 
+/* Reads the matrix of c->stamp into m (c->n rows, in row order); 1 when complete. */
 static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT rowid, part, length(rows) FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
+    if (sqlite3_prepare_v2(db, "SELECT part, rows FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
                                "ORDER BY part", -1, &st, NULL) != SQLITE_OK)
         return 0;
     sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
@@ -461,17 +473,14 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
     long long part = 0;
     int ok = 1;
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
-        sqlite3_int64 rowid = sqlite3_column_int64(st, 0);
         size_t want = c->n - rows < MATRIX_PART ? c->n - rows : MATRIX_PART;
-        if (sqlite3_column_int64(st, 1) != part || (size_t)sqlite3_column_int64(st, 2) != want * VEC_LOCAL_DIM * sizeof(float)) {
+        const unsigned char *q = sqlite3_column_blob(st, 1);
+        if (sqlite3_column_int64(st, 0) != part || (size_t)sqlite3_column_bytes(st, 1) != want * VEC_LOCAL_QBYTES) {
             ok = 0;
             break;
         }
-        sqlite3_blob *b = NULL;
-        if (sqlite3_blob_open(db, "main", "vec_matrix", "rows", rowid, 0, &b) != SQLITE_OK ||
-            sqlite3_blob_read(b, m + rows * VEC_LOCAL_DIM, (int)(want * VEC_LOCAL_DIM * sizeof(float)), 0) != SQLITE_OK)
-            ok = 0;
-        sqlite3_blob_close(b);
+        for (size_t r = 0; r < want; r++)
+            vec_local_dequantise(q + r * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, m + (rows + r) * VEC_LOCAL_DIM);
         rows += want;
         part++;
     }
@@ -479,112 +488,61 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
     return ok && (size_t)part == nparts && rows == c->n;
 }
 
-/* Stores m (c->n rows) as the matrix of c->stamp; failures only cost the
- * next process the slower read. */
-static void matrix_save(sqlite3 *db, const struct semantic_cache *c, const float *m)
+/* Stores the fit f as the model of c->stamp and q (its chunk vectors
+ * quantised, the rows of c in order) as the matrix, in one transaction on w;
+ * -1 with a message. */
+static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec_local_fit *f, const unsigned char *q,
+                    char *err, size_t errlen)
 {
-    sqlite3 *w = sqlx_writer_open(db);
-    if (!w) return;
-    sqlite3_stmt *ins = NULL, *del = NULL;
-    int ok = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix(model TEXT NOT NULL, stamp TEXT NOT NULL, "
-                             "part INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY(model, part))",
-                          NULL, NULL, NULL) == SQLITE_OK &&
-             sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
-    int in_txn = ok;
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix(model TEXT NOT NULL, stamp TEXT NOT NULL, "
+                        "part INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY(model, part))",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
+        return -1;
+    }
+    int ok = vec_local_save_on(w, f, c->stamp, err, errlen) == 0;
     /* one matrix at a time: any other (stamp, layout) is stale */
-    ok = ok && sqlite3_prepare_v2(w, "DELETE FROM vec_matrix", -1, &del, NULL) == SQLITE_OK &&
+    ok = ok && sqlite3_exec(w, "DELETE FROM vec_matrix", NULL, NULL, NULL) == SQLITE_OK &&
+         quick_record_on(w, c->stamp) == 0 &&
          sqlite3_prepare_v2(w, "INSERT INTO vec_matrix(model, stamp, part, rows) VALUES(?1, ?2, ?3, ?4)", -1, &ins,
                             NULL) == SQLITE_OK;
-    if (ok) ok = sqlite3_step(del) == SQLITE_DONE;
-    if (ok) ok = quick_record_on(w, c->stamp) == 0;
     for (size_t r = 0, part = 0; ok && r < c->n; r += MATRIX_PART, part++) {
         size_t nr = c->n - r < MATRIX_PART ? c->n - r : MATRIX_PART;
         sqlite3_bind_text(ins, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
         sqlite3_bind_text(ins, 2, c->stamp, -1, SQLITE_STATIC);
         sqlite3_bind_int64(ins, 3, (sqlite3_int64)part);
-        sqlite3_bind_blob64(ins, 4, m + r * VEC_LOCAL_DIM, nr * VEC_LOCAL_DIM * sizeof(float), SQLITE_STATIC);
+        sqlite3_bind_blob64(ins, 4, q + r * VEC_LOCAL_QBYTES, nr * VEC_LOCAL_QBYTES, SQLITE_STATIC);
         ok = sqlite3_step(ins) == SQLITE_DONE;
         sqlite3_reset(ins);
     }
-    sqlite3_finalize(del);
     sqlite3_finalize(ins);
-    if (in_txn) sqlite3_exec(w, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
-    if (!ok) log_msg("semantic: the local vectors were not stored whole: %s", sqlite3_errmsg(w));
-    sqlx_writer_close(db, w);
+    if (!ok && !*err) snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
+    if (sqlite3_exec(w, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK && ok) {
+        snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
+        sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL);
+        ok = 0;
+    }
+    return ok ? 0 : -1;
 }
-
 
 /* Loads the stored chunk vectors when the stored model matches the stamp;
  * otherwise fits the model and stores it (or keeps it in memory when the
  * database cannot be written). */
-/* A chunk's hash and its row in the cache, sorted by hash (local_ensure). */
-struct hash_row {
-    uint64_t key;          /* the hex hash's value: compared first, the text breaks ties */
-    const char *hash;
-    size_t i;
-};
-
-static int cmp_hash_key(uint64_t k, const char *h, const struct hash_row *y)
-{
-    if (k != y->key) return k < y->key ? -1 : 1;
-    return strcmp(h, y->hash);
-}
-
-static int cmp_hash_row(const void *a, const void *b)
-{
-    const struct hash_row *x = a, *y = b;
-    int c = cmp_hash_key(x->key, x->hash, y);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
 static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
 {
     if (c->local) return 0;
     long long ndocs = 0;
     if (vec_local_stored(db, c->stamp, &ndocs)) {
-        sqlite3_stmt *st;
         float *m = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, sizeof *m);
         if (matrix_load(db, c, m)) {
-            c->local = m;
-            c->local_ndocs = ndocs;
-            return 0;
-        }
-        size_t found = 0;
-        /* One pass over the stored vectors, matched to the chunks by hash
-         * (chunks of the same text share one), rather than a lookup per
-         * chunk: on a large index those are as many read transactions and
-         * random page reads. */
-        struct hash_row *by = xmalloc((c->n ? c->n : 1) * sizeof *by);
-        for (size_t i = 0; i < c->n; i++) by[i] = (struct hash_row){strtoull(c->hashes[i], NULL, 16), c->hashes[i], i};
-        if (c->n) qsort(by, c->n, sizeof *by, cmp_hash_row);
-        if (sqlite3_prepare_v2(db, "SELECT hash, vec FROM embeddings WHERE model = ?1", -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                const char *h = (const char *)sqlite3_column_text(st, 0);
-                if (!h || sqlite3_column_bytes(st, 1) != (int)(VEC_LOCAL_DIM * sizeof(float))) continue;
-                uint64_t k = strtoull(h, NULL, 16);
-                size_t lo = 0, hi = c->n;
-                while (lo < hi) {
-                    size_t mid = (lo + hi) / 2;
-                    if (cmp_hash_key(k, h, &by[mid]) > 0) lo = mid + 1; else hi = mid;
-                }
-                const void *v = sqlite3_column_blob(st, 1);
-                for (; lo < c->n && cmp_hash_key(k, h, &by[lo]) == 0; lo++, found++)
-                    memcpy(m + by[lo].i * VEC_LOCAL_DIM, v, VEC_LOCAL_DIM * sizeof(float));
-            }
-            sqlite3_finalize(st);
-        }
-        free(by);
-        if (found == c->n) {
             dense_interleave(m, c->n, VEC_LOCAL_DIM);
-            matrix_save(db, c, m);
-            c->total_changes = sqlite3_total_changes(db);
-            c->data_version = sqlx_data_version(db);
             c->local = m;
             c->local_ndocs = ndocs;
             return 0;
         }
-        free(m);   /* rows missing: refit below */
+        free(m);   /* no matrix of this chunk list (an index of an earlier layout): refit below */
     }
     struct vec_local_fit *f = xcalloc(1, sizeof *f);
     if (vec_local_fit(db, f, err, errlen)) {
@@ -602,14 +560,20 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         snprintf(err, errlen, "the index changed while local vectors were computed; try again");
         return -1;
     }
+    /* the vectors as stored: this connection ranks as those that read them */
+    unsigned char *q = xmalloc((c->n ? c->n : 1) * VEC_LOCAL_QBYTES);
+    for (size_t i = 0; i < c->n; i++) {
+        vec_local_quantise(f->vecs + i * VEC_LOCAL_DIM, q + i * VEC_LOCAL_QBYTES);
+        vec_local_dequantise(q + i * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, f->vecs + i * VEC_LOCAL_DIM);
+    }
     /* an unwritable or busy database keeps the model in memory for this connection */
     char e2[256] = "";
     sqlite3 *w = sqlx_writer_open(db);
-    int saved = w && vec_local_save(w, f, c->stamp, e2, sizeof e2) == 0;
+    int saved = w && fit_save(w, c, f, q, e2, sizeof e2) == 0;
+    free(q);
     if (w && !saved) log_msg("semantic: %s", e2);
     sqlx_writer_close(db, w);
     dense_interleave(f->vecs, c->n, VEC_LOCAL_DIM);
-    if (saved) matrix_save(db, c, f->vecs);
     c->local = f->vecs;
     c->local_ndocs = f->ndocs;
     f->vecs = NULL;
@@ -985,7 +949,7 @@ int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *rem
         long long ndocs;
         if (quick_stamp(db, q) == 0 && matrix_current(db, q)) return 0;
         if (read_chunks(db, NULL, stamp, err, errlen)) return -1;
-        if (vec_local_stored(db, stamp, &ndocs)) {
+        if (vec_local_stored(db, stamp, &ndocs) && matrix_stored(db, stamp)) {
             quick_record(db, stamp);   /* for the next process */
             return 0;
         }

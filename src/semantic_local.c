@@ -88,16 +88,6 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* Adds w * r_t (the term's sparse random index vector) to v. */
-static void add_index_vector(const char *term, size_t n, float w, float *v)
-{
-    uint64_t s = term_hash(term, n);
-    for (int k = 0; k < RI_NNZ; k++) {
-        uint64_t z = splitmix(&s);
-        v[z % D] += ((z >> 40) & 1) ? w : -w;
-    }
-}
-
 static float norm2(const float *v)
 {
     double s = 0;
@@ -237,7 +227,95 @@ static void by_id(struct vec_local_fit *f)
     free(o);
 }
 
+/* The stages of a fit's arithmetic, each run in parts (fit_part). */
+enum { FIT_INDEX, FIT_SIGNATURES, FIT_CONTEXT, FIT_MIX, FIT_CHUNKS };
+
+struct fit_parts {
+    struct vec_local_fit *f;
+    const struct fit_build *b;
+    uint16_t *ri;               /* per term, RI_NNZ codes of its index vector: place | 256 when negative */
+    int stage;
+    double mean[D];             /* FIT_MIX: mean of the context vectors ... */
+    float centre[D];            /* ... and what is taken off each (zeros: not centred) */
+};
+
+/* r_t, the term's sparse random index vector, as codes: RI_NNZ places of D
+ * drawn from a hash of the term, each +1 or -1. */
+static void index_codes(const char *term, size_t n, uint16_t *out)
+{
+    uint64_t s = term_hash(term, n);
+    for (int k = 0; k < RI_NNZ; k++) {
+        uint64_t z = splitmix(&s);
+        out[k] = (uint16_t)((z % D) | (((z >> 40) & 1) ? 0 : 256));
+    }
+}
+
+/* Adds w * r_t to v, from its codes. */
+static void add_codes(const uint16_t *code, float w, float *v)
+{
+    for (int k = 0; k < RI_NNZ; k++) v[code[k] & 255] += (code[k] & 256) ? -w : w;
+}
+
+static void fit_part(void *ctx, int part, int nparts)
+{
+    struct fit_parts *p = ctx;
+    struct vec_local_fit *f = p->f;
+    const struct fit_build *b = p->b;
+    size_t n = f->n, V = f->nterms;
+    size_t c0 = n * (size_t)part / (size_t)nparts, c1 = n * (size_t)(part + 1) / (size_t)nparts;
+    size_t t0 = V * (size_t)part / (size_t)nparts, t1 = V * (size_t)(part + 1) / (size_t)nparts;
+    switch (p->stage) {
+    case FIT_INDEX:
+        for (size_t t = t0; t < t1; t++) index_codes(f->terms[t], strlen(f->terms[t]), p->ri + t * RI_NNZ);
+        break;
+    case FIT_SIGNATURES:   /* chunk signatures, kept in vecs until FIT_CHUNKS */
+        for (size_t c = c0; c < c1; c++) {
+            float *s = f->vecs + c * D;
+            for (size_t k = b->off[c]; k < b->off[c + 1]; k++)
+                add_codes(p->ri + (size_t)b->post[k].term * RI_NNZ, b->post[k].tf, s);
+            normalise(s);
+        }
+        break;
+    case FIT_CONTEXT:
+        /* a term's context vector sums its chunks' signatures in chunk
+         * order; a part owns the terms t with t % nparts == part */
+        for (size_t c = 0; c < n; c++)
+            for (size_t k = b->off[c]; k < b->off[c + 1]; k++) {
+                uint32_t t = b->post[k].term;
+                if (t % (uint32_t)nparts == (uint32_t)part) axpy(b->post[k].tf, f->vecs + c * D, f->tvecs + (size_t)t * D);
+            }
+        for (size_t t = (size_t)part; t < V; t += (size_t)nparts) normalise(f->tvecs + t * D);
+        break;
+    case FIT_MIX:
+        for (size_t t = t0; t < t1; t++) {
+            float *v = f->tvecs + t * D;
+            for (int i = 0; i < D; i++) v[i] -= p->centre[i];
+            normalise(v);
+            float own[D] = {0};
+            add_codes(p->ri + t * RI_NNZ, 1.0f, own);
+            normalise(own);
+            for (int i = 0; i < D; i++) v[i] = MIX_OWN * own[i] + (1.0f - MIX_OWN) * v[i];
+            normalise(v);
+        }
+        break;
+    case FIT_CHUNKS:
+        for (size_t c = c0; c < c1; c++) {
+            float *v = f->vecs + c * D;
+            memset(v, 0, D * sizeof *v);
+            for (size_t k = b->off[c]; k < b->off[c + 1]; k++)
+                axpy(b->post[k].tf, f->tvecs + (size_t)b->post[k].term * D, v);
+            normalise(v);
+        }
+        break;
+    }
+}
+
 int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen)
+{
+    return vec_local_fit_parts(db, f, 0, err, errlen);
+}
+
+int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
     struct fit_build b = {0};
@@ -295,52 +373,29 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen
         p->tf = (1.0f + logf(p->tf)) * idf;
     }
 
-    /* chunk signatures (then reused for the chunk vectors) */
+    /* the arithmetic, on one thread per core: each part computes whole rows
+     * (chunks or terms) in the order one thread would, so the bytes do not
+     * depend on the number of parts */
     f->vecs = xcalloc(n ? n * D : 1, sizeof *f->vecs);
-    for (size_t c = 0; c < n; c++) {
-        float *s = f->vecs + c * D;
-        for (size_t k = b.off[c]; k < b.off[c + 1]; k++) {
-            const char *t = f->terms[b.post[k].term];
-            add_index_vector(t, strlen(t), b.post[k].tf, s);
-        }
-        normalise(s);
-    }
-    /* context vectors, normalised, then centred on their mean over the terms
-     * seen in at least two chunks: the direction all context vectors share
-     * (the repository's common vocabulary) says nothing about a term. A tiny
-     * corpus is left uncentred: its mean is mostly the few terms themselves. */
     f->tvecs = xcalloc(V ? V * D : 1, sizeof *f->tvecs);
-    for (size_t c = 0; c < n; c++)
-        for (size_t k = b.off[c]; k < b.off[c + 1]; k++)
-            axpy(b.post[k].tf, f->vecs + c * D, f->tvecs + (size_t)b.post[k].term * D);
-    double mean[D] = {0};
+    struct fit_parts fp = {.f = f, .b = &b, .ri = xmalloc((V ? V : 1) * RI_NNZ * sizeof *fp.ri)};
+    if (nparts <= 0) nparts = n < 2048 ? 1 : ncores() < 8 ? ncores() : 8;   /* threads cost more than a small fit */
+    for (fp.stage = FIT_INDEX; fp.stage <= FIT_CONTEXT; fp.stage++) run_parts(nparts, fit_part, &fp);
+    /* the mean of the context vectors over the terms seen in at least two
+     * chunks: the direction all context vectors share (the repository's
+     * common vocabulary) says nothing about a term. A tiny corpus is left
+     * uncentred: its mean is mostly the few terms themselves. */
     size_t nmean = 0;
     for (size_t t = 0; t < V; t++) {
-        normalise(f->tvecs + t * D);
         if (f->df[t] >= 2) {
-            for (int i = 0; i < D; i++) mean[i] += f->tvecs[t * D + i];
+            for (int i = 0; i < D; i++) fp.mean[i] += f->tvecs[t * D + i];
             nmean++;
         }
     }
-    for (size_t t = 0; t < V; t++) {
-        float *v = f->tvecs + t * D;
-        if (nmean >= CENTRE_MIN_TERMS)
-            for (int i = 0; i < D; i++) v[i] -= (float)(mean[i] / nmean);
-        normalise(v);
-        float own[D] = {0};
-        add_index_vector(f->terms[t], strlen(f->terms[t]), 1.0f, own);
-        normalise(own);
-        for (int i = 0; i < D; i++) v[i] = MIX_OWN * own[i] + (1.0f - MIX_OWN) * v[i];
-        normalise(v);
-    }
-    /* chunk vectors */
-    memset(f->vecs, 0, (n ? n * D : 1) * sizeof *f->vecs);
-    for (size_t c = 0; c < n; c++) {
-        float *v = f->vecs + c * D;
-        for (size_t k = b.off[c]; k < b.off[c + 1]; k++)
-            axpy(b.post[k].tf, f->tvecs + (size_t)b.post[k].term * D, v);
-        normalise(v);
-    }
+    if (nmean >= CENTRE_MIN_TERMS)
+        for (int i = 0; i < D; i++) fp.centre[i] = (float)(fp.mean[i] / nmean);
+    for (fp.stage = FIT_MIX; fp.stage <= FIT_CHUNKS; fp.stage++) run_parts(nparts, fit_part, &fp);
+    free(fp.ri);
     free(b.post);
     free(b.off);
     by_id(f);
@@ -364,24 +419,34 @@ void vec_local_fit_free(struct vec_local_fit *f)
 
 /* ---- storage ---- */
 
-/* Term vectors are stored as a float scale followed by D signed bytes: a
- * quarter of the space of float32, and far more precise than a question needs. */
-static void quantise(const float *v, unsigned char *out)
+/* Vectors are stored as a float scale followed by D signed bytes: a quarter
+ * of the space of float32, and far more precise than ranking needs. */
+void vec_local_quantise(const float *v, unsigned char out[VEC_LOCAL_QBYTES])
 {
     float mx = 0;
-    for (int i = 0; i < D; i++) mx = fmaxf(mx, fabsf(v[i]));
+    for (int i = 0; i < D; i++) {
+        float x = fabsf(v[i]);
+        if (x > mx) mx = x;
+    }
     float scale = mx > 0 ? mx / 127.0f : 1.0f;
     memcpy(out, &scale, sizeof scale);
-    for (int i = 0; i < D; i++) out[4 + i] = (unsigned char)(signed char)lrintf(v[i] / scale);
+    /* rounded to nearest, ties to even, as lrintf in the default rounding
+     * mode: adding and taking off 1.5 * 2^23 leaves no fraction bits (exact
+     * for |x| < 2^22; here |x| <= 127), without a library call */
+    for (int i = 0; i < D; i++) {
+        float t = v[i] / scale + 12582912.0f;
+        out[4 + i] = (unsigned char)(signed char)(int)(t - 12582912.0f);
+    }
 }
 
-static int dequantise(const void *blob, int len, float *v)
+int vec_local_dequantise(const void *blob, int len, float *v)
 {
-    if (len != 4 + D) return -1;
+    if (len != VEC_LOCAL_QBYTES) return -1;
     const unsigned char *p = blob;
     float scale;
     memcpy(&scale, p, sizeof scale);
     for (int i = 0; i < D; i++) v[i] = (float)(signed char)p[4 + i] * scale;
+    normalise(v);
     return 0;
 }
 
@@ -392,41 +457,39 @@ static int step_done(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int vec_local_save(sqlite3 *db, const struct vec_local_fit *f, const char *stamp, char *err, size_t errlen)
+static int cmp_term_ptr(const void *a, const void *b)
 {
-    sqlite3_stmt *del1 = NULL, *del2 = NULL, *ins_t = NULL, *ins_e = NULL, *ins_m = NULL;
+    return strcmp(**(char *const *const *)a, **(char *const *const *)b);
+}
+
+int vec_local_save_on(sqlite3 *db, const struct vec_local_fit *f, const char *stamp, char *err, size_t errlen)
+{
+    sqlite3_stmt *ins_t = NULL, *ins_m = NULL;
+    char ***ptr = NULL;
     int r = -1;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    if (sqlite3_prepare_v2(db, "DELETE FROM vec_terms WHERE model = ?1", -1, &del1, NULL) ||
-        sqlite3_prepare_v2(db, "DELETE FROM embeddings WHERE model = ?1", -1, &del2, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO vec_terms(model, term, df, vec) VALUES(?1, ?2, ?3, ?4)",
+    /* the rows of every local model, this one's and earlier ones' (whose
+     * chunk vectors were kept in embeddings) */
+    if (sqlite3_exec(db, "DELETE FROM vec_terms WHERE model GLOB 'local:*';"
+                         "DELETE FROM embeddings WHERE model GLOB 'local:*';"
+                         "DELETE FROM vec_models WHERE model GLOB 'local:*'", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO vec_terms(model, term, df, vec) VALUES(?1, ?2, ?3, ?4)",
                            -1, &ins_t, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO embeddings(hash, model, dim, vec) VALUES(?1, ?2, ?3, ?4)",
-                           -1, &ins_e, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO vec_models(model, stamp, ndocs, dim) VALUES(?1, ?2, ?3, ?4)",
+        sqlite3_prepare_v2(db, "INSERT INTO vec_models(model, stamp, ndocs, dim) VALUES(?1, ?2, ?3, ?4)",
                            -1, &ins_m, NULL))
         goto out;
-    sqlite3_bind_text(del1, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-    sqlite3_bind_text(del2, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-    if (step_done(del1) || step_done(del2)) goto out;
-    unsigned char q[4 + D];
+    unsigned char q[VEC_LOCAL_QBYTES];
     sqlite3_bind_text(ins_t, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-    for (size_t t = 0; t < f->nterms; t++) {
-        quantise(f->tvecs + t * D, q);
+    /* in key order: each row is appended to the table's b-tree */
+    ptr = xmalloc((f->nterms ? f->nterms : 1) * sizeof *ptr);
+    for (size_t t = 0; t < f->nterms; t++) ptr[t] = &f->terms[t];
+    if (f->nterms) qsort(ptr, f->nterms, sizeof *ptr, cmp_term_ptr);
+    for (size_t i = 0; i < f->nterms; i++) {
+        size_t t = (size_t)(ptr[i] - f->terms);
+        vec_local_quantise(f->tvecs + t * D, q);
         sqlite3_bind_text(ins_t, 2, f->terms[t], -1, SQLITE_STATIC);
         sqlite3_bind_int(ins_t, 3, f->df[t]);
         sqlite3_bind_blob(ins_t, 4, q, sizeof q, SQLITE_STATIC);
         if (step_done(ins_t)) goto out;
-    }
-    sqlite3_bind_text(ins_e, 2, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-    sqlite3_bind_int(ins_e, 3, D);
-    for (size_t c = 0; c < f->n; c++) {
-        sqlite3_bind_text(ins_e, 1, f->hashes[c], -1, SQLITE_STATIC);
-        sqlite3_bind_blob(ins_e, 4, f->vecs + c * D, D * sizeof(float), SQLITE_STATIC);
-        if (step_done(ins_e)) goto out;
     }
     sqlite3_bind_text(ins_m, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
     sqlite3_bind_text(ins_m, 2, stamp, -1, SQLITE_STATIC);
@@ -436,16 +499,9 @@ int vec_local_save(sqlite3 *db, const struct vec_local_fit *f, const char *stamp
     r = 0;
 out:
     if (r) snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(del1);
-    sqlite3_finalize(del2);
+    free(ptr);
     sqlite3_finalize(ins_t);
-    sqlite3_finalize(ins_e);
     sqlite3_finalize(ins_m);
-    if (sqlite3_exec(db, r ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !r) {
-        snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(db));
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        r = -1;
-    }
     return r;
 }
 
@@ -508,10 +564,8 @@ int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long lon
         } else if (st) {
             sqlite3_bind_text(st, 2, q.t[i], -1, SQLITE_STATIC);
             if (sqlite3_step(st) == SQLITE_ROW &&
-                dequantise(sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1), v) == 0) {
+                vec_local_dequantise(sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1), v) == 0)
                 df = sqlite3_column_int(st, 0);
-                normalise(v);
-            }
             sqlite3_reset(st);
         }
         if (df > 0) {

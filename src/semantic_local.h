@@ -19,9 +19,9 @@
  * chunk's identifiers elsewhere in the repository even when it shares no
  * literal term with it. The model is global to the corpus: any change to the
  * chunks refits it (see semantic.c, which decides when). Term vectors and
- * document frequencies live in vec_terms, the fit's corpus stamp in
- * vec_models, and chunk vectors in the shared embeddings table under the model
- * name VEC_LOCAL_MODEL (store.c holds the DDL).
+ * document frequencies live in vec_terms and the fit's corpus stamp in
+ * vec_models, under the model name VEC_LOCAL_MODEL (store.c holds the DDL);
+ * semantic.c stores the chunk vectors whole, in the same transaction.
  */
 #ifndef DRQA_VEC_LOCAL_H
 #define DRQA_VEC_LOCAL_H
@@ -52,12 +52,23 @@ struct vec_local_fit {
 /* Fits the model over every chunk of db (chunks joined with chunks_fts).
  * Returns 0, or -1 with a message in err. */
 int vec_local_fit(sqlite3 *db, struct vec_local_fit *out, char *err, size_t errlen);
+/* The same with its arithmetic in nparts parts run at once (0: one per core,
+ * up to 8, for a corpus large enough to gain): the same bytes for any nparts. */
+int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *out, int nparts, char *err, size_t errlen);
 void vec_local_fit_free(struct vec_local_fit *f);   /* accepts NULL */
 
-/* Replaces the stored model (vec_terms, the VEC_LOCAL_MODEL rows of
- * embeddings, the vec_models row) with f, stamped with stamp, in one
- * transaction. -1 with a message when the database cannot be written. */
-int vec_local_save(sqlite3 *db, const struct vec_local_fit *f, const char *stamp, char *err, size_t errlen);
+/* Replaces the stored model (vec_terms and the vec_models row, and the rows
+ * of any earlier local model, embeddings included) with f, stamped with
+ * stamp, inside the caller's write transaction on db. -1 with a message when
+ * the database cannot be written. The chunk vectors are the caller's to
+ * store (semantic.c keeps them whole, quantised). */
+int vec_local_save_on(sqlite3 *db, const struct vec_local_fit *f, const char *stamp, char *err, size_t errlen);
+
+/* A stored vector: a float scale, then VEC_LOCAL_DIM signed bytes. */
+#define VEC_LOCAL_QBYTES (4 + VEC_LOCAL_DIM)
+void vec_local_quantise(const float *v, unsigned char out[VEC_LOCAL_QBYTES]);
+/* Reads a stored vector into v, L2-normalised; -1 when len is not VEC_LOCAL_QBYTES. */
+int vec_local_dequantise(const void *blob, int len, float *v);
 
 /* 1 when the stored model was fitted on the corpus identified by stamp (then
  * *ndocs is its chunk count), 0 when absent or stale. */

@@ -148,14 +148,17 @@ static const char STORE_SCHEMA[] =
     "  content_rowid = 'id', tokenize = 'unicode61');\n"
     "CREATE TABLE embeddings(\n"
     "  hash TEXT NOT NULL,\n"
-    "  model TEXT NOT NULL,\n"            /* 'local:<name>' or the remote model id */
+    "  model TEXT NOT NULL,\n"            /* the remote model id (the local model's chunk vectors are in
+                                          * vec_matrix, semantic.c; 'local:' rows are an earlier layout's) */
     "  dim INTEGER NOT NULL,\n"
     "  vec BLOB NOT NULL,\n"              /* dim float32, L2-normalised */
     "  PRIMARY KEY(hash, model)\n"
     ");\n"
     /* Local vectors (semantic_local.c): per-model term vectors and document
      * frequencies fitted on the chunks, and the stamp of the chunk set they were
-     * fitted on (a changed index no longer matches it and is refitted). */
+     * fitted on (a changed index no longer matches it and is refitted). The
+     * chunk vectors, quantised, are stored whole with them in vec_matrix,
+     * which semantic.c creates. */
     "CREATE TABLE vec_terms(\n"
     "  model TEXT NOT NULL,\n"
     "  term TEXT NOT NULL,\n"

@@ -255,6 +255,41 @@ int64_t now_us(void)
 
 int64_t now_ms(void) { return now_us() / 1000; }
 
+int ncores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+struct part_arg { void (*fn)(void *, int, int); void *ctx; int part, nparts; };
+
+static void *part_main(void *arg)
+{
+    struct part_arg *a = arg;
+    a->fn(a->ctx, a->part, a->nparts);
+    return NULL;
+}
+
+void run_parts(int nparts, void (*fn)(void *ctx, int part, int nparts), void *ctx)
+{
+    if (nparts < 1) nparts = 1;
+    pthread_t *th = xcalloc((size_t)nparts, sizeof *th);
+    struct part_arg *a = xcalloc((size_t)nparts, sizeof *a);
+    int *started = xcalloc((size_t)nparts, sizeof *started);
+    for (int p = 1; p < nparts; p++) {
+        a[p] = (struct part_arg){fn, ctx, p, nparts};
+        started[p] = pthread_create(&th[p], NULL, part_main, &a[p]) == 0;
+    }
+    fn(ctx, 0, nparts);
+    for (int p = 1; p < nparts; p++) {
+        if (started[p]) pthread_join(th[p], NULL);
+        else fn(ctx, p, nparts);
+    }
+    free(th);
+    free(a);
+    free(started);
+}
+
 int str_starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -85,6 +85,14 @@ void hash64_hex(uint64_t h, char out[17]);
 int64_t now_ms(void);      /* monotonic milliseconds */
 int64_t now_us(void);      /* monotonic microseconds */
 
+/* Processors online, 1 to 64. */
+int ncores(void);
+/* Runs fn(ctx, part, nparts) for part 0 .. nparts-1 at once, part 0 on the
+ * calling thread, and returns when all have; a part whose thread cannot be
+ * started runs on the caller. Each part decides from (part, nparts) what it
+ * does, so that what a part computes does not depend on nparts' timing. */
+void run_parts(int nparts, void (*fn)(void *ctx, int part, int nparts), void *ctx);
+
 int str_starts(const char *s, const char *prefix);
 int str_ends(const char *s, const char *suffix);
 /* The length of the longest prefix of s that is at most max bytes and does

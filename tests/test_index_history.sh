@@ -86,7 +86,16 @@ is "$paths" "svc/h_a.py svc/h_b.py svc/h_c.py" "equal scores are ranked in path 
 # the local vectors fitted on each index (by the searches above) are the same bytes
 blob() { q "$1" "SELECT hex(vec) FROM $2 ORDER BY $3" | cksum; }
 is "$(blob "$H" vec_terms term)" "$(blob "$F" vec_terms term)" "the same term vectors"
-is "$(blob "$H" embeddings hash)" "$(blob "$F" embeddings hash)" "the same chunk vectors"
+# the matrix's rows are the chunks in id order (4096 a part, each a float
+# scale and 256 bytes): each chunk's row, by where the chunk is
+rows() {
+    q "$1" "WITH ids AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS r FROM chunk_spans)
+            SELECT f.path, c.start_line, c.end_line, c.kind, hex(substr(m.rows, (ids.r % 4096) * 260 + 1, 260))
+            FROM ids JOIN chunk_spans c ON c.id = ids.id JOIN files f ON f.id = c.file_id
+            JOIN vec_matrix m ON m.part = ids.r / 4096 ORDER BY 1, 2, 3, 4, 5" | cksum
+}
+ok "$([ "$(q "$F" "SELECT count(*) FROM vec_matrix")" -ge 1 ] && echo 0 || echo 1)" "the chunk vectors are stored"
+is "$(rows "$H")" "$(rows "$F")" "the same chunk vectors"
 for question in "How is an incoming request handled?" "Where is the cookie saved and expired?"; do
     a=$("$DRQA" --no-progress --quiet --policy offline --index "$F" --ask "$question" "$R" 2>&1)
     b=$("$DRQA" --no-progress --quiet --policy offline --index "$H" --ask "$question" "$R" 2>&1)
