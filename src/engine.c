@@ -77,6 +77,42 @@ int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, in
     return engine_shared_open_hooked(o, NULL, out, usage, err, errlen);
 }
 
+/* The line postings the offline policy ranks windows from (linepost.h),
+ * built on a thread of their own, through a connection of their own, while
+ * the vectors are fitted: both only read the index until each writes its own
+ * tables in a short transaction of its own. */
+struct linepost_job {
+    const char *path;
+    pthread_t thread;
+    int started;
+    char err[256];
+};
+
+static void *linepost_thread(void *arg)
+{
+    struct linepost_job *j = arg;
+    sqlite3 *db = NULL;
+    if (store_open(j->path, 1, &db, NULL, j->err, sizeof j->err) == 0 && linepost_build(db, j->err, sizeof j->err) >= 0)
+        j->err[0] = 0;
+    sqlite3_close(db);
+    return NULL;
+}
+
+static void linepost_start(struct linepost_job *j, const char *path)
+{
+    memset(j, 0, sizeof *j);
+    j->path = path;
+    j->started = pthread_create(&j->thread, NULL, linepost_thread, j) == 0;
+    if (!j->started) linepost_thread(j);
+}
+
+static void linepost_join(struct linepost_job *j)
+{
+    if (j->started) pthread_join(j->thread, NULL);
+    j->started = 0;
+    if (j->err[0]) log_msg("%s", j->err);
+}
+
 int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hooks *hooks,
                               struct engine_shared **out, int *usage, char *err, size_t errlen)
 {
@@ -115,11 +151,18 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
         goto fail;
     }
     *usage = 0;
+    /* the line postings (built once here rather than by the first question
+     * of every thread; an index that cannot be written is scanned instead:
+     * the same windows), alongside the vectors */
+    struct linepost_job lp;
+    linepost_start(&lp, sh->index_path);
     /* register SemanticSearch and fit, load or fetch its vectors (remote
      * embeddings when configured, engine_llm.h) once, before threads share
      * the index */
     if (hooks->phase) hooks->phase(hooks->progress_ctx, "vectors");
-    if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
+    int erc = engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen);
+    linepost_join(&lp);
+    if (erc) {
         sqlite3_close(db);
         db = NULL;
         /* Reading failed. A damaged index (opening and the update need not
@@ -134,12 +177,9 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
             sqlite3_close(db);
             goto fail;
         }
+        char e2[256];
+        if (linepost_build(db, e2, sizeof e2) < 0) log_msg("%s", e2);
     }
-    /* the line postings the offline policy ranks windows from, built once
-     * here rather than by the first question of every thread (an index that
-     * cannot be written is scanned instead: the same windows) */
-    char e2[256];
-    if (linepost_build(db, e2, sizeof e2) < 0) log_msg("%s", e2);
     sqlite3_close(db);
     *out = sh;
     return 0;
