@@ -558,8 +558,11 @@ int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long lon
         if (fit) {
             long k = map_find(fit->map, fit->terms, q.t[i], strlen(q.t[i]));
             if (k >= 0) {
+                /* as stored: a fit kept in memory embeds as the stored model */
+                unsigned char qb[VEC_LOCAL_QBYTES];
                 df = fit->df[k];
-                memcpy(v, fit->tvecs + (size_t)k * D, sizeof v);
+                vec_local_quantise(fit->tvecs + (size_t)k * D, qb);
+                vec_local_dequantise(qb, sizeof qb, v);
             }
         } else if (st) {
             sqlite3_bind_text(st, 2, q.t[i], -1, SQLITE_STATIC);

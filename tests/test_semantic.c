@@ -368,6 +368,13 @@ int main(void)
             vec_local_fit_free(&fk);
             ok(same, "a fit in %d parts gives the bytes of a fit in one (%zu chunks, %zu terms)", k, f1.n, f1.nterms);
         }
+        /* a fit kept in memory (an index that cannot be written) embeds a
+         * question as the stored model does */
+        float q1[VEC_LOCAL_DIM], q2[VEC_LOCAL_DIM];
+        int k1 = ok1 ? vec_local_embed_query(db, &f1, 0, "logout of the session and flush it", q1) : 0;
+        int k2 = ok1 ? vec_local_embed_query(db, NULL, f1.ndocs, "logout of the session and flush it", q2) : -1;
+        ok(k1 > 0 && k1 == k2 && !memcmp(q1, q2, sizeof q1),
+           "a question embedded by the fit in memory is the one embedded by the stored model (%d, %d terms)", k1, k2);
         if (ok1) vec_local_fit_free(&f1);
         else ok(0, "fit: %s", err);
     }
