@@ -50,8 +50,12 @@ struct semantic_cache {
     char **hashes;                /* chunks.hash, parallel to chunks */
     size_t nfiles;
     struct sem_file *files;       /* ascending id */
-    /* local vectors, rows parallel to chunks (NULL until first needed) */
-    float *local;
+    /* local vectors, rows parallel to chunks (NULL until first needed): the
+     * stored bytes without their scale, which normalising cancels, in blocks
+     * of DENSE_BLOCK rows interleaved (see rank_local), and each row's
+     * 1 / norm of those bytes */
+    signed char *local;
+    float *local_inv;
     long long local_ndocs;
     struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
     int vocab_ready;              /* temp.drqa_semantic_vocab exists on this connection */
@@ -70,6 +74,7 @@ static void cache_clear(struct semantic_cache *c)
     free(c->ord);
     free(c->hashes);
     free(c->local);
+    free(c->local_inv);
     free(c->remote);
     free(c->remote_model);
     c->remote = NULL;
@@ -82,6 +87,7 @@ static void cache_clear(struct semantic_cache *c)
     c->ord = NULL;
     c->hashes = NULL;
     c->local = NULL;
+    c->local_inv = NULL;
     c->local_fit = NULL;
     c->n = c->nfiles = 0;
     c->stamp[0] = 0;
@@ -375,17 +381,41 @@ static long chunk_index(const struct semantic_cache *c, int64_t id)
 
 /* ---- local vectors ---- */
 
-/* The chunk vectors of the local model are stored whole in vec_matrix,
- * quantised (vec_local_quantise) in chunk id order and stamped with the chunk
- * list they belong to, in parts of MATRIX_PART rows: a process reads them in a
- * few blob reads. They are written in the transaction that stores the model
- * (vec_terms, vec_models), so a stored model always has its matrix; stale
- * parts (another stamp) are never read. The table is created on first write.
- * The model name says the layout. */
-#define MATRIX_PART 4096
-#define MATRIX_MODEL VEC_LOCAL_MODEL "/q8rows"
+/* The chunk vectors of the local model are stored whole in vec_matrix, in
+ * chunk id order and stamped with the chunk list they belong to, in parts of
+ * MATRIX_PART rows, as the cache holds them: a part is its rows' 1 / norm
+ * (floats), then their signed bytes (the quantised vectors, vec_local_quantise,
+ * without the scale), interleaved in blocks as rank_local reads them; a
+ * process reads them in a few blob reads and copies. They are written in the
+ * transaction that stores the model (vec_terms, vec_models), so a stored
+ * model always has its matrix; stale parts (another stamp) are never read.
+ * The table is created on first write. The model name says the layout. */
+#define MATRIX_PART 4096   /* a multiple of DENSE_BLOCK: a part holds whole blocks */
+#define MATRIX_ROW (sizeof(float) + VEC_LOCAL_DIM)
+#define MATRIX_MODEL VEC_LOCAL_MODEL "/q8blocks8"
 
-static void dense_interleave(float *m, size_t n, int dim);   /* see rank_dense */
+#define DENSE_BLOCK 8      /* rows whose dot products are taken side by side (rank_local) */
+
+/* Sets row i of c's local vectors from a quantised vector (VEC_LOCAL_QBYTES). */
+static void local_set_row(struct semantic_cache *c, size_t i, const unsigned char *stored)
+{
+    const signed char *b = (const signed char *)stored + 4;
+    long long ss = 0;
+    for (int k = 0; k < VEC_LOCAL_DIM; k++) ss += (long long)b[k] * b[k];
+    c->local_inv[i] = ss > 0 ? (float)(1.0 / sqrt((double)ss)) : 0.0f;
+    size_t i0 = i - i % DENSE_BLOCK;
+    signed char *m = c->local + i0 * VEC_LOCAL_DIM;
+    if (i0 + DENSE_BLOCK <= c->n)
+        for (int k = 0; k < VEC_LOCAL_DIM; k++) m[(size_t)k * DENSE_BLOCK + i % DENSE_BLOCK] = b[k];
+    else
+        memcpy(m + (i % DENSE_BLOCK) * VEC_LOCAL_DIM, b, VEC_LOCAL_DIM);
+}
+
+static void local_alloc(struct semantic_cache *c)
+{
+    c->local = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, 1);
+    c->local_inv = xcalloc(c->n ? c->n : 1, sizeof *c->local_inv);
+}
 
 /* A stamp of the index read without its chunk list: the files (their ids,
  * paths and content hashes), the version and summary of the index, and the
@@ -460,8 +490,8 @@ static void quick_record(sqlite3 *db, const char *stamp)
     sqlx_writer_close(db, w);
 }
 
-/* Reads the matrix of c->stamp into m (c->n rows, in row order); 1 when complete. */
-static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
+/* Reads the matrix of c->stamp into c's local vectors (allocated); 1 when complete. */
+static int matrix_load(sqlite3 *db, struct semantic_cache *c)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT part, rows FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
@@ -475,12 +505,12 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
         size_t want = c->n - rows < MATRIX_PART ? c->n - rows : MATRIX_PART;
         const unsigned char *q = sqlite3_column_blob(st, 1);
-        if (sqlite3_column_int64(st, 0) != part || (size_t)sqlite3_column_bytes(st, 1) != want * VEC_LOCAL_QBYTES) {
+        if (sqlite3_column_int64(st, 0) != part || (size_t)sqlite3_column_bytes(st, 1) != want * MATRIX_ROW) {
             ok = 0;
             break;
         }
-        for (size_t r = 0; r < want; r++)
-            vec_local_dequantise(q + r * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, m + (rows + r) * VEC_LOCAL_DIM);
+        memcpy(c->local_inv + rows, q, want * sizeof(float));
+        memcpy(c->local + rows * VEC_LOCAL_DIM, q + want * sizeof(float), want * VEC_LOCAL_DIM);
         rows += want;
         part++;
     }
@@ -488,13 +518,12 @@ static int matrix_load(sqlite3 *db, const struct semantic_cache *c, float *m)
     return ok && (size_t)part == nparts && rows == c->n;
 }
 
-/* Stores the fit f as the model of c->stamp and q (its chunk vectors
- * quantised, the rows of c in order) as the matrix, in one transaction on w;
- * -1 with a message. */
-static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec_local_fit *f, const unsigned char *q,
-                    char *err, size_t errlen)
+/* Stores the fit f as the model of c->stamp and c's local vectors (set from
+ * f) as the matrix, in one transaction on w; -1 with a message. */
+static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec_local_fit *f, char *err, size_t errlen)
 {
     sqlite3_stmt *ins = NULL;
+    unsigned char *part_buf = xmalloc(MATRIX_PART * MATRIX_ROW);
     if (sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix(model TEXT NOT NULL, stamp TEXT NOT NULL, "
                         "part INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY(model, part))",
                      NULL, NULL, NULL) != SQLITE_OK ||
@@ -513,11 +542,14 @@ static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec
         sqlite3_bind_text(ins, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
         sqlite3_bind_text(ins, 2, c->stamp, -1, SQLITE_STATIC);
         sqlite3_bind_int64(ins, 3, (sqlite3_int64)part);
-        sqlite3_bind_blob64(ins, 4, q + r * VEC_LOCAL_QBYTES, nr * VEC_LOCAL_QBYTES, SQLITE_STATIC);
+        memcpy(part_buf, c->local_inv + r, nr * sizeof(float));
+        memcpy(part_buf + nr * sizeof(float), c->local + r * VEC_LOCAL_DIM, nr * VEC_LOCAL_DIM);
+        sqlite3_bind_blob64(ins, 4, part_buf, nr * MATRIX_ROW, SQLITE_STATIC);
         ok = sqlite3_step(ins) == SQLITE_DONE;
         sqlite3_reset(ins);
     }
     sqlite3_finalize(ins);
+    free(part_buf);
     if (!ok && !*err) snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
     if (sqlite3_exec(w, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK && ok) {
         snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
@@ -535,14 +567,16 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
     if (c->local) return 0;
     long long ndocs = 0;
     if (vec_local_stored(db, c->stamp, &ndocs)) {
-        float *m = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, sizeof *m);
-        if (matrix_load(db, c, m)) {
-            dense_interleave(m, c->n, VEC_LOCAL_DIM);
-            c->local = m;
+        local_alloc(c);
+        if (matrix_load(db, c)) {
             c->local_ndocs = ndocs;
             return 0;
         }
-        free(m);   /* no matrix of this chunk list (an index of an earlier layout): refit below */
+        /* no matrix of this chunk list (an index of an earlier layout): refit below */
+        free(c->local);
+        free(c->local_inv);
+        c->local = NULL;
+        c->local_inv = NULL;
     }
     struct vec_local_fit *f = xcalloc(1, sizeof *f);
     if (vec_local_fit(db, f, err, errlen)) {
@@ -561,22 +595,21 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         return -1;
     }
     /* the vectors as stored: this connection ranks as those that read them */
-    unsigned char *q = xmalloc((c->n ? c->n : 1) * VEC_LOCAL_QBYTES);
+    local_alloc(c);
     for (size_t i = 0; i < c->n; i++) {
-        vec_local_quantise(f->vecs + i * VEC_LOCAL_DIM, q + i * VEC_LOCAL_QBYTES);
-        vec_local_dequantise(q + i * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, f->vecs + i * VEC_LOCAL_DIM);
+        unsigned char q[VEC_LOCAL_QBYTES];
+        vec_local_quantise(f->vecs + i * VEC_LOCAL_DIM, q);
+        local_set_row(c, i, q);
     }
+    free(f->vecs);
+    f->vecs = NULL;
     /* an unwritable or busy database keeps the model in memory for this connection */
     char e2[256] = "";
     sqlite3 *w = sqlx_writer_open(db);
-    int saved = w && fit_save(w, c, f, q, e2, sizeof e2) == 0;
-    free(q);
+    int saved = w && fit_save(w, c, f, e2, sizeof e2) == 0;
     if (w && !saved) log_msg("semantic: %s", e2);
     sqlx_writer_close(db, w);
-    dense_interleave(f->vecs, c->n, VEC_LOCAL_DIM);
-    c->local = f->vecs;
     c->local_ndocs = f->ndocs;
-    f->vecs = NULL;
     if (saved) {
         vec_local_fit_free(f);
         free(f);
@@ -811,55 +844,61 @@ static void heap_push(struct cand *h, size_t *n, struct cand x)
     }
 }
 
-/* The local matrix is held in blocks of DENSE_BLOCK rows, interleaved (the
- * k-th value of the block's row r at k * DENSE_BLOCK + r), the last n %
- * DENSE_BLOCK rows as rows: a block's dot products then go four rows to a
- * vector operation. Each row's sum is still taken value by value in order,
- * with the same float operations, so the scores are those of the plain
- * loop. */
-#define DENSE_BLOCK 8
+/* Local vectors are held as signed bytes in blocks of DENSE_BLOCK rows,
+ * interleaved (the k-th value of the block's row r at k * DENSE_BLOCK + r),
+ * the last n % DENSE_BLOCK rows as rows: a block's dot products then go four
+ * rows to a vector operation. Each row's sum is still taken value by value in
+ * order, with the same float operations as a plain loop, then scaled by the
+ * row's 1 / norm: a row scores the same in a block or alone. */
 typedef float dense_v4 __attribute__((vector_size(16)));
+typedef signed char dense_c4 __attribute__((vector_size(4)));
 
-static void dense_interleave(float *m, size_t n, int dim)
+static void rank_local(const struct semantic_cache *c, const float *qv, const struct semantic_query *q,
+                       struct cand *out, size_t *nout)
 {
-    float *t = xmalloc((size_t)DENSE_BLOCK * (size_t)dim * sizeof *t);
-    for (size_t i0 = 0; i0 + DENSE_BLOCK <= n; i0 += DENSE_BLOCK) {
-        float *b = m + i0 * (size_t)dim;
-        memcpy(t, b, (size_t)DENSE_BLOCK * (size_t)dim * sizeof *t);
-        for (size_t r = 0; r < DENSE_BLOCK; r++)
-            for (size_t k = 0; k < (size_t)dim; k++) b[k * DENSE_BLOCK + r] = t[r * (size_t)dim + k];
-    }
-    free(t);
-}
-
-static void rank_dense(const struct semantic_cache *c, const float *m, int dim, int interleaved, const float *qv,
-                       const struct semantic_query *q, struct cand *out, size_t *nout)
-{
+    const int dim = VEC_LOCAL_DIM;
     *nout = 0;
     for (size_t i0 = 0; i0 < c->n; i0 += DENSE_BLOCK) {
         size_t nb = c->n - i0 < DENSE_BLOCK ? c->n - i0 : DENSE_BLOCK;
         float s[DENSE_BLOCK] = {0};
-        const float *v = m + i0 * (size_t)dim;
-        if (nb == DENSE_BLOCK && interleaved) {
+        const signed char *v = c->local + i0 * (size_t)dim;
+        if (nb == DENSE_BLOCK) {
             dense_v4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
             for (int k = 0; k < dim; k++) {
-                dense_v4 x = {qv[k], qv[k], qv[k], qv[k]}, a0, a1;
-                memcpy(&a0, v + (size_t)k * DENSE_BLOCK, sizeof a0);
-                memcpy(&a1, v + (size_t)k * DENSE_BLOCK + 4, sizeof a1);
-                s0 += a0 * x;
-                s1 += a1 * x;
+                dense_v4 x = {qv[k], qv[k], qv[k], qv[k]};
+                dense_c4 b0, b1;
+                memcpy(&b0, v + (size_t)k * DENSE_BLOCK, sizeof b0);
+                memcpy(&b1, v + (size_t)k * DENSE_BLOCK + 4, sizeof b1);
+                s0 += __builtin_convertvector(b0, dense_v4) * x;
+                s1 += __builtin_convertvector(b1, dense_v4) * x;
             }
             memcpy(s, &s0, sizeof s0);
             memcpy(s + 4, &s1, sizeof s1);
         } else {
             for (size_t r = 0; r < nb; r++)
-                for (int k = 0; k < dim; k++) s[r] += v[r * (size_t)dim + (size_t)k] * qv[k];
+                for (int k = 0; k < dim; k++) s[r] += (float)v[r * (size_t)dim + (size_t)k] * qv[k];
         }
         for (size_t r = 0; r < nb; r++) {
             size_t i = i0 + r;
-            if (s[r] <= 0 || !eligible(c, (long)i, q)) continue;
-            heap_push(out, nout, (struct cand){(long)i, s[r], c->ord[i]});
+            float sc = s[r] * c->local_inv[i];
+            if (sc <= 0 || !eligible(c, (long)i, q)) continue;
+            heap_push(out, nout, (struct cand){(long)i, sc, c->ord[i]});
         }
+    }
+    qsort(out, *nout, sizeof *out, cmp_cand);
+}
+
+/* Remote vectors: float rows, L2-normalised. */
+static void rank_dense(const struct semantic_cache *c, const float *m, int dim, const float *qv,
+                       const struct semantic_query *q, struct cand *out, size_t *nout)
+{
+    *nout = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const float *v = m + i * (size_t)dim;
+        float s = 0;
+        for (int k = 0; k < dim; k++) s += v[k] * qv[k];
+        if (s <= 0 || !eligible(c, (long)i, q)) continue;
+        heap_push(out, nout, (struct cand){(long)i, s, c->ord[i]});
     }
     qsort(out, *nout, sizeof *out, cmp_cand);
 }
@@ -980,13 +1019,13 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
         int dim = c->n ? c->remote_dim : 0;
         float *qv = remote_embed(q->remote, &q->text, 1, &dim, err, errlen);
         if (!qv) return -1;
-        rank_dense(c, c->remote, dim, 0, qv, q, dn, &ndn);
+        rank_dense(c, c->remote, dim, qv, q, dn, &ndn);
         free(qv);
     } else if (q->mode != SEMANTIC_BM25) {
         if (local_ensure(db, c, err, errlen)) return -1;
         float qv[VEC_LOCAL_DIM];
         if (vec_local_embed_query(db, c->local_fit, c->local_ndocs, q->text, qv) > 0)
-            rank_dense(c, c->local, VEC_LOCAL_DIM, 1, qv, q, dn, &ndn);
+            rank_local(c, qv, q, dn, &ndn);
     }
 
     /* fuse: a chunk may appear in both lists */

@@ -86,15 +86,37 @@ is "$paths" "svc/h_a.py svc/h_b.py svc/h_c.py" "equal scores are ranked in path 
 # the local vectors fitted on each index (by the searches above) are the same bytes
 blob() { q "$1" "SELECT hex(vec) FROM $2 ORDER BY $3" | cksum; }
 is "$(blob "$H" vec_terms term)" "$(blob "$F" vec_terms term)" "the same term vectors"
-# the matrix's rows are the chunks in id order (4096 a part, each a float
-# scale and 256 bytes): each chunk's row, by where the chunk is
+# the matrix holds the chunks in id order, 4096 a part; a part is each row's
+# float, then the rows' 256 bytes interleaved in blocks of 8 (semantic.c):
+# each chunk's row, by where the chunk is
 rows() {
-    q "$1" "WITH ids AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS r FROM chunk_spans)
-            SELECT f.path, c.start_line, c.end_line, c.kind, hex(substr(m.rows, (ids.r % 4096) * 260 + 1, 260))
-            FROM ids JOIN chunk_spans c ON c.id = ids.id JOIN files f ON f.id = c.file_id
-            JOIN vec_matrix m ON m.part = ids.r / 4096 ORDER BY 1, 2, 3, 4, 5" | cksum
+    "$PYTHON3" - "$1" <<'PY' | { [ -n "${RAW:-}" ] && cat || cksum; }
+import math, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+chunks = db.execute("SELECT f.path, c.start_line, c.end_line, c.kind FROM chunk_spans c "
+                    "JOIN files f ON f.id = c.file_id ORDER BY c.id").fetchall()
+parts = [r[0] for r in db.execute("SELECT rows FROM vec_matrix ORDER BY part")]
+n, D, P, B = len(chunks), 256, 4096, 8
+out = []
+for i, key in enumerate(chunks):
+    part, r = parts[i // P], i % P
+    nr = min(P, n - (i // P) * P)
+    inv, body = part[4 * r:4 * r + 4], part[4 * nr:]
+    b0 = r - r % B
+    if (i - i % B) + B <= n:
+        row = bytes(body[b0 * D + k * B + r % B] for k in range(D))
+    else:
+        row = body[r * D:(r + 1) * D]
+    # each row read where its 1 / norm says it is
+    ss = sum((x - 256 if x > 127 else x) ** 2 for x in row)
+    if abs(struct.unpack("=f", inv)[0] - (1 / math.sqrt(ss) if ss else 0)) > 1e-6:
+        print("row %d of the matrix is not where its norm says" % i)
+    out.append("%s %d %d %s %s %s" % (key + (inv.hex(), row.hex())))
+print("\n".join(sorted(out)))
+PY
 }
 ok "$([ "$(q "$F" "SELECT count(*) FROM vec_matrix")" -ge 1 ] && echo 0 || echo 1)" "the chunk vectors are stored"
+ok "$(RAW=1 rows "$F" | grep -c "not where" | grep -qx 0; echo $?)" "the matrix reads back row by row as laid out"
 is "$(rows "$H")" "$(rows "$F")" "the same chunk vectors"
 for question in "How is an incoming request handled?" "Where is the cookie saved and expired?"; do
     a=$("$DRQA" --no-progress --quiet --policy offline --index "$F" --ask "$question" "$R" 2>&1)

@@ -350,8 +350,8 @@ int main(void)
     ok(r_flush > 0 && (r_date < 0 || r_flush < r_date),
        "dense ranks flush (%d) above the unrelated parseHttpDate (%d)", r_flush, r_date);
     double s_flush = r_flush >= 0 ? ev.v[r_flush].score : 0;
-    is_int(count(db, "SELECT length(rows) FROM vec_matrix"), 12 * VEC_LOCAL_QBYTES,
-           "every chunk's local vector is stored, quantised, in the matrix");
+    is_int(count(db, "SELECT length(rows) FROM vec_matrix"), 12 * (4 + VEC_LOCAL_DIM),
+           "every chunk's local vector is stored, quantised (a float and 256 bytes a row), in the matrix");
     is_int(count(db, "SELECT count(*) FROM embeddings"), 0, "and nowhere else");
     ok(count(db, "SELECT count(*) FROM vec_terms") > 50, "term vectors are stored");
     is_int(count(db, "SELECT count(*) FROM vec_models"), 1, "the model is stamped");
@@ -484,7 +484,7 @@ int main(void)
     add_chunk(db, f, "web/signals.py", SIGNAL, 1, 3, "user_logged_out", "Tell listeners that a visit ended.");
     search(sc, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 3, &ev);
     is_str(lab(&ev, 0), "user_logged_out", "the new chunk is found by the next dense query");
-    is_int(count(db, "SELECT length(rows) FROM vec_matrix"), 13 * VEC_LOCAL_QBYTES, "the refit stored 13 chunk vectors");
+    is_int(count(db, "SELECT length(rows) FROM vec_matrix"), 13 * (4 + VEC_LOCAL_DIM), "the refit stored 13 chunk vectors");
     is_int(count(db, "SELECT count(*) FROM embeddings WHERE model GLOB 'local:*'"), 0,
            "the refit removed the chunk vectors an earlier layout kept in embeddings");
     is_int(count(db, "SELECT count(*) FROM vec_terms WHERE model != '" VEC_LOCAL_MODEL "'"), 0,
@@ -507,7 +507,7 @@ int main(void)
     sqlite3_close(db2);
     search(sc, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 10, &ev);
     is_int(rank_of(&ev, "user_logged_out"), -1, "a chunk deleted by another connection is gone from the results");
-    is_int(count(db, "SELECT length(rows) FROM vec_matrix"), 12 * VEC_LOCAL_QBYTES, "and the model was refitted on 12 chunks");
+    is_int(count(db, "SELECT length(rows) FROM vec_matrix"), 12 * (4 + VEC_LOCAL_DIM), "and the model was refitted on 12 chunks");
 
     /* remote embeddings through a client function: chunks embedded once, in
      * batches, cached by (hash, model) across connections */
