@@ -93,6 +93,8 @@ wait_for '^ Tree .* N +Q +UCT status'
 ok $? "after a resize to 132x30 the tree shows its wide columns"
 # the fixture lies in the project's checkout when there is one: the status line names its commit
 HEAD7=$(git -C "$FIX" rev-parse --short=7 HEAD 2>/dev/null)
+# (the wide tree can be on the screen before the rest of the redraw: wait for the status line too)
+wait_for "^ pyrepo${HEAD7:+@$HEAD7}[*]? \| offline"
 [ "$(wc -l <"$T/screen")" -eq 30 ] && sed -n 29p "$T/screen" | grep -q "^ pyrepo${HEAD7:+@$HEAD7}[*]\{0,1\} | offline"
 ok $? "and the status line moved to row 29, naming the repository and its commit"
 resize 80 24
