@@ -596,13 +596,9 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
     }
     /* the vectors as stored: this connection ranks as those that read them */
     local_alloc(c);
-    for (size_t i = 0; i < c->n; i++) {
-        unsigned char q[VEC_LOCAL_QBYTES];
-        vec_local_quantise(f->vecs + i * VEC_LOCAL_DIM, q);
-        local_set_row(c, i, q);
-    }
-    free(f->vecs);
-    f->vecs = NULL;
+    for (size_t i = 0; i < c->n; i++) local_set_row(c, i, f->qvecs + i * VEC_LOCAL_QBYTES);
+    free(f->qvecs);
+    f->qvecs = NULL;
     /* an unwritable or busy database keeps the model in memory for this connection */
     char e2[256] = "";
     sqlite3 *w = sqlx_writer_open(db);

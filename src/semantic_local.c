@@ -199,7 +199,7 @@ static void share_by_hash(struct vec_local_fit *f)
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && strcmp(h[j].hash, h[i].hash) == 0;) j++;
         for (size_t k = i; k + 1 < j; k++)
-            memcpy(f->vecs + h[k].pos * D, f->vecs + h[j - 1].pos * D, D * sizeof *f->vecs);
+            memcpy(f->qvecs + h[k].pos * VEC_LOCAL_QBYTES, f->qvecs + h[j - 1].pos * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES);
     }
     free(h);
 }
@@ -214,21 +214,21 @@ static void by_id(struct vec_local_fit *f)
     for (size_t i = 0; i < n; i++) o[i] = (struct id_pos){f->ids[i], i};
     qsort(o, n, sizeof *o, cmp_id_pos);
     char **hashes = xmalloc(n * sizeof *hashes);
-    float *vecs = xmalloc(n * D * sizeof *vecs);
+    unsigned char *qvecs = xmalloc(n * VEC_LOCAL_QBYTES);
     for (size_t i = 0; i < n; i++) {
         f->ids[i] = o[i].id;
         hashes[i] = f->hashes[o[i].pos];
-        memcpy(vecs + i * D, f->vecs + o[i].pos * D, D * sizeof *vecs);
+        memcpy(qvecs + i * VEC_LOCAL_QBYTES, f->qvecs + o[i].pos * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES);
     }
     free(f->hashes);
-    free(f->vecs);
+    free(f->qvecs);
     f->hashes = hashes;
-    f->vecs = vecs;
+    f->qvecs = qvecs;
     free(o);
 }
 
 /* The stages of a fit's arithmetic, each run in parts (fit_part). */
-enum { FIT_INDEX, FIT_SIGNATURES, FIT_CONTEXT, FIT_MIX, FIT_CHUNKS };
+enum { FIT_INDEX, FIT_CONTEXT, FIT_MIX, FIT_CHUNKS };
 
 struct fit_parts {
     struct vec_local_fit *f;
@@ -268,22 +268,27 @@ static void fit_part(void *ctx, int part, int nparts)
     case FIT_INDEX:
         for (size_t t = t0; t < t1; t++) index_codes(f->terms[t], strlen(f->terms[t]), p->ri + t * RI_NNZ);
         break;
-    case FIT_SIGNATURES:   /* chunk signatures, kept in vecs until FIT_CHUNKS */
-        for (size_t c = c0; c < c1; c++) {
-            float *s = f->vecs + c * D;
-            for (size_t k = b->off[c]; k < b->off[c + 1]; k++)
-                add_codes(p->ri + (size_t)b->post[k].term * RI_NNZ, b->post[k].tf, s);
-            normalise(s);
-        }
-        break;
     case FIT_CONTEXT:
         /* a term's context vector sums its chunks' signatures in chunk
-         * order; a part owns the terms t with t % nparts == part */
-        for (size_t c = 0; c < n; c++)
+         * order; a part owns the terms t with t % nparts == part. A
+         * signature is cheap (RI_NNZ additions a posting): each part
+         * computes those it needs rather than keeping a float row a chunk. */
+        for (size_t c = 0; c < n; c++) {
+            float sig[D];
+            int have = 0;
             for (size_t k = b->off[c]; k < b->off[c + 1]; k++) {
                 uint32_t t = b->post[k].term;
-                if (t % (uint32_t)nparts == (uint32_t)part) axpy(b->post[k].tf, f->vecs + c * D, f->tvecs + (size_t)t * D);
+                if (t % (uint32_t)nparts != (uint32_t)part) continue;
+                if (!have) {
+                    memset(sig, 0, sizeof sig);
+                    for (size_t k2 = b->off[c]; k2 < b->off[c + 1]; k2++)
+                        add_codes(p->ri + (size_t)b->post[k2].term * RI_NNZ, b->post[k2].tf, sig);
+                    normalise(sig);
+                    have = 1;
+                }
+                axpy(b->post[k].tf, sig, f->tvecs + (size_t)t * D);
             }
+        }
         for (size_t t = (size_t)part; t < V; t += (size_t)nparts) normalise(f->tvecs + t * D);
         break;
     case FIT_MIX:
@@ -298,13 +303,13 @@ static void fit_part(void *ctx, int part, int nparts)
             normalise(v);
         }
         break;
-    case FIT_CHUNKS:
+    case FIT_CHUNKS:   /* quantised as they are stored */
         for (size_t c = c0; c < c1; c++) {
-            float *v = f->vecs + c * D;
-            memset(v, 0, D * sizeof *v);
+            float v[D] = {0};
             for (size_t k = b->off[c]; k < b->off[c + 1]; k++)
                 axpy(b->post[k].tf, f->tvecs + (size_t)b->post[k].term * D, v);
             normalise(v);
+            vec_local_quantise(v, f->qvecs + c * VEC_LOCAL_QBYTES);
         }
         break;
     }
@@ -376,7 +381,7 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
     /* the arithmetic, on one thread per core: each part computes whole rows
      * (chunks or terms) in the order one thread would, so the bytes do not
      * depend on the number of parts */
-    f->vecs = xcalloc(n ? n * D : 1, sizeof *f->vecs);
+    f->qvecs = xmalloc(n ? n * VEC_LOCAL_QBYTES : 1);
     f->tvecs = xcalloc(V ? V * D : 1, sizeof *f->tvecs);
     struct fit_parts fp = {.f = f, .b = &b, .ri = xmalloc((V ? V : 1) * RI_NNZ * sizeof *fp.ri)};
     if (nparts <= 0) nparts = n < 2048 ? 1 : ncores() < 8 ? ncores() : 8;   /* threads cost more than a small fit */
@@ -409,7 +414,7 @@ void vec_local_fit_free(struct vec_local_fit *f)
     for (size_t i = 0; i < f->nterms; i++) free(f->terms[i]);
     free(f->ids);
     free(f->hashes);
-    free(f->vecs);
+    free(f->qvecs);
     free(f->terms);
     free(f->df);
     free(f->tvecs);

@@ -40,7 +40,7 @@ struct vec_local_fit {
     size_t n;              /* chunks (of a file), ascending chunk id */
     int64_t *ids;          /* chunks.id */
     char **hashes;         /* chunks.hash */
-    float *vecs;           /* n * VEC_LOCAL_DIM; a chunk with no terms has a zero row */
+    unsigned char *qvecs;  /* n * VEC_LOCAL_QBYTES: the chunk vectors as stored (vec_local_quantise) */
     size_t nterms;
     char **terms;
     int *df;               /* chunks containing the term */

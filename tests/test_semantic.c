@@ -362,7 +362,7 @@ int main(void)
         for (int k = 2; ok1 && k <= 5; k += 3) {
             if (vec_local_fit_parts(db, &fk, k, err, sizeof err)) break;
             same = f1.n == fk.n && f1.nterms == fk.nterms && f1.n > 0 &&
-                   !memcmp(f1.vecs, fk.vecs, f1.n * VEC_LOCAL_DIM * sizeof *f1.vecs) &&
+                   !memcmp(f1.qvecs, fk.qvecs, f1.n * VEC_LOCAL_QBYTES) &&
                    !memcmp(f1.tvecs, fk.tvecs, f1.nterms * VEC_LOCAL_DIM * sizeof *f1.tvecs) &&
                    !memcmp(f1.df, fk.df, f1.nterms * sizeof *f1.df);
             vec_local_fit_free(&fk);
