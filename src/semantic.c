@@ -56,6 +56,12 @@ struct semantic_cache {
      * 1 / norm of those bytes */
     signed char *local;
     float *local_inv;
+    /* the last question scored against the local vectors (its text) and
+     * every chunk's score, which the same question asked again (with
+     * another filter or category, by another step of the search) reuses */
+    char *dense_text;
+    float *dense_score;
+    int dense_known;              /* terms of the question the model knows: 0, no scores */
     long long local_ndocs;
     struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
     int vocab_ready;              /* temp.drqa_semantic_vocab exists on this connection */
@@ -75,6 +81,10 @@ static void cache_clear(struct semantic_cache *c)
     free(c->hashes);
     free(c->local);
     free(c->local_inv);
+    free(c->dense_text);
+    free(c->dense_score);
+    c->dense_text = NULL;
+    c->dense_score = NULL;
     free(c->remote);
     free(c->remote_model);
     c->remote = NULL;
@@ -849,11 +859,10 @@ static void heap_push(struct cand *h, size_t *n, struct cand x)
 typedef float dense_v4 __attribute__((vector_size(16)));
 typedef signed char dense_c4 __attribute__((vector_size(4)));
 
-static void rank_local(const struct semantic_cache *c, const float *qv, const struct semantic_query *q,
-                       struct cand *out, size_t *nout)
+/* Scores every row of c against the question's vector qv into score. */
+static void score_rows(const struct semantic_cache *c, const float *qv, float *score)
 {
     const int dim = VEC_LOCAL_DIM;
-    *nout = 0;
     for (size_t i0 = 0; i0 < c->n; i0 += DENSE_BLOCK) {
         size_t nb = c->n - i0 < DENSE_BLOCK ? c->n - i0 : DENSE_BLOCK;
         float s[DENSE_BLOCK] = {0};
@@ -862,11 +871,11 @@ static void rank_local(const struct semantic_cache *c, const float *qv, const st
             dense_v4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
             for (int k = 0; k < dim; k++) {
                 dense_v4 x = {qv[k], qv[k], qv[k], qv[k]};
-                dense_c4 b0, b1;
-                memcpy(&b0, v + (size_t)k * DENSE_BLOCK, sizeof b0);
-                memcpy(&b1, v + (size_t)k * DENSE_BLOCK + 4, sizeof b1);
-                s0 += __builtin_convertvector(b0, dense_v4) * x;
-                s1 += __builtin_convertvector(b1, dense_v4) * x;
+                dense_c4 v0, v1;
+                memcpy(&v0, v + (size_t)k * DENSE_BLOCK, sizeof v0);
+                memcpy(&v1, v + (size_t)k * DENSE_BLOCK + 4, sizeof v1);
+                s0 += __builtin_convertvector(v0, dense_v4) * x;
+                s1 += __builtin_convertvector(v1, dense_v4) * x;
             }
             memcpy(s, &s0, sizeof s0);
             memcpy(s + 4, &s1, sizeof s1);
@@ -874,12 +883,37 @@ static void rank_local(const struct semantic_cache *c, const float *qv, const st
             for (size_t r = 0; r < nb; r++)
                 for (int k = 0; k < dim; k++) s[r] += (float)v[r * (size_t)dim + (size_t)k] * qv[k];
         }
-        for (size_t r = 0; r < nb; r++) {
-            size_t i = i0 + r;
-            float sc = s[r] * c->local_inv[i];
-            if (sc <= 0 || !eligible(c, (long)i, q)) continue;
-            heap_push(out, nout, (struct cand){(long)i, sc, c->ord[i]});
-        }
+        for (size_t r = 0; r < nb; r++) score[i0 + r] = s[r] * c->local_inv[i0 + r];
+    }
+}
+
+/* Every chunk's score for the question text against the local vectors, kept
+ * in c until another question (a search asks the same one several times,
+ * with other filters); 0 when the model knows none of its terms. */
+static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text)
+{
+    if (c->dense_text && !strcmp(c->dense_text, text)) return c->dense_known;
+    free(c->dense_text);
+    c->dense_text = NULL;
+    float qv[VEC_LOCAL_DIM];
+    c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
+    if (c->dense_known > 0) {
+        if (!c->dense_score) c->dense_score = xmalloc((c->n ? c->n : 1) * sizeof *c->dense_score);
+        score_rows(c, qv, c->dense_score);
+    }
+    c->dense_text = xstrdup(text);
+    return c->dense_known;
+}
+
+/* The best NCAND eligible chunks by their local scores (local_scores). */
+static void rank_local(const struct semantic_cache *c, const struct semantic_query *q, struct cand *out,
+                       size_t *nout)
+{
+    *nout = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        float sc = c->dense_score[i];
+        if (sc <= 0 || !eligible(c, (long)i, q)) continue;
+        heap_push(out, nout, (struct cand){(long)i, sc, c->ord[i]});
     }
     qsort(out, *nout, sizeof *out, cmp_cand);
 }
@@ -1019,9 +1053,7 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
         free(qv);
     } else if (q->mode != SEMANTIC_BM25) {
         if (local_ensure(db, c, err, errlen)) return -1;
-        float qv[VEC_LOCAL_DIM];
-        if (vec_local_embed_query(db, c->local_fit, c->local_ndocs, q->text, qv) > 0)
-            rank_local(c, qv, q, dn, &ndn);
+        if (local_scores(db, c, q->text) > 0) rank_local(c, q, dn, &ndn);
     }
 
     /* fuse: a chunk may appear in both lists */

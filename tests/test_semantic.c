@@ -379,6 +379,21 @@ int main(void)
         else ok(0, "fit: %s", err);
     }
 
+    /* the same question with another category reuses the scores: the
+     * results are those of a new cache asked only that */
+    {
+        struct evidence e_any = EVIDENCE_INIT;
+        search(sc, "logout", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 20, &e_any);
+        struct semantic_cache *fresh = semantic_cache_new(db);
+        search(fresh, "logout", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 20, &ev);
+        int same = ev.n == e_any.n && ev.n > 0;
+        for (size_t i = 0; same && i < ev.n; i++)
+            same = !strcmp(ev.v[i].label, e_any.v[i].label) && ev.v[i].score == e_any.v[i].score;
+        ok(same, "a question asked again with another category ranks as a new cache does (%zu results)", ev.n);
+        semantic_cache_free(fresh);
+        evidence_free(&e_any);
+    }
+
     /* hybrid: union of both lists */
     search(sc, "logout", SEMANTIC_HYBRID, SEMANTIC_IMPLEMENTATION, NULL, 5, &ev);
     is_str(lab(&ev, 0), "logout", "hybrid ranks logout first");
@@ -480,6 +495,7 @@ int main(void)
     store_exec(db, "INSERT INTO embeddings(hash, model, dim, vec) VALUES('h-old', 'local:ri256-v0', 256, x'00');"
                    "INSERT INTO embeddings(hash, model, dim, vec) VALUES('h-old', 'remote-x', 1, x'00');"
                    "INSERT INTO vec_terms(model, term, df, vec) VALUES('local:ri256-v0', 'old', 1, x'00')", err, sizeof err);
+    search(sc, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 3, &ev);   /* scored before the change */
     int64_t f = add_file(db, "web/signals.py", SIGNAL);
     add_chunk(db, f, "web/signals.py", SIGNAL, 1, 3, "user_logged_out", "Tell listeners that a visit ended.");
     search(sc, "logged out", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 3, &ev);
