@@ -438,34 +438,31 @@ static int quick_stamp(sqlite3 *db, char out[96])
     return linepost_index_stamp(db, "SELECT count(*) || ':' || coalesce(max(id), 0) FROM chunk_spans", out, 96);
 }
 
-/* 1 when the vectors stored whole were recorded with quick stamp q and are
- * those of the stored model. */
-static int matrix_current(sqlite3 *db, const char *q)
+/* 1 when sql, its parameters bound to a, b and c (NULL: fewer), returns a row. */
+static int row_exists(sqlite3 *db, const char *sql, const char *a, const char *b, const char *c)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM vec_matrix_quick k JOIN vec_models m ON m.model = ?1 AND m.stamp = k.stamp "
-                               "WHERE k.model = ?2 AND k.quick = ?3 AND EXISTS (SELECT 1 FROM vec_matrix x "
-                               "WHERE x.model = ?2 AND x.stamp = k.stamp)", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, MATRIX_MODEL, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, q, -1, SQLITE_STATIC);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return 0;   /* no such table yet */
+    const char *v[] = {a, b, c};
+    for (int i = 0; i < 3 && v[i]; i++) sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC);
     int ok = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return ok;
 }
 
+/* 1 when the vectors stored whole were recorded with quick stamp q and are
+ * those of the stored model. */
+static int matrix_current(sqlite3 *db, const char *q)
+{
+    return row_exists(db, "SELECT 1 FROM vec_matrix_quick k JOIN vec_models m ON m.model = ?1 AND m.stamp = k.stamp "
+                          "WHERE k.model = ?2 AND k.quick = ?3 AND EXISTS (SELECT 1 FROM vec_matrix x "
+                          "WHERE x.model = ?2 AND x.stamp = k.stamp)", VEC_LOCAL_MODEL, MATRIX_MODEL, q);
+}
+
 /* 1 when vec_matrix holds vectors of this layout for the chunk list of stamp. */
 static int matrix_stored(sqlite3 *db, const char *stamp)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM vec_matrix WHERE model = ?1 AND stamp = ?2", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, stamp, -1, SQLITE_STATIC);
-    int ok = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return ok;
+    return row_exists(db, "SELECT 1 FROM vec_matrix WHERE model = ?1 AND stamp = ?2", MATRIX_MODEL, stamp, NULL);
 }
 
 /* Records the quick stamp of the index as w sees it, in w's write
