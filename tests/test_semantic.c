@@ -213,6 +213,27 @@ static int rank_of(const struct evidence *ev, const char *label)
     return -1;
 }
 
+/* 1 when a and b list the same results with the same scores (and some). */
+static int same_results(const struct evidence *a, const struct evidence *b)
+{
+    int same = a->n == b->n && a->n > 0;
+    for (size_t i = 0; same && i < a->n; i++) same = !strcmp(a->v[i].label, b->v[i].label) && a->v[i].score == b->v[i].score;
+    return same;
+}
+
+/* The dense 'logout' query of the tests below through a new read-only
+ * connection to the index at path, with a cache of its own. */
+static void dense_fresh(const char *path, struct evidence *ev)
+{
+    char err[512];
+    sqlite3 *db;
+    ok(store_open(path, 1, &db, NULL, err, sizeof err) == 0, "read-only connection");
+    struct semantic_cache *sc = semantic_cache_new(db);
+    search(sc, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, ev);
+    semantic_cache_free(sc);
+    sqlite3_close(db);
+}
+
 /* The label of result i, or "(none)". */
 static const char *lab(const struct evidence *ev, size_t i)
 {
@@ -386,10 +407,7 @@ int main(void)
         search(sc, "logout", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 20, &e_any);
         struct semantic_cache *fresh = semantic_cache_new(db);
         search(fresh, "logout", SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 20, &ev);
-        int same = ev.n == e_any.n && ev.n > 0;
-        for (size_t i = 0; same && i < ev.n; i++)
-            same = !strcmp(ev.v[i].label, e_any.v[i].label) && ev.v[i].score == e_any.v[i].score;
-        ok(same, "a question asked again with another category ranks as a new cache does (%zu results)", ev.n);
+        ok(same_results(&ev, &e_any), "a question asked again with another category ranks as a new cache does (%zu results)", ev.n);
         semantic_cache_free(fresh);
         evidence_free(&e_any);
     }
@@ -404,16 +422,8 @@ int main(void)
     ok(rank_of(&ev, "DatabaseSession.flush") == r_flush && ev.v[r_flush].score == s_flush, "same results twice");
     struct evidence ev1 = EVIDENCE_INIT;
     evidence_copy(&ev1, &ev);
-    sqlite3 *db2;
-    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
-    sc2 = semantic_cache_new(db2);
-    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
-    int same = ev.n == ev1.n;
-    for (size_t i = 0; same && i < ev.n; i++)
-        same = !strcmp(ev.v[i].label, ev1.v[i].label) && ev.v[i].score == ev1.v[i].score;
-    ok(same, "a new connection loads the stored vectors: the fitting connection's order and scores exactly");
-    semantic_cache_free(sc2);
-    sqlite3_close(db2);
+    dense_fresh(path, &ev);
+    ok(same_results(&ev, &ev1), "a new connection loads the stored vectors: the fitting connection's order and scores exactly");
     evidence_free(&ev1);
 
     /* the matrix is the chunk vectors' one store: without it the model is
@@ -421,32 +431,17 @@ int main(void)
     is_int(count(db, "SELECT count(*) FROM vec_matrix"), 1, "the 12 chunk vectors are stored whole, in one part");
     evidence_copy(&ev1, &ev);   /* from a connection that read the matrix */
     store_exec(db, "DELETE FROM vec_matrix", err, sizeof err);
-    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
-    sc2 = semantic_cache_new(db2);
-    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
-    same = ev.n == ev1.n && ev.n > 0;
-    for (size_t i = 0; same && i < ev.n; i++) same = !strcmp(ev.v[i].label, ev1.v[i].label) && ev.v[i].score == ev1.v[i].score;
-    ok(same, "with the matrix gone, a refit gives exactly the stored matrix's results");
+    dense_fresh(path, &ev);
+    ok(same_results(&ev, &ev1), "with the matrix gone, a refit gives exactly the stored matrix's results");
     is_int(count(db, "SELECT count(*) FROM vec_matrix"), 1, "and the matrix is stored again by that read-only connection");
-    semantic_cache_free(sc2);
-    sqlite3_close(db2);
     store_exec(db, "UPDATE vec_matrix SET rows = zeroblob(length(rows))", err, sizeof err);
-    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
-    sc2 = semantic_cache_new(db2);
-    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
+    dense_fresh(path, &ev);
     is_int((int)ev.n, 0, "a zeroed matrix of the current stamp is what is read (no dense result)");
-    semantic_cache_free(sc2);
-    sqlite3_close(db2);
     store_exec(db, "UPDATE vec_matrix SET stamp = '0000000000000000'", err, sizeof err);
-    is_int(store_open(path, 1, &db2, NULL, err, sizeof err), 0, "read-only connection");
-    sc2 = semantic_cache_new(db2);
-    search(sc2, "logout", SEMANTIC_DENSE, SEMANTIC_IMPLEMENTATION, NULL, 20, &ev);
-    same = ev.n == ev1.n && ev.n > 0;
-    for (size_t i = 0; same && i < ev.n; i++) same = !strcmp(ev.v[i].label, ev1.v[i].label) && ev.v[i].score == ev1.v[i].score;
-    ok(same, "a matrix of another chunk list is not read");
-    semantic_cache_free(sc2);
-    sqlite3_close(db2);
+    dense_fresh(path, &ev);
+    ok(same_results(&ev, &ev1), "a matrix of another chunk list is not read");
     evidence_free(&ev1);
+    sqlite3 *db2;
 
     /* setup finds the stored vectors current from a quick stamp of the index
      * (files, meta, chunk count), recorded next to the matrix; a changed
