@@ -170,9 +170,13 @@ void doc_draw(struct ui *ui, struct pane *p, const struct doc *d, int tag_highli
 
 int pane_scroll(struct pane *p, enum ui_cmd cmd)
 {
-    int page = p->h > 2 ? p->h - 2 : 1;
     int max = p->nrows - (p->h - 1);
-    if (max < 0) max = 0;
+    return pane_scroll_max(p, cmd, max < 0 ? 0 : max);
+}
+
+int pane_scroll_max(struct pane *p, enum ui_cmd cmd, int max)
+{
+    int page = p->h > 2 ? p->h - 2 : 1;
     switch (cmd) {
     case UI_CMD_DOWN: p->top++; break;
     case UI_CMD_UP: p->top--; break;

@@ -339,15 +339,9 @@ void file_find(struct ui *ui, int dir, int fresh)
 
 static int command(struct ui *ui, struct pane *p, enum ui_cmd cmd)
 {
-    int body = p->h - 1, page = body > 1 ? body - 1 : 1;
-    int mt = max_top(ui, p);
+    int mt = max_top(ui, p);   /* wrapped lines take several rows */
+    if (pane_scroll_max(p, cmd, mt)) return 1;
     switch (cmd) {
-    case UI_CMD_DOWN: p->top++; break;
-    case UI_CMD_UP: p->top--; break;
-    case UI_CMD_PAGE_DOWN: p->top += page; break;
-    case UI_CMD_PAGE_UP: p->top -= page; break;
-    case UI_CMD_TOP: p->top = 0; break;
-    case UI_CMD_BOTTOM: p->top = mt; break;
     case UI_CMD_COLLAPSE:
     case UI_CMD_EXPAND:
         if (ui->file_wrap) {

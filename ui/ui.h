@@ -176,6 +176,8 @@ void doc_add(struct ui *ui, struct doc *d, const char *raw, int width, int inden
 void doc_draw(struct ui *ui, struct pane *p, const struct doc *d, int tag_highlight);
 /* Moves p->top for a scrolling command; 1 when cmd was a scroll. */
 int pane_scroll(struct pane *p, enum ui_cmd cmd);
+/* The same for a pane whose last top row is max (rows that are not p->nrows). */
+int pane_scroll_max(struct pane *p, enum ui_cmd cmd, int max);
 
 /* pane_tree.c: the short name of an action for a narrow tree (FindClass ->
  * Class), or NULL when it has none; the table as help lines. */
