@@ -228,12 +228,13 @@ static void by_id(struct vec_local_fit *f)
 }
 
 /* The stages of a fit's arithmetic, each run in parts (fit_part). */
-enum { FIT_INDEX, FIT_CONTEXT, FIT_MIX, FIT_CHUNKS };
+enum { FIT_INDEX, FIT_CONTEXT, FIT_MIX, FIT_CHUNKS, FIT_TERMS };
 
 struct fit_parts {
     struct vec_local_fit *f;
     const struct fit_build *b;
     uint16_t *ri;               /* per term, RI_NNZ codes of its index vector: place | 256 when negative */
+    float *tvecs;               /* per term, D floats: its context, then its final vector */
     int stage;
     double mean[D];             /* FIT_MIX: mean of the context vectors ... */
     float centre[D];            /* ... and what is taken off each (zeros: not centred) */
@@ -286,14 +287,14 @@ static void fit_part(void *ctx, int part, int nparts)
                     normalise(sig);
                     have = 1;
                 }
-                axpy(b->post[k].tf, sig, f->tvecs + (size_t)t * D);
+                axpy(b->post[k].tf, sig, p->tvecs + (size_t)t * D);
             }
         }
-        for (size_t t = (size_t)part; t < V; t += (size_t)nparts) normalise(f->tvecs + t * D);
+        for (size_t t = (size_t)part; t < V; t += (size_t)nparts) normalise(p->tvecs + t * D);
         break;
     case FIT_MIX:
         for (size_t t = t0; t < t1; t++) {
-            float *v = f->tvecs + t * D;
+            float *v = p->tvecs + t * D;
             for (int i = 0; i < D; i++) v[i] -= p->centre[i];
             normalise(v);
             float own[D] = {0};
@@ -307,10 +308,13 @@ static void fit_part(void *ctx, int part, int nparts)
         for (size_t c = c0; c < c1; c++) {
             float v[D] = {0};
             for (size_t k = b->off[c]; k < b->off[c + 1]; k++)
-                axpy(b->post[k].tf, f->tvecs + (size_t)b->post[k].term * D, v);
+                axpy(b->post[k].tf, p->tvecs + (size_t)b->post[k].term * D, v);
             normalise(v);
             vec_local_quantise(v, f->qvecs + c * VEC_LOCAL_QBYTES);
         }
+        break;
+    case FIT_TERMS:   /* the term vectors as stored, once the chunks no longer need the floats */
+        for (size_t t = t0; t < t1; t++) vec_local_quantise(p->tvecs + t * D, f->qtvecs + t * VEC_LOCAL_QBYTES);
         break;
     }
 }
@@ -382,8 +386,8 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
      * (chunks or terms) in the order one thread would, so the bytes do not
      * depend on the number of parts */
     f->qvecs = xmalloc(n ? n * VEC_LOCAL_QBYTES : 1);
-    f->tvecs = xcalloc(V ? V * D : 1, sizeof *f->tvecs);
-    struct fit_parts fp = {.f = f, .b = &b, .ri = xmalloc((V ? V : 1) * RI_NNZ * sizeof *fp.ri)};
+    struct fit_parts fp = {.f = f, .b = &b, .ri = xmalloc((V ? V : 1) * RI_NNZ * sizeof *fp.ri),
+                           .tvecs = xcalloc(V ? V * D : 1, sizeof *fp.tvecs)};
     if (nparts <= 0) nparts = n < 2048 ? 1 : ncores() < 8 ? ncores() : 8;   /* threads cost more than a small fit */
     for (fp.stage = FIT_INDEX; fp.stage <= FIT_CONTEXT; fp.stage++) run_parts(nparts, fit_part, &fp);
     /* the mean of the context vectors over the terms seen in at least two
@@ -393,7 +397,7 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
     size_t nmean = 0;
     for (size_t t = 0; t < V; t++) {
         if (f->df[t] >= 2) {
-            for (int i = 0; i < D; i++) fp.mean[i] += f->tvecs[t * D + i];
+            for (int i = 0; i < D; i++) fp.mean[i] += fp.tvecs[t * D + i];
             nmean++;
         }
     }
@@ -403,6 +407,12 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
     free(fp.ri);
     free(b.post);
     free(b.off);
+    /* what the float term vectors become, made once the postings are gone
+     * (the largest arrays are not held at once) */
+    f->qtvecs = xmalloc(V ? V * VEC_LOCAL_QBYTES : 1);
+    fp.stage = FIT_TERMS;
+    run_parts(nparts, fit_part, &fp);
+    free(fp.tvecs);
     by_id(f);
     return 0;
 }
@@ -417,7 +427,7 @@ void vec_local_fit_free(struct vec_local_fit *f)
     free(f->qvecs);
     free(f->terms);
     free(f->df);
-    free(f->tvecs);
+    free(f->qtvecs);
     map_free(f->map);
     memset(f, 0, sizeof *f);
 }
@@ -482,7 +492,6 @@ int vec_local_save_on(sqlite3 *db, const struct vec_local_fit *f, const char *st
         sqlite3_prepare_v2(db, "INSERT INTO vec_models(model, stamp, ndocs, dim) VALUES(?1, ?2, ?3, ?4)",
                            -1, &ins_m, NULL))
         goto out;
-    unsigned char q[VEC_LOCAL_QBYTES];
     sqlite3_bind_text(ins_t, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
     /* in key order: each row is appended to the table's b-tree */
     ptr = xmalloc((f->nterms ? f->nterms : 1) * sizeof *ptr);
@@ -490,10 +499,9 @@ int vec_local_save_on(sqlite3 *db, const struct vec_local_fit *f, const char *st
     if (f->nterms) qsort(ptr, f->nterms, sizeof *ptr, cmp_term_ptr);
     for (size_t i = 0; i < f->nterms; i++) {
         size_t t = (size_t)(ptr[i] - f->terms);
-        vec_local_quantise(f->tvecs + t * D, q);
         sqlite3_bind_text(ins_t, 2, f->terms[t], -1, SQLITE_STATIC);
         sqlite3_bind_int(ins_t, 3, f->df[t]);
-        sqlite3_bind_blob(ins_t, 4, q, sizeof q, SQLITE_STATIC);
+        sqlite3_bind_blob(ins_t, 4, f->qtvecs + t * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, SQLITE_STATIC);
         if (step_done(ins_t)) goto out;
     }
     sqlite3_bind_text(ins_m, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
@@ -563,11 +571,9 @@ int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long lon
         if (fit) {
             long k = map_find(fit->map, fit->terms, q.t[i], strlen(q.t[i]));
             if (k >= 0) {
-                /* as stored: a fit kept in memory embeds as the stored model */
-                unsigned char qb[VEC_LOCAL_QBYTES];
+                /* the bytes a stored model holds: a fit kept in memory embeds as it does */
                 df = fit->df[k];
-                vec_local_quantise(fit->tvecs + (size_t)k * D, qb);
-                vec_local_dequantise(qb, sizeof qb, v);
+                vec_local_dequantise(fit->qtvecs + (size_t)k * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, v);
             }
         } else if (st) {
             sqlite3_bind_text(st, 2, q.t[i], -1, SQLITE_STATIC);

@@ -44,7 +44,7 @@ struct vec_local_fit {
     size_t nterms;
     char **terms;
     int *df;               /* chunks containing the term */
-    float *tvecs;          /* nterms * VEC_LOCAL_DIM, L2-normalised */
+    unsigned char *qtvecs; /* nterms * VEC_LOCAL_QBYTES: the term vectors as stored (vec_local_quantise) */
     long long ndocs;       /* chunks counted for idf */
     void *map;             /* term -> index (private) */
 };

@@ -384,7 +384,7 @@ int main(void)
             if (vec_local_fit_parts(db, &fk, k, err, sizeof err)) break;
             same = f1.n == fk.n && f1.nterms == fk.nterms && f1.n > 0 &&
                    !memcmp(f1.qvecs, fk.qvecs, f1.n * VEC_LOCAL_QBYTES) &&
-                   !memcmp(f1.tvecs, fk.tvecs, f1.nterms * VEC_LOCAL_DIM * sizeof *f1.tvecs) &&
+                   !memcmp(f1.qtvecs, fk.qtvecs, f1.nterms * VEC_LOCAL_QBYTES) &&
                    !memcmp(f1.df, fk.df, f1.nterms * sizeof *f1.df);
             vec_local_fit_free(&fk);
             ok(same, "a fit in %d parts gives the bytes of a fit in one (%zu chunks, %zu terms)", k, f1.n, f1.nterms);
