@@ -39,6 +39,8 @@ struct offline_policy {
     size_t nwins;
     char *files[OFFLINE_PRIOR_FILES];   /* their distinct files, implementation first (borrowed from wins) */
     size_t nfiles;
+    struct named *fnamed;      /* files whose names are made of the question's rare words */
+    size_t nfnamed;
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -124,6 +126,42 @@ static void find_named(struct offline_policy *p)
     while (p->nnamed > NAMED_KEEP) free(p->named[--p->nnamed].name);
 }
 
+#define FNAMED_KEEP 3
+
+/* Files whose base names are made of the question's rare words ("the
+ * documentation generation system" -> autosummary/generate.py, "the CLI
+ * helper" -> cli.py): a module's name is a definition's name one level up.
+ * At least half of the name's parts must be words of the question, and the
+ * matched ones rare on average (weight 1.5 each); tests only when the
+ * question is about tests. */
+static void find_named_files(struct offline_policy *p)
+{
+    if (!p->cfg.actx || !p->q.nterms) return;
+    size_t np = 0, cap = 0;
+    const char *const *paths = action_cache_paths(p->cfg.actx, &np);
+    for (size_t i = 0; i < np; i++) {
+        const char *path = paths[i];
+        if (!p->q.about_tests && fpattern_is_test(path)) continue;
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        const char *dot = strrchr(base, '.');
+        size_t len = dot && dot > base ? (size_t)(dot - base) : strlen(base);
+        if (len < 3 || base[0] == '_') continue;
+        struct parts_ctx c = {&p->q, 0, 0, 0};
+        tok_each(base, len, TOK_NO_JOINED, name_part, &c);
+        if (c.total == 0 || c.matched == 0 || 2 * c.matched < c.total) continue;
+        if (c.weight < 1.5 * c.matched) continue;
+        double score = c.weight * c.matched / c.total;
+        ARRAY_GROW(p->fnamed, p->nfnamed, cap, 8);
+        p->fnamed[p->nfnamed].name = xstrdup(path);
+        p->fnamed[p->nfnamed].is_class = 0;
+        p->fnamed[p->nfnamed].score = score;
+        p->nfnamed++;
+    }
+    if (p->nfnamed) qsort(p->fnamed, p->nfnamed, sizeof *p->fnamed, cmp_named);
+    while (p->nfnamed > FNAMED_KEEP) free(p->fnamed[--p->nfnamed].name);
+}
+
 /* Windows of the repository where the question's words concentrate: the
  * "promising regions" a perception report points at, before any action. */
 static void find_regions(struct offline_policy *p)
@@ -162,6 +200,10 @@ static void forget_question(struct offline_policy *p)
     free(p->named);
     p->named = NULL;
     p->nnamed = 0;
+    for (size_t i = 0; i < p->nfnamed; i++) free(p->fnamed[i].name);
+    free(p->fnamed);
+    p->fnamed = NULL;
+    p->nfnamed = 0;
     p->q_ok = 0;
 }
 
@@ -175,6 +217,7 @@ static int prepare(struct offline_policy *p, const struct mcts_tree *t, char *er
         if (p->q_ok) {
             qparse_weigh(&p->q, p->cfg.db);
             find_named(p);
+            find_named_files(p);
             find_regions(p);
         }
     }
@@ -666,6 +709,14 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
         add_path_pattern(a, p->files[i]);
         pc_add(c, 70 - 5 * (double)i + shift, "SemanticSearch", a,
                "the question's words concentrate in %s", p->files[i]);
+    }
+    for (size_t i = 0; i < p->nfnamed && *phrase; i++) {
+        const char *f = p->fnamed[i].name;
+        double pr = 72 - 4 * (double)i;
+        cJSON *a = p->cfg.no_semantic ? args1("path", f) : args1("query", phrase);
+        if (!p->cfg.no_semantic) add_path_pattern(a, f);
+        pc_add(c, pr + shift, p->cfg.no_semantic ? "Outline" : "SemanticSearch", a,
+               "the file name %s is made of the question's words", f);
     }
     if (p->cfg.no_semantic)
         for (size_t i = 0; i < p->nfiles && i < 3; i++)
