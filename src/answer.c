@@ -136,7 +136,8 @@ static void score_cand(const struct qparse *q, const struct answer_opts *o, stru
     int lines = c->sp.end_line - c->sp.start_line + 1;
     double len_pen = 1.0 + (lines > 60 ? (lines - 60) / 240.0 : 0);
     c->score = (rel + lit) / len_pen + 0.25 * c->prior + 0.3 * file_prior(o, c->sp.path) +
-               ANSWER_FILE_EVIDENCE_WEIGHT * file_evidence(o, c->sp.path);
+               ANSWER_FILE_EVIDENCE_WEIGHT * file_evidence(o, c->sp.path) +
+               ANSWER_CENTRAL_WEIGHT * (o ? list_prior(o->central, o->ncentral, c->sp.path) : 0);
 }
 
 /* A verbatim span of pool holding all of sp's lines, or NULL. */

@@ -52,6 +52,7 @@
 #define ANSWER_REFINE_LINES 60      /* longer spans are split ...          */
 #define ANSWER_REFINE_MAX_DEF 150   /* ... into their definitions this long */
 #define ANSWER_FILE_EVIDENCE_WEIGHT 0.3   /* answer_opts.files, as the window prior */
+#define ANSWER_CENTRAL_WEIGHT 0.15        /* answer_opts.central: a tie-breaker */
 
 struct answer_opts {
     size_t max_cites;        /* 0: ANSWER_MAX_CITES */
@@ -67,6 +68,12 @@ struct answer_opts {
      * NULL. */
     const struct qwindow *files;
     size_t nfiles;
+    /* Files by how central they are to the repository (e.g. how many other
+     * files import them), best first: between files holding the same code
+     * (a class each dialect defines again), the one the others build on
+     * ranks higher. May be NULL. */
+    const struct qwindow *central;
+    size_t ncentral;
     size_t distinct_files;   /* 0: ANSWER_DISTINCT_FILES */
     double distinct_ratio;   /* 0: ANSWER_DISTINCT_RATIO */
 };

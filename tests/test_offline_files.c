@@ -2,7 +2,8 @@
  * test_offline_files: what the offline policy makes of files as wholes, on
  * repositories the test writes: a file whose name is made of the question's
  * words is a place to search first (not a test file, unless the question is
- * about tests).
+ * about tests), and between files that define the same code the answer cites
+ * first the one the others import.
  */
 #include "action.h"
 #include "index.h"
@@ -145,10 +146,76 @@ static void test_named_file(void)
     repo_close(&r);
 }
 
+static void test_central_file(void)
+{
+    /* the same class defined again in two dialects, which import the core
+     * one; the core file sorts last by name, and its text is as long, so
+     * neither the order of the results nor the text tells it apart */
+    static const char *const body =
+        "from typing import Any\n\n"
+        "class OperatorClassSegment:\n"
+        "    \"\"\"An operator class reference in an index definition.\"\"\"\n"
+        "    kind = 'operator_class'\n";
+    static const char *const dialect =
+        "from dialects import zcore\n\n"
+        "class OperatorClassSegment:\n"
+        "    \"\"\"An operator class reference in an index definition.\"\"\"\n"
+        "    kind = 'operator_class'\n";
+    static const char *const files[] = {
+        "dialects/__init__.py", "",
+        "dialects/alpha.py", NULL,
+        "dialects/beta.py", NULL,
+        "dialects/zcore.py", NULL,
+        NULL};
+    const char *f[sizeof files / sizeof *files];
+    memcpy(f, files, sizeof files);
+    f[3] = f[5] = dialect;
+    f[7] = body;
+    struct repo r;
+    repo_open(&r, f);
+
+    const char *q = "Why does the segment class for operator class references exist?";
+    struct mcts_tree *t = mcts_new(q, 3, -1, 1);
+    /* a path of two lookups, one in a dialect and then one in the core
+     * file: both spans are equally relevant and equally placed, so only the
+     * order of discovery and the imports can tell them apart */
+    const char *where[2] = {"dialects/alpha.py", "dialects/zcore.py"};
+    int ids[2];
+    char err[256] = "";
+    for (int k = 0; k < 2; k++) {
+        ids[k] = mcts_add_child(t, k ? ids[0] : 0);
+        ok(ids[k] > 0, "node %d added", k + 1);
+        if (ids[k] <= 0) exit(done_testing() || 1);
+        struct mcts_node *nk = mcts_node_mut(t, ids[k]);
+        nk->action = xstrdup("FindClass");
+        nk->args = cJSON_CreateObject();
+        cJSON_AddStringToObject(nk->args, "class_name", "OperatorClassSegment");
+        cJSON_AddStringToObject(nk->args, "file_pattern", where[k]);
+        struct action_result res;
+        is_int(action_run(&r.actx, nk->action, nk->args, &res, err, sizeof err), ACTION_OK, "FindClass in %s %s",
+               where[k], err);
+        evidence_copy(&nk->obs, &res.ev);
+        action_result_free(&res);
+        nk->status = MCTS_DONE;
+        ok(nk->obs.n == 1 && !strcmp(nk->obs.v[0].path, where[k]), "it finds the class in %s", where[k]);
+    }
+
+    int path[3] = {0, ids[0], ids[1]};
+    struct policy_answer ans = {0};
+    struct policy_usage u = {0};
+    ok(r.pol.answer(r.op, t, path, 3, &ans, &u, err, sizeof err) == 0, "answer %s", err);
+    is_str(ans.cites.n ? ans.cites.v[0].path : "", "dialects/zcore.py",
+           "the file the others import is cited first");
+    policy_answer_clear(&ans);
+    mcts_free(t);
+    repo_close(&r);
+}
+
 int main(void)
 {
     char err[256] = "";
     is_int(semantic_action_register(NULL, err, sizeof err), 0, "SemanticSearch registered %s", err);
     test_named_file();
+    test_central_file();
     return done_testing();
 }
