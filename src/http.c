@@ -164,6 +164,22 @@ char *http_error_message(const char *body)
     return m;
 }
 
+int http_quota_exhausted(const char *body)
+{
+    cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const cJSON *details = cJSON_GetObjectItemCaseSensitive(e, "details");
+    const cJSON *vals[] = {cJSON_GetObjectItemCaseSensitive(e, "code"), cJSON_GetObjectItemCaseSensitive(e, "type"),
+                           cJSON_GetObjectItemCaseSensitive(details, "error_code")};
+    int r = 0;
+    for (size_t i = 0; i < ARRAY_LEN(vals); i++)
+        if (cJSON_IsString(vals[i]) && (strcmp(vals[i]->valuestring, "insufficient_quota") == 0 ||
+                                        strcmp(vals[i]->valuestring, "enforced_spend_limit_reached") == 0))
+            r = 1;
+    cJSON_Delete(j);
+    return r;
+}
+
 struct xfer {
     struct buf body;
     int too_large;
@@ -289,8 +305,18 @@ static enum attempt_kind run_attempt(CURL *h, struct xfer *x, const struct http_
     }
 }
 
-static const char *status_advice(long status)
+int http_status_persistent(long status, const char *body)
 {
+    return status == 501 || (status == 429 && http_quota_exhausted(body));
+}
+
+static const char *status_advice(long status, const char *body)
+{
+    if (status == 429 && http_quota_exhausted(body))
+        return "the account's quota or spend limit is used up, which waiting will not cure; check the plan and "
+               "billing details of the API key's account";
+    if (status == 501)
+        return "the server does not implement this, and retrying will not change that; check how it was started";
     if (status == 401 || status == 403)
         return "check the API key (DRQA_API_KEY, or api_key in the config file)";
     if (status == 404) return "check the API base URL and the model name";
@@ -459,9 +485,9 @@ int http_post_json(const char *url, const char *const *headers, const char *body
             }
             snprintf(res->err, sizeof res->err, "HTTP %ld from %s after %d attempt%s: %s; %s", status, safe_url,
                      attempt, attempt == 1 ? "" : "s",
-                     res->server_message ? res->server_message : "(no message)", status_advice(status));
+                     res->server_message ? res->server_message : "(no message)", status_advice(status, buf_str(&x.body)));
             rc = HTTP_ERR_STATUS;
-            if (status == 429 || status == 408 || status >= 500) {
+            if ((status == 429 || status == 408 || status >= 500) && !http_status_persistent(status, buf_str(&x.body))) {
                 retryable = 1;
                 if (status == 429 && (wait = retry_after_wait(&o, x.retry_after, (long)retry_after)) >= 0)
                     why = "Retry-After";
