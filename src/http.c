@@ -184,22 +184,43 @@ struct xfer {
     struct buf body;
     int too_large;
     atomic_int *cancel;
-    char retry_after[64];   /* the Retry-After header's value, "" when none */
+    char retry_after[64];      /* the Retry-After header's value, "" when none */
+    char retry_after_ms[64];   /* the retry-after-ms header's value, "" when none */
 };
 
-/* Keeps the Retry-After value of the reply (the last one sent). */
+/* Copies the value of header `name` (lower case, with its colon) from the
+ * header line p into dst when the line is that header. */
+static void keep_header(const char *p, size_t len, const char *name, char *dst, size_t dstlen)
+{
+    size_t nl = strlen(name);
+    if (len <= nl || strncasecmp(p, name, nl) != 0) return;
+    size_t vl = len - nl;
+    if (vl >= dstlen) vl = dstlen - 1;
+    memcpy(dst, p + nl, vl);
+    dst[vl] = 0;
+}
+
+/* Keeps the Retry-After and retry-after-ms values of the reply (the last ones sent). */
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
     struct xfer *x = ud;
     size_t len = size * n;
-    static const char name[] = "retry-after:";
-    if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
-        size_t vl = len - (sizeof name - 1);
-        if (vl >= sizeof x->retry_after) vl = sizeof x->retry_after - 1;
-        memcpy(x->retry_after, p + sizeof name - 1, vl);
-        x->retry_after[vl] = 0;
-    }
+    keep_header(p, len, "retry-after:", x->retry_after, sizeof x->retry_after);
+    keep_header(p, len, "retry-after-ms:", x->retry_after_ms, sizeof x->retry_after_ms);
     return len;
+}
+
+long http_retry_after_ms_value(const char *value)
+{
+    if (!value) return -1;
+    while (*value == ' ' || *value == '\t') value++;
+    if (!isdigit((unsigned char)*value)) return -1;
+    errno = 0;
+    char *end;
+    double ms = strtod(value, &end);
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || errno == ERANGE || !(ms >= 1) || ms > (double)(LONG_MAX / 2)) return -1;
+    return (long)ms;
 }
 
 long http_retry_after_ms(const char *value)
@@ -336,13 +357,17 @@ static char *safe_url_of(const char *url, const char *secret)
     return s;
 }
 
-/* The wait before the next attempt after a 429: the server's Retry-After
- * when it gives a usable one, capped by retry_after_max_ms and by the
+/* The wait before the next attempt after a retryable status (429, 408,
+ * 5xx, Anthropic's 529): the server's retry-after-ms (milliseconds, sent by
+ * OpenAI and Anthropic and read first by their own SDKs) or Retry-After
+ * (seconds or an HTTP-date; RFC 9110 names it for 429 and 503) when it gives
+ * a usable one, capped by retry_after_max_ms and by the
  * per-attempt time limit (a request is never told to wait longer than it may
  * take); else -1, for the same jittered backoff as a 5xx. */
-static long retry_after_wait(const struct http_opts *o, const char *header, long curl_secs)
+static long retry_after_wait(const struct http_opts *o, const char *header, const char *ms_header, long curl_secs)
 {
-    long wait = http_retry_after_ms(header);
+    long wait = http_retry_after_ms_value(ms_header);
+    if (wait < 0) wait = http_retry_after_ms(header);
     /* an HTTP-date ("Wed, 21 Oct 2026 07:28:00 GMT"): libcurl's reading of it */
     if (wait < 0 && isalpha((unsigned char)header[strspn(header, " \t")]) && strstr(header, "GMT") &&
         curl_secs > 0 && curl_secs <= LONG_MAX / 1000)
@@ -380,7 +405,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
 
     int rc = HTTP_ERR_OTHER;
     char cerr[CURL_ERROR_SIZE];
-    struct xfer x = {BUF_INIT, 0, o.cancel, ""};
+    struct xfer x = {BUF_INIT, 0, o.cancel, "", ""};
     for (int attempt = 1;; attempt++) {
         if (cancelled(&o)) {
             snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
@@ -397,6 +422,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         x.body.max = o.max_reply;
         x.too_large = 0;
         x.retry_after[0] = 0;
+        x.retry_after_ms[0] = 0;
         cerr[0] = 0;
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -489,8 +515,9 @@ int http_post_json(const char *url, const char *const *headers, const char *body
             rc = HTTP_ERR_STATUS;
             if ((status == 429 || status == 408 || status >= 500) && !http_status_persistent(status, buf_str(&x.body))) {
                 retryable = 1;
-                if (status == 429 && (wait = retry_after_wait(&o, x.retry_after, (long)retry_after)) >= 0)
-                    why = "Retry-After";
+                if ((wait = retry_after_wait(&o, x.retry_after, x.retry_after_ms, (long)retry_after)) >= 0)
+                    why = x.retry_after_ms[0] && http_retry_after_ms_value(x.retry_after_ms) >= 0 ? "retry-after-ms"
+                                                                                                 : "Retry-After";
             }
             break;
         }

@@ -1,10 +1,10 @@
 /*
  * http: one JSON POST over libcurl with the failure handling every model API
  * needs. Connect and per-attempt total timeouts; bounded retries with
- * exponential backoff and jitter on timeouts, connection errors, 408, 429
- * (honouring a usable Retry-After, capped by retry_after_max_ms and
- * total_timeout_ms; a missing, zero, negative or garbled one gets the
- * backoff) and 5xx, but not on 501 Not Implemented or a 429 that
+ * exponential backoff and jitter on timeouts, connection errors, 408, 429 and
+ * 5xx (honouring a usable retry-after-ms or Retry-After, capped by
+ * retry_after_max_ms and total_timeout_ms; a missing, zero, negative or
+ * garbled one gets the backoff), but not on 501 Not Implemented or a 429 that
  * says the account's quota is used up, which waiting does not cure; a cap
  * on the reply size; cancellation from another thread through an atomic flag
  * that the curl progress callback and the backoff sleep both watch (CURLOPT_NOSIGNAL is set, so this is safe in a
@@ -70,6 +70,11 @@ void http_result_free(struct http_result *res);
  * when it is unusable (missing, 0, negative, not a whole number, too large
  * to hold); an unusable one gets the jittered backoff of a 5xx instead. */
 long http_retry_after_ms(const char *value);
+
+/* A retry-after-ms value (milliseconds, a whole or decimal number): the
+ * milliseconds it asks for, or -1 when it is unusable (missing, below 1,
+ * not a number, too large). */
+long http_retry_after_ms_value(const char *value);
 
 /* 1 when an error body says the account's quota or spend limit is used up:
  * OpenAI's 429 with error code or type "insufficient_quota", Anthropic's 429

@@ -198,6 +198,45 @@ int main(void)
     http_result_free(&r);
     free(b);
 
+    /* retry-after-ms (OpenAI, Anthropic; their SDKs read it before
+     * Retry-After) is honoured first; a garbled one leaves Retry-After */
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:ra-ms");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 with retry-after-ms then success");
+    is_int(r.backoff_ms, 7, "retry-after-ms: 7 is honoured before Retry-After: 1");
+    http_result_free(&r);
+    free(b);
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:junkms");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 with a garbled retry-after-ms then success");
+    is_int(r.backoff_ms, 1000, "a garbled retry-after-ms leaves Retry-After: 1");
+    http_result_free(&r);
+    free(b);
+    is_int((int)http_retry_after_ms_value(" 250 "), 250, "retry-after-ms ' 250 ' is 250 ms");
+    is_int((int)http_retry_after_ms_value("12.7"), 12, "retry-after-ms '12.7' is 12 ms");
+    is_int((int)http_retry_after_ms_value("0"), -1, "retry-after-ms '0' is unusable");
+    is_int((int)http_retry_after_ms_value("-4"), -1, "retry-after-ms '-4' is unusable");
+    is_int((int)http_retry_after_ms_value("1e99"), -1, "retry-after-ms '1e99' is unusable");
+
+    /* the server's wait is honoured on every retried status, not only 429:
+     * Anthropic's 529 overloaded, a 503 (RFC 9110 names Retry-After for it) */
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:ra-529");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "529 with retry-after-ms then success");
+    is_int(r.backoff_ms, 9, "retry-after-ms: 9 is honoured on a 529");
+    http_result_free(&r);
+    free(b);
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:ra-503");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "503 with Retry-After then success");
+    is_int(r.backoff_ms, 1000, "Retry-After: 1 is honoured on a 503");
+    http_result_free(&r);
+    free(b);
+
     /* a 429 that says the quota is used up is billing, not a rate: waiting
      * does not cure it, so it is not retried and the error says so */
     fast(&o, 3);
