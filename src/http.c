@@ -326,6 +326,17 @@ static enum attempt_kind run_attempt(CURL *h, struct xfer *x, const struct http_
     }
 }
 
+int http_model_loading(long status, const char *body)
+{
+    if (status != 503) return 0;
+    cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+    int r = cJSON_IsString(m) && strcasecmp(m->valuestring, "Loading model") == 0;
+    cJSON_Delete(j);
+    return r;
+}
+
 int http_status_persistent(long status, const char *body)
 {
     return status == 501 || (status == 429 && http_quota_exhausted(body));
@@ -343,6 +354,9 @@ static const char *status_advice(long status, const char *body)
     if (status == 404) return "check the API base URL and the model name";
     if (status == 400 || status == 422) return "the server rejected the request; check the model name and options";
     if (status == 429) return "the server is rate limiting; wait, lower --parallel, or raise retries in the config file";
+    if (http_model_loading(status, body))
+        return "the server was still loading the model; wait until its /health answers ok, or raise "
+               "timeout_total_ms in the config file to wait longer";
     if (status >= 500) return "the server failed; try again later or check its logs";
     return "check the server and its configuration";
 }
@@ -406,6 +420,10 @@ int http_post_json(const char *url, const char *const *headers, const char *body
     int rc = HTTP_ERR_OTHER;
     char cerr[CURL_ERROR_SIZE];
     struct xfer x = {BUF_INIT, 0, o.cancel, "", ""};
+    /* Replies saying the model is still loading do not use up attempts: the
+     * wait for them is bounded by the request's own time limit instead. */
+    int loading_replies = 0;
+    long loading_budget = o.total_timeout_ms > 0 ? o.total_timeout_ms : 300000, loading_waited = 0;
     for (int attempt = 1;; attempt++) {
         if (cancelled(&o)) {
             snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
@@ -458,7 +476,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
                 attempt, o.max_attempts, k == A_DONE ? "done" : cerr[0] ? cerr : curl_easy_strerror(cc),
                 status, x.body.len, (long long)(now_ms() - t0));
 
-        int retryable = 0;
+        int retryable = 0, loading = 0;
         long wait = -1;
         const char *why = "backoff";
         free(res->server_message);
@@ -513,6 +531,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
                      attempt, attempt == 1 ? "" : "s",
                      res->server_message ? res->server_message : "(no message)", status_advice(status, buf_str(&x.body)));
             rc = HTTP_ERR_STATUS;
+            loading = http_model_loading(status, buf_str(&x.body));
             if ((status == 429 || status == 408 || status >= 500) && !http_status_persistent(status, buf_str(&x.body))) {
                 retryable = 1;
                 if ((wait = retry_after_wait(&o, x.retry_after, x.retry_after_ms, (long)retry_after)) >= 0)
@@ -523,8 +542,17 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         }
         http_redact(res->err, sizeof res->err, o.secret);
         url_redact_buf(res->err, sizeof res->err);
-        if (!retryable || attempt >= o.max_attempts) break;
-        if (wait < 0) wait = backoff_for(&o, attempt);
+        if (!retryable) break;
+        if (loading) {
+            loading_replies++;
+            if (wait < 0) wait = backoff_for(&o, loading_replies);
+            if (loading_waited >= loading_budget) break;
+            if (wait > loading_budget - loading_waited) wait = loading_budget - loading_waited;
+            loading_waited += wait;
+        } else if (attempt - loading_replies >= o.max_attempts) {
+            break;
+        }
+        if (wait < 0) wait = backoff_for(&o, attempt - loading_replies);
         res->backoff_ms += wait;
         log_msg("http: retrying %s in %ld ms (%s)", safe_url, wait, why);
         if (sleep_cancellable(wait, &o)) {

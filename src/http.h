@@ -86,6 +86,12 @@ int http_quota_exhausted(const char *body);
  * (http_quota_exhausted). Such replies are not retried. */
 int http_status_persistent(long status, const char *body);
 
+/* 1 when a reply is llama.cpp's 503 {"error": {"code": 503, "message":
+ * "Loading model", "type": "unavailable_error"}}, which its server sends on
+ * every route until the model is loaded. Such replies are retried without
+ * counting against max_attempts, for up to total_timeout_ms of waiting. */
+int http_model_loading(long status, const char *body);
+
 /* Replaces every occurrence of secret in s (in place, s has room for len+1
  * bytes) with "[redacted]" as far as space allows; a secret shorter than 4
  * bytes is not searched for. Returns s. */

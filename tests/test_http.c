@@ -41,6 +41,11 @@ static const char *script =
     " {\"match\": \"case:rate429\", \"content\": \"fine now\"},"
     " {\"match\": \"case:501\", \"status\": 501, \"error_body\": {\"error\": {\"code\": 501, \"message\": \"This server does not"
     " support embeddings. Start it with `--embeddings`\", \"type\": \"not_supported_error\"}}},"
+    " {\"match\": \"case:loading\", \"times\": 5, \"status\": 503, \"error_body\": {\"error\": {\"code\": 503, \"message\":"
+    " \"Loading model\", \"type\": \"unavailable_error\"}}},"
+    " {\"match\": \"case:loading\", \"content\": \"loaded\"},"
+    " {\"match\": \"case:stuck-loading\", \"status\": 503, \"error_body\": {\"error\": {\"code\": 503, \"message\":"
+    " \"Loading model\", \"type\": \"unavailable_error\"}}},"
     " {\"match\": \"case:400\", \"status\": 400, \"error\": \"model 'nope' does not exist\"},"
     " {\"match\": \"case:close\", \"fault\": \"close\"},"
     " {\"match\": \"case:truncate\", \"fault\": \"truncate\"},"
@@ -268,6 +273,25 @@ int main(void)
     is_int(fake_count(&f, "case:501"), 1, "501: the fake saw one request, no retries");
     ok(strstr(r.err, "--embeddings") && !strstr(r.err, "try again later"),
        "501: the error keeps the server's message and does not say to try again: %s", r.err);
+    http_result_free(&r);
+    free(b);
+
+    /* llama.cpp answers 503 "Loading model" on every route until its model
+     * is loaded: those replies do not use up the attempts, and the wait for
+     * them is bounded by the request's time limit */
+    fast(&o, 2);
+    b = body_for("case:loading");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "503 Loading model five times, then a reply");
+    is_int(fake_count(&f, "case:loading"), 6, "503 Loading model: six requests with max_attempts 2");
+    ok(r.body && strstr(r.body, "loaded"), "503 Loading model: the reply after loading is the one returned");
+    http_result_free(&r);
+    free(b);
+    fast(&o, 2);
+    o.total_timeout_ms = 100;
+    b = body_for("case:stuck-loading");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "a model that never loads fails");
+    is_int(r.backoff_ms, 100, "the wait for loading is the request's time limit, no more: %ld", r.backoff_ms);
+    ok(strstr(r.err, "still loading the model") != NULL, "the error says the model was still loading: %s", r.err);
     http_result_free(&r);
     free(b);
 

@@ -550,7 +550,6 @@ static void profiles(const char *logpath)
         {"gpt-4o", 0, "case:malformed", "bad_reply", 0},
         {"gpt-4o", 0, "case:quota", "quota", 1},
         {"qwen3:8b", 0, "case:ollama404", "not_found", 1},
-        {"qwen2.5-coder", 0, "case:loading", "transient", 0},
         {"qwen2.5-coder", 0, "case:not-impl", "bad_request", 1},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -562,6 +561,16 @@ static void profiles(const char *logpath)
         llm_reply_free(&r);
         llm_backend_free(b);
     }
+    /* llama.cpp's 503 while loading is waited on for the request's time
+     * limit, then fails as transient, saying why */
+    b = mk2("qwen2.5-coder", 0, "timeout_total_ms = 60\n");
+    ask2(b, "case:loading", 0, NULL, &r);
+    is_str(llm_fail_name(r.fail), "transient", "kind: 503 Loading model is transient: %s", r.error);
+    is_int(llm_fail_persistent(r.fail), 0, "kind: 503 Loading model is not persistent");
+    ok(strstr(r.error, "still loading the model") != NULL, "kind: 503 Loading model says so: %s", r.error);
+    llm_reply_free(&r);
+    llm_backend_free(b);
+
     /* the quota and Not Implemented refusals are sent once, not retried */
     b = mk2("gpt-4o", 0, NULL);
     ask2(b, "case:quota", 0, NULL, &r);
