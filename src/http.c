@@ -164,26 +164,63 @@ char *http_error_message(const char *body)
     return m;
 }
 
+int http_quota_exhausted(const char *body)
+{
+    cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const cJSON *details = cJSON_GetObjectItemCaseSensitive(e, "details");
+    const cJSON *vals[] = {cJSON_GetObjectItemCaseSensitive(e, "code"), cJSON_GetObjectItemCaseSensitive(e, "type"),
+                           cJSON_GetObjectItemCaseSensitive(details, "error_code")};
+    int r = 0;
+    for (size_t i = 0; i < ARRAY_LEN(vals); i++)
+        if (cJSON_IsString(vals[i]) && (strcmp(vals[i]->valuestring, "insufficient_quota") == 0 ||
+                                        strcmp(vals[i]->valuestring, "enforced_spend_limit_reached") == 0))
+            r = 1;
+    cJSON_Delete(j);
+    return r;
+}
+
 struct xfer {
     struct buf body;
     int too_large;
     atomic_int *cancel;
-    char retry_after[64];   /* the Retry-After header's value, "" when none */
+    char retry_after[64];      /* the Retry-After header's value, "" when none */
+    char retry_after_ms[64];   /* the retry-after-ms header's value, "" when none */
 };
 
-/* Keeps the Retry-After value of the reply (the last one sent). */
+/* Copies the value of header `name` (lower case, with its colon) from the
+ * header line p into dst when the line is that header. */
+static void keep_header(const char *p, size_t len, const char *name, char *dst, size_t dstlen)
+{
+    size_t nl = strlen(name);
+    if (len <= nl || strncasecmp(p, name, nl) != 0) return;
+    size_t vl = len - nl;
+    if (vl >= dstlen) vl = dstlen - 1;
+    memcpy(dst, p + nl, vl);
+    dst[vl] = 0;
+}
+
+/* Keeps the Retry-After and retry-after-ms values of the reply (the last ones sent). */
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
     struct xfer *x = ud;
     size_t len = size * n;
-    static const char name[] = "retry-after:";
-    if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
-        size_t vl = len - (sizeof name - 1);
-        if (vl >= sizeof x->retry_after) vl = sizeof x->retry_after - 1;
-        memcpy(x->retry_after, p + sizeof name - 1, vl);
-        x->retry_after[vl] = 0;
-    }
+    keep_header(p, len, "retry-after:", x->retry_after, sizeof x->retry_after);
+    keep_header(p, len, "retry-after-ms:", x->retry_after_ms, sizeof x->retry_after_ms);
     return len;
+}
+
+long http_retry_after_ms_value(const char *value)
+{
+    if (!value) return -1;
+    while (*value == ' ' || *value == '\t') value++;
+    if (!isdigit((unsigned char)*value)) return -1;
+    errno = 0;
+    char *end;
+    double ms = strtod(value, &end);
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || errno == ERANGE || !(ms >= 1) || ms > (double)(LONG_MAX / 2)) return -1;
+    return (long)ms;
 }
 
 long http_retry_after_ms(const char *value)
@@ -289,13 +326,37 @@ static enum attempt_kind run_attempt(CURL *h, struct xfer *x, const struct http_
     }
 }
 
-static const char *status_advice(long status)
+int http_model_loading(long status, const char *body)
 {
+    if (status != 503) return 0;
+    cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+    int r = cJSON_IsString(m) && strcasecmp(m->valuestring, "Loading model") == 0;
+    cJSON_Delete(j);
+    return r;
+}
+
+int http_status_persistent(long status, const char *body)
+{
+    return status == 501 || (status == 429 && http_quota_exhausted(body));
+}
+
+static const char *status_advice(long status, const char *body)
+{
+    if (status == 429 && http_quota_exhausted(body))
+        return "the account's quota or spend limit is used up, which waiting will not cure; check the plan and "
+               "billing details of the API key's account";
+    if (status == 501)
+        return "the server does not implement this, and retrying will not change that; check how it was started";
     if (status == 401 || status == 403)
         return "check the API key (DRQA_API_KEY, or api_key in the config file)";
     if (status == 404) return "check the API base URL and the model name";
     if (status == 400 || status == 422) return "the server rejected the request; check the model name and options";
     if (status == 429) return "the server is rate limiting; wait, lower --parallel, or raise retries in the config file";
+    if (http_model_loading(status, body))
+        return "the server was still loading the model; wait until its /health answers ok, or raise "
+               "timeout_total_ms in the config file to wait longer";
     if (status >= 500) return "the server failed; try again later or check its logs";
     return "check the server and its configuration";
 }
@@ -310,13 +371,17 @@ static char *safe_url_of(const char *url, const char *secret)
     return s;
 }
 
-/* The wait before the next attempt after a 429: the server's Retry-After
- * when it gives a usable one, capped by retry_after_max_ms and by the
+/* The wait before the next attempt after a retryable status (429, 408,
+ * 5xx, Anthropic's 529): the server's retry-after-ms (milliseconds, sent by
+ * OpenAI and Anthropic and read first by their own SDKs) or Retry-After
+ * (seconds or an HTTP-date; RFC 9110 names it for 429 and 503) when it gives
+ * a usable one, capped by retry_after_max_ms and by the
  * per-attempt time limit (a request is never told to wait longer than it may
  * take); else -1, for the same jittered backoff as a 5xx. */
-static long retry_after_wait(const struct http_opts *o, const char *header, long curl_secs)
+static long retry_after_wait(const struct http_opts *o, const char *header, const char *ms_header, long curl_secs)
 {
-    long wait = http_retry_after_ms(header);
+    long wait = http_retry_after_ms_value(ms_header);
+    if (wait < 0) wait = http_retry_after_ms(header);
     /* an HTTP-date ("Wed, 21 Oct 2026 07:28:00 GMT"): libcurl's reading of it */
     if (wait < 0 && isalpha((unsigned char)header[strspn(header, " \t")]) && strstr(header, "GMT") &&
         curl_secs > 0 && curl_secs <= LONG_MAX / 1000)
@@ -354,7 +419,11 @@ int http_post_json(const char *url, const char *const *headers, const char *body
 
     int rc = HTTP_ERR_OTHER;
     char cerr[CURL_ERROR_SIZE];
-    struct xfer x = {BUF_INIT, 0, o.cancel, ""};
+    struct xfer x = {BUF_INIT, 0, o.cancel, "", ""};
+    /* Replies saying the model is still loading do not use up attempts: the
+     * wait for them is bounded by the request's own time limit instead. */
+    int loading_replies = 0;
+    long loading_budget = o.total_timeout_ms > 0 ? o.total_timeout_ms : 300000, loading_waited = 0;
     for (int attempt = 1;; attempt++) {
         if (cancelled(&o)) {
             snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
@@ -371,6 +440,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         x.body.max = o.max_reply;
         x.too_large = 0;
         x.retry_after[0] = 0;
+        x.retry_after_ms[0] = 0;
         cerr[0] = 0;
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -406,7 +476,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
                 attempt, o.max_attempts, k == A_DONE ? "done" : cerr[0] ? cerr : curl_easy_strerror(cc),
                 status, x.body.len, (long long)(now_ms() - t0));
 
-        int retryable = 0;
+        int retryable = 0, loading = 0;
         long wait = -1;
         const char *why = "backoff";
         free(res->server_message);
@@ -459,19 +529,30 @@ int http_post_json(const char *url, const char *const *headers, const char *body
             }
             snprintf(res->err, sizeof res->err, "HTTP %ld from %s after %d attempt%s: %s; %s", status, safe_url,
                      attempt, attempt == 1 ? "" : "s",
-                     res->server_message ? res->server_message : "(no message)", status_advice(status));
+                     res->server_message ? res->server_message : "(no message)", status_advice(status, buf_str(&x.body)));
             rc = HTTP_ERR_STATUS;
-            if (status == 429 || status == 408 || status >= 500) {
+            loading = http_model_loading(status, buf_str(&x.body));
+            if ((status == 429 || status == 408 || status >= 500) && !http_status_persistent(status, buf_str(&x.body))) {
                 retryable = 1;
-                if (status == 429 && (wait = retry_after_wait(&o, x.retry_after, (long)retry_after)) >= 0)
-                    why = "Retry-After";
+                if ((wait = retry_after_wait(&o, x.retry_after, x.retry_after_ms, (long)retry_after)) >= 0)
+                    why = x.retry_after_ms[0] && http_retry_after_ms_value(x.retry_after_ms) >= 0 ? "retry-after-ms"
+                                                                                                 : "Retry-After";
             }
             break;
         }
         http_redact(res->err, sizeof res->err, o.secret);
         url_redact_buf(res->err, sizeof res->err);
-        if (!retryable || attempt >= o.max_attempts) break;
-        if (wait < 0) wait = backoff_for(&o, attempt);
+        if (!retryable) break;
+        if (loading) {
+            loading_replies++;
+            if (wait < 0) wait = backoff_for(&o, loading_replies);
+            if (loading_waited >= loading_budget) break;
+            if (wait > loading_budget - loading_waited) wait = loading_budget - loading_waited;
+            loading_waited += wait;
+        } else if (attempt - loading_replies >= o.max_attempts) {
+            break;
+        }
+        if (wait < 0) wait = backoff_for(&o, attempt - loading_replies);
         res->backoff_ms += wait;
         log_msg("http: retrying %s in %ld ms (%s)", safe_url, wait, why);
         if (sleep_cancellable(wait, &o)) {

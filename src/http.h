@@ -1,11 +1,13 @@
 /*
  * http: one JSON POST over libcurl with the failure handling every model API
  * needs. Connect and per-attempt total timeouts; bounded retries with
- * exponential backoff and jitter on timeouts, connection errors, 429 (honouring
- * a usable Retry-After, capped by retry_after_max_ms and total_timeout_ms; a
- * missing, zero, negative or garbled one gets the backoff) and 5xx; a cap on the reply size; cancellation from
- * another thread through an atomic flag that the curl progress callback and
- * the backoff sleep both watch (CURLOPT_NOSIGNAL is set, so this is safe in a
+ * exponential backoff and jitter on timeouts, connection errors, 408, 429 and
+ * 5xx (honouring a usable retry-after-ms or Retry-After, capped by
+ * retry_after_max_ms and total_timeout_ms; a missing, zero, negative or
+ * garbled one gets the backoff), but not on 501 Not Implemented or a 429 that
+ * says the account's quota is used up, which waiting does not cure; a cap
+ * on the reply size; cancellation from another thread through an atomic flag
+ * that the curl progress callback and the backoff sleep both watch (CURLOPT_NOSIGNAL is set, so this is safe in a
  * worker thread). Errors carry the HTTP status and the server's own message
  * (OpenAI and Anthropic error JSON understood). The caller names its secret
  * (the API key): it is replaced by "[redacted]" in every error message and log
@@ -68,6 +70,27 @@ void http_result_free(struct http_result *res);
  * when it is unusable (missing, 0, negative, not a whole number, too large
  * to hold); an unusable one gets the jittered backoff of a 5xx instead. */
 long http_retry_after_ms(const char *value);
+
+/* A retry-after-ms value (milliseconds, a whole or decimal number): the
+ * milliseconds it asks for, or -1 when it is unusable (missing, below 1,
+ * not a number, too large). */
+long http_retry_after_ms_value(const char *value);
+
+/* 1 when an error body says the account's quota or spend limit is used up:
+ * OpenAI's 429 with error code or type "insufficient_quota", Anthropic's 429
+ * with error.details.error_code "enforced_spend_limit_reached". */
+int http_quota_exhausted(const char *body);
+
+/* 1 when a status that would otherwise be retried will fail the same way
+ * again: 501 Not Implemented, or a 429 that says the quota is used up
+ * (http_quota_exhausted). Such replies are not retried. */
+int http_status_persistent(long status, const char *body);
+
+/* 1 when a reply is llama.cpp's 503 {"error": {"code": 503, "message":
+ * "Loading model", "type": "unavailable_error"}}, which its server sends on
+ * every route until the model is loaded. Such replies are retried without
+ * counting against max_attempts, for up to total_timeout_ms of waiting. */
+int http_model_loading(long status, const char *body);
 
 /* Replaces every occurrence of secret in s (in place, s has room for len+1
  * bytes) with "[redacted]" as far as space allows; a secret shorter than 4

@@ -27,7 +27,7 @@ void llm_reply_free(struct llm_reply *r)
 }
 
 static const char *const fail_names[] = {"none", "transient", "context_length", "bad_parameter", "auth",
-                                         "not_found", "bad_request", "bad_reply", "cancelled"};
+                                         "not_found", "bad_request", "bad_reply", "cancelled", "quota"};
 
 const char *llm_fail_name(enum llm_fail k)
 {
@@ -36,7 +36,8 @@ const char *llm_fail_name(enum llm_fail k)
 
 int llm_fail_persistent(enum llm_fail k)
 {
-    return k == LLM_FAIL_AUTH || k == LLM_FAIL_NOT_FOUND || k == LLM_FAIL_BAD_PARAMETER || k == LLM_FAIL_BAD_REQUEST;
+    return k == LLM_FAIL_AUTH || k == LLM_FAIL_NOT_FOUND || k == LLM_FAIL_BAD_PARAMETER || k == LLM_FAIL_BAD_REQUEST ||
+           k == LLM_FAIL_QUOTA;
 }
 
 long llm_estimate_tokens(size_t bytes) { return (long)((bytes + 3) / 4); }
@@ -242,8 +243,10 @@ static int is_context_error(const struct err_info *ei)
     return 0;
 }
 
-static enum llm_fail kind_of_status(long status, const struct err_info *ei)
+static enum llm_fail kind_of_status(long status, const struct err_info *ei, const char *body)
 {
+    if (status == 429 && http_quota_exhausted(body)) return LLM_FAIL_QUOTA;
+    if (status == 501) return LLM_FAIL_BAD_REQUEST;   /* Not Implemented: the same request fails again */
     if (status == 429 || status == 408 || status == 529 || status >= 500) return LLM_FAIL_TRANSIENT;
     if (is_context_error(ei) || status == 413) return LLM_FAIL_CONTEXT_LENGTH;
     if (status == 401 || status == 403) return LLM_FAIL_AUTH;
@@ -337,7 +340,7 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     case HTTP_ERR_STATUS:
         rc = LLM_ERR_STATUS;
         parse_err(res.body, res.body_len, ei);
-        reply->fail = kind_of_status(res.status, ei);
+        reply->fail = kind_of_status(res.status, ei, res.body);
         break;
     case HTTP_ERR_TOO_LARGE: rc = LLM_ERR_TOO_LARGE; reply->fail = LLM_FAIL_BAD_REPLY; break;
     default: rc = LLM_ERR_REQUEST; reply->fail = LLM_FAIL_BAD_REQUEST; break;

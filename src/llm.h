@@ -27,8 +27,8 @@
  *
  * Every failed call has a kind (enum llm_fail): transient ones (connection,
  * timeout, 429, 5xx, 529 overloaded) may succeed later; persistent ones
- * (llm_fail_persistent: auth, not_found, bad_parameter, bad_request) will
- * not, and the caller should stop and show the message, which names the
+ * (llm_fail_persistent: auth, not_found, bad_parameter, bad_request, quota)
+ * will not, and the caller should stop and show the message, which names the
  * cause and never the key.
  *
  * A backend may be used from several threads at once: each call has its own
@@ -86,20 +86,22 @@ enum llm_rc {
 /* Why a call failed. */
 enum llm_fail {
     LLM_FAIL_NONE = 0,
-    LLM_FAIL_TRANSIENT,        /* connect, timeout, 429, 5xx, 529 overloaded */
+    LLM_FAIL_TRANSIENT,        /* connect, timeout, 429, 5xx but 501, 529 overloaded */
     LLM_FAIL_CONTEXT_LENGTH,   /* the prompt (plus the reply limit) is over the context window */
     LLM_FAIL_BAD_PARAMETER,    /* a parameter refused even after the one adjustment */
     LLM_FAIL_AUTH,             /* 401, 403 */
     LLM_FAIL_NOT_FOUND,        /* 404, unknown model */
-    LLM_FAIL_BAD_REQUEST,      /* another 4xx, or a request refused before sending */
+    LLM_FAIL_BAD_REQUEST,      /* another 4xx, 501 Not Implemented, or a request refused before sending */
     LLM_FAIL_BAD_REPLY,        /* malformed or empty body, only reasoning, too large */
     LLM_FAIL_CANCELLED,
+    LLM_FAIL_QUOTA,            /* 429 saying the account's quota or spend limit is used up
+                                * (OpenAI insufficient_quota): billing, not a rate */
 };
 
 /* "transient", "context_length", ... ("none" for LLM_FAIL_NONE). */
 const char *llm_fail_name(enum llm_fail k);
 /* 1 for the kinds that repeating the same request will not cure (auth,
- * not_found, bad_parameter, bad_request). */
+ * not_found, bad_parameter, bad_request, quota). */
 int llm_fail_persistent(enum llm_fail k);
 
 struct llm_reply {

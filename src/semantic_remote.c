@@ -76,7 +76,12 @@ static int embed_batch(const struct embed_config *e, const char *url, const char
         free(auth);
     }
     if (rc != HTTP_OK) {
-        snprintf(err, errlen, "embeddings: %s", res.err);
+        /* llama.cpp's server (and Ollama's runner under it) answers 501 "does
+         * not support embeddings. Start it with --embeddings": Ollama's user
+         * must pick an embedding model instead, as the flag is not theirs */
+        snprintf(err, errlen, "embeddings: %s%s", res.err,
+                 res.status == 501 ? " (llama-server serves /embeddings only when started with --embeddings; "
+                                     "with Ollama, set --embed-model to an embedding model)" : "");
         http_result_free(&res);
         return rc_from_http(rc);
     }

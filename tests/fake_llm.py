@@ -41,7 +41,8 @@ request's tool_choice, stop_reason tool_use), "error_body" (with "status": the
 exact error JSON to send, e.g. a provider's documented body),
 "finish" (finish/stop reason), "status" (an error status: the body is the
 provider's error JSON with "error" as the message), "retry_after" (header
-value), "delay_ms" (latency before answering), and "fault", one of:
+value), "headers" (more headers of an error reply, e.g. {"retry-after-ms":
+"7"}), "delay_ms" (latency before answering), and "fault", one of:
   hang           read the request, then send nothing for "hang_s" seconds
   close          close the connection without a reply
   truncate       Content-Length larger than the body sent, then close
@@ -222,6 +223,7 @@ class Handler(BaseHTTPRequestHandler):
             extra = {}
             if "retry_after" in r:
                 extra["Retry-After"] = str(r["retry_after"])
+            extra.update({k: str(v) for k, v in (r.get("headers") or {}).items()})
             st = r["status"]
             body = r["error_body"] if "error_body" in r else self.error_body(kind, st, r.get("error", "fake error %d" % st))
             self.send_json(st, body, extra)

@@ -24,6 +24,28 @@ static const char *script =
     " {\"match\": \"case:ra-huge\", \"status\": 429, \"retry_after\": \"99999999999999999999999\"},"
     " {\"match\": \"case:ra-deadline\", \"times\": 1, \"status\": 429, \"retry_after\": \"100\"},"
     " {\"match\": \"case:ra-deadline\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:ra-ms\", \"times\": 1, \"status\": 429, \"retry_after\": 1, \"headers\": {\"retry-after-ms\": \"7\"}},"
+    " {\"match\": \"case:ra-ms\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:junkms\", \"times\": 1, \"status\": 429, \"retry_after\": 1, \"headers\": {\"retry-after-ms\": \"soon\"}},"
+    " {\"match\": \"case:junkms\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:ra-529\", \"times\": 1, \"status\": 529, \"headers\": {\"retry-after-ms\": \"9\"}, \"error_body\":"
+    " {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}},"
+    " {\"match\": \"case:ra-529\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:ra-503\", \"times\": 1, \"status\": 503, \"retry_after\": 1},"
+    " {\"match\": \"case:ra-503\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:quota\", \"status\": 429, \"retry_after\": 1, \"error_body\": {\"error\": {\"message\": \"You exceeded your"
+    " current quota, please check your plan and billing details.\", \"type\": \"insufficient_quota\", \"param\": null,"
+    " \"code\": \"insufficient_quota\"}}},"
+    " {\"match\": \"case:rate429\", \"times\": 1, \"status\": 429, \"error_body\": {\"error\":"
+    " {\"message\": \"Rate limit reached for requests\", \"type\": \"requests\", \"param\": null, \"code\": \"rate_limit_exceeded\"}}},"
+    " {\"match\": \"case:rate429\", \"content\": \"fine now\"},"
+    " {\"match\": \"case:501\", \"status\": 501, \"error_body\": {\"error\": {\"code\": 501, \"message\": \"This server does not"
+    " support embeddings. Start it with `--embeddings`\", \"type\": \"not_supported_error\"}}},"
+    " {\"match\": \"case:loading\", \"times\": 5, \"status\": 503, \"error_body\": {\"error\": {\"code\": 503, \"message\":"
+    " \"Loading model\", \"type\": \"unavailable_error\"}}},"
+    " {\"match\": \"case:loading\", \"content\": \"loaded\"},"
+    " {\"match\": \"case:stuck-loading\", \"status\": 503, \"error_body\": {\"error\": {\"code\": 503, \"message\":"
+    " \"Loading model\", \"type\": \"unavailable_error\"}}},"
     " {\"match\": \"case:400\", \"status\": 400, \"error\": \"model 'nope' does not exist\"},"
     " {\"match\": \"case:close\", \"fault\": \"close\"},"
     " {\"match\": \"case:truncate\", \"fault\": \"truncate\"},"
@@ -178,6 +200,98 @@ int main(void)
     b = body_for("case:cap429");
     is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 with a long Retry-After then success");
     is_int(r.backoff_ms, 300, "Retry-After: 100 is capped at retry_after_max_ms");
+    http_result_free(&r);
+    free(b);
+
+    /* retry-after-ms (OpenAI, Anthropic; their SDKs read it before
+     * Retry-After) is honoured first; a garbled one leaves Retry-After */
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:ra-ms");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 with retry-after-ms then success");
+    is_int(r.backoff_ms, 7, "retry-after-ms: 7 is honoured before Retry-After: 1");
+    http_result_free(&r);
+    free(b);
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:junkms");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 with a garbled retry-after-ms then success");
+    is_int(r.backoff_ms, 1000, "a garbled retry-after-ms leaves Retry-After: 1");
+    http_result_free(&r);
+    free(b);
+    is_int((int)http_retry_after_ms_value(" 250 "), 250, "retry-after-ms ' 250 ' is 250 ms");
+    is_int((int)http_retry_after_ms_value("12.7"), 12, "retry-after-ms '12.7' is 12 ms");
+    is_int((int)http_retry_after_ms_value("0"), -1, "retry-after-ms '0' is unusable");
+    is_int((int)http_retry_after_ms_value("-4"), -1, "retry-after-ms '-4' is unusable");
+    is_int((int)http_retry_after_ms_value("1e99"), -1, "retry-after-ms '1e99' is unusable");
+
+    /* the server's wait is honoured on every retried status, not only 429:
+     * Anthropic's 529 overloaded, a 503 (RFC 9110 names Retry-After for it) */
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:ra-529");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "529 with retry-after-ms then success");
+    is_int(r.backoff_ms, 9, "retry-after-ms: 9 is honoured on a 529");
+    http_result_free(&r);
+    free(b);
+    fast(&o, 2);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:ra-503");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "503 with Retry-After then success");
+    is_int(r.backoff_ms, 1000, "Retry-After: 1 is honoured on a 503");
+    http_result_free(&r);
+    free(b);
+
+    /* a 429 that says the quota is used up is billing, not a rate: waiting
+     * does not cure it, so it is not retried and the error says so */
+    fast(&o, 3);
+    b = body_for("case:quota");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "429 insufficient_quota fails");
+    is_int(fake_count(&f, "case:quota"), 1, "429 insufficient_quota: the fake saw one request, no retries");
+    is_int(r.backoff_ms, 0, "429 insufficient_quota: no wait planned");
+    ok(strstr(r.err, "quota") && strstr(r.err, "billing") && !strstr(r.err, "rate limiting"),
+       "429 insufficient_quota: the error says it is the quota, not a rate limit: %s", r.err);
+    http_result_free(&r);
+    free(b);
+    fast(&o, 3);
+    b = body_for("case:rate429");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "429 rate_limit_exceeded is still retried");
+    is_int(fake_count(&f, "case:rate429"), 2, "429 rate_limit_exceeded: two requests");
+    http_result_free(&r);
+    free(b);
+    is_int(http_quota_exhausted("{\"type\": \"error\", \"error\": {\"type\": \"rate_limit_error\", \"message\": \"x\","
+                                " \"details\": {\"error_code\": \"enforced_spend_limit_reached\"}}}"),
+           1, "Anthropic's enforced_spend_limit_reached is a used-up quota");
+    is_int(http_quota_exhausted("{\"type\": \"error\", \"error\": {\"type\": \"rate_limit_error\", \"message\": \"x\"}}"), 0,
+           "Anthropic's plain rate_limit_error is not");
+
+    /* 501 Not Implemented (llama.cpp's not_supported_error, e.g. embeddings
+     * on a server started without --embeddings) is not retried */
+    fast(&o, 3);
+    b = body_for("case:501");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "501 fails");
+    is_int(fake_count(&f, "case:501"), 1, "501: the fake saw one request, no retries");
+    ok(strstr(r.err, "--embeddings") && !strstr(r.err, "try again later"),
+       "501: the error keeps the server's message and does not say to try again: %s", r.err);
+    http_result_free(&r);
+    free(b);
+
+    /* llama.cpp answers 503 "Loading model" on every route until its model
+     * is loaded: those replies do not use up the attempts, and the wait for
+     * them is bounded by the request's time limit */
+    fast(&o, 2);
+    b = body_for("case:loading");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "503 Loading model five times, then a reply");
+    is_int(fake_count(&f, "case:loading"), 6, "503 Loading model: six requests with max_attempts 2");
+    ok(r.body && strstr(r.body, "loaded"), "503 Loading model: the reply after loading is the one returned");
+    http_result_free(&r);
+    free(b);
+    fast(&o, 2);
+    o.total_timeout_ms = 100;
+    b = body_for("case:stuck-loading");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "a model that never loads fails");
+    is_int(r.backoff_ms, 100, "the wait for loading is the request's time limit, no more: %ld", r.backoff_ms);
+    ok(strstr(r.err, "still loading the model") != NULL, "the error says the model was still loading: %s", r.err);
     http_result_free(&r);
     free(b);
 

@@ -81,6 +81,14 @@ static const char *script2 =
     "\"message\": \"Overloaded\"}}},"
     " {\"match\": \"case:ratelimit\", \"status\": 429, \"retry_after\": 0, \"error_body\": {\"error\": {\"message\": \"Rate limit reached "
     "for requests\", \"type\": \"requests\", \"param\": null, \"code\": \"rate_limit_exceeded\"}}},"
+    " {\"match\": \"case:quota\", \"status\": 429, \"error_body\": {\"error\": {\"message\": \"You exceeded your current quota, "
+    "please check your plan and billing details.\", \"type\": \"insufficient_quota\", \"param\": null, \"code\": \"insufficient_quota\"}}},"
+    " {\"match\": \"case:ollama404\", \"status\": 404, \"error_body\": {\"error\": {\"message\": \"model \\\"qwen3:8b\\\" not found, "
+    "try pulling it first\", \"type\": \"api_error\", \"param\": null, \"code\": null}}},"
+    " {\"match\": \"case:loading\", \"status\": 503, \"error_body\": {\"error\": {\"code\": 503, \"message\": \"Loading model\","
+    "\"type\": \"unavailable_error\"}}},"
+    " {\"match\": \"case:not-impl\", \"status\": 501, \"error_body\": {\"error\": {\"code\": 501, \"message\": \"This server "
+    "does not support embeddings. Start it with `--embeddings`\", \"type\": \"not_supported_error\"}}},"
     " {\"match\": \"case:malformed\", \"fault\": \"malformed\"},"
     " {\"match\": \"case:think-tags\", \"content\": \"<think>Maybe {\\\"action\\\": \\\"ViewCode\\\"} first.</think>\\n{\\\"action\\\": \\\"Finish\\\"}\"},"
     " {\"match\": \"case:think-bare\", \"content\": \"The user wants {\\\"x\\\": 1}.</think>\\n\\n{\\\"action\\\": \\\"Finish\\\"}\"},"
@@ -540,6 +548,9 @@ static void profiles(const char *logpath)
         {"claude-sonnet-4-5", 1, "case:overloaded", "transient", 0},
         {"gpt-4o", 0, "case:ratelimit", "transient", 0},
         {"gpt-4o", 0, "case:malformed", "bad_reply", 0},
+        {"gpt-4o", 0, "case:quota", "quota", 1},
+        {"qwen3:8b", 0, "case:ollama404", "not_found", 1},
+        {"qwen2.5-coder", 0, "case:not-impl", "bad_request", 1},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         b = mk2(kinds[i].model, kinds[i].anth, NULL);
@@ -550,6 +561,26 @@ static void profiles(const char *logpath)
         llm_reply_free(&r);
         llm_backend_free(b);
     }
+    /* llama.cpp's 503 while loading is waited on for the request's time
+     * limit, then fails as transient, saying why */
+    b = mk2("qwen2.5-coder", 0, "timeout_total_ms = 60\n");
+    ask2(b, "case:loading", 0, NULL, &r);
+    is_str(llm_fail_name(r.fail), "transient", "kind: 503 Loading model is transient: %s", r.error);
+    is_int(llm_fail_persistent(r.fail), 0, "kind: 503 Loading model is not persistent");
+    ok(strstr(r.error, "still loading the model") != NULL, "kind: 503 Loading model says so: %s", r.error);
+    llm_reply_free(&r);
+    llm_backend_free(b);
+
+    /* the quota and Not Implemented refusals are sent once, not retried */
+    b = mk2("gpt-4o", 0, NULL);
+    ask2(b, "case:quota", 0, NULL, &r);
+    is_int(r.attempts, 1, "kind: insufficient_quota is not retried");
+    ok(strstr(r.error, "billing") != NULL, "kind: insufficient_quota says to check billing: %s", r.error);
+    llm_reply_free(&r);
+    ask2(b, "case:not-impl", 0, NULL, &r);
+    is_int(r.attempts, 1, "kind: 501 is not retried");
+    llm_reply_free(&r);
+    llm_backend_free(b);
     char refused[96];
     snprintf(refused, sizeof refused, "http://127.0.0.1:%d", fake_closed_port());
     b = mk(refused, NULL, 0);

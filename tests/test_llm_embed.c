@@ -20,7 +20,9 @@ static const char *script =
     " {\"endpoint\": \"embeddings\", \"match\": \"case:empty\", \"fault\": \"empty_choices\"},"
     " {\"endpoint\": \"embeddings\", \"match\": \"case:500\", \"status\": 500, \"error\": \"embedder down\"},"
     " {\"endpoint\": \"embeddings\", \"match\": \"case:truncate\", \"fault\": \"truncate\"},"
-    " {\"endpoint\": \"embeddings\", \"match\": \"case:malformed\", \"fault\": \"malformed\"}"
+    " {\"endpoint\": \"embeddings\", \"match\": \"case:malformed\", \"fault\": \"malformed\"},"
+    " {\"endpoint\": \"embeddings\", \"match\": \"case:noembed\", \"status\": 501, \"error_body\": {\"error\": {\"code\": 501,"
+    " \"message\": \"This server does not support embeddings. Start it with `--embeddings`\", \"type\": \"not_supported_error\"}}}"
     "], \"default\": {}}";
 
 /* What the fake computes for text, normalised. */
@@ -130,6 +132,8 @@ int main(void)
         {"case:500", LLM_ERR_STATUS, "HTTP 500", 2},
         {"case:truncate", LLM_ERR_CONNECT, "cut short", 2},
         {"case:malformed", LLM_ERR_REPLY, "is not a JSON object", 1},
+        /* llama.cpp without --embeddings: 501, not retried, the fix named */
+        {"case:noembed", LLM_ERR_STATUS, "started with --embeddings; with Ollama, set --embed-model", 1},
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         const char *t[] = {bad[i].text};
