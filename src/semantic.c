@@ -36,7 +36,7 @@
 enum { KIND_FUNCTION, KIND_CLASS, KIND_MODULE, KIND_TEXT };
 
 struct sem_chunk { int64_t id; int file; unsigned char kind; };
-struct sem_file { int64_t id; char *path; unsigned char is_test; };
+struct sem_file { int64_t id; size_t path_at; unsigned char is_test; };   /* path: file_path */
 
 /* One connection's cache (semantic.h). Owns everything it points to. */
 struct semantic_cache {
@@ -47,14 +47,18 @@ struct semantic_cache {
     size_t n;
     struct sem_chunk *chunks;     /* ascending id */
     long *ord;                    /* parallel to chunks: place in (path, id) order, the tie-break */
-    char **hashes;                /* chunks.hash, parallel to chunks */
+    size_t *hash_at;              /* parallel to chunks: chunks.hash at text + hash_at[i] (chunk_hash) */
     size_t nfiles;
     struct sem_file *files;       /* ascending id */
+    /* the paths and hashes, each NUL-terminated, in one block: a few
+     * allocations where one per string costs as much as reading the rows */
+    struct buf text;
     /* local vectors, rows parallel to chunks (NULL until first needed): the
      * stored bytes without their scale, which normalising cancels, in blocks
      * of DENSE_BLOCK rows interleaved (see rank_local), and each row's
      * 1 / norm of those bytes */
-    signed char *local;
+    signed char *local;           /* local_bytes of xcalloc_large */
+    size_t local_bytes;
     float *local_inv;
     /* the last question scored against the local vectors (its text) and
      * every chunk's score, which the same question asked again (with
@@ -71,16 +75,23 @@ struct semantic_cache {
     char *remote_model;
 };
 
+static void local_free(struct semantic_cache *c)
+{
+    xfree_large(c->local, c->local_bytes);
+    free(c->local_inv);
+    c->local = NULL;
+    c->local_inv = NULL;
+    c->local_bytes = 0;
+}
+
 static void cache_clear(struct semantic_cache *c)
 {
-    for (size_t i = 0; i < c->nfiles; i++) free(c->files[i].path);
-    for (size_t i = 0; i < c->n; i++) free(c->hashes[i]);
     free(c->files);
     free(c->chunks);
     free(c->ord);
-    free(c->hashes);
-    free(c->local);
-    free(c->local_inv);
+    free(c->hash_at);
+    buf_free(&c->text);
+    local_free(c);
     free(c->dense_text);
     free(c->dense_score);
     c->dense_text = NULL;
@@ -95,9 +106,7 @@ static void cache_clear(struct semantic_cache *c)
     c->files = NULL;
     c->chunks = NULL;
     c->ord = NULL;
-    c->hashes = NULL;
-    c->local = NULL;
-    c->local_inv = NULL;
+    c->hash_at = NULL;
     c->local_fit = NULL;
     c->n = c->nfiles = 0;
     c->stamp[0] = 0;
@@ -246,21 +255,22 @@ static void stamp_mix(uint64_t *h, const void *p, size_t n)
     *h = (*h ^ x) * 0x100000001b3ULL + (x >> 7);
 }
 
-struct ord_key { long file_rank; int64_t id; size_t i; };
-
-static int cmp_ord_key(const void *a, const void *b)
-{
-    const struct ord_key *x = a, *y = b;
-    if (x->file_rank != y->file_rank) return x->file_rank < y->file_rank ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 struct path_key { const char *path; size_t i; };
 
 static int cmp_path_key(const void *a, const void *b)
 {
     const struct path_key *x = a, *y = b;
     return strcmp(x->path, y->path);
+}
+
+static const char *chunk_hash(const struct semantic_cache *c, size_t i)
+{
+    return c->text.data + c->hash_at[i];
+}
+
+static const char *file_path(const struct semantic_cache *c, const struct sem_file *f)
+{
+    return c->text.data + f->path_at;
 }
 
 /* Ties in every ranking are broken by c->ord: chunks in the order of their
@@ -272,18 +282,22 @@ static void order_chunks(struct semantic_cache *c)
 {
     struct path_key *byp = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *byp);
     long *rank = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *rank);
-    for (size_t i = 0; i < c->nfiles; i++) byp[i] = (struct path_key){c->files[i].path, i};
+    for (size_t i = 0; i < c->nfiles; i++) byp[i] = (struct path_key){file_path(c, &c->files[i]), i};
     if (c->nfiles) qsort(byp, c->nfiles, sizeof *byp, cmp_path_key);
     for (size_t r = 0; r < c->nfiles; r++) rank[byp[r].i] = (long)r;
-    struct ord_key *k = xmalloc((c->n ? c->n : 1) * sizeof *k);
-    for (size_t i = 0; i < c->n; i++) k[i] = (struct ord_key){rank[c->chunks[i].file], c->chunks[i].id, i};
-    if (c->n) qsort(k, c->n, sizeof *k, cmp_ord_key);
+    /* chunks are in ascending id order: counting them per file rank and
+     * handing out places in that order sorts by (rank, id) */
+    long *start = xcalloc(c->nfiles + 1, sizeof *start);
+    for (size_t i = 0; i < c->n; i++) start[rank[c->chunks[i].file] + 1]++;
+    for (size_t r = 0; r < c->nfiles; r++) start[r + 1] += start[r];
     c->ord = xmalloc((c->n ? c->n : 1) * sizeof *c->ord);
-    for (size_t r = 0; r < c->n; r++) c->ord[k[r].i] = (long)r;
-    free(k);
+    for (size_t i = 0; i < c->n; i++) c->ord[i] = start[rank[c->chunks[i].file]]++;
+    free(start);
     free(rank);
     free(byp);
 }
+
+
 
 /* Reads chunks and files. With c == NULL only computes the stamp. */
 static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], char *err, size_t errlen)
@@ -301,7 +315,8 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
         stamp_mix(&h, p, strlen(p));
         if (!c) continue;
         ARRAY_GROW(c->files, c->nfiles, cap, 256);
-        c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)fpattern_is_test(p)};
+        c->files[c->nfiles++] = (struct sem_file){id, c->text.len, (unsigned char)fpattern_is_test(p)};
+        buf_add(&c->text, p, strlen(p) + 1);
     }
     sqlite3_finalize(st);
     cap = 0;
@@ -333,14 +348,15 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
         if (c->n == cap) {
             cap = xgrow_cap(cap, c->n, 1024);
             c->chunks = xreallocarray(c->chunks, cap, sizeof *c->chunks);
-            c->hashes = xreallocarray(c->hashes, cap, sizeof *c->hashes);
+            c->hash_at = xreallocarray(c->hash_at, cap, sizeof *c->hash_at);
         }
         unsigned char k = !strcmp(kind, "class")    ? KIND_CLASS
                         : !strcmp(kind, "module") ? KIND_MODULE
                         : !strcmp(kind, "text")   ? KIND_TEXT
                                                   : KIND_FUNCTION;
         c->chunks[c->n] = (struct sem_chunk){id, (int)fi, k};
-        c->hashes[c->n++] = xstrdup(hash);
+        c->hash_at[c->n++] = c->text.len;
+        buf_add(&c->text, hash, strlen(hash) + 1);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) goto fail;
@@ -423,7 +439,8 @@ static void local_set_row(struct semantic_cache *c, size_t i, const unsigned cha
 
 static void local_alloc(struct semantic_cache *c)
 {
-    c->local = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, 1);
+    c->local_bytes = c->n * VEC_LOCAL_DIM;
+    c->local = xcalloc_large(c->local_bytes);
     c->local_inv = xcalloc(c->n ? c->n : 1, sizeof *c->local_inv);
 }
 
@@ -580,10 +597,7 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
             return 0;
         }
         /* no matrix of this chunk list (an index of an earlier layout): refit below */
-        free(c->local);
-        free(c->local_inv);
-        c->local = NULL;
-        c->local_inv = NULL;
+        local_free(c);
     }
     struct vec_local_fit *f = xcalloc(1, sizeof *f);
     if (vec_local_fit(db, f, err, errlen)) {
@@ -678,7 +692,7 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
     }
     sqlite3_bind_text(st, 2, r->model, -1, SQLITE_STATIC);
     for (size_t i = 0; i < c->n; i++) {
-        sqlite3_bind_text(st, 1, c->hashes[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 1, chunk_hash(c, i), -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW) {
             int d = sqlite3_column_int(st, 0);
             if (d > 0 && (!dim || d == dim) && sqlite3_column_bytes(st, 1) == d * (int)sizeof(float)) {
@@ -726,7 +740,7 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
                 rows[i] = xmalloc((size_t)dim * sizeof(float));
                 memcpy(rows[i], v + j * (size_t)dim, (size_t)dim * sizeof(float));
                 if (ins) {
-                    sqlite3_bind_text(ins, 1, c->hashes[i], -1, SQLITE_STATIC);
+                    sqlite3_bind_text(ins, 1, chunk_hash(c, i), -1, SQLITE_STATIC);
                     sqlite3_bind_text(ins, 2, r->model, -1, SQLITE_STATIC);
                     sqlite3_bind_int(ins, 3, dim);
                     sqlite3_bind_blob(ins, 4, rows[i], dim * (int)sizeof(float), SQLITE_STATIC);
@@ -772,7 +786,7 @@ static int eligible(const struct semantic_cache *c, long i, const struct semanti
     const struct sem_file *f = &c->files[c->chunks[i].file];
     if (q->category == SEMANTIC_IMPLEMENTATION && f->is_test) return 0;
     if (q->category == SEMANTIC_TEST && !f->is_test) return 0;
-    return path_matches(q->file_pattern, f->path);
+    return path_matches(q->file_pattern, file_path(c, f));
 }
 
 /* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is
