@@ -60,6 +60,11 @@ struct semantic_cache {
     signed char *local;           /* local_bytes of xcalloc_large */
     size_t local_bytes;
     float *local_inv;
+    /* local is NULL but the stored model of stamp has its matrix: the first
+     * question text is scored reading the matrix part by part (most
+     * processes ask one); a second one loads it (local_ensure) */
+    int local_stored;
+    int local_streamed;           /* a question text was scored that way */
     /* the last question scored against the local vectors (its text) and
      * every chunk's score, which the same question asked again (with
      * another filter or category, by another step of the search) reuses */
@@ -108,6 +113,7 @@ static void cache_clear(struct semantic_cache *c)
     c->ord = NULL;
     c->hash_at = NULL;
     c->local_fit = NULL;
+    c->local_stored = c->local_streamed = 0;
     c->n = c->nfiles = 0;
     c->stamp[0] = 0;
 }
@@ -638,6 +644,21 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
     return 0;
 }
 
+/* Makes the local model of c's chunks known: the stored one when it has its
+ * matrix (local_stored: the vectors are read when scored), else as
+ * local_ensure loads or fits it. */
+static int local_model(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
+{
+    if (c->local || c->local_stored) return 0;
+    long long ndocs = 0;
+    if (vec_local_stored(db, c->stamp, &ndocs) && matrix_stored(db, c->stamp)) {
+        c->local_stored = 1;
+        c->local_ndocs = ndocs;
+        return 0;
+    }
+    return local_ensure(db, c, err, errlen);
+}
+
 /* ---- remote vectors ---- */
 
 static void normalise_vec(float *v, int dim)
@@ -870,14 +891,15 @@ static void heap_push(struct cand *h, size_t *n, struct cand x)
 typedef float dense_v4 __attribute__((vector_size(16)));
 typedef signed char dense_c4 __attribute__((vector_size(4)));
 
-/* Scores every row of c against the question's vector qv into score. */
-static void score_rows(const struct semantic_cache *c, const float *qv, float *score)
+/* Scores n rows held as c holds them (local, from a block's start, and
+ * their inv) against the question's vector qv into score. */
+static void score_block_rows(const signed char *local, const float *inv, size_t n, const float *qv, float *score)
 {
     const int dim = VEC_LOCAL_DIM;
-    for (size_t i0 = 0; i0 < c->n; i0 += DENSE_BLOCK) {
-        size_t nb = c->n - i0 < DENSE_BLOCK ? c->n - i0 : DENSE_BLOCK;
+    for (size_t i0 = 0; i0 < n; i0 += DENSE_BLOCK) {
+        size_t nb = n - i0 < DENSE_BLOCK ? n - i0 : DENSE_BLOCK;
         float s[DENSE_BLOCK] = {0};
-        const signed char *v = c->local + i0 * (size_t)dim;
+        const signed char *v = local + i0 * (size_t)dim;
         if (nb == DENSE_BLOCK) {
             dense_v4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
             for (int k = 0; k < dim; k++) {
@@ -894,23 +916,70 @@ static void score_rows(const struct semantic_cache *c, const float *qv, float *s
             for (size_t r = 0; r < nb; r++)
                 for (int k = 0; k < dim; k++) s[r] += (float)v[r * (size_t)dim + (size_t)k] * qv[k];
         }
-        for (size_t r = 0; r < nb; r++) score[i0 + r] = s[r] * c->local_inv[i0 + r];
+        for (size_t r = 0; r < nb; r++) score[i0 + r] = s[r] * inv[i0 + r];
     }
+}
+
+/* Scores every row of c's local vectors. */
+static void score_rows(const struct semantic_cache *c, const float *qv, float *score)
+{
+    score_block_rows(c->local, c->local_inv, c->n, qv, score);
+}
+
+/* Scores every row of the matrix stored for c->stamp, part by part as
+ * matrix_load reads it (a part holds whole blocks, so every row is scored
+ * as score_rows scores it), without holding the matrix: 1 when every part
+ * was there and whole, else 0. */
+static int score_stored(sqlite3 *db, const struct semantic_cache *c, const float *qv, float *score)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT part, rows FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
+                               "ORDER BY part", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->stamp, -1, SQLITE_STATIC);
+    float *inv = xmalloc(MATRIX_PART * sizeof *inv);   /* the blob need not be aligned for floats */
+    size_t rows = 0, nparts = (c->n + MATRIX_PART - 1) / MATRIX_PART;
+    long long part = 0;
+    int ok = 1;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        size_t want = c->n - rows < MATRIX_PART ? c->n - rows : MATRIX_PART;
+        const unsigned char *q = sqlite3_column_blob(st, 1);
+        if (sqlite3_column_int64(st, 0) != part || (size_t)sqlite3_column_bytes(st, 1) != want * MATRIX_ROW) {
+            ok = 0;
+            break;
+        }
+        memcpy(inv, q, want * sizeof(float));
+        score_block_rows((const signed char *)q + want * sizeof(float), inv, want, qv, score + rows);
+        rows += want;
+        part++;
+    }
+    sqlite3_finalize(st);
+    free(inv);
+    return ok && (size_t)part == nparts && rows == c->n;
 }
 
 /* Every chunk's score for the question text against the local vectors, kept
  * in c until another question (a search asks the same one several times,
  * with other filters); 0 when the model knows none of its terms. */
-static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text)
+static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text, char *err, size_t errlen)
 {
     if (c->dense_text && !strcmp(c->dense_text, text)) return c->dense_known;
     free(c->dense_text);
     c->dense_text = NULL;
+    int stream = !c->local && c->local_stored && !c->local_streamed;
+    if (!stream && local_ensure(db, c, err, errlen)) return -1;
     float qv[VEC_LOCAL_DIM];
     c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
     if (c->dense_known > 0) {
         if (!c->dense_score) c->dense_score = xmalloc((c->n ? c->n : 1) * sizeof *c->dense_score);
-        score_rows(c, qv, c->dense_score);
+        c->local_streamed |= stream;
+        if (!stream || !score_stored(db, c, qv, c->dense_score)) {
+            /* the matrix is incomplete: loaded or fitted again, as a first read would */
+            if (local_ensure(db, c, err, errlen)) return -1;
+            c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
+            if (c->dense_known > 0) score_rows(c, qv, c->dense_score);
+        }
     }
     c->dense_text = xstrdup(text);
     return c->dense_known;
@@ -1063,8 +1132,10 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
         rank_dense(c, c->remote, dim, qv, q, dn, &ndn);
         free(qv);
     } else if (q->mode != SEMANTIC_BM25) {
-        if (local_ensure(db, c, err, errlen)) return -1;
-        if (local_scores(db, c, q->text) > 0) rank_local(c, q, dn, &ndn);
+        if (local_model(db, c, err, errlen)) return -1;
+        int known = local_scores(db, c, q->text, err, errlen);
+        if (known < 0) return -1;
+        if (known > 0) rank_local(c, q, dn, &ndn);
     }
 
     /* fuse: a chunk may appear in both lists */
