@@ -47,7 +47,11 @@ struct semantic_cache {
     size_t n;
     struct sem_chunk *chunks;     /* ascending id */
     long *ord;                    /* parallel to chunks: place in (path, id) order, the tie-break */
-    size_t *hash_at;              /* parallel to chunks: chunks.hash at text + hash_at[i] (chunk_hash) */
+    /* parallel to chunks: chunks.hash at text + hash_at[i] (chunk_hash), kept
+     * only once remote vectors were asked for (want_hashes): they are found
+     * by chunk hash, local ones are not */
+    size_t *hash_at;
+    int keep_hashes;
     size_t nfiles;
     struct sem_file *files;       /* ascending id */
     /* the paths and hashes, each NUL-terminated, in one block: a few
@@ -269,6 +273,7 @@ static int cmp_path_key(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
+/* The hash of chunk i; only with keep_hashes. */
 static const char *chunk_hash(const struct semantic_cache *c, size_t i)
 {
     return c->text.data + c->hash_at[i];
@@ -354,15 +359,18 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
         if (c->n == cap) {
             cap = xgrow_cap(cap, c->n, 1024);
             c->chunks = xreallocarray(c->chunks, cap, sizeof *c->chunks);
-            c->hash_at = xreallocarray(c->hash_at, cap, sizeof *c->hash_at);
+            if (c->keep_hashes) c->hash_at = xreallocarray(c->hash_at, cap, sizeof *c->hash_at);
         }
         unsigned char k = !strcmp(kind, "class")    ? KIND_CLASS
                         : !strcmp(kind, "module") ? KIND_MODULE
                         : !strcmp(kind, "text")   ? KIND_TEXT
                                                   : KIND_FUNCTION;
         c->chunks[c->n] = (struct sem_chunk){id, (int)fi, k};
-        c->hash_at[c->n++] = c->text.len;
-        buf_add(&c->text, hash, strlen(hash) + 1);
+        if (c->keep_hashes) {
+            c->hash_at[c->n] = c->text.len;
+            buf_add(&c->text, hash, strlen(hash) + 1);
+        }
+        c->n++;
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) goto fail;
@@ -373,6 +381,15 @@ fail:
     snprintf(err, errlen, "cannot read the index's chunks: %s (run drqa-tui --index-only --check on the repository to check it and rebuild it when damaged)",
              sqlite3_errmsg(db));
     return -1;
+}
+
+/* Makes the next cache_refresh keep the chunks' hashes, reading the chunks
+ * again when they were read without. */
+static void want_hashes(struct semantic_cache *c)
+{
+    if (c->keep_hashes) return;
+    c->keep_hashes = 1;
+    cache_clear(c);
 }
 
 /* Makes the cache match the database's current chunks. */
@@ -1103,6 +1120,7 @@ int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *rem
             return 0;
         }
     }
+    if (remote) want_hashes(c);
     if (cache_refresh(db, c, err, errlen)) return -1;
     if (remote) return remote_ensure(db, c, remote, err, errlen);
     return local_ensure(db, c, err, errlen);
@@ -1119,6 +1137,7 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
     if (!remote_valid(q->remote, err, errlen)) return -1;
     if (q->file_pattern && !fpattern_valid(q->file_pattern, err, errlen)) return -1;
     int top_k = q->top_k <= 0 ? SEMANTIC_DEFAULT_TOP_K : q->top_k > SEMANTIC_MAX_TOP_K ? SEMANTIC_MAX_TOP_K : q->top_k;
+    if (q->remote) want_hashes(c);
     if (cache_refresh(db, c, err, errlen)) return -1;
 
     struct cand bm[NCAND], dn[NCAND];
