@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1108,10 +1109,23 @@ const char *const *action_cache_paths(struct action_ctx *ctx, size_t *n)
 
 static int is_wordc(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
 
+/* isspace and is_wordc of every byte, taken once (the locale is set before
+ * any search): normalising the whole index's text calls them per byte. */
+enum { WS_SPACE = 1, WS_WORD = 2 };
+static unsigned char ws_class[256];
+static pthread_once_t ws_once = PTHREAD_ONCE_INIT;
+
+static void ws_class_init(void)
+{
+    for (int c = 0; c < 256; c++)
+        ws_class[c] = (unsigned char)((isspace(c) ? WS_SPACE : 0) | (is_wordc((unsigned char)c) ? WS_WORD : 0));
+}
+
 size_t action_normalize_ws(const char *in, size_t len, char *out, int *line_at, int nlines)
 {
     size_t o = 0;
     int line = 0, pending_space = 0;
+    pthread_once(&ws_once, ws_class_init);
     if (line_at && nlines > 0) line_at[0] = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)in[i];
@@ -1121,8 +1135,9 @@ size_t action_normalize_ws(const char *in, size_t len, char *out, int *line_at, 
             pending_space = 1;
             continue;
         }
-        if (isspace(c)) { pending_space = 1; continue; }
-        if (pending_space && o > 0 && is_wordc((unsigned char)out[o - 1]) && is_wordc(c)) out[o++] = ' ';
+        if (ws_class[c] & WS_SPACE) { pending_space = 1; continue; }
+        if (pending_space && o > 0 && (ws_class[(unsigned char)out[o - 1]] & WS_WORD) && (ws_class[c] & WS_WORD))
+            out[o++] = ' ';
         pending_space = 0;
         out[o++] = (char)c;
     }
