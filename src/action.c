@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -880,7 +881,9 @@ struct evidence_span *action_add_definition(struct action_ctx *ctx, struct actio
 struct action_cache {
     long long data_version, changes;
     int names_built;
-    char **names;                 /* distinct symbol names, owned */
+    char **names;                 /* distinct symbol names, owned: each alone, or in names_block */
+    char *names_block;            /* the names as stored (names_load), in one allocation */
+    size_t nblock;                /* names[0 .. nblock) point into names_block */
     size_t nnames;
     const char **cls, **fun, **all;   /* views into names */
     size_t ncls, nfun, nall;
@@ -888,21 +891,22 @@ struct action_cache {
     char **paths;                 /* sorted, owned */
     size_t npaths;
     int norm_built;
-    struct action_normtext *norm;
+    struct action_normtext *norm;   /* their text and lines are in norm_text and norm_lines */
     size_t nnorm;
+    char *norm_text;
+    int *norm_lines;
     struct norm_key { long long id; size_t idx; } *norm_by_id;   /* sorted by file id */
 };
 
 static void cache_clear(struct action_cache *c)
 {
-    for (size_t i = 0; i < c->nnames; i++) free(c->names[i]);
+    for (size_t i = c->nblock; i < c->nnames; i++) free(c->names[i]);
+    free(c->names_block);
     free(c->names); free(c->cls); free(c->fun); free(c->all);
     for (size_t i = 0; i < c->npaths; i++) free(c->paths[i]);
     free(c->paths);
-    for (size_t i = 0; i < c->nnorm; i++) {
-        free(c->norm[i].norm);
-        free(c->norm[i].line_at);
-    }
+    free(c->norm_text);
+    free(c->norm_lines);
     free(c->norm);
     free(c->norm_by_id);
     long long dv = c->data_version, ch = c->changes;
@@ -964,7 +968,9 @@ static int names_stamp(sqlite3 *db, char out[64])
     return linepost_index_stamp(db, NULL, out + 3, 64 - 3);
 }
 
-static void names_push(struct action_cache *c, size_t *cap, const char *name, int flags)
+/* Adds a name: name itself when in_block (it is in names_block, and so are
+ * all names before it), else a copy. */
+static void names_push(struct action_cache *c, size_t *cap, const char *name, int flags, int in_block)
 {
     if (c->nnames == *cap) {
         *cap = xgrow_cap(*cap, c->nnames, 256);
@@ -973,7 +979,8 @@ static void names_push(struct action_cache *c, size_t *cap, const char *name, in
         c->fun = xreallocarray(c->fun, *cap, sizeof *c->fun);
         c->all = xreallocarray(c->all, *cap, sizeof *c->all);
     }
-    char *nm = xstrdup(name);
+    char *nm = in_block ? (char *)name : xstrdup(name);
+    c->nblock += in_block;
     c->names[c->nnames++] = nm;
     c->all[c->nall++] = nm;
     if (flags & 1) c->cls[c->ncls++] = nm;
@@ -987,13 +994,18 @@ static int names_load(sqlite3 *db, const char *stamp, struct action_cache *c)
     sqlite3_bind_text(st, 1, stamp, -1, SQLITE_STATIC);
     int ok = 0;
     if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *p = sqlite3_column_blob(st, 0), *end = p + sqlite3_column_bytes(st, 0);
+        size_t len = (size_t)sqlite3_column_bytes(st, 0);
+        const char *blob = sqlite3_column_blob(st, 0);
+        /* the names stay where they are in one copy of the blob */
+        c->names_block = xmalloc(len + 1);
+        if (blob) memcpy(c->names_block, blob, len);
+        const char *p = blob ? c->names_block : NULL, *end = c->names_block + len;
         size_t cap = 0;
         ok = 1;
         while (p && p < end) {
             const char *z = memchr(p + 1, 0, (size_t)(end - p - 1));
             if (!z) { ok = 0; break; }
-            names_push(c, &cap, p + 1, (unsigned char)*p);
+            names_push(c, &cap, p + 1, (unsigned char)*p, 1);
             p = z + 1;
         }
     }
@@ -1010,7 +1022,7 @@ static void names_query(sqlite3 *db, struct action_cache *c)
             "GROUP BY name ORDER BY name", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW)
             names_push(c, &cap, (const char *)sqlite3_column_text(st, 0),
-                       (sqlite3_column_int(st, 1) ? 1 : 0) | (sqlite3_column_int(st, 2) ? 2 : 0));
+                       (sqlite3_column_int(st, 1) ? 1 : 0) | (sqlite3_column_int(st, 2) ? 2 : 0), 0);
         sqlite3_finalize(st);
     }
 }
@@ -1097,10 +1109,23 @@ const char *const *action_cache_paths(struct action_ctx *ctx, size_t *n)
 
 static int is_wordc(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
 
+/* isspace and is_wordc of every byte, taken once (the locale is set before
+ * any search): normalising the whole index's text calls them per byte. */
+enum { WS_SPACE = 1, WS_WORD = 2 };
+static unsigned char ws_class[256];
+static pthread_once_t ws_once = PTHREAD_ONCE_INIT;
+
+static void ws_class_init(void)
+{
+    for (int c = 0; c < 256; c++)
+        ws_class[c] = (unsigned char)((isspace(c) ? WS_SPACE : 0) | (is_wordc((unsigned char)c) ? WS_WORD : 0));
+}
+
 size_t action_normalize_ws(const char *in, size_t len, char *out, int *line_at, int nlines)
 {
     size_t o = 0;
     int line = 0, pending_space = 0;
+    pthread_once(&ws_once, ws_class_init);
     if (line_at && nlines > 0) line_at[0] = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)in[i];
@@ -1110,8 +1135,9 @@ size_t action_normalize_ws(const char *in, size_t len, char *out, int *line_at, 
             pending_space = 1;
             continue;
         }
-        if (isspace(c)) { pending_space = 1; continue; }
-        if (pending_space && o > 0 && is_wordc((unsigned char)out[o - 1]) && is_wordc(c)) out[o++] = ' ';
+        if (ws_class[c] & WS_SPACE) { pending_space = 1; continue; }
+        if (pending_space && o > 0 && (ws_class[(unsigned char)out[o - 1]] & WS_WORD) && (ws_class[c] & WS_WORD))
+            out[o++] = ' ';
         pending_space = 0;
         out[o++] = (char)c;
     }
@@ -1136,6 +1162,9 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
         if (sqlite3_prepare_v2(ctx->db, "SELECT id, path, text, nlines FROM files ORDER BY path", -1, &st, NULL) ==
             SQLITE_OK) {
             c->norm = xcalloc(np ? np : 1, sizeof *c->norm);
+            /* every file's text and lines in two blocks; offsets until they stop growing */
+            size_t *at = xmalloc((np ? np : 1) * 2 * sizeof *at);
+            size_t ntext = 0, ntextcap = 0, nline = 0, nlinecap = 0;
             size_t pi = 0;
             while (sqlite3_step(st) == SQLITE_ROW && c->nnorm < np) {
                 const char *path = (const char *)sqlite3_column_text(st, 1);
@@ -1149,12 +1178,27 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
                 int lines = 1;
                 for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
                 t->nlines = lines;
-                t->line_at = xmalloc((size_t)lines * sizeof *t->line_at);
-                t->norm = xmalloc(len + 1);
-                t->nlen = action_normalize_ws(text, len, t->norm, t->line_at, lines);
-                t->norm[t->nlen] = 0;
+                if (ntext + len + 1 > ntextcap) {
+                    ntextcap = xgrow_cap(ntextcap, ntext + len, 1 << 16);
+                    c->norm_text = xrealloc(c->norm_text, ntextcap);
+                }
+                if (nline + (size_t)lines > nlinecap) {
+                    nlinecap = xgrow_cap(nlinecap, nline + (size_t)lines - 1, 1 << 14);
+                    c->norm_lines = xreallocarray(c->norm_lines, nlinecap, sizeof *c->norm_lines);
+                }
+                at[2 * (c->nnorm - 1)] = ntext;
+                at[2 * (c->nnorm - 1) + 1] = nline;
+                t->nlen = action_normalize_ws(text, len, c->norm_text + ntext, c->norm_lines + nline, lines);
+                c->norm_text[ntext + t->nlen] = 0;
+                ntext += t->nlen + 1;
+                nline += (size_t)lines;
             }
             sqlite3_finalize(st);
+            for (size_t i = 0; i < c->nnorm; i++) {
+                c->norm[i].norm = c->norm_text + at[2 * i];
+                c->norm[i].line_at = c->norm_lines + at[2 * i + 1];
+            }
+            free(at);
             c->norm_by_id = xmalloc((c->nnorm ? c->nnorm : 1) * sizeof *c->norm_by_id);
             for (size_t i = 0; i < c->nnorm; i++) {
                 c->norm_by_id[i].id = c->norm[i].file_id;

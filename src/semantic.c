@@ -36,7 +36,7 @@
 enum { KIND_FUNCTION, KIND_CLASS, KIND_MODULE, KIND_TEXT };
 
 struct sem_chunk { int64_t id; int file; unsigned char kind; };
-struct sem_file { int64_t id; char *path; unsigned char is_test; };
+struct sem_file { int64_t id; size_t path_at; unsigned char is_test; };   /* path: file_path */
 
 /* One connection's cache (semantic.h). Owns everything it points to. */
 struct semantic_cache {
@@ -47,15 +47,28 @@ struct semantic_cache {
     size_t n;
     struct sem_chunk *chunks;     /* ascending id */
     long *ord;                    /* parallel to chunks: place in (path, id) order, the tie-break */
-    char **hashes;                /* chunks.hash, parallel to chunks */
+    /* parallel to chunks: chunks.hash at text + hash_at[i] (chunk_hash), kept
+     * only once remote vectors were asked for (want_hashes): they are found
+     * by chunk hash, local ones are not */
+    size_t *hash_at;
+    int keep_hashes;
     size_t nfiles;
     struct sem_file *files;       /* ascending id */
+    /* the paths and hashes, each NUL-terminated, in one block: a few
+     * allocations where one per string costs as much as reading the rows */
+    struct buf text;
     /* local vectors, rows parallel to chunks (NULL until first needed): the
      * stored bytes without their scale, which normalising cancels, in blocks
      * of DENSE_BLOCK rows interleaved (see rank_local), and each row's
      * 1 / norm of those bytes */
-    signed char *local;
+    signed char *local;           /* local_bytes of xcalloc_large */
+    size_t local_bytes;
     float *local_inv;
+    /* local is NULL but the stored model of stamp has its matrix: the first
+     * question text is scored reading the matrix part by part (most
+     * processes ask one); a second one loads it (local_ensure) */
+    int local_stored;
+    int local_streamed;           /* a question text was scored that way */
     /* the last question scored against the local vectors (its text) and
      * every chunk's score, which the same question asked again (with
      * another filter or category, by another step of the search) reuses */
@@ -71,16 +84,23 @@ struct semantic_cache {
     char *remote_model;
 };
 
+static void local_free(struct semantic_cache *c)
+{
+    xfree_large(c->local, c->local_bytes);
+    free(c->local_inv);
+    c->local = NULL;
+    c->local_inv = NULL;
+    c->local_bytes = 0;
+}
+
 static void cache_clear(struct semantic_cache *c)
 {
-    for (size_t i = 0; i < c->nfiles; i++) free(c->files[i].path);
-    for (size_t i = 0; i < c->n; i++) free(c->hashes[i]);
     free(c->files);
     free(c->chunks);
     free(c->ord);
-    free(c->hashes);
-    free(c->local);
-    free(c->local_inv);
+    free(c->hash_at);
+    buf_free(&c->text);
+    local_free(c);
     free(c->dense_text);
     free(c->dense_score);
     c->dense_text = NULL;
@@ -95,10 +115,9 @@ static void cache_clear(struct semantic_cache *c)
     c->files = NULL;
     c->chunks = NULL;
     c->ord = NULL;
-    c->hashes = NULL;
-    c->local = NULL;
-    c->local_inv = NULL;
+    c->hash_at = NULL;
     c->local_fit = NULL;
+    c->local_stored = c->local_streamed = 0;
     c->n = c->nfiles = 0;
     c->stamp[0] = 0;
 }
@@ -246,21 +265,23 @@ static void stamp_mix(uint64_t *h, const void *p, size_t n)
     *h = (*h ^ x) * 0x100000001b3ULL + (x >> 7);
 }
 
-struct ord_key { long file_rank; int64_t id; size_t i; };
-
-static int cmp_ord_key(const void *a, const void *b)
-{
-    const struct ord_key *x = a, *y = b;
-    if (x->file_rank != y->file_rank) return x->file_rank < y->file_rank ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 struct path_key { const char *path; size_t i; };
 
 static int cmp_path_key(const void *a, const void *b)
 {
     const struct path_key *x = a, *y = b;
     return strcmp(x->path, y->path);
+}
+
+/* The hash of chunk i; only with keep_hashes. */
+static const char *chunk_hash(const struct semantic_cache *c, size_t i)
+{
+    return c->text.data + c->hash_at[i];
+}
+
+static const char *file_path(const struct semantic_cache *c, const struct sem_file *f)
+{
+    return c->text.data + f->path_at;
 }
 
 /* Ties in every ranking are broken by c->ord: chunks in the order of their
@@ -272,18 +293,22 @@ static void order_chunks(struct semantic_cache *c)
 {
     struct path_key *byp = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *byp);
     long *rank = xmalloc((c->nfiles ? c->nfiles : 1) * sizeof *rank);
-    for (size_t i = 0; i < c->nfiles; i++) byp[i] = (struct path_key){c->files[i].path, i};
+    for (size_t i = 0; i < c->nfiles; i++) byp[i] = (struct path_key){file_path(c, &c->files[i]), i};
     if (c->nfiles) qsort(byp, c->nfiles, sizeof *byp, cmp_path_key);
     for (size_t r = 0; r < c->nfiles; r++) rank[byp[r].i] = (long)r;
-    struct ord_key *k = xmalloc((c->n ? c->n : 1) * sizeof *k);
-    for (size_t i = 0; i < c->n; i++) k[i] = (struct ord_key){rank[c->chunks[i].file], c->chunks[i].id, i};
-    if (c->n) qsort(k, c->n, sizeof *k, cmp_ord_key);
+    /* chunks are in ascending id order: counting them per file rank and
+     * handing out places in that order sorts by (rank, id) */
+    long *start = xcalloc(c->nfiles + 1, sizeof *start);
+    for (size_t i = 0; i < c->n; i++) start[rank[c->chunks[i].file] + 1]++;
+    for (size_t r = 0; r < c->nfiles; r++) start[r + 1] += start[r];
     c->ord = xmalloc((c->n ? c->n : 1) * sizeof *c->ord);
-    for (size_t r = 0; r < c->n; r++) c->ord[k[r].i] = (long)r;
-    free(k);
+    for (size_t i = 0; i < c->n; i++) c->ord[i] = start[rank[c->chunks[i].file]]++;
+    free(start);
     free(rank);
     free(byp);
 }
+
+
 
 /* Reads chunks and files. With c == NULL only computes the stamp. */
 static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], char *err, size_t errlen)
@@ -301,7 +326,8 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
         stamp_mix(&h, p, strlen(p));
         if (!c) continue;
         ARRAY_GROW(c->files, c->nfiles, cap, 256);
-        c->files[c->nfiles++] = (struct sem_file){id, xstrdup(p), (unsigned char)fpattern_is_test(p)};
+        c->files[c->nfiles++] = (struct sem_file){id, c->text.len, (unsigned char)fpattern_is_test(p)};
+        buf_add(&c->text, p, strlen(p) + 1);
     }
     sqlite3_finalize(st);
     cap = 0;
@@ -333,14 +359,18 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
         if (c->n == cap) {
             cap = xgrow_cap(cap, c->n, 1024);
             c->chunks = xreallocarray(c->chunks, cap, sizeof *c->chunks);
-            c->hashes = xreallocarray(c->hashes, cap, sizeof *c->hashes);
+            if (c->keep_hashes) c->hash_at = xreallocarray(c->hash_at, cap, sizeof *c->hash_at);
         }
         unsigned char k = !strcmp(kind, "class")    ? KIND_CLASS
                         : !strcmp(kind, "module") ? KIND_MODULE
                         : !strcmp(kind, "text")   ? KIND_TEXT
                                                   : KIND_FUNCTION;
         c->chunks[c->n] = (struct sem_chunk){id, (int)fi, k};
-        c->hashes[c->n++] = xstrdup(hash);
+        if (c->keep_hashes) {
+            c->hash_at[c->n] = c->text.len;
+            buf_add(&c->text, hash, strlen(hash) + 1);
+        }
+        c->n++;
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) goto fail;
@@ -351,6 +381,15 @@ fail:
     snprintf(err, errlen, "cannot read the index's chunks: %s (run drqa-tui --index-only --check on the repository to check it and rebuild it when damaged)",
              sqlite3_errmsg(db));
     return -1;
+}
+
+/* Makes the next cache_refresh keep the chunks' hashes, reading the chunks
+ * again when they were read without. */
+static void want_hashes(struct semantic_cache *c)
+{
+    if (c->keep_hashes) return;
+    c->keep_hashes = 1;
+    cache_clear(c);
 }
 
 /* Makes the cache match the database's current chunks. */
@@ -423,7 +462,8 @@ static void local_set_row(struct semantic_cache *c, size_t i, const unsigned cha
 
 static void local_alloc(struct semantic_cache *c)
 {
-    c->local = xcalloc(c->n ? c->n * VEC_LOCAL_DIM : 1, 1);
+    c->local_bytes = c->n * VEC_LOCAL_DIM;
+    c->local = xcalloc_large(c->local_bytes);
     c->local_inv = xcalloc(c->n ? c->n : 1, sizeof *c->local_inv);
 }
 
@@ -580,10 +620,7 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
             return 0;
         }
         /* no matrix of this chunk list (an index of an earlier layout): refit below */
-        free(c->local);
-        free(c->local_inv);
-        c->local = NULL;
-        c->local_inv = NULL;
+        local_free(c);
     }
     struct vec_local_fit *f = xcalloc(1, sizeof *f);
     if (vec_local_fit(db, f, err, errlen)) {
@@ -622,6 +659,21 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         c->local_fit = f;   /* query terms are looked up in memory */
     }
     return 0;
+}
+
+/* Makes the local model of c's chunks known: the stored one when it has its
+ * matrix (local_stored: the vectors are read when scored), else as
+ * local_ensure loads or fits it. */
+static int local_model(sqlite3 *db, struct semantic_cache *c, char *err, size_t errlen)
+{
+    if (c->local || c->local_stored) return 0;
+    long long ndocs = 0;
+    if (vec_local_stored(db, c->stamp, &ndocs) && matrix_stored(db, c->stamp)) {
+        c->local_stored = 1;
+        c->local_ndocs = ndocs;
+        return 0;
+    }
+    return local_ensure(db, c, err, errlen);
 }
 
 /* ---- remote vectors ---- */
@@ -678,7 +730,7 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
     }
     sqlite3_bind_text(st, 2, r->model, -1, SQLITE_STATIC);
     for (size_t i = 0; i < c->n; i++) {
-        sqlite3_bind_text(st, 1, c->hashes[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 1, chunk_hash(c, i), -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW) {
             int d = sqlite3_column_int(st, 0);
             if (d > 0 && (!dim || d == dim) && sqlite3_column_bytes(st, 1) == d * (int)sizeof(float)) {
@@ -726,7 +778,7 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
                 rows[i] = xmalloc((size_t)dim * sizeof(float));
                 memcpy(rows[i], v + j * (size_t)dim, (size_t)dim * sizeof(float));
                 if (ins) {
-                    sqlite3_bind_text(ins, 1, c->hashes[i], -1, SQLITE_STATIC);
+                    sqlite3_bind_text(ins, 1, chunk_hash(c, i), -1, SQLITE_STATIC);
                     sqlite3_bind_text(ins, 2, r->model, -1, SQLITE_STATIC);
                     sqlite3_bind_int(ins, 3, dim);
                     sqlite3_bind_blob(ins, 4, rows[i], dim * (int)sizeof(float), SQLITE_STATIC);
@@ -772,7 +824,7 @@ static int eligible(const struct semantic_cache *c, long i, const struct semanti
     const struct sem_file *f = &c->files[c->chunks[i].file];
     if (q->category == SEMANTIC_IMPLEMENTATION && f->is_test) return 0;
     if (q->category == SEMANTIC_TEST && !f->is_test) return 0;
-    return path_matches(q->file_pattern, f->path);
+    return path_matches(q->file_pattern, file_path(c, f));
 }
 
 /* Up to NCAND eligible chunks by bm25, best first; score = -bm25 (higher is
@@ -856,14 +908,15 @@ static void heap_push(struct cand *h, size_t *n, struct cand x)
 typedef float dense_v4 __attribute__((vector_size(16)));
 typedef signed char dense_c4 __attribute__((vector_size(4)));
 
-/* Scores every row of c against the question's vector qv into score. */
-static void score_rows(const struct semantic_cache *c, const float *qv, float *score)
+/* Scores n rows held as c holds them (local, from a block's start, and
+ * their inv) against the question's vector qv into score. */
+static void score_block_rows(const signed char *local, const float *inv, size_t n, const float *qv, float *score)
 {
     const int dim = VEC_LOCAL_DIM;
-    for (size_t i0 = 0; i0 < c->n; i0 += DENSE_BLOCK) {
-        size_t nb = c->n - i0 < DENSE_BLOCK ? c->n - i0 : DENSE_BLOCK;
+    for (size_t i0 = 0; i0 < n; i0 += DENSE_BLOCK) {
+        size_t nb = n - i0 < DENSE_BLOCK ? n - i0 : DENSE_BLOCK;
         float s[DENSE_BLOCK] = {0};
-        const signed char *v = c->local + i0 * (size_t)dim;
+        const signed char *v = local + i0 * (size_t)dim;
         if (nb == DENSE_BLOCK) {
             dense_v4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
             for (int k = 0; k < dim; k++) {
@@ -880,23 +933,70 @@ static void score_rows(const struct semantic_cache *c, const float *qv, float *s
             for (size_t r = 0; r < nb; r++)
                 for (int k = 0; k < dim; k++) s[r] += (float)v[r * (size_t)dim + (size_t)k] * qv[k];
         }
-        for (size_t r = 0; r < nb; r++) score[i0 + r] = s[r] * c->local_inv[i0 + r];
+        for (size_t r = 0; r < nb; r++) score[i0 + r] = s[r] * inv[i0 + r];
     }
+}
+
+/* Scores every row of c's local vectors. */
+static void score_rows(const struct semantic_cache *c, const float *qv, float *score)
+{
+    score_block_rows(c->local, c->local_inv, c->n, qv, score);
+}
+
+/* Scores every row of the matrix stored for c->stamp, part by part as
+ * matrix_load reads it (a part holds whole blocks, so every row is scored
+ * as score_rows scores it), without holding the matrix: 1 when every part
+ * was there and whole, else 0. */
+static int score_stored(sqlite3 *db, const struct semantic_cache *c, const float *qv, float *score)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT part, rows FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
+                               "ORDER BY part", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->stamp, -1, SQLITE_STATIC);
+    float *inv = xmalloc(MATRIX_PART * sizeof *inv);   /* the blob need not be aligned for floats */
+    size_t rows = 0, nparts = (c->n + MATRIX_PART - 1) / MATRIX_PART;
+    long long part = 0;
+    int ok = 1;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        size_t want = c->n - rows < MATRIX_PART ? c->n - rows : MATRIX_PART;
+        const unsigned char *q = sqlite3_column_blob(st, 1);
+        if (sqlite3_column_int64(st, 0) != part || (size_t)sqlite3_column_bytes(st, 1) != want * MATRIX_ROW) {
+            ok = 0;
+            break;
+        }
+        memcpy(inv, q, want * sizeof(float));
+        score_block_rows((const signed char *)q + want * sizeof(float), inv, want, qv, score + rows);
+        rows += want;
+        part++;
+    }
+    sqlite3_finalize(st);
+    free(inv);
+    return ok && (size_t)part == nparts && rows == c->n;
 }
 
 /* Every chunk's score for the question text against the local vectors, kept
  * in c until another question (a search asks the same one several times,
  * with other filters); 0 when the model knows none of its terms. */
-static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text)
+static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text, char *err, size_t errlen)
 {
     if (c->dense_text && !strcmp(c->dense_text, text)) return c->dense_known;
     free(c->dense_text);
     c->dense_text = NULL;
+    int stream = !c->local && c->local_stored && !c->local_streamed;
+    if (!stream && local_ensure(db, c, err, errlen)) return -1;
     float qv[VEC_LOCAL_DIM];
     c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
     if (c->dense_known > 0) {
         if (!c->dense_score) c->dense_score = xmalloc((c->n ? c->n : 1) * sizeof *c->dense_score);
-        score_rows(c, qv, c->dense_score);
+        c->local_streamed |= stream;
+        if (!stream || !score_stored(db, c, qv, c->dense_score)) {
+            /* the matrix is incomplete: loaded or fitted again, as a first read would */
+            if (local_ensure(db, c, err, errlen)) return -1;
+            c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
+            if (c->dense_known > 0) score_rows(c, qv, c->dense_score);
+        }
     }
     c->dense_text = xstrdup(text);
     return c->dense_known;
@@ -1020,6 +1120,7 @@ int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *rem
             return 0;
         }
     }
+    if (remote) want_hashes(c);
     if (cache_refresh(db, c, err, errlen)) return -1;
     if (remote) return remote_ensure(db, c, remote, err, errlen);
     return local_ensure(db, c, err, errlen);
@@ -1036,6 +1137,7 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
     if (!remote_valid(q->remote, err, errlen)) return -1;
     if (q->file_pattern && !fpattern_valid(q->file_pattern, err, errlen)) return -1;
     int top_k = q->top_k <= 0 ? SEMANTIC_DEFAULT_TOP_K : q->top_k > SEMANTIC_MAX_TOP_K ? SEMANTIC_MAX_TOP_K : q->top_k;
+    if (q->remote) want_hashes(c);
     if (cache_refresh(db, c, err, errlen)) return -1;
 
     struct cand bm[NCAND], dn[NCAND];
@@ -1049,8 +1151,10 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
         rank_dense(c, c->remote, dim, qv, q, dn, &ndn);
         free(qv);
     } else if (q->mode != SEMANTIC_BM25) {
-        if (local_ensure(db, c, err, errlen)) return -1;
-        if (local_scores(db, c, q->text) > 0) rank_local(c, q, dn, &ndn);
+        if (local_model(db, c, err, errlen)) return -1;
+        int known = local_scores(db, c, q->text, err, errlen);
+        if (known < 0) return -1;
+        if (known > 0) rank_local(c, q, dn, &ndn);
     }
 
     /* fuse: a chunk may appear in both lists */

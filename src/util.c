@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,33 @@ void *xcalloc(size_t nmemb, size_t size)
     void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
     if (!p) oom(nmemb * size);
     return p;
+}
+
+/* Below this, xcalloc_large is xcalloc. */
+#define LARGE_ALLOC ((size_t)1 << 20)
+
+void *xcalloc_large(size_t n)
+{
+#ifdef MAP_POPULATE
+    if (n >= LARGE_ALLOC) {
+        void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        if (p == MAP_FAILED) oom(n);
+        return p;
+    }
+#endif
+    return xcalloc(n ? n : 1, 1);
+}
+
+void xfree_large(void *p, size_t n)
+{
+    if (!p) return;
+#ifdef MAP_POPULATE
+    if (n >= LARGE_ALLOC) {
+        munmap(p, n);
+        return;
+    }
+#endif
+    free(p);
 }
 
 void *xrealloc(void *p, size_t n)

@@ -15,6 +15,13 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* Zeroed memory of n bytes for a large array that is filled whole soon
+ * after; free it with xfree_large(p, n), n the same. Large blocks are mapped
+ * with their pages already present: faulting in 100 MB a page at a time
+ * costs far more than copying into it (hundreds of milliseconds in a
+ * virtual machine), and one mapping call that brings them in costs little. */
+void *xcalloc_large(size_t n);
+void xfree_large(void *p, size_t n);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* realloc(p, nmemb * size) that aborts on out-of-memory and on a product
