@@ -103,7 +103,19 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
     reply->cached_tokens = cread > 0 ? cread : 0;
     reply->cache_write_tokens = cwrite > 0 ? cwrite : 0;
     if (in >= 0) in += reply->cached_tokens + reply->cache_write_tokens;
-    if (tool_input) {
+    if (cJSON_IsString(stop) && strcmp(stop->valuestring, "refusal") == 0) {
+        /* Claude 4's classifiers stop a reply with stop_reason "refusal",
+         * keeping what was written before as text: a partial reply that
+         * would read as a whole one. It is dropped and the call fails. */
+        const cJSON *det = cJSON_GetObjectItemCaseSensitive(j, "stop_details");
+        const cJSON *expl = cJSON_GetObjectItemCaseSensitive(det, "explanation");
+        snprintf(reply->error, sizeof reply->error,
+                 "the model declined to answer (stop_reason refusal%s%s); its partial reply from %s was dropped",
+                 cJSON_IsString(expl) ? ": " : "", cJSON_IsString(expl) ? expl->valuestring : "", url);
+        reply->fail = LLM_FAIL_BAD_REPLY;
+        rc = LLM_ERR_REPLY;
+        free(tool_input);
+    } else if (tool_input) {
         reply->text = tool_input;
     } else if (!ntext && !reply->reasoning && !reply->truncated) {
         snprintf(reply->error, sizeof reply->error,

@@ -94,7 +94,17 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
                                      "reasoning_tokens");
     reply->cached_tokens = cached > 0 ? cached : 0;
     reply->reasoning_tokens = reasoning > 0 ? reasoning : 0;
-    if (!cJSON_IsString(content) && !reply->reasoning && !reply->truncated) {
+    if (cJSON_IsString(finish) && strcmp(finish->valuestring, "content_filter") == 0) {
+        /* the provider's content filter stopped the reply; what came before
+         * it (Azure OpenAI keeps it) is a partial reply that would read as a
+         * whole one: dropped, and the call fails */
+        snprintf(reply->error, sizeof reply->error,
+                 "the reply from %s was stopped by the provider's content filter (finish_reason content_filter); "
+                 "its partial content was dropped",
+                 url);
+        reply->fail = LLM_FAIL_BAD_REPLY;
+        rc = LLM_ERR_REPLY;
+    } else if (!cJSON_IsString(content) && !reply->reasoning && !reply->truncated) {
         const cJSON *refusal = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
         snprintf(reply->error, sizeof reply->error,
                  "the reply from %s has no message content (finish_reason %s%s%s); the model answered with nothing usable",

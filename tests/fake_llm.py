@@ -274,6 +274,8 @@ class Handler(BaseHTTPRequestHandler):
                 blocks.insert(0, {"type": "thinking", "thinking": r["reasoning"], "signature": "fake"})
             obj = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
                    "content": blocks, "stop_reason": stop}
+            if "stop_details" in r:
+                obj["stop_details"] = r["stop_details"]
             if usage is not None:
                 obj["usage"] = {"input_tokens": usage["input"], "output_tokens": usage["output"]}
                 if "cached" in usage:

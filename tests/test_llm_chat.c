@@ -24,6 +24,9 @@ static const char *script =
     " {\"match\": \"case:prose\", \"fault\": \"prose\", \"content\": \"{\\\"a\\\": 1}\"},"
     " {\"match\": \"case:length-openai\", \"content\": \"{\\\"a\\\": \", \"finish\": \"length\"},"
     " {\"match\": \"case:length-anthropic\", \"content\": \"{\\\"a\\\": \", \"finish\": \"max_tokens\"},"
+    " {\"match\": \"case:stopped-anthropic\", \"content\": \"Hello..\", \"finish\": \"refusal\","
+    "  \"stop_details\": {\"type\": \"refusal\", \"category\": \"cyber\", \"explanation\": \"declined here\"}},"
+    " {\"match\": \"case:stopped-openai\", \"content\": \"Hello..\", \"finish\": \"content_filter\"},"
     " {\"match\": \"openai case:429\", \"times\": 1, \"status\": 429, \"retry_after\": 0},"
     " {\"match\": \"anthropic case:429\", \"times\": 1, \"status\": 429, \"retry_after\": 0},"
     " {\"match\": \"case:429\", \"content\": \"after 429\"},"
@@ -234,6 +237,15 @@ static void run(const char *pname)
     is_int(ask(b, "planning", tag, &r, &u), LLM_OK, "%s: a reply cut at the token limit", pname);
     is_int(r.truncated, 1, "%s: is flagged truncated", pname);
     llm_reply_free(&r);
+    snprintf(tag, sizeof tag, "case:stopped-%s", pname);
+    is_int(ask(b, "answer", tag, &r, &u), LLM_ERR_REPLY, "%s: a reply stopped by a refusal or content filter fails", pname);
+    is_int(r.fail, LLM_FAIL_BAD_REPLY, "%s: as a bad reply (the step falls back, the search goes on)", pname);
+    ok(r.text == NULL, "%s: its partial text is not taken as the reply", pname);
+    ok(strstr(r.error, anthropic ? "declined to answer (stop_reason refusal: declined here)"
+                                 : "content filter (finish_reason content_filter)") != NULL,
+       "%s: the error says so: %s", pname, r.error);
+    is_int(fake_count(&f, tag), 1, "%s: a refusal is not retried as it is", pname);
+    llm_reply_free(&r);
     is_int(ask(b, "planning", T("case:default"), &r, &u), LLM_OK, "%s: a reply that stopped normally", pname);
     is_int(r.truncated, 0, "%s: is not flagged truncated", pname);
     llm_reply_free(&r);
@@ -343,8 +355,10 @@ static void run(const char *pname)
     is_int(llm_usage_get(&u, "evaluation", &e), 0, "%s: evaluation has an entry", pname);
     is_int(e.calls, 1, "%s: one evaluation call", pname);
     is_int(e.estimated_calls, 1, "%s: estimated", pname);
+    is_int(llm_usage_get(&u, "answer", &e), 0, "%s: answer has an entry", pname);
+    is_int(e.failures, 1, "%s: the refused answer counts as a failed call", pname);
     llm_usage_get(&u, NULL, &e);
-    is_int(e.calls, 18, "%s: 18 calls in total (one untagged)", pname);
+    is_int(e.calls, 19, "%s: 19 calls in total (one untagged)", pname);
     is_int(llm_usage_get(&u, "other", &e), 0, "%s: an untagged call counts as other", pname);
     llm_usage_destroy(&u);
 #undef T
