@@ -42,5 +42,13 @@ sqlite3 *sqlx_writer_open(sqlite3 *db)
 
 void sqlx_writer_close(sqlite3 *db, sqlite3 *w)
 {
-    if (w && w != db) sqlite3_close(w);
+    if (!w || w == db) return;
+    /* The reader db keeps the file open, so closing w is not closing its last
+     * connection, and nothing would copy what w wrote (the derived data of a
+     * large tree: 300 MB) from the WAL into the database: the next process
+     * would pay for it. Copy it now, without waiting: a reader still inside
+     * a transaction leaves the rest to the automatic checkpoints. */
+    sqlite3_busy_timeout(w, 0);
+    sqlite3_wal_checkpoint_v2(w, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_close(w);
 }
