@@ -537,8 +537,12 @@ static void quick_record(sqlite3 *db, const char *stamp)
     sqlx_writer_close(db, w);
 }
 
-/* Reads the matrix of c->stamp into c's local vectors (allocated); 1 when complete. */
-static int matrix_load(sqlite3 *db, struct semantic_cache *c)
+/* Hands each stored part of the matrix of c->stamp to fn in order: its first
+ * row, its row count and its bytes (want scales, then want rows of
+ * VEC_LOCAL_DIM signed bytes; not aligned). 1 when the parts were whole and
+ * covered c's n chunks. */
+static int matrix_each(sqlite3 *db, const struct semantic_cache *c,
+                       void (*fn)(void *ctx, size_t row, size_t want, const unsigned char *q), void *ctx)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT part, rows FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
@@ -556,14 +560,23 @@ static int matrix_load(sqlite3 *db, struct semantic_cache *c)
             ok = 0;
             break;
         }
-        memcpy(c->local_inv + rows, q, want * sizeof(float));
-        memcpy(c->local + rows * VEC_LOCAL_DIM, q + want * sizeof(float), want * VEC_LOCAL_DIM);
+        fn(ctx, rows, want, q);
         rows += want;
         part++;
     }
     sqlite3_finalize(st);
     return ok && (size_t)part == nparts && rows == c->n;
 }
+
+static void load_part(void *ctx, size_t row, size_t want, const unsigned char *q)
+{
+    struct semantic_cache *c = ctx;
+    memcpy(c->local_inv + row, q, want * sizeof(float));
+    memcpy(c->local + row * VEC_LOCAL_DIM, q + want * sizeof(float), want * VEC_LOCAL_DIM);
+}
+
+/* Reads the matrix of c->stamp into c's local vectors (allocated); 1 when complete. */
+static int matrix_load(sqlite3 *db, struct semantic_cache *c) { return matrix_each(db, c, load_part, c); }
 
 /* Stores the fit f as the model of c->stamp and c's local vectors (set from
  * f) as the matrix, in one transaction on w; -1 with a message. */
@@ -943,37 +956,28 @@ static void score_rows(const struct semantic_cache *c, const float *qv, float *s
     score_block_rows(c->local, c->local_inv, c->n, qv, score);
 }
 
+struct score_ctx {
+    const float *qv;
+    float *score, *inv;   /* inv: one part's scales, aligned */
+};
+
+static void score_part(void *ctx, size_t row, size_t want, const unsigned char *q)
+{
+    struct score_ctx *x = ctx;
+    memcpy(x->inv, q, want * sizeof(float));
+    score_block_rows((const signed char *)q + want * sizeof(float), x->inv, want, x->qv, x->score + row);
+}
+
 /* Scores every row of the matrix stored for c->stamp, part by part as
  * matrix_load reads it (a part holds whole blocks, so every row is scored
  * as score_rows scores it), without holding the matrix: 1 when every part
  * was there and whole, else 0. */
 static int score_stored(sqlite3 *db, const struct semantic_cache *c, const float *qv, float *score)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT part, rows FROM vec_matrix WHERE model = ?1 AND stamp = ?2 "
-                               "ORDER BY part", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, MATRIX_MODEL, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, c->stamp, -1, SQLITE_STATIC);
-    float *inv = xmalloc(MATRIX_PART * sizeof *inv);   /* the blob need not be aligned for floats */
-    size_t rows = 0, nparts = (c->n + MATRIX_PART - 1) / MATRIX_PART;
-    long long part = 0;
-    int ok = 1;
-    while (ok && sqlite3_step(st) == SQLITE_ROW) {
-        size_t want = c->n - rows < MATRIX_PART ? c->n - rows : MATRIX_PART;
-        const unsigned char *q = sqlite3_column_blob(st, 1);
-        if (sqlite3_column_int64(st, 0) != part || (size_t)sqlite3_column_bytes(st, 1) != want * MATRIX_ROW) {
-            ok = 0;
-            break;
-        }
-        memcpy(inv, q, want * sizeof(float));
-        score_block_rows((const signed char *)q + want * sizeof(float), inv, want, qv, score + rows);
-        rows += want;
-        part++;
-    }
-    sqlite3_finalize(st);
-    free(inv);
-    return ok && (size_t)part == nparts && rows == c->n;
+    struct score_ctx x = {qv, score, xmalloc(MATRIX_PART * sizeof(float))};
+    int ok = matrix_each(db, c, score_part, &x);
+    free(x.inv);
+    return ok;
 }
 
 /* Every chunk's score for the question text against the local vectors, kept
