@@ -1010,6 +1010,15 @@ static int names_load(sqlite3 *db, const char *stamp, struct action_cache *c)
         }
     }
     sqlite3_finalize(st);
+    if (!ok) {
+        /* a damaged list: nothing of it stays for names_query to add to */
+        free(c->names_block);
+        free(c->names); free(c->cls); free(c->fun); free(c->all);
+        c->names_block = NULL;
+        c->names = NULL;
+        c->cls = c->fun = c->all = NULL;
+        c->nnames = c->nblock = c->ncls = c->nfun = c->nall = 0;
+    }
     return ok;
 }
 

@@ -239,6 +239,14 @@ int main(void)
     ok(strstr(all, "added_later") != NULL, "with the new name");
     free(all);
     free(want);
+    /* a damaged list (its last name cut short) is read from the symbols instead,
+     * with nothing of the damaged one left in */
+    store_exec(db, "UPDATE act_names SET names = names || x'015a7a7a00' || x'027171'", err, sizeof err);
+    all = names_of(ro, ACTION_NAMES_ALL);
+    want = names_queried(db, "1");
+    is_str(all, want, "a stored list cut short is not used: the names are the symbols'");
+    free(all);
+    free(want);
 
     sqlite3_close(ro);
     sqlite3_close(db);
