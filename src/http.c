@@ -164,6 +164,68 @@ char *http_error_message(const char *body)
     return m;
 }
 
+/* The error message of body, lower-cased; "" when it has none. */
+static void lower_message(const char *body, char *dst, size_t dstlen)
+{
+    dst[0] = 0;
+    char *m = http_error_message(body);
+    if (!m) return;
+    snprintf(dst, dstlen, "%s", m);
+    free(m);
+    for (char *p = dst; *p; p++) *p = (char)tolower((unsigned char)*p);
+}
+
+int http_billing_refused(long status, const char *body)
+{
+    if (status == 402) return 1;
+    if (status != 400 && status != 403) return 0;
+    char m[512];
+    lower_message(body, m, sizeof m);
+    return strstr(m, "credit balance is too low") != NULL;
+}
+
+/* The whole number written right after the first occurrence of key in s, or -1. */
+static long number_after(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    if (!p) return -1;
+    p += strlen(key);
+    if (!isdigit((unsigned char)*p)) return -1;
+    long v = 0;
+    for (; isdigit((unsigned char)*p) && v < 100000000; p++) v = v * 10 + (*p - '0');
+    return v;
+}
+
+int http_input_too_long(long status, const char *body, long *limit_tokens)
+{
+    if (limit_tokens) *limit_tokens = -1;
+    if (status < 400) return 0;
+    char m[512];
+    lower_message(body, m, sizeof m);
+    /* the limit as each server words it, then the phrases that carry none */
+    static const char *const limits[] = {
+        "maximum context length is ",     /* OpenAI, vLLM */
+        "maximum input length is ",       /* OpenAI embeddings */
+        "must have less than ",           /* text-embeddings-inference */
+        "current batch size: ",           /* llama.cpp, newer wording */
+    };
+    static const char *const phrases[] = {
+        "too large to process",           /* llama.cpp: larger than the physical batch */
+        "exceeds the context length", "input length exceeds", "exceeds maximum context length",  /* Ollama */
+        "maximum context length", "maximum input length", "must have less than",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(limits); i++) {
+        long v = number_after(m, limits[i]);
+        if (v > 0) {
+            if (limit_tokens) *limit_tokens = v;
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < ARRAY_LEN(phrases); i++)
+        if (strstr(m, phrases[i])) return 1;
+    return 0;
+}
+
 int http_quota_exhausted(const char *body)
 {
     cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
@@ -339,7 +401,8 @@ int http_model_loading(long status, const char *body)
 
 int http_status_persistent(long status, const char *body)
 {
-    return status == 501 || (status == 429 && http_quota_exhausted(body));
+    return status == 501 || status == 402 || (status == 429 && http_quota_exhausted(body)) ||
+           (status >= 500 && http_input_too_long(status, body, NULL));
 }
 
 static const char *status_advice(long status, const char *body)
@@ -347,6 +410,11 @@ static const char *status_advice(long status, const char *body)
     if (status == 429 && http_quota_exhausted(body))
         return "the account's quota or spend limit is used up, which waiting will not cure; check the plan and "
                "billing details of the API key's account";
+    if (http_billing_refused(status, body))
+        return "the account cannot pay for requests (credit balance or billing), which waiting will not cure; check "
+               "the plan and billing details of the API key's account";
+    if (http_input_too_long(status, body, NULL))
+        return "an input is longer than the model accepts; send shorter texts or raise the server's limit";
     if (status == 501)
         return "the server does not implement this, and retrying will not change that; check how it was started";
     if (status == 401 || status == 403)

@@ -81,9 +81,24 @@ long http_retry_after_ms_value(const char *value);
  * with error.details.error_code "enforced_spend_limit_reached". */
 int http_quota_exhausted(const char *body);
 
+/* 1 when the server refuses to serve the account for billing: 402 (Anthropic's
+ * billing_error), or Anthropic's 400 "Your credit balance is too low to access
+ * the Anthropic API". Retrying will not change it. */
+int http_billing_refused(long status, const char *body);
+
+/* 1 when an error reply says an input is longer than the model takes:
+ * llama.cpp's 500 "input (N tokens) is too large to process. increase the
+ * physical batch size (current batch size: B)", vLLM's and OpenAI's 400
+ * "This model's maximum context length is N tokens...", OpenAI's "maximum
+ * input length is N tokens", text-embeddings-inference's 413 "`inputs` must
+ * have less than N tokens", Ollama's "input length exceeds the context
+ * length". *limit_tokens (may be NULL) gets the limit the message names, or -1. */
+int http_input_too_long(long status, const char *body, long *limit_tokens);
+
 /* 1 when a status that would otherwise be retried will fail the same way
- * again: 501 Not Implemented, or a 429 that says the quota is used up
- * (http_quota_exhausted). Such replies are not retried. */
+ * again: 501 Not Implemented, 402 Payment Required, a 429 that says the quota
+ * is used up (http_quota_exhausted), or a 5xx that says the input is too long
+ * (llama.cpp, http_input_too_long). Such replies are not retried. */
 int http_status_persistent(long status, const char *body);
 
 /* 1 when a reply is llama.cpp's 503 {"error": {"code": 503, "message":

@@ -86,6 +86,11 @@ static const char *script2 =
     "for requests\", \"type\": \"requests\", \"param\": null, \"code\": \"rate_limit_exceeded\"}}},"
     " {\"match\": \"case:quota\", \"status\": 429, \"error_body\": {\"error\": {\"message\": \"You exceeded your current quota, "
     "please check your plan and billing details.\", \"type\": \"insufficient_quota\", \"param\": null, \"code\": \"insufficient_quota\"}}},"
+    " {\"match\": \"case:credit-low\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": "
+    "\"invalid_request_error\", \"message\": \"Your credit balance is too low to access the Anthropic API. Please go to "
+    "Plans & Billing to upgrade or purchase credits.\"}}},"
+    " {\"match\": \"case:billing402\", \"status\": 402, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": "
+    "\"billing_error\", \"message\": \"There is an issue with the billing or payment information of the account.\"}}},"
     " {\"match\": \"case:ollama404\", \"status\": 404, \"error_body\": {\"error\": {\"message\": \"model \\\"qwen3:8b\\\" not found, "
     "try pulling it first\", \"type\": \"api_error\", \"param\": null, \"code\": null}}},"
     " {\"match\": \"case:loading\", \"status\": 503, \"error_body\": {\"error\": {\"code\": 503, \"message\": \"Loading model\","
@@ -563,6 +568,8 @@ static void profiles(const char *logpath)
         {"gpt-4o", 0, "case:ratelimit", "transient", 0},
         {"gpt-4o", 0, "case:malformed", "bad_reply", 0},
         {"gpt-4o", 0, "case:quota", "quota", 1},
+        {"claude-sonnet-4-5", 1, "case:credit-low", "quota", 1},
+        {"claude-sonnet-4-5", 1, "case:billing402", "quota", 1},
         {"qwen3:8b", 0, "case:ollama404", "not_found", 1},
         {"qwen2.5-coder", 0, "case:not-impl", "bad_request", 1},
     };
@@ -594,6 +601,20 @@ static void profiles(const char *logpath)
     ask2(b, "case:not-impl", 0, NULL, &r);
     is_int(r.attempts, 1, "kind: 501 is not retried");
     llm_reply_free(&r);
+    llm_backend_free(b);
+    /* Anthropic's billing refusals (a 400 whose message says the credit
+     * balance is too low, and 402 billing_error) say to check billing, not
+     * the request or the server */
+    b = mk2("claude-sonnet-4-5", 1, NULL);
+    static const char *const billing[] = {"case:credit-low", "case:billing402"};
+    for (size_t i = 0; i < ARRAY_LEN(billing); i++) {
+        ask2(b, billing[i], 0, NULL, &r);
+        is_int(r.attempts, 1, "kind: %s is sent once", billing[i]);
+        ok(strstr(r.error, "billing") && !strstr(r.error, "check the model name") &&
+           !strstr(r.error, "check the server and its configuration"),
+           "kind: %s says to check billing: %s", billing[i], r.error);
+        llm_reply_free(&r);
+    }
     llm_backend_free(b);
     char refused[96];
     snprintf(refused, sizeof refused, "http://127.0.0.1:%d", fake_closed_port());
