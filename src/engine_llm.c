@@ -135,6 +135,7 @@ static int embed_remote_on;               /* ... with embed_sem below */
 static struct embed_config embed_cfg;     /* its strings are the copies below */
 static char *embed_base, *embed_model, *embed_key;
 static struct semantic_remote embed_sem;
+static atomic_size_t embed_fit;           /* the input bound the server took (embed_config.fit_bytes) */
 static atomic_long embed_ncalls;
 
 static int counted_embed(const struct embed_config *cfg, const char *const *texts, size_t n, float **vecs, int *dim,
@@ -175,6 +176,8 @@ static int remote_from(const struct drqa_config *c)
     embed_cfg.base = embed_base;
     embed_cfg.model = embed_model;
     embed_cfg.key = embed_key;
+    atomic_store(&embed_fit, 0);
+    embed_cfg.fit_bytes = &embed_fit;
     embed_sem.fn = counted_embed;
     embed_sem.cfg = &embed_cfg;
     embed_sem.model = embed_model;

@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +51,11 @@ static int rc_from_http(int rc)
 }
 
 /* One request for texts[0, n): rows written to out (n * dim, allocated on the
- * first batch when *dim is 0). */
+ * first batch when *dim is 0). When the server refused an input as too long,
+ * *too_long is set and *limit holds the token limit it named (or -1). */
 static int embed_batch(const struct embed_config *e, const char *url, const char *const *texts, size_t n,
-                       size_t first, float **out, int *dim, size_t total, char *err, size_t errlen)
+                       size_t first, float **out, int *dim, size_t total, int *too_long, long *limit, char *err,
+                       size_t errlen)
 {
     cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "model", e->model);
@@ -75,6 +78,7 @@ static int embed_batch(const struct embed_config *e, const char *url, const char
         memset(auth, 0, strlen(auth));
         free(auth);
     }
+    *too_long = rc == HTTP_ERR_STATUS && http_input_too_long(res.status, res.body, limit);
     if (rc != HTTP_OK) {
         /* llama.cpp's server (and Ollama's runner under it) answers 501 "does
          * not support embeddings. Start it with --embeddings": Ollama's user
@@ -156,6 +160,75 @@ out:
     return rc;
 }
 
+/* The length of the longest prefix of s within cap bytes that does not end
+ * inside a UTF-8 sequence. */
+static size_t utf8_prefix(const char *s, size_t len, size_t cap)
+{
+    if (len <= cap) return len;
+    size_t k = cap;
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    return k;
+}
+
+/* The next bound after a refusal: the named limit in bytes, else half the
+ * longest text sent; always below the longest (or 0: no shorter bound left). */
+static size_t next_bound(long limit, size_t longest)
+{
+    size_t b = limit > 0 && (size_t)limit < SIZE_MAX / EMBED_BYTES_PER_TOKEN ? (size_t)limit * EMBED_BYTES_PER_TOKEN
+                                                                              : longest / 2;
+    if (b >= longest) b = longest / 2;
+    return b < EMBED_MIN_BYTES ? 0 : b;
+}
+
+/* Keeps bound in *fit (the smallest one learnt wins). */
+static void keep_bound(atomic_size_t *fit, size_t bound)
+{
+    if (!fit) return;
+    size_t cur = atomic_load(fit);
+    while ((cur == 0 || bound < cur) && !atomic_compare_exchange_weak(fit, &cur, bound)) {
+    }
+}
+
+/* One batch, its texts cut to *bound (0: whole), cut further and sent again
+ * while the server says an input is too long. */
+static int embed_fitted(const struct embed_config *e, const char *url, const char *const *texts, size_t n,
+                        size_t first, float **out, int *dim, size_t total, size_t *bound, char *err, size_t errlen)
+{
+    const char **use = xcalloc(n, sizeof *use);
+    char **cut = xcalloc(n, sizeof *cut);
+    int rc;
+    for (;;) {
+        size_t longest = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *t = texts[i] ? texts[i] : "";
+            size_t len = strlen(t), k = *bound ? utf8_prefix(t, len, *bound) : len;
+            free(cut[i]);
+            cut[i] = k < len ? xstrndup(t, k) : NULL;
+            use[i] = cut[i] ? cut[i] : t;
+            if (k > longest) longest = k;
+        }
+        int too_long = 0;
+        long limit = -1;
+        rc = embed_batch(e, url, use, n, first, out, dim, total, &too_long, &limit, err, errlen);
+        if (rc == LLM_OK || !too_long) break;
+        size_t b = next_bound(limit, longest);
+        if (!b) {
+            size_t l = strlen(err);
+            snprintf(err + l, errlen - l, " (the longest input sent was %zu bytes; texts are not cut below %d bytes)",
+                     longest, EMBED_MIN_BYTES);
+            break;
+        }
+        log_msg("embed: %s refused an input of up to %zu bytes as too long (limit %ld tokens named); cutting "
+                "texts to %zu bytes", url, longest, limit, b);
+        *bound = b;
+        keep_bound(e->fit_bytes, b);
+    }
+    for (size_t i = 0; i < n; i++) free(cut[i]);
+    free(cut);
+    free(use);
+    return rc;
+}
+
 int embed_remote(const struct embed_config *e, const char *const *texts, size_t n, float **vecs, int *dim,
                  char *err, size_t errlen)
 {
@@ -170,9 +243,10 @@ int embed_remote(const struct embed_config *e, const char *const *texts, size_t 
     char *url = url_join(e->base, "/embeddings");
     float *out = NULL;
     int d = 0, rc = LLM_OK;
+    size_t bound = e->fit_bytes ? atomic_load(e->fit_bytes) : 0;
     for (size_t i = 0; i < n && rc == LLM_OK; i += batch) {
         size_t m = n - i < batch ? n - i : batch;
-        rc = embed_batch(e, url, texts + i, m, i, &out, &d, n, err, errlen);
+        rc = embed_fitted(e, url, texts + i, m, i, &out, &d, n, &bound, err, errlen);
     }
     log_msg("embed: %zu texts to %s in batches of %zu: %s", n, url, batch, rc == LLM_OK ? "ok" : err);
     free(url);

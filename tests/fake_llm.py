@@ -22,7 +22,13 @@ Replies come from a JSON script file:
                                uses left ("times") is used
    "sequence": [REPLY, ...],   else the next of these, in order
    "default":  REPLY,          else this
-   "embed_dim": 8}
+   "embed_dim": 8,
+   "embed_max_tokens": N,      embeddings: refuse a request holding an input of
+                               more than N tokens (counted by embed_tokens), as
+   "embed_limit_style": S}     server S words it: "llamacpp" (500, the limit
+                               named as the batch size), "llamacpp-old" (500,
+                               no number), "vllm" (400), "openai" (400), "tei"
+                               (413)
 
 A rule may also hold "body_has" / "body_lacks": a substring the raw request
 body must / must not contain (a server that refuses a parameter only when
@@ -75,6 +81,43 @@ def fnv1a64(data):
         h ^= b
         h = (h * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+def embed_tokens(text):
+    """Tokens of text as a subword tokenizer cuts code: a digit or a mark is
+    one, a run of letters one per four (WordPiece and BPE split identifiers)."""
+    n = 0
+    run = 0
+    for ch in text:
+        if ch.isalpha():
+            run += 1
+            continue
+        n += (run + 3) // 4
+        run = 0
+        if not ch.isspace():
+            n += 1
+    return n + (run + 3) // 4
+
+
+def too_long_reply(style, limit, given):
+    """The status and body a server of that style sends for an input of
+    `given` tokens over `limit`."""
+    if style == "llamacpp":
+        return 500, {"error": {"code": 500, "message": "input (%d tokens) is too large to process. increase the "
+                               "physical batch size (current batch size: %d)" % (given, limit), "type": "server_error"}}
+    if style == "llamacpp-old":
+        return 500, {"error": {"code": 500, "message": "input is too large to process. increase the physical batch size",
+                               "type": "server_error"}}
+    if style == "vllm":
+        return 400, {"object": "error", "message": "This model's maximum context length is %d tokens. However, you "
+                     "requested %d tokens in the input for embedding generation. Please reduce the length of the "
+                     "input." % (limit, given), "type": "BadRequestError", "param": None, "code": 400}
+    if style == "tei":
+        return 413, {"error": "Input validation error: `inputs` must have less than %d tokens. Given: %d" % (limit, given),
+                     "error_type": "Validation"}
+    return 400, {"error": {"message": "This model's maximum context length is %d tokens, however you requested %d tokens "
+                           "(%d in your prompt; 0 for the completion). Please reduce your prompt; or completion length."
+                           % (limit, given, given), "type": "invalid_request_error", "param": None, "code": None}}
 
 
 def embed_vector(text, dim):
@@ -294,6 +337,13 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(inp, str):
             inp = [inp]
         dim = int(self.state.script.get("embed_dim", 8))
+        limit = self.state.script.get("embed_max_tokens")
+        if limit:
+            given = max([embed_tokens(t) for t in inp] or [0])
+            if given > limit:
+                st, body = too_long_reply(self.state.script.get("embed_limit_style", "openai"), limit, given)
+                self.send_json(st, body)
+                return
         data = [{"object": "embedding", "index": i, "embedding": embed_vector(t, dim)}
                 for i, t in enumerate(inp)]
         if r.get("fault") == "bad_index" and data:

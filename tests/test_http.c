@@ -265,6 +265,44 @@ int main(void)
     is_int(http_quota_exhausted("{\"type\": \"error\", \"error\": {\"type\": \"rate_limit_error\", \"message\": \"x\"}}"), 0,
            "Anthropic's plain rate_limit_error is not");
 
+    /* billing refusals: Anthropic's 402 billing_error, and its 400 about a
+     * credit balance too low; an ordinary 400 is not one */
+    is_int(http_billing_refused(402, "{\"type\": \"error\", \"error\": {\"type\": \"billing_error\", \"message\": \"x\"}}"), 1,
+           "402 billing_error is a billing refusal");
+    is_int(http_billing_refused(400, "{\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": "
+                                     "\"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to "
+                                     "upgrade or purchase credits.\"}}"), 1,
+           "Anthropic's 400 credit balance too low is a billing refusal");
+    is_int(http_billing_refused(400, "{\"error\": {\"message\": \"Invalid 'messages'\", \"type\": \"invalid_request_error\"}}"),
+           0, "an ordinary 400 is not");
+    is_int(http_status_persistent(402, "{}"), 1, "402 is not retried");
+
+    /* inputs over the model's limit, as each server words it, with the limit */
+    static const struct { long status; const char *body; long limit; } toolong[] = {
+        {500, "{\"error\": {\"code\": 500, \"message\": \"input is too large to process. increase the physical batch size\", "
+              "\"type\": \"server_error\"}}", -1},
+        {500, "{\"error\": {\"code\": 500, \"message\": \"input (992 tokens) is too large to process. increase the physical "
+              "batch size (current batch size: 512)\", \"type\": \"server_error\"}}", 512},
+        {400, "{\"object\": \"error\", \"message\": \"This model's maximum context length is 512 tokens. However, you requested "
+              "613 tokens in the input for embedding generation. Please reduce the length of the input.\", \"type\": "
+              "\"BadRequestError\", \"param\": null, \"code\": 400}", 512},
+        {400, "{\"error\": {\"message\": \"This model's maximum context length is 8192 tokens, however you requested 9017 tokens "
+              "(9017 in your prompt; 0 for the completion). Please reduce your prompt; or completion length.\", \"type\": "
+              "\"invalid_request_error\", \"param\": null, \"code\": null}}", 8192},
+        {413, "{\"error\": \"Input validation error: `inputs` must have less than 512 tokens. Given: 613\", \"error_type\": "
+              "\"Validation\"}", 512},
+        {500, "{\"error\": {\"message\": \"the input length exceeds the context length\", \"type\": \"api_error\"}}", -1},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(toolong); i++) {
+        long lim = 0;
+        is_int(http_input_too_long(toolong[i].status, toolong[i].body, &lim), 1, "too long %zu: recognised", i);
+        is_int(lim, toolong[i].limit, "too long %zu: limit %ld", i, toolong[i].limit);
+    }
+    is_int(http_input_too_long(500, "{\"error\": {\"code\": 500, \"message\": \"CUDA out of memory\"}}", NULL), 0,
+           "another 500 is not an input too long");
+    is_int(http_status_persistent(500, toolong[0].body), 1, "llama.cpp's input too large is not retried");
+    is_int(http_status_persistent(500, "{\"error\": {\"message\": \"boom\"}}"), 0, "another 500 is retried");
+
     /* 501 Not Implemented (llama.cpp's not_supported_error, e.g. embeddings
      * on a server started without --embeddings) is not retried */
     fast(&o, 3);

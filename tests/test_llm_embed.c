@@ -54,6 +54,119 @@ static int rows_match(const float *got, const char *const *texts, size_t n)
     return 1;
 }
 
+/* Python-like text of about n bytes, different for each seed. */
+static char *code_text(int seed, size_t n)
+{
+    struct buf b = BUF_INIT;
+    for (int i = 0; b.len < n; i++)
+        buf_printf(&b, "    def handler_%d_%d(self, request, *args):\n        return self.dispatch(request, args[%d])\n", seed,
+                   i, i % 7);
+    return buf_take(&b);
+}
+
+/* A server whose model takes at most 200 tokens an input, refusing longer
+ * ones as each server family words it: the texts are cut and sent again,
+ * each row is the vector of its text's beginning, and the bound is kept for
+ * the next call, which is cut at once. */
+static void too_long_inputs(void)
+{
+    static const char *const styles[] = {"llamacpp", "llamacpp-old", "vllm", "openai", "tei"};
+    for (size_t s = 0; s < ARRAY_LEN(styles); s++) {
+        char spec[256];
+        snprintf(spec, sizeof spec, "{\"embed_dim\": 8, \"embed_max_tokens\": 200, \"embed_limit_style\": \"%s\", "
+                 "\"default\": {}}", styles[s]);
+        struct fake f;
+        if (fake_start(&f, spec)) {
+            ok(0, "%s: the fake server starts", styles[s]);
+            continue;
+        }
+        char base[96];
+        snprintf(base, sizeof base, "%s/v1", f.base);
+        atomic_size_t fit = 0;
+        struct embed_config e = {.base = base, .model = "small-embed", .batch = 4, .price_in = -1, .fit_bytes = &fit};
+        http_opts_defaults(&e.http);
+        e.http.max_attempts = 3;
+        e.http.backoff_base_ms = 5;
+        e.http.backoff_max_ms = 10;
+        char *long1 = code_text(1, 3000), *long2 = code_text(2, 1200);
+        /* three-byte characters: most cuts fall inside one, which must not be split */
+        struct buf ub = BUF_INIT;
+        while (ub.len < 2500) buf_adds(&ub, "\xe2\x82\xac");
+        char *utf = buf_take(&ub);
+        const char *texts[] = {"short text", long1, long2, utf, "def f(): pass"};
+        float *v = NULL;
+        int dim = 0;
+        char err[512] = "";
+        int rc = embed_remote(&e, texts, ARRAY_LEN(texts), &v, &dim, err, sizeof err);
+        is_int(rc, 0, "%s: texts over the model's limit are embedded after cutting: %s", styles[s], err);
+        size_t bound = atomic_load(&fit);
+        ok(bound >= EMBED_MIN_BYTES && bound < 1200, "%s: a bound was learnt (%zu bytes)", styles[s], bound);
+        int rows_ok = v != NULL, utf_ok = 1;
+        for (size_t i = 0; v && i < ARRAY_LEN(texts); i++) {
+            size_t len = strlen(texts[i]), k = len < bound ? len : bound;
+            while (k < len && k > 0 && ((unsigned char)texts[i][k] & 0xC0) == 0x80) k--;
+            char *prefix = xstrndup(texts[i], k);
+            const char *one[] = {prefix};
+            rows_ok &= rows_match(v + i * DIM, one, 1);
+            if (i == 3) utf_ok = k > 0 && ((unsigned char)texts[i][k] & 0xC0) != 0x80;
+            free(prefix);
+        }
+        ok(rows_ok, "%s: each row is the vector of its text's first bytes, the short ones whole", styles[s]);
+        ok(utf_ok, "%s: no cut splits a UTF-8 sequence", styles[s]);
+        free(v);
+        /* every input the server took fitted; the refusals were the first tries */
+        cJSON *all = fake_requests(&f), *r;
+        int sent = 0, over = 0, broken = 0;
+        cJSON_ArrayForEach(r, all) {
+            cJSON *b = fake_body(r), *in;
+            sent++;
+            cJSON_ArrayForEach(in, cJSON_GetObjectItem(b, "input")) {
+                over |= strlen(in->valuestring) > 1200;
+                broken |= strstr(in->valuestring, "\xef\xbf\xbd") != NULL;   /* U+FFFD: the fake read a bad sequence */
+            }
+            cJSON_Delete(b);
+        }
+        cJSON_Delete(all);
+        ok(sent >= 3 && over, "%s: the whole texts were tried first (%d requests)", styles[s], sent);
+        ok(!broken, "%s: every text sent is valid UTF-8", styles[s]);
+        /* the next call is cut at once: one request per batch, no refusal */
+        const char *again[] = {long1};
+        rc = embed_remote(&e, again, 1, &v, &dim, err, sizeof err);
+        ok(rc == 0 && v, "%s: a later call succeeds", styles[s]);
+        free(v);
+        all = fake_requests(&f);
+        is_int(cJSON_GetArraySize(all), sent + 1, "%s: a later call is cut at once, one request", styles[s]);
+        cJSON_Delete(all);
+        free(long1);
+        free(long2);
+        free(utf);
+        fake_stop(&f);
+    }
+
+    /* a limit so small that no useful part fits: a clear error, not a loop */
+    struct fake f;
+    if (fake_start(&f, "{\"embed_dim\": 8, \"embed_max_tokens\": 10, \"embed_limit_style\": \"vllm\", \"default\": {}}")) {
+        ok(0, "tiny limit: the fake server starts");
+        return;
+    }
+    char base[96];
+    snprintf(base, sizeof base, "%s/v1", f.base);
+    struct embed_config e = {.base = base, .model = "tiny-embed", .batch = 4, .price_in = -1};
+    http_opts_defaults(&e.http);
+    e.http.backoff_base_ms = 5;
+    char *t = code_text(3, 4000);
+    const char *texts[] = {t};
+    float *v = (float *)1;
+    int dim = 0;
+    char err[512] = "";
+    int rc = embed_remote(&e, texts, 1, &v, &dim, err, sizeof err);
+    ok(rc == LLM_ERR_STATUS && v == NULL, "tiny limit: fails");
+    ok(strstr(err, "maximum context length is 10 tokens") && strstr(err, "not cut below"), "tiny limit: says why: %s", err);
+    ok(fake_count(&f, "def handler") <= 6, "tiny limit: a few requests, no endless halving (%d)", fake_count(&f, "def handler"));
+    free(t);
+    fake_stop(&f);
+}
+
 int main(void)
 {
     struct fake f;
@@ -189,5 +302,6 @@ int main(void)
 
     llm_usage_destroy(&u);
     fake_stop(&f);
+    too_long_inputs();
     return done_testing();
 }

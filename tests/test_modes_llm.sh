@@ -42,7 +42,7 @@ Q="Where does App.dispatch_request call the view function?"
 QW="Where is the route dispatch table registered?"
 QF="Why does the model fail for this question?"
 EKEY=sk-embed-Zx81SECRETembedKey
-for r in repo wrepo erepo erepo2 erepo3; do cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/$r"; done
+for r in repo wrepo erepo erepo2 erepo3 erepo4; do cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/$r"; done
 # a module longer than one window: windows 1-500, 451-950, 901-1200
 $PYTHON3 -c 'import sys
 lines = ["\"\"\"The route dispatch table: every view registered by path.\"\"\""]
@@ -279,6 +279,32 @@ for r in erepo erepo2; do
     grep -q '"citations":\[{"path":"tinyweb/app.py","start_line":46,"end_line":51}' "$T/down-$r.json"
     ok $? "embeddings server down ($r): answered from the local vectors"
 done
+
+# a small embedding model behind llama.cpp's server: inputs over 100 tokens
+# are refused with its 500; the texts are cut, and every chunk is embedded
+cat >"$T/small.json" <<'EOF'
+{"embed_dim": 16, "embed_max_tokens": 100, "embed_limit_style": "llamacpp-old", "default": {}}
+EOF
+if fake_start "$T/small.json" "$T/all.jsonl"; then
+    run small $(emb "$port") --ask "$Q" "$T/erepo4"
+    index=$(ls "$XDG_CACHE_HOME"/drqa-tui/erepo4-*.sqlite | head -1)
+    checks embed small "$index"
+    is "$(cat "$T/small.rc")" 0 "small embedding model: the run succeeds"
+    ok "$(grep -c warning "$T/small.err")" "small embedding model: no warning, the remote vectors are used"
+    set -- $(line "$T/small.check" 5)
+    is "$1" "$2" "small embedding model: every chunk's vector is cached"
+    PYTHONPATH="$top_srcdir/tests" $PYTHON3 -c 'import json, sys
+from fake_llm import embed_tokens
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+longest = [max(embed_tokens(t) for t in json.loads(r["body"])["input"]) for r in reqs if r["path"].endswith("/embeddings")]
+# refusals first, then every request fits
+print(len(longest), sum(1 for x in longest if x > 100) > 0, all(x <= 100 for x in longest[-3:]))' "$T/small.jsonl" >"$T/small.fit" 2>&1
+    set -- $(cat "$T/small.fit")
+    is "${2:-} ${3:-}" "True True" "small embedding model: whole texts were refused, the cut ones fit (${1:-?} requests)"
+    fake_stop
+else
+    ok 1 "small embedding model: the fake server starts"
+fi
 
 echo "1..$n"
 exit $fail
