@@ -95,7 +95,10 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
             tool_input = cJSON_PrintUnformatted(in);
         }
     }
-    reply->truncated = cJSON_IsString(stop) && strcmp(stop->valuestring, "max_tokens") == 0;
+    /* cut short: at max_tokens, or at the end of the model's context window
+     * (stop_reason model_context_window_exceeded, Claude Sonnet 4.5 on) */
+    reply->truncated = cJSON_IsString(stop) && (strcmp(stop->valuestring, "max_tokens") == 0 ||
+                                                strcmp(stop->valuestring, "model_context_window_exceeded") == 0);
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
     long in = llm_usage_field(usage, "input_tokens");
     long cread = llm_usage_field(usage, "cache_read_input_tokens");

@@ -24,6 +24,7 @@ static const char *script =
     " {\"match\": \"case:prose\", \"fault\": \"prose\", \"content\": \"{\\\"a\\\": 1}\"},"
     " {\"match\": \"case:length-openai\", \"content\": \"{\\\"a\\\": \", \"finish\": \"length\"},"
     " {\"match\": \"case:length-anthropic\", \"content\": \"{\\\"a\\\": \", \"finish\": \"max_tokens\"},"
+    " {\"match\": \"case:window-anthropic\", \"content\": \"{\\\"a\\\": \", \"finish\": \"model_context_window_exceeded\"},"
     " {\"match\": \"case:stopped-anthropic\", \"content\": \"Hello..\", \"finish\": \"refusal\","
     "  \"stop_details\": {\"type\": \"refusal\", \"category\": \"cyber\", \"explanation\": \"declined here\"}},"
     " {\"match\": \"case:stopped-openai\", \"content\": \"Hello..\", \"finish\": \"content_filter\"},"
@@ -242,6 +243,15 @@ static void run(const char *pname)
     is_int(ask(b, "planning", tag, &r, &u), LLM_OK, "%s: a reply cut at the token limit", pname);
     is_int(r.truncated, 1, "%s: is flagged truncated", pname);
     llm_reply_free(&r);
+    if (anthropic) {
+        /* Claude's stop at the end of its context window is a cut reply too */
+        struct llm_usage u2;   /* kept out of the ledger counted below */
+        llm_usage_init(&u2);
+        is_int(ask(b, "planning", "case:window-anthropic", &r, &u2), LLM_OK, "%s: a reply cut at the context window", pname);
+        is_int(r.truncated, 1, "%s: model_context_window_exceeded is flagged truncated", pname);
+        llm_reply_free(&r);
+        llm_usage_destroy(&u2);
+    }
     snprintf(tag, sizeof tag, "case:stopped-%s", pname);
     is_int(ask(b, "answer", tag, &r, &u), LLM_ERR_REPLY, "%s: a reply stopped by a refusal or content filter fails", pname);
     is_int(r.fail, LLM_FAIL_BAD_REPLY, "%s: as a bad reply (the step falls back, the search goes on)", pname);
