@@ -213,6 +213,7 @@ int http_input_too_long(long status, const char *body, long *limit_tokens)
         "too large to process",           /* llama.cpp: larger than the physical batch */
         "exceeds the context length", "input length exceeds", "exceeds maximum context length",  /* Ollama */
         "maximum context length", "maximum input length", "must have less than",
+        "exceed context limit",           /* Anthropic: input and max_tokens over the window */
     };
     for (size_t i = 0; i < ARRAY_LEN(limits); i++) {
         long v = number_after(m, limits[i]);

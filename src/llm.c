@@ -182,9 +182,11 @@ int llm_check_request(const struct llm_request *req, struct llm_reply *reply)
     return 0;
 }
 
+static int fitted_limit(const struct llm_http_backend *hb, const struct llm_request *req, int limit);
+
 int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req)
 {
-    return req->max_tokens > 0 ? req->max_tokens : hb->prof.max_output;
+    return fitted_limit(hb, req, req->max_tokens > 0 ? req->max_tokens : hb->prof.max_output);
 }
 
 int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_request *req, int adjust, double *t)
@@ -237,7 +239,7 @@ static int is_context_error(const struct err_info *ei)
 {
     static const char *const pats[] = {"context_length_exceeded", "maximum context length", "exceed_context_size",
                                        "exceeds the context", "context window", "prompt is too long",
-                                       "context length"};
+                                       "context length", "exceed context limit"};
     for (size_t i = 0; i < ARRAY_LEN(pats); i++)
         if (strstr(ei->code, pats[i]) || strstr(ei->type, pats[i]) || strstr(ei->message, pats[i])) return 1;
     return 0;
@@ -382,12 +384,87 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     return LLM_OK;
 }
 
+/* The whole number right after the first occurrence of key in s, or -1. */
+static long number_after(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    if (!p) return -1;
+    p += strlen(key);
+    if (*p < '0' || *p > '9') return -1;
+    long v = 0;
+    for (; *p >= '0' && *p <= '9' && v < 100000000; p++) v = v * 10 + (*p - '0');
+    return v;
+}
+
+/* The context window and the input tokens a context refusal names (-1 for
+ * what it does not): vLLM "maximum context length is N tokens and your
+ * request has K input tokens" (or "... N tokens. However, you requested T
+ * tokens (K in the messages, M in the completion)"), OpenAI "(K in your
+ * prompt; M for the completion)", Anthropic "input length and `max_tokens`
+ * exceed context limit: K + M > N". */
+static void context_numbers(const struct err_info *ei, long *window, long *input)
+{
+    const char *m = ei->message;
+    *window = number_after(m, "maximum context length is ");
+    *input = number_after(m, "your request has ");
+    if (*input < 0) *input = number_after(m, "tokens (");   /* "(K in the messages" / "(K in your prompt" */
+    if (*window < 0 && (*input = number_after(m, "context limit: ")) > 0) {
+        const char *gt = strstr(m, " > ");
+        *window = gt ? number_after(gt, " > ") : -1;
+    }
+}
+
+/* The bytes of a request's text: the system prompt and the messages. */
+static size_t request_bytes(const struct llm_request *req)
+{
+    size_t bytes = req->system ? strlen(req->system) : 0;
+    for (size_t i = 0; i < req->nmessages; i++) bytes += req->messages[i].content ? strlen(req->messages[i].content) : 0;
+    return bytes;
+}
+
+/* The reply limit for a request once the window is known: what is left of
+ * the window after the input, estimated from its bytes at the ratio the
+ * server's own count gave (LLM_BYTES_PER_TOKEN until then), when that is
+ * below the limit and still LLM_REPLY_MIN or more. */
+static int fitted_limit(const struct llm_http_backend *hb, const struct llm_request *req, int limit)
+{
+    long window = atomic_load(&hb->window);
+    if (window <= 0) return limit;
+    long ratio = atomic_load(&hb->bytes_per_token_x100);
+    if (ratio <= 0) ratio = LLM_BYTES_PER_TOKEN * 100;
+    long input = (long)((request_bytes(req) * 100 + (size_t)ratio - 1) / (size_t)ratio);
+    long room = window - input - LLM_REPLY_MARGIN;
+    return room < limit && room >= LLM_REPLY_MIN ? (int)room : limit;
+}
+
+/* Keeps what a context refusal told: the window (the smallest named wins)
+ * and the bytes a token of this request (the smallest ratio wins, so that
+ * estimates run high). */
+static void learn_window(struct llm_http_backend *hb, const struct llm_request *req, long window, long input)
+{
+    if (window > 0) {
+        long cur = atomic_load(&hb->window);
+        while ((cur <= 0 || window < cur) && !atomic_compare_exchange_weak(&hb->window, &cur, window)) {
+        }
+    }
+    size_t bytes = request_bytes(req);
+    if (input > 0 && bytes > 0) {
+        long ratio = (long)(bytes * 100 / (size_t)input);
+        if (ratio < 1) ratio = 1;
+        long cur = atomic_load(&hb->bytes_per_token_x100);
+        while ((cur <= 0 || ratio < cur) && !atomic_compare_exchange_weak(&hb->bytes_per_token_x100, &cur, ratio)) {
+        }
+    }
+}
+
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
                       const char *const *headers, llm_body_fn build, struct llm_reply *reply, cJSON **json)
 {
     int rc = LLM_ERR_REQUEST;
+    int refit = 0;
     for (int round = 0; round < 5; round++) {
         int adjust = atomic_load(&hb->adjust);
+        int sent_limit = llm_reply_limit(hb, req);
         char *body = build(hb, req, adjust);
         struct err_info ei;
         rc = post_once(hb, req, url, headers, body, reply, json, &ei);
@@ -395,6 +472,24 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
         int bit = rc == LLM_ERR_STATUS && reply->http_status == 400 && reply->fail != LLM_FAIL_CONTEXT_LENGTH
                       ? adjustment_for(hb, &ei, body, adjust, &what) : 0;
         free(body);
+        if (rc == LLM_ERR_STATUS && reply->fail == LLM_FAIL_CONTEXT_LENGTH && !refit) {
+            /* over the window with the reply limit counted in (vLLM and
+             * Anthropic add max_tokens to the input): when the input alone
+             * leaves room, the reply limit is lowered to it and the request
+             * sent again; the window is kept for the later requests */
+            long window, input;
+            context_numbers(&ei, &window, &input);
+            learn_window(hb, req, window, input);
+            int limit = llm_reply_limit(hb, req);
+            if (limit < sent_limit) {
+                log_msg("llm: %s: the context window is %ld tokens and the input %ld; reply limit %d lowered to %d",
+                        hb->label, window, input, sent_limit, limit);
+                refit = 1;
+                reply->error[0] = 0;
+                reply->fail = LLM_FAIL_NONE;
+                continue;
+            }
+        }
         if (!bit) {
             if (rc == LLM_ERR_STATUS && reply->fail == LLM_FAIL_BAD_REQUEST && adjust &&
                 (names_param(&ei, "max_tokens") || names_param(&ei, "max_completion_tokens") ||

@@ -205,7 +205,13 @@ struct llm_http_backend {
     struct http_opts http;
     struct llm_profile prof;      /* config_profile of the model */
     atomic_int adjust;            /* LLM_ADJ_* bits, for the rest of the run */
+    atomic_long window;           /* the context window a refusal named, in tokens (0: not known) */
+    atomic_long bytes_per_token_x100;   /* request bytes a token, x100, from a refusal's count (0: not known) */
 };
+
+#define LLM_REPLY_MIN 256         /* a reply limit is never lowered below this */
+#define LLM_REPLY_MARGIN 32       /* tokens kept free between the input and the window */
+#define LLM_BYTES_PER_TOKEN 3     /* a prompt's bytes a token until the server's count is known (code runs 3-4) */
 
 /* Builds a backend around an llm_http_backend copied from c for model; label
  * is the provider's display name. NULL with err when model is NULL. */
@@ -226,7 +232,9 @@ typedef char *(*llm_body_fn)(const struct llm_http_backend *hb, const struct llm
  * llm_rc; on LLM_OK *json is the parsed reply object (caller deletes). */
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
                       const char *const *headers, llm_body_fn body, struct llm_reply *reply, cJSON **json);
-/* The reply-limit value for req: the request's, else the profile's max_output. */
+/* The reply-limit value for req: the request's, else the profile's max_output;
+ * once a refusal named the context window, no more than the window leaves
+ * after the request's input (estimated), down to LLM_REPLY_MIN. */
 int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req);
 /* Whether a temperature goes out, and which one. */
 int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_request *req, int adjust, double *t);

@@ -60,6 +60,13 @@ value), "headers" (more headers of an error reply, e.g. {"retry-after-ms":
   echo_key       401 whose message repeats the credential it was sent
   error_200      status 200 with the provider's error JSON as the body
   bad_index      embeddings: an index out of range
+A REPLY with "max_model_len" N plays a server with that context window: the
+input counts (prompt bytes + 3) // 4 tokens, the reply limit the request's
+max_tokens (or max_completion_tokens); an input of N or more, or input plus
+limit over N, is refused as "context_style" words it: "vllm" (400, the
+limit named with the input), "vllm-old" (400, "(K in the messages, M in the
+completion)"), "anthropic" (400, "input length and `max_tokens` exceed
+context limit: K + M > N"); else the reply is sent.
 Every request is appended to --log as one JSON line before it is answered:
 {"n", "method", "path", "headers" (names lowercased), "body" (raw text),
 "prompt" (the text matched against), "rule"}.
@@ -118,6 +125,30 @@ def too_long_reply(style, limit, given):
     return 400, {"error": {"message": "This model's maximum context length is %d tokens, however you requested %d tokens "
                            "(%d in your prompt; 0 for the completion). Please reduce your prompt; or completion length."
                            % (limit, given, given), "type": "invalid_request_error", "param": None, "code": None}}
+
+
+def context_refusal(style, window, given, limit):
+    """The status and body a server of that style sends for a request of
+    `given` input tokens and reply limit `limit` over a `window`-token
+    context, or None when it fits."""
+    if given < window and given + limit <= window:
+        return None
+    if style == "anthropic":
+        msg = "input length and `max_tokens` exceed context limit: %d + %d > %d, decrease input length or " \
+              "`max_tokens` and try again" % (given, limit, window)
+        return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": msg}}
+    if given >= window:
+        msg = "This model's maximum context length is %d tokens. However, your request has %d input tokens. " \
+              "Please reduce the length of the input messages." % (window, given)
+    elif style == "vllm-old":
+        msg = "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the " \
+              "messages, %d in the completion). Please reduce the length of the messages or completion." \
+              % (window, given + limit, given, limit)
+    else:
+        msg = "'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is " \
+              "%d tokens and your request has %d input tokens (%d > %d - %d)." % (limit, window, given, limit,
+                                                                                  window, given)
+    return 400, {"object": "error", "message": msg, "type": "BadRequestError", "param": None, "code": 400}
 
 
 def embed_vector(text, dim):
@@ -262,6 +293,13 @@ class Handler(BaseHTTPRequestHandler):
             cred = cred.replace("Bearer ", "")
             self.send_json(401, self.error_body(kind, 401, "Incorrect API key provided: " + cred))
             return
+        if r.get("max_model_len") and kind in ("chat", "messages"):
+            limit = req.get("max_tokens") or req.get("max_completion_tokens") or 0
+            refusal = context_refusal(r.get("context_style", "vllm"), r["max_model_len"], (len(prompt) + 3) // 4,
+                                      limit)
+            if refusal:
+                self.send_json(refusal[0], refusal[1])
+                return
         if r.get("status", 200) >= 400:
             extra = {}
             if "retry_after" in r:

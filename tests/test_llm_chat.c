@@ -71,6 +71,9 @@ static const char *script2 =
     "length of the messages or completion.\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}},"
     " {\"match\": \"case:ctx-llamacpp\", \"status\": 400, \"error_body\": {\"error\": {\"code\": 400, \"message\": \"the request exceeds "
     "the available context size, try increasing it\", \"type\": \"exceed_context_size_error\", \"n_prompt_tokens\": 5012, \"n_ctx\": 4096}}},"
+    " {\"match\": \"case:fit-vllm \", \"max_model_len\": 1500, \"context_style\": \"vllm\", \"content\": \"{}\"},"
+    " {\"match\": \"case:fit-vllm-old\", \"max_model_len\": 1500, \"context_style\": \"vllm-old\", \"content\": \"{}\"},"
+    " {\"match\": \"case:fit-anthropic\", \"max_model_len\": 1500, \"context_style\": \"anthropic\", \"content\": \"{}\"},"
     " {\"match\": \"case:ctx-anthropic\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": "
     "\"invalid_request_error\", \"message\": \"prompt is too long: 212345 tokens > 200000 maximum\"}}},"
     " {\"match\": \"case:auth401\", \"status\": 401, \"error_body\": {\"error\": {\"message\": \"Incorrect API key provided.\","
@@ -592,6 +595,49 @@ static void profiles(const char *logpath)
         llm_reply_free(&r);
         llm_backend_free(b);
     }
+    /* a server whose context window (1500 tokens) cannot hold the input and
+     * the profile's reply limit (4096): vLLM and Anthropic refuse, naming the
+     * window and the input; the reply limit is lowered to what the input
+     * leaves and the request sent again, and the later requests are fitted
+     * at once; an input over the window alone stays a context failure */
+    static const struct { const char *model; int anth; const char *c; } fits[] = {
+        {"meta-llama/Llama-3.2-3B-Instruct", 0, "case:fit-vllm "},
+        {"meta-llama/Llama-3.2-3B-Instruct", 0, "case:fit-vllm-old"},
+        {"claude-haiku-4-5", 1, "case:fit-anthropic"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(fits); i++) {
+        b = mk2(fits[i].model, fits[i].anth, "max_tokens = 4096\n");
+        struct buf pr = BUF_INIT;
+        buf_printf(&pr, "%s", fits[i].c);
+        while (pr.len < 2000) buf_adds(&pr, " the evidence of one step, quoted at length;");
+        int before = fake_count(&g, fits[i].c);
+        int crc = ask2(b, buf_str(&pr), 0, NULL, &r);
+        is_int(crc, LLM_OK, "fit %s: the call succeeds: %s", fits[i].c, r.error);
+        is_int(fake_count(&g, fits[i].c) - before, 2, "fit %s: refused once, then sent with a lower reply limit", fits[i].c);
+        cJSON *sent_body = body2(fits[i].c);
+        long input = (long)(strlen("You are the planner.") + 1 + pr.len + 3) / 4;   /* as the fake counts */
+        int sent = cJSON_GetObjectItem(sent_body, "max_tokens") ? cJSON_GetObjectItem(sent_body, "max_tokens")->valueint : -1;
+        ok(sent >= LLM_REPLY_MIN && sent + input <= 1500 && sent > 1500 - input - 2 * LLM_REPLY_MARGIN,
+           "fit %s: the reply limit sent again is what the window leaves (%d of 1500, input about %ld)", fits[i].c, sent,
+           input);
+        cJSON_Delete(sent_body);
+        llm_reply_free(&r);
+        before = fake_count(&g, fits[i].c);
+        is_int(ask2(b, buf_str(&pr), 0, NULL, &r), LLM_OK, "fit %s: a later call succeeds", fits[i].c);
+        is_int(fake_count(&g, fits[i].c) - before, 1, "fit %s: a later call is fitted at once", fits[i].c);
+        llm_reply_free(&r);
+        /* an input the window cannot hold at all */
+        while (pr.len < 8000) buf_adds(&pr, " the evidence of one step, quoted at length;");
+        before = fake_count(&g, fits[i].c);
+        ask2(b, buf_str(&pr), 0, NULL, &r);
+        is_str(llm_fail_name(r.fail), "context_length", "fit %s: an input over the window fails as context_length: %s",
+               fits[i].c, r.error);
+        ok(fake_count(&g, fits[i].c) - before <= 2, "fit %s: without endless resending", fits[i].c);
+        llm_reply_free(&r);
+        buf_free(&pr);
+        llm_backend_free(b);
+    }
+
     /* llama.cpp's 503 while loading is waited on for the request's time
      * limit, then fails as transient, saying why */
     b = mk2("qwen2.5-coder", 0, "timeout_total_ms = 60\n");
