@@ -273,6 +273,17 @@ static int names_param(const struct err_info *ei, const char *name)
     return 0;
 }
 
+/* A structured-output backend refusing the schema: vLLM's "The provided
+ * JSON schema contains features not supported by xgrammar." (its xgrammar
+ * backend, which lacked numeric ranges in some versions) or "Grammar error:
+ * ..."; llama.cpp's failed schema-to-grammar conversion. */
+static int schema_unsupported(const struct err_info *ei)
+{
+    const char *m = ei->message;
+    return strstr(m, "xgrammar") || strstr(m, "grammar error") || strstr(m, "failed to parse grammar") ||
+           (strstr(m, "json schema") && (strstr(m, "not supported") || strstr(m, "unsupported")));
+}
+
 /* The adjustment for a 400 refusing something body sent, or 0; *what names it. */
 static int adjustment_for(const struct llm_http_backend *hb, const struct err_info *ei, const char *body,
                           int adjust, const char **what)
@@ -294,7 +305,8 @@ static int adjustment_for(const struct llm_http_backend *hb, const struct err_in
     }
     if (!(adjust & LLM_ADJ_NO_SCHEMA)) {
         if (strstr(body, "\"response_format\":") &&
-            (names_param(ei, "response_format") || names_param(ei, "json_schema") || names_param(ei, "json_object"))) {
+            (names_param(ei, "response_format") || names_param(ei, "json_schema") || names_param(ei, "json_object") ||
+             schema_unsupported(ei))) {
             *what = "response_format";
             return LLM_ADJ_NO_SCHEMA;
         }

@@ -71,6 +71,10 @@ static const char *script2 =
     "length of the messages or completion.\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}},"
     " {\"match\": \"case:ctx-llamacpp\", \"status\": 400, \"error_body\": {\"error\": {\"code\": 400, \"message\": \"the request exceeds "
     "the available context size, try increasing it\", \"type\": \"exceed_context_size_error\", \"n_prompt_tokens\": 5012, \"n_ctx\": 4096}}},"
+    " {\"match\": \"case:xgrammar\", \"body_has\": \"response_format\", \"status\": 400, \"error_body\": {\"object\": \"error\", "
+    "\"message\": \"The provided JSON schema contains features not supported by xgrammar.\", \"type\": \"BadRequestError\", "
+    "\"param\": null, \"code\": 400}},"
+    " {\"match\": \"case:xgrammar\", \"content\": \"{\\\"value\\\": 70}\"},"
     " {\"match\": \"case:fit-vllm \", \"max_model_len\": 1500, \"context_style\": \"vllm\", \"content\": \"{}\"},"
     " {\"match\": \"case:fit-vllm-old\", \"max_model_len\": 1500, \"context_style\": \"vllm-old\", \"content\": \"{}\"},"
     " {\"match\": \"case:fit-anthropic\", \"max_model_len\": 1500, \"context_style\": \"anthropic\", \"content\": \"{}\"},"
@@ -514,6 +518,18 @@ static void profiles(const char *logpath)
     is_int(ask2(b, "case:schema-refused two", 0, schema, &r), LLM_OK, "schema refused: the next call");
     llm_reply_free(&r);
     is_int(fake_count(&g, "case:schema-refused two"), 1, "schema refused: remembered");
+    llm_backend_free(b);
+
+    /* vLLM's xgrammar backend refusing the schema (numeric ranges in some
+     * versions): JSON in the text, not a failed run */
+    b = mk2("Qwen/Qwen2.5-Coder-7B-Instruct", 0, NULL);
+    int xrc = ask2(b, "case:xgrammar", 0, schema, &r);
+    is_int(xrc, LLM_OK, "xgrammar refused the schema: still a reply (%s)", r.error);
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:xgrammar"), 2, "xgrammar refused the schema: sent again");
+    bd = body2("case:xgrammar");
+    ok(!has(bd, "response_format"), "xgrammar refused the schema: the retry has no response_format");
+    cJSON_Delete(bd);
     llm_backend_free(b);
 
     /* Anthropic: forced tool use with the schema; the tool input is the text; cache usage */
