@@ -542,10 +542,58 @@ static void add_reasoning(struct llm_reply *reply, const char *s, size_t n)
     free(old);
 }
 
+/* The text of gpt-oss's harmony format as some servers pass it through
+ * unparsed (llama.cpp without its gpt-oss chat parser, older LM Studio):
+ * "<|channel|>analysis<|message|>...<|end|><|start|>assistant<|channel|>final
+ * <|message|>...[<|return|>]", or with the special tokens dropped in
+ * detokenising, "analysis...assistantfinal...". The analysis goes to
+ * reasoning; returns where the final message starts (its end in *len), or
+ * NULL when s is not in that format. */
+static const char *harmony_final(struct llm_reply *reply, const char *s, size_t *len)
+{
+    static const char FINAL[] = "<|channel|>final<|message|>", ANALYSIS[] = "<|channel|>analysis<|message|>";
+    const char *f = NULL, *body = NULL;
+    for (const char *p = strstr(s, FINAL); p; p = strstr(p + 1, FINAL)) f = p;
+    if (f) {
+        body = f + sizeof FINAL - 1;
+        const char *a = strstr(s, ANALYSIS);
+        if (a && a < f) {
+            a += sizeof ANALYSIS - 1;
+            const char *e = strstr(a, "<|end|>");
+            add_reasoning(reply, a, (size_t)((e && e < f ? e : f) - a));
+        }
+    } else if (!strncmp(s, ANALYSIS, sizeof ANALYSIS - 1)) {
+        /* analysis only: cut at the limit before the final message */
+        const char *a = s + sizeof ANALYSIS - 1, *e = strstr(a, "<|end|>");
+        add_reasoning(reply, a, e ? (size_t)(e - a) : strlen(a));
+        *len = 0;
+        return s + strlen(s);
+    } else if (!strncmp(s, "analysis", 8)) {
+        for (const char *p = strstr(s, "assistantfinal"); p; p = strstr(p + 1, "assistantfinal")) f = p;
+        if (!f) return NULL;
+        add_reasoning(reply, s + 8, (size_t)(f - s - 8));
+        body = f + 14;
+    } else {
+        return NULL;
+    }
+    size_t n = strlen(body);
+    static const char *const ends[] = {"<|return|>", "<|end|>", "<|call|>"};
+    for (size_t i = 0; i < ARRAY_LEN(ends); i++) {
+        const char *e = strstr(body, ends[i]);
+        if (e && (size_t)(e - body) < n) n = (size_t)(e - body);
+    }
+    *len = n;
+    return body;
+}
+
 int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const char *content, const char *url)
 {
     struct buf out = BUF_INIT;
     const char *s = content ? content : "";
+    size_t hlen = 0;
+    const char *hfinal = harmony_final(reply, s, &hlen);
+    char *hcopy = hfinal ? xstrndup(hfinal, hlen) : NULL;
+    if (hcopy) s = hcopy;
     const char *first_close = strstr(s, "</think>"), *first_open = strstr(s, "<think>");
     if (first_close && (!first_open || first_close < first_open)) {
         /* the template opened the block in the prompt: reasoning ends at a bare </think> */
@@ -578,11 +626,13 @@ int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const ch
                  reply->truncated ? " (it stopped at the token limit)" : "", hb->model);
         http_redact(reply->error, sizeof reply->error, hb->key);
         buf_free(&out);
+        free(hcopy);
         reply->fail = LLM_FAIL_BAD_REPLY;
         return LLM_ERR_REPLY;
     }
     reply->text = xstrndup(t + a, n - a);
     buf_free(&out);
+    free(hcopy);
     return LLM_OK;
 }
 

@@ -109,6 +109,13 @@ static const char *script2 =
     " {\"match\": \"case:think-tags\", \"content\": \"<think>Maybe {\\\"action\\\": \\\"ViewCode\\\"} first.</think>\\n{\\\"action\\\": \\\"Finish\\\"}\"},"
     " {\"match\": \"case:think-bare\", \"content\": \"The user wants {\\\"x\\\": 1}.</think>\\n\\n{\\\"action\\\": \\\"Finish\\\"}\"},"
     " {\"match\": \"case:think-unclosed\", \"content\": \"<think>still weighing {\\\"a\\\": 1} and\", \"finish\": \"length\"},"
+    " {\"match\": \"case:harmony-tags\", \"content\": \"<|channel|>analysis<|message|>The user wants a plan; maybe "
+    "{\\\"action\\\": \\\"ViewCode\\\"} first.<|end|><|start|>assistant<|channel|>final<|message|>{\\\"action\\\": "
+    "\\\"Finish\\\"}<|return|>\"},"
+    " {\"match\": \"case:harmony-bare\", \"content\": \"analysisWe need a plan. {\\\"action\\\": \\\"ViewCode\\\"} could "
+    "work.assistantfinal{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:harmony-cut\", \"content\": \"<|channel|>analysis<|message|>Still weighing {\\\"a\\\": 1} and\", "
+    "\"finish\": \"length\"},"
     " {\"match\": \"case:think-field\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\", \"reasoning\": \"Step 1: {\\\"action\\\": \\\"ViewCode\\\"}\"},"
     " {\"match\": \"case:only-reasoning\", \"content\": \"\", \"reasoning\": \"I am still thinking about the\", \"finish\": \"length\"},"
     " {\"match\": \"case:tool\", \"tool_input\": {\"action\": \"Finish\", \"args\": {}},"
@@ -577,6 +584,19 @@ static void profiles(const char *logpath)
     is_int(ask2(b, "case:think-field", 0, NULL, &r), LLM_OK, "reasoning_content: a reply");
     is_str(r.text, "{\"action\": \"Finish\"}", "reasoning_content: the content is the text");
     is_str(r.reasoning, "Step 1: {\"action\": \"ViewCode\"}", "reasoning_content: kept apart as reasoning");
+    llm_reply_free(&r);
+    /* gpt-oss's harmony channels passed through unparsed: the final
+     * message is the text, the analysis the reasoning */
+    static const char *const harmony[] = {"case:harmony-tags", "case:harmony-bare"};
+    for (size_t i = 0; i < ARRAY_LEN(harmony); i++) {
+        is_int(ask2(b, harmony[i], 0, NULL, &r), LLM_OK, "%s: a reply", harmony[i]);
+        is_str(r.text, "{\"action\": \"Finish\"}", "%s: the final message is the text", harmony[i]);
+        ok(r.reasoning && strstr(r.reasoning, "ViewCode") && !strstr(r.reasoning, "<|"),
+           "%s: the analysis is the reasoning, without channel tags", harmony[i]);
+        llm_reply_free(&r);
+    }
+    is_int(ask2(b, "case:harmony-cut", 0, NULL, &r), LLM_ERR_REPLY, "harmony analysis cut at the limit: an error");
+    ok(r.text == NULL && r.reasoning && strstr(r.reasoning, "Still weighing"), "harmony analysis cut: kept as reasoning");
     llm_reply_free(&r);
     is_int(ask2(b, "case:only-reasoning", 0, NULL, &r), LLM_ERR_REPLY, "empty content with reasoning: an error");
     ok(strstr(r.error, "raise max_tokens") != NULL, "empty content with reasoning: says to raise max_tokens: %s", r.error);
