@@ -57,6 +57,13 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              1024, as Anthropic does)
   ctx-limit  400 above --ctx-limit N tokens (prompt bytes / 4), in the
              --ctx-form openai (default), vllm or llamacpp error body
+  ctx-vllm   vLLM serving with a small --max-model-len (--ctx-limit N): the
+             input (prompt bytes / 4) plus the request's max_tokens must fit
+             in N, else a 400 in vLLM's words ("'max_tokens' or
+             'max_completion_tokens' is too large: M. This model's maximum
+             context length is N tokens and your request has K input
+             tokens", or "However, your request has K input tokens" when the
+             input alone does not fit)
   flaky      seeded faults: 429 without Retry-After, 500/502/503 with typical
              bodies, a hang of --hang-seconds; never more than
              --flaky-max-row (default 2) faults in a row for the same prompt,
@@ -91,7 +98,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implementation of each)
 
-PROFILES = {"clean", "reasoning", "think", "small", "anthropic", "ctx-limit", "flaky", "guided"}
+PROFILES = {"clean", "reasoning", "think", "small", "anthropic", "ctx-limit", "ctx-vllm", "flaky", "guided"}
 
 ROLE_MARKS = [
     ("perception", "You are the Perception Agent"),
@@ -929,6 +936,21 @@ class Handler(BaseHTTPRequestHandler):
                                         "context_length_exceeded")
                 entry["ctx"] = {"tokens": ntok, "limit": a.ctx_limit, "form": form}
                 self.fail(entry, 400, body, "context_length_exceeded")
+                return
+        if "ctx-vllm" in prof:
+            ntok = len(all_text.encode("utf-8")) // 4
+            mt = req_max(req)
+            if ntok >= a.ctx_limit or ntok + mt > a.ctx_limit:
+                if ntok >= a.ctx_limit:
+                    msg = ("This model's maximum context length is %d tokens. However, your request has %d input "
+                           "tokens. Please reduce the length of the input messages." % (a.ctx_limit, ntok))
+                else:
+                    msg = ("'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context "
+                           "length is %d tokens and your request has %d input tokens (%d > %d - %d)."
+                           % (mt, a.ctx_limit, ntok, mt, a.ctx_limit, ntok))
+                entry["ctx"] = {"tokens": ntok, "max_tokens": mt, "limit": a.ctx_limit, "form": "vllm"}
+                self.fail(entry, 400, {"object": "error", "message": msg, "type": "BadRequestError", "param": None,
+                                       "code": 400}, "context_length_exceeded")
                 return
         if "flaky" in prof:
             key = all_text

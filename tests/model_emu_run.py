@@ -62,6 +62,10 @@ RUNS = {
     # a window inside the range of the planning prompts' sizes: some requests
     # exceed it, by a margin that dropping old trajectory text can remove
     "ctx-limit": ("openai", "llama-3.1-8b-instruct", ["--ctx-limit", "1300"], []),
+    # vLLM with --max-model-len 4096 counts max_tokens into the window: the
+    # family's 4096-token reply limit leaves no room for any prompt until
+    # the client fits it to what the refusal names
+    "ctx-vllm": ("openai", "meta-llama/Llama-3.1-8B-Instruct", ["--ctx-limit", "4096"], []),
     # one retry against up to two faults in a row: some role calls fail for good
     "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4", "--flaky-max-row", "2"],
               ["timeout_total_ms = 1500", "retries = 1"]),
