@@ -175,6 +175,20 @@ static void lower_message(const char *body, char *dst, size_t dstlen)
     for (char *p = dst; *p; p++) *p = (char)tolower((unsigned char)*p);
 }
 
+int http_prompt_refused(long status, const char *body)
+{
+    if (status != 400) return 0;
+    char m[512];
+    lower_message(body, m, sizeof m);
+    if (strstr(m, "flagged as potentially violating") || strstr(m, "content management policy")) return 1;
+    cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"), "code");
+    int r = cJSON_IsString(code) && (!strcmp(code->valuestring, "invalid_prompt") ||
+                                     !strcmp(code->valuestring, "content_filter"));
+    cJSON_Delete(j);
+    return r;
+}
+
 int http_billing_refused(long status, const char *body)
 {
     if (status == 402) return 1;
@@ -411,6 +425,8 @@ static const char *status_advice(long status, const char *body)
     if (status == 429 && http_quota_exhausted(body))
         return "the account's quota or spend limit is used up, which waiting will not cure; check the plan and "
                "billing details of the API key's account";
+    if (http_prompt_refused(status, body))
+        return "the provider's content policy refused this prompt; another prompt may pass";
     if (http_billing_refused(status, body))
         return "the account cannot pay for requests (credit balance or billing), which waiting will not cure; check "
                "the plan and billing details of the API key's account";

@@ -81,6 +81,12 @@ long http_retry_after_ms_value(const char *value);
  * with error.details.error_code "enforced_spend_limit_reached". */
 int http_quota_exhausted(const char *body);
 
+/* 1 when a 400 refuses this prompt's content rather than the request's
+ * form: OpenAI's invalid_prompt ("your prompt was flagged as potentially
+ * violating our usage policy", reasoning models) and Azure OpenAI's
+ * content_filter ("... content management policy"). Another prompt may pass. */
+int http_prompt_refused(long status, const char *body);
+
 /* 1 when the server refuses to serve the account for billing: 402 (Anthropic's
  * billing_error), or Anthropic's 400 "Your credit balance is too low to access
  * the Anthropic API". Retrying will not change it. */

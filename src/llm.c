@@ -247,6 +247,9 @@ static int is_context_error(const struct err_info *ei)
 
 static enum llm_fail kind_of_status(long status, const struct err_info *ei, const char *body)
 {
+    /* a refusal of this prompt's content: another prompt goes through, so
+     * the search goes on without this step */
+    if (http_prompt_refused(status, body)) return LLM_FAIL_BAD_REPLY;
     if ((status == 429 && http_quota_exhausted(body)) || http_billing_refused(status, body)) return LLM_FAIL_QUOTA;
     if (status == 501) return LLM_FAIL_BAD_REQUEST;   /* Not Implemented: the same request fails again */
     if (status == 429 || status == 408 || status == 529 || status >= 500) return LLM_FAIL_TRANSIENT;

@@ -94,6 +94,12 @@ static const char *script2 =
     "for requests\", \"type\": \"requests\", \"param\": null, \"code\": \"rate_limit_exceeded\"}}},"
     " {\"match\": \"case:quota\", \"status\": 429, \"error_body\": {\"error\": {\"message\": \"You exceeded your current quota, "
     "please check your plan and billing details.\", \"type\": \"insufficient_quota\", \"param\": null, \"code\": \"insufficient_quota\"}}},"
+    " {\"match\": \"case:flagged\", \"status\": 400, \"error_body\": {\"error\": {\"message\": \"Invalid prompt: your prompt was "
+    "flagged as potentially violating our usage policy. Please try again with a different prompt.\", \"type\": "
+    "\"invalid_request_error\", \"param\": null, \"code\": \"invalid_prompt\"}}},"
+    " {\"match\": \"case:azure-filter\", \"status\": 400, \"error_body\": {\"error\": {\"message\": \"The response was filtered due "
+    "to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.\", \"type\": null, "
+    "\"param\": \"prompt\", \"code\": \"content_filter\", \"status\": 400}}},"
     " {\"match\": \"case:credit-low\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": "
     "\"invalid_request_error\", \"message\": \"Your credit balance is too low to access the Anthropic API. Please go to "
     "Plans & Billing to upgrade or purchase credits.\"}}},"
@@ -617,6 +623,8 @@ static void profiles(const char *logpath)
         {"gpt-4o", 0, "case:ratelimit", "transient", 0},
         {"gpt-4o", 0, "case:malformed", "bad_reply", 0},
         {"gpt-4o", 0, "case:quota", "quota", 1},
+        {"o4-mini", 0, "case:flagged", "bad_reply", 0},
+        {"gpt-4o", 0, "case:azure-filter", "bad_reply", 0},
         {"claude-sonnet-4-5", 1, "case:credit-low", "quota", 1},
         {"claude-sonnet-4-5", 1, "case:billing402", "quota", 1},
         {"qwen3:8b", 0, "case:ollama404", "not_found", 1},
@@ -692,6 +700,14 @@ static void profiles(const char *logpath)
     llm_reply_free(&r);
     ask2(b, "case:not-impl", 0, NULL, &r);
     is_int(r.attempts, 1, "kind: 501 is not retried");
+    llm_reply_free(&r);
+    llm_backend_free(b);
+    /* a prompt refused for its content: the error says so, not to check the model */
+    b = mk2("o4-mini", 0, NULL);
+    ask2(b, "case:flagged", 0, NULL, &r);
+    ok(strstr(r.error, "content policy refused this prompt") && !strstr(r.error, "check the model name"),
+       "kind: a flagged prompt is said to be refused for its content: %s", r.error);
+    is_int(r.attempts, 1, "kind: a flagged prompt is sent once");
     llm_reply_free(&r);
     llm_backend_free(b);
     /* Anthropic's billing refusals (a 400 whose message says the credit
