@@ -1182,6 +1182,18 @@ static int open_fresh(struct update *U, int retried)
     return 0;
 }
 
+/* Makes a rename into path's directory durable; a failure costs only that
+ * (the rename itself has happened), so it is logged. */
+static void sync_parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? (slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path))) : xstrdup(".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) log_msg("cannot sync the directory '%s': %s", dir, strerror(errno));
+    if (fd >= 0) close(fd);
+    free(dir);
+}
+
 /* The index to write: in place, or a fresh side file; then what it recorded. */
 static int open_index(struct update *U)
 {
@@ -1576,11 +1588,21 @@ static int install_fresh(struct update *U)
         snprintf(U->err, U->errlen, "%s", e2);
         return INDEX_EUSAGE;
     }
+    /* The build ran with synchronous=OFF: its pages may still be only in
+     * the page cache. They reach the disk before the rename does, so that a
+     * power loss or system crash after the rename finds the new index whole,
+     * never a half-written file where the previous index was. */
+    if (fsync(U->tmp_fd) != 0) {
+        snprintf(U->err, U->errlen, "cannot write the new index '%s' to disk: %s (is the disk full or failing?)",
+                 U->tmp_path, strerror(errno));
+        return -1;
+    }
     if (rename(U->tmp_path, U->index_path) != 0) {
         snprintf(U->err, U->errlen, "cannot move the new index '%s' into place at '%s': %s", U->tmp_path,
                  U->index_path, strerror(errno));
         return -1;
     }
+    sync_parent_dir(U->index_path);
     free(U->tmp_path);
     U->tmp_path = NULL;
     return 0;

@@ -264,5 +264,33 @@ is "$?" 137 "an update killed after one file"
 is "$?" 0 "the previous index still answers"
 is "$(q "$K" "PRAGMA quick_check")" "ok" "and is sound"
 
+# ---- a fresh build reaches the disk before it takes the index path -------------------
+# (built with synchronous=OFF: without an fsync before the rename, a power
+# loss could leave a half-written file where the previous index was)
+if command -v strace >/dev/null 2>&1; then
+    D="$T/idx/durable.sqlite"
+    strace -f -y -e trace=fsync,fdatasync,rename,renameat,renameat2 -o "$T/durable.strace" \
+        "$DRQA" --no-progress --index "$D" --index-only "$R" >/dev/null 2>&1
+    is "$?" 0 "a fresh build under strace"
+    $PYTHON3 - "$T/durable.strace" "$D" >"$T/durable.order" <<'EOF'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+side = sys.argv[2] + ".tmp"
+synced = renamed = dirsync = -1
+for i, l in enumerate(lines):
+    if re.search(r"f(data)?sync\(\d+<%s>\)" % re.escape(side), l) and synced < 0:
+        synced = i
+    if "rename" in l and '"%s"' % side in l:
+        renamed = i
+    if renamed >= 0 and i > renamed and re.search(r"fsync\(\d+<[^>]*/idx>\)", l):
+        dirsync = i
+print(synced >= 0, renamed > synced >= 0, dirsync > renamed)
+EOF
+    is "$(cat "$T/durable.order")" "True True True" \
+        "the side file is synced before its rename into place, and the directory after it"
+else
+    ok 1 "strace is needed to see the fsync before the rename (scripts/deps-debian.sh installs it)"
+fi
+
 echo "1..$n"
 exit $fail
