@@ -317,6 +317,8 @@ static int write_private(const char *path, const char *text, char *err, size_t e
     }
     int rc = fchmod(fd, 0600);
     if (rc == 0) rc = write_all(fd, text, strlen(text));
+    /* on disk before the name: a crash never leaves an empty transcript under it */
+    if (rc == 0) rc = fsync(fd);
     if (close(fd) != 0) rc = -1;
     if (rc == 0 && rename(tmp, path) != 0) rc = -1;
     if (rc != 0) {

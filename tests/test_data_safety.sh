@@ -88,6 +88,23 @@ if command -v strace >/dev/null 2>&1; then
 else
     ok 1 "strace is needed to count write() calls (scripts/deps-debian.sh installs it)"
 fi
+# a transcript is on disk before it takes its name
+if command -v strace >/dev/null 2>&1; then
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+        strace -f -y -e trace=fsync,fdatasync,rename -o "$T/strace-tr" "$DRQA" --index "$IDX" --no-progress --quiet \
+            --policy offline --transcript-dir "$T/trs" --ask "Where is the session flushed?" "$R" >/dev/null 2>&1
+    $PYTHON3 -c 'import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+ok = 0
+for i, l in enumerate(lines):
+    m = re.search(r"rename\(\"([^\"]*\.tmp\.\d+)\"", l)
+    if m:
+        ok += any(re.search(r"f(data)?sync\(\d+<%s>\)" % re.escape(m.group(1)), x) for x in lines[:i])
+print(ok)' "$T/strace-tr" >"$T/tr-synced"
+    is "$(cat "$T/tr-synced")" 2 "both transcript files (JSON and Markdown) are synced before their rename"
+else
+    ok 1 "strace is needed to see the fsync before the rename (scripts/deps-debian.sh installs it)"
+fi
 batch --batch "$T/q.jsonl" --out "$T/torn.jsonl"
 head -c $(($(head -n 1 "$T/torn.jsonl" | wc -c) + 300)) "$T/torn.jsonl" >"$T/torn2.jsonl"
 batch --batch "$T/q.jsonl" --out "$T/torn2.jsonl"
