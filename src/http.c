@@ -198,18 +198,6 @@ int http_billing_refused(long status, const char *body)
     return strstr(m, "credit balance is too low") != NULL;
 }
 
-/* The whole number written right after the first occurrence of key in s, or -1. */
-static long number_after(const char *s, const char *key)
-{
-    const char *p = strstr(s, key);
-    if (!p) return -1;
-    p += strlen(key);
-    if (!isdigit((unsigned char)*p)) return -1;
-    long v = 0;
-    for (; isdigit((unsigned char)*p) && v < 100000000; p++) v = v * 10 + (*p - '0');
-    return v;
-}
-
 int http_input_too_long(long status, const char *body, long *limit_tokens)
 {
     if (limit_tokens) *limit_tokens = -1;
@@ -230,7 +218,7 @@ int http_input_too_long(long status, const char *body, long *limit_tokens)
         "exceed context limit",           /* Anthropic: input and max_tokens over the window */
     };
     for (size_t i = 0; i < ARRAY_LEN(limits); i++) {
-        long v = number_after(m, limits[i]);
+        long v = str_number_after(m, limits[i]);
         if (v > 0) {
             if (limit_tokens) *limit_tokens = v;
             return 1;

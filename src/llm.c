@@ -399,18 +399,6 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     return LLM_OK;
 }
 
-/* The whole number right after the first occurrence of key in s, or -1. */
-static long number_after(const char *s, const char *key)
-{
-    const char *p = strstr(s, key);
-    if (!p) return -1;
-    p += strlen(key);
-    if (*p < '0' || *p > '9') return -1;
-    long v = 0;
-    for (; *p >= '0' && *p <= '9' && v < 100000000; p++) v = v * 10 + (*p - '0');
-    return v;
-}
-
 /* The context window and the input tokens a context refusal names (-1 for
  * what it does not): vLLM "maximum context length is N tokens and your
  * request has K input tokens" (or "... N tokens. However, you requested T
@@ -420,12 +408,12 @@ static long number_after(const char *s, const char *key)
 static void context_numbers(const struct err_info *ei, long *window, long *input)
 {
     const char *m = ei->message;
-    *window = number_after(m, "maximum context length is ");
-    *input = number_after(m, "your request has ");
-    if (*input < 0) *input = number_after(m, "tokens (");   /* "(K in the messages" / "(K in your prompt" */
-    if (*window < 0 && (*input = number_after(m, "context limit: ")) > 0) {
+    *window = str_number_after(m, "maximum context length is ");
+    *input = str_number_after(m, "your request has ");
+    if (*input < 0) *input = str_number_after(m, "tokens (");   /* "(K in the messages" / "(K in your prompt" */
+    if (*window < 0 && (*input = str_number_after(m, "context limit: ")) > 0) {
         const char *gt = strstr(m, " > ");
-        *window = gt ? number_after(gt, " > ") : -1;
+        *window = gt ? str_number_after(gt, " > ") : -1;
     }
 }
 

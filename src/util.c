@@ -329,6 +329,17 @@ int str_ends(const char *s, const char *suffix)
     return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+long str_number_after(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    if (!p) return -1;
+    p += strlen(key);
+    if (*p < '0' || *p > '9') return -1;
+    long v = 0;
+    for (; *p >= '0' && *p <= '9' && v < 100000000; p++) v = v * 10 + (*p - '0');
+    return v;
+}
+
 int utf8_cut(const char *s, int max)
 {
     int n = 0;

@@ -102,6 +102,9 @@ void run_parts(int nparts, void (*fn)(void *ctx, int part, int nparts), void *ct
 
 int str_starts(const char *s, const char *prefix);
 int str_ends(const char *s, const char *suffix);
+/* The whole number written right after the first occurrence of key in s
+ * ("... is 512 tokens" with key "is "), or -1 when there is none. */
+long str_number_after(const char *s, const char *key);
 /* The length of the longest prefix of s that is at most max bytes and does
  * not end inside a UTF-8 sequence: printf("%.*s", utf8_cut(s, 60), s) shows
  * at most 60 bytes of s without splitting a character. */
