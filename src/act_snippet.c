@@ -158,7 +158,12 @@ static int search_fts(struct action_ctx *ctx, const char *snip, const char *need
         }
         sqlite3_reset(tx);
         sqlite3_bind_int64(tx, 1, ids[i]);
-        if (sqlite3_step(tx) != SQLITE_ROW) continue;
+        int trc = sqlite3_step(tx);
+        if (trc == SQLITE_DONE) continue;
+        if (trc != SQLITE_ROW) {   /* a text that cannot be read: the caller reports sqlite's message */
+            rc = trc;
+            break;
+        }
         size_t len = (size_t)sqlite3_column_bytes(tx, 0);
         const char *text = (const char *)sqlite3_column_text(tx, 0);
         struct action_normtext t = {0};

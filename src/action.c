@@ -287,7 +287,16 @@ int action_run(struct action_ctx *ctx, const char *name, const cJSON *args, stru
         return ACTION_EFAIL;
     }
     cache_check(ctx);
-    return def->run(ctx, args, out, err, errlen);
+    free(ctx->failed);
+    ctx->failed = NULL;
+    r = def->run(ctx, args, out, err, errlen);
+    if (ctx->failed) {   /* the handler's own message, when it failed, says more */
+        if (r == ACTION_OK) snprintf(err, errlen, "%s: cannot read the index: %s", def->name, ctx->failed);
+        r = ACTION_EFAIL;
+    }
+    free(ctx->failed);
+    ctx->failed = NULL;
+    return r;
 }
 
 cJSON *action_args_parse(const char *name, const char *json, char *err, size_t errlen)
@@ -360,6 +369,17 @@ void action_result_note(struct action_result *r, const char *fmt, ...)
     va_end(ap);
     r->notes = xreallocarray(r->notes, r->nnotes + 1, sizeof *r->notes);
     r->notes[r->nnotes++] = buf_take(&b);
+}
+
+void action_read_failed(struct action_ctx *ctx, const char *fmt, ...)
+{
+    if (ctx->failed) return;   /* the first reason is the one told */
+    struct buf b = BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    ctx->failed = buf_take(&b);
 }
 
 cJSON *action_result_to_json(const struct action_result *r)
@@ -482,11 +502,15 @@ int action_file_load(struct action_ctx *ctx, const char *path, long long id, str
     sqlite3_stmt *st;
     const char *sql = id >= 0 ? "SELECT id, path, text FROM files WHERE id = ?"
                               : "SELECT id, path, text FROM files WHERE path = ?";
-    if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        action_read_failed(ctx, "%s", sqlite3_errmsg(ctx->db));
+        return -1;
+    }
     if (id >= 0) sqlite3_bind_int64(st, 1, id);
     else sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
+        if (rc != SQLITE_DONE) action_read_failed(ctx, "%s", sqlite3_errmsg(ctx->db));
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : -1;
     }
@@ -891,6 +915,7 @@ struct action_cache {
     char **paths;                 /* sorted, owned */
     size_t npaths;
     int norm_built;
+    char *norm_failed;            /* owned: why the texts could not be read (then norm is empty) */
     struct action_normtext *norm;   /* their text and lines are in norm_text and norm_lines */
     size_t nnorm;
     char *norm_text;
@@ -905,6 +930,7 @@ static void cache_clear(struct action_cache *c)
     free(c->names); free(c->cls); free(c->fun); free(c->all);
     for (size_t i = 0; i < c->npaths; i++) free(c->paths[i]);
     free(c->paths);
+    free(c->norm_failed);
     free(c->norm_text);
     free(c->norm_lines);
     free(c->norm);
@@ -925,6 +951,8 @@ void action_ctx_init(struct action_ctx *ctx, sqlite3 *db, const char *repo_root)
 void action_ctx_release(struct action_ctx *ctx)
 {
     if (!ctx) return;
+    free(ctx->failed);
+    ctx->failed = NULL;
     semantic_cache_free(ctx->semantic);
     ctx->semantic = NULL;
     if (!ctx->cache) return;
@@ -1175,7 +1203,8 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
             size_t *at = xmalloc((np ? np : 1) * 2 * sizeof *at);
             size_t ntext = 0, ntextcap = 0, nline = 0, nlinecap = 0;
             size_t pi = 0;
-            while (sqlite3_step(st) == SQLITE_ROW && c->nnorm < np) {
+            int rc;
+            while ((rc = sqlite3_step(st)) == SQLITE_ROW && c->nnorm < np) {
                 const char *path = (const char *)sqlite3_column_text(st, 1);
                 while (pi < np && strcmp(paths[pi], path) != 0) pi++;
                 if (pi == np) break;
@@ -1202,6 +1231,11 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
                 ntext += t->nlen + 1;
                 nline += (size_t)lines;
             }
+            if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+                /* a text that cannot be read: no scan passes for one of the whole index */
+                c->norm_failed = xstrdup(sqlite3_errmsg(ctx->db));
+                c->nnorm = 0;
+            }
             sqlite3_finalize(st);
             for (size_t i = 0; i < c->nnorm; i++) {
                 c->norm[i].norm = c->norm_text + at[2 * i];
@@ -1214,8 +1248,11 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
                 c->norm_by_id[i].idx = i;
             }
             qsort(c->norm_by_id, c->nnorm, sizeof *c->norm_by_id, norm_key_cmp);
+        } else {
+            c->norm_failed = xstrdup(sqlite3_errmsg(ctx->db));
         }
     }
+    if (c->norm_failed) action_read_failed(ctx, "%s", c->norm_failed);
     *n = c->nnorm;
     return c->norm;
 }

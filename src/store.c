@@ -587,18 +587,24 @@ char *store_meta_get(sqlite3 *db, const char *key)
     return v;
 }
 
-char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len)
+char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     char *v = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files WHERE path = ?", -1, &st, NULL) != SQLITE_OK)
+    if (err && errlen) *err = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files WHERE path = ?", -1, &st, NULL) != SQLITE_OK) {
+        seterr(err, errlen, "cannot read the index: %s%s", sqlite3_errmsg(db), "");
         return NULL;
+    }
     sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
         if (file_id) *file_id = sqlite3_column_int64(st, 0);
         int n = sqlite3_column_bytes(st, 1);
         v = xstrndup((const char *)sqlite3_column_text(st, 1), (size_t)n);
         if (len) *len = (size_t)n;
+    } else if (rc != SQLITE_DONE) {
+        seterr(err, errlen, "cannot read the index: %s%s", sqlite3_errmsg(db), "");
     }
     sqlite3_finalize(st);
     return v;

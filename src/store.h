@@ -90,7 +90,9 @@ char *store_meta_get(sqlite3 *db, const char *key);
 /* Runs sql (no result rows); on error writes sqlite's message into err. */
 int store_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 
-/* The file's text by path (malloc'd, caller frees) and its id, or NULL. */
-char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len);
+/* The file's text by path (malloc'd, caller frees) and its id, or NULL:
+ * with err empty when the file is not in the index, else saying why it
+ * could not be read. */
+char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len, char *err, size_t errlen);
 
 #endif
