@@ -148,7 +148,8 @@ static int search_fts(struct action_ctx *ctx, const char *snip, const char *need
     int use_cache = action_cache_has_normtext(ctx) || n > SNIPPET_CACHE_AT;
     sqlite3_stmt *tx = NULL;
     if (rc == SQLITE_DONE && !use_cache &&
-        sqlite3_prepare_v2(ctx->db, "SELECT text FROM files WHERE id = ?", -1, &tx, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(ctx->db, "SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE id = ?", -1, &tx,
+                           NULL) != SQLITE_OK)
         rc = SQLITE_ERROR;
     for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
         if (use_cache) {

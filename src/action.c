@@ -500,8 +500,8 @@ int action_file_load(struct action_ctx *ctx, const char *path, long long id, str
 {
     memset(f, 0, sizeof *f);
     sqlite3_stmt *st;
-    const char *sql = id >= 0 ? "SELECT id, path, text FROM files WHERE id = ?"
-                              : "SELECT id, path, text FROM files WHERE path = ?";
+    const char *sql = id >= 0 ? "SELECT id, path, drqa_file_text(id, hash, ztext, tlen) FROM files WHERE id = ?"
+                              : "SELECT id, path, drqa_file_text(id, hash, ztext, tlen) FROM files WHERE path = ?";
     if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) != SQLITE_OK) {
         action_read_failed(ctx, "%s", sqlite3_errmsg(ctx->db));
         return -1;
@@ -1196,8 +1196,8 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
         size_t np;
         const char *const *paths = action_cache_paths(ctx, &np);
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(ctx->db, "SELECT id, path, text, nlines FROM files ORDER BY path", -1, &st, NULL) ==
-            SQLITE_OK) {
+        if (sqlite3_prepare_v2(ctx->db, "SELECT id, path, drqa_text(ztext, tlen), nlines FROM files ORDER BY path", -1,
+                               &st, NULL) == SQLITE_OK) {
             c->norm = xcalloc(np ? np : 1, sizeof *c->norm);
             /* every file's text and lines in two blocks; offsets until they stop growing */
             size_t *at = xmalloc((np ? np : 1) * 2 * sizeof *at);

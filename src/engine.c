@@ -478,7 +478,8 @@ static char *file_lines(sqlite3 *db, const char *path, int a, int b, char *err, 
 {
     sqlite3_stmt *st;
     char *out = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT text FROM files WHERE path = ?", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE path = ?", -1, &st,
+                           NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read the index: %s", sqlite3_errmsg(db));
         return NULL;
     }

@@ -581,7 +581,8 @@ int qparse_windows_scan(const struct qparse *q, sqlite3 *db, int lines, int over
     /* files are read in path order (a fresh index's id order, whatever updates
      * the index has had: ties and sums go the same way); paths are fetched
      * for the winners only */
-    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT id, drqa_text(ztext, tlen) FROM files ORDER BY path", -1, &st, NULL) !=
+        SQLITE_OK) {
         snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
         return -1;
     }

@@ -1062,7 +1062,8 @@ static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
-            "SELECT c.start_line, c.end_line, c.kind, s.qualname, f.path, f.text FROM chunks c "
+            "SELECT c.start_line, c.end_line, c.kind, s.qualname, f.path, drqa_file_text(f.id, f.hash, f.ztext, f.tlen) "
+            "FROM chunks c "
             "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id WHERE c.id = ?1",
             -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read a chunk: %s", sqlite3_errmsg(db));

@@ -10,7 +10,10 @@
  * in tests/test_ztext.c, inflated to another text with the same Adler-32.)
  *
  * The stream is what any gzip reader inflates (Python's gzip.decompress or
- * zlib.decompress(z, 31)); nothing is added to it.
+ * zlib.decompress(z, 31)); nothing is added to it. The index keeps it in
+ * files.ztext and the length in files.tlen (store.h). Compressing is the
+ * indexer's parser threads' work (index.c), inflating that of the SQL
+ * functions every reader of the index goes through (store_text.h).
  */
 #ifndef DRQA_ZTEXT_H
 #define DRQA_ZTEXT_H

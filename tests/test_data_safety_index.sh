@@ -19,6 +19,8 @@ export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
 
 . "$top_srcdir/tests/tap.sh"
 q() { sqlite3 -batch "$1" "$2"; }
+# the same with the functions that read file texts (drqa_text, the view chunks' text)
+qt() { "$PYTHON3" "$top_srcdir/tests/index_sql.py" "$1" "$2"; }
 index() {  # index REPO INDEX [extra options]: JSON in $T/out.json, stderr in $T/err.txt, status returned
     r=$1 i=$2; shift 2
     "$DRQA" --json --no-progress --index "$i" "$@" --index-only "$r" >"$T/out.json" 2>"$T/err.txt"
@@ -88,7 +90,7 @@ fi
 I="$T/idx/a.sqlite"
 index "$R" "$I"
 ok $? "a new index is built"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 8" \
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 9" \
     "it carries the project's application_id and the schema version"
 # an index written before the marker (as by the previous release): no
 # application_id, an older user_version, known by its meta and files tables
@@ -96,7 +98,7 @@ q "$I" "PRAGMA application_id = 0; PRAGMA user_version = 5" >/dev/null
 index "$R" "$I"
 ok $? "an older index of the project's (no marker) is accepted"
 is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 15" "and rebuilt from scratch"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 8" "now with the marker"
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 9" "now with the marker"
 : >"$T/empty.sqlite"
 index "$R" "$T/empty.sqlite"
 ok $? "an empty file as --index is used (nothing to lose)"
@@ -107,7 +109,7 @@ S="$T/swap"
 cp -R "$FIX" "$S"
 DRQA_TEST_SWAP="symlink:tinyweb/auth.py:$T/outside.py" index_hooks "$S" "$T/idx/swap.sqlite"
 ok $? "a file swapped for a symlink during indexing: exit 0"
-is "$(q "$T/idx/swap.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')") $(q "$T/idx/swap.sqlite" "SELECT count(*) FROM chunks WHERE instr(text, 'OUTSIDE_SECRET')")" \
+is "$(qt "$T/idx/swap.sqlite" "SELECT count(*) FROM files WHERE instr(drqa_text(ztext, tlen), 'OUTSIDE_SECRET')") $(qt "$T/idx/swap.sqlite" "SELECT count(*) FROM chunks WHERE instr(text, 'OUTSIDE_SECRET')")" \
    "0 0" "the symlink's outside content is not in the index"
 is "$(q "$T/idx/swap.sqlite" "SELECT reason FROM skipped WHERE path = 'tinyweb/auth.py'")" \
    "changed into a symbolic link after the scan; not read" "the file is skipped with its reason"
@@ -117,13 +119,13 @@ cp -R "$FIX" "$S"
 mkdir "$T/outdir" && cp "$T/outside.py" "$T/outdir/scaffold.py"
 DRQA_TEST_SWAP="symlink:tinyweb/core:$T/outdir" "$DRQA_HOOKS" --json --no-progress --index "$T/idx/swap4.sqlite" --index-only "$S" \
     >"$T/out.json" 2>"$T/err.txt"
-is "$(q "$T/idx/swap4.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
+is "$(qt "$T/idx/swap4.sqlite" "SELECT count(*) FROM files WHERE instr(drqa_text(ztext, tlen), 'OUTSIDE_SECRET')")" "0" \
    "a directory swapped for a link to an outside directory: nothing of it is indexed"
 rm -rf "$S"
 cp -R "$FIX" "$S"
 DRQA_TEST_SWAP="hardlink:tinyweb/auth.py:$T/outside.py" index_hooks "$S" "$T/idx/swap2.sqlite"
 ok $? "a file swapped for another file (a hard link) during indexing: exit 0"
-is "$(q "$T/idx/swap2.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
+is "$(qt "$T/idx/swap2.sqlite" "SELECT count(*) FROM files WHERE instr(drqa_text(ztext, tlen), 'OUTSIDE_SECRET')")" "0" \
    "the other file's content is not in the index (device and inode differ from the scan's)"
 is "$(q "$T/idx/swap2.sqlite" "SELECT reason FROM skipped WHERE path = 'tinyweb/auth.py'")" \
    "replaced by another file after the scan; not read" "the file is skipped with its reason"
@@ -210,18 +212,22 @@ sed 's/import/IMPORT/' "$f" >"$T/tmp.py" && cat "$T/tmp.py" >"$f"   # same size,
 touch -r "$T/stamp" "$f"
 index "$E" "$X"
 is "$(jget "$T/out.json" files.updated)" 1 "an edit with the same size and a restored mtime is seen (ctime)"
-is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/auth.py' AND instr(text, 'IMPORT')")" 1 \
+is "$(qt "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/auth.py' AND instr(drqa_text(ztext, tlen), 'IMPORT')")" 1 \
    "its new text is indexed"
 # the index disagrees with a file whose stat has not moved (as a change the
 # stat cannot see would leave it): a plain run keeps it, --verify finds it
-q "$X" "UPDATE files SET hash = '0000000000000000', text = 'stale' WHERE path = 'tinyweb/routing.py'"
+"$PYTHON3" -c 'import gzip, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE files SET hash = ?, ztext = ?, tlen = 5 WHERE path = ?",
+           ("0000000000000000", gzip.compress(b"stale"), "tinyweb/routing.py"))
+db.commit()' "$X"
 index "$E" "$X"
 is "$(jget "$T/out.json" files.unchanged)" 15 "a plain run trusts the stat"
 index "$E" "$X" --verify
 ok $? "--verify: exit 0"
 is "$(jget "$T/out.json" verify.hashed) $(jget "$T/out.json" verify.differed)" "15 1" \
    "--verify hashes every file and finds the one that differs"
-is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/routing.py' AND text <> 'stale'")" 1 "and re-indexes it"
+is "$(qt "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/routing.py' AND drqa_text(ztext, tlen) <> 'stale'")" 1 "and re-indexes it"
 "$DRQA" --no-progress --index "$X" --index-only --verify "$E" >"$T/out.txt" 2>&1
 like "$(cat "$T/out.txt")" "verify       15 files hashed: 0 differed" "the text output prints how many"
 "$DRQA" --no-progress --index "$X" --verify --ask "x" "$E" >/dev/null 2>"$T/err.txt"
