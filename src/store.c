@@ -363,6 +363,9 @@ int store_quick_check(const char *path, char *detail, size_t detaillen)
             sound = msg && strcmp(msg, "ok") == 0;
             if (!sound && detail && detaillen) snprintf(detail, detaillen, "%s", msg ? msg : sqlite3_errmsg(db));
             sqlite3_finalize(st);
+            /* an index of another schema has no texts to read here: it is rebuilt anyway */
+            if (sound && pragma_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION)
+                sound = store_text_check_all(db, detail, detaillen);
         } else if (detail && detaillen) {
             snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
         }

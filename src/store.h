@@ -60,9 +60,9 @@ enum store_kind {
  * it is and what to do. Never blocks on a FIFO and never opens a device. */
 enum store_kind store_classify(const char *path, int *version, char *err, size_t errlen);
 
-/* Runs PRAGMA quick_check on the index at path (read-only). Returns 1 when
- * sqlite finds it sound, 0 when damaged, with sqlite's first complaint in
- * detail. */
+/* Runs PRAGMA quick_check on the index at path (read-only), then inflates
+ * every file's stored text (an index of this schema). Returns 1 when both
+ * find it sound, 0 when damaged, with the first complaint in detail. */
 int store_quick_check(const char *path, char *detail, size_t detaillen);
 
 /* Opens (creating when needed) the index at path. A schema of another version is

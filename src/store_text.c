@@ -244,6 +244,50 @@ int store_text_register(sqlite3 *db)
 
 /* ---- readers in C ---- */
 
+int store_text_check_all(sqlite3 *db, char *detail, size_t detaillen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT path, ztext, tlen FROM files", -1, &st, NULL) != SQLITE_OK) {
+        if (detail && detaillen) snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
+        return 0;
+    }
+    char *buf = NULL;
+    size_t cap = 0;
+    int rc, sound = 1;
+    while (sound && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const void *z = sqlite3_column_blob(st, 1);
+        size_t zl = (size_t)sqlite3_column_bytes(st, 1);
+        char why[200];
+        if (!length_sound(sqlite3_column_value(st, 2), zl, why, sizeof why)) {
+            sound = 0;
+        } else {
+            size_t tl = (size_t)sqlite3_column_int64(st, 2);
+            if (cap < tl + 1) {
+                free(buf);
+                cap = tl + 1;
+                buf = malloc(cap);
+            }
+            if (!buf) {
+                snprintf(why, sizeof why, "no memory for its %zu bytes", tl);
+                cap = 0;
+                sound = 0;
+            } else {
+                sound = ztext_unpack(z ? z : "", zl, buf, tl, why, sizeof why) == 0;
+            }
+        }
+        if (!sound && detail && detaillen)
+            snprintf(detail, detaillen, "the stored text of '%s' is damaged: %s", (const char *)sqlite3_column_text(st, 0),
+                     why);
+    }
+    if (sound && rc != SQLITE_DONE) {
+        if (detail && detaillen) snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
+        sound = 0;
+    }
+    free(buf);
+    sqlite3_finalize(st);
+    return sound;
+}
+
 char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len, char *err, size_t errlen)
 {
     sqlite3_stmt *st;

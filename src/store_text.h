@@ -33,4 +33,8 @@
 /* Registers the functions above on db. SQLITE_OK or sqlite's error code. */
 int store_text_register(sqlite3 *db);
 
+/* 1 when every file text of db (an index of the current schema) reads back
+ * whole, else 0 with the first damaged file, or sqlite's complaint, in detail. */
+int store_text_check_all(sqlite3 *db, char *detail, size_t detaillen);
+
 #endif

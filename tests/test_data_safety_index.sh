@@ -137,7 +137,7 @@ index "$R" "$C" --check
 ok $? "--check on a sound index: exit 0"
 is "$(jget "$T/out.json" check.result)" "ok" "and reports it sound"
 "$DRQA" --no-progress --index "$C" --index-only --check "$R" >"$T/out.txt" 2>&1
-like "$(cat "$T/out.txt")" "check        ok (sqlite quick_check)" "the text output says so"
+like "$(cat "$T/out.txt")" "check        ok (sqlite quick_check, every file text read whole)" "the text output says so"
 # 64 KiB of a fixed pattern over the middle of the file
 smash() { $PYTHON3 -c 'import os, sys
 p = sys.argv[1]; f = open(p, "r+b"); f.seek(os.path.getsize(p) // 2); f.write(b"\xa5" * 65536); f.close()' "$1"; }
@@ -179,6 +179,61 @@ is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" files.added)" "damag
 like "$(cat "$T/err.txt")" "was damaged" "stderr says so"
 "$DRQA" --no-progress --index "$C" --action ListFiles '{}' "$R" >/dev/null 2>&1
 is "$?" 0 "the next --action reads the rebuilt index"
+
+# a damaged file text (each file's text is stored compressed; sqlite finds
+# the index sound): it is never shown, every reader of it fails saying so and
+# what to do, and --check, or an update that meets it, rebuilds the index
+Z="$T/idx/z.sqlite"
+index "$R" "$Z"
+"$DRQA" --no-progress --quiet --policy offline --index "$Z" --ask "where is the session flushed?" "$R" >/dev/null 2>&1
+ok $? "a question stores the derived data of a sound index"
+damage_text() {  # damage_text INDEX PATH: one bit flipped in the middle of the file's stored text
+    $PYTHON3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+z = bytearray(db.execute("SELECT ztext FROM files WHERE path = ?", (sys.argv[2],)).fetchone()[0])
+z[len(z) // 2] ^= 0x10
+db.execute("UPDATE files SET ztext = ? WHERE path = ?", (bytes(z), sys.argv[2]))
+db.commit()' "$1" "$2"
+}
+damage_text "$Z" tinyweb/sessions/base.py
+is "$(q "$Z" "PRAGMA quick_check")" "ok" "sqlite finds nothing wrong with the damaged text"
+act() {  # act NAME JSON: the action on the damaged index, stdout in $T/act.out, stderr in $T/act.err
+    "$DRQA" --no-progress --index "$Z" --action "$1" "$2" "$R" >"$T/act.out" 2>"$T/act.err"
+}
+act ViewCode '{"code_span_list": ["tinyweb/sessions/base.py:60-70"]}'
+is "$?" 1 "ViewCode of the damaged file: exit 1"
+like "$(cat "$T/act.err")" "cannot read the index: the index holds a damaged file text (" "saying what is wrong"
+like "$(cat "$T/act.err")" "run drqa-tui --index-only --check on the repository" "and what to do"
+is "$(wc -c <"$T/act.out")" 0 "and printing nothing of it"
+act ViewCode '{"code_span_list": ["tinyweb/auth.py:1-3"]}'
+is "$?" 0 "ViewCode of another file works"
+act FindFunction '{"function_name": "flush"}'
+is "$?:$(grep -c 'damaged file text' "$T/act.err")" "1:1" "FindFunction whose definition is in the damaged file fails saying why"
+act FindCodeSnippet '{"code_snippet": "self._session_key = None"}'
+is "$?:$(grep -c 'damaged file text' "$T/act.err")" "1:1" "FindCodeSnippet reading the damaged file among its candidates"
+act FindCodeSnippet '{"code_snippet": "}) ;"}'
+is "$?:$(grep -c 'damaged file text' "$T/act.err")" "1:1" "FindCodeSnippet scanning every file (no term to search for)"
+"$DRQA" --no-progress --quiet --policy offline --index "$Z" --ask "where is the session flushed?" "$R" >"$T/ask.out" 2>"$T/ask.err"
+st=$?
+test "$st" -le 1
+ok $? "--ask over the damaged text does not crash (exit $st)"
+like "$(cat "$T/ask.out" "$T/ask.err")" "damaged file text" "and the damage is told"
+index "$R" "$Z" --check
+ok $? "--check: exit 0"
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt)" "damaged true" "it finds the damaged text and rebuilds"
+like "$(cat "$T/err.txt")" "the stored text of 'tinyweb/sessions/base.py' is damaged" "naming the file"
+act ViewCode '{"code_span_list": ["tinyweb/sessions/base.py:67-67"]}'
+is "$?" 0 "the rebuilt index reads the file"
+like "$(cat "$T/act.out")" "def flush(self):" "with its text"
+# an update that meets a damaged text (the file changed: its old rows are
+# deleted, which reads the old text for the full-text index)
+damage_text "$Z" tinyweb/sessions/base.py
+printf '\n# edited\n' >>"$R/tinyweb/sessions/base.py"
+index "$R" "$Z"
+ok $? "an update meeting a damaged text: exit 0"
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt)" "damaged true" "it rebuilds the index"
+act ViewCode '{"code_span_list": ["tinyweb/sessions/base.py:67-67"]}'
+is "$?" 0 "which reads the file again"
 
 # ---- 9. indexing options are recorded in the index ---------------------------------------
 B="$T/big"

@@ -173,6 +173,9 @@ static void file_texts(sqlite3 *db, const char *path)
     v = store_file_text(db, "pkg/a.py", NULL, NULL, err, sizeof err);
     ok(!v && strstr(err, "damaged file text"), "store_file_text says why it has no text");
     free(v);
+    char detail[512];
+    is_int(store_quick_check(path, detail, sizeof detail), 0, "store_quick_check finds the damaged text");
+    ok(strstr(detail, "pkg/a.py") != NULL, "naming its file: %s", detail);
     put_file(db, 1, "pkg/a.py", "h-a1", z, zl, (long long)strlen(a) + 1);
     v = one(db, "SELECT drqa_text(ztext, tlen) FROM files WHERE id = 1", err, sizeof err);
     ok(!v && strstr(err, "damaged"), "a length beside it that is wrong: %s", err);
@@ -214,6 +217,7 @@ static void file_texts(sqlite3 *db, const char *path)
     is_int(bad, 0, "random damage: the text whole or an error saying it is damaged, %d times of 400 an error", refused);
     ok(refused > 300, "most of the damage is refused (%d)", refused);
     put_text(db, 1, "pkg/a.py", "h-a1", a);
+    is_int(store_quick_check(path, detail, sizeof detail), 1, "store_quick_check: every text sound again");
     free(d);
     free(z);
     store_exec(db, "DELETE FROM chunk_spans; DELETE FROM files", err, sizeof err);
