@@ -266,7 +266,8 @@ static char *read_opened(int fd, long long max, struct result *r, size_t *n_out)
     return raw;
 }
 
-static void process(struct pool *P, TSParser *parser, const struct lang **cur_lang, struct job *j, struct result *r)
+static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, const struct lang **cur_lang, struct job *j,
+                    struct result *r)
 {
     struct stat st;
     test_swap(P->rootfd, P->test_swap, j->sf->path);
@@ -324,7 +325,7 @@ static void process(struct pool *P, TSParser *parser, const struct lang **cur_la
     }
     /* compressed here, on this parser thread, so that the one writer only
      * stores it; the chunks hold their own copies of what they need */
-    r->ztext = ztext_pack(r->text, r->textlen, &r->zlen);
+    r->ztext = ztext_pack_with(zp, r->text, r->textlen, &r->zlen);
     free(r->text);
     r->text = NULL;
 }
@@ -333,6 +334,7 @@ static void *worker(void *arg)
 {
     struct pool *P = arg;
     TSParser *parser = ts_parser_new();
+    struct ztext_packer *zp = ztext_packer_new();
     const struct lang *cur = NULL;
     for (;;) {
         pthread_mutex_lock(&P->mu);
@@ -351,7 +353,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&P->mu);
         struct result *r = xcalloc(1, sizeof *r);
         r->job = i;
-        process(P, parser, &cur, &P->jobs[i], r);
+        process(P, parser, zp, &cur, &P->jobs[i], r);
         /* A big file's syntax tree, freed by now, leaves this thread's malloc
          * arena swollen; hand the pages back before another big file swells
          * the other thread's arena too. */
@@ -374,6 +376,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&P->mu);
     }
     ts_parser_delete(parser);
+    ztext_packer_free(zp);
     return NULL;
 }
 

@@ -26,26 +26,52 @@ static void zfail(int rc, const char *msg)
     abort();
 }
 
-unsigned char *ztext_pack(const char *text, size_t len, size_t *zlen)
+struct ztext_packer {
+    z_stream s;
+};
+
+struct ztext_packer *ztext_packer_new(void)
+{
+    struct ztext_packer *p = xcalloc(1, sizeof *p);
+    int rc = deflateInit2(&p->s, ZTEXT_LEVEL, Z_DEFLATED, ZTEXT_WBITS, 8, Z_DEFAULT_STRATEGY);
+    if (rc != Z_OK) zfail(rc, p->s.msg);   /* only out of memory */
+    return p;
+}
+
+void ztext_packer_free(struct ztext_packer *p)
+{
+    if (!p) return;
+    deflateEnd(&p->s);
+    free(p);
+}
+
+unsigned char *ztext_pack_with(struct ztext_packer *p, const char *text, size_t len, size_t *zlen)
 {
     if (len > ZTEXT_MAX) {
         fprintf(stderr, "drqa-tui: a text of %zu bytes is too large to store\n", len);
         abort();
     }
-    z_stream s = {0};
-    int rc = deflateInit2(&s, ZTEXT_LEVEL, Z_DEFLATED, ZTEXT_WBITS, 8, Z_DEFAULT_STRATEGY);
-    if (rc != Z_OK) zfail(rc, s.msg);   /* only out of memory */
-    size_t cap = deflateBound(&s, (uLong)len);
+    z_stream *s = &p->s;
+    int rc = deflateReset(s);
+    if (rc != Z_OK) zfail(rc, s->msg);
+    size_t cap = deflateBound(s, (uLong)len);
     unsigned char *z = xmalloc(cap);
-    s.next_in = (Bytef *)(len ? text : "");
-    s.avail_in = (uInt)len;
-    s.next_out = z;
-    s.avail_out = (uInt)cap;
-    rc = deflate(&s, Z_FINISH);   /* the bound is room for the whole stream */
-    if (rc != Z_STREAM_END) zfail(rc, s.msg);
-    *zlen = cap - s.avail_out;
-    deflateEnd(&s);
+    s->next_in = (Bytef *)(len ? text : "");
+    s->avail_in = (uInt)len;
+    s->next_out = z;
+    s->avail_out = (uInt)cap;
+    rc = deflate(s, Z_FINISH);   /* the bound is room for the whole stream */
+    if (rc != Z_STREAM_END) zfail(rc, s->msg);
+    *zlen = cap - s->avail_out;
     return xrealloc(z, *zlen);
+}
+
+unsigned char *ztext_pack(const char *text, size_t len, size_t *zlen)
+{
+    struct ztext_packer *p = ztext_packer_new();
+    unsigned char *z = ztext_pack_with(p, text, len, zlen);
+    ztext_packer_free(p);
+    return z;
 }
 
 int ztext_len_plausible(size_t zlen, size_t len)
