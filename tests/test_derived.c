@@ -182,6 +182,38 @@ static char *names_queried(sqlite3 *db, const char *where)
     return buf_take(&b);
 }
 
+/* The normalised texts FindCodeSnippet scans (action_cache_normtext, read
+ * while they are normalised) against each file's text normalised here, in
+ * path order; 1 when all match. */
+static int normtext_right(sqlite3 *db)
+{
+    struct action_ctx ctx;
+    action_ctx_init(&ctx, db, "/nonexistent");
+    size_t n = 0;
+    const struct action_normtext *t = action_cache_normtext(&ctx, &n);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT id, path, drqa_text(ztext, tlen) FROM files ORDER BY path", -1, &st, NULL);
+    size_t i = 0;
+    int right = !ctx.failed;
+    for (; right && sqlite3_step(st) == SQLITE_ROW; i++) {
+        const char *text = (const char *)sqlite3_column_text(st, 2);
+        size_t len = (size_t)sqlite3_column_bytes(st, 2);
+        int lines = 1;
+        for (size_t k = 0; k < len; k++) lines += text[k] == '\n';
+        char *norm = xmalloc(len + 1);
+        int *at = xmalloc((size_t)lines * sizeof *at);
+        size_t nl = action_normalize_ws(text, len, norm, at, lines);
+        right = i < n && t[i].file_id == sqlite3_column_int64(st, 0) &&
+                !strcmp(t[i].path, (const char *)sqlite3_column_text(st, 1)) && t[i].nlen == nl &&
+                !memcmp(t[i].norm, norm, nl) && t[i].nlines == lines && !memcmp(t[i].line_at, at, (size_t)lines * sizeof *at);
+        free(norm);
+        free(at);
+    }
+    sqlite3_finalize(st);
+    action_ctx_release(&ctx);
+    return right && i == n && n > 0;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/drqa-test-derived-XXXXXX";
@@ -210,6 +242,28 @@ int main(void)
     add_file(db, "pkg/zz.py", "session session session\nconnect\n", "h-zz");
     ok(!stored(db), "a new file makes them stale too");
     ok(same_as_scan(db, "new file"), "and the rebuilt postings count it");
+
+    /* the normalised texts of every file, read ahead of their normalising:
+     * more files and bytes than are read ahead at once */
+    ok(normtext_right(db), "FindCodeSnippet's normalised texts are every file's, in path order");
+    for (int i = 0; i < 3; i++) {
+        struct buf big = BUF_INIT;
+        while (big.len < ((size_t)3 << 20)) buf_printf(&big, "def f%zu(x):\n    return  x +\t%zu\n", big.len, big.len);
+        char p[32], h[32];
+        snprintf(p, sizeof p, "pkg/big%d.py", i);
+        snprintf(h, sizeof h, "h-big%d", i);
+        add_file(db, p, buf_str(&big), h);
+        buf_free(&big);
+    }
+    for (int i = 0; i < 150; i++) {
+        char p[32], h[32], t[64];
+        snprintf(p, sizeof p, "pkg/small%03d.py", i);
+        snprintf(h, sizeof h, "h-small%d", i);
+        snprintf(t, sizeof t, "x%d  =\n  %d\n", i, i);
+        add_file(db, p, t, h);
+    }
+    ok(normtext_right(db), "and with three files of 3 MB and 150 small ones among them");
+    store_exec(db, "DELETE FROM files WHERE path LIKE 'pkg/big%' OR path LIKE 'pkg/small%'", err, sizeof err);
 
     /* never half-written: a build that did not commit leaves what was there */
     store_exec(db, "BEGIN; DELETE FROM lp_terms; DELETE FROM lp_meta WHERE key = 'lens';", err, sizeof err);
