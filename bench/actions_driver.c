@@ -143,7 +143,8 @@ int main(int argc, char **argv)
     struct strs lines = {NULL, 0};
     {
         sqlite3_stmt *st;
-        sqlite3_prepare_v2(db, "SELECT text FROM files WHERE lang = 'python' ORDER BY path", -1, &st, NULL);
+        sqlite3_prepare_v2(db, "SELECT drqa_text(ztext, tlen) FROM files WHERE lang = 'python' ORDER BY path", -1, &st,
+                           NULL);
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *t = (const char *)sqlite3_column_text(st, 0);
             while (*t) {

@@ -50,6 +50,10 @@ import subprocess
 import sys
 import time
 
+# the functions that read an index's file texts (tests/index_sql.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import index_sql  # noqa: E402
+
 MODES = {
     "mcts": ["--mode", "mcts"],
     "rag-function": ["--mode", "rag-function"],
@@ -93,7 +97,7 @@ class Anchor:
     """Flat BM25 (k1 1.2, b 0.75) over the function chunks of one index."""
 
     def __init__(self, index_path):
-        db = sqlite3.connect("file:%s?mode=ro" % index_path, uri=True)
+        db = index_sql.connect(index_path)
         rows = db.execute("SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c "
                           "JOIN files f ON f.id = c.file_id WHERE c.kind = 'function' ORDER BY c.id").fetchall()
         db.close()

@@ -8,25 +8,29 @@
 #   bench/question-ab.sh ANCHOR_DRQA CANDIDATE_DRQA INDEX REPO QUESTION...
 #
 # INDEX is an index of REPO both builds read (schema versions must match; e.g.
-# the indexes `KEEP=1 bench/scale.sh` leaves behind). The first run of each
-# build is not counted: it may still store what later questions read back.
-# Environment: RUNS (default 5 per build and question).
+# the indexes `KEEP=1 bench/scale.sh` leaves behind). When the candidate
+# writes another schema, give it its own index of the same tree in
+# CANDIDATE_INDEX (each build then reads the index it wrote). The first run of
+# each build is not counted: it may still store what later questions read back.
+# Environment: RUNS (default 5 per build and question), CANDIDATE_INDEX
+# (default INDEX).
 set -eu
 [ $# -ge 5 ] || { echo "usage: bench/question-ab.sh ANCHOR_DRQA CANDIDATE_DRQA INDEX REPO QUESTION..." >&2; exit 2; }
 A=$1 B=$2 IDX=$3 REPO=$4
 shift 4
 RUNS=${RUNS:-5}
+IDX_B=${CANDIDATE_INDEX:-$IDX}
 [ -x /usr/bin/time ] || { echo "bench/question-ab.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
 for d in "$A" "$B"; do [ -x "$d" ] || { echo "bench/question-ab.sh: no drqa-tui at '$d'" >&2; exit 2; }; done
-[ -f "$IDX" ] || { echo "bench/question-ab.sh: no index '$IDX'" >&2; exit 2; }
+for i in "$IDX" "$IDX_B"; do [ -f "$i" ] || { echo "bench/question-ab.sh: no index '$i'" >&2; exit 2; }; done
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ab.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-# one NAME DRQA QUESTION: appends "wall cpu" to $T/NAME
+# one NAME DRQA QUESTION INDEX: appends "wall cpu" to $T/NAME
 one() {
     a=$(ms)
-    /usr/bin/time -f "%U %S" -o "$T/t" "$2" --quiet --no-progress --index "$IDX" --policy offline --json --ask "$3" "$REPO" >/dev/null 2>&1
+    /usr/bin/time -f "%U %S" -o "$T/t" "$2" --quiet --no-progress --index "$4" --policy offline --json --ask "$3" "$REPO" >/dev/null 2>&1
     b=$(ms)
     awk -v w=$((b - a)) '{ printf "%d %d\n", w, ($1 + $2) * 1000 }' "$T/t" >>"$T/$1"
 }
@@ -34,12 +38,12 @@ echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the star
 for q in "$@"; do
     : >"$T/a"
     : >"$T/b"
-    one warm "$A" "$q"
-    one warm "$B" "$q"
+    one warm "$A" "$q" "$IDX"
+    one warm "$B" "$q" "$IDX_B"
     i=0
     while [ $i -lt "$RUNS" ]; do
-        one a "$A" "$q"
-        one b "$B" "$q"
+        one a "$A" "$q" "$IDX"
+        one b "$B" "$q" "$IDX_B"
         i=$((i + 1))
     done
     aw=$(cut -d' ' -f1 "$T/a" | median) ac=$(cut -d' ' -f2 "$T/a" | median)

@@ -4,7 +4,7 @@
 # when something is missing.
 set -e
 PKGS="build-essential autoconf automake pkg-config
- libtree-sitter-dev libcjson-dev libcurl4-openssl-dev libncurses-dev libsqlite3-dev sqlite3
+ libtree-sitter-dev libcjson-dev libcurl4-openssl-dev libncurses-dev libsqlite3-dev sqlite3 zlib1g-dev
  python3 git tmux universal-ctags ripgrep hyperfine valgrind clang
  python3-flask python3-requests python3-django
  python3-sympy time strace"

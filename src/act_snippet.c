@@ -148,7 +148,8 @@ static int search_fts(struct action_ctx *ctx, const char *snip, const char *need
     int use_cache = action_cache_has_normtext(ctx) || n > SNIPPET_CACHE_AT;
     sqlite3_stmt *tx = NULL;
     if (rc == SQLITE_DONE && !use_cache &&
-        sqlite3_prepare_v2(ctx->db, "SELECT text FROM files WHERE id = ?", -1, &tx, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(ctx->db, "SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE id = ?", -1, &tx,
+                           NULL) != SQLITE_OK)
         rc = SQLITE_ERROR;
     for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
         if (use_cache) {
@@ -158,7 +159,12 @@ static int search_fts(struct action_ctx *ctx, const char *snip, const char *need
         }
         sqlite3_reset(tx);
         sqlite3_bind_int64(tx, 1, ids[i]);
-        if (sqlite3_step(tx) != SQLITE_ROW) continue;
+        int trc = sqlite3_step(tx);
+        if (trc == SQLITE_DONE) continue;
+        if (trc != SQLITE_ROW) {   /* a text that cannot be read: the caller reports sqlite's message */
+            rc = trc;
+            break;
+        }
         size_t len = (size_t)sqlite3_column_bytes(tx, 0);
         const char *text = (const char *)sqlite3_column_text(tx, 0);
         struct action_normtext t = {0};

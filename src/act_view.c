@@ -5,7 +5,8 @@
  * with an explicit "ask for lines X-Y" when cut. Outline lists the definitions
  * of a file or package with their spans; ListFiles lists files with sizes and
  * line counts. Every caller-given path is confined to the repository first
- * (pathsafe) and the text comes from files.text, never the live tree.
+ * (pathsafe) and the text comes from the index's stored file texts, never
+ * the live tree.
  */
 #include "action.h"
 #include "fpattern.h"

@@ -287,7 +287,16 @@ int action_run(struct action_ctx *ctx, const char *name, const cJSON *args, stru
         return ACTION_EFAIL;
     }
     cache_check(ctx);
-    return def->run(ctx, args, out, err, errlen);
+    free(ctx->failed);
+    ctx->failed = NULL;
+    r = def->run(ctx, args, out, err, errlen);
+    if (ctx->failed) {   /* the handler's own message, when it failed, says more */
+        if (r == ACTION_OK) snprintf(err, errlen, "%s: cannot read the index: %s", def->name, ctx->failed);
+        r = ACTION_EFAIL;
+    }
+    free(ctx->failed);
+    ctx->failed = NULL;
+    return r;
 }
 
 cJSON *action_args_parse(const char *name, const char *json, char *err, size_t errlen)
@@ -360,6 +369,17 @@ void action_result_note(struct action_result *r, const char *fmt, ...)
     va_end(ap);
     r->notes = xreallocarray(r->notes, r->nnotes + 1, sizeof *r->notes);
     r->notes[r->nnotes++] = buf_take(&b);
+}
+
+void action_read_failed(struct action_ctx *ctx, const char *fmt, ...)
+{
+    if (ctx->failed) return;   /* the first reason is the one told */
+    struct buf b = BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    ctx->failed = buf_take(&b);
 }
 
 cJSON *action_result_to_json(const struct action_result *r)
@@ -480,13 +500,17 @@ int action_file_load(struct action_ctx *ctx, const char *path, long long id, str
 {
     memset(f, 0, sizeof *f);
     sqlite3_stmt *st;
-    const char *sql = id >= 0 ? "SELECT id, path, text FROM files WHERE id = ?"
-                              : "SELECT id, path, text FROM files WHERE path = ?";
-    if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    const char *sql = id >= 0 ? "SELECT id, path, drqa_file_text(id, hash, ztext, tlen) FROM files WHERE id = ?"
+                              : "SELECT id, path, drqa_file_text(id, hash, ztext, tlen) FROM files WHERE path = ?";
+    if (sqlite3_prepare_v2(ctx->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        action_read_failed(ctx, "%s", sqlite3_errmsg(ctx->db));
+        return -1;
+    }
     if (id >= 0) sqlite3_bind_int64(st, 1, id);
     else sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
+        if (rc != SQLITE_DONE) action_read_failed(ctx, "%s", sqlite3_errmsg(ctx->db));
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : -1;
     }
@@ -891,6 +915,7 @@ struct action_cache {
     char **paths;                 /* sorted, owned */
     size_t npaths;
     int norm_built;
+    char *norm_failed;            /* owned: why the texts could not be read (then norm is empty) */
     struct action_normtext *norm;   /* their text and lines are in norm_text and norm_lines */
     size_t nnorm;
     char *norm_text;
@@ -905,6 +930,7 @@ static void cache_clear(struct action_cache *c)
     free(c->names); free(c->cls); free(c->fun); free(c->all);
     for (size_t i = 0; i < c->npaths; i++) free(c->paths[i]);
     free(c->paths);
+    free(c->norm_failed);
     free(c->norm_text);
     free(c->norm_lines);
     free(c->norm);
@@ -925,6 +951,8 @@ void action_ctx_init(struct action_ctx *ctx, sqlite3 *db, const char *repo_root)
 void action_ctx_release(struct action_ctx *ctx)
 {
     if (!ctx) return;
+    free(ctx->failed);
+    ctx->failed = NULL;
     semantic_cache_free(ctx->semantic);
     ctx->semantic = NULL;
     if (!ctx->cache) return;
@@ -1160,6 +1188,145 @@ static int norm_key_cmp(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* The files' texts for action_cache_normtext, read in path order on a
+ * thread of their own while the caller normalises the ones read before:
+ * reading a text inflates it (store_text.h), which costs about as much as
+ * normalising it, and the first FindCodeSnippet that scans the whole index
+ * waits for both. The connection is the reader's alone until text_feed_end.
+ * Without a thread the caller reads each text itself. */
+#define FEED_TEXTS 64                   /* texts read ahead at most ... */
+#define FEED_BYTES ((size_t)4 << 20)    /* ... and bytes of them */
+
+struct feed_item {
+    long long id;
+    char *path, *text;
+    size_t len;
+};
+
+struct text_feed {
+    sqlite3_stmt *st;
+    int threaded;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t more, room;
+    struct feed_item q[FEED_TEXTS];
+    size_t head, n, bytes;
+    int done, stop;          /* the reader has finished (rc, err); the caller wants no more */
+    int rc;
+    char *err;
+};
+
+/* The statement's next row as an item; SQLITE_ROW, or its end (SQLITE_DONE)
+ * or error, with sqlite's message in *err. */
+static int feed_step(struct text_feed *f, struct feed_item *it, char **err)
+{
+    int rc = sqlite3_step(f->st);
+    if (rc == SQLITE_ROW) {
+        it->id = sqlite3_column_int64(f->st, 0);
+        it->path = xstrdup((const char *)sqlite3_column_text(f->st, 1));
+        it->len = (size_t)sqlite3_column_bytes(f->st, 2);
+        it->text = xmalloc(it->len + 1);
+        if (it->len) memcpy(it->text, sqlite3_column_blob(f->st, 2), it->len);
+        it->text[it->len] = 0;
+    } else if (rc != SQLITE_DONE) {
+        *err = xstrdup(sqlite3_errmsg(sqlite3_db_handle(f->st)));
+    }
+    return rc;
+}
+
+static void *feed_run(void *arg)
+{
+    struct text_feed *f = arg;
+    char *err = NULL;
+    int rc;
+    struct feed_item it;
+    while ((rc = feed_step(f, &it, &err)) == SQLITE_ROW) {
+        pthread_mutex_lock(&f->mu);
+        while (!f->stop && (f->n == FEED_TEXTS || (f->n && f->bytes + it.len > FEED_BYTES)))
+            pthread_cond_wait(&f->room, &f->mu);
+        if (f->stop) {
+            pthread_mutex_unlock(&f->mu);
+            free(it.path);
+            free(it.text);
+            rc = SQLITE_DONE;
+            break;
+        }
+        f->q[(f->head + f->n++) % FEED_TEXTS] = it;
+        f->bytes += it.len;
+        pthread_cond_signal(&f->more);
+        pthread_mutex_unlock(&f->mu);
+    }
+    pthread_mutex_lock(&f->mu);
+    f->done = 1;
+    f->rc = rc;
+    f->err = err;
+    pthread_cond_signal(&f->more);
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+static void text_feed_start(struct text_feed *f, sqlite3_stmt *st)
+{
+    memset(f, 0, sizeof *f);
+    f->st = st;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->more, NULL);
+    pthread_cond_init(&f->room, NULL);
+    f->threaded = pthread_create(&f->thread, NULL, feed_run, f) == 0;
+}
+
+/* The next text (the caller frees its path and text): 1, or 0 at the end,
+ * with text_feed_end saying how it ended. */
+static int text_feed_next(struct text_feed *f, struct feed_item *it)
+{
+    if (!f->threaded) {
+        if (f->done) return 0;
+        int rc = feed_step(f, it, &f->err);
+        if (rc == SQLITE_ROW) return 1;
+        f->done = 1;
+        f->rc = rc;
+        return 0;
+    }
+    pthread_mutex_lock(&f->mu);
+    while (!f->n && !f->done) pthread_cond_wait(&f->more, &f->mu);
+    int got = f->n > 0;
+    if (got) {
+        *it = f->q[f->head];
+        f->head = (f->head + 1) % FEED_TEXTS;
+        f->n--;
+        f->bytes -= it->len;
+        pthread_cond_signal(&f->room);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return got;
+}
+
+/* Stops the reader (the caller may stop before the end) and finalizes the
+ * statement. SQLITE_DONE when every text was read or the caller stopped,
+ * else the error, with sqlite's message in *err (the caller frees it). */
+static int text_feed_end(struct text_feed *f, int read_all, char **err)
+{
+    if (f->threaded) {
+        pthread_mutex_lock(&f->mu);
+        f->stop = 1;
+        pthread_cond_signal(&f->room);
+        pthread_mutex_unlock(&f->mu);
+        pthread_join(f->thread, NULL);
+        for (; f->n; f->n--, f->head = (f->head + 1) % FEED_TEXTS) {
+            free(f->q[f->head].path);
+            free(f->q[f->head].text);
+        }
+    }
+    pthread_cond_destroy(&f->room);
+    pthread_cond_destroy(&f->more);
+    pthread_mutex_destroy(&f->mu);
+    sqlite3_finalize(f->st);
+    int rc = read_all && f->done ? f->rc : SQLITE_DONE;
+    if (rc != SQLITE_DONE) *err = f->err;
+    else free(f->err);
+    return rc;
+}
+
 const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size_t *n)
 {
     struct action_cache *c = cache_of(ctx);
@@ -1168,22 +1335,30 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
         size_t np;
         const char *const *paths = action_cache_paths(ctx, &np);
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(ctx->db, "SELECT id, path, text, nlines FROM files ORDER BY path", -1, &st, NULL) ==
-            SQLITE_OK) {
+        if (sqlite3_prepare_v2(ctx->db, "SELECT id, path, drqa_text(ztext, tlen) FROM files ORDER BY path", -1, &st,
+                               NULL) == SQLITE_OK) {
             c->norm = xcalloc(np ? np : 1, sizeof *c->norm);
             /* every file's text and lines in two blocks; offsets until they stop growing */
             size_t *at = xmalloc((np ? np : 1) * 2 * sizeof *at);
             size_t ntext = 0, ntextcap = 0, nline = 0, nlinecap = 0;
             size_t pi = 0;
-            while (sqlite3_step(st) == SQLITE_ROW && c->nnorm < np) {
-                const char *path = (const char *)sqlite3_column_text(st, 1);
+            struct text_feed feed;
+            struct feed_item it;
+            int read_all = 1;
+            text_feed_start(&feed, st);
+            while (text_feed_next(&feed, &it)) {
+                const char *path = it.path, *text = it.text;
+                size_t len = it.len;
                 while (pi < np && strcmp(paths[pi], path) != 0) pi++;
-                if (pi == np) break;
+                if (pi == np || c->nnorm == np) {
+                    free(it.path);
+                    free(it.text);
+                    read_all = 0;
+                    break;
+                }
                 struct action_normtext *t = &c->norm[c->nnorm++];
-                t->file_id = sqlite3_column_int64(st, 0);
+                t->file_id = it.id;
                 t->path = paths[pi];
-                size_t len = (size_t)sqlite3_column_bytes(st, 2);
-                const char *text = (const char *)sqlite3_column_text(st, 2);
                 int lines = 1;
                 for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
                 t->nlines = lines;
@@ -1201,8 +1376,15 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
                 c->norm_text[ntext + t->nlen] = 0;
                 ntext += t->nlen + 1;
                 nline += (size_t)lines;
+                free(it.path);
+                free(it.text);
             }
-            sqlite3_finalize(st);
+            char *ferr = NULL;
+            if (text_feed_end(&feed, read_all, &ferr) != SQLITE_DONE) {
+                /* a text that cannot be read: no scan passes for one of the whole index */
+                c->norm_failed = ferr ? ferr : xstrdup("a file's text could not be read");
+                c->nnorm = 0;
+            }
             for (size_t i = 0; i < c->nnorm; i++) {
                 c->norm[i].norm = c->norm_text + at[2 * i];
                 c->norm[i].line_at = c->norm_lines + at[2 * i + 1];
@@ -1214,8 +1396,11 @@ const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size
                 c->norm_by_id[i].idx = i;
             }
             qsort(c->norm_by_id, c->nnorm, sizeof *c->norm_by_id, norm_key_cmp);
+        } else {
+            c->norm_failed = xstrdup(sqlite3_errmsg(ctx->db));
         }
     }
+    if (c->norm_failed) action_read_failed(ctx, "%s", c->norm_failed);
     *n = c->nnorm;
     return c->norm;
 }

@@ -90,6 +90,7 @@ struct action_ctx {
     int max_results;           /* 0 = ACTION_DEFAULT_MAX_RESULTS */
     struct action_cache *cache;   /* owned, built lazily, rebuilt when the index changes */
     struct semantic_cache *semantic; /* owned: SemanticSearch's state on db (semantic.h), made on first use */
+    char *failed;              /* owned: why the index could not be read while an action ran (action_read_failed) */
 };
 
 void action_ctx_init(struct action_ctx *ctx, sqlite3 *db, const char *repo_root);
@@ -150,6 +151,13 @@ cJSON *action_def_json(const struct action_def *def);
 
 /* ---- Toolkit for handlers (also for actions registered from other files) ---- */
 
+/* Records why the index could not be read (the first reason in an action):
+ * a file's text that cannot be read, met by a helper that has no error of its
+ * own to return. action_run then fails the action with it (ACTION_EFAIL),
+ * so that a reader skipping what it could not load never passes for a
+ * whole result. */
+void action_read_failed(struct action_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The string argument, or NULL when absent or JSON null. */
 const char *action_arg_str(const cJSON *args, const char *name);
 
@@ -162,7 +170,8 @@ struct action_file {
     int nlines;
     size_t *line_off;          /* nlines + 1 offsets; line k starts at line_off[k - 1] */
 };
-/* Loads by path (id < 0) or by id. Returns 1 found, 0 not in the index, -1 error. */
+/* Loads by path (id < 0) or by id. Returns 1 found, 0 not in the index, -1
+ * error (recorded with action_read_failed: the text could not be read). */
 int action_file_load(struct action_ctx *ctx, const char *path, long long id, struct action_file *f);
 void action_file_free(struct action_file *f);      /* accepts NULL */
 /* Lines start..end (clamped) joined by '\n', without a trailing newline; caller frees. */
@@ -222,6 +231,8 @@ struct action_normtext {
     int *line_at;            /* line_at[k] = first normalised offset of line k+1 */
     int nlines;
 };
+/* None (n 0) when a file's text cannot be read: that is recorded with
+ * action_read_failed, at every call. */
 const struct action_normtext *action_cache_normtext(struct action_ctx *ctx, size_t *n);
 /* The cached normalised text of one file (building the cache when needed), or NULL. */
 const struct action_normtext *action_cache_normtext_of(struct action_ctx *ctx, long long file_id);

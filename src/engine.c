@@ -472,14 +472,21 @@ static int rag_function(struct engine *e, const char *question, struct evidence 
     return 0;
 }
 
-/* Lines [a, b] of the indexed file path (caller frees), or NULL. */
-static char *file_lines(sqlite3 *db, const char *path, int a, int b)
+/* Lines [a, b] of the indexed file path (caller frees), or NULL: with err
+ * set when the index could not be read. */
+static char *file_lines(sqlite3 *db, const char *path, int a, int b, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     char *out = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT text FROM files WHERE path = ?", -1, &st, NULL) != SQLITE_OK) return NULL;
+    if (sqlite3_prepare_v2(db, "SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE path = ?", -1, &st,
+                           NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the index: %s", sqlite3_errmsg(db));
+        return NULL;
+    }
     sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) snprintf(err, errlen, "cannot read the index: %s", sqlite3_errmsg(db));
+    if (rc == SQLITE_ROW) {
         const char *text = (const char *)sqlite3_column_text(st, 0);
         const char *p = text;
         for (int l = 1; l < a && p; l++) {
@@ -506,7 +513,12 @@ static int rag_window(struct engine *e, const struct qparse *q, struct evidence 
     int n = qparse_windows(q, e->db, ENGINE_WINDOW_LINES, ENGINE_WINDOW_OVERLAP, ENGINE_RAG_TOP, &w, err, errlen);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
-        char *text = file_lines(e->db, w[i].path, w[i].start_line, w[i].end_line);
+        *err = 0;
+        char *text = file_lines(e->db, w[i].path, w[i].start_line, w[i].end_line, err, errlen);
+        if (!text && *err) {
+            qparse_windows_free(w, (size_t)n);
+            return -1;
+        }
         char label[64];
         snprintf(label, sizeof label, "lines %d-%d", w[i].start_line, w[i].end_line);
         evidence_add(pool, w[i].path, w[i].start_line, w[i].end_line, text ? text : "", label, 1.0 / (1.0 + i));

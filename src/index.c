@@ -2,10 +2,11 @@
  * index: the update of a repository's index (see index.h). The calling thread
  * scans, compares the listing with the files table, and hands the changed
  * files to parser threads through a shared counter; each thread reads,
- * decodes, parses and chunks a file and puts the result in a small bounded
- * queue, which the calling thread drains into sqlite with prepared
- * statements. Keeping one writer avoids sqlite lock contention, and keeping
- * tokenisation on the parser threads keeps that writer fast.
+ * decodes, parses, chunks and compresses a file and puts the result in a
+ * small bounded queue, which the calling thread drains into sqlite with
+ * prepared statements. Keeping one writer avoids sqlite lock contention, and
+ * keeping tokenisation and compression on the parser threads keeps that
+ * writer fast.
  */
 #include "index.h"
 #include "index_chunk.h"
@@ -14,6 +15,7 @@
 #include "index_scan.h"
 #include "store.h"
 #include "util.h"
+#include "ztext.h"
 #include <config.h>  /* autoconf: PACKAGE_VERSION */
 
 #include <errno.h>
@@ -49,8 +51,10 @@ struct result {
     char *reason;                /* RES_SKIP */
     long long size, mtime_ns, ctime_ns, ino;
     char hash[17];
-    char *text;                  /* decoded */
+    char *text;                  /* decoded; freed once compressed into ztext */
     size_t textlen;
+    unsigned char *ztext;        /* the text as stored (ztext.h) */
+    size_t zlen;
     int nlines, decode_errors;
     char *module;
     struct parse_result pr;
@@ -62,6 +66,7 @@ static void result_free(struct result *r)
     if (!r) return;
     free(r->reason);
     free(r->text);
+    free(r->ztext);
     free(r->module);
     parse_result_free(&r->pr);
     chunk_list_free(&r->chunks);
@@ -77,9 +82,9 @@ static void result_free(struct result *r)
 #define INDEX_TRIM_SIZE (256 * 1024)
 /* Source bytes parsed or waiting to be written at one time (see worker). */
 #define INDEX_INFLIGHT_BUDGET (768u * 1024)
-/* A parsed file waiting for the writer holds its text, rows and chunks, a
- * fraction of what its syntax tree held: it stays in the budget at this
- * share of its size. */
+/* A parsed file waiting for the writer holds its compressed text, rows and
+ * chunks, a fraction of what its syntax tree held: it stays in the budget at
+ * this share of its size. */
 static size_t held_share(size_t size) { return size / 8; }
 
 /* 1, with the message, once the caller asked the update to stop. */
@@ -261,7 +266,8 @@ static char *read_opened(int fd, long long max, struct result *r, size_t *n_out)
     return raw;
 }
 
-static void process(struct pool *P, TSParser *parser, const struct lang **cur_lang, struct job *j, struct result *r)
+static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, const struct lang **cur_lang, struct job *j,
+                    struct result *r)
 {
     struct stat st;
     test_swap(P->rootfd, P->test_swap, j->sf->path);
@@ -305,24 +311,30 @@ static void process(struct pool *P, TSParser *parser, const struct lang **cur_la
             return;
         }
         chunk_text(r->text, r->textlen, lang->name, j->sf->path, &r->chunks);
-        return;
+    } else {
+        r->module = lang->module_name ? lang->module_name(j->sf->path) : NULL;
+        if (*cur_lang != lang) {
+            ts_parser_set_language(parser, lang->language());
+            *cur_lang = lang;
+        }
+        if (lang->extract(parser, r->text, r->textlen, &r->pr) != 0) {
+            parse_result_free(&r->pr);
+            r->pr.parse_errors = 1;   /* no tree at all: the text is kept, searchable as module code */
+        }
+        chunk_file(r->text, r->textlen, &r->pr, j->sf->path, r->module, &r->chunks);
     }
-    r->module = lang->module_name ? lang->module_name(j->sf->path) : NULL;
-    if (*cur_lang != lang) {
-        ts_parser_set_language(parser, lang->language());
-        *cur_lang = lang;
-    }
-    if (lang->extract(parser, r->text, r->textlen, &r->pr) != 0) {
-        parse_result_free(&r->pr);
-        r->pr.parse_errors = 1;   /* no tree at all: the text is kept, searchable as module code */
-    }
-    chunk_file(r->text, r->textlen, &r->pr, j->sf->path, r->module, &r->chunks);
+    /* compressed here, on this parser thread, so that the one writer only
+     * stores it; the chunks hold their own copies of what they need */
+    r->ztext = ztext_pack_with(zp, r->text, r->textlen, &r->zlen);
+    free(r->text);
+    r->text = NULL;
 }
 
 static void *worker(void *arg)
 {
     struct pool *P = arg;
     TSParser *parser = ts_parser_new();
+    struct ztext_packer *zp = ztext_packer_new();
     const struct lang *cur = NULL;
     for (;;) {
         pthread_mutex_lock(&P->mu);
@@ -341,7 +353,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&P->mu);
         struct result *r = xcalloc(1, sizeof *r);
         r->job = i;
-        process(P, parser, &cur, &P->jobs[i], r);
+        process(P, parser, zp, &cur, &P->jobs[i], r);
         /* A big file's syntax tree, freed by now, leaves this thread's malloc
          * arena swollen; hand the pages back before another big file swells
          * the other thread's arena too. */
@@ -364,6 +376,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&P->mu);
     }
     ts_parser_delete(parser);
+    ztext_packer_free(zp);
     return NULL;
 }
 
@@ -395,10 +408,11 @@ static const char *const SQL[S_COUNT] = {
     [S_DEL_EDGES] = "DELETE FROM edges WHERE src_file = ?1",
     [S_DEL_FILE] = "DELETE FROM files WHERE id = ?1",
     [S_INS_FILE] = "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, module, parse_errors, "
-                   "decode_errors, text, ctime_ns, ino) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?13)",
+                   "decode_errors, ztext, tlen, ctime_ns, ino) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?14, ?12, ?13)",
     [S_UPD_FILE] = "UPDATE files SET path = ?1, lang = ?2, size = ?3, mtime_ns = ?4, hash = ?5, nlines = ?6, "
-                   "module = ?7, parse_errors = ?8, decode_errors = ?9, text = ?10, ctime_ns = ?12, ino = ?13 "
-                   "WHERE id = ?11",
+                   "module = ?7, parse_errors = ?8, decode_errors = ?9, ztext = ?10, tlen = ?14, ctime_ns = ?12, "
+                   "ino = ?13 WHERE id = ?11",
     [S_TOUCH_FILE] = "UPDATE files SET size = ?1, mtime_ns = ?2, ctime_ns = ?4, ino = ?5 WHERE id = ?3",
     [S_INS_SYM] = "INSERT INTO symbols(file_id, parent_id, kind, name, qualname, start_line, end_line, body_line, "
                   "signature, decorators, docstring, bases, is_async) "
@@ -568,10 +582,11 @@ static int write_file_row(struct writer *w, const struct job *j, const struct re
     bind_text(st, 7, r->module);
     sqlite3_bind_int(st, 8, r->pr.parse_errors);
     sqlite3_bind_int(st, 9, r->decode_errors);
-    sqlite3_bind_text(st, 10, r->text, (int)r->textlen, SQLITE_STATIC);
+    sqlite3_bind_blob64(st, 10, r->ztext, r->zlen, SQLITE_STATIC);
     if (id) sqlite3_bind_int64(st, 11, id);
     sqlite3_bind_int64(st, 12, r->ctime_ns);
     sqlite3_bind_int64(st, 13, r->ino);
+    sqlite3_bind_int64(st, 14, (sqlite3_int64)r->textlen);
     if (step(w, s, err, errlen)) return -1;
     *fid = id ? id : sqlite3_last_insert_rowid(w->db);
     return 0;

@@ -25,7 +25,7 @@ struct index_options {
     /* max_file_size was asked for: it replaces the value the index recorded.
      * Unset, the recorded value (the last one asked for) is kept. */
     int max_file_size_given;
-    int check;                   /* PRAGMA quick_check the index first; rebuild it when damaged */
+    int check;                   /* check the index first (store_quick_check); rebuild it when damaged */
     int verify;                  /* hash every file, not only those whose stat moved */
     int no_ignore;               /* list everything but version-control metadata (scan_options) */
     /* Called on the calling thread after each changed file is written

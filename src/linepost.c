@@ -220,7 +220,8 @@ static int put_meta(sqlite3 *w, const char *key, const void *v, size_t n, int te
 static int build_write(sqlite3 *w, const char *stamp)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(w, "SELECT id, text FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(w, "SELECT id, drqa_text(ztext, tlen) FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK)
+        return -1;
     struct build b = {0};
     struct buf ids = BUF_INIT, nlines = BUF_INIT, lens = BUF_INIT;
     int rc;

@@ -581,7 +581,8 @@ int qparse_windows_scan(const struct qparse *q, sqlite3 *db, int lines, int over
     /* files are read in path order (a fresh index's id order, whatever updates
      * the index has had: ties and sums go the same way); paths are fetched
      * for the winners only */
-    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT id, drqa_text(ztext, tlen) FROM files ORDER BY path", -1, &st, NULL) !=
+        SQLITE_OK) {
         snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
         return -1;
     }
@@ -592,7 +593,8 @@ int qparse_windows_scan(const struct qparse *q, sqlite3 *db, int lines, int over
     size_t nw = 0, cap = 0;
     size_t *off = NULL, offcap = 0;
     long nfile = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         long ford = nfile++;
         const char *text = (const char *)sqlite3_column_text(st, 1);
         size_t len = (size_t)sqlite3_column_bytes(st, 1);
@@ -624,6 +626,13 @@ int qparse_windows_scan(const struct qparse *q, sqlite3 *db, int lines, int over
     }
     free(off);
     lookup_free(&lk);
+    if (rc != SQLITE_DONE) {   /* a text that cannot be read: no ranking of part of the files */
+        snprintf(err, errlen, "cannot read the files of the index: %s", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        for (size_t i = 0; i < nw; i++) free(w[i].tf);
+        free(w);
+        return -1;
+    }
     sqlite3_finalize(st);
     double avg = 0;
     for (size_t i = 0; i < nw; i++) avg += w[i].len;

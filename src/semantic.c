@@ -771,11 +771,24 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
         for (size_t b = 0; b < nmiss; b += SEMANTIC_EMBED_BATCH) {
             size_t nb = nmiss - b < SEMANTIC_EMBED_BATCH ? nmiss - b : SEMANTIC_EMBED_BATCH;
             char *texts[SEMANTIC_EMBED_BATCH];
+            int trc = SQLITE_ROW;
             for (size_t j = 0; j < nb; j++) {
                 sqlite3_bind_int64(txt, 1, c->chunks[missing[b + j]].id);
-                const char *t = sqlite3_step(txt) == SQLITE_ROW ? (const char *)sqlite3_column_text(txt, 0) : NULL;
+                int r1 = sqlite3_step(txt);
+                const char *t = r1 == SQLITE_ROW ? (const char *)sqlite3_column_text(txt, 0) : NULL;
+                if (r1 != SQLITE_ROW && r1 != SQLITE_DONE && trc == SQLITE_ROW) {
+                    trc = r1;   /* a text that cannot be read: nothing is embedded in its place */
+                    snprintf(err, errlen, "cannot read chunk text: %s", sqlite3_errmsg(db));
+                }
                 texts[j] = xstrdup(t && *t ? t : " ");
                 sqlite3_reset(txt);
+            }
+            if (trc != SQLITE_ROW) {
+                for (size_t j = 0; j < nb; j++) free(texts[j]);
+                sqlite3_finalize(txt);
+                sqlite3_finalize(ins);
+                sqlx_writer_close(db, w);
+                goto out;
             }
             float *v = remote_embed(r, (const char *const *)texts, nb, &dim, err, errlen);
             for (size_t j = 0; j < nb; j++) free(texts[j]);
@@ -1049,16 +1062,21 @@ static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
-            "SELECT c.start_line, c.end_line, c.kind, s.qualname, f.path, f.text FROM chunks c "
+            "SELECT c.start_line, c.end_line, c.kind, s.qualname, f.path, drqa_file_text(f.id, f.hash, f.ztext, f.tlen) "
+            "FROM chunks c "
             "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id WHERE c.id = ?1",
             -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read a chunk: %s", sqlite3_errmsg(db));
         return -1;
     }
     sqlite3_bind_int64(st, 1, chunk_id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        if (rc == SQLITE_DONE)
+            snprintf(err, errlen, "chunk %lld vanished from the index during the search", (long long)chunk_id);
+        else
+            snprintf(err, errlen, "cannot read a chunk: %s", sqlite3_errmsg(db));
         sqlite3_finalize(st);
-        snprintf(err, errlen, "chunk %lld vanished from the index during the search", (long long)chunk_id);
         return -1;
     }
     int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);

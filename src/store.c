@@ -6,6 +6,7 @@
  * and an interrupted update leaves that committed state intact.
  */
 #include "store.h"
+#include "store_text.h"
 #include "tok.h"
 #include "util.h"
 
@@ -35,7 +36,9 @@ static const char STORE_SCHEMA[] =
     "  module TEXT,\n"                    /* dotted module name ('pkg.sub.mod') */
     "  parse_errors INTEGER NOT NULL DEFAULT 0,\n" /* ERROR/MISSING nodes */
     "  decode_errors INTEGER NOT NULL DEFAULT 0,\n" /* invalid UTF-8 sequences replaced */
-    "  text TEXT NOT NULL\n"              /* decoded content */
+    /* the decoded content, compressed (ztext.h); read through store_text.h's functions */
+    "  ztext BLOB NOT NULL,\n"
+    "  tlen INTEGER NOT NULL\n"           /* the decoded content's length in bytes */
     ");\n"
     "CREATE INDEX files_module ON files(module);\n"
     /* covers the indexer's (path, size, mtime, ctime, inode) comparison, so
@@ -103,7 +106,7 @@ static const char STORE_SCHEMA[] =
     "CREATE INDEX edges_file ON edges(src_file);\n"
     "CREATE INDEX edges_target ON edges(target_name, kind) WHERE dst_id IS NULL;\n"
     /* A chunk's text is mostly a span of its file's text: it is kept as that
-     * span (off, len: bytes of files.text, after head: a method's class
+     * span (off, len: bytes of the file's text, after head: a method's class
      * header line) and text holds only what is made up (a class outline).
      * Read chunks through the view below, which puts the text together; write
      * chunk_spans. */
@@ -115,17 +118,21 @@ static const char STORE_SCHEMA[] =
     "  start_line INTEGER NOT NULL,\n"
     "  end_line INTEGER NOT NULL,\n"
     "  head TEXT,\n"                      /* text before the span, NULL for none */
-    "  off INTEGER,\n"                    /* the span: byte offset in files.text ... */
+    "  off INTEGER,\n"                    /* the span: byte offset in the file's text ... */
     "  len INTEGER,\n"                    /* ... and its length in bytes */
     "  text TEXT,\n"                      /* the whole text when it is no span, else NULL */
     "  hash TEXT NOT NULL,\n"             /* of the text: the embedding cache key */
     "  name TEXT\n"                       /* the FTS name terms (chunks_fts.name) */
     ");\n"
     "CREATE INDEX chunk_spans_file ON chunk_spans(file_id);\n"
-    /* the files join is left out by sqlite when no text is asked for */
+    /* the files join is left out by sqlite when no text is asked for; a
+     * file's text is read once for a run of its chunks (drqa_load_span
+     * keeps it, drqa_cached_span gives spans of a kept text without reading
+     * the file's row: store_text.h) */
     "CREATE VIEW chunks(id, file_id, symbol_id, kind, start_line, end_line, text, hash) AS\n"
     "  SELECT c.id, c.file_id, c.symbol_id, c.kind, c.start_line, c.end_line,\n"
-    "    coalesce(c.text, coalesce(c.head, '') || CAST(substr(CAST(f.text AS BLOB), c.off + 1, c.len) AS TEXT)),\n"
+    "    coalesce(c.text, coalesce(c.head, '') || coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len),\n"
+    "      drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len))),\n"
     "    c.hash\n"
     "  FROM chunk_spans c LEFT JOIN files f ON f.id = c.file_id;\n"
     /* Pre-tokenised with tok_terms(): name = qualified name terms, doc = docstring
@@ -138,10 +145,9 @@ static const char STORE_SCHEMA[] =
      * back are those that were inserted. */
     "CREATE VIEW chunks_fts_src(id, name, doc, body, path) AS\n"
     "  SELECT c.id, c.name, drqa_terms(s.docstring),\n"
-    /* the text of chunks, as the view chunks puts it together; the file's
-     * text is read once for its run of chunks, not once per chunk */
+    /* the text of chunks, as the view chunks puts it together */
     "    drqa_terms(coalesce(c.text, coalesce(c.head, '') || coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len),\n"
-    "      drqa_load_span(f.id, f.hash, f.text, c.off, c.len)))),\n"
+    "      drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len)))),\n"
     "    drqa_terms(f.path)\n"
     "  FROM chunk_spans c JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id;\n"
     "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, doc, body, path, content = 'chunks_fts_src',\n"
@@ -185,66 +191,6 @@ static void terms_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
     else sqlite3_result_text(cx, "", 0, SQLITE_STATIC);
 }
 
-/* The last file text chunks_fts_src read, per connection, known by the
- * file's id and content hash: the chunks of one file follow each other, and
- * each would otherwise read the whole text again. */
-struct span_cache {
-    long long fid;
-    char hash[17];
-    char *text;
-    size_t len;
-};
-
-/* bytes [off, off + len) of text[0..n), as substr(CAST(text AS BLOB), off + 1, len) gives them */
-static void result_span(sqlite3_context *cx, const char *text, size_t n, sqlite3_int64 off, sqlite3_int64 len)
-{
-    if (off < 0 || (size_t)off >= n || len <= 0) {
-        sqlite3_result_text(cx, "", 0, SQLITE_STATIC);
-        return;
-    }
-    size_t k = (size_t)len < n - (size_t)off ? (size_t)len : n - (size_t)off;
-    sqlite3_result_text(cx, text + off, (int)k, SQLITE_TRANSIENT);
-}
-
-static int span_cache_has(const struct span_cache *c, sqlite3_value **argv)
-{
-    const char *h = (const char *)sqlite3_value_text(argv[1]);
-    return c->text && c->fid == sqlite3_value_int64(argv[0]) && h && strcmp(h, c->hash) == 0;
-}
-
-/* drqa_cached_span(file id, hash, off, len): the span of the cached text, NULL when another file's is cached */
-static void cached_span_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    struct span_cache *c = sqlite3_user_data(cx);
-    if (!span_cache_has(c, argv)) return;   /* NULL */
-    result_span(cx, c->text, c->len, sqlite3_value_int64(argv[2]), sqlite3_value_int64(argv[3]));
-}
-
-/* drqa_load_span(file id, hash, text, off, len): caches the text and gives its span */
-static void load_span_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    struct span_cache *c = sqlite3_user_data(cx);
-    const char *t = (const char *)sqlite3_value_blob(argv[2]);
-    size_t n = (size_t)sqlite3_value_bytes(argv[2]);
-    const char *h = (const char *)sqlite3_value_text(argv[1]);
-    free(c->text);
-    c->text = xmalloc(n + 1);
-    if (n) memcpy(c->text, t, n);
-    c->len = n;
-    c->fid = sqlite3_value_int64(argv[0]);
-    snprintf(c->hash, sizeof c->hash, "%s", h ? h : "");
-    result_span(cx, c->text, c->len, sqlite3_value_int64(argv[3]), sqlite3_value_int64(argv[4]));
-}
-
-static void span_cache_free(void *p)
-{
-    struct span_cache *c = p;
-    free(c->text);
-    free(c);
-}
-
 static int register_functions(sqlite3 *db, char **msg, const sqlite3_api_routines *api)
 {
     (void)msg;
@@ -252,15 +198,7 @@ static int register_functions(sqlite3 *db, char **msg, const sqlite3_api_routine
     int rc = sqlite3_create_function(db, "drqa_terms", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                      terms_fn, NULL, NULL);
     if (rc != SQLITE_OK) return rc;
-    /* one cache for both functions, owned by drqa_load_span: sqlite frees it
-     * when that function goes (with the connection), or at once when its
-     * registration fails */
-    struct span_cache *c = xcalloc(1, sizeof *c);
-    rc = sqlite3_create_function_v2(db, "drqa_load_span", 5, SQLITE_UTF8 | SQLITE_INNOCUOUS, c, load_span_fn, NULL,
-                                    NULL, span_cache_free);
-    if (rc != SQLITE_OK) return rc;
-    return sqlite3_create_function_v2(db, "drqa_cached_span", 4, SQLITE_UTF8 | SQLITE_INNOCUOUS, c, cached_span_fn,
-                                      NULL, NULL, NULL);
+    return store_text_register(db);   /* the readers of file texts, which the view chunks calls */
 }
 
 static void auto_register(void)
@@ -425,6 +363,9 @@ int store_quick_check(const char *path, char *detail, size_t detaillen)
             sound = msg && strcmp(msg, "ok") == 0;
             if (!sound && detail && detaillen) snprintf(detail, detaillen, "%s", msg ? msg : sqlite3_errmsg(db));
             sqlite3_finalize(st);
+            /* an index of another schema has no texts to read here: it is rebuilt anyway */
+            if (sound && pragma_int(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION)
+                sound = store_text_check_all(db, detail, detaillen);
         } else if (detail && detaillen) {
             snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
         }
@@ -583,23 +524,6 @@ char *store_meta_get(sqlite3 *db, const char *key)
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
         v = xstrdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return v;
-}
-
-char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len)
-{
-    sqlite3_stmt *st;
-    char *v = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, text FROM files WHERE path = ?", -1, &st, NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        if (file_id) *file_id = sqlite3_column_int64(st, 0);
-        int n = sqlite3_column_bytes(st, 1);
-        v = xstrndup((const char *)sqlite3_column_text(st, 1), (size_t)n);
-        if (len) *len = (size_t)n;
-    }
     sqlite3_finalize(st);
     return v;
 }

@@ -17,6 +17,9 @@
  *   meta(key, value)          repo_root, indexed_at, drqa_version, grammar versions,
  *                             dirs_stamp (what the kept directory listings hold)
  *   files                     one row per indexed file, with its decoded text
+ *                             compressed (ztext, tlen: ztext.h), read through
+ *                             the SQL functions of store_text.h, which fail
+ *                             with a message for a damaged stream
  *   skipped(path, reason)     files left out and why (too large, binary, ...)
  *   dirs                      directory listings kept by the walk between updates
  *   symbols                   classes, functions, methods, module-level variables
@@ -41,7 +44,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 #define STORE_APPLICATION_ID 0x44525141   /* "DRQA" */
 
 /* What is at an index path, found without writing to it. */
@@ -57,9 +60,9 @@ enum store_kind {
  * it is and what to do. Never blocks on a FIFO and never opens a device. */
 enum store_kind store_classify(const char *path, int *version, char *err, size_t errlen);
 
-/* Runs PRAGMA quick_check on the index at path (read-only). Returns 1 when
- * sqlite finds it sound, 0 when damaged, with sqlite's first complaint in
- * detail. */
+/* Runs PRAGMA quick_check on the index at path (read-only), then inflates
+ * every file's stored text (an index of this schema). Returns 1 when both
+ * find it sound, 0 when damaged, with the first complaint in detail. */
 int store_quick_check(const char *path, char *detail, size_t detaillen);
 
 /* Opens (creating when needed) the index at path. A schema of another version is
@@ -70,7 +73,9 @@ int store_quick_check(const char *path, char *detail, size_t detaillen);
 int store_open(const char *path, int readonly, sqlite3 **db, int *rebuilt, char *err, size_t errlen);
 
 /* Makes every sqlite connection the process opens from now on know the
- * functions the schema's views call (drqa_terms, see chunks_fts_src).
+ * functions the schema's views and the readers of file texts call:
+ * drqa_terms (see chunks_fts_src) and store_text.h's drqa_text,
+ * drqa_file_text, drqa_load_span and drqa_cached_span.
  * store_open and store_classify call it; a caller opening an index with
  * sqlite3_open directly, before either ran, calls it first. */
 void store_functions_init(void);
@@ -90,7 +95,9 @@ char *store_meta_get(sqlite3 *db, const char *key);
 /* Runs sql (no result rows); on error writes sqlite's message into err. */
 int store_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 
-/* The file's text by path (malloc'd, caller frees) and its id, or NULL. */
-char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len);
+/* The file's text by path (malloc'd, caller frees) and its id, or NULL:
+ * with err empty when the file is not in the index, else saying why it
+ * could not be read (a damaged stored text). */
+char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len, char *err, size_t errlen);
 
 #endif

@@ -9,12 +9,13 @@ meta is left out: it records when the index was written.
 
 usage: index_dump.py INDEX.sqlite
 """
-import sqlite3
 import sys
+
+import index_sql
 
 
 def main():
-    db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+    db = index_sql.connect(sys.argv[1])
     q = db.execute
     path = {i: p for i, p in q("SELECT id, path FROM files")}
     sym = {}
@@ -27,7 +28,7 @@ def main():
             out.append("%s %s" % (name, r))
 
     table("files", q("SELECT path, lang, size, mtime_ns, hash, nlines, module, parse_errors, "
-                     "decode_errors, text FROM files"))
+                     "decode_errors, drqa_text(ztext, tlen) FROM files"))
     table("skipped", q("SELECT path, reason, size FROM skipped"))
     table("symbols", ((path.get(f), sym.get(p), k, n, qn, s, e, b, sig, dec, doc, bases, a)
                       for f, p, k, n, qn, s, e, b, sig, dec, doc, bases, a in

@@ -8,6 +8,7 @@
 #include "store.h"
 #include "tok.h"
 #include "util.h"
+#include "ztext.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -102,13 +103,15 @@ static long long add_file(const char *path, const char *module, const char *text
     sqlite3_stmt *st;
     int lines = 0;
     for (const char *p = text; *p; p++) lines += *p == '\n';
-    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, module, text) "
-                           "VALUES(?, 'python', ?, 0, 'h', ?, ?, ?)", -1, &st, NULL);
+    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, module, ztext, tlen) "
+                           "VALUES(?1, 'python', ?2, 0, 'h', ?3, ?4, ?5, ?2)", -1, &st, NULL);
+    size_t zl;
+    unsigned char *z = ztext_pack(text, strlen(text), &zl);
     sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (long long)strlen(text));
     sqlite3_bind_int(st, 3, lines);
     sqlite3_bind_text(st, 4, module, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, text, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 5, z, (int)zl, free);
     sqlite3_step(st);
     sqlite3_finalize(st);
     long long id = sqlite3_last_insert_rowid(db);

@@ -163,8 +163,9 @@ int main(void)
     sqlite3 *db = NULL;
     ok(store_open(ipath, 0, &db, NULL, err, sizeof err) == 0, "a scratch index opens");
     ok(sqlite3_exec(db,
-                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, text) "
-                    "VALUES (1, 'pkg/big.py', 'python', 0, 0, '', 300, '');"
+                    /* the texts are not read here: an empty stored text stands for them */
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) "
+                    "VALUES (1, 'pkg/big.py', 'python', 0, 0, '', 300, X'', 0);"
                     "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line, signature) VALUES "
                     "(1, 'class', 'Big', 'Big', 1, 300, 'class Big'),"
                     "(1, 'method', 'other', 'Big.other', 10, 20, 'def other(self)'),"
@@ -198,8 +199,8 @@ int main(void)
 
     /* two cited dispatch methods: self.dispatch() in App reaches App's */
     ok(sqlite3_exec(db,
-                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, text) VALUES "
-                    "(2, 'pkg/app.py', 'python', 0, 0, '', 30, ''), (3, 'pkg/view.py', 'python', 0, 0, '', 10, '');"
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
+                    "(2, 'pkg/app.py', 'python', 0, 0, '', 30, X'', 0), (3, 'pkg/view.py', 'python', 0, 0, '', 10, X'', 0);"
                     "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line, signature) VALUES "
                     "(2, 'class', 'App', 'App', 1, 30, 'class App'),"
                     "(2, 'method', 'handle', 'App.handle', 2, 6, 'def handle(self, request)'),"

@@ -19,6 +19,8 @@ export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
 
 . "$top_srcdir/tests/tap.sh"
 q() { sqlite3 -batch "$1" "$2"; }
+# the same with the functions that read file texts (drqa_text, the view chunks' text)
+qt() { "$PYTHON3" "$top_srcdir/tests/index_sql.py" "$1" "$2"; }
 index() {  # index REPO INDEX [extra options]: JSON in $T/out.json, stderr in $T/err.txt, status returned
     r=$1 i=$2; shift 2
     "$DRQA" --json --no-progress --index "$i" "$@" --index-only "$r" >"$T/out.json" 2>"$T/err.txt"
@@ -88,7 +90,7 @@ fi
 I="$T/idx/a.sqlite"
 index "$R" "$I"
 ok $? "a new index is built"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 8" \
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 9" \
     "it carries the project's application_id and the schema version"
 # an index written before the marker (as by the previous release): no
 # application_id, an older user_version, known by its meta and files tables
@@ -96,7 +98,7 @@ q "$I" "PRAGMA application_id = 0; PRAGMA user_version = 5" >/dev/null
 index "$R" "$I"
 ok $? "an older index of the project's (no marker) is accepted"
 is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 15" "and rebuilt from scratch"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 8" "now with the marker"
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 9" "now with the marker"
 : >"$T/empty.sqlite"
 index "$R" "$T/empty.sqlite"
 ok $? "an empty file as --index is used (nothing to lose)"
@@ -107,7 +109,7 @@ S="$T/swap"
 cp -R "$FIX" "$S"
 DRQA_TEST_SWAP="symlink:tinyweb/auth.py:$T/outside.py" index_hooks "$S" "$T/idx/swap.sqlite"
 ok $? "a file swapped for a symlink during indexing: exit 0"
-is "$(q "$T/idx/swap.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')") $(q "$T/idx/swap.sqlite" "SELECT count(*) FROM chunks WHERE instr(text, 'OUTSIDE_SECRET')")" \
+is "$(qt "$T/idx/swap.sqlite" "SELECT count(*) FROM files WHERE instr(drqa_text(ztext, tlen), 'OUTSIDE_SECRET')") $(qt "$T/idx/swap.sqlite" "SELECT count(*) FROM chunks WHERE instr(text, 'OUTSIDE_SECRET')")" \
    "0 0" "the symlink's outside content is not in the index"
 is "$(q "$T/idx/swap.sqlite" "SELECT reason FROM skipped WHERE path = 'tinyweb/auth.py'")" \
    "changed into a symbolic link after the scan; not read" "the file is skipped with its reason"
@@ -117,13 +119,13 @@ cp -R "$FIX" "$S"
 mkdir "$T/outdir" && cp "$T/outside.py" "$T/outdir/scaffold.py"
 DRQA_TEST_SWAP="symlink:tinyweb/core:$T/outdir" "$DRQA_HOOKS" --json --no-progress --index "$T/idx/swap4.sqlite" --index-only "$S" \
     >"$T/out.json" 2>"$T/err.txt"
-is "$(q "$T/idx/swap4.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
+is "$(qt "$T/idx/swap4.sqlite" "SELECT count(*) FROM files WHERE instr(drqa_text(ztext, tlen), 'OUTSIDE_SECRET')")" "0" \
    "a directory swapped for a link to an outside directory: nothing of it is indexed"
 rm -rf "$S"
 cp -R "$FIX" "$S"
 DRQA_TEST_SWAP="hardlink:tinyweb/auth.py:$T/outside.py" index_hooks "$S" "$T/idx/swap2.sqlite"
 ok $? "a file swapped for another file (a hard link) during indexing: exit 0"
-is "$(q "$T/idx/swap2.sqlite" "SELECT count(*) FROM files WHERE instr(text, 'OUTSIDE_SECRET')")" "0" \
+is "$(qt "$T/idx/swap2.sqlite" "SELECT count(*) FROM files WHERE instr(drqa_text(ztext, tlen), 'OUTSIDE_SECRET')")" "0" \
    "the other file's content is not in the index (device and inode differ from the scan's)"
 is "$(q "$T/idx/swap2.sqlite" "SELECT reason FROM skipped WHERE path = 'tinyweb/auth.py'")" \
    "replaced by another file after the scan; not read" "the file is skipped with its reason"
@@ -135,7 +137,7 @@ index "$R" "$C" --check
 ok $? "--check on a sound index: exit 0"
 is "$(jget "$T/out.json" check.result)" "ok" "and reports it sound"
 "$DRQA" --no-progress --index "$C" --index-only --check "$R" >"$T/out.txt" 2>&1
-like "$(cat "$T/out.txt")" "check        ok (sqlite quick_check)" "the text output says so"
+like "$(cat "$T/out.txt")" "check        ok (sqlite quick_check, every file text read whole)" "the text output says so"
 # 64 KiB of a fixed pattern over the middle of the file
 smash() { $PYTHON3 -c 'import os, sys
 p = sys.argv[1]; f = open(p, "r+b"); f.seek(os.path.getsize(p) // 2); f.write(b"\xa5" * 65536); f.close()' "$1"; }
@@ -178,6 +180,61 @@ like "$(cat "$T/err.txt")" "was damaged" "stderr says so"
 "$DRQA" --no-progress --index "$C" --action ListFiles '{}' "$R" >/dev/null 2>&1
 is "$?" 0 "the next --action reads the rebuilt index"
 
+# a damaged file text (each file's text is stored compressed; sqlite finds
+# the index sound): it is never shown, every reader of it fails saying so and
+# what to do, and --check, or an update that meets it, rebuilds the index
+Z="$T/idx/z.sqlite"
+index "$R" "$Z"
+"$DRQA" --no-progress --quiet --policy offline --index "$Z" --ask "where is the session flushed?" "$R" >/dev/null 2>&1
+ok $? "a question stores the derived data of a sound index"
+damage_text() {  # damage_text INDEX PATH: one bit flipped in the middle of the file's stored text
+    $PYTHON3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+z = bytearray(db.execute("SELECT ztext FROM files WHERE path = ?", (sys.argv[2],)).fetchone()[0])
+z[len(z) // 2] ^= 0x10
+db.execute("UPDATE files SET ztext = ? WHERE path = ?", (bytes(z), sys.argv[2]))
+db.commit()' "$1" "$2"
+}
+damage_text "$Z" tinyweb/sessions/base.py
+is "$(q "$Z" "PRAGMA quick_check")" "ok" "sqlite finds nothing wrong with the damaged text"
+act() {  # act NAME JSON: the action on the damaged index, stdout in $T/act.out, stderr in $T/act.err
+    "$DRQA" --no-progress --index "$Z" --action "$1" "$2" "$R" >"$T/act.out" 2>"$T/act.err"
+}
+act ViewCode '{"code_span_list": ["tinyweb/sessions/base.py:60-70"]}'
+is "$?" 1 "ViewCode of the damaged file: exit 1"
+like "$(cat "$T/act.err")" "cannot read the index: the index holds a damaged file text (" "saying what is wrong"
+like "$(cat "$T/act.err")" "run drqa-tui --index-only --check on the repository" "and what to do"
+is "$(wc -c <"$T/act.out")" 0 "and printing nothing of it"
+act ViewCode '{"code_span_list": ["tinyweb/auth.py:1-3"]}'
+is "$?" 0 "ViewCode of another file works"
+act FindFunction '{"function_name": "flush"}'
+is "$?:$(grep -c 'damaged file text' "$T/act.err")" "1:1" "FindFunction whose definition is in the damaged file fails saying why"
+act FindCodeSnippet '{"code_snippet": "self._session_key = None"}'
+is "$?:$(grep -c 'damaged file text' "$T/act.err")" "1:1" "FindCodeSnippet reading the damaged file among its candidates"
+act FindCodeSnippet '{"code_snippet": "}) ;"}'
+is "$?:$(grep -c 'damaged file text' "$T/act.err")" "1:1" "FindCodeSnippet scanning every file (no term to search for)"
+"$DRQA" --no-progress --quiet --policy offline --index "$Z" --ask "where is the session flushed?" "$R" >"$T/ask.out" 2>"$T/ask.err"
+st=$?
+test "$st" -le 1
+ok $? "--ask over the damaged text does not crash (exit $st)"
+like "$(cat "$T/ask.out" "$T/ask.err")" "damaged file text" "and the damage is told"
+index "$R" "$Z" --check
+ok $? "--check: exit 0"
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt)" "damaged true" "it finds the damaged text and rebuilds"
+like "$(cat "$T/err.txt")" "the stored text of 'tinyweb/sessions/base.py' is damaged" "naming the file"
+act ViewCode '{"code_span_list": ["tinyweb/sessions/base.py:67-67"]}'
+is "$?" 0 "the rebuilt index reads the file"
+like "$(cat "$T/act.out")" "def flush(self):" "with its text"
+# an update that meets a damaged text (the file changed: its old rows are
+# deleted, which reads the old text for the full-text index)
+damage_text "$Z" tinyweb/sessions/base.py
+printf '\n# edited\n' >>"$R/tinyweb/sessions/base.py"
+index "$R" "$Z"
+ok $? "an update meeting a damaged text: exit 0"
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt)" "damaged true" "it rebuilds the index"
+act ViewCode '{"code_span_list": ["tinyweb/sessions/base.py:67-67"]}'
+is "$?" 0 "which reads the file again"
+
 # ---- 9. indexing options are recorded in the index ---------------------------------------
 B="$T/big"
 cp -R "$FIX" "$B"
@@ -210,18 +267,22 @@ sed 's/import/IMPORT/' "$f" >"$T/tmp.py" && cat "$T/tmp.py" >"$f"   # same size,
 touch -r "$T/stamp" "$f"
 index "$E" "$X"
 is "$(jget "$T/out.json" files.updated)" 1 "an edit with the same size and a restored mtime is seen (ctime)"
-is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/auth.py' AND instr(text, 'IMPORT')")" 1 \
+is "$(qt "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/auth.py' AND instr(drqa_text(ztext, tlen), 'IMPORT')")" 1 \
    "its new text is indexed"
 # the index disagrees with a file whose stat has not moved (as a change the
 # stat cannot see would leave it): a plain run keeps it, --verify finds it
-q "$X" "UPDATE files SET hash = '0000000000000000', text = 'stale' WHERE path = 'tinyweb/routing.py'"
+"$PYTHON3" -c 'import gzip, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE files SET hash = ?, ztext = ?, tlen = 5 WHERE path = ?",
+           ("0000000000000000", gzip.compress(b"stale"), "tinyweb/routing.py"))
+db.commit()' "$X"
 index "$E" "$X"
 is "$(jget "$T/out.json" files.unchanged)" 15 "a plain run trusts the stat"
 index "$E" "$X" --verify
 ok $? "--verify: exit 0"
 is "$(jget "$T/out.json" verify.hashed) $(jget "$T/out.json" verify.differed)" "15 1" \
    "--verify hashes every file and finds the one that differs"
-is "$(q "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/routing.py' AND text <> 'stale'")" 1 "and re-indexes it"
+is "$(qt "$X" "SELECT count(*) FROM files WHERE path = 'tinyweb/routing.py' AND drqa_text(ztext, tlen) <> 'stale'")" 1 "and re-indexes it"
 "$DRQA" --no-progress --index "$X" --index-only --verify "$E" >"$T/out.txt" 2>&1
 like "$(cat "$T/out.txt")" "verify       15 files hashed: 0 differed" "the text output prints how many"
 "$DRQA" --no-progress --index "$X" --verify --ask "x" "$E" >/dev/null 2>"$T/err.txt"

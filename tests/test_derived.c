@@ -12,6 +12,7 @@
 #include "qparse.h"
 #include "store.h"
 #include "util.h"
+#include "ztext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +21,33 @@
 static int64_t add_file(sqlite3 *db, const char *path, const char *text, const char *hash)
 {
     sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, text) "
-                           "VALUES(?1, 'python', ?2, 0, ?3, 1, ?4)", -1, &st, NULL);
+    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, ztext, tlen) "
+                           "VALUES(?1, 'python', ?2, 0, ?3, 1, ?4, ?2)", -1, &st, NULL);
+    size_t zl;
+    unsigned char *z = ztext_pack(text, strlen(text), &zl);
     sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)strlen(text));
     sqlite3_bind_text(st, 3, hash, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 4, z, (int)zl, free);
     sqlite3_step(st);
     sqlite3_finalize(st);
     return sqlite3_last_insert_rowid(db);
+}
+
+/* A new text and hash for the file at path; 0 when one row changed. */
+static int set_text(sqlite3 *db, const char *path, const char *text, const char *hash)
+{
+    sqlite3_stmt *st;
+    size_t zl;
+    unsigned char *z = ztext_pack(text, strlen(text), &zl);
+    sqlite3_prepare_v2(db, "UPDATE files SET ztext = ?1, tlen = ?2, hash = ?3 WHERE path = ?4", -1, &st, NULL);
+    sqlite3_bind_blob(st, 1, z, (int)zl, free);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)strlen(text));
+    sqlite3_bind_text(st, 3, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, path, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(db) == 1 ? 0 : -1;
+    sqlite3_finalize(st);
+    return r;
 }
 
 static void add_symbol(sqlite3 *db, int64_t file, const char *kind, const char *name)
@@ -163,6 +182,38 @@ static char *names_queried(sqlite3 *db, const char *where)
     return buf_take(&b);
 }
 
+/* The normalised texts FindCodeSnippet scans (action_cache_normtext, read
+ * while they are normalised) against each file's text normalised here, in
+ * path order; 1 when all match. */
+static int normtext_right(sqlite3 *db)
+{
+    struct action_ctx ctx;
+    action_ctx_init(&ctx, db, "/nonexistent");
+    size_t n = 0;
+    const struct action_normtext *t = action_cache_normtext(&ctx, &n);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT id, path, drqa_text(ztext, tlen) FROM files ORDER BY path", -1, &st, NULL);
+    size_t i = 0;
+    int right = !ctx.failed;
+    for (; right && sqlite3_step(st) == SQLITE_ROW; i++) {
+        const char *text = (const char *)sqlite3_column_text(st, 2);
+        size_t len = (size_t)sqlite3_column_bytes(st, 2);
+        int lines = 1;
+        for (size_t k = 0; k < len; k++) lines += text[k] == '\n';
+        char *norm = xmalloc(len + 1);
+        int *at = xmalloc((size_t)lines * sizeof *at);
+        size_t nl = action_normalize_ws(text, len, norm, at, lines);
+        right = i < n && t[i].file_id == sqlite3_column_int64(st, 0) &&
+                !strcmp(t[i].path, (const char *)sqlite3_column_text(st, 1)) && t[i].nlen == nl &&
+                !memcmp(t[i].norm, norm, nl) && t[i].nlines == lines && !memcmp(t[i].line_at, at, (size_t)lines * sizeof *at);
+        free(norm);
+        free(at);
+    }
+    sqlite3_finalize(st);
+    action_ctx_release(&ctx);
+    return right && i == n && n > 0;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/drqa-test-derived-XXXXXX";
@@ -183,8 +234,7 @@ int main(void)
     ok(stored(ro) && same_as_scan(ro, "read-only"), "a read-only connection reads the same postings");
 
     /* a changed file, and a new one: refused until rebuilt, then right again */
-    ok(store_exec(db, "UPDATE files SET text = 'def session():\n    return redirect(connection)\n', hash = 'h-new' "
-                      "WHERE path = 'pkg/m02/mod06.py'", err, sizeof err) == 0 &&
+    ok(set_text(db, "pkg/m02/mod06.py", "def session():\n    return redirect(connection)\n", "h-new") == 0 &&
        count(db, "SELECT count(*) FROM files WHERE hash = 'h-new'") == 1, "a file changes");
     ok(!stored(ro), "postings of other files are refused once a file changed");
     ok(same_as_scan(ro, "changed file"), "and the next question ranks the changed file as the scan does");
@@ -192,6 +242,28 @@ int main(void)
     add_file(db, "pkg/zz.py", "session session session\nconnect\n", "h-zz");
     ok(!stored(db), "a new file makes them stale too");
     ok(same_as_scan(db, "new file"), "and the rebuilt postings count it");
+
+    /* the normalised texts of every file, read ahead of their normalising:
+     * more files and bytes than are read ahead at once */
+    ok(normtext_right(db), "FindCodeSnippet's normalised texts are every file's, in path order");
+    for (int i = 0; i < 3; i++) {
+        struct buf big = BUF_INIT;
+        while (big.len < ((size_t)3 << 20)) buf_printf(&big, "def f%zu(x):\n    return  x +\t%zu\n", big.len, big.len);
+        char p[32], h[32];
+        snprintf(p, sizeof p, "pkg/big%d.py", i);
+        snprintf(h, sizeof h, "h-big%d", i);
+        add_file(db, p, buf_str(&big), h);
+        buf_free(&big);
+    }
+    for (int i = 0; i < 150; i++) {
+        char p[32], h[32], t[64];
+        snprintf(p, sizeof p, "pkg/small%03d.py", i);
+        snprintf(h, sizeof h, "h-small%d", i);
+        snprintf(t, sizeof t, "x%d  =\n  %d\n", i, i);
+        add_file(db, p, t, h);
+    }
+    ok(normtext_right(db), "and with three files of 3 MB and 150 small ones among them");
+    store_exec(db, "DELETE FROM files WHERE path LIKE 'pkg/big%' OR path LIKE 'pkg/small%'", err, sizeof err);
 
     /* never half-written: a build that did not commit leaves what was there */
     store_exec(db, "BEGIN; DELETE FROM lp_terms; DELETE FROM lp_meta WHERE key = 'lens';", err, sizeof err);

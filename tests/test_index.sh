@@ -16,6 +16,8 @@ export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
 
 . "$top_srcdir/tests/tap.sh"
 q() { sqlite3 -batch "$1" "$2"; }
+# the same with the functions that read file texts (drqa_text, the view chunks' text)
+qt() { "$PYTHON3" "$top_srcdir/tests/index_sql.py" "$1" "$2"; }
 # counts FILE: the summary line compared below
 counts() {
     $PYTHON3 -c 'import json, sys
@@ -129,26 +131,26 @@ is "$(q "$I" "SELECT count(*) FROM edges e JOIN symbols s ON s.id = e.src_id JOI
    "contains edge from class to method"
 
 # chunks and full-text search
-is "$(q "$I" "SELECT substr(c.text, 1, instr(c.text, char(10)) - 1) FROM chunks c JOIN symbols s ON s.id = c.symbol_id
+is "$(qt "$I" "SELECT substr(c.text, 1, instr(c.text, char(10)) - 1) FROM chunks c JOIN symbols s ON s.id = c.symbol_id
               WHERE s.qualname = 'SessionBase.flush'")" "class SessionBase(Base):" "a method chunk opens with its class header"
-is "$(q "$I" "SELECT (instr(c.text, 'def add(self, pattern, endpoint, methods=None): ...') > 0) || (instr(c.text, 'self.rules.append(rule)') > 0)
+is "$(qt "$I" "SELECT (instr(c.text, 'def add(self, pattern, endpoint, methods=None): ...') > 0) || (instr(c.text, 'self.rules.append(rule)') > 0)
               FROM chunks c JOIN symbols s ON s.id = c.symbol_id WHERE s.qualname = 'Router' AND c.kind = 'class'")" "10" \
    "a class chunk holds method signatures without bodies"
-is "$(q "$I" "SELECT kind || ':' || count(*) FROM chunks GROUP BY kind ORDER BY kind" | tr '\n' ' ')" \
+is "$(qt "$I" "SELECT kind || ':' || count(*) FROM chunks GROUP BY kind ORDER BY kind" | tr '\n' ' ')" \
    "class:16 function:111 module:15 text:1 " "chunks per kind"
 # the FTS table keeps only its index (its content is computed from the chunks):
 # the rows it indexed are those of its docsize table
 is "$(q "$I" "SELECT count(*) || ' ' || count(c.id) FROM chunks_fts_docsize d LEFT JOIN chunk_spans c ON c.id = d.id")" \
-   "$(q "$I" "SELECT count(*) || ' ' || count(*) FROM chunks")" "one FTS row per chunk"
+   "$(qt "$I" "SELECT count(*) || ' ' || count(*) FROM chunks")" "one FTS row per chunk"
 is "$(q "$I" "SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts_content'")" "0" \
    "the FTS table keeps no copy of the text"
-is "$(q "$I" "SELECT s.qualname FROM chunks_fts x JOIN chunks c ON c.id = x.rowid JOIN symbols s ON s.id = c.symbol_id
+is "$(qt "$I" "SELECT s.qualname FROM chunks_fts x JOIN chunks c ON c.id = x.rowid JOIN symbols s ON s.id = c.symbol_id
               WHERE chunks_fts MATCH 'name:flush' ORDER BY s.qualname" | tr '\n' ' ')" "SessionBase.flush " \
    "FTS name column finds the method"
 is "$(q "$I" "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'path:session AND body:flush'")" "2" \
    "FTS path and body columns"
-is "$($PYTHON3 -c 'import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+is "$(PYTHONPATH="$top_srcdir/tests" $PYTHON3 -c 'import index_sql, sys
+db = index_sql.connect(sys.argv[1])
 bad = 0
 for text, h in db.execute("SELECT text, hash FROM chunks"):
     v = 1469598103934665603  # util.c hash64 offset basis
@@ -312,10 +314,10 @@ tinyweb/outside.py: symlink outside the repository
 ${UNREADABLE%
 }" "each skipped file with its reason"
 is "$(jget "$T/out.json" decode_errors.files) $(jget "$T/out.json" decode_errors.bytes)" "1 3" "invalid UTF-8 bytes are counted"
-is "$(q "$PI" "SELECT decode_errors || '|' || (instr(text, char(65533)) > 0) FROM files WHERE path = 'tinyweb/badutf8.py'")" "3|1" \
+is "$(qt "$PI" "SELECT decode_errors || '|' || (instr(drqa_text(ztext, tlen), char(65533)) > 0) FROM files WHERE path = 'tinyweb/badutf8.py'")" "3|1" \
    "invalid bytes are stored as U+FFFD"
-is "$(q "$PI" "SELECT count(*) FROM files WHERE text LIKE '%HIDDEN%'")" "0" "caches, virtualenvs, node_modules and VCS directories are not walked"
-is "$(q "$PI" "SELECT group_concat(path, ' ') FROM (SELECT path FROM files WHERE text LIKE '%SHOWN%' ORDER BY path)")" \
+is "$(qt "$PI" "SELECT count(*) FROM files WHERE drqa_text(ztext, tlen) LIKE '%HIDDEN%'")" "0" "caches, virtualenvs, node_modules and VCS directories are not walked"
+is "$(qt "$PI" "SELECT group_concat(path, ' ') FROM (SELECT path FROM files WHERE drqa_text(ztext, tlen) LIKE '%SHOWN%' ORDER BY path)")" \
    "build/shown.py dist/shown.py" "directories named build and dist are walked"
 "$DRQA" --no-progress --index "$PI" --index-only "$P" >"$T/out.txt" 2>&1
 grep -q '^  tinyweb/outside.py: symlink outside the repository$' "$T/out.txt"
@@ -549,7 +551,7 @@ for run in 1 2 3; do
     by_id=$(q "$T/idx/order.sqlite" "SELECT path FROM files ORDER BY id" | tr '\n' ' ')
     by_path=$(q "$T/idx/order.sqlite" "SELECT path FROM files ORDER BY path" | tr '\n' ' ')
     [ "$by_id" = "$by_path" ] || { order_ok=1; echo "# run $run: files by id: $by_id"; }
-    chunks=$(q "$T/idx/order.sqlite" "SELECT count(*) FROM (SELECT f.path AS path,
+    chunks=$(qt "$T/idx/order.sqlite" "SELECT count(*) FROM (SELECT f.path AS path,
         lag(f.path) OVER (ORDER BY c.id) AS prev FROM chunks c JOIN files f ON f.id = c.file_id) WHERE prev > path")
     [ "$chunks" = 0 ] || { order_ok=1; echo "# run $run: $chunks chunks follow a chunk of a later path"; }
 done

@@ -15,6 +15,8 @@ trap 'rm -rf "$T"' EXIT
 export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
 . "$top_srcdir/tests/tap.sh"
 q() { sqlite3 -batch "$1" "$2"; }
+# the same with the functions the view chunks calls (tests/index_sql.py)
+qt() { "$PYTHON3" "$top_srcdir/tests/index_sql.py" "$1" "$2"; }
 
 R="$T/repo"
 mkdir -p "$R/svc"
@@ -69,8 +71,8 @@ ok $? "an update back to the first tree"
 index "$F"
 ok $? "a fresh index of the same tree"
 # the premise: the history did move rows to new ids
-is "$(q "$H" "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'svc/h_a.py' AND c.id > (SELECT max(c2.id) FROM chunks c2 JOIN files f2 ON f2.id = c2.file_id WHERE f2.path = 'svc/h_l.py')")" \
-   "$(q "$H" "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'svc/h_a.py'")" \
+is "$(qt "$H" "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'svc/h_a.py' AND c.id > (SELECT max(c2.id) FROM chunks c2 JOIN files f2 ON f2.id = c2.file_id WHERE f2.path = 'svc/h_l.py')")" \
+   "$(qt "$H" "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'svc/h_a.py'")" \
    "the updated index numbers the first file's chunks after the last file's"
 
 act() { "$DRQA" --no-progress --quiet --index "$1" --action "$2" "$3" "$R" 2>&1; }

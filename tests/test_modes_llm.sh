@@ -159,7 +159,9 @@ elif what == "par":
                                 "ghost.py" in (d["answer"] or ""))]
 elif what == "embed":
     d, reqs = load(name)
-    db = sqlite3.connect(sys.argv[4])
+    sys.path.insert(0, sys.argv[5])
+    import index_sql   # the functions the view chunks calls
+    db = index_sql.connect(sys.argv[4])
     nchunks = db.execute("select count(*) from chunks").fetchone()[0]
     cached = db.execute("select count(*) from embeddings where model = 'fake-embed'").fetchone()[0]
     hashes = db.execute("select count(distinct hash) from chunks").fetchone()[0]
@@ -169,7 +171,7 @@ elif what == "embed":
 for v in out:
     print((v if v is not None else "None").replace("\n", "\\n"))
 EOF
-checks() { $PYTHON3 "$T/check.py" "$1" "$T/$2" "$T/script.json" "${3:-}" >"$T/$2.check"; }
+checks() { $PYTHON3 "$T/check.py" "$1" "$T/$2" "$T/script.json" "${3:-}" "$top_srcdir/tests" >"$T/$2.check"; }
 
 # ---------------------------------------------------------------- direct
 run direct $(llm) --mode direct --ask "$Q" "$T/repo"

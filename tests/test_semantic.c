@@ -15,6 +15,7 @@
 #include "tok.h"
 #include "util.h"
 #include "semantic_local.h"
+#include "ztext.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,14 +26,16 @@ static int64_t next_symbol = 1;
 static int64_t add_file(sqlite3 *db, const char *path, const char *text)
 {
     sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, text) "
-                           "VALUES(?1, 'python', ?2, 0, 'h', ?3, ?4)", -1, &st, NULL);
+    sqlite3_prepare_v2(db, "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, ztext, tlen) "
+                           "VALUES(?1, 'python', ?2, 0, 'h', ?3, ?4, ?2)", -1, &st, NULL);
     int nl = 1;
     for (const char *p = text; *p; p++) nl += *p == '\n';
+    size_t zl;
+    unsigned char *z = ztext_pack(text, strlen(text), &zl);
     sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, (int)strlen(text));
     sqlite3_bind_int(st, 3, nl);
-    sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 4, z, (int)zl, free);
     sqlite3_step(st);
     sqlite3_finalize(st);
     return sqlite3_last_insert_rowid(db);

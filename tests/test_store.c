@@ -3,6 +3,7 @@
 #include "sqlx.h"
 #include "store.h"
 #include "util.h"
+#include "ztext.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,6 +17,210 @@ static int count(sqlite3 *db, const char *sql)
         n = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     return n;
+}
+
+/* Stores text as the file row id (path, hash), as the indexer does. */
+static void put_file(sqlite3 *db, int id, const char *path, const char *hash, const void *z, size_t zl, long long tlen)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) "
+                           "VALUES(?1, ?2, 'python', ?3, 0, ?4, 1, ?5, ?3)", -1, &st, NULL);
+    sqlite3_bind_int(st, 1, id);
+    sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, tlen);
+    sqlite3_bind_text(st, 4, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 5, z, (int)zl, SQLITE_TRANSIENT);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+}
+
+static void put_text(sqlite3 *db, int id, const char *path, const char *hash, const char *text)
+{
+    size_t zl;
+    unsigned char *z = ztext_pack(text, strlen(text), &zl);
+    put_file(db, id, path, hash, z, zl, (long long)strlen(text));
+    free(z);
+}
+
+/* The first column of sql's first row as a malloc'd string ("(null)" for
+ * NULL); NULL when the statement fails, with sqlite's message in err. */
+static char *one(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    char *v = NULL;
+    *err = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+        return NULL;
+    }
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        v = sqlite3_column_type(st, 0) == SQLITE_NULL ? xstrdup("(null)") : xstrdup((const char *)sqlite3_column_text(st, 0));
+    else if (rc != SQLITE_DONE)
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return v;
+}
+
+static unsigned long long rnd_state = 2463534242ULL;
+static unsigned rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return (unsigned)(rnd_state >> 11);
+}
+
+/* File texts: stored compressed, read back through drqa_text and the view
+ * chunks exactly; a damaged one is an error naming what to do, never
+ * another text. */
+static void file_texts(sqlite3 *db, const char *path)
+{
+    char err[512];
+    const char *a = "import os\n\nclass Session:\n    def flush(self):\n        os.sync()\n";
+    const char *b = "def helper():\n    return 42\n";
+    put_text(db, 1, "pkg/a.py", "h-a1", a);
+    put_text(db, 2, "pkg/b.py", "h-b1", b);
+    char *v = one(db, "SELECT drqa_text(ztext, tlen) FROM files WHERE id = 1", err, sizeof err);
+    is_str(v, a, "drqa_text gives the stored text back");
+    free(v);
+    ok(count(db, "SELECT typeof(ztext) = 'blob' AND typeof(tlen) = 'integer' FROM files WHERE id = 1") == 1,
+       "it is stored as a blob with its length");
+    v = one(db, "SELECT drqa_text(NULL, 3)", err, sizeof err);
+    is_str(v, "(null)", "drqa_text of NULL is NULL");
+    free(v);
+    size_t len = 0;
+    long long fid = 0;
+    v = store_file_text(db, "pkg/b.py", &fid, &len, err, sizeof err);
+    ok(v && !strcmp(v, b) && len == strlen(b) && fid == 2, "store_file_text reads a text by path");
+    free(v);
+    v = store_file_text(db, "pkg/none.py", NULL, NULL, err, sizeof err);
+    ok(!v && !*err, "store_file_text: a path not in the index is no error");
+    /* kept texts: read again from what is kept, by file and content hash, the
+     * last few read; more files than are kept, read round and round */
+    int same = 0;
+    for (int i = 0; i < 40; i++) {
+        char *t = xasprintf("def f%d():\n    return %d\n", i % 13, i % 13);
+        char *p = xasprintf("pkg/k%02d.py", i % 13), *h = xasprintf("h-k%d", i % 13);
+        if (i < 13) put_text(db, 100 + i, p, h, t);
+        char *sql = xasprintf("SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE id = %d", 100 + i % 13);
+        v = one(db, sql, err, sizeof err);
+        same += v && !strcmp(v, t);
+        free(v);
+        free(sql);
+        free(t);
+        free(p);
+        free(h);
+    }
+    is_int(same, 40, "drqa_file_text gives each file's text, read again or kept, as drqa_text does");
+    v = one(db, "SELECT drqa_file_text(NULL, NULL, ztext, tlen) FROM files WHERE id = 2", err, sizeof err);
+    is_str(v, b, "without a key the text is read and not kept");
+    free(v);
+    store_exec(db, "DELETE FROM files WHERE id >= 100", err, sizeof err);
+
+    /* chunks: spans of their file's text after their head, as before the texts were compressed */
+    store_exec(db, "INSERT INTO chunk_spans(id, file_id, kind, start_line, end_line, head, off, len, hash) VALUES "
+                   "(1, 1, 'function', 4, 5, 'class Session:\n', 26, 39, 'c1'),"
+                   "(2, 1, 'module', 1, 1, NULL, 0, 9, 'c2'),"
+                   "(3, 2, 'function', 1, 2, NULL, 0, 100, 'c3'),"
+                   "(4, 1, 'module', 1, 1, NULL, 500, 10, 'c4'),"
+                   "(5, 9, 'module', 1, 1, NULL, 0, 4, 'c5');"
+                   "INSERT INTO chunk_spans(id, file_id, kind, start_line, end_line, text, hash) VALUES "
+                   "(6, 1, 'class', 3, 5, 'class Session: ...', 'c6')", err, sizeof err);
+    struct { int id; const char *want; } cs[] = {
+        {1, "class Session:\n    def flush(self):\n        os.sync()\n"}, {2, "import os"}, {3, b}, {4, ""},
+        {5, "(null)"}, {6, "class Session: ..."}, {2, "import os"}, {1, "class Session:\n    def flush(self):\n        os.sync()\n"}};
+    int right = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        char *sql = xasprintf("SELECT text FROM chunks WHERE id = %d", cs[i].id);
+        v = one(db, sql, err, sizeof err);
+        right += v && !strcmp(v, cs[i].want);
+        if (!v || strcmp(v, cs[i].want)) diag("chunk %d: got '%s' (%s)", cs[i].id, v ? v : "NULL", err);
+        free(v);
+        free(sql);
+    }
+    is_int(right, (int)(sizeof cs / sizeof *cs),
+           "the view chunks: spans, a span running past the end, one past it, no file row, a made-up text, each "
+           "file again");
+    is_int(count(db, "SELECT count(*) FROM chunks WHERE text LIKE '%os%'"), 2, "a scan of every chunk's text");
+    /* the text of the file changes (and its hash with it): no span of the old one is given */
+    put_text(db, 1, "pkg/a.py", "h-a2", "import sys\n");
+    v = one(db, "SELECT text FROM chunks WHERE id = 2", err, sizeof err);
+    is_str(v, "import sy", "a changed file's spans come from its new text");
+    free(v);
+    put_text(db, 1, "pkg/a.py", "h-a1", a);
+
+    /* damage: every read of the text fails with a message saying what to do */
+    size_t zl;
+    unsigned char *z = ztext_pack(a, strlen(a), &zl);
+    unsigned char *d = xmalloc(zl + 8);
+    memcpy(d, z, zl);
+    d[zl / 2] ^= 0x10;
+    put_file(db, 1, "pkg/a.py", "h-a3", d, zl, (long long)strlen(a));
+    v = one(db, "SELECT drqa_text(ztext, tlen) FROM files WHERE id = 1", err, sizeof err);
+    ok(!v && strstr(err, "damaged file text") && strstr(err, "--index-only --check"),
+       "a damaged text is an error that says what to do: %s", err);
+    free(v);
+    v = one(db, "SELECT text FROM chunks WHERE id = 1", err, sizeof err);
+    ok(!v && strstr(err, "damaged file text"), "and so is a span of it");
+    free(v);
+    v = one(db, "SELECT count(*) FROM chunks WHERE text LIKE '%os%'", err, sizeof err);
+    ok(!v && strstr(err, "damaged file text"), "and a scan that meets it: %s", err);
+    free(v);
+    v = one(db, "SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE id = 1", err, sizeof err);
+    ok(!v && strstr(err, "damaged file text"), "and a read of the file that keeps its text");
+    free(v);
+    v = store_file_text(db, "pkg/a.py", NULL, NULL, err, sizeof err);
+    ok(!v && strstr(err, "damaged file text"), "store_file_text says why it has no text");
+    free(v);
+    char detail[512];
+    is_int(store_quick_check(path, detail, sizeof detail), 0, "store_quick_check finds the damaged text");
+    ok(strstr(detail, "pkg/a.py") != NULL, "naming its file: %s", detail);
+    put_file(db, 1, "pkg/a.py", "h-a1", z, zl, (long long)strlen(a) + 1);
+    v = one(db, "SELECT drqa_text(ztext, tlen) FROM files WHERE id = 1", err, sizeof err);
+    ok(!v && strstr(err, "damaged"), "a length beside it that is wrong: %s", err);
+    free(v);
+    put_file(db, 1, "pkg/a.py", "h-a1", z, zl, 1LL << 40);
+    v = one(db, "SELECT drqa_text(ztext, tlen) FROM files WHERE id = 1", err, sizeof err);
+    ok(!v && strstr(err, "cannot hold"), "a length no stream of its size holds: %s", err);
+    free(v);
+    store_exec(db, "UPDATE files SET tlen = 'many' WHERE id = 1", err, sizeof err);
+    v = one(db, "SELECT drqa_text(ztext, tlen) FROM files WHERE id = 1", err, sizeof err);
+    ok(!v && strstr(err, "damaged"), "a length that is no number: %s", err);
+    free(v);
+
+    /* random damage through SQL: the text whole, or an error */
+    int bad = 0, refused = 0;
+    for (int t = 0; t < 400; t++) {
+        memcpy(d, z, zl);
+        size_t n = zl;
+        long long tl = (long long)strlen(a);
+        switch (t % 5) {
+        case 0: d[rnd() % zl] ^= (unsigned char)(1u << (rnd() % 8)); break;
+        case 1: d[rnd() % zl] = (unsigned char)rnd(); break;
+        case 2: n = rnd() % zl; break;
+        case 3: n = zl + 1 + rnd() % 8; for (size_t j = zl; j < n; j++) d[j] = (unsigned char)rnd(); break;
+        default: tl += (long long)(rnd() % 7) - 3; break;
+        }
+        char h[32];
+        snprintf(h, sizeof h, "h-%d", t);   /* no span is served from an earlier read */
+        put_file(db, 1, "pkg/a.py", h, d, n, tl);
+        v = one(db, t % 2 ? (t % 4 == 1 ? "SELECT drqa_text(ztext, tlen) FROM files WHERE id = 1"
+                                        : "SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE id = 1")
+                          : "SELECT group_concat(text, '|') FROM (SELECT text FROM chunks WHERE id IN (1, 2) ORDER BY id)",
+                err, sizeof err);
+        const char *want = t % 2 ? a : "class Session:\n    def flush(self):\n        os.sync()\n|import os";
+        if (v ? strcmp(v, want) != 0 : !strstr(err, "damaged file text")) bad++;
+        refused += !v;
+        free(v);
+    }
+    is_int(bad, 0, "random damage: the text whole or an error saying it is damaged, %d times of 400 an error", refused);
+    ok(refused > 300, "most of the damage is refused (%d)", refused);
+    put_text(db, 1, "pkg/a.py", "h-a1", a);
+    is_int(store_quick_check(path, detail, sizeof detail), 1, "store_quick_check: every text sound again");
+    free(d);
+    free(z);
+    store_exec(db, "DELETE FROM chunk_spans; DELETE FROM files", err, sizeof err);
 }
 
 int main(void)
@@ -71,6 +276,7 @@ int main(void)
     is_int(store_open(path, 0, &db, &rebuilt, err, sizeof err), 0, "reopen");
     is_int(rebuilt, 0, "same version: kept as is");
     is_int(count(db, "SELECT count(*) FROM meta"), 1, "data survives a reopen");
+    file_texts(db, path);
     store_exec(db, "PRAGMA user_version = 999", err, sizeof err);
     sqlite3_close(db);
 

@@ -26,6 +26,8 @@ printf '[[package]]\nname = "x"\n' >"$R/poetry.lock"
 printf '{"lockfileVersion": 3}\n' >"$R/package-lock.json"
 $PYTHON3 -c 'print("var a=1;" * 400)' >"$R/docs/bundle.txt"
 q() { sqlite3 -batch "$T/i.sqlite" "$1"; }
+# the same with the functions the view chunks calls (tests/index_sql.py)
+qt() { "$PYTHON3" "$top_srcdir/tests/index_sql.py" "$T/i.sqlite" "$1"; }
 "$DRQA" --json --no-progress --index "$T/i.sqlite" --index-only "$R" >"$T/out.json" 2>"$T/err.txt"
 ok $? "a tree with text files is indexed"
 is "$(q "SELECT group_concat(path || ':' || lang, ' ') FROM (SELECT path, lang FROM files ORDER BY path)")" \
@@ -33,11 +35,11 @@ is "$(q "SELECT group_concat(path || ':' || lang, ' ') FROM (SELECT path, lang F
    "Markdown, reStructuredText, TOML, YAML, INI/CFG and plain text are indexed"
 is "$(q "SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.lang != 'python'")" "0" \
    "text files have no symbols"
-is "$(q "SELECT group_concat(start_line || '-' || end_line, ' ') FROM (SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'setup.cfg' AND c.kind = 'text' ORDER BY c.start_line)")" \
+is "$(qt "SELECT group_concat(start_line || '-' || end_line, ' ') FROM (SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'setup.cfg' AND c.kind = 'text' ORDER BY c.start_line)")" \
    "1-2 4-6" "a setup.cfg is cut into one text chunk per section"
-is "$(q "SELECT group_concat(start_line || '-' || end_line, ' ') FROM (SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'docs/usage.rst' ORDER BY c.start_line)")" \
+is "$(qt "SELECT group_concat(start_line || '-' || end_line, ' ') FROM (SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'docs/usage.rst' ORDER BY c.start_line)")" \
    "1-4 6-9" "reStructuredText sections by their underlined titles"
-is "$(q "SELECT group_concat(start_line || '-' || end_line, ' ') FROM (SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'README.md' ORDER BY c.start_line)")" \
+is "$(qt "SELECT group_concat(start_line || '-' || end_line, ' ') FROM (SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'README.md' ORDER BY c.start_line)")" \
    "1-3 5-7" "Markdown sections by their headings"
 is "$($PYTHON3 -c 'import json, sys
 for s in json.load(open(sys.argv[1]))["skipped"]: print("%s: %s" % (s["path"], s["reason"]))' "$T/out.json")" \

@@ -274,9 +274,10 @@ void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line)
         if (store_open(ui->index_path, 1, &ui->db, NULL, err, sizeof err) != 0) ui->db = NULL;
     }
     size_t len = 0;
-    char *text = ui->db ? store_file_text(ui->db, c->path, NULL, &len) : NULL;
+    char *text = ui->db ? store_file_text(ui->db, c->path, NULL, &len, err, sizeof err) : NULL;
     if (!text) {
-        ui_message(ui, 1, "%s is not in the index%s%s", c->path, *err ? ": " : "", err);
+        if (ui->db && *err) ui_message(ui, 1, "%s cannot be shown: %s", c->path, err);
+        else ui_message(ui, 1, "%s is not in the index%s%s", c->path, *err ? ": " : "", err);
         return;
     }
     close_file(ui);

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""index_sql: reads an index with the SQL functions its views and file texts need.
+
+The index keeps each file's text as a gzip stream (files.ztext, its length in
+files.tlen; src/ztext.h), read through drqa_text(ztext, tlen) or
+drqa_file_text(id, hash, ztext, tlen), and the view chunks puts chunk texts
+together with drqa_cached_span and drqa_load_span (src/store_text.h). The
+sqlite3 shell lacks them; this module gives a Python connection the same
+functions, keeping no texts. (drqa_terms, which chunks_fts_src calls, is the
+program's tokenizer and is not here.)
+
+usage: index_sql.py INDEX.sqlite SQL   prints the rows as `sqlite3 -batch` does
+       (columns joined by '|', NULL as nothing)
+import: connect(path) -> sqlite3.Connection (read-only)
+"""
+import sqlite3
+import sys
+import zlib
+
+
+def unpack(z, n):
+    """The text of a stored stream, as bytes; ValueError when it is damaged."""
+    d = zlib.decompressobj(31)
+    t = d.decompress(z) + d.flush()
+    if not d.eof or d.unused_data or len(t) != n:
+        raise ValueError("damaged file text")
+    return t
+
+
+def register(db):
+    last = {}
+
+    def text(z, n):
+        return None if z is None else unpack(z, n).decode("utf-8")
+
+    def load_span(fid, h, z, n, off, ln):
+        if z is None:
+            return None
+        if last.get("key") != (fid, h):
+            last["key"], last["text"] = (fid, h), unpack(z, n)
+        t = last["text"]
+        if off is None or ln is None or off < 0 or off >= len(t) or ln <= 0:
+            return b""
+        return t[off:off + ln]   # a BLOB: the view concatenates it as text
+
+    db.create_function("drqa_text", 2, text, deterministic=True)
+    db.create_function("drqa_file_text", 4, lambda fid, h, z, n: text(z, n))
+    db.create_function("drqa_load_span", 6, load_span)
+    db.create_function("drqa_cached_span", 4, lambda fid, h, off, ln: None)
+
+
+def connect(path):
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    register(db)
+    return db
+
+
+def main():
+    db = connect(sys.argv[1])
+    for row in db.execute(sys.argv[2]):
+        sys.stdout.write("|".join("" if v is None else str(v) for v in row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
