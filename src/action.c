@@ -362,24 +362,21 @@ void action_result_free(struct action_result *r)
 
 void action_result_note(struct action_result *r, const char *fmt, ...)
 {
-    struct buf b = BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    buf_vprintf(&b, fmt, ap);
+    char *note = xvasprintf(fmt, ap);
     va_end(ap);
     r->notes = xreallocarray(r->notes, r->nnotes + 1, sizeof *r->notes);
-    r->notes[r->nnotes++] = buf_take(&b);
+    r->notes[r->nnotes++] = note;
 }
 
 void action_read_failed(struct action_ctx *ctx, const char *fmt, ...)
 {
     if (ctx->failed) return;   /* the first reason is the one told */
-    struct buf b = BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    buf_vprintf(&b, fmt, ap);
+    ctx->failed = xvasprintf(fmt, ap);
     va_end(ap);
-    ctx->failed = buf_take(&b);
 }
 
 cJSON *action_result_to_json(const struct action_result *r)

@@ -617,12 +617,10 @@ static void pc_add(struct pcands *c, double prio, const char *name, cJSON *args,
     struct pcand *x = &c->v[c->n];
     x->name = xstrdup(name);
     x->args = args ? args : cJSON_CreateObject();
-    struct buf b = BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    buf_vprintf(&b, fmt, ap);
+    x->why = xvasprintf(fmt, ap);
     va_end(ap);
-    x->why = buf_take(&b);
     x->prio = prio;
     x->order = (int)c->n;
     c->n++;

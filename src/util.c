@@ -119,14 +119,20 @@ char *xstrndup(const char *s, size_t n)
     return p;
 }
 
-char *xasprintf(const char *fmt, ...)
+char *xvasprintf(const char *fmt, va_list ap)
 {
     struct buf b = BUF_INIT;
+    buf_vprintf(&b, fmt, ap);
+    return buf_take(&b);
+}
+
+char *xasprintf(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    buf_vprintf(&b, fmt, ap);
+    char *s = xvasprintf(fmt, ap);
     va_end(ap);
-    return buf_take(&b);
+    return s;
 }
 
 static int buf_reserve(struct buf *b, size_t extra)

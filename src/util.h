@@ -24,6 +24,7 @@ void *xcalloc_large(size_t n);
 void xfree_large(void *p, size_t n);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 /* realloc(p, nmemb * size) that aborts on out-of-memory and on a product
  * that overflows. */
 void *xreallocarray(void *p, size_t nmemb, size_t size);
