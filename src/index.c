@@ -592,8 +592,8 @@ static int write_file_row(struct writer *w, const struct job *j, const struct re
     return 0;
 }
 
-/* The symbols, in parse order (a parent before its members), each with the
- * 'contains' edge from its parent; w->symids maps parse index -> row id. */
+/* The symbols, in parse order (a parent before its members: parent_id is
+ * what contains what); w->symids maps parse index -> row id. */
 static int write_symbols(struct writer *w, long long fid, const struct parse_result *pr, char *err, size_t errlen)
 {
     if (pr->nsyms > w->nsymids) {
@@ -618,10 +618,6 @@ static int write_symbols(struct writer *w, long long fid, const struct parse_res
         sqlite3_bind_int(st, 13, y->is_async);
         if (step(w, S_INS_SYM, err, errlen)) return -1;
         w->symids[i] = sqlite3_last_insert_rowid(w->db);
-        if (y->parent >= 0 && (size_t)y->parent < i &&
-            add_edge(w, INDEX_EDGE_CONTAINS, fid, w->symids[y->parent], y->start_line, y->qualname, y->name,
-                     w->symids[i], fid, err, errlen))
-            return -1;
     }
     return 0;
 }
@@ -701,7 +697,7 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
             sqlite3_bind_text(st, 6, c->text, -1, SQLITE_STATIC);
         }
         sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);
+        if (!c->name_derived) sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);
         if (step(w, S_INS_CHUNK, err, errlen)) return -1;
         long long cid = sqlite3_last_insert_rowid(w->db);
         st = w->st[S_INS_FTS];
@@ -926,6 +922,8 @@ static void summary_compute(sqlite3 *db, struct index_stats *s, int counted)
         }
         sqlite3_finalize(st);
     }
+    /* containment is symbols.parent_id, not an edge row */
+    s->edges_resolved[INDEX_EDGE_CONTAINS] = q_int(db, "SELECT count(*) FROM symbols WHERE parent_id IS NOT NULL");
 }
 
 static char *summary_format(const struct index_stats *s)

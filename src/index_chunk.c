@@ -100,8 +100,11 @@ static char *terms(const char *s)
     return buf_take(&b);
 }
 
-static void finish(struct chunk *c, struct buf *text, const char *name, const char *doc, const char *path_terms)
+/* name_derived: name is what the index derives for the chunk (struct chunk) */
+static void finish(struct chunk *c, struct buf *text, const char *name, int name_derived, const char *doc,
+                   const char *path_terms)
 {
+    c->name_derived = name_derived;
     c->text = buf_take(text);
     size_t len = strlen(c->text);
     hash64_hex(hash64(c->text, len), c->hash);
@@ -144,6 +147,7 @@ static int merge_same_lines(struct chunk_list *out, size_t first, const struct p
         char *joined = *c->fts_name ? xasprintf("%s %s", c->fts_name, more) : xstrdup(more);
         free(c->fts_name);
         c->fts_name = joined;
+        c->name_derived = 0;
     }
     free(more);
     return 1;
@@ -202,7 +206,7 @@ static void chunk_class(const struct lines *L, const struct parse_result *pr, in
     c->start_line = cls->start_line;
     c->end_line = cls->end_line;
     char *name = name_of(cls, module);
-    finish(c, &text, name, cls->docstring, path_terms);
+    finish(c, &text, name, 1, cls->docstring, path_terms);
     free(name);
 }
 
@@ -224,7 +228,7 @@ static void chunk_function(const struct lines *L, const struct parse_result *pr,
     c->start_line = f->start_line;
     c->end_line = f->end_line;
     char *name = name_of(f, module);
-    finish(c, &text, name, f->docstring, path_terms);
+    finish(c, &text, name, 1, f->docstring, path_terms);
     free(name);
 }
 
@@ -242,7 +246,7 @@ static void chunk_window(const struct lines *L, int a, int b, const char *module
     c->kind = "module";
     c->start_line = a;
     c->end_line = b;
-    finish(c, &text, module, NULL, path_terms);
+    finish(c, &text, module, 1, NULL, path_terms);
 }
 
 void chunk_file(const char *text, size_t len, const struct parse_result *pr, const char *path,
@@ -367,7 +371,7 @@ void chunk_text(const char *text, size_t len, const char *kind, const char *path
                 c->kind = "text";
                 c->start_line = a;
                 c->end_line = b;
-                finish(c, &t, heading, NULL, path_terms);
+                finish(c, &t, heading, 0, NULL, path_terms);
             }
             a = l;
         }

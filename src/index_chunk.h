@@ -27,6 +27,10 @@ struct chunk {
     size_t headlen, off, len;
     char hash[17];         /* hash64 hex of text */
     char *fts_name, *fts_doc, *fts_body, *fts_path;  /* tok_terms of each FTS column */
+    /* fts_name is the terms of the chunk's symbol's qualified name and the
+     * file's module (a module window: of the module), which the index
+     * derives again (store.c, chunks_fts_src): it need not be stored */
+    int name_derived;
 };
 
 /* Owns the chunks and their strings. */

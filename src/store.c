@@ -89,7 +89,9 @@ static const char STORE_SCHEMA[] =
     "CREATE INDEX imports_resolved ON imports(resolved_file_id);\n"
     "CREATE TABLE edges(\n"
     "  id INTEGER PRIMARY KEY,\n"
-    "  kind TEXT NOT NULL,\n"             /* calls | inherits | imports | contains */
+    /* no 'contains' rows: what contains a symbol is its parent_id (the
+     * summary counts those as contains edges) */
+    "  kind TEXT NOT NULL,\n"             /* calls | inherits | imports */
     "  src_file INTEGER NOT NULL,\n"
     "  src_id INTEGER,\n"                 /* source symbol; NULL = module level */
     "  line INTEGER,\n"
@@ -122,7 +124,9 @@ static const char STORE_SCHEMA[] =
     "  len INTEGER,\n"                    /* ... and its length in bytes */
     "  text TEXT,\n"                      /* the whole text when it is no span, else NULL */
     "  hash TEXT NOT NULL,\n"             /* of the text: the embedding cache key */
-    "  name TEXT\n"                       /* the FTS name terms (chunks_fts.name) */
+    /* the FTS name terms (chunks_fts.name) where chunks_fts_src cannot derive
+     * them from the symbol and the file (index_chunk.h, name_derived) */
+    "  name TEXT\n"
     ");\n"
     "CREATE INDEX chunk_spans_file ON chunk_spans(file_id);\n"
     /* the files join is left out by sqlite when no text is asked for; a
@@ -144,7 +148,10 @@ static const char STORE_SCHEMA[] =
      * before the chunk, its symbol or its file change, so that the terms read
      * back are those that were inserted. */
     "CREATE VIEW chunks_fts_src(id, name, doc, body, path) AS\n"
-    "  SELECT c.id, c.name, drqa_terms(s.docstring),\n"
+    /* name: stored, or the terms of 'qualname module' (a module window: of
+     * the module) as index_chunk.c's name_of puts them together */
+    "  SELECT c.id, coalesce(c.name, drqa_terms(CASE WHEN c.symbol_id IS NULL THEN f.module\n"
+    "      ELSE s.qualname || coalesce(' ' || nullif(f.module, ''), '') END)), drqa_terms(s.docstring),\n"
     /* the text of chunks, as the view chunks puts it together */
     "    drqa_terms(coalesce(c.text, coalesce(c.head, '') || coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len),\n"
     "      drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len)))),\n"

@@ -90,7 +90,9 @@ fi
 I="$T/idx/a.sqlite"
 index "$R" "$I"
 ok $? "a new index is built"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 9" \
+# the schema version the program writes, as its source states it
+SCHEMA=$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9][0-9]*\).*/\1/p' "$top_srcdir/src/store.h")
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 $SCHEMA" \
     "it carries the project's application_id and the schema version"
 # an index written before the marker (as by the previous release): no
 # application_id, an older user_version, known by its meta and files tables
@@ -98,7 +100,7 @@ q "$I" "PRAGMA application_id = 0; PRAGMA user_version = 5" >/dev/null
 index "$R" "$I"
 ok $? "an older index of the project's (no marker) is accepted"
 is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" files.added)" "true 15" "and rebuilt from scratch"
-is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 9" "now with the marker"
+is "$(q "$I" "PRAGMA application_id") $(q "$I" "PRAGMA user_version")" "1146245441 $SCHEMA" "now with the marker"
 : >"$T/empty.sqlite"
 index "$R" "$T/empty.sqlite"
 ok $? "an empty file as --index is used (nothing to lose)"

@@ -100,7 +100,29 @@ int main(void)
         "    def spin(self, n):\n        return os.getpid() + n\n\n\ndef helper(x):\n    return Engine().start(x)\n");
     put("pkg/util.py", "def quote(s):\n    \"\"\"Quote s for the shell.\"\"\"\n    return \"'\" + s + \"'\"\n\nVALUE = 1\n");
     put("README.md", "# Engine\n\nHow to start it.\n\n## Limits\n\nThree at most.\n");
+    /* minified: two definitions on one line make one chunk named for both,
+     * a name the index cannot derive from one symbol, so it is stored */
+    put("web/min.js", "function alpha(){return 1}function beta(){return 2}\n");
+    put("web/app.js", "function render(node) {\n  return node;\n}\n");
     check("fresh build", 0);
+    {
+        char err[256];
+        sqlite3 *db;
+        if (store_open(ipath, 1, &db, NULL, err, sizeof err) == 0) {
+            is_int(count(db, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'name:beta AND name:alpha'"), 1,
+                   "the merged chunk of a minified line is found by either name");
+            long long stored = count(db, "SELECT count(*) FROM chunk_spans WHERE name IS NOT NULL");
+            long long all = count(db, "SELECT count(*) FROM chunk_spans");
+            ok(stored > 0 && stored * 2 < all, "names are stored only where they cannot be derived (%lld of %lld)",
+               stored, all);
+            is_int(count(db, "SELECT count(*) FROM chunk_spans c JOIN symbols s ON s.id = c.symbol_id "
+                             "WHERE c.name IS NOT NULL AND s.name = 'render'"), 0,
+                   "a function's chunk name is derived, not stored");
+            sqlite3_close(db);
+        } else {
+            ok(0, "open the index read-only: %s", err);
+        }
+    }
 
     put("pkg/core.py",
         "\"\"\"The engine, changed.\"\"\"\n\n\nclass Engine:\n    def start(self):\n"
