@@ -100,6 +100,8 @@ static void print_json(const struct index_stats *s, const char *repo, const char
     cJSON_AddNumberToObject(dd, "listed", (double)s->dirs_listed);
     cJSON_AddNumberToObject(dd, "cached", (double)s->dirs_cached);
     cJSON_AddBoolToObject(o, "rebuilt", s->rebuilt);
+    /* cached remote embeddings a rebuild took over from the index it replaced */
+    cJSON_AddNumberToObject(o, "embeddings_kept", (double)s->embeddings_kept);
     cJSON *op = cJSON_AddObjectToObject(o, "options");   /* what decided which files and content are indexed */
     cJSON_AddNumberToObject(op, "max_file_size", (double)s->max_file_size);
     cJSON_AddBoolToObject(op, "max_file_size_recorded", s->max_file_size_recorded);
@@ -174,6 +176,9 @@ static void print_text(const struct index_stats *s, const char *repo, const char
     if (s->verified || s->differed)
         printf("verify       %ld files hashed: %ld differed from the index with their size and times unchanged, "
                "re-indexed\n", s->verified, s->differed);
+    if (s->embeddings_kept)
+        printf("embeddings   %ld cached vectors of chunk texts taken over from the index replaced\n",
+               s->embeddings_kept);
     printf("index        %s%s\n", ipath, s->rebuilt ? " (rebuilt)" : "");
     printf("time         %lld ms\n", s->ms);
 }

@@ -1076,6 +1076,9 @@ struct update {
     size_t errlen;
     int *index_fault;             /* see update_once */
     int force_fresh;
+    /* an index of ours this fresh build replaces (another schema, or damaged
+     * and set aside), whose cached embeddings it takes over; NULL: none */
+    const char *carry_from;
     /* state */
     int64_t t0, t_scan, t_write, t_resolve, t_ddl, t_summary;
     char *root;                   /* the repository's real path */
@@ -1539,6 +1542,76 @@ static int write_skipped(struct update *U)
     return 0;
 }
 
+/* Remote embeddings cost a call per chunk text (money, or an hour of a local
+ * server on a large tree), and the index is their only copy: a fresh build
+ * replacing an index of ours takes over the cached vectors of the chunk texts
+ * it still has. Best effort: what cannot be read of the old file (damaged,
+ * another layout) is left behind with a log line, and the build goes on. The
+ * old file is opened read-only and never written. */
+static void carry_embeddings(struct update *U)
+{
+    sqlite3 *old = NULL;
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    long kept = 0;
+    int rc = SQLITE_DONE;
+    /* a reader of a file with a WAL makes its -shm: gone again after, unless it was there */
+    char *shm = xasprintf("%s-shm", U->carry_from);
+    struct stat st;
+    int had_shm = lstat(shm, &st) == 0;
+    if (sqlite3_open_v2(U->carry_from, &old, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        rc = sqlite3_errcode(old);
+        goto out;
+    }
+    sqlite3_busy_timeout(old, 2000);
+    /* 'local:' rows are an earlier layout's local chunk vectors, made again from the index */
+    if (sqlite3_prepare_v2(old, "SELECT hash, model, dim, vec FROM embeddings WHERE model NOT GLOB 'local:*'", -1,
+                           &rd, NULL) != SQLITE_OK) {
+        rc = sqlite3_errcode(old);
+        goto out;
+    }
+    char e2[256];
+    if (store_exec(U->db, "CREATE TEMP TABLE carry_hashes(hash TEXT PRIMARY KEY) WITHOUT ROWID; "
+                          "INSERT OR IGNORE INTO carry_hashes SELECT hash FROM chunk_spans", e2, sizeof e2) ||
+        sqlite3_prepare_v2(U->db, "INSERT OR IGNORE INTO embeddings(hash, model, dim, vec) SELECT ?1, ?2, ?3, ?4 "
+                                  "WHERE EXISTS (SELECT 1 FROM temp.carry_hashes WHERE hash = ?1)", -1, &ins,
+                           NULL) != SQLITE_OK) {
+        log_msg("index: cannot take over cached embeddings: %s", sqlite3_errmsg(U->db));
+        goto out;
+    }
+    while ((rc = sqlite3_step(rd)) == SQLITE_ROW) {
+        long long dim = sqlite3_column_int64(rd, 2);
+        /* a vector is dim float32s: a row of any other shape is not taken */
+        if (sqlite3_column_type(rd, 0) != SQLITE_TEXT || sqlite3_column_type(rd, 1) != SQLITE_TEXT ||
+            sqlite3_column_type(rd, 3) != SQLITE_BLOB || dim <= 0 || dim > 65536 ||
+            sqlite3_column_bytes(rd, 3) != dim * 4)
+            continue;
+        sqlite3_bind_value(ins, 1, sqlite3_column_value(rd, 0));
+        sqlite3_bind_value(ins, 2, sqlite3_column_value(rd, 1));
+        sqlite3_bind_int64(ins, 3, dim);
+        sqlite3_bind_value(ins, 4, sqlite3_column_value(rd, 3));
+        int stepped = sqlite3_step(ins);
+        sqlite3_reset(ins);
+        if (stepped != SQLITE_DONE) {
+            log_msg("index: cannot store a cached embedding: %s", sqlite3_errmsg(U->db));
+            break;
+        }
+        kept += sqlite3_changes(U->db);
+    }
+out:
+    if (rc != SQLITE_DONE && old)
+        log_msg("index: the cached embeddings of '%s' could not all be read (%s): %ld taken over", U->carry_from,
+                sqlite3_errmsg(old), kept);
+    else if (kept)
+        log_msg("index: %ld cached embeddings taken over from '%s'", kept, U->carry_from);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(rd);
+    sqlite3_close(old);
+    if (!had_shm) unlink(shm);
+    free(shm);
+    sqlite3_exec(U->db, "DROP TABLE IF EXISTS temp.carry_hashes", NULL, NULL, NULL);
+    U->S->embeddings_kept = kept;
+}
+
 /* After the files: the skipped table, resolution across the repository, the
  * secondary indexes of a fresh build, meta and the summary, then COMMIT. */
 static int finish_write(struct update *U)
@@ -1555,6 +1628,7 @@ static int finish_write(struct update *U)
     }
     if (U->w.pending && flush_pending(&U->w, U->err, U->errlen)) return -1;
     U->t_resolve = now_ms();
+    if (U->fresh && U->carry_from) carry_embeddings(U);
     if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "write");
     /* The secondary indexes of a fresh build come last: resolving sets the
      * destination of most edges, and an UPDATE per edge would otherwise move
@@ -1688,13 +1762,17 @@ static void update_free(struct update *U)
 
 /* One update (see index_update). force_fresh: the index at index_path is ours
  * but of another schema; it is replaced by a fresh build, never altered.
+ * carry_from: the index of ours a fresh build replaces, read for its cached
+ * embeddings (carry_embeddings), or NULL.
  * *index_fault is set when the failure happened while reading or writing the
  * existing index (the caller then checks its integrity). */
 static int update_once(const char *repo_root, const char *index_path, const struct index_options *opt,
-                       struct index_stats *S, int force_fresh, int *index_fault, char *err, size_t errlen)
+                       struct index_stats *S, int force_fresh, const char *carry_from, int *index_fault, char *err,
+                       size_t errlen)
 {
     struct update U = {.index_path = index_path, .opt = opt, .S = S, .err = err, .errlen = errlen,
-                       .index_fault = index_fault, .force_fresh = force_fresh, .t0 = now_ms(), .tmp_fd = -1,
+                       .index_fault = index_fault, .force_fresh = force_fresh, .carry_from = carry_from,
+                       .t0 = now_ms(), .tmp_fd = -1,
                        .index_ddl = BUF_INIT, .rootfd = -1, .opts_changed = 1, .dirs_reset = 1,
                        .kill_after = test_kill_after()};
     *index_fault = 0;
@@ -1755,8 +1833,8 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     }
     if (kind == STORE_OURS && version != STORE_SCHEMA_VERSION) S->old_schema = version > 0 ? version : 0;
     if (!damaged) {
-        rc = update_once(repo_root, index_path, opt, S, kind == STORE_OURS && version != STORE_SCHEMA_VERSION,
-                         &fault, err, errlen);
+        int other = kind == STORE_OURS && version != STORE_SCHEMA_VERSION;
+        rc = update_once(repo_root, index_path, opt, S, other, other ? index_path : NULL, &fault, err, errlen);
         /* a failure reading or writing the index: is the file damaged? */
         if (rc != -1 || !fault || store_quick_check(index_path, S->damage, sizeof S->damage)) return rc;
     }
@@ -1765,7 +1843,7 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     keep.repaired = 1;
     memcpy(keep.aside, S->aside, sizeof keep.aside);
     memset(S, 0, sizeof *S);
-    rc = update_once(repo_root, index_path, opt, S, 1, &fault, err, errlen);
+    rc = update_once(repo_root, index_path, opt, S, 1, keep.aside, &fault, err, errlen);
     S->checked = keep.checked;
     S->repaired = 1;
     memcpy(S->damage, keep.damage, sizeof S->damage);
@@ -1774,6 +1852,16 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
 }
 
 /* ---- index_ensure -------------------------------------------------------------- */
+
+/* What a rebuild kept of the index it replaced, for its message ("" for nothing). */
+static const char *kept_note(const struct index_stats *s)
+{
+    static _Thread_local char note[96];
+    if (s->embeddings_kept <= 0) return "";
+    snprintf(note, sizeof note, "; its %ld cached embeddings of chunk texts still present were kept",
+             s->embeddings_kept);
+    return note;
+}
 
 static void tty_progress(void *ctx, size_t done, size_t total)
 {
@@ -1828,14 +1916,16 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
     int rc = index_update(root, ipath, &opt, stats, err, errlen);
     if (rc == 0 && stats->old_schema) {
         char *msg = xasprintf("the index '%s' was written in another format (schema %d); it was rebuilt in the "
-                              "current one (schema %d)", ipath, stats->old_schema, STORE_SCHEMA_VERSION);
+                              "current one (schema %d)%s", ipath, stats->old_schema, STORE_SCHEMA_VERSION,
+                              kept_note(stats));
         log_msg("%s", msg);
         if (!(opt_in && opt_in->progress) && !o->quiet) fprintf(stderr, "drqa-tui: %s\n", msg);
         free(msg);
     }
     if (stats->repaired) {
-        char *msg = xasprintf("the index '%s' was damaged (%s); it is kept as '%s' and the index was %s", ipath,
-                              stats->damage, stats->aside, rc == 0 ? "rebuilt" : "not rebuilt");
+        char *msg = xasprintf("the index '%s' was damaged (%s); it is kept as '%s' and the index was %s%s", ipath,
+                              stats->damage, stats->aside, rc == 0 ? "rebuilt" : "not rebuilt",
+                              rc == 0 ? kept_note(stats) : "");
         log_msg("%s", msg);
         /* a caller with its own progress display (the front end) owns the terminal */
         if (!(opt_in && opt_in->progress)) fprintf(stderr, "drqa-tui: %s\n", msg);

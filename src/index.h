@@ -63,6 +63,9 @@ struct index_stats {
     int repaired;                /* the index was damaged: kept aside and rebuilt */
     char damage[256];            /* what sqlite said about it */
     char aside[4096];            /* where the damaged file now is */
+    /* a rebuild that replaced an index of ours (another schema, or damaged)
+     * took over this many cached remote embeddings of chunk texts it still has */
+    long embeddings_kept;
     long verified, differed;     /* --verify: files hashed, and those whose content had changed */
     long dirs_listed, dirs_cached;   /* directories read, and taken from their kept listing (walk only) */
     int used_git;                /* git listed the files (else a walk) */

@@ -354,8 +354,53 @@ EOF
     is "$(cat "$T/durable.order")" "True True True" \
         "the side file is synced before its rename into place, and the directory after it"
 else
-    ok 1 "strace is needed to see the fsync before the rename (scripts/deps-debian.sh installs it)"
+    skip "strace is needed to see the fsync before the rename (scripts/deps-debian.sh installs it)"
 fi
+
+# ---- cached remote embeddings survive a rebuild -------------------------------------------
+# The index is the only copy of the vectors a remote embeddings model gave (a
+# call per chunk text): a rebuild for another schema, or of a damaged index,
+# takes over those of chunk texts it still has, and drops the rest.
+E="$T/idx/emb.sqlite"
+index "$R" "$E"
+seed_embeddings() {  # two vectors of chunks the tree has, one of a text it no longer has,
+    # an earlier layout's local vector and a row whose blob is not dim floats
+    q "$1" "INSERT INTO embeddings(hash, model, dim, vec)
+              SELECT hash, 'text-embedding-3-small', 4, x'0000803f000000400000404000008040' FROM
+                (SELECT DISTINCT c.hash FROM chunk_spans c JOIN symbols s ON s.id = c.symbol_id
+                 WHERE s.qualname IN ('SessionBase.flush', 'logout'));
+            INSERT INTO embeddings VALUES('ffffffffffffffff', 'text-embedding-3-small', 4, x'00000000000000000000000000000000');
+            INSERT INTO embeddings SELECT hash, 'local:hash256', 4, x'00000000000000000000000000000000' FROM chunk_spans LIMIT 1;
+            INSERT INTO embeddings SELECT hash, 'nomic-embed-text', 4, x'000000' FROM chunk_spans LIMIT 1;"
+}
+emb_rows() { q "$1" "SELECT count(*) || ' ' || sum(hash IN (SELECT hash FROM chunk_spans)) || ' ' || sum(vec = x'0000803f000000400000404000008040') FROM embeddings"; }
+seed_embeddings "$E"
+is "$(emb_rows "$E")" "5 4 2" "an index holding cached vectors (and rows not to keep)"
+q "$E" "PRAGMA user_version = $((SCHEMA - 1))" >/dev/null
+index "$R" "$E"
+is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" embeddings_kept)" "true 2" \
+    "a rebuild for another schema takes over the two vectors of texts the tree still has"
+is "$(emb_rows "$E")" "2 2 2" "they are in the new index, byte for byte; the stale, local and malformed rows are not"
+like "$(cat "$T/err.txt")" "its 2 cached embeddings of chunk texts still present were kept" "stderr says so"
+index "$R" "$E"
+is "$(jget "$T/out.json" rebuilt) $(jget "$T/out.json" embeddings_kept) $(emb_rows "$E")" "false 0 2 2 2" \
+    "the next update rebuilds nothing and keeps them"
+# damaged where the embeddings are not: the rebuild of --check takes them over from the file set aside
+E2="$T/idx/emb2.sqlite"
+index "$R" "$E2"
+seed_embeddings "$E2"
+page=$(q "$E2" "SELECT min(pageno) FROM dbstat WHERE name = 'chunk_spans'")
+psize=$(q "$E2" "PRAGMA page_size")
+$PYTHON3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); f.write(b"\xa5" * int(sys.argv[3])); f.close()' \
+    "$E2" $(( (page - 1) * psize )) "$psize"
+index "$R" "$E2" --check
+is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" embeddings_kept)" "damaged 2" \
+    "a damaged index rebuilt: the vectors are taken over from the damaged file"
+is "$(emb_rows "$E2")" "2 2 2" "the rebuilt index holds them"
+aside=$(jget "$T/out.json" check.kept_as)
+test ! -e "$aside-shm"
+ok $? "reading the file set aside leaves nothing beside it"
 
 echo "1..$n"
 exit $fail

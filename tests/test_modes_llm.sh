@@ -262,6 +262,17 @@ is "$(line "$T/emb2.check" 6)" "[\"embeddings check\"] [\"$Q\"]" \
     "embeddings: the second run embeds no chunk, only a check and the question"
 is "$(line "$T/emb2.check" 1)" "$(line "$C" 1)" "embeddings: the same answer from the cached vectors"
 
+# an index of another schema is rebuilt, and its cached vectors go with it
+sqlite3 "$index" "PRAGMA user_version = $(( $(sqlite3 "$index" "PRAGMA user_version") - 1 ))"
+run emb2r $(emb "$port") --ask "$Q" "$T/erepo"
+checks embed emb2r "$index"
+is "$(cat "$T/emb2r.rc")" 0 "embeddings: the run after a schema change succeeds"
+grep -q "it was rebuilt in the current one (schema [0-9]*); its [0-9]* cached embeddings of chunk texts still present were kept" "$T/emb2r.err"
+ok $? "embeddings: stderr says the index was rebuilt and the cached vectors kept"
+is "$(line "$T/emb2r.check" 6)" "[\"embeddings check\"] [\"$Q\"]" \
+    "embeddings: after the rebuild no chunk is embedded again, only a check and the question"
+is "$(line "$T/emb2r.check" 1)" "$(line "$C" 1)" "embeddings: the same answer after the rebuild"
+
 export DRQA_EMBED_KEY="$EKEY"
 run emb3 $(emb "$port") --ask "$Q" "$T/erepo3"
 unset DRQA_EMBED_KEY
