@@ -81,6 +81,9 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     config_http_opts(c, &hb->http);
     config_profile(c, model, &hb->prof);
     atomic_init(&hb->adjust, 0);
+    atomic_init(&hb->window, 0);
+    atomic_init(&hb->bytes_per_token_x100, 0);
+    atomic_init(&hb->out_cap, 0);
     struct llm_backend *b = xcalloc(1, sizeof *b);
     b->chat = chat;
     b->name = http_name;
@@ -186,7 +189,10 @@ static int fitted_limit(const struct llm_http_backend *hb, const struct llm_requ
 
 int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req)
 {
-    return fitted_limit(hb, req, req->max_tokens > 0 ? req->max_tokens : hb->prof.max_output);
+    int limit = req->max_tokens > 0 ? req->max_tokens : hb->prof.max_output;
+    long cap = atomic_load(&hb->out_cap);
+    if (cap > 0 && limit > cap) limit = (int)cap;
+    return fitted_limit(hb, req, limit);
 }
 
 int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_request *req, int adjust, double *t)
@@ -200,7 +206,8 @@ int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_req
 /* The fields of an error body: OpenAI {"error":{"message","type","param",
  * "code"}}, Anthropic {"type":"error","error":{"type","message"}}, vLLM
  * {"object":"error","message","type","param","code"} (or wrapped in "error"),
- * llama.cpp {"error":{"code","message","type"}}. Lower-cased copies. */
+ * llama.cpp {"error":{"code","message","type"}}, text-generation-inference
+ * {"error":"...","error_type":"..."}. Lower-cased copies. */
 struct err_info {
     char message[400], type[64], param[64], code[64];
 };
@@ -219,8 +226,12 @@ static void parse_err(const char *body, size_t len, struct err_info *ei)
     memset(ei, 0, sizeof *ei);
     cJSON *j = body ? cJSON_ParseWithLength(body, len) : NULL;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    if (cJSON_IsString(e)) {   /* the message itself, its kind beside it */
+        lower_copy(ei->message, sizeof ei->message, e);
+        lower_copy(ei->type, sizeof ei->type, cJSON_GetObjectItemCaseSensitive(j, "error_type"));
+    }
     if (!cJSON_IsObject(e)) e = j;
-    if (cJSON_IsObject(e)) {
+    if (cJSON_IsObject(e) && !ei->message[0]) {
         lower_copy(ei->message, sizeof ei->message, cJSON_GetObjectItemCaseSensitive(e, "message"));
         lower_copy(ei->type, sizeof ei->type, cJSON_GetObjectItemCaseSensitive(e, "type"));
         lower_copy(ei->param, sizeof ei->param, cJSON_GetObjectItemCaseSensitive(e, "param"));
@@ -239,7 +250,9 @@ static int is_context_error(const struct err_info *ei)
 {
     static const char *const pats[] = {"context_length_exceeded", "maximum context length", "exceed_context_size",
                                        "exceeds the context", "context window", "prompt is too long",
-                                       "context length", "exceed context limit"};
+                                       "context length", "exceed context limit",
+                                       /* text-generation-inference: input and reply over the total; input alone */
+                                       "`inputs` tokens + `max_new_tokens`", "`inputs` must have less than"};
     for (size_t i = 0; i < ARRAY_LEN(pats); i++)
         if (strstr(ei->code, pats[i]) || strstr(ei->type, pats[i]) || strstr(ei->message, pats[i])) return 1;
     return 0;
@@ -415,6 +428,37 @@ static void context_numbers(const struct err_info *ei, long *window, long *input
         const char *gt = strstr(m, " > ");
         *window = gt ? str_number_after(gt, " > ") : -1;
     }
+    /* text-generation-inference: "`inputs` tokens + `max_new_tokens` must be
+     * <= N. Given: K `inputs` tokens and M `max_new_tokens`"; "`inputs` must
+     * have less than N tokens. Given: K" (N is the input's own limit then) */
+    if (*window < 0 && strstr(m, "`inputs` tokens + `max_new_tokens`"))
+        *window = str_number_after(m, "must be <= ");
+    if (*window < 0) *window = str_number_after(m, "`inputs` must have less than ");
+    if (*input < 0) *input = str_number_after(m, "given: ");
+}
+
+/* The largest reply limit a refusal of the reply limit names, or -1:
+ * OpenAI "max_tokens is too large: M. This model supports at most N
+ * completion tokens", Anthropic "max_tokens: M > N, which is the maximum
+ * allowed number of output tokens for MODEL", DeepSeek "the valid range of
+ * max_tokens is [1, N]", Groq "`max_tokens` must be less than or equal to
+ * `N`" (older: "max_tokens for `MODEL` must be less than or equal to N"),
+ * text-generation-inference "`max_new_tokens` must be <= N. Given: M". */
+static long output_cap(const struct err_info *ei)
+{
+    const char *m = ei->message, *p;
+    long n = -1;
+    if (strstr(m, "completion tokens")) n = str_number_after(m, "supports at most ");
+    if (n < 0 && strstr(m, "maximum allowed number of output tokens") && (p = strstr(m, " > ")))
+        n = str_number_after(p, " > ");
+    if (n < 0) n = str_number_after(m, "valid range of max_tokens is [1, ");
+    if (n < 0 && (strstr(m, "max_tokens") || strstr(m, "max_completion_tokens")) &&
+        (p = strstr(m, "must be less than or equal to "))) {
+        p += strlen("must be less than or equal to ");
+        n = str_number_after(p, *p == '`' ? "`" : "");
+    }
+    if (n < 0 && !strstr(m, "`inputs` tokens +")) n = str_number_after(m, "`max_new_tokens` must be <= ");
+    return n;
 }
 
 /* The bytes of a request's text: the system prompt and the messages. */
@@ -471,6 +515,27 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
         char *body = build(hb, req, adjust);
         struct err_info ei;
         rc = post_once(hb, req, url, headers, body, reply, json, &ei);
+        /* a reply limit over what the model may write at all (a config's
+         * max_tokens above the model's output limit): the limit named is
+         * kept for the run and the request sent again with it, in the same
+         * parameter (the refusal names the parameter, but not as unsupported) */
+        long cap = rc == LLM_ERR_STATUS && (reply->http_status == 400 || reply->http_status == 422) &&
+                           reply->fail != LLM_FAIL_CONTEXT_LENGTH ? output_cap(&ei) : -1;
+        if (cap >= 1 && cap < sent_limit) {
+            free(body);
+            long cur = atomic_load(&hb->out_cap);
+            while ((cur <= 0 || cap < cur) && !atomic_compare_exchange_weak(&hb->out_cap, &cur, cap)) {
+            }
+            if (cur <= 0 || cap < cur) {
+                log_msg("llm: %s accepts at most %ld reply tokens; reply limit %d lowered to %ld for the rest of the run",
+                        hb->label, cap, sent_limit, cap);
+                fprintf(stderr, "drqa-tui: note: model %s accepts at most %ld reply tokens; the reply limit is %ld "
+                                "for the rest of the run (max_tokens in the config sets it)\n", hb->model, cap, cap);
+            }
+            reply->error[0] = 0;
+            reply->fail = LLM_FAIL_NONE;
+            continue;
+        }
         const char *what = NULL;
         int bit = rc == LLM_ERR_STATUS && reply->http_status == 400 && reply->fail != LLM_FAIL_CONTEXT_LENGTH
                       ? adjustment_for(hb, &ei, body, adjust, &what) : 0;

@@ -207,6 +207,7 @@ struct llm_http_backend {
     atomic_int adjust;            /* LLM_ADJ_* bits, for the rest of the run */
     atomic_long window;           /* the context window a refusal named, in tokens (0: not known) */
     atomic_long bytes_per_token_x100;   /* request bytes a token, x100, from a refusal's count (0: not known) */
+    atomic_long out_cap;          /* the largest reply limit a refusal named, in tokens (0: not known) */
 };
 
 #define LLM_REPLY_MIN 256         /* a reply limit is never lowered below this */

@@ -66,7 +66,17 @@ max_tokens (or max_completion_tokens); an input of N or more, or input plus
 limit over N, is refused as "context_style" words it: "vllm" (400, the
 limit named with the input), "vllm-old" (400, "(K in the messages, M in the
 completion)"), "anthropic" (400, "input length and `max_tokens` exceed
-context limit: K + M > N"); else the reply is sent.
+context limit: K + M > N"), "tgi" (text-generation-inference: 422,
+{"error": "Input validation error: ...", "error_type": "validation"}); else
+the reply is sent.
+A REPLY with "max_output" N plays a model that writes at most N tokens: a
+reply limit over N is refused as "output_style" words it: "openai" (400,
+"max_tokens is too large: M. This model supports at most N completion
+tokens, whereas you provided M.", param max_tokens), "anthropic" (400,
+"max_tokens: M > N, which is the maximum allowed number of output tokens for
+MODEL"), "deepseek" (400, "Invalid max_tokens value, the valid range of
+max_tokens is [1, N]"), "groq" (400, "`max_tokens` must be less than or equal
+to `N`, ..."), "tgi" (422, "`max_new_tokens` must be <= N. Given: M").
 Every request is appended to --log as one JSON line before it is answered:
 {"n", "method", "path", "headers" (names lowercased), "body" (raw text),
 "prompt" (the text matched against), "rule"}.
@@ -133,6 +143,13 @@ def context_refusal(style, window, given, limit):
     context, or None when it fits."""
     if given < window and given + limit <= window:
         return None
+    if style == "tgi":
+        if given >= window:
+            msg = "Input validation error: `inputs` must have less than %d tokens. Given: %d" % (window, given)
+        else:
+            msg = "Input validation error: `inputs` tokens + `max_new_tokens` must be <= %d. Given: %d `inputs` " \
+                  "tokens and %d `max_new_tokens`" % (window, given, limit)
+        return 422, {"error": msg, "error_type": "validation"}
     if style == "anthropic":
         msg = "input length and `max_tokens` exceed context limit: %d + %d > %d, decrease input length or " \
               "`max_tokens` and try again" % (given, limit, window)
@@ -149,6 +166,27 @@ def context_refusal(style, window, given, limit):
               "%d tokens and your request has %d input tokens (%d > %d - %d)." % (limit, window, given, limit,
                                                                                   window, given)
     return 400, {"object": "error", "message": msg, "type": "BadRequestError", "param": None, "code": 400}
+
+
+def output_refusal(style, cap, limit, model, param):
+    """The status and body a server of that style sends for a reply limit
+    `limit` (sent as `param`) over the model's output limit `cap`."""
+    if style == "anthropic":
+        msg = "max_tokens: %d > %d, which is the maximum allowed number of output tokens for %s" % (limit, cap, model)
+        return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": msg}}
+    if style == "deepseek":
+        return 400, {"error": {"message": "Invalid max_tokens value, the valid range of max_tokens is [1, %d]" % cap,
+                               "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}
+    if style == "groq":
+        return 400, {"error": {"message": "`max_tokens` must be less than or equal to `%d`, the maximum value for "
+                                          "`max_tokens` is less than the `context_window` for this model" % cap,
+                               "type": "invalid_request_error"}}
+    if style == "tgi":
+        return 422, {"error": "Input validation error: `max_new_tokens` must be <= %d. Given: %d" % (cap, limit),
+                     "error_type": "validation"}
+    return 400, {"error": {"message": "%s is too large: %d. This model supports at most %d completion tokens, whereas "
+                                      "you provided %d." % (param, limit, cap, limit),
+                           "type": "invalid_request_error", "param": param, "code": None}}
 
 
 def embed_vector(text, dim):
@@ -299,6 +337,14 @@ class Handler(BaseHTTPRequestHandler):
                                       limit)
             if refusal:
                 self.send_json(refusal[0], refusal[1])
+                return
+        if r.get("max_output") and kind in ("chat", "messages"):
+            param = "max_completion_tokens" if "max_completion_tokens" in req else "max_tokens"
+            limit = req.get(param) or 0
+            if limit > r["max_output"]:
+                st, body = output_refusal(r.get("output_style", "openai"), r["max_output"], limit,
+                                          req.get("model", ""), param)
+                self.send_json(st, body)
                 return
         if r.get("status", 200) >= 400:
             extra = {}

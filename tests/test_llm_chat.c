@@ -78,6 +78,13 @@ static const char *script2 =
     " {\"match\": \"case:fit-vllm \", \"max_model_len\": 1500, \"context_style\": \"vllm\", \"content\": \"{}\"},"
     " {\"match\": \"case:fit-vllm-old\", \"max_model_len\": 1500, \"context_style\": \"vllm-old\", \"content\": \"{}\"},"
     " {\"match\": \"case:fit-anthropic\", \"max_model_len\": 1500, \"context_style\": \"anthropic\", \"content\": \"{}\"},"
+    " {\"match\": \"case:fit-tgi\", \"max_model_len\": 1500, \"context_style\": \"tgi\", \"content\": \"{}\"},"
+    " {\"match\": \"case:cap-openai \", \"max_output\": 16384, \"output_style\": \"openai\", \"content\": \"{}\"},"
+    " {\"match\": \"case:cap-openai-mct\", \"max_output\": 100000, \"output_style\": \"openai\", \"content\": \"{}\"},"
+    " {\"match\": \"case:cap-anthropic\", \"max_output\": 32000, \"output_style\": \"anthropic\", \"content\": \"{}\"},"
+    " {\"match\": \"case:cap-deepseek\", \"max_output\": 8192, \"output_style\": \"deepseek\", \"content\": \"{}\"},"
+    " {\"match\": \"case:cap-groq\", \"max_output\": 8192, \"output_style\": \"groq\", \"content\": \"{}\"},"
+    " {\"match\": \"case:cap-tgi\", \"max_output\": 2048, \"output_style\": \"tgi\", \"content\": \"{}\"},"
     " {\"match\": \"case:ctx-anthropic\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": "
     "\"invalid_request_error\", \"message\": \"prompt is too long: 212345 tokens > 200000 maximum\"}}},"
     " {\"match\": \"case:auth401\", \"status\": 401, \"error_body\": {\"error\": {\"message\": \"Incorrect API key provided.\","
@@ -648,6 +655,7 @@ static void profiles(const char *logpath)
         {"meta-llama/Llama-3.2-3B-Instruct", 0, "case:fit-vllm "},
         {"meta-llama/Llama-3.2-3B-Instruct", 0, "case:fit-vllm-old"},
         {"claude-haiku-4-5", 1, "case:fit-anthropic"},
+        {"meta-llama/Llama-3.1-8B-Instruct", 0, "case:fit-tgi"},
     };
     for (size_t i = 0; i < ARRAY_LEN(fits); i++) {
         b = mk2(fits[i].model, fits[i].anth, "max_tokens = 4096\n");
@@ -681,6 +689,44 @@ static void profiles(const char *logpath)
         buf_free(&pr);
         llm_backend_free(b);
     }
+
+    /* a configured reply limit over what the model may write at all: each
+     * server's refusal names the model's limit; the request is sent again
+     * with it, in the same parameter (not switched to the other one), and
+     * later requests are sent with it at once */
+    static const struct { const char *model; int anth; const char *c; const char *conf; const char *param; int cap; } caps[] = {
+        {"gpt-4o", 0, "case:cap-openai ", "max_tokens = 32768\n", "max_tokens", 16384},
+        {"o4-mini", 0, "case:cap-openai-mct", "max_tokens = 200000\n", "max_completion_tokens", 100000},
+        {"claude-opus-4-1", 1, "case:cap-anthropic", "max_tokens = 64000\n", "max_tokens", 32000},
+        {"deepseek-chat", 0, "case:cap-deepseek", "max_tokens = 16384\n", "max_tokens", 8192},
+        {"llama-3.1-8b-instant", 0, "case:cap-groq", "max_tokens = 32768\n", "max_tokens", 8192},
+        {"meta-llama/Llama-3.1-8B-Instruct", 0, "case:cap-tgi", "max_tokens = 4096\n", "max_tokens", 2048},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(caps); i++) {
+        b = mk2(caps[i].model, caps[i].anth, caps[i].conf);
+        int before = fake_count(&g, caps[i].c);
+        is_int(ask2(b, caps[i].c, 0, NULL, &r), LLM_OK, "cap %s: the call succeeds: %s", caps[i].c, r.error);
+        is_int(fake_count(&g, caps[i].c) - before, 2, "cap %s: refused once, then sent with the model's limit", caps[i].c);
+        cJSON *sent_body = body2(caps[i].c);
+        const cJSON *lim = cJSON_GetObjectItem(sent_body, caps[i].param);
+        const char *other = strcmp(caps[i].param, "max_tokens") ? "max_tokens" : "max_completion_tokens";
+        ok(cJSON_IsNumber(lim) && lim->valueint == caps[i].cap && !has(sent_body, other),
+           "cap %s: sent again with %s = %d (got %d), the same parameter", caps[i].c, caps[i].param, caps[i].cap,
+           cJSON_IsNumber(lim) ? lim->valueint : -1);
+        cJSON_Delete(sent_body);
+        llm_reply_free(&r);
+        before = fake_count(&g, caps[i].c);
+        is_int(ask2(b, caps[i].c, 0, NULL, &r), LLM_OK, "cap %s: a later call succeeds", caps[i].c);
+        is_int(fake_count(&g, caps[i].c) - before, 1, "cap %s: a later call is sent with the limit at once", caps[i].c);
+        llm_reply_free(&r);
+        llm_backend_free(b);
+    }
+    /* a refusal that names a limit of something else stays what it was */
+    b = mk2("gpt-4o", 0, NULL);
+    ask2(b, "case:badreq", 0, NULL, &r);
+    is_str(llm_fail_name(r.fail), "bad_request", "cap: an unrelated 400 is not read as a reply limit: %s", r.error);
+    llm_reply_free(&r);
+    llm_backend_free(b);
 
     /* llama.cpp's 503 while loading is waited on for the request's time
      * limit, then fails as transient, saying why */
