@@ -64,6 +64,10 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              context length is N tokens and your request has K input
              tokens", or "However, your request has K input tokens" when the
              input alone does not fit)
+  out-cap    a hosted model that writes at most --out-cap N tokens (DeepSeek's
+             deepseek-chat: 8192) while the client's config asks for more: a
+             max_tokens over N is refused in DeepSeek's words (400 "Invalid
+             max_tokens value, the valid range of max_tokens is [1, N]")
   flaky      seeded faults: 429 without Retry-After, 500/502/503 with typical
              bodies, a hang of --hang-seconds; never more than
              --flaky-max-row (default 2) faults in a row for the same prompt,
@@ -98,7 +102,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implementation of each)
 
-PROFILES = {"clean", "reasoning", "think", "small", "anthropic", "ctx-limit", "ctx-vllm", "flaky", "guided"}
+PROFILES = {"clean", "reasoning", "think", "small", "anthropic", "ctx-limit", "ctx-vllm", "out-cap", "flaky",
+            "guided"}
 
 ROLE_MARKS = [
     ("perception", "You are the Perception Agent"),
@@ -952,6 +957,13 @@ class Handler(BaseHTTPRequestHandler):
                 self.fail(entry, 400, {"object": "error", "message": msg, "type": "BadRequestError", "param": None,
                                        "code": 400}, "context_length_exceeded")
                 return
+        if "out-cap" in prof and req_max(req) > a.out_cap:
+            entry["cap"] = {"max_tokens": req_max(req), "limit": a.out_cap}
+            self.fail(entry, 400, {"error": {"message": "Invalid max_tokens value, the valid range of max_tokens is "
+                                                        "[1, %d]" % a.out_cap, "type": "invalid_request_error",
+                                             "param": None, "code": "invalid_request_error"}},
+                      "max_tokens_over_limit")
+            return
         if "flaky" in prof:
             key = all_text
             with st.lock:
@@ -1259,6 +1271,7 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=1800)
     ap.add_argument("--ctx-limit", type=int, default=8192)
     ap.add_argument("--ctx-form", choices=["openai", "vllm", "llamacpp"], default="openai")
+    ap.add_argument("--out-cap", type=int, default=8192, help="out-cap: the most reply tokens a request may ask for")
     ap.add_argument("--think-mode", choices=["tags", "field", "mixed"], default="mixed")
     ap.add_argument("--hang-seconds", type=float, default=30)
     ap.add_argument("--hang-rate", type=float, default=0.02)

@@ -66,6 +66,9 @@ RUNS = {
     # family's 4096-token reply limit leaves no room for any prompt until
     # the client fits it to what the refusal names
     "ctx-vllm": ("openai", "meta-llama/Llama-3.1-8B-Instruct", ["--ctx-limit", "4096"], []),
+    # a config's reply limit (16384) above the model's own (deepseek-chat
+    # writes at most 8192): refused until the client takes the limit named
+    "out-cap": ("openai", "deepseek-chat", ["--out-cap", "8192"], ["max_tokens = 16384"]),
     # one retry against up to two faults in a row: some role calls fail for good
     "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4", "--flaky-max-row", "2"],
               ["timeout_total_ms = 1500", "retries = 1"]),
