@@ -430,10 +430,10 @@ static void context_numbers(const struct err_info *ei, long *window, long *input
     }
     /* text-generation-inference: "`inputs` tokens + `max_new_tokens` must be
      * <= N. Given: K `inputs` tokens and M `max_new_tokens`"; "`inputs` must
-     * have less than N tokens. Given: K" (N is the input's own limit then) */
+     * have less than N tokens. Given: K" names the input's own limit, not the
+     * window a reply limit is fitted into, so only its input is read */
     if (*window < 0 && strstr(m, "`inputs` tokens + `max_new_tokens`"))
         *window = str_number_after(m, "must be <= ");
-    if (*window < 0) *window = str_number_after(m, "`inputs` must have less than ");
     if (*input < 0) *input = str_number_after(m, "given: ");
 }
 
