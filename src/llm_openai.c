@@ -55,6 +55,44 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
     return s;
 }
 
+/* message.content as a list of parts (Mistral's Magistral models: a
+ * {"type": "thinking", "thinking": [{"type": "text", "text"}]} part, then
+ * {"type": "text", "text"} parts; other servers send text parts alone): the
+ * text parts put together in order, NULL when there is none; thinking goes
+ * to reply->reasoning. */
+static char *content_parts(const cJSON *parts, struct llm_reply *reply)
+{
+    struct buf text = BUF_INIT, think = BUF_INIT;
+    int any = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, parts) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "type");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "text");
+        if (cJSON_IsString(p)) {
+            buf_adds(&text, p->valuestring);
+            any = 1;
+        } else if (cJSON_IsString(type) && !strcmp(type->valuestring, "text") && cJSON_IsString(t)) {
+            buf_adds(&text, t->valuestring);
+            any = 1;
+        } else if (cJSON_IsString(type) && !strcmp(type->valuestring, "thinking")) {
+            const cJSON *th = cJSON_GetObjectItemCaseSensitive(p, "thinking"), *q;
+            const cJSON *list = cJSON_IsArray(th) ? th : NULL;
+            if (cJSON_IsString(th)) buf_adds(&think, th->valuestring);
+            cJSON_ArrayForEach(q, list) {
+                const cJSON *qt = cJSON_GetObjectItemCaseSensitive(q, "text");
+                if (cJSON_IsString(qt)) buf_adds(&think, qt->valuestring);
+            }
+        }
+    }
+    if (think.len && !reply->reasoning) reply->reasoning = buf_take(&think);
+    buf_free(&think);
+    if (!any) {
+        buf_free(&text);
+        return NULL;
+    }
+    return buf_take(&text);
+}
+
 static int openai_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
 {
     struct llm_http_backend *hb = b->impl;
@@ -83,6 +121,11 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     }
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c0, "message");
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    char *parts_text = NULL;   /* content given as a list of parts, put together */
+    if (cJSON_IsArray(content)) {
+        parts_text = content_parts(content, reply);
+        content = NULL;
+    }
     const cJSON *finish = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
     const cJSON *rc_field = cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content");
     if (!cJSON_IsString(rc_field)) rc_field = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
@@ -104,7 +147,7 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
                  url);
         reply->fail = LLM_FAIL_BAD_REPLY;
         rc = LLM_ERR_REPLY;
-    } else if (!cJSON_IsString(content) && !reply->reasoning && !reply->truncated) {
+    } else if (!cJSON_IsString(content) && !parts_text && !reply->reasoning && !reply->truncated) {
         const cJSON *refusal = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
         snprintf(reply->error, sizeof reply->error,
                  "the reply from %s has no message content (finish_reason %s%s%s); the model answered with nothing usable",
@@ -113,8 +156,9 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
         reply->fail = LLM_FAIL_BAD_REPLY;
         rc = LLM_ERR_REPLY;
     } else {
-        rc = llm_take_text(hb, reply, cJSON_IsString(content) ? content->valuestring : "", url);
+        rc = llm_take_text(hb, reply, parts_text ? parts_text : cJSON_IsString(content) ? content->valuestring : "", url);
     }
+    free(parts_text);
     /* a failed reply still spent its tokens */
     llm_account(hb, req, reply, llm_usage_field(usage, "prompt_tokens"), llm_usage_field(usage, "completion_tokens"));
 out:

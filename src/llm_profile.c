@@ -93,6 +93,10 @@ static const struct row rows[] = {
     {"openai", "deepseek-chat", MT, 1, 0, 8192, 65536, JO, T_NONE, NP},
     {"openai", "*deepseek-v3*", MT, 1, 0, 8192, 131072, JS, T_NONE, NP},
     {"openai", "*llama*3*", MT, 1, 0, 4096, 131072, JS, T_NONE, NP},
+    /* Mistral's reasoning models: thinking comes back as a content part
+     * (llm_openai.c) and counts against max_tokens; 128k context, best
+     * under 40k (the model card's advice) */
+    {"openai", "magistral*", MT, 1, 0, 16384, 40960, JO, T_FIELD, NP},
     /* anything else OpenAI-compatible: plain JSON in the text (json_mode =
      * true in the config asks for json_object) */
     {"openai", "*", MT, 1, 0, 4096, 0, NOSCHEMA, T_NONE, NP},

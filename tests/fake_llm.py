@@ -45,6 +45,10 @@ vLLM and DeepSeek send it; Anthropic: a thinking block before the text),
 "tool_input" (Anthropic: a tool_use block with this input, named as the
 request's tool_choice, stop_reason tool_use), "error_body" (with "status": the
 exact error JSON to send, e.g. a provider's documented body),
+"content_parts" (OpenAI-compatible: message.content as a list of parts, as
+Mistral's Magistral models send it: a {"type": "thinking", "thinking":
+[{"type": "text", "text": REASONING}]} part when "reasoning" is given, then
+the content as {"type": "text", "text": ...} parts, split in two),
 "finish" (finish/stop reason), "status" (an error status: the body is the
 provider's error JSON with "error" as the message), "retry_after" (header
 value), "headers" (more headers of an error reply, e.g. {"retry-after-ms":
@@ -374,7 +378,13 @@ class Handler(BaseHTTPRequestHandler):
         model = req.get("model", "")
         if kind == "chat":
             msg = {"role": "assistant", "content": None if fault == "null_content" else content}
-            if "reasoning" in r:
+            if r.get("content_parts") and fault != "null_content":
+                half = len(content) // 2
+                parts = [{"type": "text", "text": content[:half]}, {"type": "text", "text": content[half:]}]
+                if "reasoning" in r:
+                    parts.insert(0, {"type": "thinking", "thinking": [{"type": "text", "text": r["reasoning"]}]})
+                msg["content"] = parts
+            elif "reasoning" in r:
                 msg["reasoning_content"] = r["reasoning"]
             obj = {"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
                    "choices": [] if fault == "empty_choices" else

@@ -130,6 +130,8 @@ static const char *script2 =
     " {\"match\": \"case:harmony-cut\", \"content\": \"<|channel|>analysis<|message|>Still weighing {\\\"a\\\": 1} and\", "
     "\"finish\": \"length\"},"
     " {\"match\": \"case:think-field\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\", \"reasoning\": \"Step 1: {\\\"action\\\": \\\"ViewCode\\\"}\"},"
+    " {\"match\": \"case:magistral\", \"content_parts\": true, \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\", \"reasoning\": \"Step 1: {\\\"action\\\": \\\"ViewCode\\\"}\"},"
+    " {\"match\": \"case:text-parts\", \"content_parts\": true, \"content\": \"{\\\"value\\\": 70}\"},"
     " {\"match\": \"case:only-reasoning\", \"content\": \"\", \"reasoning\": \"I am still thinking about the\", \"finish\": \"length\"},"
     " {\"match\": \"case:tool\", \"tool_input\": {\"action\": \"Finish\", \"args\": {}},"
     "\"usage\": {\"input\": 100, \"output\": 10, \"cached\": 1000, \"cache_write\": 200}},"
@@ -597,6 +599,15 @@ static void profiles(const char *logpath)
     is_int(ask2(b, "case:think-field", 0, NULL, &r), LLM_OK, "reasoning_content: a reply");
     is_str(r.text, "{\"action\": \"Finish\"}", "reasoning_content: the content is the text");
     is_str(r.reasoning, "Step 1: {\"action\": \"ViewCode\"}", "reasoning_content: kept apart as reasoning");
+    llm_reply_free(&r);
+    /* content as a list of parts: Mistral's Magistral (a thinking part, then
+     * text parts) and servers that send text parts alone */
+    is_int(ask2(b, "case:magistral", 0, NULL, &r), LLM_OK, "content parts with thinking: a reply");
+    is_str(r.text, "{\"action\": \"Finish\"}", "content parts with thinking: the text parts, put together, are the text");
+    is_str(r.reasoning, "Step 1: {\"action\": \"ViewCode\"}", "content parts with thinking: the thinking is the reasoning");
+    llm_reply_free(&r);
+    is_int(ask2(b, "case:text-parts", 0, NULL, &r), LLM_OK, "text parts: a reply");
+    is_str(r.text, "{\"value\": 70}", "text parts: put together in order");
     llm_reply_free(&r);
     /* gpt-oss's harmony channels passed through unparsed: the final
      * message is the text, the analysis the reasoning */
