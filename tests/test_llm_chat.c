@@ -583,31 +583,29 @@ static void profiles(const char *logpath)
 
     /* thinking */
     b = mk2("qwen3:8b", 0, NULL);
-    is_int(ask2(b, "case:think-tags", 0, NULL, &r), LLM_OK, "think tags: a reply");
-    is_str(r.text, "{\"action\": \"Finish\"}", "think tags: stripped from the text, the JSON inside them is not the reply");
-    is_str(r.reasoning, "Maybe {\"action\": \"ViewCode\"} first.", "think tags: kept apart as reasoning");
-    llm_reply_free(&r);
-    is_int(ask2(b, "case:think-bare", 0, NULL, &r), LLM_OK, "bare </think>: a reply");
-    is_str(r.text, "{\"action\": \"Finish\"}", "bare </think>: what precedes it is reasoning");
-    llm_reply_free(&r);
+    /* where each family puts its thinking: the reply is the text, never the
+     * JSON inside the thinking, which is kept apart as reasoning (NULL: none
+     * expected). Qwen3's <think> tags (and a bare </think>), vLLM's and
+     * DeepSeek's reasoning_content, Mistral's Magistral content parts (a
+     * thinking part, then text parts) and text parts alone */
+    static const struct { const char *c, *what, *text, *reasoning; } thinking[] = {
+        {"case:think-tags", "think tags", "{\"action\": \"Finish\"}", "Maybe {\"action\": \"ViewCode\"} first."},
+        {"case:think-bare", "bare </think>", "{\"action\": \"Finish\"}", NULL},
+        {"case:think-field", "reasoning_content", "{\"action\": \"Finish\"}", "Step 1: {\"action\": \"ViewCode\"}"},
+        {"case:magistral", "content parts with thinking", "{\"action\": \"Finish\"}", "Step 1: {\"action\": \"ViewCode\"}"},
+        {"case:text-parts", "text parts", "{\"value\": 70}", NULL},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(thinking); i++) {
+        is_int(ask2(b, thinking[i].c, 0, NULL, &r), LLM_OK, "%s: a reply", thinking[i].what);
+        is_str(r.text, thinking[i].text, "%s: the text is the reply", thinking[i].what);
+        if (thinking[i].reasoning) is_str(r.reasoning, thinking[i].reasoning, "%s: kept apart as reasoning", thinking[i].what);
+        llm_reply_free(&r);
+    }
     is_int(ask2(b, "case:think-unclosed", 0, NULL, &r), LLM_ERR_REPLY, "unclosed <think> at the limit: an error");
     is_str(llm_fail_name(r.fail), "bad_reply", "unclosed <think>: kind bad_reply");
     ok(strstr(r.error, "only reasoning") && strstr(r.error, "token limit") && strstr(r.error, "max_output"),
        "unclosed <think>: the error names the cause and the fix: %s", r.error);
     ok(r.text == NULL && r.reasoning && strstr(r.reasoning, "still weighing"), "unclosed <think>: no text, the reasoning kept");
-    llm_reply_free(&r);
-    is_int(ask2(b, "case:think-field", 0, NULL, &r), LLM_OK, "reasoning_content: a reply");
-    is_str(r.text, "{\"action\": \"Finish\"}", "reasoning_content: the content is the text");
-    is_str(r.reasoning, "Step 1: {\"action\": \"ViewCode\"}", "reasoning_content: kept apart as reasoning");
-    llm_reply_free(&r);
-    /* content as a list of parts: Mistral's Magistral (a thinking part, then
-     * text parts) and servers that send text parts alone */
-    is_int(ask2(b, "case:magistral", 0, NULL, &r), LLM_OK, "content parts with thinking: a reply");
-    is_str(r.text, "{\"action\": \"Finish\"}", "content parts with thinking: the text parts, put together, are the text");
-    is_str(r.reasoning, "Step 1: {\"action\": \"ViewCode\"}", "content parts with thinking: the thinking is the reasoning");
-    llm_reply_free(&r);
-    is_int(ask2(b, "case:text-parts", 0, NULL, &r), LLM_OK, "text parts: a reply");
-    is_str(r.text, "{\"value\": 70}", "text parts: put together in order");
     llm_reply_free(&r);
     /* gpt-oss's harmony channels passed through unparsed: the final
      * message is the text, the analysis the reasoning */
