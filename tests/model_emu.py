@@ -42,6 +42,9 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              reasoning_content beside it; thinking counts against max_tokens;
              off with chat_template_kwargs.enable_thinking false (vLLM),
              "think": false (Ollama) or /no_think in the prompt (Qwen3)
+  magistral  Mistral's Magistral: like think, its thinking sent as a content
+             part: message.content is [{"type": "thinking", "thinking":
+             [{"type": "text", "text": ...}]}, {"type": "text", "text": ...}]
   small      a small open model: ```json fences, prose around the JSON,
              trailing commas, copied placeholders from the prompt's examples,
              a string where a list is expected, class-name for class_name,
@@ -102,8 +105,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implementation of each)
 
-PROFILES = {"clean", "reasoning", "think", "small", "anthropic", "ctx-limit", "ctx-vllm", "out-cap", "flaky",
-            "guided"}
+PROFILES = {"clean", "reasoning", "think", "magistral", "small", "anthropic", "ctx-limit", "ctx-vllm", "out-cap",
+            "flaky", "guided"}
 
 ROLE_MARKS = [
     ("perception", "You are the Perception Agent"),
@@ -1082,15 +1085,18 @@ class Handler(BaseHTTPRequestHandler):
         ctk = req.get("chat_template_kwargs") if isinstance(req.get("chat_template_kwargs"), dict) else {}
         thinking_off = ctk.get("enable_thinking") is False or req.get("think") is False or \
             "/no_think" in all_text
-        if "think" in prof and thinking_off:
+        thinks = "think" in prof or "magistral" in prof
+        if thinks and thinking_off:
             entry["think"] = "off"
             if "/no_think" in all_text and kind == "chat":
                 text = "<think>\n\n</think>\n\n" + text   # Qwen3's soft switch leaves an empty block
-        elif "think" in prof:
+        elif thinks:
             th = thinking(p, rng)
             mode = a.think_mode if a.think_mode != "mixed" else ("field" if rng.random() < 0.5 else "tags")
+            if "magistral" in prof:
+                mode = "parts"
             entry["think"] = mode
-            if mode == "field" and kind == "chat":
+            if mode in ("field", "parts") and kind == "chat":
                 reasoning = th
             else:
                 text = "<think>\n%s\n</think>\n\n%s" % (th, text)
@@ -1131,7 +1137,10 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "chat":
             cached = st.cached_prefix(role or "?", "\n".join(json.dumps(m, sort_keys=True) for m in msgs))
             msg = {"role": "assistant", "content": text}
-            if reasoning is not None:
+            if entry.get("think") == "parts":
+                msg["content"] = ([{"type": "thinking", "thinking": [{"type": "text", "text": reasoning}]}]
+                                  if reasoning else []) + [{"type": "text", "text": text}]
+            elif reasoning is not None:
                 msg["reasoning_content"] = reasoning
             usage = {"prompt_tokens": in_tok, "completion_tokens": out_tok + reason_tok,
                      "total_tokens": in_tok + out_tok + reason_tok,

@@ -54,6 +54,8 @@ RUNS = {
     "clean": ("openai", "gpt-4.1-mini", [], []),
     "reasoning": ("openai", "o4-mini", [], []),
     "think": ("openai", "qwen3-32b", ["--think-mode", "mixed"], []),
+    # Mistral's reasoning model: thinking as a content part before the text
+    "magistral": ("openai", "magistral-small-2509", [], []),
     "small": ("openai", "qwen2.5-coder:7b", [], []),
     # caching from any size: the run checks that the client marks a
     # byte-identical prefix; whether Anthropic's own minimum (1024 tokens for

@@ -161,7 +161,7 @@ else
     per() { $PYTHON3 -c 'import json, sys
 s = [p for p in json.load(open(sys.argv[1]))["profiles"] if p["profile"] == sys.argv[2]][0]
 print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
-    for p in clean reasoning think small anthropic ctx-limit ctx-vllm out-cap flaky guided; do
+    for p in clean reasoning think magistral small anthropic ctx-limit ctx-vllm out-cap flaky guided; do
         q=$(per $p 's["questions"]')
         is "$(per $p 's["emulator_errors"]')" 0 "$p: the emulator understood every request"
         is "$(per $p 's["failed"]')" 0 "$p: no failed question of $q$( [ "$(per $p 's["failed"]')" = 0 ] || per $p '"; first: " + s["errors"][0][:300]')"
@@ -171,7 +171,7 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
             "$p: every answer the model was able to give was written by it, none by a fallback"
     done
     # a model that answers well-formed (whatever its wrapping) leaves nothing to a fallback
-    for p in clean reasoning think anthropic guided ctx-vllm out-cap; do
+    for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap; do
         is "$(per $p 's["fallback_nodes"]')" "{}" "$p: no decision was left to a fallback"
     done
     is "$(per flaky 's["bare_failed_calls"]')" 0 \
