@@ -145,11 +145,19 @@ static char *json_msg(const cJSON *v)
     return NULL;
 }
 
+/* The object an error body is about: the body, or the first element of a
+ * list of them (Google's APIs answer [{"error": {...}}]). */
+static const cJSON *error_root(const cJSON *j)
+{
+    return cJSON_IsArray(j) ? cJSON_GetArrayItem(j, 0) : j;
+}
+
 char *http_error_message(const char *body)
 {
     if (!body || !*body) return NULL;
-    cJSON *j = cJSON_Parse(body);
-    if (!j) return NULL;
+    cJSON *doc = cJSON_Parse(body);
+    if (!doc) return NULL;
+    const cJSON *j = error_root(doc);
     char *m = NULL;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (cJSON_IsObject(e)) {
@@ -160,8 +168,33 @@ char *http_error_message(const char *body)
     }
     if (!m) m = json_msg(cJSON_GetObjectItemCaseSensitive(j, "message"));
     if (!m) m = json_msg(cJSON_GetObjectItemCaseSensitive(j, "detail"));
-    cJSON_Delete(j);
+    cJSON_Delete(doc);
     return m;
+}
+
+long http_body_retry_delay_ms(const char *body)
+{
+    cJSON *doc = body && *body ? cJSON_Parse(body) : NULL;
+    const cJSON *details = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(error_root(doc), "error"), "details");
+    const cJSON *list = cJSON_IsArray(details) ? details : NULL, *d;
+    long ms = -1;
+    cJSON_ArrayForEach(d, list) {
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(d, "@type");
+        const cJSON *delay = cJSON_GetObjectItemCaseSensitive(d, "retryDelay");
+        if (!cJSON_IsString(type) || !str_ends(type->valuestring, "google.rpc.RetryInfo") || !cJSON_IsString(delay))
+            continue;
+        /* a protobuf Duration in JSON: seconds with up to nine decimals and an 's' */
+        const char *v = delay->valuestring;
+        char *end;
+        errno = 0;
+        double secs = strtod(v, &end);
+        if (end != v && !strcmp(end, "s") && !errno && secs >= 0 && secs <= 86400 && isdigit((unsigned char)*v))
+            ms = (long)(secs * 1000.0 + 0.5);
+        break;
+    }
+    cJSON_Delete(doc);
+    return ms;
 }
 
 /* The error message of body, lower-cased; "" when it has none. */
@@ -182,7 +215,8 @@ int http_prompt_refused(long status, const char *body)
     lower_message(body, m, sizeof m);
     if (strstr(m, "flagged as potentially violating") || strstr(m, "content management policy")) return 1;
     cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
-    const cJSON *code = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"), "code");
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(error_root(j), "error"),
+                                                         "code");
     int r = cJSON_IsString(code) && (!strcmp(code->valuestring, "invalid_prompt") ||
                                      !strcmp(code->valuestring, "content_filter"));
     cJSON_Delete(j);
@@ -232,7 +266,7 @@ int http_input_too_long(long status, const char *body, long *limit_tokens)
 int http_quota_exhausted(const char *body)
 {
     cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(error_root(j), "error");
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(e, "details");
     const cJSON *vals[] = {cJSON_GetObjectItemCaseSensitive(e, "code"), cJSON_GetObjectItemCaseSensitive(e, "type"),
                            cJSON_GetObjectItemCaseSensitive(details, "error_code")};
@@ -447,11 +481,14 @@ static char *safe_url_of(const char *url, const char *secret)
 /* The wait before the next attempt after a retryable status (429, 408,
  * 5xx, Anthropic's 529): the server's retry-after-ms (milliseconds, sent by
  * OpenAI and Anthropic and read first by their own SDKs) or Retry-After
- * (seconds or an HTTP-date; RFC 9110 names it for 429 and 503) when it gives
- * a usable one, capped by retry_after_max_ms and by the
- * per-attempt time limit (a request is never told to wait longer than it may
- * take); else -1, for the same jittered backoff as a 5xx. */
-static long retry_after_wait(const struct http_opts *o, const char *header, const char *ms_header, long curl_secs)
+ * (seconds or an HTTP-date; RFC 9110 names it for 429 and 503), else the
+ * body's google.rpc.RetryInfo (Gemini's 429 says when a per-minute quota
+ * frees up there, with no header), when it gives a usable one, capped by
+ * retry_after_max_ms and by the per-attempt time limit (a request is never
+ * told to wait longer than it may take); else -1, for the same jittered
+ * backoff as a 5xx. */
+static long retry_after_wait(const struct http_opts *o, const char *header, const char *ms_header, long curl_secs,
+                             const char *body)
 {
     long wait = http_retry_after_ms_value(ms_header);
     if (wait < 0) wait = http_retry_after_ms(header);
@@ -459,6 +496,7 @@ static long retry_after_wait(const struct http_opts *o, const char *header, cons
     if (wait < 0 && isalpha((unsigned char)header[strspn(header, " \t")]) && strstr(header, "GMT") &&
         curl_secs > 0 && curl_secs <= LONG_MAX / 1000)
         wait = curl_secs * 1000;
+    if (wait < 0) wait = http_body_retry_delay_ms(body);
     if (wait < 0) return -1;
     if (o->retry_after_max_ms >= 0 && wait > o->retry_after_max_ms) wait = o->retry_after_max_ms;
     if (o->total_timeout_ms > 0 && wait > o->total_timeout_ms) wait = o->total_timeout_ms;
@@ -607,9 +645,10 @@ int http_post_json(const char *url, const char *const *headers, const char *body
             loading = http_model_loading(status, buf_str(&x.body));
             if ((status == 429 || status == 408 || status >= 500) && !http_status_persistent(status, buf_str(&x.body))) {
                 retryable = 1;
-                if ((wait = retry_after_wait(&o, x.retry_after, x.retry_after_ms, (long)retry_after)) >= 0)
+                if ((wait = retry_after_wait(&o, x.retry_after, x.retry_after_ms, (long)retry_after,
+                                             buf_str(&x.body))) >= 0)
                     why = x.retry_after_ms[0] && http_retry_after_ms_value(x.retry_after_ms) >= 0 ? "retry-after-ms"
-                                                                                                 : "Retry-After";
+                          : x.retry_after[0] ? "Retry-After" : "the body's retryDelay";
             }
             break;
         }

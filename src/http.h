@@ -122,6 +122,10 @@ char *http_redact(char *s, size_t size, const char *secret);
  * ({"type":"error","error":{"message"}}) or plain {"error":"..."} /
  * {"message"} / {"detail"} body, else NULL. Caller frees. */
 char *http_error_message(const char *body);
+/* The wait a Google API error body asks for before a retry, in ms: its
+ * error.details' google.rpc.RetryInfo retryDelay ("36s", "0.5s"); -1 when
+ * it has none (body may be a list of errors, as Google's APIs send them). */
+long http_body_retry_delay_ms(const char *body);
 
 /* Process-wide libcurl initialisation; called by http_post_json itself, but a
  * program may call it first from the main thread. */

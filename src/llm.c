@@ -224,7 +224,10 @@ static void lower_copy(char *dst, size_t n, const cJSON *v)
 static void parse_err(const char *body, size_t len, struct err_info *ei)
 {
     memset(ei, 0, sizeof *ei);
-    cJSON *j = body ? cJSON_ParseWithLength(body, len) : NULL;
+    cJSON *doc = body ? cJSON_ParseWithLength(body, len) : NULL;
+    /* Google's APIs (Gemini's OpenAI-compatible endpoint among them) send a
+     * list of error objects */
+    const cJSON *j = cJSON_IsArray(doc) ? cJSON_GetArrayItem(doc, 0) : doc;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (cJSON_IsString(e)) {   /* the message itself, its kind beside it */
         lower_copy(ei->message, sizeof ei->message, e);
@@ -238,12 +241,12 @@ static void parse_err(const char *body, size_t len, struct err_info *ei)
         lower_copy(ei->code, sizeof ei->code, cJSON_GetObjectItemCaseSensitive(e, "code"));
     }
     if (!ei->message[0] && cJSON_IsString(e)) lower_copy(ei->message, sizeof ei->message, e);
-    if (!ei->message[0] && body && !j) {   /* a plain-text error */
+    if (!ei->message[0] && body && !doc) {   /* a plain-text error */
         snprintf(ei->message, sizeof ei->message, "%.*s", (int)(len < 399 ? len : 399), body);
         for (char *p = ei->message; *p; p++)
             if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
     }
-    cJSON_Delete(j);
+    cJSON_Delete(doc);
 }
 
 static int is_context_error(const struct err_info *ei)
@@ -251,6 +254,8 @@ static int is_context_error(const struct err_info *ei)
     static const char *const pats[] = {"context_length_exceeded", "maximum context length", "exceed_context_size",
                                        "exceeds the context", "context window", "prompt is too long",
                                        "context length", "exceed context limit",
+                                       /* Gemini: "The input token count (K) exceeds the maximum number of tokens allowed (N)." */
+                                       "exceeds the maximum number of tokens allowed",
                                        /* text-generation-inference: input and reply over the total; input alone */
                                        "`inputs` tokens + `max_new_tokens`", "`inputs` must have less than"};
     for (size_t i = 0; i < ARRAY_LEN(pats); i++)
@@ -435,6 +440,8 @@ static void context_numbers(const struct err_info *ei, long *window, long *input
     if (*window < 0 && strstr(m, "`inputs` tokens + `max_new_tokens`"))
         *window = str_number_after(m, "must be <= ");
     if (*input < 0) *input = str_number_after(m, "given: ");
+    if (*window < 0) *window = str_number_after(m, "maximum number of tokens allowed (");
+    if (*input < 0) *input = str_number_after(m, "input token count (");
 }
 
 /* The largest reply limit a refusal of the reply limit names, or -1:

@@ -36,6 +36,14 @@ static const char *script =
     " {\"match\": \"case:quota\", \"status\": 429, \"retry_after\": 1, \"error_body\": {\"error\": {\"message\": \"You exceeded your"
     " current quota, please check your plan and billing details.\", \"type\": \"insufficient_quota\", \"param\": null,"
     " \"code\": \"insufficient_quota\"}}},"
+    " {\"match\": \"case:gemini429\", \"times\": 1, \"status\": 429, \"error_body\": [{\"error\": {\"code\": 429,"
+    " \"message\": \"You exceeded your current quota, please check your plan and billing details.\", \"status\":"
+    " \"RESOURCE_EXHAUSTED\", \"details\": [{\"@type\": \"type.googleapis.com/google.rpc.QuotaFailure\", \"violations\":"
+    " [{\"quotaMetric\": \"generativelanguage.googleapis.com/generate_content_free_tier_requests\", \"quotaId\":"
+    " \"GenerateRequestsPerMinutePerProjectPerModel-FreeTier\"}]}, {\"@type\": \"type.googleapis.com/google.rpc.RetryInfo\","
+    " \"retryDelay\": \"1s\"}]}}]},"
+    " {\"match\": \"case:gemini400\", \"status\": 400, \"error_body\": [{\"error\": {\"code\": 400, \"message\":"
+    " \"Invalid JSON payload received.\", \"status\": \"INVALID_ARGUMENT\"}}]},"
     " {\"match\": \"case:rate429\", \"times\": 1, \"status\": 429, \"error_body\": {\"error\":"
     " {\"message\": \"Rate limit reached for requests\", \"type\": \"requests\", \"param\": null, \"code\": \"rate_limit_exceeded\"}}},"
     " {\"match\": \"case:rate429\", \"content\": \"fine now\"},"
@@ -181,6 +189,32 @@ int main(void)
         http_result_free(&r);
         free(b);
     }
+    /* Gemini: no Retry-After header; the wait is the body's RetryInfo, and
+     * the body a list of errors */
+    fast(&o, 3);
+    o.retry_after_max_ms = 5000;
+    b = body_for("case:gemini429");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_OK, "Gemini's 429 then success");
+    is_int(fake_count(&f, "case:gemini429"), 2, "Gemini's 429: the fake saw two requests");
+    is_int(r.backoff_ms, 1000, "Gemini's 429: its google.rpc.RetryInfo retryDelay 1s is honoured as 1000 ms");
+    http_result_free(&r);
+    free(b);
+    fast(&o, 1);
+    b = body_for("case:gemini400");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "a Gemini 400 fails");
+    is_str(r.server_message, "Invalid JSON payload received.", "the message of a list of errors is read");
+    http_result_free(&r);
+    free(b);
+    is_int((int)http_body_retry_delay_ms("{\"error\": {\"details\": [{\"@type\": "
+                                         "\"type.googleapis.com/google.rpc.RetryInfo\", \"retryDelay\": \"0.5s\"}]}}"),
+           500, "retryDelay 0.5s is 500 ms");
+    is_int((int)http_body_retry_delay_ms("{\"error\": {\"details\": [{\"@type\": "
+                                         "\"type.googleapis.com/google.rpc.RetryInfo\", \"retryDelay\": \"soon\"}]}}"),
+           -1, "a retryDelay that is no duration is unusable");
+    is_int((int)http_body_retry_delay_ms("{\"error\": {\"details\": [{\"@type\": "
+                                         "\"type.googleapis.com/google.rpc.Help\", \"retryDelay\": \"5s\"}]}}"),
+           -1, "a retryDelay outside a RetryInfo is not taken");
+    is_int((int)http_body_retry_delay_ms("not json"), -1, "no body: no delay");
     is_int((int)http_retry_after_ms(" 7 "), 7000, "Retry-After ' 7 ' is 7000 ms");
     is_int((int)http_retry_after_ms("1.5"), -1, "Retry-After '1.5' is unusable");
     is_int((int)http_retry_after_ms(""), -1, "an empty Retry-After is unusable");
