@@ -436,10 +436,18 @@ int http_model_loading(long status, const char *body)
     return r;
 }
 
+int http_model_unloadable(long status, const char *body)
+{
+    if (status != 500) return 0;
+    char m[512];
+    lower_message(body, m, sizeof m);
+    return strstr(m, "model requires more system memory") != NULL;
+}
+
 int http_status_persistent(long status, const char *body)
 {
     return status == 501 || status == 402 || (status == 429 && http_quota_exhausted(body)) ||
-           (status >= 500 && http_input_too_long(status, body, NULL));
+           (status >= 500 && http_input_too_long(status, body, NULL)) || http_model_unloadable(status, body);
 }
 
 static const char *status_advice(long status, const char *body)
@@ -456,6 +464,9 @@ static const char *status_advice(long status, const char *body)
         return "an input is longer than the model accepts; send shorter texts or raise the server's limit";
     if (status == 501)
         return "the server does not implement this, and retrying will not change that; check how it was started";
+    if (http_model_unloadable(status, body))
+        return "the server cannot load the model, and retrying will not change that; pick a smaller model (or a "
+               "smaller quantisation of it) or free memory on the server";
     if (status == 401 || status == 403)
         return "check the API key (DRQA_API_KEY, or api_key in the config file)";
     if (status == 404) return "check the API base URL and the model name";

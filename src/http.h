@@ -101,10 +101,16 @@ int http_billing_refused(long status, const char *body);
  * length". *limit_tokens (may be NULL) gets the limit the message names, or -1. */
 int http_input_too_long(long status, const char *body, long *limit_tokens);
 
+/* 1 when a reply says the server cannot load the model at all: Ollama's 500
+ * "model requires more system memory (X GiB) than is available (Y GiB)".
+ * Every later call would fail the same way. */
+int http_model_unloadable(long status, const char *body);
+
 /* 1 when a status that would otherwise be retried will fail the same way
  * again: 501 Not Implemented, 402 Payment Required, a 429 that says the quota
- * is used up (http_quota_exhausted), or a 5xx that says the input is too long
- * (llama.cpp, http_input_too_long). Such replies are not retried. */
+ * is used up (http_quota_exhausted), a 5xx that says the input is too long
+ * (llama.cpp, http_input_too_long) or that the model cannot be loaded
+ * (http_model_unloadable). Such replies are not retried. */
 int http_status_persistent(long status, const char *body);
 
 /* 1 when a reply is llama.cpp's 503 {"error": {"code": 503, "message":

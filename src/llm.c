@@ -270,6 +270,7 @@ static enum llm_fail kind_of_status(long status, const struct err_info *ei, cons
     if (http_prompt_refused(status, body)) return LLM_FAIL_BAD_REPLY;
     if ((status == 429 && http_quota_exhausted(body)) || http_billing_refused(status, body)) return LLM_FAIL_QUOTA;
     if (status == 501) return LLM_FAIL_BAD_REQUEST;   /* Not Implemented: the same request fails again */
+    if (http_model_unloadable(status, body)) return LLM_FAIL_BAD_REQUEST;   /* so does a model too big to load */
     if (status == 429 || status == 408 || status == 529 || status >= 500) return LLM_FAIL_TRANSIENT;
     if (is_context_error(ei) || status == 413) return LLM_FAIL_CONTEXT_LENGTH;
     if (status == 401 || status == 403) return LLM_FAIL_AUTH;

@@ -44,6 +44,8 @@ static const char *script =
     " \"retryDelay\": \"1s\"}]}}]},"
     " {\"match\": \"case:gemini400\", \"status\": 400, \"error_body\": [{\"error\": {\"code\": 400, \"message\":"
     " \"Invalid JSON payload received.\", \"status\": \"INVALID_ARGUMENT\"}}]},"
+    " {\"match\": \"case:ollama-mem\", \"status\": 500, \"error_body\": {\"error\": \"model requires more system memory"
+    " (5.3 GiB) than is available (3.5 GiB)\"}},"
     " {\"match\": \"case:rate429\", \"times\": 1, \"status\": 429, \"error_body\": {\"error\":"
     " {\"message\": \"Rate limit reached for requests\", \"type\": \"requests\", \"param\": null, \"code\": \"rate_limit_exceeded\"}}},"
     " {\"match\": \"case:rate429\", \"content\": \"fine now\"},"
@@ -215,6 +217,16 @@ int main(void)
                                          "\"type.googleapis.com/google.rpc.Help\", \"retryDelay\": \"5s\"}]}}"),
            -1, "a retryDelay outside a RetryInfo is not taken");
     is_int((int)http_body_retry_delay_ms("not json"), -1, "no body: no delay");
+    /* Ollama cannot load a model too big for the machine's memory: every
+     * retry would fail the same way (and spend seconds trying to load it) */
+    fast(&o, 3);
+    b = body_for("case:ollama-mem");
+    is_int(http_post_json(url, hdrs, b, &o, &r), HTTP_ERR_STATUS, "Ollama's model-too-big 500 fails");
+    is_int(r.attempts, 1, "Ollama's model-too-big 500 is not retried");
+    ok(strstr(r.err, "requires more system memory") && strstr(r.err, "smaller model"),
+       "the error says why and what to do: %s", r.err);
+    http_result_free(&r);
+    free(b);
     is_int((int)http_retry_after_ms(" 7 "), 7000, "Retry-After ' 7 ' is 7000 ms");
     is_int((int)http_retry_after_ms("1.5"), -1, "Retry-After '1.5' is unusable");
     is_int((int)http_retry_after_ms(""), -1, "an empty Retry-After is unusable");

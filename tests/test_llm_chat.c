@@ -87,6 +87,8 @@ static const char *script2 =
     " {\"match\": \"case:cap-tgi\", \"max_output\": 2048, \"output_style\": \"tgi\", \"content\": \"{}\"},"
     " {\"match\": \"case:ctx-gemini\", \"status\": 400, \"error_body\": [{\"error\": {\"code\": 400, \"message\": \"The input "
     "token count (1234567) exceeds the maximum number of tokens allowed (1048576).\", \"status\": \"INVALID_ARGUMENT\"}}]},"
+    " {\"match\": \"case:ollama-mem\", \"status\": 500, \"error_body\": {\"error\": \"model requires more system memory "
+    "(5.3 GiB) than is available (3.5 GiB)\"}},"
     " {\"match\": \"case:ctx-anthropic\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": "
     "\"invalid_request_error\", \"message\": \"prompt is too long: 212345 tokens > 200000 maximum\"}}},"
     " {\"match\": \"case:auth401\", \"status\": 401, \"error_body\": {\"error\": {\"message\": \"Incorrect API key provided.\","
@@ -648,6 +650,7 @@ static void profiles(const char *logpath)
         {"qwen3:8b", 0, "case:ollama404", "not_found", 1},
         {"qwen2.5-coder", 0, "case:not-impl", "bad_request", 1},
         {"gemini-2.5-flash", 0, "case:ctx-gemini", "context_length", 0},
+        {"llama3.1:8b", 0, "case:ollama-mem", "bad_request", 1},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         b = mk2(kinds[i].model, kinds[i].anth, NULL);
