@@ -93,6 +93,11 @@ static const struct row rows[] = {
     {"openai", "deepseek-chat", MT, 1, 0, 8192, 65536, JO, T_NONE, NP},
     {"openai", "*deepseek-v3*", MT, 1, 0, 8192, 131072, JS, T_NONE, NP},
     {"openai", "*llama*3*", MT, 1, 0, 4096, 131072, JS, T_NONE, NP},
+    /* Gemini through its OpenAI-compatible endpoint (also as google/gemini-*
+     * behind routers): 2.5 models think by default, and the thinking counts
+     * against the reply limit; 1M-token context */
+    {"openai", "*gemini-2.5*", MT, 1, 0, 16384, 1048576, JS, T_NONE, NP},
+    {"openai", "*gemini*", MT, 1, 0, 8192, 1048576, JS, T_NONE, NP},
     /* Mistral's reasoning models: thinking comes back as a content part
      * (llm_openai.c) and counts against max_tokens; 128k context, best
      * under 40k (the model card's advice) */
