@@ -325,6 +325,17 @@ static int adjustment_for(const struct llm_http_backend *hb, const struct err_in
         *what = "reasoning_effort";
         return LLM_ADJ_NO_EFFORT;
     }
+    /* Alibaba's DashScope (Qwen3 and other hybrid thinkers): "parameter.
+     * enable_thinking must be set to false for non-streaming calls" (or its
+     * Chinese wording); ModelScope: "enable thinking can not be support when
+     * `stream=False`" */
+    const char *m = ei->message;
+    if (!(adjust & LLM_ADJ_NO_THINKING) && hb->prof.provider && strcmp(hb->prof.provider, "anthropic") &&
+        (strstr(m, "enable_thinking") || strstr(m, "enable thinking")) &&
+        (strstr(m, "non-streaming") || strstr(m, "stream=false") || strstr(m, "\xe9\x9d\x9e\xe6\xb5\x81\xe5\xbc\x8f"))) {
+        *what = "enable_thinking";
+        return LLM_ADJ_NO_THINKING;
+    }
     if (!(adjust & LLM_ADJ_NO_SCHEMA)) {
         if (strstr(body, "\"response_format\":") &&
             (names_param(ei, "response_format") || names_param(ei, "json_schema") || names_param(ei, "json_object") ||
@@ -348,6 +359,9 @@ static const char *adjust_text(int bit, const struct llm_http_backend *hb)
                                                              : "sending max_tokens instead";
     case LLM_ADJ_NO_TEMPERATURE: return "sending no temperature (the model's default)";
     case LLM_ADJ_NO_EFFORT: return "sending no reasoning_effort";
+    case LLM_ADJ_NO_THINKING:
+        return "sending enable_thinking false (the server thinks only in streamed replies, which this client does "
+               "not ask for)";
     default: return "asking for JSON in the text instead of structured output";
     }
 }

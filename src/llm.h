@@ -196,6 +196,7 @@ enum {
     LLM_ADJ_NO_TEMPERATURE = 2,   /* send no temperature */
     LLM_ADJ_NO_EFFORT = 4,        /* send no reasoning_effort */
     LLM_ADJ_NO_SCHEMA = 8,        /* no response_format / tools: JSON in the text */
+    LLM_ADJ_NO_THINKING = 16,     /* send "enable_thinking": false (a server that thinks only when streaming) */
 };
 
 /* What an HTTP chat backend knows; backend->impl points to it. */

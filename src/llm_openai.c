@@ -38,6 +38,7 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
     if (p->effort_param && p->effort[0] && !(adjust & LLM_ADJ_NO_EFFORT))
         cJSON_AddStringToObject(root, "reasoning_effort", p->effort);
     cJSON_AddBoolToObject(root, "stream", 0);
+    if (adjust & LLM_ADJ_NO_THINKING) cJSON_AddFalseToObject(root, "enable_thinking");
     enum llm_schema_mode mode = adjust & LLM_ADJ_NO_SCHEMA ? LLM_SCHEMA_NONE : p->schema;
     if ((mode == LLM_SCHEMA_JSON_SCHEMA || mode == LLM_SCHEMA_TOOL) && req->schema) {
         cJSON *rf = cJSON_AddObjectToObject(root, "response_format");

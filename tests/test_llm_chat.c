@@ -75,6 +75,17 @@ static const char *script2 =
     "\"message\": \"The provided JSON schema contains features not supported by xgrammar.\", \"type\": \"BadRequestError\", "
     "\"param\": null, \"code\": 400}},"
     " {\"match\": \"case:xgrammar\", \"content\": \"{\\\"value\\\": 70}\"},"
+    " {\"match\": \"case:dashscope\", \"body_has\": \"enable_thinking\", \"content\": \"{\\\"value\\\": 71}\"},"
+    " {\"match\": \"case:dashscope\", \"status\": 400, \"error_body\": {\"error\": {\"code\": \"invalid_parameter_error\", "
+    "\"param\": null, \"message\": \"parameter.enable_thinking must be set to false for non-streaming calls\", \"type\": "
+    "\"invalid_request_error\"}}},"
+    " {\"match\": \"case:dashscope-zh\", \"body_has\": \"enable_thinking\", \"content\": \"{\\\"value\\\": 73}\"},"
+    " {\"match\": \"case:dashscope-zh\", \"status\": 400, \"error_body\": {\"error\": {\"code\": \"invalid_parameter_error\", "
+    "\"param\": null, \"message\": \"parameter.enable_thinking必须设置为false才能进行非流式调用\", \"type\": "
+    "\"invalid_request_error\"}}},"
+    " {\"match\": \"case:modelscope\", \"body_has\": \"enable_thinking\", \"content\": \"{\\\"value\\\": 72}\"},"
+    " {\"match\": \"case:modelscope\", \"status\": 400, \"error_body\": {\"error\": {\"code\": \"invalid_parameter_error\", "
+    "\"message\": \"enable thinking can not be support when `stream=False`.\", \"type\": \"invalid_request_error\"}}},"
     " {\"match\": \"case:fit-vllm \", \"max_model_len\": 1500, \"context_style\": \"vllm\", \"content\": \"{}\"},"
     " {\"match\": \"case:fit-vllm-old\", \"max_model_len\": 1500, \"context_style\": \"vllm-old\", \"content\": \"{}\"},"
     " {\"match\": \"case:fit-anthropic\", \"max_model_len\": 1500, \"context_style\": \"anthropic\", \"content\": \"{}\"},"
@@ -557,6 +568,25 @@ static void profiles(const char *logpath)
     ok(!has(bd, "response_format"), "xgrammar refused the schema: the retry has no response_format");
     cJSON_Delete(bd);
     llm_backend_free(b);
+
+    /* Alibaba's DashScope and ModelScope refuse a non-streaming call to a
+     * model that thinks: sent again with enable_thinking false, which holds
+     * for the rest of the run */
+    static const char *const streamers[] = {"case:dashscope", "case:dashscope-zh", "case:modelscope"};
+    for (size_t i = 0; i < ARRAY_LEN(streamers); i++) {
+        b = mk2("qwen3-32b", 0, NULL);
+        is_int(ask2(b, streamers[i], 0, NULL, &r), LLM_OK, "%s: a reply after the refusal: %s", streamers[i], r.error);
+        is_int(fake_count(&g, streamers[i]), 2, "%s: refused once, sent again", streamers[i]);
+        bd = body2(streamers[i]);
+        ok(cJSON_IsFalse(cJSON_GetObjectItem(bd, "enable_thinking")), "%s: sent again with enable_thinking false",
+           streamers[i]);
+        cJSON_Delete(bd);
+        llm_reply_free(&r);
+        is_int(ask2(b, streamers[i], 0, NULL, &r), LLM_OK, "%s: a later call", streamers[i]);
+        is_int(fake_count(&g, streamers[i]), 3, "%s: a later call is sent with it at once", streamers[i]);
+        llm_reply_free(&r);
+        llm_backend_free(b);
+    }
 
     /* Anthropic: forced tool use with the schema; the tool input is the text; cache usage */
     b = mk2("claude-sonnet-4-5-20250929", 1, NULL);
