@@ -145,11 +145,9 @@ static char *json_msg(const cJSON *v)
     return NULL;
 }
 
-/* The object an error body is about: the body, or the first element of a
- * list of them (Google's APIs answer [{"error": {...}}]). */
-static const cJSON *error_root(const cJSON *j)
+const cJSON *http_error_root(const cJSON *doc)
 {
-    return cJSON_IsArray(j) ? cJSON_GetArrayItem(j, 0) : j;
+    return cJSON_IsArray(doc) ? cJSON_GetArrayItem(doc, 0) : doc;
 }
 
 char *http_error_message(const char *body)
@@ -157,7 +155,7 @@ char *http_error_message(const char *body)
     if (!body || !*body) return NULL;
     cJSON *doc = cJSON_Parse(body);
     if (!doc) return NULL;
-    const cJSON *j = error_root(doc);
+    const cJSON *j = http_error_root(doc);
     char *m = NULL;
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (cJSON_IsObject(e)) {
@@ -176,7 +174,7 @@ long http_body_retry_delay_ms(const char *body)
 {
     cJSON *doc = body && *body ? cJSON_Parse(body) : NULL;
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(error_root(doc), "error"), "details");
+        cJSON_GetObjectItemCaseSensitive(http_error_root(doc), "error"), "details");
     const cJSON *list = cJSON_IsArray(details) ? details : NULL, *d;
     long ms = -1;
     cJSON_ArrayForEach(d, list) {
@@ -215,7 +213,7 @@ int http_prompt_refused(long status, const char *body)
     lower_message(body, m, sizeof m);
     if (strstr(m, "flagged as potentially violating") || strstr(m, "content management policy")) return 1;
     cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
-    const cJSON *code = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(error_root(j), "error"),
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(http_error_root(j), "error"),
                                                          "code");
     int r = cJSON_IsString(code) && (!strcmp(code->valuestring, "invalid_prompt") ||
                                      !strcmp(code->valuestring, "content_filter"));
@@ -250,6 +248,8 @@ int http_input_too_long(long status, const char *body, long *limit_tokens)
         "exceeds the context length", "input length exceeds", "exceeds maximum context length",  /* Ollama */
         "maximum context length", "maximum input length", "must have less than",
         "exceed context limit",           /* Anthropic: input and max_tokens over the window */
+        "exceeds the maximum number of tokens allowed",   /* Gemini: "The input token count (K) exceeds ..." */
+        "`inputs` tokens + `max_new_tokens`",             /* text-generation-inference: input and reply */
     };
     for (size_t i = 0; i < ARRAY_LEN(limits); i++) {
         long v = str_number_after(m, limits[i]);
@@ -266,7 +266,7 @@ int http_input_too_long(long status, const char *body, long *limit_tokens)
 int http_quota_exhausted(const char *body)
 {
     cJSON *j = body && *body ? cJSON_Parse(body) : NULL;
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(error_root(j), "error");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(http_error_root(j), "error");
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(e, "details");
     const cJSON *vals[] = {cJSON_GetObjectItemCaseSensitive(e, "code"), cJSON_GetObjectItemCaseSensitive(e, "type"),
                            cJSON_GetObjectItemCaseSensitive(details, "error_code")};

@@ -17,6 +17,7 @@
 #define DRQA_HTTP_H
 
 #include <stdatomic.h>
+#include <cjson/cJSON.h>
 #include <stddef.h>
 
 enum http_rc {
@@ -128,6 +129,9 @@ char *http_redact(char *s, size_t size, const char *secret);
  * ({"type":"error","error":{"message"}}) or plain {"error":"..."} /
  * {"message"} / {"detail"} body, else NULL. Caller frees. */
 char *http_error_message(const char *body);
+/* The object a parsed error body is about: doc, or the first element of a
+ * list of them (Google's APIs answer [{"error": {...}}]). */
+const cJSON *http_error_root(const cJSON *doc);
 /* The wait a Google API error body asks for before a retry, in ms: its
  * error.details' google.rpc.RetryInfo retryDelay ("36s", "0.5s"); -1 when
  * it has none (body may be a list of errors, as Google's APIs send them). */

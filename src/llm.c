@@ -225,9 +225,7 @@ static void parse_err(const char *body, size_t len, struct err_info *ei)
 {
     memset(ei, 0, sizeof *ei);
     cJSON *doc = body ? cJSON_ParseWithLength(body, len) : NULL;
-    /* Google's APIs (Gemini's OpenAI-compatible endpoint among them) send a
-     * list of error objects */
-    const cJSON *j = cJSON_IsArray(doc) ? cJSON_GetArrayItem(doc, 0) : doc;
+    const cJSON *j = http_error_root(doc);
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (cJSON_IsString(e)) {   /* the message itself, its kind beside it */
         lower_copy(ei->message, sizeof ei->message, e);
@@ -249,15 +247,14 @@ static void parse_err(const char *body, size_t len, struct err_info *ei)
     cJSON_Delete(doc);
 }
 
-static int is_context_error(const struct err_info *ei)
+/* A refusal for length: an input longer than the model takes, as http.c
+ * reads the servers' words (http_input_too_long), or a code, type or phrase
+ * only chat servers use. */
+static int is_context_error(long status, const struct err_info *ei, const char *body)
 {
-    static const char *const pats[] = {"context_length_exceeded", "maximum context length", "exceed_context_size",
-                                       "exceeds the context", "context window", "prompt is too long",
-                                       "context length", "exceed context limit",
-                                       /* Gemini: "The input token count (K) exceeds the maximum number of tokens allowed (N)." */
-                                       "exceeds the maximum number of tokens allowed",
-                                       /* text-generation-inference: input and reply over the total; input alone */
-                                       "`inputs` tokens + `max_new_tokens`", "`inputs` must have less than"};
+    if (http_input_too_long(status, body, NULL)) return 1;
+    static const char *const pats[] = {"context_length_exceeded", "exceed_context_size", "exceeds the context",
+                                       "context window", "prompt is too long", "context length"};
     for (size_t i = 0; i < ARRAY_LEN(pats); i++)
         if (strstr(ei->code, pats[i]) || strstr(ei->type, pats[i]) || strstr(ei->message, pats[i])) return 1;
     return 0;
@@ -272,7 +269,7 @@ static enum llm_fail kind_of_status(long status, const struct err_info *ei, cons
     if (status == 501) return LLM_FAIL_BAD_REQUEST;   /* Not Implemented: the same request fails again */
     if (http_model_unloadable(status, body)) return LLM_FAIL_BAD_REQUEST;   /* so does a model too big to load */
     if (status == 429 || status == 408 || status == 529 || status >= 500) return LLM_FAIL_TRANSIENT;
-    if (is_context_error(ei) || status == 413) return LLM_FAIL_CONTEXT_LENGTH;
+    if (is_context_error(status, ei, body) || status == 413) return LLM_FAIL_CONTEXT_LENGTH;
     if (status == 401 || status == 403) return LLM_FAIL_AUTH;
     if (status == 404 || !strcmp(ei->code, "model_not_found") ||
         (strstr(ei->message, "model") && (strstr(ei->message, "does not exist") || strstr(ei->message, "not found"))))
