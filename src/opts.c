@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum {
     O_INDEX_ONLY = 256, O_INDEX, O_MAX_FILE_SIZE, O_CHECK, O_VERIFY, O_NO_IGNORE, O_EXPLAIN, O_THREADS, O_JSON, O_QUIET, O_NO_PROGRESS,
@@ -128,6 +129,27 @@ static int parse_ll(const char *name, const char *s, long long lo, long long hi,
     }
     *out = v;
     return 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The question and the repository given the other way round (the question
+ * is not a directory, the text taken for the question is one): said, with
+ * the order that works, rather than "the repository does not exist". */
+static int swapped_args(const struct drqa_opts *o, char *err, size_t errlen)
+{
+    if (!o->repo || !o->question || is_dir(o->repo) || !is_dir(o->question)) return 0;
+    if (o->run == RUN_ASK)
+        snprintf(err, errlen, "--ask takes the question; the repository comes last: drqa-tui --ask \"%s\" %s "
+                 "('%s' is a directory, '%s' is not)", o->repo, o->question, o->question, o->repo);
+    else
+        snprintf(err, errlen, "the repository comes first, then the question: drqa-tui %s \"%s\" "
+                 "('%s' is a directory, '%s' is not)", o->question, o->repo, o->question, o->repo);
+    return 1;
 }
 
 static int set_run(struct drqa_opts *o, enum drqa_run r, const char *name, char *err, size_t errlen)
@@ -326,6 +348,7 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             return -1;
         }
     }
+    if ((o->run == RUN_ASK || o->run == RUN_TUI) && swapped_args(o, err, errlen)) return -1;
     if (o->run == RUN_BATCH && !o->out) {
         snprintf(err, errlen, "--batch needs --out FILE for the answers");
         return -1;
