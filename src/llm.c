@@ -286,7 +286,8 @@ static int names_param(const struct err_info *ei, const char *name)
     if (ei->param[0]) return str_starts(ei->param, name);
     if (!strstr(ei->message, name)) return 0;
     static const char *const refusals[] = {"unsupported", "not supported", "does not support", "only the default",
-                                           "not permitted", "not allowed", "unrecognized", "unknown", "invalid"};
+                                           "not permitted", "not allowed", "unrecognized", "unknown", "invalid",
+                                           "unavailable"};
     for (size_t i = 0; i < ARRAY_LEN(refusals); i++)
         if (strstr(ei->message, refusals[i])) return 1;
     return 0;
@@ -333,6 +334,13 @@ static int adjustment_for(const struct llm_http_backend *hb, const struct err_in
         *what = "enable_thinking";
         return LLM_ADJ_NO_THINKING;
     }
+    /* LM Studio takes structured output only as a schema: "'response_format.
+     * type' must be 'json_schema' or 'text'" (older: "must be 'json_schema'") */
+    if (!(adjust & (LLM_ADJ_JSON_SCHEMA | LLM_ADJ_NO_SCHEMA)) && strstr(body, "\"type\":\"json_object\"") &&
+        strstr(m, "json_schema") && strstr(m, "response_format") && strstr(m, "must be")) {
+        *what = "response_format json_object";
+        return LLM_ADJ_JSON_SCHEMA;
+    }
     if (!(adjust & LLM_ADJ_NO_SCHEMA)) {
         if (strstr(body, "\"response_format\":") &&
             (names_param(ei, "response_format") || names_param(ei, "json_schema") || names_param(ei, "json_object") ||
@@ -356,6 +364,7 @@ static const char *adjust_text(int bit, const struct llm_http_backend *hb)
                                                              : "sending max_tokens instead";
     case LLM_ADJ_NO_TEMPERATURE: return "sending no temperature (the model's default)";
     case LLM_ADJ_NO_EFFORT: return "sending no reasoning_effort";
+    case LLM_ADJ_JSON_SCHEMA: return "sending response_format json_schema instead (the server takes no json_object)";
     case LLM_ADJ_NO_THINKING:
         return "sending enable_thinking false (the server thinks only in streamed replies, which this client does "
                "not ask for)";

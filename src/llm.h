@@ -197,6 +197,7 @@ enum {
     LLM_ADJ_NO_EFFORT = 4,        /* send no reasoning_effort */
     LLM_ADJ_NO_SCHEMA = 8,        /* no response_format / tools: JSON in the text */
     LLM_ADJ_NO_THINKING = 16,     /* send "enable_thinking": false (a server that thinks only when streaming) */
+    LLM_ADJ_JSON_SCHEMA = 32,     /* json_object refused, json_schema taken (LM Studio): send json_schema */
 };
 
 /* What an HTTP chat backend knows; backend->impl points to it. */

@@ -40,12 +40,17 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
     cJSON_AddBoolToObject(root, "stream", 0);
     if (adjust & LLM_ADJ_NO_THINKING) cJSON_AddFalseToObject(root, "enable_thinking");
     enum llm_schema_mode mode = adjust & LLM_ADJ_NO_SCHEMA ? LLM_SCHEMA_NONE : p->schema;
-    if ((mode == LLM_SCHEMA_JSON_SCHEMA || mode == LLM_SCHEMA_TOOL) && req->schema) {
+    /* a server that refused json_object gets the schema, or any object */
+    int as_schema = (adjust & LLM_ADJ_JSON_SCHEMA) && mode == LLM_SCHEMA_JSON_OBJECT && (req->schema || req->json_mode);
+    if (((mode == LLM_SCHEMA_JSON_SCHEMA || mode == LLM_SCHEMA_TOOL) && req->schema) || as_schema) {
         cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
         cJSON_AddStringToObject(rf, "type", "json_schema");
         cJSON *js = cJSON_AddObjectToObject(rf, "json_schema");
-        cJSON_AddStringToObject(js, "name", req->schema_name ? req->schema_name : "reply");
-        cJSON_AddItemToObject(js, "schema", cJSON_Duplicate(req->schema, 1));
+        cJSON_AddStringToObject(js, "name", req->schema && req->schema_name ? req->schema_name : "reply");
+        cJSON *any = cJSON_CreateObject();
+        cJSON_AddStringToObject(any, "type", "object");
+        cJSON_AddItemToObject(js, "schema", req->schema ? cJSON_Duplicate(req->schema, 1) : any);
+        if (req->schema) cJSON_Delete(any);
         cJSON_AddBoolToObject(js, "strict", 0);
     } else if (mode != LLM_SCHEMA_NONE && (req->schema || req->json_mode)) {
         cJSON *rf = cJSON_AddObjectToObject(root, "response_format");

@@ -75,6 +75,16 @@ static const char *script2 =
     "\"message\": \"The provided JSON schema contains features not supported by xgrammar.\", \"type\": \"BadRequestError\", "
     "\"param\": null, \"code\": 400}},"
     " {\"match\": \"case:xgrammar\", \"content\": \"{\\\"value\\\": 70}\"},"
+    " {\"match\": \"case:lms-new\", \"body_has\": \"json_object\", \"status\": 400, \"error_body\": {\"error\": "
+    "\"'response_format.type' must be 'json_schema' or 'text'\"}},"
+    " {\"match\": \"case:lms-new\", \"content\": \"{\\\"value\\\": 74}\"},"
+    " {\"match\": \"case:lms-old\", \"body_has\": \"json_object\", \"status\": 400, \"error_body\": {\"error\": "
+    "\"'response_format.type' must be 'json_schema'\"}},"
+    " {\"match\": \"case:lms-old\", \"content\": \"{\\\"value\\\": 75}\"},"
+    " {\"match\": \"case:deepseek-rf\", \"body_has\": \"json_schema\", \"status\": 400, \"error_body\": {\"error\": "
+    "{\"message\": \"This response_format type is unavailable now\", \"type\": \"invalid_request_error\", \"param\": null, "
+    "\"code\": \"invalid_request_error\"}}},"
+    " {\"match\": \"case:deepseek-rf\", \"content\": \"{\\\"value\\\": 76}\"},"
     " {\"match\": \"case:dashscope\", \"body_has\": \"enable_thinking\", \"content\": \"{\\\"value\\\": 71}\"},"
     " {\"match\": \"case:dashscope\", \"status\": 400, \"error_body\": {\"error\": {\"code\": \"invalid_parameter_error\", "
     "\"param\": null, \"message\": \"parameter.enable_thinking must be set to false for non-streaming calls\", \"type\": "
@@ -566,6 +576,43 @@ static void profiles(const char *logpath)
     is_int(fake_count(&g, "case:xgrammar"), 2, "xgrammar refused the schema: sent again");
     bd = body2("case:xgrammar");
     ok(!has(bd, "response_format"), "xgrammar refused the schema: the retry has no response_format");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+
+    /* LM Studio takes structured output only as json_schema: a json_object
+     * request (Magistral's profile, or json_mode = true) is sent again as a
+     * schema (the role's, or any object), and later calls go so at once */
+    static const char *const lmstudio[] = {"case:lms-new", "case:lms-old"};
+    for (size_t i = 0; i < ARRAY_LEN(lmstudio); i++) {
+        const cJSON *sc = i == 0 ? schema : NULL;
+        b = mk2("magistral-small-2509", 0, NULL);
+        is_int(ask2(b, lmstudio[i], 0, sc, &r), LLM_OK, "%s: a reply after the refusal: %s", lmstudio[i], r.error);
+        is_int(fake_count(&g, lmstudio[i]), 2, "%s: refused once, sent again", lmstudio[i]);
+        llm_reply_free(&r);
+        bd = body2(lmstudio[i]);
+        const cJSON *fmt = cJSON_GetObjectItem(bd, "response_format");
+        is_str(cJSON_GetStringValue(cJSON_GetObjectItem(fmt, "type")), "json_schema", "%s: sent again as json_schema",
+               lmstudio[i]);
+        const cJSON *jsch = cJSON_GetObjectItem(fmt, "json_schema");
+        char *got = cJSON_PrintUnformatted(cJSON_GetObjectItem(jsch, "schema"));
+        char *want = sc ? cJSON_PrintUnformatted(sc) : xstrdup("{\"type\":\"object\"}");
+        is_str(got, want, "%s: with %s", lmstudio[i], sc ? "the role's schema" : "an object schema (no role schema)");
+        free(got);
+        free(want);
+        cJSON_Delete(bd);
+        is_int(ask2(b, lmstudio[i], 0, sc, &r), LLM_OK, "%s: a later call", lmstudio[i]);
+        is_int(fake_count(&g, lmstudio[i]), 3, "%s: a later call is sent as json_schema at once", lmstudio[i]);
+        llm_reply_free(&r);
+        llm_backend_free(b);
+    }
+    /* DeepSeek takes no json_schema: "This response_format type is
+     * unavailable now" (a config asking for json_schema) */
+    b = mk2("deepseek-chat", 0, "profile.deepseek-chat.schema = json_schema\n");
+    is_int(ask2(b, "case:deepseek-rf", 0, schema, &r), LLM_OK, "deepseek json_schema refused: a reply (%s)", r.error);
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:deepseek-rf"), 2, "deepseek json_schema refused: sent again");
+    bd = body2("case:deepseek-rf");
+    ok(!has(bd, "response_format"), "deepseek json_schema refused: the retry has no response_format");
     cJSON_Delete(bd);
     llm_backend_free(b);
 
