@@ -71,6 +71,9 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              deepseek-chat: 8192) while the client's config asks for more: a
              max_tokens over N is refused in DeepSeek's words (400 "Invalid
              max_tokens value, the valid range of max_tokens is [1, N]")
+  lmstudio   LM Studio's server: response_format json_object refused (400
+             {"error": "'response_format.type' must be 'json_schema' or
+             'text'"}, its whole body a string), json_schema honoured as clean
   flaky      seeded faults: 429 without Retry-After, 500/502/503 with typical
              bodies, a hang of --hang-seconds; never more than
              --flaky-max-row (default 2) faults in a row for the same prompt,
@@ -106,7 +109,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implementation of each)
 
 PROFILES = {"clean", "reasoning", "think", "magistral", "small", "anthropic", "ctx-limit", "ctx-vllm", "out-cap",
-            "flaky", "guided"}
+            "lmstudio", "flaky", "guided"}
 
 ROLE_MARKS = [
     ("perception", "You are the Perception Agent"),
@@ -966,6 +969,12 @@ class Handler(BaseHTTPRequestHandler):
                                                         "[1, %d]" % a.out_cap, "type": "invalid_request_error",
                                              "param": None, "code": "invalid_request_error"}},
                       "max_tokens_over_limit")
+            return
+        rf = req.get("response_format") if isinstance(req.get("response_format"), dict) else {}
+        if "lmstudio" in prof and rf.get("type") not in (None, "json_schema", "text"):
+            entry["refused"] = {"response_format": rf.get("type")}
+            self.fail(entry, 400, {"error": "'response_format.type' must be 'json_schema' or 'text'"},
+                      "response_format_refused")
             return
         if "flaky" in prof:
             key = all_text

@@ -71,6 +71,9 @@ RUNS = {
     # a config's reply limit (16384) above the model's own (deepseek-chat
     # writes at most 8192): refused until the client takes the limit named
     "out-cap": ("openai", "deepseek-chat", ["--out-cap", "8192"], ["max_tokens = 16384"]),
+    # LM Studio takes structured output only as json_schema; Magistral's
+    # profile asks for json_object
+    "lmstudio": ("openai", "magistral-small-2509", [], []),
     # one retry against up to two faults in a row: some role calls fail for good
     "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4", "--flaky-max-row", "2"],
               ["timeout_total_ms = 1500", "retries = 1"]),

@@ -161,7 +161,7 @@ else
     per() { $PYTHON3 -c 'import json, sys
 s = [p for p in json.load(open(sys.argv[1]))["profiles"] if p["profile"] == sys.argv[2]][0]
 print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
-    for p in clean reasoning think magistral small anthropic ctx-limit ctx-vllm out-cap flaky guided; do
+    for p in clean reasoning think magistral small anthropic ctx-limit ctx-vllm out-cap lmstudio flaky guided; do
         q=$(per $p 's["questions"]')
         is "$(per $p 's["emulator_errors"]')" 0 "$p: the emulator understood every request"
         is "$(per $p 's["failed"]')" 0 "$p: no failed question of $q$( [ "$(per $p 's["failed"]')" = 0 ] || per $p '"; first: " + s["errors"][0][:300]')"
@@ -171,7 +171,7 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
             "$p: every answer the model was able to give was written by it, none by a fallback"
     done
     # a model that answers well-formed (whatever its wrapping) leaves nothing to a fallback
-    for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap; do
+    for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap lmstudio; do
         is "$(per $p 's["fallback_nodes"]')" "{}" "$p: no decision was left to a fallback"
     done
     is "$(per flaky 's["bare_failed_calls"]')" 0 \
@@ -185,6 +185,8 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
         "ctx-vllm: the reply limit was refused (at most once per question in flight per repository), then fitted: $(per ctx-vllm 's["non200"]')"
     ok "$(per out-cap '0 if 0 < sum(v for k, v in s["non200"].items() if "max_tokens_over_limit" in k) <= 4 else 1')" \
         "out-cap: the configured reply limit was refused (at most once per question in flight per repository), then lowered to the model's: $(per out-cap 's["non200"]')"
+    ok "$(per lmstudio '0 if 0 < sum(v for k, v in s["non200"].items() if "response_format_refused" in k) <= 4 else 1')" \
+        "lmstudio: json_object was refused (at most once per question in flight per repository), then json_schema sent: $(per lmstudio 's["non200"]')"
     ok "$(per flaky '0 if any(k.startswith(("429", "50")) for k in s["non200"]) else 1')" \
         "flaky: 429 and 5xx replies were served: $(per flaky 's["non200"]')"
     ok "$(per anthropic '0 if s["cached_per_q"] > 0 else 1')" \
