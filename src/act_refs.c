@@ -11,6 +11,7 @@
 #include "action.h"
 #include "fpattern.h"
 #include "fuzzy.h"
+#include "index.h"
 #include "sqlx.h"
 
 #include <stdio.h>
@@ -83,8 +84,12 @@ static int collect(struct action_ctx *ctx, const char *sql, long long i1, const 
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* edges.kind as stored (index.h: INDEX_EDGE_CALLS, INDEX_EDGE_INHERITS) */
+#define EDGE_CALLS "0"
+#define EDGE_INHERITS "1"
+_Static_assert(INDEX_EDGE_CALLS == 0 && INDEX_EDGE_INHERITS == 1, "EDGE_CALLS and EDGE_INHERITS are edges.kind");
 #define EDGE_ROWS \
-    "SELECT e.src_file, f.path, e.line, e.target, e.src_id, s.qualname FROM edges e " \
+    "SELECT e.src_file, f.path, e.line, coalesce(e.target, e.target_name), e.src_id, s.qualname FROM edges e " \
     "JOIN files f ON f.id = e.src_file LEFT JOIN symbols s ON s.id = e.src_id "
 #define IMPORT_ROWS \
     "SELECT i.file_id, f.path, i.line, " \
@@ -110,10 +115,10 @@ static int gather(struct action_ctx *ctx, const struct action_symbol *defs, int 
         const struct action_symbol *d = &defs[i];
         int is_class = strcmp(d->kind, "class") == 0;
         any_class |= is_class;
-        rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = 'calls' AND e.dst_id = ?1", d->id, NULL, REF_CALLER, 1,
+        rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = " EDGE_CALLS " AND e.dst_id = ?1", d->id, NULL, REF_CALLER, 1,
                       pattern, r);
         if (is_class)
-            rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = 'inherits' AND e.dst_id = ?1", d->id, NULL, REF_SUBCLASS, 1,
+            rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = " EDGE_INHERITS " AND e.dst_id = ?1", d->id, NULL, REF_SUBCLASS, 1,
                           pattern, r);
         if (d->parent_id == 0) {
             /* direct importers, then importers through a re-exporting module */
@@ -127,10 +132,10 @@ static int gather(struct action_ctx *ctx, const struct action_symbol *defs, int 
     /* edges the indexer left unresolved that end in the same name (calls of a
      * class are instantiations, so they count for classes too) */
     if (!rc)
-        rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = 'calls' AND e.dst_id IS NULL AND e.target_name = ?2", 0, name,
+        rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = " EDGE_CALLS " AND e.dst_id IS NULL AND e.target_name = ?2", 0, name,
                       REF_CALLER, 0, pattern, r);
     if (!rc && (any_class || ndefs == 0))
-        rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = 'inherits' AND e.dst_id IS NULL AND e.target_name = ?2", 0,
+        rc |= collect(ctx, EDGE_ROWS "WHERE e.kind = " EDGE_INHERITS " AND e.dst_id IS NULL AND e.target_name = ?2", 0,
                       name, REF_SUBCLASS, 0, pattern, r);
     return rc;
 }

@@ -493,11 +493,11 @@ static int insert_edge(struct writer *w, int kind, long long file, long long src
                        const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
 {
     sqlite3_stmt *st = w->st[S_INS_EDGE];
-    sqlite3_bind_text(st, 1, index_edge_kind_names[kind], -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 1, kind);
     sqlite3_bind_int64(st, 2, file);
     bind_id(st, 3, src);
     sqlite3_bind_int(st, 4, line);
-    bind_text(st, 5, target);
+    bind_text(st, 5, index_edge_target(target, target_name));
     bind_text(st, 6, target_name);
     bind_id(st, 7, dst);
     bind_id(st, 8, dst_file);
@@ -904,24 +904,24 @@ static void summary_compute(sqlite3 *db, struct index_stats *s, int counted)
     s->methods = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'method'");
     s->variables = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'variable'");
     s->imports = q_int(db, "SELECT count(*) FROM imports");
-    s->calls = q_int(db, "SELECT count(*) FROM edges WHERE kind = 'calls'");
+    s->calls = q_int(db, "SELECT count(*) FROM edges WHERE kind = 0");   /* INDEX_EDGE_CALLS */
     sqlite3_stmt *st;
     memset(s->edges_resolved, 0, sizeof s->edges_resolved);
     memset(s->edges_unresolved, 0, sizeof s->edges_unresolved);
-    /* an imports edge is resolved when it names a repository file */
-    if (sqlite3_prepare_v2(db,
-            "SELECT kind, sum(CASE WHEN (kind = 'imports' AND dst_file IS NOT NULL) OR dst_id IS NOT NULL "
-            "THEN 1 ELSE 0 END), count(*) FROM edges GROUP BY kind", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT kind, count(dst_id), count(*) FROM edges GROUP BY kind", -1, &st, NULL) ==
+        SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
-            const char *k = (const char *)sqlite3_column_text(st, 0);
-            for (int i = 0; i < INDEX_EDGE_KINDS; i++)
-                if (k && strcmp(k, index_edge_kind_names[i]) == 0) {
-                    s->edges_resolved[i] = sqlite3_column_int64(st, 1);
-                    s->edges_unresolved[i] = sqlite3_column_int64(st, 2) - s->edges_resolved[i];
-                }
+            int k = sqlite3_column_int(st, 0);
+            if (k == INDEX_EDGE_CALLS || k == INDEX_EDGE_INHERITS) {
+                s->edges_resolved[k] = sqlite3_column_int64(st, 1);
+                s->edges_unresolved[k] = sqlite3_column_int64(st, 2) - s->edges_resolved[k];
+            }
         }
         sqlite3_finalize(st);
     }
+    /* an import is resolved when it names a repository file */
+    s->edges_resolved[INDEX_EDGE_IMPORTS] = q_int(db, "SELECT count(resolved_file_id) FROM imports");
+    s->edges_unresolved[INDEX_EDGE_IMPORTS] = s->imports - s->edges_resolved[INDEX_EDGE_IMPORTS];
     /* containment is symbols.parent_id, not an edge row */
     s->edges_resolved[INDEX_EDGE_CONTAINS] = q_int(db, "SELECT count(*) FROM symbols WHERE parent_id IS NOT NULL");
 }

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct drqa_opts;
 
@@ -42,6 +43,8 @@ struct index_options {
     const atomic_int *cancel;
 };
 
+/* The kinds the summary counts; edges.kind stores the first two (0 and 1),
+ * imports and contains are read from imports and symbols.parent_id. */
 enum { INDEX_EDGE_CALLS, INDEX_EDGE_INHERITS, INDEX_EDGE_IMPORTS, INDEX_EDGE_CONTAINS, INDEX_EDGE_KINDS };
 extern const char *const index_edge_kind_names[INDEX_EDGE_KINDS];   /* "calls", ... */
 
@@ -136,19 +139,27 @@ struct index_edges {
     size_t len, strcap;
 };
 
+/* What edges.target stores for a target: NULL when it is its own last
+ * component (target_name), as most calls are; readers take
+ * coalesce(target, target_name). */
+static inline const char *index_edge_target(const char *target, const char *target_name)
+{
+    return target && target_name && strcmp(target, target_name) == 0 ? NULL : target;
+}
+
 /* The string kept at off in P, or NULL for INDEX_EDGE_NONE. */
 static inline const char *index_edge_str(const struct index_edges *P, uint32_t off)
 {
     return off == INDEX_EDGE_NONE ? NULL : P->strs + off;
 }
 
-/* Internal to the index family (index_resolve.c): recomputes imports.resolved_file_id,
- * the 'imports' edges and dst_id/dst_file of 'calls' and 'inherits' edges for
- * the whole repository, inside the caller's transaction. root_abs names the
+/* Internal to the index family (index_resolve.c): recomputes imports.resolved_file_id
+ * and dst_id/dst_file of the calls and inherits edges for the whole
+ * repository, inside the caller's transaction. root_abs names the
  * repository (for imports written relative to the package it sits in).
  * pending (may be NULL): edges not yet in the edges table (a fresh build);
- * they are resolved here and inserted, in their order, ahead of the
- * 'imports' edges, as the rows they would have been.
+ * they are resolved here and inserted, in their order, as the rows they
+ * would have been.
  * counts (may be NULL) receives files, symbols by kind, imports, calls and
  * edges by kind, as index_stats reports them. */
 int index_resolve(sqlite3 *db, const char *root_abs, const struct index_edges *pending, struct index_stats *counts,

@@ -706,16 +706,17 @@ static long long resolve_target(struct repo *R, int inherits, long long fid, lon
 }
 
 /* Recomputes dst of every edge of kind, in batches so that memory stays flat. */
-static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inherits, long counts[2], char *err,
-                         size_t errlen)
+static int resolve_edges(struct repo *R, sqlite3 *db, int kind, long counts[2], char *err, size_t errlen)
 {
+    const char *what = index_edge_kind_names[kind];
+    int inherits = kind == INDEX_EDGE_INHERITS;
     sqlite3_stmt *sel, *upd;
-    if (sqlite3_prepare_v2(db, "SELECT id, src_file, src_id, target, dst_id, dst_file FROM edges "
+    if (sqlite3_prepare_v2(db, "SELECT id, src_file, src_id, coalesce(target, target_name), dst_id, dst_file FROM edges "
                                "WHERE kind = ?1 AND id > ?2 ORDER BY id LIMIT 4096", -1, &sel, NULL))
-        return fail(db, kind, err, errlen);
+        return fail(db, what, err, errlen);
     if (sqlite3_prepare_v2(db, "UPDATE edges SET dst_id = ?1, dst_file = ?2 WHERE id = ?3", -1, &upd, NULL)) {
         sqlite3_finalize(sel);
-        return fail(db, kind, err, errlen);
+        return fail(db, what, err, errlen);
     }
     struct row { long long id, file, src, dst, dst_file, new_dst, new_file; char *target; } *rows;
     rows = xmalloc(4096 * sizeof *rows);
@@ -723,7 +724,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
     int rc = 0;
     for (;;) {
         size_t n = 0;
-        sqlite3_bind_text(sel, 1, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int(sel, 1, kind);
         sqlite3_bind_int64(sel, 2, after);
         while (sqlite3_step(sel) == SQLITE_ROW) {
             struct row *r = &rows[n++];
@@ -749,7 +750,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, const char *kind, int inhe
                 sqlite3_bind_int64(upd, 2, r->new_file);
             }
             sqlite3_bind_int64(upd, 3, r->id);
-            if (sqlite3_step(upd) != SQLITE_DONE) rc = fail(db, kind, err, errlen);
+            if (sqlite3_step(upd) != SQLITE_DONE) rc = fail(db, what, err, errlen);
             sqlite3_reset(upd);
             sqlite3_clear_bindings(upd);
         }
@@ -788,10 +789,10 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
     int rc = 0;
     for (size_t i = 0; i < P->n && !rc; i++) {
         const struct index_edge *e = &P->v[i];
-        int resolved_here = e->kind == INDEX_EDGE_CALLS || e->kind == INDEX_EDGE_INHERITS;
-        long long d = resolved_here ? dst[i] : e->dst, df = resolved_here ? dst_file[i] : e->dst_file;
-        const char *t = index_edge_str(P, e->target), *tn = index_edge_str(P, e->target_name);
-        sqlite3_bind_text(ins, 1, index_edge_kind_names[e->kind], -1, SQLITE_STATIC);
+        long long d = dst[i], df = dst_file[i];
+        const char *tn = index_edge_str(P, e->target_name);
+        const char *t = index_edge_target(index_edge_str(P, e->target), tn);
+        sqlite3_bind_int(ins, 1, e->kind);
         sqlite3_bind_int64(ins, 2, e->file);
         if (e->src) sqlite3_bind_int64(ins, 3, e->src);
         sqlite3_bind_int(ins, 4, e->line);
@@ -807,34 +808,14 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
     return rc;
 }
 
-/* The symbol each import names (sym index, -1 for none), looked up in import order. */
-static long long *import_symbols(struct repo *R)
+/* Writes imports.resolved_file_id where it changed; counts resolved (a
+ * repository file) and unresolved imports. */
+static int write_imports(struct repo *R, sqlite3 *db, long counts[2], char *err, size_t errlen)
 {
-    long long *sym = xreallocarray(NULL, R->nimps ? R->nimps : 1, sizeof *sym);
-    for (size_t i = 0; i < R->nimps; i++) {
-        struct rimp *m = &R->imps[i];
-        sym[i] = -1;
-        if (m->resolved && m->name && !m->name_is_module && strcmp(m->name, "*") != 0)
-            sym[i] = find_in_file(R, m->resolved, m->name, 1);
-    }
-    return sym;
-}
-
-static int write_imports(struct repo *R, sqlite3 *db, const long long *imp_sym, long counts[2], char *err,
-                         size_t errlen)
-{
-    sqlite3_stmt *upd, *ins;
-    if (sqlite3_exec(db, "DELETE FROM edges WHERE kind = 'imports'", NULL, NULL, NULL) != SQLITE_OK)
-        return fail(db, "imports", err, errlen);
+    sqlite3_stmt *upd;
     if (sqlite3_prepare_v2(db, "UPDATE imports SET resolved_file_id = ?1 WHERE id = ?2", -1, &upd, NULL))
         return fail(db, "imports", err, errlen);
-    if (sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
-                               "VALUES('imports', ?1, NULL, ?2, ?3, ?4, ?5, ?6)", -1, &ins, NULL)) {
-        sqlite3_finalize(upd);
-        return fail(db, "imports", err, errlen);
-    }
     int rc = 0;
-    struct buf target = BUF_INIT;
     for (size_t i = 0; i < R->nimps && !rc; i++) {
         struct rimp *m = &R->imps[i];
         if (m->resolved != m->old_resolved) {
@@ -844,29 +825,9 @@ static int write_imports(struct repo *R, sqlite3 *db, const long long *imp_sym, 
             sqlite3_reset(upd);
             sqlite3_clear_bindings(upd);
         }
-        /* target as written: '..core', 'tinyweb.sessions.base', '.' */
-        buf_reset(&target);
-        for (int d = 0; d < m->level; d++) buf_addc(&target, '.');
-        buf_adds(&target, m->module);
-        const char *tname = m->module;
-        const char *dot = strrchr(tname, '.');
-        if (dot) tname = dot + 1;
-        if (!*tname && m->name) tname = m->name;
-        long long sym = imp_sym[i];
-        sqlite3_bind_int64(ins, 1, m->file);
-        sqlite3_bind_int(ins, 2, m->line);
-        sqlite3_bind_text(ins, 3, buf_str(&target), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(ins, 4, tname, -1, SQLITE_STATIC);
-        if (sym >= 0) sqlite3_bind_int64(ins, 5, R->syms[sym].id);
-        if (m->resolved) sqlite3_bind_int64(ins, 6, m->resolved);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = fail(db, "imports", err, errlen);
         counts[m->resolved ? 0 : 1]++;
-        sqlite3_reset(ins);
-        sqlite3_clear_bindings(ins);
     }
-    buf_free(&target);
     sqlite3_finalize(upd);
-    sqlite3_finalize(ins);
     return rc;
 }
 
@@ -877,27 +838,22 @@ static int write_imports(struct repo *R, sqlite3 *db, const long long *imp_sym, 
 static int resolve_all(struct repo *R, sqlite3 *db, const struct index_edges *pending, long c[][2], char *err,
                        size_t errlen)
 {
-    long long *imp_sym = import_symbols(R);
     int rc = -1;
-    if (!pending) {
-        rc = write_imports(R, db, imp_sym, c[INDEX_EDGE_IMPORTS], err, errlen) ||
-                     resolve_edges(R, db, "inherits", 1, c[INDEX_EDGE_INHERITS], err, errlen) ||
-                     resolve_edges(R, db, "calls", 0, c[INDEX_EDGE_CALLS], err, errlen)
-                 ? -1 : 0;
-        free(imp_sym);
-        return rc;
-    }
+    if (!pending)
+        return write_imports(R, db, c[INDEX_EDGE_IMPORTS], err, errlen) ||
+                       resolve_edges(R, db, INDEX_EDGE_INHERITS, c[INDEX_EDGE_INHERITS], err, errlen) ||
+                       resolve_edges(R, db, INDEX_EDGE_CALLS, c[INDEX_EDGE_CALLS], err, errlen)
+                   ? -1 : 0;
     size_t n = pending->n ? pending->n : 1;
     long long *dst = xreallocarray(NULL, n, sizeof *dst), *dst_file = xreallocarray(NULL, n, sizeof *dst_file);
     resolve_pending(R, pending, INDEX_EDGE_INHERITS, dst, dst_file, c[INDEX_EDGE_INHERITS]);
     resolve_pending(R, pending, INDEX_EDGE_CALLS, dst, dst_file, c[INDEX_EDGE_CALLS]);
     /* the pending rows come first, as they would have been inserted while parsing */
     rc = insert_pending(db, pending, dst, dst_file, err, errlen) ||
-                 write_imports(R, db, imp_sym, c[INDEX_EDGE_IMPORTS], err, errlen)
+                 write_imports(R, db, c[INDEX_EDGE_IMPORTS], err, errlen)
              ? -1 : 0;
     free(dst);
     free(dst_file);
-    free(imp_sym);
     return rc;
 }
 

@@ -89,14 +89,16 @@ static const char STORE_SCHEMA[] =
     "CREATE INDEX imports_resolved ON imports(resolved_file_id);\n"
     "CREATE TABLE edges(\n"
     "  id INTEGER PRIMARY KEY,\n"
-    /* no 'contains' rows: what contains a symbol is its parent_id (the
-     * summary counts those as contains edges) */
-    "  kind TEXT NOT NULL,\n"             /* calls | inherits | imports */
+    /* Only calls and inherits: what contains a symbol is its parent_id, what
+     * a file imports is in imports (the summary counts both as edges). An
+     * integer kind and no target where it is its own last component keep
+     * the rows small: they are a call site each. */
+    "  kind INTEGER NOT NULL,\n"          /* INDEX_EDGE_CALLS 0 | INDEX_EDGE_INHERITS 1 */
     "  src_file INTEGER NOT NULL,\n"
     "  src_id INTEGER,\n"                 /* source symbol; NULL = module level */
     "  line INTEGER,\n"
-    "  target TEXT,\n"                    /* as written: callee, base expression, module */
-    "  target_name TEXT,\n"               /* last dotted component of target */
+    "  target TEXT,\n"                    /* as written (callee, base expression); NULL: target_name */
+    "  target_name TEXT NOT NULL,\n"      /* last dotted component of the target */
     "  dst_id INTEGER,\n"                 /* resolved symbol, NULL when unresolved */
     "  dst_file INTEGER\n"                /* resolved file */
     ");\n"

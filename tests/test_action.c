@@ -5,6 +5,7 @@
  * (realpath, symlinks) is exercised for real. */
 #include "tap.h"
 #include "action.h"
+#include "index.h"
 #include "store.h"
 #include "tok.h"
 #include "util.h"
@@ -167,11 +168,12 @@ static void add_edge(const char *kind, long long src_file, long long src_id, int
     const char *dot = strrchr(target, '.');
     sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
                            "VALUES(?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL);
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    /* as the indexer stores them: an integer kind, no target where it is its own name */
+    sqlite3_bind_int(st, 1, strcmp(kind, "calls") == 0 ? INDEX_EDGE_CALLS : INDEX_EDGE_INHERITS);
     sqlite3_bind_int64(st, 2, src_file);
     if (src_id) sqlite3_bind_int64(st, 3, src_id); else sqlite3_bind_null(st, 3);
     sqlite3_bind_int(st, 4, line);
-    sqlite3_bind_text(st, 5, target, -1, SQLITE_STATIC);
+    if (dot) sqlite3_bind_text(st, 5, target, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 5);
     sqlite3_bind_text(st, 6, dot ? dot + 1 : target, -1, SQLITE_STATIC);
     if (dst_id) sqlite3_bind_int64(st, 7, dst_id); else sqlite3_bind_null(st, 7);
     if (dst_file) sqlite3_bind_int64(st, 8, dst_file); else sqlite3_bind_null(st, 8);

@@ -60,9 +60,9 @@ is "$(q "$I" "SELECT count(*) FROM meta WHERE key IN ('indexed_at', 'drqa_versio
 is "$(q "$I" "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' ORDER BY name" | tr '\n' ' ')" \
    "edges_dst edges_file edges_target " "a fresh index has the edges indexes, created after resolving"
 plan() { q "$I" "EXPLAIN QUERY PLAN $1" | tr '\n' ' '; }
-like "$(plan "SELECT line FROM edges WHERE kind = 'calls' AND dst_id = 1")" "USING INDEX edges_dst" \
+like "$(plan "SELECT line FROM edges WHERE kind = 0 AND dst_id = 1")" "USING INDEX edges_dst" \
    "callers of a definition are read through edges_dst"
-like "$(plan "SELECT line FROM edges WHERE kind = 'calls' AND dst_id IS NULL AND target_name = 'save'")" \
+like "$(plan "SELECT line FROM edges WHERE kind = 0 AND dst_id IS NULL AND target_name = 'save'")" \
    "USING INDEX edges_target" "unresolved calls by name are read through edges_target"
 like "$(plan "DELETE FROM edges WHERE src_file = 3")" "USING INDEX edges_file" \
    "a file's edges are deleted through edges_file"
@@ -93,28 +93,29 @@ is "$(q "$I" "SELECT r.path FROM imports i JOIN files f ON f.id = i.file_id JOIN
    "tinyweb/sessions/base.py" "an absolute import of the package's own module resolves"
 is "$(q "$I" "SELECT count(*) FROM imports WHERE module IN ('logging', 'time', 're') AND resolved_file_id IS NULL")" "3" \
    "standard library imports stay unresolved"
-is "$(q "$I" "SELECT e.target || '>' || d.path FROM edges e JOIN files s ON s.id = e.src_file JOIN files d ON d.id = e.dst_file
-              WHERE e.kind = 'imports' AND s.path = 'tinyweb/app.py' AND e.line = 6")" \
-   ".>tinyweb/auth.py" "an imports edge links the two files"
+is "$(q "$I" "SELECT substr('..........', 1, i.level) || i.module || '>' || d.path FROM imports i
+              JOIN files s ON s.id = i.file_id JOIN files d ON d.id = i.resolved_file_id
+              WHERE s.path = 'tinyweb/app.py' AND i.line = 6")" \
+   ".>tinyweb/auth.py" "an import links the two files"
 
 # inheritance
 inh() {
-    q "$I" "SELECT e.target || '>' || d.qualname || '@' || f.path FROM edges e JOIN symbols s ON s.id = e.src_id
-            JOIN symbols d ON d.id = e.dst_id JOIN files f ON f.id = e.dst_file
-            WHERE e.kind = 'inherits' AND s.qualname = '$1'"
+    q "$I" "SELECT coalesce(e.target, e.target_name) || '>' || d.qualname || '@' || f.path FROM edges e
+            JOIN symbols s ON s.id = e.src_id JOIN symbols d ON d.id = e.dst_id JOIN files f ON f.id = e.dst_file
+            WHERE e.kind = 1 AND s.qualname = '$1'"
 }
 is "$(inh Scaffold)" "CoreBase>Base@tinyweb/core/base.py" "a base imported under an alias resolves across files"
 is "$(inh SessionBase)" "Base>Base@tinyweb/core/base.py" "a base re-exported by a package __init__ resolves to its definition"
 is "$(inh DatabaseSession)" "SessionBase>SessionBase@tinyweb/sessions/base.py" "second level of the chain"
 is "$(inh App)" "Scaffold>Scaffold@tinyweb/core/scaffold.py" "App inherits Scaffold"
-is "$(q "$I" "SELECT count(*) FROM edges WHERE kind = 'inherits' AND target = 'Exception' AND dst_id IS NULL")" "3" \
+is "$(q "$I" "SELECT count(*) FROM edges WHERE kind = 1 AND target_name = 'Exception' AND dst_id IS NULL")" "3" \
    "builtin bases stay unresolved"
 
 # calls
 call() {
     q "$I" "SELECT d.qualname || '@' || f.path FROM edges e JOIN symbols s ON s.id = e.src_id
             JOIN symbols d ON d.id = e.dst_id JOIN files f ON f.id = e.dst_file
-            WHERE e.kind = 'calls' AND s.qualname = '$1' AND e.target = '$2'"
+            WHERE e.kind = 0 AND s.qualname = '$1' AND coalesce(e.target, e.target_name) = '$2'"
 }
 is "$(call SessionBase.flush self.delete)" "SessionBase.delete@tinyweb/sessions/base.py" "self.method() resolves in its class"
 is "$(call DatabaseSession.save self.get_expiry_date)" "SessionBase.get_expiry_date@tinyweb/sessions/base.py" \
@@ -124,13 +125,15 @@ is "$(call authenticate check_password)" "check_password@tinyweb/utils.py" "a ca
 is "$(call DatabaseSession.__init__ 'super().__init__')" "SessionBase.__init__@tinyweb/sessions/base.py" "super().m() resolves in the base"
 is "$(call check_password make_password)" "make_password@tinyweb/utils.py" "a call within the file"
 is "$(q "$I" "SELECT ifnull(e.dst_id, 'NULL') || '|' || e.target_name FROM edges e JOIN symbols s ON s.id = e.src_id
-              WHERE e.kind = 'calls' AND s.qualname = 'logout' AND e.target = 'request.session.flush'")" "NULL|flush" \
+              WHERE e.kind = 0 AND s.qualname = 'logout' AND e.target = 'request.session.flush'")" "NULL|flush" \
    "a call on an object of unknown type stays unresolved with its name"
 is "$(q "$I" "SELECT count(*) FROM symbols s JOIN symbols d ON d.parent_id = s.id
               WHERE s.qualname = 'SessionBase' AND d.qualname = 'SessionBase.flush'")" "1" \
    "a method's parent is its class"
-is "$(q "$I" "SELECT count(*) FROM edges WHERE kind NOT IN ('calls', 'inherits', 'imports')")" "0" \
-   "containment is not stored again as edges (the summary counts it from parent_id)"
+is "$(q "$I" "SELECT count(*) FROM edges WHERE kind NOT IN (0, 1)")" "0" \
+   "edges hold calls (0) and inherits (1) only: containment is parent_id, imports are in imports"
+is "$(q "$I" "SELECT count(*) FROM edges WHERE target = target_name OR target_name IS NULL")" "0" \
+   "a target that is its own last component is stored once (target NULL)"
 is "$(q "$I" "SELECT count(*) FROM symbols WHERE parent_id IS NOT NULL")" "112" \
    "the summary's contains count is the symbols with a parent"
 
@@ -519,9 +522,11 @@ printf 'package main\n\nimport inv "example.com/shop/inventory"\n\nfunc run() {\
 ok $? "the mixed repository indexes"
 # edges KIND TARGET: 'source file target -> destination file qualname' for each edge
 edges() {
-    q "$T/idx/mixed.sqlite" "SELECT f.path || ' ' || e.target || ' -> ' || coalesce(g.path || ' ' || d.qualname, '-')
-        FROM edges e JOIN files f ON f.id = e.src_file LEFT JOIN symbols d ON d.id = e.dst_id
-        LEFT JOIN files g ON g.id = d.file_id WHERE e.kind = '$1' AND e.target = '$2' ORDER BY f.path, e.id" | tr '\n' ';'
+    q "$T/idx/mixed.sqlite" "SELECT f.path || ' ' || coalesce(e.target, e.target_name) || ' -> ' ||
+        coalesce(g.path || ' ' || d.qualname, '-') FROM edges e JOIN files f ON f.id = e.src_file
+        LEFT JOIN symbols d ON d.id = e.dst_id LEFT JOIN files g ON g.id = d.file_id
+        WHERE e.kind = (CASE '$1' WHEN 'calls' THEN 0 ELSE 1 END) AND coalesce(e.target, e.target_name) = '$2'
+        ORDER BY f.path, e.id" | tr '\n' ';'
 }
 is "$(edges inherits Store)" "web/src/cart.ts Store -> -;" \
    "a TypeScript base class never resolves to a Go struct of the same name"

@@ -33,7 +33,7 @@ is "$(q "$I" "SELECT f.lang, count(*),
         (SELECT count(*) FROM symbols s JOIN files g ON g.id = s.file_id WHERE g.lang = f.lang AND s.kind = 'method'),
         (SELECT count(*) FROM symbols s JOIN files g ON g.id = s.file_id WHERE g.lang = f.lang AND s.kind = 'variable'),
         (SELECT count(*) FROM imports i JOIN files g ON g.id = i.file_id WHERE g.lang = f.lang),
-        (SELECT count(*) FROM edges e JOIN files g ON g.id = e.src_file WHERE g.lang = f.lang AND e.kind = 'calls')
+        (SELECT count(*) FROM edges e JOIN files g ON g.id = e.src_file WHERE g.lang = f.lang AND e.kind = 0)
       FROM files f GROUP BY f.lang ORDER BY f.lang")" \
    "go 2 5 3 3 3 7 15;java 4 10 0 13 5 6 15;javascript 3 1 9 7 4 13 17;markdown 1 0 0 0 0 0 0;python 1 1 1 1 0 1 4;tsx 1 1 1 1 0 3 4;typescript 1 4 4 4 2 3 9;" \
    "files and symbols per language"
@@ -52,8 +52,8 @@ is "$(q "$I" "SELECT s.qualname, p.qualname FROM symbols s JOIN symbols p ON p.i
    "Counter.Count Counter;Store.Count Store;Store.String Store;" \
    "Go methods are children of their receiver type"
 
-is "$(q "$I" "SELECT e.target, d.qualname, g.path FROM edges e JOIN symbols d ON d.id = e.dst_id JOIN files g ON g.id = d.file_id
-      JOIN files f ON f.id = e.src_file WHERE e.kind = 'inherits' AND f.lang = 'java' ORDER BY e.id")" \
+is "$(q "$I" "SELECT coalesce(e.target, e.target_name), d.qualname, g.path FROM edges e JOIN symbols d ON d.id = e.dst_id
+      JOIN files g ON g.id = d.file_id JOIN files f ON f.id = e.src_file WHERE e.kind = 1 AND f.lang = 'java' ORDER BY e.id")" \
    "BaseCart BaseCart java/src/main/java/org/example/shop/BaseCart.java;" \
    "Java extends resolves to the class in its own file"
 
