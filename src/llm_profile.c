@@ -98,6 +98,15 @@ static const struct row rows[] = {
      * against the reply limit; 1M-token context */
     {"openai", "*gemini-2.5*", MT, 1, 0, 16384, 1048576, JS, T_NONE, NP},
     {"openai", "*gemini*", MT, 1, 0, 8192, 1048576, JS, T_NONE, NP},
+    /* OpenAI's open-weight gpt-oss (Ollama gpt-oss:20b, vLLM openai/gpt-oss-120b,
+     * Groq, LM Studio): reasons before answering, the reasoning in a field
+     * (reasoning or reasoning_content) and counted against max_tokens;
+     * reasoning_effort taken; 128k context. No response_format: with its
+     * harmony format, servers' structured output returned empty or broken
+     * content (Ollama 0.11 "Structured output ... gpt-oss:20b not working",
+     * vLLM "not correctly enforced when using GPT-OSS"), so JSON is asked
+     * for in the text */
+    {"openai", "*gpt-oss*", MT, 1, 1, 16384, 131072, NOSCHEMA, T_FIELD, NP},
     /* Mistral's reasoning models: thinking comes back as a content part
      * (llm_openai.c) and counts against max_tokens; 128k context, best
      * under 40k (the model card's advice) */

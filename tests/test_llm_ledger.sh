@@ -152,12 +152,18 @@ done
 grep -qx "schema = tool" "$T/prof2.out"
 ok $? "--show-profile: Anthropic models use tool use for structured output"
 # families whose thinking counts against the reply limit get room for it
-for m in "gemini-2.5-pro 16384" "google/gemini-2.5-flash 16384" "magistral-medium-latest 16384"; do
+for m in "gemini-2.5-pro 16384" "google/gemini-2.5-flash 16384" "magistral-medium-latest 16384" "gpt-oss:20b 16384" \
+    "openai/gpt-oss-120b 16384"; do
     set -- $m
     "$DRQA" --show-profile --model "$1" --api-base http://127.0.0.1:9/v1 >"$T/prof3.out" 2>&1
     grep -qx "max_output = $2" "$T/prof3.out"
     ok $? "--show-profile: $1 sends a reply limit of $2 by default ($(grep max_output "$T/prof3.out"))"
 done
+# gpt-oss: JSON asked for in the text (servers' structured output broke on its harmony format)
+"$DRQA" --show-profile --model gpt-oss:20b --api-base http://127.0.0.1:9/v1 >"$T/prof4.out" 2>&1
+grep -qx "schema = none" "$T/prof4.out" && grep -qx "thinking = field" "$T/prof4.out" &&
+    grep -q "^reasoning_effort = default\$" "$T/prof4.out"
+ok $? "--show-profile: gpt-oss sends no response_format, reads its reasoning from a field, may take reasoning_effort"
 printf 'profile.o4-*.max_output = lots\n' >"$T/bad.conf"
 "$DRQA" --show-profile --model o4-mini --config "$T/bad.conf" >/dev/null 2>"$T/bad.err"
 is "$?" 2 "--show-profile: a bad profile value is a usage error"
