@@ -6,7 +6,9 @@
  *       (judge.h) and computes its grounding metrics (metrics.h); writes one
  *       line per answer, in input order, as each completes. --jobs N judges N
  *       answers at once. With no judge configured only the metrics are
- *       written, and stderr says so.
+ *       written, and stderr says so. SCORES is appended to, a line in one
+ *       write: a run stopped part way resumes after the lines it wrote
+ *       (open_scores), and a file holding other scores is left untouched.
  *   --report FILE... [--reference REF] [--json] [--out FILE]
  *       the Markdown tables (report.h) of scores files, or of answers files
  *       whose metrics are computed against REF; --json gives the numbers as
@@ -33,10 +35,13 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define EVAL_MAX_JOBS 64
 
@@ -47,7 +52,7 @@ struct judge_run {
     struct judge_set *judges;
     struct prompt *prompt;
     struct llm_usage usage;
-    FILE *out;
+    int out;                        /* the scores file, opened O_APPEND (-1: none) */
     pthread_mutex_t lock;
     size_t next;                    /* next answer to take */
     size_t written;                 /* answers written so far (in order) */
@@ -206,7 +211,10 @@ static void emit(struct judge_run *run, size_t i, cJSON *line)
     while (run->written < run->answers->n && run->done[run->written]) {
         cJSON *l = run->done[run->written];
         char *s = cJSON_PrintUnformatted(l);
-        if (!s || fprintf(run->out, "%s\n", s) < 0 || fflush(run->out) != 0) run->write_failed = 1;
+        /* the whole line in one write(): a kill leaves it whole or absent */
+        char *text = s ? xasprintf("%s\n", s) : NULL;
+        if (!text || write_all(run->out, text, strlen(text)) != 0) run->write_failed = 1;
+        free(text);
         free(s);
         cJSON_Delete(l);
         run->done[run->written] = NULL;
@@ -227,6 +235,115 @@ static void *judge_worker(void *arg)
     }
 }
 
+/* Whether line (a scores line) is answer a's, by the judges of this run. */
+static int same_scores(const cJSON *line, const struct eval_answer *a, const struct judge_set *judges)
+{
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(line, "id"));
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(line, "judges");
+    if (!id || strcmp(id, a->id) || !cJSON_IsArray(js) || (size_t)cJSON_GetArraySize(js) != judges->n) return 0;
+    size_t j = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, js) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "judge"));
+        const char *model = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "model"));
+        if (!name || !model || strcmp(name, judges->v[j].name) || strcmp(model, judges->v[j].model)) return 0;
+        j++;
+    }
+    return 1;
+}
+
+/* Opens the scores file for appending. What it holds already must be the
+ * scores of the first answers, in order, by the same judges (what a run
+ * stopped part way leaves): those answers are not judged again (*kept). A
+ * last line cut short by a kill is cut off first. Anything else (other
+ * answers, other judges, not scores) is an error and the file is left as
+ * it was. Returns the descriptor, or -1 with err (*usage: bad input). The
+ * kept lines' counts are added to run's. */
+static int open_scores(const char *path, const struct eval_answers *answers, const struct judge_set *judges,
+                       struct judge_run *run, size_t *kept, int *usage, char *err, size_t errlen)
+{
+    *kept = 0;
+    *usage = 0;
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write '%s': %s; check the directory and its permissions", path,
+                 strerror(errno));
+        return -1;
+    }
+    size_t len = 0;
+    char *text = read_fd(fd, (size_t)1 << 31, &len);
+    if (!text) {
+        snprintf(err, errlen, "cannot read '%s' to resume: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    size_t whole = len, n = 0;
+    if (len && text[len - 1] != '\n') {   /* a last line cut short */
+        char *nl = strrchr(text, '\n');
+        whole = nl ? (size_t)(nl - text) + 1 : 0;
+    }
+    int lineno = 0, bad = 0;
+    for (size_t at = 0; at < whole && !bad;) {
+        char *nl = memchr(text + at, '\n', whole - at);
+        size_t end = (size_t)(nl - text);
+        lineno++;
+        cJSON *j = cJSON_ParseWithLength(text + at, end - at);
+        if (n >= answers->n || !cJSON_IsObject(j) || !same_scores(j, &answers->v[n], judges)) {
+            const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "id"));
+            if (n >= answers->n)
+                snprintf(err, errlen, "'%s' has more lines than '%s' has answers", path, answers->path);
+            else
+                snprintf(err, errlen, "%s:%d: %s, where this run scores answer '%s'%s", path, lineno,
+                         !cJSON_IsObject(j) ? "not a scores line"
+                         : !id ? "a line with no id"
+                         : strcmp(id, answers->v[n].id) ? "the scores of another answer"
+                                                        : "scores by other judges",
+                         answers->v[n].id, judges->n ? "" : " with no judge");
+            bad = 1;
+        }
+        if (!bad && judges->n) {
+            const cJSON *jd = cJSON_GetObjectItemCaseSensitive(j, "judged");
+            int judged = cJSON_IsNumber(jd) ? jd->valueint : 0;
+            if (judged > 0) run->scored++;
+            else run->unscored++;
+            run->judge_scores += judged > 0 ? judged : 0;
+            run->judge_missing += (long)judges->n - (judged > 0 ? judged : 0);
+        }
+        cJSON_Delete(j);
+        if (!bad) n++;
+        at = end + 1;
+    }
+    if (bad) {
+        size_t used = strlen(err);
+        snprintf(err + used, errlen - used, "; the file is left as it is: give another --out, or remove it to "
+                 "score again");
+        *usage = 1;
+        free(text);
+        close(fd);
+        return -1;
+    }
+    if (whole < len) {
+        if (ftruncate(fd, (off_t)whole) != 0) {
+            snprintf(err, errlen, "cannot cut the partial last line of '%s': %s", path, strerror(errno));
+            free(text);
+            close(fd);
+            return -1;
+        }
+        fprintf(stderr, "drqa-tui: %s: dropped a partial last line (%zu bytes, left by an interrupted run); its "
+                "answer is judged again\n", path, len - whole);
+    }
+    free(text);
+    *kept = n;
+    return fd;
+}
+
+/* Whether a and b name the same file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int cli_judge(const struct drqa_opts *o)
 {
     char err[1024];
@@ -239,6 +356,7 @@ int cli_judge(const struct drqa_opts *o)
     memset(&judges, 0, sizeof judges);
     memset(&answers, 0, sizeof answers);
     memset(&run, 0, sizeof run);
+    run.out = -1;
     llm_usage_init(&run.usage);
     pthread_mutex_init(&run.lock, NULL);
 
@@ -289,19 +407,29 @@ int cli_judge(const struct drqa_opts *o)
                 judges.file ? judges.file : "$XDG_CONFIG_HOME/drqa-tui/judges");
     }
 
-    run.out = fopen(o->out, "w");
-    if (!run.out) {
-        fprintf(stderr, "drqa-tui: cannot write '%s': %s; check the directory and its permissions\n", o->out,
-                strerror(errno));
-        status = EXIT_FAIL;
+    if (same_file(o->out, o->judge_in) || same_file(o->out, o->reference)) {
+        fprintf(stderr, "drqa-tui: --out '%s' is the %s file; give another path for the scores\n", o->out,
+                same_file(o->out, o->judge_in) ? "answers" : "reference");
         goto out;
     }
+    size_t kept;
+    int usage;
+    run.out = open_scores(o->out, &answers, &judges, &run, &kept, &usage, err, sizeof err);
+    if (run.out < 0) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        status = usage ? EXIT_USAGE : EXIT_FAIL;
+        goto out;
+    }
+    if (kept && !o->quiet)
+        fprintf(stderr, "drqa-tui: %s holds the scores of the first %zu of %zu answers (an earlier run); judging "
+                "the rest\n", o->out, kept, answers.n);
     run.o = o;
     run.answers = &answers;
     run.judges = &judges;
-    run.done = xcalloc(answers.n, sizeof *run.done);
+    run.done = xcalloc(answers.n ? answers.n : 1, sizeof *run.done);
+    run.next = run.written = kept;
     int jobs = o->jobs < 1 ? 1 : o->jobs > EVAL_MAX_JOBS ? EVAL_MAX_JOBS : o->jobs;
-    if ((size_t)jobs > answers.n) jobs = (int)answers.n;
+    if ((size_t)jobs > answers.n - kept) jobs = (int)(answers.n - kept);
     if (jobs <= 1 || !judges.n) {
         judge_worker(&run);
     } else {
@@ -313,8 +441,8 @@ int cli_judge(const struct drqa_opts *o)
         if (!started) judge_worker(&run);
         for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
     }
-    if (fclose(run.out) != 0) run.write_failed = 1;
-    run.out = NULL;
+    if (close(run.out) != 0) run.write_failed = 1;
+    run.out = -1;
     if (run.write_failed) {
         fprintf(stderr, "drqa-tui: writing '%s' failed: %s; the file is incomplete\n", o->out, strerror(errno));
         status = EXIT_FAIL;
@@ -336,7 +464,7 @@ int cli_judge(const struct drqa_opts *o)
     if (status == EXIT_FAIL)
         fprintf(stderr, "drqa-tui: no judge gave a usable score; see the \"error\" fields in %s\n", o->out);
 out:
-    if (run.out) fclose(run.out);
+    if (run.out >= 0) close(run.out);
     free(run.done);
     free(run.refs);
     prompt_free(run.prompt);

@@ -4,7 +4,8 @@
 # kept, a judge that never replies in the rubric's JSON recorded as missing
 # (never zero) after two re-asks, an empty answer not sent, both reference
 # formats, the metrics-only run with no judge, --report over two judged
-# systems, keys kept out of outputs, and the errors for bad inputs.
+# systems, keys kept out of outputs, the errors for bad inputs, and a
+# stopped run resumed without overwriting other scores.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/tap.sh"
@@ -168,6 +169,50 @@ check "unwritable output named" grep -qF "drqa-tui: cannot write '$tmp/no/dir/x.
 ok $(( $? != 2 )) "bad judge spec: exit 2"
 check "bad judge spec named" grep -qF -e "--judge-model 'x@ftp://h': the URL must start with http:// or https://" "$tmp/e"
 check "no judge asked on bad input" [ "$(requests A)" = "$before" ]
+
+# 9. scores are appended: a run stopped part way resumes after its last whole
+# line (a line cut short by the kill is dropped), a finished file is not
+# judged again, and a file holding other scores is never overwritten
+full=$tmp/mcts.jsonl
+{ sed -n 1p "$full"; sed -n 2p "$full" | head -c 40; } > "$tmp/part.jsonl"
+before=$(requests A)/$(requests B)
+"$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
+    --out "$tmp/part.jsonl" --judge-model "$A" --judge-model "$B" 2>"$tmp/err9"
+ok $? "resume: exit 0"
+check "resume: the partial last line is dropped, and said" \
+    grep -qF "drqa-tui: $tmp/part.jsonl: dropped a partial last line (40 bytes, left by an interrupted run)" "$tmp/err9"
+check "resume: says what it kept" grep -qF "holds the scores of the first 1 of 3 answers (an earlier run)" "$tmp/err9"
+check "resume: only the answers after it are judged (one non-empty: one call per judge)" \
+    [ "$(requests A)/$(requests B)" = "$(( ${before%/*} + 1 ))/$(( ${before#*/} + 1 ))" ]
+check "resume: the file is the one an uninterrupted run wrote" cmp -s "$full" "$tmp/part.jsonl"
+check "resume: the summary counts the kept lines" \
+    grep -q "3 answers: 2 scored, 1 with no judge score; 4 judge scores, 2 missing" "$tmp/err9"
+before=$(requests A)
+"$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
+    --out "$tmp/part.jsonl" --judge-model "$A" --judge-model "$B" 2>"$tmp/err9b"
+ok $? "a finished scores file: exit 0"
+check "a finished scores file: no judge asked again, the file unchanged" \
+    sh -c "[ '$(requests A)' = '$before' ] && cmp -s '$full' '$tmp/part.jsonl'"
+cp "$full" "$tmp/keep.jsonl"
+"$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
+    --out "$tmp/keep.jsonl" --judge-model "$A" 2>"$tmp/e"
+ok $(( $? != 2 )) "scores by other judges in --out: exit 2"
+check "scores by other judges: named, with what to do" \
+    grep -qF "drqa-tui: $tmp/keep.jsonl:1: scores by other judges, where this run scores answer 'q1'; the file is left as it is: give another --out, or remove it to score again" "$tmp/e"
+check "scores by other judges: the file is left as it was" cmp -s "$full" "$tmp/keep.jsonl"
+cp "$data/answers-mcts.jsonl" "$tmp/ans.jsonl"
+"$DRQA" --config "$tmp/conf" --judge "$tmp/ans.jsonl" --reference "$data/ref-dev.jsonl" --out "$tmp/ans.jsonl" \
+    --judge-model "$A" 2>"$tmp/e"
+ok $(( $? != 2 )) "--out naming the answers file: exit 2"
+check "--out naming the answers file: said" \
+    grep -qF "drqa-tui: --out '$tmp/ans.jsonl' is the answers file; give another path for the scores" "$tmp/e"
+check "--out naming the answers file: the answers are left as they were" cmp -s "$data/answers-mcts.jsonl" "$tmp/ans.jsonl"
+printf 'notes\n' > "$tmp/notes.txt"
+"$DRQA" --config "$tmp/conf" --judge "$data/answers-mcts.jsonl" --reference "$data/ref-dev.jsonl" \
+    --out "$tmp/notes.txt" --judge-model "$A" 2>"$tmp/e"
+ok $(( $? != 2 )) "--out naming a file that holds no scores: exit 2"
+check "a file that holds no scores: named by line, and left as it was" \
+    sh -c "grep -qF '$tmp/notes.txt:1: not a scores line' '$tmp/e' && [ \"\$(cat '$tmp/notes.txt')\" = notes ]"
 
 echo "1..$n"
 exit $fail
