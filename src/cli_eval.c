@@ -496,6 +496,13 @@ int cli_report(const struct drqa_opts *o)
         }
         have_refs = 1;
     }
+    for (int i = 0; i < o->nreport_files && o->out; i++)
+        if (same_file(o->out, o->report_files[i]) || same_file(o->out, o->reference)) {
+            fprintf(stderr, "drqa-tui: --out '%s' is the %s file '%s'; give another path for the report\n", o->out,
+                    same_file(o->out, o->reference) ? "reference" : "input", same_file(o->out, o->reference)
+                    ? o->reference : o->report_files[i]);
+            goto out;
+        }
     for (int i = 0; i < o->nreport_files; i++) {
         if (report_add_file(&rep, o->report_files[i], have_refs ? &refs : NULL, err, sizeof err)) {
             fprintf(stderr, "drqa-tui: %s\n", err);

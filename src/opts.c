@@ -45,7 +45,7 @@ static const struct optdoc table[] = {
     {{"action", required_argument, 0, O_ACTION}, "NAME JSON", "run one action (FindClass, ViewCode, ...) with JSON arguments and print JSON"},
     {{"ask", required_argument, 0, O_ASK}, "QUESTION", "answer one question headless, Markdown on stdout"},
     {{"batch", required_argument, 0, O_BATCH}, "FILE", "answer every question of a JSONL file (needs --out)"},
-    {{"out", required_argument, 0, O_OUT}, "FILE", "output file for --batch and --judge"},
+    {{"out", required_argument, 0, O_OUT}, "FILE", "output file for --batch, --judge and --report"},
     {{"jobs", required_argument, 0, O_JOBS}, "N", "questions answered at once in --batch (default 1)"},
     {{"mode", required_argument, 0, O_MODE}, "MODE", "mcts (default), direct, rag-function or rag-window"},
     {{"no-mcts", no_argument, 0, O_NO_MCTS}, NULL, "ablation: one greedy trajectory instead of a tree"},

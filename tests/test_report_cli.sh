@@ -75,6 +75,15 @@ ok $? "scores files with --out: exit 0"
 check "overall row of the first system" grep -qxF "| mcts/llm | 3 | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 15.00 (n=2) | 75.00 (n=2) | 1 |" "$tmp/scores.md"
 check "overall row of the second system" grep -qxF "| rag-function/llm | 2 | 10.25 (n=2) | 11.00 (n=2) | 12.00 (n=2) | 13.00 (n=2) | 14.25 (n=2) | 60.50 (n=2) | 0 |" "$tmp/scores.md"
 
+# 4a. --out naming one of the files read is refused, the file left as it was
+cp "$data/scores-b.jsonl" "$tmp/b.jsonl"
+"$DRQA" --report "$data/scores-a.jsonl" "$tmp/b.jsonl" --out "$tmp/b.jsonl" 2>"$tmp/err4a"
+is "$?" 2 "--out naming an input file: exit 2"
+grep -qF "drqa-tui: --out '$tmp/b.jsonl' is the input file '$tmp/b.jsonl'; give another path for the report" "$tmp/err4a"
+ok $? "--out naming an input file: said ($(cat "$tmp/err4a"))"
+cmp -s "$data/scores-b.jsonl" "$tmp/b.jsonl"
+ok $? "--out naming an input file: the scores are left as they were"
+
 # 4b. answers lines carrying the model ledger (--json's "usage"): cost per question
 cat >"$tmp/cost.jsonl" <<'EOF2'
 {"id": 1, "question": "q1", "answer": "a", "citations": [], "mode": "mcts", "policy": "llm", "tokens": {"input": 9000, "output": 300}, "usage": {"total": {"calls": 9, "cached_input_tokens": 6000, "cost_usd": 0.03}, "by_tag": {}}}
