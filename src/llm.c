@@ -47,6 +47,26 @@ static const char *http_name(const struct llm_backend *b)
     return ((const struct llm_http_backend *)b->impl)->label;
 }
 
+/* Counted at no fewer bytes a token than this (or the server's own ratio
+ * when higher), the estimate of a request's tokens runs low: a request is
+ * held back as too long only when it surely is. */
+#define ROOM_BYTES_PER_TOKEN 4
+
+static size_t http_room(const struct llm_backend *b)
+{
+    const struct llm_http_backend *hb = b->impl;
+    long window = atomic_load(&hb->window);
+    if (window <= 0) return 0;
+    long ratio = atomic_load(&hb->bytes_per_token_x100);
+    if (ratio < ROOM_BYTES_PER_TOKEN * 100) ratio = ROOM_BYTES_PER_TOKEN * 100;
+    return (size_t)window * (size_t)ratio / 100;
+}
+
+size_t llm_backend_room(const struct llm_backend *b)
+{
+    return b && b->room ? b->room(b) : 0;
+}
+
 static void http_free(struct llm_backend *b)
 {
     struct llm_http_backend *hb = b->impl;
@@ -88,6 +108,7 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     b->chat = chat;
     b->name = http_name;
     b->free = http_free;
+    b->room = http_room;
     b->impl = hb;
     return b;
 }

@@ -129,8 +129,16 @@ struct llm_backend {
     /* "openai-compatible qwen3-coder at http://..." (owned by the backend) */
     const char *(*name)(const struct llm_backend *b);
     void (*free)(struct llm_backend *b);
+    /* Optional (NULL: never known): the most request bytes (system prompt
+     * and messages) the model's context window is known to take, once a
+     * refusal named the window (a longer one is refused by any server, with
+     * whatever reply limit); 0 while it is not known. */
+    size_t (*room)(const struct llm_backend *b);
     void *impl;
 };
+
+/* b->room, or 0 when b has none. */
+size_t llm_backend_room(const struct llm_backend *b);
 
 /* The backend for c->provider and c->model; NULL with err when no model is configured. */
 struct llm_backend *llm_backend_new(const struct drqa_config *c, char *err, size_t errlen);

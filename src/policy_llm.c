@@ -1438,11 +1438,19 @@ static int ask_role(struct llm_policy *p, struct role_call *rc, role_render rend
 {
     int r = -1;
     rc->why = CALL_FAIL_TRANSIENT;
+    const struct llm_backend *b = p->cfg.role_backend[rc->role] ? p->cfg.role_backend[rc->role] : p->cfg.backend;
     for (int shrink = 0; shrink < 2; shrink++) {
         struct llm_policy_caps c = caps_for(p, shrink);
         free(rc->prompt);
         rc->prompt = render(p, rctx, &c, err, errlen);
         if (!rc->prompt) return -2;
+        /* over a window a refusal named already: the shorter request at once */
+        size_t room = shrink ? 0 : llm_backend_room(b);
+        if (room && strlen(rc->prompt) + (p->system[rc->role] ? strlen(p->system[rc->role]) : 0) > room) {
+            policy_usage_note(u, "%s: the request was over the model's context window; sent a shorter one",
+                              llm_role_name(rc->role));
+            continue;
+        }
         r = converse(p, rc->role, rc->prompt, rc->temperature, p->cfg.max_attempts, NULL, NULL, rc->check, rc->tcheck,
                      rc->cctx, rc->reply_text, u, rc->problem, sizeof rc->problem, rc->cerr, sizeof rc->cerr, &rc->why);
         if (r >= 0 || rc->why != CALL_FAIL_CONTEXT || shrink) break;

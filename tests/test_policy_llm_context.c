@@ -280,6 +280,22 @@ static void test_context_shrink(struct llm_policy *p)
     ok(first && second && strlen(second) < strlen(first), "the second request is shorter (%zu < %zu bytes)",
        second ? strlen(second) : 0, first ? strlen(first) : 0);
     ok(strstr(u.notes, "over the model's context window") != NULL && !u.fallback, "noted on the node; not a fallback");
+    size_t second_len = second ? strlen(second) : 0;
+    cJSON_Delete(rq);
+    /* the refusal named the window (1024 tokens): a later request over it
+     * is sent shorter at once, not refused first */
+    policy_action_clear(&a);
+    struct policy_usage u2 = {0};
+    before = fake_count(&f, "case:ctx-limit");
+    ok(pol.plan(pol.ctx, t, 3, buf_str(&rep), &a, &u2, err, sizeof err) == 0 && a.name && !strcmp(a.name, "FindClass"),
+       "a later plan over the known window succeeds");
+    is_int(fake_count(&f, "case:ctx-limit") - before, 1, "one request: the shorter one, at once");
+    rq = requests_of("case:ctx-limit");
+    n = cJSON_GetArraySize(rq);
+    const char *sent = msg(cJSON_GetArrayItem(rq, n - 1), 1, "content");
+    ok(sent && second_len && strlen(sent) == second_len, "it is the shorter request (%zu bytes)", sent ? strlen(sent) : 0);
+    ok(strstr(u2.notes, "over the model's context window; sent a shorter one") != NULL && !u2.fallback,
+       "noted on the node; not a fallback");
     cJSON_Delete(rq);
     buf_free(&rep);
     policy_action_clear(&a);
