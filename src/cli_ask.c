@@ -458,8 +458,8 @@ static void *job_main(void *arg)
  * is a whole JSON object with an id: such a partial line is cut off (and
  * said so on stderr), so that its question is answered again and --report
  * reads the file; a whole one gets its newline. Returns the descriptor, or
- * -1 with err set. */
-static int open_out(const char *path, struct idset *done, char *err, size_t errlen)
+ * -1 with err set; *text receives what the file holds (malloc'd). */
+static int open_out(const char *path, struct idset *done, char **kept, char *err, size_t errlen)
 {
     int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -494,8 +494,59 @@ static int open_out(const char *path, struct idset *done, char *err, size_t errl
         }
     }
     done_ids(text, done);
-    free(text);
+    *kept = text;
     return fd;
+}
+
+/* An earlier run's line for an id of this input must answer that id's
+ * question, by the same mode and policy, in a repository of the same name:
+ * else resuming would keep it as the answer to a question it does not
+ * answer. 0, or -1 with err naming the line and what differs. */
+static int check_resumed(const char *path, const char *text, const struct item *items, size_t n, const char *mode,
+                         const char *policy, const char *repo_name, char *err, size_t errlen)
+{
+    struct idset at = {0};
+    for (size_t i = 0; i < n; i++) idset_add(&at, id_key(items[i].id), (int)i);
+    int rc = 0, lineno = 0;
+    for (const char *line = text; line && *line && !rc;) {
+        const char *nl = strchr(line, '\n');
+        lineno++;
+        cJSON *j = cJSON_ParseWithLength(line, nl ? (size_t)(nl - line) : strlen(line));
+        char *k = j ? id_key(cJSON_GetObjectItemCaseSensitive(j, "id")) : NULL;
+        const int *i = k ? idset_get(&at, k) : NULL;
+        if (i) {
+            const struct item *it = &items[*i];
+            const char *q = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "question"));
+            const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "mode"));
+            const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "policy"));
+            const char *r = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "repo_name"));
+            char *shown = id_shown(it->id);
+            if (it->question && q && strcmp(q, it->question)) {
+                snprintf(err, errlen, "%s:%d: the answer kept for id %s is to another question (\"%.80s\"; the input "
+                         "now asks \"%.80s\")", path, lineno, shown, q, it->question);
+                rc = -1;
+            } else if ((m && strcmp(m, mode)) || (p && strcmp(p, policy))) {
+                snprintf(err, errlen, "%s:%d: the answer kept for id %s was written by %s/%s; this run is %s/%s", path,
+                         lineno, shown, m ? m : mode, p ? p : policy, mode, policy);
+                rc = -1;
+            } else if (r && repo_name && strcmp(r, repo_name)) {
+                snprintf(err, errlen, "%s:%d: the answer kept for id %s is about repository '%s'; this run asks '%s'",
+                         path, lineno, shown, r, repo_name);
+                rc = -1;
+            }
+            free(shown);
+        }
+        free(k);
+        cJSON_Delete(j);
+        line = nl ? nl + 1 : NULL;
+    }
+    if (rc) {
+        size_t used = strlen(err);
+        snprintf(err + used, errlen - used, "; nothing was answered: give another --out, or remove the lines of the "
+                 "earlier run to answer those questions again");
+    }
+    idset_free(&at);
+    return rc;
 }
 
 /* The questions: a file, or standard input for "-" (a pipe such as
@@ -541,6 +592,7 @@ int cli_batch(const struct drqa_opts *o)
     free(text);
 
     struct idset done = {0};
+    char *kept = NULL;   /* what --out held */
     size_t skipped = 0, failed_before = 0;
     int usage = 0, rc = EXIT_OK;
     int jobs = o->jobs > 0 ? o->jobs : 1;
@@ -554,7 +606,7 @@ int cli_batch(const struct drqa_opts *o)
         rc = EXIT_USAGE;
         goto out;
     }
-    b.out = open_out(o->out, &done, err, sizeof err);
+    b.out = open_out(o->out, &done, &kept, err, sizeof err);
     if (b.out < 0) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         rc = EXIT_USAGE;
@@ -574,6 +626,13 @@ int cli_batch(const struct drqa_opts *o)
     if (engine_shared_open(o, &b.sh, &usage, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         rc = usage ? EXIT_USAGE : EXIT_FAIL;
+        goto out;
+    }
+    const char *root = engine_repo_abs(b.sh), *slash = strrchr(root, '/');
+    if (kept && check_resumed(o->out, kept, b.items, b.nitems, engine_mode_name(engine_mode_of(b.sh)),
+                              engine_policy_name(b.sh), slash && slash[1] ? slash + 1 : root, err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = EXIT_USAGE;
         goto out;
     }
     print_policy(o, b.sh);
@@ -620,6 +679,7 @@ out:
         rc = EXIT_FAIL;
     }
     idset_free(&done);
+    free(kept);
     for (size_t i = 0; i < b.nitems; i++) {
         cJSON_Delete(b.items[i].id);
         free(b.items[i].question);

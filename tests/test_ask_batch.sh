@@ -57,6 +57,30 @@ is "$(lines "$T/out2.jsonl" "[str(d['id']) for d in L]")" "['logout', '2', '3', 
    "only the missing id is answered, after a line cut short"
 is "$(grep -c 'cut short' "$T/out2.jsonl")" 0 "the cut-short line is gone, so every line is JSON"
 
+# resuming never keeps an answer for a question it does not answer: another
+# question under the same id, another mode or another repository is refused
+# before anything is answered, and the file is left as it was
+cp "$T/out1.jsonl" "$T/out4.jsonl"
+sed 's/when a user logs out?/when a user logs in?/' "$T/in.jsonl" >"$T/in4.jsonl"
+batch --batch "$T/in4.jsonl" --out "$T/out4.jsonl"
+is "$rc" 2 "resuming over the answer to another question under the same id: status 2"
+grep -qF "out4.jsonl:1: the answer kept for id \"logout\" is to another question (\"What happens to the session when a user logs out?\"; the input now asks \"What happens to the session when a user logs in?\"); nothing was answered: give another --out, or remove the lines of the earlier run to answer those questions again" "$T/err"
+ok $? "the message names the line, both questions and what to do: $(cat "$T/err")"
+cmp -s "$T/out1.jsonl" "$T/out4.jsonl"
+ok $? "the answers file is left as it was"
+batch --mode rag-window --batch "$T/in.jsonl" --out "$T/out4.jsonl"
+is "$rc" 2 "resuming over answers of another mode: status 2"
+grep -qF "out4.jsonl:1: the answer kept for id \"logout\" was written by mcts/offline; this run is rag-window/offline" "$T/err"
+ok $? "the message names both systems: $(cat "$T/err")"
+cp -R "$R" "$T/otherrepo"
+"$DRQA" --index "$T/other.sqlite" --no-progress --policy offline --quiet --batch "$T/in.jsonl" --out "$T/out4.jsonl" \
+    "$T/otherrepo" 2>"$T/err"
+is "$?" 2 "resuming over answers about another repository: status 2"
+grep -qF "is about repository 'pyrepo'; this run asks 'otherrepo'" "$T/err"
+ok $? "the message names both repositories: $(cat "$T/err")"
+cmp -s "$T/out1.jsonl" "$T/out4.jsonl"
+ok $? "the answers file is still as it was"
+
 # --jobs 2 gives the answers of --jobs 1
 batch --batch "$T/in.jsonl" --out "$T/out3.jsonl" --jobs 2 --transcript-dir "$T/tr"
 strip="sorted((str(d['id']), json.dumps({k: v for k, v in d.items() if k != 'wall_ms'}, sort_keys=True)) for d in L)"
