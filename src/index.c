@@ -395,8 +395,8 @@ static struct result *pool_pop(struct pool *P)
 /* ---- the writer --------------------------------------------------------------- */
 
 enum {
-    S_DEL_FTS, S_DEL_CHUNKS, S_DEL_SYMS, S_DEL_IMPORTS, S_DEL_EDGES, S_DEL_FILE,
-    S_INS_FILE, S_UPD_FILE, S_TOUCH_FILE, S_INS_SYM, S_INS_IMPORT, S_INS_EDGE, S_INS_CHUNK, S_INS_FTS,
+    S_DEL_FTS, S_DEL_CHUNKS, S_DEL_SYMS, S_DEL_IMPORTS, S_DEL_EDGES, S_DEL_EDGE_RUN, S_DEL_FILE,
+    S_INS_FILE, S_UPD_FILE, S_TOUCH_FILE, S_INS_SYM, S_INS_IMPORT, S_INS_EDGE, S_EDGE_RUN, S_INS_CHUNK, S_INS_FTS,
     S_INS_SKIP, S_COUNT
 };
 
@@ -405,7 +405,11 @@ static const char *const SQL[S_COUNT] = {
     [S_DEL_CHUNKS] = "DELETE FROM chunk_spans WHERE file_id = ?1",
     [S_DEL_SYMS] = "DELETE FROM symbols WHERE file_id = ?1",
     [S_DEL_IMPORTS] = "DELETE FROM imports WHERE file_id = ?1",
-    [S_DEL_EDGES] = "DELETE FROM edges WHERE src_file = ?1",
+    /* the file's run of edge ids; src_file too, so that a wrong run could
+     * only leave rows behind, never take another file's */
+    [S_DEL_EDGES] = "DELETE FROM edges WHERE id BETWEEN (SELECT lo FROM edge_runs WHERE file_id = ?1) AND "
+                    "(SELECT hi FROM edge_runs WHERE file_id = ?1) AND src_file = ?1",
+    [S_DEL_EDGE_RUN] = "DELETE FROM edge_runs WHERE file_id = ?1",
     [S_DEL_FILE] = "DELETE FROM files WHERE id = ?1",
     [S_INS_FILE] = "INSERT INTO files(path, lang, size, mtime_ns, hash, nlines, module, parse_errors, "
                    "decode_errors, ztext, tlen, ctime_ns, ino) "
@@ -420,6 +424,7 @@ static const char *const SQL[S_COUNT] = {
     [S_INS_IMPORT] = "INSERT INTO imports(file_id, line, module, name, alias, level) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [S_INS_EDGE] = "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_EDGE_RUN] = INDEX_EDGE_RUN_SQL,
     [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len, "
                     "name) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [S_INS_FTS] = "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
@@ -436,6 +441,7 @@ struct writer {
      * NULL: edges are inserted as they come, resolved later in place. */
     struct index_edges *pending;
     size_t pending_budget;       /* INDEX_PENDING_BUDGET */
+    struct index_edge_run run;   /* the edge ids of the file being written */
 };
 
 static int step(struct writer *w, int s, char *err, size_t errlen)
@@ -501,7 +507,36 @@ static int insert_edge(struct writer *w, int kind, long long file, long long src
     bind_text(st, 6, target_name);
     bind_id(st, 7, dst);
     bind_id(st, 8, dst_file);
-    return step(w, S_INS_EDGE, err, errlen);
+    if (step(w, S_INS_EDGE, err, errlen)) return -1;
+    if (index_edge_run_note(&w->run, w->st[S_EDGE_RUN], file, sqlite3_last_insert_rowid(w->db))) {
+        snprintf(err, errlen, "cannot write the index: %s", sqlite3_errmsg(w->db));
+        return -1;
+    }
+    return 0;
+}
+
+int index_edge_run_note(struct index_edge_run *r, sqlite3_stmt *upd, long long file, long long id)
+{
+    if (r->file == file && id == r->hi + 1) {
+        r->hi = id;
+        return 0;
+    }
+    if (index_edge_run_end(r, upd)) return -1;
+    r->file = file;
+    r->lo = r->hi = id;
+    return 0;
+}
+
+int index_edge_run_end(struct index_edge_run *r, sqlite3_stmt *upd)
+{
+    if (!r->file) return 0;
+    sqlite3_bind_int64(upd, 1, r->file);
+    sqlite3_bind_int64(upd, 2, r->lo);
+    sqlite3_bind_int64(upd, 3, r->hi);
+    int rc = sqlite3_step(upd);
+    sqlite3_reset(upd);
+    r->file = 0;
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* Inserts the kept edges, in their order, and keeps no more (the budget is spent). */
@@ -1627,6 +1662,10 @@ static int finish_write(struct update *U)
         resolved = 1;
     }
     if (U->w.pending && flush_pending(&U->w, U->err, U->errlen)) return -1;
+    if (index_edge_run_end(&U->w.run, U->w.st[S_EDGE_RUN])) {
+        snprintf(U->err, U->errlen, "cannot write the index: %s", sqlite3_errmsg(U->db));
+        return -1;
+    }
     U->t_resolve = now_ms();
     if (U->fresh && U->carry_from) carry_embeddings(U);
     if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "write");

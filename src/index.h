@@ -139,6 +139,22 @@ struct index_edges {
     size_t len, strcap;
 };
 
+/* Internal to the index family: the run of edge ids of the file being
+ * written, noted row by row and written to edge_runs (INDEX_EDGE_RUN_SQL,
+ * which widens a run already there) when the next file's rows start and
+ * at the end. */
+struct index_edge_run {
+    long long file, lo, hi;      /* file 0: none open */
+};
+#define INDEX_EDGE_RUN_SQL                                                                                     \
+    "INSERT INTO edge_runs(file_id, lo, hi) VALUES(?1, ?2, ?3) ON CONFLICT(file_id) DO UPDATE SET "              \
+    "lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)"
+/* Notes edge row id of file, writing the open run with upd when file is
+ * another one; index_edge_run_end writes the open run. 0, or -1 when upd
+ * failed (sqlite3_errmsg says why). */
+int index_edge_run_note(struct index_edge_run *r, sqlite3_stmt *upd, long long file, long long id);
+int index_edge_run_end(struct index_edge_run *r, sqlite3_stmt *upd);
+
 /* What edges.target stores for a target: NULL when it is its own last
  * component (target_name), as most calls are; readers take
  * coalesce(target, target_name). */

@@ -782,10 +782,15 @@ static void resolve_pending(struct repo *R, const struct index_edges *P, int kin
 static int insert_pending(sqlite3 *db, const struct index_edges *P, const long long *dst, const long long *dst_file,
                           char *err, size_t errlen)
 {
-    sqlite3_stmt *ins;
+    sqlite3_stmt *ins, *run_st;
     if (sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
                                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &ins, NULL))
         return fail(db, "edges", err, errlen);
+    if (sqlite3_prepare_v2(db, INDEX_EDGE_RUN_SQL, -1, &run_st, NULL)) {
+        sqlite3_finalize(ins);
+        return fail(db, "edges", err, errlen);
+    }
+    struct index_edge_run run = {0, 0, 0};
     int rc = 0;
     for (size_t i = 0; i < P->n && !rc; i++) {
         const struct index_edge *e = &P->v[i];
@@ -800,11 +805,15 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
         if (tn) sqlite3_bind_text(ins, 6, tn, -1, SQLITE_STATIC);
         if (d) sqlite3_bind_int64(ins, 7, d);
         if (df) sqlite3_bind_int64(ins, 8, df);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = fail(db, "edges", err, errlen);
+        if (sqlite3_step(ins) != SQLITE_DONE ||
+            index_edge_run_note(&run, run_st, e->file, sqlite3_last_insert_rowid(db)))
+            rc = fail(db, "edges", err, errlen);
         sqlite3_reset(ins);
         sqlite3_clear_bindings(ins);
     }
+    if (!rc && index_edge_run_end(&run, run_st)) rc = fail(db, "edges", err, errlen);
     sqlite3_finalize(ins);
+    sqlite3_finalize(run_st);
     return rc;
 }
 

@@ -104,11 +104,18 @@ static const char STORE_SCHEMA[] =
     ");\n"
     /* Edges are most of the index's rows (a call site each), so they carry
      * only the indexes a reader uses: a resolved edge is found by its
-     * destination, an unresolved one by the name it ends in (FindReferences),
-     * and a file's edges by file (incremental updates). */
+     * destination, an unresolved one by the name it ends in (FindReferences).
+     * A file's edges are inserted together, so their ids are a run, kept in
+     * edge_runs: an update deletes them by id range (and src_file), with no
+     * index on src_file. */
     "CREATE INDEX edges_dst ON edges(dst_id, kind) WHERE dst_id IS NOT NULL;\n"
-    "CREATE INDEX edges_file ON edges(src_file);\n"
+
     "CREATE INDEX edges_target ON edges(target_name, kind) WHERE dst_id IS NULL;\n"
+    "CREATE TABLE edge_runs(\n"
+    "  file_id INTEGER PRIMARY KEY,\n"     /* the source file */
+    "  lo INTEGER NOT NULL,\n"             /* the ids of its first and last edge rows */
+    "  hi INTEGER NOT NULL\n"
+    ");\n"
     /* A chunk's text is mostly a span of its file's text: it is kept as that
      * span (off, len: bytes of the file's text, after head: a method's class
      * header line) and text holds only what is made up (a class outline).

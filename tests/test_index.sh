@@ -58,14 +58,18 @@ is "$(q "$I" "SELECT count(*) FROM meta WHERE key IN ('indexed_at', 'drqa_versio
 # two edge lookups must find them (partial indexes serve only queries whose
 # WHERE implies theirs)
 is "$(q "$I" "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' ORDER BY name" | tr '\n' ' ')" \
-   "edges_dst edges_file edges_target " "a fresh index has the edges indexes, created after resolving"
+   "edges_dst edges_target " "a fresh index has the edges indexes, created after resolving"
 plan() { q "$I" "EXPLAIN QUERY PLAN $1" | tr '\n' ' '; }
 like "$(plan "SELECT line FROM edges WHERE kind = 0 AND dst_id = 1")" "USING INDEX edges_dst" \
    "callers of a definition are read through edges_dst"
 like "$(plan "SELECT line FROM edges WHERE kind = 0 AND dst_id IS NULL AND target_name = 'save'")" \
    "USING INDEX edges_target" "unresolved calls by name are read through edges_target"
-like "$(plan "DELETE FROM edges WHERE src_file = 3")" "USING INDEX edges_file" \
-   "a file's edges are deleted through edges_file"
+like "$(plan "DELETE FROM edges WHERE id BETWEEN (SELECT lo FROM edge_runs WHERE file_id = 3)
+              AND (SELECT hi FROM edge_runs WHERE file_id = 3) AND src_file = 3")" \
+   "SEARCH edges USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" "a file's edges are deleted by their run of ids"
+is "$(q "$I" "SELECT count(*) FROM edge_runs r JOIN (SELECT src_file, min(id) AS a, max(id) AS b, count(*) AS n
+              FROM edges GROUP BY src_file) e ON e.src_file = r.file_id WHERE e.a = r.lo AND e.b = r.hi")" \
+   "$(q "$I" "SELECT count(DISTINCT src_file) FROM edges")" "every file's edges are one run, recorded in edge_runs"
 
 is "$(q "$I" "SELECT start_line || '-' || end_line || '|' || body_line || '|' || signature || '|' || ifnull(decorators, '-') || '|' || docstring
               FROM symbols WHERE qualname = 'SessionBase.flush' AND kind = 'method'")" \
