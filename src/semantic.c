@@ -723,6 +723,28 @@ static float *remote_embed(const struct semantic_remote *r, const char *const *t
     return v;
 }
 
+/* The cached vectors of model for chunk texts the index no longer holds are
+ * kept for a text that comes back (a branch switched back, an edit undone),
+ * at most as many as the index has chunks (live): the oldest go first, so
+ * that a tree edited for months does not grow the cache without end. Best
+ * effort: a failure is logged. */
+static void prune_stale(sqlite3 *w, const char *model, size_t live)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(w, "DELETE FROM embeddings WHERE rowid IN (SELECT rowid FROM embeddings WHERE model = ?1 "
+                              "AND hash NOT IN (SELECT hash FROM chunk_spans) ORDER BY rowid LIMIT max(0, (SELECT "
+                              "count(*) FROM embeddings WHERE model = ?1 AND hash NOT IN (SELECT hash FROM "
+                              "chunk_spans)) - ?2))", -1, &st, NULL) != SQLITE_OK) {
+        log_msg("semantic: cannot prune the embeddings cache: %s", sqlite3_errmsg(w));
+        return;
+    }
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)live);
+    if (sqlite3_step(st) != SQLITE_DONE) log_msg("semantic: cannot prune the embeddings cache: %s", sqlite3_errmsg(w));
+    else if (sqlite3_changes(w)) log_msg("semantic: %d stale vectors of '%s' dropped", sqlite3_changes(w), model);
+    sqlite3_finalize(st);
+}
+
 /* Fills the cache's remote matrix: stored vectors by (hash, model) first, the
  * rest embedded in batches and stored. */
 static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct semantic_remote *r, char *err, size_t errlen)
@@ -816,6 +838,7 @@ static int remote_ensure(sqlite3 *db, struct semantic_cache *c, const struct sem
             free(v);
         }
         sqlite3_finalize(txt);
+        if (ins) prune_stale(w, r->model, c->n);
         sqlite3_finalize(ins);
         sqlx_writer_close(db, w);
         c->total_changes = sqlite3_total_changes(db);

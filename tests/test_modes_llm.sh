@@ -273,6 +273,39 @@ is "$(line "$T/emb2r.check" 6)" "[\"embeddings check\"] [\"$Q\"]" \
     "embeddings: after the rebuild no chunk is embedded again, only a check and the question"
 is "$(line "$T/emb2r.check" 1)" "$(line "$C" 1)" "embeddings: the same answer after the rebuild"
 
+# vectors of chunk texts the tree no longer has stay cached for a text that
+# comes back, at most as many as the index has chunks; the oldest go first
+churn() { $PYTHON3 -c 'import sys
+r = int(sys.argv[2])
+open(sys.argv[1], "w").write("".join("def churn_%03d():\n    \"\"\"Churn round %d, function %d.\"\"\"\n    return %d\n\n\n"
+                                     % (i, r, i, r * 1000 + i) for i in range(200)))' "$T/erepo/tinyweb/churn.py" "$1"; }
+# texts of churn round R the run NAME sent to the embeddings endpoint
+sent() { $PYTHON3 -c 'import json, sys
+n = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["path"].endswith("/embeddings"):
+        n += sum(("Churn round %s," % sys.argv[2]) in x for x in json.loads(r["body"])["input"])
+print(n)' "$T/$1.jsonl" "$2"; }
+sq() { sqlite3 "$index" "$1"; }
+for r in 1 2 3 4; do
+    churn $r
+    run "churn$r" $(emb "$port") --ask "$Q" "$T/erepo"
+done
+live=$(sq "SELECT count(*) FROM chunk_spans")
+stale=$(sq "SELECT count(*) FROM embeddings WHERE model = 'fake-embed' AND hash NOT IN (SELECT hash FROM chunk_spans)")
+is "$(cat "$T/churn4.rc") $(sent churn4 4)" "0 200" "embeddings cache: each churn round embeds its 200 new texts"
+# 600 stale written, at most $live kept: with fewer than 400 chunks all of round 1 goes
+ok "$([ "$live" -lt 400 ] && [ "$stale" -eq "$live" ]; echo $?)" \
+    "embeddings cache: stale vectors are kept up to the number of chunks ($stale stale, $live chunks; 600 written)"
+churn 3
+run churn3b $(emb "$port") --ask "$Q" "$T/erepo"
+is "$(sent churn3b 3)" 0 "embeddings cache: the newest stale vectors were kept (round 3 back: nothing embedded)"
+churn 1
+run churn1b $(emb "$port") --ask "$Q" "$T/erepo"
+is "$(sent churn1b 1)" 200 "embeddings cache: the oldest went first (round 1 back: embedded again)"
+rm "$T/erepo/tinyweb/churn.py"
+
 export DRQA_EMBED_KEY="$EKEY"
 run emb3 $(emb "$port") --ask "$Q" "$T/erepo3"
 unset DRQA_EMBED_KEY
