@@ -567,17 +567,25 @@ static void profiles(const char *logpath)
     is_int(fake_count(&g, "case:schema-refused two"), 1, "schema refused: remembered");
     llm_backend_free(b);
 
-    /* vLLM's xgrammar backend refusing the schema (numeric ranges in some
-     * versions): JSON in the text, not a failed run */
-    b = mk2("Qwen/Qwen2.5-Coder-7B-Instruct", 0, NULL);
-    int xrc = ask2(b, "case:xgrammar", 0, schema, &r);
-    is_int(xrc, LLM_OK, "xgrammar refused the schema: still a reply (%s)", r.error);
-    llm_reply_free(&r);
-    is_int(fake_count(&g, "case:xgrammar"), 2, "xgrammar refused the schema: sent again");
-    bd = body2("case:xgrammar");
-    ok(!has(bd, "response_format"), "xgrammar refused the schema: the retry has no response_format");
-    cJSON_Delete(bd);
-    llm_backend_free(b);
+    /* a server refusing the schema: JSON in the text, not a failed run.
+     * vLLM's xgrammar backend (numeric ranges in some versions); DeepSeek,
+     * which takes no json_schema ("This response_format type is unavailable
+     * now"; a config asking for it) */
+    static const struct { const char *model, *conf, *match; } schema_refusers[] = {
+        {"Qwen/Qwen2.5-Coder-7B-Instruct", NULL, "case:xgrammar"},
+        {"deepseek-chat", "profile.deepseek-chat.schema = json_schema\n", "case:deepseek-rf"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(schema_refusers); i++) {
+        const char *m = schema_refusers[i].match;
+        b = mk2(schema_refusers[i].model, 0, schema_refusers[i].conf);
+        is_int(ask2(b, m, 0, schema, &r), LLM_OK, "%s: the schema refused: still a reply (%s)", m, r.error);
+        llm_reply_free(&r);
+        is_int(fake_count(&g, m), 2, "%s: the schema refused: sent again", m);
+        bd = body2(m);
+        ok(!has(bd, "response_format"), "%s: the retry has no response_format", m);
+        cJSON_Delete(bd);
+        llm_backend_free(b);
+    }
 
     /* LM Studio takes structured output only as json_schema: a json_object
      * request (Magistral's profile, or json_mode = true) is sent again as a
@@ -605,16 +613,6 @@ static void profiles(const char *logpath)
         llm_reply_free(&r);
         llm_backend_free(b);
     }
-    /* DeepSeek takes no json_schema: "This response_format type is
-     * unavailable now" (a config asking for json_schema) */
-    b = mk2("deepseek-chat", 0, "profile.deepseek-chat.schema = json_schema\n");
-    is_int(ask2(b, "case:deepseek-rf", 0, schema, &r), LLM_OK, "deepseek json_schema refused: a reply (%s)", r.error);
-    llm_reply_free(&r);
-    is_int(fake_count(&g, "case:deepseek-rf"), 2, "deepseek json_schema refused: sent again");
-    bd = body2("case:deepseek-rf");
-    ok(!has(bd, "response_format"), "deepseek json_schema refused: the retry has no response_format");
-    cJSON_Delete(bd);
-    llm_backend_free(b);
 
     /* Alibaba's DashScope and ModelScope refuse a non-streaming call to a
      * model that thinks: sent again with enable_thinking false, which holds
