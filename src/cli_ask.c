@@ -499,11 +499,11 @@ static int open_out(const char *path, struct idset *done, char **kept, char *err
 }
 
 /* An earlier run's line for an id of this input must answer that id's
- * question, by the same mode and policy, in a repository of the same name:
+ * question, by the same mode, policy and model, in a repository of the same name:
  * else resuming would keep it as the answer to a question it does not
  * answer. 0, or -1 with err naming the line and what differs. */
 static int check_resumed(const char *path, const char *text, const struct item *items, size_t n, const char *mode,
-                         const char *policy, const char *repo_name, char *err, size_t errlen)
+                         const char *policy, const char *model, const char *repo_name, char *err, size_t errlen)
 {
     struct idset at = {0};
     for (size_t i = 0; i < n; i++) idset_add(&at, id_key(items[i].id), (int)i);
@@ -520,14 +520,16 @@ static int check_resumed(const char *path, const char *text, const struct item *
             const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "mode"));
             const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "policy"));
             const char *r = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "repo_name"));
+            const char *md = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "model"));
             char *shown = id_shown(it->id);
             if (it->question && q && strcmp(q, it->question)) {
                 snprintf(err, errlen, "%s:%d: the answer kept for id %s is to another question (\"%.80s\"; the input "
                          "now asks \"%.80s\")", path, lineno, shown, q, it->question);
                 rc = -1;
-            } else if ((m && strcmp(m, mode)) || (p && strcmp(p, policy))) {
-                snprintf(err, errlen, "%s:%d: the answer kept for id %s was written by %s/%s; this run is %s/%s", path,
-                         lineno, shown, m ? m : mode, p ? p : policy, mode, policy);
+            } else if ((m && strcmp(m, mode)) || (p && strcmp(p, policy)) || (md && model && strcmp(md, model))) {
+                snprintf(err, errlen, "%s:%d: the answer kept for id %s was written by %s/%s%s%s; this run is %s/%s%s%s",
+                         path, lineno, shown, m ? m : mode, p ? p : policy, md ? "/" : "", md ? md : "", mode, policy,
+                         model ? "/" : "", model ? model : "");
                 rc = -1;
             } else if (r && repo_name && strcmp(r, repo_name)) {
                 snprintf(err, errlen, "%s:%d: the answer kept for id %s is about repository '%s'; this run asks '%s'",
@@ -630,7 +632,8 @@ int cli_batch(const struct drqa_opts *o)
     }
     const char *root = engine_repo_abs(b.sh), *slash = strrchr(root, '/');
     if (kept && check_resumed(o->out, kept, b.items, b.nitems, engine_mode_name(engine_mode_of(b.sh)),
-                              engine_policy_name(b.sh), slash && slash[1] ? slash + 1 : root, err, sizeof err)) {
+                              engine_policy_name(b.sh), engine_model_name(b.sh), slash && slash[1] ? slash + 1 : root,
+                              err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         rc = EXIT_USAGE;
         goto out;

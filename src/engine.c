@@ -204,6 +204,10 @@ const char *engine_repo_abs(const struct engine_shared *sh) { return sh->repo_ab
 const char *engine_index_path(const struct engine_shared *sh) { return sh->index_path; }
 const char *engine_policy_name(const struct engine_shared *sh) { return sh->cfg.policy == POLICY_LLM ? "llm" : "offline"; }
 enum engine_mode engine_mode_of(const struct engine_shared *sh) { return sh->mode; }
+const char *engine_model_name(const struct engine_shared *sh)
+{
+    return sh->cfg.policy == POLICY_LLM ? sh->cfg.model : NULL;
+}
 
 int engine_open(const struct engine_shared *sh, struct engine **out, char *err, size_t errlen)
 {
@@ -535,6 +539,7 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     r->question = xstrdup(question ? question : "");
     r->mode = engine_mode_name(e->sh->mode);
     r->policy = engine_policy_name(e->sh);
+    r->model = engine_model_name(e->sh);
     const char *slash = strrchr(e->sh->repo_abs, '/');
     r->repo_name = slash && slash[1] ? slash + 1 : e->sh->repo_abs;
     index_provenance(e->db, r->commit, &r->dirty);
@@ -620,6 +625,7 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     }
     cJSON_AddStringToObject(o, "mode", r->mode ? r->mode : "mcts");
     cJSON_AddStringToObject(o, "policy", r->policy ? r->policy : "offline");
+    if (r->model) cJSON_AddStringToObject(o, "model", r->model);
     if (r->repo_name) cJSON_AddStringToObject(o, "repo_name", r->repo_name);
     else cJSON_AddNullToObject(o, "repo_name");
     cJSON_AddNumberToObject(o, "iterations", r->iterations);

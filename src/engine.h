@@ -92,6 +92,8 @@ void engine_shared_free(struct engine_shared *sh);   /* accepts NULL */
 /* The line saying which policy answers (config_describe). */
 const char *engine_policy_line(const struct engine_shared *sh);
 const char *engine_policy_name(const struct engine_shared *sh);
+/* The llm policy's chat model, or NULL with the offline policy. */
+const char *engine_model_name(const struct engine_shared *sh);
 enum engine_mode engine_mode_of(const struct engine_shared *sh);
 
 /* One per thread. Returns 0, or -1 with a message. */
@@ -104,6 +106,7 @@ struct engine_result {
     struct evidence cites;     /* most important first, verified, with text */
     struct evidence evidence;  /* what the answer was drawn from, with text */
     const char *mode, *policy; /* static strings */
+    const char *model;         /* the llm policy's chat model (borrowed from the engine); NULL offline */
     const char *repo_name;     /* the repository directory's own name (borrowed from the engine) */
     char commit[41];           /* HEAD's commit the index describes ("" outside git) */
     int dirty;                 /* ... and the indexed files differed from it */
@@ -133,8 +136,10 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
 
 /* The batch line: {"id","question","answer","citations":[{"path",
  * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
- * "text"}],"mode","policy","repo_name","iterations","tokens":{"input",
+ * "text"}],"mode","policy",["model"],"repo_name","iterations","tokens":{"input",
  * "output"},"usage","wall_ms","stop_reason","fallback_steps","failed_steps","commit","dirty","error"};
+ * model is the llm policy's chat model (absent offline), so that --report
+ * and --judge tell the answers of two models apart;
  * commit and dirty are the index's provenance (null outside git);
  * usage (only with a model, mcts) is the per-role ledger of llm_usage_json,
  * cost included; stop_reason is null and the counts 0 outside mcts. evidence is the cited spans with their text

@@ -188,6 +188,20 @@ is "$(line "$C" 8)" "False" "direct: the request carries no repository text"
 is "$(line "$C" 7)" "0" "direct: temperature 0"
 is "$(line "$C" 5)" "$(line "$C" 6)" "direct: the batch line has the tokens the server reported"
 
+is "$($PYTHON3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["policy"], d.get("model"))' "$T/direct.json")" \
+    "llm fake-model" "direct: the batch line names the chat model (so --report tells two models apart)"
+# resuming a --batch output written with another model is refused, the file unchanged
+printf '{"id": "m1", "question": "%s"}\n' "$Q" >"$T/mq.jsonl"
+"$DRQA" --quiet $(llm) --mode direct --batch "$T/mq.jsonl" --out "$T/mout.jsonl" "$T/repo" 2>/dev/null
+cp "$T/mout.jsonl" "$T/mout.before"
+"$DRQA" --quiet --policy llm --api-base "http://127.0.0.1:$port/v1" --model other-model --mode direct \
+    --batch "$T/mq.jsonl" --out "$T/mout.jsonl" "$T/repo" 2>"$T/mout.err"
+is "$?" 2 "batch: resuming the answers of another model: status 2"
+grep -qF "mout.jsonl:1: the answer kept for id \"m1\" was written by direct/llm/fake-model; this run is direct/llm/other-model" "$T/mout.err"
+ok $? "batch: the message names both models: $(cat "$T/mout.err")"
+cmp -s "$T/mout.before" "$T/mout.jsonl"
+ok $? "batch: the answers file is left as it was"
+
 # ---------------------------------------------------------- rag-function
 run ragf $(llm) --mode rag-function --ask "$Q" "$T/repo"
 checks ragf ragf "$T/repo"
