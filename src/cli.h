@@ -8,6 +8,8 @@
 
 #include "opts.h"
 
+#include <stddef.h>
+
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 int cli_index_only(const struct drqa_opts *o);   /* cli_index.c */
@@ -18,5 +20,13 @@ int cli_show_profile(const struct drqa_opts *o);  /* --show-profile */
 int cli_judge(const struct drqa_opts *o);
 int cli_report(const struct drqa_opts *o);
 int ui_run(const struct drqa_opts *o);           /* ui/: the curses front end, also --replay */
+
+/* cli_out.c: opens a JSONL output file (--batch answers, --judge scores) for
+ * appending, creating it, with what it holds in *text (malloc'd, at most max
+ * bytes read). A last line without its newline is a line an interrupted run
+ * cut short, unless it is a whole JSON object with an "id": a partial one is
+ * cut off and stderr says so ("its <again> again"), a whole one gets its
+ * newline. Returns the descriptor, or -1 with err. */
+int cli_open_jsonl_out(const char *path, size_t max, const char *again, char **text, char *err, size_t errlen);
 
 #endif

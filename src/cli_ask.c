@@ -453,51 +453,6 @@ static void *job_main(void *arg)
     return NULL;
 }
 
-/* Opens OUT for appending and reads the ids it holds into done. A last line
- * without its newline is a line cut short by an interrupted run unless it
- * is a whole JSON object with an id: such a partial line is cut off (and
- * said so on stderr), so that its question is answered again and --report
- * reads the file; a whole one gets its newline. Returns the descriptor, or
- * -1 with err set; *text receives what the file holds (malloc'd). */
-static int open_out(const char *path, struct idset *done, char **kept, char *err, size_t errlen)
-{
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot write the output file '%s': %s; give a writable path", path, strerror(errno));
-        return -1;
-    }
-    size_t len = 0;
-    char *text = read_fd(fd, BATCH_MAX_INPUT, &len);
-    if (!text) {
-        snprintf(err, errlen, "cannot read the output file '%s' to resume: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    if (len && text[len - 1] != '\n') {
-        char *nl = strrchr(text, '\n');
-        size_t keep = nl ? (size_t)(nl - text) + 1 : 0;
-        cJSON *j = cJSON_Parse(text + keep);
-        char *k = cJSON_IsObject(j) ? id_key(cJSON_GetObjectItemCaseSensitive(j, "id")) : NULL;
-        int whole = k != NULL;
-        free(k);
-        cJSON_Delete(j);
-        if (whole ? write_all(fd, "\n", 1) : ftruncate(fd, (off_t)keep)) {
-            snprintf(err, errlen, "cannot repair the last line of '%s': %s", path, strerror(errno));
-            free(text);
-            close(fd);
-            return -1;
-        }
-        if (!whole) {
-            fprintf(stderr, "drqa-tui: %s: dropped a partial last line (%zu bytes, left by an interrupted run); its "
-                    "question is answered again\n", path, len - keep);
-            text[keep] = 0;
-        }
-    }
-    done_ids(text, done);
-    *kept = text;
-    return fd;
-}
-
 /* An earlier run's line for an id of this input must answer that id's
  * question, by the same mode, policy and model, in a repository of the same name:
  * else resuming would keep it as the answer to a question it does not
@@ -608,7 +563,8 @@ int cli_batch(const struct drqa_opts *o)
         rc = EXIT_USAGE;
         goto out;
     }
-    b.out = open_out(o->out, &done, &kept, err, sizeof err);
+    b.out = cli_open_jsonl_out(o->out, BATCH_MAX_INPUT, "question is answered", &kept, err, sizeof err);
+    if (b.out >= 0) done_ids(kept, &done);
     if (b.out < 0) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         rc = EXIT_USAGE;

@@ -35,7 +35,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,10 +251,10 @@ static int same_scores(const cJSON *line, const struct eval_answer *a, const str
     return 1;
 }
 
-/* Opens the scores file for appending. What it holds already must be the
- * scores of the first answers, in order, by the same judges (what a run
- * stopped part way leaves): those answers are not judged again (*kept). A
- * last line cut short by a kill is cut off first. Anything else (other
+/* Opens the scores file for appending (cli_open_jsonl_out: a last line cut
+ * short by a kill is cut off). What it holds already must be the scores of
+ * the first answers, in order, by the same judges (what a run stopped part
+ * way leaves): those answers are not judged again (*kept). Anything else (other
  * answers, other judges, not scores) is an error and the file is left as
  * it was. Returns the descriptor, or -1 with err (*usage: bad input). The
  * kept lines' counts are added to run's. */
@@ -264,24 +263,10 @@ static int open_scores(const char *path, const struct eval_answers *answers, con
 {
     *kept = 0;
     *usage = 0;
-    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot write '%s': %s; check the directory and its permissions", path,
-                 strerror(errno));
-        return -1;
-    }
-    size_t len = 0;
-    char *text = read_fd(fd, (size_t)1 << 31, &len);
-    if (!text) {
-        snprintf(err, errlen, "cannot read '%s' to resume: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    size_t whole = len, n = 0;
-    if (len && text[len - 1] != '\n') {   /* a last line cut short */
-        char *nl = strrchr(text, '\n');
-        whole = nl ? (size_t)(nl - text) + 1 : 0;
-    }
+    char *text;
+    int fd = cli_open_jsonl_out(path, (size_t)1 << 31, "answer is judged", &text, err, errlen);
+    if (fd < 0) return -1;
+    size_t whole = strlen(text), n = 0;
     int lineno = 0, bad = 0;
     for (size_t at = 0; at < whole && !bad;) {
         char *nl = memchr(text + at, '\n', whole - at);
@@ -313,26 +298,15 @@ static int open_scores(const char *path, const struct eval_answers *answers, con
         if (!bad) n++;
         at = end + 1;
     }
+    free(text);
     if (bad) {
         size_t used = strlen(err);
         snprintf(err + used, errlen - used, "; the file is left as it is: give another --out, or remove it to "
                  "score again");
         *usage = 1;
-        free(text);
         close(fd);
         return -1;
     }
-    if (whole < len) {
-        if (ftruncate(fd, (off_t)whole) != 0) {
-            snprintf(err, errlen, "cannot cut the partial last line of '%s': %s", path, strerror(errno));
-            free(text);
-            close(fd);
-            return -1;
-        }
-        fprintf(stderr, "drqa-tui: %s: dropped a partial last line (%zu bytes, left by an interrupted run); its "
-                "answer is judged again\n", path, len - whole);
-    }
-    free(text);
     *kept = n;
     return fd;
 }
