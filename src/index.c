@@ -422,8 +422,7 @@ static const char *const SQL[S_COUNT] = {
                   "signature, decorators, docstring, bases, is_async) "
                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [S_INS_IMPORT] = "INSERT INTO imports(file_id, line, module, name, alias, level) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-    [S_INS_EDGE] = "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_INS_EDGE] = INDEX_EDGE_INSERT_SQL,
     [S_EDGE_RUN] = INDEX_EDGE_RUN_SQL,
     [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len, "
                     "name) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",

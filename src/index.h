@@ -146,6 +146,11 @@ struct index_edges {
 struct index_edge_run {
     long long file, lo, hi;      /* file 0: none open */
 };
+/* An edge row, bound as kind, src_file, src_id, line, target
+ * (index_edge_target), target_name, dst_id, dst_file. */
+#define INDEX_EDGE_INSERT_SQL                                                                                  \
+    "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "                   \
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 #define INDEX_EDGE_RUN_SQL                                                                                     \
     "INSERT INTO edge_runs(file_id, lo, hi) VALUES(?1, ?2, ?3) ON CONFLICT(file_id) DO UPDATE SET "              \
     "lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)"

@@ -783,8 +783,7 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
                           char *err, size_t errlen)
 {
     sqlite3_stmt *ins, *run_st;
-    if (sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
-                               "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &ins, NULL))
+    if (sqlite3_prepare_v2(db, INDEX_EDGE_INSERT_SQL, -1, &ins, NULL))
         return fail(db, "edges", err, errlen);
     if (sqlite3_prepare_v2(db, INDEX_EDGE_RUN_SQL, -1, &run_st, NULL)) {
         sqlite3_finalize(ins);

@@ -47,10 +47,9 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
         cJSON_AddStringToObject(rf, "type", "json_schema");
         cJSON *js = cJSON_AddObjectToObject(rf, "json_schema");
         cJSON_AddStringToObject(js, "name", req->schema && req->schema_name ? req->schema_name : "reply");
-        cJSON *any = cJSON_CreateObject();
-        cJSON_AddStringToObject(any, "type", "object");
-        cJSON_AddItemToObject(js, "schema", req->schema ? cJSON_Duplicate(req->schema, 1) : any);
-        if (req->schema) cJSON_Delete(any);
+        cJSON *sch = req->schema ? cJSON_Duplicate(req->schema, 1) : cJSON_CreateObject();
+        if (!req->schema) cJSON_AddStringToObject(sch, "type", "object");
+        cJSON_AddItemToObject(js, "schema", sch);
         cJSON_AddBoolToObject(js, "strict", 0);
     } else if (mode != LLM_SCHEMA_NONE && (req->schema || req->json_mode)) {
         cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
