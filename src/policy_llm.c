@@ -472,6 +472,12 @@ static void account(struct llm_policy *p, enum llm_role role, const struct llm_r
     }
 }
 
+/* The model a role talks to: its own (model.ROLE) or the main one. */
+static struct llm_backend *backend_of(const struct llm_policy *p, enum llm_role role)
+{
+    return p->cfg.role_backend[role] ? p->cfg.role_backend[role] : p->cfg.backend;
+}
+
 /*
  * One role call with structured output. The role's static text goes out as
  * the system prompt and the prompt as one user message (after
@@ -516,7 +522,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         struct llm_reply rep;
         memset(&rep, 0, sizeof rep);
         int64_t t0 = now_ms();
-        int crc = llm_chat(p->cfg.role_backend[role] ? p->cfg.role_backend[role] : p->cfg.backend, &req, &rep, NULL);
+        int crc = llm_chat(backend_of(p, role), &req, &rep, NULL);
         pthread_mutex_lock(&p->lock);
         p->model_ms += now_ms() - t0;
         p->calls++;
@@ -1438,7 +1444,7 @@ static int ask_role(struct llm_policy *p, struct role_call *rc, role_render rend
 {
     int r = -1;
     rc->why = CALL_FAIL_TRANSIENT;
-    const struct llm_backend *b = p->cfg.role_backend[rc->role] ? p->cfg.role_backend[rc->role] : p->cfg.backend;
+    const struct llm_backend *b = backend_of(p, rc->role);
     for (int shrink = 0; shrink < 2; shrink++) {
         struct llm_policy_caps c = caps_for(p, shrink);
         free(rc->prompt);
