@@ -324,7 +324,14 @@ static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, c
         chunk_file(r->text, r->textlen, &r->pr, j->sf->path, r->module, &r->chunks);
     }
     /* compressed here, on this parser thread, so that the one writer only
-     * stores it; the chunks hold their own copies of what they need */
+     * stores it; the chunks hold their own copies of what they need, and a
+     * made-up chunk text (a class outline) is packed against the file's
+     * lines it is made of (ztext_ref_pack) */
+    for (size_t i = 0; i < r->chunks.n; i++) {
+        struct chunk *c = &r->chunks.v[i];
+        if (!c->span)
+            c->packed = ztext_ref_pack(zp, r->text + c->off, c->len, c->text, strlen(c->text), &c->packed_len);
+    }
     r->ztext = ztext_pack_with(zp, r->text, r->textlen, &r->zlen);
     free(r->text);
     r->text = NULL;
@@ -727,8 +734,10 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
             if (c->headlen) sqlite3_bind_text(st, 8, c->text, (int)c->headlen, SQLITE_STATIC);
             sqlite3_bind_int64(st, 9, (long long)c->off);
             sqlite3_bind_int64(st, 10, (long long)c->len);
-        } else {
-            sqlite3_bind_text(st, 6, c->text, -1, SQLITE_STATIC);
+        } else {   /* made up of the lines [off, off + len): packed against them */
+            sqlite3_bind_blob64(st, 6, c->packed, c->packed_len, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 9, (long long)c->off);
+            sqlite3_bind_int64(st, 10, (long long)c->len);
         }
         sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
         if (!c->name_derived) sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);

@@ -201,6 +201,10 @@ static void chunk_class(const struct lines *L, const struct parse_result *pr, in
         add_lines(L, line, cls->end_line, &text);
     }
     struct chunk *c = new_chunk(out);
+    size_t s, e;
+    span_of(L, cls->start_line, cls->end_line, &s, &e);
+    c->off = s;   /* the outline's reference: the class's lines */
+    c->len = e - s;
     c->sym = ci;
     c->kind = "class";
     c->start_line = cls->start_line;
@@ -293,6 +297,7 @@ void chunk_list_free(struct chunk_list *l)
         free(l->v[i].fts_doc);
         free(l->v[i].fts_body);
         free(l->v[i].fts_path);
+        free(l->v[i].packed);
     }
     free(l->v);
     memset(l, 0, sizeof *l);

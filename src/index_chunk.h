@@ -22,9 +22,13 @@ struct chunk {
     char *text;            /* context header + code */
     /* span: text is its first headlen bytes (a method's class header line and
      * a line break, or nothing) followed by the file's decoded bytes
-     * [off, off + len); else text is made up (a class outline) */
+     * [off, off + len); else text is made up (a class outline) of lines of
+     * the bytes [off, off + len) (the class's), which it is stored packed
+     * against (packed: ztext.h's ztext_ref_pack, by the indexer) */
     int span;
     size_t headlen, off, len;
+    unsigned char *packed;
+    size_t packed_len;
     char hash[17];         /* hash64 hex of text */
     char *fts_name, *fts_doc, *fts_body, *fts_path;  /* tok_terms of each FTS column */
     /* fts_name is the terms of the chunk's symbol's qualified name and the

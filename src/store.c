@@ -20,6 +20,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A chunk's text, of chunk_spans c and its file's row f (NULL when there
+ * is none): its head and span, or its made-up text unpacked against its span
+ * and checked against its hash (store_text.h); a made-up text stored as text
+ * (which the indexer does not write) is given as it is */
+#define CHUNK_SPAN_SQL \
+    "coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len), drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len))"
+#define CHUNK_TEXT_SQL \
+    "CASE WHEN c.text IS NULL THEN coalesce(c.head, '') || " CHUNK_SPAN_SQL "\n" \
+    "      WHEN typeof(c.text) = 'text' THEN c.text ELSE drqa_outline(c.text, " CHUNK_SPAN_SQL ", c.hash) END"
+
 static const char STORE_SCHEMA[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);\n"
     "CREATE TABLE files(\n"
@@ -118,9 +128,10 @@ static const char STORE_SCHEMA[] =
     ");\n"
     /* A chunk's text is mostly a span of its file's text: it is kept as that
      * span (off, len: bytes of the file's text, after head: a method's class
-     * header line) and text holds only what is made up (a class outline).
-     * Read chunks through the view below, which puts the text together; write
-     * chunk_spans. */
+     * header line). A text that is made up (a class outline) is kept in text,
+     * packed against the span it is made of (ztext.h's ztext_ref_pack: its
+     * lines cost a few bytes each). Read chunks through the view below, which
+     * puts the text together (CHUNK_TEXT_SQL); write chunk_spans. */
     "CREATE TABLE chunk_spans(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  file_id INTEGER NOT NULL,\n"
@@ -131,7 +142,7 @@ static const char STORE_SCHEMA[] =
     "  head TEXT,\n"                      /* text before the span, NULL for none */
     "  off INTEGER,\n"                    /* the span: byte offset in the file's text ... */
     "  len INTEGER,\n"                    /* ... and its length in bytes */
-    "  text TEXT,\n"                      /* the whole text when it is no span, else NULL */
+    "  text BLOB,\n"                      /* a made-up text, packed (or as text); NULL for a span */
     "  hash TEXT NOT NULL,\n"             /* of the text: the embedding cache key */
     /* the FTS name terms (chunks_fts.name) where chunks_fts_src cannot derive
      * them from the symbol and the file (index_chunk.h, name_derived) */
@@ -144,8 +155,7 @@ static const char STORE_SCHEMA[] =
      * the file's row: store_text.h) */
     "CREATE VIEW chunks(id, file_id, symbol_id, kind, start_line, end_line, text, hash) AS\n"
     "  SELECT c.id, c.file_id, c.symbol_id, c.kind, c.start_line, c.end_line,\n"
-    "    coalesce(c.text, coalesce(c.head, '') || coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len),\n"
-    "      drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len))),\n"
+    "    " CHUNK_TEXT_SQL ",\n"
     "    c.hash\n"
     "  FROM chunk_spans c LEFT JOIN files f ON f.id = c.file_id;\n"
     /* Pre-tokenised with tok_terms(): name = qualified name terms, doc = docstring
@@ -162,8 +172,7 @@ static const char STORE_SCHEMA[] =
     "  SELECT c.id, coalesce(c.name, drqa_terms(CASE WHEN c.symbol_id IS NULL THEN f.module\n"
     "      ELSE s.qualname || coalesce(' ' || nullif(f.module, ''), '') END)), drqa_terms(s.docstring),\n"
     /* the text of chunks, as the view chunks puts it together */
-    "    drqa_terms(coalesce(c.text, coalesce(c.head, '') || coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len),\n"
-    "      drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len)))),\n"
+    "    drqa_terms(" CHUNK_TEXT_SQL "),\n"
     "    drqa_terms(f.path)\n"
     "  FROM chunk_spans c JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id;\n"
     "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, doc, body, path, content = 'chunks_fts_src',\n"

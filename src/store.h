@@ -24,8 +24,10 @@
  *   dirs                      directory listings kept by the walk between updates
  *   symbols                   classes, functions, methods, module-level variables
  *   imports                   import statements, resolved to repo files where possible
- *   edges                     calls / inherits / imports / contains relations
- *   chunk_spans + chunks_fts  retrieval units (as spans of their file's text) and
+ *   edges                     calls and inherits relations (imports: the imports
+ *                             table; contains: symbols.parent_id)
+ *   chunk_spans + chunks_fts  retrieval units (as spans of their file's text, a
+ *                             class outline packed against its span) and
  *                             their code-aware FTS5 terms; the view chunks puts
  *                             each unit's text together. chunks_fts keeps only
  *                             its index: its content is the view chunks_fts_src,
@@ -44,7 +46,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 #define STORE_APPLICATION_ID 0x44525141   /* "DRQA" */
 
 /* What is at an index path, found without writing to it. */

@@ -12,13 +12,18 @@
 #include <string.h>
 
 /* The message of a damaged stored text: what is wrong and what to do. */
-static void damaged(sqlite3_context *cx, const char *why)
+static void damaged_what(sqlite3_context *cx, const char *what, const char *why)
 {
-    char *m = sqlite3_mprintf("the index holds a damaged file text (%s); run drqa-tui --index-only --check on the "
-                              "repository to rebuild the index", why);
+    char *m = sqlite3_mprintf("the index holds a damaged %s (%s); run drqa-tui --index-only --check on the "
+                              "repository to rebuild the index", what, why);
     if (m) sqlite3_result_error(cx, m, -1);
     else sqlite3_result_error_nomem(cx);
     sqlite3_free(m);
+}
+
+static void damaged(sqlite3_context *cx, const char *why)
+{
+    damaged_what(cx, "file text", why);
 }
 
 /* Whether tlen can be the length of a text stored in zl bytes; else why not. */
@@ -223,8 +228,43 @@ static void load_span_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
     free(owned);
 }
 
+/* drqa_outline(packed, ref, hash): a chunk text packed against ref (its
+ * file's bytes, ztext.h's ztext_ref_pack), checked against the chunk's hash;
+ * NULL when ref is (no file row) */
+static void outline_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
+    const void *z = sqlite3_value_blob(argv[0]);
+    size_t zl = (size_t)sqlite3_value_bytes(argv[0]);
+    const char *ref = (const char *)sqlite3_value_text(argv[1]);
+    size_t rl = (size_t)sqlite3_value_bytes(argv[1]);
+    const char *hash = (const char *)sqlite3_value_text(argv[2]);
+    if ((!z && zl) || (!ref && rl)) {
+        sqlite3_result_error_nomem(cx);
+        return;
+    }
+    char why[200], *t;
+    size_t n;
+    if (ztext_ref_unpack(z ? z : "", zl, ref ? ref : "", rl, &t, &n, why, sizeof why)) {
+        damaged_what(cx, "chunk text", why);
+        return;
+    }
+    char h[17];
+    hash64_hex(hash64(t, n), h);
+    if (!hash || strcmp(h, hash) != 0) {
+        free(t);
+        damaged_what(cx, "chunk text", "it does not read back as it was stored");
+        return;
+    }
+    sqlite3_result_text64(cx, t, n, free, SQLITE_UTF8);
+}
+
 int store_text_register(sqlite3 *db)
 {
+    int rc0 = sqlite3_create_function(db, "drqa_outline", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                      NULL, outline_fn, NULL, NULL);
+    if (rc0 != SQLITE_OK) return rc0;
     int rc = sqlite3_create_function(db, "drqa_text", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                      text_fn, NULL, NULL);
     if (rc != SQLITE_OK) return rc;
@@ -285,6 +325,20 @@ int store_text_check_all(sqlite3 *db, char *detail, size_t detaillen)
     }
     free(buf);
     sqlite3_finalize(st);
+    /* the packed chunk texts, each unpacked and checked against its hash
+     * (through the view, whose functions db may not have yet) */
+    if (sound && (store_text_register(db) != SQLITE_OK || sqlite3_prepare_v2(db, "SELECT count(length(text)) FROM chunks WHERE id IN "
+                                        "(SELECT id FROM chunk_spans WHERE text IS NOT NULL)", -1, &st, NULL) != SQLITE_OK)) {
+        if (detail && detaillen) snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
+        return 0;
+    }
+    if (sound) {
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            if (detail && detaillen) snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
+            sound = 0;
+        }
+        sqlite3_finalize(st);
+    }
     return sound;
 }
 

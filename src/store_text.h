@@ -13,6 +13,10 @@
  *                                          second gives them from a kept text,
  *                                          NULL when it is not kept, without
  *                                          reading the file's row
+ *   drqa_outline(packed, ref, hash)        a made-up chunk text (a class
+ *                                          outline) packed against ref, its
+ *                                          span (ztext.h), checked against
+ *                                          the chunk's hash
  *
  * Texts are kept per connection by file id and content hash, the last few
  * read (STORE_TEXT_KEEP files, STORE_TEXT_KEEP_BYTES at most but always the
@@ -33,8 +37,9 @@
 /* Registers the functions above on db. SQLITE_OK or sqlite's error code. */
 int store_text_register(sqlite3 *db);
 
-/* 1 when every file text of db (an index of the current schema) reads back
- * whole, else 0 with the first damaged file, or sqlite's complaint, in detail. */
+/* 1 when every file text and packed chunk text of db (an index of the
+ * current schema) reads back whole, else 0 with the first damaged one, or
+ * sqlite's complaint, in detail. */
 int store_text_check_all(sqlite3 *db, char *detail, size_t detaillen);
 
 #endif

@@ -46,6 +46,23 @@ unsigned char *ztext_pack_with(struct ztext_packer *p, const char *text, size_t 
  * other bytes, its CRC-32 or length wrong, or giving another length than len. */
 int ztext_unpack(const void *z, size_t zlen, char *out, size_t len, char *err, size_t errlen);
 
+/* A text made mostly of another's lines (a class outline of the class's
+ * source lines: index_chunk.h) is kept packed against that reference text:
+ * its length (4 bytes, little-endian) and then a raw deflate stream (RFC
+ * 1951) whose preset dictionary is the reference's last ZTEXT_REF_WINDOW
+ * bytes, so that a line it repeats costs a few bytes. It reads back only
+ * with the same reference; a reader checks what it gets (the chunk's hash
+ * does, store_text.c). ztext_ref_pack uses p's second stream (set up on its
+ * first use); p may be NULL for a stream of the call's own. */
+#define ZTEXT_REF_WINDOW 32768
+unsigned char *ztext_ref_pack(struct ztext_packer *p, const char *ref, size_t reflen, const char *text, size_t len,
+                              size_t *zlen);
+/* The text of z[0..zlen) packed against ref: a malloc'd copy with a NUL
+ * after it in *out and its length in *len, and 0; or -1 with err saying what
+ * is wrong (nothing allocated). */
+int ztext_ref_unpack(const void *z, size_t zlen, const char *ref, size_t reflen, char **out, size_t *len, char *err,
+                     size_t errlen);
+
 /* Whether len bytes can be the text of a stream of zlen bytes: deflate
  * expands no byte of its stream into more than 258 (1032 per input byte at
  * most, counting the stream's own bits); a length past that is damage, and

@@ -4,7 +4,8 @@
 The index keeps each file's text as a gzip stream (files.ztext, its length in
 files.tlen; src/ztext.h), read through drqa_text(ztext, tlen) or
 drqa_file_text(id, hash, ztext, tlen), and the view chunks puts chunk texts
-together with drqa_cached_span and drqa_load_span (src/store_text.h). The
+together with drqa_cached_span and drqa_load_span, and unpacks a class
+outline, kept packed against its span, with drqa_outline (src/store_text.h). The
 sqlite3 shell lacks them; this module gives a Python connection the same
 functions, keeping no texts. (drqa_terms, which chunks_fts_src calls, is the
 program's tokenizer and is not here.)
@@ -24,6 +25,16 @@ def unpack(z, n):
     t = d.decompress(z) + d.flush()
     if not d.eof or d.unused_data or len(t) != n:
         raise ValueError("damaged file text")
+    return t
+
+
+def unpack_ref(z, ref):
+    """A text packed against ref (src/ztext.h: ztext_ref_pack), as bytes."""
+    n = int.from_bytes(z[:4], "little")
+    d = zlib.decompressobj(-15, zdict=bytes(ref[-32768:])) if ref else zlib.decompressobj(-15)
+    t = d.decompress(z[4:]) + d.flush()
+    if not d.eof or d.unused_data or len(t) != n:
+        raise ValueError("damaged chunk text")
     return t
 
 
@@ -47,6 +58,8 @@ def register(db):
     db.create_function("drqa_file_text", 4, lambda fid, h, z, n: text(z, n))
     db.create_function("drqa_load_span", 6, load_span)
     db.create_function("drqa_cached_span", 4, lambda fid, h, off, ln: None)
+    db.create_function("drqa_outline", 3,
+                       lambda z, ref, h: None if ref is None else unpack_ref(z, ref).decode("utf-8"))
 
 
 def connect(path):

@@ -169,8 +169,14 @@ for text, h in db.execute("SELECT text, hash FROM chunks"):
         v = ((v ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     bad += "%016x" % v != h
 print(bad)' "$I")" "0" "chunk hashes are hash64 of their text"
-is "$(q "$I" "SELECT kind || ':' || count(*) FROM chunk_spans WHERE text IS NOT NULL GROUP BY kind" | tr '\n' ' ')" \
-   "class:16 " "only class outlines store their text; every other chunk is a span of its file's text"
+is "$(q "$I" "SELECT kind || ':' || typeof(text) || ':' || count(*) FROM chunk_spans WHERE text IS NOT NULL
+              GROUP BY kind, typeof(text)" | tr '\n' ' ')" \
+   "class:blob:16 " "only class outlines store their text, packed; every other chunk is a span of its file's text"
+packed=$(q "$I" "SELECT sum(length(text)) FROM chunk_spans WHERE text IS NOT NULL")
+plain=$(qt "$I" "SELECT sum(length(CAST(text AS BLOB))) FROM chunks WHERE kind = 'class'")
+echo "# class outlines: $plain bytes, $packed packed"
+test "$((packed * 4))" -lt "$plain"
+ok $? "packed against their classes' lines, the outlines take less than a quarter of their bytes"
 
 # ---- an index of an older schema is rebuilt, with a message -----------------------------
 cp "$I" "$T/idx/old.sqlite"

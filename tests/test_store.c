@@ -44,6 +44,27 @@ static void put_text(sqlite3 *db, int id, const char *path, const char *hash, co
 
 /* The first column of sql's first row as a malloc'd string ("(null)" for
  * NULL); NULL when the statement fails, with sqlite's message in err. */
+/* chunk id of file fid: the made-up text packed against ref, the file's bytes [off, off + len) */
+static void put_outline(sqlite3 *db, int id, int fid, const char *text, const char *ref, size_t off, size_t len)
+{
+    size_t zl;
+    unsigned char *z = ztext_ref_pack(NULL, ref, len, text, strlen(text), &zl);
+    char h[17];
+    hash64_hex(hash64(text, strlen(text)), h);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO chunk_spans(id, file_id, kind, start_line, end_line, text, off, len, "
+                           "hash) VALUES (?1, ?2, 'class', 3, 5, ?3, ?4, ?5, ?6)", -1, &st, NULL);
+    sqlite3_bind_int(st, 1, id);
+    sqlite3_bind_int(st, 2, fid);
+    sqlite3_bind_blob(st, 3, z, (int)zl, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 4, (long long)off);
+    sqlite3_bind_int64(st, 5, (long long)len);
+    sqlite3_bind_text(st, 6, h, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) != SQLITE_DONE) diag("put_outline: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    free(z);
+}
+
 static char *one(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
@@ -124,12 +145,14 @@ static void file_texts(sqlite3 *db, const char *path)
                    "(2, 1, 'module', 1, 1, NULL, 0, 9, 'c2'),"
                    "(3, 2, 'function', 1, 2, NULL, 0, 100, 'c3'),"
                    "(4, 1, 'module', 1, 1, NULL, 500, 10, 'c4'),"
-                   "(5, 9, 'module', 1, 1, NULL, 0, 4, 'c5');"
-                   "INSERT INTO chunk_spans(id, file_id, kind, start_line, end_line, text, hash) VALUES "
-                   "(6, 1, 'class', 3, 5, 'class Session: ...', 'c6')", err, sizeof err);
+                   "(5, 9, 'module', 1, 1, NULL, 0, 4, 'c5');", err, sizeof err);
+    /* a made-up text (a class outline), packed against the class's lines */
+    const char *outline = "class Session:\n    def flush(self): ...";
+    size_t cls_off = (size_t)(strstr(a, "class") - a), cls_len = strlen(a) - cls_off - 1;
+    put_outline(db, 6, 1, outline, a + cls_off, cls_off, cls_len);
     struct { int id; const char *want; } cs[] = {
         {1, "class Session:\n    def flush(self):\n        os.sync()\n"}, {2, "import os"}, {3, b}, {4, ""},
-        {5, "(null)"}, {6, "class Session: ..."}, {2, "import os"}, {1, "class Session:\n    def flush(self):\n        os.sync()\n"}};
+        {5, "(null)"}, {6, "class Session:\n    def flush(self): ..."}, {2, "import os"}, {1, "class Session:\n    def flush(self):\n        os.sync()\n"}};
     int right = 0;
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         char *sql = xasprintf("SELECT text FROM chunks WHERE id = %d", cs[i].id);
@@ -148,7 +171,20 @@ static void file_texts(sqlite3 *db, const char *path)
     v = one(db, "SELECT text FROM chunks WHERE id = 2", err, sizeof err);
     is_str(v, "import sy", "a changed file's spans come from its new text");
     free(v);
+    v = one(db, "SELECT text FROM chunks WHERE id = 6", err, sizeof err);
+    ok(!v && strstr(err, "damaged chunk text") && strstr(err, "--index-only --check"),
+       "an outline read against another text than its own is an error, not another text: %s", err);
+    free(v);
     put_text(db, 1, "pkg/a.py", "h-a1", a);
+    store_exec(db, "UPDATE chunk_spans SET hash = 'c6' WHERE id = 6", err, sizeof err);
+    v = one(db, "SELECT text FROM chunks WHERE id = 6", err, sizeof err);
+    ok(!v && strstr(err, "does not read back"), "and so is one whose hash is not its text's: %s", err);
+    free(v);
+    char qd[512];
+    is_int(store_quick_check(path, qd, sizeof qd), 0, "store_quick_check finds it");
+    ok(strstr(qd, "damaged chunk text") != NULL, "saying so: %s", qd);
+    put_outline(db, 6, 1, outline, a + cls_off, cls_off, cls_len);
+    is_int(store_quick_check(path, qd, sizeof qd), 1, "and is content with it sound: %s", qd);
 
     /* damage: every read of the text fails with a message saying what to do */
     size_t zl;

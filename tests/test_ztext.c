@@ -6,6 +6,7 @@
 #include "ztext.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
 
 /* packs and unpacks text[0..len); 1 when it comes back whole */
@@ -166,6 +167,76 @@ int main(void)
     ok(tries > 2900, "random damage tried %d times", tries);
     free(d);
     free(z);
+
+    /* a text packed against the lines it is made of: an outline of the
+     * source above, its 'def' lines with '...' for each body */
+    struct buf ol = BUF_INIT;
+    for (const char *p = text; (p = strstr(p, "    def ")); p++) {
+        const char *e = strchr(p, '\n');
+        buf_add(&ol, p, (size_t)(e - p));
+        buf_adds(&ol, " ...\n");
+    }
+    size_t rl, plain_len;
+    unsigned char *rz = ztext_ref_pack(NULL, text, len, ol.data, ol.len, &rl);
+    unsigned char *pz = ztext_pack(ol.data, ol.len, &plain_len);
+    ok(rl * 3 < plain_len * 2, "an outline packed against its source takes less than 2/3 of its own packing "
+       "(%zu of %zu bytes)", rl, plain_len);
+    char *back;
+    size_t bl;
+    ok(ztext_ref_unpack(rz, rl, text, len, &back, &bl, err, sizeof err) == 0 && bl == ol.len &&
+           memcmp(back, ol.data, bl) == 0 && back[bl] == 0,
+       "and comes back byte for byte against the same source");
+    free(back);
+    struct ztext_packer *pk = ztext_packer_new();
+    int ref_alike = 1;
+    for (int i = 0; i < 3; i++) {   /* the packer's stream, set up once, gives the same bytes each time */
+        size_t kl;
+        unsigned char *kz = ztext_ref_pack(pk, text, len, ol.data, ol.len, &kl);
+        ref_alike &= kl == rl && memcmp(kz, rz, rl) == 0;
+        free(kz);
+        kz = ztext_pack_with(pk, text, len, &kl);   /* its gzip stream between */
+        free(kz);
+    }
+    ok(ref_alike, "a packer packs against a source as a fresh stream does, between its file texts");
+    ztext_packer_free(pk);
+    /* a source longer than the window: its last ZTEXT_REF_WINDOW bytes are the dictionary */
+    struct buf big = BUF_INIT;
+    for (int i = 0; i < 3000; i++) buf_printf(&big, "line %d of a long class\n", i);
+    const char *tail = big.data + big.len - 40;
+    unsigned char *tz = ztext_ref_pack(NULL, big.data, big.len, tail, 40, &rl);
+    ok(ztext_ref_unpack(tz, rl, big.data, big.len, &back, &bl, err, sizeof err) == 0 && bl == 40 &&
+           memcmp(back, tail, 40) == 0,
+       "a source past the window: the text comes back");
+    free(back);
+    ok(ztext_ref_unpack(tz, rl, big.data + 1000, big.len - 1000, &back, &bl, err, sizeof err) == 0 && bl == 40,
+       "only the source's last %d bytes are read", ZTEXT_REF_WINDOW);
+    free(back);
+    free(tz);
+    unsigned char *ez = ztext_ref_pack(NULL, "", 0, "", 0, &rl);
+    ok(ztext_ref_unpack(ez, rl, "", 0, &back, &bl, err, sizeof err) == 0 && bl == 0 && back[0] == 0,
+       "an empty text against an empty source");
+    free(back);
+    free(ez);
+    /* damage: refused with a message, nothing given */
+    size_t rzl;
+    free(rz);
+    rz = ztext_ref_pack(NULL, text, len, ol.data, ol.len, &rzl);
+    back = (char *)1;
+    ok(ztext_ref_unpack(rz, rzl - 1, text, len, &back, &bl, err, sizeof err) == -1 && *err && !back,
+       "a packed text cut short: %s", err);
+    ok(ztext_ref_unpack(rz, 3, text, len, &back, &bl, err, sizeof err) == -1 && *err && !back,
+       "no length: %s", err);
+    rz[0] ^= 1;
+    ok(ztext_ref_unpack(rz, rzl, text, len, &back, &bl, err, sizeof err) == -1 && *err && !back,
+       "its length wrong: %s", err);
+    rz[0] ^= 1;
+    rz[3] = 0x7f;
+    ok(ztext_ref_unpack(rz, rzl, text, len, &back, &bl, err, sizeof err) == -1 && strstr(err, "cannot hold") && !back,
+       "a length no stream of its size can hold: %s", err);
+    free(rz);
+    free(pz);
+    buf_free(&big);
+    buf_free(&ol);
     buf_free(&src);
     return done_testing();
 }
