@@ -82,8 +82,9 @@ static const char STORE_SCHEMA[] =
     "  bases TEXT,\n"                     /* classes: base expressions, comma-separated */
     "  is_async INTEGER NOT NULL DEFAULT 0\n"
     ");\n"
+    /* by name (the lookups) and by file; a qualified name is only ever
+     * matched within one file (act_view.c), which symbols_file finds */
     "CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE);\n"
-    "CREATE INDEX symbols_qualname ON symbols(qualname COLLATE NOCASE);\n"
     "CREATE INDEX symbols_file ON symbols(file_id, start_line);\n"
     "CREATE TABLE imports(\n"
     "  id INTEGER PRIMARY KEY,\n"
