@@ -1437,8 +1437,12 @@ struct role_call {
 
 /* Renders and sends a role's request (converse). When the model says the
  * request is over its context window, it is rendered once more with the caps
- * cut (caps_for) and sent again, noted on the node. Returns converse's code,
- * or -2 when rendering failed (err). */
+ * cut (caps_for) and sent again, noted on the node. A request over a window
+ * the backend knows already (llm_backend_room) is rendered short at once,
+ * and one surely over it even so is not sent (it would be refused, or cut
+ * by the server and answered from its tail): the call fails as over the
+ * window and the role's fallback decides. Returns converse's code, or -2
+ * when rendering failed (err). */
 static int ask_role(struct llm_policy *p, struct role_call *rc, role_render render, const void *rctx,
                     struct policy_usage *u, char *err, size_t errlen)
 {
@@ -1450,12 +1454,23 @@ static int ask_role(struct llm_policy *p, struct role_call *rc, role_render rend
         free(rc->prompt);
         rc->prompt = render(p, rctx, &c, err, errlen);
         if (!rc->prompt) return -2;
-        /* over a window a refusal named already: the shorter request at once */
-        size_t room = shrink ? 0 : llm_backend_room(b);
-        if (room && strlen(rc->prompt) + (p->system[rc->role] ? strlen(p->system[rc->role]) : 0) > room) {
+        /* over a window learnt already: the shorter request at once, and
+         * none when even that is over it */
+        size_t room = llm_backend_room(b);
+        size_t len = strlen(rc->prompt) + (p->system[rc->role] ? strlen(p->system[rc->role]) : 0);
+        if (room && len > room && !shrink) {
             policy_usage_note(u, "%s: the request was over the model's context window; sent a shorter one",
                               llm_role_name(rc->role));
             continue;
+        }
+        /* room counts 4 bytes a token, which English prose can pass: only a
+         * request an eighth over it (4.5 bytes a token) is surely over */
+        if (room && len > room + room / 8) {
+            snprintf(rc->cerr, sizeof rc->cerr, "even shortened, the request (%zu bytes) is over the model's "
+                     "context window (about %zu bytes); not sent", len, room);
+            rc->why = CALL_FAIL_CONTEXT;
+            r = -1;
+            break;
         }
         r = converse(p, rc->role, rc->prompt, rc->temperature, p->cfg.max_attempts, NULL, NULL, rc->check, rc->tcheck,
                      rc->cctx, rc->reply_text, u, rc->problem, sizeof rc->problem, rc->cerr, sizeof rc->cerr, &rc->why);

@@ -30,6 +30,9 @@ static const char *srcdirs[1];
 static const char *SCRIPT =
     "{\"rules\": ["
     " {\"match\": \"case:answer-retry\", \"times\": 1, \"status\": 503, \"error\": \"overloaded\"},"
+    " {\"match\": \"case:ctx-tiny\", \"endpoint\": \"chat\", \"status\": 400,"
+    "  \"error\": \"This model's maximum context length is 256 tokens. However, your messages resulted in 1900 "
+    "tokens. Please reduce the length of the messages.\"},"
     " {\"match\": \"case:ctx-limit\", \"endpoint\": \"chat\", \"times\": 1, \"status\": 400,"
     "  \"error\": \"This model's maximum context length is 1024 tokens. However, your messages resulted in 4000 "
     "tokens. Please reduce the length of the messages.\"},"
@@ -302,6 +305,37 @@ static void test_context_shrink(struct llm_policy *p)
     mcts_free(t);
 }
 
+/* A window so small that even the shortened request is surely over it:
+ * after the refusal that names it, no request is sent, then or on a later
+ * call; the call fails as over the window, saying why (with a fallback, as
+ * in a search, the fallback decides: failed_call). */
+static void test_context_hopeless(void)
+{
+    struct llm_backend *b = mk_backend_model("DRQA_MODEL=fake-model");
+    struct llm_policy *p = b ? mk_policy(b, NULL) : NULL;
+    struct policy pol;
+    llm_policy_bind(p, &pol);
+    struct mcts_tree *t = mk_tree("case:ctx-tiny Where is the view function called by dispatch_request?");
+    struct policy_usage u = {0};
+    char err[512];
+    struct policy_action a = {0};
+    int before = fake_count(&f, "case:ctx-tiny");
+    ok(pol.plan(pol.ctx, t, 3, "a report", &a, &u, err, sizeof err) != 0 && strstr(err, "not sent") &&
+           strstr(err, "over the model's context window"),
+       "a plan over a tiny window fails, saying why: %s", err);
+    is_int(fake_count(&f, "case:ctx-tiny") - before, 1, "one request: refused, naming 256 tokens; the shorter one not sent");
+    policy_action_clear(&a);
+    struct policy_usage u2 = {0};
+    before = fake_count(&f, "case:ctx-tiny");
+    ok(pol.plan(pol.ctx, t, 3, "a report", &a, &u2, err, sizeof err) != 0 && strstr(err, "not sent"),
+       "a later plan fails the same way");
+    is_int(fake_count(&f, "case:ctx-tiny") - before, 0, "with no request sent");
+    policy_action_clear(&a);
+    mcts_free(t);
+    llm_policy_free(p);
+    llm_backend_free(b);
+}
+
 /* A model whose profile takes JSON schemas gets each JSON role's schema,
  * its properties in the order the prompt asks for them. */
 static void test_schemas(void)
@@ -371,6 +405,7 @@ int main(void)
         test_filter(p);
         test_answer_retry(p);
         test_context_shrink(p);
+        test_context_hopeless();
         test_schemas();
     }
     llm_policy_free(p);
