@@ -103,6 +103,9 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     atomic_init(&hb->adjust, 0);
     atomic_init(&hb->window, 0);
     atomic_init(&hb->bytes_per_token_x100, 0);
+    atomic_init(&hb->cut_tokens, 0);
+    atomic_init(&hb->cut_bytes, 0);
+    atomic_init(&hb->cut_noted, 0);
     atomic_init(&hb->out_cap, 0);
     struct llm_backend *b = xcalloc(1, sizeof *b);
     b->chat = chat;
@@ -551,6 +554,44 @@ static void learn_window(struct llm_http_backend *hb, const struct llm_request *
         while ((cur <= 0 || ratio < cur) && !atomic_compare_exchange_weak(&hb->bytes_per_token_x100, &cur, ratio)) {
         }
     }
+}
+
+/* The window of a server that kept count tokens of a longer prompt (llm.h). */
+static long cut_window(long count)
+{
+    long half = count - 2;
+    return half >= 512 && (half & (half - 1)) == 0 ? 2 * half : count;
+}
+
+int llm_check_cut(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply, int rc)
+{
+    long n = reply->input_tokens;
+    size_t bytes = request_bytes(req);
+    if (rc != LLM_OK || reply->tokens_estimated || n < LLM_CUT_MIN_TOKENS ||
+        bytes / LLM_CUT_BYTES_PER_TOKEN <= (size_t)n)
+        return rc;
+    long prev = atomic_exchange(&hb->cut_tokens, n);
+    long prev_bytes = atomic_exchange(&hb->cut_bytes, (long)bytes);
+    if (prev != n || prev_bytes == (long)bytes) return rc;   /* a first sighting, or the same request again */
+    long window = cut_window(n);
+    learn_window(hb, req, window, 0);   /* not the bytes a token: the count is of what was kept */
+    if (!atomic_exchange(&hb->cut_noted, 1)) {
+        log_msg("llm: %s reported %ld prompt tokens for requests of %ld and %zu bytes: it cuts longer prompts to fit "
+                "its context window; requests are shortened to fit %ld tokens for the rest of the run",
+                hb->label, n, prev_bytes, bytes, window);
+        fprintf(stderr, "drqa-tui: note: model %s: the server kept %ld tokens of prompts several times longer and "
+                        "said nothing (Ollama does so past its context length); requests are shortened to fit %ld "
+                        "tokens for the rest of the run. Raise the server's context length (Ollama: "
+                        "OLLAMA_CONTEXT_LENGTH, or num_ctx in the model's Modelfile; its OpenAI-compatible API "
+                        "ignores options.num_ctx)\n",
+                hb->model, n, window);
+    }
+    reply->fail = LLM_FAIL_CONTEXT_LENGTH;
+    snprintf(reply->error, sizeof reply->error,
+             "the server kept %ld tokens of this %zu-byte request (as of an earlier one of %ld bytes): it cut the "
+             "prompt to fit a context window of about %ld tokens without saying so; the reply answers only the "
+             "prompt's tail", n, bytes, prev_bytes, window);
+    return LLM_ERR_REPLY;
 }
 
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,

@@ -218,11 +218,33 @@ struct llm_http_backend {
     atomic_long window;           /* the context window a refusal named, in tokens (0: not known) */
     atomic_long bytes_per_token_x100;   /* request bytes a token, x100, from a refusal's count (0: not known) */
     atomic_long out_cap;          /* the largest reply limit a refusal named, in tokens (0: not known) */
+    /* a prompt count far below a request's bytes (llm_check_cut): the last
+     * such count and the request's bytes, and whether the cut was noted */
+    atomic_long cut_tokens, cut_bytes;
+    atomic_int cut_noted;
 };
 
 #define LLM_REPLY_MIN 256         /* a reply limit is never lowered below this */
 #define LLM_REPLY_MARGIN 32       /* tokens kept free between the input and the window */
 #define LLM_BYTES_PER_TOKEN 3     /* a prompt's bytes a token until the server's count is known (code runs 3-4) */
+
+/* A server that cuts a prompt longer than its context window and answers as
+ * if nothing happened (Ollama keeps the last half of its window: num_ctx
+ * 2048 gives 1026 tokens, 4096 gives 2050; older versions kept the window
+ * whole) leaves one tell: the prompt count in the reply's usage, far below
+ * the request's bytes (more than LLM_CUT_BYTES_PER_TOKEN bytes a token) and
+ * the same for requests of other lengths. The first such reply is taken; a
+ * second with the same count for a request of another length fails as
+ * LLM_FAIL_CONTEXT_LENGTH (its model saw only the tail: the rules and the
+ * question at the head were lost), and the window is kept for the run, so
+ * that longer requests are shortened before they are sent: twice the count
+ * less two when that is a power of two (Ollama's half), else the count (a
+ * later cut says nothing new: the requests it can be seen on are over that
+ * window by any count of their bytes). Noted once on stderr with what to
+ * change. Returns rc, or LLM_ERR_REPLY for such a reply. */
+#define LLM_CUT_BYTES_PER_TOKEN 8
+#define LLM_CUT_MIN_TOKENS 256
+int llm_check_cut(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply, int rc);
 
 /* Builds a backend around an llm_http_backend copied from c for model; label
  * is the provider's display name. NULL with err when model is NULL. */

@@ -166,6 +166,7 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     free(parts_text);
     /* a failed reply still spent its tokens */
     llm_account(hb, req, reply, llm_usage_field(usage, "prompt_tokens"), llm_usage_field(usage, "completion_tokens"));
+    rc = llm_check_cut(hb, req, reply, rc);
 out:
     cJSON_Delete(j);
     free(url);

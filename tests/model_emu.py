@@ -67,6 +67,12 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              context length is N tokens and your request has K input
              tokens", or "However, your request has K input tokens" when the
              input alone does not fit)
+  ollama-cut Ollama past its context length (--ctx-limit N as num_ctx): a
+             prompt of more than N tokens (bytes / 4) is cut to its last N/2
+             tokens and answered with 200 as if whole, usage.prompt_tokens
+             N/2 + 2 (ollama#17427, #3839); the role, the question and the
+             rules at the head are lost, and the reply is decided from the
+             tail alone; no prompt_tokens_details, as Ollama sends none
   out-cap    a hosted model that writes at most --out-cap N tokens (DeepSeek's
              deepseek-chat: 8192) while the client's config asks for more: a
              max_tokens over N is refused in DeepSeek's words (400 "Invalid
@@ -108,8 +114,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implementation of each)
 
-PROFILES = {"clean", "reasoning", "think", "magistral", "small", "anthropic", "ctx-limit", "ctx-vllm", "out-cap",
-            "lmstudio", "flaky", "guided"}
+PROFILES = {"clean", "reasoning", "think", "magistral", "small", "anthropic", "ctx-limit", "ctx-vllm", "ollama-cut",
+            "out-cap", "lmstudio", "flaky", "guided"}
 
 ROLE_MARKS = [
     ("perception", "You are the Perception Agent"),
@@ -876,6 +882,13 @@ class Handler(BaseHTTPRequestHandler):
             all_parts.append(t)
         system = "\n".join(x for x in system_parts if x)
         all_text = system + "\n" + "\n".join(all_parts)
+        cut_count = None
+        if "ollama-cut" in prof and len(all_text.encode("utf-8")) // 4 > a.ctx_limit:
+            # what the model is given: the tail, as one user turn
+            keep = a.ctx_limit // 2
+            tail = all_text.encode("utf-8")[-4 * keep:].decode("utf-8", "ignore")
+            entry["cut"] = {"tokens": len(all_text.encode("utf-8")) // 4, "kept": keep + 2}
+            system, user_msgs, all_text, cut_count = "", [tail], tail, keep + 2
         p = Prompt(system, user_msgs, all_text)
         entry.update(role=p.role, question=p.question[:200], prompt_bytes=len(all_text.encode("utf-8")))
         if "guided" in prof:
@@ -1154,6 +1167,9 @@ class Handler(BaseHTTPRequestHandler):
             usage = {"prompt_tokens": in_tok, "completion_tokens": out_tok + reason_tok,
                      "total_tokens": in_tok + out_tok + reason_tok,
                      "prompt_tokens_details": {"cached_tokens": min(cached, in_tok)}}
+            if "ollama-cut" in prof:
+                usage = {"prompt_tokens": cut_count or in_tok, "completion_tokens": out_tok,
+                         "total_tokens": (cut_count or in_tok) + out_tok}
             if "reasoning" in prof or reasoning is not None:
                 usage["completion_tokens_details"] = {"reasoning_tokens": reason_tok}
             obj_out = {"id": "chatcmpl-emu%d" % st.n, "object": "chat.completion", "created": int(time.time()),

@@ -160,7 +160,11 @@ static const char *script2 =
     " {\"match\": \"case:only-reasoning\", \"content\": \"\", \"reasoning\": \"I am still thinking about the\", \"finish\": \"length\"},"
     " {\"match\": \"case:tool\", \"tool_input\": {\"action\": \"Finish\", \"args\": {}},"
     "\"usage\": {\"input\": 100, \"output\": 10, \"cached\": 1000, \"cache_write\": 200}},"
-    " {\"match\": \"case:cached\", \"content\": \"{}\", \"usage\": {\"input\": 8000, \"output\": 100, \"cached\": 6000, \"reasoning\": 40}}"
+    " {\"match\": \"case:cached\", \"content\": \"{}\", \"usage\": {\"input\": 8000, \"output\": 100, \"cached\": 6000, \"reasoning\": 40}},"
+    /* Ollama past num_ctx 2048: the last 1026 tokens kept, a 200 (ollama#17427) */
+    " {\"match\": \"case:cut-ollama\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\", \"usage\": {\"input\": 1026, \"output\": 9}},"
+    " {\"match\": \"case:cache-a\", \"content\": \"{}\", \"usage\": {\"input\": 300, \"output\": 9}},"
+    " {\"match\": \"case:cache-b\", \"content\": \"{}\", \"usage\": {\"input\": 301, \"output\": 9}}"
     "], \"default\": {\"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"}}";
 
 static struct fake f, g;
@@ -895,6 +899,57 @@ static void profiles(const char *logpath)
     cJSON_Delete(uj);
     llm_usage_destroy(&u);
     llm_backend_free(b);
+
+    /* a server that cuts a long prompt and says nothing but its count */
+    struct buf big = BUF_INIT, bigger = BUF_INIT, mid = BUF_INIT;
+    buf_adds(&big, "case:cut-ollama ");
+    buf_adds(&bigger, "case:cut-ollama ");
+    buf_adds(&mid, "case:cut-ollama ");
+    for (int i = 0; i < 900; i++) buf_adds(&big, "def f(x): ");
+    for (int i = 0; i < 1200; i++) buf_adds(&bigger, "def f(x): ");
+    for (int i = 0; i < 700; i++) buf_adds(&mid, "def f(x): ");
+    b = mk2("qwen2.5-coder:7b", 0, NULL);
+    is_int(ask2(b, big.data, 0.2, NULL, &r), LLM_OK, "cut: a first reply counting 1026 tokens of %zu bytes is taken",
+           big.len);
+    is_int((long)llm_backend_room(b), 0, "cut: no window is assumed from one reply");
+    llm_reply_free(&r);
+    is_int(ask2(b, bigger.data, 0.2, NULL, &r), LLM_ERR_REPLY, "cut: the same count for a longer request fails the reply");
+    is_int(r.fail, LLM_FAIL_CONTEXT_LENGTH, "cut: as a context-length failure (the caller shortens the request)");
+    ok(strstr(r.error, "kept 1026 tokens of this") != NULL, "cut: the error says what the server did: %s", r.error);
+    is_int((long)llm_backend_room(b), 2048 * 4, "cut: the window is kept: 2048 tokens (Ollama keeps half, and two)");
+    llm_reply_free(&r);
+    is_int(count_in_file(logpath, "cuts longer prompts to fit its context window"), 1, "cut: noted in the log");
+    is_int(ask2(b, big.data, 0.2, NULL, &r), LLM_ERR_REPLY, "cut: a request cut again fails again");
+    is_int((long)llm_backend_room(b), 2048 * 4, "cut: the window stays");
+    llm_reply_free(&r);
+    is_int(count_in_file(logpath, "cuts longer prompts to fit its context window"), 1, "cut: noted once");
+    is_int(ask2(b, mid.data, 0.2, NULL, &r), LLM_OK, "cut: a request within the count's bytes is taken (%zu bytes)",
+           mid.len);
+    llm_reply_free(&r);
+    llm_backend_free(b);
+    /* counts that differ (a prompt cache counting only new tokens, say) */
+    b = mk2("qwen2.5-coder:7b", 0, NULL);
+    size_t mark = strlen("case:cut-ollama ");
+    char *ca = xasprintf("case:cache-a %s", big.data + mark), *cb = xasprintf("case:cache-b %s", bigger.data + mark);
+    int both = ask2(b, ca, 0.2, NULL, &r) == LLM_OK;
+    llm_reply_free(&r);
+    both &= ask2(b, cb, 0.2, NULL, &r) == LLM_OK;
+    llm_reply_free(&r);
+    ok(both && llm_backend_room(b) == 0, "cut: low counts that differ are taken, no window assumed");
+    llm_backend_free(b);
+    /* the same request sent again (a retry) is no second length */
+    b = mk2("qwen2.5-coder:7b", 0, NULL);
+    both = ask2(b, big.data, 0.2, NULL, &r) == LLM_OK;
+    llm_reply_free(&r);
+    both &= ask2(b, big.data, 0.2, NULL, &r) == LLM_OK;
+    llm_reply_free(&r);
+    ok(both && llm_backend_room(b) == 0, "cut: the same request twice is taken twice");
+    llm_backend_free(b);
+    free(ca);
+    free(cb);
+    buf_free(&big);
+    buf_free(&bigger);
+    buf_free(&mid);
     cJSON_Delete(schema);
 }
 

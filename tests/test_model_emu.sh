@@ -8,7 +8,7 @@
 # thinking, and that it exits when its parent goes away.
 #
 # Then, per profile (clean, reasoning, think, small, anthropic, ctx-limit,
-# flaky, guided), `drqa-tui --batch` over a fixed subset of
+# ollama-cut, flaky, guided), `drqa-tui --batch` over a fixed subset of
 # ../shared/benchmarks/sweqa-dev.jsonl (every third question: 32 of 96) on
 # copies of Debian's flask and requests: no failed question, every answer with
 # at least one verified citation, every answer written by the model (not a
@@ -187,6 +187,16 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
         "out-cap: the configured reply limit was refused (at most once per question in flight per repository), then lowered to the model's: $(per out-cap 's["non200"]')"
     ok "$(per lmstudio '0 if 0 < sum(v for k, v in s["non200"].items() if "response_format_refused" in k) <= 4 else 1')" \
         "lmstudio: json_object was refused (at most once per question in flight per repository), then json_schema sent: $(per lmstudio 's["non200"]')"
+    # Ollama past num_ctx: the prompts cut to their tail answered as if whole;
+    # once the count gives the cut away, requests are shortened to fit (or,
+    # surely over even so, not sent: the planning prompt fits no 1024 tokens)
+    q=$(per ollama-cut 's["questions"]')
+    is "$(per ollama-cut 's["failed"]') $(per ollama-cut 's["cited"]')" "0 $q" \
+        "ollama-cut: no failed question, every answer cited"
+    ok "$(per ollama-cut '0 if s["model"] >= 0.8 * s["questions"] else 1')" \
+        "ollama-cut: at least 80% of the answers written by the model ($(per ollama-cut 's["model"]') of $q)"
+    ok "$(per ollama-cut '0 if 0 < s["cut"] and 10 * s["cut"] < s["requests"] else 1')" \
+        "ollama-cut: under 10% of the requests cut ($(per ollama-cut 's["cut"]') of $(per ollama-cut 's["requests"]'))"
     ok "$(per flaky '0 if any(k.startswith(("429", "50")) for k in s["non200"]) else 1')" \
         "flaky: 429 and 5xx replies were served: $(per flaky 's["non200"]')"
     ok "$(per anthropic '0 if s["cached_per_q"] > 0 else 1')" \
