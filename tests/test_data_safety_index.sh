@@ -236,6 +236,25 @@ ok $? "an update meeting a damaged text: exit 0"
 is "$(jget "$T/out.json" check.result) $(jget "$T/out.json" rebuilt)" "damaged true" "it rebuilds the index"
 act ViewCode '{"code_span_list": ["tinyweb/sessions/base.py:67-67"]}'
 is "$?" 0 "which reads the file again"
+# a damaged class outline (kept packed against its class's lines): never
+# another text; a question over it says so, sets the index aside, rebuilds it
+# and answers
+$PYTHON3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for cid, z in db.execute("SELECT id, text FROM chunk_spans WHERE typeof(text) = '"'blob'"'").fetchall():
+    z = bytearray(z)
+    z[len(z) // 2] ^= 0x20
+    db.execute("UPDATE chunk_spans SET text = ? WHERE id = ?", (bytes(z), cid))
+db.commit()' "$Z"
+is "$(q "$Z" "PRAGMA quick_check")" "ok" "sqlite finds nothing wrong with the damaged outlines"
+"$DRQA" --no-progress --policy offline --index "$Z" --ask "where is the session flushed?" "$R" >"$T/ask.out" 2>"$T/ask.err"
+is "$?" 0 "--ask over damaged outlines: exit 0"
+like "$(cat "$T/ask.err")" "was damaged (the index holds a damaged chunk text" "saying what was damaged"
+like "$(cat "$T/ask.err")" "the index was rebuilt" "and that the index was rebuilt"
+test -s "$T/ask.out"
+ok $? "and answers"
+index "$R" "$Z" --check
+is "$(jget "$T/out.json" check.result)" "ok" "the rebuilt index is sound"
 
 # ---- 9. indexing options are recorded in the index ---------------------------------------
 B="$T/big"
