@@ -102,6 +102,18 @@ static void stream_error(int rc, size_t left, size_t got, size_t want, const cha
         snprintf(err, errlen, "%s", msg ? msg : zError(rc));
 }
 
+/* Ends the inflate stream s, left with rc by an inflate that had room for
+ * want bytes: 0 when it gave exactly those and the stream ended where its
+ * input did, else -1 with err saying what is wrong. */
+static int inflate_end(z_stream *s, int rc, size_t want, char *err, size_t errlen)
+{
+    size_t got = want - s->avail_out, left = s->avail_in;
+    int whole = rc == Z_STREAM_END && !left && got == want;
+    if (!whole) stream_error(rc, left, got, want, s->msg, err, errlen);
+    inflateEnd(s);
+    return whole ? 0 : -1;
+}
+
 int ztext_unpack(const void *z, size_t zlen, char *out, size_t len, char *err, size_t errlen)
 {
     out[0] = 0;
@@ -119,18 +131,12 @@ int ztext_unpack(const void *z, size_t zlen, char *out, size_t len, char *err, s
         return -1;
     }
     /* one call: out has room for the whole text, so no window is kept */
-    int rc = inflate(&s, Z_FINISH);
-    size_t got = len - s.avail_out, left = s.avail_in;
-    const char *msg = s.msg;
-    if (rc == Z_STREAM_END && !left && got == len) {
-        inflateEnd(&s);
-        out[len] = 0;
-        return 0;
+    if (inflate_end(&s, inflate(&s, Z_FINISH), len, err, errlen)) {
+        out[0] = 0;
+        return -1;
     }
-    stream_error(rc, left, got, len, msg, err, errlen);
-    inflateEnd(&s);
-    out[0] = 0;
-    return -1;
+    out[len] = 0;
+    return 0;
 }
 
 /* ---- texts packed against a reference ---- */
@@ -213,17 +219,12 @@ int ztext_ref_unpack(const void *z, size_t zlen, const char *ref, size_t reflen,
         s.avail_out = (uInt)n;
         rc = inflate(&s, Z_FINISH);
     }
-    size_t got = n - s.avail_out, left = s.avail_in;
-    const char *msg = s.msg;
-    if (rc == Z_STREAM_END && !left && got == n) {
-        inflateEnd(&s);
-        t[n] = 0;
-        *out = t;
-        *len = n;
-        return 0;
+    if (inflate_end(&s, rc, n, err, errlen)) {
+        free(t);
+        return -1;
     }
-    stream_error(rc, left, got, n, msg, err, errlen);
-    inflateEnd(&s);
-    free(t);
-    return -1;
+    t[n] = 0;
+    *out = t;
+    *len = n;
+    return 0;
 }
