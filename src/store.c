@@ -22,13 +22,12 @@
 
 /* A chunk's text, of chunk_spans c and its file's row f (NULL when there
  * is none): its head and span, or its made-up text unpacked against its span
- * and checked against its hash (store_text.h); a made-up text stored as text
- * (which the indexer does not write) is given as it is */
+ * and checked against its hash (store_text.h) */
 #define CHUNK_SPAN_SQL \
     "coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len), drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len))"
 #define CHUNK_TEXT_SQL \
     "CASE WHEN c.text IS NULL THEN coalesce(c.head, '') || " CHUNK_SPAN_SQL "\n" \
-    "      WHEN typeof(c.text) = 'text' THEN c.text ELSE drqa_outline(c.text, " CHUNK_SPAN_SQL ", c.hash) END"
+    "      ELSE drqa_outline(c.text, " CHUNK_SPAN_SQL ", c.hash) END"
 
 static const char STORE_SCHEMA[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);\n"
@@ -143,7 +142,7 @@ static const char STORE_SCHEMA[] =
     "  head TEXT,\n"                      /* text before the span, NULL for none */
     "  off INTEGER,\n"                    /* the span: byte offset in the file's text ... */
     "  len INTEGER,\n"                    /* ... and its length in bytes */
-    "  text BLOB,\n"                      /* a made-up text, packed (or as text); NULL for a span */
+    "  text BLOB,\n"                      /* a made-up text, packed; NULL for a span */
     "  hash TEXT NOT NULL,\n"             /* of the text: the embedding cache key */
     /* the FTS name terms (chunks_fts.name) where chunks_fts_src cannot derive
      * them from the symbol and the file (index_chunk.h, name_derived) */

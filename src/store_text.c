@@ -262,11 +262,11 @@ static void outline_fn(sqlite3_context *cx, int argc, sqlite3_value **argv)
 
 int store_text_register(sqlite3 *db)
 {
-    int rc0 = sqlite3_create_function(db, "drqa_outline", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-                                      NULL, outline_fn, NULL, NULL);
-    if (rc0 != SQLITE_OK) return rc0;
     int rc = sqlite3_create_function(db, "drqa_text", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                      text_fn, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function(db, "drqa_outline", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                     NULL, outline_fn, NULL, NULL);
     if (rc != SQLITE_OK) return rc;
     /* one keep for the three functions, owned by drqa_file_text: sqlite
      * frees it when that function goes (with the connection), or at once
@@ -283,6 +283,21 @@ int store_text_register(sqlite3 *db)
 }
 
 /* ---- readers in C ---- */
+
+/* 1 when every packed chunk text of db unpacks and matches its hash (read
+ * through the view chunks, whose functions db may not have yet), else 0
+ * with sqlite's complaint (the damage drqa_outline names) in detail. */
+static int outlines_sound(sqlite3 *db, char *detail, size_t detaillen)
+{
+    sqlite3_stmt *st = NULL;
+    int sound = store_text_register(db) == SQLITE_OK &&
+                sqlite3_prepare_v2(db, "SELECT count(length(text)) FROM chunks WHERE id IN "
+                                       "(SELECT id FROM chunk_spans WHERE text IS NOT NULL)", -1, &st, NULL) == SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW;
+    if (!sound && detail && detaillen) snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return sound;
+}
 
 int store_text_check_all(sqlite3 *db, char *detail, size_t detaillen)
 {
@@ -325,21 +340,7 @@ int store_text_check_all(sqlite3 *db, char *detail, size_t detaillen)
     }
     free(buf);
     sqlite3_finalize(st);
-    /* the packed chunk texts, each unpacked and checked against its hash
-     * (through the view, whose functions db may not have yet) */
-    if (sound && (store_text_register(db) != SQLITE_OK || sqlite3_prepare_v2(db, "SELECT count(length(text)) FROM chunks WHERE id IN "
-                                        "(SELECT id FROM chunk_spans WHERE text IS NOT NULL)", -1, &st, NULL) != SQLITE_OK)) {
-        if (detail && detaillen) snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
-        return 0;
-    }
-    if (sound) {
-        if (sqlite3_step(st) != SQLITE_ROW) {
-            if (detail && detaillen) snprintf(detail, detaillen, "%s", sqlite3_errmsg(db));
-            sound = 0;
-        }
-        sqlite3_finalize(st);
-    }
-    return sound;
+    return sound && outlines_sound(db, detail, detaillen);
 }
 
 char *store_file_text(sqlite3 *db, const char *path, long long *file_id, size_t *len, char *err, size_t errlen)

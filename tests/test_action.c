@@ -116,12 +116,12 @@ static long long add_file(const char *path, const char *module, const char *text
     sqlite3_step(st);
     sqlite3_finalize(st);
     long long id = sqlite3_last_insert_rowid(db);
-    /* one module chunk per file, with its FTS terms */
-    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, kind, start_line, end_line, text, hash) "
-                           "VALUES(?, 'module', 1, ?, ?, 'h')", -1, &st, NULL);
+    /* one module chunk per file (the whole text as a span), with its FTS terms */
+    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, kind, start_line, end_line, off, len, hash) "
+                           "VALUES(?, 'module', 1, ?, 0, ?, 'h')", -1, &st, NULL);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int(st, 2, lines);
-    sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, (long long)strlen(text));
     sqlite3_step(st);
     sqlite3_finalize(st);
     long long cid = sqlite3_last_insert_rowid(db);

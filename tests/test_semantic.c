@@ -80,15 +80,17 @@ static void add_chunk(sqlite3 *db, int64_t file, const char *path, const char *t
         sqlite3_finalize(st);
     }
     char *n = terms(qualname ? qualname : ""), *d = terms(doc ? doc : ""), *bt = terms(body), *p = terms(path);
-    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, name) "
-                           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &st, NULL);
+    /* a span of the file's text, as the indexer writes a function chunk */
+    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, off, len, hash, name) "
+                           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?9, ?7, ?8)", -1, &st, NULL);
     sqlite3_bind_text(st, 8, n, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 1, file);
     if (sym) sqlite3_bind_int64(st, 2, sym); else sqlite3_bind_null(st, 2);
     sqlite3_bind_text(st, 3, qualname ? "function" : "module", -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, a);
     sqlite3_bind_int(st, 5, b);
-    sqlite3_bind_text(st, 6, body, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, (long long)(s - text));
+    sqlite3_bind_int64(st, 9, (long long)(e - s));
     sqlite3_bind_text(st, 7, hex, -1, SQLITE_STATIC);
     sqlite3_step(st);
     sqlite3_finalize(st);
