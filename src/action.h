@@ -189,7 +189,7 @@ void action_symbol_free(struct action_symbol *s);
 /* Column list and FROM clause for a query filling action_symbol_from_row. */
 #define ACTION_SYMBOL_COLUMNS \
     "s.id, s.file_id, s.parent_id, s.kind, s.name, s.qualname, s.start_line, s.end_line, " \
-    "s.body_line, s.signature, s.docstring, s.bases, f.path, f.module " \
+    "s.body_line, s.signature, drqa_doc(s.docstring), s.bases, f.path, f.module " \
     "FROM symbols s JOIN files f ON f.id = s.file_id"
 void action_symbol_from_row(sqlite3_stmt *st, struct action_symbol *s);
 /* The innermost symbol of kinds (a SQL list like "'function','method'") that

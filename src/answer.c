@@ -33,18 +33,25 @@ static void cand_free(struct cand *c)
     free(c->kind);
 }
 
+/* The two statements enclosing runs for every candidate, prepared on its
+ * first call and kept for the others of the answer (answer_build finalizes
+ * them) */
+struct enclosing_st {
+    sqlite3_stmt *def, *prose, *refine;   /* refine's too */
+};
+
 /* The innermost definition enclosing [a, b] of path. */
-static void enclosing(sqlite3 *db, struct cand *c)
+static void enclosing(sqlite3 *db, struct enclosing_st *k, struct cand *c)
 {
     if (!db) return;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT s.qualname, s.signature, s.docstring, s.kind FROM symbols s "
-                           "JOIN files f ON f.id = s.file_id WHERE f.path = ?1 AND s.start_line <= ?2 "
-                           "AND s.end_line >= ?3 AND s.kind != 'variable' "
-                           "ORDER BY s.end_line - s.start_line LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!k->def && sqlite3_prepare_v2(db,
+                                      "SELECT s.qualname, s.signature, drqa_doc(s.docstring), s.kind FROM symbols s "
+                                      "JOIN files f ON f.id = s.file_id WHERE f.path = ?1 AND s.start_line <= ?2 "
+                                      "AND s.end_line >= ?3 AND s.kind != 'variable' "
+                                      "ORDER BY s.end_line - s.start_line LIMIT 1",
+                                      -1, &k->def, NULL) != SQLITE_OK)
         return;
+    sqlite3_stmt *st = k->def;
     sqlite3_bind_text(st, 1, c->sp.path, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, c->sp.start_line);
     sqlite3_bind_int(st, 3, c->sp.end_line);
@@ -54,16 +61,17 @@ static void enclosing(sqlite3 *db, struct cand *c)
         c->doc = sqlx_col_dup_nonempty(st, 2);
         c->kind = sqlx_col_dup_nonempty(st, 3);
     }
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     if (c->qual) return;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 "
-                           "AND c.kind = 'text' LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (!k->prose && sqlite3_prepare_v2(db,
+                                        "SELECT 1 FROM chunk_spans c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 "
+                                        "AND c.kind = 'text' LIMIT 1",
+                                        -1, &k->prose, NULL) != SQLITE_OK)
         return;
+    st = k->prose;
     sqlite3_bind_text(st, 1, c->sp.path, -1, SQLITE_STATIC);
     c->prose = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
 }
 
 /* The last dotted component of a qualified name, or the name after
@@ -176,16 +184,18 @@ static struct cand *cands_add(struct cands *cs, const struct evidence_span *sp, 
 }
 
 /* Definitions lying inside a long span, each as its own candidate. */
-static size_t refine(sqlite3 *db, const struct evidence_span *sp, double prior, int order, struct cands *cs)
+static size_t refine(sqlite3 *db, struct enclosing_st *k, const struct evidence_span *sp, double prior, int order,
+                     struct cands *cs)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT s.start_line, s.end_line, s.qualname, s.signature, s.docstring, s.kind "
+    if (!k->refine &&
+        sqlite3_prepare_v2(db,
+                           "SELECT s.start_line, s.end_line, s.qualname, s.signature, drqa_doc(s.docstring), s.kind "
                            "FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ?1 "
                            "AND s.start_line >= ?2 AND s.end_line <= ?3 AND s.kind != 'variable' "
                            "AND s.end_line - s.start_line < ?4 ORDER BY s.start_line",
-                           -1, &st, NULL) != SQLITE_OK)
+                           -1, &k->refine, NULL) != SQLITE_OK)
         return 0;
+    sqlite3_stmt *st = k->refine;
     sqlite3_bind_text(st, 1, sp->path, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, sp->start_line);
     sqlite3_bind_int(st, 3, sp->end_line);
@@ -205,7 +215,7 @@ static size_t refine(sqlite3 *db, const struct evidence_span *sp, double prior, 
         c->big = order;
         added++;
     }
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return added;
 }
 
@@ -675,6 +685,7 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     }
 
     struct cands cs = {0};
+    struct enclosing_st enc = {NULL, NULL, NULL};
     for (size_t i = 0; i < pool->n; i++) {
         const struct evidence_span *sp = &pool->v[i];
         if (!sp->path || sp->start_line < 1 || sp->end_line < sp->start_line) continue;
@@ -705,12 +716,15 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
         }
         double prior = sp->score > 0 && sp->score <= 1 ? sp->score : 0;
         int lines = sp->end_line - sp->start_line + 1;
-        if (lines > ANSWER_REFINE_LINES && db && !sp->elided && sp->text) refine(db, sp, prior, (int)i, &cs);
+        if (lines > ANSWER_REFINE_LINES && db && !sp->elided && sp->text) refine(db, &enc, sp, prior, (int)i, &cs);
         struct cand *c = cands_add(&cs, sp, sp->start_line, sp->end_line, sp->text ? xstrdup(sp->text) : NULL,
                                    prior, (int)i);
-        enclosing(db, c);
+        enclosing(db, &enc, c);
         free(view_text);
     }
+    sqlite3_finalize(enc.def);
+    sqlite3_finalize(enc.prose);
+    sqlite3_finalize(enc.refine);
     for (size_t i = 0; i < cs.n; i++) {
         char nm[128];
         score_cand(q, opts, &cs.v[i], name_count(cs.v, cs.n, short_name(&cs.v[i], nm, sizeof nm)));

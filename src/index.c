@@ -14,6 +14,8 @@
 #include "parse.h"
 #include "index_scan.h"
 #include "store.h"
+#include "store_rows.h"
+#include "store_text.h"
 #include "util.h"
 #include "ztext.h"
 #include <config.h>  /* autoconf: PACKAGE_VERSION */
@@ -59,6 +61,10 @@ struct result {
     char *module;
     struct parse_result pr;
     struct chunk_list chunks;
+    /* per symbol of pr: its docstring packed (store_text.h's store_doc_dict),
+     * NULL where it is stored as text (none, or packing does not pay) */
+    unsigned char **docz;
+    size_t *docz_len;
 };
 
 static void result_free(struct result *r)
@@ -68,6 +74,9 @@ static void result_free(struct result *r)
     free(r->text);
     free(r->ztext);
     free(r->module);
+    for (size_t i = 0; r->docz && i < r->pr.nsyms; i++) free(r->docz[i]);
+    free(r->docz);
+    free(r->docz_len);
     parse_result_free(&r->pr);
     chunk_list_free(&r->chunks);
     free(r);
@@ -266,6 +275,25 @@ static char *read_opened(int fd, long long max, struct result *r, size_t *n_out)
     return raw;
 }
 
+/* Packs each docstring (store_doc_pack) where that makes it shorter, on the
+ * parser thread: the writer only stores it. */
+static void pack_docstrings(struct ztext_packer *zp, struct result *r)
+{
+    for (size_t i = 0; i < r->pr.nsyms; i++) {
+        const char *d = r->pr.syms[i].docstring;
+        size_t n = d ? strlen(d) : 0, zl;
+        if (n < 24) continue;   /* never shorter packed: the CRC and the length alone take 8 bytes */
+        unsigned char *z = store_doc_pack(zp, d, n, &zl);
+        if (!z) continue;
+        if (!r->docz) {
+            r->docz = xcalloc(r->pr.nsyms, sizeof *r->docz);
+            r->docz_len = xcalloc(r->pr.nsyms, sizeof *r->docz_len);
+        }
+        r->docz[i] = z;
+        r->docz_len[i] = zl;
+    }
+}
+
 static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, const struct lang **cur_lang, struct job *j,
                     struct result *r)
 {
@@ -332,6 +360,7 @@ static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, c
         if (!c->span)
             c->packed = ztext_ref_pack(zp, r->text + c->off, c->len, c->text, strlen(c->text), &c->packed_len);
     }
+    pack_docstrings(zp, r);
     r->ztext = ztext_pack_with(zp, r->text, r->textlen, &r->zlen);
     free(r->text);
     r->text = NULL;
@@ -425,13 +454,13 @@ static const char *const SQL[S_COUNT] = {
                    "module = ?7, parse_errors = ?8, decode_errors = ?9, ztext = ?10, tlen = ?14, ctime_ns = ?12, "
                    "ino = ?13 WHERE id = ?11",
     [S_TOUCH_FILE] = "UPDATE files SET size = ?1, mtime_ns = ?2, ctime_ns = ?4, ino = ?5 WHERE id = ?3",
-    [S_INS_SYM] = "INSERT INTO symbols(file_id, parent_id, kind, name, qualname, start_line, end_line, body_line, "
-                  "signature, decorators, docstring, bases, is_async) "
+    [S_INS_SYM] = "INSERT INTO symbols(file_id, parent_id, kind_s, name, qualname_s, start_line, end_line, body_line, "
+                  "signature_s, decorators, docstring, bases, is_async) "
                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [S_INS_IMPORT] = "INSERT INTO imports(file_id, line, module, name, alias, level) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [S_INS_EDGE] = INDEX_EDGE_INSERT_SQL,
     [S_EDGE_RUN] = INDEX_EDGE_RUN_SQL,
-    [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, text, hash, head, off, len, "
+    [S_INS_CHUNK] = "INSERT INTO chunk_spans(file_id, symbol_id, kind_s, start_line, end_line, text, hash_s, head, off, len, "
                     "name) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [S_INS_FTS] = "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(?1, ?2, ?3, ?4, ?5)",
     [S_INS_SKIP] = "INSERT OR REPLACE INTO skipped(path, reason, size) VALUES(?1, ?2, ?3)",
@@ -448,6 +477,7 @@ struct writer {
     struct index_edges *pending;
     size_t pending_budget;       /* INDEX_PENDING_BUDGET */
     struct index_edge_run run;   /* the edge ids of the file being written */
+    struct buf scratch;          /* a stored form being bound (store_rows.h) */
 };
 
 static int step(struct writer *w, int s, char *err, size_t errlen)
@@ -484,15 +514,22 @@ static int delete_file_rows(struct writer *w, long long id, int and_file, char *
     return 0;
 }
 
-static const char *kind_name(enum parse_kind k)
+static int kind_number(enum parse_kind k)
 {
     switch (k) {
-    case PARSE_CLASS: return "class";
-    case PARSE_FUNCTION: return "function";
-    case PARSE_METHOD: return "method";
-    case PARSE_VARIABLE: return "variable";
+    case PARSE_CLASS: return STORE_SYM_CLASS;
+    case PARSE_FUNCTION: return STORE_SYM_FUNCTION;
+    case PARSE_METHOD: return STORE_SYM_METHOD;
+    case PARSE_VARIABLE: return STORE_SYM_VARIABLE;
     }
-    return "variable";
+    return STORE_SYM_VARIABLE;
+}
+
+/* v[0..n) as a text, or NULL */
+static void bind_text_n(sqlite3_stmt *st, int i, const char *v, size_t n)
+{
+    if (v) sqlite3_bind_text64(st, i, v, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+    else sqlite3_bind_null(st, i);
 }
 
 static const char *last_component(const char *s)
@@ -509,7 +546,7 @@ static int insert_edge(struct writer *w, int kind, long long file, long long src
     sqlite3_bind_int64(st, 2, file);
     bind_id(st, 3, src);
     sqlite3_bind_int(st, 4, line);
-    bind_text(st, 5, index_edge_target(target, target_name));
+    index_edge_bind_target(st, 5, target, target_name, &w->scratch);
     bind_text(st, 6, target_name);
     bind_id(st, 7, dst);
     bind_id(st, 8, dst_file);
@@ -635,8 +672,9 @@ static int write_file_row(struct writer *w, const struct job *j, const struct re
 
 /* The symbols, in parse order (a parent before its members: parent_id is
  * what contains what); w->symids maps parse index -> row id. */
-static int write_symbols(struct writer *w, long long fid, const struct parse_result *pr, char *err, size_t errlen)
+static int write_symbols(struct writer *w, long long fid, const struct result *r, char *err, size_t errlen)
 {
+    const struct parse_result *pr = &r->pr;
     if (pr->nsyms > w->nsymids) {
         w->nsymids = pr->nsyms;
         w->symids = xrealloc(w->symids, w->nsymids * sizeof *w->symids);
@@ -646,15 +684,19 @@ static int write_symbols(struct writer *w, long long fid, const struct parse_res
         sqlite3_stmt *st = w->st[S_INS_SYM];
         sqlite3_bind_int64(st, 1, fid);
         bind_id(st, 2, y->parent >= 0 && (size_t)y->parent < i ? w->symids[y->parent] : 0);
-        sqlite3_bind_text(st, 3, kind_name(y->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, kind_number(y->kind));
         bind_text(st, 4, y->name);
-        bind_text(st, 5, y->qualname);
+        size_t n;
+        const char *v = store_prefix_form(y->qualname, y->name, &n, &w->scratch);
+        bind_text_n(st, 5, v, n);
         sqlite3_bind_int(st, 6, y->start_line);
         sqlite3_bind_int(st, 7, y->end_line);
         sqlite3_bind_int(st, 8, y->body_line);
-        bind_text(st, 9, y->signature);
+        v = store_sig_form(y->signature, y->name, &n, &w->scratch);
+        bind_text_n(st, 9, v, n);
         bind_text(st, 10, y->decorators);
-        bind_text(st, 11, y->docstring);
+        if (r->docz && r->docz[i]) sqlite3_bind_blob64(st, 11, r->docz[i], r->docz_len[i], SQLITE_STATIC);
+        else bind_text(st, 11, y->docstring);
         bind_text(st, 12, y->bases);
         sqlite3_bind_int(st, 13, y->is_async);
         if (step(w, S_INS_SYM, err, errlen)) return -1;
@@ -727,11 +769,14 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
         sqlite3_stmt *st = w->st[S_INS_CHUNK];
         sqlite3_bind_int64(st, 1, fid);
         bind_id(st, 2, c->sym >= 0 ? w->symids[c->sym] : 0);
-        sqlite3_bind_text(st, 3, c->kind, -1, SQLITE_STATIC);
+        int k = store_chunk_kind(c->kind);
+        if (k >= 0) sqlite3_bind_int(st, 3, k);
+        else sqlite3_bind_text(st, 3, c->kind, -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 4, c->start_line);
         sqlite3_bind_int(st, 5, c->end_line);
         if (c->span) {   /* the text is the file's: only where it lies is written */
-            if (c->headlen) sqlite3_bind_text(st, 8, c->text, (int)c->headlen, SQLITE_STATIC);
+            if (c->head_line) sqlite3_bind_int64(st, 8, (long long)(c->head_off << 16 | (c->headlen - 1)));
+            else if (c->headlen) sqlite3_bind_text(st, 8, c->text, (int)c->headlen, SQLITE_STATIC);
             sqlite3_bind_int64(st, 9, (long long)c->off);
             sqlite3_bind_int64(st, 10, (long long)c->len);
         } else {   /* made up of the lines [off, off + len): packed against them */
@@ -739,7 +784,9 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
             sqlite3_bind_int64(st, 9, (long long)c->off);
             sqlite3_bind_int64(st, 10, (long long)c->len);
         }
-        sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
+        unsigned char h[8];
+        if (store_hash_bytes(c->hash, h)) sqlite3_bind_blob(st, 7, h, 8, SQLITE_TRANSIENT);
+        else sqlite3_bind_text(st, 7, c->hash, -1, SQLITE_STATIC);
         if (!c->name_derived) sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);
         if (step(w, S_INS_CHUNK, err, errlen)) return -1;
         long long cid = sqlite3_last_insert_rowid(w->db);
@@ -759,7 +806,7 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
 static int write_parsed(struct writer *w, const struct job *j, const struct result *r, char *err, size_t errlen)
 {
     long long fid;
-    if (write_file_row(w, j, r, &fid, err, errlen) || write_symbols(w, fid, &r->pr, err, errlen) ||
+    if (write_file_row(w, j, r, &fid, err, errlen) || write_symbols(w, fid, r, err, errlen) ||
         write_inherits(w, fid, &r->pr, err, errlen) || write_calls(w, fid, &r->pr, err, errlen) ||
         write_imports(w, fid, &r->pr, err, errlen) || write_chunks(w, fid, &r->chunks, err, errlen))
         return -1;
@@ -1785,6 +1832,7 @@ static void update_free(struct update *U)
 {
     for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(U->w.st[s]);
     free(U->w.symids);
+    buf_free(&U->w.scratch);
     free(U->pending.v);
     free(U->pending.strs);
     if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);

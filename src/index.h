@@ -12,6 +12,8 @@
 #ifndef DRQA_INDEX_H
 #define DRQA_INDEX_H
 
+#include "store_rows.h"
+
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -147,9 +149,9 @@ struct index_edge_run {
     long long file, lo, hi;      /* file 0: none open */
 };
 /* An edge row, bound as kind, src_file, src_id, line, target
- * (index_edge_target), target_name, dst_id, dst_file. */
+ * (index_edge_bind_target), target_name, dst_id, dst_file. */
 #define INDEX_EDGE_INSERT_SQL                                                                                  \
-    "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "                   \
+    "INSERT INTO edges(kind, src_file, src_id, line, target_s, target_name, dst_id, dst_file) "                   \
     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 #define INDEX_EDGE_RUN_SQL                                                                                     \
     "INSERT INTO edge_runs(file_id, lo, hi) VALUES(?1, ?2, ?3) ON CONFLICT(file_id) DO UPDATE SET "              \
@@ -160,12 +162,16 @@ struct index_edge_run {
 int index_edge_run_note(struct index_edge_run *r, sqlite3_stmt *upd, long long file, long long id);
 int index_edge_run_end(struct index_edge_run *r, sqlite3_stmt *upd);
 
-/* What edges.target stores for a target: NULL when it is its own last
- * component (target_name), as most calls are; readers take
- * coalesce(target, target_name). */
-static inline const char *index_edge_target(const char *target, const char *target_name)
+/* Binds what edges.target_s stores for a target (store_rows.h's
+ * store_prefix_form: mostly NULL, a call being its own last component)
+ * as parameter i of st; scratch is the caller's. */
+static inline void index_edge_bind_target(sqlite3_stmt *st, int i, const char *target, const char *target_name,
+                                          struct buf *scratch)
 {
-    return target && target_name && strcmp(target, target_name) == 0 ? NULL : target;
+    size_t n;
+    const char *v = store_prefix_form(target, target_name, &n, scratch);
+    if (v) sqlite3_bind_text64(st, i, v, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+    else sqlite3_bind_null(st, i);
 }
 
 /* The string kept at off in P, or NULL for INDEX_EDGE_NONE. */

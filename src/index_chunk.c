@@ -219,14 +219,21 @@ static void chunk_function(const struct lines *L, const struct parse_result *pr,
 {
     const struct parse_symbol *f = &pr->syms[fi];
     struct buf text = BUF_INIT;
+    size_t hs = 0, he = 0;
     if (f->parent >= 0 && pr->syms[f->parent].kind == PARSE_CLASS) {
         class_header(L, &pr->syms[f->parent], &text);
         buf_addc(&text, '\n');
+        span_of(L, pr->syms[f->parent].body_line, pr->syms[f->parent].body_line, &hs, &he);
     }
     size_t headlen = text.len;
     add_lines(L, f->start_line, f->end_line, &text);
     struct chunk *c = new_chunk(out);
     set_span(c, L, f->start_line, f->end_line, headlen);
+    /* the header as written on its line: the index keeps where it is */
+    if (headlen && headlen - 1 <= he - hs && headlen - 1 < 65536 && memcmp(text.data, L->text + hs, headlen - 1) == 0) {
+        c->head_line = 1;
+        c->head_off = hs;
+    }
     c->sym = fi;
     c->kind = "function";
     c->start_line = f->start_line;

@@ -27,6 +27,10 @@ struct chunk {
      * against (packed: ztext.h's ztext_ref_pack, by the indexer) */
     int span;
     size_t headlen, off, len;
+    /* head_line: the head is the file's bytes [head_off, head_off + headlen - 1)
+     * and a line break (a class's header line as written) */
+    int head_line;
+    size_t head_off;
     unsigned char *packed;
     size_t packed_len;
     char hash[17];         /* hash64 hex of text */

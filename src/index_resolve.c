@@ -790,17 +790,17 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
         return fail(db, "edges", err, errlen);
     }
     struct index_edge_run run = {0, 0, 0};
+    struct buf scratch = BUF_INIT;
     int rc = 0;
     for (size_t i = 0; i < P->n && !rc; i++) {
         const struct index_edge *e = &P->v[i];
         long long d = dst[i], df = dst_file[i];
         const char *tn = index_edge_str(P, e->target_name);
-        const char *t = index_edge_target(index_edge_str(P, e->target), tn);
         sqlite3_bind_int(ins, 1, e->kind);
         sqlite3_bind_int64(ins, 2, e->file);
         if (e->src) sqlite3_bind_int64(ins, 3, e->src);
         sqlite3_bind_int(ins, 4, e->line);
-        if (t) sqlite3_bind_text(ins, 5, t, -1, SQLITE_STATIC);
+        index_edge_bind_target(ins, 5, index_edge_str(P, e->target), tn, &scratch);
         if (tn) sqlite3_bind_text(ins, 6, tn, -1, SQLITE_STATIC);
         if (d) sqlite3_bind_int64(ins, 7, d);
         if (df) sqlite3_bind_int64(ins, 8, df);
@@ -811,6 +811,7 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
         sqlite3_clear_bindings(ins);
     }
     if (!rc && index_edge_run_end(&run, run_st)) rc = fail(db, "edges", err, errlen);
+    buf_free(&scratch);
     sqlite3_finalize(ins);
     sqlite3_finalize(run_st);
     return rc;

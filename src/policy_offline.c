@@ -41,6 +41,10 @@ struct offline_policy {
     size_t nfiles;
     struct named *fnamed;      /* files whose names are made of the question's rare words */
     size_t nfnamed;
+    /* span_symbol's statement, prepared once: it runs for every span the
+     * policy weighs (a hundred a question), and preparing costs more than
+     * running it (the policy's callbacks run one at a time) */
+    sqlite3_stmt *span_st;
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -232,22 +236,22 @@ static int prepare(struct offline_policy *p, const struct mcts_tree *t, char *er
 static int span_symbol(struct offline_policy *p, const struct evidence_span *sp, char **qual, char **kind)
 {
     *qual = *kind = NULL;
-    if (p->cfg.db) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(p->cfg.db,
-                               "SELECT s.qualname, s.kind FROM symbols s JOIN files f ON f.id = s.file_id "
-                               "WHERE f.path = ?1 AND s.start_line <= ?2 AND s.end_line >= ?3 "
-                               "AND s.kind != 'variable' ORDER BY s.end_line - s.start_line LIMIT 1",
-                               -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, sp->path, -1, SQLITE_STATIC);
-            sqlite3_bind_int(st, 2, sp->start_line);
-            sqlite3_bind_int(st, 3, sp->end_line);
-            if (sqlite3_step(st) == SQLITE_ROW) {
-                *qual = xstrdup((const char *)sqlite3_column_text(st, 0));
-                *kind = xstrdup((const char *)sqlite3_column_text(st, 1));
-            }
-            sqlite3_finalize(st);
+    if (p->cfg.db && (p->span_st ||
+                      sqlite3_prepare_v2(p->cfg.db,
+                                         "SELECT s.qualname, s.kind FROM symbols s JOIN files f ON f.id = s.file_id "
+                                         "WHERE f.path = ?1 AND s.start_line <= ?2 AND s.end_line >= ?3 "
+                                         "AND s.kind != 'variable' ORDER BY s.end_line - s.start_line LIMIT 1",
+                                         -1, &p->span_st, NULL) == SQLITE_OK)) {
+        sqlite3_stmt *st = p->span_st;
+        sqlite3_bind_text(st, 1, sp->path, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 2, sp->start_line);
+        sqlite3_bind_int(st, 3, sp->end_line);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *qual = xstrdup((const char *)sqlite3_column_text(st, 0));
+            *kind = xstrdup((const char *)sqlite3_column_text(st, 1));
         }
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
     }
     return *qual != NULL;
 }
@@ -1356,6 +1360,7 @@ void offline_policy_free(struct offline_policy *p)
 {
     if (!p) return;
     forget_question(p);
+    sqlite3_finalize(p->span_st);
     free(p);
 }
 

@@ -6,6 +6,7 @@
  * stamp of the chunk list changes.
  */
 #include "semantic.h"
+#include "store_rows.h"
 #include "fpattern.h"
 #include "tok.h"
 #include "util.h"
@@ -331,14 +332,18 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
     }
     sqlite3_finalize(st);
     cap = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, file_id, kind, hash FROM chunks ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+    /* every chunk, each question: the stored kind and hash, read as the view
+     * chunks gives them without sqlite computing it row by row */
+    if (sqlite3_prepare_v2(db, "SELECT id, file_id, kind_s, hash_s FROM chunk_spans ORDER BY id", -1, &st, NULL) !=
+        SQLITE_OK)
         goto fail;
     size_t fi = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), fid = sqlite3_column_int64(st, 1);
-        const char *kind = (const char *)sqlite3_column_text(st, 2);
-        const char *hash = (const char *)sqlite3_column_text(st, 3);
+        char hbuf[17];
+        const char *kind = store_chunk_kind_of(st, 2);
+        const char *hash = store_hash_of(st, 3, hbuf);
         if (!kind) kind = "";
         if (!hash) hash = "";
         stamp_mix(&h, &id, sizeof id);
@@ -1081,17 +1086,20 @@ static double prior(const struct semantic_cache *c, long i, const struct semanti
 
 /* ---- results ---- */
 
-static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence *out, char *err, size_t errlen)
+/* Adds a chunk's lines to out; *stp: the statement, prepared on the first
+ * call of a search and reset after each (the caller finalizes it). */
+static int add_span(sqlite3 *db, sqlite3_stmt **stp, int64_t chunk_id, double score, struct evidence *out, char *err,
+                    size_t errlen)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
+    if (!*stp && sqlite3_prepare_v2(db,
             "SELECT c.start_line, c.end_line, c.kind, s.qualname, f.path, drqa_file_text(f.id, f.hash, f.ztext, f.tlen) "
-            "FROM chunks c "
+            "FROM chunk_spans c "
             "JOIN files f ON f.id = c.file_id LEFT JOIN symbols s ON s.id = c.symbol_id WHERE c.id = ?1",
-            -1, &st, NULL) != SQLITE_OK) {
+            -1, stp, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read a chunk: %s", sqlite3_errmsg(db));
         return -1;
     }
+    sqlite3_stmt *st = *stp;
     sqlite3_bind_int64(st, 1, chunk_id);
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
@@ -1099,7 +1107,7 @@ static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence
             snprintf(err, errlen, "chunk %lld vanished from the index during the search", (long long)chunk_id);
         else
             snprintf(err, errlen, "cannot read a chunk: %s", sqlite3_errmsg(db));
-        sqlite3_finalize(st);
+        sqlite3_reset(st);
         return -1;
     }
     int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
@@ -1135,7 +1143,7 @@ static int add_span(sqlite3 *db, int64_t chunk_id, double score, struct evidence
                                             qual && *qual ? qual : label, score);
     sp->elided = elided;
     buf_free(&t);
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return 0;
 }
 
@@ -1226,7 +1234,10 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
     qsort(all, n, sizeof *all, cmp_cand);
     if (n > (size_t)top_k) n = (size_t)top_k;
     size_t before = out->n;
-    for (size_t j = 0; j < n; j++)
-        if (add_span(db, c->chunks[all[j].idx].id, all[j].score, out, err, errlen)) return -1;
-    return (int)(out->n - before);
+    sqlite3_stmt *span_st = NULL;
+    int rc = 0;
+    for (size_t j = 0; j < n && !rc; j++)
+        rc = add_span(db, &span_st, c->chunks[all[j].idx].id, all[j].score, out, err, errlen);
+    sqlite3_finalize(span_st);
+    return rc ? -1 : (int)(out->n - before);
 }

@@ -6,6 +6,7 @@
  * and an interrupted update leaves that committed state intact.
  */
 #include "store.h"
+#include "store_rows.h"
 #include "store_text.h"
 #include "tok.h"
 #include "util.h"
@@ -25,8 +26,12 @@
  * and checked against its hash (store_text.h) */
 #define CHUNK_SPAN_SQL \
     "coalesce(drqa_cached_span(f.id, f.hash, c.off, c.len), drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.off, c.len))"
+#define CHUNK_HEAD_SQL \
+    "CASE typeof(c.head) WHEN 'integer' THEN coalesce(drqa_cached_span(f.id, f.hash, c.head >> 16, c.head & 65535), " \
+    "drqa_load_span(f.id, f.hash, f.ztext, f.tlen, c.head >> 16, c.head & 65535)) || char(10) " \
+    "ELSE coalesce(c.head, '') END"
 #define CHUNK_TEXT_SQL \
-    "CASE WHEN c.text IS NULL THEN coalesce(c.head, '') || " CHUNK_SPAN_SQL "\n" \
+    "CASE WHEN c.text IS NULL THEN " CHUNK_HEAD_SQL " || " CHUNK_SPAN_SQL "\n" \
     "      ELSE drqa_outline(c.text, " CHUNK_SPAN_SQL ", c.hash) END"
 
 static const char STORE_SCHEMA[] =
@@ -69,15 +74,22 @@ static const char STORE_SCHEMA[] =
     "  id INTEGER PRIMARY KEY,\n"
     "  file_id INTEGER NOT NULL,\n"
     "  parent_id INTEGER,\n"              /* enclosing class/function, NULL at module level */
-    "  kind TEXT NOT NULL,\n"             /* class | function | method | variable */
+    /* kind, qualname and signature are given by the stored forms (the
+     * columns ending in _s: store_rows.h) */
+    "  kind_s INTEGER NOT NULL,\n"
+    "  kind TEXT GENERATED ALWAYS AS (" STORE_SYM_KIND_SQL ") VIRTUAL,\n" /* class | function | method | variable */
     "  name TEXT NOT NULL,\n"             /* 'run' */
-    "  qualname TEXT NOT NULL,\n"         /* 'Flask.run', 'outer.inner' */
+    "  qualname_s TEXT,\n"
+    "  qualname TEXT GENERATED ALWAYS AS (" STORE_PREFIX_SQL("qualname_s", "name", "name") ") VIRTUAL,\n"
+                                          /* 'Flask.run', 'outer.inner' */
     "  start_line INTEGER NOT NULL,\n"    /* includes decorators */
     "  end_line INTEGER NOT NULL,\n"
     "  body_line INTEGER,\n"              /* line of the 'def'/'class' keyword */
-    "  signature TEXT,\n"                 /* 'def run(self, host=None)' / 'class Flask(App)' */
+    "  signature_s TEXT,\n"
+    "  signature TEXT GENERATED ALWAYS AS (" STORE_SIG_SQL ") VIRTUAL,\n"
+                                          /* 'def run(self, host=None)' / 'class Flask(App)' */
     "  decorators TEXT,\n"                /* newline-separated, without '@' */
-    "  docstring TEXT,\n"
+    "  docstring,\n"                      /* TEXT, or a BLOB packed: read it through drqa_doc() */
     "  bases TEXT,\n"                     /* classes: base expressions, comma-separated */
     "  is_async INTEGER NOT NULL DEFAULT 0\n"
     ");\n"
@@ -107,8 +119,10 @@ static const char STORE_SCHEMA[] =
     "  src_file INTEGER NOT NULL,\n"
     "  src_id INTEGER,\n"                 /* source symbol; NULL = module level */
     "  line INTEGER,\n"
-    "  target TEXT,\n"                    /* as written (callee, base expression); NULL: target_name */
+    "  target_s TEXT,\n"                  /* store_rows.h */
     "  target_name TEXT NOT NULL,\n"      /* last dotted component of the target */
+    /* as written (callee, base expression); NULL where it is target_name */
+    "  target TEXT GENERATED ALWAYS AS (" STORE_PREFIX_SQL("target_s", "target_name", "NULL") ") VIRTUAL,\n"
     "  dst_id INTEGER,\n"                 /* resolved symbol, NULL when unresolved */
     "  dst_file INTEGER\n"                /* resolved file */
     ");\n"
@@ -136,14 +150,18 @@ static const char STORE_SCHEMA[] =
     "  id INTEGER PRIMARY KEY,\n"
     "  file_id INTEGER NOT NULL,\n"
     "  symbol_id INTEGER,\n"              /* function/class chunk; NULL for module windows */
-    "  kind TEXT NOT NULL,\n"             /* function | class | module | text */
+    "  kind_s NOT NULL,\n"                /* store_rows.h */
+    "  kind TEXT GENERATED ALWAYS AS (" STORE_CHUNK_KIND_SQL ") VIRTUAL,\n" /* function | class | module | text */
     "  start_line INTEGER NOT NULL,\n"
     "  end_line INTEGER NOT NULL,\n"
-    "  head TEXT,\n"                      /* text before the span, NULL for none */
+    /* text before the span, NULL for none; an integer for a line of the
+     * file's text and a line break: its offset times 65536 plus its length */
+    "  head,\n"
     "  off INTEGER,\n"                    /* the span: byte offset in the file's text ... */
     "  len INTEGER,\n"                    /* ... and its length in bytes */
     "  text BLOB,\n"                      /* a made-up text, packed; NULL for a span */
-    "  hash TEXT NOT NULL,\n"             /* of the text: the embedding cache key */
+    "  hash_s NOT NULL,\n"                /* store_rows.h */
+    "  hash TEXT GENERATED ALWAYS AS (" STORE_HASH_SQL ") VIRTUAL,\n" /* of the text: the embedding cache key */
     /* the FTS name terms (chunks_fts.name) where chunks_fts_src cannot derive
      * them from the symbol and the file (index_chunk.h, name_derived) */
     "  name TEXT\n"
@@ -170,7 +188,7 @@ static const char STORE_SCHEMA[] =
     /* name: stored, or the terms of 'qualname module' (a module window: of
      * the module) as index_chunk.c's name_of puts them together */
     "  SELECT c.id, coalesce(c.name, drqa_terms(CASE WHEN c.symbol_id IS NULL THEN f.module\n"
-    "      ELSE s.qualname || coalesce(' ' || nullif(f.module, ''), '') END)), drqa_terms(s.docstring),\n"
+    "      ELSE s.qualname || coalesce(' ' || nullif(f.module, ''), '') END)), drqa_terms(drqa_doc(s.docstring)),\n"
     /* the text of chunks, as the view chunks puts it together */
     "    drqa_terms(" CHUNK_TEXT_SQL "),\n"
     "    drqa_terms(f.path)\n"

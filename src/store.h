@@ -46,7 +46,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 14
+#define STORE_SCHEMA_VERSION 15
 #define STORE_APPLICATION_ID 0x44525141   /* "DRQA" */
 
 /* What is at an index path, found without writing to it. */

@@ -17,6 +17,12 @@
  *                                          outline) packed against ref, its
  *                                          span (ztext.h), checked against
  *                                          the chunk's hash
+ *   drqa_doc(docstring)                    symbols.docstring: its text, a BLOB
+ *                                          being packed (store_doc_pack) and
+ *                                          checked against its CRC-32
+ *   drqa_damage()                          the message of the first damaged
+ *                                          text any of these met on this
+ *                                          connection, NULL for none
  *
  * Texts are kept per connection by file id and content hash, the last few
  * read (STORE_TEXT_KEEP files, STORE_TEXT_KEEP_BYTES at most but always the
@@ -37,7 +43,21 @@
 /* Registers the functions above on db. SQLITE_OK or sqlite's error code. */
 int store_text_register(sqlite3 *db);
 
-/* 1 when every file text and packed chunk text of db (an index of the
+/* drqa_damage() of db: a malloc'd message, or NULL when its functions met
+ * no damage (or db has none of them). A reader that meets damage while it
+ * goes on without what it could not read (an action that fails, a search
+ * that tries another) asks this once it is done. */
+char *store_text_damage(sqlite3 *db);
+
+/* A docstring as symbols.docstring keeps it packed, for drqa_doc: the
+ * CRC-32 of text[0..len) (4 bytes, little-endian), then the text packed
+ * against a dictionary of words common in docstrings (ztext_ref_pack, with
+ * zp's stream): malloc'd, *zlen bytes; NULL when that is not shorter than
+ * the text (it is then kept as it is). */
+struct ztext_packer;
+unsigned char *store_doc_pack(struct ztext_packer *zp, const char *text, size_t len, size_t *zlen);
+
+/* 1 when every file text, packed chunk text and packed docstring of db (an index of the
  * current schema) reads back whole, else 0 with the first damaged one, or
  * sqlite's complaint, in detail. */
 int store_text_check_all(sqlite3 *db, char *detail, size_t detaillen);

@@ -5,8 +5,9 @@ The index keeps each file's text as a gzip stream (files.ztext, its length in
 files.tlen; src/ztext.h), read through drqa_text(ztext, tlen) or
 drqa_file_text(id, hash, ztext, tlen), and the view chunks puts chunk texts
 together with drqa_cached_span and drqa_load_span, and unpacks a class
-outline, kept packed against its span, with drqa_outline (src/store_text.h). The
-sqlite3 shell lacks them; this module gives a Python connection the same
+outline, kept packed against its span, with drqa_outline, and a docstring
+packed against common words (store_text.c's DOC_DICT) with drqa_doc
+(src/store_text.h). The sqlite3 shell lacks them; this module gives a Python connection the same
 functions, keeping no texts. (drqa_terms, which chunks_fts_src calls, is the
 program's tokenizer and is not here.)
 
@@ -14,9 +15,20 @@ usage: index_sql.py INDEX.sqlite SQL   prints the rows as `sqlite3 -batch` does
        (columns joined by '|', NULL as nothing)
 import: connect(path) -> sqlite3.Connection (read-only)
 """
+import ast
+import os
+import re
 import sqlite3
 import sys
 import zlib
+
+
+def doc_dict():
+    """The words docstrings are packed against, as src/store_text.c spells them."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "store_text.c")
+    with open(src, encoding="utf-8") as f:
+        m = re.search(r"static const char DOC_DICT\[\] =(.*?);", f.read(), re.S)
+    return "".join(ast.literal_eval(s) for s in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(1))).encode()
 
 
 def unpack(z, n):
@@ -60,6 +72,19 @@ def register(db):
     db.create_function("drqa_cached_span", 4, lambda fid, h, off, ln: None)
     db.create_function("drqa_outline", 3,
                        lambda z, ref, h: None if ref is None else unpack_ref(z, ref).decode("utf-8"))
+    words = []
+
+    def doc(v):
+        if not isinstance(v, bytes):
+            return v
+        if not words:
+            words.append(doc_dict())
+        t = unpack_ref(v[4:], words[0])
+        if zlib.crc32(t) != int.from_bytes(v[:4], "little"):
+            raise ValueError("damaged docstring")
+        return t.decode("utf-8")
+
+    db.create_function("drqa_doc", 1, doc, deterministic=True)
 
 
 def connect(path):

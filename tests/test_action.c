@@ -117,7 +117,7 @@ static long long add_file(const char *path, const char *module, const char *text
     sqlite3_finalize(st);
     long long id = sqlite3_last_insert_rowid(db);
     /* one module chunk per file (the whole text as a span), with its FTS terms */
-    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, kind, start_line, end_line, off, len, hash) "
+    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, kind_s, start_line, end_line, off, len, hash_s) "
                            "VALUES(?, 'module', 1, ?, 0, ?, 'h')", -1, &st, NULL);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int(st, 2, lines);
@@ -144,8 +144,8 @@ static long long add_sym(long long file, long long parent, const char *kind, con
                          int start, int end, const char *sig, const char *bases)
 {
     sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "INSERT INTO symbols(file_id, parent_id, kind, name, qualname, start_line, end_line, "
-                           "body_line, signature, bases) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL);
+    sqlite3_prepare_v2(db, "INSERT INTO symbols(file_id, parent_id, kind_s, name, qualname_s, start_line, end_line, "
+                           "body_line, signature_s, bases) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL);
     sqlite3_bind_int64(st, 1, file);
     if (parent) sqlite3_bind_int64(st, 2, parent); else sqlite3_bind_null(st, 2);
     sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
@@ -166,19 +166,21 @@ static void add_edge(const char *kind, long long src_file, long long src_id, int
 {
     sqlite3_stmt *st;
     const char *dot = strrchr(target, '.');
-    sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target, target_name, dst_id, dst_file) "
+    sqlite3_prepare_v2(db, "INSERT INTO edges(kind, src_file, src_id, line, target_s, target_name, dst_id, dst_file) "
                            "VALUES(?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL);
-    /* as the indexer stores them: an integer kind, no target where it is its own name */
+    /* as the indexer stores them: an integer kind, the target's stored form */
+    struct buf scratch = BUF_INIT;
     sqlite3_bind_int(st, 1, strcmp(kind, "calls") == 0 ? INDEX_EDGE_CALLS : INDEX_EDGE_INHERITS);
     sqlite3_bind_int64(st, 2, src_file);
     if (src_id) sqlite3_bind_int64(st, 3, src_id); else sqlite3_bind_null(st, 3);
     sqlite3_bind_int(st, 4, line);
-    if (dot) sqlite3_bind_text(st, 5, target, -1, SQLITE_STATIC); else sqlite3_bind_null(st, 5);
+    index_edge_bind_target(st, 5, target, dot ? dot + 1 : target, &scratch);
     sqlite3_bind_text(st, 6, dot ? dot + 1 : target, -1, SQLITE_STATIC);
     if (dst_id) sqlite3_bind_int64(st, 7, dst_id); else sqlite3_bind_null(st, 7);
     if (dst_file) sqlite3_bind_int64(st, 8, dst_file); else sqlite3_bind_null(st, 8);
     sqlite3_step(st);
     sqlite3_finalize(st);
+    buf_free(&scratch);
 }
 
 static void add_import(long long file, int line, const char *module, const char *name, int level, long long res)

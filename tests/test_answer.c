@@ -166,7 +166,7 @@ int main(void)
                     /* the texts are not read here: an empty stored text stands for them */
                     "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) "
                     "VALUES (1, 'pkg/big.py', 'python', 0, 0, '', 300, X'', 0);"
-                    "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line, signature) VALUES "
+                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
                     "(1, 'class', 'Big', 'Big', 1, 300, 'class Big'),"
                     "(1, 'method', 'other', 'Big.other', 10, 20, 'def other(self)'),"
                     "(1, 'method', 'work', 'Big.work', 120, 219, 'def work(self)');",
@@ -201,7 +201,7 @@ int main(void)
     ok(sqlite3_exec(db,
                     "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
                     "(2, 'pkg/app.py', 'python', 0, 0, '', 30, X'', 0), (3, 'pkg/view.py', 'python', 0, 0, '', 10, X'', 0);"
-                    "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line, signature) VALUES "
+                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
                     "(2, 'class', 'App', 'App', 1, 30, 'class App'),"
                     "(2, 'method', 'handle', 'App.handle', 2, 6, 'def handle(self, request)'),"
                     "(2, 'method', 'dispatch', 'App.dispatch', 10, 14, 'def dispatch(self, request)'),"

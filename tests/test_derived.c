@@ -53,7 +53,7 @@ static int set_text(sqlite3 *db, const char *path, const char *text, const char 
 static void add_symbol(sqlite3 *db, int64_t file, const char *kind, const char *name)
 {
     sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "INSERT INTO symbols(file_id, kind, name, qualname, start_line, end_line) "
+    sqlite3_prepare_v2(db, "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line) "
                            "VALUES(?1, ?2, ?3, ?3, 1, 2)", -1, &st, NULL);
     sqlite3_bind_int64(st, 1, file);
     sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);

@@ -71,11 +71,27 @@ is "$(q "$I" "SELECT count(*) FROM edge_runs r JOIN (SELECT src_file, min(id) AS
               FROM edges GROUP BY src_file) e ON e.src_file = r.file_id WHERE e.a = r.lo AND e.b = r.hi")" \
    "$(q "$I" "SELECT count(DISTINCT src_file) FROM edges")" "every file's edges are one run, recorded in edge_runs"
 
-is "$(q "$I" "SELECT start_line || '-' || end_line || '|' || body_line || '|' || signature || '|' || ifnull(decorators, '-') || '|' || docstring
+is "$(qt "$I" "SELECT start_line || '-' || end_line || '|' || body_line || '|' || signature || '|' || ifnull(decorators, '-') || '|' || drqa_doc(docstring)
               FROM symbols WHERE qualname = 'SessionBase.flush' AND kind = 'method'")" \
    "67-74|67|def flush(self)|-|Remove the current session data from the store and regenerate the key.
 
 Used when the user logs out." "method row: span, signature, docstring"
+# compact stored forms (src/store_rows.h), read back as written by the
+# generated columns: a qualified name without its name, a signature without
+# its keyword and name, the docstring packed, kinds as numbers
+is "$(q "$I" "SELECT kind_s || '|' || quote(qualname_s) || '|' || unicode(signature_s) || substr(signature_s, 2) || '|' ||
+              typeof(docstring) || '|' || (length(docstring) < 99)
+              FROM symbols WHERE qualname = 'SessionBase.flush'")" "2|'SessionBase.'|1(self)|blob|1" \
+   "a method is stored as kind 2, 'SessionBase.', its signature as keyword 1 and '(self)', its docstring packed"
+is "$(q "$I" "SELECT quote(qualname_s) || '|' || qualname FROM symbols WHERE qualname = 'check_password'")" \
+   "NULL|check_password" "a top-level qualified name is not stored: it is the name"
+is "$(q "$I" "SELECT count(*) FROM symbols WHERE qualname_s = qualname OR (signature_s = signature AND signature LIKE 'def %')")" \
+   "0" "no qualified name or def signature is stored whole"
+is "$(q "$I" "SELECT typeof(c.kind_s) || typeof(c.hash_s) || length(c.hash_s) || '|' || c.kind || '|' || typeof(c.head)
+              FROM chunk_spans c JOIN symbols s ON s.id = c.symbol_id WHERE s.qualname = 'SessionBase.flush'")" \
+   "integerblob8|function|integer" "a chunk's kind is a number, its hash 8 bytes, a method's class header line an offset"
+is "$(q "$I" "SELECT count(*) FROM chunk_spans WHERE hash NOT GLOB '[0-9a-f]*' OR length(hash) <> 16")" "0" \
+   "every chunk hash reads back as 16 hex digits"
 is "$(q "$I" "SELECT start_line || '-' || end_line || '|' || body_line || '|' || decorators FROM symbols WHERE qualname = 'SessionBase.session_key'")" \
    "27-30|28|property" "a @property method starts at its decorator"
 is "$(q "$I" "SELECT decorators || '|' || is_async || '|' || signature FROM symbols WHERE qualname = 'Client.aget'")" \
@@ -138,6 +154,9 @@ is "$(q "$I" "SELECT count(*) FROM edges WHERE kind NOT IN (0, 1)")" "0" \
    "edges hold calls (0) and inherits (1) only: containment is parent_id, imports are in imports"
 is "$(q "$I" "SELECT count(*) FROM edges WHERE target = target_name OR target_name IS NULL")" "0" \
    "a target that is its own last component is stored once (target NULL)"
+is "$(q "$I" "SELECT target_s FROM edges e JOIN symbols s ON s.id = e.src_id
+              WHERE e.kind = 0 AND s.qualname = 'logout' AND e.target = 'request.session.flush'")" "request.session." \
+   "a dotted target is stored without its last component"
 is "$(q "$I" "SELECT count(*) FROM symbols WHERE parent_id IS NOT NULL")" "112" \
    "the summary's contains count is the symbols with a parent"
 

@@ -67,7 +67,7 @@ static void add_chunk(sqlite3 *db, int64_t file, const char *path, const char *t
     if (qualname) {
         sym = next_symbol++;
         const char *dot = strrchr(qualname, '.');
-        sqlite3_prepare_v2(db, "INSERT INTO symbols(id, file_id, kind, name, qualname, start_line, end_line, docstring) "
+        sqlite3_prepare_v2(db, "INSERT INTO symbols(id, file_id, kind_s, name, qualname_s, start_line, end_line, docstring) "
                                "VALUES(?1, ?2, 'function', ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL);
         sqlite3_bind_int64(st, 1, sym);
         sqlite3_bind_int64(st, 2, file);
@@ -81,7 +81,7 @@ static void add_chunk(sqlite3 *db, int64_t file, const char *path, const char *t
     }
     char *n = terms(qualname ? qualname : ""), *d = terms(doc ? doc : ""), *bt = terms(body), *p = terms(path);
     /* a span of the file's text, as the indexer writes a function chunk */
-    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, symbol_id, kind, start_line, end_line, off, len, hash, name) "
+    sqlite3_prepare_v2(db, "INSERT INTO chunk_spans(file_id, symbol_id, kind_s, start_line, end_line, off, len, hash_s, name) "
                            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?9, ?7, ?8)", -1, &st, NULL);
     sqlite3_bind_text(st, 8, n, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 1, file);

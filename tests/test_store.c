@@ -2,6 +2,7 @@
 #include "tap.h"
 #include "sqlx.h"
 #include "store.h"
+#include "store_rows.h"
 #include "util.h"
 #include "ztext.h"
 
@@ -52,8 +53,8 @@ static void put_outline(sqlite3 *db, int id, int fid, const char *text, const ch
     char h[17];
     hash64_hex(hash64(text, strlen(text)), h);
     sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO chunk_spans(id, file_id, kind, start_line, end_line, text, off, len, "
-                           "hash) VALUES (?1, ?2, 'class', 3, 5, ?3, ?4, ?5, ?6)", -1, &st, NULL);
+    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO chunk_spans(id, file_id, kind_s, start_line, end_line, text, off, len, "
+                           "hash_s) VALUES (?1, ?2, 'class', 3, 5, ?3, ?4, ?5, ?6)", -1, &st, NULL);
     sqlite3_bind_int(st, 1, id);
     sqlite3_bind_int(st, 2, fid);
     sqlite3_bind_blob(st, 3, z, (int)zl, SQLITE_TRANSIENT);
@@ -140,7 +141,7 @@ static void file_texts(sqlite3 *db, const char *path)
     store_exec(db, "DELETE FROM files WHERE id >= 100", err, sizeof err);
 
     /* chunks: spans of their file's text after their head, as before the texts were compressed */
-    store_exec(db, "INSERT INTO chunk_spans(id, file_id, kind, start_line, end_line, head, off, len, hash) VALUES "
+    store_exec(db, "INSERT INTO chunk_spans(id, file_id, kind_s, start_line, end_line, head, off, len, hash_s) VALUES "
                    "(1, 1, 'function', 4, 5, 'class Session:\n', 26, 39, 'c1'),"
                    "(2, 1, 'module', 1, 1, NULL, 0, 9, 'c2'),"
                    "(3, 2, 'function', 1, 2, NULL, 0, 100, 'c3'),"
@@ -150,9 +151,15 @@ static void file_texts(sqlite3 *db, const char *path)
     const char *outline = "class Session:\n    def flush(self): ...";
     size_t cls_off = (size_t)(strstr(a, "class") - a), cls_len = strlen(a) - cls_off - 1;
     put_outline(db, 6, 1, outline, a + cls_off, cls_off, cls_len);
+    /* a head that is a line of the file: its offset times 65536 plus its length */
+    char *sql7 = xasprintf("INSERT INTO chunk_spans(id, file_id, kind_s, start_line, end_line, head, off, len, hash_s) "
+                           "VALUES (7, 1, 0, 4, 5, %lld, 26, 39, 'c7')", (long long)cls_off * 65536 + 14);
+    store_exec(db, sql7, err, sizeof err);
+    free(sql7);
     struct { int id; const char *want; } cs[] = {
         {1, "class Session:\n    def flush(self):\n        os.sync()\n"}, {2, "import os"}, {3, b}, {4, ""},
-        {5, "(null)"}, {6, "class Session:\n    def flush(self): ..."}, {2, "import os"}, {1, "class Session:\n    def flush(self):\n        os.sync()\n"}};
+        {5, "(null)"}, {6, "class Session:\n    def flush(self): ..."}, {2, "import os"}, {1, "class Session:\n    def flush(self):\n        os.sync()\n"},
+        {7, "class Session:\n    def flush(self):\n        os.sync()\n"}};
     int right = 0;
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         char *sql = xasprintf("SELECT text FROM chunks WHERE id = %d", cs[i].id);
@@ -164,8 +171,8 @@ static void file_texts(sqlite3 *db, const char *path)
     }
     is_int(right, (int)(sizeof cs / sizeof *cs),
            "the view chunks: spans, a span running past the end, one past it, no file row, a made-up text, each "
-           "file again");
-    is_int(count(db, "SELECT count(*) FROM chunks WHERE text LIKE '%os%'"), 2, "a scan of every chunk's text");
+           "file again, a head kept as where its line is");
+    is_int(count(db, "SELECT count(*) FROM chunks WHERE text LIKE '%os%'"), 3, "a scan of every chunk's text");
     /* the text of the file changes (and its hash with it): no span of the old one is given */
     put_text(db, 1, "pkg/a.py", "h-a2", "import sys\n");
     v = one(db, "SELECT text FROM chunks WHERE id = 2", err, sizeof err);
@@ -176,7 +183,7 @@ static void file_texts(sqlite3 *db, const char *path)
        "an outline read against another text than its own is an error, not another text: %s", err);
     free(v);
     put_text(db, 1, "pkg/a.py", "h-a1", a);
-    store_exec(db, "UPDATE chunk_spans SET hash = 'c6' WHERE id = 6", err, sizeof err);
+    store_exec(db, "UPDATE chunk_spans SET hash_s = 'c6' WHERE id = 6", err, sizeof err);
     v = one(db, "SELECT text FROM chunks WHERE id = 6", err, sizeof err);
     ok(!v && strstr(err, "does not read back"), "and so is one whose hash is not its text's: %s", err);
     free(v);
@@ -259,6 +266,93 @@ static void file_texts(sqlite3 *db, const char *path)
     store_exec(db, "DELETE FROM chunk_spans; DELETE FROM files", err, sizeof err);
 }
 
+/* The compact forms of store_rows.h read back through the generated
+ * columns as the values they were made of, the awkward ones too. */
+static void stored_forms(sqlite3 *db)
+{
+    char err[256];
+    store_exec(db, "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) "
+                   "VALUES (900, 'forms.py', 'python', 0, 0, 'h', 0, x'', 0)", err, sizeof err);
+    static const struct { const char *name, *qual, *sig; } syms[] = {
+        {"run", "Flask.run", "def run(self, host=None)"},   /* a prefix, a keyword */
+        {"run", "run", "async def run()"},                  /* its own name, another keyword */
+        {"Flask", "Flask", "class Flask(App)"},
+        {"x", "A.", "def y(x)"},                            /* ends in '.' but not in '.x': kept whole */
+        {"x", "\1odd.x", "\1def x()"},                    /* begins with byte 1 / a control byte */
+        {"x", "x.x", "func x() int"},
+        {"", "A.", "function ()"},                          /* an empty name */
+        {"b", "a.b", NULL},
+        {"é", "Ünï.é", "def é(ß)"},
+    };
+    struct buf scratch = BUF_INIT, scratch2 = BUF_INIT;
+    int right = 0, n = (int)(sizeof syms / sizeof *syms);
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(db, "INSERT INTO symbols(id, file_id, kind_s, name, qualname_s, start_line, end_line, "
+                               "signature_s) VALUES(?1, 900, ?2, ?3, ?4, 1, 1, ?5)", -1, &st, NULL);
+        size_t ql, sl;
+        const char *q = store_prefix_form(syms[i].qual, syms[i].name, &ql, &scratch);
+        const char *g = store_sig_form(syms[i].sig, syms[i].name, &sl, &scratch2);
+        sqlite3_bind_int(st, 1, 900 + i);
+        sqlite3_bind_int(st, 2, i % 4);
+        sqlite3_bind_text(st, 3, syms[i].name, -1, SQLITE_STATIC);
+        if (q) sqlite3_bind_text64(st, 4, q, ql, SQLITE_TRANSIENT, SQLITE_UTF8);
+        if (g) sqlite3_bind_text64(st, 5, g, sl, SQLITE_TRANSIENT, SQLITE_UTF8);
+        if (sqlite3_step(st) != SQLITE_DONE) diag("insert %d: %s", i, sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        sqlite3_prepare_v2(db, "SELECT qualname, signature, kind FROM symbols WHERE id = ?1", -1, &st, NULL);
+        sqlite3_bind_int(st, 1, 900 + i);
+        static const char *const kinds[] = {"class", "function", "method", "variable"};
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *rq = (const char *)sqlite3_column_text(st, 0), *rs = (const char *)sqlite3_column_text(st, 1);
+            const char *rk = (const char *)sqlite3_column_text(st, 2);
+            int same = rq && !strcmp(rq, syms[i].qual) && (syms[i].sig ? rs && !strcmp(rs, syms[i].sig) : !rs) &&
+                       rk && !strcmp(rk, kinds[i % 4]);
+            right += same;
+            if (!same) diag("symbol %d: '%s' '%s' '%s'", i, rq ? rq : "NULL", rs ? rs : "NULL", rk ? rk : "NULL");
+        }
+        sqlite3_finalize(st);
+    }
+    is_int(right, n, "qualified names, signatures and kinds read back as they were, awkward ones too");
+    ok(store_prefix_form("Flask.run", "run", &(size_t){0}, &scratch) != scratch.data,
+       "and a qualified name with its name at the end is stored without it, in place");
+    static const struct { const char *target, *name; } edges[] = {
+        {"request.session.flush", "flush"}, {"flush", "flush"}, {"dedent(\"x.", ""}, {"a.b.", "c"}, {"Generic[T]", "Generic"},
+    };
+    right = 0;
+    n = (int)(sizeof edges / sizeof *edges);
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(db, "INSERT INTO edges(id, kind, src_file, target_s, target_name) VALUES(?1, 0, 900, ?2, ?3)",
+                           -1, &st, NULL);
+        size_t tl;
+        const char *t = store_prefix_form(edges[i].target, edges[i].name, &tl, &scratch);
+        sqlite3_bind_int(st, 1, 900 + i);
+        if (t) sqlite3_bind_text64(st, 2, t, tl, SQLITE_TRANSIENT, SQLITE_UTF8);
+        sqlite3_bind_text(st, 3, edges[i].name, -1, SQLITE_STATIC);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+        sqlite3_prepare_v2(db, "SELECT coalesce(target, target_name) FROM edges WHERE id = ?1", -1, &st, NULL);
+        sqlite3_bind_int(st, 1, 900 + i);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *r = (const char *)sqlite3_column_text(st, 0);
+            right += r && !strcmp(r, edges[i].target);
+            if (!r || strcmp(r, edges[i].target)) diag("edge %d: '%s'", i, r ? r : "NULL");
+        }
+        sqlite3_finalize(st);
+    }
+    is_int(right, n, "call targets read back as written");
+    unsigned char h[8];
+    ok(store_hash_bytes("00ff10a0b0c0d0e9", h) && h[1] == 0xff && h[7] == 0xe9 && !store_hash_bytes("00FF10a0b0c0d0e9", h) &&
+       !store_hash_bytes("abc", h), "a hash is its 8 bytes only when it is 16 lower-case hex digits");
+    is_int(store_chunk_kind("module"), 2, "a chunk kind has its number");
+    is_int(store_chunk_kind("section"), -1, "and one without a number has none (stored as its word)");
+    buf_free(&scratch);
+    buf_free(&scratch2);
+    store_exec(db, "DELETE FROM symbols WHERE file_id = 900; DELETE FROM edges WHERE src_file = 900; "
+                   "DELETE FROM files WHERE id = 900", err, sizeof err);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/drqa-test-store-XXXXXX";
@@ -282,6 +376,7 @@ int main(void)
     is_int(count(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION, "user_version is the schema version");
     is_int(store_exec(db, "INSERT INTO chunks_fts(rowid, name, doc, body, path) VALUES(1, 'get response getresponse', '', '', '')", err, sizeof err), 0, "fts5 table accepts rows");
     is_int(count(db, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'getresponse'"), 1, "fts5 finds the joined term");
+    stored_forms(db);
     is_int(store_meta_set(db, "repo_root", "/x"), 0, "meta set");
     char *v = store_meta_get(db, "repo_root");
     is_str(v, "/x", "meta get");
