@@ -98,6 +98,12 @@ int cli_ask(const struct drqa_opts *o)
     }
     struct engine_shared *sh;
     int usage = 0;
+    /* an index found damaged while answering is checked and rebuilt, and the
+     * question asked again, once */
+    struct drqa_opts checked = *o;
+    checked.check = 1;
+    int again = 0;
+ask:
     if (engine_shared_open(o, &sh, &usage, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         return usage ? EXIT_USAGE : EXIT_FAIL;
@@ -141,6 +147,19 @@ int cli_ask(const struct drqa_opts *o)
     }
     struct engine_result r;
     int rc = engine_ask(e, o->question, stem, &r);
+    if (r.damage && !again) {
+        char *safe = text_term_safe(r.damage);
+        fprintf(stderr, "drqa-tui: the index was found damaged while answering (%s); checking it and asking again\n",
+                safe);
+        free(safe);
+        engine_result_free(&r);
+        free(stem);
+        engine_close(e);
+        engine_shared_free(sh);
+        o = &checked;
+        again = 1;
+        goto ask;
+    }
     if (o->json) {
         cJSON *id = cJSON_CreateNumber(1);
         cJSON *j = engine_result_json(&r, id);
@@ -161,6 +180,11 @@ int cli_ask(const struct drqa_opts *o)
     if (rc) {
         char *safe = text_term_safe(r.error ? r.error : "the question could not be answered");
         fprintf(stderr, "drqa-tui: %s\n", safe);
+        free(safe);
+    }
+    if (r.damage) {   /* found again after the check: said, not hidden */
+        char *safe = text_term_safe(r.damage);
+        fprintf(stderr, "drqa-tui: warning: the answer lacks what the index could not give: %s\n", safe);
         free(safe);
     }
     if (!o->quiet && r.stop_reason && !strcmp(r.stop_reason, "budget-usd"))

@@ -171,7 +171,7 @@ static void print_text(const struct index_stats *s, const char *repo, const char
         printf("check        damaged (%s): kept as %s, rebuilt\n", s->damage, safe);
         free(safe);
     } else if (s->checked) {
-        printf("check        ok (sqlite quick_check, every file and chunk text read whole)\n");
+        printf("check        ok (sqlite quick_check, every file text, chunk text and docstring read whole)\n");
     }
     if (s->verified || s->differed)
         printf("verify       %ld files hashed: %ld differed from the index with their size and times unchanged, "

@@ -20,6 +20,7 @@
 #include "search.h"
 #include "semantic.h"
 #include "store.h"
+#include "store_text.h"
 #include "transcript.h"
 #include "util.h"
 
@@ -332,6 +333,7 @@ void engine_result_free(struct engine_result *r)
     evidence_free(&r->evidence);
     free(r->stop_reason);
     free(r->error);
+    free(r->damage);
     cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
@@ -590,6 +592,7 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     }
     }
     qparse_free(&q);
+    r->damage = store_text_damage(e->db);
     r->wall_ms = now_ms() - t0;
     return r->error ? -1 : 0;
 }
@@ -636,6 +639,7 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     cJSON_AddNumberToObject(o, "wall_ms", (double)r->wall_ms);
     if (r->stop_reason) cJSON_AddStringToObject(o, "stop_reason", r->stop_reason);
     else cJSON_AddNullToObject(o, "stop_reason");
+    if (r->damage) cJSON_AddStringToObject(o, "index_damage", r->damage);
     cJSON_AddNumberToObject(o, "fallback_steps", r->fallback_steps);
     cJSON_AddNumberToObject(o, "failed_steps", r->failed_steps);
     if (r->commit[0]) {

@@ -118,6 +118,8 @@ struct engine_result {
     int failed_steps;          /* mcts: steps that failed (status error) */
     char *error;               /* NULL on success */
     cJSON *usage;              /* mcts with a model: the question's ledger (llm_usage_json); else NULL */
+    char *damage;              /* the index was found damaged while answering (store_text_damage): the
+                                * answer lacks what could not be read; NULL when nothing was */
 };
 
 /* The parts of the tree search --ask runs on e, for a caller that drives the
