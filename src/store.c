@@ -246,6 +246,10 @@ static int register_functions(sqlite3 *db, char **msg, const sqlite3_api_routine
 
 static void auto_register(void)
 {
+    /* No memory statistics (nothing reads them): each of sqlite's
+     * allocations then takes no global mutex. Only before sqlite is first
+     * initialized; refused (and harmless) after. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_auto_extension((void (*)(void))register_functions);
 }
 

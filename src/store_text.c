@@ -373,7 +373,7 @@ static const char DOC_DICT[] =
 unsigned char *store_doc_pack(struct ztext_packer *zp, const char *text, size_t len, size_t *zlen)
 {
     size_t pl;
-    unsigned char *p = ztext_ref_pack(zp, DOC_DICT, sizeof DOC_DICT - 1, text, len, &pl);
+    unsigned char *p = ztext_dict_pack(zp, DOC_DICT, sizeof DOC_DICT - 1, text, len, &pl);
     if (pl + 4 >= len) {
         free(p);
         return NULL;

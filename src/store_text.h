@@ -51,7 +51,7 @@ char *store_text_damage(sqlite3 *db);
 
 /* A docstring as symbols.docstring keeps it packed, for drqa_doc: the
  * CRC-32 of text[0..len) (4 bytes, little-endian), then the text packed
- * against a dictionary of words common in docstrings (ztext_ref_pack, with
+ * against a dictionary of words common in docstrings (ztext_dict_pack, with
  * zp's stream): malloc'd, *zlen bytes; NULL when that is not shorter than
  * the text (it is then kept as it is). */
 struct ztext_packer;

@@ -32,6 +32,8 @@ struct ztext_packer {
     z_stream s;
     z_stream r;          /* raw deflate, for ztext_ref_pack */
     int r_ready;
+    z_stream d;          /* raw deflate primed with d_dict, for ztext_dict_pack */
+    const char *d_dict;  /* NULL: d not set up */
 };
 
 struct ztext_packer *ztext_packer_new(void)
@@ -47,6 +49,7 @@ void ztext_packer_free(struct ztext_packer *p)
     if (!p) return;
     deflateEnd(&p->s);
     if (p->r_ready) deflateEnd(&p->r);
+    if (p->d_dict) deflateEnd(&p->d);
     free(p);
 }
 
@@ -227,4 +230,52 @@ int ztext_ref_unpack(const void *z, size_t zlen, const char *ref, size_t reflen,
     *out = t;
     *len = n;
     return 0;
+}
+
+/* A small stream for short texts: its window holds the dictionary and the
+ * text's own earlier bytes (a docstring rarely repeats itself further back),
+ * and its tables are a few KB, so that priming a copy of it is cheap. */
+#define ZTEXT_DICT_WBITS 12
+#define ZTEXT_DICT_MEMLEVEL 4
+
+unsigned char *ztext_dict_pack(struct ztext_packer *p, const char *dict, size_t dictlen, const char *text, size_t len,
+                               size_t *zlen)
+{
+    if (len > UINT32_MAX) {
+        fprintf(stderr, "drqa-tui: a text of %zu bytes is too large to store\n", len);
+        abort();
+    }
+    z_stream primed = {0}, *pr = p ? &p->d : &primed;
+    const char *key = dict;
+    int rc;
+    if (!p || p->d_dict != dict) {
+        if (p && p->d_dict) deflateEnd(&p->d);
+        *pr = (z_stream){0};
+        rc = deflateInit2(pr, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -ZTEXT_DICT_WBITS, ZTEXT_DICT_MEMLEVEL,
+                          Z_DEFAULT_STRATEGY);
+        if (rc != Z_OK) zfail(rc, pr->msg);
+        size_t win = (size_t)1 << ZTEXT_DICT_WBITS;
+        if (dictlen > win) {   /* only its last window's bytes can be referred to */
+            dict += dictlen - win;
+            dictlen = win;
+        }
+        if (dictlen && (rc = deflateSetDictionary(pr, (const Bytef *)dict, (uInt)dictlen)) != Z_OK) zfail(rc, pr->msg);
+        if (p) p->d_dict = key;
+    }
+    /* a copy of the primed stream: the dictionary is hashed once, not once a text */
+    z_stream s;
+    if ((rc = deflateCopy(&s, pr)) != Z_OK) zfail(rc, pr->msg);
+    size_t cap = 4 + deflateBound(&s, (uLong)len);
+    unsigned char *z = xmalloc(cap);
+    for (int i = 0; i < 4; i++) z[i] = (unsigned char)(len >> (8 * i));
+    s.next_in = (Bytef *)(len ? text : "");
+    s.avail_in = (uInt)len;
+    s.next_out = z + 4;
+    s.avail_out = (uInt)(cap - 4);
+    rc = deflate(&s, Z_FINISH);
+    if (rc != Z_STREAM_END) zfail(rc, s.msg);
+    *zlen = cap - s.avail_out;
+    deflateEnd(&s);
+    if (!p) deflateEnd(pr);
+    return xrealloc(z, *zlen);
 }

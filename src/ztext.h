@@ -57,6 +57,12 @@ int ztext_unpack(const void *z, size_t zlen, char *out, size_t len, char *err, s
 #define ZTEXT_REF_WINDOW 32768
 unsigned char *ztext_ref_pack(struct ztext_packer *p, const char *ref, size_t reflen, const char *text, size_t len,
                               size_t *zlen);
+/* The same form for many short texts packed against one dictionary (kept
+ * by address: the same dict must not change while p lives): a small stream
+ * primed with dict once and copied for each text. It reads back with
+ * ztext_ref_unpack and the dictionary as ref. */
+unsigned char *ztext_dict_pack(struct ztext_packer *p, const char *dict, size_t dictlen, const char *text, size_t len,
+                               size_t *zlen);
 /* The text of z[0..zlen) packed against ref: a malloc'd copy with a NUL
  * after it in *out and its length in *len, and 0; or -1 with err saying what
  * is wrong (nothing allocated). */

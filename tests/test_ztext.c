@@ -234,6 +234,32 @@ int main(void)
     ok(ztext_ref_unpack(rz, rzl, text, len, &back, &bl, err, sizeof err) == -1 && strstr(err, "cannot hold") && !back,
        "a length no stream of its size can hold: %s", err);
     free(rz);
+    /* many short texts against one dictionary: a primed stream, copied */
+    static const char dict_a[] = "Return the value of the attribute. Parameters ---------- name : str";
+    static const char dict_b[] = "completely different words: zebra quartz xylophone";
+    const char *docs[] = {"Return the value of the attribute named name.", "", "Parameters ---------- name : str\n",
+                          "zebra quartz xylophone zebra quartz"};
+    struct ztext_packer *dp = ztext_packer_new();
+    int dict_right = 0, shorter = 0;
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+            const char *d = i == 3 ? dict_b : dict_a;   /* the last one changes the dictionary */
+            size_t dl = i == 3 ? sizeof dict_b - 1 : sizeof dict_a - 1, zl2, nl = strlen(docs[i]);
+            unsigned char *dz = ztext_dict_pack(dp, d, dl, docs[i], nl, &zl2);
+            unsigned char *nz = ztext_dict_pack(NULL, d, dl, docs[i], nl, &rl);
+            dict_right += zl2 == rl && memcmp(dz, nz, rl) == 0 &&
+                          ztext_ref_unpack(dz, zl2, d, dl, &back, &bl, err, sizeof err) == 0 && bl == nl &&
+                          memcmp(back, docs[i], nl) == 0;
+            free(back);
+            if (i == 0 && round == 0) shorter = zl2 < nl;
+            free(dz);
+            free(nz);
+        }
+    }
+    is_int(dict_right, 8, "texts packed against a dictionary read back with it, the same with a kept stream or not, "
+                          "when the dictionary changes and back");
+    ok(shorter, "a short text that repeats its dictionary packs shorter than it is");
+    ztext_packer_free(dp);
     free(pz);
     buf_free(&big);
     buf_free(&ol);
