@@ -153,13 +153,30 @@ static void ref_window(const char **ref, size_t *reflen)
     }
 }
 
-unsigned char *ztext_ref_pack(struct ztext_packer *p, const char *ref, size_t reflen, const char *text, size_t len,
-                              size_t *zlen)
+/* The packed form of text[0..len) on s (set up, its dictionary set): its
+ * length in 4 bytes, little-endian, then the raw deflate stream. */
+static unsigned char *deflate_with_len(z_stream *s, const char *text, size_t len, size_t *zlen)
 {
     if (len > UINT32_MAX) {
         fprintf(stderr, "drqa-tui: a text of %zu bytes is too large to store\n", len);
         abort();
     }
+    size_t cap = 4 + deflateBound(s, (uLong)len);
+    unsigned char *z = xmalloc(cap);
+    for (int i = 0; i < 4; i++) z[i] = (unsigned char)(len >> (8 * i));
+    s->next_in = (Bytef *)(len ? text : "");
+    s->avail_in = (uInt)len;
+    s->next_out = z + 4;
+    s->avail_out = (uInt)(cap - 4);
+    int rc = deflate(s, Z_FINISH);
+    if (rc != Z_STREAM_END) zfail(rc, s->msg);
+    *zlen = cap - s->avail_out;
+    return xrealloc(z, *zlen);
+}
+
+unsigned char *ztext_ref_pack(struct ztext_packer *p, const char *ref, size_t reflen, const char *text, size_t len,
+                              size_t *zlen)
+{
     z_stream own = {0}, *s = p ? &p->r : &own;
     int rc;
     if (!p || !p->r_ready) {
@@ -173,18 +190,9 @@ unsigned char *ztext_ref_pack(struct ztext_packer *p, const char *ref, size_t re
     }
     ref_window(&ref, &reflen);
     if (reflen && (rc = deflateSetDictionary(s, (const Bytef *)ref, (uInt)reflen)) != Z_OK) zfail(rc, s->msg);
-    size_t cap = 4 + deflateBound(s, (uLong)len);
-    unsigned char *z = xmalloc(cap);
-    for (int i = 0; i < 4; i++) z[i] = (unsigned char)(len >> (8 * i));
-    s->next_in = (Bytef *)(len ? text : "");
-    s->avail_in = (uInt)len;
-    s->next_out = z + 4;
-    s->avail_out = (uInt)(cap - 4);
-    rc = deflate(s, Z_FINISH);
-    if (rc != Z_STREAM_END) zfail(rc, s->msg);
-    *zlen = cap - s->avail_out;
+    unsigned char *z = deflate_with_len(s, text, len, zlen);
     if (!p) deflateEnd(s);
-    return xrealloc(z, *zlen);
+    return z;
 }
 
 int ztext_ref_unpack(const void *z, size_t zlen, const char *ref, size_t reflen, char **out, size_t *len, char *err,
@@ -241,10 +249,6 @@ int ztext_ref_unpack(const void *z, size_t zlen, const char *ref, size_t reflen,
 unsigned char *ztext_dict_pack(struct ztext_packer *p, const char *dict, size_t dictlen, const char *text, size_t len,
                                size_t *zlen)
 {
-    if (len > UINT32_MAX) {
-        fprintf(stderr, "drqa-tui: a text of %zu bytes is too large to store\n", len);
-        abort();
-    }
     z_stream primed = {0}, *pr = p ? &p->d : &primed;
     const char *key = dict;
     int rc;
@@ -265,17 +269,8 @@ unsigned char *ztext_dict_pack(struct ztext_packer *p, const char *dict, size_t 
     /* a copy of the primed stream: the dictionary is hashed once, not once a text */
     z_stream s;
     if ((rc = deflateCopy(&s, pr)) != Z_OK) zfail(rc, pr->msg);
-    size_t cap = 4 + deflateBound(&s, (uLong)len);
-    unsigned char *z = xmalloc(cap);
-    for (int i = 0; i < 4; i++) z[i] = (unsigned char)(len >> (8 * i));
-    s.next_in = (Bytef *)(len ? text : "");
-    s.avail_in = (uInt)len;
-    s.next_out = z + 4;
-    s.avail_out = (uInt)(cap - 4);
-    rc = deflate(&s, Z_FINISH);
-    if (rc != Z_STREAM_END) zfail(rc, s.msg);
-    *zlen = cap - s.avail_out;
+    unsigned char *z = deflate_with_len(&s, text, len, zlen);
     deflateEnd(&s);
     if (!p) deflateEnd(pr);
-    return xrealloc(z, *zlen);
+    return z;
 }
