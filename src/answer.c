@@ -33,11 +33,12 @@ static void cand_free(struct cand *c)
     free(c->kind);
 }
 
-/* The two statements enclosing runs for every candidate, prepared on its
- * first call and kept for the others of the answer (answer_build finalizes
- * them) */
+/* The statements enclosing and refine run for every candidate or long
+ * span: each prepared on its first use and kept for the rest of the answer
+ * (answer_build finalizes them) */
 struct enclosing_st {
-    sqlite3_stmt *def, *prose, *refine;   /* refine's too */
+    sqlite3_stmt *def, *prose;   /* enclosing's */
+    sqlite3_stmt *refine;        /* refine's */
 };
 
 /* The innermost definition enclosing [a, b] of path. */

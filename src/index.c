@@ -61,7 +61,7 @@ struct result {
     char *module;
     struct parse_result pr;
     struct chunk_list chunks;
-    /* per symbol of pr: its docstring packed (store_text.h's store_doc_dict),
+    /* per symbol of pr: its docstring packed (store_text.h's store_doc_pack),
      * NULL where it is stored as text (none, or packing does not pay) */
     unsigned char **docz;
     size_t *docz_len;

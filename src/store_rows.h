@@ -49,11 +49,11 @@ const char *store_chunk_kind_of(sqlite3_stmt *st, int i);
  * up to and with the dot before last when it ends in '.' last (and does not
  * begin with byte 1); else full itself, or (when reading it back would take
  * it for one of those: it ends in '.' or begins with byte 1) byte 1 and
- * full, in scratch. The value is
- * the *len bytes at the returned pointer. */
+ * full, in scratch. The value is the *len bytes at the returned pointer. */
 const char *store_prefix_form(const char *full, const char *last, size_t *len, struct buf *scratch);
 /* ... and back: the SQL of the full value, of the stored column col and the
- * last part's column last (whole when col is NULL, for a qualified name) */
+ * last part's column last; when_null is the SQL of the value where col is
+ * NULL (a qualified name: its name; a call target: NULL, as before) */
 #define STORE_PREFIX_SQL(col, last, when_null)                                                                \
     "CASE WHEN " col " IS NULL THEN " when_null " WHEN unicode(" col ") = 1 THEN substr(" col ", 2) "          \
     "WHEN substr(" col ", -1) = '.' THEN " col " || " last " ELSE " col " END"
@@ -70,9 +70,8 @@ const char *store_prefix_form(const char *full, const char *last, size_t *len, s
 const char *store_sig_form(const char *sig, const char *name, size_t *len, struct buf *scratch);
 #define STORE_SIG_WHEN_(n, kw) " WHEN " #n " THEN '" kw "' || name || substr(signature_s, 2)"
 #define STORE_SIG_SQL                                                                                         \
-    "CASE unicode(signature_s)" STORE_SIG_KEYWORDS(STORE_SIG_WHEN_) " WHEN " STORE_STR(STORE_SIG_VERBATIM)  \
-    " THEN substr(signature_s, 2) "    \
-    "ELSE signature_s END"
+    "CASE unicode(signature_s)" STORE_SIG_KEYWORDS(STORE_SIG_WHEN_)                                           \
+    " WHEN " STORE_STR(STORE_SIG_VERBATIM) " THEN substr(signature_s, 2) ELSE signature_s END"
 
 /* chunk_spans.hash_s of a hash64 hex string: its 8 bytes in out and 1, or
  * 0 when it is not 16 lower-case hex digits (then it is stored as it is) */
