@@ -82,14 +82,20 @@ static void result_free(struct result *r)
     free(r);
 }
 
-/* Files at least this large give their freed memory back at once (see
- * worker). Each trim hands every free page of every arena back to the kernel,
- * and the next parses fault them in again: on sympy, trimming after each file
- * of 128 KiB or more (36 files) cost 2.7-2.8 s of system time in a 16 s cold
- * index; from 256 KiB (13 files) 1.6-1.9 s, with the same peak RSS (118 MB);
- * from 512 KiB the peak grew to 157 MB. */
-#define INDEX_TRIM_SIZE (256 * 1024)
-/* Source bytes parsed or waiting to be written at one time (see worker). */
+/* Files at least this large are big: a big file's syntax tree swells the
+ * malloc arena of the thread that parses it, and the arena keeps those pages
+ * once the tree is freed. The first thread to take a big file takes every
+ * other one too, in order, and keeps its arena swollen for the next; the other
+ * threads pass over the big files and parse the small ones meanwhile. So only
+ * one arena holds a big tree's pages, and nothing is trimmed until the parsing
+ * ends. Trimming after each big file instead (malloc_trim, which hands every
+ * free page of every arena back to the kernel, to be faulted in again by the
+ * next parses) cost sympy's cold index about 90,000 page faults and 0.8 s of
+ * system time; letting every thread's arena keep its big trees took its peak
+ * RSS to 174-189 MB. */
+#define INDEX_BIG_SIZE (256 * 1024)
+/* Source bytes of the small files being parsed, and of the results waiting
+ * to be written at their held share, at one time (see pick_job). */
 #define INDEX_INFLIGHT_BUDGET (768u * 1024)
 /* A parsed file waiting for the writer holds its compressed text, rows and
  * chunks, a fraction of what its syntax tree held: it stays in the budget at
@@ -110,12 +116,18 @@ struct pool {
     long long max;
     struct job *jobs;
     size_t njobs;
-    size_t next;                 /* next job to take (under mu) */
+    size_t next;                 /* the first job not taken yet (under mu) */
+    unsigned char *taken;        /* per job: taken by a thread (under mu) */
+    size_t ntaken;
+    int nparsing;                /* jobs being parsed (under mu) */
     /* bounded queue of finished results */
     struct result **q;
     size_t qcap, qhead, qlen;
     int stop;                    /* the writer gave up: workers finish quickly */
-    size_t inflight;             /* bytes of source taken by workers and not yet written */
+    size_t inflight;             /* INDEX_INFLIGHT_BUDGET's bytes */
+    /* the thread that parses the big files (INDEX_BIG_SIZE), once one has */
+    int has_big_owner;
+    pthread_t big_owner;
     pthread_mutex_t mu;
     pthread_cond_t not_full, not_empty, budget;
 };
@@ -366,39 +378,69 @@ static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, c
     r->text = NULL;
 }
 
+static int is_big(const struct pool *P, size_t i) { return (size_t)P->jobs[i].sf->size >= INDEX_BIG_SIZE; }
+
+#define NO_JOB ((size_t)-1)
+
+/* Under P->mu: the job this thread takes now, or NO_JOB to wait. Jobs go in
+ * order, except that a big file (INDEX_BIG_SIZE) is left to the thread that
+ * parses them, and the others go past it. A small file waits until it fits in
+ * the in-flight budget, so that the trees and the results waiting for the
+ * writer stay bounded; the first job not taken goes as soon as nothing is
+ * being parsed, since the results waiting behind it cannot be written before
+ * it is. A big file is counted at its held share only: one at a time is
+ * parsed, in the arena kept for them. */
+static size_t pick_job(struct pool *P, pthread_t me)
+{
+    while (P->next < P->njobs && P->taken[P->next]) P->next++;
+    for (size_t i = P->next; i < P->njobs; i++) {
+        if (P->taken[i]) continue;
+        if (is_big(P, i)) {
+            if (!P->has_big_owner) {
+                P->has_big_owner = 1;
+                P->big_owner = me;
+            }
+            if (pthread_equal(P->big_owner, me)) return i;
+            continue;
+        }
+        size_t sz = (size_t)P->jobs[i].sf->size;
+        if (P->inflight == 0 || P->inflight + sz <= INDEX_INFLIGHT_BUDGET || (i == P->next && P->nparsing == 0))
+            return i;
+        return NO_JOB;
+    }
+    return NO_JOB;
+}
+
 static void *worker(void *arg)
 {
     struct pool *P = arg;
+    pthread_t me = pthread_self();
     TSParser *parser = ts_parser_new();
     struct ztext_packer *zp = ztext_packer_new();
     const struct lang *cur = NULL;
     for (;;) {
         pthread_mutex_lock(&P->mu);
-        /* A parse holds many times its file's size (tree, rows, terms): big
-         * files wait until the source in flight fits the budget, so that two
-         * of them are never expanded at once. Alone, any file may go. */
-        while (!P->stop && P->next < P->njobs && P->inflight > 0 &&
-               P->inflight + (size_t)P->jobs[P->next].sf->size > INDEX_INFLIGHT_BUDGET)
+        size_t i = NO_JOB;
+        while (!P->stop && P->ntaken < P->njobs && (i = pick_job(P, me)) == NO_JOB)
             pthread_cond_wait(&P->budget, &P->mu);
-        if (P->stop || P->next >= P->njobs) {
+        if (P->stop || i == NO_JOB) {
             pthread_mutex_unlock(&P->mu);
             break;
         }
-        size_t i = P->next++;
-        P->inflight += (size_t)P->jobs[i].sf->size;
+        P->taken[i] = 1;
+        P->ntaken++;
+        P->nparsing++;
+        size_t sz = (size_t)P->jobs[i].sf->size;
+        P->inflight += is_big(P, i) ? held_share(sz) : sz;
         pthread_mutex_unlock(&P->mu);
         struct result *r = xcalloc(1, sizeof *r);
         r->job = i;
         process(P, parser, zp, &cur, &P->jobs[i], r);
-        /* A big file's syntax tree, freed by now, leaves this thread's malloc
-         * arena swollen; hand the pages back before another big file swells
-         * the other thread's arena too. */
-        if (P->jobs[i].sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
         pthread_mutex_lock(&P->mu);
         /* the tree is gone: the result waits for the writer at its held share,
          * so that files finished behind a slow big one do not stall this thread */
-        size_t sz = (size_t)P->jobs[i].sf->size;
-        P->inflight -= sz - held_share(sz);
+        if (!is_big(P, i)) P->inflight -= sz - held_share(sz);
+        P->nparsing--;
         pthread_cond_broadcast(&P->budget);
         while (P->qlen == P->qcap && !P->stop) pthread_cond_wait(&P->not_full, &P->mu);
         if (P->stop) {
@@ -582,6 +624,14 @@ int index_edge_run_end(struct index_edge_run *r, sqlite3_stmt *upd)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static void pending_free(struct index_edges *P)
+{
+    free(P->v);
+    free(P->strs);
+    free(P->set);
+    memset(P, 0, sizeof *P);
+}
+
 /* Inserts the kept edges, in their order, and keeps no more (the budget is spent). */
 static int flush_pending(struct writer *w, char *err, size_t errlen)
 {
@@ -590,17 +640,26 @@ static int flush_pending(struct writer *w, char *err, size_t errlen)
     for (size_t i = 0; i < P->n; i++) {
         const struct index_edge *e = &P->v[i];
         if (insert_edge(w, e->kind, e->file, e->src, e->line, index_edge_str(P, e->target),
-                        index_edge_str(P, e->target_name), e->dst, e->dst_file, err, errlen))
+                        index_edge_str(P, e->target_name), 0, 0, err, errlen))
             return -1;
     }
-    free(P->v);
-    free(P->strs);
-    memset(P, 0, sizeof *P);
+    pending_free(P);
     return 0;
 }
 
-/* s kept in P's strings: its offset; a suffix of the string kept just before
- * (a target's last component) shares its bytes. */
+/* The slot of set for the string s of n bytes: its offset, or an empty slot. */
+static uint32_t *pending_slot(const struct index_edges *P, const char *s, size_t n)
+{
+    size_t j = (size_t)hash64(s, n) & (P->setcap - 1);
+    while (P->set[j] != INDEX_EDGE_NONE &&
+           !(strncmp(P->strs + P->set[j], s, n) == 0 && P->strs[P->set[j] + n] == 0))
+        j = (j + 1) & (P->setcap - 1);
+    return &P->set[j];
+}
+
+/* s kept in P's strings: its offset, the same for every equal string; a
+ * suffix of the string of offset prev (a target's last component) shares
+ * its bytes. */
 static uint32_t pending_str_add(struct index_edges *P, const char *s, uint32_t prev)
 {
     if (!s) return INDEX_EDGE_NONE;
@@ -609,25 +668,42 @@ static uint32_t pending_str_add(struct index_edges *P, const char *s, uint32_t p
         size_t pn = strlen(P->strs + prev);
         if (n <= pn && memcmp(P->strs + prev + pn - n, s, n) == 0) return (uint32_t)(prev + pn - n);
     }
+    if ((P->nset + 1) * 2 > P->setcap) {
+        uint32_t *old = P->set;
+        size_t oldcap = P->setcap;
+        P->setcap = oldcap ? oldcap * 2 : 256;
+        P->set = xreallocarray(NULL, P->setcap, sizeof *P->set);
+        memset(P->set, 0xff, P->setcap * sizeof *P->set);
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i] != INDEX_EDGE_NONE) {
+                const char *k = P->strs + old[i];
+                *pending_slot(P, k, strlen(k)) = old[i];
+            }
+        free(old);
+    }
+    uint32_t *slot = pending_slot(P, s, n);
+    if (*slot != INDEX_EDGE_NONE) return *slot;
     if (P->len + n + 1 > P->strcap) {
         P->strcap = xgrow_cap(P->strcap, P->len + n + 1, 1 << 16);
         P->strs = xrealloc(P->strs, P->strcap);
     }
     memcpy(P->strs + P->len, s, n + 1);
     P->len += n + 1;
-    return (uint32_t)(P->len - n - 1);
+    *slot = (uint32_t)(P->len - n - 1);
+    P->nset++;
+    return *slot;
 }
 
 static int add_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
-                    const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
+                    const char *target_name, char *err, size_t errlen)
 {
     struct index_edges *P = w->pending;
     size_t more = (target ? strlen(target) : 0) + (target_name ? strlen(target_name) : 0) + 2;
-    if (P && ((P->n + 1) * sizeof *P->v + P->len + more > w->pending_budget || file > UINT32_MAX ||
-              src > UINT32_MAX || dst > UINT32_MAX || dst_file > UINT32_MAX) &&
+    if (P && ((P->n + 1) * sizeof *P->v + P->len + P->setcap * sizeof *P->set + more > w->pending_budget ||
+              file > UINT32_MAX || src > UINT32_MAX) &&
         flush_pending(w, err, errlen))
         return -1;
-    if (!w->pending) return insert_edge(w, kind, file, src, line, target, target_name, dst, dst_file, err, errlen);
+    if (!w->pending) return insert_edge(w, kind, file, src, line, target, target_name, 0, 0, err, errlen);
     P = w->pending;
     ARRAY_GROW(P->v, P->n, P->cap, 4096);
     struct index_edge *e = &P->v[P->n++];
@@ -635,8 +711,6 @@ static int add_edge(struct writer *w, int kind, long long file, long long src, i
     e->line = line;
     e->file = (uint32_t)file;
     e->src = (uint32_t)(src > 0 ? src : 0);
-    e->dst = (uint32_t)(dst > 0 ? dst : 0);
-    e->dst_file = (uint32_t)(dst_file > 0 ? dst_file : 0);
     e->target = pending_str_add(P, target, INDEX_EDGE_NONE);
     e->target_name = pending_str_add(P, target_name, e->target);
     return 0;
@@ -723,7 +797,7 @@ static int write_inherits(struct writer *w, long long fid, const struct parse_re
             char *target = xstrdup(b);
             char *br = strpbrk(target, "[(");
             if (br) *br = 0;
-            rc = add_edge(w, INDEX_EDGE_INHERITS, fid, w->symids[i], y->body_line, b, last_component(target), 0, 0, err,
+            rc = add_edge(w, INDEX_EDGE_INHERITS, fid, w->symids[i], y->body_line, b, last_component(target), err,
                           errlen);
             free(target);
         }
@@ -739,7 +813,7 @@ static int write_calls(struct writer *w, long long fid, const struct parse_resul
     for (size_t i = 0; i < pr->ncalls; i++) {
         const struct parse_call *c = &pr->calls[i];
         long long src = c->caller >= 0 && (size_t)c->caller < pr->nsyms ? w->symids[c->caller] : 0;
-        if (add_edge(w, INDEX_EDGE_CALLS, fid, src, c->line, c->callee, last_component(c->callee), 0, 0, err, errlen))
+        if (add_edge(w, INDEX_EDGE_CALLS, fid, src, c->line, c->callee, last_component(c->callee), err, errlen))
             return -1;
     }
     return 0;
@@ -1314,8 +1388,11 @@ static int open_index(struct update *U)
         }
         break;
     }
-    /* a larger page cache keeps the b-trees being filled in memory */
-    sqlite3_exec(U->db, "PRAGMA cache_size=-16384", NULL, NULL, NULL);
+    /* A larger page cache keeps the b-trees being changed in memory. A fresh
+     * build fills them in order and, with no journal, spills a page by writing
+     * it once: there 4 MB did as well as 16 MB (sympy: the same time, 7-12 MB
+     * less peak RSS). */
+    sqlite3_exec(U->db, U->fresh ? "PRAGMA cache_size=-4096" : "PRAGMA cache_size=-16384", NULL, NULL, NULL);
     U->max = effective_max(U->fresh ? NULL : U->db, U->opt, U->S, &U->opts_changed);
     if (!U->fresh) U->dirs_reset = load_dirs(U->db, &U->dirs);
     return 0;
@@ -1501,6 +1578,7 @@ static int pool_start(struct pool *P, pthread_t **threads, struct update *U)
     P->njobs = U->njobs;
     P->qcap = (size_t)n;
     P->q = xcalloc(P->qcap, sizeof *P->q);
+    P->taken = xcalloc(P->njobs, 1);
     pthread_mutex_init(&P->mu, NULL);
     pthread_cond_init(&P->not_full, NULL);
     pthread_cond_init(&P->not_empty, NULL);
@@ -1546,6 +1624,7 @@ static void pool_end(struct pool *P, pthread_t *threads, int nthreads)
         free(threads);
     }
     free(P->q);
+    free(P->taken);
 }
 
 /* Parses the jobs on the pool and writes their results here, in job (path)
@@ -1578,7 +1657,6 @@ static int parse_and_write(struct update *U)
         const struct job *j = &U->jobs[r->job];
         int wr = write_result(U, j, r);
         result_free(r);
-        if (j->sf->size >= INDEX_TRIM_SIZE) malloc_trim(0);
         pthread_mutex_lock(&P.mu);
         P.inflight -= held_share((size_t)j->sf->size);
         pthread_cond_broadcast(&P.budget);
@@ -1596,6 +1674,9 @@ out:
     if (held)
         for (size_t k = 0; k < U->njobs; k++) result_free(held[k]);
     free(held);
+    /* the parser threads' arenas outlive them: their pages go back before
+     * resolving fills the writer's */
+    if (P.has_big_owner) malloc_trim(0);
     return rc;
 }
 
@@ -1833,8 +1914,7 @@ static void update_free(struct update *U)
     for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(U->w.st[s]);
     free(U->w.symids);
     buf_free(&U->w.scratch);
-    free(U->pending.v);
-    free(U->pending.strs);
+    pending_free(&U->pending);
     if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
     if (U->db) sqlite3_close(U->db);
     buf_free(&U->index_ddl);

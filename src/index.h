@@ -126,12 +126,13 @@ int index_provenance(sqlite3 *db, char commit[41], int *dirty);
 /* Internal to the index family: the edges of a fresh build, kept in memory
  * by the writer (index.c) in the order their rows would have been inserted,
  * so that index_resolve inserts them once with their destinations instead of
- * updating each row it resolves. Strings are offsets into strs. */
+ * updating each row it resolves. Strings are offsets into strs, each
+ * distinct string kept once (sympy's 700,000 edges name 11,000 targets). */
 struct index_edge {
-    unsigned char kind;          /* INDEX_EDGE_* */
-    int line;
-    uint32_t file, src, dst, dst_file;     /* row ids, 0 = NULL */
+    uint32_t file, src;                    /* row ids, src 0 = NULL */
     uint32_t target, target_name;          /* offsets into strs; INDEX_EDGE_NONE = NULL */
+    int line;
+    unsigned char kind;                    /* INDEX_EDGE_* */
 };
 #define INDEX_EDGE_NONE UINT32_MAX
 struct index_edges {
@@ -139,6 +140,8 @@ struct index_edges {
     size_t n, cap;
     char *strs;
     size_t len, strcap;
+    uint32_t *set;               /* open addressing: offsets of the strings kept, INDEX_EDGE_NONE = empty */
+    size_t nset, setcap;
 };
 
 /* Internal to the index family: the run of edge ids of the file being

@@ -595,6 +595,38 @@ for run in 1 2 3; do
 done
 ok $order_ok "on two threads, file and chunk ids follow path order in three fresh builds"
 
+# ---- big files go to one thread, the others pass them by -------------------------
+# Three big files (over INDEX_BIG_SIZE, 256 KiB) among small ones: on two or
+# three threads, one thread parses the big ones while the others go past them;
+# every row comes out as one thread writes it, ids included.
+B="$T/bigs"
+mkdir -p "$B/pkg"
+for name in a_one m_two pkg/z_three; do
+    awk -v n="$name" 'BEGIN { for (i = 0; i < 5000; i++)
+        printf "def %s_%d(a, b):\n    \"\"\"doc %d\"\"\"\n    return helper(a) + other(b) * %d\n\n", substr(n, 1, 1), i, i, i }' \
+        >"$B/$name.py"
+done
+for f in b c d e f g h i j k l n o p q r; do
+    printf 'from a_one import a_1\n\ndef %s_fn():\n    return a_1(1, 2)\n' "$f" >"$B/$f.py"
+    printf 'def %s_in():\n    return 2\n' "$f" >"$B/pkg/$f.py"
+done
+big_ok=0
+[ "$(wc -c <"$B/a_one.py")" -gt 262144 ] || { big_ok=1; echo "# a_one.py is not big"; }
+all_rows() { q "$1" "SELECT * FROM files ORDER BY id; SELECT * FROM symbols ORDER BY id;
+    SELECT * FROM chunk_spans ORDER BY id; SELECT * FROM edges ORDER BY id; SELECT * FROM imports ORDER BY id"; }
+for th in 1 2 3; do
+    rm -f "$T/idx/bigs$th.sqlite"*
+    # a job no thread takes would hang the build: timeout makes that a failure
+    timeout 120 "$DRQA" --no-progress --threads $th --index "$T/idx/bigs$th.sqlite" --index-only "$B" >/dev/null 2>"$T/err.txt" ||
+        { big_ok=1; echo "# --threads $th failed: $(cat "$T/err.txt")"; }
+done
+one=$(all_rows "$T/idx/bigs1.sqlite")
+[ "$(q "$T/idx/bigs1.sqlite" "SELECT count(*) FROM files")" = 35 ] || big_ok=1
+for th in 2 3; do
+    [ "$(all_rows "$T/idx/bigs$th.sqlite")" = "$one" ] || { big_ok=1; echo "# --threads $th wrote other rows than one thread"; }
+done
+ok $big_ok "three big files among small ones: on two and three threads, every row as one thread writes it"
+
 # ---- a fresh build's edges: kept in memory and inserted resolved, or (past
 # the memory budget) inserted as they come and resolved in place -------------------
 E="$T/edges"
