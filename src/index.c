@@ -87,8 +87,9 @@ static void result_free(struct result *r)
  * once the tree is freed. The first thread to take a big file takes every
  * other one too, in order, and keeps its arena swollen for the next; the other
  * threads pass over the big files and parse the small ones meanwhile. So only
- * one arena holds a big tree's pages, and nothing is trimmed until the parsing
- * ends. Trimming after each big file instead (malloc_trim, which hands every
+ * one arena keeps a big tree's pages, and nothing is trimmed until the parsing
+ * ends, except after a big file parsed beside the owner's when no small file
+ * was left (pick_job). Trimming after each big file instead (malloc_trim, which hands every
  * free page of every arena back to the kernel, to be faulted in again by the
  * next parses) cost sympy's cold index about 90,000 page faults and 0.8 s of
  * system time; letting every thread's arena keep its big trees took its peak
@@ -128,6 +129,8 @@ struct pool {
     /* the thread that parses the big files (INDEX_BIG_SIZE), once one has */
     int has_big_owner;
     pthread_t big_owner;
+    size_t owner_big;            /* the size of the big file it parses now, 0: none */
+    int guest_busy;              /* another thread parses a big file beside it */
     pthread_mutex_t mu;
     pthread_cond_t not_full, not_empty, budget;
 };
@@ -389,10 +392,15 @@ static int is_big(const struct pool *P, size_t i) { return (size_t)P->jobs[i].sf
  * writer stay bounded; the first job not taken goes as soon as nothing is
  * being parsed, since the results waiting behind it cannot be written before
  * it is. A big file is counted at its held share only: one at a time is
- * parsed, in the arena kept for them. */
-static size_t pick_job(struct pool *P, pthread_t me)
+ * parsed, in the arena kept for them. When no small file is left to take, a
+ * thread may take the first big one as a guest (*guest), beside the big file
+ * the owner parses if the two fit in the budget, and gives the pages back
+ * after it: a tree of only big files is not left to one thread. */
+static size_t pick_job(struct pool *P, pthread_t me, int *guest)
 {
+    *guest = 0;
     while (P->next < P->njobs && P->taken[P->next]) P->next++;
+    size_t first_big = NO_JOB;
     for (size_t i = P->next; i < P->njobs; i++) {
         if (P->taken[i]) continue;
         if (is_big(P, i)) {
@@ -401,12 +409,18 @@ static size_t pick_job(struct pool *P, pthread_t me)
                 P->big_owner = me;
             }
             if (pthread_equal(P->big_owner, me)) return i;
+            if (first_big == NO_JOB) first_big = i;
             continue;
         }
         size_t sz = (size_t)P->jobs[i].sf->size;
         if (P->inflight == 0 || P->inflight + sz <= INDEX_INFLIGHT_BUDGET || (i == P->next && P->nparsing == 0))
             return i;
         return NO_JOB;
+    }
+    if (first_big != NO_JOB && P->owner_big && !P->guest_busy &&
+        P->owner_big + (size_t)P->jobs[first_big].sf->size <= INDEX_INFLIGHT_BUDGET) {
+        *guest = 1;
+        return first_big;
     }
     return NO_JOB;
 }
@@ -421,7 +435,8 @@ static void *worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&P->mu);
         size_t i = NO_JOB;
-        while (!P->stop && P->ntaken < P->njobs && (i = pick_job(P, me)) == NO_JOB)
+        int guest = 0;
+        while (!P->stop && P->ntaken < P->njobs && (i = pick_job(P, me, &guest)) == NO_JOB)
             pthread_cond_wait(&P->budget, &P->mu);
         if (P->stop || i == NO_JOB) {
             pthread_mutex_unlock(&P->mu);
@@ -431,15 +446,25 @@ static void *worker(void *arg)
         P->ntaken++;
         P->nparsing++;
         size_t sz = (size_t)P->jobs[i].sf->size;
-        P->inflight += is_big(P, i) ? held_share(sz) : sz;
+        int big = is_big(P, i);
+        P->inflight += big ? held_share(sz) : sz;
+        if (guest) P->guest_busy = 1;
+        else if (big) {
+            /* the others may take a big file beside this one (pick_job) */
+            P->owner_big = sz;
+            pthread_cond_broadcast(&P->budget);
+        }
         pthread_mutex_unlock(&P->mu);
         struct result *r = xcalloc(1, sizeof *r);
         r->job = i;
         process(P, parser, zp, &cur, &P->jobs[i], r);
+        if (guest) malloc_trim(0);
         pthread_mutex_lock(&P->mu);
         /* the tree is gone: the result waits for the writer at its held share,
          * so that files finished behind a slow big one do not stall this thread */
-        if (!is_big(P, i)) P->inflight -= sz - held_share(sz);
+        if (!big) P->inflight -= sz - held_share(sz);
+        if (guest) P->guest_busy = 0;
+        else if (big) P->owner_big = 0;
         P->nparsing--;
         pthread_cond_broadcast(&P->budget);
         while (P->qlen == P->qcap && !P->stop) pthread_cond_wait(&P->not_full, &P->mu);

@@ -627,6 +627,20 @@ for th in 2 3; do
 done
 ok $big_ok "three big files among small ones: on two and three threads, every row as one thread writes it"
 
+# nothing but big files: the second thread parses one beside the owner's as a guest
+BB="$T/onlybig"
+mkdir -p "$BB"
+cp "$B/a_one.py" "$BB/a.py"; cp "$B/m_two.py" "$BB/b.py"; cp "$B/pkg/z_three.py" "$BB/c.py"; cp "$B/a_one.py" "$BB/d.py"
+only_ok=0
+for th in 1 2; do
+    rm -f "$T/idx/onlybig$th.sqlite"*
+    timeout 120 "$DRQA" --no-progress --threads $th --index "$T/idx/onlybig$th.sqlite" --index-only "$BB" >/dev/null 2>"$T/err.txt" ||
+        { only_ok=1; echo "# --threads $th failed: $(cat "$T/err.txt")"; }
+done
+[ "$(q "$T/idx/onlybig1.sqlite" "SELECT count(*) FROM files")" = 4 ] || only_ok=1
+[ "$(all_rows "$T/idx/onlybig2.sqlite")" = "$(all_rows "$T/idx/onlybig1.sqlite")" ] || only_ok=1
+ok $only_ok "a tree of big files alone: on two threads, every row as one thread writes it"
+
 # ---- a fresh build's edges: kept in memory and inserted resolved, or (past
 # the memory budget) inserted as they come and resolved in place -------------------
 E="$T/edges"
