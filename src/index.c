@@ -89,11 +89,11 @@ static void result_free(struct result *r)
  * threads pass over the big files and parse the small ones meanwhile. So only
  * one arena keeps a big tree's pages, and nothing is trimmed until the parsing
  * ends, except after a big file parsed beside the owner's when no small file
- * was left (pick_job). Trimming after each big file instead (malloc_trim, which hands every
- * free page of every arena back to the kernel, to be faulted in again by the
- * next parses) cost sympy's cold index about 90,000 page faults and 0.8 s of
- * system time; letting every thread's arena keep its big trees took its peak
- * RSS to 174-189 MB. */
+ * was left (pick_job). Trimming after each big file instead (malloc_trim,
+ * which hands every free page of every arena back to the kernel, to be faulted
+ * in again by the next parses) cost sympy's cold index about 90,000 page
+ * faults and 0.8 s of system time; letting every thread's arena keep its big
+ * trees took its peak RSS to 174-189 MB. */
 #define INDEX_BIG_SIZE (256 * 1024)
 /* Source bytes of the small files being parsed, and of the results waiting
  * to be written at their held share, at one time (see pick_job). */
