@@ -605,8 +605,9 @@ static const char *last_component(const char *s)
     return p ? p + 1 : s;
 }
 
+/* An edge as written, unresolved: index_resolve sets its destination. */
 static int insert_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
-                       const char *target_name, long long dst, long long dst_file, char *err, size_t errlen)
+                       const char *target_name, char *err, size_t errlen)
 {
     sqlite3_stmt *st = w->st[S_INS_EDGE];
     sqlite3_bind_int(st, 1, kind);
@@ -615,8 +616,6 @@ static int insert_edge(struct writer *w, int kind, long long file, long long src
     sqlite3_bind_int(st, 4, line);
     index_edge_bind_target(st, 5, target, target_name, &w->scratch);
     bind_text(st, 6, target_name);
-    bind_id(st, 7, dst);
-    bind_id(st, 8, dst_file);
     if (step(w, S_INS_EDGE, err, errlen)) return -1;
     if (index_edge_run_note(&w->run, w->st[S_EDGE_RUN], file, sqlite3_last_insert_rowid(w->db))) {
         snprintf(err, errlen, "cannot write the index: %s", sqlite3_errmsg(w->db));
@@ -665,7 +664,7 @@ static int flush_pending(struct writer *w, char *err, size_t errlen)
     for (size_t i = 0; i < P->n; i++) {
         const struct index_edge *e = &P->v[i];
         if (insert_edge(w, e->kind, e->file, e->src, e->line, index_edge_str(P, e->target),
-                        index_edge_str(P, e->target_name), 0, 0, err, errlen))
+                        index_edge_str(P, e->target_name), err, errlen))
             return -1;
     }
     pending_free(P);
@@ -728,7 +727,7 @@ static int add_edge(struct writer *w, int kind, long long file, long long src, i
               file > UINT32_MAX || src > UINT32_MAX) &&
         flush_pending(w, err, errlen))
         return -1;
-    if (!w->pending) return insert_edge(w, kind, file, src, line, target, target_name, 0, 0, err, errlen);
+    if (!w->pending) return insert_edge(w, kind, file, src, line, target, target_name, err, errlen);
     P = w->pending;
     ARRAY_GROW(P->v, P->n, P->cap, 4096);
     struct index_edge *e = &P->v[P->n++];
