@@ -362,6 +362,8 @@ static int append_ledger(const char *path, const cJSON *usage, char *err, size_t
     return bad ? -1 : 0;
 }
 
+char *engine_damage(struct engine *e) { return store_text_damage(e->db); }
+
 void engine_search_parts(struct engine *e, struct search_config *sc, struct policy *pol,
                          struct policy_executor *ex, struct policy_curator *cu)
 {
@@ -592,7 +594,7 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     }
     }
     qparse_free(&q);
-    r->damage = store_text_damage(e->db);
+    r->damage = engine_damage(e);
     r->wall_ms = now_ms() - t0;
     return r->error ? -1 : 0;
 }

@@ -130,6 +130,10 @@ struct engine_result {
 void engine_search_parts(struct engine *e, struct search_config *sc, struct policy *pol,
                          struct policy_executor *ex, struct policy_curator *cu);
 
+/* What reading e's index met damaged (store_text_damage: a search over it
+ * lacks what could not be read), malloc'd, or NULL when nothing was. */
+char *engine_damage(struct engine *e);
+
 /* Answers question. transcript_stem (may be NULL): for mcts, the search is
  * written to STEM.json and STEM.md. Returns 0, or -1 with r->error set (r is
  * always filled; engine_result_free it). */

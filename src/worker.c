@@ -30,6 +30,9 @@ struct worker {
     struct search *s;
     struct search_answer *answer;     /* of the finished search, while answered */
     int paused, step_pending, answered, quit;
+    int opened;                       /* hooks.open succeeded (else open_err says why) */
+    char open_err[512];
+    int rechecked;                    /* the search asks again after the index was checked */
     enum evq_state state;
 };
 
@@ -138,6 +141,7 @@ static void start_search(struct worker *w, const char *question)
     w->s = search_new(&w->cfg.search, &w->cfg.policy, &w->cfg.executor, &w->cfg.curator, question);
     w->answered = 0;
     w->step_pending = 0;
+    w->rechecked = 0;
     struct evq_event e;
     evq_event_init(&e, EVQ_QUESTION);
     e.node = 0;
@@ -192,10 +196,54 @@ static void write_transcripts(struct worker *w, const char *dir, const char *suf
     cJSON_Delete(config);
 }
 
+/* In the worker thread: hooks.open, then the search settings' event hook.
+ * 0, or -1 with the error state posted (and kept in open_err). */
+static int open_hooks(struct worker *w)
+{
+    w->opened = 1;
+    w->open_err[0] = 0;
+    if (w->cfg.hooks.open &&
+        w->cfg.hooks.open(w->cfg.hooks.ctx, w->ev, &w->cancel, &w->cfg.search, &w->cfg.policy,
+                          &w->cfg.executor, &w->cfg.curator, w->open_err, sizeof w->open_err) != 0) {
+        w->opened = 0;
+        post_state(w, EVQ_STATE_ERROR, w->open_err);
+    }
+    w->cfg.search.on_event = on_search_event;
+    w->cfg.search.event_ctx = w;
+    return w->opened ? 0 : -1;
+}
+
+/* The finished search met a damaged index (what damage says): its answer is
+ * dropped, the hooks close and open again (the open hook checks the index
+ * and rebuilds it) and the question is asked again, once. */
+static void ask_again(struct worker *w, const char *damage)
+{
+    evq_post_log(w->ev, -1, "index found damaged while answering; checking it and asking again: %s", damage);
+    char *q = xstrdup(search_tree(w->s)->question);
+    search_free(w->s);   /* it uses what the hooks opened */
+    w->s = NULL;
+    search_answer_free(w->answer);
+    w->answer = NULL;
+    w->answered = 0;
+    if (w->cfg.hooks.close) w->cfg.hooks.close(w->cfg.hooks.ctx);
+    if (open_hooks(w) == 0) {
+        start_search(w, q);
+        w->rechecked = 1;
+    }
+    free(q);
+}
+
 static void answer(struct worker *w)
 {
     post_state(w, EVQ_STATE_ANSWERING, NULL);
     struct search_answer *a = search_answer(w->s);
+    char *damage = w->cfg.hooks.damage ? w->cfg.hooks.damage(w->cfg.hooks.ctx) : NULL;
+    if (damage && !w->rechecked) {
+        search_answer_free(a);
+        ask_again(w, damage);
+        free(damage);
+        return;
+    }
     struct buf cites = BUF_INIT;
     for (size_t i = 0; i < a->cites.n; i++)
         buf_printf(&cites, "%s:%d-%d\n", a->cites.v[i].path, a->cites.v[i].start_line,
@@ -210,6 +258,10 @@ static void answer(struct worker *w)
     buf_free(&cites);
     if (a->error) evq_post_log(w->ev, -1, "%s", a->error);
     if (a->failure) evq_post_log(w->ev, -1, "%s", a->failure);
+    if (damage)   /* met again after the check: said, not hidden */
+        evq_post_log(w->ev, -1, "the index is still damaged after its check (%s): this answer lacks what could not "
+                     "be read; run drqa-tui --index-only --check on the repository", damage);
+    free(damage);
     post_tokens(w);
     if (w->transcript_dir) write_transcripts(w, w->transcript_dir, "", a, 0);
     search_answer_free(w->answer);
@@ -278,25 +330,17 @@ static void handle(struct worker *w, struct cmdq_cmd *c)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    char err[512] = "";
-    int opened = 1;
-    if (w->cfg.hooks.open &&
-        w->cfg.hooks.open(w->cfg.hooks.ctx, w->ev, &w->cancel, &w->cfg.search, &w->cfg.policy,
-                          &w->cfg.executor, &w->cfg.curator, err, sizeof err) != 0) {
-        opened = 0;
-        post_state(w, EVQ_STATE_ERROR, err);
-    }
-    w->cfg.search.on_event = on_search_event;
-    w->cfg.search.event_ctx = w;
     w->paused = w->cfg.start_paused;
-    if (opened && w->question) start_search(w, w->question);
-    else if (opened) post_state(w, EVQ_STATE_IDLE, NULL);
+    if (open_hooks(w) == 0) {
+        if (w->question) start_search(w, w->question);
+        else post_state(w, EVQ_STATE_IDLE, NULL);
+    }
 
     while (!w->quit) {
         struct cmdq_cmd c;
         while (!w->quit && cmdq_pop(w->cmd, &c)) {
-            if (opened || c.kind == CMD_QUIT) handle(w, &c);
-            else evq_post_log(w->ev, -1, "cannot %s: %s", cmdq_kind_name(c.kind), err);
+            if (w->opened || c.kind == CMD_QUIT) handle(w, &c);
+            else evq_post_log(w->ev, -1, "cannot %s: %s", cmdq_kind_name(c.kind), w->open_err);
             cmdq_cmd_clear(&c);
         }
         if (w->quit) break;
@@ -316,15 +360,15 @@ static void *worker_main(void *arg)
             continue;
         }
         cmdq_wait(w->cmd, &c);
-        if (opened || c.kind == CMD_QUIT) handle(w, &c);
-        else evq_post_log(w->ev, -1, "cannot %s: %s", cmdq_kind_name(c.kind), err);
+        if (w->opened || c.kind == CMD_QUIT) handle(w, &c);
+        else evq_post_log(w->ev, -1, "cannot %s: %s", cmdq_kind_name(c.kind), w->open_err);
         cmdq_cmd_clear(&c);
     }
     search_free(w->s);
     w->s = NULL;
     search_answer_free(w->answer);
     w->answer = NULL;
-    if (opened && w->cfg.hooks.close) w->cfg.hooks.close(w->cfg.hooks.ctx);
+    if (w->opened && w->cfg.hooks.close) w->cfg.hooks.close(w->cfg.hooks.ctx);
     return NULL;
 }
 

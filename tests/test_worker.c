@@ -1,7 +1,8 @@
 /* Tests of the worker thread driven only through commands and observed only
  * through events: pause, step, prune, expand, resume to Finish, answer and
  * transcripts, new question, finish now, quit; a failing open hook; signals
- * blocked in the worker. Waits are bounded only as a guard against hangs. */
+ * blocked in the worker; a search that met a damaged index asked again after
+ * the hooks reopen (check) it. Waits are bounded only as a guard against hangs. */
 #include "tap.h"
 #include "toy_policy.h"
 #include "worker.h"
@@ -101,6 +102,9 @@ struct hooks {
     struct toy *toy;
     int fail, opened, closed, sigint_blocked;
     const atomic_int *cancel;
+    int damaged;                /* answers the damage hook finds damaged, from the first on */
+    int asked;                  /* damage hook calls */
+    int fail_reopen;            /* an open after the first fails */
 };
 
 static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct search_config *sc, struct policy *p,
@@ -113,7 +117,7 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     sigset_t cur;
     pthread_sigmask(SIG_SETMASK, NULL, &cur);
     h->sigint_blocked = sigismember(&cur, SIGINT) == 1 && sigismember(&cur, SIGWINCH) == 1;
-    if (h->fail) {
+    if (h->fail || (h->fail_reopen && h->opened)) {
         snprintf(err, errlen, "cannot open index 'x.sqlite': no such file");
         return -1;
     }
@@ -127,6 +131,33 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
 static void hook_close(void *ctx)
 {
     ((struct hooks *)ctx)->closed++;
+}
+
+static char *hook_damage(void *ctx)
+{
+    struct hooks *h = ctx;
+    return h->asked++ < h->damaged ? xstrdup("the index holds a damaged file text (pkg/a.py)") : NULL;
+}
+
+/* A worker over a toy search whose damage hook finds h->damaged answers
+ * damaged; its events until the first answer or error go into *s. */
+static struct worker *damaged_worker(struct hooks *h, struct evq *ev, struct cmdq *cmd, struct seen *s)
+{
+    struct worker_config wc;
+    memset(&wc, 0, sizeof wc);
+    search_config_defaults(&wc.search);
+    wc.search.iterations = 20;
+    wc.search.finish_min_value = 0;
+    wc.hooks = (struct worker_hooks){h, hook_open, hook_close, hook_damage};
+    wc.question = "third";
+    toy_init(h->toy);
+    h->toy->finish_at = 3;
+    memset(s, 0, sizeof *s);
+    s->last_added = -1;
+    char err[256];
+    struct worker *w = NULL;
+    if (worker_start(&w, &wc, ev, cmd, err, sizeof err) != 0) return NULL;
+    return w;
 }
 
 int main(void)
@@ -250,6 +281,47 @@ int main(void)
     is_int(hf.closed, 0, "close is not called after a failed open");
     worker_free(w);
     is_int(hf.closed, 0, "not even at exit");
+
+    /* a search that met a damaged index: said, checked (closed and opened
+     * again), asked again; its first answer is never given */
+    struct hooks hd = {&t, 0, 0, 0, 0, NULL, 1, 0, 0};
+    w = damaged_worker(&hd, ev, cmd, &s);
+    ok(w != NULL, "start a worker whose first answer meets a damaged index");
+    ok(wait_until(ev, &s, U_LOG, 0, "index found damaged while answering; checking it and asking again: "
+                  "the index holds a damaged file text (pkg/a.py)"), "the damage is said: %s", s.log);
+    is_int(s.answers, 0, "and the answer that lacks it is not given");
+    ok(wait_until(ev, &s, U_QUESTION, 0, "third"), "the same question is asked again");
+    ok(wait_until(ev, &s, U_ANSWERS, 1, NULL), "and answered");
+    ok(wait_until(ev, &s, U_STATE, EVQ_STATE_DONE, NULL), "state done");
+    ok(hd.opened == 2 && hd.closed == 1, "the hooks closed and opened again between (opened %d, closed %d)",
+       hd.opened, hd.closed);
+    ok(!strstr(s.log, "still damaged"), "nothing is said of damage in the answer asked again: %s", s.log);
+    cmdq_push(cmd, CMD_NEW_QUESTION, -1, "fourth");
+    ok(wait_until(ev, &s, U_ANSWERS, 2, NULL), "a new question is answered");
+    is_int(hd.asked, 3, "the damage hook is asked after each search");
+    worker_free(w);
+    is_int(hd.closed, 2, "close ran once more, at exit");
+
+    /* damaged again after the check: asked again once, then said beside the answer */
+    struct hooks hd2 = {&t, 0, 0, 0, 0, NULL, 99, 0, 0};
+    w = damaged_worker(&hd2, ev, cmd, &s);
+    ok(wait_until(ev, &s, U_ANSWERS, 1, NULL), "damaged twice: the question asked again is answered");
+    ok(wait_until(ev, &s, U_LOG, 0, "the index is still damaged after its check (the index holds a damaged file "
+                  "text (pkg/a.py)): this answer lacks what could not be read; run drqa-tui --index-only --check"),
+       "saying the damage is still there and what to do: %s", s.log);
+    ok(hd2.opened == 2 && hd2.asked == 2, "one check only (opened %d, asked %d)", hd2.opened, hd2.asked);
+    worker_free(w);
+
+    /* the open after the damage fails: an error state, and the worker still quits cleanly */
+    struct hooks hd3 = {&t, 0, 0, 0, 0, NULL, 1, 0, 1};
+    w = damaged_worker(&hd3, ev, cmd, &s);
+    ok(wait_until(ev, &s, U_STATE, EVQ_STATE_ERROR, NULL) && strstr(s.state_text, "x.sqlite"),
+       "an open that fails after the damage is posted as an error: %s", s.state_text);
+    is_int(s.answers, 0, "with no answer");
+    cmdq_push(cmd, CMD_NEW_QUESTION, -1, "fifth");
+    ok(wait_until(ev, &s, U_LOG, 0, "cannot new-question: cannot open index"), "commands are refused with the reason: %s", s.log);
+    worker_free(w);
+    ok(hd3.closed == 1, "close ran once, before the failed open (%d)", hd3.closed);
 
     evq_free(ev);
     cmdq_free(cmd);

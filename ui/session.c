@@ -8,8 +8,9 @@
  * settings), adding only the front end's hooks: indexing progress as state
  * events, the worker's cancel flag (it stops an index update and aborts a
  * model request in flight when the front end quits) and the usage ledger
- * the status line reads. Everything is made in the worker thread, which
- * alone uses it.
+ * the status line reads. A search that met a damaged index has it checked
+ * and rebuilt, then asks again, as --ask does (hook_damage). Everything is
+ * made in the worker thread, which alone uses it.
  */
 #include "session.h"
 #include "engine.h"
@@ -77,6 +78,17 @@ static void hook_close(void *ctx)
     s->sh = NULL;
 }
 
+/* A search met a damaged index: the worker closes and opens again, and
+ * that open checks the index (moving a damaged one aside and building
+ * another) before the question is asked again. */
+static char *hook_damage(void *ctx)
+{
+    struct session *s = ctx;
+    char *d = s->e ? engine_damage(s->e) : NULL;
+    if (d) s->o.check = 1;
+    return d;
+}
+
 static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct search_config *sc,
                      struct policy *policy, struct policy_executor *executor, struct policy_curator *curator,
                      char *err, size_t errlen)
@@ -114,6 +126,7 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     cfg.hooks.ctx = s;
     cfg.hooks.open = hook_open;
     cfg.hooks.close = hook_close;
+    cfg.hooks.damage = hook_damage;
     cfg.question = ui->o->question;
     const char *sp = getenv("DRQA_TUI_START_PAUSED");
     cfg.start_paused = sp && *sp && strcmp(sp, "0") != 0;

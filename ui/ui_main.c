@@ -318,6 +318,12 @@ static void apply_events(struct ui *ui)
             ui->msg = NULL;
             ui_dirty(ui, PANE_INPUT);
         }
+        if (e.kind == EVQ_STATE && e.state == EVQ_STATE_INDEXING && ui->db) {
+            /* the worker updates the index (or checks it and puts a rebuilt
+             * one in its place): the file view opens it again when next used */
+            sqlite3_close(ui->db);
+            ui->db = NULL;
+        }
         if (e.kind == EVQ_STATE) {
             /* the clock stops while paused */
             int64_t now = now_ms();
