@@ -148,10 +148,10 @@ ask:
     struct engine_result r;
     int rc = engine_ask(e, o->question, stem, &r);
     if (r.damage && !again) {
-        char *safe = text_term_safe(r.damage);
-        fprintf(stderr, "drqa-tui: the index was found damaged while answering (%s); checking it and asking again\n",
-                safe);
+        char *m = engine_damage_message(r.damage, 0), *safe = text_term_safe(m);
+        fprintf(stderr, "drqa-tui: %s\n", safe);
         free(safe);
+        free(m);
         engine_result_free(&r);
         free(stem);
         engine_close(e);
@@ -183,9 +183,10 @@ ask:
         free(safe);
     }
     if (r.damage) {   /* found again after the check: said, not hidden */
-        char *safe = text_term_safe(r.damage);
-        fprintf(stderr, "drqa-tui: warning: the answer lacks what the index could not give: %s\n", safe);
+        char *m = engine_damage_message(r.damage, 1), *safe = text_term_safe(m);
+        fprintf(stderr, "drqa-tui: warning: %s\n", safe);
         free(safe);
+        free(m);
     }
     if (!o->quiet && r.stop_reason && !strcmp(r.stop_reason, "budget-usd"))
         fprintf(stderr, "drqa-tui: the search stopped at the cost budget of $%g (--budget-usd); the answer uses the "

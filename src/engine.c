@@ -364,6 +364,15 @@ static int append_ledger(const char *path, const cJSON *usage, char *err, size_t
 
 char *engine_damage(struct engine *e) { return store_text_damage(e->db); }
 
+char *engine_damage_message(const char *damage, int rechecked)
+{
+    /* what is done comes first: the front end's message line may cut the rest */
+    return rechecked ? xasprintf("the index is still damaged after its check, so the answer lacks what could not "
+                                 "be read: %s", damage)
+                     : xasprintf("the index was found damaged while answering; checking it and asking again: %s",
+                                 damage);
+}
+
 void engine_search_parts(struct engine *e, struct search_config *sc, struct policy *pol,
                          struct policy_executor *ex, struct policy_curator *cu)
 {

@@ -133,6 +133,10 @@ void engine_search_parts(struct engine *e, struct search_config *sc, struct poli
 /* What reading e's index met damaged (store_text_damage: a search over it
  * lacks what could not be read), malloc'd, or NULL when nothing was. */
 char *engine_damage(struct engine *e);
+/* What is said of that damage (malloc'd), by --ask and the front end alike:
+ * before the index is checked and the question asked again (rechecked 0),
+ * or beside an answer that met it again after the check (rechecked 1). */
+char *engine_damage_message(const char *damage, int rechecked);
 
 /* Answers question. transcript_stem (may be NULL): for mcts, the search is
  * written to STEM.json and STEM.md. Returns 0, or -1 with r->error set (r is

@@ -213,12 +213,12 @@ static int open_hooks(struct worker *w)
     return w->opened ? 0 : -1;
 }
 
-/* The finished search met a damaged index (what damage says): its answer is
- * dropped, the hooks close and open again (the open hook checks the index
- * and rebuilds it) and the question is asked again, once. */
-static void ask_again(struct worker *w, const char *damage)
+/* The finished search met a damaged index (message says so): its answer
+ * is dropped, the hooks close and open again (the open hook checks the
+ * index and rebuilds it) and the question is asked again, once. */
+static void ask_again(struct worker *w, const char *message)
 {
-    evq_post_log(w->ev, -1, "index found damaged while answering; checking it and asking again: %s", damage);
+    evq_post_log(w->ev, -1, "%s", message);
     char *q = xstrdup(search_tree(w->s)->question);
     search_free(w->s);   /* it uses what the hooks opened */
     w->s = NULL;
@@ -237,7 +237,7 @@ static void answer(struct worker *w)
 {
     post_state(w, EVQ_STATE_ANSWERING, NULL);
     struct search_answer *a = search_answer(w->s);
-    char *damage = w->cfg.hooks.damage ? w->cfg.hooks.damage(w->cfg.hooks.ctx) : NULL;
+    char *damage = w->cfg.hooks.damage ? w->cfg.hooks.damage(w->cfg.hooks.ctx, w->rechecked) : NULL;
     if (damage && !w->rechecked) {
         search_answer_free(a);
         ask_again(w, damage);
@@ -258,9 +258,7 @@ static void answer(struct worker *w)
     buf_free(&cites);
     if (a->error) evq_post_log(w->ev, -1, "%s", a->error);
     if (a->failure) evq_post_log(w->ev, -1, "%s", a->failure);
-    if (damage)   /* met again after the check: said, not hidden */
-        evq_post_log(w->ev, -1, "the index is still damaged after its check (%s): this answer lacks what could not "
-                     "be read; run drqa-tui --index-only --check on the repository", damage);
+    if (damage) evq_post_log(w->ev, -1, "%s", damage);   /* met again after the check: said, not hidden */
     free(damage);
     post_tokens(w);
     if (w->transcript_dir) write_transcripts(w, w->transcript_dir, "", a, 0);

@@ -47,14 +47,14 @@ struct worker_hooks {
                 struct policy *policy, struct policy_executor *executor, struct policy_curator *curator,
                 char *err, size_t errlen);
     void (*close)(void *ctx);   /* in the worker thread at exit; may be NULL */
-    /* In the worker thread once a search has its answer: what the search
-     * found damaged in the index (its reads of it failed, so the answer
-     * lacks it), malloc'd, or NULL; may be NULL. The first time for a
-     * question the worker says so instead of giving that answer, closes
-     * and opens again (close, then open, which should check the index and
-     * rebuild it) and asks the question again; found again, the damage is
-     * said beside the answer. */
-    char *(*damage)(void *ctx);
+    /* In the worker thread once a search has its answer: NULL, or what to
+     * say of damage the search met in the index (its reads failed, so the
+     * answer lacks what they were for), malloc'd. rechecked 0: the worker
+     * says it instead of giving that answer, closes and opens again (close,
+     * then open, which should check the index and rebuild it) and asks the
+     * question again; 1 (asked again so): it is said beside the answer.
+     * May be NULL. */
+    char *(*damage)(void *ctx, int rechecked);
 };
 
 struct worker_config {

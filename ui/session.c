@@ -78,15 +78,19 @@ static void hook_close(void *ctx)
     s->sh = NULL;
 }
 
-/* A search met a damaged index: the worker closes and opens again, and
- * that open checks the index (moving a damaged one aside and building
- * another) before the question is asked again. */
-static char *hook_damage(void *ctx)
+/* A search met a damaged index: said as --ask says it. The first time the
+ * worker closes and opens again, and that open checks the index (moving a
+ * damaged one aside and building another) before the question is asked
+ * again. */
+static char *hook_damage(void *ctx, int rechecked)
 {
     struct session *s = ctx;
     char *d = s->e ? engine_damage(s->e) : NULL;
-    if (d) s->o.check = 1;
-    return d;
+    if (!d) return NULL;
+    if (!rechecked) s->o.check = 1;
+    char *m = engine_damage_message(d, rechecked);
+    free(d);
+    return m;
 }
 
 static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct search_config *sc,
