@@ -77,6 +77,7 @@ static void http_free(struct llm_backend *b)
     }
     free(hb->model);
     free(hb->label);
+    pthread_mutex_destroy(&hb->dropped_lock);
     free(hb);
     free(b);
 }
@@ -101,6 +102,7 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     config_http_opts(c, &hb->http);
     config_profile(c, model, &hb->prof);
     atomic_init(&hb->adjust, 0);
+    pthread_mutex_init(&hb->dropped_lock, NULL);
     atomic_init(&hb->window, 0);
     atomic_init(&hb->bytes_per_token_x100, 0);
     atomic_init(&hb->cut_tokens, 0);
@@ -214,6 +216,7 @@ static int fitted_limit(const struct llm_http_backend *hb, const struct llm_requ
 int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req)
 {
     int limit = req->max_tokens > 0 ? req->max_tokens : hb->prof.max_output;
+    if (limit <= 0) return 0;   /* none sent: the server's own */
     long cap = atomic_load(&hb->out_cap);
     if (cap > 0 && limit > cap) limit = (int)cap;
     return fitted_limit(hb, req, limit);
@@ -223,6 +226,28 @@ int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_req
 {
     *t = req->temperature >= 0 ? req->temperature : hb->temperature;
     return hb->prof.temperature && !(adjust & LLM_ADJ_NO_TEMPERATURE);
+}
+
+int llm_system_as_user(const struct llm_http_backend *hb, int adjust)
+{
+    return hb->prof.system_user || (adjust & LLM_ADJ_SYSTEM_USER);
+}
+
+void llm_add_messages(cJSON *msgs, const struct llm_request *req, int with_system, int fold)
+{
+    int folded = 0;
+    if (req->system && with_system && !fold) llm_add_message(msgs, "system", req->system);
+    for (size_t i = 0; i < req->nmessages; i++) {
+        const struct llm_message *m = &req->messages[i];
+        if (req->system && fold && !folded && !strcmp(m->role, "user")) {
+            char *both = xasprintf("%s\n\n%s", req->system, m->content);
+            llm_add_message(msgs, m->role, both);
+            free(both);
+            folded = 1;
+        } else {
+            llm_add_message(msgs, m->role, m->content);
+        }
+    }
 }
 
 /* ---- errors: kinds and the one adjustment ---- */
@@ -303,18 +328,59 @@ static enum llm_fail kind_of_status(long status, const struct err_info *ei, cons
     return LLM_FAIL_BAD_REQUEST;
 }
 
-/* Does the refusal name parameter `name`? Its param field, else the message
- * saying it is not supported. */
+/* The words with which servers refuse a parameter: OpenAI and Azure
+ * "Unsupported parameter: 'max_tokens' is not supported with this model",
+ * "Unsupported value: 'temperature' does not support 0.2 with this model",
+ * "Unrecognized request argument supplied: reasoning_effort"; Anthropic
+ * "`temperature` is deprecated for this model.", "`temperature` may only be
+ * set to 1 when thinking is enabled or in adaptive mode", "Thinking may not
+ * be enabled when `tool_choice` forces tool use."; vLLM's request
+ * validation (pydantic) "Extra inputs are not permitted" (extra_forbidden);
+ * llama.cpp, LiteLLM and others "not supported". */
+static const char *const refusal_words[] = {
+    "unsupported", "not supported", "does not support", "only the default", "not permitted", "not allowed",
+    "unrecognized", "unknown", "invalid", "unavailable", "deprecated", "may only be set to", "extra inputs",
+    "extra_forbidden", "unexpected", "may not", "cannot be used", "no longer supported"};
+
+static int name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Whether s holds word as a whole name, not inside a longer one. */
+static int has_word(const char *s, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(s, word); p; p = strstr(p + 1, word))
+        if ((p == s || !name_char(p[-1])) && !name_char(p[n])) return 1;
+    return 0;
+}
+
+/* Does the refusal name parameter `name`? Its param field (the name, or a
+ * path under it: response_format.json_schema), else the message naming it
+ * among words of refusal. */
 static int names_param(const struct err_info *ei, const char *name)
 {
-    if (ei->param[0]) return str_starts(ei->param, name);
-    if (!strstr(ei->message, name)) return 0;
-    static const char *const refusals[] = {"unsupported", "not supported", "does not support", "only the default",
-                                           "not permitted", "not allowed", "unrecognized", "unknown", "invalid",
-                                           "unavailable"};
-    for (size_t i = 0; i < ARRAY_LEN(refusals); i++)
-        if (strstr(ei->message, refusals[i])) return 1;
+    size_t n = strlen(name);
+    if (ei->param[0])
+        return !strncmp(ei->param, name, n) && (!ei->param[n] || ei->param[n] == '.' || ei->param[n] == '[');
+    if (!has_word(ei->message, name)) return 0;
+    for (size_t i = 0; i < ARRAY_LEN(refusal_words); i++)
+        if (strstr(ei->message, refusal_words[i])) return 1;
     return 0;
+}
+
+/* A refusal of the system role: OpenAI's o1-mini and o1-preview "Unsupported
+ * value: 'messages[0].role' does not support 'system' with this model."
+ * (param messages[0].role, code unsupported_value); chat templates without
+ * a system turn (Gemma's, through vLLM or llama.cpp) "System role not
+ * supported". */
+static int refuses_system_role(const struct err_info *ei)
+{
+    const char *m = ei->message;
+    if (str_starts(ei->param, "messages") && strstr(ei->param, "role") && strstr(m, "system")) return 1;
+    return strstr(m, "system role not supported") || strstr(m, "system role is not supported") ||
+           (strstr(m, "'system'") && strstr(m, "role") && (strstr(m, "does not support") || strstr(m, "unsupported")));
 }
 
 /* A structured-output backend refusing the schema: vLLM's "The provided
@@ -328,31 +394,45 @@ static int schema_unsupported(const struct err_info *ei)
            (strstr(m, "json schema") && (strstr(m, "not supported") || strstr(m, "unsupported")));
 }
 
-/* The adjustment for a 400 refusing something body sent, or 0; *what names it. */
-static int adjustment_for(const struct llm_http_backend *hb, const struct err_info *ei, const char *body,
-                          int adjust, const char **what)
+static int is_anthropic(const struct llm_http_backend *hb)
 {
-    int tp_sent = strstr(body, "\"max_tokens\":") || strstr(body, "\"max_completion_tokens\":");
-    const char *tp = strstr(body, "\"max_completion_tokens\":") ? "max_completion_tokens" : "max_tokens";
-    if (tp_sent && !(adjust & LLM_ADJ_TOKEN_PARAM) && hb->prof.provider && strcmp(hb->prof.provider, "anthropic") &&
-        (names_param(ei, "max_tokens") || names_param(ei, "max_completion_tokens"))) {
-        *what = tp;
-        return LLM_ADJ_TOKEN_PARAM;
-    }
-    if (strstr(body, "\"temperature\":") && !(adjust & LLM_ADJ_NO_TEMPERATURE) && names_param(ei, "temperature")) {
-        *what = "temperature";
-        return LLM_ADJ_NO_TEMPERATURE;
-    }
-    if (strstr(body, "\"reasoning_effort\":") && !(adjust & LLM_ADJ_NO_EFFORT) && names_param(ei, "reasoning_effort")) {
-        *what = "reasoning_effort";
-        return LLM_ADJ_NO_EFFORT;
+    return hb->prof.provider && !strcmp(hb->prof.provider, "anthropic");
+}
+
+/* The optional request fields a refusal is adjusted for with an LLM_ADJ_*
+ * bit; any other optional top-level field named is dropped as it is. */
+static const struct {
+    const char *field;
+    int bit;
+} field_bits[] = {
+    {"temperature", LLM_ADJ_NO_TEMPERATURE}, {"reasoning_effort", LLM_ADJ_NO_EFFORT},
+    {"response_format", LLM_ADJ_NO_SCHEMA},  {"tools", LLM_ADJ_NO_SCHEMA},
+    {"tool_choice", LLM_ADJ_NO_TOOL_CHOICE},
+};
+
+/* Fields without which there is no request: never dropped. */
+static int required_field(const struct llm_http_backend *hb, const char *k)
+{
+    return !strcmp(k, "model") || !strcmp(k, "messages") || !strcmp(k, "input") || !strcmp(k, "system") ||
+           (is_anthropic(hb) && !strcmp(k, "max_tokens"));
+}
+
+/* The adjustment for a 400 refusing something body sent, or 0; *what names
+ * it. Returns -1 with drop set to the field's name when the field is to be
+ * dropped as it is (no bit covers it). */
+static int adjustment_for(const struct llm_http_backend *hb, const struct llm_request *req, const struct err_info *ei,
+                          const char *body, int adjust, const char **what, char *drop, size_t droplen)
+{
+    const char *m = ei->message;
+    if (!is_anthropic(hb) && req->system && !llm_system_as_user(hb, adjust) && refuses_system_role(ei)) {
+        *what = "the system role";
+        return LLM_ADJ_SYSTEM_USER;
     }
     /* Alibaba's DashScope (Qwen3 and other hybrid thinkers): "parameter.
      * enable_thinking must be set to false for non-streaming calls" (or its
      * Chinese wording); ModelScope: "enable thinking can not be support when
      * `stream=False`" */
-    const char *m = ei->message;
-    if (!(adjust & LLM_ADJ_NO_THINKING) && hb->prof.provider && strcmp(hb->prof.provider, "anthropic") &&
+    if (!(adjust & LLM_ADJ_NO_THINKING) && !is_anthropic(hb) &&
         (strstr(m, "enable_thinking") || strstr(m, "enable thinking")) &&
         (strstr(m, "non-streaming") || strstr(m, "stream=false") || strstr(m, "\xe9\x9d\x9e\xe6\xb5\x81\xe5\xbc\x8f"))) {
         *what = "enable_thinking";
@@ -365,19 +445,42 @@ static int adjustment_for(const struct llm_http_backend *hb, const struct err_in
         *what = "response_format json_object";
         return LLM_ADJ_JSON_SCHEMA;
     }
-    if (!(adjust & LLM_ADJ_NO_SCHEMA)) {
-        if (strstr(body, "\"response_format\":") &&
-            (names_param(ei, "response_format") || names_param(ei, "json_schema") || names_param(ei, "json_object") ||
-             schema_unsupported(ei))) {
-            *what = "response_format";
-            return LLM_ADJ_NO_SCHEMA;
-        }
-        if (strstr(body, "\"tools\":") && (names_param(ei, "tool") || names_param(ei, "input_schema"))) {
-            *what = "tools";
-            return LLM_ADJ_NO_SCHEMA;
-        }
+    if (!(adjust & LLM_ADJ_NO_SCHEMA) && strstr(body, "\"response_format\":") &&
+        (names_param(ei, "json_schema") || names_param(ei, "json_object") || schema_unsupported(ei))) {
+        *what = "response_format";
+        return LLM_ADJ_NO_SCHEMA;
     }
-    return 0;
+    if (!(adjust & LLM_ADJ_NO_SCHEMA) && strstr(body, "\"tools\":") && names_param(ei, "input_schema")) {
+        *what = "tools";
+        return LLM_ADJ_NO_SCHEMA;
+    }
+    /* then each optional field the body holds that the refusal names: the
+     * reply limit switched to its other name, then not sent (OpenAI-
+     * compatible only; Anthropic requires max_tokens); a field with a bit
+     * adjusted for; any other dropped */
+    cJSON *doc = cJSON_Parse(body);
+    const cJSON *f;
+    int bit = 0;
+    cJSON_ArrayForEach(f, doc) {
+        const char *k = f->string;
+        if (!k || required_field(hb, k) || !names_param(ei, k)) continue;
+        if (!strcmp(k, "max_tokens") || !strcmp(k, "max_completion_tokens")) {
+            bit = adjust & LLM_ADJ_TOKEN_PARAM ? LLM_ADJ_NO_LIMIT : LLM_ADJ_TOKEN_PARAM;
+        } else {
+            bit = -1;
+            for (size_t i = 0; i < ARRAY_LEN(field_bits); i++)
+                if (!strcmp(k, field_bits[i].field)) bit = field_bits[i].bit;
+        }
+        if (bit > 0 && (adjust & bit)) {   /* adjusted for already, and still sent: nothing more to do */
+            bit = 0;
+            continue;
+        }
+        snprintf(drop, droplen, "%s", k);
+        *what = drop;
+        break;
+    }
+    cJSON_Delete(doc);
+    return bit;
 }
 
 static const char *adjust_text(int bit, const struct llm_http_backend *hb)
@@ -386,14 +489,72 @@ static const char *adjust_text(int bit, const struct llm_http_backend *hb)
     case LLM_ADJ_TOKEN_PARAM:
         return hb->prof.token_param == LLM_TOKENS_MAX_TOKENS ? "sending max_completion_tokens instead"
                                                              : "sending max_tokens instead";
+    case LLM_ADJ_NO_LIMIT: return "sending no reply limit (the server's own holds)";
     case LLM_ADJ_NO_TEMPERATURE: return "sending no temperature (the model's default)";
     case LLM_ADJ_NO_EFFORT: return "sending no reasoning_effort";
     case LLM_ADJ_JSON_SCHEMA: return "sending response_format json_schema instead (the server takes no json_object)";
     case LLM_ADJ_NO_THINKING:
         return "sending enable_thinking false (the server thinks only in streamed replies, which this client does "
                "not ask for)";
+    case LLM_ADJ_SYSTEM_USER: return "putting the system prompt at the head of the first user message instead";
+    case LLM_ADJ_NO_TOOL_CHOICE: return "offering the reply tool without forcing it";
+    case -1: return "sending it no more";
     default: return "asking for JSON in the text instead of structured output";
     }
+}
+
+/* The config file line that makes an adjustment permanent, or NULL when no
+ * profile field sets it. */
+static const char *adjust_fix(int bit, const struct llm_http_backend *hb)
+{
+    switch (bit) {
+    case LLM_ADJ_TOKEN_PARAM:
+        return hb->prof.token_param == LLM_TOKENS_MAX_TOKENS ? "token_param = max_completion_tokens"
+                                                             : "token_param = max_tokens";
+    case LLM_ADJ_NO_LIMIT: return "max_output = 0";
+    case LLM_ADJ_NO_TEMPERATURE: return "temperature = default";
+    case LLM_ADJ_NO_EFFORT: return "reasoning_effort = default";
+    case LLM_ADJ_NO_SCHEMA: return "schema = none";
+    case LLM_ADJ_JSON_SCHEMA: return "schema = json_schema";
+    case LLM_ADJ_SYSTEM_USER: return "system = user";
+    case LLM_ADJ_NO_TOOL_CHOICE: return "schema = tool_auto";
+    default: return NULL;
+    }
+}
+
+/* body without the top-level fields dropped for the run (body itself when
+ * none is; else a new string and body freed). */
+static char *drop_fields(struct llm_http_backend *hb, char *body)
+{
+    pthread_mutex_lock(&hb->dropped_lock);
+    int n = hb->ndropped;
+    char names[LLM_ADJ_MAX_DROPPED][40];
+    memcpy(names, hb->dropped, sizeof names);
+    pthread_mutex_unlock(&hb->dropped_lock);
+    if (!n) return body;
+    cJSON *doc = cJSON_Parse(body);
+    if (!doc) return body;
+    for (int i = 0; i < n; i++) cJSON_DeleteItemFromObjectCaseSensitive(doc, names[i]);
+    char *out = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    free(body);
+    return out;
+}
+
+/* Keeps field in the dropped list; 1 when it was not there before. */
+static int drop_field(struct llm_http_backend *hb, const char *field)
+{
+    int added = 0;
+    pthread_mutex_lock(&hb->dropped_lock);
+    int i;
+    for (i = 0; i < hb->ndropped && strcmp(hb->dropped[i], field); i++) {
+    }
+    if (i == hb->ndropped && i < LLM_ADJ_MAX_DROPPED) {
+        snprintf(hb->dropped[hb->ndropped++], sizeof hb->dropped[0], "%s", field);
+        added = 1;
+    }
+    pthread_mutex_unlock(&hb->dropped_lock);
+    return added;
 }
 
 /* One POST; fills reply (error, status, kind) and ei for a status error. */
@@ -599,10 +760,10 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
 {
     int rc = LLM_ERR_REQUEST;
     int refit = 0;
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < 8; round++) {
         int adjust = atomic_load(&hb->adjust);
         int sent_limit = llm_reply_limit(hb, req);
-        char *body = build(hb, req, adjust);
+        char *body = drop_fields(hb, build(hb, req, adjust));
         struct err_info ei;
         rc = post_once(hb, req, url, headers, body, reply, json, &ei);
         /* a reply limit over what the model may write at all (a config's
@@ -627,8 +788,10 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
             continue;
         }
         const char *what = NULL;
-        int bit = rc == LLM_ERR_STATUS && reply->http_status == 400 && reply->fail != LLM_FAIL_CONTEXT_LENGTH
-                      ? adjustment_for(hb, &ei, body, adjust, &what) : 0;
+        char drop[40] = "";
+        int bit = rc == LLM_ERR_STATUS && (reply->http_status == 400 || reply->http_status == 422) &&
+                          reply->fail != LLM_FAIL_CONTEXT_LENGTH
+                      ? adjustment_for(hb, req, &ei, body, adjust, &what, drop, sizeof drop) : 0;
         free(body);
         if (rc == LLM_ERR_STATUS && reply->fail == LLM_FAIL_CONTEXT_LENGTH && !refit) {
             /* over the window with the reply limit counted in (vLLM and
@@ -651,7 +814,7 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
         if (!bit) {
             if (rc == LLM_ERR_STATUS && reply->fail == LLM_FAIL_BAD_REQUEST && adjust &&
                 (names_param(&ei, "max_tokens") || names_param(&ei, "max_completion_tokens") ||
-                 names_param(&ei, "temperature") || names_param(&ei, "response_format") || names_param(&ei, "tool")))
+                 names_param(&ei, "temperature") || names_param(&ei, "response_format") || names_param(&ei, "tools")))
                 reply->fail = LLM_FAIL_BAD_PARAMETER;
             if (reply->fail == LLM_FAIL_BAD_PARAMETER) {
                 char e2[360];
@@ -662,13 +825,15 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
             }
             break;
         }
-        int old = atomic_fetch_or(&hb->adjust, bit);
-        if (!(old & bit)) {
+        int fresh = bit > 0 ? !(atomic_fetch_or(&hb->adjust, bit) & bit) : drop_field(hb, drop);
+        if (fresh) {
             char e2[360];
+            const char *fix = adjust_fix(bit, hb);
             snprintf(e2, sizeof e2, "%.350s", reply->error);
             log_msg("llm: %s refused '%s' (%s); %s for the rest of the run", hb->label, what, e2, adjust_text(bit, hb));
-            fprintf(stderr, "drqa-tui: note: model %s refused '%s'; %s for the rest of the run\n", hb->model, what,
-                    adjust_text(bit, hb));
+            fprintf(stderr, "drqa-tui: note: model %s refused '%s'; %s for the rest of the run%s%s%s%s%s\n", hb->model,
+                    what, adjust_text(bit, hb), fix ? " (to make it permanent: profile." : "", fix ? hb->model : "",
+                    fix ? "." : "", fix ? fix : "", fix ? " in the config file)" : "");
         }
         reply->error[0] = 0;
         reply->fail = LLM_FAIL_NONE;

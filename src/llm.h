@@ -10,15 +10,22 @@
  * role tag, and a caller keeps one per question and one per run.
  *
  * What a request looks like follows the model's profile (llm_profile.h):
- * the reply-limit parameter, whether a temperature or reasoning_effort is
- * sent, and structured output: with llm_request.schema, OpenAI-compatible
- * servers get response_format json_schema (or json_object) and Anthropic a
- * forced tool whose input_schema is the schema, the tool's input becoming
- * the reply text. A 400 naming a parameter the request sent as unsupported
- * (max_tokens, temperature, reasoning_effort, response_format/json_schema,
- * tools) is understood once: the request is adjusted and sent again, and the
- * adjustment holds for the rest of the run (a note says so once on stderr and
- * in the log). Thinking never reaches llm_reply.text: <think>...</think> in
+ * what the protocol requires, plus only what the profile positively knows
+ * the model takes or the config sets: the reply-limit parameter, whether a
+ * temperature or reasoning_effort is sent, and structured output: with
+ * llm_request.schema, OpenAI-compatible servers get response_format
+ * json_schema (or json_object) and Anthropic a tool (forced, or offered to a
+ * model that thinks) whose input_schema is the schema, the tool's input
+ * becoming the reply text. A model name in no row gets nothing optional. A
+ * 400 (or 422) that names an optional field the request sent (OpenAI's
+ * param, or the message naming it with words such as "unsupported",
+ * "deprecated", "may only be set to", "Unrecognized request argument",
+ * "Extra inputs are not permitted") is understood once: the field is
+ * dropped or switched (max_tokens for max_completion_tokens), a refused
+ * system role folds the system prompt into the first user message, the
+ * request is sent again, and the adjustment holds for the rest of the run
+ * for that model (a note says so once on stderr, with the config line that
+ * makes it permanent, and in the log). Thinking never reaches llm_reply.text: <think>...</think> in
  * the content (also an unclosed leading block, or reasoning ended by a bare
  * </think>), message.reasoning_content / reasoning and Anthropic thinking
  * blocks go to llm_reply.reasoning; a reply with reasoning and no answer is
@@ -206,7 +213,15 @@ enum {
     LLM_ADJ_NO_SCHEMA = 8,        /* no response_format / tools: JSON in the text */
     LLM_ADJ_NO_THINKING = 16,     /* send "enable_thinking": false (a server that thinks only when streaming) */
     LLM_ADJ_JSON_SCHEMA = 32,     /* json_object refused, json_schema taken (LM Studio): send json_schema */
+    LLM_ADJ_NO_LIMIT = 64,        /* OpenAI-compatible: send no reply limit (both names refused) */
+    LLM_ADJ_SYSTEM_USER = 128,    /* the system role refused: fold the system prompt into the first user message */
+    LLM_ADJ_NO_TOOL_CHOICE = 256, /* forced tool use refused: offer the tool, do not force it */
 };
+
+/* Top-level request fields a refusal made the backend drop that no
+ * LLM_ADJ_* bit covers (a field another request builder adds), at most
+ * this many a backend. */
+#define LLM_ADJ_MAX_DROPPED 8
 
 /* What an HTTP chat backend knows; backend->impl points to it. */
 struct llm_http_backend {
@@ -215,6 +230,9 @@ struct llm_http_backend {
     struct http_opts http;
     struct llm_profile prof;      /* config_profile of the model */
     atomic_int adjust;            /* LLM_ADJ_* bits, for the rest of the run */
+    pthread_mutex_t dropped_lock; /* guards dropped and ndropped */
+    char dropped[LLM_ADJ_MAX_DROPPED][40];   /* other top-level fields dropped for the run */
+    int ndropped;
     atomic_long window;           /* the context window a refusal named, in tokens (0: not known) */
     atomic_long bytes_per_token_x100;   /* request bytes a token, x100, from a refusal's count (0: not known) */
     atomic_long out_cap;          /* the largest reply limit a refusal named, in tokens (0: not known) */
@@ -261,8 +279,10 @@ int llm_check_request(const struct llm_request *req, struct llm_reply *reply);
 typedef char *(*llm_body_fn)(const struct llm_http_backend *hb, const struct llm_request *req, int adjust);
 /* POSTs the body to url with headers and maps the outcome into reply (error,
  * status, fail kind); a 400 that refuses a parameter the body holds is
- * adjusted for (LLM_ADJ_*) and sent again, once per parameter. Returns an
- * llm_rc; on LLM_OK *json is the parsed reply object (caller deletes). */
+ * adjusted for (LLM_ADJ_*, or the field dropped) and sent again, once per
+ * parameter, and a refused system role folds the system prompt into the
+ * first user message. Returns an llm_rc; on LLM_OK *json is the parsed
+ * reply object (caller deletes). */
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
                       const char *const *headers, llm_body_fn body, struct llm_reply *reply, cJSON **json);
 /* The reply-limit value for req: the request's, else the profile's max_output;
@@ -271,6 +291,12 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
 int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req);
 /* Whether a temperature goes out, and which one. */
 int llm_send_temperature(const struct llm_http_backend *hb, const struct llm_request *req, int adjust, double *t);
+/* Whether the system prompt goes into the first user message instead of a
+ * system message (the profile says so, or the server refused the role). */
+int llm_system_as_user(const struct llm_http_backend *hb, int adjust);
+/* Appends the request's messages to msgs, the system prompt first as a
+ * system message, or with fold put before the first user message's text. */
+void llm_add_messages(cJSON *msgs, const struct llm_request *req, int with_system, int fold);
 /* Takes the reply text: thinking moved to reply->reasoning (after any
  * already there), the rest trimmed into reply->text. When no answer is left
  * but there was reasoning, or the reply stopped at the limit with nothing,

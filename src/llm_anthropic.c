@@ -1,13 +1,15 @@
 /*
  * llm_anthropic: the Anthropic messages API. POST {base}/v1/messages with
- * x-api-key and anthropic-version: 2023-06-01; max_tokens is required. The
+ * x-api-key and anthropic-version: 2023-06-01; max_tokens is required (the
+ * profile's, else LLM_ANTHROPIC_DEFAULT_MAX). The
  * system prompt is one text block marked cache_control ephemeral, so a
  * static system prompt is read from the prompt cache on later calls (a
  * prompt under the model's minimum cacheable length is simply not cached).
  * Structured output is tool use: with a schema and the profile's schema
  * "tool", the request offers one tool {name, description, input_schema} and
- * forces it with tool_choice; the tool_use block's input, printed as JSON,
- * is the reply text. Otherwise the text is the concatenation of the text
+ * forces it with tool_choice ("tool_auto": offered only, for the models
+ * that think and refuse forced tool use); the tool_use block's input,
+ * printed as JSON, is the reply text. Otherwise the text is the concatenation of the text
  * blocks; thinking blocks are the reasoning. Counts come from usage:
  * input_tokens plus cache_read_input_tokens and cache_creation_input_tokens
  * (the API reports the three apart) and output_tokens.
@@ -24,7 +26,8 @@ static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", hb->model);
-    cJSON_AddNumberToObject(root, "max_tokens", llm_reply_limit(hb, req));
+    int limit = llm_reply_limit(hb, req);   /* required by the API */
+    cJSON_AddNumberToObject(root, "max_tokens", limit > 0 ? limit : LLM_ANTHROPIC_DEFAULT_MAX);
     if (req->system) {
         cJSON *sys = cJSON_AddArrayToObject(root, "system");
         cJSON *blk = cJSON_CreateObject();
@@ -34,10 +37,11 @@ static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_
         cJSON_AddItemToArray(sys, blk);
     }
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
-    for (size_t i = 0; i < req->nmessages; i++) llm_add_message(msgs, req->messages[i].role, req->messages[i].content);
+    llm_add_messages(msgs, req, 0, 0);
     double t;
     if (llm_send_temperature(hb, req, adjust, &t)) cJSON_AddNumberToObject(root, "temperature", t);
-    if (req->schema && hb->prof.schema == LLM_SCHEMA_TOOL && !(adjust & LLM_ADJ_NO_SCHEMA)) {
+    enum llm_schema_mode mode = hb->prof.schema;
+    if (req->schema && (mode == LLM_SCHEMA_TOOL || mode == LLM_SCHEMA_TOOL_AUTO) && !(adjust & LLM_ADJ_NO_SCHEMA)) {
         const char *name = req->schema_name ? req->schema_name : "reply";
         cJSON *tools = cJSON_AddArrayToObject(root, "tools");
         cJSON *tool = cJSON_CreateObject();
@@ -45,9 +49,13 @@ static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_
         cJSON_AddStringToObject(tool, "description", "Give the reply asked for, as this tool's input.");
         cJSON_AddItemToObject(tool, "input_schema", cJSON_Duplicate(req->schema, 1));
         cJSON_AddItemToArray(tools, tool);
-        cJSON *choice = cJSON_AddObjectToObject(root, "tool_choice");
-        cJSON_AddStringToObject(choice, "type", "tool");
-        cJSON_AddStringToObject(choice, "name", name);
+        /* forced, unless the model thinks (forced tool use is refused then:
+         * the tool is offered and its input or the text is the reply) */
+        if (mode == LLM_SCHEMA_TOOL && !(adjust & LLM_ADJ_NO_TOOL_CHOICE)) {
+            cJSON *choice = cJSON_AddObjectToObject(root, "tool_choice");
+            cJSON_AddStringToObject(choice, "type", "tool");
+            cJSON_AddStringToObject(choice, "name", name);
+        }
     }
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

@@ -481,6 +481,7 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
                  fv.line[F_TEMPERATURE], fv.v[F_TEMPERATURE]);
         goto out;
     }
+    c->temperature_set = fv.v[F_TEMPERATURE] != NULL;
 
     /* per-role models: --role-model ROLE=NAME over model.ROLE */
     for (int i = 0; o && i < o->nrole_models; i++) {
@@ -580,11 +581,15 @@ void config_profile(const struct drqa_config *c, const char *model, struct llm_p
 {
     llm_profile_lookup(config_provider_name(c->provider), model, out);
     if (c->max_tokens_set) out->max_output = c->max_tokens;
+    if (c->temperature_set) out->temperature = 1;
     if (c->json_mode && out->schema == LLM_SCHEMA_NONE && c->provider != LLM_PROVIDER_ANTHROPIC)
         out->schema = LLM_SCHEMA_JSON_OBJECT;
     char e[300];
+    /* a glob matches the name as written or without a router's vendor
+     * prefix (profile.gpt-5.5.* holds for openai/gpt-5.5) */
+    const char *slash = model ? strrchr(model, '/') : NULL;
     for (size_t i = 0; i < c->noverrides; i++)   /* checked when the file was read */
-        if (llm_profile_match(c->overrides[i].glob, model))
+        if (llm_profile_match(c->overrides[i].glob, model) || (slash && llm_profile_match(c->overrides[i].glob, slash + 1)))
             llm_profile_set(out, c->overrides[i].field, c->overrides[i].value, e, sizeof e);
     double pin, pout;
     if (config_price(c, model, &pin, &pout) == 0) {

@@ -104,6 +104,7 @@ struct drqa_config {
     int max_tokens;            /* reply limit sent with each request */
     int max_tokens_set;        /* max_tokens was given (else the profile's max_output) */
     double temperature;
+    int temperature_set;       /* temperature was given: sent to every model (else where the profile allows) */
     int embed_batch;           /* texts per embeddings request */
     struct config_price *prices;
     size_t nprices;
@@ -148,9 +149,10 @@ const char *config_describe(const struct drqa_config *c, char *out, size_t outle
 int config_price(const struct drqa_config *c, const char *model, double *input, double *output);
 
 /* The profile of model under c's provider: the table's row, then c's
- * max_tokens (when given) and json_mode (json_object for a row without
- * structured output), then the matching profile.* lines, then
- * price.MODEL.* for the exact name. */
+ * max_tokens and temperature (when given: a temperature configured is sent
+ * to any model) and json_mode (json_object for a row without structured
+ * output), then the matching profile.* lines, then price.MODEL.* for the
+ * exact name. */
 void config_profile(const struct drqa_config *c, const char *model, struct llm_profile *out);
 
 /* HTTP limits from the config (timeouts, attempts, backoff, reply cap);

@@ -2,9 +2,11 @@
  * llm_openai: the OpenAI chat-completions API, which most servers speak
  * (OpenAI, vLLM, Ollama's /v1, llama.cpp server, OpenRouter, DeepSeek, Kimi,
  * GLM, Qwen). POST {base}/chat/completions with an optional Bearer key (local
- * servers need none). The body follows the model's profile (llm.h): the
- * reply limit as max_tokens or max_completion_tokens, a temperature only
- * where the model takes one, reasoning_effort when the profile sets one, and
+ * servers need none). The body is model and messages plus what the model's
+ * profile (llm.h) positively knows it takes: the reply limit as max_tokens
+ * or max_completion_tokens (none for a model in no row), a temperature only
+ * where the model takes one, the system prompt folded into the first user
+ * message for a model without a system role, reasoning_effort when the profile sets one, and
  * response_format json_schema {name, schema, strict: false} (or json_object)
  * when the request asks for JSON and the profile has structured output. The
  * text is choices[0].message.content without its thinking;
@@ -27,22 +29,24 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", hb->model);
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
-    if (req->system) llm_add_message(msgs, "system", req->system);
-    for (size_t i = 0; i < req->nmessages; i++) llm_add_message(msgs, req->messages[i].role, req->messages[i].content);
+    llm_add_messages(msgs, req, 1, llm_system_as_user(hb, adjust));
+    /* the rest is optional: sent only where the profile knows the model
+     * takes it or the config sets it (stream is left at its default, off) */
     double t;
     if (llm_send_temperature(hb, req, adjust, &t)) cJSON_AddNumberToObject(root, "temperature", t);
     enum llm_token_param tp = p->token_param;
     if (adjust & LLM_ADJ_TOKEN_PARAM)
         tp = tp == LLM_TOKENS_MAX_TOKENS ? LLM_TOKENS_MAX_COMPLETION_TOKENS : LLM_TOKENS_MAX_TOKENS;
-    cJSON_AddNumberToObject(root, llm_token_param_name(tp), llm_reply_limit(hb, req));
+    int limit = llm_reply_limit(hb, req);
+    if (limit > 0 && !(adjust & LLM_ADJ_NO_LIMIT)) cJSON_AddNumberToObject(root, llm_token_param_name(tp), limit);
     if (p->effort_param && p->effort[0] && !(adjust & LLM_ADJ_NO_EFFORT))
         cJSON_AddStringToObject(root, "reasoning_effort", p->effort);
-    cJSON_AddBoolToObject(root, "stream", 0);
     if (adjust & LLM_ADJ_NO_THINKING) cJSON_AddFalseToObject(root, "enable_thinking");
     enum llm_schema_mode mode = adjust & LLM_ADJ_NO_SCHEMA ? LLM_SCHEMA_NONE : p->schema;
     /* a server that refused json_object gets the schema, or any object */
     int as_schema = (adjust & LLM_ADJ_JSON_SCHEMA) && mode == LLM_SCHEMA_JSON_OBJECT && (req->schema || req->json_mode);
-    if (((mode == LLM_SCHEMA_JSON_SCHEMA || mode == LLM_SCHEMA_TOOL) && req->schema) || as_schema) {
+    int schema_mode = mode == LLM_SCHEMA_JSON_SCHEMA || mode == LLM_SCHEMA_TOOL || mode == LLM_SCHEMA_TOOL_AUTO;
+    if ((schema_mode && req->schema) || as_schema) {
         cJSON *rf = cJSON_AddObjectToObject(root, "response_format");
         cJSON_AddStringToObject(rf, "type", "json_schema");
         cJSON *js = cJSON_AddObjectToObject(rf, "json_schema");
@@ -166,6 +170,10 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     free(parts_text);
     /* a failed reply still spent its tokens */
     llm_account(hb, req, reply, llm_usage_field(usage, "prompt_tokens"), llm_usage_field(usage, "completion_tokens"));
+    /* a router that bills the call says what it cost (OpenRouter's
+     * usage.cost, USD): believed over the table's prices */
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(usage, "cost");
+    if (cJSON_IsNumber(cost) && cost->valuedouble >= 0) reply->cost_usd = cost->valuedouble;
     rc = llm_check_cut(hb, req, reply, rc);
 out:
     cJSON_Delete(j);

@@ -5,13 +5,27 @@
  * Prices are list prices in USD per million tokens, given only where they
  * are public, stable and known for the exact model name; a family row after
  * them carries the quirks without a price, so a newer or differently priced
- * variant (gpt-5-pro, o3-pro, gpt-4o-2024-05-13, claude-opus-4-5) is shown
- * as unpriced rather than priced wrongly; price.MODEL.* or
- * profile.GLOB.price_* in the config file fills them in. Open models behind
- * OpenAI-compatible servers (vLLM, llama.cpp, Ollama) are self-hosted and
- * unpriced. The cached price is what a prompt-cache hit costs (OpenAI: cached
- * input; Anthropic: cache read); Anthropic's cache writes are counted at
- * 1.25 times the input price by the backend.
+ * variant (gpt-5-pro, o3-pro, gpt-4o-2024-05-13) is shown as unpriced rather
+ * than priced wrongly; price.MODEL.* or profile.GLOB.price_* in the config
+ * file fills them in. Open models behind OpenAI-compatible servers (vLLM,
+ * llama.cpp, Ollama) are self-hosted and unpriced. The cached price is what a
+ * prompt-cache hit costs (OpenAI: cached input; Anthropic: cache read, a
+ * tenth of the input price); Anthropic's cache writes are counted at 1.25
+ * times the input price by the backend. A server that reports the cost of a
+ * call itself (OpenRouter's usage.cost) is believed over the table.
+ *
+ * A row says only what is known of its models: a parameter is sent where the
+ * row positively knows the model takes it (or the config file sets it), so a
+ * name in no row gets a request with nothing optional in it (OpenAI-
+ * compatible: no reply limit, no temperature, no reasoning_effort, no
+ * response_format) and works with next month's models; what a server refuses
+ * all the same is learned from its 400 (llm.c).
+ *
+ * Sources, as of December 2026: OpenAI's models and pricing pages
+ * (developers.openai.com/api/docs/models, .../api/docs/pricing), Anthropic's
+ * model overview pages (platform.claude.com/docs/en/models/NAME/overview,
+ * which list context, max output, thinking and prices) and pricing page
+ * (platform.claude.com/docs/en/about-claude/pricing), each row saying which.
  */
 #include "llm_profile.h"
 #include "util.h"
@@ -33,7 +47,10 @@
 #define T_FIELD LLM_THINKING_FIELD
 #define T_TAGS LLM_THINKING_TAGS
 #define T_BLOCKS LLM_THINKING_BLOCKS
+#define TOOLA LLM_SCHEMA_TOOL_AUTO
 #define NP -1, -1, -1   /* not priced */
+#define SYS_ROLE 0      /* the system prompt as a system message */
+#define SYS_USER 1      /* the system prompt folded into the first user message */
 
 struct row {
     const char *provider, *pattern;
@@ -43,61 +60,79 @@ struct row {
     enum llm_schema_mode schema;
     enum llm_thinking thinking;
     double pin, pcached, pout;
+    int system_user;
 };
 
 /* provider, glob, token param, temperature, reasoning_effort, max output,
- * context, schema, thinking, prices (input, cached input, output) */
+ * context, schema, thinking, prices (input, cached input, output)[, system
+ * folded into the first user message] */
 static const struct row rows[] = {
     /* OpenAI: the gpt-5 family reasons (max_completion_tokens counts the
      * reasoning; only the default temperature) */
-    {"openai", "gpt-5-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00},
-    {"openai", "gpt-5-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00},
-    {"openai", "gpt-5-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40},
-    {"openai", "gpt-5-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40},
-    {"openai", "gpt-5", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
-    {"openai", "gpt-5-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
-    {"openai", "gpt-5.1", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
-    {"openai", "gpt-5.1-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00},
-    {"openai", "gpt-5*", MCT, 0, 1, 32768, 400000, JS, T_NONE, NP},
+    {"openai", "gpt-5-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00, SYS_ROLE},
+    {"openai", "gpt-5-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00, SYS_ROLE},
+    {"openai", "gpt-5-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40, SYS_ROLE},
+    {"openai", "gpt-5-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40, SYS_ROLE},
+    {"openai", "gpt-5", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    {"openai", "gpt-5-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    {"openai", "gpt-5.1", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    {"openai", "gpt-5.1-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    /* the current gpt-5.x models (pricing page, December 2026); reasoning_effort
+     * none to xhigh; gpt-5.5 has a 1.05M-token window (models page) */
+    {"openai", "gpt-5.2", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.75, 0.175, 14.00, SYS_ROLE},
+    {"openai", "gpt-5.2-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.75, 0.175, 14.00, SYS_ROLE},
+    {"openai", "gpt-5.4", MCT, 0, 1, 32768, 400000, JS, T_NONE, 2.50, 0.25, 15.00, SYS_ROLE},
+    {"openai", "gpt-5.4-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 2.50, 0.25, 15.00, SYS_ROLE},
+    {"openai", "gpt-5.4-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.75, 0.075, 4.50, SYS_ROLE},
+    {"openai", "gpt-5.4-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.75, 0.075, 4.50, SYS_ROLE},
+    {"openai", "gpt-5.4-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.20, 0.02, 1.25, SYS_ROLE},
+    {"openai", "gpt-5.4-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.20, 0.02, 1.25, SYS_ROLE},
+    {"openai", "gpt-5.5", MCT, 0, 1, 32768, 1050000, JS, T_NONE, 5.00, 0.50, 30.00, SYS_ROLE},
+    {"openai", "gpt-5.5-20*", MCT, 0, 1, 32768, 1050000, JS, T_NONE, 5.00, 0.50, 30.00, SYS_ROLE},
+    /* any other gpt-5 model (gpt-5.6, -pro, -codex...): the family's quirks, unpriced */
+    {"openai", "gpt-5*", MCT, 0, 1, 32768, 400000, JS, T_NONE, NP, SYS_ROLE},
     /* o-series reasoning models */
-    {"openai", "o4-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40},
-    {"openai", "o4-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40},
-    {"openai", "o3-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40},
-    {"openai", "o3-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40},
-    {"openai", "o3", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00},
-    {"openai", "o3-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00},
-    {"openai", "o1", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00},
-    {"openai", "o1-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00},
-    {"openai", "o1-mini*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP},
-    {"openai", "o[1-9]*", MCT, 0, 1, 32768, 200000, JS, T_NONE, NP},
+    {"openai", "o4-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40, SYS_ROLE},
+    {"openai", "o4-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40, SYS_ROLE},
+    {"openai", "o3-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40, SYS_ROLE},
+    {"openai", "o3-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40, SYS_ROLE},
+    {"openai", "o3", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
+    {"openai", "o3-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
+    {"openai", "o1", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00, SYS_ROLE},
+    {"openai", "o1-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00, SYS_ROLE},
+    /* o1-mini and o1-preview refuse the system role (400 unsupported_value,
+     * param messages[0].role), reasoning_effort and structured output */
+    {"openai", "o1-mini*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP, SYS_USER},
+    {"openai", "o1-preview*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP, SYS_USER},
+    {"openai", "o[1-9]*", MCT, 0, 1, 32768, 200000, JS, T_NONE, NP, SYS_ROLE},
     /* gpt-4.1 and gpt-4o: chat models */
-    {"openai", "gpt-4.1-nano*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.10, 0.025, 0.40},
-    {"openai", "gpt-4.1-mini*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.40, 0.10, 1.60},
-    {"openai", "gpt-4.1*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 2.00, 0.50, 8.00},
-    {"openai", "gpt-4o-mini", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60},
-    {"openai", "gpt-4o-mini-2024-07-18", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60},
-    {"openai", "gpt-4o", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00},
-    {"openai", "gpt-4o-2024-08-06", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00},
-    {"openai", "gpt-4o-2024-11-20", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00},
-    {"openai", "gpt-4o*", MT, 1, 0, 4096, 128000, JS, T_NONE, NP},
+    {"openai", "gpt-4.1-nano*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.10, 0.025, 0.40, SYS_ROLE},
+    {"openai", "gpt-4.1-mini*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.40, 0.10, 1.60, SYS_ROLE},
+    {"openai", "gpt-4.1*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
+    {"openai", "gpt-4o-mini", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60, SYS_ROLE},
+    {"openai", "gpt-4o-mini-2024-07-18", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60, SYS_ROLE},
+    {"openai", "gpt-4o", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
+    {"openai", "gpt-4o-2024-08-06", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
+    {"openai", "gpt-4o-2024-11-20", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
+    {"openai", "gpt-4o*", MT, 1, 0, 4096, 128000, JS, T_NONE, NP, SYS_ROLE},
     /* open models behind OpenAI-compatible servers (vLLM, llama.cpp server,
      * Ollama /v1): names as Ollama (qwen3:8b) and Hugging Face
      * (Qwen/Qwen3-8B) spell them; each accepts response_format json_schema */
-    {"openai", "*qwen2.5-coder*", MT, 1, 0, 4096, 32768, JS, T_NONE, NP},
-    {"openai", "*qwen3-coder*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP},
-    {"openai", "*qwen3*instruct-2507*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP},
-    {"openai", "*qwen3*", MT, 1, 0, 16384, 32768, JS, T_TAGS, NP},
-    {"openai", "*qwq*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP},
-    {"openai", "deepseek-reasoner", MT, 1, 0, 32768, 65536, NOSCHEMA, T_FIELD, NP},
-    {"openai", "*deepseek-r1*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP},
-    {"openai", "deepseek-chat", MT, 1, 0, 8192, 65536, JO, T_NONE, NP},
-    {"openai", "*deepseek-v3*", MT, 1, 0, 8192, 131072, JS, T_NONE, NP},
-    {"openai", "*llama*3*", MT, 1, 0, 4096, 131072, JS, T_NONE, NP},
+    {"openai", "*qwen2.5-coder*", MT, 1, 0, 4096, 32768, JS, T_NONE, NP, SYS_ROLE},
+    {"openai", "*qwen3-coder*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP, SYS_ROLE},
+    {"openai", "*qwen3*instruct-2507*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP, SYS_ROLE},
+    {"openai", "*qwen3*", MT, 1, 0, 16384, 32768, JS, T_TAGS, NP, SYS_ROLE},
+    {"openai", "*qwq*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP, SYS_ROLE},
+    {"openai", "deepseek-reasoner", MT, 1, 0, 32768, 65536, NOSCHEMA, T_FIELD, NP, SYS_ROLE},
+    {"openai", "*deepseek-r1*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP, SYS_ROLE},
+    {"openai", "deepseek-chat", MT, 1, 0, 8192, 65536, JO, T_NONE, NP, SYS_ROLE},
+    {"openai", "*deepseek-v3*", MT, 1, 0, 8192, 131072, JS, T_NONE, NP, SYS_ROLE},
+    {"openai", "*llama*3*", MT, 1, 0, 4096, 131072, JS, T_NONE, NP, SYS_ROLE},
     /* Gemini through its OpenAI-compatible endpoint (also as google/gemini-*
      * behind routers): 2.5 models think by default, and the thinking counts
      * against the reply limit; 1M-token context */
-    {"openai", "*gemini-2.5*", MT, 1, 0, 16384, 1048576, JS, T_NONE, NP},
-    {"openai", "*gemini*", MT, 1, 0, 8192, 1048576, JS, T_NONE, NP},
+    {"openai", "*gemini-2.5*", MT, 1, 0, 16384, 1048576, JS, T_NONE, NP, SYS_ROLE},
+    {"openai", "*gemini*", MT, 1, 0, 8192, 1048576, JS, T_NONE, NP, SYS_ROLE},
     /* OpenAI's open-weight gpt-oss (Ollama gpt-oss:20b, vLLM openai/gpt-oss-120b,
      * Groq, LM Studio): reasons before answering, the reasoning in a field
      * (reasoning or reasoning_content) and counted against max_tokens;
@@ -106,24 +141,60 @@ static const struct row rows[] = {
      * content (Ollama 0.11 "Structured output ... gpt-oss:20b not working",
      * vLLM "not correctly enforced when using GPT-OSS"), so JSON is asked
      * for in the text */
-    {"openai", "*gpt-oss*", MT, 1, 1, 16384, 131072, NOSCHEMA, T_FIELD, NP},
+    {"openai", "*gpt-oss*", MT, 1, 1, 16384, 131072, NOSCHEMA, T_FIELD, NP, SYS_ROLE},
     /* Mistral's reasoning models: thinking comes back as a content part
      * (llm_openai.c) and counts against max_tokens; 128k context, best
      * under 40k (the model card's advice) */
-    {"openai", "magistral*", MT, 1, 0, 16384, 40960, JO, T_FIELD, NP},
-    /* anything else OpenAI-compatible: plain JSON in the text (json_mode =
-     * true in the config asks for json_object) */
-    {"openai", "*", MT, 1, 0, 4096, 0, NOSCHEMA, T_NONE, NP},
+    {"openai", "magistral*", MT, 1, 0, 16384, 40960, JO, T_FIELD, NP, SYS_ROLE},
+    /* anything else OpenAI-compatible: nothing optional is sent (no reply
+     * limit: the server's own; no temperature; plain JSON in the text, or
+     * json_object with json_mode = true in the config) */
+    {"openai", "*", MT, 0, 0, 0, 0, NOSCHEMA, T_NONE, NP, SYS_ROLE},
     /* Anthropic: structured output through tool use; thinking blocks from
-     * 3.7 on (only when thinking is enabled, which these requests do not) */
-    {"anthropic", "claude-opus-4-5*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, NP},
-    {"anthropic", "claude-opus-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00},
-    {"anthropic", "claude-sonnet-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00},
-    {"anthropic", "claude-haiku-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 1.00, 0.10, 5.00},
-    {"anthropic", "claude-3-7-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00},
-    {"anthropic", "claude-3-5-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 3.00, 0.30, 15.00},
-    {"anthropic", "claude-3-5-haiku*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 0.80, 0.08, 4.00},
-    {"anthropic", "*", MT, 1, 0, 4096, 200000, TOOL, T_NONE, NP},
+     * 3.7 on (only when thinking is enabled, which these requests do not ask
+     * for, except on the models that always think).
+     * The Claude 5 generation (model overview pages, December 2026): 1M-token
+     * window, 128K max output, adaptive thinking on by default (always on for
+     * Opus 5.5 and Fable 5.1) and spending the reply limit, so the limit is
+     * sized for it; a temperature other than the default is refused ("may
+     * only be set to 1 when thinking is enabled or in adaptive mode") and so
+     * is forced tool use (the tool is offered, not forced) */
+    {"anthropic", "claude-fable-5-1*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 10.00, 1.00, 50.00, SYS_ROLE},
+    {"anthropic", "claude-opus-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 4.00, 0.40, 20.00, SYS_ROLE},
+    {"anthropic", "claude-sonnet-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
+    /* Haiku 5.5 is priced "from $0.10 / $0.50": the rate depends on more
+     * than the name, so it is left unpriced */
+    {"anthropic", "claude-haiku-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, NP, SYS_ROLE},
+    /* legacy Opus 5 and Sonnet 5 (their overview pages: $5 / $0.50 / $25 and $2 / $0.20 / $10) */
+    {"anthropic", "claude-opus-5", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {"anthropic", "claude-opus-5-20*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {"anthropic", "claude-sonnet-5", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
+    {"anthropic", "claude-sonnet-5-20*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
+    /* Opus 4.7 and 4.8: temperature deprecated (400 "`temperature` is
+     * deprecated for this model."); Opus 4.6 and later cost $5 / $0.50 /
+     * $25 with a 1M-token window, Opus 4.5 the same prices with 200K
+     * (overview pages) */
+    {"anthropic", "claude-opus-4-8*", MT, 0, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {"anthropic", "claude-opus-4-7*", MT, 0, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {"anthropic", "claude-opus-4-6*", MT, 1, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {"anthropic", "claude-opus-4-5*", MT, 1, 0, 16384, 200000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    /* Opus 4 and 4.1: $15 / $1.50 / $75 (pricing page) */
+    {"anthropic", "claude-opus-4-1*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
+    {"anthropic", "claude-opus-4-0*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
+    {"anthropic", "claude-opus-4-20*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
+    /* another Opus 4.x: the newer ones refuse a temperature; unpriced */
+    {"anthropic", "claude-opus-4*", MT, 0, 0, 16384, 200000, TOOL, T_BLOCKS, NP, SYS_ROLE},
+    {"anthropic", "claude-sonnet-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00, SYS_ROLE},
+    {"anthropic", "claude-haiku-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 1.00, 0.10, 5.00, SYS_ROLE},
+    {"anthropic", "claude-3-7-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00, SYS_ROLE},
+    {"anthropic", "claude-3-5-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 3.00, 0.30, 15.00, SYS_ROLE},
+    {"anthropic", "claude-3-5-haiku*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 0.80, 0.08, 4.00, SYS_ROLE},
+    /* any other Claude: every Claude takes tools (offered, not forced, as a
+     * model that thinks needs), no temperature, room for thinking */
+    {"anthropic", "claude-*", MT, 0, 0, 32768, 200000, TOOLA, T_BLOCKS, NP, SYS_ROLE},
+    /* another model behind the Anthropic API: max_tokens (required) and
+     * nothing optional */
+    {"anthropic", "*", MT, 0, 0, LLM_ANTHROPIC_DEFAULT_MAX, 0, NOSCHEMA, T_NONE, NP, SYS_ROLE},
 };
 
 int llm_profile_match(const char *glob, const char *model)
@@ -131,15 +202,51 @@ int llm_profile_match(const char *glob, const char *model)
     return glob && model && fnmatch(glob, model, FNM_CASEFOLD) == 0;
 }
 
+/* The first row of provider matching name (or its dotted version spelled
+ * with dashes), or NULL; the provider's default row "*" only when
+ * with_default. */
+static const struct row *find_row(const char *provider, const char *name, const char *dashed, int with_default)
+{
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        if (strcmp(rows[i].provider, provider)) continue;
+        if (!with_default && !strcmp(rows[i].pattern, "*")) continue;
+        if (llm_profile_match(rows[i].pattern, name) || (dashed && llm_profile_match(rows[i].pattern, dashed)))
+            return &rows[i];
+    }
+    return NULL;
+}
+
 void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out)
 {
     if (!provider || strcmp(provider, "anthropic")) provider = "openai";
-    const struct row *r = NULL;
-    for (size_t i = 0; i < ARRAY_LEN(rows) && !r; i++)
-        if (!strcmp(rows[i].provider, provider) && llm_profile_match(rows[i].pattern, model ? model : ""))
-            r = &rows[i];
+    const char *full = model ? model : "";
+    /* a router's vendor prefix (openai/gpt-5, anthropic/claude-sonnet-4.5):
+     * the part after the last '/' */
+    const char *slash = strrchr(full, '/');
+    const char *name = slash ? slash + 1 : full;
+    /* dots between digits as dashes: claude-sonnet-4.5 is claude-sonnet-4-5 */
+    char dashed[160];
+    snprintf(dashed, sizeof dashed, "%s", name);
+    int changed = 0;
+    for (char *p = dashed; *p; p++)
+        if (*p == '.' && p > dashed && p[-1] >= '0' && p[-1] <= '9' && p[1] >= '0' && p[1] <= '9') {
+            *p = '-';
+            changed = 1;
+        }
+    const char *alt = changed ? dashed : NULL;
+    const struct row *r = find_row(provider, full, NULL, 0);
+    if (!r && slash) r = find_row(provider, name, alt, 0);
+    if (!r && !slash && alt) r = find_row(provider, name, alt, 0);
+    /* Claude behind an OpenAI-compatible router or proxy: the Claude row's
+     * quirks and prices, over the OpenAI-compatible API */
+    int claude_via_openai = 0;
+    if (!r && !strcmp(provider, "openai") && !strncasecmp(name, "claude-", 7)) {
+        r = find_row("anthropic", name, alt, 0);
+        claude_via_openai = r != NULL;
+    }
+    if (!r) r = find_row(provider, full, NULL, 1);
     memset(out, 0, sizeof *out);
-    out->provider = r->provider;
+    out->provider = claude_via_openai ? "openai" : r->provider;
     out->pattern = r->pattern;
     out->token_param = r->token_param;
     out->temperature = r->temperature;
@@ -148,18 +255,28 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
     out->context = r->context;
     out->schema = r->schema;
     out->thinking = r->thinking;
+    out->system_user = r->system_user;
     out->price_input = r->pin;
     out->price_cached = r->pcached;
     out->price_output = r->pout;
+    if (claude_via_openai) {
+        /* structured output as response_format json_schema; the router
+         * passes the reasoning in a field, not as blocks */
+        out->schema = LLM_SCHEMA_JSON_SCHEMA;
+        out->thinking = LLM_THINKING_FIELD;
+    }
 }
 
 static const char *const token_names[] = {"max_tokens", "max_completion_tokens"};
-static const char *const schema_names[] = {"none", "json_object", "json_schema", "tool"};
+static const char *const schema_names[] = {"none", "json_object", "json_schema", "tool", "tool_auto"};
 static const char *const thinking_names[] = {"none", "field", "tags", "blocks"};
-static const char *const efforts[] = {"none", "minimal", "low", "medium", "high"};
+static const char *const efforts[] = {"none", "minimal", "low", "medium", "high", "xhigh"};
 
 const char *llm_token_param_name(enum llm_token_param t) { return token_names[t == MCT]; }
-const char *llm_schema_name(enum llm_schema_mode s) { return (unsigned)s < 4 ? schema_names[s] : "none"; }
+const char *llm_schema_name(enum llm_schema_mode s)
+{
+    return (unsigned)s < ARRAY_LEN(schema_names) ? schema_names[s] : "none";
+}
 const char *llm_thinking_name(enum llm_thinking t) { return (unsigned)t < 4 ? thinking_names[t] : "none"; }
 
 static int name_index(const char *const *names, size_t n, const char *v)
@@ -202,17 +319,21 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
             goto bad;
         }
     } else if (!strcmp(field, "max_output")) {
-        if (num(value, 1, 1000000, &d) || d != floor(d)) goto bad;
+        if (num(value, 0, 1000000, &d) || d != floor(d)) goto bad;
         p->max_output = (int)d;
     } else if (!strcmp(field, "context")) {
         if (num(value, 0, 100000000, &d) || d != floor(d)) goto bad;
         p->context = (long)d;
     } else if (!strcmp(field, "schema")) {
-        if ((k = name_index(schema_names, 4, value)) < 0) goto bad;
+        if ((k = name_index(schema_names, ARRAY_LEN(schema_names), value)) < 0) goto bad;
         p->schema = (enum llm_schema_mode)k;
     } else if (!strcmp(field, "thinking")) {
         if ((k = name_index(thinking_names, 4, value)) < 0) goto bad;
         p->thinking = (enum llm_thinking)k;
+    } else if (!strcmp(field, "system")) {
+        if (!strcasecmp(value, "role")) p->system_user = 0;
+        else if (!strcasecmp(value, "user")) p->system_user = 1;
+        else goto bad;
     } else if (!strcmp(field, "price_input") || !strcmp(field, "price_cached") || !strcmp(field, "price_output")) {
         if (num(value, 0, 1e6, &d)) goto bad;
         if (field[6] == 'i') p->price_input = d;
@@ -221,17 +342,18 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
     } else {
         snprintf(err, errlen,
                  "'%s' is not a profile field; use token_param, temperature, reasoning_effort, max_output, context, "
-                 "schema, thinking, price_input, price_cached or price_output", field);
+                 "schema, thinking, system, price_input, price_cached or price_output", field);
         return -1;
     }
     return 0;
 bad:;
     const char *takes = !strcmp(field, "token_param") ? "max_tokens or max_completion_tokens"
                       : !strcmp(field, "temperature") ? "allowed or default"
-                      : !strcmp(field, "reasoning_effort") ? "default (not sent), none, minimal, low, medium or high"
-                      : !strcmp(field, "max_output") ? "a whole number of tokens from 1 to 1000000"
+                      : !strcmp(field, "reasoning_effort") ? "default (not sent), none, minimal, low, medium, high or xhigh"
+                      : !strcmp(field, "max_output") ? "a whole number of tokens from 0 (none sent) to 1000000"
                       : !strcmp(field, "context") ? "a whole number of tokens (0: unknown)"
-                      : !strcmp(field, "schema") ? "json_schema, json_object, tool or none"
+                      : !strcmp(field, "schema") ? "json_schema, json_object, tool, tool_auto or none"
+                      : !strcmp(field, "system") ? "role or user"
                       : !strcmp(field, "thinking") ? "none, field, tags or blocks"
                       : "a price in USD per million tokens (a number >= 0)";
     snprintf(err, errlen, "profile field %s takes %s, not '%s'", field, takes, value);
@@ -251,8 +373,13 @@ void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p)
     fprintf(fp, "temperature = %s\n", p->temperature ? "allowed" : "default");
     fprintf(fp, "reasoning_effort = %s%s\n", p->effort[0] ? p->effort : "default",
             p->effort_param ? "" : " (the model takes no reasoning_effort)");
-    fprintf(fp, "max_output = %d\ncontext = %ld\n", p->max_output, p->context);
+    if (p->max_output) fprintf(fp, "max_output = %d\n", p->max_output);
+    else if (!strcmp(p->provider, "anthropic"))
+        fprintf(fp, "max_output = 0 (%d sent: the API requires one)\n", LLM_ANTHROPIC_DEFAULT_MAX);
+    else fprintf(fp, "max_output = 0 (none sent: the server's own)\n");
+    fprintf(fp, "context = %ld\n", p->context);
     fprintf(fp, "schema = %s\nthinking = %s\n", llm_schema_name(p->schema), llm_thinking_name(p->thinking));
+    fprintf(fp, "system = %s\n", p->system_user ? "user" : "role");
     price_line(fp, "price_input", p->price_input);
     price_line(fp, "price_cached", p->price_cached);
     price_line(fp, "price_output", p->price_output);

@@ -8,24 +8,41 @@
  *                 max_completion_tokens (OpenAI's reasoning models, which
  *                 count their reasoning against it)
  *   temperature   whether a temperature may be sent (reasoning models accept
- *                 only their default, so none is sent)
+ *                 only their default, so none is sent; a row that does not
+ *                 positively know the model takes one sends none, and so
+ *                 does a name in no row, unless the config file sets
+ *                 temperature)
  *   effort_param  whether the model takes reasoning_effort; effort is the
  *                 value sent ("": none is sent, the server's default holds;
  *                 the config sets one)
  *   max_output    the reply limit sent when neither the request nor the
- *                 config names one; thinking models need far more than 2048
+ *                 config names one; thinking models need far more than 2048.
+ *                 0: none is sent (OpenAI-compatible servers then use their
+ *                 own, the rest of the context window); the Anthropic API
+ *                 requires one and gets LLM_ANTHROPIC_DEFAULT_MAX
  *   context       the context window in tokens (0: unknown)
  *   schema        structured output: json_schema (response_format with the
  *                 role's schema), json_object, tool (Anthropic tool use with
- *                 input_schema) or none (JSON asked for in the text)
+ *                 input_schema, forced with tool_choice), tool_auto (the
+ *                 tool offered, not forced: a model that always thinks
+ *                 refuses forced tool use) or none (JSON asked for in the
+ *                 text)
  *   thinking      where a thinking model puts its reasoning: none, field
  *                 (message.reasoning_content), tags (<think>...</think> in the
  *                 content) or blocks (Anthropic thinking blocks). Every
  *                 backend strips and separates all of them whatever the row
  *                 says; the row documents what to expect and --show-profile
  *                 prints it
+ *   system        role (the system prompt as a system message) or user
+ *                 (folded into the first user message: OpenAI's o1-mini and
+ *                 o1-preview refuse the system role)
  *   prices        USD per million input, cached input and output tokens
  *                 (< 0: not priced)
+ * A model name is matched as written, then without a router's vendor prefix
+ * (openai/gpt-5, anthropic/claude-sonnet-4.5: the part after the last '/'),
+ * then with dots between digits as dashes (claude-sonnet-4.5 as Anthropic
+ * spells it, claude-sonnet-4-5); a Claude name behind an OpenAI-compatible
+ * router takes the Claude row's quirks and prices.
  * The config file overrides any field per model glob
  * (profile.GLOB.FIELD = VALUE, llm_profile_set) and prices with
  * price.MODEL.input/.output (exact names); see llm_config.h.
@@ -35,8 +52,13 @@
 
 #include <stdio.h>
 
+/* The reply limit sent to the Anthropic API (which requires one) when the
+ * profile sends none */
+#define LLM_ANTHROPIC_DEFAULT_MAX 16384
+
 enum llm_token_param { LLM_TOKENS_MAX_TOKENS, LLM_TOKENS_MAX_COMPLETION_TOKENS };
-enum llm_schema_mode { LLM_SCHEMA_NONE, LLM_SCHEMA_JSON_OBJECT, LLM_SCHEMA_JSON_SCHEMA, LLM_SCHEMA_TOOL };
+enum llm_schema_mode { LLM_SCHEMA_NONE, LLM_SCHEMA_JSON_OBJECT, LLM_SCHEMA_JSON_SCHEMA, LLM_SCHEMA_TOOL,
+                       LLM_SCHEMA_TOOL_AUTO };
 enum llm_thinking { LLM_THINKING_NONE, LLM_THINKING_FIELD, LLM_THINKING_TAGS, LLM_THINKING_BLOCKS };
 
 struct llm_profile {
@@ -45,11 +67,12 @@ struct llm_profile {
     enum llm_token_param token_param;
     int temperature;               /* 1: a temperature may be sent */
     int effort_param;              /* 1: the model takes reasoning_effort */
-    char effort[12];               /* "": not sent; else none, minimal, low, medium, high */
+    char effort[12];               /* "": not sent; else none, minimal, low, medium, high, xhigh */
     int max_output;
     long context;
     enum llm_schema_mode schema;
     enum llm_thinking thinking;
+    int system_user;               /* 1: the system prompt goes into the first user message */
     double price_input, price_cached, price_output;   /* USD per million; < 0: unknown */
 };
 
@@ -58,10 +81,11 @@ struct llm_profile {
 void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out);
 
 /* Sets one field from its config spelling: token_param, temperature
- * (allowed|default), reasoning_effort (default|none|minimal|low|medium|high;
- * a value also marks the parameter as taken),
- * max_output, context, schema (json_schema|json_object|tool|none), thinking
- * (none|field|tags|blocks), price_input, price_cached, price_output. p may be
+ * (allowed|default), reasoning_effort (default|none|minimal|low|medium|high|
+ * xhigh; a value also marks the parameter as taken), max_output (0: not
+ * sent), context, schema (json_schema|json_object|tool|tool_auto|none),
+ * thinking (none|field|tags|blocks), system (role|user), price_input,
+ * price_cached, price_output. p may be
  * NULL to only check. Returns 0, or -1 with err saying what the field takes. */
 int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen);
 

@@ -396,6 +396,8 @@ class Handler(BaseHTTPRequestHandler):
                     obj["usage"]["prompt_tokens_details"] = {"cached_tokens": usage["cached"]}
                 if "reasoning" in usage:
                     obj["usage"]["completion_tokens_details"] = {"reasoning_tokens": usage["reasoning"]}
+                if "cost" in usage:   # OpenRouter: the call's cost in USD
+                    obj["usage"]["cost"] = usage["cost"]
         else:
             blocks = [{"type": "text", "text": content}]
             if fault == "empty_choices":

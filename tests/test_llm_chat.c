@@ -46,6 +46,23 @@ static const char *script =
 /* The second server: documented refusals and replies of real model families. */
 static const char *script2 =
     "{\"rules\": ["
+    /* refusals of the current model generation (llm_profile.c's sources) */
+    " {\"match\": \"case:temp-deprecated\", \"body_has\": \"\\\"temperature\\\"\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"`temperature` is deprecated for this model.\"}}},"
+    " {\"match\": \"case:temp-deprecated\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:claude5-temp\", \"body_has\": \"\\\"temperature\\\"\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"`temperature` may only be set to 1 when thinking is enabled or in adaptive mode\"}}},"
+    " {\"match\": \"case:claude5-temp\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:forced-tool\", \"body_has\": \"\\\"tool_choice\\\"\", \"status\": 400, \"error_body\": {\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"Thinking may not be enabled when `tool_choice` forces tool use.\"}}},"
+    " {\"match\": \"case:forced-tool\", \"tool_input\": {\"action\": \"Finish\", \"args\": {}}},"
+    " {\"match\": \"case:sysrole\", \"body_has\": \"\\\"role\\\":\\\"system\\\"\", \"status\": 400, \"error_body\": {\"error\": {\"message\": \"Unsupported value: 'messages[0].role' does not support 'system' with this model.\", \"type\": \"invalid_request_error\", \"param\": \"messages[0].role\", \"code\": \"unsupported_value\"}}},"
+    " {\"match\": \"case:sysrole\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:gemma-sys\", \"body_has\": \"\\\"role\\\":\\\"system\\\"\", \"status\": 400, \"error_body\": {\"object\": \"error\", \"message\": \"System role not supported\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}},"
+    " {\"match\": \"case:gemma-sys\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:strict-vllm\", \"body_has\": \"\\\"reasoning_effort\\\"\", \"status\": 400, \"error_body\": {\"object\": \"error\", \"message\": \"[{'type': 'extra_forbidden', 'loc': ('body', 'reasoning_effort'), 'msg': 'Extra inputs are not permitted', 'input': 'low'}]\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}},"
+    " {\"match\": \"case:strict-vllm\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:strict-azure\", \"body_has\": \"\\\"max_completion_tokens\\\"\", \"status\": 400, \"error_body\": {\"error\": {\"message\": \"Unrecognized request argument supplied: max_completion_tokens\", \"type\": \"invalid_request_error\", \"param\": null, \"code\": null}}},"
+    " {\"match\": \"case:strict-azure\", \"body_has\": \"\\\"reasoning_effort\\\"\", \"status\": 400, \"error_body\": {\"error\": {\"message\": \"Unrecognized request argument supplied: reasoning_effort\", \"type\": \"invalid_request_error\", \"param\": null, \"code\": null}}},"
+    " {\"match\": \"case:strict-azure\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\"},"
+    " {\"match\": \"case:or-cost\", \"content\": \"{\\\"action\\\": \\\"Finish\\\"}\", \"usage\": {\"input\": 1000, \"output\": 100, \"cost\": 0.00123}},"
     " {\"match\": \"case:adj\", \"body_has\": \"\\\"max_tokens\\\"\", \"status\": 400, \"error_body\": {\"error\": {"
     "\"message\": \"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.\","
     "\"type\": \"invalid_request_error\", \"param\": \"max_tokens\", \"code\": \"unsupported_parameter\"}}},"
@@ -219,7 +236,8 @@ static void run(const char *pname)
     char base[128];
     if (anthropic) snprintf(base, sizeof base, "%s", f.base);
     else snprintf(base, sizeof base, "%s/v1", f.base);
-    struct llm_backend *b = mk(base, "json_mode = true\n", 1);
+    /* a model in no row: a temperature goes out only because the config sets one */
+    struct llm_backend *b = mk(base, "json_mode = true\ntemperature = 0.2\n", 1);
     ok(b != NULL, "%s: backend made", pname);
     if (!b) return;
     struct llm_reply r;
@@ -381,7 +399,7 @@ static void run(const char *pname)
     llm_backend_free(b);
 
     /* json_mode off in the config: no response_format even if asked */
-    b = mk(base, NULL, 0);
+    b = mk(base, "temperature = 0.2\n", 0);
     llm_request_init(&q);
     struct llm_message jm[] = {{"user", T("case:nojson")}};
     q.messages = jm;
@@ -493,9 +511,10 @@ static void profiles(const char *logpath)
     cJSON *schema = cJSON_Parse("{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\"}},"
                                 "\"required\":[\"action\"]}");
 
-    /* an unknown reasoning model behind a gateway: the default row sends
-     * max_tokens and a temperature; each documented refusal is adjusted for once */
-    struct llm_backend *b = mk2("my-reasoner", 0, NULL);
+    /* an unknown reasoning model behind a gateway, with a reply limit and a
+     * temperature set in the config: each documented refusal is adjusted
+     * for once */
+    struct llm_backend *b = mk2("my-reasoner", 0, "max_tokens = 4000\ntemperature = 0.7\n");
     is_int(ask2(b, "case:adj first", 0.7, NULL, &r), LLM_OK, "adjust: a refused max_tokens and temperature end in a reply");
     is_str(r.text, "{\"action\": \"Finish\"}", "adjust: the reply text");
     llm_reply_free(&r);
@@ -516,7 +535,7 @@ static void profiles(const char *logpath)
     is_int(count_in_file(logpath, "refused 'temperature'"), 1, "adjust: the temperature adjustment is said once");
 
     /* the adjustment fails: bad_parameter, a persistent kind */
-    b = mk2("my-reasoner", 0, NULL);
+    b = mk2("my-reasoner", 0, "max_tokens = 4000\n");
     is_int(ask2(b, "case:stuck", -1, NULL, &r), LLM_ERR_STATUS, "stuck: a parameter refused after the adjustment fails");
     is_int(fake_count(&g, "case:stuck"), 2, "stuck: one adjustment, not more");
     is_str(llm_fail_name(r.fail), "bad_parameter", "stuck: kind bad_parameter");
@@ -636,6 +655,159 @@ static void profiles(const char *logpath)
         llm_reply_free(&r);
         llm_backend_free(b);
     }
+
+    /* a model name in no row gets nothing optional: OpenAI-compatible, model
+     * and messages alone; Anthropic, what its API requires (model,
+     * max_tokens, messages) and the system prompt */
+    for (int anth = 0; anth < 2; anth++) {
+        b = mk2("acme-llm-7", anth, NULL);
+        const char *m = anth ? "case:minimal anthropic" : "case:minimal openai";
+        is_int(ask2(b, m, 0.7, schema, &r), LLM_OK, "%s: a call", m);
+        llm_reply_free(&r);
+        bd = body2(m);
+        char keys[256] = "";
+        const cJSON *fld;
+        cJSON_ArrayForEach(fld, bd) {
+            strncat(keys, fld->string, sizeof keys - strlen(keys) - 2);
+            strcat(keys, " ");
+        }
+        is_str(keys, anth ? "model max_tokens system messages " : "model messages ",
+               "%s: no optional parameter in the request", m);
+        if (anth)
+            is_int(cJSON_GetObjectItem(bd, "max_tokens")->valueint, LLM_ANTHROPIC_DEFAULT_MAX,
+                   "%s: the required max_tokens is the default's", m);
+        cJSON_Delete(bd);
+        llm_backend_free(b);
+    }
+
+    /* Claude Opus 4.7 and 4.8 refuse a temperature ("deprecated"): none is
+     * sent; one the config sets is dropped after the refusal, once */
+    static const char *const opus47[] = {"claude-opus-4-7", "claude-opus-4-8-20261015"};
+    for (size_t i = 0; i < ARRAY_LEN(opus47); i++) {
+        b = mk2(opus47[i], 1, NULL);
+        char m[64];
+        snprintf(m, sizeof m, "case:temp-deprecated [%s]", opus47[i]);
+        is_int(ask2(b, m, 0.7, schema, &r), LLM_OK, "%s: a call: %s", opus47[i], r.error);
+        llm_reply_free(&r);
+        is_int(fake_count(&g, m), 1, "%s: right the first time", opus47[i]);
+        bd = body2(m);
+        ok(!has(bd, "temperature"), "%s: no temperature sent", opus47[i]);
+        cJSON_Delete(bd);
+        llm_backend_free(b);
+    }
+    b = mk2("claude-opus-4-7", 1, "temperature = 0.3\n");
+    is_int(ask2(b, "case:temp-deprecated configured", 0.7, schema, &r), LLM_OK,
+           "opus 4.7, temperature configured: a reply after the refusal: %s", r.error);
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:temp-deprecated configured"), 2, "opus 4.7: refused once, sent again without it");
+    is_int(ask2(b, "case:temp-deprecated again", 0.7, schema, &r), LLM_OK, "opus 4.7: a later call");
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:temp-deprecated again"), 1, "opus 4.7: remembered for the model");
+    llm_backend_free(b);
+    is_int(count_in_file(logpath, "refused 'temperature' (the server at"), 0, "(the log line names the refusal)");
+
+    /* the Claude 5 generation: adaptive thinking, no temperature, a reply
+     * limit with room for thinking, the tool offered and not forced */
+    static const char *const claude5[] = {"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-fable-5-1",
+                                          "claude-opus-5", "claude-sonnet-5"};
+    for (size_t i = 0; i < ARRAY_LEN(claude5); i++) {
+        b = mk2(claude5[i], 1, NULL);
+        char m[64];
+        snprintf(m, sizeof m, "case:claude5-temp [%s]", claude5[i]);
+        is_int(ask2(b, m, 0.7, schema, &r), LLM_OK, "%s: a call: %s", claude5[i], r.error);
+        llm_reply_free(&r);
+        is_int(fake_count(&g, m), 1, "%s: right the first time", claude5[i]);
+        bd = body2(m);
+        ok(!has(bd, "temperature") && !has(bd, "tool_choice") && has(bd, "tools"),
+           "%s: no temperature, the tool offered, not forced", claude5[i]);
+        ok(cJSON_GetObjectItem(bd, "max_tokens")->valueint >= 32000, "%s: a reply limit sized for thinking (%d)",
+           claude5[i], cJSON_GetObjectItem(bd, "max_tokens")->valueint);
+        cJSON_Delete(bd);
+        llm_backend_free(b);
+    }
+    b = mk2("claude-sonnet-5-5", 1, "temperature = 0.3\n");
+    is_int(ask2(b, "case:claude5-temp configured", 0.7, schema, &r), LLM_OK,
+           "claude 5, temperature configured: \"may only be set to 1\" adjusted for: %s", r.error);
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:claude5-temp configured"), 2, "claude 5: refused once, sent again");
+    llm_backend_free(b);
+    /* forced tool use refused by a model that thinks: offered, not forced */
+    b = mk2("claude-sonnet-4-5", 1, NULL);
+    is_int(ask2(b, "case:forced-tool", 0, schema, &r), LLM_OK, "forced tool refused: a reply: %s", r.error);
+    is_str(r.text, "{\"action\":\"Finish\",\"args\":{}}", "forced tool refused: the tool input is the reply");
+    llm_reply_free(&r);
+    bd = body2("case:forced-tool");
+    ok(has(bd, "tools") && !has(bd, "tool_choice"), "forced tool refused: sent again with the tool, not forced");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+
+    /* a refused system role: the system prompt folded into the first user
+     * message (OpenAI's o1 body; Gemma's template through vLLM); o1-mini's
+     * row folds it at once */
+    static const char *const sysrefusers[] = {"case:sysrole", "case:gemma-sys"};
+    for (size_t i = 0; i < ARRAY_LEN(sysrefusers); i++) {
+        b = mk2(i ? "gemma-2-27b-it" : "o1-like-mini", 0, NULL);
+        is_int(ask2(b, sysrefusers[i], 0, NULL, &r), LLM_OK, "%s: a reply after the refusal: %s", sysrefusers[i], r.error);
+        llm_reply_free(&r);
+        is_int(fake_count(&g, sysrefusers[i]), 2, "%s: refused once, sent again", sysrefusers[i]);
+        bd = body2(sysrefusers[i]);
+        cJSON *m0 = cJSON_GetArrayItem(cJSON_GetObjectItem(bd, "messages"), 0);
+        is_str(cJSON_GetStringValue(cJSON_GetObjectItem(m0, "role")), "user", "%s: the first message is the user's",
+               sysrefusers[i]);
+        ok(str_starts(cJSON_GetStringValue(cJSON_GetObjectItem(m0, "content")), "You are the planner.\n\ncase:"),
+           "%s: with the system prompt at its head", sysrefusers[i]);
+        is_int(cJSON_GetArraySize(cJSON_GetObjectItem(bd, "messages")), 1, "%s: no system message left", sysrefusers[i]);
+        cJSON_Delete(bd);
+        llm_backend_free(b);
+    }
+    b = mk2("o1-mini", 0, NULL);
+    is_int(ask2(b, "case:sysrole o1-mini", 0, NULL, &r), LLM_OK, "o1-mini: a call");
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:sysrole o1-mini"), 1, "o1-mini: its row folds the system prompt at once");
+    llm_backend_free(b);
+
+    /* servers that refuse a field they do not know: vLLM's request
+     * validation ("Extra inputs are not permitted"), Azure OpenAI with an
+     * older api-version ("Unrecognized request argument supplied") */
+    b = mk2("o4-mini", 0, "profile.o4-*.reasoning_effort = low\n");
+    is_int(ask2(b, "case:strict-vllm", 0, NULL, &r), LLM_OK, "strict vllm: a reply: %s", r.error);
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:strict-vllm"), 2, "strict vllm: reasoning_effort refused once");
+    bd = body2("case:strict-vllm");
+    ok(!has(bd, "reasoning_effort") && has(bd, "max_completion_tokens"), "strict vllm: dropped, the rest kept");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+    b = mk2("o4-mini", 0, "profile.o4-*.reasoning_effort = xhigh\n");
+    is_int(ask2(b, "case:strict-azure", 0, NULL, &r), LLM_OK, "strict azure: a reply: %s", r.error);
+    llm_reply_free(&r);
+    is_int(fake_count(&g, "case:strict-azure"), 3, "strict azure: max_completion_tokens, then reasoning_effort refused");
+    bd = body2("case:strict-azure");
+    ok(has(bd, "max_tokens") && !has(bd, "max_completion_tokens") && !has(bd, "reasoning_effort"),
+       "strict azure: max_tokens instead, no reasoning_effort");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+    ok(count_in_file(logpath, "profile.o4-mini.token_param = max_tokens") == 0,
+       "(the config line is said on stderr, not in the log)");
+
+    /* gpt-5.x takes reasoning_effort xhigh; router-prefixed names are the
+     * vendor's models */
+    b = mk2("openai/gpt-5.5", 0, "profile.gpt-5.5.reasoning_effort = xhigh\n");
+    is_int(ask2(b, "case:prefixed gpt", 0.7, schema, &r), LLM_OK, "openai/gpt-5.5: a call");
+    ok(r.cost_usd > 0, "openai/gpt-5.5: priced as gpt-5.5 (%g)", r.cost_usd);
+    llm_reply_free(&r);
+    bd = body2("case:prefixed gpt");
+    ok(has(bd, "max_completion_tokens") && !has(bd, "temperature") && !has(bd, "max_tokens"),
+       "openai/gpt-5.5: the gpt-5 family's request");
+    is_str(cJSON_GetStringValue(cJSON_GetObjectItem(bd, "reasoning_effort")), "xhigh", "gpt-5.5: reasoning_effort xhigh");
+    cJSON_Delete(bd);
+    llm_backend_free(b);
+
+    /* OpenRouter's usage.cost is the call's cost */
+    b = mk2("anthropic/claude-sonnet-4.5", 0, NULL);
+    is_int(ask2(b, "case:or-cost", 0, NULL, &r), LLM_OK, "openrouter: a call");
+    ok(fabs(r.cost_usd - 0.00123) < 1e-12, "openrouter: usage.cost is the cost (%g)", r.cost_usd);
+    llm_reply_free(&r);
+    llm_backend_free(b);
 
     /* Anthropic: forced tool use with the schema; the tool input is the text; cache usage */
     b = mk2("claude-sonnet-4-5-20250929", 1, NULL);
