@@ -89,6 +89,31 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              it recognises from the prompt's question text (mapped onto the
              tree under --gold-root DIR by the longest common path tail)
 
+Profiles of the current model generation (December 2026), each error body in
+its provider's documented shape:
+  temp-deprecated  Claude Opus 4.7 / 4.8 (with anthropic): a temperature is
+             refused, 400 invalid_request_error "`temperature` is deprecated
+             for this model."
+  claude5    the Claude 5 generation (with anthropic): adaptive thinking on
+             by default: a thinking block (1-3k tokens) before the answer,
+             counted against max_tokens (stop_reason max_tokens with the
+             thinking alone when it does not fit); a temperature but 1 refused
+             ("`temperature` may only be set to 1 when thinking is enabled or
+             in adaptive mode"), and forced tool use refused (the models'
+             pages: "forced tool use returns an error"; the wording here is
+             the emulator's)
+  system-role  a model without a system role: a system (or developer)
+             message refused, for o1-* names with OpenAI's body (400
+             unsupported_value, param messages[0].role), else with vLLM's
+             for a chat template that raises "System role not supported"
+  strict-params  a server that validates the request against the fields it
+             knows (model, messages, max_tokens, temperature, top_p, n, stop,
+             stream, seed, user, the penalties, logit_bias): any other is
+             refused, in Azure OpenAI's words ("Unrecognized request argument
+             supplied: X", --strict-form openai, the default) or vLLM's
+             pydantic body ("Extra inputs are not permitted", --strict-form
+             vllm)
+
 Every request is one JSON line in --log: n, t (seconds since start), path,
 role, question (first 200 bytes), profile, status, fault, params (the body's
 top-level fields but messages/system/tools, so max_tokens, temperature,
@@ -116,6 +141,49 @@ from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implem
 
 PROFILES = {"clean", "reasoning", "think", "magistral", "small", "anthropic", "ctx-limit", "ctx-vllm", "ollama-cut",
             "out-cap", "lmstudio", "flaky", "guided"}
+
+# ---- the current model generation (December 2026): see the docstring
+PROFILES |= {"temp-deprecated", "claude5", "system-role", "strict-params"}
+STRICT_KNOWN = {"model", "messages", "max_tokens", "temperature", "top_p", "n", "stop", "stream", "seed", "user",
+                "presence_penalty", "frequency_penalty", "logit_bias"}
+
+
+def current_generation_refusal(prof, kind, req, msgs, strict_form):
+    """(status, body, fault) for a request the current-generation profiles
+    refuse, else None."""
+    if kind == "messages" and "temp-deprecated" in prof and "temperature" in req:
+        return 400, anthropic_error("invalid_request_error", "`temperature` is deprecated for this model."), \
+            "temperature deprecated"
+    if kind == "messages" and "claude5" in prof:
+        t = req.get("temperature")
+        if t is not None and t != 1:
+            return 400, anthropic_error("invalid_request_error", "`temperature` may only be set to 1 when thinking "
+                                        "is enabled or in adaptive mode"), "temperature with adaptive thinking"
+        tc = req.get("tool_choice")
+        if isinstance(tc, dict) and tc.get("type") in ("tool", "any"):
+            return 400, anthropic_error("invalid_request_error", "Thinking may not be enabled when `tool_choice` "
+                                        "forces tool use."), "forced tool use with thinking"
+    if kind == "chat" and "system-role" in prof:
+        for i, m in enumerate(msgs):
+            if isinstance(m, dict) and m.get("role") in ("system", "developer"):
+                if str(req.get("model", "")).startswith("o1"):
+                    return 400, openai_error("Unsupported value: 'messages[%d].role' does not support '%s' with "
+                                             "this model." % (i, m["role"]), "invalid_request_error",
+                                             "messages[%d].role" % i, "unsupported_value"), "system role"
+                return 400, {"object": "error", "message": "System role not supported", "type": "BadRequestError",
+                             "param": None, "code": 400}, "system role"
+    if kind == "chat" and "strict-params" in prof:
+        for k in req:
+            if k not in STRICT_KNOWN:
+                if strict_form == "vllm":
+                    body = {"object": "error", "message": "[{'type': 'extra_forbidden', 'loc': ('body', '%s'), "
+                            "'msg': 'Extra inputs are not permitted', 'input': %r}]" % (k, req[k]),
+                            "type": "BadRequestError", "param": None, "code": 400}
+                else:
+                    body = openai_error("Unrecognized request argument supplied: %s" % k, "invalid_request_error",
+                                        None, None)
+                return 400, body, "unknown field %s" % k
+    return None
 
 ROLE_MARKS = [
     ("perception", "You are the Perception Agent"),
@@ -936,6 +1004,10 @@ class Handler(BaseHTTPRequestHandler):
                     "Invalid value: '%s'. Supported values are: 'low', 'medium', and 'high'." % eff,
                     "invalid_request_error", "reasoning_effort", "invalid_value"), "bad reasoning_effort")
                 return
+        refusal = current_generation_refusal(prof, kind, req, msgs, a.strict_form)
+        if refusal:
+            self.fail(entry, refusal[0], refusal[1], refusal[2])
+            return
         if "ctx-limit" in prof:
             ntok = len(all_text.encode("utf-8")) // 4
             if ntok > a.ctx_limit:
@@ -1125,6 +1197,11 @@ class Handler(BaseHTTPRequestHandler):
                 if tool is not None:
                     tool = None
                     entry["think"] = "tags (tool use dropped)"
+        # Claude 5 thinks by default: a thinking block before the answer
+        c5_thinking = None
+        if "claude5" in prof and kind == "messages":
+            c5_thinking = thinking(p, rng)
+            entry["think"] = "blocks"
         # --- token accounting and limits
         in_tok = len(all_text.encode("utf-8")) // 4
         out_tok = max(1, len(text.encode("utf-8")) // 4)
@@ -1142,6 +1219,12 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(limit, int) and reason_tok + out_tok > limit:
                 reason_tok = min(reason_tok, limit)
                 text, out_tok, finish = "", 0, "length"
+        if c5_thinking is not None:
+            reason_tok = len(c5_thinking.encode("utf-8")) // 4
+            if isinstance(limit, int) and reason_tok + out_tok > limit:
+                c5_thinking = c5_thinking[:4 * limit]
+                reason_tok = limit
+                text, out_tok, finish, tool = "", 0, "length", None
         if reasoning is not None:
             reason_tok = len(reasoning.encode("utf-8")) // 4
             if isinstance(limit, int) and reason_tok + out_tok > limit:
@@ -1180,6 +1263,11 @@ class Handler(BaseHTTPRequestHandler):
             usage = {"input_tokens": rest, "output_tokens": out_tok, "cache_read_input_tokens": cread,
                      "cache_creation_input_tokens": ccreate}
             blocks = [tool] if tool is not None else [{"type": "text", "text": text}]
+            if c5_thinking is not None:
+                usage["output_tokens"] = out_tok + reason_tok
+                th = {"type": "thinking", "thinking": c5_thinking,
+                      "signature": hashlib.sha256(c5_thinking.encode("utf-8")).hexdigest()}
+                blocks = [th] + (blocks if (text or tool is not None) else [])
             stop = {"stop": "end_turn", "length": "max_tokens"}[finish]
             if tool is not None and finish == "stop":
                 stop = "tool_use"
@@ -1314,6 +1402,8 @@ def main():
     ap.add_argument("--embed-dim", type=int, default=8)
     ap.add_argument("--gold", help="guided: JSONL of {question, gold_files}")
     ap.add_argument("--gold-root", action="append", default=[], help="guided: a repository tree the gold paths name")
+    ap.add_argument("--strict-form", choices=["openai", "vllm"], default="openai",
+                    help="strict-params: the refusal's wording (Azure OpenAI's or vLLM's)")
     a = ap.parse_args()
     bad = set(a.profile.split(",")) - PROFILES
     if bad:

@@ -85,6 +85,21 @@ RUNS = {
     "guided": ("openai", "gpt-4.1", [], []),
 }
 
+# ---- the current model generation (December 2026)
+RUNS.update({
+    # Claude Opus 4.7 refuses a temperature: its row sends none
+    "temp-deprecated": ("anthropic", "claude-opus-4-7", ["--cache-min-tokens", "0"], []),
+    # Claude Sonnet 5.5: adaptive thinking spends the reply limit; forced
+    # tool use and a temperature are refused
+    "claude5": ("anthropic", "claude-sonnet-5-5", ["--cache-min-tokens", "0"], []),
+    # Gemma 2's chat template has no system turn; the model is in no row,
+    # so the refusal is learned from the 400 and the prompt folded
+    "system-role": ("openai", "gemma-2-27b-it", [], []),
+    # Azure OpenAI with an older api-version: max_completion_tokens,
+    # reasoning_effort and response_format are unknown fields there
+    "strict-params": ("openai", "o4-mini", [], ["profile.o4-*.reasoning_effort = low"]),
+})
+
 
 def read_jsonl(path):
     out = []

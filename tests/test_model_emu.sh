@@ -8,7 +8,9 @@
 # thinking, and that it exits when its parent goes away.
 #
 # Then, per profile (clean, reasoning, think, small, anthropic, ctx-limit,
-# ollama-cut, flaky, guided), `drqa-tui --batch` over a fixed subset of
+# ollama-cut, flaky, guided, and the current generation's temp-deprecated,
+# claude5, system-role, strict-params, also asked with --ask),
+# `drqa-tui --batch` over a fixed subset of
 # ../shared/benchmarks/sweqa-dev.jsonl (every third question: 32 of 96) on
 # copies of Debian's flask and requests: no failed question, every answer with
 # at least one verified citation, every answer written by the model (not a
@@ -138,6 +140,72 @@ is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["action"]')"
     "think: enable_thinking false gives the bare reply"
 stop_emu
 
+# ---- the current model generation (December 2026)
+start_emu gen --profile anthropic,temp-deprecated --cache-min-tokens 0
+r=$(post /v1/messages "{\"model\":\"claude-opus-4-7\",\"max_tokens\":500,\"temperature\":0.2,$MSG}" "x-api-key: k" "anthropic-version: 2023-06-01")
+is "$r" '400 {"type": "error", "error": {"type": "invalid_request_error", "message": "`temperature` is deprecated for this model."}}' \
+    "temp-deprecated: a temperature is refused with Anthropic's body"
+stop_emu
+start_emu gen --profile anthropic,claude5 --cache-min-tokens 0
+r=$(post /v1/messages "{\"model\":\"claude-sonnet-5-5\",\"max_tokens\":500,\"temperature\":0.2,$MSG}" "x-api-key: k" "anthropic-version: 2023-06-01")
+is "$(field "$r" 'j["error"]["message"]')" "\`temperature\` may only be set to 1 when thinking is enabled or in adaptive mode" \
+    "claude5: a temperature but 1 is refused"
+r=$(post /v1/messages "{\"model\":\"claude-sonnet-5-5\",\"max_tokens\":8000,$MSG,$TOOLS}" "x-api-key: k" "anthropic-version: 2023-06-01")
+like "$r" "400 " "claude5: forced tool use is refused"
+r=$(post /v1/messages "{\"model\":\"claude-sonnet-5-5\",\"max_tokens\":8000,\"system\":$SYS,$MSG,\"tools\":[{\"name\":\"plan\",\"input_schema\":{\"type\":\"object\"}}]}" "x-api-key: k" "anthropic-version: 2023-06-01")
+is "$(field "$r" '[b["type"] for b in j["content"]], j["stop_reason"], j["usage"]["output_tokens"] > 1000')" \
+    "(['thinking', 'tool_use'], 'tool_use', True)" "claude5: thinking before the tool_use, counted in the output"
+r=$(post /v1/messages "{\"model\":\"claude-sonnet-5-5\",\"max_tokens\":300,$MSG}" "x-api-key: k" "anthropic-version: 2023-06-01")
+is "$(field "$r" '[b["type"] for b in j["content"]], j["stop_reason"]')" "(['thinking'], 'max_tokens')" \
+    "claude5: a reply limit spent on thinking leaves no answer"
+stop_emu
+start_emu gen --profile clean,system-role
+r=$(post /v1/chat/completions "{\"model\":\"o1-mini\",\"messages\":[{\"role\":\"system\",\"content\":\"x\"},{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
+is "$(field "$r" 'j["error"]["message"], j["error"]["param"], j["error"]["code"]')" \
+    "(\"Unsupported value: 'messages[0].role' does not support 'system' with this model.\", 'messages[0].role', 'unsupported_value')" \
+    "system-role: o1-mini's body"
+r=$(post /v1/chat/completions "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
+like "$r" "200 " "system-role: no system message, a reply"
+stop_emu
+start_emu gen --profile clean,strict-params
+r=$(post /v1/chat/completions "{\"model\":\"m\",\"reasoning_effort\":\"low\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
+is "$(field "$r" 'j["error"]["message"]')" "Unrecognized request argument supplied: reasoning_effort" \
+    "strict-params: an unknown field refused in Azure OpenAI's words"
+stop_emu
+start_emu gen --profile clean,strict-params --strict-form vllm
+r=$(post /v1/chat/completions "{\"model\":\"m\",\"max_completion_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
+like "$(field "$r" 'j["message"]')" "'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted'" \
+    "strict-params: ... or in vLLM's"
+stop_emu
+
+# --ask with Claude Opus 4.7 and Claude 5 names: answered by the model, as
+# the emulator serves them; a configured temperature refused once and dropped
+pylib0=${PYLIB:-/usr/lib/python3/dist-packages}
+if [ -d "$pylib0/flask" ]; then
+    cp -r "$pylib0/flask" "$T/flask"
+    for run in "temp-deprecated claude-opus-4-7" "claude5 claude-sonnet-5-5" "claude5 claude-opus-5-5"; do
+        set -- $run
+        start_emu "ask-$1" --profile "anthropic,$1" --cache-min-tokens 0
+        printf 'provider = anthropic\napi_base = http://127.0.0.1:%s\napi_key = sk-emu\nmodel = %s\ntemperature = 0.3\n' \
+            "$port" "$2" >"$T/ask.conf"
+        chmod 600 "$T/ask.conf"
+        "$DRQA" --quiet --no-progress --config "$T/ask.conf" --policy llm --iterations 8 --json \
+            --ask "How does Flask.dispatch_request find the view function?" "$T/flask" >"$T/ask-$1.json" 2>"$T/ask-$1.err"
+        is "$?" 0 "$2: --ask exits 0"
+        stop_emu
+        like "$($PYTHON3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["answer"][:60])' "$T/ask-$1.json")" \
+            "From the code shown:" "$2: the answer is the model's"
+        is "$(grep -c "refused 'temperature'" "$T/ask-$1.err")" 1 "$2: the refused temperature is noted once"
+        like "$(cat "$T/ask-$1.err")" "profile.$2.temperature = default" "$2: with the config line that makes it permanent"
+        # refused once, or once more by a call already in flight
+        n400=$(grep -c '"status": 400' "$T/ask-$1.log")
+        ok "$([ "$n400" -ge 1 ] && [ "$n400" -le 2 ] && echo 0 || echo 1)" \
+            "$2: refused once (or by a call already in flight), then no more: $n400 of $(wc -l <"$T/ask-$1.log") requests"
+    done
+else
+    skip "no $pylib0/flask (scripts/deps-debian.sh installs python3-flask)"
+fi
+
 # ---- bounded: gone when its parent is
 sh -c "$PYTHON3 '$EMU' --port-file '$T/orphan.port' --max-seconds 60 >/dev/null & echo \$! >'$T/orphan.pid'
     i=0; while [ ! -s '$T/orphan.port' ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done"
@@ -174,6 +242,19 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
     for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap lmstudio; do
         is "$(per $p 's["fallback_nodes"]')" "{}" "$p: no decision was left to a fallback"
     done
+    # the current model generation: every answer the model's, no fallback
+    for p in temp-deprecated claude5 system-role strict-params; do
+        q=$(per $p 's["questions"]')
+        is "$(per $p 's["emulator_errors"]') $(per $p 's["failed"]') $(per $p 's["cited"]') $(per $p 's["model"]')" "0 0 $q $q" \
+            "$p: the emulator understood every request; no failed question, every answer the model's and cited"
+        is "$(per $p 's["fallback_nodes"]')" "{}" "$p: no decision was left to a fallback"
+    done
+    ok "$(per temp-deprecated '0 if not s["non200"] else 1')$(per claude5 '0 if not s["non200"] else 1')" \
+        "temp-deprecated, claude5: the rows send what the models take, no refusal ($(per claude5 's["non200"]'))"
+    ok "$(per system-role '0 if 0 < sum(s["non200"].values()) <= 4 else 1')" \
+        "system-role: the system role refused at most once per question in flight per repository: $(per system-role 's["non200"]')"
+    ok "$(per strict-params '0 if 0 < sum(s["non200"].values()) <= 12 else 1')" \
+        "strict-params: each unknown field refused at most once per question in flight per repository: $(per strict-params 's["non200"]')"
     is "$(per flaky 's["bare_failed_calls"]')" 0 \
         "flaky: no node is left with a failed model call: the fallback policy decided ($(per flaky 's["fallback_nodes"]'))"
     ok "$(per flaky '0 if sum(s["fallback_nodes"].values()) else 1')" "flaky: the nodes decided by a fallback are marked in the transcripts"
