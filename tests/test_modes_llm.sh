@@ -84,7 +84,10 @@ run() {
     echo $? >"$T/$name.rc"
     tail -n +$((before + 1)) "$T/all.jsonl" >"$T/$name.jsonl"
 }
-llm() { echo --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model; }
+# fake-model is in no profile row: a temperature goes out only because the
+# config file sets one (the modes then send their own, 0)
+printf 'temperature = 0.2\n' >"$T/model.conf"
+llm() { echo --policy llm --config "$T/model.conf" --api-base "http://127.0.0.1:$port/v1" --model fake-model; }
 
 # The checks, one call per run: prints one value per line.
 cat >"$T/check.py" <<'EOF'
