@@ -225,6 +225,10 @@ static void resolve_cases(struct fake *f)
     snprintf(other, sizeof other, "gpt-judge@http://127.0.0.1:%d/v1/", f->port);
     const char *envp[] = {"OPENAI_API_KEY=" OTHER_KEY, NULL};
     struct drqa_config c = cfg_for(base, "openai");
+    /* the config sets a temperature (the judges' models are in no profile
+     * row, so none would go out otherwise); a judge sends 0 */
+    c.temperature = 0.7;
+    c.temperature_set = 1;
     struct judge_set js;
 
     const char *none = write_judges("# no judges\n");

@@ -19,7 +19,9 @@ export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 export HOME=$tmp/home XDG_CONFIG_HOME=$tmp/xdg
 unset DRQA_API_BASE DRQA_API_KEY DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY OLLAMA_HOST
 mkdir -p "$HOME" "$XDG_CONFIG_HOME"
-printf 'retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 20000\n' > "$tmp/conf"
+# the judges' models are in no profile row: a temperature goes out only
+# because the config sets one (a judge then sends 0)
+printf 'retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 20000\ntemperature = 0.2\n' > "$tmp/conf"
 
 # start_fake NAME CONTENT: a fake whose every reply is CONTENT; sets port_NAME.
 start_fake() {

@@ -171,8 +171,10 @@ static struct llm_backend *mk_backend(int json_mode)
 {
     char path[128], conf[256];
     snprintf(path, sizeof path, "%s/test.conf", dir);
-    snprintf(conf, sizeof conf, "retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 10000\nmax_tokens = 512\njson_mode = %s\n",
-             json_mode ? "true" : "false");
+    /* fake-model is in no profile row: the temperature is sent (each role's
+     * own) because the config sets one */
+    snprintf(conf, sizeof conf, "retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 10000\nmax_tokens = 512\njson_mode = %s\n"
+             "temperature = 0.2\n", json_mode ? "true" : "false");
     char ebase[160];
     snprintf(ebase, sizeof ebase, "DRQA_API_BASE=%s/v1", f.base);
     const char *env[] = {ebase, "DRQA_MODEL=fake-model", "DRQA_PROVIDER=openai", "DRQA_API_KEY=" KEY, NULL};
