@@ -334,6 +334,8 @@ void engine_result_free(struct engine_result *r)
     free(r->stop_reason);
     free(r->error);
     free(r->damage);
+    free(r->offline_answer);
+    free(r->fallback_reason);
     cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
@@ -391,6 +393,41 @@ void engine_search_parts(struct engine *e, struct search_config *sc, struct poli
     }
 }
 
+/* Who decided the question (struct engine_result): the llm policy's
+ * outcome. A question whose every model call failed has no answer of the
+ * model's: the error names the last reason, and the fallback's answer is
+ * kept apart as the offline policy's. So is the answer of a search that
+ * failed (every step failed, or it stopped before any step was done). */
+static void decided_by(struct engine *e, const struct search_answer *a, struct engine_result *r)
+{
+    r->answered_by = "offline";
+    if (!e->llm) return;
+    struct llm_policy_outcome out;
+    llm_policy_outcome(e->llm, &out);
+    r->model_calls = out.calls;
+    r->failed_calls = out.failed_calls;
+    if (!out.answer_fallback) r->answered_by = "model";
+    const char *const *notes;
+    size_t nn = llm_policy_notes(e->llm, &notes);
+    for (size_t i = nn; i-- > 0;)
+        if (strstr(notes[i], "; used the ")) {
+            r->fallback_reason = xstrdup(notes[i]);
+            break;
+        }
+    if (out.calls > 0 && out.failed_calls == out.calls) {
+        r->no_model = 1;
+        r->answered_by = "offline";
+        free(r->error);
+        r->error = xasprintf("no model call succeeded (%ld of %ld failed); the last: %s", out.failed_calls,
+                             out.calls, out.last_error[0] ? out.last_error : "no reason recorded");
+    }
+    if ((r->no_model || a->failure) && r->answer) {
+        r->offline_answer = r->answer;
+        r->answer = NULL;
+        r->answered_by = "offline";
+    }
+}
+
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
@@ -420,11 +457,13 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         r->failed_steps += t->nodes[id].status == MCTS_ERROR;
     }
     if (e->llm) r->usage = llm_policy_usage_json(e->llm);
+    r->verified_citations = a->fallback_cite ? 0 : (int)a->cites.n;
+    decided_by(e, a, r);
     if (search_stop_reason(s) == SEARCH_STOP_BUDGET_USD)
         log_msg("engine: the cost budget of $%g is spent ($%.4f); answered from the evidence found so far",
                 sc.budget_usd, engine_spent_usd(sc.spent_ctx));
     if (a->error) log_msg("engine: %s", a->error);
-    if (a->failure) r->error = xstrdup(a->failure);
+    if (a->failure && !r->error) r->error = xstrdup(a->failure);
     if (stem) {
         struct transcript_config tc = {0};
         tc.repo = e->sh->repo_abs;
@@ -603,6 +642,10 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     }
     }
     qparse_free(&q);
+    if (e->sh->mode != ENGINE_MCTS && r->answer) {
+        r->answered_by = e->modes ? "model" : "offline";
+        r->verified_citations = (int)r->cites.n;
+    }
     r->damage = engine_damage(e);
     r->wall_ms = now_ms() - t0;
     return r->error ? -1 : 0;
@@ -662,6 +705,13 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     }
     if (r->error) cJSON_AddStringToObject(o, "error", r->error);
     else cJSON_AddNullToObject(o, "error");
+    if (r->answered_by) cJSON_AddStringToObject(o, "answered_by", r->answered_by);
+    else cJSON_AddNullToObject(o, "answered_by");
+    cJSON_AddNumberToObject(o, "model_calls", (double)r->model_calls);
+    cJSON_AddNumberToObject(o, "failed_calls", (double)r->failed_calls);
+    cJSON_AddNumberToObject(o, "verified_citations", r->verified_citations);
+    cJSON_AddBoolToObject(o, "uncited", r->answer && r->verified_citations == 0);
+    if (r->offline_answer) cJSON_AddStringToObject(o, "offline_answer", r->offline_answer);
     return o;
 }
 
