@@ -835,7 +835,7 @@ int llm_raise_limit(struct llm_http_backend *hb, struct llm_reply *reply, int se
         snprintf(reply->error + n, sizeof reply->error - n, " (the limit was already raised once, to %ld tokens)", cur);
         return 0;
     }
-    long want = 4L * sent;
+    long want = 2L * sent;
     if (want < 16384) want = 16384;
     if (want > 131072) want = 131072;
     long cap = atomic_load(&hb->out_cap);

@@ -288,7 +288,7 @@ int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const ch
 /* A reply that stopped at its limit (sent: the limit the request carried)
  * with no answer, from a model that reasons (reasoning tokens or text, or a
  * profile that thinks or takes reasoning_effort): the first such reply of
- * the run raises the reply limit for the rest of the run (four times the
+ * the run raises the reply limit for the rest of the run (twice the
  * limit sent, at least 16384, at most 131072 and what the model accepts),
  * said once on stderr. Returns 1 when the caller should send the request
  * again (the limit is now above sent), 0 when the reply stands: its error

@@ -1720,6 +1720,34 @@ static int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *rep
     return 0;
 }
 
+/* The engine refused the model's Finish on this node as often as it asks
+ * again (nothing read on its path): the fallback plans the node, noted. */
+static int lp_plan_fallback(void *ctx, const struct mcts_tree *t, int id, const char *report,
+                            struct policy_action *out, struct policy_usage *u, char *err, size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    ensure_question(p, t->question);
+    struct policy_action fa = {0};
+    pthread_mutex_lock(&p->fallback_lock);
+    int frc = p->fallback.plan(p->fallback.ctx, t, id, report ? report : "", &fa, u, err, errlen);
+    pthread_mutex_unlock(&p->fallback_lock);
+    if (frc != 0) {
+        policy_action_clear(&fa);
+        return -1;
+    }
+    char note[300];
+    snprintf(note, sizeof note, "planning: the model planned Finish with no code read on its path, refused; used "
+             "the %s plan", p->fallback.name);
+    add_note(p, note);
+    u->fallback = 1;
+    policy_usage_note(u, "%s", note);
+    char *r = xasprintf("[%s]%s%s", note, fa.rationale ? " " : "", fa.rationale ? fa.rationale : "");
+    free(fa.rationale);
+    fa.rationale = r;
+    *out = fa;
+    return 0;
+}
+
 struct eval_ctx {
     double value;
     char *feedback;
@@ -2406,6 +2434,7 @@ void llm_policy_bind(struct llm_policy *p, struct policy *out)
     out->plan = lp_plan;
     out->evaluate = lp_evaluate;
     out->rollout = p->has_fallback && p->fallback.rollout ? lp_rollout : NULL;
+    out->plan_fallback = p->has_fallback && p->fallback.plan ? lp_plan_fallback : NULL;
     out->answer = lp_answer;
 }
 
