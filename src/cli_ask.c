@@ -196,7 +196,8 @@ ask:
         free(safe);
     }
     int llm = r.policy && !strcmp(r.policy, "llm");
-    int uncited = !rc && llm && r.answer && r.verified_citations == 0;
+    /* direct mode gives the model no code to cite: never flagged by the status */
+    int uncited = !rc && llm && r.answer && r.verified_citations == 0 && strcmp(r.mode, "direct");
     if (!r.no_model && llm)
         print_fallbacks("", r.fallback_steps, r.failed_calls, r.model_calls,
                         r.answered_by && !strcmp(r.answered_by, "offline"), r.fallback_reason);
@@ -459,7 +460,7 @@ static void write_line(struct batch *b, const struct engine_result *r, const cJS
     b->fallback_steps += r->fallback_steps;
     if (r->policy && !strcmp(r->policy, "llm")) {
         b->answer_fallbacks += r->answered_by && !strcmp(r->answered_by, "offline");
-        b->uncited += !failed && r->answer && r->verified_citations == 0;
+        b->uncited += !failed && r->answer && r->verified_citations == 0 && strcmp(r->mode, "direct");
     }
     if (r->no_model && r->error) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->error);
     else if (r->fallback_reason) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->fallback_reason);
