@@ -352,12 +352,21 @@ static void add_unique_span(struct evidence *dst, const struct evidence_span *sp
 /* ---------------------------------------------------------------- modes */
 
 /* Appends "Model calls: <ledger line>" to the Markdown transcript at path. */
-static int append_ledger(const char *path, const cJSON *usage, char *err, size_t errlen)
+static int append_ledger(const char *path, const cJSON *usage, const struct engine_result *r, char *err,
+                         size_t errlen)
 {
     char *line = usage ? llm_usage_line(usage) : NULL;
     if (!line) return 0;
     FILE *fp = fopen(path, "a");
     int bad = !fp || fprintf(fp, "\nModel calls: %s.\n", line + strlen("tokens ")) < 0;
+    /* who decided, with the counts --json gives */
+    if (!bad && fprintf(fp, "\nDecided by: the answer by the %s policy%s; %d step%s by the offline policy instead of "
+                            "the model; %ld of %ld model calls failed; %d verified citation%s.\n",
+                        r->answered_by && !strcmp(r->answered_by, "model") ? "model's (llm)" : "offline",
+                        r->no_model ? " (no model call succeeded)" : "", r->fallback_steps,
+                        r->fallback_steps == 1 ? "" : "s", r->failed_calls, r->model_calls, r->verified_citations,
+                        r->verified_citations == 1 ? "" : "s") < 0)
+        bad = 1;
     if (fp && fclose(fp) != 0) bad = 1;
     if (bad) snprintf(err, errlen, "cannot append the model ledger to '%s'", path);
     free(line);
@@ -486,10 +495,20 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         transcript_stamp_created(cj);
         /* the question's model ledger travels with the run's settings */
         if (r->usage) cJSON_AddItemToObject(cj, "usage", cJSON_Duplicate(r->usage, 1));
+        /* who decided, with the counts of --json and the ledger */
+        cJSON *dj = cJSON_AddObjectToObject(cj, "decided");
+        cJSON_AddStringToObject(dj, "answered_by", r->answered_by ? r->answered_by : "offline");
+        cJSON_AddNumberToObject(dj, "fallback_steps", r->fallback_steps);
+        cJSON_AddNumberToObject(dj, "failed_steps", r->failed_steps);
+        cJSON_AddNumberToObject(dj, "model_calls", (double)r->model_calls);
+        cJSON_AddNumberToObject(dj, "failed_calls", (double)r->failed_calls);
+        cJSON_AddNumberToObject(dj, "verified_citations", r->verified_citations);
+        cJSON_AddBoolToObject(dj, "no_model", r->no_model);
+        if (r->error) cJSON_AddStringToObject(dj, "error", r->error);
         char err[512];
         char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
         if (transcript_save(jp, t, cj, a, err, sizeof err) || transcript_save_markdown(mp, t, a, err, sizeof err) ||
-            append_ledger(mp, r->usage, err, sizeof err)) {
+            append_ledger(mp, r->usage, r, err, sizeof err)) {
             char *why = xasprintf("%s%scannot write the transcript: %s", r->error ? r->error : "",
                                   r->error ? "; also " : "", err);
             free(r->error);

@@ -111,6 +111,10 @@ ok "$([ "$faults" -gt 0 ] && echo 0 || echo 1)" "choice-error sometimes: choice-
 is "$(py "$T/choice.out" "d['failed_calls'] == d['usage']['total']['failures'] == $faults")" True \
     "choice-error sometimes: each choice-level error is a failed call in the ledger, none taken as a reply"
 cat "$T"/tr-choice/*.json >"$T/choice.tr"
+is "$(py "$T/choice.tr" "d['config']['decided']['failed_calls'] == d['config']['usage']['total']['failures'] == $faults, d['config']['decided']['answered_by']")" \
+    "True model" "choice-error sometimes: the transcript carries the same counts as --json and the ledger"
+grep -q "^Decided by: the answer by the model's (llm) policy; [0-9]* steps* by the offline policy instead of the model; $faults of [0-9]* model calls failed" "$T"/tr-choice/*.md
+ok $? "choice-error sometimes: so does the Markdown transcript"
 like "$(cat "$T/choice.tr")" "Upstream provider EmuProvider returned an error" "choice-error sometimes: the provider's message is on the node"
 like "$(cat "$T/choice.err")" "decided by the offline policy instead of the model" "choice-error sometimes: stderr says how many steps fell back"
 is "$(py "$T/choice.out" "d['answered_by'], d['verified_citations'] > 0, d['uncited']")" "model True False" \
