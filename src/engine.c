@@ -737,6 +737,9 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
 char *engine_result_markdown(const struct engine_result *r)
 {
     struct buf b = BUF_INIT;
+    /* an answer the offline policy wrote for the model is never passed off as the model's */
+    if (r->answer && r->policy && !strcmp(r->policy, "llm") && r->answered_by && !strcmp(r->answered_by, "offline"))
+        buf_adds(&b, "## The offline policy's answer (the model's answer call failed)\n\n");
     buf_adds(&b, r->answer ? r->answer : "");
     if (!str_ends(buf_str(&b), "\n")) buf_addc(&b, '\n');
     if (r->cites.n) {

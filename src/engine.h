@@ -178,8 +178,9 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
  * (NULL gives null). Caller deletes. */
 cJSON *engine_result_json(const struct engine_result *r, const cJSON *id);
 
-/* The Markdown printed by --ask: the answer and a list of its citations.
- * Caller frees. */
+/* The Markdown printed by --ask: the answer and a list of its citations;
+ * under --policy llm an answer the offline policy wrote for the model comes
+ * under a heading saying so. Caller frees. */
 char *engine_result_markdown(const struct engine_result *r);
 
 #endif

@@ -16,6 +16,8 @@
 #     once, and answers;
 #   - a model that plans Finish with nothing read gets the offline plan for
 #     that node, marked, and its answer cites what the search read;
+#   - an answer the offline policy wrote for the model comes under a heading
+#     saying so;
 #   - an answer citing nothing verified exits 4 and --json says uncited.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
@@ -138,6 +140,26 @@ is "$(py "$T/finish.out" "d['answered_by'], d['verified_citations'] > 0, d['unci
     "model True False True" "finish-now: the model's answer cites what the offline plans read; those steps are counted"
 like "$(cat "$T"/tr-finish/*.json)" "the model planned Finish with no code read on its path, refused; used the offline plan" \
     "finish-now: the node says the offline policy planned it"
+
+# ---- the answer call fails while the rest works: the offline answer comes under its own heading
+cat >"$T/noanswer.json" <<'EOF'
+{"rules": [
+ {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
+ {"match": "You are the Planning Agent", "times": 1, "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
+ {"match": "You are the Planning Agent", "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
+ {"match": "You are the Evidence Filter", "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
+ {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
+ {"match": "You are the Answer Agent", "status": 500, "error": "answer backend down"}
+]}
+EOF
+printf 'retries = 0\n' >"$T/noretry.conf"
+fake_start "$T/noanswer.json" "$T/noanswer.log"
+ask noanswer fake-model --config "$T/noretry.conf"
+fake_stop
+is "$rc" 0 "the answer call fails, the rest works: answered"
+is "$(head -1 "$T/noanswer.out")" "## The offline policy's answer (the model's answer call failed)" \
+    "the offline policy's answer comes under a heading saying so"
+like "$(cat "$T/noanswer.err")" "the answer too" "stderr says the answer fell back too"
 
 # ---- an answer that cites nothing verified: exit 4
 cat >"$T/uncited.json" <<'EOF'
