@@ -369,11 +369,11 @@ def main():
     if args.json:
         print(json.dumps({"workdir": workdir, "iterations": args.iterations, "profiles": results}))
     else:
-        print("%-12s %4s %6s %5s %5s %4s %7s %8s %7s %8s %5s %6s  %s" % (
+        print("%-13s %4s %6s %5s %5s %4s %7s %8s %7s %8s %5s %6s  %s" % (
             "profile", "qs", "failed", "cited", "model", "lost", "in/q", "cached/q", "out/q", "client/q", "exit",
             "wall", "error replies; fallback nodes; bare failed calls"))
         for s in results:
-            print("%-12s %4d %6d %5d %5d %4d %7d %8d %7d %8d %5s %6.1f  %s; %s; %d" % (
+            print("%-13s %4d %6d %5d %5d %4d %7d %8d %7d %8d %5s %6.1f  %s; %s; %d" % (
                 s["profile"], s["questions"], s["failed"], s["cited"], s["model"], s["answer_call_failed"],
                 s["in_per_q"], s["cached_per_q"], s["out_per_q"], s["client_in_per_q"],
                 ",".join(str(x) for x in s["exit_statuses"]), s["wall_s"],
@@ -387,7 +387,7 @@ def main():
                 print("%-10s evidence survival: %d of %d answers cite the gold file the model viewed (%.1f%%)"
                       % ("", s["gold_cited"], v, 100.0 * s["gold_cited"] / v if v else 0.0))
             for e in s["errors"][:1 if s["profile"] in NEVER_ANSWERS else 5]:
-                print("%-12s   failed: %s" % ("", e[:200]))
+                print("%-13s   failed: %s" % ("", e[:200]))
     if not args.keep and not args.workdir:
         shutil.rmtree(workdir, ignore_errors=True)
     return status
