@@ -3,9 +3,10 @@
 # (../shared/benchmarks/sweqa-dev.jsonl, 96 questions) over copies of Debian's
 # python3-flask and python3-requests, with tests/model_emu.py as the model.
 # Prints per profile: questions, failed, answers with >= 1 verified citation,
-# answers written by the model, mean input and cached-input tokens per
-# question (as the emulator billed them, and as drqa-tui counted them), the
-# error replies served; for guided, evidence survival: the share of answers
+# answers written by the model, mean input, cached-input and output tokens per
+# question (as the emulator billed them, and input as drqa-tui counted it),
+# the exit statuses drqa-tui gave (3: no model call succeeded), the error
+# replies served (statuses, and 200 replies carrying no completion); for guided, evidence survival: the share of answers
 # citing the gold file the model viewed. Not a test: it prints a table
 # (tests/test_model_emu.sh asserts on every third question).
 #
@@ -13,8 +14,10 @@
 #
 # Environment: QUESTIONS, PYLIB (default /usr/lib/python3/dist-packages),
 # PROFILES (default all: clean,reasoning,think,magistral,small,anthropic,ctx-limit,ollama-cut,
-# ctx-vllm,out-cap,lmstudio,flaky,guided, and the current generation's
-# temp-deprecated,claude5,system-role,strict-params), ITERATIONS (default 15), JOBS (default 2), WORKDIR (kept when
+# ctx-vllm,out-cap,lmstudio,flaky,guided, the current generation's
+# temp-deprecated,claude5,system-role,strict-params, and the reply shapes
+# http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now),
+# ITERATIONS (default 15), JOBS (default 2), WORKDIR (kept when
 # given).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,5 +41,5 @@ if [ ! -x "$build/drqa-tui" ]; then
 fi
 exec "${PYTHON3:-python3}" "$top_srcdir/tests/model_emu_run.py" --drqa "$build/drqa-tui" --questions "$questions" \
     --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" \
-    --profiles "${PROFILES:-clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided,temp-deprecated,claude5,system-role,strict-params}" \
+    --profiles "${PROFILES:-clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided,temp-deprecated,claude5,system-role,strict-params,http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now}" \
     --iterations "${ITERATIONS:-15}" --jobs "${JOBS:-2}" ${WORKDIR:+--workdir "$WORKDIR"}

@@ -1,7 +1,8 @@
 /*
  * cli: the program's modes, one function each, called by main() after option
  * parsing. Each returns the process exit status: 0 success, 1 the work failed
- * (message on stderr), 2 bad usage or input (message on stderr).
+ * (message on stderr), 2 bad usage or input (message on stderr); --ask and
+ * --batch under --policy llm also 3 and 4 (below).
  */
 #ifndef DRQA_CLI_H
 #define DRQA_CLI_H
@@ -10,7 +11,9 @@
 
 #include <stddef.h>
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2,
+       EXIT_NO_MODEL = 3,   /* --policy llm: no model call of the run succeeded; stderr names the last reason */
+       EXIT_UNCITED = 4 };  /* --policy llm: an answer cites no verified code span */
 
 int cli_index_only(const struct drqa_opts *o);   /* cli_index.c */
 int cli_action(const struct drqa_opts *o);       /* cli_action.c */

@@ -89,6 +89,19 @@ static void print_policy(const struct drqa_opts *o, const struct engine_shared *
     if (!o->quiet) fprintf(stderr, "drqa-tui: %s\n", engine_policy_line(sh));
 }
 
+/* Said once on stderr (--quiet or not): steps the offline policy decided
+ * for the model, how many model calls failed and the last reason. */
+static void print_fallbacks(const char *what, int steps, long failed, long calls, int answer_offline,
+                            const char *why)
+{
+    if (!steps && !answer_offline && !failed) return;
+    char *safe = text_term_safe(why && *why ? why : "no reason recorded");
+    fprintf(stderr, "drqa-tui: warning: %s%d step%s decided by the offline policy instead of the model%s (%ld of %ld "
+                    "model calls failed); the last: %s\n", what, steps, steps == 1 ? "" : "s",
+            answer_offline ? ", the answer too" : "", failed, calls, safe);
+    free(safe);
+}
+
 int cli_ask(const struct drqa_opts *o)
 {
     char err[1024];
@@ -182,6 +195,15 @@ ask:
         fprintf(stderr, "drqa-tui: %s\n", safe);
         free(safe);
     }
+    int llm = r.policy && !strcmp(r.policy, "llm");
+    /* direct mode gives the model no code to cite: never flagged by the status */
+    int uncited = !rc && llm && r.answer && r.verified_citations == 0 && strcmp(r.mode, "direct");
+    if (!r.no_model && llm)
+        print_fallbacks("", r.fallback_steps, r.failed_calls, r.model_calls,
+                        r.answered_by && !strcmp(r.answered_by, "offline"), r.fallback_reason);
+    if (uncited)
+        fprintf(stderr, "drqa-tui: warning: the answer cites no code span the search verified (exit status 4)\n");
+    int status = r.no_model ? EXIT_NO_MODEL : rc ? EXIT_FAIL : uncited ? EXIT_UNCITED : EXIT_OK;
     if (r.damage) {   /* found again after the check: said, not hidden */
         char *m = engine_damage_message(r.damage, 1), *safe = text_term_safe(m);
         fprintf(stderr, "drqa-tui: warning: %s\n", safe);
@@ -202,7 +224,7 @@ ask:
         fprintf(stderr, "drqa-tui: cannot write the answer to stdout: %s\n", strerror(errno));
         return EXIT_FAIL;
     }
-    return rc ? EXIT_FAIL : EXIT_OK;
+    return status;
 }
 
 int cli_show_profile(const struct drqa_opts *o)
@@ -414,6 +436,10 @@ struct batch {
     pthread_mutex_t mu;
     size_t answered, failed;
     int write_error;
+    /* who decided, over the run (struct engine_result) */
+    long model_calls, failed_calls;
+    long fallback_steps, answer_fallbacks, uncited;
+    char last_reason[512];
 };
 
 static void write_line(struct batch *b, const struct engine_result *r, const cJSON *id, int failed)
@@ -429,6 +455,15 @@ static void write_line(struct batch *b, const struct engine_result *r, const cJS
     if (write_all(b->out, s, n + 1) != 0) b->write_error = errno ? errno : EIO;
     if (failed) b->failed++;
     else b->answered++;
+    b->model_calls += r->model_calls;
+    b->failed_calls += r->failed_calls;
+    b->fallback_steps += r->fallback_steps;
+    if (r->policy && !strcmp(r->policy, "llm")) {
+        b->answer_fallbacks += r->answered_by && !strcmp(r->answered_by, "offline");
+        b->uncited += !failed && r->answer && r->verified_citations == 0 && strcmp(r->mode, "direct");
+    }
+    if (r->no_model && r->error) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->error);
+    else if (r->fallback_reason) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->fallback_reason);
     pthread_mutex_unlock(&b->mu);
     free(s);
     cJSON_Delete(j);
@@ -657,6 +692,26 @@ join:
         fprintf(stderr, "\n");
     }
     if (rc == EXIT_OK && (b.failed || failed_before || unanswered)) rc = EXIT_FAIL;
+    if (b.model_calls > 0 && b.failed_calls == b.model_calls) {
+        char *safe = text_term_safe(b.last_reason[0] ? b.last_reason : "no reason recorded");
+        fprintf(stderr, "drqa-tui: batch: no model call succeeded (%ld of %ld failed); %s\n", b.failed_calls,
+                b.model_calls, safe);
+        free(safe);
+        if (rc == EXIT_OK || rc == EXIT_FAIL) rc = EXIT_NO_MODEL;
+    } else if (b.model_calls > 0) {
+        char what[64];
+        snprintf(what, sizeof what, "batch: %zu question%s: ", b.answered + b.failed,
+                 b.answered + b.failed == 1 ? "" : "s");
+        print_fallbacks(what, (int)b.fallback_steps, b.failed_calls, b.model_calls, 0, b.last_reason);
+        if (b.answer_fallbacks)
+            fprintf(stderr, "drqa-tui: warning: batch: %ld answer%s written by the offline policy instead of the "
+                            "model (answered_by in the lines)\n", b.answer_fallbacks, b.answer_fallbacks == 1 ? "" : "s");
+    }
+    if (b.uncited) {
+        fprintf(stderr, "drqa-tui: warning: batch: %ld answer%s cite%s no code span the search verified (uncited in "
+                        "the lines)\n", b.uncited, b.uncited == 1 ? "" : "s", b.uncited == 1 ? "s" : "");
+        if (rc == EXIT_OK) rc = EXIT_UNCITED;
+    }
 out:
     if (b.out >= 0 && close(b.out) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "drqa-tui: closing '%s' failed: %s\n", o->out, strerror(errno));

@@ -334,6 +334,8 @@ void engine_result_free(struct engine_result *r)
     free(r->stop_reason);
     free(r->error);
     free(r->damage);
+    free(r->offline_answer);
+    free(r->fallback_reason);
     cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
@@ -350,12 +352,21 @@ static void add_unique_span(struct evidence *dst, const struct evidence_span *sp
 /* ---------------------------------------------------------------- modes */
 
 /* Appends "Model calls: <ledger line>" to the Markdown transcript at path. */
-static int append_ledger(const char *path, const cJSON *usage, char *err, size_t errlen)
+static int append_ledger(const char *path, const cJSON *usage, const struct engine_result *r, char *err,
+                         size_t errlen)
 {
     char *line = usage ? llm_usage_line(usage) : NULL;
     if (!line) return 0;
     FILE *fp = fopen(path, "a");
     int bad = !fp || fprintf(fp, "\nModel calls: %s.\n", line + strlen("tokens ")) < 0;
+    /* who decided, with the counts --json gives */
+    if (!bad && fprintf(fp, "\nDecided by: the answer by the %s policy%s; %d step%s by the offline policy instead of "
+                            "the model; %ld of %ld model calls failed; %d verified citation%s.\n",
+                        r->answered_by && !strcmp(r->answered_by, "model") ? "model's (llm)" : "offline",
+                        r->no_model ? " (no model call succeeded)" : "", r->fallback_steps,
+                        r->fallback_steps == 1 ? "" : "s", r->failed_calls, r->model_calls, r->verified_citations,
+                        r->verified_citations == 1 ? "" : "s") < 0)
+        bad = 1;
     if (fp && fclose(fp) != 0) bad = 1;
     if (bad) snprintf(err, errlen, "cannot append the model ledger to '%s'", path);
     free(line);
@@ -391,6 +402,41 @@ void engine_search_parts(struct engine *e, struct search_config *sc, struct poli
     }
 }
 
+/* Who decided the question (struct engine_result): the llm policy's
+ * outcome. A question whose every model call failed has no answer of the
+ * model's: the error names the last reason, and the fallback's answer is
+ * kept apart as the offline policy's. So is the answer of a search that
+ * failed (every step failed, or it stopped before any step was done). */
+static void decided_by(struct engine *e, const struct search_answer *a, struct engine_result *r)
+{
+    r->answered_by = "offline";
+    if (!e->llm) return;
+    struct llm_policy_outcome out;
+    llm_policy_outcome(e->llm, &out);
+    r->model_calls = out.calls;
+    r->failed_calls = out.failed_calls;
+    if (!out.answer_fallback) r->answered_by = "model";
+    const char *const *notes;
+    size_t nn = llm_policy_notes(e->llm, &notes);
+    for (size_t i = nn; i-- > 0;)
+        if (strstr(notes[i], "; used the ")) {
+            r->fallback_reason = xstrdup(notes[i]);
+            break;
+        }
+    if (out.calls > 0 && out.failed_calls == out.calls) {
+        r->no_model = 1;
+        r->answered_by = "offline";
+        free(r->error);
+        r->error = xasprintf("no model call succeeded (%ld of %ld failed); the last: %s", out.failed_calls,
+                             out.calls, out.last_error[0] ? out.last_error : "no reason recorded");
+    }
+    if ((r->no_model || a->failure) && r->answer) {
+        r->offline_answer = r->answer;
+        r->answer = NULL;
+        r->answered_by = "offline";
+    }
+}
+
 static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
@@ -420,11 +466,13 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         r->failed_steps += t->nodes[id].status == MCTS_ERROR;
     }
     if (e->llm) r->usage = llm_policy_usage_json(e->llm);
+    r->verified_citations = a->fallback_cite ? 0 : (int)a->cites.n;
+    decided_by(e, a, r);
     if (search_stop_reason(s) == SEARCH_STOP_BUDGET_USD)
         log_msg("engine: the cost budget of $%g is spent ($%.4f); answered from the evidence found so far",
                 sc.budget_usd, engine_spent_usd(sc.spent_ctx));
     if (a->error) log_msg("engine: %s", a->error);
-    if (a->failure) r->error = xstrdup(a->failure);
+    if (a->failure && !r->error) r->error = xstrdup(a->failure);
     if (stem) {
         struct transcript_config tc = {0};
         tc.repo = e->sh->repo_abs;
@@ -447,10 +495,20 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
         transcript_stamp_created(cj);
         /* the question's model ledger travels with the run's settings */
         if (r->usage) cJSON_AddItemToObject(cj, "usage", cJSON_Duplicate(r->usage, 1));
+        /* who decided, with the counts of --json and the ledger */
+        cJSON *dj = cJSON_AddObjectToObject(cj, "decided");
+        cJSON_AddStringToObject(dj, "answered_by", r->answered_by ? r->answered_by : "offline");
+        cJSON_AddNumberToObject(dj, "fallback_steps", r->fallback_steps);
+        cJSON_AddNumberToObject(dj, "failed_steps", r->failed_steps);
+        cJSON_AddNumberToObject(dj, "model_calls", (double)r->model_calls);
+        cJSON_AddNumberToObject(dj, "failed_calls", (double)r->failed_calls);
+        cJSON_AddNumberToObject(dj, "verified_citations", r->verified_citations);
+        cJSON_AddBoolToObject(dj, "no_model", r->no_model);
+        if (r->error) cJSON_AddStringToObject(dj, "error", r->error);
         char err[512];
         char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
         if (transcript_save(jp, t, cj, a, err, sizeof err) || transcript_save_markdown(mp, t, a, err, sizeof err) ||
-            append_ledger(mp, r->usage, err, sizeof err)) {
+            append_ledger(mp, r->usage, r, err, sizeof err)) {
             char *why = xasprintf("%s%scannot write the transcript: %s", r->error ? r->error : "",
                                   r->error ? "; also " : "", err);
             free(r->error);
@@ -603,6 +661,10 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     }
     }
     qparse_free(&q);
+    if (e->sh->mode != ENGINE_MCTS && r->answer) {
+        r->answered_by = e->modes ? "model" : "offline";
+        r->verified_citations = (int)r->cites.n;
+    }
     r->damage = engine_damage(e);
     r->wall_ms = now_ms() - t0;
     return r->error ? -1 : 0;
@@ -662,12 +724,22 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     }
     if (r->error) cJSON_AddStringToObject(o, "error", r->error);
     else cJSON_AddNullToObject(o, "error");
+    if (r->answered_by) cJSON_AddStringToObject(o, "answered_by", r->answered_by);
+    else cJSON_AddNullToObject(o, "answered_by");
+    cJSON_AddNumberToObject(o, "model_calls", (double)r->model_calls);
+    cJSON_AddNumberToObject(o, "failed_calls", (double)r->failed_calls);
+    cJSON_AddNumberToObject(o, "verified_citations", r->verified_citations);
+    cJSON_AddBoolToObject(o, "uncited", r->answer && r->verified_citations == 0);
+    if (r->offline_answer) cJSON_AddStringToObject(o, "offline_answer", r->offline_answer);
     return o;
 }
 
 char *engine_result_markdown(const struct engine_result *r)
 {
     struct buf b = BUF_INIT;
+    /* an answer the offline policy wrote for the model is never passed off as the model's */
+    if (r->answer && r->policy && !strcmp(r->policy, "llm") && r->answered_by && !strcmp(r->answered_by, "offline"))
+        buf_adds(&b, "## The offline policy's answer (the model's answer call failed)\n\n");
     buf_adds(&b, r->answer ? r->answer : "");
     if (!str_ends(buf_str(&b), "\n")) buf_addc(&b, '\n');
     if (r->cites.n) {

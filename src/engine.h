@@ -120,6 +120,22 @@ struct engine_result {
     cJSON *usage;              /* mcts with a model: the question's ledger (llm_usage_json); else NULL */
     char *damage;              /* the index was found damaged while answering (store_text_damage): the
                                 * answer lacks what could not be read; NULL when nothing was */
+    /* Who decided. answered_by: "model" (the llm policy's answer call),
+     * "offline" (the offline policy: configured, or the llm policy's fallback),
+     * NULL when there is no answer. model_calls and failed_calls are the
+     * question's ledger (usage.total.calls and .failures). no_model: model
+     * calls were made and none succeeded; error then says so with the last
+     * reason, answer is NULL and the offline policy's answer, if any, is in
+     * offline_answer. fallback_reason: why the last step fell back (NULL when
+     * none did). verified_citations: citations of the answer verified
+     * against the evidence (0 when none survived and only the trajectory's
+     * best span is listed). */
+    const char *answered_by;
+    long model_calls, failed_calls;
+    int no_model;
+    char *offline_answer;
+    char *fallback_reason;
+    int verified_citations;
 };
 
 /* The parts of the tree search --ask runs on e, for a caller that drives the
@@ -147,7 +163,10 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
 /* The batch line: {"id","question","answer","citations":[{"path",
  * "start_line","end_line"}],"evidence":[{"path","start_line","end_line",
  * "text"}],"mode","policy",["model"],"repo_name","iterations","tokens":{"input",
- * "output"},"usage","wall_ms","stop_reason","fallback_steps","failed_steps","commit","dirty","error"};
+ * "output"},"usage","wall_ms","stop_reason","fallback_steps","failed_steps","commit","dirty","error",
+ * "answered_by","model_calls","failed_calls","verified_citations","uncited"} and, when no model
+ * call succeeded, "offline_answer" (answer is then null);
+ * uncited is true when the answer has no verified citation;
  * model is the llm policy's chat model (absent offline), so that --report
  * and --judge tell the answers of two models apart;
  * commit and dirty are the index's provenance (null outside git);
@@ -159,8 +178,9 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
  * (NULL gives null). Caller deletes. */
 cJSON *engine_result_json(const struct engine_result *r, const cJSON *id);
 
-/* The Markdown printed by --ask: the answer and a list of its citations.
- * Caller frees. */
+/* The Markdown printed by --ask: the answer and a list of its citations;
+ * under --policy llm an answer the offline policy wrote for the model comes
+ * under a heading saying so. Caller frees. */
 char *engine_result_markdown(const struct engine_result *r);
 
 #endif

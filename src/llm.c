@@ -27,7 +27,8 @@ void llm_reply_free(struct llm_reply *r)
 }
 
 static const char *const fail_names[] = {"none", "transient", "context_length", "bad_parameter", "auth",
-                                         "not_found", "bad_request", "bad_reply", "cancelled", "quota"};
+                                         "not_found", "bad_request", "bad_reply", "cancelled", "quota",
+                                         "provider_error", "refusal", "unasked_stream"};
 
 const char *llm_fail_name(enum llm_fail k)
 {
@@ -37,7 +38,7 @@ const char *llm_fail_name(enum llm_fail k)
 int llm_fail_persistent(enum llm_fail k)
 {
     return k == LLM_FAIL_AUTH || k == LLM_FAIL_NOT_FOUND || k == LLM_FAIL_BAD_PARAMETER || k == LLM_FAIL_BAD_REQUEST ||
-           k == LLM_FAIL_QUOTA;
+           k == LLM_FAIL_QUOTA || k == LLM_FAIL_STREAM;
 }
 
 long llm_estimate_tokens(size_t bytes) { return (long)((bytes + 3) / 4); }
@@ -109,6 +110,7 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     atomic_init(&hb->cut_bytes, 0);
     atomic_init(&hb->cut_noted, 0);
     atomic_init(&hb->out_cap, 0);
+    atomic_init(&hb->raised_limit, 0);
     struct llm_backend *b = xcalloc(1, sizeof *b);
     b->chat = chat;
     b->name = http_name;
@@ -216,6 +218,8 @@ static int fitted_limit(const struct llm_http_backend *hb, const struct llm_requ
 int llm_reply_limit(const struct llm_http_backend *hb, const struct llm_request *req)
 {
     int limit = req->max_tokens > 0 ? req->max_tokens : hb->prof.max_output;
+    long raised = atomic_load(&hb->raised_limit);
+    if (raised > limit) limit = (int)raised;
     if (limit <= 0) return 0;   /* none sent: the server's own */
     long cap = atomic_load(&hb->out_cap);
     if (cap > 0 && limit > cap) limit = (int)cap;
@@ -557,6 +561,28 @@ static int drop_field(struct llm_http_backend *hb, const char *field)
     return added;
 }
 
+enum llm_fail llm_body_error(const cJSON *e, const char *who, const char *url, char *out, size_t outlen)
+{
+    const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
+    const cJSON *code = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "code") : NULL;
+    const cJSON *type = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "type") : NULL;
+    char tag[96] = "";
+    if (cJSON_IsString(type) && cJSON_IsString(code))
+        snprintf(tag, sizeof tag, " (%.40s, %.40s)", type->valuestring, code->valuestring);
+    else if (cJSON_IsString(type) || cJSON_IsString(code))
+        snprintf(tag, sizeof tag, " (%.80s)", cJSON_IsString(type) ? type->valuestring : code->valuestring);
+    else if (cJSON_IsNumber(code))
+        snprintf(tag, sizeof tag, " (code %d)", code->valueint);
+    snprintf(out, outlen, "%s %s answered status 200 with an error instead of a completion%s: %.300s", who, url, tag,
+             cJSON_IsString(m) && *m->valuestring ? m->valuestring : "(no message)");
+    const char *c = cJSON_IsString(code) ? code->valuestring : cJSON_IsString(type) ? type->valuestring : "";
+    int n = cJSON_IsNumber(code) ? code->valueint : 0;
+    if (n == 401 || n == 403 || strstr(c, "invalid_api_key") || strstr(c, "authentication")) return LLM_FAIL_AUTH;
+    if (n == 402 || strstr(c, "insufficient_quota") || strstr(c, "billing")) return LLM_FAIL_QUOTA;
+    if (n == 404 || strstr(c, "model_not_found") || strstr(c, "not_found")) return LLM_FAIL_NOT_FOUND;
+    return LLM_FAIL_PROVIDER;
+}
+
 /* One POST; fills reply (error, status, kind) and ei for a status error. */
 static int post_once(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
                      const char *const *headers, const char *body, struct llm_reply *reply, cJSON **json,
@@ -591,6 +617,21 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
         http_result_free(&res);
         return rc;
     }
+    /* An event stream to a request that said "stream": false (a proxy or a
+     * server that streams whatever it is asked): parsing it is not this
+     * client's business, and every later call would get the same */
+    const char *b0 = res.body ? res.body : "";
+    while (*b0 == ' ' || *b0 == '\n' || *b0 == '\r' || *b0 == '\t') b0++;
+    if (!strncmp(b0, "data:", 5) || !strncmp(b0, "event:", 6) || b0[0] == ':') {
+        snprintf(reply->error, sizeof reply->error,
+                 "the server at %s streamed its reply (text/event-stream, %zu bytes) although the request asked "
+                 "for none (\"stream\": false); this client reads only whole JSON replies: point the API base at "
+                 "an endpoint or proxy that honours \"stream\": false", url, res.body_len);
+        http_redact(reply->error, sizeof reply->error, hb->key);
+        http_result_free(&res);
+        reply->fail = LLM_FAIL_STREAM;
+        return LLM_ERR_REPLY;
+    }
     cJSON *j = cJSON_ParseWithLength(res.body, res.body_len);
     if (!cJSON_IsObject(j)) {
         char start[48];
@@ -608,15 +649,14 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
         return LLM_ERR_REPLY;
     }
     http_result_free(&res);
-    /* Some gateways answer 200 with an error object instead of a completion. */
+    /* Some gateways answer 200 with an error object instead of a completion
+     * (OpenAI's {"error": {...}} shape, Anthropic's {"type": "error", ...}):
+     * a failure with the provider's message, of the kind its code names */
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (e && !cJSON_IsNull(e)) {
-        const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
-        snprintf(reply->error, sizeof reply->error, "the server at %s answered with an error: %s", url,
-                 cJSON_IsString(m) ? m->valuestring : "(no message)");
+        reply->fail = llm_body_error(e, "the server at", url, reply->error, sizeof reply->error);
         http_redact(reply->error, sizeof reply->error, hb->key);
         cJSON_Delete(j);
-        reply->fail = LLM_FAIL_BAD_REPLY;
         return LLM_ERR_REPLY;
     }
     *json = j;
@@ -945,6 +985,35 @@ int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const ch
     buf_free(&out);
     free(hcopy);
     return LLM_OK;
+}
+
+int llm_raise_limit(struct llm_http_backend *hb, struct llm_reply *reply, int sent)
+{
+    const struct llm_profile *p = &hb->prof;
+    int reasons = reply->reasoning_tokens > 0 || reply->reasoning || p->thinking != LLM_THINKING_NONE ||
+                  p->effort_param;
+    if (reply->text || !reply->truncated || !reasons || sent <= 0) return 0;
+    long cur = atomic_load(&hb->raised_limit);
+    if (cur > sent) return 1;   /* raised by another call since this one was sent */
+    if (cur > 0) {              /* raised once already, and spent again */
+        size_t n = strlen(reply->error);
+        snprintf(reply->error + n, sizeof reply->error - n, " (the limit was already raised once, to %ld tokens)", cur);
+        return 0;
+    }
+    long want = 2L * sent;
+    if (want < 16384) want = 16384;
+    if (want > 131072) want = 131072;
+    long cap = atomic_load(&hb->out_cap);
+    if (cap > 0 && want > cap) want = cap;
+    if (want <= sent) return 0;
+    if (atomic_compare_exchange_strong(&hb->raised_limit, &cur, want)) {
+        log_msg("llm: %s spent its whole reply limit of %d tokens on reasoning; the limit is %ld for the rest of "
+                "the run", hb->label, sent, want);
+        fprintf(stderr, "drqa-tui: note: model %s spent its whole reply limit of %d tokens on reasoning and wrote "
+                        "no answer; the limit is %ld for the rest of the run (profile.%s.max_output = %ld in the "
+                        "config file makes it permanent)\n", hb->model, sent, want, hb->model, want);
+    }
+    return atomic_load(&hb->raised_limit) > sent;
 }
 
 void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,

@@ -103,12 +103,19 @@ enum llm_fail {
     LLM_FAIL_CANCELLED,
     LLM_FAIL_QUOTA,            /* 429 saying the account's quota or spend limit is used up
                                 * (OpenAI insufficient_quota): billing, not a rate */
+    LLM_FAIL_PROVIDER,         /* status 200 carrying an error instead of a completion: a gateway's
+                                * top-level {"error": ...}, or OpenRouter's choices[0].error with
+                                * finish_reason "error"; the provider's message is kept */
+    LLM_FAIL_REFUSAL,          /* the model declined (OpenAI message.refusal, Anthropic stop_reason
+                                * "refusal"): another prompt may go through */
+    LLM_FAIL_STREAM,           /* a text/event-stream body to a request that asked for none: the
+                                * server streams whatever it is asked, so every call fails alike */
 };
 
 /* "transient", "context_length", ... ("none" for LLM_FAIL_NONE). */
 const char *llm_fail_name(enum llm_fail k);
 /* 1 for the kinds that repeating the same request will not cure (auth,
- * not_found, bad_parameter, bad_request, quota). */
+ * not_found, bad_parameter, bad_request, quota, unasked_stream). */
 int llm_fail_persistent(enum llm_fail k);
 
 struct llm_reply {
@@ -236,6 +243,8 @@ struct llm_http_backend {
     atomic_long window;           /* the context window a refusal named, in tokens (0: not known) */
     atomic_long bytes_per_token_x100;   /* request bytes a token, x100, from a refusal's count (0: not known) */
     atomic_long out_cap;          /* the largest reply limit a refusal named, in tokens (0: not known) */
+    atomic_long raised_limit;     /* the reply limit raised once for a model that spent it all on
+                                   * reasoning (llm_raise_limit; 0: not raised) */
     /* a prompt count far below a request's bytes (llm_check_cut): the last
      * such count and the request's bytes, and whether the cut was noted */
     atomic_long cut_tokens, cut_bytes;
@@ -302,10 +311,24 @@ void llm_add_messages(cJSON *msgs, const struct llm_request *req, int with_syste
  * but there was reasoning, or the reply stopped at the limit with nothing,
  * fails with an error naming the cause. Returns an llm_rc. */
 int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const char *content, const char *url);
+/* A reply that stopped at its limit (sent: the limit the request carried)
+ * with no answer, from a model that reasons (reasoning tokens or text, or a
+ * profile that thinks or takes reasoning_effort): the first such reply of
+ * the run raises the reply limit for the rest of the run (twice the
+ * limit sent, at least 16384, at most 131072 and what the model accepts),
+ * said once on stderr. Returns 1 when the caller should send the request
+ * again (the limit is now above sent), 0 when the reply stands: its error
+ * then says the raised limit was spent too. */
+int llm_raise_limit(struct llm_http_backend *hb, struct llm_reply *reply, int sent);
 /* Fills token counts (estimating the missing ones) and the cost from the
  * profile's prices; reply->cached_tokens etc. are read as set. */
 void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,
                  long input_tokens, long output_tokens);
+/* An error object a 200 reply carried (a top-level "error", or a choice's):
+ * the message naming who (e.g. "the server at") and url, with the provider's
+ * type/code and message, into out; returns its kind (auth, quota, not_found
+ * when the code says so, else provider_error). */
+enum llm_fail llm_body_error(const cJSON *e, const char *who, const char *url, char *out, size_t outlen);
 /* Appends {"role","content"} to a messages array (both APIs use this shape). */
 void llm_add_message(cJSON *msgs, const char *role, const char *content);
 /* A non-negative number field of a usage object, or -1 when absent or bad. */

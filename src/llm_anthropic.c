@@ -62,22 +62,12 @@ static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_
     return s;
 }
 
-static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
+/* One exchange and the reading of its reply. */
+static int anthropic_once(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                          const char *const *headers, struct llm_reply *reply)
 {
-    struct llm_http_backend *hb = b->impl;
-    memset(reply, 0, sizeof *reply);
-    reply->cost_usd = -1;
-    if (llm_check_request(req, reply)) return LLM_ERR_REQUEST;
-    /* Accept a base given with or without the /v1 the API paths start with. */
-    char *url = url_join(hb->base, url_path_ends(hb->base, "/v1") ? "/messages" : "/v1/messages");
-    char *auth = hb->key ? xasprintf("x-api-key: %s", hb->key) : NULL;
-    const char *headers[] = {"anthropic-version: 2023-06-01", auth, NULL};
     cJSON *j = NULL;
     int rc = llm_http_exchange(hb, req, url, headers, anthropic_body, reply, &j);
-    if (auth) {
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
     if (rc != LLM_OK) goto out;
 
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(j, "content"), *blk;
@@ -123,7 +113,7 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
         snprintf(reply->error, sizeof reply->error,
                  "the model declined to answer (stop_reason refusal%s%s); its partial reply from %s was dropped",
                  cJSON_IsString(expl) ? ": " : "", cJSON_IsString(expl) ? expl->valuestring : "", url);
-        reply->fail = LLM_FAIL_BAD_REPLY;
+        reply->fail = LLM_FAIL_REFUSAL;
         rc = LLM_ERR_REPLY;
         free(tool_input);
     } else if (tool_input) {
@@ -141,6 +131,41 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
     llm_account(hb, req, reply, in, llm_usage_field(usage, "output_tokens"));
 out:
     cJSON_Delete(j);
+    return rc;
+}
+
+static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
+{
+    struct llm_http_backend *hb = b->impl;
+    memset(reply, 0, sizeof *reply);
+    reply->cost_usd = -1;
+    if (llm_check_request(req, reply)) return LLM_ERR_REQUEST;
+    /* Accept a base given with or without the /v1 the API paths start with. */
+    char *url = url_join(hb->base, url_path_ends(hb->base, "/v1") ? "/messages" : "/v1/messages");
+    char *auth = hb->key ? xasprintf("x-api-key: %s", hb->key) : NULL;
+    const char *headers[] = {"anthropic-version: 2023-06-01", auth, NULL};
+    int sent = llm_reply_limit(hb, req);
+    int rc = anthropic_once(hb, req, url, headers, reply);
+    if (rc == LLM_ERR_REPLY && llm_raise_limit(hb, reply, sent)) {
+        /* sent again with the raised limit; the spent reply's tokens count too */
+        struct llm_reply first = *reply;
+        llm_reply_free(&first);
+        memset(reply, 0, sizeof *reply);
+        reply->cost_usd = -1;
+        rc = anthropic_once(hb, req, url, headers, reply);
+        reply->input_tokens += first.input_tokens;
+        reply->output_tokens += first.output_tokens;
+        reply->cached_tokens += first.cached_tokens;
+        reply->cache_write_tokens += first.cache_write_tokens;
+        reply->attempts += first.attempts;
+        reply->latency_ms += first.latency_ms;
+        if (first.cost_usd > 0) reply->cost_usd = (reply->cost_usd > 0 ? reply->cost_usd : 0) + first.cost_usd;
+        if (rc == LLM_ERR_REPLY) llm_raise_limit(hb, reply, llm_reply_limit(hb, req));
+    }
+    if (auth) {
+        memset(auth, 0, strlen(auth));
+        free(auth);
+    }
     free(url);
     return rc;
 }

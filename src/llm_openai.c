@@ -102,21 +102,12 @@ static char *content_parts(const cJSON *parts, struct llm_reply *reply)
     return buf_take(&text);
 }
 
-static int openai_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
+/* One exchange and the reading of its reply. */
+static int openai_once(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                       const char *const *headers, struct llm_reply *reply)
 {
-    struct llm_http_backend *hb = b->impl;
-    memset(reply, 0, sizeof *reply);
-    reply->cost_usd = -1;
-    if (llm_check_request(req, reply)) return LLM_ERR_REQUEST;
-    char *url = url_join(hb->base, "/chat/completions");
-    char *auth = hb->key ? xasprintf("Authorization: Bearer %s", hb->key) : NULL;
-    const char *headers[] = {auth, NULL};
     cJSON *j = NULL;
     int rc = llm_http_exchange(hb, req, url, headers, openai_body, reply, &j);
-    if (auth) {
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
     if (rc != LLM_OK) goto out;
 
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(j, "choices");
@@ -130,6 +121,38 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     }
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c0, "message");
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    const cJSON *finish0 = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
+    const cJSON *cerr = cJSON_GetObjectItemCaseSensitive(c0, "error");
+    const cJSON *refusal0 = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
+    if ((cJSON_IsObject(cerr) || cJSON_IsString(cerr)) ||
+        (cJSON_IsString(finish0) && !strcmp(finish0->valuestring, "error"))) {
+        /* OpenRouter: a provider failing mid-generation leaves status 200,
+         * finish_reason "error" and choices[0].error {code, message} */
+        if (cerr && !cJSON_IsNull(cerr)) {
+            reply->fail = llm_body_error(cerr, "the provider behind", url, reply->error, sizeof reply->error);
+            size_t n = strlen(reply->error);
+            snprintf(reply->error + n, sizeof reply->error - n, " (choices[0].error, finish_reason %s)",
+                     cJSON_IsString(finish0) ? finish0->valuestring : "missing");
+        } else {
+            snprintf(reply->error, sizeof reply->error,
+                     "the provider behind %s stopped the reply with finish_reason \"error\" and gave no reason", url);
+            reply->fail = LLM_FAIL_PROVIDER;
+        }
+        rc = LLM_ERR_REPLY;
+        const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "usage");
+        llm_account(hb, req, reply, llm_usage_field(u, "prompt_tokens"), llm_usage_field(u, "completion_tokens"));
+        goto out;
+    }
+    if (cJSON_IsString(refusal0) && *refusal0->valuestring) {
+        /* OpenAI structured outputs: the model declined; content is null */
+        snprintf(reply->error, sizeof reply->error, "the model declined to answer (message.refusal): %.300s",
+                 refusal0->valuestring);
+        reply->fail = LLM_FAIL_REFUSAL;
+        rc = LLM_ERR_REPLY;
+        const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "usage");
+        llm_account(hb, req, reply, llm_usage_field(u, "prompt_tokens"), llm_usage_field(u, "completion_tokens"));
+        goto out;
+    }
     char *parts_text = NULL;   /* content given as a list of parts, put together */
     if (cJSON_IsArray(content)) {
         parts_text = content_parts(content, reply);
@@ -177,6 +200,40 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     rc = llm_check_cut(hb, req, reply, rc);
 out:
     cJSON_Delete(j);
+    return rc;
+}
+
+static int openai_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
+{
+    struct llm_http_backend *hb = b->impl;
+    memset(reply, 0, sizeof *reply);
+    reply->cost_usd = -1;
+    if (llm_check_request(req, reply)) return LLM_ERR_REQUEST;
+    char *url = url_join(hb->base, "/chat/completions");
+    char *auth = hb->key ? xasprintf("Authorization: Bearer %s", hb->key) : NULL;
+    const char *headers[] = {auth, NULL};
+    int sent = llm_reply_limit(hb, req);
+    int rc = openai_once(hb, req, url, headers, reply);
+    if (rc == LLM_ERR_REPLY && llm_raise_limit(hb, reply, sent)) {
+        /* sent again with the raised limit; the spent reply's tokens count too */
+        struct llm_reply first = *reply;
+        llm_reply_free(&first);
+        memset(reply, 0, sizeof *reply);
+        reply->cost_usd = -1;
+        rc = openai_once(hb, req, url, headers, reply);
+        reply->input_tokens += first.input_tokens;
+        reply->output_tokens += first.output_tokens;
+        reply->reasoning_tokens += first.reasoning_tokens;
+        reply->cached_tokens += first.cached_tokens;
+        reply->attempts += first.attempts;
+        reply->latency_ms += first.latency_ms;
+        if (first.cost_usd > 0) reply->cost_usd = (reply->cost_usd > 0 ? reply->cost_usd : 0) + first.cost_usd;
+        if (rc == LLM_ERR_REPLY) llm_raise_limit(hb, reply, llm_reply_limit(hb, req));
+    }
+    if (auth) {
+        memset(auth, 0, strlen(auth));
+        free(auth);
+    }
     free(url);
     return rc;
 }

@@ -112,6 +112,12 @@ struct policy {
      * executed nodes saw (done or finished, not pruned), and is verified
      * against those (search_answer in search.h). */
     int answer_from_tree;
+    /* Optional: the fallback policy's plan for node_id, for a node whose
+     * Finish the engine refused (nothing read on its path) as often as it
+     * asks again: the search goes on with an action that reads code. Sets
+     * usage->fallback. NULL: the Finish is recorded refused and not run. */
+    int (*plan_fallback)(void *ctx, const struct mcts_tree *t, int node_id, const char *report,
+                         struct policy_action *out, struct policy_usage *usage, char *err, size_t errlen);
 };
 
 /* Runs one action against the repository index: raw spans into *raw (the

@@ -71,6 +71,15 @@ struct llm_policy {
 
     long calls;                     /* all questions */
     long answered_calls;            /* calls that got a reply (all questions) */
+    /* the run's failures while no call has been answered: how many in a row
+     * were the same (kind and message), and the last one */
+    int same_fails;
+    enum llm_fail last_kind;
+    char last_fail[512];
+    /* this question: its last failed call's message, and whether the answer
+     * was the fallback's */
+    char q_last_error[512];
+    int q_answer_fallback;
     long long model_ms;
 
     /* Parallel expansion calls the roles from several threads at once (for
@@ -157,6 +166,8 @@ static void forget_question(struct llm_policy *p)
     p->nnotes = 0;
     llm_usage_destroy(&p->usage);
     llm_usage_init(&p->usage);
+    p->q_last_error[0] = 0;
+    p->q_answer_fallback = 0;
 }
 
 /* The question's analysis is made once and then only read. */
@@ -449,7 +460,9 @@ static enum call_fail classify_call(int crc, const struct llm_reply *r)
     case LLM_FAIL_CANCELLED: return CALL_FAIL_CANCELLED;
     case LLM_FAIL_CONTEXT_LENGTH: return CALL_FAIL_CONTEXT;
     case LLM_FAIL_TRANSIENT:
-    case LLM_FAIL_BAD_REPLY: return CALL_FAIL_TRANSIENT;
+    case LLM_FAIL_BAD_REPLY:
+    case LLM_FAIL_PROVIDER:
+    case LLM_FAIL_REFUSAL: return CALL_FAIL_TRANSIENT;
     default: return llm_fail_persistent(r->fail) ? CALL_FAIL_PERSISTENT : CALL_FAIL_TRANSIENT;
     }
     switch (crc) {
@@ -531,6 +544,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         if (crc == LLM_OK && rep.text) {
             pthread_mutex_lock(&p->lock);
             p->answered_calls++;
+            p->same_fails = 0;
             pthread_mutex_unlock(&p->lock);
         }
         if (crc != LLM_OK || !rep.text) {
@@ -542,6 +556,26 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
              * proxy that drops its replies. */
             pthread_mutex_lock(&p->lock);
             if (crc == LLM_ERR_CONNECT && p->answered_calls == 0) *why = CALL_FAIL_PERSISTENT;
+            snprintf(p->q_last_error, sizeof p->q_last_error, "%s", rep.error[0] ? rep.error : "no reply text");
+            /* The same failure on every call of the run, none answered (a
+             * server that always refuses, always errs, always streams) will
+             * not pass by asking again: after LLM_POLICY_SAME_FAILURES of
+             * them it is persistent, and the search stops. */
+            if (p->answered_calls == 0 && *why == CALL_FAIL_TRANSIENT) {
+                if (p->same_fails && rep.fail == p->last_kind && !strcmp(p->last_fail, p->q_last_error))
+                    p->same_fails++;
+                else
+                    p->same_fails = 1;
+                p->last_kind = rep.fail;
+                snprintf(p->last_fail, sizeof p->last_fail, "%s", p->q_last_error);
+                if (p->same_fails >= LLM_POLICY_SAME_FAILURES) {
+                    *why = CALL_FAIL_PERSISTENT;
+                    size_t n = strlen(err);
+                    snprintf(err + n, errlen > n ? errlen - n : 0,
+                             " (the same failure on all %d calls of this run so far, none answered: taken as "
+                             "persistent)", p->same_fails);
+                }
+            }
             pthread_mutex_unlock(&p->lock);
             llm_reply_free(&rep);
             rc = -1;
@@ -1686,6 +1720,34 @@ static int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *rep
     return 0;
 }
 
+/* The engine refused the model's Finish on this node as often as it asks
+ * again (nothing read on its path): the fallback plans the node, noted. */
+static int lp_plan_fallback(void *ctx, const struct mcts_tree *t, int id, const char *report,
+                            struct policy_action *out, struct policy_usage *u, char *err, size_t errlen)
+{
+    struct llm_policy *p = ctx;
+    ensure_question(p, t->question);
+    struct policy_action fa = {0};
+    pthread_mutex_lock(&p->fallback_lock);
+    int frc = p->fallback.plan(p->fallback.ctx, t, id, report ? report : "", &fa, u, err, errlen);
+    pthread_mutex_unlock(&p->fallback_lock);
+    if (frc != 0) {
+        policy_action_clear(&fa);
+        return -1;
+    }
+    char note[300];
+    snprintf(note, sizeof note, "planning: the model planned Finish with no code read on its path, refused; used "
+             "the %s plan", p->fallback.name);
+    add_note(p, note);
+    u->fallback = 1;
+    policy_usage_note(u, "%s", note);
+    char *r = xasprintf("[%s]%s%s", note, fa.rationale ? " " : "", fa.rationale ? fa.rationale : "");
+    free(fa.rationale);
+    fa.rationale = r;
+    *out = fa;
+    return 0;
+}
+
 struct eval_ctx {
     double value;
     char *feedback;
@@ -2124,6 +2186,9 @@ static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
         return -1;
     char note[1400];
     fallback_used(p, LLM_ROLE_ANSWER, rc < 0, problem, NULL, "answer", u, note, sizeof note);
+    pthread_mutex_lock(&p->lock);
+    p->q_answer_fallback = 1;
+    pthread_mutex_unlock(&p->lock);
     if (!p->has_fallback || !p->fallback.answer) {
         snprintf(err, errlen, "%s", note);
         return -1;
@@ -2369,6 +2434,7 @@ void llm_policy_bind(struct llm_policy *p, struct policy *out)
     out->plan = lp_plan;
     out->evaluate = lp_evaluate;
     out->rollout = p->has_fallback && p->fallback.rollout ? lp_rollout : NULL;
+    out->plan_fallback = p->has_fallback && p->fallback.plan ? lp_plan_fallback : NULL;
     out->answer = lp_answer;
 }
 
@@ -2400,6 +2466,19 @@ size_t llm_policy_notes(const struct llm_policy *p, const char *const **notes)
 {
     if (notes) *notes = (const char *const *)p->notes;
     return p->nnotes;
+}
+
+void llm_policy_outcome(struct llm_policy *p, struct llm_policy_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    struct llm_usage_entry tot;
+    llm_usage_get(&p->usage, NULL, &tot);
+    out->calls = tot.calls;
+    out->failed_calls = tot.failures;
+    pthread_mutex_lock(&p->lock);
+    out->answer_fallback = p->q_answer_fallback;
+    snprintf(out->last_error, sizeof out->last_error, "%s", p->q_last_error);
+    pthread_mutex_unlock(&p->lock);
 }
 
 void llm_policy_stats(struct llm_policy *p, long *calls, long long *model_ms)

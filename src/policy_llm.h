@@ -50,12 +50,14 @@
  * the rule-based curation for the filter).
  *
  * Failed calls (after the client's own retries), by the transport's kind:
- * transient ones (network, 429, 5xx, a garbled reply) take the fallback's
+ * transient ones (network, 429, 5xx, a garbled reply, an error body sent
+ * with status 200, a refusal) take the fallback's
  * decision for that role; a request over the context window is rendered
  * again with the caps cut (caps_for) and sent once more; persistent ones
  * (auth, unknown model, refused parameters, other 4xx, or a connection
- * refused, reset or cut short before any call of the run succeeded) fail
- * the role with
+ * refused, reset or cut short before any call of the run succeeded, or the
+ * same failure LLM_POLICY_SAME_FAILURES times in a row with no call of the
+ * run answered) fail the role with
  * policy_usage.fail_kind POLICY_FAIL_PERSISTENT, and the engine stops the
  * search. The answer call is asked once more after a transient failure.
  * Every fallback decision is marked in policy_usage (fallback, notes: "planning:
@@ -93,6 +95,8 @@
 #define LLM_POLICY_EXPLORE_TEMPERATURE 0.7
 #define LLM_POLICY_ANSWER_TEMPERATURE 0.0
 #define LLM_POLICY_ATTEMPTS 3              /* one reply and two re-asks */
+#define LLM_POLICY_SAME_FAILURES 3         /* the same failure this many times, no call of the run
+                                            * answered: persistent (the search stops) */
 
 enum llm_role { LLM_ROLE_PERCEPTION, LLM_ROLE_PLANNING, LLM_ROLE_FILTER, LLM_ROLE_EVALUATION, LLM_ROLE_ANSWER,
                 LLM_ROLE_N };
@@ -162,6 +166,16 @@ cJSON *llm_policy_usage_json(struct llm_policy *p);
 /* The fallback notes of the current question, in order (borrowed, valid
  * until the next call on p). */
 size_t llm_policy_notes(const struct llm_policy *p, const char *const **notes);
+
+/* Who decided the current question: its model calls and the failed ones
+ * (the question's ledger), whether the answer was the fallback's, and the
+ * last failed call's message ("" when none failed). */
+struct llm_policy_outcome {
+    long calls, failed_calls;
+    int answer_fallback;
+    char last_error[512];
+};
+void llm_policy_outcome(struct llm_policy *p, struct llm_policy_outcome *out);
 
 /* Calls made and milliseconds spent waiting for the model (all questions),
  * so callers can tell engine time from model time. */

@@ -401,7 +401,29 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
                 policy_action_clear(&a);
                 continue;
             }
-            n->refused = 1;   /* recorded, never run, never expanded */
+            /* a model that will not look: the fallback's plan for this
+             * node reads code instead, marked as the fallback's */
+            struct policy_action fa = {0};
+            struct policy_usage fu = {0};
+            int frc = -1;
+            if (s->pol.plan_fallback) {
+                char ferr[256] = "";
+                struct mcts_tree *copy;
+                const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
+                frc = s->pol.plan_fallback(s->pol.ctx, view, id, buf_str(&report), &fa, &fu, ferr, sizeof ferr);
+                call_end(s, CALL_POLICY, copy);
+                if (frc != 0) log_msg("search: node %d: the fallback plan for a refused Finish failed: %s", id, ferr);
+            }
+            n = mcts_node_mut(s->t, id);
+            if (frc == 0 && fa.name && !is_finish(fa.name) && (!fa.args || cJSON_IsObject(fa.args))) {
+                account(s, id, MCTS_ROLE_PLAN, &fu);
+                policy_action_clear(&a);
+                a = fa;
+                if (!a.args) a.args = cJSON_CreateObject();
+            } else {
+                policy_action_clear(&fa);
+                n->refused = 1;   /* recorded, never run, never expanded */
+            }
         }
         char *key = mcts_action_key(a.name, a.args);
         int dup = is_finish(a.name) ? -1 : mcts_find_duplicate(s->t, id, key);

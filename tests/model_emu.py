@@ -84,6 +84,28 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              bodies, a hang of --hang-seconds; never more than
              --flaky-max-row (default 2) faults in a row for the same prompt,
              so a retry mostly succeeds
+  -- reply shapes of servers that answer 200 with something other than a
+  -- completion (each body as the provider documents it):
+  http200-error  a gateway's top-level error body with status 200
+             ({"error": {"message", "type", "param", "code"}}, OpenAI's
+             shape) on some requests (--shape-rate, seeded), never twice in a
+             row for the same prompt; the rest as clean
+  choice-error  OpenRouter's per-choice error: status 200, choices[0] with
+             finish_reason "error", empty content and error {code, message,
+             metadata} (its NonStreamingChoice), on some requests as above
+  unasked-sse  a server that streams whatever it is asked: every chat request,
+             "stream": false included, is answered text/event-stream with
+             `data: {chat.completion.chunk}` lines and `data: [DONE]`
+  refusal    a model that declines every request: message.refusal set,
+             content null, finish_reason "stop" (OpenAI); Anthropic:
+             stop_reason "refusal" with no content
+  length-empty  a reasoning model whose reply limit is spent on reasoning:
+             finish_reason "length" (Anthropic: stop_reason "max_tokens"),
+             content "", usage.completion_tokens_details.reasoning_tokens
+             the whole limit, until a request raises the limit above the
+             first one it sent; then answered as clean
+  finish-now  a model that plans Finish (an answer from memory) whenever
+             nothing has been read on the node's path; otherwise as clean
   guided     like clean, and given --gold FILE (JSONL of {id or question,
              gold_files}) it plans ViewCode on the gold file of the question
              it recognises from the prompt's question text (mapped onto the
@@ -141,6 +163,8 @@ from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implem
 
 PROFILES = {"clean", "reasoning", "think", "magistral", "small", "anthropic", "ctx-limit", "ctx-vllm", "ollama-cut",
             "out-cap", "lmstudio", "flaky", "guided"}
+# reply shapes (see the docstring's block of the same name)
+PROFILES |= {"http200-error", "choice-error", "unasked-sse", "refusal", "length-empty", "finish-now"}
 
 # ---- the current model generation (December 2026): see the docstring
 PROFILES |= {"temp-deprecated", "claude5", "system-role", "strict-params"}
@@ -539,6 +563,10 @@ class Decider:
             return {"rationale": "The framework is well known, I can answer directly.", "action": "Finish",
                     "args": {"answer": "It is handled by the framework's core module.", "finish_reason": "known"}}, \
                 "early Finish (no code seen)"
+        if "finish-now" in self.profiles and steps == 0 and not views:
+            return {"rationale": "I know this framework; no need to read the code.", "action": "Finish",
+                    "args": {"answer": "It is done in the framework's core module, as usual.",
+                             "finish_reason": "known from memory"}}, "finish-now (nothing read)"
         if "guided" in self.profiles:
             for gf in self.gold_for(p.question):
                 if not any(gf in v for v in views):
@@ -789,6 +817,8 @@ class State:
         self.anthropic_cache = set()
         self.attempts = {}
         self.faults_in_row = {}
+        self.shape_last = {}       # reply shapes: the prompt's last request met the shape
+        self.first_limit = {}      # length-empty: the first reply limit seen, per model
         gold = {}
         if a.gold:
             with open(a.gold, encoding="utf-8") as f:
@@ -1116,6 +1146,10 @@ class Handler(BaseHTTPRequestHandler):
                           "bad json_schema")
                 return
 
+        # --- reply shapes (http200-error, choice-error, unasked-sse, refusal)
+        if self.reply_shape(kind, req, entry, all_text, rng):
+            return
+
         # --- the decision
         d = st.decider
         small = "small" in prof
@@ -1225,6 +1259,15 @@ class Handler(BaseHTTPRequestHandler):
                 c5_thinking = c5_thinking[:4 * limit]
                 reason_tok = limit
                 text, out_tok, finish, tool = "", 0, "length", None
+        if "length-empty" in prof and isinstance(limit, int):
+            model0 = req.get("model", "")
+            with st.lock:
+                first = st.first_limit.setdefault(model0, limit)
+            entry["first_limit"] = first
+            if limit <= first:
+                reason_tok = limit
+                text, out_tok, finish = "", 0, "length"
+                tool = None
         if reasoning is not None:
             reason_tok = len(reasoning.encode("utf-8")) // 4
             if isinstance(limit, int) and reason_tok + out_tok > limit:
@@ -1253,7 +1296,7 @@ class Handler(BaseHTTPRequestHandler):
             if "ollama-cut" in prof:
                 usage = {"prompt_tokens": cut_count or in_tok, "completion_tokens": out_tok,
                          "total_tokens": (cut_count or in_tok) + out_tok}
-            if "reasoning" in prof or reasoning is not None:
+            if "reasoning" in prof or "length-empty" in prof or reasoning is not None:
                 usage["completion_tokens_details"] = {"reasoning_tokens": reason_tok}
             obj_out = {"id": "chatcmpl-emu%d" % st.n, "object": "chat.completion", "created": int(time.time()),
                        "model": model, "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
@@ -1262,12 +1305,12 @@ class Handler(BaseHTTPRequestHandler):
             cread, ccreate, rest = self.anthropic_cache_usage(req, in_tok)
             usage = {"input_tokens": rest, "output_tokens": out_tok, "cache_read_input_tokens": cread,
                      "cache_creation_input_tokens": ccreate}
-            blocks = [tool] if tool is not None else [{"type": "text", "text": text}]
+            blocks = [tool] if tool is not None else ([{"type": "text", "text": text}] if text else [])
             if c5_thinking is not None:
                 usage["output_tokens"] = out_tok + reason_tok
                 th = {"type": "thinking", "thinking": c5_thinking,
                       "signature": hashlib.sha256(c5_thinking.encode("utf-8")).hexdigest()}
-                blocks = [th] + (blocks if (text or tool is not None) else [])
+                blocks = [th] + blocks
             stop = {"stop": "end_turn", "length": "max_tokens"}[finish]
             if tool is not None and finish == "stop":
                 stop = "tool_use"
@@ -1276,6 +1319,71 @@ class Handler(BaseHTTPRequestHandler):
         entry.update(status=200, usage=usage)
         st.record(entry)
         self.send_json(200, obj_out)
+
+    # ---------------------------------------------- reply shapes (one block)
+    def reply_shape(self, kind, req, entry, all_text, rng):
+        """The 200 replies that carry no completion. True when one was sent."""
+        st = self.state
+        a = st.a
+        prof = st.profiles
+        model = req.get("model", "")
+        in_tok = len(all_text.encode("utf-8")) // 4
+        if "unasked-sse" in prof and kind == "chat":
+            # what a proxy that forces streaming sends (OpenAI's chunk objects)
+            cid = "chatcmpl-emu%d" % st.n
+            chunks = [{"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                       "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+                      {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                       "choices": [{"index": 0, "delta": {"content": "{\"action\": \"Finish\"}"},
+                                    "finish_reason": None}]},
+                      {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+            body = "".join("data: %s\n\n" % json.dumps(c) for c in chunks) + "data: [DONE]\n\n"
+            entry["stream_asked"] = req.get("stream")
+            self.fail(entry, 200, None, "unasked event stream", raw=body.encode("utf-8"), ctype="text/event-stream")
+            return True
+        if "refusal" in prof:
+            msg = "I'm sorry, but I can't help with that request."
+            if kind == "chat":
+                obj = {"id": "chatcmpl-emu%d" % st.n, "object": "chat.completion", "created": int(time.time()),
+                       "model": model, "choices": [{"index": 0, "message": {"role": "assistant", "content": None,
+                                                                            "refusal": msg},
+                                                    "logprobs": None, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": in_tok, "completion_tokens": 12, "total_tokens": in_tok + 12}}
+            else:
+                obj = {"id": "msg_emu%d" % st.n, "type": "message", "role": "assistant", "model": model,
+                       "content": [], "stop_reason": "refusal", "stop_sequence": None,
+                       "usage": {"input_tokens": in_tok, "output_tokens": 0}}
+            entry["usage"] = obj["usage"]
+            self.fail(entry, 200, obj, "refusal")
+            return True
+        for shape in ("http200-error", "choice-error"):
+            if shape not in prof:
+                continue
+            with st.lock:
+                last = st.shape_last.get(all_text, False)
+            hit = not last and rng.random() < a.shape_rate
+            with st.lock:
+                st.shape_last[all_text] = hit
+            if not hit:
+                continue
+            if shape == "http200-error":
+                obj = openai_error("The server had an error processing your request. Sorry about that! You can "
+                                   "retry your request, or contact us through our help center if the error persists.",
+                                   "server_error", None, None)
+            else:
+                obj = {"id": "gen-emu%d" % st.n, "object": "chat.completion", "created": int(time.time()),
+                       "model": model, "provider": "EmuProvider",
+                       "choices": [{"index": 0, "finish_reason": "error", "native_finish_reason": "error",
+                                    "message": {"role": "assistant", "content": ""},
+                                    "error": {"code": 502, "message": "Upstream provider EmuProvider returned an "
+                                              "error: connection reset while generating",
+                                              "metadata": {"provider_name": "EmuProvider"}}}],
+                       "usage": {"prompt_tokens": in_tok, "completion_tokens": 0, "total_tokens": in_tok}}
+                entry["usage"] = obj["usage"]
+            self.fail(entry, 200, obj, shape)
+            return True
+        return False
 
     def anthropic_cache_usage(self, req, in_tok):
         """Cache read/creation for the system blocks up to the last one marked
@@ -1400,6 +1508,7 @@ def main():
     ap.add_argument("--flaky-max-row", type=int, default=2, help="flaky: most faults in a row for one prompt")
     ap.add_argument("--cache-min-tokens", type=int, default=1024, help="anthropic: smallest cacheable prefix")
     ap.add_argument("--embed-dim", type=int, default=8)
+    ap.add_argument("--shape-rate", type=float, default=0.15, help="http200-error, choice-error: share of requests")
     ap.add_argument("--gold", help="guided: JSONL of {question, gold_files}")
     ap.add_argument("--gold-root", action="append", default=[], help="guided: a repository tree the gold paths name")
     ap.add_argument("--strict-form", choices=["openai", "vllm"], default="openai",

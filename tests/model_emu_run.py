@@ -20,7 +20,11 @@ Per profile (one line each; --json prints them as one JSON object):
                  Anthropic: input + cache read + cache creation, and cache
                  read)
   client in/q    mean tokens.input of the --batch lines (what drqa-tui counted)
-  non-200        requests answered with an error status or a hang, by kind
+  out/q          mean output tokens per question, as the emulator billed them
+  exit           the exit statuses drqa-tui gave (3: no model call
+                 succeeded; 4: an answer cited nothing verified)
+  non-200        requests answered with an error status, a hang or a reply
+                 shape that carries no completion (status 200), by kind
   answer lost    questions whose last answer-role request met a transient
                  fault (429, 5xx, a hang: the answer is then a fallback's by
                  necessity)
@@ -83,7 +87,23 @@ RUNS = {
     "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4", "--flaky-max-row", "2"],
               ["timeout_total_ms = 1500", "retries = 1"]),
     "guided": ("openai", "gpt-4.1", [], []),
+    # ---- reply shapes: 200 replies with no completion in them
+    # a gateway's top-level error body with status 200, on some requests
+    "http200-error": ("openai", "gpt-4.1-mini", [], []),
+    # OpenRouter's choices[0].error with finish_reason "error", on some requests
+    "choice-error": ("openai", "gpt-4.1-mini", [], []),
+    # a server that streams every reply: can never answer (exit status 3)
+    "unasked-sse": ("openai", "gpt-4.1-mini", [], []),
+    # a model that declines everything: can never answer (exit status 3)
+    "refusal": ("openai", "gpt-4o", [], []),
+    # a reasoning model whose first reply limit is spent on reasoning
+    "length-empty": ("openai", "o4-mini", [], []),
+    # a model that plans Finish before reading anything
+    "finish-now": ("openai", "gpt-4.1-mini", [], []),
 }
+# profiles whose server can never answer usably: every question fails, the
+# run exits 3 (no model call succeeded) naming the server's reason
+NEVER_ANSWERS = {"unasked-sse", "refusal"}
 
 # ---- the current model generation (December 2026)
 RUNS.update({
@@ -182,7 +202,7 @@ def transcript_nodes(tdir):
     return {"fallback_nodes": fb, "noted_nodes": noted, "bare_failed_calls": bare}
 
 
-def summarize(profile, qs, lines, log, gold_viewed, nodes):
+def summarize(profile, qs, lines, log, gold_viewed, nodes, statuses=(), reasons=()):
     by_id = {}
     for j in lines:
         by_id[str(j.get("id"))] = j
@@ -195,24 +215,25 @@ def summarize(profile, qs, lines, log, gold_viewed, nodes):
             failed += 1
             errors.append("%s: %s" % (q["id"], "no line" if j is None else j.get("error")))
             continue
-        if j.get("citations"):
+        if j.get("verified_citations", len(j.get("citations") or [])) > 0:
             cited += 1
         if SIGNATURE in (j.get("answer") or ""):
             model += 1
         client_in += (j.get("tokens") or {}).get("input", 0) or 0
-    tin = tcached = 0
+    tin = tcached = tout = 0
     kinds = {}
     for e in log:
         u = e.get("usage") or {}
         if e.get("role") == "embeddings":
             continue
+        tout += u.get("completion_tokens", u.get("output_tokens", 0)) or 0
         if "prompt_tokens" in u:
             tin += u.get("prompt_tokens", 0)
             tcached += (u.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
         elif "input_tokens" in u:
             tin += u["input_tokens"] + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
             tcached += u.get("cache_read_input_tokens", 0)
-        if e.get("status") != 200:
+        if e.get("status") != 200 or e.get("fault"):
             k = "%s %s" % (e.get("status"), e.get("fault") or "")
             kinds[k.strip()] = kinds.get(k.strip(), 0) + 1
     # questions whose last answer-role request met a transient fault (429,
@@ -229,6 +250,9 @@ def summarize(profile, qs, lines, log, gold_viewed, nodes):
     emu_errors = sum(1 for e in log if str(e.get("fault") or "").startswith("emulator error"))
     out.update({"profile": profile, "answer_call_failed": answer_lost, "emulator_errors": emu_errors, "questions": len(qs), "failed": failed, "cited": cited, "model": model,
            "in_per_q": round(tin / n), "cached_per_q": round(tcached / n), "client_in_per_q": round(client_in / n),
+           "out_per_q": round(tout / n), "exit_statuses": sorted(set(statuses)), "reasons": list(reasons)[:2],
+           "answered_by_model": sum(1 for j in lines if j.get("answered_by") == "model"),
+           "uncited": sum(1 for j in lines if j.get("uncited")),
            "requests": len(log), "non200": kinds, "errors": errors[:5],
            "cut": sum(1 for e in log if e.get("cut"))})
     if profile == "guided":
@@ -327,6 +351,7 @@ def main():
         proc, port, log = start_emu(prof, args, workdir, gold, [trees[r] for r in sorted(trees)])
         cfg = config_for(prof, port, workdir)
         lines = []
+        statuses, reasons = [], []
         t0 = time.monotonic()
         try:
             for name in sorted(by_repo):
@@ -339,7 +364,11 @@ def main():
                        "--transcript-dir", os.path.join(workdir, "transcripts.%s" % prof), trees[name]]
                 with open(os.path.join(workdir, "%s.%s.stderr" % (prof, name)), "w") as err:
                     rc = subprocess.call(cmd, env=env, stderr=err)
-                if rc not in (0, 1):
+                statuses.append(rc)
+                with open(err.name, encoding="utf-8", errors="replace") as f:
+                    reasons += [ln.strip() for ln in f if "no model call succeeded" in ln]
+                # 3: no model call succeeded; 4: an answer cites nothing verified
+                if rc not in (0, 1, 3, 4):
                     print("model_emu_run.py: %s: drqa-tui exited with status %d (see %s)"
                           % (prof, rc, err.name), file=sys.stderr)
                     status = 2
@@ -349,19 +378,20 @@ def main():
             proc.wait()
         elog = read_jsonl(log)
         s = summarize(prof, qs, lines, elog, gold_views(elog, qs),
-                      transcript_nodes(os.path.join(workdir, "transcripts.%s" % prof)))
+                      transcript_nodes(os.path.join(workdir, "transcripts.%s" % prof)), statuses, reasons)
         s["wall_s"] = round(time.monotonic() - t0, 1)
         results.append(s)
     if args.json:
         print(json.dumps({"workdir": workdir, "iterations": args.iterations, "profiles": results}))
     else:
-        print("%-10s %5s %6s %6s %6s %5s %8s %9s %9s %6s  %s" % ("profile", "qs", "failed", "cited", "model", "lost",
-                                                                 "in/q", "cached/q", "client/q", "wall",
-                                                                 "non-200 replies; fallback nodes; bare failed calls"))
+        print("%-13s %4s %6s %5s %5s %4s %7s %8s %7s %8s %5s %6s  %s" % (
+            "profile", "qs", "failed", "cited", "model", "lost", "in/q", "cached/q", "out/q", "client/q", "exit",
+            "wall", "error replies; fallback nodes; bare failed calls"))
         for s in results:
-            print("%-10s %5d %6d %6d %6d %5d %8d %9d %9d %6.1f  %s; %s; %d" % (
+            print("%-13s %4d %6d %5d %5d %4d %7d %8d %7d %8d %5s %6.1f  %s; %s; %d" % (
                 s["profile"], s["questions"], s["failed"], s["cited"], s["model"], s["answer_call_failed"],
-                s["in_per_q"], s["cached_per_q"], s["client_in_per_q"], s["wall_s"],
+                s["in_per_q"], s["cached_per_q"], s["out_per_q"], s["client_in_per_q"],
+                ",".join(str(x) for x in s["exit_statuses"]), s["wall_s"],
                 ", ".join("%s x%d" % kv for kv in sorted(s["non200"].items())) or "-",
                 ", ".join("%s x%d" % kv for kv in sorted(s["fallback_nodes"].items())) or "-",
                 s["bare_failed_calls"]))
@@ -371,8 +401,8 @@ def main():
                 v = s["gold_viewed"]
                 print("%-10s evidence survival: %d of %d answers cite the gold file the model viewed (%.1f%%)"
                       % ("", s["gold_cited"], v, 100.0 * s["gold_cited"] / v if v else 0.0))
-            for e in s["errors"]:
-                print("%-10s   failed: %s" % ("", e[:200]))
+            for e in s["errors"][:1 if s["profile"] in NEVER_ANSWERS else 5]:
+                print("%-13s   failed: %s" % ("", e[:200]))
     if not args.keep and not args.workdir:
         shutil.rmtree(workdir, ignore_errors=True)
     return status

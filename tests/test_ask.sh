@@ -46,7 +46,7 @@ ok $? "the same seed gives the same answer"
 ask --quiet --json --ask "$Q" "$R"
 is "$rc" 0 "--json exits 0"
 is "$(q "list(d.keys())")" \
-   "['id', 'question', 'answer', 'citations', 'evidence', 'mode', 'policy', 'repo_name', 'iterations', 'tokens', 'wall_ms', 'stop_reason', 'fallback_steps', 'failed_steps', 'commit', 'dirty', 'error']" \
+   "['id', 'question', 'answer', 'citations', 'evidence', 'mode', 'policy', 'repo_name', 'iterations', 'tokens', 'wall_ms', 'stop_reason', 'fallback_steps', 'failed_steps', 'commit', 'dirty', 'error', 'answered_by', 'model_calls', 'failed_calls', 'verified_citations', 'uncited']" \
    "the batch-line keys, in order"
 is "$(q "d['id'], d['question'] == '$Q', d['mode'], d['policy'], d['error'], sorted(d['tokens'].items())")" \
    "(1, True, 'mcts', 'offline', None, [('input', 0), ('output', 0)])" "id, question, mode, policy, no error, no tokens"

@@ -29,7 +29,7 @@ is "$(lines "$T/out1.jsonl" "len(L)")" 5 "one output line per input line (blank 
 is "$(lines "$T/out1.jsonl" "sorted(str(d['id']) for d in L)")" "['2', '3', '7', 'logout', 'regex']" \
    "ids as given, or the line number"
 is "$(lines "$T/out1.jsonl" "set(tuple(d.keys()) for d in L)")" \
-   "{('id', 'question', 'answer', 'citations', 'evidence', 'mode', 'policy', 'repo_name', 'iterations', 'tokens', 'wall_ms', 'stop_reason', 'fallback_steps', 'failed_steps', 'commit', 'dirty', 'error')}" \
+   "{('id', 'question', 'answer', 'citations', 'evidence', 'mode', 'policy', 'repo_name', 'iterations', 'tokens', 'wall_ms', 'stop_reason', 'fallback_steps', 'failed_steps', 'commit', 'dirty', 'error', 'answered_by', 'model_calls', 'failed_calls', 'verified_citations', 'uncited')}" \
    "every line has exactly the documented keys, in order"
 is "$(lines "$T/out1.jsonl" "sorted((str(d['id']), d['error'] is None, d['answer'] is None) for d in L)")" \
    "[('2', True, False), ('3', False, True), ('7', False, True), ('logout', True, False), ('regex', True, False)]" \

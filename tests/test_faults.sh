@@ -4,12 +4,15 @@
 # past the timeout, 429 with Retry-After, 500, connection refused, a body
 # that is not JSON, the JSON wrapped in prose, a truncated body, a 10 MB
 # body, empty choices. Each fault ends as the man page (DIAGNOSTICS) says it
-# must: a transient one (timeout, 429, 5xx, a reply that is not JSON, wrapped
-# in prose, too large, with no choices) takes the offline decision for the
-# step, so --ask answers (exit 0) and --batch answers both questions (exit
-# 0); a connection that fails before any call succeeded (refused, or a reply
-# cut short) stops the search, so --ask prints the cause on stderr (exit 1)
-# and each --batch line carries it (exit 1). Either way --batch writes one
+# must: a transient one (timeout, 429, 5xx, a reply that is not JSON, too
+# large, with no choices) takes the offline decision for the step, but when
+# it meets every call no model call succeeded, so --ask prints no answer
+# (the offline policy's is not passed off as the model's), names the cause
+# on stderr and exits 3, and each --batch line carries it (exit 3); a
+# connection that fails before any call succeeded (refused, or a reply cut
+# short) stops the search at once, with the same end. JSON wrapped in prose
+# is read (exit 0). One failed call among good ones takes the offline
+# decision for that step only (exit 0). Either way --batch writes one
 # line per question and a transcript per question. Timeouts and retries are
 # made short through the config file (no retries but for the 429 case) so
 # the matrix runs quickly.
@@ -39,7 +42,7 @@ printf '%s\n' '{"id": "q1", "question": "Where is the session flushed?"}' \
 
 # the replies of a model that works, by role (used by the prose case)
 GOOD='{"match": "You are the Planning Agent", "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
- {"match": "You are the Answer Agent", "content": "{\"answer\": \"`App` is in `tinyweb/app.py:22-85`.\"}"},
+ {"match": "You are the Answer Agent", "content": "{\"answer\": \"`App.dispatch_request` is in `tinyweb/app.py:46-51`.\"}"},
  {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App\"]}"},
  {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"ok\"}"},
  {"match": "You are the Evidence Filter", "content": "{\"spans\": []}"}'
@@ -51,7 +54,7 @@ start_fake() {   # start_fake SCRIPT_JSON
 stop_fake() { fake_stop; }
 
 # run NAME BASE WANT: --ask and --batch against BASE, checking the contract
-# above: WANT 0, a transient fault (answers), or 1, the search stops (errors)
+# above: WANT 0, answers, or 3, no model call succeeded (errors)
 run() {
     name=$1 base=$2 want=$3
     "$DRQA" --index "$T/index.sqlite" --no-progress --policy llm --api-base "$base" --model fake-model \
@@ -63,9 +66,10 @@ run() {
         test -s "$T/$name.out"
         ok $? "$name: the answer is on stdout"
     else
-        is "$rc" 1 "$name: --ask stops (exit 1)"
-        grep -q '^drqa-tui: every step of the search failed' "$T/$name.err"
+        is "$rc" 3 "$name: --ask stops (exit 3: no model call succeeded)"
+        grep -q '^drqa-tui: no model call succeeded' "$T/$name.err"
         ok $? "$name: stderr says why"
+        is "$(cat "$T/$name.out")" "" "$name: no answer on stdout (none of the model's)"
     fi
     [ "$rc" = "$want" ] || sed 's/^/#   stderr: /' "$T/$name.err" | head -4
     "$DRQA" --index "$T/index.sqlite" --no-progress --policy llm --api-base "$base" --model fake-model \
@@ -83,7 +87,7 @@ PY
 )
     set -- $res
     is "$1 $2 $3" "2 q1,q2 True" "$name: --batch writes both questions, each with an answer or an error"
-    is "$4" $((want * 2)) "$name: --batch lines with an error"
+    is "$4" $([ "$want" = 0 ] && echo 0 || echo 2) "$name: --batch lines with an error"
     is "$brc" "$want" "$name: --batch exit status"
     ntr=$(ls "$T/tr-$name/" 2>/dev/null | grep -c '\.json$')
     is "$ntr" 2 "$name: a transcript per question"
@@ -91,21 +95,21 @@ PY
 }
 
 start_fake '{"default": {"fault": "hang", "hang_s": 2}}'
-run timeout "http://127.0.0.1:$port/v1" 0; stop_fake
+run timeout "http://127.0.0.1:$port/v1" 3; stop_fake
 start_fake '{"default": {"status": 429, "retry_after": "1", "error": "rate limited"}}'
 sed -i 's/^retries = 0/retries = 1/' "$XDG_CONFIG_HOME/drqa-tui/config"
-run http429 "http://127.0.0.1:$port/v1" 0
+run http429 "http://127.0.0.1:$port/v1" 3
 sed -i 's/^retries = 1/retries = 0/' "$XDG_CONFIG_HOME/drqa-tui/config"
 is "$(grep -c '"path"' "$T/fake.jsonl" | awk '{print ($1 > 1) ? "retried" : "not retried"}')" retried "http429: the client retried after Retry-After"
 stop_fake
 start_fake '{"default": {"status": 500, "error": "internal"}}'
-run http500 "http://127.0.0.1:$port/v1" 0; stop_fake
-run refused "http://127.0.0.1:1/v1" 1
+run http500 "http://127.0.0.1:$port/v1" 3; stop_fake
+run refused "http://127.0.0.1:1/v1" 3
 # nothing was learnt from the repository: not an answer, a failure that says why
-is "$rc" 1 "refused: no step of the search succeeded, so --ask exits 1"
-grep -q '^drqa-tui: every step of the search failed (1 of 1); the first: .*cannot connect' "$T/refused.err"
-ok $? "refused: stderr says every step failed and names the connection error"
-is "$(grep -c '"error":"every step of the search failed' "$T/refused.jsonl")" 2 "refused: so does each batch line"
+is "$rc" 3 "refused: no model call succeeded, so --ask exits 3"
+grep -q '^drqa-tui: no model call succeeded (.*); the last: .*cannot connect' "$T/refused.err"
+ok $? "refused: stderr says no model call succeeded and names the connection error"
+is "$(grep -c '"error":"no model call succeeded' "$T/refused.jsonl")" 2 "refused: so does each batch line"
 # one failed step among good ones: the answer stands and says what was left out
 start_fake "{\"rules\": [{\"match\": \"You are the Perception Agent\", \"status\": 500, \"error\": \"boom\", \"times\": 1},
  $GOOD]}"
@@ -131,18 +135,18 @@ is "$($PYTHON3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fal
    "1 0" "partial: --json counts the step the fallback decided, and no failed step"
 stop_fake
 start_fake '{"default": {"fault": "malformed"}}'
-run malformed "http://127.0.0.1:$port/v1" 0; stop_fake
+run malformed "http://127.0.0.1:$port/v1" 3; stop_fake
 start_fake "{\"rules\": [$(printf '%s' "$GOOD" | sed 's/"content"/"fault": "prose", "content"/g')]}"
 run prose "http://127.0.0.1:$port/v1" 0
 grep -q '"function_name":.*"dispatch_request"' "$T/tr-prose-ask/"*.json
 ok $? "prose: the plan found in prose was followed (FindFunction dispatch_request in the transcript)"
 stop_fake
 start_fake '{"default": {"fault": "truncate", "content": "{\"value\": 50}"}}'
-run truncated "http://127.0.0.1:$port/v1" 1; stop_fake
+run truncated "http://127.0.0.1:$port/v1" 3; stop_fake
 start_fake '{"default": {"fault": "oversize"}}'
-run oversize "http://127.0.0.1:$port/v1" 0; stop_fake
+run oversize "http://127.0.0.1:$port/v1" 3; stop_fake
 start_fake '{"default": {"fault": "empty_choices"}}'
-run empty_choices "http://127.0.0.1:$port/v1" 0; stop_fake
+run empty_choices "http://127.0.0.1:$port/v1" 3; stop_fake
 
 echo "1..$n"
 exit $fail

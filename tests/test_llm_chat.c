@@ -330,7 +330,8 @@ static void run(const char *pname)
     }
     snprintf(tag, sizeof tag, "case:stopped-%s", pname);
     is_int(ask(b, "answer", tag, &r, &u), LLM_ERR_REPLY, "%s: a reply stopped by a refusal or content filter fails", pname);
-    is_int(r.fail, LLM_FAIL_BAD_REPLY, "%s: as a bad reply (the step falls back, the search goes on)", pname);
+    is_int(r.fail, anthropic ? LLM_FAIL_REFUSAL : LLM_FAIL_BAD_REPLY,
+           "%s: as a refusal or a bad reply (the step falls back, the search goes on)", pname);
     ok(r.text == NULL, "%s: its partial text is not taken as the reply", pname);
     ok(strstr(r.error, anthropic ? "declined to answer (stop_reason refusal: declined here)"
                                  : "content filter (finish_reason content_filter)") != NULL,
@@ -367,7 +368,9 @@ static void run(const char *pname)
     is_int(ask(b, "planning", T("case:echo"), &r, &u), LLM_ERR_STATUS, "%s: 401 echoing the key", pname);
     ok(!strstr(r.error, KEY) && strstr(r.error, "[redacted]"), "%s: the key is redacted from the error: %s", pname, r.error);
     is_int(ask(b, "planning", T("case:error200"), &r, &u), LLM_ERR_REPLY, "%s: 200 with an error body", pname);
-    ok(strstr(r.error, "answered with an error: provider overloaded") != NULL, "%s: %s", pname, r.error);
+    ok(strstr(r.error, "answered status 200 with an error instead of a completion") &&
+       strstr(r.error, "provider overloaded"), "%s: %s", pname, r.error);
+    is_str(llm_fail_name(r.fail), "provider_error", "%s: 200 with an error body: kind provider_error", pname);
     llm_backend_free(b);
 
     b = mk(base, "max_reply_bytes = 1048576\n", 1);

@@ -80,8 +80,8 @@ rc=$?
 stop_fake
 is "$rc" 0 "role models: --ask succeeds"
 is "$(models_by_role "$T/roles.jsonl")" \
-    "answer=cheap-answer evaluation=cheap-eval perception=fake-model planning=fake-model" \
-    "role models: --role-model and model.ROLE reach each role's requests, the others use --model"
+    "answer=cheap-answer evaluation=cheap-eval filter=fake-model perception=fake-model planning=fake-model" \
+    "role models: --role-model and model.ROLE reach each role's requests, the others use --model (the filter's: a Finish refused for nothing read took the offline plan, whose result was filtered)"
 is "$(grep -c '^drqa-tui: tokens ' "$T/roles.err")" 1 "ledger: one line on stderr"
 line=$(grep '^drqa-tui: tokens ' "$T/roles.err")
 planning_calls=$(jget "$T/roles.json" usage.by_tag.planning.calls)

@@ -8,9 +8,10 @@
 # thinking, and that it exits when its parent goes away.
 #
 # Then, per profile (clean, reasoning, think, small, anthropic, ctx-limit,
-# ollama-cut, flaky, guided, and the current generation's temp-deprecated,
-# claude5, system-role, strict-params, also asked with --ask),
-# `drqa-tui --batch` over a fixed subset of
+# ollama-cut, flaky, guided, the current generation's temp-deprecated,
+# claude5, system-role, strict-params, also asked with --ask, and the reply
+# shapes http200-error, choice-error, unasked-sse, refusal, length-empty,
+# finish-now), `drqa-tui --batch` over a fixed subset of
 # ../shared/benchmarks/sweqa-dev.jsonl (every third question: 32 of 96) on
 # copies of Debian's flask and requests: no failed question, every answer with
 # at least one verified citation, every answer written by the model (not a
@@ -18,7 +19,9 @@
 # quirk actually met (context-length 400s served, faults served and the failed
 # calls decided by the fallback policy and marked, small slips noted, Anthropic
 # cache reads), and for guided the gold file the
-# model viewed cited in at least 95% of the answers. bench/model-emu.sh runs
+# model viewed cited in at least 95% of the answers; a server that never
+# answers usably (unasked-sse, refusal) fails every question with exit status
+# 3 and its reason on stderr. bench/model-emu.sh runs
 # the whole set. Skipped, saying why, without the questions or the trees.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
@@ -229,7 +232,8 @@ else
     per() { $PYTHON3 -c 'import json, sys
 s = [p for p in json.load(open(sys.argv[1]))["profiles"] if p["profile"] == sys.argv[2]][0]
 print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
-    for p in clean reasoning think magistral small anthropic ctx-limit ctx-vllm out-cap lmstudio flaky guided; do
+    for p in clean reasoning think magistral small anthropic ctx-limit ctx-vllm out-cap lmstudio flaky guided \
+        http200-error choice-error length-empty finish-now; do
         q=$(per $p 's["questions"]')
         is "$(per $p 's["emulator_errors"]')" 0 "$p: the emulator understood every request"
         is "$(per $p 's["failed"]')" 0 "$p: no failed question of $q$( [ "$(per $p 's["failed"]')" = 0 ] || per $p '"; first: " + s["errors"][0][:300]')"
@@ -239,7 +243,7 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
             "$p: every answer the model was able to give was written by it, none by a fallback"
     done
     # a model that answers well-formed (whatever its wrapping) leaves nothing to a fallback
-    for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap lmstudio; do
+    for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap lmstudio length-empty; do
         is "$(per $p 's["fallback_nodes"]')" "{}" "$p: no decision was left to a fallback"
     done
     # the current model generation: every answer the model's, no fallback
@@ -255,6 +259,25 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
         "system-role: the system role refused at most once per question in flight per repository: $(per system-role 's["non200"]')"
     ok "$(per strict-params '0 if 0 < sum(s["non200"].values()) <= 12 else 1')" \
         "strict-params: each unknown field refused at most once per question in flight per repository: $(per strict-params 's["non200"]')"
+    # reply shapes: 200 replies with no completion in them
+    for p in http200-error choice-error length-empty finish-now; do
+        is "$(per $p 's["exit_statuses"]')" "[0]" "$p: drqa-tui exited 0 on every repository"
+        is "$(per $p 's["answered_by_model"]')" "$(per $p 's["questions"]')" "$p: every line says the model answered"
+    done
+    ok "$(per http200-error '0 if s["non200"].get("200 http200-error") else 1')" \
+        "http200-error: error bodies with status 200 were served: $(per http200-error 's["non200"]')"
+    ok "$(per choice-error '0 if s["non200"].get("200 choice-error") else 1')" \
+        "choice-error: choice-level errors were served: $(per choice-error 's["non200"]')"
+    ok "$(per finish-now '0 if s["fallback_nodes"].get("plan") else 1')" \
+        "finish-now: the refused Finishes took the offline plan, marked: $(per finish-now 's["fallback_nodes"]')"
+    for p in unasked-sse refusal; do
+        q=$(per $p 's["questions"]')
+        is "$(per $p 's["failed"]') $(per $p 's["exit_statuses"]')" "$q [3]" \
+            "$p: a server that never answers: every question fails, exit status 3"
+        is "$(per $p 's["model"]')" 0 "$p: no answer is passed off as the model's"
+    done
+    like "$(per unasked-sse 's["reasons"]')" "streamed its reply (text/event-stream" "unasked-sse: stderr names the server's reason"
+    like "$(per refusal 's["reasons"]')" "declined to answer (message.refusal)" "refusal: stderr names the model's refusal"
     is "$(per flaky 's["bare_failed_calls"]')" 0 \
         "flaky: no node is left with a failed model call: the fallback policy decided ($(per flaky 's["fallback_nodes"]'))"
     ok "$(per flaky '0 if sum(s["fallback_nodes"].values()) else 1')" "flaky: the nodes decided by a fallback are marked in the transcripts"

@@ -252,7 +252,7 @@ is "$(line "$T/fail2.check" 3)" "direct: the model returned an empty answer" "di
 run par $(llm) --parallel 3 --iterations 12 --transcript-dir "$T/tr" --ask "$Q" "$T/repo"
 checks par par "$(ls "$T/tr"/*.json | head -1)"
 C="$T/par.check"
-is "$(cat "$T/par.rc")" 0 "--parallel 3, every reply unusable: the search completes"
+is "$(cat "$T/par.rc")" 4 "--parallel 3, every reply unusable: the search completes; the model's answer cites nothing verified (exit 4)"
 is "$(line "$C" 1)" 3 "--parallel 3: the transcript records parallel = 3"
 is "$(line "$C" 3)" "True True True 0 False" \
     "--parallel 3: offline plans were used, and every citation lies in a span the search saw"

@@ -140,10 +140,10 @@ ok $([ "$(cat "$T/sent")" -gt 0 ] && echo 0 || echo 1) "the key was sent to the 
 "$DRQA" --index "$I2" --no-progress --log "$T/state/drqa.log" --ask "Where is App defined?" --policy llm \
     --api-base "http://127.0.0.1:1/v1" --model fake-model --iterations 2 --transcript-dir "$T/state/tr" \
     "$R" >"$T/k5.out" 2>"$T/k5.err"
-# a server never reached stops the search: exit 1 and an error naming the
-# server, a message the key check below then covers
-is "$?" 1 "--ask against a refused connection: the search stops, exit 1"
-grep -q '^drqa-tui: every step of the search failed.*cannot connect to http://127\.0\.0\.1:1/' "$T/k5.err"
+# a server never reached stops the search: exit 3 (no model call succeeded)
+# and an error naming the server, a message the key check below then covers
+is "$?" 3 "--ask against a refused connection: the search stops, exit 3"
+grep -q '^drqa-tui: no model call succeeded.*cannot connect to http://127\.0\.0\.1:1/' "$T/k5.err"
 ok $? "and stderr names the server it could not reach"
 fake_stop
 rm "$T/state/fake.jsonl"

@@ -64,8 +64,8 @@ fake_start "$T/ok.json" "$T/ok.jsonl"
 run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
     --model fake-model --config "$T/prices.conf" --iterations 4 --index "$T/idx.sqlite" \
     --transcript-dir "$T/tr" "$T/repo" "$Q"
-wait_for '\| done: finish'
-ok $? "the search ends on the model's Finish"
+wait_for '\| done: (finish|iterations)'
+ok $? "the search ends on the model's Finish (a Finish refused for nothing read took the offline plan)"
 wait_for 'transcript written: .*\.md'
 "$PYTHON3" - "$(ls "$T"/tr/drqa-*.json | head -1)" "http://127.0.0.1:$port/v1" <<'PY'
 import json, re, sys
@@ -80,8 +80,10 @@ grep -q 'App.dispatch_request calls the' "$T/screen"
 ok $? "the model's answer is shown"
 grep -E -q 'tok [1-9][0-9]*k?/[1-9][0-9]*k? \$0\.[0-9]{4} ' "$T/screen"
 ok $? "the status line counts the tokens spent and their cost"
-grep -E -q '^. +.?2 Finish +1 ' "$T/screen" && grep -E -q '^. +.?1 (FindFunction|Func) ' "$T/screen"
+grep -E -q '^. +.?[2-4] Finish +1 ' "$T/screen" && grep -E -q '^. +.?1 (FindFunction|Func) ' "$T/screen"
 ok $? "the tree holds the planned FindFunction and the Finish"
+grep -E -q '\| done: [a-z]+ \| offline [1-9]/[1-9]' "$T/screen"
+ok $? "the status line counts the steps the offline policy decided and the failed model calls"
 # the node pane zoomed (z), so that a role's figures are on one line
 keys g Tab z G
 wait_for 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out' &&

@@ -1,7 +1,8 @@
 /*
  * pane_status: the status line: repository, policy and model, iteration i/N,
  * tokens in/out, the cost of the model calls when a model has a price,
- * elapsed time and the search state (indexing with its
+ * the steps the offline policy decided for the model and the failed model
+ * calls (when there are any), elapsed time and the search state (indexing with its
  * progress, searching, paused, answering, done with the stop reason, error).
  * The elapsed time can be fixed by DRQA_TUI_ELAPSED for repeatable screens.
  */
@@ -68,20 +69,34 @@ static void draw(struct ui *ui, struct pane *p)
         size_t k = strlen(tout);
         snprintf(tout + k, sizeof tout - k, " $%.*f", e.cost_usd < 0.1 ? 4 : 2, e.cost_usd);
     }
+    /* who decided: the steps the offline policy decided for the model and
+     * the model calls that failed, as --json counts them (fallback_steps,
+     * failed_calls of the ledger); shown once there is any */
+    char fb[80] = "";
+    int nfb = 0, nsteps = m->t->n > 1 ? m->t->n - 1 : 0;
+    for (int id = 1; id < m->t->n; id++) nfb += m->t->nodes[id].fallback != 0;
+    long calls = 0, failed = 0;
+    if (ui->usage && llm_usage_get(ui->usage, NULL, &e) == 0) {
+        calls = e.calls;
+        failed = e.failures;
+    }
+    if (nfb || failed)
+        snprintf(fb, sizeof fb, " | offline %d/%d steps, %ld/%ld calls failed", nfb, nsteps, failed, calls);
     status_elapsed(ui, el, sizeof el);
     snprintf(ui->shown_elapsed, sizeof ui->shown_elapsed, "%s", el);
-    char *line = xasprintf(" %s%s | %s | iter %d/%d | tok %s/%s | %s | %s%s", ui->repo_name, ui->provenance,
-                           ui->policy_line, m->iteration, m->iterations_total, tin, tout, el, state,
+    char *line = xasprintf(" %s%s | %s | iter %d/%d | tok %s/%s%s | %s | %s%s", ui->repo_name, ui->provenance,
+                           ui->policy_line, m->iteration, m->iterations_total, tin, tout, fb, el, state,
                            ui->follow ? "" : " | cursor held");
     attr_t a = ui_attr(ui, m->state == EVQ_STATE_ERROR ? R_ERROR : R_STATUS);
     mvwhline(p->win, 0, 0, ' ' | a, p->w);
-    /* The state matters most: when the line is too long, the policy text gives way. */
+    /* The state matters most: when the line is too long, the policy text gives way, and the
+     * offline counts go after the state. */
     struct buf b = BUF_INIT;
     text_safe(&b, line, strlen(line), 0, ui->text_flags);
     if (text_width(buf_str(&b), b.len) > p->w) {
         free(line);
-        line = xasprintf(" %s | iter %d/%d | tok %s/%s | %s | %s", ui->repo_name, m->iteration,
-                         m->iterations_total, tin, tout, el, state);
+        line = xasprintf(" %s | iter %d/%d | tok %s/%s | %s | %s%s", ui->repo_name, m->iteration,
+                         m->iterations_total, tin, tout, el, state, fb);
         buf_reset(&b);
         text_safe(&b, line, strlen(line), 0, ui->text_flags);
     }
