@@ -432,11 +432,15 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     }
     cJSON *j = cJSON_ParseWithLength(res.body, res.body_len);
     if (!cJSON_IsObject(j)) {
+        /* the excerpt is cut from the redacted body: a key across the cut
+         * would otherwise be shown in part */
+        char *clean = str_redact_secret(res.body ? res.body : "", hb->key);
         char start[48];
         size_t k = 0;
-        for (size_t i = 0; i < res.body_len && k < 40; i++)
-            start[k++] = res.body[i] >= 32 && res.body[i] < 127 ? res.body[i] : ' ';
+        for (size_t i = 0; clean[i] && k < 40; i++)
+            start[k++] = clean[i] >= 32 && clean[i] < 127 ? clean[i] : ' ';
         start[k] = 0;
+        free(clean);
         snprintf(reply->error, sizeof reply->error,
                  "the reply from %s is not a JSON object (%zu bytes starting '%s'); check that the API base points at the right kind of server",
                  url, res.body_len, start);
@@ -451,9 +455,12 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (e && !cJSON_IsNull(e)) {
         const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
-        snprintf(reply->error, sizeof reply->error, "the server at %s answered with an error: %s", url,
-                 cJSON_IsString(m) ? m->valuestring : "(no message)");
-        http_redact(reply->error, sizeof reply->error, hb->key);
+        char *msg = xasprintf("the server at %s answered with an error: %s", url,
+                              cJSON_IsString(m) ? m->valuestring : "(no message)");
+        char *clean = str_redact_secret(msg, hb->key);   /* whole, then cut to fit */
+        str_copy_cut(reply->error, sizeof reply->error, clean);
+        free(clean);
+        free(msg);
         cJSON_Delete(j);
         reply->fail = LLM_FAIL_BAD_REPLY;
         return LLM_ERR_REPLY;
@@ -815,11 +822,36 @@ void llm_account(struct llm_http_backend *hb, const struct llm_request *req, str
                        output_tokens * p->price_output) / 1e6;
 }
 
+/* A model may repeat the key it was sent (a prompt that quotes a config
+ * file, a server that echoes its request), and a backend's message may quote
+ * the server: the reply's text, reasoning and error never hold the key, whole
+ * or cut short, before anyone shows, logs or saves them. */
+static void scrub_field(char **s, const char *key)
+{
+    if (!*s) return;
+    char *r = str_redact_secret(*s, key), *all = secret_scrub(r);
+    free(r);
+    free(*s);
+    *s = all;
+}
+
+static void scrub_reply(struct llm_backend *b, struct llm_reply *reply)
+{
+    const char *key = b->name == http_name ? ((const struct llm_http_backend *)b->impl)->key : NULL;
+    scrub_field(&reply->text, key);
+    scrub_field(&reply->reasoning, key);
+    char *e = xstrdup(reply->error);
+    scrub_field(&e, key);
+    str_copy_cut(reply->error, sizeof reply->error, e);
+    free(e);
+}
+
 int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply,
              struct llm_usage *usage)
 {
     int rc = b->chat(b, req, reply);
     url_redact_buf(reply->error, sizeof reply->error);   /* every backend's messages name its URL */
+    scrub_reply(b, reply);
     if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
     log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
             b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),

@@ -451,6 +451,9 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     if (!ek) ek = fv.v[F_EMBED_KEY];
     if (!ek && c->embed_base && strcmp(c->embed_base, c->api_base) == 0) ek = c->api_key;
     c->embed_key = ek ? xstrdup(ek) : NULL;
+    /* the keys are scrubbed from the log, transcripts and replies from here on */
+    secret_add(c->api_key);
+    secret_add(c->embed_key);
 
     /* json mode and numbers (file only) */
     c->json_mode = 0;

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -394,6 +395,68 @@ char *str_redact(const char *s, const char *v, size_t n)
     return buf_take(&b);
 }
 
+static int key_char(unsigned char c) { return isalnum(c) || c == '-' || c == '_'; }
+
+char *str_redact_secret(const char *s, const char *secret)
+{
+    size_t n = secret ? strlen(secret) : 0;
+    if (!s) s = "";
+    if (n < 4) return xstrdup(s);
+    struct buf b = BUF_INIT;
+    const char *run = s, *p = s;
+    while ((p = strchr(p, secret[0]))) {
+        size_t m = 0;
+        while (m < n && p[m] == secret[m]) m++;
+        if (m == n || (m >= SECRET_PARTIAL_MIN && !key_char((unsigned char)p[m]))) {
+            buf_add(&b, run, (size_t)(p - run));
+            buf_adds(&b, "[redacted]");
+            p += m;
+            run = p;
+        } else {
+            p++;
+        }
+    }
+    buf_adds(&b, run);
+    return b.data ? buf_take(&b) : xstrdup("");
+}
+
+static pthread_mutex_t secret_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *secrets[16];   /* owned copies, kept for the life of the process */
+static size_t nsecrets;
+
+void secret_add(const char *secret)
+{
+    if (!secret || strlen(secret) < 4) return;
+    pthread_mutex_lock(&secret_lock);
+    int known = 0;
+    for (size_t i = 0; i < nsecrets && !known; i++) known = !strcmp(secrets[i], secret);
+    if (!known && nsecrets < ARRAY_LEN(secrets)) secrets[nsecrets++] = xstrdup(secret);
+    pthread_mutex_unlock(&secret_lock);
+}
+
+char *secret_scrub(const char *s)
+{
+    char *r = xstrdup(s ? s : "");
+    pthread_mutex_lock(&secret_lock);
+    for (size_t i = 0; i < nsecrets; i++) {
+        char *t = str_redact_secret(r, secrets[i]);
+        free(r);
+        r = t;
+    }
+    pthread_mutex_unlock(&secret_lock);
+    return r;
+}
+
+char *str_copy_cut(char *dst, size_t size, const char *s)
+{
+    if (!s) s = "";
+    int max = size - 1 > INT_MAX ? INT_MAX : (int)(size - 1);
+    int n = utf8_cut(s, max);
+    memcpy(dst, s, (size_t)n);
+    dst[n] = 0;
+    return dst;
+}
+
 int str_secret_name(const char *name, size_t n)
 {
     static const char *const tails[] = {"key", "token", "secret", "sig", "signature", "password", "passwd", "pwd",
@@ -450,7 +513,9 @@ void log_msg(const char *fmt, ...)
         buf_vprintf(&b, fmt, ap);
         va_end(ap);
         char *safe = url_redact_text(buf_str(&b));   /* a URL's credentials never reach the file */
-        fputs(safe, log_fp);
+        char *clean = secret_scrub(safe);            /* nor a key, whole or cut short */
+        fputs(clean, log_fp);
+        free(clean);
         free(safe);
         buf_free(&b);
         fputc('\n', log_fp);

@@ -127,6 +127,25 @@ int str_secret_name(const char *name, size_t n);
 /* A copy of s with every occurrence of the n bytes v replaced by
  * "[redacted]" (n > 0). Caller frees. */
 char *str_redact(const char *s, const char *v, size_t n);
+/* A copy of s with the credential secret redacted: every whole occurrence,
+ * and every run of its first SECRET_PARTIAL_MIN or more bytes that is not
+ * followed by another key character (letter, digit, '-', '_'), as a key cut
+ * short shows ("sk-proj-AbCd..." in an echo, at the end of a cut excerpt), is
+ * replaced by "[redacted]". A secret NULL or shorter than 4 bytes is not
+ * searched for. Redact the whole text first, then cut it. Caller frees. */
+#define SECRET_PARTIAL_MIN 8
+char *str_redact_secret(const char *s, const char *secret);
+/* The secrets of this process (API keys): secret_add keeps a copy of one
+ * (NULL or shorter than 4 bytes: ignored; at most 16 are kept), and
+ * secret_scrub returns a copy of s with every kept secret redacted as by
+ * str_redact_secret. The log file, transcripts and model replies pass
+ * through it, so a key reaches none of them whatever path it took. Thread-safe.
+ * Caller frees. */
+void secret_add(const char *secret);
+char *secret_scrub(const char *s);
+/* Copies s into dst (size bytes, size > 0), cut to fit without splitting a
+ * UTF-8 sequence. Returns dst. */
+char *str_copy_cut(char *dst, size_t size, const char *s);
 
 /* Log file: log_open(NULL) disables logging. Messages carry a timestamp. */
 int log_open(const char *path);

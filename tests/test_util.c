@@ -146,6 +146,33 @@ int main(void)
         free(v);
     }
 
+    {
+        const char *key = "sk-proj-ABCDEFGH12345678";
+        char *r = str_redact_secret("a sk-proj-ABCDEFGH12345678 b", key);
+        is_str(r, "a [redacted] b", "str_redact_secret: a whole key");
+        free(r);
+        r = str_redact_secret("echo: sk-proj-ABCD... end", key);
+        is_str(r, "echo: [redacted]... end", "str_redact_secret: a key cut short in an echo");
+        free(r);
+        r = str_redact_secret("cut at sk-proj-ABC", key);
+        is_str(r, "cut at [redacted]", "str_redact_secret: a key cut at the end of the text");
+        free(r);
+        r = str_redact_secret("sk-proj- is how keys start; sk-proj-Other99 is another", key);
+        is_str(r, "[redacted] is how keys start; sk-proj-Other99 is another",
+               "str_redact_secret: an 8-byte prefix is redacted, another key sharing it is not");
+        free(r);
+        r = str_redact_secret("sk-proj", key);
+        is_str(r, "sk-proj", "str_redact_secret: fewer than 8 bytes of the key are kept");
+        free(r);
+        secret_add("tok-REGISTERED-0123");
+        r = secret_scrub("x tok-REGISTERED-0123 y tok-REGISTER");
+        is_str(r, "x [redacted] y [redacted]", "secret_scrub: a registered secret, whole and cut short");
+        free(r);
+        char small[12];
+        is_str(str_copy_cut(small, sizeof small, "abcdefghij\xc3\xa9z"), "abcdefghij",
+               "str_copy_cut: never splits a UTF-8 sequence");
+    }
+
     is_int(child_aborts(json_huge), 1, "cJSON allocates through xmalloc: out of memory aborts with a message");
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "k", "v");
