@@ -544,12 +544,37 @@ static size_t utf8_seq_len(const unsigned char *p)
     return n;
 }
 
+int text_cp_reorders(unsigned cp)
+{
+    return (cp >= 0x200e && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x061c ||
+           cp == 0xfeff;
+}
+
+/* The code point of the well-formed sequence of n bytes at p. */
+static unsigned utf8_cp(const unsigned char *p, size_t n)
+{
+    if (n == 1) return p[0];
+    unsigned cp = p[0] & (0xff >> (n + 1));
+    for (size_t i = 1; i < n; i++) cp = (cp << 6) | (p[i] & 0x3f);
+    return cp;
+}
+
 /* Shared by text_term_safe and json_term_safe: json selects the escapes. */
 static char *term_safe(const char *s, int json)
 {
     struct buf b = BUF_INIT;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        size_t n = json ? 1 : utf8_seq_len(p);
+        size_t seq = utf8_seq_len(p);
+        if (seq > 1 && text_cp_reorders(utf8_cp(p, seq))) {
+            /* bidirectional controls reorder what the terminal shows around
+             * them (a name that reads as another): shown as the front end
+             * shows them, or as a JSON escape that keeps the value */
+            buf_printf(&b, json ? "\\u%04x" : "<U+%04X>", utf8_cp(p, seq));
+            p += seq - 1;
+            continue;
+        }
+        size_t n = json ? 1 : seq;
         if (!n) {
             /* not UTF-8: a lone 0x80-0x9f byte is C1 (CSI, OSC...) to an
              * 8-bit terminal, so every such byte is shown as its value */
