@@ -234,7 +234,8 @@ bad:;
                       : !strcmp(field, "schema") ? "json_schema, json_object, tool or none"
                       : !strcmp(field, "thinking") ? "none, field, tags or blocks"
                       : "a price in USD per million tokens (a number >= 0)";
-    snprintf(err, errlen, "profile field %s takes %s, not '%s'", field, takes, value);
+    (void)value;   /* never shown: a config line's value may be a key */
+    snprintf(err, errlen, "profile field %s takes %s", field, takes);
     return -1;
 }
 
