@@ -1,0 +1,94 @@
+#!/bin/sh
+# test_leak_misc.sh: small promises of the command line that were broken:
+#  - Outline's path '' is the whole repository, as its description says;
+#  - refusing another program's WAL-mode sqlite file as --index creates no
+#    -wal or -shm beside it, and removes none that were there;
+#  - a NUL (\u0000) inside a JSON string argument is refused, not cut;
+#  - --exploration nan / inf are refused;
+#  - a removed citation of a percent-encoded path outside the repository
+#    leaves no fragment of it in the answer;
+#  - a full disk while building names the index;
+#  - the contents of git submodules are said to be left out.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-misc.XXXXXX")
+. "$top_srcdir/tests/tap.sh"
+trap 'rm -rf "$T"' EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
+unset DRQA_MODEL DRQA_API_BASE DRQA_API_KEY
+R="$T/repo"
+cp -r "$top_srcdir/tests/fixtures/pyrepo" "$R"
+IDX="$T/idx.sqlite"
+"$DRQA" --index "$IDX" --no-progress --index-only "$R" >/dev/null 2>&1
+
+# --- Outline '' is the whole repository
+"$DRQA" --index "$IDX" --no-progress --action Outline '{"path": ""}' "$R" >"$T/o.json" 2>"$T/o.err"
+is "$?" 0 "Outline {\"path\": \"\"} is taken (the whole repository, as its description says)"
+files=$("$PYTHON3" -c "import json,sys; print(len({i['path'] for i in json.load(open(sys.argv[1]))['items']}))" "$T/o.json")
+ok "$([ "${files:-0}" -gt 3 ] && echo 0 || echo 1)" "and outlines the files of the whole repository ($files)"
+"$DRQA" --index "$IDX" --no-progress --action Outline '{}' "$R" >/dev/null 2>"$T/o2.err"
+is "$?" 2 "Outline without a path is refused"
+grep -q "missing required field 'path'.*'' for the whole repository" "$T/o2.err"
+ok $? "saying '' is the whole repository"
+
+# --- another program's WAL-mode database: nothing created, nothing removed
+mkdir "$T/w"
+"$PYTHON3" - "$T/w" <<'PY'
+import sqlite3, sys, os
+d = sys.argv[1]
+for name, app in (("plain.db", 0), ("app.db", 42), ("odd?name%.db", 0)):
+    c = sqlite3.connect(os.path.join(d, name))
+    c.execute("pragma journal_mode=wal")
+    if app:
+        c.execute("pragma application_id=%d" % app)
+    c.execute("create table t(x)")
+    c.execute("insert into t values (1)")
+    c.commit()
+    c.close()
+PY
+before=$(cd "$T/w" && ls | tr '\n' ' ' && sha256sum -- * | sha256sum)
+for db in plain.db app.db 'odd?name%.db'; do
+    for mode in "--index-only" "--action ListFiles {}" "--ask where"; do
+        # shellcheck disable=SC2086
+        "$DRQA" --index "$T/w/$db" --no-progress $mode "$R" >/dev/null 2>"$T/w.err"
+        rc=$?
+        after=$(cd "$T/w" && ls | tr '\n' ' ' && sha256sum -- * | sha256sum)
+        is "$rc:$after" "2:$before" "a WAL-mode database of another program ($db, ${mode%% *}): refused, no -wal or -shm left, unchanged"
+    done
+done
+grep -q "another application" "$T/w.err"
+ok $? "the refusal says it is another application's database"
+# a -wal and -shm that were there (the other program is running) stay
+"$PYTHON3" - "$T/w/live.db" <<'PY'
+import sqlite3, sys, os
+c = sqlite3.connect(sys.argv[1])
+c.execute("pragma journal_mode=wal")
+c.execute("pragma wal_autocheckpoint=0")
+c.execute("create table t(x)")
+c.execute("insert into t values (1)")
+c.commit()
+os._exit(0)   # no close: the -wal and -shm stay, as while their program runs
+PY
+"$DRQA" --index "$T/w/live.db" --no-progress --index-only "$R" >/dev/null 2>&1
+rc=$?
+is "$rc:$(ls "$T/w" | grep -c '^live\.db')" "2:3" "a database with its -wal and -shm: refused, all three files still there"
+
+# --- a NUL inside a JSON string argument
+"$DRQA" --index "$IDX" --no-progress --action ViewCode '{"code_span_list": ["tinyweb/app.py\u0000../../etc/passwd"]}' "$R" \
+    >"$T/n.out" 2>"$T/n.err"
+is "$?" 2 "a \\u0000 inside a JSON string argument is refused"
+grep -q 'NUL' "$T/n.err"
+ok $? "saying the string holds a NUL"
+"$DRQA" --index "$IDX" --no-progress --action FindClass '{"class_name": "App\\u0000"}' "$R" >"$T/n2.out" 2>&1
+is "$?" 0 "an escaped backslash before u0000 is no NUL"
+
+# --- --exploration nan / inf
+for v in nan inf -inf NaN 1e999; do
+    "$DRQA" --index "$IDX" --no-progress --exploration "$v" --ask "where is App" "$R" >/dev/null 2>"$T/x.err"
+    is "$?" 2 "--exploration $v is refused"
+done
+grep -q -- '--exploration' "$T/x.err"
+ok $? "naming --exploration"
+
+echo "1..$n"
+exit $fail
