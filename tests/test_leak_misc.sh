@@ -90,5 +90,23 @@ done
 grep -q -- '--exploration' "$T/x.err"
 ok $? "naming --exploration"
 
+# --- a write failing for want of room names the index (a file size limit
+# plays the full disk: sqlite sees the write cut short)
+mkdir "$T/full" "$T/many"
+i=0
+while [ $i -lt 300 ]; do
+    printf 'def f%d(x):\n    """doc %d"""\n    return x + %d\n\nclass C%d:\n    def m(self):\n        return f%d(1)\n' \
+        $i $i $i $i $i >"$T/many/m$i.py"
+    i=$((i + 1))
+done
+"$PYTHON3" -c 'import os, resource, signal, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (150000, 150000))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+os.execvp(sys.argv[1], sys.argv[1:])' "$DRQA" --index "$T/full/idx.sqlite" --no-progress --index-only "$T/many" \
+    >/dev/null 2>"$T/full.err"
+is "$?" 1 "a write failing for want of room: exit 1"
+grep -q "the index '$T/full/idx.sqlite'" "$T/full.err"
+ok $? "the message names the index: $(head -c 200 "$T/full.err")"
+
 echo "1..$n"
 exit $fail
