@@ -8,7 +8,8 @@
 #  - a removed citation of a percent-encoded path outside the repository
 #    leaves no fragment of it in the answer;
 #  - a full disk while building names the index;
-#  - the contents of git submodules are said to be left out.
+#  - the contents of git submodules are said to be left out (--index-only's
+#    summary, --explain).
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-misc.XXXXXX")
@@ -107,6 +108,25 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$DRQA" --index "$T/full/idx.sqlite" --no-
 is "$?" 1 "a write failing for want of room: exit 1"
 grep -q "the index '$T/full/idx.sqlite'" "$T/full.err"
 ok $? "the message names the index: $(head -c 200 "$T/full.err")"
+
+# --- a git submodule's files are said to be left out
+if command -v git >/dev/null 2>&1; then
+    G="git -c user.email=t@example.com -c user.name=t -c protocol.file.allow=always -c init.defaultBranch=main"
+    mkdir -p "$T/inner" "$T/outer"
+    printf 'def inner_fn():\n    return 1\n' >"$T/inner/in.py"
+    printf 'def outer_fn():\n    return 2\n' >"$T/outer/out.py"
+    (cd "$T/inner" && $G init -q && $G add . && $G commit -qm i) >/dev/null 2>&1
+    (cd "$T/outer" && $G init -q && $G submodule add -q "$T/inner" sub && $G add . && $G commit -qm o) >/dev/null 2>&1
+    "$DRQA" --index "$T/sub.sqlite" --no-progress --index-only "$T/outer" >"$T/sub.out" 2>&1
+    is "$?" 0 "--index-only of a repository with a submodule"
+    grep -q '^ignored      1 path: git submodule (its files are left out' "$T/sub.out"
+    ok $? "the summary says the submodule's files are left out"
+    "$DRQA" --no-progress --index-only --explain sub/in.py "$T/outer" >"$T/subx.out" 2>&1
+    grep -q "not indexed: .*the git submodule 'sub'" "$T/subx.out"
+    ok $? "--explain of a file in it names the submodule: $(tail -1 "$T/subx.out")"
+else
+    for _ in 1 2 3; do skip "git is not installed"; done
+fi
 
 echo "1..$n"
 exit $fail
