@@ -50,7 +50,7 @@ static const struct action_arg view_code_args[] = {
     {"snap_to_definition", ACTION_ARG_BOOL, 0, "widen line ranges to the enclosing function or class"},
     {NULL, 0, 0, NULL}};
 static const struct action_arg outline_args[] = {
-    {"path", ACTION_ARG_STRING, 1, "a file or a package directory ('' for the whole repository)"},
+    {"path", ACTION_ARG_STRING, ACTION_ARG_EMPTY_OK, "a file or a package directory ('' for the whole repository)"},
     {NULL, 0, 0, NULL}};
 static const struct action_arg list_files_args[] = {
     {"pattern", ACTION_ARG_STRING, 0, "glob of the files to list (default: all)"},
@@ -227,7 +227,7 @@ int action_validate(const struct action_def *def, const cJSON *args, char *err, 
                      a->type == ACTION_ARG_STRING_LIST ? " (e.g. [\"pkg/mod.py:10-40\"])" : "");
             return ACTION_EINVAL;
         }
-        if (a->type == ACTION_ARG_STRING && a->required && !*it->valuestring) {
+        if (a->type == ACTION_ARG_STRING && a->required == 1 && !*it->valuestring) {
             snprintf(err, errlen, "%s: field '%s' must not be empty", def->name, a->name);
             return ACTION_EINVAL;
         }
@@ -299,10 +299,36 @@ int action_run(struct action_ctx *ctx, const char *name, const cJSON *args, stru
     return r;
 }
 
+/* The byte offset of a \u0000 escape inside a string of the JSON text, or
+ * -1. cJSON keeps strings NUL-terminated, so such a string would be cut
+ * there: "a.py\u0000../x" would be read as "a.py". */
+static long json_nul_escape(const char *text)
+{
+    int in_string = 0;
+    for (const char *p = text; *p; p++) {
+        if (!in_string) {
+            in_string = *p == '"';
+        } else if (*p == '"') {
+            in_string = 0;
+        } else if (*p == '\\' && p[1]) {
+            if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0) return (long)(p - text);
+            p++;   /* the escaped character, a backslash or a quote included */
+        }
+    }
+    return -1;
+}
+
 cJSON *action_args_parse(const char *name, const char *json, char *err, size_t errlen)
 {
     const char *text = json ? json : "", *end = NULL;
     cJSON *args = cJSON_ParseWithOpts(text, &end, 1);
+    long nul = args ? json_nul_escape(text) : -1;
+    if (nul >= 0) {
+        snprintf(err, errlen, "%s: a string of the arguments holds a NUL (\\u0000 at byte %ld), which no path, name "
+                 "or text to look for contains; remove it", name ? name : "action", nul + 1);
+        cJSON_Delete(args);
+        return NULL;
+    }
     if (args) return args;
     const char *at = end && end >= text ? end : cJSON_GetErrorPtr();
     if (!at || at < text || at > text + strlen(text)) at = text + strlen(text);

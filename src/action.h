@@ -56,6 +56,10 @@ enum action_arg_type {
     ACTION_ARG_BOOL,
 };
 
+/* required: 0 optional; 1 must be given, and a string must not be empty;
+ * ACTION_ARG_EMPTY_OK must be given, and "" is a value (Outline's path ''
+ * is the whole repository). */
+#define ACTION_ARG_EMPTY_OK 2
 struct action_arg {
     const char *name;
     enum action_arg_type type;

@@ -123,11 +123,14 @@ void http_result_free(struct http_result *res)
     res->server_message = NULL;
 }
 
-/* A malloc'd copy of s with every occurrence of secret replaced. */
+/* A malloc'd copy of s with secret, whole or cut short, and every secret
+ * of the process replaced. */
 static char *redact_dup(const char *s, const char *secret)
 {
-    size_t sl = secret ? strlen(secret) : 0;
-    return sl < 4 ? xstrdup(s) : str_redact(s, secret, sl);
+    char *r = str_redact_secret(s, secret);
+    char *all = secret_scrub(r);
+    free(r);
+    return all;
 }
 
 char *http_redact(char *s, size_t size, const char *secret)
@@ -640,11 +643,15 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         case A_DONE:
             if (status >= 200 && status < 300) { rc = HTTP_OK; break; }
             {
+                /* the whole text is redacted before an excerpt is cut from
+                 * it: a key across the cut would otherwise be shown in part */
                 char *m = http_error_message(buf_str(&x.body));
-                if (!m && x.body.len) m = xstrndup(buf_str(&x.body), x.body.len < 200 ? x.body.len : 200);
+                int excerpt = !m;
+                if (!m && x.body.len) m = xstrdup(buf_str(&x.body));
                 if (m) {
                     char *e = url_redact_echo(m, url);   /* a server may echo the URL's key back */
                     res->server_message = redact_dup(e, o.secret);
+                    if (excerpt) res->server_message[utf8_cut(res->server_message, 200)] = 0;
                     free(e);
                     free(m);
                 }

@@ -1965,6 +1965,27 @@ static void update_free(struct update *U)
  * embeddings (carry_embeddings), or NULL.
  * *index_fault is set when the failure happened while reading or writing the
  * existing index (the caller then checks its integrity). */
+/* sqlite's own words ("database or disk is full") name no file: a failure
+ * writing the index says which index, and a full disk what to do. */
+static void name_the_index(char *err, size_t errlen, const char *index_path)
+{
+    if (!err || !errlen || !*err || strstr(err, index_path)) return;
+    static const char *const bare[] = {"cannot write the index: ", "cannot read the index: "};
+    const char *rest = NULL, *verb = "write";
+    for (size_t i = 0; i < ARRAY_LEN(bare) && !rest; i++)
+        if (str_starts(err, bare[i])) {
+            rest = err + strlen(bare[i]);
+            verb = i ? "read" : "write";
+        }
+    if (!rest && (strstr(err, "database or disk is full") || strstr(err, "disk I/O error"))) rest = err;
+    if (!rest) return;
+    int full = strstr(rest, "database or disk is full") != NULL;
+    char *m = xasprintf("cannot %s the index '%s': %s%s", verb, index_path, rest,
+                        full ? "; free space on the file system that holds it, or give --index a path on another" : "");
+    snprintf(err, errlen, "%s", m);
+    free(m);
+}
+
 static int update_once(const char *repo_root, const char *index_path, const struct index_options *opt,
                        struct index_stats *S, int force_fresh, const char *carry_from, int *index_fault, char *err,
                        size_t errlen)
@@ -1976,6 +1997,7 @@ static int update_once(const char *repo_root, const char *index_path, const stru
                        .kill_after = test_kill_after()};
     *index_fault = 0;
     int rc = update_run(&U, repo_root);
+    if (rc) name_the_index(err, errlen, index_path);
     update_free(&U);
     S->ms = now_ms() - U.t0;
     if (opt->progress && rc == 0) opt->progress(opt->progress_ctx, U.njobs, U.njobs);

@@ -354,6 +354,9 @@ static void git_drqaignores(struct scanner *s, const char *list, size_t len)
     if (s->nstack > 1) qsort(s->stack, s->nstack, sizeof *s->stack, cmp_ignore_base);
 }
 
+#define SCAN_SUBMODULE_NOTE "(its files are left out; index the submodule as a repository of its own)"
+#define SCAN_SUBMODULE_RULE "git submodule " SCAN_SUBMODULE_NOTE
+
 static void scan_git_list(struct scanner *s, const char *list, size_t len)
 {
     struct buf full = BUF_INIT;
@@ -364,7 +367,16 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
         i += n + 1;
         if (n == 0) continue;
         const struct lang *lang = parse_lang_for_path(rel);
-        if (!lang) continue;
+        if (!lang) {
+            /* git lists a submodule as one entry, its directory: its files
+             * are not the repository's, and the summary says they are left out */
+            struct stat dst;
+            buf_reset(&full);
+            buf_printf(&full, "%s/%s", s->root, rel);
+            if (lstat(full.data, &dst) == 0 && S_ISDIR(dst.st_mode))
+                count_rule(s->r, xstrdup(SCAN_SUBMODULE_RULE));
+            continue;
+        }
         char *why = s->nstack ? path_ignored_by(s->stack, s->nstack, rel, 0) : NULL;
         if (why) {
             count_rule(s->r, why);
@@ -1145,13 +1157,25 @@ int scan_explain(const char *root_abs, const struct scan_options *so, const char
         }
         if (!why) {
             int listed = 0;
+            char *sub = NULL;   /* the submodule rel lies in, when git lists one */
             for (size_t i = 0; i < len && !listed;) {
                 const char *e = list + i;
                 size_t m = strnlen(e, len - i);
                 i += m + 1;
                 listed = strcmp(e, rel) == 0 || (is_dir && (!*rel || (strncmp(e, rel, n) == 0 && e[n] == '/')));
+                if (!sub && m && m < n && strncmp(rel, e, m) == 0 && rel[m] == '/') {
+                    struct stat dst;
+                    if (fstatat(rootfd, e, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode)) sub = xstrdup(e);
+                }
+                if (listed && is_dir && strcmp(e, rel) == 0) {
+                    struct stat dst;   /* the submodule itself */
+                    if (fstatat(rootfd, e, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode))
+                        why = xstrdup(SCAN_SUBMODULE_RULE);
+                }
             }
-            if (!listed && exists) why = xstrdup("git: not listed by git ls-files");
+            if (!why && sub) why = xasprintf("the git submodule '%s' " SCAN_SUBMODULE_NOTE, sub);
+            free(sub);
+            if (!why && !listed && exists) why = xstrdup("git: not listed by git ls-files");
         }
         if (!why) {
             git_drqaignores(&s, list, len);

@@ -247,12 +247,13 @@ static int jfile_line(void *arg, int lineno, char *key, char *val)
     enum llm_provider p;
     if (slot == &e->provider && parse_provider(val, &p)) {
         char names[200];
-        snprintf(err, errlen, "%s:%d: unknown provider '%s'; use %s", path, lineno, val,
+        snprintf(err, errlen, "%s:%d: unknown provider (values are not shown); use %s", path, lineno,
                  llm_provider_choices(names, sizeof names, 1));
         return -1;
     }
     if (slot == &e->base && !valid_url(val)) {
-        snprintf(err, errlen, "%s:%d: judge base '%s' must start with http:// or https://", path, lineno, val);
+        snprintf(err, errlen, "%s:%d: a judge base must start with http:// or https:// (values are not shown)", path,
+                 lineno);
         return -1;
     }
     free(*slot);

@@ -573,8 +573,14 @@ enum llm_fail llm_body_error(const cJSON *e, const char *who, const char *url, c
         snprintf(tag, sizeof tag, " (%.80s)", cJSON_IsString(type) ? type->valuestring : code->valuestring);
     else if (cJSON_IsNumber(code))
         snprintf(tag, sizeof tag, " (code %d)", code->valueint);
-    snprintf(out, outlen, "%s %s answered status 200 with an error instead of a completion%s: %.300s", who, url, tag,
-             cJSON_IsString(m) && *m->valuestring ? m->valuestring : "(no message)");
+    /* the whole message is redacted before it is cut to fit: a key the
+     * provider echoed across the cut would otherwise be shown in part */
+    char *msg = xasprintf("%s %s answered status 200 with an error instead of a completion%s: %s", who, url, tag,
+                          cJSON_IsString(m) && *m->valuestring ? m->valuestring : "(no message)");
+    char *clean = secret_scrub(msg);
+    str_copy_cut(out, outlen, clean);
+    free(clean);
+    free(msg);
     const char *c = cJSON_IsString(code) ? code->valuestring : cJSON_IsString(type) ? type->valuestring : "";
     int n = cJSON_IsNumber(code) ? code->valueint : 0;
     if (n == 401 || n == 403 || strstr(c, "invalid_api_key") || strstr(c, "authentication")) return LLM_FAIL_AUTH;
@@ -634,11 +640,15 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     }
     cJSON *j = cJSON_ParseWithLength(res.body, res.body_len);
     if (!cJSON_IsObject(j)) {
+        /* the excerpt is cut from the redacted body: a key across the cut
+         * would otherwise be shown in part */
+        char *clean = str_redact_secret(res.body ? res.body : "", hb->key);
         char start[48];
         size_t k = 0;
-        for (size_t i = 0; i < res.body_len && k < 40; i++)
-            start[k++] = res.body[i] >= 32 && res.body[i] < 127 ? res.body[i] : ' ';
+        for (size_t i = 0; clean[i] && k < 40; i++)
+            start[k++] = clean[i] >= 32 && clean[i] < 127 ? clean[i] : ' ';
         start[k] = 0;
+        free(clean);
         snprintf(reply->error, sizeof reply->error,
                  "the reply from %s is not a JSON object (%zu bytes starting '%s'); check that the API base points at the right kind of server",
                  url, res.body_len, start);
@@ -655,7 +665,6 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (e && !cJSON_IsNull(e)) {
         reply->fail = llm_body_error(e, "the server at", url, reply->error, sizeof reply->error);
-        http_redact(reply->error, sizeof reply->error, hb->key);
         cJSON_Delete(j);
         return LLM_ERR_REPLY;
     }
@@ -1049,11 +1058,36 @@ void llm_account(struct llm_http_backend *hb, const struct llm_request *req, str
                        output_tokens * p->price_output) / 1e6;
 }
 
+/* A model may repeat the key it was sent (a prompt that quotes a config
+ * file, a server that echoes its request), and a backend's message may quote
+ * the server: the reply's text, reasoning and error never hold the key, whole
+ * or cut short, before anyone shows, logs or saves them. */
+static void scrub_field(char **s, const char *key)
+{
+    if (!*s) return;
+    char *r = str_redact_secret(*s, key), *all = secret_scrub(r);
+    free(r);
+    free(*s);
+    *s = all;
+}
+
+static void scrub_reply(struct llm_backend *b, struct llm_reply *reply)
+{
+    const char *key = b->name == http_name ? ((const struct llm_http_backend *)b->impl)->key : NULL;
+    scrub_field(&reply->text, key);
+    scrub_field(&reply->reasoning, key);
+    char *e = xstrdup(reply->error);
+    scrub_field(&e, key);
+    str_copy_cut(reply->error, sizeof reply->error, e);
+    free(e);
+}
+
 int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply,
              struct llm_usage *usage)
 {
     int rc = b->chat(b, req, reply);
     url_redact_buf(reply->error, sizeof reply->error);   /* every backend's messages name its URL */
+    scrub_reply(b, reply);
     if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
     log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
             b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),

@@ -166,6 +166,15 @@ struct layer {
     size_t errlen;
 };
 
+/* A value a line of the config file gives that its setting does not take:
+ * the file, the line and the setting are named, never the value, which may
+ * be a key written on the wrong line. */
+static void bad_value(char *err, size_t errlen, const char *path, int line, const char *name, const char *takes)
+{
+    snprintf(err, errlen, "%s:%d: %s takes %s; fix the value on that line (values are not shown)", path, line,
+             name, takes);
+}
+
 /* One line of the config file (config_kv_parse's fn). */
 static int layer_line(void *arg, int lineno, char *key, char *val)
 {
@@ -207,8 +216,7 @@ static int layer_line(void *arg, int lineno, char *key, char *val)
                      path, lineno, key);
             rc = -1;
         } else if (parse_double(val, 0, 1e6, &d)) {
-            snprintf(err, errlen, "%s:%d: %s takes a price in USD per million tokens (a number >= 0), not '%s'",
-                     path, lineno, key, val);
+            bad_value(err, errlen, path, lineno, key, "a price in USD per million tokens (a number >= 0)");
             rc = -1;
         } else {
             struct config_price *p = price_slot(c, m, mlen);
@@ -224,7 +232,7 @@ static int layer_line(void *arg, int lineno, char *key, char *val)
                      "(e.g. profile.o4-mini*.max_output = 32000)", path, lineno, key);
             rc = -1;
         } else if (llm_profile_set(NULL, dot + 1, val, e2, sizeof e2)) {
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, e2);
+            snprintf(err, errlen, "%s:%d: %s; fix the value on that line (values are not shown)", path, lineno, e2);
             rc = -1;
         } else {
             c->overrides = xreallocarray(c->overrides, c->noverrides + 1, sizeof *c->overrides);
@@ -320,9 +328,13 @@ static char *dup_base(const char *s)
     return d;
 }
 
-static int check_url(const struct pick *p, const char *what, char *err, size_t errlen)
+static int check_url(const struct pick *p, const struct fileval *fv, const char *what, char *err, size_t errlen)
 {
     if (!p->val || str_starts(p->val, "http://") || str_starts(p->val, "https://")) return 0;
+    if (p->val == fv->v[F_API_BASE] || p->val == fv->v[F_EMBED_BASE]) {   /* a line of the file: not shown */
+        snprintf(err, errlen, "%s: %s must start with http:// or https:// (values are not shown)", p->src, what);
+        return -1;
+    }
     char *safe = url_redact(p->val);
     snprintf(err, errlen, "%s '%s' (from %s) must start with http:// or https://", what, safe, p->src);
     free(safe);
@@ -336,8 +348,9 @@ static int file_long(const struct fileval *fv, enum fkey k, long lo, long hi, lo
     *out = def;
     if (!fv->v[k]) return 0;
     if (parse_long(fv->v[k], lo, hi, out) == 0) return 0;
-    snprintf(err, errlen, "%s:%d: %s takes a whole number from %ld to %ld, not '%s'", fv->path, fv->line[k],
-             fkey_names[k], lo, hi, fv->v[k]);
+    char takes[96];
+    snprintf(takes, sizeof takes, "a whole number from %ld to %ld", lo, hi);
+    bad_value(err, errlen, fv->path, fv->line[k], fkey_names[k], takes);
     return -1;
 }
 
@@ -401,8 +414,12 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
             c->provider = pi->id;
         } else {
             char names[200];
-            snprintf(err, errlen, "unknown provider '%s' (from %s); use %s", prov.val, prov.src,
-                     llm_provider_choices(names, sizeof names, 1));
+            if (prov.val == fv.v[F_PROVIDER])   /* a line of the file: its value is not shown */
+                snprintf(err, errlen, "%s: unknown provider (values are not shown); use %s", prov.src,
+                         llm_provider_choices(names, sizeof names, 1));
+            else
+                snprintf(err, errlen, "unknown provider '%s' (from %s); use %s", prov.val, prov.src,
+                         llm_provider_choices(names, sizeof names, 1));
             free(ollama_base);
             goto out;
         }
@@ -422,7 +439,7 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     else if (openai && ollama_base) pick_set(&base, ollama_base, "OLLAMA_HOST");
     else pick_file(&base, &fv, F_API_BASE);
     if (!base.val) pick_set(&base, llm_provider_get(c->provider)->default_base, "the default");
-    if (check_url(&base, "the API base", err, errlen)) { free(ollama_base); goto out; }
+    if (check_url(&base, &fv, "the API base", err, errlen)) { free(ollama_base); goto out; }
     c->api_base = dup_base(base.val);
     free(ollama_base);
 
@@ -442,7 +459,7 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     if (o && o->embed_base) pick_set(&eb, o->embed_base, "--embed-base");
     else if (env_get(env, "DRQA_EMBED_BASE")) pick_set(&eb, env_get(env, "DRQA_EMBED_BASE"), "DRQA_EMBED_BASE");
     else pick_file(&eb, &fv, F_EMBED_BASE);
-    if (check_url(&eb, "the embeddings base", err, errlen)) goto out;
+    if (check_url(&eb, &fv, "the embeddings base", err, errlen)) goto out;
     c->embed_base = eb.val ? dup_base(eb.val) : openai ? xstrdup(c->api_base) : NULL;
     const char *em = o && o->embed_model ? o->embed_model : env_get(env, "DRQA_EMBED_MODEL");
     if (!em) em = fv.v[F_EMBED_MODEL];
@@ -451,12 +468,14 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     if (!ek) ek = fv.v[F_EMBED_KEY];
     if (!ek && c->embed_base && strcmp(c->embed_base, c->api_base) == 0) ek = c->api_key;
     c->embed_key = ek ? xstrdup(ek) : NULL;
+    /* the keys are scrubbed from the log, transcripts and replies from here on */
+    secret_add(c->api_key);
+    secret_add(c->embed_key);
 
     /* json mode and numbers (file only) */
     c->json_mode = 0;
     if (fv.v[F_JSON_MODE] && parse_bool(fv.v[F_JSON_MODE], &c->json_mode)) {
-        snprintf(err, errlen, "%s:%d: json_mode takes true or false, not '%s'", fv.path, fv.line[F_JSON_MODE],
-                 fv.v[F_JSON_MODE]);
+        bad_value(err, errlen, fv.path, fv.line[F_JSON_MODE], "json_mode", "true or false");
         goto out;
     }
     if (o && o->json_mode) c->json_mode = 1;
@@ -477,8 +496,7 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     if (file_long(&fv, F_EMBED_BATCH, 1, 4096, c->embed_batch, &v, err, errlen)) goto out;
     c->embed_batch = (int)v;
     if (fv.v[F_TEMPERATURE] && parse_double(fv.v[F_TEMPERATURE], 0, 2, &c->temperature)) {
-        snprintf(err, errlen, "%s:%d: temperature takes a number from 0 to 2, not '%s'", fv.path,
-                 fv.line[F_TEMPERATURE], fv.v[F_TEMPERATURE]);
+        bad_value(err, errlen, fv.path, fv.line[F_TEMPERATURE], "temperature", "a number from 0 to 2");
         goto out;
     }
     c->temperature_set = fv.v[F_TEMPERATURE] != NULL;

@@ -356,7 +356,8 @@ bad:;
                       : !strcmp(field, "system") ? "role or user"
                       : !strcmp(field, "thinking") ? "none, field, tags or blocks"
                       : "a price in USD per million tokens (a number >= 0)";
-    snprintf(err, errlen, "profile field %s takes %s, not '%s'", field, takes, value);
+    (void)value;   /* never shown: a config line's value may be a key */
+    snprintf(err, errlen, "profile field %s takes %s", field, takes);
     return -1;
 }
 

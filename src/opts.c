@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -231,8 +232,8 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
         case O_EXPLORATION: {
             char *end;
             o->exploration = strtod(optarg, &end);
-            if (end == optarg || *end || o->exploration < 0) {
-                snprintf(err, errlen, "--exploration takes a number >= 0, not '%s'", optarg);
+            if (end == optarg || *end || !isfinite(o->exploration) || o->exploration < 0) {   /* nan, inf */
+                snprintf(err, errlen, "--exploration takes a finite number >= 0, not '%s'", optarg);
                 return -1;
             }
             break;

@@ -1268,9 +1268,11 @@ int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct 
 
 /* ---- citations and question types ---- */
 
+/* '%' too: a percent-encoded path (%2e%2e/etc/passwd) is one citation,
+ * removed whole, not a fragment of one left behind. */
 static int path_char(char c)
 {
-    return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '/' || c == '-';
+    return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '/' || c == '-' || c == '%';
 }
 
 typedef void (*cite_fn)(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z);

@@ -11,6 +11,7 @@
 #include "tok.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -340,6 +341,20 @@ static const char *file_type_name(mode_t m)
     return "not a regular file";
 }
 
+/* "file:PATH?immutable=1" with PATH percent-encoded (a name may hold '?',
+ * '#' or '%'), for sqlite3_open_v2 with SQLITE_OPEN_URI. Caller frees. */
+static char *store_immutable_uri(const char *path)
+{
+    struct buf b = BUF_INIT;
+    buf_adds(&b, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (isalnum(*p) || strchr("/._-~", *p)) buf_addc(&b, (char)*p);
+        else buf_printf(&b, "%%%02X", *p);
+    }
+    buf_adds(&b, "?immutable=1");
+    return buf_take(&b);
+}
+
 #define STORE_REFUSE_HINT "it is left untouched; pass --index with the path of a drqa-tui index or of a new file"
 
 enum store_kind store_classify(const char *path, int *version, char *err, size_t errlen)
@@ -374,9 +389,25 @@ enum store_kind store_classify(const char *path, int *version, char *err, size_t
         return STORE_FOREIGN;
     }
     unsigned app = (unsigned)h[68] << 24 | (unsigned)h[69] << 16 | (unsigned)h[70] << 8 | h[71];
+    if (app != 0 && app != STORE_APPLICATION_ID) {   /* the header names another program: not opened at all */
+        if (err && errlen)
+            snprintf(err, errlen, "'%s' is an sqlite database of another application, not a drqa-tui index; " STORE_REFUSE_HINT,
+                     path);
+        return STORE_FOREIGN;
+    }
     sqlite3 *db = NULL;
     int ours = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+    /* Opening a WAL-mode file, even read-only, creates -wal and -shm beside
+     * it, which a refusal would leave behind. Without a -wal file the main
+     * file holds every committed page, so it is read as immutable: no lock,
+     * no file created. With one, the -wal holds pages to read, and it and
+     * its -shm are already there. */
+    char *wal = xasprintf("%s-wal", path);
+    int has_wal = access(wal, F_OK) == 0;
+    free(wal);
+    char *uri = has_wal ? NULL : store_immutable_uri(path);
+    if (sqlite3_open_v2(uri ? uri : path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (uri ? SQLITE_OPEN_URI : 0),
+                        NULL) == SQLITE_OK) {
         sqlite3_busy_timeout(db, 5000);
         ours = is_ours(db);
         if (ours == 1 && version) *version = pragma_int(db, "PRAGMA user_version");
@@ -384,6 +415,7 @@ enum store_kind store_classify(const char *path, int *version, char *err, size_t
     char why[256];
     snprintf(why, sizeof why, "%s", db ? sqlite3_errmsg(db) : "out of memory");
     sqlite3_close(db);
+    free(uri);
     if (ours == 1) return STORE_OURS;
     if (app == STORE_APPLICATION_ID) return STORE_DAMAGED;
     if (err && errlen) {

@@ -316,7 +316,9 @@ static int write_private(const char *path, const char *text, char *err, size_t e
         return -1;
     }
     int rc = fchmod(fd, 0600);
-    if (rc == 0) rc = write_all(fd, text, strlen(text));
+    char *clean = secret_scrub(text);   /* a key a reply or message carried never reaches the file */
+    if (rc == 0) rc = write_all(fd, clean, strlen(clean));
+    free(clean);
     /* on disk before the name: a crash never leaves an empty transcript under it */
     if (rc == 0) rc = fsync(fd);
     if (close(fd) != 0) rc = -1;

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -394,6 +395,68 @@ char *str_redact(const char *s, const char *v, size_t n)
     return buf_take(&b);
 }
 
+static int key_char(unsigned char c) { return isalnum(c) || c == '-' || c == '_'; }
+
+char *str_redact_secret(const char *s, const char *secret)
+{
+    size_t n = secret ? strlen(secret) : 0;
+    if (!s) s = "";
+    if (n < 4) return xstrdup(s);
+    struct buf b = BUF_INIT;
+    const char *run = s, *p = s;
+    while ((p = strchr(p, secret[0]))) {
+        size_t m = 0;
+        while (m < n && p[m] == secret[m]) m++;
+        if (m == n || (m >= SECRET_PARTIAL_MIN && !key_char((unsigned char)p[m]))) {
+            buf_add(&b, run, (size_t)(p - run));
+            buf_adds(&b, "[redacted]");
+            p += m;
+            run = p;
+        } else {
+            p++;
+        }
+    }
+    buf_adds(&b, run);
+    return b.data ? buf_take(&b) : xstrdup("");
+}
+
+static pthread_mutex_t secret_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *secrets[16];   /* owned copies, kept for the life of the process */
+static size_t nsecrets;
+
+void secret_add(const char *secret)
+{
+    if (!secret || strlen(secret) < 4) return;
+    pthread_mutex_lock(&secret_lock);
+    int known = 0;
+    for (size_t i = 0; i < nsecrets && !known; i++) known = !strcmp(secrets[i], secret);
+    if (!known && nsecrets < ARRAY_LEN(secrets)) secrets[nsecrets++] = xstrdup(secret);
+    pthread_mutex_unlock(&secret_lock);
+}
+
+char *secret_scrub(const char *s)
+{
+    char *r = xstrdup(s ? s : "");
+    pthread_mutex_lock(&secret_lock);
+    for (size_t i = 0; i < nsecrets; i++) {
+        char *t = str_redact_secret(r, secrets[i]);
+        free(r);
+        r = t;
+    }
+    pthread_mutex_unlock(&secret_lock);
+    return r;
+}
+
+char *str_copy_cut(char *dst, size_t size, const char *s)
+{
+    if (!s) s = "";
+    int max = size - 1 > INT_MAX ? INT_MAX : (int)(size - 1);
+    int n = utf8_cut(s, max);
+    memcpy(dst, s, (size_t)n);
+    dst[n] = 0;
+    return dst;
+}
+
 int str_secret_name(const char *name, size_t n)
 {
     static const char *const tails[] = {"key", "token", "secret", "sig", "signature", "password", "passwd", "pwd",
@@ -450,7 +513,9 @@ void log_msg(const char *fmt, ...)
         buf_vprintf(&b, fmt, ap);
         va_end(ap);
         char *safe = url_redact_text(buf_str(&b));   /* a URL's credentials never reach the file */
-        fputs(safe, log_fp);
+        char *clean = secret_scrub(safe);            /* nor a key, whole or cut short */
+        fputs(clean, log_fp);
+        free(clean);
         free(safe);
         buf_free(&b);
         fputc('\n', log_fp);
@@ -479,12 +544,37 @@ static size_t utf8_seq_len(const unsigned char *p)
     return n;
 }
 
+int text_cp_reorders(unsigned cp)
+{
+    return (cp >= 0x200e && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x061c ||
+           cp == 0xfeff;
+}
+
+/* The code point of the well-formed sequence of n bytes at p. */
+static unsigned utf8_cp(const unsigned char *p, size_t n)
+{
+    if (n == 1) return p[0];
+    unsigned cp = p[0] & (0xff >> (n + 1));
+    for (size_t i = 1; i < n; i++) cp = (cp << 6) | (p[i] & 0x3f);
+    return cp;
+}
+
 /* Shared by text_term_safe and json_term_safe: json selects the escapes. */
 static char *term_safe(const char *s, int json)
 {
     struct buf b = BUF_INIT;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        size_t n = json ? 1 : utf8_seq_len(p);
+        size_t seq = utf8_seq_len(p);
+        if (seq > 1 && text_cp_reorders(utf8_cp(p, seq))) {
+            /* bidirectional controls reorder what the terminal shows around
+             * them (a name that reads as another): shown as the front end
+             * shows them, or as a JSON escape that keeps the value */
+            buf_printf(&b, json ? "\\u%04x" : "<U+%04X>", utf8_cp(p, seq));
+            p += seq - 1;
+            continue;
+        }
+        size_t n = json ? 1 : seq;
         if (!n) {
             /* not UTF-8: a lone 0x80-0x9f byte is C1 (CSI, OSC...) to an
              * 8-bit terminal, so every such byte is shown as its value */

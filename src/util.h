@@ -127,6 +127,25 @@ int str_secret_name(const char *name, size_t n);
 /* A copy of s with every occurrence of the n bytes v replaced by
  * "[redacted]" (n > 0). Caller frees. */
 char *str_redact(const char *s, const char *v, size_t n);
+/* A copy of s with the credential secret redacted: every whole occurrence,
+ * and every run of its first SECRET_PARTIAL_MIN or more bytes that is not
+ * followed by another key character (letter, digit, '-', '_'), as a key cut
+ * short shows ("sk-proj-AbCd..." in an echo, at the end of a cut excerpt), is
+ * replaced by "[redacted]". A secret NULL or shorter than 4 bytes is not
+ * searched for. Redact the whole text first, then cut it. Caller frees. */
+#define SECRET_PARTIAL_MIN 8
+char *str_redact_secret(const char *s, const char *secret);
+/* The secrets of this process (API keys): secret_add keeps a copy of one
+ * (NULL or shorter than 4 bytes: ignored; at most 16 are kept), and
+ * secret_scrub returns a copy of s with every kept secret redacted as by
+ * str_redact_secret. The log file, transcripts and model replies pass
+ * through it, so a key reaches none of them whatever path it took. Thread-safe.
+ * Caller frees. */
+void secret_add(const char *secret);
+char *secret_scrub(const char *s);
+/* Copies s into dst (size bytes, size > 0), cut to fit without splitting a
+ * UTF-8 sequence. Returns dst. */
+char *str_copy_cut(char *dst, size_t size, const char *s);
 
 /* Log file: log_open(NULL) disables logging. Messages carry a timestamp. */
 int log_open(const char *path);
@@ -138,12 +157,20 @@ void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * and the C1 range U+0080-U+009F (which some terminals obey in UTF-8) -- is
  * shown as a visible escape, "\x1b" or "\u009b", and so is every byte that
  * is not part of well-formed UTF-8 ("\x9b": a lone C1 byte, which an 8-bit
- * terminal obeys), so text from a repository never drives the terminal.
+ * terminal obeys), and every bidirectional control ("<U+202E>",
+ * text_cp_reorders), so text from a repository never drives the terminal.
  * Caller frees. */
 char *text_term_safe(const char *s);
 /* The same for JSON text: cJSON escapes C0 only; DEL and C1 become \u007f and
  * \u0080..\u009f escapes, which leave the JSON value unchanged. Caller frees. */
 char *json_term_safe(const char *json);
+/* 1 for the code points that reorder or break what a terminal shows around
+ * them and are escaped wherever text is shown (text_term_safe, the front
+ * end's text_safe): the bidirectional marks, embeddings, overrides and
+ * isolates (U+200E-U+200F, U+202A-U+202E, U+2066-U+2069, U+061C), the line
+ * and paragraph separators U+2028-U+2029 and U+FEFF. text_term_safe shows
+ * them as "<U+202E>", json_term_safe as "\u202e". */
+int text_cp_reorders(unsigned cp);
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

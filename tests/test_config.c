@@ -81,7 +81,7 @@ static const struct row rows[] = {
     {"a base without a scheme", 0, 0, 0, 0, {"DRQA_API_BASE=127.0.0.1:8000/v1"}, NULL, -1, 0, 0, 0, 0,
      "the API base '127.0.0.1:8000/v1' (from DRQA_API_BASE) must start with http:// or https://"},
     {"a bad provider in the file names file:line", 0, 0, 0, 0, {0}, "# models\n\nprovider = palm\n", -1, 0, 0, 0, 0,
-     "config:3)"},
+     "config:3: unknown provider"},
 };
 
 static char dir[64];
@@ -204,15 +204,15 @@ int main(void)
     static const struct { const char *text, *want; } bad[] = {
         {"model = m\n\napi_base http://x\n", "explicit.conf:3: expected 'key = value' after 'api_base' (the rest of the line is not shown)"},
         {"modle = m\n", "explicit.conf:1: unknown key 'modle'; known keys: api_base"},
-        {"model = m\nretries = many\n", "explicit.conf:2: retries takes a whole number from 0 to 20, not 'many'"},
-        {"retries = 99\n", "explicit.conf:1: retries takes a whole number from 0 to 20, not '99'"},
-        {"json_mode = maybe\n", "explicit.conf:1: json_mode takes true or false, not 'maybe'"},
+        {"model = m\nretries = many\n", "explicit.conf:2: retries takes a whole number from 0 to 20; fix the value on that line"},
+        {"retries = 99\n", "explicit.conf:1: retries takes a whole number from 0 to 20; fix"},
+        {"json_mode = maybe\n", "explicit.conf:1: json_mode takes true or false; fix"},
         {"price.gpt-4.1.input = cheap\n", "explicit.conf:1: price.gpt-4.1.input takes a price in USD per million tokens"},
         {"price.gpt = 1\n", "explicit.conf:1: 'price.gpt' is not a price key"},
         {"api_key =\n", "explicit.conf:1: 'api_key' has no value"},
         {"= x\n", "explicit.conf:1: a line has no key before '='"},
-        {"temperature = hot\n", "explicit.conf:1: temperature takes a number from 0 to 2, not 'hot'"},
-        {"embed_base = ftp://x\n", "the embeddings base 'ftp://x' (from "},
+        {"temperature = hot\n", "explicit.conf:1: temperature takes a number from 0 to 2; fix"},
+        {"embed_base = ftp://x\n", "explicit.conf:1: the embeddings base must start with http:// or https://"},
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         err[0] = 0;
@@ -229,6 +229,22 @@ int main(void)
         rc = load_file(leaky[i], &c, err, sizeof err);
         ok(rc == -1 && !strstr(err, "SECRET") && strstr(err, "explicit.conf:1:"),
            "malformed line %zu: file:line named, the value not echoed: %s", i, err);
+        config_free(&c);
+    }
+
+    /* a value a setting does not take is never echoed either: a key written
+     * on the wrong line (retries = sk-...) names only the file, line and setting */
+    static const char *const wrong_line[] = {
+        "retries", "max_tokens", "temperature", "timeout_total_ms", "backoff_ms", "max_reply_bytes", "embed_batch",
+        "json_mode", "provider", "api_base", "embed_base", "price.gpt-4.1.input", "price.m.output",
+        "profile.gpt-4*.max_output", "profile.o3*.token_param", "profile.x.reasoning_effort", "profile.x.schema"};
+    for (size_t i = 0; i < ARRAY_LEN(wrong_line); i++) {
+        char text[160];
+        snprintf(text, sizeof text, "model = m\n%s = sk-WRONGLINE-9xQ\n", wrong_line[i]);
+        err[0] = 0;
+        rc = load_file(text, &c, err, sizeof err);
+        ok(rc == -1 && !strstr(err, "WRONGLINE") && !strstr(err, "sk-") && strstr(err, "explicit.conf:2:"),
+           "%s = KEY: file:line and setting named, the value not echoed: %s", wrong_line[i], err);
         config_free(&c);
     }
 

@@ -572,6 +572,17 @@ static void test_citations(void)
     }
     evidence_free(&c);
 
+    /* a percent-encoded path outside the repository is removed whole */
+    struct evidence seen = EVIDENCE_INIT;
+    evidence_add(&seen, "tinyweb/app.py", 1, 80, NULL, NULL, 0);
+    int removed = 0;
+    char *md = llm_strip_citations("See `%2e%2e/etc/passwd:1-3` and %2e%2e/%2e%2e/etc/shadow:2, "
+                                   "then tinyweb/app.py:46-51.", &seen, &removed);
+    is_str(md, "See  and , then tinyweb/app.py:46-51.", "percent-encoded citations are removed whole, no fragment");
+    is_int(removed, 2, "two citations removed");
+    free(md);
+    evidence_free(&seen);
+
     char why[256];
     ok(llm_answer_misses_type("where", "It is in the App class of the application.", 0, why, sizeof why) &&
            strstr(why, "where-question"),

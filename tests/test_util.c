@@ -146,6 +146,45 @@ int main(void)
         free(v);
     }
 
+    {
+        const char *key = "sk-proj-ABCDEFGH12345678";
+        char *r = str_redact_secret("a sk-proj-ABCDEFGH12345678 b", key);
+        is_str(r, "a [redacted] b", "str_redact_secret: a whole key");
+        free(r);
+        r = str_redact_secret("echo: sk-proj-ABCD... end", key);
+        is_str(r, "echo: [redacted]... end", "str_redact_secret: a key cut short in an echo");
+        free(r);
+        r = str_redact_secret("cut at sk-proj-ABC", key);
+        is_str(r, "cut at [redacted]", "str_redact_secret: a key cut at the end of the text");
+        free(r);
+        r = str_redact_secret("sk-proj- is how keys start; sk-proj-Other99 is another", key);
+        is_str(r, "[redacted] is how keys start; sk-proj-Other99 is another",
+               "str_redact_secret: an 8-byte prefix is redacted, another key sharing it is not");
+        free(r);
+        r = str_redact_secret("sk-proj", key);
+        is_str(r, "sk-proj", "str_redact_secret: fewer than 8 bytes of the key are kept");
+        free(r);
+        secret_add("tok-REGISTERED-0123");
+        r = secret_scrub("x tok-REGISTERED-0123 y tok-REGISTER");
+        is_str(r, "x [redacted] y [redacted]", "secret_scrub: a registered secret, whole and cut short");
+        free(r);
+        char small[12];
+        is_str(str_copy_cut(small, sizeof small, "abcdefghij\xc3\xa9z"), "abcdefghij",
+               "str_copy_cut: never splits a UTF-8 sequence");
+    }
+
+    {
+        char *t = text_term_safe("a\xe2\x80\xae b\xe2\x81\xa6" "c\xd8\x9c \xe2\x80\x94 \x1b");
+        is_str(t, "a<U+202E> b<U+2066>c<U+061C> \xe2\x80\x94 \\x1b",
+               "text_term_safe: bidirectional controls shown as <U+202E>, as the front end shows them");
+        free(t);
+        t = json_term_safe("\"\xe2\x80\xae\xe2\x80\x8f\"");
+        is_str(t, "\"\\u202e\\u200f\"", "json_term_safe: bidirectional controls as JSON escapes");
+        free(t);
+        is_int(text_cp_reorders(0x202e) && text_cp_reorders(0x2069) && !text_cp_reorders(0x2014), 1,
+               "text_cp_reorders: the overrides and isolates, not a dash");
+    }
+
     is_int(child_aborts(json_huge), 1, "cJSON allocates through xmalloc: out of memory aborts with a message");
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "k", "v");

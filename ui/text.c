@@ -33,15 +33,6 @@ static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
     return len;
 }
 
-/* Code points shown escaped even where the C library calls them printable:
- * they reorder or break lines of what is displayed around them. */
-static int reorders(unsigned cp)
-{
-    return (cp >= 0x200e && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
-           (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x061c ||
-           cp == 0xfeff;
-}
-
 int text_safe(struct buf *out, const char *s, size_t len, int col, int flags)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -81,8 +72,8 @@ int text_safe(struct buf *out, const char *s, size_t len, int col, int flags)
             i += n;
             continue;
         }
-        int w = -1;
-        if (!(flags & TEXT_ASCII) && !reorders(cp) && iswprint((wint_t)cp)) w = wcwidth((wchar_t)cp);
+        int w = -1;   /* the same code points are escaped as in text_term_safe (util.h) */
+        if (!(flags & TEXT_ASCII) && !text_cp_reorders(cp) && iswprint((wint_t)cp)) w = wcwidth((wchar_t)cp);
         if (w < 0) {
             int k = buf_printf(out, "<U+%04X>", cp);
             (void)k;

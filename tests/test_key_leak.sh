@@ -1,0 +1,156 @@
+#!/bin/sh
+# test_key_leak.sh: the API key never leaves the process, whole or in part,
+# whatever the server or the model sends back. A loopback server plays three
+# hostile servers (chosen by the first part of the API base's path):
+#   /html401  a 401 HTML page that echoes the Authorization header with the
+#             key starting near byte 180 (across the 200-byte excerpt an
+#             error message keeps) and a copy cut short earlier in the page;
+#   /garbage  a 200 whose body is not JSON and holds the key from byte 22
+#             (across the 40-byte excerpt of a reply that is not JSON);
+#   /gateway  a 200 {"error": ...} whose message ends with the key, which
+#             falls across the 512-byte error message it is shown in;
+# and tests/fake_llm.py plays a model whose replies (answer, reasoning,
+# evaluation feedback) repeat the key. For each, neither the key nor any
+# 8-byte or longer prefix of it is in stdout, stderr, the --log file or the
+# transcripts.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-key-leak.XXXXXX")
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/fake_llm.sh"
+srv_pid=
+cleanup() {
+    fake_stop
+    [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
+export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+unset OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_MODEL DRQA_API_BASE DRQA_PROVIDER
+KEY=sk-proj-HTMLSECq7Zt4LmKp2VwX9rBn3YdE6fGhJ0aS5uT
+export DRQA_API_KEY="$KEY"
+mkdir -p "$HOME"
+cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
+"$DRQA" --index "$T/idx.sqlite" --no-progress --index-only "$T/repo" >/dev/null 2>&1
+
+cat >"$T/server.py" <<'PY'
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a):
+        pass
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        auth = self.headers.get("Authorization", "")
+        key = auth.replace("Bearer ", "")
+        mode = self.path.split("/")[1]
+        ctype = "text/html"
+        if mode == "html401":
+            status = 401
+            head = "<html><head><title>401 Authorization Required</title></head><body><h1>401</h1>" \
+                   "<p>key " + key[:15] + "... was refused</p><pre>"
+            head += " " * (180 - len(head) - len("Authorization: Bearer "))
+            body = head + auth + "</pre></body></html>\n"
+        elif mode == "garbage":
+            status = 200
+            body = "Authorization: Bearer " + key + " upstream proxy garbage, not JSON at all"
+        else:
+            status, ctype = 200, "application/json"
+            # the key starts at byte 500 of the client's 512-byte error message
+            shown = "the server at http://127.0.0.1:%d%s answered with an error: upstream refused " % (
+                self.server.server_address[1], self.path)
+            msg = "upstream refused " + "x" * (500 - len(shown) - 17) + " with credential " + key
+            body = '{"error": {"message": "%s"}}' % msg
+        b = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+s = ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1]))
+import os
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()
+PY
+"$PYTHON3" "$T/server.py" "$T/srv.port" &
+srv_pid=$!
+i=0
+while [ ! -s "$T/srv.port" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+sport=$(cat "$T/srv.port")
+
+# leaked FILE...: how many of the files hold the key or its first 8 bytes
+leaked() {
+    "$PYTHON3" - "$KEY" "$@" <<'PY'
+import sys
+key = sys.argv[1].encode()
+bad = []
+for f in sys.argv[2:]:
+    try:
+        t = open(f, "rb").read()
+    except OSError:
+        continue
+    if key[:8] in t:
+        bad.append(f.rsplit("/", 1)[-1])
+print(" ".join(bad) if bad else "none")
+PY
+}
+
+for mode in html401 garbage gateway; do
+    "$DRQA" --index "$T/idx.sqlite" --no-progress --log "$T/$mode.log" --ask "Where is App defined?" --policy llm \
+        --api-base "http://127.0.0.1:$sport/$mode/v1" --model fake-model --iterations 2 \
+        --transcript-dir "$T/tr-$mode" "$T/repo" >"$T/$mode.out" 2>"$T/$mode.err"
+    rc=$?
+    # a bad reply ends the search (exit 1) or leaves the offline policy to answer (exit 0)
+    ok "$([ $rc -le 1 ]; echo $?)" "$mode: the run ends normally (exit $rc)"
+    ok "$([ -s "$T/$mode.err" ] && [ -s "$T/$mode.log" ]; echo $?)" "$mode: stderr and the log were written"
+    is "$(leaked "$T/$mode.out" "$T/$mode.err" "$T/$mode.log" "$T/tr-$mode"/*)" none \
+        "$mode: no key prefix of 8 bytes or more in stdout, stderr, the log or the transcripts"
+    "$DRQA" --index "$T/idx.sqlite" --no-progress --json --ask "Where is App defined?" --policy llm \
+        --api-base "http://127.0.0.1:$sport/$mode/v1" --model fake-model --iterations 2 "$T/repo" \
+        >"$T/$mode.json" 2>"$T/$mode.jerr"
+    is "$(leaked "$T/$mode.json" "$T/$mode.jerr")" none "$mode: --json: no key prefix in the JSON or on stderr"
+done
+grep -q '\[redact' "$T/html401.err"
+ok $? "html401: stderr shows where the key was, redacted"
+
+# a model whose replies repeat the key: answer, reasoning, feedback
+cat >"$T/script.json" <<EOF
+{"rules": [
+ {"match": "You are the Perception Agent", "reasoning": "the key is $KEY",
+  "content": "{\"summary\": \"key $KEY\", \"candidates\": [\"App.dispatch_request\"]}"},
+ {"match": "You are the Planning Agent", "times": 1,
+  "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}, \"thought\": \"$KEY\"}"},
+ {"match": "You are the Planning Agent",
+  "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py $KEY\", \"finish_reason\": \"found\"}}"},
+ {"match": "You are the Evidence Filter",
+  "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
+ {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it, key $KEY\"}"},
+ {"match": "You are the Answer Agent",
+  "content": "{\"answer\": \"The key is $KEY and \`App.dispatch_request\` (\`tinyweb/app.py:46-51\`) calls the view; cut: ${KEY%????????????????????}\"}"}
+]}
+EOF
+fake_start "$T/script.json" "$T/fake.jsonl"
+for fmt in md json; do
+    flag=; [ $fmt = json ] && flag=--json
+    "$DRQA" --index "$T/idx.sqlite" --no-progress --log "$T/reply-$fmt.log" $flag --ask "Where does App.dispatch_request call the view?" \
+        --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model --iterations 4 \
+        --transcript-dir "$T/tr-reply-$fmt" "$T/repo" >"$T/reply.$fmt" 2>"$T/reply-$fmt.err"
+    is "$?" 0 "a model repeating the key ($fmt): the question is answered"
+    grep -q 'dispatch_request' "$T/reply.$fmt"
+    ok $? "($fmt) the answer is there"
+    is "$(leaked "$T/reply.$fmt" "$T/reply-$fmt.err" "$T/reply-$fmt.log" "$T/tr-reply-$fmt"/*)" none \
+        "($fmt) no key prefix of 8 bytes or more in the answer, stderr, the log or the transcripts"
+done
+ls "$T/tr-reply-md"/*.json >/dev/null 2>&1
+ok $? "transcripts were written (and searched)"
+grep -c "$KEY" "$T/fake.jsonl" >"$T/sent"
+ok "$([ "$(cat "$T/sent")" -gt 0 ] && echo 0 || echo 1)" "the key was sent to the model (so the checks mean something)"
+fake_stop
+
+echo "1..$n"
+exit $fail
