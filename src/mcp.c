@@ -126,7 +126,9 @@ static void send_error(mcp_send_fn send, void *ctx, const cJSON *id, int code, c
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "jsonrpc", "2.0");
-    cJSON_AddItemToObject(j, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+    /* no id when it is unknown (a parse error): the MCP schema makes it
+     * optional and allows no null, which the official SDK refuses */
+    if (id) cJSON_AddItemToObject(j, "id", cJSON_Duplicate(id, 1));
     cJSON *e = cJSON_AddObjectToObject(j, "error");
     cJSON_AddNumberToObject(e, "code", code);
     cJSON_AddStringToObject(e, "message", msg);
