@@ -80,8 +80,11 @@ class Server:
             self.err.append(raw.decode("utf-8", "replace"))
 
     def send_raw(self, text):
-        self.p.stdin.write(text.encode() + b"\n")
-        self.p.stdin.flush()
+        try:
+            self.p.stdin.write(text.encode() + b"\n")
+            self.p.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass   # the server is gone: the waits that follow fail
 
     def send(self, obj):
         self.send_raw(json.dumps(obj))
@@ -98,7 +101,8 @@ class Server:
                 m = self.q.get(timeout=max(0.05, end - time.time()))
             except queue.Empty:
                 break
-            if m is None:
+            if m is None:   # the server is gone: so for every later wait too
+                self.q.put(None)
                 return None
             if "method" in m and "id" not in m:
                 self.notes.append(m)
@@ -352,7 +356,7 @@ def main():
            "mcp %s\ncli %s" % (got, want))
         ok(sc.get("answer") == cli.get("answer") and sc.get("commit") == cli.get("commit"),
            "ask: the answer of --ask --json")
-        p = validate(sc, tools["ask"]["outputSchema"])
+        p = validate(sc, tools.get("ask", {}).get("outputSchema", {"required": ["answer"]}))
         ok(not p, "ask: structuredContent matches its outputSchema", "\n".join(p))
         rc, md, err = run_cli(["--ask", "How are sessions saved?"] + common + [repo], env)
         ok(r and r["result"]["content"][0]["text"] == md, "ask: the text is --ask's Markdown")
