@@ -18,6 +18,7 @@ enum drqa_run {
     RUN_REPORT,      /* --report FILE... */
     RUN_REPLAY,      /* --replay FILE */
     RUN_SHOW_PROFILE,/* --show-profile */
+    RUN_MCP_HTTP,    /* --mcp-http [ADDR:]PORT */
     RUN_HELP,
     RUN_VERSION,
 };
@@ -70,6 +71,7 @@ struct drqa_opts {
     const char *judge_models[OPTS_MAX_LIST]; int njudge_models;
     const char *report_files[OPTS_MAX_LIST]; int nreport_files;
     const char *log_file;        /* --log FILE */
+    const char *mcp_http;        /* --mcp-http [ADDR:]PORT */
 };
 
 void opts_defaults(struct drqa_opts *o);
