@@ -66,18 +66,29 @@ static const struct action_arg finish_args[] = {
 
 static const struct action_def builtin[] = {
     {"FindClass", "Find class definitions by name (exact, case-insensitive, dotted, then fuzzy).",
-     find_class_args, action_find_class},
+     find_class_args, action_find_class,
+     "Use it when you know a class's name or part of it. Returns each definition: whole when short, else its "
+     "signature, docstring and methods with their line spans."},
     {"FindFunction", "Find function or method definitions by name, optionally within a class.",
-     find_function_args, action_find_function},
+     find_function_args, action_find_function,
+     "Use it when you know a function's or method's name. Returns each whole definition with numbered lines "
+     "(a very long one elided in the middle)."},
     {"FindCodeSnippet", "Find exact occurrences of a piece of code, across line breaks and indentation.",
-     find_snippet_args, action_find_snippet},
-    {"SemanticSearch", "Search code and documentation by meaning.", semantic_args, NULL},
-    {"ViewCode", "Read files, line ranges or definitions with line numbers.", view_code_args, action_view_code},
-    {"Outline", "List the definitions of a file or package with their line spans.", outline_args, action_outline},
-    {"ListFiles", "List indexed files with their sizes and line counts.", list_files_args, action_list_files},
+     find_snippet_args, action_find_snippet,
+     "Use it to find where a given line or block appears: a call, a constant, an error message. Returns each "
+     "occurrence with the lines around it."},
+    {"SemanticSearch", "Search code and documentation by meaning.", semantic_args, NULL, NULL},
+    {"ViewCode", "Read files, line ranges or definitions with line numbers.", view_code_args, action_view_code,
+     "Use it to read code once located: a file, a line range or a symbol. Returns the lines with numbers."},
+    {"Outline", "List the definitions of a file or package with their line spans.", outline_args, action_outline,
+     "Use it to see what a file or package defines before reading it. Returns its classes and functions with "
+     "line spans."},
+    {"ListFiles", "List indexed files with their sizes and line counts.", list_files_args, action_list_files,
+     "Use it to see the repository's layout or find files by name. Returns paths with sizes and line counts."},
     {"FindReferences", "Find callers, importers and subclasses of a symbol.", find_refs_args,
-     action_find_references},
-    {"Finish", "Give the final answer and stop exploring.", finish_args, NULL},
+     action_find_references,
+     "Use it to see who uses a symbol: callers, importers, subclasses. Returns each place with its line."},
+    {"Finish", "Give the final answer and stop exploring.", finish_args, NULL, NULL},
 };
 
 #define ACTION_MAX_DEFS 32

@@ -76,6 +76,9 @@ struct action_def {
     const char *description;
     const struct action_arg *args;   /* terminated by an entry with name NULL */
     action_fn run;                   /* NULL: schema only (Finish) */
+    /* For a model choosing among tools (the MCP server's descriptions): when
+     * to use the action and what it returns. May be NULL. */
+    const char *when;
 };
 
 #define ACTION_DEFAULT_BUDGET 6000   /* tokens (bytes / 4) of rendered text per call */

@@ -17,6 +17,7 @@
 #include "policy_llm.h"
 #include "policy_offline.h"
 #include "qparse.h"
+#include "recheck.h"
 #include "search.h"
 #include "semantic.h"
 #include "store.h"
@@ -189,6 +190,36 @@ fail:
     return -1;
 }
 
+int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *hooks, int *changed, int *rebuilt,
+                          char *err, size_t errlen)
+{
+    *changed = *rebuilt = 0;
+    struct engine_hooks none = {0};
+    if (!hooks) hooks = &none;
+    const struct drqa_opts *o = sh->o;
+    /* the options of the first update; a check or a full hash is the first
+     * update's business, not every later one's */
+    struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
+                               .max_file_size_given = o->max_file_size_given, .progress = hooks->progress,
+                               .progress_ctx = hooks->progress_ctx, .phase = hooks->phase, .cancel = hooks->cancel,
+                               .no_ignore = o->no_ignore};
+    struct index_stats st;
+    memset(&st, 0, sizeof st);
+    if (index_ensure_ex(o, &io, &st, NULL, NULL, NULL, err, errlen)) return -1;
+    if (!st.changed) return 0;
+    *changed = 1;
+    *rebuilt = st.rebuilt || st.repaired;
+    sqlite3 *db = NULL;
+    if (store_open(sh->index_path, 1, &db, NULL, err, errlen)) return -1;
+    struct linepost_job lp;
+    linepost_start(&lp, sh->index_path);
+    if (hooks->phase) hooks->phase(hooks->progress_ctx, "vectors");
+    int erc = engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen);
+    linepost_join(&lp);
+    sqlite3_close(db);
+    return erc ? -1 : 0;
+}
+
 void engine_shared_free(struct engine_shared *sh)
 {
     if (!sh) return;
@@ -212,7 +243,14 @@ const char *engine_model_name(const struct engine_shared *sh)
 
 int engine_open(const struct engine_shared *sh, struct engine **out, char *err, size_t errlen)
 {
+    return engine_open_cancel(sh, NULL, out, err, errlen);
+}
+
+int engine_open_cancel(const struct engine_shared *sh, const atomic_int *cancel, struct engine **out, char *err,
+                       size_t errlen)
+{
     *out = NULL;
+    if (!cancel) cancel = sh->cancel;
     struct engine *e = xcalloc(1, sizeof *e);
     e->sh = sh;
     if (store_open(sh->index_path, 1, &e->db, NULL, err, errlen)) {
@@ -239,7 +277,7 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
         lc.run_usage = sh->usage;   /* locked inside */
         lc.fallback = &fallback;
         lc.no_semantic = sh->o->no_semantic;
-        lc.cancel = (atomic_int *)sh->cancel;   /* only read by the requests */
+        lc.cancel = (atomic_int *)cancel;   /* only read by the requests */
         if (!(e->llm = llm_policy_new(&lc, err, errlen))) {
             engine_close(e);
             return -1;
@@ -248,6 +286,8 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
     *out = e;
     return 0;
 }
+
+struct action_ctx *engine_action_ctx(struct engine *e) { return &e->actx; }
 
 void engine_close(struct engine *e)
 {
@@ -334,6 +374,8 @@ void engine_result_free(struct engine_result *r)
     free(r->stop_reason);
     free(r->error);
     free(r->damage);
+    for (size_t i = 0; r->cite_hashes && i < r->cites.n; i++) free(r->cite_hashes[i]);
+    free(r->cite_hashes);
     cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
@@ -391,7 +433,30 @@ void engine_search_parts(struct engine *e, struct search_config *sc, struct poli
     }
 }
 
-static void run_mcts(struct engine *e, const char *question, const char *stem, struct engine_result *r)
+/* The search's events turned into the caller's progress: once per valued
+ * node, with the iterations done and the best value seen. */
+struct ask_watch {
+    const struct engine_ask_hooks *h;
+    int max_iterations;
+    int last_iterations;
+    double best;
+};
+
+static void ask_on_event(void *ctx, const struct search *s, enum search_event ev, int node_id)
+{
+    struct ask_watch *w = ctx;
+    if (ev != SEARCH_EV_NODE_UPDATED || node_id <= 0) return;
+    const struct mcts_tree *t = search_tree(s);
+    const struct mcts_node *n = mcts_node(t, node_id);
+    int better = n && n->has_value && n->value > w->best;
+    if (better) w->best = n->value;
+    if (!better && t->iterations == w->last_iterations) return;
+    w->last_iterations = t->iterations;
+    w->h->progress(w->h->ctx, t->iterations, w->max_iterations, w->best < 0 ? 0 : w->best);
+}
+
+static void run_mcts(struct engine *e, const char *question, const char *stem, const struct engine_ask_hooks *h,
+                     struct engine_result *r)
 {
     const struct drqa_opts *o = e->sh->o;
     struct search_config sc;
@@ -399,8 +464,19 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, s
     struct policy_executor ex;
     struct policy_curator cu;
     engine_search_parts(e, &sc, &pol, &ex, &cu);
+    struct ask_watch watch = {h, sc.iterations, -1, -1};
+    if (h && h->progress) {
+        sc.on_event = ask_on_event;
+        sc.event_ctx = &watch;
+    }
     struct search *s = search_new(&sc, &pol, &ex, &cu, question);
-    while (search_step(s)) {
+    int cancelled = 0;
+    while (!(cancelled = h && h->cancel && atomic_load(h->cancel)) && search_step(s)) {
+    }
+    if (cancelled) {
+        r->error = xstrdup("the question was cancelled");
+        search_free(s);
+        return;
     }
     struct search_answer *a = search_answer(s);
     const struct mcts_tree *t = search_tree(s);
@@ -547,6 +623,12 @@ static int rag_window(struct engine *e, const struct qparse *q, struct evidence 
 
 int engine_ask(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
+    return engine_ask_hooked(e, question, stem, NULL, r);
+}
+
+int engine_ask_hooked(struct engine *e, const char *question, const char *stem, const struct engine_ask_hooks *h,
+                      struct engine_result *r)
+{
     memset(r, 0, sizeof *r);
     int64_t t0 = now_ms();
     r->question = xstrdup(question ? question : "");
@@ -567,7 +649,7 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     qparse_weigh(&q, e->db);
     switch (e->sh->mode) {
     case ENGINE_MCTS:
-        run_mcts(e, r->question, stem, r);
+        run_mcts(e, r->question, stem, h, r);
         break;
     case ENGINE_DIRECT:
         if (e->modes) {
@@ -603,6 +685,15 @@ int engine_ask(struct engine *e, const char *question, const char *stem, struct 
     }
     }
     qparse_free(&q);
+    if (r->cites.n) {   /* what a later --recheck compares the cited lines with */
+        r->cite_hashes = xcalloc(r->cites.n, sizeof *r->cite_hashes);
+        for (size_t i = 0; i < r->cites.n; i++) {
+            char hash[RECHECK_HASH_LEN];
+            const struct evidence_span *c = &r->cites.v[i];
+            if (recheck_span_hash(&e->actx, c->path, c->start_line, c->end_line, hash) == 1)
+                r->cite_hashes[i] = xstrdup(hash);
+        }
+    }
     r->damage = engine_damage(e);
     r->wall_ms = now_ms() - t0;
     return r->error ? -1 : 0;
@@ -624,6 +715,7 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
         cJSON_AddStringToObject(x, "path", r->cites.v[i].path);
         cJSON_AddNumberToObject(x, "start_line", r->cites.v[i].start_line);
         cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
+        if (r->cite_hashes && r->cite_hashes[i]) cJSON_AddStringToObject(x, "text_hash", r->cite_hashes[i]);
         cJSON_AddItemToArray(c, x);
     }
     /* the evidence the answer cites, with its text: what identifier recall

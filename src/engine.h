@@ -98,7 +98,26 @@ enum engine_mode engine_mode_of(const struct engine_shared *sh);
 
 /* One per thread. Returns 0, or -1 with a message. */
 int engine_open(const struct engine_shared *sh, struct engine **out, char *err, size_t errlen);
+/* The same with a cancel flag of this engine's own (NULL: the shared hooks'
+ * flag): setting it aborts this engine's model requests in flight and no
+ * other's, so a server running several questions at once stops only the
+ * one its client gave up. */
+int engine_open_cancel(const struct engine_shared *sh, const atomic_int *cancel, struct engine **out, char *err,
+                       size_t errlen);
+/* Brings the index of sh up to date again (the same options and hooks as
+ * engine_shared_open_hooked; hooks may be NULL) and, when anything changed,
+ * prepares SemanticSearch and the line postings for the new contents. One
+ * caller at a time; engines open on sh read on meanwhile (each update is one
+ * transaction, a rebuild is renamed into place when complete). *changed is
+ * set to 1 when the index was written, *rebuilt when it is a new file (open
+ * engines still read the old one: reopen them). Returns 0, or -1 with a
+ * message. */
+int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *hooks, int *changed, int *rebuilt,
+                          char *err, size_t errlen);
 void engine_close(struct engine *e);   /* accepts NULL */
+/* The engine's action context (its connection), for a front end that runs
+ * actions by themselves as --action does (action_run); owned by e. */
+struct action_ctx *engine_action_ctx(struct engine *e);
 
 struct engine_result {
     char *question;
@@ -120,6 +139,8 @@ struct engine_result {
     cJSON *usage;              /* mcts with a model: the question's ledger (llm_usage_json); else NULL */
     char *damage;              /* the index was found damaged while answering (store_text_damage): the
                                 * answer lacks what could not be read; NULL when nothing was */
+    char **cite_hashes;        /* cites.n hashes of each cited span's lines as the index holds them
+                                * (recheck.h), NULL where the lines could not be read */
 };
 
 /* The parts of the tree search --ask runs on e, for a caller that drives the
@@ -142,6 +163,19 @@ char *engine_damage_message(const char *damage, int rechecked);
  * written to STEM.json and STEM.md. Returns 0, or -1 with r->error set (r is
  * always filled; engine_result_free it). */
 int engine_ask(struct engine *e, const char *question, const char *transcript_stem, struct engine_result *r);
+
+/* What a caller serving questions to other programs adds to one question:
+ * the tree search's progress (after each node is valued: iterations done of
+ * the maximum, and the best value so far, 0-100) and a cancel flag read
+ * between steps: once set, the search stops (r->error says it was
+ * cancelled) and no further step starts. Every member may be NULL. */
+struct engine_ask_hooks {
+    void (*progress)(void *ctx, int iterations, int max_iterations, double best_value);
+    void *ctx;
+    const atomic_int *cancel;
+};
+int engine_ask_hooked(struct engine *e, const char *question, const char *transcript_stem,
+                      const struct engine_ask_hooks *hooks, struct engine_result *r);
 void engine_result_free(struct engine_result *r);   /* accepts NULL */
 
 /* The batch line: {"id","question","answer","citations":[{"path",
@@ -151,6 +185,7 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
  * model is the llm policy's chat model (absent offline), so that --report
  * and --judge tell the answers of two models apart;
  * commit and dirty are the index's provenance (null outside git);
+ * each citation also carries text_hash (recheck.h: what --recheck compares);
  * usage (only with a model, mcts) is the per-role ledger of llm_usage_json,
  * cost included; stop_reason is null and the counts 0 outside mcts. evidence is the cited spans with their text
  * (what the answer quotes; identifier recall reads it, metrics.h);

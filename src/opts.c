@@ -21,9 +21,9 @@ enum {
     O_PARALLEL, O_EXPLORATION, O_FINISH_THRESHOLD, O_POLICY, O_PROVIDER, O_API_BASE, O_MODEL, O_ROLE_MODEL,
     O_EMBED_BASE, O_EMBED_MODEL, O_JSON_MODE, O_CONFIG, O_SHOW_PROFILE, O_TRANSCRIPT_DIR, O_REPLAY, O_JUDGE,
     O_REFERENCE,
-    O_JUDGE_MODEL, O_REPORT, O_LOG,
+    O_JUDGE_MODEL, O_REPORT, O_LOG, O_HELP, O_VERSION,
+    O_MCP, O_RECHECK,
     O_MCP_HTTP,
-    O_HELP, O_VERSION,
 };
 
 struct optdoc {
@@ -80,10 +80,12 @@ static const struct optdoc table[] = {
     {{"judge-model", required_argument, 0, O_JUDGE_MODEL}, "NAME", "a judge model (repeatable)"},
     {{"report", required_argument, 0, O_REPORT}, "FILE", "Markdown tables from score files (repeatable)"},
     {{"log", required_argument, 0, O_LOG}, "FILE", "write a debug log"},
-    {{"mcp-http", required_argument, 0, O_MCP_HTTP}, "[ADDR:]PORT",
-     "serve the tools to MCP clients over Streamable HTTP (default address 127.0.0.1)"},
     {{"help", no_argument, 0, O_HELP}, NULL, "show this help"},
     {{"version", no_argument, 0, O_VERSION}, NULL, "show the version"},
+    {{"mcp", no_argument, 0, O_MCP}, NULL, "serve the repository's tools to coding agents: an MCP server on stdin/stdout"},
+    {{"recheck", required_argument, 0, O_RECHECK}, "FILE", "say whether saved answers' citations still hold (unchanged, moved, changed, gone)"},
+    {{"mcp-http", required_argument, 0, O_MCP_HTTP}, "[ADDR:]PORT",
+     "serve the tools to MCP clients over Streamable HTTP (default address 127.0.0.1)"},
 };
 
 void opts_defaults(struct drqa_opts *o)
@@ -109,6 +111,8 @@ void opts_usage(FILE *fp)
             "       drqa-tui --ask QUESTION [--json] REPO\n"
             "       drqa-tui --batch FILE --out FILE [--jobs N] REPO\n"
             "       drqa-tui --action NAME JSON REPO\n"
+            "       drqa-tui --mcp REPO\n"
+            "       drqa-tui --recheck FILE [--json] REPO\n"
             "       drqa-tui --mcp-http [ADDR:]PORT REPO\n\n"
             "Answers questions about a code repository with a Monte-Carlo tree search\n"
             "over an index of its classes, functions, calls and text.\n\noptions:\n");
@@ -301,6 +305,8 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             o->role_models[o->nrole_models++] = optarg;
             break;
         case O_SHOW_PROFILE: if (set_run(o, RUN_SHOW_PROFILE, name, err, errlen)) return -1; break;
+        case O_MCP: if (set_run(o, RUN_MCP, name, err, errlen)) return -1; break;
+        case O_RECHECK: if (set_run(o, RUN_RECHECK, name, err, errlen)) return -1; o->recheck = optarg; break;
         case O_MCP_HTTP: if (set_run(o, RUN_MCP_HTTP, name, err, errlen)) return -1; o->mcp_http = optarg; break;
         case 'h': case O_HELP: o->run = RUN_HELP; return 0;
         case 'V': case O_VERSION: o->run = RUN_VERSION; return 0;

@@ -18,6 +18,8 @@ enum drqa_run {
     RUN_REPORT,      /* --report FILE... */
     RUN_REPLAY,      /* --replay FILE */
     RUN_SHOW_PROFILE,/* --show-profile */
+    RUN_MCP,         /* --mcp: the MCP server on stdio */
+    RUN_RECHECK,     /* --recheck FILE */
     RUN_MCP_HTTP,    /* --mcp-http [ADDR:]PORT */
     RUN_HELP,
     RUN_VERSION,
@@ -71,6 +73,8 @@ struct drqa_opts {
     const char *judge_models[OPTS_MAX_LIST]; int njudge_models;
     const char *report_files[OPTS_MAX_LIST]; int nreport_files;
     const char *log_file;        /* --log FILE */
+    /* MCP and saved answers */
+    const char *recheck;         /* --recheck FILE: saved answers to check */
     const char *mcp_http;        /* --mcp-http [ADDR:]PORT */
 };
 
