@@ -369,13 +369,14 @@ void engine_result_free(struct engine_result *r)
     if (!r) return;
     free(r->question);
     free(r->answer);
+    /* the hashes first: there are cites.n of them, and evidence_free resets n */
+    for (size_t i = 0; r->cite_hashes && i < r->cites.n; i++) free(r->cite_hashes[i]);
+    free(r->cite_hashes);
     evidence_free(&r->cites);
     evidence_free(&r->evidence);
     free(r->stop_reason);
     free(r->error);
     free(r->damage);
-    for (size_t i = 0; r->cite_hashes && i < r->cites.n; i++) free(r->cite_hashes[i]);
-    free(r->cite_hashes);
     cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
