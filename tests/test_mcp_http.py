@@ -37,7 +37,7 @@ def ok(cond, name, detail=None):
 class Server:
     """One drqa-tui --mcp-http process on a free loopback port."""
 
-    def __init__(self, tmp, name, config=None, extra=()):
+    def __init__(self, tmp, name, config=None, extra=(), wrap=(), wait_s=60):
         self.dir = os.path.join(tmp, name)
         os.makedirs(os.path.join(self.dir, "config", "drqa-tui"))
         if config is not None:
@@ -54,11 +54,11 @@ class Server:
         self.logpath = os.path.join(self.dir, "log")
         self.err = open(self.errpath, "w+")
         self.proc = subprocess.Popen(
-            [DRQA, "--mcp-http", "127.0.0.1:0", "--index", os.path.join(self.dir, "index.sqlite"),
+            [*wrap, DRQA, "--mcp-http", "127.0.0.1:0", "--index", os.path.join(self.dir, "index.sqlite"),
              "--log", self.logpath, *extra, os.path.join(tmp, "repo")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err, env=env)
         self.port = None
-        for _ in range(600):  # up to 60 s for the listening line
+        for _ in range(wait_s * 10):  # for the listening line
             self.err.seek(0)
             m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/mcp", self.err.read())
             if m:
@@ -92,10 +92,10 @@ class Server:
         c.close()
         return r.status, hd, text
 
-    def stop(self):
+    def stop(self, wait_s=60):
         self.proc.send_signal(signal.SIGTERM)
         try:
-            rc = self.proc.wait(timeout=60)
+            rc = self.proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             rc = self.proc.wait()
