@@ -267,8 +267,17 @@ def run(tmp):
     st, _, body = srv.request("POST", ping, {"Mcp-Session-Id": sid2, "MCP-Protocol-Version": "2025-11-25"})
     ok(st == 200, "the other session lives on", (st, body))
 
+    # a GET stream still open when the signal comes: it ends, the server exits
+    H2 = {"Mcp-Session-Id": sid2, "MCP-Protocol-Version": "2025-11-25", "Accept": "text/event-stream"}
+    st, hd, r = srv.request("GET", None, H2, stream=True)
     rc = srv.stop()
-    ok(rc == 0, "SIGTERM: the server exits 0", (rc, srv.stderr()))
+    ok(rc == 0, "SIGTERM with a GET stream open: the server exits 0", (rc, srv.stderr()))
+    try:
+        rest = r.read()
+        ended = True
+    except Exception as e:  # a reset is an end too, but say what it was
+        rest, ended = repr(e), "IncompleteRead" in repr(e) or "Reset" in repr(e)
+    ok(st == 200 and ended, "the open GET stream ends with the server", (st, rest))
 
     # the bearer token, from the config file
     token = "s3cret-Token-0123456789"
