@@ -271,7 +271,7 @@ int cli_mcp(const struct drqa_opts *o)
  * or NULL with err. */
 static cJSON *saved_answers(const char *path, const char *text, char *err, size_t errlen)
 {
-    cJSON *whole = cJSON_Parse(text);
+    cJSON *whole = cJSON_ParseWithOpts(text, NULL, 1);   /* one document and nothing after it */
     cJSON *arr = cJSON_CreateArray();
     if (cJSON_IsObject(whole)) {
         /* an ask tool result as a client saved it: the structured part */
