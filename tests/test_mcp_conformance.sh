@@ -5,6 +5,8 @@
 # scenario that applies to this server, a SKIP line with the reason for each
 # one that does not. A scenario passes when the suite reports no FAILURE
 # check (its WARNINGs are SHOULDs it grades, printed here as comments).
+# Then the official SDK's client (tests/mcp/sdk_http_client.mjs) runs a
+# session with an ask and its progress.
 # Skipped as a whole when the Node tools are not installed.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}"
 if ! . "$top_srcdir/tests/mcp/node-env.sh"; then
@@ -74,6 +76,22 @@ for s in prompts-list prompts-get-simple prompts-get-with-args prompts-get-embed
     prompts-get-with-image completion-complete; do
     na "$s" "the server offers no prompts (nor completions) and does not declare those capabilities"
 done
+
+# the official SDK's client (what most agents embed) over this transport:
+# connect, tools, find_class, ask with progress, DELETE
+MCP_DEPS=$MCP_DEPS timeout 180 "$MCP_NODE" "$top_srcdir/tests/mcp/sdk_http_client.mjs" "$url" >"$T/sdk.json" 2>"$T/sdk.err"
+ok $? "the MCP SDK client runs its session against the server"
+[ -s "$T/sdk.json" ] || sed 's/^/#   /' "$T/sdk.err" | tail -20
+sid=$(jget "$T/sdk.json" sessionId 2>/dev/null)
+case $sid in ""|None) ok 1 "the SDK client got a session id" ;; *) ok 0 "the SDK client got a session id" ;; esac
+like " $(jget "$T/sdk.json" tools 2>/dev/null) " '"ask"' "the SDK client lists ask"
+like "$(jget "$T/sdk.json" findClass.text 2>/dev/null)" "class Router" "find_class through the SDK client finds Router"
+is "$(jget "$T/sdk.json" ask.isError 2>/dev/null)" "false" "ask through the SDK client answers"
+cites=$(jget "$T/sdk.json" ask.citations 2>/dev/null)
+ok "$([ "${cites:-0}" -gt 0 ] && echo 0 || echo 1)" "the SDK client's ask result has citations in structuredContent ($cites)"
+progress=$(jget "$T/sdk.json" progress 2>/dev/null)
+ok "$([ "${progress:-0}" -gt 0 ] && echo 0 || echo 1)" "the SDK client's progress callback ran ($progress notifications on the event stream)"
+is "$(jget "$T/sdk.json" terminated 2>/dev/null)" "true" "the SDK client ended its session with DELETE"
 
 # a scenario a newer pin of the suite adds must be classified here
 "$MCP_NODE" "$MCP_DEPS/node_modules/@modelcontextprotocol/conformance/dist/index.js" list --server \
