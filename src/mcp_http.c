@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ struct http_server {
     int nsessions;
     int inflight;                   /* requests being handled */
     int threads;                    /* SSE request threads alive */
-    volatile int stopping;
+    atomic_int stopping;            /* read by the streams without the lock */
 };
 
 /* One HTTP request as MHD delivers it, in pieces. */
