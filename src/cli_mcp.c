@@ -223,7 +223,7 @@ int cli_mcp(const struct drqa_opts *o)
             if (!skipping) {
                 if (line.len + take > MCP_MAX_LINE) {
                     char m[160];
-                    snprintf(m, sizeof m, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
+                    snprintf(m, sizeof m, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":"
                              "\"Parse error: a message longer than %u bytes\"}}", MCP_MAX_LINE);
                     out_send(&out, m);
                     buf_reset(&line);

@@ -13,6 +13,7 @@
 #include "recheck.h"
 #include "semantic.h"
 #include "util.h"
+#include "watch.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -102,8 +103,10 @@ struct mcp_server {
     int indexer_started;
     atomic_int stop;
 
-    pthread_mutex_t update_lock;     /* one index update at a time */
+    pthread_mutex_t update_lock;     /* one index update at a time; with it: */
     int64_t last_check_us;           /* when the last freshness check started */
+    struct watch *watch;             /* the repository's directories, or NULL: check every call */
+    int refresh_pending;             /* the last update failed: try again at the next call */
 };
 
 /* ------------------------------------------------------------ messages */
@@ -126,7 +129,9 @@ static void send_error(mcp_send_fn send, void *ctx, const cJSON *id, int code, c
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "jsonrpc", "2.0");
-    cJSON_AddItemToObject(j, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+    /* no id when it is unknown (a parse error): the MCP schema makes it
+     * optional and allows no null, which the official SDK refuses */
+    if (id) cJSON_AddItemToObject(j, "id", cJSON_Duplicate(id, 1));
     cJSON *e = cJSON_AddObjectToObject(j, "error");
     cJSON_AddNumberToObject(e, "code", code);
     cJSON_AddStringToObject(e, "message", msg);
@@ -549,6 +554,11 @@ struct mcp_server *mcp_server_new(const struct mcp_server_config *cfg, char *err
     s->nslots = s->nfree = cfg->max_calls > 0 ? cfg->max_calls : MCP_MAX_CALLS;
     s->slots = xcalloc((size_t)s->nslots, sizeof *s->slots);
     tools_build(s);
+    /* watched before the first update starts, so that no change made
+     * during it goes unseen */
+    char werr[512];
+    if (!(s->watch = watch_open(o->repo, werr, sizeof werr)))
+        server_log(s, LOG_NOTICE, "%s; every call checks the files instead", werr);
     if (pthread_create(&s->indexer, NULL, indexer_main, s) != 0) {
         snprintf(err, errlen, "cannot start the indexing thread: %s", strerror(errno));
         mcp_server_free(s);
@@ -582,6 +592,7 @@ void mcp_server_free(struct mcp_server *s)
         mcp_server_shutdown(s);
         pthread_join(s->indexer, NULL);
     }
+    watch_close(s->watch);
     for (int i = 0; i < s->nslots; i++) engine_close(s->slots[i].e);
     free(s->slots);
     engine_shared_free(s->sh);
@@ -775,23 +786,25 @@ static void call_files(void *ctx, size_t done, size_t total)
     call_progress(ctx, 0, "updating the index: %zu/%zu files", done, total);
 }
 
-/* Brings the index up to date when files changed since the last check that
- * started before this call arrived (a check made meanwhile by another call
- * covers this one too). */
+/* Brings the index up to date when files changed: when the watch saw a
+ * change (or, with no watch, when no check started after this call
+ * arrived: a check made meanwhile by another call covers this one too). */
 static int refresh(struct call *c, int64_t arrived_us, char *err, size_t errlen)
 {
     struct mcp_server *s = c->s;
     int rc = CALL_OK;
     pthread_mutex_lock(&s->update_lock);
+    int due = s->refresh_pending || (s->watch ? watch_changed(s->watch) : s->last_check_us < arrived_us);
     pthread_mutex_lock(&s->lock);
-    int due = s->last_check_us < arrived_us;
     if (due) s->last_check_us = now_us();
     struct engine_shared *sh = s->sh;
     pthread_mutex_unlock(&s->lock);
     if (due) {
         struct engine_hooks h = {.progress = call_files, .progress_ctx = c, .phase = call_phase, .cancel = &s->stop};
         int changed = 0, rebuilt = 0;
+        s->refresh_pending = 0;
         if (engine_shared_refresh(sh, &h, &changed, &rebuilt, err, errlen)) {
+            s->refresh_pending = 1;
             rc = call_cancelled(c) ? CALL_CANCELLED : CALL_FAIL;
         } else if (changed) {
             pthread_mutex_lock(&s->lock);

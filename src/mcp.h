@@ -78,7 +78,8 @@ void mcp_session_set_default_send(struct mcp_session *ss, mcp_send_fn send, void
  * client response: applies it (notifications/cancelled cancels the named
  * in-flight request of this session) and returns 0 without sending. A parse
  * error or an invalid request sends the JSON-RPC error response and returns 1
- * (id null when unknown). Safe to call from several threads at once on one
+ * (without an id when it is unknown: the MCP schema has the id optional and
+ * never null, and the official SDK refuses "id": null). Safe to call from several threads at once on one
  * session. */
 int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn send, void *ctx);
 

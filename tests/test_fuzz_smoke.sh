@@ -9,7 +9,7 @@
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 F="$top_builddir/fuzz"
 # target:mutated runs (the parser target is the slowest per input)
-TARGETS="jsonx:2000 roles:2000 fpattern:2000 parse:300 transcript:1000 action:300"
+TARGETS="jsonx:2000 roles:2000 fpattern:2000 parse:300 transcript:1000 action:300 mcp:300"
 if [ ! -x "$F/fuzz_jsonx" ]; then
     echo "1..0 # SKIP fuzz targets not built (configure found no clang with -fsanitize=fuzzer; see FUZZ_CC)"
     exit 0

@@ -14,7 +14,7 @@ fixture, as an MCP client does, and checks it against the CLI:
     (-32602), bad arguments and a path out of the repository (isError with
     --action's own message), each followed by a working call;
   - freshness: a class added to a file is found by the next call, a file
-    deleted is gone;
+    deleted is gone, a directory made later is watched too;
   - stdout holds only JSON-RPC messages; EOF on stdin and SIGTERM end the
     server with status 0, its threads joined, no side file left.
 TAP on stdout.
@@ -305,7 +305,7 @@ def main():
         # ---- errors, each followed by a working call
         s.send_raw('{"jsonrpc": "2.0", "id": 7, "method": ')
         r = s.wait_for(lambda m: "error" in m and m.get("id") is None, 30)
-        ok(r and r["error"]["code"] == -32700, "a malformed line: -32700 with id null", r)
+        ok(r and r["error"]["code"] == -32700 and "id" not in r, "a malformed line: -32700 without an id", r)
         r = s.request("ping")
         ok(r and r.get("result") == {}, "... and the server goes on", r)
         r = s.request("resources/read", {"uri": "x"})
@@ -373,6 +373,19 @@ def main():
                                                                     "end_line": 2, "text_hash": "fnv1a64:0"}]})})
         ok(r and r["result"]["structuredContent"]["citations"][0]["verdict"] == "gone",
            "recheck: a citation of the deleted file is gone", r)
+
+        # a directory made after the server started is watched in its turn
+        os.mkdir(os.path.join(repo, "tinyweb", "newpkg"))
+        with open(os.path.join(repo, "tinyweb", "newpkg", "mod.py"), "w") as f:
+            f.write("class NewDirOne:\n    pass\n")
+        r = s.call("find_class", {"class_name": "NewDirOne"})
+        sp = r["result"]["structuredContent"]["spans"] if r and not r["result"]["isError"] else []
+        ok(sp and sp[0]["path"] == "tinyweb/newpkg/mod.py", "freshness: a file in a new directory is found", r)
+        with open(os.path.join(repo, "tinyweb", "newpkg", "mod.py"), "a") as f:
+            f.write("\n\nclass NewDirTwo:\n    pass\n")
+        r = s.call("find_class", {"class_name": "NewDirTwo"})
+        sp = r["result"]["structuredContent"]["spans"] if r and not r["result"]["isError"] else []
+        ok(sp and sp[0]["start_line"] == 5, "freshness: a change inside that new directory is seen", r)
 
         # ---- logging/setLevel
         r = s.request("logging/setLevel", {"level": "debug"})
