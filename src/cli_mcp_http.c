@@ -2,7 +2,7 @@
  * cli_mcp_http: the --mcp-http mode. Reads the config file for the bearer
  * token and the extra allowed origins (llm_config.h: mcp_token,
  * mcp_allowed_origins), starts the MCP core on the repository and serves it
- * over Streamable HTTP (mcp_http.h) until SIGTERM or SIGINT.
+ * over Streamable HTTP (mcp_http.h) until SIGTERM, SIGINT or SIGHUP.
  */
 #include <config.h>  /* autoconf */
 #include "cli.h"
@@ -37,6 +37,7 @@ int cli_mcp_http(const struct drqa_opts *o)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);   /* a client gone mid-stream is a failed write, not a dead server */
 

@@ -880,9 +880,11 @@ int mcp_http_serve(struct mcp_server *s, const struct mcp_http_config *cfg, char
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     int sig = 0;
     while (sigwait(&set, &sig)) {}
-    if (!cfg->quiet) fprintf(stderr, "drqa-tui: %s: stopping\n", sig == SIGINT ? "interrupted" : "terminated");
+    if (!cfg->quiet)
+        fprintf(stderr, "drqa-tui: %s: stopping\n", sig == SIGINT ? "interrupted" : sig == SIGHUP ? "hung up" : "terminated");
     log_msg("mcp-http: signal %d, stopping", sig);
 
     /* no new work; the core cancels what runs; the streams see the flag */

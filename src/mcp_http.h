@@ -54,13 +54,13 @@ int mcp_http_parse_listen(const char *spec, char *host, size_t hostlen, int *por
  * origin, or one listed in allowed (see mcp_http_config). */
 int mcp_http_origin_ok(const char *origin, const char *allowed);
 
-/* Serves s until SIGTERM or SIGINT, which the caller has blocked in every
- * thread (before mcp_server_new starts any). Prints the URL it listens on
- * to stderr ("listening on http://HOST:PORT/mcp") once it accepts
- * connections. On a signal: stops accepting, calls mcp_server_shutdown,
- * waits for the requests in flight, ends the streams and frees the
- * sessions; the caller frees s. Returns 0, or -1 with err when the server
- * could not start. */
+/* Serves s until SIGTERM, SIGINT or SIGHUP, which the caller has blocked
+ * in every thread (before mcp_server_new starts any). Prints the URL it
+ * listens on to stderr ("listening on http://HOST:PORT/mcp") once it
+ * accepts connections. On a signal: stops taking requests, calls
+ * mcp_server_shutdown, waits for the requests in flight, ends the streams
+ * and frees the sessions; the caller frees s. Returns 0, or -1 with err
+ * when the server could not start. */
 int mcp_http_serve(struct mcp_server *s, const struct mcp_http_config *c, char *err, size_t errlen);
 
 #endif
