@@ -1015,8 +1015,9 @@ static int run_ask_tool(struct call *c, const cJSON *args, cJSON **result)
     }
     cJSON *sc = ask_result_json(&r);
     char *md = engine_result_markdown(&r);
-    if (r.damage) {
-        char *m = engine_damage_message(r.damage, 1);
+    if (r.damage) {   /* said beside the answer; the client decides whether to ask again */
+        char *m = xasprintf("the index was found damaged while answering, so the answer lacks what could not be "
+                            "read: %s; drqa-tui --index-only --check REPO rebuilds it", r.damage);
         call_log(c, LOG_WARNING, m);
         char *both = xasprintf("%s\nWarning: %s\n", md, m);
         free(md);

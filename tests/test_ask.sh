@@ -50,8 +50,8 @@ is "$(q "list(d.keys())")" \
    "the batch-line keys, in order"
 is "$(q "d['id'], d['question'] == '$Q', d['mode'], d['policy'], d['error'], sorted(d['tokens'].items())")" \
    "(1, True, 'mcts', 'offline', None, [('input', 0), ('output', 0)])" "id, question, mode, policy, no error, no tokens"
-is "$(q "all(sorted(c) == ['end_line', 'path', 'start_line'] for c in d['citations']) and len(d['citations']) > 0")" \
-   "True" "citations: path, start_line, end_line"
+is "$(q "all(sorted(c) == ['end_line', 'path', 'start_line', 'text_hash'] for c in d['citations']) and len(d['citations']) > 0")" \
+   "True" "citations: path, start_line, end_line, text_hash"
 is "$(q "all(sorted(e) == ['end_line', 'path', 'start_line', 'text'] for e in d['evidence']) and len(d['evidence']) > 0")" \
    "True" "evidence: path, lines and text"
 is "$(q "all(any(e['path'] == c['path'] and e['start_line'] <= c['start_line'] and c['end_line'] <= e['end_line'] for e in d['evidence']) for c in d['citations'])")" \
