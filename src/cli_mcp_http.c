@@ -1,7 +1,7 @@
 /*
  * cli_mcp_http: the --mcp-http mode. Reads the config file for the bearer
- * token and the extra allowed origins (llm_config.h: mcp_token,
- * mcp_allowed_origins), starts the MCP core on the repository and serves it
+ * token, the extra allowed origins and the limits (llm_config.h: mcp_token,
+ * mcp_allowed_origins, mcp_max_requests, mcp_max_sessions), starts the MCP core on the repository and serves it
  * over Streamable HTTP (mcp_http.h) until SIGTERM, SIGINT or SIGHUP.
  */
 #include <config.h>  /* autoconf */
@@ -54,6 +54,8 @@ int cli_mcp_http(const struct drqa_opts *o)
     hc.listen = o->mcp_http;
     hc.token = cfg.mcp_token;
     hc.allowed_origins = cfg.mcp_allowed_origins;
+    hc.max_requests = cfg.mcp_max_requests;
+    hc.max_sessions = cfg.mcp_max_sessions;
     hc.quiet = o->quiet;
     if (mcp_http_serve(s, &hc, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);

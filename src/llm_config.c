@@ -29,7 +29,7 @@ enum fkey {
     F_API_BASE, F_API_KEY, F_MODEL, F_PROVIDER, F_EMBED_BASE, F_EMBED_MODEL, F_EMBED_KEY,
     F_JSON_MODE, F_TIMEOUT_CONNECT, F_TIMEOUT_TOTAL, F_RETRIES, F_BACKOFF, F_BACKOFF_MAX,
     F_RETRY_AFTER_MAX, F_MAX_REPLY, F_MAX_TOKENS, F_TEMPERATURE, F_EMBED_BATCH,
-    F_MCP_TOKEN, F_MCP_ORIGINS, F_COUNT
+    F_MCP_TOKEN, F_MCP_ORIGINS, F_MCP_MAX_REQUESTS, F_MCP_MAX_SESSIONS, F_COUNT
 };
 
 static const char *const fkey_names[F_COUNT] = {
@@ -37,7 +37,7 @@ static const char *const fkey_names[F_COUNT] = {
     "json_mode", "timeout_connect_ms", "timeout_total_ms", "retries", "backoff_ms",
     "backoff_max_ms", "retry_after_max_ms", "max_reply_bytes", "max_tokens", "temperature",
     "embed_batch",
-    "mcp_token", "mcp_allowed_origins",
+    "mcp_token", "mcp_allowed_origins", "mcp_max_requests", "mcp_max_sessions",
 };
 
 struct fileval {
@@ -487,6 +487,10 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     /* the MCP server over HTTP (mcp_http.h): only the config file sets these */
     if (fv.v[F_MCP_TOKEN]) c->mcp_token = xstrdup(fv.v[F_MCP_TOKEN]);
     if (fv.v[F_MCP_ORIGINS]) c->mcp_allowed_origins = xstrdup(fv.v[F_MCP_ORIGINS]);
+    if (file_long(&fv, F_MCP_MAX_REQUESTS, 1, 1024, 0, &v, err, errlen)) goto out;
+    c->mcp_max_requests = (int)v;
+    if (file_long(&fv, F_MCP_MAX_SESSIONS, 1, 100000, 0, &v, err, errlen)) goto out;
+    c->mcp_max_sessions = (int)v;
 
     /* per-role models: --role-model ROLE=NAME over model.ROLE */
     for (int i = 0; o && i < o->nrole_models; i++) {

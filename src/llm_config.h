@@ -23,8 +23,9 @@
  * models the glob matches, llm_profile.h; a later line wins) and
  * model.<role> (the model one role uses: perception, planning, filter,
  * evaluation or answer; same provider, base and key; --role-model wins).
- * For --mcp-http: mcp_token (the bearer token clients must send) and
- * mcp_allowed_origins (browser origins accepted beside the loopback ones).
+ * For --mcp-http: mcp_token (the bearer token clients must send),
+ * mcp_allowed_origins (browser origins accepted beside the loopback ones),
+ * mcp_max_requests and mcp_max_sessions (mcp_http.h's limits).
  * A file that sets api_key, embed_key, api_base, embed_base or mcp_token is refused
  * (config_file_trusted) unless it is owned by the user (or root) and not
  * writable by group or others, as ssh does; an error about a line never
@@ -119,6 +120,7 @@ struct drqa_config {
      * private to the user, as for api_key. Never printed. */
     char *mcp_token;
     char *mcp_allowed_origins;
+    int mcp_max_requests, mcp_max_sessions;   /* 0: mcp_http's defaults */
 };
 
 /*

@@ -3,8 +3,9 @@
 sessions (issued on initialize, required after, 404 once DELETEd), the
 protocol version header, 202 for notifications, the Origin and Host guards,
 the bearer token from the config file, the ask tool's progress on an event
-stream before its response, concurrent requests, the standalone GET stream,
-and a clean exit on SIGTERM. TAP on stdout."""
+stream before its response, concurrent requests and their bound (503; a
+cancelled ask frees its slot), the standalone GET stream, and a clean exit
+on SIGTERM. TAP on stdout."""
 import http.client
 import json
 import os
@@ -306,6 +307,58 @@ def run(tmp):
     if os.path.exists(srv.logpath):
         seen += open(srv.logpath).read()
     ok(token not in seen, "the token is in neither stderr nor the log")
+
+    bounded(tmp)
+
+
+def bounded(tmp):
+    """mcp_max_requests = 1 with an ask held up by a model that never
+    answers (the loopback fake): one more request gets 503; a
+    notifications/cancelled POSTed on its own stops the ask, whose stream
+    then ends with no response, and the slot is free again."""
+    script = os.path.join(tmp, "hang.json")
+    with open(script, "w") as f:
+        json.dump({"default": {"fault": "hang", "hang_s": 60}}, f)
+    portfile = os.path.join(tmp, "fake.port")
+    fake = subprocess.Popen([sys.executable, os.path.join(SRCDIR, "tests", "fake_llm.py"), "--script", script,
+                             "--log", os.path.join(tmp, "fake.log"), "--port-file", portfile],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.exists(portfile) and open(portfile).read().strip():
+                break
+            threading.Event().wait(0.1)
+        fport = open(portfile).read().strip()
+        srv = Server(tmp, "bounded", config="api_base = http://127.0.0.1:%s/v1\nmodel = fake-model\n"
+                     "mcp_max_requests = 1\n" % fport)
+        ok(srv.port is not None, "a server with mcp_max_requests = 1 and a model starts", srv.stderr())
+        if srv.port is None:
+            return
+        _, _, _, sid = open_session(srv)
+        H = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+        call = {"jsonrpc": "2.0", "id": 40, "method": "tools/call",
+                "params": {"name": "ask", "arguments": {"question": "How does the router dispatch a request?"},
+                           "_meta": {"progressToken": "held"}}}
+        st, hd, r = srv.request("POST", call, H, stream=True)
+        first = r.readline() + r.readline()   # "event: message" and the first progress's data line
+        ok(st == 200 and b"notifications/progress" in first, "the held ask has begun (its first progress came)",
+           (st, first))
+        st, hd, body = srv.request("POST", {"jsonrpc": "2.0", "id": 41, "method": "ping"}, H)
+        ok(st == 503 and hd.get("retry-after"), "a second request while the one slot is taken: 503 with Retry-After",
+           (st, hd, body))
+        st, _, body = srv.request("POST", {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                           "params": {"requestId": 40, "reason": "test"}}, H)
+        ok(st == 202, "notifications/cancelled for the ask: 202", (st, body))
+        rest = r.read().decode()
+        msgs = sse_messages(rest)
+        ok(not any("id" in m for m in msgs), "the cancelled ask's stream ends with no response", rest[-500:])
+        st, _, body = srv.request("POST", {"jsonrpc": "2.0", "id": 42, "method": "ping"}, H)
+        ok(st == 200, "the slot is free again: the next request is answered", (st, body))
+        rc = srv.stop()
+        ok(rc == 0, "the bounded server exits 0 on SIGTERM", rc)
+    finally:
+        fake.kill()
+        fake.wait()
 
 
 if __name__ == "__main__":
