@@ -77,6 +77,10 @@ struct mcp_session {
     mcp_send_fn dsend;
     void *dctx;
     struct mcp_req *reqs;
+    /* cancellations of ids not (yet) in flight: a transport may apply a
+     * notification before the thread running its request has started it */
+    char *early[16];
+    size_t nearly;
     struct mcp_session *next;        /* the server's list (under its lock) */
 };
 
@@ -633,6 +637,7 @@ void mcp_session_free(struct mcp_session *ss)
             break;
         }
     pthread_mutex_unlock(&s->lock);
+    for (size_t i = 0; i < ss->nearly; i++) free(ss->early[i]);
     while (ss->reqs) {   /* none should be left: every mcp_handle has returned */
         struct mcp_req *r = ss->reqs;
         ss->reqs = r->next;
@@ -716,10 +721,16 @@ static int wait_ready(struct call *c, char *err, size_t errlen)
 {
     struct mcp_server *s = c->s;
     unsigned long seen = 0;
+    char last[32] = "";
+    int64_t last_ms = 0;
     pthread_mutex_lock(&s->lock);
     while (!s->ready && !call_cancelled(c)) {
-        if (c->token && s->state_seq != seen) {
+        /* a new phase at once, file counts at most every MCP_WAIT_TICK_MS */
+        if (c->token && s->state_seq != seen &&
+            (strcmp(last, s->phase) || now_ms() - last_ms >= MCP_WAIT_TICK_MS)) {
             seen = s->state_seq;
+            last_ms = now_ms();
+            snprintf(last, sizeof last, "%s", s->phase);
             char phase[32];
             snprintf(phase, sizeof phase, "%s", s->phase[0] ? s->phase : "start");
             size_t done = s->done, total = s->total;
@@ -1091,6 +1102,13 @@ static struct mcp_req *req_add(struct mcp_session *ss, const cJSON *id)
     r->next = ss->reqs;
     ss->reqs = r;
     if (atomic_load(&ss->s->stop)) atomic_store(&r->cancel, 1);
+    for (size_t i = 0; i < ss->nearly; i++)
+        if (!strcmp(ss->early[i], r->key)) {
+            atomic_store(&r->cancel, 1);
+            free(ss->early[i]);
+            ss->early[i] = ss->early[--ss->nearly];
+            break;
+        }
     pthread_mutex_unlock(&ss->lock);
     return r;
 }
@@ -1112,12 +1130,23 @@ static void req_cancel(struct mcp_session *ss, const cJSON *id)
 {
     if (!id) return;
     char *key = print_msg((cJSON *)id);
+    int found = 0;
     pthread_mutex_lock(&ss->lock);
     for (struct mcp_req *r = ss->reqs; r; r = r->next)
         if (!strcmp(r->key, key)) {
             atomic_store(&r->cancel, 1);
             if (r->slot) atomic_store(&r->slot->cancel, 1);
+            found = 1;
         }
+    if (!found) {   /* kept for a request about to start (the oldest make room) */
+        if (ss->nearly == ARRAY_LEN(ss->early)) {
+            free(ss->early[0]);
+            memmove(ss->early, ss->early + 1, (ss->nearly - 1) * sizeof *ss->early);
+            ss->nearly--;
+        }
+        ss->early[ss->nearly++] = key;
+        key = NULL;
+    }
     pthread_mutex_unlock(&ss->lock);
     free(key);
 }

@@ -60,6 +60,7 @@ class Server:
         self.lines = []       # every stdout line
         self.notes = []       # every notification
         self.next_id = 100
+        self.stash = []       # responses read while waiting for another
         threading.Thread(target=self._read, daemon=True).start()
         self.err = []
         threading.Thread(target=self._read_err, daemon=True).start()
@@ -86,7 +87,11 @@ class Server:
         self.send_raw(json.dumps(obj))
 
     def wait_for(self, pred, timeout=TIMEOUT):
-        """The first message pred accepts; notifications on the way are kept."""
+        """The first message pred accepts; notifications on the way are kept,
+        and so are responses another wait will look for."""
+        for i, m in enumerate(self.stash):
+            if pred(m):
+                return self.stash.pop(i)
         end = time.time() + timeout
         while time.time() < end:
             try:
@@ -99,6 +104,8 @@ class Server:
                 self.notes.append(m)
             if pred(m):
                 return m
+            if "method" not in m:
+                self.stash.append(m)
         return None
 
     def request(self, method, params=None, rid=None, timeout=TIMEOUT):
@@ -387,6 +394,15 @@ def main():
         sp = r["result"]["structuredContent"]["spans"] if r and not r["result"]["isError"] else []
         ok(sp and sp[0]["start_line"] == 5, "freshness: a change inside that new directory is seen", r)
 
+        # a cancel applied before its request started (a transport applies
+        # notifications at once, requests on threads): the request is cancelled
+        s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "early-1"}})
+        s.send({"jsonrpc": "2.0", "id": "early-1", "method": "tools/call",
+                "params": {"name": "find_class", "arguments": {"class_name": "App"}}})
+        late = s.wait_for(lambda m: m.get("id") == "early-1", 2)
+        r = s.request("ping")
+        ok(r and late is None, "a cancel read before its request started still cancels it", late)
+
         # ---- logging/setLevel
         r = s.request("logging/setLevel", {"level": "debug"})
         ok(r and r.get("result") == {}, "logging/setLevel debug", r)
@@ -433,6 +449,14 @@ def main():
         late = s2.wait_for(lambda m: m.get("id") == "ask-c", 3)
         ok(late is None and time.time() - t0 < 20, "the cancelled ask sends no response, and stops early",
            late)
+        # a cancel written right behind its request (the request may not
+        # have started when the cancel is read)
+        s2.send_raw(json.dumps({"jsonrpc": "2.0", "id": "ask-e", "method": "tools/call",
+                                "params": {"name": "ask", "arguments": {"question": "Where is the router?"}}}) +
+                    "\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                        "params": {"requestId": "ask-e"}}))
+        late = s2.wait_for(lambda m: m.get("id") == "ask-e", 3)
+        ok(late is None, "a cancel right behind its request: no response", late)
         # the end of stdin waits for the requests in flight: a cancelled ask
         # whose model request were still hanging would hold it for 30 s
         t0 = time.time()
