@@ -5,6 +5,7 @@
 set -e
 PKGS="build-essential autoconf automake pkg-config
  libtree-sitter-dev libcjson-dev libcurl4-openssl-dev libncurses-dev libsqlite3-dev sqlite3 zlib1g-dev
+ libmicrohttpd-dev
  python3 git tmux universal-ctags ripgrep hyperfine valgrind clang
  python3-flask python3-requests python3-django
  python3-sympy time strace"

@@ -25,6 +25,7 @@ int cli_report(const struct drqa_opts *o);
 int ui_run(const struct drqa_opts *o);           /* ui/: the curses front end, also --replay */
 int cli_mcp(const struct drqa_opts *o);          /* cli_mcp.c: --mcp, the MCP server on stdio */
 int cli_recheck(const struct drqa_opts *o);      /* cli_mcp.c: --recheck FILE */
+int cli_mcp_http(const struct drqa_opts *o);     /* cli_mcp_http.c: --mcp-http */
 
 /* cli_out.c: opens a JSONL output file (--batch answers, --judge scores) for
  * appending, creating it, with what it holds in *text (malloc'd, at most max

@@ -28,7 +28,8 @@ const char *const config_role_names[CONFIG_NROLES] = {"perception", "planning", 
 enum fkey {
     F_API_BASE, F_API_KEY, F_MODEL, F_PROVIDER, F_EMBED_BASE, F_EMBED_MODEL, F_EMBED_KEY,
     F_JSON_MODE, F_TIMEOUT_CONNECT, F_TIMEOUT_TOTAL, F_RETRIES, F_BACKOFF, F_BACKOFF_MAX,
-    F_RETRY_AFTER_MAX, F_MAX_REPLY, F_MAX_TOKENS, F_TEMPERATURE, F_EMBED_BATCH, F_COUNT
+    F_RETRY_AFTER_MAX, F_MAX_REPLY, F_MAX_TOKENS, F_TEMPERATURE, F_EMBED_BATCH,
+    F_MCP_TOKEN, F_MCP_ORIGINS, F_MCP_MAX_REQUESTS, F_MCP_MAX_SESSIONS, F_COUNT
 };
 
 static const char *const fkey_names[F_COUNT] = {
@@ -36,6 +37,7 @@ static const char *const fkey_names[F_COUNT] = {
     "json_mode", "timeout_connect_ms", "timeout_total_ms", "retries", "backoff_ms",
     "backoff_max_ms", "retry_after_max_ms", "max_reply_bytes", "max_tokens", "temperature",
     "embed_batch",
+    "mcp_token", "mcp_allowed_origins", "mcp_max_requests", "mcp_max_sessions",
 };
 
 struct fileval {
@@ -294,7 +296,7 @@ static int read_file_layer(struct drqa_config *c, struct fileval *fv, const char
     int rc = config_kv_parse(text, layer_line, &L);
     free(text);
     /* a file that holds a key, or names the server a key is sent to */
-    static const enum fkey guarded[] = {F_API_KEY, F_EMBED_KEY, F_API_BASE, F_EMBED_BASE};
+    static const enum fkey guarded[] = {F_API_KEY, F_EMBED_KEY, F_API_BASE, F_EMBED_BASE, F_MCP_TOKEN};
     for (size_t i = 0; i < ARRAY_LEN(guarded) && !rc; i++)
         if (fv->v[guarded[i]]) rc = config_file_trusted(path, &st, fkey_names[guarded[i]], err, errlen);
     return rc;
@@ -501,6 +503,14 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     }
     c->temperature_set = fv.v[F_TEMPERATURE] != NULL;
 
+    /* the MCP server over HTTP (mcp_http.h): only the config file sets these */
+    if (fv.v[F_MCP_TOKEN]) c->mcp_token = xstrdup(fv.v[F_MCP_TOKEN]);
+    if (fv.v[F_MCP_ORIGINS]) c->mcp_allowed_origins = xstrdup(fv.v[F_MCP_ORIGINS]);
+    if (file_long(&fv, F_MCP_MAX_REQUESTS, 1, 1024, 0, &v, err, errlen)) goto out;
+    c->mcp_max_requests = (int)v;
+    if (file_long(&fv, F_MCP_MAX_SESSIONS, 1, 100000, 0, &v, err, errlen)) goto out;
+    c->mcp_max_sessions = (int)v;
+
     /* per-role models: --role-model ROLE=NAME over model.ROLE */
     for (int i = 0; o && i < o->nrole_models; i++) {
         const char *rm = o->role_models[i], *eq = strchr(rm, '=');
@@ -565,6 +575,8 @@ void config_free(struct drqa_config *c)
     free(c->overrides);
     for (int i = 0; i < CONFIG_NROLES; i++) free(c->role_model[i]);
     free(c->file);
+    free(c->mcp_token);
+    free(c->mcp_allowed_origins);
     memset(c, 0, sizeof *c);
 }
 

@@ -23,7 +23,10 @@
  * models the glob matches, llm_profile.h; a later line wins) and
  * model.<role> (the model one role uses: perception, planning, filter,
  * evaluation or answer; same provider, base and key; --role-model wins).
- * A file that sets api_key, embed_key, api_base or embed_base is refused
+ * For --mcp-http: mcp_token (the bearer token clients must send),
+ * mcp_allowed_origins (browser origins accepted beside the loopback ones),
+ * mcp_max_requests and mcp_max_sessions (mcp_http.h's limits).
+ * A file that sets api_key, embed_key, api_base, embed_base or mcp_token is refused
  * (config_file_trusted) unless it is owned by the user (or root) and not
  * writable by group or others, as ssh does; an error about a line never
  * shows more of it than the setting's name.
@@ -112,6 +115,13 @@ struct drqa_config {
     size_t noverrides;
     char *role_model[CONFIG_NROLES];   /* NULL: the role uses model */
     char *file;                /* the config file that was read, or NULL */
+    /* --mcp-http: the bearer token every request must carry (NULL: none),
+     * and origins accepted beside the loopback ones (space- or
+     * comma-separated; NULL: none). A file that sets mcp_token must be
+     * private to the user, as for api_key. Never printed. */
+    char *mcp_token;
+    char *mcp_allowed_origins;
+    int mcp_max_requests, mcp_max_sessions;   /* 0: mcp_http's defaults */
 };
 
 /*

@@ -36,6 +36,7 @@ int main(int argc, char **argv)
     case RUN_SHOW_PROFILE: return cli_show_profile(&o);
     case RUN_MCP: return cli_mcp(&o);
     case RUN_RECHECK: return cli_recheck(&o);
+    case RUN_MCP_HTTP: return cli_mcp_http(&o);
     case RUN_REPLAY:
     case RUN_TUI: return ui_run(&o);
     }

@@ -24,6 +24,7 @@ enum {
     O_REFERENCE,
     O_JUDGE_MODEL, O_REPORT, O_LOG, O_HELP, O_VERSION,
     O_MCP, O_RECHECK,
+    O_MCP_HTTP,
 };
 
 struct optdoc {
@@ -84,6 +85,8 @@ static const struct optdoc table[] = {
     {{"version", no_argument, 0, O_VERSION}, NULL, "show the version"},
     {{"mcp", no_argument, 0, O_MCP}, NULL, "serve the repository's tools to coding agents: an MCP server on stdin/stdout"},
     {{"recheck", required_argument, 0, O_RECHECK}, "FILE", "say whether saved answers' citations still hold (unchanged, moved, changed, gone)"},
+    {{"mcp-http", required_argument, 0, O_MCP_HTTP}, "[ADDR:]PORT",
+     "serve the tools to MCP clients over Streamable HTTP (default address 127.0.0.1)"},
 };
 
 void opts_defaults(struct drqa_opts *o)
@@ -110,7 +113,8 @@ void opts_usage(FILE *fp)
             "       drqa-tui --batch FILE --out FILE [--jobs N] REPO\n"
             "       drqa-tui --action NAME JSON REPO\n"
             "       drqa-tui --mcp REPO\n"
-            "       drqa-tui --recheck FILE [--json] REPO\n\n"
+            "       drqa-tui --recheck FILE [--json] REPO\n"
+            "       drqa-tui --mcp-http [ADDR:]PORT REPO\n\n"
             "Answers questions about a code repository with a Monte-Carlo tree search\n"
             "over an index of its classes, functions, calls and text.\n\noptions:\n");
     for (size_t i = 0; i < ARRAY_LEN(table); i++) {
@@ -304,6 +308,7 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
         case O_SHOW_PROFILE: if (set_run(o, RUN_SHOW_PROFILE, name, err, errlen)) return -1; break;
         case O_MCP: if (set_run(o, RUN_MCP, name, err, errlen)) return -1; break;
         case O_RECHECK: if (set_run(o, RUN_RECHECK, name, err, errlen)) return -1; o->recheck = optarg; break;
+        case O_MCP_HTTP: if (set_run(o, RUN_MCP_HTTP, name, err, errlen)) return -1; o->mcp_http = optarg; break;
         case 'h': case O_HELP: o->run = RUN_HELP; return 0;
         case 'V': case O_VERSION: o->run = RUN_VERSION; return 0;
         case ':':

@@ -20,6 +20,7 @@ enum drqa_run {
     RUN_SHOW_PROFILE,/* --show-profile */
     RUN_MCP,         /* --mcp: the MCP server on stdio */
     RUN_RECHECK,     /* --recheck FILE */
+    RUN_MCP_HTTP,    /* --mcp-http [ADDR:]PORT */
     RUN_HELP,
     RUN_VERSION,
 };
@@ -74,6 +75,7 @@ struct drqa_opts {
     const char *log_file;        /* --log FILE */
     /* MCP and saved answers */
     const char *recheck;         /* --recheck FILE: saved answers to check */
+    const char *mcp_http;        /* --mcp-http [ADDR:]PORT */
 };
 
 void opts_defaults(struct drqa_opts *o);
