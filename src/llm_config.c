@@ -505,6 +505,7 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
 
     /* the MCP server over HTTP (mcp_http.h): only the config file sets these */
     if (fv.v[F_MCP_TOKEN]) c->mcp_token = xstrdup(fv.v[F_MCP_TOKEN]);
+    secret_add(c->mcp_token);   /* a client's token is scrubbed like a key */
     if (fv.v[F_MCP_ORIGINS]) c->mcp_allowed_origins = xstrdup(fv.v[F_MCP_ORIGINS]);
     if (file_long(&fv, F_MCP_MAX_REQUESTS, 1, 1024, 0, &v, err, errlen)) goto out;
     c->mcp_max_requests = (int)v;

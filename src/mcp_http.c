@@ -232,13 +232,13 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     return ret;
 }
 
-/* An HTTP error with a JSON-RPC error body (id null), as the spec allows. */
+/* An HTTP error with a JSON-RPC error body, as the spec allows; no id, since
+ * MCP never allows a null one (the SDK refuses such a message). */
 static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, int code, const char *msg,
                                    const char *h1, const char *v1)
 {
     cJSON *o = cJSON_CreateObject(), *e = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "jsonrpc", "2.0");
-    cJSON_AddNullToObject(o, "id");
     cJSON_AddNumberToObject(e, "code", code);
     cJSON_AddStringToObject(e, "message", msg);
     cJSON_AddItemToObject(o, "error", e);
