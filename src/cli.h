@@ -28,6 +28,7 @@ int ui_run(const struct drqa_opts *o);           /* ui/: the curses front end, a
  * object that line_ok accepts (else the line "<not_ours>"). */
 struct cli_jsonl_kind {
     const char *name;       /* "--batch answers" */
+    const char *line;       /* "an answers line" */
     const char *again;      /* "question is answered": said of a line dropped */
     const char *not_ours;   /* "has no \"id\" and \"answer\"" */
     int (*line_ok)(const cJSON *line);

@@ -347,7 +347,7 @@ static int answer_line_ok(const cJSON *j)
 }
 
 static const struct cli_jsonl_kind answers_kind = {
-    .name = "--batch answers", .again = "question is answered",
+    .name = "--batch answers", .line = "an answers line", .again = "question is answered",
     .not_ours = "has no \"id\", \"answer\" and \"mode\"", .line_ok = answer_line_ok,
 };
 

@@ -257,7 +257,7 @@ static int scores_line_ok(const cJSON *j)
 }
 
 static const struct cli_jsonl_kind scores_kind = {
-    .name = "--judge scores", .again = "answer is judged", .not_ours = "has no \"id\" and \"judges\"",
+    .name = "--judge scores", .line = "a scores line", .again = "answer is judged", .not_ours = "has no \"id\" and \"judges\"",
     .line_ok = scores_line_ok,
 };
 

@@ -58,9 +58,9 @@ static int check_lines(const char *path, const char *t, size_t len, const struct
             if (why && !nl && ours_cut_short(s, n)) why = NULL;   /* repaired by the caller */
         }
         if (why) {
-            snprintf(err, errlen, "%s:%d: the line %s, so '%s' is not a %s file left by drqa-tui (or was changed "
-                     "since); nothing was written to it: give another --out, or remove or repair that line", path,
-                     lineno, why, path, kind->name);
+            snprintf(err, errlen, "%s:%d: not %s (the line %s), so '%s' is not a %s file left by drqa-tui (or was "
+                     "changed since); nothing was written to it: give another --out, or remove or repair that line",
+                     path, lineno, kind->line, why, path, kind->name);
             return -1;
         }
     }

@@ -150,7 +150,7 @@ printf 'my notes\nsecond line without newline' >"$T/notes.txt"
 cp "$T/notes.txt" "$T/notes.orig"
 run --quiet --batch "$T/one.jsonl" --out "$T/notes.txt"
 is "$rc" 2 "--out a notes file: status 2"
-like "$(cat "$T/err")" "notes.txt:1: the line is not a JSON object, so '$T/notes.txt' is not a --batch answers file" \
+like "$(cat "$T/err")" "notes.txt:1: not an answers line (the line is not a JSON object), so '$T/notes.txt' is not a --batch answers file" \
     "the message names the file and the line"
 like "$(cat "$T/err")" "give another --out" "... and what to do"
 cmp -s "$T/notes.txt" "$T/notes.orig"
@@ -159,13 +159,13 @@ ok $? "... and the file is left as it was"
 cp "$T/mid.jsonl" "$T/mid.orig"
 run --quiet --batch "$T/q.jsonl" --out "$T/mid.jsonl"
 is "$rc" 2 "an answers file with a malformed line in the middle: status 2"
-like "$(cat "$T/err")" "mid.jsonl:3: the line is not a JSON object" "the message names the line"
+like "$(cat "$T/err")" "mid.jsonl:3: not an answers line (the line is not a JSON object)" "the message names the line"
 cmp -s "$T/mid.jsonl" "$T/mid.orig"
 ok $? "... and the file is left as it was"
 printf '%s\n' '{"id": 1, "score": 3}' >"$T/other.jsonl"
 run --quiet --batch "$T/q.jsonl" --out "$T/other.jsonl"
 is "$rc" 2 "a JSONL file of something else: status 2"
-like "$(cat "$T/err")" 'other.jsonl:1: the line has no "id", "answer" and "mode"' "the message says what the line lacks"
+like "$(cat "$T/err")" 'other.jsonl:1: not an answers line (the line has no "id", "answer" and "mode")' "the message says what the line lacks"
 
 # ---- busy: another drqa-tui updating the index
 if [ -x "$DRQA_HOOKS" ]; then

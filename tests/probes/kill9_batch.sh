@@ -3,7 +3,7 @@
 . "${top_srcdir:-.}/tests/probe_lib.sh"
 
 probe_index
-n=$((12 * PROBE_SCALE))
+n=$((12 + 4 * PROBE_SCALE))
 questions "$T/q.jsonl" $n
 k=0
 while [ $k -lt $((2 * PROBE_SCALE)) ]; do

@@ -3,7 +3,7 @@
 . "${top_srcdir:-.}/tests/probe_lib.sh"
 
 probe_index
-n=$((8 * PROBE_SCALE))
+n=$((8 + 2 * PROBE_SCALE))
 questions "$T/q.jsonl" $n
 round=0
 while [ $round -lt "$PROBE_SCALE" ]; do
