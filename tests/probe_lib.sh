@@ -26,6 +26,7 @@ mkdir -p "$HOME"
 R="$T/repo"
 IDX="$T/index.sqlite"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$R"
+chmod -R u+w "$R"   # a copy from a read-only source tree (distcheck)
 Q="Where is the session flushed?"
 
 held() { echo "probe $PROBE: held"; exit 0; }

@@ -33,6 +33,7 @@ export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
 unset DRQA_MODEL DRQA_API_BASE DRQA_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_PROVIDER
 R="$T/repo"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$R"
+chmod -R u+w "$R"   # a copy from a read-only source tree (distcheck)
 IDX="$T/index.sqlite"
 "$DRQA" --index "$IDX" --no-progress --quiet --index-only "$R" >/dev/null 2>&1
 run() { "$DRQA" --index "$IDX" --no-progress --policy offline "$@" "$R" 2>"$T/err"; rc=$?; }

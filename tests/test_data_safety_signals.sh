@@ -19,6 +19,7 @@ if [ ! -x "$DRQA_HOOKS" ]; then
 fi
 R="$T/repo"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$R"
+chmod -R u+w "$R"   # a copy from a read-only source tree (distcheck)
 wait_for() {
     i=0
     while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
