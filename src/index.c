@@ -1549,6 +1549,7 @@ static int keep_if_unchanged(struct update *U)
      * non-source file added to it): a small transaction. Should it fail, the
      * listings are read again next time. */
     char e2[512];
+    if (U->opt->busy_read) sqlite3_busy_timeout(U->db, 1000);   /* as begin_write: not an update's wait */
     if ((U->dirs_changes || U->prov_moved) &&
         (store_exec(U->db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
          (U->dirs_changes && write_dirs(U->db, &U->dirs, U->dirs_reset, e2, sizeof e2)) ||
