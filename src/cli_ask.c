@@ -261,18 +261,117 @@ int cli_show_profile(const struct drqa_opts *o)
 struct item {
     int line;
     int given_id;      /* the line has an "id" */
-    cJSON *id;         /* as given, or the line number */
+    cJSON *id;         /* as given (a number as its JSON text, raw), or the line number */
     char *question;    /* NULL when the line is unusable */
     char *error;       /* why the line is unusable */
 };
 
-/* "s:<string>" or "n:<number>", so that 1 and "1" stay different ids. */
+/* "s:<string>" or "n:<number>", so that 1 and "1" stay different ids. A
+ * number is its JSON text (a raw item): 1e400 or 12345678901234567890 have
+ * no double of their own, and an id is a name, not a quantity. */
 static char *id_key(const cJSON *id)
 {
     if (cJSON_IsString(id)) return xasprintf("s:%s", id->valuestring);
+    if (cJSON_IsRaw(id)) return xasprintf("n:%s", id->valuestring);
     if (cJSON_IsNumber(id)) return xasprintf("n:%.17g", id->valuedouble);
     return NULL;
 }
+
+/* The end of the JSON value starting at p (valid JSON: cJSON parsed it),
+ * without recursion: nesting may be deep. */
+static const char *skip_value(const char *p, const char *end)
+{
+    size_t depth = 0;
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\') p++;
+            p++;
+        } else if (c == '{' || c == '[') {
+            depth++;
+            p++;
+        } else if (c == '}' || c == ']') {
+            if (!depth) return p;
+            depth--;
+            p++;
+        } else if (c == ',' && !depth) {
+            return p;
+        } else {
+            p++;
+        }
+        if (!depth && (c == '"' || c == '}' || c == ']')) return p;
+    }
+    return p;
+}
+
+static int json_number_text(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i < n && s[i] == '-') i++;
+    if (i < n && s[i] == '0') i++;
+    else if (i < n && s[i] >= '1' && s[i] <= '9') while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    else return 0;
+    if (i < n && s[i] == '.') {
+        size_t d = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == d) return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == d) return 0;
+    }
+    return i == n;
+}
+
+/* The id of line (n bytes, j its parse): a number as a raw item holding its
+ * text as written (a copy, caller deletes), else a copy of the item; NULL
+ * when the line has no string or number "id". */
+static cJSON *line_id(const char *line, size_t n, const cJSON *j)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+    if (cJSON_IsString(id)) return cJSON_Duplicate(id, 1);
+    if (!cJSON_IsNumber(id)) return NULL;
+    /* the first top-level "id" member, as cJSON takes the first */
+    const char *p = line, *end = line + n;
+    while (p < end && *p != '{') p++;
+    for (p++; p < end;) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')) p++;
+        if (p >= end || *p != '"') break;
+        const char *k = p;
+        p = skip_value(p, end);
+        int is_id = p - k == 4 && memcmp(k, "\"id\"", 4) == 0;
+        while (p < end && *p != ':') p++;
+        p++;
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+        const char *v = p;
+        p = skip_value(p, end);
+        if (!is_id) continue;
+        size_t vn = (size_t)(p - v);
+        while (vn && (v[vn - 1] == ' ' || v[vn - 1] == '\t' || v[vn - 1] == '\n' || v[vn - 1] == '\r')) vn--;
+        if (!json_number_text(v, vn)) break;
+        char *text = xstrndup(v, vn);
+        cJSON *raw = cJSON_CreateRaw(text);
+        free(text);
+        return raw;
+    }
+    return cJSON_Duplicate(id, 1);   /* not found as written (an escaped key): the number */
+}
+
+static int answer_line_ok(const cJSON *j)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+    return (cJSON_IsString(id) || cJSON_IsNumber(id)) && cJSON_GetObjectItemCaseSensitive(j, "answer") &&
+           cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "mode"));
+}
+
+static const struct cli_jsonl_kind answers_kind = {
+    .name = "--batch answers", .line = "an answers line", .again = "question is answered",
+    .not_ours = "has no \"id\", \"answer\" and \"mode\"", .line_ok = answer_line_ok,
+};
 
 /* A set of id keys, each with a value (open addressing): the duplicate
  * check and the resume lookup stay linear in the number of lines. */
@@ -337,23 +436,46 @@ static void idset_free(struct idset *s)
     memset(s, 0, sizeof *s);
 }
 
-/* The ids of the lines in an output text, each with 1 when its last line
- * carries an error (a question that failed), else 0. */
-static void done_ids(const char *text, struct idset *done)
+/* The key of an output line's id (its JSON text for a number), or NULL. */
+static char *line_key(const char *line, size_t n, const cJSON *j)
 {
-    for (const char *line = text; line && *line;) {
+    cJSON *id = j ? line_id(line, n, j) : NULL;
+    char *k = id ? id_key(id) : NULL;
+    cJSON_Delete(id);
+    return k;
+}
+
+/* The ids of the lines in an output text, each with 1 when its line
+ * carries an error (a question that failed), else 0. An id on two lines
+ * (two runs that wrote the same file at once, before the lock) is refused:
+ * -1 with err naming both lines; nothing is answered. */
+static int done_ids(const char *path, const char *text, struct idset *done, char *err, size_t errlen)
+{
+    struct idset at = {0};
+    int lineno = 0, rc = 0;
+    for (const char *line = text; line && *line && !rc;) {
         const char *nl = strchr(line, '\n');
-        cJSON *j = cJSON_ParseWithLength(line, nl ? (size_t)(nl - line) : strlen(line));
-        char *k = j ? id_key(cJSON_GetObjectItemCaseSensitive(j, "id")) : NULL;
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        lineno++;
+        cJSON *j = cJSON_ParseWithLength(line, n);
+        char *k = line_key(line, n, j);
         if (k) {
             const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
             int failed = cJSON_IsString(e) && *e->valuestring;
-            int *had = idset_add(done, k, failed);
-            if (had) *had = failed;
+            const int *first = idset_add(&at, xstrdup(k), lineno);
+            if (first) {
+                snprintf(err, errlen, "%s:%d: the id of this answer is also the id of line %d; an answers file holds "
+                         "one line per id (two runs wrote it at once?): remove one of the two lines, then run again",
+                         path, lineno, *first);
+                rc = -1;
+            }
+            idset_add(done, k, failed);
         }
         cJSON_Delete(j);
         line = nl ? nl + 1 : NULL;
     }
+    idset_free(&at);
+    return rc;
 }
 
 static size_t read_items(const char *text, struct item **out)
@@ -378,10 +500,14 @@ static size_t read_items(const char *text, struct item **out)
         memset(it, 0, sizeof *it);
         it->line = lineno;
         cJSON *j = cJSON_Parse(s);
-        const cJSON *id = j ? cJSON_GetObjectItemCaseSensitive(j, "id") : NULL;
         const cJSON *q = j ? cJSON_GetObjectItemCaseSensitive(j, "question") : NULL;
-        it->given_id = cJSON_IsString(id) || cJSON_IsNumber(id);
-        it->id = it->given_id ? cJSON_Duplicate(id, 1) : cJSON_CreateNumber(lineno);
+        it->id = cJSON_IsObject(j) ? line_id(s, len, j) : NULL;
+        it->given_id = it->id != NULL;
+        if (!it->id) {
+            char num[16];
+            snprintf(num, sizeof num, "%d", lineno);
+            it->id = cJSON_CreateRaw(num);
+        }
         if (!cJSON_IsObject(j))
             it->error = xasprintf("line %d is not a JSON object (%.*s%s); write one {\"id\": ..., \"question\": ...} "
                                   "per line", lineno, utf8_cut(p, 60), p, strlen(p) > 60 ? "..." : "");
@@ -400,6 +526,7 @@ static char *id_shown(const cJSON *id)
 {
     if (cJSON_IsNumber(id)) return xasprintf("%.17g", id->valuedouble);
     const char *v = id->valuestring;
+    if (cJSON_IsRaw(id)) return xasprintf("%.*s%s", utf8_cut(v, 60), v, strlen(v) > 60 ? "..." : "");
     return xasprintf("\"%.*s%s\"", utf8_cut(v, 60), v, strlen(v) > 60 ? "..." : "");
 }
 
@@ -453,7 +580,7 @@ static void write_line(struct batch *b, const struct engine_result *r, const cJS
     /* the whole line in one write(): a kill leaves it whole or absent (a
      * line cut short by a full disk is dropped on resume) */
     if (write_all(b->out, s, n + 1) != 0) b->write_error = errno ? errno : EIO;
-    if (failed) b->failed++;
+    else if (failed) b->failed++;   /* a line not written is not answered */
     else b->answered++;
     b->model_calls += r->model_calls;
     b->failed_calls += r->failed_calls;
@@ -496,7 +623,7 @@ static void *job_main(void *arg)
         } else {
             char err[512] = "";
             char *key = NULL;
-            if (cJSON_IsString(it->id)) key = xstrdup(it->id->valuestring);
+            if (cJSON_IsString(it->id) || cJSON_IsRaw(it->id)) key = xstrdup(it->id->valuestring);
             else key = xasprintf("%.17g", it->id->valuedouble);
             char *stem = transcript_stem(b->o->transcript_dir, key, err, sizeof err);
             free(key);
@@ -526,8 +653,9 @@ static int check_resumed(const char *path, const char *text, const struct item *
     for (const char *line = text; line && *line && !rc;) {
         const char *nl = strchr(line, '\n');
         lineno++;
-        cJSON *j = cJSON_ParseWithLength(line, nl ? (size_t)(nl - line) : strlen(line));
-        char *k = j ? id_key(cJSON_GetObjectItemCaseSensitive(j, "id")) : NULL;
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        cJSON *j = cJSON_ParseWithLength(line, len);
+        char *k = line_key(line, len, j);
         const int *i = k ? idset_get(&at, k) : NULL;
         if (i) {
             const struct item *it = &items[*i];
@@ -623,13 +751,21 @@ int cli_batch(const struct drqa_opts *o)
         rc = EXIT_USAGE;
         goto out;
     }
-    b.out = cli_open_jsonl_out(o->out, BATCH_MAX_INPUT, "question is answered", &kept, err, sizeof err);
-    if (b.out >= 0) done_ids(kept, &done);
+    int regular;
+    b.out = cli_open_jsonl_out(o->out, BATCH_MAX_INPUT, &answers_kind, &kept, &regular, err, sizeof err);
     if (b.out < 0) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = b.out == CLI_OUT_BUSY ? EXIT_BUSY : EXIT_USAGE;
+        goto out;
+    }
+    if (done_ids(o->out, kept, &done, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         rc = EXIT_USAGE;
         goto out;
     }
+    if (!regular && !o->quiet)
+        fprintf(stderr, "drqa-tui: --out '%s' is not a regular file (a pipe, FIFO or device): it is written, never "
+                "read back, so a run stopped part way cannot resume from it\n", o->out);
     for (size_t i = 0; i < b.nitems; i++) {
         char *k = id_key(b.items[i].id);
         const int *had = idset_get(&done, k);

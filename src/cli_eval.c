@@ -251,12 +251,23 @@ static int same_scores(const cJSON *line, const struct eval_answer *a, const str
     return 1;
 }
 
+static int scores_line_ok(const cJSON *j)
+{
+    return cJSON_GetObjectItemCaseSensitive(j, "id") && cJSON_GetObjectItemCaseSensitive(j, "judges");
+}
+
+static const struct cli_jsonl_kind scores_kind = {
+    .name = "--judge scores", .line = "a scores line", .again = "answer is judged", .not_ours = "has no \"id\" and \"judges\"",
+    .line_ok = scores_line_ok,
+};
+
 /* Opens the scores file for appending (cli_open_jsonl_out: a last line cut
  * short by a kill is cut off). What it holds already must be the scores of
  * the first answers, in order, by the same judges (what a run stopped part
  * way leaves): those answers are not judged again (*kept). Anything else (other
  * answers, other judges, not scores) is an error and the file is left as
- * it was. Returns the descriptor, or -1 with err (*usage: bad input). The
+ * it was. Returns the descriptor, or -1 with err (*usage: 1 bad input, 2
+ * another run writes the file). The
  * kept lines' counts are added to run's. */
 static int open_scores(const char *path, const struct eval_answers *answers, const struct judge_set *judges,
                        struct judge_run *run, size_t *kept, int *usage, char *err, size_t errlen)
@@ -264,9 +275,13 @@ static int open_scores(const char *path, const struct eval_answers *answers, con
     *kept = 0;
     *usage = 0;
     char *text;
-    int fd = cli_open_jsonl_out(path, (size_t)1 << 31, "answer is judged", &text, err, errlen);
-    if (fd < 0) return -1;
-    size_t whole = strlen(text), n = 0;
+    int regular;
+    int fd = cli_open_jsonl_out(path, (size_t)1 << 31, &scores_kind, &text, &regular, err, errlen);
+    if (fd < 0) {
+        *usage = fd == CLI_OUT_BUSY ? 2 : fd == CLI_OUT_FOREIGN;
+        return -1;
+    }
+    size_t whole = text ? strlen(text) : 0, n = 0;
     int lineno = 0, bad = 0;
     for (size_t at = 0; at < whole && !bad;) {
         char *nl = memchr(text + at, '\n', whole - at);
@@ -391,7 +406,7 @@ int cli_judge(const struct drqa_opts *o)
     run.out = open_scores(o->out, &answers, &judges, &run, &kept, &usage, err, sizeof err);
     if (run.out < 0) {
         fprintf(stderr, "drqa-tui: %s\n", err);
-        status = usage ? EXIT_USAGE : EXIT_FAIL;
+        status = usage == 2 ? EXIT_BUSY : usage ? EXIT_USAGE : EXIT_FAIL;
         goto out;
     }
     if (kept && !o->quiet)

@@ -130,7 +130,7 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
                                .max_file_size_given = o->max_file_size_given, .check = o->check,
                                .verify = o->verify, .progress = hooks->progress,
                                .progress_ctx = hooks->progress_ctx, .phase = hooks->phase, .cancel = hooks->cancel,
-                               .no_ignore = o->no_ignore};
+                               .no_ignore = o->no_ignore, .busy_read = 1};
     llm_usage_init(&sh->run_usage);
     if (engine_parse_mode(o->mode, &sh->mode)) {
         snprintf(err, errlen, "unknown --mode '%s'; use mcts, direct, rag-function or rag-window", o->mode);

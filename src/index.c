@@ -12,6 +12,8 @@
 #include "index_chunk.h"
 #include "opts.h"
 #include "parse.h"
+#include "sigclean.h"
+#include "sqlx.h"
 #include "index_scan.h"
 #include "store.h"
 #include "store_rows.h"
@@ -143,6 +145,10 @@ static int count_lines(const char *s, size_t n)
     return l;
 }
 
+/* update_once: another connection holds the index's write lock (positive,
+ * unlike INDEX_EFAIL and INDEX_EUSAGE). */
+#define UPDATE_BUSY 1
+
 /* Memory the kept edges may take; past it they are inserted and resolved in place. */
 #define INDEX_PENDING_BUDGET ((size_t)48 << 20)
 
@@ -157,7 +163,11 @@ static int count_lines(const char *s, size_t n)
  *     are written, in the middle of the update's transaction.
  *   DRQA_TEST_EDGE_BUDGET=BYTES replaces the memory a fresh build's kept
  *     edges may take (INDEX_PENDING_BUDGET), so that a small tree takes the
- *     path of a large one. */
+ *     path of a large one.
+ *   DRQA_TEST_HOLD=FILE creates FILE once the first parsed file is written
+ *     and waits (at most 120 s) until FILE is removed: an update that holds
+ *     the write lock, or a fresh build whose side file exists, for as long
+ *     as a test needs to act on it. */
 #ifdef DRQA_TEST_HOOKS
 static void test_swap(int rootfd, const char *spec, const char *rel)
 {
@@ -182,6 +192,11 @@ static long test_kill_after(void)
 static void test_kill_check(long written, long kill_after)
 {
     if (written == kill_after) raise(SIGKILL);
+    const char *hold = getenv("DRQA_TEST_HOLD");
+    if (written != 1 || !hold || !*hold) return;
+    int fd = open(hold, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    for (int i = 0; i < 12000 && access(hold, F_OK) == 0; i++) usleep(10000);
 }
 
 static size_t pending_budget(void)
@@ -1209,9 +1224,11 @@ static void set_meta(sqlite3 *db, const char *root)
 
 /* Takes the lock on the side file tmp_path, the one now at that path: a
  * builder that gave up removes its side file, and a process that waited on
- * the removed file opens the path again. Returns the fd, or -1 (errno set). */
-static int lock_side_file(const char *tmp_path)
+ * the removed file opens the path again. A lock held by another builder is
+ * waited for, said once through opt->notice. Returns the fd, or -1 (errno set). */
+static int lock_side_file(const char *tmp_path, const struct index_options *opt)
 {
+    int said = 0;
     for (;;) {
         int fd = open(tmp_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
         if (fd < 0) return -1;
@@ -1221,7 +1238,16 @@ static int lock_side_file(const char *tmp_path)
             errno = EINVAL;   /* not a regular file: never written to */
             return -1;
         }
-        while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (!said && opt->notice) {
+                char *m = xasprintf("another drqa-tui is building the index '%s'; waiting for it to finish, then "
+                                    "this run uses it", tmp_path);
+                opt->notice(m);
+                free(m);
+            }
+            said = 1;
+            while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
+        }
         if (stat(tmp_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return fd;
         close(fd);
     }
@@ -1274,6 +1300,7 @@ struct update {
     int fresh;                    /* built into the side file, renamed into place when complete */
     char *tmp_path;               /* side file of a fresh index, removed unless renamed into place */
     int tmp_fd;                   /* holds the side file's lock */
+    int tmp_slot;                 /* tmp_path's sigclean slot: removed on SIGTERM, SIGINT, SIGHUP */
     struct buf index_ddl;         /* CREATE INDEX statements dropped for a fresh build */
     int rootfd;                   /* the repository, opened before the scan */
     long long max;                /* the file size limit this update uses */
@@ -1348,7 +1375,8 @@ static int open_fresh(struct update *U, int retried)
 {
     U->S->rebuilt = 1;
     U->tmp_path = xasprintf("%s.tmp", U->index_path);
-    U->tmp_fd = lock_side_file(U->tmp_path);
+    U->tmp_fd = lock_side_file(U->tmp_path, U->opt);
+    if (U->tmp_fd >= 0) U->tmp_slot = sigclean_add(U->tmp_path);
     if (U->tmp_fd < 0) {
         snprintf(U->err, U->errlen, "cannot create the index '%s': %s (pass --index PATH to put the index elsewhere)",
                  U->tmp_path, errno == EINVAL ? "it is not a regular file" : strerror(errno));
@@ -1362,6 +1390,8 @@ static int open_fresh(struct update *U, int retried)
         (!U->force_fresh || (store_classify(U->index_path, &now_version, NULL, 0) == STORE_OURS &&
                              now_version == STORE_SCHEMA_VERSION))) {
         /* built by the process this one waited for */
+        sigclean_remove(U->tmp_slot);
+        U->tmp_slot = -1;
         unlink(U->tmp_path);
         close(U->tmp_fd);
         U->tmp_fd = -1;
@@ -1519,6 +1549,7 @@ static int keep_if_unchanged(struct update *U)
      * non-source file added to it): a small transaction. Should it fail, the
      * listings are read again next time. */
     char e2[512];
+    if (U->opt->busy_read) sqlite3_busy_timeout(U->db, 1000);   /* as begin_write: not an update's wait */
     if ((U->dirs_changes || U->prov_moved) &&
         (store_exec(U->db, "BEGIN IMMEDIATE", e2, sizeof e2) ||
          (U->dirs_changes && write_dirs(U->db, &U->dirs, U->dirs_reset, e2, sizeof e2)) ||
@@ -1537,7 +1568,16 @@ static int keep_if_unchanged(struct update *U)
 static int begin_write(struct update *U)
 {
     *U->index_fault = !U->fresh;   /* from here on, a failure may come from a damaged index */
-    if (store_exec(U->db, "BEGIN IMMEDIATE", U->err, U->errlen)) {
+    /* A reader that may keep the index as it is waits only long enough for
+     * a short write (a few directory listings) to end, not for an update. */
+    if (U->opt->busy_read) sqlite3_busy_timeout(U->db, 1000);
+    int brc = store_exec(U->db, "BEGIN IMMEDIATE", U->err, U->errlen);
+    if (U->opt->busy_read) sqlite3_busy_timeout(U->db, 5000);
+    if (brc && (sqlite3_extended_errcode(U->db) & 0xff) == SQLITE_BUSY) {
+        *U->index_fault = 0;
+        return UPDATE_BUSY;
+    }
+    if (brc) {
         char e2[512];
         snprintf(e2, sizeof e2, "cannot update the index '%s': %s", U->index_path, U->err);
         snprintf(U->err, U->errlen, "%s", e2);
@@ -1883,6 +1923,10 @@ static int install_fresh(struct update *U)
                  U->tmp_path, strerror(errno));
         return -1;
     }
+    /* forgotten before the rename: once renamed, the path may be another
+     * builder's side file, never to be removed by this process's signal */
+    sigclean_remove(U->tmp_slot);
+    U->tmp_slot = -1;
     if (rename(U->tmp_path, U->index_path) != 0) {
         snprintf(U->err, U->errlen, "cannot move the new index '%s' into place at '%s': %s", U->tmp_path,
                  U->index_path, strerror(errno));
@@ -1909,7 +1953,7 @@ static void log_update(const struct update *U)
             (long long)(now_ms() - U->t_summary));
 }
 
-/* The steps of one update; returns 0, -1 or INDEX_EUSAGE. */
+/* The steps of one update; returns 0, -1, INDEX_EUSAGE or UPDATE_BUSY. */
 static int update_run(struct update *U, const char *repo_root)
 {
     int r;
@@ -1917,7 +1961,7 @@ static int update_run(struct update *U, const char *repo_root)
     if (opt->phase) opt->phase(opt->progress_ctx, "scan");
     if (open_root(U, repo_root) || open_index(U) || scan_tree(U) || merge_listing(U)) return -1;
     if (keep_if_unchanged(U)) return 0;
-    if (begin_write(U)) return -1;
+    if ((r = begin_write(U)) != 0) return r == UPDATE_BUSY ? UPDATE_BUSY : -1;
     /* phase: parse (progress: done of njobs, per file) */
     if (opt->phase) opt->phase(opt->progress_ctx, "parse");
     if (parse_and_write(U)) return -1;
@@ -1942,6 +1986,7 @@ static void update_free(struct update *U)
     if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
     if (U->db) sqlite3_close(U->db);
     buf_free(&U->index_ddl);
+    sigclean_remove(U->tmp_slot);
     if (U->tmp_path) {
         /* removed while still locked: a process waiting for the lock sees
          * the path gone and opens it anew (lock_side_file) */
@@ -1992,7 +2037,7 @@ static int update_once(const char *repo_root, const char *index_path, const stru
 {
     struct update U = {.index_path = index_path, .opt = opt, .S = S, .err = err, .errlen = errlen,
                        .index_fault = index_fault, .force_fresh = force_fresh, .carry_from = carry_from,
-                       .t0 = now_ms(), .tmp_fd = -1,
+                       .t0 = now_ms(), .tmp_fd = -1, .tmp_slot = -1,
                        .index_ddl = BUF_INIT, .rootfd = -1, .opts_changed = 1, .dirs_reset = 1,
                        .kill_after = test_kill_after()};
     *index_fault = 0;
@@ -2055,7 +2100,32 @@ int index_update(const char *repo_root, const char *index_path, const struct ind
     if (kind == STORE_OURS && version != STORE_SCHEMA_VERSION) S->old_schema = version > 0 ? version : 0;
     if (!damaged) {
         int other = kind == STORE_OURS && version != STORE_SCHEMA_VERSION;
-        rc = update_once(repo_root, index_path, opt, S, other, other ? index_path : NULL, &fault, err, errlen);
+        struct index_stats before = *S;
+        int64_t t_wait = now_ms();
+        for (int tries = 0;; tries++) {
+            rc = update_once(repo_root, index_path, opt, S, other, other ? index_path : NULL, &fault, err, errlen);
+            if (rc != UPDATE_BUSY) break;
+            /* another connection holds the write lock: a reader keeps the
+             * index as it is (WAL: the last committed state), an update
+             * waits for it and starts again from the scan, since the
+             * other update changes what this one compared against */
+            if (opt->busy_read) {
+                *S = before;
+                S->busy = 1;
+                return 0;
+            }
+            if (cancelled(opt, err, errlen)) return INDEX_EFAIL;
+            if (opt->notice) {
+                char *m = tries == 0
+                    ? xasprintf("another process (another drqa-tui?) is updating the index '%s'; waiting for it to "
+                                "finish", index_path)
+                    : xasprintf("still waiting for the update of the index '%s' by another process (%lld s)",
+                                index_path, (long long)((now_ms() - t_wait) / 1000));
+                opt->notice(m);
+                free(m);
+            }
+            *S = before;
+        }
         /* a failure reading or writing the index: is the file damaged? */
         if (rc != -1 || !fault || store_quick_check(index_path, S->damage, sizeof S->damage)) return rc;
     }
@@ -2097,6 +2167,13 @@ static void tty_progress(void *ctx, size_t done, size_t total)
     fflush(stderr);
 }
 
+static void stderr_notice(const char *msg)
+{
+    char *safe = text_term_safe(msg);   /* the index path may hold anything */
+    fprintf(stderr, "drqa-tui: %s\n", safe);
+    free(safe);
+}
+
 int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_in, struct index_stats *stats,
                     sqlite3 **db, char **repo_abs, char **index_path_out, char *err, size_t errlen)
 {
@@ -2126,7 +2203,11 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
     struct index_options opt = {.threads = o->threads, .max_file_size = o->max_file_size,
                                 .max_file_size_given = o->max_file_size_given, .check = o->check,
                                 .verify = o->verify, .no_ignore = o->no_ignore};
+    /* only --index-only is there to update: the other modes answer from the
+     * index as it was while another process updates it */
+    opt.busy_read = o->run != RUN_INDEX_ONLY;
     if (opt_in) opt = *opt_in;
+    if (!opt.notice && !(opt_in && opt_in->progress) && !o->quiet) opt.notice = stderr_notice;
     struct index_stats local;
     if (!stats) stats = &local;
     int64_t last = 0;
@@ -2151,6 +2232,15 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
         /* a caller with its own progress display (the front end) owns the terminal */
         if (!(opt_in && opt_in->progress)) fprintf(stderr, "drqa-tui: %s\n", msg);
         free(msg);
+    }
+    if (rc == 0 && stats->busy) {
+        char *msg = xasprintf("another process (another drqa-tui?) is updating the index '%s'; this run reads the "
+                              "index as it was before that update, so changes to the repository since are not seen "
+                              "(run again when it is done, or drqa-tui --index-only to wait for it)", ipath);
+        log_msg("%s", msg);
+        if (!(opt_in && opt_in->progress)) stderr_notice(msg);
+        free(msg);
+        sqlx_writer_wait(0);
     }
     if (rc == 0 && db) {
         rc = store_open(ipath, 1, db, NULL, err, errlen);

@@ -43,6 +43,14 @@ struct index_options {
      * nonzero the update stops, rolls back and fails with a message; the
      * previous index is left as it was. */
     const atomic_int *cancel;
+    /* Another connection holding the index's write lock (another process
+     * updating it): nonzero keeps the index as it is and reads it as it was
+     * committed (stats->busy set); zero waits for that update to end and
+     * updates after it. */
+    int busy_read;
+    /* Called on the calling thread with a line for the user (waiting for
+     * another process's update or build); may be NULL. */
+    void (*notice)(const char *msg);
 };
 
 /* The kinds the summary counts; edges.kind stores the first two (0 and 1),
@@ -85,6 +93,9 @@ struct index_stats {
     long parse_errors, parse_error_files;     /* ERROR/MISSING nodes, and files having any */
     long decode_errors, decode_error_files;   /* bytes replaced with U+FFFD */
     long edges_resolved[INDEX_EDGE_KINDS], edges_unresolved[INDEX_EDGE_KINDS];
+    /* another process held the write lock and opt->busy_read was set: the
+     * index was kept as it was committed, not brought up to date */
+    int busy;
 };
 
 enum { INDEX_EFAIL = -1, INDEX_EUSAGE = -2 };

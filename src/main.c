@@ -24,21 +24,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "drqa-tui: cannot write the log file '%s'\n", o.log_file);
         return EXIT_USAGE;
     }
+    int rc = EXIT_FAIL;
     switch (o.run) {
-    case RUN_HELP: opts_usage(stdout); return EXIT_OK;
-    case RUN_VERSION: printf("drqa-tui %s\n", PACKAGE_VERSION); return EXIT_OK;
-    case RUN_INDEX_ONLY: return cli_index_only(&o);
-    case RUN_ACTION: return cli_action(&o);
-    case RUN_ASK: return cli_ask(&o);
-    case RUN_BATCH: return cli_batch(&o);
-    case RUN_JUDGE: return cli_judge(&o);
-    case RUN_REPORT: return cli_report(&o);
-    case RUN_SHOW_PROFILE: return cli_show_profile(&o);
-    case RUN_MCP: return cli_mcp(&o);
-    case RUN_RECHECK: return cli_recheck(&o);
-    case RUN_MCP_HTTP: return cli_mcp_http(&o);
+    case RUN_HELP: opts_usage(stdout); rc = EXIT_OK; break;
+    case RUN_VERSION: printf("drqa-tui %s\n", PACKAGE_VERSION); rc = EXIT_OK; break;
+    case RUN_INDEX_ONLY: rc = cli_index_only(&o); break;
+    case RUN_ACTION: rc = cli_action(&o); break;
+    case RUN_ASK: rc = cli_ask(&o); break;
+    case RUN_BATCH: rc = cli_batch(&o); break;
+    case RUN_JUDGE: rc = cli_judge(&o); break;
+    case RUN_REPORT: rc = cli_report(&o); break;
+    case RUN_SHOW_PROFILE: rc = cli_show_profile(&o); break;
+    case RUN_MCP: rc = cli_mcp(&o); break;
+    case RUN_RECHECK: rc = cli_recheck(&o); break;
+    case RUN_MCP_HTTP: rc = cli_mcp_http(&o); break;
     case RUN_REPLAY:
-    case RUN_TUI: return ui_run(&o);
+    case RUN_TUI: rc = ui_run(&o); break;
     }
-    return EXIT_FAIL;
+    /* what a mode printed is only written once stdout is closed */
+    return cli_stdout_close(rc);
 }

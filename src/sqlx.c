@@ -4,6 +4,8 @@
 #include "sqlx.h"
 #include "util.h"
 
+#include <stdatomic.h>
+
 char *sqlx_col_dup(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
@@ -27,6 +29,10 @@ long long sqlx_data_version(sqlite3 *db)
     return v;
 }
 
+static atomic_int writer_wait_ms = 5000;
+
+void sqlx_writer_wait(int ms) { atomic_store(&writer_wait_ms, ms); }
+
 sqlite3 *sqlx_writer_open(sqlite3 *db)
 {
     if (!sqlite3_db_readonly(db, "main")) return db;
@@ -36,7 +42,7 @@ sqlite3 *sqlx_writer_open(sqlite3 *db)
         sqlite3_close(w);
         return NULL;
     }
-    sqlite3_busy_timeout(w, 5000);
+    sqlite3_busy_timeout(w, atomic_load(&writer_wait_ms));
     return w;
 }
 

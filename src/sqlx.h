@@ -26,4 +26,11 @@ long long sqlx_data_version(sqlite3 *db);
 sqlite3 *sqlx_writer_open(sqlite3 *db);
 void sqlx_writer_close(sqlite3 *db, sqlite3 *w);
 
+/* How long a writer from sqlx_writer_open waits for another connection's
+ * write lock, in ms (5000 until set). Set to 0 while another process is
+ * known to be updating the index (index_stats.busy): the derived tables
+ * (vectors, line postings) are then kept in memory at once instead of each
+ * waiting out the timeout. */
+void sqlx_writer_wait(int ms);
+
 #endif
