@@ -107,6 +107,7 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     atomic_init(&hb->cut_bytes, 0);
     atomic_init(&hb->cut_noted, 0);
     atomic_init(&hb->out_cap, 0);
+    atomic_init(&hb->responses, hb->prof.api == LLM_API_RESPONSES);
     struct llm_backend *b = xcalloc(1, sizeof *b);
     b->chat = chat;
     b->name = http_name;
@@ -126,6 +127,9 @@ const struct llm_provider_info llm_providers[] = {
      "https://api.openai.com/v1", "OPENAI_API_KEY", llm_openai_new},
     {LLM_PROVIDER_ANTHROPIC, "anthropic", NULL, NULL, "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
      llm_anthropic_new},
+    /* no default base: every Azure resource has its own endpoint */
+    {LLM_PROVIDER_AZURE, "azure", "azure-openai", "Azure OpenAI", "azure-openai", NULL, "AZURE_OPENAI_API_KEY",
+     llm_azure_new},
 };
 const size_t llm_nproviders = ARRAY_LEN(llm_providers);
 
@@ -346,6 +350,15 @@ static int adjustment_for(const struct llm_http_backend *hb, const struct err_in
     if (strstr(body, "\"reasoning_effort\":") && !(adjust & LLM_ADJ_NO_EFFORT) && names_param(ei, "reasoning_effort")) {
         *what = "reasoning_effort";
         return LLM_ADJ_NO_EFFORT;
+    }
+    /* the Responses API's spellings (llm_responses.c): param "reasoning.effort", "text.format..." */
+    if (strstr(body, "\"reasoning\":{\"effort\":") && !(adjust & LLM_ADJ_NO_EFFORT) && names_param(ei, "reasoning")) {
+        *what = "reasoning.effort";
+        return LLM_ADJ_NO_EFFORT;
+    }
+    if (strstr(body, "\"text\":{\"format\":") && !(adjust & LLM_ADJ_NO_SCHEMA) && names_param(ei, "text.format")) {
+        *what = "text.format";
+        return LLM_ADJ_NO_SCHEMA;
     }
     /* Alibaba's DashScope (Qwen3 and other hybrid thinkers): "parameter.
      * enable_thinking must be set to false for non-streaming calls" (or its

@@ -146,6 +146,15 @@ struct llm_backend *llm_backend_new(const struct drqa_config *c, char *err, size
 struct llm_backend *llm_backend_new_model(const struct drqa_config *c, const char *model, char *err, size_t errlen);
 struct llm_backend *llm_openai_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
 struct llm_backend *llm_anthropic_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
+/* Azure OpenAI: llm_openai_new over the resource's classic deployment URL
+ * (.../openai/deployments/D?api-version=V) or its v1 endpoint
+ * (.../openai/v1; a bare resource URL is taken as that), the key in an
+ * api-key header (an Entra ID token, a JWT, as a Bearer token). */
+struct llm_backend *llm_azure_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
+/* The OpenAI Responses API (llm_responses.c) on an openai-compatible or
+ * Azure backend: llm_openai_new's backend sends here every request once
+ * hb->responses is set. */
+int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply);
 void llm_backend_free(struct llm_backend *b);   /* NULL ok */
 
 /* Accounting: per role tag plus a total. Thread-safe. */
@@ -222,6 +231,9 @@ struct llm_http_backend {
      * such count and the request's bytes, and whether the cut was noted */
     atomic_long cut_tokens, cut_bytes;
     atomic_int cut_noted;
+    int azure;                    /* Azure OpenAI: the key goes in an api-key header (llm_openai.c) */
+    atomic_int responses;         /* ask on the Responses API (the profile's api, or a chat refusal
+                                   * saying the model is served there alone), for the rest of the run */
 };
 
 #define LLM_REPLY_MIN 256         /* a reply limit is never lowered below this */
@@ -280,6 +292,9 @@ int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const ch
  * profile's prices; reply->cached_tokens etc. are read as set. */
 void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,
                  long input_tokens, long output_tokens);
+/* The credential header line for hb's key (caller wipes and frees), or NULL
+ * when it has none: "Authorization: Bearer KEY", or for Azure "api-key: KEY". */
+char *llm_openai_auth_header(const struct llm_http_backend *hb);
 /* Appends {"role","content"} to a messages array (both APIs use this shape). */
 void llm_add_message(cJSON *msgs, const char *role, const char *content);
 /* A non-negative number field of a usage object, or -1 when absent or bad. */

@@ -131,6 +131,14 @@ int llm_profile_match(const char *glob, const char *model)
     return glob && model && fnmatch(glob, model, FNM_CASEFOLD) == 0;
 }
 
+/* The models OpenAI serves on the Responses API alone: chat completions
+ * answers them 404 "This model is only supported in v1/responses and not in
+ * v1/chat/completions." (platform.openai.com/docs/models: gpt-5-pro,
+ * gpt-5-codex, gpt-5.1-codex(-mini/-max), codex-mini-latest, o3-pro,
+ * o1-pro). Kept apart from the rows, which give the quirks of the family. */
+static const char *const responses_only[] = {"gpt-5*-pro", "gpt-5*-pro-20*", "*-codex", "*-codex-*",
+                                             "codex-*", "o3-pro", "o3-pro-20*", "o1-pro", "o1-pro-20*"};
+
 void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out)
 {
     if (!provider || strcmp(provider, "anthropic")) provider = "openai";
@@ -151,12 +159,19 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
     out->price_input = r->pin;
     out->price_cached = r->pcached;
     out->price_output = r->pout;
+    out->api = LLM_API_CHAT;
+    if (!strcmp(provider, "openai") && model && !strchr(model, '/'))   /* a router's vendor/name: its own API */
+        for (size_t i = 0; i < ARRAY_LEN(responses_only) && model; i++)
+            if (llm_profile_match(responses_only[i], model)) out->api = LLM_API_RESPONSES;
 }
 
 static const char *const token_names[] = {"max_tokens", "max_completion_tokens"};
 static const char *const schema_names[] = {"none", "json_object", "json_schema", "tool"};
 static const char *const thinking_names[] = {"none", "field", "tags", "blocks"};
 static const char *const efforts[] = {"none", "minimal", "low", "medium", "high"};
+static const char *const api_names[] = {"chat", "responses"};
+
+const char *llm_api_name(enum llm_api a) { return api_names[a == LLM_API_RESPONSES]; }
 
 const char *llm_token_param_name(enum llm_token_param t) { return token_names[t == MCT]; }
 const char *llm_schema_name(enum llm_schema_mode s) { return (unsigned)s < 4 ? schema_names[s] : "none"; }
@@ -185,7 +200,10 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
     if (!p) p = &scratch;
     double d;
     int k;
-    if (!strcmp(field, "token_param")) {
+    if (!strcmp(field, "api")) {
+        if ((k = name_index(api_names, 2, value)) < 0) goto bad;
+        p->api = k ? LLM_API_RESPONSES : LLM_API_CHAT;
+    } else if (!strcmp(field, "token_param")) {
         if ((k = name_index(token_names, 2, value)) < 0) goto bad;
         p->token_param = k ? MCT : MT;
     } else if (!strcmp(field, "temperature")) {
@@ -220,13 +238,14 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
         else p->price_output = d;
     } else {
         snprintf(err, errlen,
-                 "'%s' is not a profile field; use token_param, temperature, reasoning_effort, max_output, context, "
+                 "'%s' is not a profile field; use api, token_param, temperature, reasoning_effort, max_output, context, "
                  "schema, thinking, price_input, price_cached or price_output", field);
         return -1;
     }
     return 0;
 bad:;
-    const char *takes = !strcmp(field, "token_param") ? "max_tokens or max_completion_tokens"
+    const char *takes = !strcmp(field, "api") ? "chat or responses"
+                      : !strcmp(field, "token_param") ? "max_tokens or max_completion_tokens"
                       : !strcmp(field, "temperature") ? "allowed or default"
                       : !strcmp(field, "reasoning_effort") ? "default (not sent), none, minimal, low, medium or high"
                       : !strcmp(field, "max_output") ? "a whole number of tokens from 1 to 1000000"
@@ -256,4 +275,5 @@ void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p)
     price_line(fp, "price_input", p->price_input);
     price_line(fp, "price_cached", p->price_cached);
     price_line(fp, "price_output", p->price_output);
+    if (strcmp(p->provider, "anthropic")) fprintf(fp, "api = %s\n", llm_api_name(p->api));
 }
