@@ -834,10 +834,10 @@ int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_re
     int rc = b->chat(b, req, reply);
     url_redact_buf(reply->error, sizeof reply->error);   /* every backend's messages name its URL */
     if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
-    log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
+    log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached, %ld cache write) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
             b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),
             rc == LLM_OK ? "" : ": ", rc == LLM_OK ? "" : reply->error, reply->input_tokens, reply->cached_tokens,
-            reply->output_tokens, reply->reasoning_tokens, reply->tokens_estimated ? " (estimated)" : "",
+            reply->cache_write_tokens, reply->output_tokens, reply->reasoning_tokens, reply->tokens_estimated ? " (estimated)" : "",
             reply->latency_ms, reply->attempts, reply->attempts == 1 ? "" : "s");
     if (usage) llm_usage_add(usage, req->tag, reply);
     return rc;
@@ -879,6 +879,7 @@ static void entry_add(struct llm_usage_entry *d, const struct llm_usage_entry *s
     d->input_tokens += s->input_tokens;
     d->output_tokens += s->output_tokens;
     d->cached_input_tokens += s->cached_input_tokens;
+    d->cache_write_tokens += s->cache_write_tokens;
     d->reasoning_tokens += s->reasoning_tokens;
     d->estimated_calls += s->estimated_calls;
     d->unpriced_calls += s->unpriced_calls;
@@ -900,6 +901,7 @@ void llm_usage_add(struct llm_usage *u, const char *tag, const struct llm_reply 
     one.input_tokens = r->input_tokens;
     one.output_tokens = r->output_tokens;
     one.cached_input_tokens = r->cached_tokens > 0 ? r->cached_tokens : 0;
+    one.cache_write_tokens = r->cache_write_tokens > 0 ? r->cache_write_tokens : 0;
     one.reasoning_tokens = r->reasoning_tokens > 0 ? r->reasoning_tokens : 0;
     one.estimated_calls = r->text && r->tokens_estimated;
     if (r->text && r->cost_usd < 0) one.unpriced_calls = 1;
@@ -955,6 +957,7 @@ static cJSON *entry_json(const struct llm_usage_entry *e)
     cJSON_AddNumberToObject(o, "failures", (double)e->failures);
     cJSON_AddNumberToObject(o, "input_tokens", (double)e->input_tokens);
     cJSON_AddNumberToObject(o, "cached_input_tokens", (double)e->cached_input_tokens);
+    cJSON_AddNumberToObject(o, "cache_write_tokens", (double)e->cache_write_tokens);
     cJSON_AddNumberToObject(o, "output_tokens", (double)e->output_tokens);
     cJSON_AddNumberToObject(o, "reasoning_tokens", (double)e->reasoning_tokens);
     cJSON_AddNumberToObject(o, "estimated_calls", (double)e->estimated_calls);
@@ -995,14 +998,22 @@ static double num_field(const cJSON *o, const char *name)
 static void entry_line(struct buf *b, const char *name, const cJSON *e)
 {
     double calls = num_field(e, "calls"), cached = num_field(e, "cached_input_tokens");
-    double reasoning = num_field(e, "reasoning_tokens");
+    double reasoning = num_field(e, "reasoning_tokens"), written = num_field(e, "cache_write_tokens");
     buf_printf(b, "%s %.0f call%s ", name, calls, calls == 1 ? "" : "s");
     short_count(b, num_field(e, "input_tokens"));
     buf_adds(b, " in");
-    if (cached > 0) {
+    if (cached > 0 || written > 0) {
         buf_adds(b, " (");
-        short_count(b, cached);
-        buf_adds(b, " cached)");
+        if (cached > 0) {
+            short_count(b, cached);
+            buf_adds(b, " cached");
+        }
+        if (written > 0) {
+            buf_adds(b, cached > 0 ? ", " : "");
+            short_count(b, written);
+            buf_adds(b, " cache write");
+        }
+        buf_addc(b, ')');
     }
     buf_addc(b, ' ');
     short_count(b, num_field(e, "output_tokens"));

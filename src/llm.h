@@ -23,7 +23,10 @@
  * </think>), message.reasoning_content / reasoning and Anthropic thinking
  * blocks go to llm_reply.reasoning; a reply with reasoning and no answer is
  * an error that says to raise the reply limit. The Anthropic system prompt
- * carries cache_control so a static prefix is cached.
+ * carries cache_control, and so does llm_request.cache_prefix, the stable
+ * head of the first message, so that the cached prefix (tools, system and
+ * that head) can reach the model's minimum cacheable length; cache reads and
+ * writes are counted apart in the ledger.
  *
  * Every failed call has a kind (enum llm_fail): transient ones (connection,
  * timeout, 429, 5xx, 529 overloaded) may succeed later; persistent ones
@@ -66,6 +69,10 @@ struct llm_request {
     const char *schema_name;   /* with schema: the role's JSON schema for structured */
     const cJSON *schema;       /* output (borrowed; NULL: none) */
     const char *tag;           /* role tag for accounting ("planning", ...); NULL: "other" */
+    size_t cache_prefix;       /* bytes at the start of messages[0].content that every call of
+                                * this kind repeats (a question's stable context): a prompt
+                                * cache may keep them; Anthropic gets a cache breakpoint after
+                                * them. 0: none */
     atomic_int *cancel;        /* optional; nonzero cancels the request */
 };
 
@@ -165,6 +172,7 @@ struct llm_usage_entry {
     long calls, failures;
     long input_tokens, output_tokens;
     long cached_input_tokens, reasoning_tokens;   /* parts of input and output */
+    long cache_write_tokens;   /* part of input: written to the prompt cache (Anthropic) */
     long estimated_calls;      /* calls whose counts were estimated */
     long unpriced_calls;       /* successful calls without a price */
     double cost_usd;           /* sum over priced calls */
@@ -190,11 +198,11 @@ void llm_usage_merge(struct llm_usage *dst, struct llm_usage *src);
 int llm_usage_get(struct llm_usage *u, const char *tag, struct llm_usage_entry *out);
 /* {"total": {...}, "by_tag": {"planning": {...}, ...}} (caller deletes);
  * each entry: calls, failures, input_tokens, cached_input_tokens,
- * output_tokens, reasoning_tokens, estimated_calls, unpriced_calls, cost_usd
+ * cache_write_tokens, output_tokens, reasoning_tokens, estimated_calls, unpriced_calls, cost_usd
  * (null when nothing was priced). */
 cJSON *llm_usage_json(struct llm_usage *u);
 /* The ledger in one line from llm_usage_json's object: "tokens perception 3
- * calls 8.1k in (6.0k cached) 1.2k out $0.012; ...; total 14 calls ... $0.05"
+ * calls 8.1k in (6.0k cached, 1.1k cache write) 1.2k out $0.012; ...; total 14 calls ... $0.05"
  * (a role without a price shows "unpriced"). Caller frees; NULL for no calls. */
 char *llm_usage_line(const cJSON *usage_json);
 

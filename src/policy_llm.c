@@ -59,6 +59,7 @@ struct llm_policy {
     struct prompt *prompts[LLM_ROLE_N];
     char *system[LLM_ROLE_N];       /* each role's static text, rendered once (NULL: none) */
     struct prompt *request[LLM_ROLE_N];   /* each role's per-call template */
+    char *stable_tail[LLM_ROLE_N];  /* where a request's stable head ends (stable_head_tail) */
     char *actions_text;             /* the action schema as the planner sees it */
     cJSON *schema[LLM_ROLE_N];      /* each JSON role's reply schema, for structured output */
 
@@ -478,6 +479,8 @@ static struct llm_backend *backend_of(const struct llm_policy *p, enum llm_role 
     return p->cfg.role_backend[role] ? p->cfg.role_backend[role] : p->cfg.backend;
 }
 
+static size_t stable_prefix(const struct llm_policy *p, enum llm_role role, const char *prompt);
+
 /*
  * One role call with structured output. The role's static text goes out as
  * the system prompt and the prompt as one user message (after
@@ -519,6 +522,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         }
         req.tag = llm_role_name(role);
         req.cancel = p->cfg.cancel;
+        req.cache_prefix = stable_prefix(p, role, prompt);
         struct llm_reply rep;
         memset(&rep, 0, sizeof rep);
         int64_t t0 = now_ms();
@@ -692,6 +696,45 @@ static char *render_role(struct llm_policy *p, enum llm_role role, const struct 
     return r;
 }
 
+/* The head of a request template that is the same on every call for one
+ * question (the lines before the first one holding a placeholder other than
+ * these), so that it can go first to a prompt cache with the system prompt
+ * (llm_request.cache_prefix): with the tools and the system prompt it makes
+ * a prefix that can reach Anthropic's minimum cacheable length. What is kept
+ * is the literal text between the head's last placeholder and its end
+ * ("\n\nSituational report:\n"): its first occurrence in a rendered request
+ * ends the head there or earlier (an earlier one, in the question, still
+ * ends inside the stable part). NULL when the head ends in no literal. */
+static char *stable_head_tail(const char *text)
+{
+    static const char *const stable[] = {"question", "qtype", "identifiers", "type_hint", "actions"};
+    const char *prev_end = text + strspn(text, "\n");   /* render_role drops the leading newlines */
+    for (const char *o = strstr(text, "{{"); o; o = strstr(o + 2, "{{")) {
+        const char *c = strstr(o + 2, "}}");
+        if (!c) break;
+        int keep = 0;
+        for (size_t i = 0; i < ARRAY_LEN(stable) && !keep; i++)
+            keep = strlen(stable[i]) == (size_t)(c - o - 2) && !strncmp(o + 2, stable[i], (size_t)(c - o - 2));
+        if (keep) {
+            prev_end = c + 2;
+            continue;
+        }
+        const char *line = o;
+        while (line > text && line[-1] != '\n') line--;
+        return line > prev_end ? xstrndup(prev_end, (size_t)(line - prev_end)) : NULL;
+    }
+    return NULL;
+}
+
+/* The bytes of a role's rendered request that every call for the question
+ * repeats (stable_head_tail), or 0. */
+static size_t stable_prefix(const struct llm_policy *p, enum llm_role role, const char *prompt)
+{
+    const char *tail = p->stable_tail[role];
+    const char *at = tail ? strstr(prompt, tail) : NULL;
+    return at ? (size_t)(at - prompt) + strlen(tail) : 0;
+}
+
 #define PROMPT_SPLIT_LINE "----- request -----"
 
 /* Splits role r's template at its "----- request -----" line. The text before
@@ -731,6 +774,7 @@ static int split_template(struct llm_policy *p, enum llm_role r, char *err, size
     const char *rest = at + strlen(PROMPT_SPLIT_LINE);
     buf_adds(&b, *rest ? rest + 1 : rest);
     p->request[r]->text = buf_take(&b);
+    p->stable_tail[r] = stable_head_tail(p->request[r]->text);
     return 0;
 }
 
@@ -2354,6 +2398,7 @@ void llm_policy_free(struct llm_policy *p)
         prompt_free(p->prompts[r]);
         prompt_free(p->request[r]);
         free(p->system[r]);
+        free(p->stable_tail[r]);
         cJSON_Delete(p->schema[r]);
     }
     free(p->actions_text);
