@@ -13,7 +13,7 @@
 #
 # Environment: QUESTIONS, PYLIB (default /usr/lib/python3/dist-packages),
 # PROFILES (default all: clean,reasoning,think,magistral,small,anthropic,ctx-limit,ollama-cut,
-# ctx-vllm,out-cap,lmstudio,flaky,guided), ITERATIONS (default 15), JOBS (default 2), WORKDIR (kept when
+# ctx-vllm,out-cap,lmstudio,flaky,guided,azure,responses,anthropic-cache), ITERATIONS (default 15), JOBS (default 2), WORKDIR (kept when
 # given).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,5 +37,5 @@ if [ ! -x "$build/drqa-tui" ]; then
 fi
 exec "${PYTHON3:-python3}" "$top_srcdir/tests/model_emu_run.py" --drqa "$build/drqa-tui" --questions "$questions" \
     --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" \
-    --profiles "${PROFILES:-clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided}" \
+    --profiles "${PROFILES:-clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided,azure,responses,anthropic-cache}" \
     --iterations "${ITERATIONS:-15}" --jobs "${JOBS:-2}" ${WORKDIR:+--workdir "$WORKDIR"}

@@ -111,11 +111,12 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              model (prompt-caching page): 1024 tokens for Claude Opus 4.1 /
              Opus 4 / Sonnet 4.5 / Sonnet 4 / Sonnet 3.7, 2048 for Sonnet 4.6
              and Haiku 3.5 / 3, 4096 for Opus 4.5 and later and Haiku 4.5
-             (and for names it does not know); the cached prefix is the tools,
-             then the system blocks, then the message blocks up to the last
-             one marked cache_control (bytes / 4 tokens); cache_read /
-             cache_creation_input_tokens are reported only when that prefix
-             reaches the model's minimum
+             (and for names it does not know); a prompt is the tools, then
+             the system blocks, then the message blocks, and each block marked
+             cache_control ends a prefix (bytes / 4 tokens) cached once it
+             reaches the model's minimum: cache_read_input_tokens is the
+             longest such prefix cached before, cache_creation_input_tokens
+             what the last one adds beyond it; nothing under the minimum
   guided     like clean, and given --gold FILE (JSONL of {id or question,
              gold_files}) it plans ViewCode on the gold file of the question
              it recognises from the prompt's question text (mapped onto the
@@ -1428,40 +1429,45 @@ def cache_minimum(model):
 
 
 def anthropic_cache_minimums(st, req, in_tok):
-    """(read, created, rest) for the prefix up to the last cache_control
-    block: tools, then system blocks, then message blocks, as Anthropic
-    orders a prompt; nothing is cached under the model's minimum."""
-    parts, marked = [], None
+    """(read, created, rest) as Anthropic counts them: the prompt is tools,
+    then system blocks, then message blocks; each block marked cache_control
+    ends a prefix that is cached once it reaches the model's minimum. The
+    longest such prefix cached before is read, what the last one adds beyond
+    it is written; nothing is cached under the minimum."""
+    parts, marks = [], []
     for t in req.get("tools") or []:
         if isinstance(t, dict):
             parts.append(json.dumps(t, sort_keys=True))
             if t.get("cache_control"):
-                marked = list(parts)
+                marks.append(len(parts))
     sysv = req.get("system")
     for b in (sysv if isinstance(sysv, list) else [{"text": sysv}] if isinstance(sysv, str) else []):
         if isinstance(b, dict):
             parts.append(b.get("text", ""))
             if b.get("cache_control"):
-                marked = list(parts)
+                marks.append(len(parts))
     for m in req.get("messages") or []:
         c = m.get("content") if isinstance(m, dict) else None
         for b in (c if isinstance(c, list) else [{"text": c}] if isinstance(c, str) else []):
             if isinstance(b, dict):
                 parts.append(b.get("text", ""))
                 if b.get("cache_control"):
-                    marked = list(parts)
-    if marked is None:
-        return 0, 0, in_tok
-    text = "\n".join(marked)
-    ptok = len(text.encode("utf-8")) // 4
-    if ptok < cache_minimum(req.get("model")):
-        return 0, 0, in_tok
-    h = hashlib.sha256(("%s|%s" % (req.get("model"), text)).encode("utf-8")).hexdigest()
-    with st.lock:
-        hit = h in st.anthropic_cache
-        st.anthropic_cache.add(h)
-    ptok = min(ptok, in_tok)
-    return (ptok, 0, in_tok - ptok) if hit else (0, ptok, in_tok - ptok)
+                    marks.append(len(parts))
+    minimum = cache_minimum(req.get("model"))
+    read = last = 0
+    for k in marks:
+        text = "\n".join(parts[:k])
+        ptok = min(len(text.encode("utf-8")) // 4, in_tok)
+        if ptok < minimum:
+            continue
+        h = hashlib.sha256(("%s|%s" % (req.get("model"), text)).encode("utf-8")).hexdigest()
+        with st.lock:
+            if h in st.anthropic_cache:
+                read = max(read, ptok)
+            st.anthropic_cache.add(h)
+        last = max(last, ptok)
+    created = max(0, last - read)
+    return read, created, in_tok - read - created
 
 
 def strict_schema_problem(js):
