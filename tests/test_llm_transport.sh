@@ -46,8 +46,8 @@ config() {   # config LINE...: the config file, one setting a line
     printf '%s\n' "$@" >"$T/cfg"
     chmod 600 "$T/cfg"
 }
-ask() {   # ask NAME: --ask with $T/cfg, output in $T/NAME.json and .err, status in $rc
-    "$DRQA" --config "$T/cfg" --ask "$Q" --iterations 4 --json "$T/repo" >"$T/$1.json" 2>"$T/$1.err"
+ask() {   # ask NAME: --ask with $T/cfg, output in $T/NAME.json, .err and the --log .log, status in $rc
+    "$DRQA" --config "$T/cfg" --ask "$Q" --iterations 4 --json --log "$T/$1.log" "$T/repo" >"$T/$1.json" 2>"$T/$1.err"
     rc=$?
 }
 # emu EXPR: EXPR over the emulator's log (a list of request entries, L)
@@ -71,7 +71,8 @@ is "$(emu 'sorted(set((e["path"], e["status"]) for e in L))')" \
 is "$(emu 'all(e["azure"]["api_version"] for e in L)')" True "azure deployment URL: every request carries api-version"
 is "$(emu 'all("api-key" in e["headers"] and "authorization" not in e["headers"] for e in L)')" True \
     "azure: the key goes in api-key, no Authorization header"
-ok "$(cat "$T/azure.json" "$T/azure.err" | grep -c "$KEY")" "azure: the key is in no output or message"
+ok "$(cat "$T/azure.json" "$T/azure.err" "$T/azure.log" | grep -c "$KEY")" "azure: the key is in no output, message or log"
+ok "$(grep -c 'api-version=2024-10-21' "$T/azure.log" >/dev/null; echo $?)" "azure: the log names the deployment URL it posted to"
 
 for form in "/openai/v1" ""; do
     : >"$T/emu.log"
@@ -121,6 +122,18 @@ is "$(emu 'sum(1 for e in L if e["path"].endswith("/chat/completions"))')" 1 \
     "responses, api = chat: the switch holds for the rest of the run"
 is "$(grep -c 'served on the Responses API alone' "$T/respsw.err")" 1 "responses, api = chat: the switch is said once"
 ok "$(grep -c 'check the API base URL' "$T/respsw.err")" "responses, api = chat: the user is not told to check the base URL"
+
+# a 400 naming a parameter of the Responses API (reasoning.effort) is adjusted
+# for once, as on chat completions
+: >"$T/emu.log"
+config "provider = openai" "api_base = http://127.0.0.1:$port/v1" "api_key = sk-resp-SECRET5551" "model = gpt-5-pro" \
+    "profile.gpt-5-pro.reasoning_effort = medium"
+ask respadj
+is "$rc" 0 "responses, reasoning.effort refused: --ask succeeds"
+is "$(emu '[(e["status"], "reasoning" in e["params"]) for e in L][:2]')" "[(400, True), (200, False)]" \
+    "responses, reasoning.effort refused: the 400 naming it drops it, and the request goes again"
+is "$(emu 'sum(1 for e in L if e["status"] == 400)')" 1 "responses, reasoning.effort refused: once for the run"
+like "$(cat "$T/respadj.err")" "refused 'reasoning.effort'" "responses, reasoning.effort refused: said on stderr"
 stop_emu
 
 # ---- Anthropic prompt caching, the documented minimums
