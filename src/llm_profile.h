@@ -30,6 +30,10 @@
  *                 /responses); the models OpenAI serves on the Responses API
  *                 alone (gpt-5-pro, o3-pro, o1-pro, the *-codex models; list
  *                 in llm_profile.c) get responses whatever their row
+ *   cache_min     the shortest prompt prefix, in tokens, that the provider's
+ *                 prompt cache keeps (Anthropic documents one per model; 0:
+ *                 none known); the LLM policy sizes a question's repository
+ *                 outline so that the cached prefix reaches it (policy_llm.h)
  * The config file overrides any field per model glob
  * (profile.GLOB.FIELD = VALUE, llm_profile_set) and prices with
  * price.MODEL.input/.output (exact names); see llm_config.h.
@@ -59,6 +63,7 @@ struct llm_profile {
     enum llm_thinking thinking;
     double price_input, price_cached, price_output;   /* USD per million; < 0: unknown */
     enum llm_api api;              /* OpenAI-compatible providers: chat or responses */
+    int cache_min;                 /* smallest cacheable prefix in tokens; 0: none known */
 };
 
 /* The table's row for provider ("openai" or "anthropic") and model, copied
@@ -69,7 +74,7 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
  * (allowed|default), reasoning_effort (default|none|minimal|low|medium|high;
  * a value also marks the parameter as taken),
  * max_output, context, schema (json_schema|json_object|tool|none), thinking
- * (none|field|tags|blocks), price_input, price_cached, price_output. p may be
+ * (none|field|tags|blocks), price_input, price_cached, price_output, cache_min. p may be
  * NULL to only check. Returns 0, or -1 with err saying what the field takes. */
 int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen);
 
