@@ -240,6 +240,8 @@ int engine_open(const struct engine_shared *sh, struct engine **out, char *err, 
         lc.fallback = &fallback;
         lc.no_semantic = sh->o->no_semantic;
         lc.cancel = (atomic_int *)sh->cancel;   /* only read by the requests */
+        lc.outline = engine_outline;
+        lc.outline_ctx = sh->index_path;
         if (!(e->llm = llm_policy_new(&lc, err, errlen))) {
             engine_close(e);
             return -1;

@@ -93,6 +93,9 @@
 #define LLM_POLICY_EXPLORE_TEMPERATURE 0.7
 #define LLM_POLICY_ANSWER_TEMPERATURE 0.0
 #define LLM_POLICY_ATTEMPTS 3              /* one reply and two re-asks */
+#define LLM_POLICY_OUTLINE_TOKENS 400      /* a question's repository outline where no cache minimum
+                                            * asks for more (policy_llm.c, outline_budget) */
+#define LLM_POLICY_OUTLINE_MAX 32768       /* bytes: the outline's ceiling whatever the minimum */
 
 enum llm_role { LLM_ROLE_PERCEPTION, LLM_ROLE_PLANNING, LLM_ROLE_FILTER, LLM_ROLE_EVALUATION, LLM_ROLE_ANSWER,
                 LLM_ROLE_N };
@@ -135,6 +138,12 @@ struct llm_policy_config {
     size_t nprompt_dirs;
     struct llm_policy_caps caps;
     atomic_int *cancel;                /* optional, passed to every request */
+    /* optional: the repository outline for a question within budget bytes
+     * (caller frees; NULL: none), called once per question from whichever
+     * role thread asks first, to fill {{outline}} in every role's stable
+     * head; outline.h builds it from the index */
+    char *(*outline)(void *ctx, const char *question, size_t budget);
+    void *outline_ctx;
 };
 
 /* Zeroes c and sets the documented defaults (temperatures, attempts). */

@@ -12,8 +12,10 @@
 #   Anthropic prompt caching (profile anthropic-cache, the documented minimum
 #     per model): each request's first message starts with its stable head as
 #     a block marked cache_control; cache writes and reads show per role in
-#     --json usage where the cached prefix reaches the model's minimum, and
-#     nothing is claimed where it does not.
+#     --json usage where the cached prefix reaches the model's minimum; for
+#     Opus 4.5 (4096 tokens) the repository outline in every role's stable
+#     head makes it reach that minimum, so every role reads the cache from its
+#     second call on.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/tap.sh"
@@ -155,11 +157,40 @@ is "$(jget "$T/cache.json" usage.by_tag.planning.cached_input_tokens)" \
 like "$(cat "$T/cache.err")" "cache write)" "anthropic-cache: the ledger line on stderr shows cache writes"
 
 : >"$T/emu.log"
+# Opus 4.5's minimum is 4096 tokens: tools, system and question are far under
+# it, and the repository outline in every role's stable head is sized to
+# reach it. The fixture's outline alone is too short for that, so the
+# repository gets a generated package beside it.
+cp -r "$T/repo" "$T/big"
+mkdir -p "$T/big/shop"
+: >"$T/big/shop/__init__.py"
+m=1
+while [ $m -le 40 ]; do
+    {
+        printf '"""Stock module %02d of the shop."""\n\n\nclass Shelf%02d:\n    """Keeps the parts of shelf %02d in order."""\n' $m $m $m
+        k=1
+        while [ $k -le 15 ]; do
+            printf '\n    def restock_%02d_%02d(self, part, count=1):\n        """Add count copies of part."""\n        return part\n' $m $k
+            k=$((k + 1))
+        done
+    } >"$T/big/shop/stock_$m.py"
+    m=$((m + 1))
+done
 config "provider = anthropic" "api_base = http://127.0.0.1:$port" "api_key = sk-ant-SECRET77" "model = claude-opus-4-5"
-ask cache45
+"$DRQA" --config "$T/cfg" --ask "$Q" --iterations 4 --json --log "$T/cache45.log" "$T/big" >"$T/cache45.json" 2>"$T/cache45.err"
+rc=$?
 is "$rc" 0 "anthropic-cache, claude-opus-4-5: --ask succeeds"
-is "$(emu 'sum(e["usage"]["cache_creation_input_tokens"] + e["usage"]["cache_read_input_tokens"] for e in L)') $(jget "$T/cache45.json" usage.total.cached_input_tokens)" \
-    "0 0" "anthropic-cache, claude-opus-4-5 (minimum 4096): prefixes under the minimum are not cached, and none is claimed"
+is "$(emu 'all("Repository outline: " in json.loads(e["body"])["messages"][0]["content"][0]["text"] for e in L)')" True \
+    "anthropic-cache, claude-opus-4-5: every request's cached head holds the repository outline"
+is "$(emu 'min(e["usage"]["cache_creation_input_tokens"] + e["usage"]["cache_read_input_tokens"] for e in L) >= 4096')" \
+    True "anthropic-cache, claude-opus-4-5 (minimum 4096): every request's stable prefix reaches the minimum"
+is "$(emu '[(e["usage"]["cache_creation_input_tokens"] > 0, e["usage"]["cache_read_input_tokens"] > 0) for e in L if e["role"] == "planning"][:3]')" \
+    "[(True, False), (False, True), (False, True)]" \
+    "anthropic-cache, claude-opus-4-5: planning's prefix is written on its first call, read from the second on"
+is "$(emu 'all(e["usage"]["cache_read_input_tokens"] >= 4096 for r in set(x["role"] for x in L) for e in [x for x in L if x["role"] == r][1:])')" \
+    True "anthropic-cache, claude-opus-4-5: every role reads its prefix from the cache from its second call on"
+is "$(jget "$T/cache45.json" usage.total.cached_input_tokens)" "$(emu 'sum(e["usage"]["cache_read_input_tokens"] for e in L)')" \
+    "anthropic-cache, claude-opus-4-5: --json usage counts the cache reads as the server reported them"
 stop_emu
 
 # ---- the profile says which API
