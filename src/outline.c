@@ -1,11 +1,11 @@
 /*
  * outline: the repository's layout for a question (see outline.h). Two
  * queries read the files and their classes, functions and methods; each file
- * gets a short line (top-level names) and a full one (with each class's
- * methods); the files are ranked by qparse_match of their path and names
- * against the question, and the lines are laid out greedily: a file's full
- * line while the short lines of every file after it still fit, else its
- * short line, and a last line counts the files left out.
+ * gets a short line (top-level names) and a full block (signatures, lines,
+ * docstrings, methods); the files are ranked by qparse_match of their path
+ * and names against the question, and laid out greedily: a file's block
+ * while the short lines of every file after it still fit, else its short
+ * line, and a last line counts the files left out.
  */
 #include "outline.h"
 #include "qparse.h"

@@ -1,13 +1,14 @@
 /*
  * outline: a question's view of the repository's layout, from the index, for
- * a model to plan with: the directories with their file counts, then one line
- * per file with its top-level classes and functions, the files most related
- * to the question's terms first (qparse_match over the path and the names,
- * weighted by the terms' idf), then the rest in path order; where the budget
- * leaves room, a class's methods follow it in brackets, most related files
- * first. The text is deterministic (the same index and question give the
- * same bytes) and never longer than the budget, so a prompt cache can keep
- * it as part of a question's stable prefix.
+ * a model to plan with: the directories with their file counts, then the
+ * files, those most related to the question's terms first (qparse_match over
+ * the path and the names, weighted by the terms' idf), the rest in path
+ * order. A file is one line with its top-level classes and functions or,
+ * where the budget leaves room (most related files first), a block with
+ * their signatures, line ranges and first docstring sentence and a class's
+ * methods under it. The text is deterministic (the same index and question
+ * give the same bytes) and never longer than the budget, so a prompt cache
+ * can keep it as part of a question's stable prefix.
  */
 #ifndef DRQA_OUTLINE_H
 #define DRQA_OUTLINE_H

@@ -180,8 +180,11 @@ static struct llm_backend *backend_of(const struct llm_policy *p, enum llm_role 
  * a tenth of the input price, so from a role's second call on a 4,096-token
  * cached prefix costs what 410 uncached tokens do, less than the ~1,000
  * uncached tokens of the stable part without an outline, and the model gets
- * the repository's layout to plan with; the first call writes the cache at
- * 1.25 times the input price, once per role and question.
+ * the repository's layout to plan with. The first call writes the cache at
+ * 1.25 times the input price, once per role and question, so over a question
+ * it pays for a role called about ten times or more (5,120 + 410 (k - 1) <
+ * 1,000 k from k = 8 for a 1,000-token stable part; later with a shorter
+ * one); with fewer calls the outline is bought for what it tells the model.
  */
 static size_t outline_budget(const struct llm_policy *p, const char *question)
 {
@@ -220,7 +223,7 @@ static void ensure_question(struct llm_policy *p, const char *question)
 
 static const char *outline_text(const struct llm_policy *p)
 {
-    return p->outline ? p->outline : "Repository outline: not available.";
+    return p->outline ? p->outline : "";   /* none: the template's blank lines only */
 }
 
 static const char *qtype_name(const struct llm_policy *p)

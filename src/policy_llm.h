@@ -38,7 +38,12 @@
  * at answer_temperature (0). Each role's static text (the part of its
  * template before the "----- request -----" line) is its system prompt,
  * rendered once, byte-identical on every call, so servers can keep it in
- * their prefix cache; the rest is the per-call request.
+ * their prefix cache; the rest is the per-call request. That request begins
+ * with a head that is the same for every call of a question (the question,
+ * its type and identifiers, and the repository outline that
+ * llm_policy_config.outline builds once per question, sized so that the
+ * cached prefix reaches the model's minimum cacheable length), which a
+ * prompt cache keeps too (llm_request.cache_prefix).
  *
  * Structured output. Every role but the answer asks for one JSON object,
  * with its schema (llm_request.schema: the transport sends it the server's

@@ -85,10 +85,11 @@ RUNS = {
     "guided": ("openai", "gpt-4.1", [], []),
     # ---- transports: Azure OpenAI's classic deployment URL (api-key header),
     # a model OpenAI serves on the Responses API alone, and Anthropic's cache
-    # minimums as documented per model (Sonnet 4.5: 1024 tokens)
+    # minimums as documented per model (Opus 4.5: 4096 tokens, the largest,
+    # which only a prefix with the repository outline reaches)
     "azure": ("azure", "gpt-4o", [], []),
     "responses": ("openai", "gpt-5-pro", [], []),
-    "anthropic-cache": ("anthropic", "claude-sonnet-4-5", [], []),
+    "anthropic-cache": ("anthropic", "claude-opus-4-5", [], []),
 }
 # profile -> the API base's path and query, where not the provider's usual one
 BASE_PATHS = {"azure": "/openai/deployments/gpt-4o-prod?api-version=2024-10-21"}
