@@ -189,8 +189,15 @@ static struct llm_backend *backend_of(const struct llm_policy *p, enum llm_role 
 static size_t outline_budget(const struct llm_policy *p, const char *question)
 {
     long want = LLM_POLICY_OUTLINE_TOKENS;
+    size_t ceiling = LLM_POLICY_OUTLINE_MAX;
     for (int r = 0; r < LLM_ROLE_N; r++) {
-        const struct llm_profile *pf = llm_backend_profile(backend_of(p, (enum llm_role)r));
+        const struct llm_backend *b = backend_of(p, (enum llm_role)r);
+        const struct llm_profile *pf = llm_backend_profile(b);
+        /* never more than an eighth of a role's context window, which the
+         * path, the observations and the reply need; none once a refusal
+         * showed the window smaller than the profile says (role_call) */
+        if (llm_backend_room(b)) return 0;
+        if (pf && pf->context > 0 && (size_t)pf->context * 4 / 8 < ceiling) ceiling = (size_t)pf->context * 4 / 8;
         if (!pf || pf->cache_min <= 0 || !p->head_outline[r]) continue;
         size_t fixed = (p->system[r] ? strlen(p->system[r]) : 0) + strlen(question);
         if (p->schema[r] && pf->schema == LLM_SCHEMA_TOOL) {
@@ -202,7 +209,7 @@ static size_t outline_budget(const struct llm_policy *p, const char *question)
         if (need > want) want = need;
     }
     size_t bytes = (size_t)want * 4;
-    return bytes > LLM_POLICY_OUTLINE_MAX ? LLM_POLICY_OUTLINE_MAX : bytes;
+    return bytes > ceiling ? ceiling : bytes;
 }
 
 /* The question's analysis and outline are made once and then only read. */
@@ -224,6 +231,13 @@ static void ensure_question(struct llm_policy *p, const char *question)
 static const char *outline_text(const struct llm_policy *p)
 {
     return p->outline ? p->outline : "";   /* none: the template's blank lines only */
+}
+
+/* The outline as a render with caps c shows it: none in a request shortened
+ * for a context window, where it would take room the path needs. */
+static const char *outline_in(const struct llm_policy *p, const struct llm_policy_caps *c)
+{
+    return c->no_outline ? "" : outline_text(p);
 }
 
 static const char *qtype_name(const struct llm_policy *p)
@@ -1472,6 +1486,7 @@ static struct llm_policy_caps caps_for(const struct llm_policy *p, int shrink)
         c.raw /= 4;
         c.evidence /= 4;
         c.span /= 4;
+        c.no_outline = 1;
     }
     return c;
 }
@@ -1553,12 +1568,15 @@ static int ask_role(struct llm_policy *p, struct role_call *rc, role_render rend
     const struct llm_backend *b = backend_of(p, rc->role);
     for (int shrink = 0; shrink < 2; shrink++) {
         struct llm_policy_caps c = caps_for(p, shrink);
+        size_t room = llm_backend_room(b);
+        /* a window learnt from a refusal is smaller than the profile said:
+         * the path needs the room, so the outline is left out */
+        if (room) c.no_outline = 1;
         free(rc->prompt);
         rc->prompt = render(p, rctx, &c, err, errlen);
         if (!rc->prompt) return -2;
         /* over a window learnt already: the shorter request at once, and
          * none when even that is over it */
-        size_t room = llm_backend_room(b);
         size_t len = strlen(rc->prompt) + (p->system[rc->role] ? strlen(p->system[rc->role]) : 0);
         if (room && len > room && !shrink) {
             policy_usage_note(u, "%s: the request was over the model's context window; sent a shorter one",
@@ -1641,7 +1659,7 @@ static char *render_perception(struct llm_policy *p, const void *ctx, const stru
     char *leads = leads_text(t, at->id, c->leads);
     struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qtype_name(p), 0}, {"trajectory", traj, 0},
                              {"recent", recent, 0},           {"siblings", sib, 0},         {"leads", leads, 0},
-                             {"outline", outline_text(p), 0}};
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_PERCEPTION, v, ARRAY_LEN(v), err, errlen);
     free(traj);
     free(recent);
@@ -1731,7 +1749,7 @@ static char *render_planning(struct llm_policy *p, const void *ctx, const struct
     struct prompt_var v[] = {{"question", t->question, 2000}, {"identifiers", ids, 0}, {"report", rep, 0},
                              {"trajectory", steps, 0},        {"siblings", sib, 0},    {"feedback", feedback, 0},
                              {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0},
-                             {"outline", outline_text(p), 0}};
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_PLANNING, v, ARRAY_LEN(v), err, errlen);
     free(steps);
     free(sib);
@@ -1842,7 +1860,7 @@ static char *render_evaluation(struct llm_policy *p, const void *ctx, const stru
     char *obs = observation_text(p, t, n, streq(n->action, "Finish") ? c->evidence / 2 : c->observation);
     struct prompt_var v[] = {{"question", t->question, 2000}, {"trajectory", traj, 0}, {"action", action, 0},
                              {"observation", obs, 0},         {"qtype", qtype_name(p), 0},
-                             {"outline", outline_text(p), 0}};
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_EVALUATION, v, ARRAY_LEN(v), err, errlen);
     free(traj);
     free(action);
@@ -2133,7 +2151,7 @@ static char *render_answer(struct llm_policy *p, const void *ctx, const struct l
     const char *qt = qtype_name(p);
     struct prompt_var v[] = {{"question", at->t->question, 2000}, {"qtype", qt, 0}, {"type_hint", type_hint(qt), 0},
                              {"trajectory", traj, 0}, {"evidence", evtext, 0}, {"evidence_note", note, 0},
-                             {"outline", outline_text(p), 0}};
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_ANSWER, v, ARRAY_LEN(v), err, errlen);
     free(traj);
     free(evtext);
@@ -2344,7 +2362,7 @@ static char *render_filter(struct llm_policy *p, const void *ctx, const struct l
     const struct filter_at *at = ctx;
     char *shown = candidates_text(at->cand, at->raw, c->raw);
     struct prompt_var v[] = {{"question", at->question, 2000}, {"action", at->action ? at->action : "?", 800},
-                             {"raw", shown, 0}, {"outline", outline_text(p), 0}};
+                             {"raw", shown, 0}, {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
     free(shown);
     return prompt;

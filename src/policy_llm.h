@@ -123,6 +123,8 @@ struct llm_policy_caps {
                             * half of it for a Finish's evaluation */
     size_t span;           /* any one span's text in the answer prompt: 2400 */
     size_t reply_echo;     /* a bad reply sent back with a re-ask: 1200 */
+    int no_outline;        /* leave the repository outline out (a request shortened for a
+                            * context window, or once the window is known to be small) */
 };
 
 struct llm_policy_config {
