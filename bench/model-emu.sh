@@ -16,8 +16,8 @@
 # PROFILES (default all: clean,reasoning,think,magistral,small,anthropic,ctx-limit,ollama-cut,
 # ctx-vllm,out-cap,lmstudio,flaky,guided, the current generation's
 # temp-deprecated,claude5,system-role,strict-params, and the reply shapes
-# http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now),
-# ITERATIONS (default 15), JOBS (default 2), WORKDIR (kept when
+# http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now,
+# and the transports azure,responses,anthropic-cache), ITERATIONS (default 15), JOBS (default 2), WORKDIR (kept when
 # given).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,5 +41,5 @@ if [ ! -x "$build/drqa-tui" ]; then
 fi
 exec "${PYTHON3:-python3}" "$top_srcdir/tests/model_emu_run.py" --drqa "$build/drqa-tui" --questions "$questions" \
     --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" \
-    --profiles "${PROFILES:-clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided,temp-deprecated,claude5,system-role,strict-params,http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now}" \
+    --profiles "${PROFILES:-clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided,temp-deprecated,claude5,system-role,strict-params,http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now,azure,responses,anthropic-cache}" \
     --iterations "${ITERATIONS:-15}" --jobs "${JOBS:-2}" ${WORKDIR:+--workdir "$WORKDIR"}

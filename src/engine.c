@@ -278,6 +278,8 @@ int engine_open_cancel(const struct engine_shared *sh, const atomic_int *cancel,
         lc.fallback = &fallback;
         lc.no_semantic = sh->o->no_semantic;
         lc.cancel = (atomic_int *)cancel;   /* only read by the requests */
+        lc.outline = engine_outline;
+        lc.outline_ctx = sh->index_path;
         if (!(e->llm = llm_policy_new(&lc, err, errlen))) {
             engine_close(e);
             return -1;

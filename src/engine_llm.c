@@ -7,6 +7,7 @@
 #include "action.h"
 #include "semantic_remote.h"
 #include "llm.h"
+#include "outline.h"
 #include "policy_llm.h"
 #include "policy_offline.h"
 #include "store.h"
@@ -266,4 +267,18 @@ int engine_embed_search(struct action_ctx *actx, struct semantic_query *q, struc
     q->remote = NULL;
     q->mode = SEMANTIC_BM25;
     return semantic_search(sc, q, out, err, errlen);
+}
+
+char *engine_outline(void *ctx, const char *question, size_t budget)
+{
+    sqlite3 *db = NULL;
+    char err[256];
+    if (store_open(ctx, 1, &db, NULL, err, sizeof err)) {
+        log_msg("engine: no repository outline: %s", err);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    char *r = outline_build(db, question, budget);
+    sqlite3_close(db);
+    return r;
 }

@@ -52,6 +52,12 @@
 
 struct engine_fallback;
 
+/* The repository outline for a question (outline_build, within budget
+ * bytes) from the index at ctx, a const char * path, on a read-only
+ * connection of its own, so any thread may call it: the LLM policy's
+ * llm_policy_config.outline. NULL when the index cannot be read. */
+char *engine_outline(void *ctx, const char *question, size_t budget);
+
 /* Opens the fallback: the index at index_path read-only, an action context
  * on repo_abs and an offline policy over both (no_semantic as the run's).
  * The strings are copied. Returns 0, or -1 with a message. */

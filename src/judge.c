@@ -308,13 +308,18 @@ static int judge_build(struct judge *j, const char *name, const char *url, const
         if (j->provider == cfg->provider && cfg->api_base) base = cfg->api_base;
         else base = llm_provider_get(j->provider)->default_base;
     }
+    if (!base) {   /* a provider without a public endpoint (azure) */
+        snprintf(err, errlen, "judge '%s': provider %s has no default endpoint; give the judge its base URL",
+                 name, llm_provider_get(j->provider)->name);
+        return -1;
+    }
     j->base = strip_slash(base);
     const char *key = e && e->key ? e->key : NULL;
     if (!key && cfg->api_base && strcmp(j->base, cfg->api_base) == 0 && j->provider == cfg->provider)
         key = cfg->api_key;
     /* the vendor's key variable, only for the vendor's own endpoint */
     const struct llm_provider_info *pi = llm_provider_get(j->provider);
-    if (!key && strcmp(j->base, pi->default_base) == 0) key = env_get(env, pi->key_env);
+    if (!key && pi->default_base && strcmp(j->base, pi->default_base) == 0) key = env_get(env, pi->key_env);
 
     struct drqa_config jc = *cfg;   /* borrowed strings; never config_free'd */
     jc.provider = j->provider;

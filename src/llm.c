@@ -111,6 +111,7 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
     atomic_init(&hb->cut_noted, 0);
     atomic_init(&hb->out_cap, 0);
     atomic_init(&hb->raised_limit, 0);
+    atomic_init(&hb->responses, hb->prof.api == LLM_API_RESPONSES);
     struct llm_backend *b = xcalloc(1, sizeof *b);
     b->chat = chat;
     b->name = http_name;
@@ -130,6 +131,9 @@ const struct llm_provider_info llm_providers[] = {
      "https://api.openai.com/v1", "OPENAI_API_KEY", llm_openai_new},
     {LLM_PROVIDER_ANTHROPIC, "anthropic", NULL, NULL, "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
      llm_anthropic_new},
+    /* no default base: every Azure resource has its own endpoint */
+    {LLM_PROVIDER_AZURE, "azure", "azure-openai", "Azure OpenAI", "azure-openai", NULL, "AZURE_OPENAI_API_KEY",
+     llm_azure_new},
 };
 const size_t llm_nproviders = ARRAY_LEN(llm_providers);
 
@@ -431,6 +435,15 @@ static int adjustment_for(const struct llm_http_backend *hb, const struct llm_re
     if (!is_anthropic(hb) && req->system && !llm_system_as_user(hb, adjust) && refuses_system_role(ei)) {
         *what = "the system role";
         return LLM_ADJ_SYSTEM_USER;
+    }
+    /* the Responses API's spellings (llm_responses.c): param "reasoning.effort", "text.format..." */
+    if (strstr(body, "\"reasoning\":{\"effort\":") && !(adjust & LLM_ADJ_NO_EFFORT) && names_param(ei, "reasoning")) {
+        *what = "reasoning.effort";
+        return LLM_ADJ_NO_EFFORT;
+    }
+    if (strstr(body, "\"text\":{\"format\":") && !(adjust & LLM_ADJ_NO_SCHEMA) && names_param(ei, "text.format")) {
+        *what = "text.format";
+        return LLM_ADJ_NO_SCHEMA;
     }
     /* Alibaba's DashScope (Qwen3 and other hybrid thinkers): "parameter.
      * enable_thinking must be set to false for non-streaming calls" (or its
@@ -1089,10 +1102,10 @@ int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_re
     url_redact_buf(reply->error, sizeof reply->error);   /* every backend's messages name its URL */
     scrub_reply(b, reply);
     if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
-    log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
+    log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached, %ld cache write) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
             b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),
             rc == LLM_OK ? "" : ": ", rc == LLM_OK ? "" : reply->error, reply->input_tokens, reply->cached_tokens,
-            reply->output_tokens, reply->reasoning_tokens, reply->tokens_estimated ? " (estimated)" : "",
+            reply->cache_write_tokens, reply->output_tokens, reply->reasoning_tokens, reply->tokens_estimated ? " (estimated)" : "",
             reply->latency_ms, reply->attempts, reply->attempts == 1 ? "" : "s");
     if (usage) llm_usage_add(usage, req->tag, reply);
     return rc;
@@ -1134,6 +1147,7 @@ static void entry_add(struct llm_usage_entry *d, const struct llm_usage_entry *s
     d->input_tokens += s->input_tokens;
     d->output_tokens += s->output_tokens;
     d->cached_input_tokens += s->cached_input_tokens;
+    d->cache_write_tokens += s->cache_write_tokens;
     d->reasoning_tokens += s->reasoning_tokens;
     d->estimated_calls += s->estimated_calls;
     d->unpriced_calls += s->unpriced_calls;
@@ -1155,6 +1169,7 @@ void llm_usage_add(struct llm_usage *u, const char *tag, const struct llm_reply 
     one.input_tokens = r->input_tokens;
     one.output_tokens = r->output_tokens;
     one.cached_input_tokens = r->cached_tokens > 0 ? r->cached_tokens : 0;
+    one.cache_write_tokens = r->cache_write_tokens > 0 ? r->cache_write_tokens : 0;
     one.reasoning_tokens = r->reasoning_tokens > 0 ? r->reasoning_tokens : 0;
     one.estimated_calls = r->text && r->tokens_estimated;
     if (r->text && r->cost_usd < 0) one.unpriced_calls = 1;
@@ -1210,6 +1225,7 @@ static cJSON *entry_json(const struct llm_usage_entry *e)
     cJSON_AddNumberToObject(o, "failures", (double)e->failures);
     cJSON_AddNumberToObject(o, "input_tokens", (double)e->input_tokens);
     cJSON_AddNumberToObject(o, "cached_input_tokens", (double)e->cached_input_tokens);
+    cJSON_AddNumberToObject(o, "cache_write_tokens", (double)e->cache_write_tokens);
     cJSON_AddNumberToObject(o, "output_tokens", (double)e->output_tokens);
     cJSON_AddNumberToObject(o, "reasoning_tokens", (double)e->reasoning_tokens);
     cJSON_AddNumberToObject(o, "estimated_calls", (double)e->estimated_calls);
@@ -1250,14 +1266,22 @@ static double num_field(const cJSON *o, const char *name)
 static void entry_line(struct buf *b, const char *name, const cJSON *e)
 {
     double calls = num_field(e, "calls"), cached = num_field(e, "cached_input_tokens");
-    double reasoning = num_field(e, "reasoning_tokens");
+    double reasoning = num_field(e, "reasoning_tokens"), written = num_field(e, "cache_write_tokens");
     buf_printf(b, "%s %.0f call%s ", name, calls, calls == 1 ? "" : "s");
     short_count(b, num_field(e, "input_tokens"));
     buf_adds(b, " in");
-    if (cached > 0) {
+    if (cached > 0 || written > 0) {
         buf_adds(b, " (");
-        short_count(b, cached);
-        buf_adds(b, " cached)");
+        if (cached > 0) {
+            short_count(b, cached);
+            buf_adds(b, " cached");
+        }
+        if (written > 0) {
+            buf_adds(b, cached > 0 ? ", " : "");
+            short_count(b, written);
+            buf_adds(b, " cache write");
+        }
+        buf_addc(b, ')');
     }
     buf_addc(b, ' ');
     short_count(b, num_field(e, "output_tokens"));

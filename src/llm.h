@@ -30,7 +30,10 @@
  * </think>), message.reasoning_content / reasoning and Anthropic thinking
  * blocks go to llm_reply.reasoning; a reply with reasoning and no answer is
  * an error that says to raise the reply limit. The Anthropic system prompt
- * carries cache_control so a static prefix is cached.
+ * carries cache_control, and so does llm_request.cache_prefix, the stable
+ * head of the first message, so that the cached prefix (tools, system and
+ * that head) can reach the model's minimum cacheable length; cache reads and
+ * writes are counted apart in the ledger.
  *
  * Every failed call has a kind (enum llm_fail): transient ones (connection,
  * timeout, 429, 5xx, 529 overloaded) may succeed later; persistent ones
@@ -73,6 +76,10 @@ struct llm_request {
     const char *schema_name;   /* with schema: the role's JSON schema for structured */
     const cJSON *schema;       /* output (borrowed; NULL: none) */
     const char *tag;           /* role tag for accounting ("planning", ...); NULL: "other" */
+    size_t cache_prefix;       /* bytes at the start of messages[0].content that every call of
+                                * this kind repeats (a question's stable context): a prompt
+                                * cache may keep them; Anthropic gets a cache breakpoint after
+                                * them. 0: none */
     atomic_int *cancel;        /* optional; nonzero cancels the request */
 };
 
@@ -160,6 +167,15 @@ struct llm_backend *llm_backend_new(const struct drqa_config *c, char *err, size
 struct llm_backend *llm_backend_new_model(const struct drqa_config *c, const char *model, char *err, size_t errlen);
 struct llm_backend *llm_openai_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
 struct llm_backend *llm_anthropic_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
+/* Azure OpenAI: llm_openai_new over the resource's classic deployment URL
+ * (.../openai/deployments/D?api-version=V) or its v1 endpoint
+ * (.../openai/v1; a bare resource URL is taken as that), the key in an
+ * api-key header (an Entra ID token, a JWT, as a Bearer token). */
+struct llm_backend *llm_azure_new(const struct drqa_config *c, const char *model, char *err, size_t errlen);
+/* The OpenAI Responses API (llm_responses.c) on an openai-compatible or
+ * Azure backend: llm_openai_new's backend sends here every request once
+ * hb->responses is set. */
+int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply);
 void llm_backend_free(struct llm_backend *b);   /* NULL ok */
 
 /* Accounting: per role tag plus a total. Thread-safe. */
@@ -170,6 +186,7 @@ struct llm_usage_entry {
     long calls, failures;
     long input_tokens, output_tokens;
     long cached_input_tokens, reasoning_tokens;   /* parts of input and output */
+    long cache_write_tokens;   /* part of input: written to the prompt cache (Anthropic) */
     long estimated_calls;      /* calls whose counts were estimated */
     long unpriced_calls;       /* successful calls without a price */
     double cost_usd;           /* sum over priced calls */
@@ -195,11 +212,11 @@ void llm_usage_merge(struct llm_usage *dst, struct llm_usage *src);
 int llm_usage_get(struct llm_usage *u, const char *tag, struct llm_usage_entry *out);
 /* {"total": {...}, "by_tag": {"planning": {...}, ...}} (caller deletes);
  * each entry: calls, failures, input_tokens, cached_input_tokens,
- * output_tokens, reasoning_tokens, estimated_calls, unpriced_calls, cost_usd
+ * cache_write_tokens, output_tokens, reasoning_tokens, estimated_calls, unpriced_calls, cost_usd
  * (null when nothing was priced). */
 cJSON *llm_usage_json(struct llm_usage *u);
 /* The ledger in one line from llm_usage_json's object: "tokens perception 3
- * calls 8.1k in (6.0k cached) 1.2k out $0.012; ...; total 14 calls ... $0.05"
+ * calls 8.1k in (6.0k cached, 1.1k cache write) 1.2k out $0.012; ...; total 14 calls ... $0.05"
  * (a role without a price shows "unpriced"). Caller frees; NULL for no calls. */
 char *llm_usage_line(const cJSON *usage_json);
 
@@ -249,6 +266,9 @@ struct llm_http_backend {
      * such count and the request's bytes, and whether the cut was noted */
     atomic_long cut_tokens, cut_bytes;
     atomic_int cut_noted;
+    int azure;                    /* Azure OpenAI: the key goes in an api-key header (llm_openai.c) */
+    atomic_int responses;         /* ask on the Responses API (the profile's api, or a chat refusal
+                                   * saying the model is served there alone), for the rest of the run */
 };
 
 #define LLM_REPLY_MIN 256         /* a reply limit is never lowered below this */
@@ -329,6 +349,9 @@ void llm_account(struct llm_http_backend *hb, const struct llm_request *req, str
  * type/code and message, into out; returns its kind (auth, quota, not_found
  * when the code says so, else provider_error). */
 enum llm_fail llm_body_error(const cJSON *e, const char *who, const char *url, char *out, size_t outlen);
+/* The credential header line for hb's key (caller wipes and frees), or NULL
+ * when it has none: "Authorization: Bearer KEY", or for Azure "api-key: KEY". */
+char *llm_openai_auth_header(const struct llm_http_backend *hb);
 /* Appends {"role","content"} to a messages array (both APIs use this shape). */
 void llm_add_message(cJSON *msgs, const char *role, const char *content);
 /* A non-negative number field of a usage object, or -1 when absent or bad. */

@@ -2,9 +2,13 @@
  * llm_anthropic: the Anthropic messages API. POST {base}/v1/messages with
  * x-api-key and anthropic-version: 2023-06-01; max_tokens is required (the
  * profile's, else LLM_ANTHROPIC_DEFAULT_MAX). The
- * system prompt is one text block marked cache_control ephemeral, so a
- * static system prompt is read from the prompt cache on later calls (a
- * prompt under the model's minimum cacheable length is simply not cached).
+ * system prompt is one text block marked cache_control ephemeral, and so is
+ * the stable head of the first message (llm_request.cache_prefix) as a block
+ * of its own: the cached prefix is then tools + system + that head, which
+ * from the second call of a role on is read from the cache once it reaches
+ * the model's minimum cacheable length (1024 to 4096 tokens; a shorter
+ * prefix is simply not cached, and the system breakpoint alone seldom
+ * reaches it).
  * Structured output is tool use: with a schema and the profile's schema
  * "tool", the request offers one tool {name, description, input_schema} and
  * forces it with tool_choice ("tool_auto": offered only, for the models
@@ -37,7 +41,33 @@ static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_
         cJSON_AddItemToArray(sys, blk);
     }
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
-    llm_add_messages(msgs, req, 0, 0);
+    for (size_t i = 0; i < req->nmessages; i++) {
+        const char *c = req->messages[i].content;
+        size_t n = strlen(c), head = i == 0 ? req->cache_prefix : 0;
+        if (!head || head > n) {
+            llm_add_message(msgs, req->messages[i].role, c);
+            continue;
+        }
+        /* the stable head as its own block, the breakpoint after it; the
+         * rest (the call's own part) in a second block */
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", req->messages[i].role);
+        cJSON *blocks = cJSON_AddArrayToObject(m, "content");
+        cJSON *blk = cJSON_CreateObject();
+        cJSON_AddStringToObject(blk, "type", "text");
+        char *h = xstrndup(c, head);
+        cJSON_AddStringToObject(blk, "text", h);
+        free(h);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(blk, "cache_control"), "type", "ephemeral");
+        cJSON_AddItemToArray(blocks, blk);
+        if (head < n) {
+            blk = cJSON_CreateObject();
+            cJSON_AddStringToObject(blk, "type", "text");
+            cJSON_AddStringToObject(blk, "text", c + head);
+            cJSON_AddItemToArray(blocks, blk);
+        }
+        cJSON_AddItemToArray(msgs, m);
+    }
     double t;
     if (llm_send_temperature(hb, req, adjust, &t)) cJSON_AddNumberToObject(root, "temperature", t);
     enum llm_schema_mode mode = hb->prof.schema;

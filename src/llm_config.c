@@ -29,7 +29,7 @@ enum fkey {
     F_API_BASE, F_API_KEY, F_MODEL, F_PROVIDER, F_EMBED_BASE, F_EMBED_MODEL, F_EMBED_KEY,
     F_JSON_MODE, F_TIMEOUT_CONNECT, F_TIMEOUT_TOTAL, F_RETRIES, F_BACKOFF, F_BACKOFF_MAX,
     F_RETRY_AFTER_MAX, F_MAX_REPLY, F_MAX_TOKENS, F_TEMPERATURE, F_EMBED_BATCH,
-    F_MCP_TOKEN, F_MCP_ORIGINS, F_MCP_MAX_REQUESTS, F_MCP_MAX_SESSIONS, F_COUNT
+    F_MCP_TOKEN, F_MCP_ORIGINS, F_MCP_MAX_REQUESTS, F_MCP_MAX_SESSIONS, F_API, F_COUNT
 };
 
 static const char *const fkey_names[F_COUNT] = {
@@ -37,7 +37,7 @@ static const char *const fkey_names[F_COUNT] = {
     "json_mode", "timeout_connect_ms", "timeout_total_ms", "retries", "backoff_ms",
     "backoff_max_ms", "retry_after_max_ms", "max_reply_bytes", "max_tokens", "temperature",
     "embed_batch",
-    "mcp_token", "mcp_allowed_origins", "mcp_max_requests", "mcp_max_sessions",
+    "mcp_token", "mcp_allowed_origins", "mcp_max_requests", "mcp_max_sessions", "api",
 };
 
 struct fileval {
@@ -375,6 +375,7 @@ static void config_init(struct drqa_config *c)
     c->max_tokens = 2048;
     c->temperature = 0.2;
     c->embed_batch = 64;
+    c->api = -1;
 }
 
 int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char *const *env,
@@ -400,6 +401,7 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
 
     const char *openai_key = env_get(env, "OPENAI_API_KEY"), *openai_base = env_get(env, "OPENAI_BASE_URL");
     const char *anthropic_key = env_get(env, "ANTHROPIC_API_KEY"), *ollama = env_get(env, "OLLAMA_HOST");
+    const char *azure_endpoint = env_get(env, "AZURE_OPENAI_ENDPOINT");
     char *ollama_base = NULL;
     if (ollama)
         ollama_base = strstr(ollama, "://") ? xasprintf("%s/v1", ollama) : xasprintf("http://%s/v1", ollama);
@@ -439,8 +441,17 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     else if (env_get(env, "DRQA_API_BASE")) pick_set(&base, env_get(env, "DRQA_API_BASE"), "DRQA_API_BASE");
     else if (openai && openai_base) pick_set(&base, openai_base, "OPENAI_BASE_URL");
     else if (openai && ollama_base) pick_set(&base, ollama_base, "OLLAMA_HOST");
+    else if (c->provider == LLM_PROVIDER_AZURE && azure_endpoint) pick_set(&base, azure_endpoint, "AZURE_OPENAI_ENDPOINT");
     else pick_file(&base, &fv, F_API_BASE);
     if (!base.val) pick_set(&base, llm_provider_get(c->provider)->default_base, "the default");
+    if (!base.val) {   /* a provider with no public endpoint: each resource has its own */
+        snprintf(err, errlen, "provider %s needs the endpoint of your resource: set api_base (or --api-base, "
+                 "DRQA_API_BASE, AZURE_OPENAI_ENDPOINT) to https://RESOURCE.openai.azure.com/openai/v1 or "
+                 "https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT?api-version=VERSION",
+                 llm_provider_get(c->provider)->name);
+        free(ollama_base);
+        goto out;
+    }
     if (check_url(&base, &fv, "the API base", err, errlen)) { free(ollama_base); goto out; }
     c->api_base = dup_base(base.val);
     free(ollama_base);
@@ -497,6 +508,14 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     c->max_tokens_set = fv.v[F_MAX_TOKENS] != NULL;
     if (file_long(&fv, F_EMBED_BATCH, 1, 4096, c->embed_batch, &v, err, errlen)) goto out;
     c->embed_batch = (int)v;
+    if (fv.v[F_API]) {
+        if (!strcmp(fv.v[F_API], "chat")) c->api = LLM_API_CHAT;
+        else if (!strcmp(fv.v[F_API], "responses")) c->api = LLM_API_RESPONSES;
+        else {
+            bad_value(err, errlen, fv.path, fv.line[F_API], "api", "chat or responses");
+            goto out;
+        }
+    }
     if (fv.v[F_TEMPERATURE] && parse_double(fv.v[F_TEMPERATURE], 0, 2, &c->temperature)) {
         bad_value(err, errlen, fv.path, fv.line[F_TEMPERATURE], "temperature", "a number from 0 to 2");
         goto out;
@@ -615,6 +634,7 @@ void config_profile(const struct drqa_config *c, const char *model, struct llm_p
     if (c->temperature_set) out->temperature = 1;
     if (c->json_mode && out->schema == LLM_SCHEMA_NONE && c->provider != LLM_PROVIDER_ANTHROPIC)
         out->schema = LLM_SCHEMA_JSON_OBJECT;
+    if (c->api >= 0 && c->provider != LLM_PROVIDER_ANTHROPIC) out->api = (enum llm_api)c->api;
     char e[300];
     /* a glob matches the name as written or without a router's vendor
      * prefix (profile.gpt-5.5.* holds for openai/gpt-5.5) */

@@ -5,7 +5,8 @@
  *   2. DRQA_API_BASE, DRQA_API_KEY, DRQA_MODEL, DRQA_PROVIDER,
  *      DRQA_EMBED_BASE, DRQA_EMBED_MODEL, DRQA_EMBED_KEY
  *   3. the vendors' variables: OPENAI_API_KEY and OPENAI_BASE_URL (provider
- *      openai), ANTHROPIC_API_KEY (provider anthropic; when no provider, base
+ *      openai), AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT (provider
+ *      azure), ANTHROPIC_API_KEY (provider anthropic; when no provider, base
  *      or other key is set anywhere it implies provider anthropic at
  *      https://api.anthropic.com), OLLAMA_HOST (base {host}/v1)
  *   4. the config file: --config FILE, else $XDG_CONFIG_HOME/drqa-tui/config,
@@ -18,6 +19,8 @@
  * api_key, model, provider, embed_base, embed_model, embed_key, json_mode,
  * timeout_connect_ms, timeout_total_ms, retries, backoff_ms, backoff_max_ms,
  * retry_after_max_ms, max_reply_bytes, max_tokens, temperature, embed_batch,
+ * api (chat or responses: the OpenAI API every model is asked on, unless a
+ * profile.<glob>.api line says otherwise for it),
  * price.<model>.input, price.<model>.output (USD per million tokens; an
  * exact model name), profile.<glob>.<field> (a model profile field for the
  * models the glob matches, llm_profile.h; a later line wins) and
@@ -45,7 +48,7 @@
 
 #include <stddef.h>
 
-enum llm_provider { LLM_PROVIDER_OPENAI, LLM_PROVIDER_ANTHROPIC };
+enum llm_provider { LLM_PROVIDER_OPENAI, LLM_PROVIDER_ANTHROPIC, LLM_PROVIDER_AZURE };
 
 struct drqa_config;
 struct llm_backend;
@@ -122,6 +125,7 @@ struct drqa_config {
     char *mcp_token;
     char *mcp_allowed_origins;
     int mcp_max_requests, mcp_max_sessions;   /* 0: mcp_http's defaults */
+    int api;                   /* the file's `api` line (enum llm_api) for every model, -1: none */
 };
 
 /*

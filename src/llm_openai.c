@@ -14,6 +14,12 @@
  * (Ollama, OpenRouter) is the reasoning. Counts come from usage:
  * prompt_tokens (with prompt_tokens_details.cached_tokens) and
  * completion_tokens (with completion_tokens_details.reasoning_tokens).
+ *
+ * A model served on the Responses API alone (its profile's api, or a 404/400
+ * from chat completions saying "only supported in v1/responses") is asked
+ * there instead (llm_responses.c), for the rest of the run; the switch is
+ * said once on stderr. Azure OpenAI (llm_azure_new) is this backend with the
+ * key in an api-key header and its URL forms checked when it is built.
  */
 #include "llm.h"
 #include "url.h"
@@ -100,6 +106,29 @@ static char *content_parts(const cJSON *parts, struct llm_reply *reply)
         return NULL;
     }
     return buf_take(&text);
+}
+
+/* An Entra ID access token is a JWT: base64url of '{"' first. */
+static int is_jwt(const char *key)
+{
+    return str_starts(key, "eyJ") && strchr(key, '.') != NULL;
+}
+
+char *llm_openai_auth_header(const struct llm_http_backend *hb)
+{
+    if (!hb->key) return NULL;
+    /* Azure takes its resource keys in api-key; Entra ID tokens as Bearer */
+    if (hb->azure && !is_jwt(hb->key)) return xasprintf("api-key: %s", hb->key);
+    return xasprintf("Authorization: Bearer %s", hb->key);
+}
+
+/* OpenAI's refusal of a model on chat completions that it serves on the
+ * Responses API alone: 404 (or 400) "This model is only supported in
+ * v1/responses and not in v1/chat/completions." */
+static int responses_only_refusal(const struct llm_reply *reply)
+{
+    return (reply->http_status == 404 || reply->http_status == 400) &&
+           strstr(reply->error, "only supported in v1/responses") != NULL;
 }
 
 /* One exchange and the reading of its reply. */
@@ -206,14 +235,31 @@ out:
 static int openai_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply)
 {
     struct llm_http_backend *hb = b->impl;
+    if (atomic_load(&hb->responses)) return llm_responses_chat(b, req, reply);
     memset(reply, 0, sizeof *reply);
     reply->cost_usd = -1;
     if (llm_check_request(req, reply)) return LLM_ERR_REQUEST;
     char *url = url_join(hb->base, "/chat/completions");
-    char *auth = hb->key ? xasprintf("Authorization: Bearer %s", hb->key) : NULL;
+    char *auth = llm_openai_auth_header(hb);
     const char *headers[] = {auth, NULL};
     int sent = llm_reply_limit(hb, req);
     int rc = openai_once(hb, req, url, headers, reply);
+    if (rc == LLM_ERR_STATUS && responses_only_refusal(reply)) {
+        if (!atomic_exchange(&hb->responses, 1)) {
+            log_msg("llm: %s is served on the Responses API alone; asking there for the rest of the run", hb->label);
+            fprintf(stderr, "drqa-tui: note: model %s is served on the Responses API alone (its chat completions "
+                            "answer: only supported in v1/responses); asking it there for the rest of the run "
+                            "(profile.%s.api = responses in the config file says so from the start)\n",
+                    hb->model, hb->model);
+        }
+        if (auth) {
+            memset(auth, 0, strlen(auth));
+            free(auth);
+        }
+        free(url);
+        llm_reply_free(reply);
+        return llm_responses_chat(b, req, reply);
+    }
     if (rc == LLM_ERR_REPLY && llm_raise_limit(hb, reply, sent)) {
         /* sent again with the raised limit; the spent reply's tokens count too */
         struct llm_reply first = *reply;
@@ -240,5 +286,56 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
 
 struct llm_backend *llm_openai_new(const struct drqa_config *c, const char *model, char *err, size_t errlen)
 {
-    return llm_http_backend_new(c, model, "openai-compatible", openai_chat, err, errlen);
+    struct llm_profile prof;
+    if (model) config_profile(c, model, &prof);
+    return llm_http_backend_new(c, model, model && prof.api == LLM_API_RESPONSES ? "openai-responses"
+                                                                                  : "openai-compatible",
+                                openai_chat, err, errlen);
+}
+
+/* The path part of url (after the authority), "" when none. */
+static const char *url_path(const char *url)
+{
+    const char *a = strstr(url, "://");
+    a = a ? a + 3 : url;
+    return a + strcspn(a, "/?#");
+}
+
+struct llm_backend *llm_azure_new(const struct drqa_config *c, const char *model, char *err, size_t errlen)
+{
+    const char *path = url_path(c->api_base);
+    struct drqa_config ac = *c;   /* borrowed strings, for the base taken */
+    char *base = NULL;
+    if (strstr(path, "/openai/deployments/")) {
+        /* the classic form: the deployment routes, api-version is required */
+        if (!strstr(path, "api-version=")) {
+            char *safe = url_redact(c->api_base);
+            snprintf(err, errlen, "the Azure OpenAI deployment URL '%s' has no api-version; add "
+                     "?api-version=2024-10-21 (or the version your resource runs), or use the v1 endpoint "
+                     "https://RESOURCE.openai.azure.com/openai/v1", safe);
+            free(safe);
+            return NULL;
+        }
+    } else if (path[strcspn(path, "?#")] == 0 && (!*path || !strcmp(path, "/openai"))) {
+        /* the resource alone: its v1 endpoint, which needs no api-version */
+        base = xasprintf("%s%s/v1", c->api_base, *path ? "" : "/openai");
+        ac.api_base = base;
+    }
+    struct llm_backend *b = llm_openai_new(&ac, model, err, errlen);
+    free(base);
+    if (!b) return NULL;
+    struct llm_http_backend *hb = b->impl;
+    hb->azure = 1;
+    if (atomic_load(&hb->responses) && strstr(path, "/openai/deployments/")) {
+        snprintf(err, errlen, "model %s is served on the Responses API, which Azure OpenAI offers on its v1 "
+                 "endpoint, not under a deployment URL; set api_base to https://RESOURCE.openai.azure.com/openai/v1 "
+                 "and model to the deployment's name", model);
+        llm_backend_free(b);
+        return NULL;
+    }
+    char *safe = url_redact(ac.api_base);
+    free(hb->label);
+    hb->label = xasprintf("azure-openai%s %s at %s", atomic_load(&hb->responses) ? " responses" : "", model, safe);
+    free(safe);
+    return b;
 }

@@ -216,6 +216,44 @@ static const struct row *find_row(const char *provider, const char *name, const 
     return NULL;
 }
 
+/* The models OpenAI serves on the Responses API alone: chat completions
+ * answers them 404 "This model is only supported in v1/responses and not in
+ * v1/chat/completions." (platform.openai.com/docs/models: gpt-5-pro,
+ * gpt-5-codex, gpt-5.1-codex(-mini/-max), codex-mini-latest, o3-pro,
+ * o1-pro). Kept apart from the rows, which give the quirks of the family. */
+static const char *const responses_only[] = {"gpt-5*-pro", "gpt-5*-pro-20*", "*-codex", "*-codex-*",
+                                             "codex-*", "o3-pro", "o3-pro-20*", "o1-pro", "o1-pro-20*"};
+
+/* Anthropic's minimum cacheable prompt length per model, in tokens: a prefix
+ * marked cache_control that is shorter is processed without caching (Anthropic,
+ * "Prompt caching", Cache limitations: docs.claude.com/en/docs/build-with-claude/
+ * prompt-caching): 4096 for Claude Opus 4.5 and later and Haiku 4.5, 2048 for
+ * Sonnet 4.6 and Haiku 3.5 / 3, 1024 for Opus 4.1 / 4, Sonnet 4.5 / 4, Sonnet
+ * 3.7 and Opus 3. The Claude 5 generation is not listed there; it is taken
+ * at 4096 like the newest listed, and a name not matched at all gets 4096
+ * too (the policy then sizes the outline for the largest minimum, which also
+ * passes a smaller one). Matched after a router's "vendor/" prefix, with "."
+ * or "-" between version numbers. Kept apart from the rows so that a row
+ * added for a new model need not know it. */
+static const struct {
+    const char *pattern;
+    int tokens;
+} cache_minimums[] = {
+    {"claude-opus-4[-.][5-9]*", 4096},  {"claude-haiku-4*", 4096},     {"claude-sonnet-4[-.][6-9]*", 2048},
+    {"claude-sonnet-4*", 1024},         {"claude-opus-4*", 1024},      {"claude-3[-.]7-sonnet*", 1024},
+    {"claude-3[-.]5-sonnet*", 1024},    {"claude-3-opus*", 1024},      {"claude-3[-.]5-haiku*", 2048},
+    {"claude-3-haiku*", 2048},          {"*", 4096},
+};
+
+static int cache_minimum(const char *model)
+{
+    const char *slash = model ? strrchr(model, '/') : NULL;
+    const char *name = slash ? slash + 1 : model ? model : "";
+    for (size_t i = 0; i < ARRAY_LEN(cache_minimums); i++)
+        if (llm_profile_match(cache_minimums[i].pattern, name)) return cache_minimums[i].tokens;
+    return 0;
+}
+
 void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out)
 {
     if (!provider || strcmp(provider, "anthropic")) provider = "openai";
@@ -265,12 +303,22 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
         out->schema = LLM_SCHEMA_JSON_SCHEMA;
         out->thinking = LLM_THINKING_FIELD;
     }
+    out->api = LLM_API_CHAT;
+    /* only Anthropic's cache needs a breakpoint past a minimum; OpenAI's
+     * prefix cache keeps what it can by itself */
+    if (!strcmp(provider, "anthropic")) out->cache_min = cache_minimum(model);
+    if (!strcmp(provider, "openai") && model && !strchr(model, '/'))   /* a router's vendor/name: its own API */
+        for (size_t i = 0; i < ARRAY_LEN(responses_only) && model; i++)
+            if (llm_profile_match(responses_only[i], model)) out->api = LLM_API_RESPONSES;
 }
 
 static const char *const token_names[] = {"max_tokens", "max_completion_tokens"};
 static const char *const schema_names[] = {"none", "json_object", "json_schema", "tool", "tool_auto"};
 static const char *const thinking_names[] = {"none", "field", "tags", "blocks"};
 static const char *const efforts[] = {"none", "minimal", "low", "medium", "high", "xhigh"};
+static const char *const api_names[] = {"chat", "responses"};
+
+const char *llm_api_name(enum llm_api a) { return api_names[a == LLM_API_RESPONSES]; }
 
 const char *llm_token_param_name(enum llm_token_param t) { return token_names[t == MCT]; }
 const char *llm_schema_name(enum llm_schema_mode s)
@@ -302,7 +350,10 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
     if (!p) p = &scratch;
     double d;
     int k;
-    if (!strcmp(field, "token_param")) {
+    if (!strcmp(field, "api")) {
+        if ((k = name_index(api_names, 2, value)) < 0) goto bad;
+        p->api = k ? LLM_API_RESPONSES : LLM_API_CHAT;
+    } else if (!strcmp(field, "token_param")) {
         if ((k = name_index(token_names, 2, value)) < 0) goto bad;
         p->token_param = k ? MCT : MT;
     } else if (!strcmp(field, "temperature")) {
@@ -339,15 +390,19 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
         if (field[6] == 'i') p->price_input = d;
         else if (field[6] == 'c') p->price_cached = d;
         else p->price_output = d;
+    } else if (!strcmp(field, "cache_min")) {
+        if (num(value, 0, 1000000, &d) || d != floor(d)) goto bad;
+        p->cache_min = (int)d;
     } else {
         snprintf(err, errlen,
-                 "'%s' is not a profile field; use token_param, temperature, reasoning_effort, max_output, context, "
-                 "schema, thinking, system, price_input, price_cached or price_output", field);
+                 "'%s' is not a profile field; use api, token_param, temperature, reasoning_effort, max_output, "
+                 "context, schema, thinking, system, price_input, price_cached, price_output or cache_min", field);
         return -1;
     }
     return 0;
 bad:;
-    const char *takes = !strcmp(field, "token_param") ? "max_tokens or max_completion_tokens"
+    const char *takes = !strcmp(field, "api") ? "chat or responses"
+                      : !strcmp(field, "token_param") ? "max_tokens or max_completion_tokens"
                       : !strcmp(field, "temperature") ? "allowed or default"
                       : !strcmp(field, "reasoning_effort") ? "default (not sent), none, minimal, low, medium, high or xhigh"
                       : !strcmp(field, "max_output") ? "a whole number of tokens from 0 (none sent) to 1000000"
@@ -355,6 +410,7 @@ bad:;
                       : !strcmp(field, "schema") ? "json_schema, json_object, tool, tool_auto or none"
                       : !strcmp(field, "system") ? "role or user"
                       : !strcmp(field, "thinking") ? "none, field, tags or blocks"
+                      : !strcmp(field, "cache_min") ? "a whole number of tokens (0: no minimum known)"
                       : "a price in USD per million tokens (a number >= 0)";
     (void)value;   /* never shown: a config line's value may be a key */
     snprintf(err, errlen, "profile field %s takes %s", field, takes);
@@ -384,4 +440,6 @@ void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p)
     price_line(fp, "price_input", p->price_input);
     price_line(fp, "price_cached", p->price_cached);
     price_line(fp, "price_output", p->price_output);
+    if (strcmp(p->provider, "anthropic")) fprintf(fp, "api = %s\n", llm_api_name(p->api));
+    if (p->cache_min) fprintf(fp, "cache_min = %d\n", p->cache_min);
 }

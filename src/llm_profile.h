@@ -43,6 +43,14 @@
  * then with dots between digits as dashes (claude-sonnet-4.5 as Anthropic
  * spells it, claude-sonnet-4-5); a Claude name behind an OpenAI-compatible
  * router takes the Claude row's quirks and prices.
+ *   api           chat (POST /chat/completions) or responses (POST
+ *                 /responses); the models OpenAI serves on the Responses API
+ *                 alone (gpt-5-pro, o3-pro, o1-pro, the *-codex models; list
+ *                 in llm_profile.c) get responses whatever their row
+ *   cache_min     the shortest prompt prefix, in tokens, that the provider's
+ *                 prompt cache keeps (Anthropic documents one per model; 0:
+ *                 none known); the LLM policy sizes a question's repository
+ *                 outline so that the cached prefix reaches it (policy_llm.h)
  * The config file overrides any field per model glob
  * (profile.GLOB.FIELD = VALUE, llm_profile_set) and prices with
  * price.MODEL.input/.output (exact names); see llm_config.h.
@@ -60,6 +68,9 @@ enum llm_token_param { LLM_TOKENS_MAX_TOKENS, LLM_TOKENS_MAX_COMPLETION_TOKENS }
 enum llm_schema_mode { LLM_SCHEMA_NONE, LLM_SCHEMA_JSON_OBJECT, LLM_SCHEMA_JSON_SCHEMA, LLM_SCHEMA_TOOL,
                        LLM_SCHEMA_TOOL_AUTO };
 enum llm_thinking { LLM_THINKING_NONE, LLM_THINKING_FIELD, LLM_THINKING_TAGS, LLM_THINKING_BLOCKS };
+/* The OpenAI API a request goes to: chat completions, or the Responses API
+ * (POST /responses), the only one some models answer on. */
+enum llm_api { LLM_API_CHAT, LLM_API_RESPONSES };
 
 struct llm_profile {
     const char *provider;          /* "openai" or "anthropic" */
@@ -74,18 +85,20 @@ struct llm_profile {
     enum llm_thinking thinking;
     int system_user;               /* 1: the system prompt goes into the first user message */
     double price_input, price_cached, price_output;   /* USD per million; < 0: unknown */
+    enum llm_api api;              /* OpenAI-compatible providers: chat or responses */
+    int cache_min;                 /* smallest cacheable prefix in tokens; 0: none known */
 };
 
 /* The table's row for provider ("openai" or "anthropic") and model, copied
  * into out (the default row when nothing more specific matches). */
 void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out);
 
-/* Sets one field from its config spelling: token_param, temperature
- * (allowed|default), reasoning_effort (default|none|minimal|low|medium|high|
- * xhigh; a value also marks the parameter as taken), max_output (0: not
- * sent), context, schema (json_schema|json_object|tool|tool_auto|none),
- * thinking (none|field|tags|blocks), system (role|user), price_input,
- * price_cached, price_output. p may be
+/* Sets one field from its config spelling: api (chat|responses), token_param,
+ * temperature (allowed|default), reasoning_effort (default|none|minimal|low|
+ * medium|high|xhigh; a value also marks the parameter as taken), max_output
+ * (0: not sent), context, schema (json_schema|json_object|tool|tool_auto|
+ * none), thinking (none|field|tags|blocks), system (role|user), price_input,
+ * price_cached, price_output, cache_min. p may be
  * NULL to only check. Returns 0, or -1 with err saying what the field takes. */
 int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen);
 
@@ -95,6 +108,7 @@ int llm_profile_match(const char *glob, const char *model);
 const char *llm_token_param_name(enum llm_token_param t);   /* "max_tokens", ... */
 const char *llm_schema_name(enum llm_schema_mode s);        /* "json_schema", ... */
 const char *llm_thinking_name(enum llm_thinking t);         /* "tags", ... */
+const char *llm_api_name(enum llm_api a);                   /* "chat" or "responses" */
 
 /* The profile in `key = value` lines, the spelling the config file takes. */
 void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p);

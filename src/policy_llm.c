@@ -42,13 +42,15 @@ const char *llm_role_name(enum llm_role r)
 }
 
 /* The placeholders each role's template may use. */
-static const char *const vars_perception[] = {"question", "qtype", "trajectory", "recent", "siblings", "leads", NULL};
+static const char *const vars_perception[] = {"question", "qtype", "trajectory", "recent", "siblings", "leads",
+                                              "outline", NULL};
 static const char *const vars_planning[] = {"question", "identifiers", "report", "trajectory", "siblings",
-                                            "feedback", "actions", "qtype", NULL};
-static const char *const vars_filter[] = {"question", "action", "raw", NULL};
-static const char *const vars_evaluation[] = {"question", "trajectory", "action", "observation", "qtype", NULL};
+                                            "feedback", "actions", "qtype", "outline", NULL};
+static const char *const vars_filter[] = {"question", "action", "raw", "outline", NULL};
+static const char *const vars_evaluation[] = {"question", "trajectory", "action", "observation", "qtype", "outline",
+                                              NULL};
 static const char *const vars_answer[] = {"question", "qtype", "type_hint", "trajectory", "evidence", "evidence_note",
-                                          NULL};
+                                          "outline", NULL};
 static const char *const *const role_vars[LLM_ROLE_N] = {vars_perception, vars_planning, vars_filter,
                                                           vars_evaluation, vars_answer};
 
@@ -59,12 +61,15 @@ struct llm_policy {
     struct prompt *prompts[LLM_ROLE_N];
     char *system[LLM_ROLE_N];       /* each role's static text, rendered once (NULL: none) */
     struct prompt *request[LLM_ROLE_N];   /* each role's per-call template */
+    char *stable_tail[LLM_ROLE_N];  /* where a request's stable head ends (stable_head_tail) */
+    int head_outline[LLM_ROLE_N];   /* the outline is part of that head */
     char *actions_text;             /* the action schema as the planner sees it */
     cJSON *schema[LLM_ROLE_N];      /* each JSON role's reply schema, for structured output */
 
     char *question;                 /* the question the state below belongs to */
     struct qparse q;
     int have_q;
+    char *outline;                  /* its repository outline (cfg.outline; NULL: none) */
     struct llm_usage usage;         /* this question */
     char **notes;
     size_t nnotes;
@@ -160,6 +165,8 @@ static void forget_question(struct llm_policy *p)
     p->question = NULL;
     if (p->have_q) qparse_free(&p->q);
     p->have_q = 0;
+    free(p->outline);
+    p->outline = NULL;
     for (size_t i = 0; i < p->nnotes; i++) free(p->notes[i]);
     free(p->notes);
     p->notes = NULL;
@@ -170,7 +177,53 @@ static void forget_question(struct llm_policy *p)
     p->q_answer_fallback = 0;
 }
 
-/* The question's analysis is made once and then only read. */
+static struct llm_backend *backend_of(const struct llm_policy *p, enum llm_role role);
+
+/*
+ * The byte budget of a question's repository outline. The outline sits in
+ * every role's stable head, so a role's cached prefix is its tools, its
+ * system prompt, the question and the outline. Where a role's model has a
+ * minimum cacheable length (llm_profile.cache_min: Anthropic's 1024 to 4096
+ * tokens), the outline is made long enough for that prefix to reach it, for
+ * the role whose other parts are shortest, with a tenth more for the
+ * tokenizer (tokens estimated as bytes / 4); elsewhere it is
+ * LLM_POLICY_OUTLINE_TOKENS. Why the longer prompt pays: a cache read costs
+ * a tenth of the input price, so from a role's second call on a 4,096-token
+ * cached prefix costs what 410 uncached tokens do, less than the ~1,000
+ * uncached tokens of the stable part without an outline, and the model gets
+ * the repository's layout to plan with. The first call writes the cache at
+ * 1.25 times the input price, once per role and question, so over a question
+ * it pays for a role called about ten times or more (5,120 + 410 (k - 1) <
+ * 1,000 k from k = 8 for a 1,000-token stable part; later with a shorter
+ * one); with fewer calls the outline is bought for what it tells the model.
+ */
+static size_t outline_budget(const struct llm_policy *p, const char *question)
+{
+    long want = LLM_POLICY_OUTLINE_TOKENS;
+    size_t ceiling = LLM_POLICY_OUTLINE_MAX;
+    for (int r = 0; r < LLM_ROLE_N; r++) {
+        const struct llm_backend *b = backend_of(p, (enum llm_role)r);
+        const struct llm_profile *pf = llm_backend_profile(b);
+        /* never more than an eighth of a role's context window, which the
+         * path, the observations and the reply need; none once a refusal
+         * showed the window smaller than the profile says (role_call) */
+        if (llm_backend_room(b)) return 0;
+        if (pf && pf->context > 0 && (size_t)pf->context * 4 / 8 < ceiling) ceiling = (size_t)pf->context * 4 / 8;
+        if (!pf || pf->cache_min <= 0 || !p->head_outline[r]) continue;
+        size_t fixed = (p->system[r] ? strlen(p->system[r]) : 0) + strlen(question);
+        if (p->schema[r] && pf->schema == LLM_SCHEMA_TOOL) {
+            char *js = cJSON_PrintUnformatted(p->schema[r]);
+            fixed += js ? strlen(js) : 0;
+            free(js);
+        }
+        long need = pf->cache_min + pf->cache_min / 10 - llm_estimate_tokens(fixed);
+        if (need > want) want = need;
+    }
+    size_t bytes = (size_t)want * 4;
+    return bytes > ceiling ? ceiling : bytes;
+}
+
+/* The question's analysis and outline are made once and then only read. */
 static void ensure_question(struct llm_policy *p, const char *question)
 {
     if (!question) question = "";
@@ -181,8 +234,21 @@ static void ensure_question(struct llm_policy *p, const char *question)
         char err[256];
         if (qparse_question(question, &p->q, err, sizeof err) == 0) p->have_q = 1;
         else qparse_free(&p->q);
+        if (p->cfg.outline) p->outline = p->cfg.outline(p->cfg.outline_ctx, question, outline_budget(p, question));
     }
     pthread_mutex_unlock(&p->lock);
+}
+
+static const char *outline_text(const struct llm_policy *p)
+{
+    return p->outline ? p->outline : "";   /* none: the template's blank lines only */
+}
+
+/* The outline as a render with caps c shows it: none in a request shortened
+ * for a context window, where it would take room the path needs. */
+static const char *outline_in(const struct llm_policy *p, const struct llm_policy_caps *c)
+{
+    return c->no_outline ? "" : outline_text(p);
 }
 
 static const char *qtype_name(const struct llm_policy *p)
@@ -491,6 +557,8 @@ static struct llm_backend *backend_of(const struct llm_policy *p, enum llm_role 
     return p->cfg.role_backend[role] ? p->cfg.role_backend[role] : p->cfg.backend;
 }
 
+static size_t stable_prefix(const struct llm_policy *p, enum llm_role role, const char *prompt);
+
 /*
  * One role call with structured output. The role's static text goes out as
  * the system prompt and the prompt as one user message (after
@@ -532,6 +600,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         }
         req.tag = llm_role_name(role);
         req.cancel = p->cfg.cancel;
+        req.cache_prefix = stable_prefix(p, role, prompt);
         struct llm_reply rep;
         memset(&rep, 0, sizeof rep);
         int64_t t0 = now_ms();
@@ -726,6 +795,52 @@ static char *render_role(struct llm_policy *p, enum llm_role role, const struct 
     return r;
 }
 
+/* The head of a request template that is the same on every call for one
+ * question (the lines before the first one holding a placeholder other than
+ * these), so that it can go first to a prompt cache with the system prompt
+ * (llm_request.cache_prefix): with the tools and the system prompt it makes
+ * a prefix that can reach Anthropic's minimum cacheable length. What is kept
+ * is the literal text between the head's last placeholder and its end
+ * ("\n\nSituational report:\n"): its first occurrence in a rendered request
+ * ends the head there or earlier (an earlier one, in the question, still
+ * ends inside the stable part). NULL when the head ends in no literal. */
+static char *stable_head_tail(const char *text, int *has_outline)
+{
+    static const char *const stable[] = {"question", "qtype", "identifiers", "type_hint", "actions", "outline"};
+    *has_outline = 0;
+    const char *prev_end = text + strspn(text, "\n");   /* render_role drops the leading newlines */
+    for (const char *o = strstr(text, "{{"); o; o = strstr(o + 2, "{{")) {
+        const char *c = strstr(o + 2, "}}");
+        if (!c) break;
+        int keep = 0;
+        for (size_t i = 0; i < ARRAY_LEN(stable) && !keep; i++)
+            keep = strlen(stable[i]) == (size_t)(c - o - 2) && !strncmp(o + 2, stable[i], (size_t)(c - o - 2));
+        if (keep) {
+            prev_end = c + 2;
+            *has_outline |= (size_t)(c - o - 2) == 7 && !strncmp(o + 2, "outline", 7);
+            continue;
+        }
+        const char *line = o;
+        while (line > text && line[-1] != '\n') line--;
+        return line > prev_end ? xstrndup(prev_end, (size_t)(line - prev_end)) : NULL;
+    }
+    return NULL;
+}
+
+/* The bytes of a role's rendered request that every call for the question
+ * repeats (stable_head_tail), or 0. The tail is looked for after the outline
+ * when the head holds it: the outline's own lines may hold the tail's text. */
+static size_t stable_prefix(const struct llm_policy *p, enum llm_role role, const char *prompt)
+{
+    const char *tail = p->stable_tail[role], *from = prompt;
+    if (tail && p->head_outline[role]) {
+        const char *o = strstr(prompt, outline_text(p));
+        if (o) from = o + strlen(outline_text(p));
+    }
+    const char *at = tail ? strstr(from, tail) : NULL;
+    return at ? (size_t)(at - prompt) + strlen(tail) : 0;
+}
+
 #define PROMPT_SPLIT_LINE "----- request -----"
 
 /* Splits role r's template at its "----- request -----" line. The text before
@@ -765,6 +880,7 @@ static int split_template(struct llm_policy *p, enum llm_role r, char *err, size
     const char *rest = at + strlen(PROMPT_SPLIT_LINE);
     buf_adds(&b, *rest ? rest + 1 : rest);
     p->request[r]->text = buf_take(&b);
+    p->stable_tail[r] = stable_head_tail(p->request[r]->text, &p->head_outline[r]);
     return 0;
 }
 
@@ -1406,6 +1522,7 @@ static struct llm_policy_caps caps_for(const struct llm_policy *p, int shrink)
         c.raw /= 4;
         c.evidence /= 4;
         c.span /= 4;
+        c.no_outline = 1;
     }
     return c;
 }
@@ -1487,12 +1604,15 @@ static int ask_role(struct llm_policy *p, struct role_call *rc, role_render rend
     const struct llm_backend *b = backend_of(p, rc->role);
     for (int shrink = 0; shrink < 2; shrink++) {
         struct llm_policy_caps c = caps_for(p, shrink);
+        size_t room = llm_backend_room(b);
+        /* a window learnt from a refusal is smaller than the profile said:
+         * the path needs the room, so the outline is left out */
+        if (room) c.no_outline = 1;
         free(rc->prompt);
         rc->prompt = render(p, rctx, &c, err, errlen);
         if (!rc->prompt) return -2;
         /* over a window learnt already: the shorter request at once, and
          * none when even that is over it */
-        size_t room = llm_backend_room(b);
         size_t len = strlen(rc->prompt) + (p->system[rc->role] ? strlen(p->system[rc->role]) : 0);
         if (room && len > room && !shrink) {
             policy_usage_note(u, "%s: the request was over the model's context window; sent a shorter one",
@@ -1574,7 +1694,8 @@ static char *render_perception(struct llm_policy *p, const void *ctx, const stru
     char *sib = siblings_text(t, at->id, c->siblings);
     char *leads = leads_text(t, at->id, c->leads);
     struct prompt_var v[] = {{"question", t->question, 2000}, {"qtype", qtype_name(p), 0}, {"trajectory", traj, 0},
-                             {"recent", recent, 0},           {"siblings", sib, 0},         {"leads", leads, 0}};
+                             {"recent", recent, 0},           {"siblings", sib, 0},         {"leads", leads, 0},
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_PERCEPTION, v, ARRAY_LEN(v), err, errlen);
     free(traj);
     free(recent);
@@ -1663,7 +1784,8 @@ static char *render_planning(struct llm_policy *p, const void *ctx, const struct
     char *rep = prompt_cap(at->report && *at->report ? at->report : "(no report)", c->report, 1);
     struct prompt_var v[] = {{"question", t->question, 2000}, {"identifiers", ids, 0}, {"report", rep, 0},
                              {"trajectory", steps, 0},        {"siblings", sib, 0},    {"feedback", feedback, 0},
-                             {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0}};
+                             {"actions", p->actions_text, 0}, {"qtype", qtype_name(p), 0},
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_PLANNING, v, ARRAY_LEN(v), err, errlen);
     free(steps);
     free(sib);
@@ -1801,7 +1923,8 @@ static char *render_evaluation(struct llm_policy *p, const void *ctx, const stru
     free(args);
     char *obs = observation_text(p, t, n, streq(n->action, "Finish") ? c->evidence / 2 : c->observation);
     struct prompt_var v[] = {{"question", t->question, 2000}, {"trajectory", traj, 0}, {"action", action, 0},
-                             {"observation", obs, 0},         {"qtype", qtype_name(p), 0}};
+                             {"observation", obs, 0},         {"qtype", qtype_name(p), 0},
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_EVALUATION, v, ARRAY_LEN(v), err, errlen);
     free(traj);
     free(action);
@@ -2091,7 +2214,8 @@ static char *render_answer(struct llm_policy *p, const void *ctx, const struct l
     if (left) snprintf(note, sizeof note, " (best ranked first; %zu more listed by header at the end)", left);
     const char *qt = qtype_name(p);
     struct prompt_var v[] = {{"question", at->t->question, 2000}, {"qtype", qt, 0}, {"type_hint", type_hint(qt), 0},
-                             {"trajectory", traj, 0}, {"evidence", evtext, 0}, {"evidence_note", note, 0}};
+                             {"trajectory", traj, 0}, {"evidence", evtext, 0}, {"evidence_note", note, 0},
+                             {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_ANSWER, v, ARRAY_LEN(v), err, errlen);
     free(traj);
     free(evtext);
@@ -2305,7 +2429,7 @@ static char *render_filter(struct llm_policy *p, const void *ctx, const struct l
     const struct filter_at *at = ctx;
     char *shown = candidates_text(at->cand, at->raw, c->raw);
     struct prompt_var v[] = {{"question", at->question, 2000}, {"action", at->action ? at->action : "?", 800},
-                             {"raw", shown, 0}};
+                             {"raw", shown, 0}, {"outline", outline_in(p, c), 0}};
     char *prompt = render_role(p, LLM_ROLE_FILTER, v, ARRAY_LEN(v), err, errlen);
     free(shown);
     return prompt;
@@ -2421,6 +2545,7 @@ void llm_policy_free(struct llm_policy *p)
         prompt_free(p->prompts[r]);
         prompt_free(p->request[r]);
         free(p->system[r]);
+        free(p->stable_tail[r]);
         cJSON_Delete(p->schema[r]);
     }
     free(p->actions_text);

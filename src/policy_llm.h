@@ -38,7 +38,12 @@
  * at answer_temperature (0). Each role's static text (the part of its
  * template before the "----- request -----" line) is its system prompt,
  * rendered once, byte-identical on every call, so servers can keep it in
- * their prefix cache; the rest is the per-call request.
+ * their prefix cache; the rest is the per-call request. That request begins
+ * with a head that is the same for every call of a question (the question,
+ * its type and identifiers, and the repository outline that
+ * llm_policy_config.outline builds once per question, sized so that the
+ * cached prefix reaches the model's minimum cacheable length), which a
+ * prompt cache keeps too (llm_request.cache_prefix).
  *
  * Structured output. Every role but the answer asks for one JSON object,
  * with its schema (llm_request.schema: the transport sends it the server's
@@ -97,6 +102,9 @@
 #define LLM_POLICY_ATTEMPTS 3              /* one reply and two re-asks */
 #define LLM_POLICY_SAME_FAILURES 3         /* the same failure this many times, no call of the run
                                             * answered: persistent (the search stops) */
+#define LLM_POLICY_OUTLINE_TOKENS 400      /* a question's repository outline where no cache minimum
+                                            * asks for more (policy_llm.c, outline_budget) */
+#define LLM_POLICY_OUTLINE_MAX 32768       /* bytes: the outline's ceiling whatever the minimum */
 
 enum llm_role { LLM_ROLE_PERCEPTION, LLM_ROLE_PLANNING, LLM_ROLE_FILTER, LLM_ROLE_EVALUATION, LLM_ROLE_ANSWER,
                 LLM_ROLE_N };
@@ -119,6 +127,8 @@ struct llm_policy_caps {
                             * half of it for a Finish's evaluation */
     size_t span;           /* any one span's text in the answer prompt: 2400 */
     size_t reply_echo;     /* a bad reply sent back with a re-ask: 1200 */
+    int no_outline;        /* leave the repository outline out (a request shortened for a
+                            * context window, or once the window is known to be small) */
 };
 
 struct llm_policy_config {
@@ -139,6 +149,12 @@ struct llm_policy_config {
     size_t nprompt_dirs;
     struct llm_policy_caps caps;
     atomic_int *cancel;                /* optional, passed to every request */
+    /* optional: the repository outline for a question within budget bytes
+     * (caller frees; NULL: none), called once per question from whichever
+     * role thread asks first, to fill {{outline}} in every role's stable
+     * head; outline.h builds it from the index */
+    char *(*outline)(void *ctx, const char *question, size_t budget);
+    void *outline_ctx;
 };
 
 /* Zeroes c and sets the documented defaults (temperatures, attempts). */

@@ -106,6 +106,39 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              first one it sent; then answered as clean
   finish-now  a model that plans Finish (an answer from memory) whenever
              nothing has been read on the node's path; otherwise as clean
+  --- transports (Azure OpenAI, the Responses API, Anthropic's cache minimums)
+  azure      Azure OpenAI: chat at /openai/deployments/D/chat/completions
+             with ?api-version= required (else 404 {"error": {"code": "404",
+             "message": "Resource not found"}}, as Azure answers a path it
+             does not serve), or the v1 endpoint /openai/v1/chat/completions
+             (and /openai/v1/responses) with no api-version; the key in an
+             api-key header (an Authorization: Bearer is taken only for an
+             Entra ID token, a JWT "eyJ...") else 401 with Azure's body
+             ("Access denied due to invalid subscription key or wrong API
+             endpoint..."); answered as clean
+  responses  OpenAI's Responses API, POST /v1/responses: input (string or
+             role/content items), instructions, max_output_tokens,
+             reasoning.effort, text.format (json_schema or json_object);
+             response_format and max_tokens refused with OpenAI's "moved to"
+             bodies, messages as unknown; replies with output[] (a reasoning
+             item, then a message with an output_text part), status
+             incomplete with incomplete_details.reason max_output_tokens when
+             reasoning spent the budget, usage.input_tokens(_details.
+             cached_tokens) / output_tokens(_details.reasoning_tokens).
+             /v1/chat/completions answers a Responses-only model (gpt-5-pro,
+             *-codex, o3-pro, o1-pro) 404 "This model is only supported in
+             v1/responses and not in v1/chat/completions." and serves others
+             as clean
+  anthropic-cache  anthropic, with the cache minimums Anthropic documents per
+             model (prompt-caching page): 1024 tokens for Claude Opus 4.1 /
+             Opus 4 / Sonnet 4.5 / Sonnet 4 / Sonnet 3.7, 2048 for Sonnet 4.6
+             and Haiku 3.5 / 3, 4096 for Opus 4.5 and later and Haiku 4.5
+             (and for names it does not know); a prompt is the tools, then
+             the system blocks, then the message blocks, and each block marked
+             cache_control ends a prefix (bytes / 4 tokens) cached once it
+             reaches the model's minimum: cache_read_input_tokens is the
+             longest such prefix cached before, cache_creation_input_tokens
+             what the last one adds beyond it; nothing under the minimum
   guided     like clean, and given --gold FILE (JSONL of {id or question,
              gold_files}) it plans ViewCode on the gold file of the question
              it recognises from the prompt's question text (mapped onto the
@@ -208,6 +241,8 @@ def current_generation_refusal(prof, kind, req, msgs, strict_form):
                                         None, None)
                 return 400, body, "unknown field %s" % k
     return None
+# ---- transports: Azure OpenAI, the Responses API, Anthropic's cache minimums (see the block "transports" below)
+PROFILES |= {"azure", "responses", "anthropic-cache"}
 
 ROLE_MARKS = [
     ("perception", "You are the Perception Agent"),
@@ -894,12 +929,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         st = self.state
+        self.as_responses = False   # one handler serves every request of a kept-alive connection
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
         path = self.path.split("?")[0]
         entry = {"path": path, "profile": st.a.profile, "bytes": len(raw),
                  "headers": sorted(k.lower() for k in self.headers.keys()),
-                 "auth": bool(self.headers.get("Authorization") or self.headers.get("x-api-key"))}
+                 "auth": bool(self.headers.get("Authorization") or self.headers.get("x-api-key") or
+                              self.headers.get("api-key"))}
+        if transport_gate(self, entry):   # azure, responses: a refusal was sent
+            return
         if st.a.log_bodies:
             entry["body"] = raw.decode("utf-8", "replace")
         try:
@@ -912,6 +951,8 @@ class Handler(BaseHTTPRequestHandler):
             kind = "chat"
         elif path.endswith("/messages"):
             kind = "messages"
+        elif path.endswith("/responses") and ("responses" in st.profiles or "azure" in st.profiles):
+            kind = "responses"
         else:
             entry.update(status=404)
             st.record(entry)
@@ -930,6 +971,13 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "embeddings":
             self.embeddings(req, entry)
             return
+        if kind == "chat" and "responses" in st.profiles and responses_chat_refusal(self, req, entry):
+            return
+        if kind == "responses":
+            req = responses_request(self, req, entry)
+            if req is None:
+                return
+            kind = "chat"
         try:
             self.chat(kind, req, entry)
         except (ConnectionError, BrokenPipeError):
@@ -1246,7 +1294,7 @@ class Handler(BaseHTTPRequestHandler):
             limit = req.get("max_completion_tokens", req.get("max_tokens"))
         else:
             limit = req.get("max_tokens")
-        if "reasoning" in prof:
+        if "reasoning" in prof or getattr(self, "as_responses", False):
             effort = req.get("reasoning_effort") or "medium"
             reason_tok = {"minimal": 0, "low": 300, "medium": 1200, "high": 4000}.get(effort, 1200) + \
                 rng.randint(0, 400)
@@ -1316,6 +1364,9 @@ class Handler(BaseHTTPRequestHandler):
                 stop = "tool_use"
             obj_out = {"id": "msg_emu%d" % st.n, "type": "message", "role": "assistant", "model": model,
                        "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        if getattr(self, "as_responses", False):
+            obj_out = responses_reply(obj_out, reason_tok)
+            usage = obj_out["usage"]
         entry.update(status=200, usage=usage)
         st.record(entry)
         self.send_json(200, obj_out)
@@ -1390,6 +1441,8 @@ class Handler(BaseHTTPRequestHandler):
         cache_control (the tools and messages are not marked by drqa-tui's
         requests; a marked message block extends the prefix too)."""
         st = self.state
+        if "anthropic-cache" in st.profiles:
+            return anthropic_cache_minimums(st, req, in_tok)
         parts = []
         marked = ""
         sysv = req.get("system")
@@ -1418,6 +1471,199 @@ class Handler(BaseHTTPRequestHandler):
             st.anthropic_cache.add(h)
         ptok = min(ptok, in_tok)
         return (ptok, 0, in_tok - ptok) if hit else (0, ptok, in_tok - ptok)
+
+
+# ------------------------------------------------------------------ transports
+# Azure OpenAI, the Responses API and Anthropic's cache minimums: the bodies
+# and rules of the providers' documentation (profiles azure, responses,
+# anthropic-cache in the module docstring).
+
+AZURE_401 = {"error": {"code": "401", "message": "Access denied due to invalid subscription key or wrong API "
+                       "endpoint. Make sure to provide a valid key for an active subscription and use a correct "
+                       "regional API endpoint for your resource."}}
+AZURE_404 = {"error": {"code": "404", "message": "Resource not found"}}
+RESPONSES_ONLY_RE = re.compile(r"^(gpt-5[.\d]*-pro(-20\d\d.*)?|.*-codex(-.*)?|codex-.*|o3-pro(-20.*)?|o1-pro(-20.*)?)$")
+RESPONSES_KEYS = {"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "reasoning", "text",
+                  "store", "stream", "metadata", "tools", "tool_choice", "parallel_tool_calls", "previous_response_id",
+                  "truncation", "user", "include", "background", "service_tier", "prompt_cache_key"}
+
+
+def transport_gate(h, entry):
+    """The azure and responses profiles' refusals before a request is read
+    as a chat; True when one was sent."""
+    st = h.state
+    path, _, query = h.path.partition("?")
+    if "azure" in st.profiles:
+        m = re.match(r"^/openai/deployments/([^/]+)/(chat/completions|embeddings)$", path)
+        v1 = re.match(r"^/openai/v1/(chat/completions|responses|embeddings)$", path)
+        entry["azure"] = {"deployment": m.group(1) if m else None, "v1": bool(v1),
+                          "api_version": "api-version=" in query}
+        if not (m and "api-version=" in query) and not v1:
+            h.fail(entry, 404, AZURE_404, "azure: no such path or no api-version")
+            return True
+        auth = h.headers.get("Authorization") or ""
+        if not h.headers.get("api-key") and not (auth.startswith("Bearer eyJ") and "." in auth):
+            h.fail(entry, 401, AZURE_401, "azure: no api-key")
+            return True
+    return False
+
+
+def responses_chat_refusal(h, req, entry):
+    """responses: chat completions for a model served on /v1/responses alone."""
+    model = str(req.get("model") or "")
+    if RESPONSES_ONLY_RE.match(model):
+        h.fail(entry, 404, openai_error("This model is only supported in v1/responses and not in "
+                                        "v1/chat/completions.", "invalid_request_error", "model", None),
+               "responses-only model on chat completions")
+        return True
+    return False
+
+
+def responses_request(h, req, entry):
+    """A Responses API request checked and turned into the chat request the
+    decider reads; None when a refusal was sent."""
+    entry["params"].pop("instructions", None)
+    h.as_responses = True
+    if "response_format" in req:
+        h.fail(entry, 400, openai_error("Unsupported parameter: 'response_format'. In the Responses API, this "
+                                        "parameter has moved to 'text.format'. Try again with the new parameter. "
+                                        "See the API documentation for more information.", "invalid_request_error",
+                                        "response_format", "unsupported_parameter"), "response_format on responses")
+        return None
+    if "max_tokens" in req or "max_completion_tokens" in req:
+        k = "max_tokens" if "max_tokens" in req else "max_completion_tokens"
+        h.fail(entry, 400, openai_error("Unsupported parameter: '%s'. In the Responses API, this parameter has "
+                                        "moved to 'max_output_tokens'. Try again with the new parameter. See the "
+                                        "API documentation for more information." % k, "invalid_request_error", k,
+                                        "unsupported_parameter"), "%s on responses" % k)
+        return None
+    for k in req:
+        if k not in RESPONSES_KEYS:
+            h.fail(entry, 400, openai_error("Unknown parameter: '%s'." % k, "invalid_request_error", k,
+                                            "unknown_parameter"), "unknown parameter %s" % k)
+            return None
+    inp = req.get("input")
+    if not isinstance(inp, (str, list)):
+        h.fail(entry, 400, openai_error("Missing required parameter: 'input'.", "invalid_request_error", "input",
+                                        "missing_required_parameter"), "no input")
+        return None
+    model = str(req.get("model") or "")
+    if RESPONSES_ONLY_RE.match(model) and "temperature" in req:
+        h.fail(entry, 400, openai_error("Unsupported parameter: 'temperature' is not supported with this model.",
+                                        "invalid_request_error", "temperature", "unsupported_parameter"),
+               "temperature rejected")
+        return None
+    eff = (req.get("reasoning") or {}).get("effort") if isinstance(req.get("reasoning"), dict) else None
+    if eff is not None and model.startswith(("gpt-5-pro", "o3-pro", "o1-pro")) and eff != "high":
+        h.fail(entry, 400, openai_error("Unsupported value: '%s' is not supported with the '%s' model. Supported "
+                                        "values are: 'high'." % (eff, model), "invalid_request_error",
+                                        "reasoning.effort", "unsupported_value"), "bad reasoning.effort")
+        return None
+    msgs = []
+    if isinstance(req.get("instructions"), str):
+        msgs.append({"role": "system", "content": req["instructions"]})
+    if isinstance(inp, str):
+        msgs.append({"role": "user", "content": inp})
+    else:
+        for it in inp:
+            if isinstance(it, dict) and it.get("role") in ("user", "assistant", "system", "developer"):
+                c = it.get("content")
+                if isinstance(c, list):   # input_text / output_text parts
+                    c = "\n".join(x.get("text", "") for x in c if isinstance(x, dict))
+                msgs.append({"role": it["role"], "content": c if isinstance(c, str) else ""})
+    chat = {"model": model, "messages": msgs}
+    if "max_output_tokens" in req:
+        chat["max_completion_tokens"] = req["max_output_tokens"]
+    chat["reasoning_effort"] = eff or "medium"
+    if "temperature" in req:
+        chat["temperature"] = req["temperature"]
+    fmt = (req.get("text") or {}).get("format") if isinstance(req.get("text"), dict) else None
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        chat["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": fmt.get("name"), "schema": fmt.get("schema"), "strict": fmt.get("strict", False)}}
+    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        chat["response_format"] = {"type": "json_object"}
+    return chat
+
+
+def responses_reply(chat_out, reason_tok):
+    """A chat completion as the Responses API returns it."""
+    c0 = chat_out["choices"][0]
+    text = c0["message"].get("content") or ""
+    u = chat_out.get("usage") or {}
+    out_tok = u.get("completion_tokens", 0)
+    n = re.sub(r"\D", "", chat_out.get("id", "")) or "0"
+    output = [{"type": "reasoning", "id": "rs_emu%s" % n, "summary": []}]
+    incomplete = c0.get("finish_reason") == "length"
+    if text or not incomplete:
+        output.append({"type": "message", "id": "msg_emu%s" % n, "status": "incomplete" if incomplete else "completed",
+                       "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    return {"id": "resp_emu%s" % n, "object": "response", "created_at": chat_out.get("created", 0),
+            "status": "incomplete" if incomplete else "completed", "error": None,
+            "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+            "model": chat_out.get("model", ""), "output": output,
+            "usage": {"input_tokens": u.get("prompt_tokens", 0),
+                      "input_tokens_details": {"cached_tokens": (u.get("prompt_tokens_details") or {}).get(
+                          "cached_tokens", 0)},
+                      "output_tokens": out_tok, "output_tokens_details": {"reasoning_tokens": reason_tok},
+                      "total_tokens": u.get("prompt_tokens", 0) + out_tok}}
+
+
+# Anthropic's minimum cacheable prompt per model (docs.anthropic.com, prompt
+# caching, "Cache limitations"); a name not listed gets the largest.
+CACHE_MINIMUMS = [(r"claude-opus-4-(5|6|7|8)|claude-opus-[5-9]|claude-haiku-4-5", 4096),
+                  (r"claude-sonnet-4-6|claude-3-5-haiku|claude-3-haiku", 2048),
+                  (r"claude-opus-4-1|claude-opus-4(-20|$)|claude-sonnet-4-5|claude-sonnet-4(-20|$)|claude-3-7-sonnet",
+                   1024)]
+
+
+def cache_minimum(model):
+    for pat, n in CACHE_MINIMUMS:
+        if re.match(pat, model or ""):
+            return n
+    return 4096
+
+
+def anthropic_cache_minimums(st, req, in_tok):
+    """(read, created, rest) as Anthropic counts them: the prompt is tools,
+    then system blocks, then message blocks; each block marked cache_control
+    ends a prefix that is cached once it reaches the model's minimum. The
+    longest such prefix cached before is read, what the last one adds beyond
+    it is written; nothing is cached under the minimum."""
+    parts, marks = [], []
+    for t in req.get("tools") or []:
+        if isinstance(t, dict):
+            parts.append(json.dumps(t, sort_keys=True))
+            if t.get("cache_control"):
+                marks.append(len(parts))
+    sysv = req.get("system")
+    for b in (sysv if isinstance(sysv, list) else [{"text": sysv}] if isinstance(sysv, str) else []):
+        if isinstance(b, dict):
+            parts.append(b.get("text", ""))
+            if b.get("cache_control"):
+                marks.append(len(parts))
+    for m in req.get("messages") or []:
+        c = m.get("content") if isinstance(m, dict) else None
+        for b in (c if isinstance(c, list) else [{"text": c}] if isinstance(c, str) else []):
+            if isinstance(b, dict):
+                parts.append(b.get("text", ""))
+                if b.get("cache_control"):
+                    marks.append(len(parts))
+    minimum = cache_minimum(req.get("model"))
+    read = last = 0
+    for k in marks:
+        text = "\n".join(parts[:k])
+        ptok = min(len(text.encode("utf-8")) // 4, in_tok)
+        if ptok < minimum:
+            continue
+        h = hashlib.sha256(("%s|%s" % (req.get("model"), text)).encode("utf-8")).hexdigest()
+        with st.lock:
+            if h in st.anthropic_cache:
+                read = max(read, ptok)
+            st.anthropic_cache.add(h)
+        last = max(last, ptok)
+    created = max(0, last - read)
+    return read, created, in_tok - read - created
 
 
 def strict_schema_problem(js):

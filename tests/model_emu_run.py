@@ -118,7 +118,16 @@ RUNS.update({
     # Azure OpenAI with an older api-version: max_completion_tokens,
     # reasoning_effort and response_format are unknown fields there
     "strict-params": ("openai", "o4-mini", [], ["profile.o4-*.reasoning_effort = low"]),
+    # ---- transports: Azure OpenAI's classic deployment URL (api-key header),
+    # a model OpenAI serves on the Responses API alone, and Anthropic's cache
+    # minimums as documented per model (Opus 4.5: 4096 tokens, the largest,
+    # which only a prefix with the repository outline reaches)
+    "azure": ("azure", "gpt-4o", [], []),
+    "responses": ("openai", "gpt-5-pro", [], []),
+    "anthropic-cache": ("anthropic", "claude-opus-4-5", [], []),
 })
+# profile -> the API base's path and query, where not the provider's usual one
+BASE_PATHS = {"azure": "/openai/deployments/gpt-4o-prod?api-version=2024-10-21"}
 
 
 def read_jsonl(path):
@@ -166,7 +175,7 @@ def start_emu(profile, args, workdir, gold, roots):
 
 def config_for(profile, port, workdir):
     provider, model, _, lines = RUNS[profile]
-    base = "http://127.0.0.1:%d%s" % (port, "" if provider == "anthropic" else "/v1")
+    base = "http://127.0.0.1:%d%s" % (port, BASE_PATHS.get(profile, "" if provider == "anthropic" else "/v1"))
     path = os.path.join(workdir, "config.%s" % profile)
     with open(path, "w") as f:
         f.write("provider = %s\napi_base = %s\napi_key = sk-emu-%s\nmodel = %s\n" % (provider, base, profile, model))
@@ -230,6 +239,9 @@ def summarize(profile, qs, lines, log, gold_viewed, nodes, statuses=(), reasons=
         if "prompt_tokens" in u:
             tin += u.get("prompt_tokens", 0)
             tcached += (u.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+        elif "input_tokens_details" in u:   # the Responses API
+            tin += u.get("input_tokens", 0)
+            tcached += (u.get("input_tokens_details") or {}).get("cached_tokens", 0)
         elif "input_tokens" in u:
             tin += u["input_tokens"] + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
             tcached += u.get("cache_read_input_tokens", 0)

@@ -1202,10 +1202,10 @@ int main(void)
     cJSON *uj = llm_usage_json(&a);
     char *us = cJSON_PrintUnformatted(uj);
     ok(strstr(us, "\"perception\":{\"calls\":2,\"failures\":0,\"input_tokens\":150,\"cached_input_tokens\":0,"
-                  "\"output_tokens\":15,\"reasoning_tokens\":0,\"estimated_calls\":1,\"unpriced_calls\":1,"
+                  "\"cache_write_tokens\":0,\"output_tokens\":15,\"reasoning_tokens\":0,\"estimated_calls\":1,\"unpriced_calls\":1,"
                   "\"cost_usd\":0.5}") != NULL, "usage JSON: %s", us);
     ok(strstr(us, "\"evaluation\":{\"calls\":1,\"failures\":1,\"input_tokens\":0,\"cached_input_tokens\":0,"
-                  "\"output_tokens\":0,\"reasoning_tokens\":0,\"estimated_calls\":0,\"unpriced_calls\":0,"
+                  "\"cache_write_tokens\":0,\"output_tokens\":0,\"reasoning_tokens\":0,\"estimated_calls\":0,\"unpriced_calls\":0,"
                   "\"cost_usd\":null}") != NULL, "no cost when nothing was priced");
     free(us);
     cJSON_Delete(uj);

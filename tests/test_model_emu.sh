@@ -11,7 +11,8 @@
 # ollama-cut, flaky, guided, the current generation's temp-deprecated,
 # claude5, system-role, strict-params, also asked with --ask, and the reply
 # shapes http200-error, choice-error, unasked-sse, refusal, length-empty,
-# finish-now), `drqa-tui --batch` over a fixed subset of
+# finish-now, and the transports azure, responses, anthropic-cache),
+# `drqa-tui --batch` over a fixed subset of
 # ../shared/benchmarks/sweqa-dev.jsonl (every third question: 32 of 96) on
 # copies of Debian's flask and requests: no failed question, every answer with
 # at least one verified citation, every answer written by the model (not a
@@ -233,7 +234,8 @@ else
 s = [p for p in json.load(open(sys.argv[1]))["profiles"] if p["profile"] == sys.argv[2]][0]
 print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
     for p in clean reasoning think magistral small anthropic ctx-limit ctx-vllm out-cap lmstudio flaky guided \
-        http200-error choice-error length-empty finish-now; do
+        http200-error choice-error length-empty finish-now \
+        azure responses anthropic-cache; do
         q=$(per $p 's["questions"]')
         is "$(per $p 's["emulator_errors"]')" 0 "$p: the emulator understood every request"
         is "$(per $p 's["failed"]')" 0 "$p: no failed question of $q$( [ "$(per $p 's["failed"]')" = 0 ] || per $p '"; first: " + s["errors"][0][:300]')"
@@ -243,7 +245,8 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
             "$p: every answer the model was able to give was written by it, none by a fallback"
     done
     # a model that answers well-formed (whatever its wrapping) leaves nothing to a fallback
-    for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap lmstudio length-empty; do
+    for p in clean reasoning think magistral anthropic guided ctx-vllm out-cap lmstudio length-empty \
+        azure responses anthropic-cache; do
         is "$(per $p 's["fallback_nodes"]')" "{}" "$p: no decision was left to a fallback"
     done
     # the current model generation: every answer the model's, no fallback
@@ -307,6 +310,11 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
         "anthropic: the static prefix is read from the prompt cache ($(per anthropic 's["cached_per_q"]') tokens a question)"
     ok "$(per clean '0 if s["cached_per_q"] > 0 else 1')" \
         "clean: a shared prefix is counted as cached ($(per clean 's["cached_per_q"]') of $(per clean 's["in_per_q"]') tokens a question)"
+    # transports: every request was taken (a 401/404 would show in non200)
+    is "$(per azure 's["non200"]') $(per responses 's["non200"]')" "{} {}" \
+        "azure, responses: every request answered 200 (api-key and api-version sent; gpt-5-pro asked on /v1/responses)"
+    ok "$(per anthropic-cache '0 if s["cached_per_q"] > 0 else 1')" \
+        "anthropic-cache: with Anthropic's minimums, prefixes are read from the cache ($(per anthropic-cache 's["cached_per_q"]') tokens a question)"
     ok "$(per guided '0 if s["gold_viewed"] and s["gold_cited"] >= 0.95 * s["gold_viewed"] else 1')" \
         "guided: the gold file the model viewed is cited in >= 95% of the answers ($(per guided 's["gold_cited"]') of $(per guided 's["gold_viewed"]'))"
 fi
