@@ -256,7 +256,11 @@ def summarize(profile, qs, lines, log, gold_viewed, nodes, statuses=(), reasons=
         if e.get("role") == "answer":
             last_answer[e.get("question", "")] = e.get("status")
     transient = (0, 429, 500, 502, 503, 529)   # 0: a hang
-    answer_lost = sum(1 for q in qs if last_answer.get(q["question"][:200], 200) in transient)
+    # (a question whose answer the model wrote, and whose re-ask then met a
+    # fault, lost nothing)
+    written = set(str(j.get("id")) for j in lines if SIGNATURE in (j.get("answer") or ""))
+    answer_lost = sum(1 for q in qs if last_answer.get(q["question"][:200], 200) in transient
+                      and str(q["id"]) not in written)
     n = len(qs) or 1
     out = dict(nodes)
     emu_errors = sum(1 for e in log if str(e.get("fault") or "").startswith("emulator error"))
