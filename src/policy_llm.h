@@ -102,8 +102,6 @@
 #define LLM_POLICY_ATTEMPTS 3              /* one reply and two re-asks */
 #define LLM_POLICY_SAME_FAILURES 3         /* the same failure this many times, no call of the run
                                             * answered: persistent (the search stops) */
-#define LLM_POLICY_OUTLINE_TOKENS 400      /* a question's repository outline where no cache minimum
-                                            * asks for more (policy_llm.c, outline_budget) */
 #define LLM_POLICY_OUTLINE_MAX 32768       /* bytes: the outline's ceiling whatever the minimum */
 
 enum llm_role { LLM_ROLE_PERCEPTION, LLM_ROLE_PLANNING, LLM_ROLE_FILTER, LLM_ROLE_EVALUATION, LLM_ROLE_ANSWER,
