@@ -88,7 +88,7 @@ static const struct row rows[] = {
       "OPENAI_API_KEY=k-oai", "AZURE_OPENAI_API_KEY=k-az"}, NULL, 0,
      "azure", "https://r.openai.azure.com/openai/v1", "k-az", "", NULL},
     {"api takes chat or responses", 0, 0, 0, 0, {0}, "api = stream\n", -1, 0, 0, 0, 0,
-     "api takes chat or responses, not 'stream'"},
+     "api takes chat or responses; fix the value on that line"},
     {"a bad provider in the file names file:line", 0, 0, 0, 0, {0}, "# models\n\nprovider = palm\n", -1, 0, 0, 0, 0,
      "config:3: unknown provider"},
 };
