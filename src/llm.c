@@ -1038,6 +1038,29 @@ int llm_raise_limit(struct llm_http_backend *hb, struct llm_reply *reply, int se
     return atomic_load(&hb->raised_limit) > sent;
 }
 
+int llm_once_raising(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                     const char *const *headers, struct llm_reply *reply, llm_once_fn once)
+{
+    int sent = llm_reply_limit(hb, req);
+    int rc = once(hb, req, url, headers, reply);
+    if (rc != LLM_ERR_REPLY || !llm_raise_limit(hb, reply, sent)) return rc;
+    struct llm_reply first = *reply;   /* its counts stay; its text goes */
+    llm_reply_free(&first);
+    memset(reply, 0, sizeof *reply);
+    reply->cost_usd = -1;
+    rc = once(hb, req, url, headers, reply);
+    reply->input_tokens += first.input_tokens;
+    reply->output_tokens += first.output_tokens;
+    reply->reasoning_tokens += first.reasoning_tokens;
+    reply->cached_tokens += first.cached_tokens;
+    reply->cache_write_tokens += first.cache_write_tokens;
+    reply->attempts += first.attempts;
+    reply->latency_ms += first.latency_ms;
+    if (first.cost_usd > 0) reply->cost_usd = (reply->cost_usd > 0 ? reply->cost_usd : 0) + first.cost_usd;
+    if (rc == LLM_ERR_REPLY) llm_raise_limit(hb, reply, llm_reply_limit(hb, req));
+    return rc;
+}
+
 void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,
                  long input_tokens, long output_tokens)
 {

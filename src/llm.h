@@ -340,6 +340,14 @@ int llm_take_text(struct llm_http_backend *hb, struct llm_reply *reply, const ch
  * again (the limit is now above sent), 0 when the reply stands: its error
  * then says the raised limit was spent too. */
 int llm_raise_limit(struct llm_http_backend *hb, struct llm_reply *reply, int sent);
+/* One exchange of a backend (url and headers made by it), its reply read. */
+typedef int (*llm_once_fn)(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                           const char *const *headers, struct llm_reply *reply);
+/* once(), and once more when its reply spent the limit on reasoning and
+ * llm_raise_limit raised it; the spent reply's tokens, attempts, time and
+ * cost are added to the second's. Returns once()'s llm_rc. */
+int llm_once_raising(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
+                     const char *const *headers, struct llm_reply *reply, llm_once_fn once);
 /* Fills token counts (estimating the missing ones) and the cost from the
  * profile's prices; reply->cached_tokens etc. are read as set. */
 void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,

@@ -174,24 +174,7 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
     char *url = url_join(hb->base, url_path_ends(hb->base, "/v1") ? "/messages" : "/v1/messages");
     char *auth = hb->key ? xasprintf("x-api-key: %s", hb->key) : NULL;
     const char *headers[] = {"anthropic-version: 2023-06-01", auth, NULL};
-    int sent = llm_reply_limit(hb, req);
-    int rc = anthropic_once(hb, req, url, headers, reply);
-    if (rc == LLM_ERR_REPLY && llm_raise_limit(hb, reply, sent)) {
-        /* sent again with the raised limit; the spent reply's tokens count too */
-        struct llm_reply first = *reply;
-        llm_reply_free(&first);
-        memset(reply, 0, sizeof *reply);
-        reply->cost_usd = -1;
-        rc = anthropic_once(hb, req, url, headers, reply);
-        reply->input_tokens += first.input_tokens;
-        reply->output_tokens += first.output_tokens;
-        reply->cached_tokens += first.cached_tokens;
-        reply->cache_write_tokens += first.cache_write_tokens;
-        reply->attempts += first.attempts;
-        reply->latency_ms += first.latency_ms;
-        if (first.cost_usd > 0) reply->cost_usd = (reply->cost_usd > 0 ? reply->cost_usd : 0) + first.cost_usd;
-        if (rc == LLM_ERR_REPLY) llm_raise_limit(hb, reply, llm_reply_limit(hb, req));
-    }
+    int rc = llm_once_raising(hb, req, url, headers, reply, anthropic_once);
     if (auth) {
         memset(auth, 0, strlen(auth));
         free(auth);

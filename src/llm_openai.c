@@ -242,8 +242,7 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
     char *url = url_join(hb->base, "/chat/completions");
     char *auth = llm_openai_auth_header(hb);
     const char *headers[] = {auth, NULL};
-    int sent = llm_reply_limit(hb, req);
-    int rc = openai_once(hb, req, url, headers, reply);
+    int rc = llm_once_raising(hb, req, url, headers, reply, openai_once);
     if (rc == LLM_ERR_STATUS && responses_only_refusal(reply)) {
         if (!atomic_exchange(&hb->responses, 1)) {
             log_msg("llm: %s is served on the Responses API alone; asking there for the rest of the run", hb->label);
@@ -259,22 +258,6 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
         free(url);
         llm_reply_free(reply);
         return llm_responses_chat(b, req, reply);
-    }
-    if (rc == LLM_ERR_REPLY && llm_raise_limit(hb, reply, sent)) {
-        /* sent again with the raised limit; the spent reply's tokens count too */
-        struct llm_reply first = *reply;
-        llm_reply_free(&first);
-        memset(reply, 0, sizeof *reply);
-        reply->cost_usd = -1;
-        rc = openai_once(hb, req, url, headers, reply);
-        reply->input_tokens += first.input_tokens;
-        reply->output_tokens += first.output_tokens;
-        reply->reasoning_tokens += first.reasoning_tokens;
-        reply->cached_tokens += first.cached_tokens;
-        reply->attempts += first.attempts;
-        reply->latency_ms += first.latency_ms;
-        if (first.cost_usd > 0) reply->cost_usd = (reply->cost_usd > 0 ? reply->cost_usd : 0) + first.cost_usd;
-        if (rc == LLM_ERR_REPLY) llm_raise_limit(hb, reply, llm_reply_limit(hb, req));
     }
     if (auth) {
         memset(auth, 0, strlen(auth));
