@@ -305,8 +305,10 @@ struct llm_backend *llm_azure_new(const struct drqa_config *c, const char *model
         ac.api_base = base;
     }
     struct llm_backend *b = llm_openai_new(&ac, model, err, errlen);
-    free(base);
-    if (!b) return NULL;
+    if (!b) {
+        free(base);
+        return NULL;
+    }
     struct llm_http_backend *hb = b->impl;
     hb->azure = 1;
     if (atomic_load(&hb->responses) && strstr(path, "/openai/deployments/")) {
@@ -314,11 +316,13 @@ struct llm_backend *llm_azure_new(const struct drqa_config *c, const char *model
                  "endpoint, not under a deployment URL; set api_base to https://RESOURCE.openai.azure.com/openai/v1 "
                  "and model to the deployment's name", model);
         llm_backend_free(b);
+        free(base);
         return NULL;
     }
-    char *safe = url_redact(ac.api_base);
+    char *safe = url_redact(ac.api_base);   /* base, when made here: freed only now */
     free(hb->label);
     hb->label = xasprintf("azure-openai%s %s at %s", atomic_load(&hb->responses) ? " responses" : "", model, safe);
     free(safe);
+    free(base);
     return b;
 }

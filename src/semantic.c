@@ -588,14 +588,14 @@ static int matrix_load(sqlite3 *db, struct semantic_cache *c) { return matrix_ea
 static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec_local_fit *f, char *err, size_t errlen)
 {
     sqlite3_stmt *ins = NULL;
-    unsigned char *part_buf = xmalloc(MATRIX_PART * MATRIX_ROW);
     if (sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix(model TEXT NOT NULL, stamp TEXT NOT NULL, "
                         "part INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY(model, part))",
                      NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
-        return -1;
+        return -1;   /* another process is writing the index: kept in memory only */
     }
+    unsigned char *part_buf = xmalloc(MATRIX_PART * MATRIX_ROW);
     int ok = vec_local_save_on(w, f, c->stamp, err, errlen) == 0;
     /* one matrix at a time: any other (stamp, layout) is stale */
     ok = ok && sqlite3_exec(w, "DELETE FROM vec_matrix", NULL, NULL, NULL) == SQLITE_OK &&
