@@ -524,9 +524,11 @@ static void *sse_job_run(void *arg)
 {
     struct sse_job *j = arg;
     mcp_handle(j->hs->ms, j->msg, j->len, stream_send_sse, j->st);
+    /* the slot is free before the client sees the stream end, so that its
+     * next request finds it free */
+    request_end(j->srv, j->hs);
     stream_end(j->st);
     stream_unref(j->st);
-    request_end(j->srv, j->hs);
     session_unref(j->srv, j->hs);
     pthread_mutex_lock(&j->srv->mu);
     j->srv->threads--;
