@@ -165,7 +165,7 @@ static int swapped_args(const struct drqa_opts *o, char *err, size_t errlen)
 static int set_run(struct drqa_opts *o, enum drqa_run r, const char *name, char *err, size_t errlen)
 {
     if (o->run != RUN_TUI && o->run != r) {
-        snprintf(err, errlen, "--%s cannot be combined with another mode option (--index-only, --ask, --batch, --action, --judge, --report, --replay, --show-profile)", name);
+        snprintf(err, errlen, "--%s cannot be combined with another mode option (--index-only, --ask, --batch, --action, --judge, --report, --replay, --show-profile, --mcp, --mcp-http, --recheck)", name);
         return -1;
     }
     o->run = r;
