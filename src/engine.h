@@ -189,6 +189,10 @@ struct engine_ask_hooks {
     void (*progress)(void *ctx, int iterations, int max_iterations, double best_value);
     void *ctx;
     const atomic_int *cancel;
+    /* The answer as it is written (policy_answer_sink; NULL: not wanted),
+     * with its own context. */
+    policy_answer_sink answer_sink;
+    void *answer_ctx;
 };
 int engine_ask_hooked(struct engine *e, const char *question, const char *transcript_stem,
                       const struct engine_ask_hooks *hooks, struct engine_result *r);

@@ -65,6 +65,17 @@ struct llm_message {
 
 #define LLM_TEMPERATURE_DEFAULT (-1.0)
 
+/* What a streamed reply hands its reader as it arrives (llm_request.on_delta). */
+enum llm_delta_kind {
+    LLM_DELTA_TEXT = 0,        /* a piece of the answer text (thinking already taken out) */
+    LLM_DELTA_REASONING = 1,   /* a piece of the model's reasoning */
+    LLM_DELTA_RESET = 2,       /* what was handed so far is void (the call failed or is sent
+                                * again): the reader drops it; text is NULL, len 0 */
+};
+/* Called in the calling thread for each piece; returns 0 to go on, nonzero
+ * to stop the reply (the connection is closed; see llm_reply.stopped). */
+typedef int (*llm_delta_fn)(void *ud, enum llm_delta_kind kind, const char *text, size_t len);
+
 struct llm_request {
     const char *system;        /* system prompt, may be NULL */
     const struct llm_message *messages;
@@ -81,6 +92,9 @@ struct llm_request {
                                 * cache may keep them; Anthropic gets a cache breakpoint after
                                 * them. 0: none */
     atomic_int *cancel;        /* optional; nonzero cancels the request */
+    llm_delta_fn on_delta;     /* optional: the reply's pieces as they arrive (streamed replies;
+                                * a whole reply gives its text in one piece) */
+    void *delta_ud;
 };
 
 /* Zeroes r and sets the defaults above. */
@@ -140,6 +154,10 @@ struct llm_reply {
     double cost_usd;           /* < 0 when the model has no price */
     long latency_ms;
     char error[512];           /* why the call failed; never holds the key */
+    int streamed;              /* the reply came as an event stream */
+    int stopped;               /* on_delta asked to stop: the call returns LLM_ERR_CANCELLED,
+                                * fail LLM_FAIL_CANCELLED, and text holds what had arrived
+                                * (may be NULL), which is not a complete reply */
 };
 
 void llm_reply_free(struct llm_reply *r);   /* frees text and reasoning, keeps the rest; NULL ok */

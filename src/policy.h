@@ -80,7 +80,14 @@ struct policy_eval {
 struct policy_answer {
     char *markdown;
     struct evidence cites;
+    int stopped;       /* the reader stopped the answer while it was written: markdown is
+                        * the part that had arrived, marked as stopped */
 };
+
+/* Where an answer being written goes as it arrives: kind 0 a piece of text,
+ * 1 a piece of reasoning, 2 "drop what came so far" (the answer is being
+ * written again). Returns nonzero to stop the answer (its reader gave up). */
+typedef int (*policy_answer_sink)(void *ud, int kind, const char *text, size_t len);
 
 struct policy {
     const char *name;  /* for transcripts and logs ("offline", "llm", ...) */
@@ -118,6 +125,10 @@ struct policy {
      * usage->fallback. NULL: the Finish is recorded refused and not run. */
     int (*plan_fallback)(void *ctx, const struct mcts_tree *t, int node_id, const char *report,
                          struct policy_action *out, struct policy_usage *usage, char *err, size_t errlen);
+    /* Optional: the answer's text goes to fn(ud, ...) as it is written
+     * (fn NULL: nowhere). A policy that writes its answer at once may leave
+     * this NULL; its reader then gets the whole answer from the result. */
+    void (*set_answer_sink)(void *ctx, policy_answer_sink fn, void *ud);
 };
 
 /* Runs one action against the repository index: raw spans into *raw (the
