@@ -19,7 +19,7 @@
  * package's name (the last element of its path) unless an alias is written,
  * and 'pkg.F' is F defined in any file of that package.
  */
-#include "index.h"
+#include "index_int.h"
 #include "parse.h"
 #include "sqlx.h"
 #include "util.h"

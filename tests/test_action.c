@@ -6,6 +6,7 @@
 #include "tap.h"
 #include "action.h"
 #include "index.h"
+#include "index_int.h"   /* index_edge_bind_target: rows written as the writer writes them */
 #include "store.h"
 #include "tok.h"
 #include "util.h"

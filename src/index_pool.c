@@ -1,0 +1,436 @@
+/*
+ * index_pool: the parser threads of an update. Each takes the next changed
+ * file (big files to one thread, the others within an in-flight budget),
+ * opens it beneath the repository as the scan saw it, reads, decodes, parses,
+ * chunks and compresses it, and queues the result for the writer (index.c).
+ */
+#include "index_int.h"
+#include "index_chunk.h"
+#include "opts.h"
+#include "parse.h"
+#include "sigclean.h"
+#include "sqlx.h"
+#include "index_scan.h"
+#include "store.h"
+#include "store_rows.h"
+#include "store_text.h"
+#include "util.h"
+#include "ztext.h"
+#include <config.h>  /* autoconf: PACKAGE_VERSION */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void result_free(struct result *r)
+{
+    if (!r) return;
+    free(r->reason);
+    free(r->text);
+    free(r->ztext);
+    free(r->module);
+    for (size_t i = 0; r->docz && i < r->pr.nsyms; i++) free(r->docz[i]);
+    free(r->docz);
+    free(r->docz_len);
+    parse_result_free(&r->pr);
+    chunk_list_free(&r->chunks);
+    free(r);
+}
+
+/* Files at least this large are big: a big file's syntax tree swells the
+ * malloc arena of the thread that parses it, and the arena keeps those pages
+ * once the tree is freed. The first thread to take a big file takes every
+ * other one too, in order, and keeps its arena swollen for the next; the other
+ * threads pass over the big files and parse the small ones meanwhile. So only
+ * one arena keeps a big tree's pages, and nothing is trimmed until the parsing
+ * ends, except after a big file parsed beside the owner's when no small file
+ * was left (pick_job). Trimming after each big file instead (malloc_trim,
+ * which hands every free page of every arena back to the kernel, to be faulted
+ * in again by the next parses) cost sympy's cold index about 90,000 page
+ * faults and 0.8 s of system time; letting every thread's arena keep its big
+ * trees took its peak RSS to 174-189 MB. */
+#define INDEX_BIG_SIZE (256 * 1024)
+/* Source bytes of the small files being parsed, and of the results waiting
+ * to be written at their held share, at one time (see pick_job). */
+#define INDEX_INFLIGHT_BUDGET (768u * 1024)
+/* A parsed file waiting for the writer holds its compressed text, rows and
+ * chunks, a fraction of what its syntax tree held: it stays in the budget at
+ * this share of its size. */
+size_t held_share(size_t size) { return size / 8; }
+
+static int count_lines(const char *s, size_t n)
+{
+    int l = 0;
+    for (const char *p = s; (p = memchr(p, '\n', (size_t)(s + n - p))); p++) l++;
+    if (n && s[n - 1] != '\n') l++;
+    return l;
+}
+
+/* Opens the listed file sf beneath the repository's fd. A path the scan did
+ * not reach through a symlink is walked one component at a time with
+ * O_NOFOLLOW, so that a component turned into a link since the scan is not
+ * followed out of the repository. Either way the file opened must be the one
+ * the scan checked (device and inode): a file swapped since is not read.
+ * Returns the fd, or -1 with *reason set (malloc'd). */
+static int open_scanned(int rootfd, const struct scan_file *sf, struct stat *st, char **reason)
+{
+    int fd = -1;
+    if (sf->via_link) {
+        fd = openat(rootfd, sf->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    } else {
+        int dir = rootfd;
+        for (const char *p = sf->path;;) {
+            const char *slash = strchr(p, '/');
+            if (!slash) {
+                fd = openat(dir, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+                break;
+            }
+            char *comp = xstrndup(p, (size_t)(slash - p));
+            int next = openat(dir, comp, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
+            int e = errno;
+            free(comp);
+            if (dir != rootfd) close(dir);
+            dir = next;
+            errno = e;
+            if (dir < 0) break;
+            p = slash + 1;
+        }
+        int e = errno;
+        if (dir >= 0 && dir != rootfd) close(dir);
+        errno = e;
+    }
+    if (fd < 0) {
+        *reason = errno == ELOOP ? xstrdup("changed into a symbolic link after the scan; not read")
+                                 : xasprintf("unreadable (%s)", strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        *reason = xstrdup("not a regular file");
+        return -1;
+    }
+    if ((long long)st->st_dev != sf->dev || (long long)st->st_ino != sf->ino) {
+        close(fd);
+        *reason = xstrdup("replaced by another file after the scan; not read");
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads the opened file whole (closing fd), up to the size limit max (0: none).
+ * Returns the bytes (malloc'd, *n of them), or NULL with r a RES_SKIP and its reason. */
+static char *read_opened(int fd, long long max, struct result *r, size_t *n_out)
+{
+    size_t cap = (size_t)r->size + 1, n = 0;
+    char *raw = xmalloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) {   /* the file grew since its stat */
+            cap = xgrow_cap(cap, n + 1, 4096);
+            raw = xrealloc(raw, cap);
+        }
+        ssize_t got = read(fd, raw + n, cap - n - 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            r->kind = RES_SKIP;
+            r->reason = xasprintf("unreadable (%s)", strerror(errno));
+            free(raw);
+            close(fd);
+            return NULL;
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+        if (max > 0 && (long long)n > max) break;
+    }
+    close(fd);
+    r->size = (long long)n;
+    if (max > 0 && (long long)n > max) {
+        r->kind = RES_SKIP;
+        r->reason = xasprintf("too large (%lld bytes > %lld)", (long long)n, max);
+        free(raw);
+        return NULL;
+    }
+    if (scan_is_binary(raw, n)) {
+        r->kind = RES_SKIP;
+        r->reason = xstrdup("binary (NUL byte in the first 8 KiB)");
+        free(raw);
+        return NULL;
+    }
+    *n_out = n;
+    return raw;
+}
+
+/* Packs each docstring (store_doc_pack) where that makes it shorter, on the
+ * parser thread: the writer only stores it. */
+static void pack_docstrings(struct ztext_packer *zp, struct result *r)
+{
+    for (size_t i = 0; i < r->pr.nsyms; i++) {
+        const char *d = r->pr.syms[i].docstring;
+        size_t n = d ? strlen(d) : 0, zl;
+        if (n < 24) continue;   /* never shorter packed: the CRC and the length alone take 8 bytes */
+        unsigned char *z = store_doc_pack(zp, d, n, &zl);
+        if (!z) continue;
+        if (!r->docz) {
+            r->docz = xcalloc(r->pr.nsyms, sizeof *r->docz);
+            r->docz_len = xcalloc(r->pr.nsyms, sizeof *r->docz_len);
+        }
+        r->docz[i] = z;
+        r->docz_len[i] = zl;
+    }
+}
+
+static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, const struct lang **cur_lang, struct job *j,
+                    struct result *r)
+{
+    struct stat st;
+    test_swap(P->rootfd, P->test_swap, j->sf->path);
+    int fd = open_scanned(P->rootfd, j->sf, &st, &r->reason);
+    if (fd < 0) {
+        r->kind = RES_SKIP;
+        return;
+    }
+    r->size = (long long)st.st_size;
+    r->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    r->ctime_ns = (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+    r->ino = (long long)st.st_ino;
+    if (P->max > 0 && r->size > P->max) {
+        close(fd);
+        r->kind = RES_SKIP;
+        r->reason = xasprintf("too large (%lld bytes > %lld)", r->size, P->max);
+        return;
+    }
+    size_t n = 0;
+    char *raw = read_opened(fd, P->max, r, &n);
+    if (!raw) return;
+    hash64_hex(hash64(raw, n), r->hash);
+    if (j->old_id && strcmp(r->hash, j->old_hash) == 0) {
+        r->kind = RES_SAME;
+        free(raw);
+        return;
+    }
+    r->kind = RES_PARSED;
+    r->text = scan_decode_utf8(raw, n, &r->textlen, &r->decode_errors);
+    free(raw);
+    r->nlines = count_lines(r->text, r->textlen);
+    const struct lang *lang = j->sf->lang;
+    if (parse_is_text(lang)) {
+        /* no grammar: text chunks, unless the file is minified or generated */
+        char *why = parse_text_generated(r->text, r->textlen);
+        if (why) {
+            r->kind = RES_SKIP;
+            r->reason = why;
+            free(r->text);
+            r->text = NULL;
+            return;
+        }
+        chunk_text(r->text, r->textlen, lang->name, j->sf->path, &r->chunks);
+    } else {
+        r->module = lang->module_name ? lang->module_name(j->sf->path) : NULL;
+        if (*cur_lang != lang) {
+            ts_parser_set_language(parser, lang->language());
+            *cur_lang = lang;
+        }
+        if (lang->extract(parser, r->text, r->textlen, &r->pr) != 0) {
+            parse_result_free(&r->pr);
+            r->pr.parse_errors = 1;   /* no tree at all: the text is kept, searchable as module code */
+        }
+        chunk_file(r->text, r->textlen, &r->pr, j->sf->path, r->module, &r->chunks);
+    }
+    /* compressed here, on this parser thread, so that the one writer only
+     * stores it; the chunks hold their own copies of what they need, and a
+     * made-up chunk text (a class outline) is packed against the file's
+     * lines it is made of (ztext_ref_pack) */
+    for (size_t i = 0; i < r->chunks.n; i++) {
+        struct chunk *c = &r->chunks.v[i];
+        if (!c->span)
+            c->packed = ztext_ref_pack(zp, r->text + c->off, c->len, c->text, strlen(c->text), &c->packed_len);
+    }
+    pack_docstrings(zp, r);
+    r->ztext = ztext_pack_with(zp, r->text, r->textlen, &r->zlen);
+    free(r->text);
+    r->text = NULL;
+}
+
+static int is_big(const struct pool *P, size_t i) { return (size_t)P->jobs[i].sf->size >= INDEX_BIG_SIZE; }
+
+#define NO_JOB ((size_t)-1)
+
+/* Under P->mu: the job this thread takes now, or NO_JOB to wait. Jobs go in
+ * order, except that a big file (INDEX_BIG_SIZE) is left to the thread that
+ * parses them, and the others go past it. A small file waits until it fits in
+ * the in-flight budget, so that the trees and the results waiting for the
+ * writer stay bounded; the first job not taken goes as soon as nothing is
+ * being parsed, since the results waiting behind it cannot be written before
+ * it is. A big file is counted at its held share only: one at a time is
+ * parsed, in the arena kept for them. When no small file is left to take, a
+ * thread may take the first big one as a guest (*guest), beside the big file
+ * the owner parses if the two fit in the budget, and gives the pages back
+ * after it: a tree of only big files is not left to one thread. */
+static size_t pick_job(struct pool *P, pthread_t me, int *guest)
+{
+    *guest = 0;
+    while (P->next < P->njobs && P->taken[P->next]) P->next++;
+    size_t first_big = NO_JOB;
+    for (size_t i = P->next; i < P->njobs; i++) {
+        if (P->taken[i]) continue;
+        if (is_big(P, i)) {
+            if (!P->has_big_owner) {
+                P->has_big_owner = 1;
+                P->big_owner = me;
+            }
+            if (pthread_equal(P->big_owner, me)) return i;
+            if (first_big == NO_JOB) first_big = i;
+            continue;
+        }
+        size_t sz = (size_t)P->jobs[i].sf->size;
+        if (P->inflight == 0 || P->inflight + sz <= INDEX_INFLIGHT_BUDGET || (i == P->next && P->nparsing == 0))
+            return i;
+        return NO_JOB;
+    }
+    if (first_big != NO_JOB && P->owner_big && !P->guest_busy &&
+        P->owner_big + (size_t)P->jobs[first_big].sf->size <= INDEX_INFLIGHT_BUDGET) {
+        *guest = 1;
+        return first_big;
+    }
+    return NO_JOB;
+}
+
+static void *worker(void *arg)
+{
+    struct pool *P = arg;
+    pthread_t me = pthread_self();
+    TSParser *parser = ts_parser_new();
+    struct ztext_packer *zp = ztext_packer_new();
+    const struct lang *cur = NULL;
+    for (;;) {
+        pthread_mutex_lock(&P->mu);
+        size_t i = NO_JOB;
+        int guest = 0;
+        while (!P->stop && P->ntaken < P->njobs && (i = pick_job(P, me, &guest)) == NO_JOB)
+            pthread_cond_wait(&P->budget, &P->mu);
+        if (P->stop || i == NO_JOB) {
+            pthread_mutex_unlock(&P->mu);
+            break;
+        }
+        P->taken[i] = 1;
+        P->ntaken++;
+        P->nparsing++;
+        size_t sz = (size_t)P->jobs[i].sf->size;
+        int big = is_big(P, i);
+        P->inflight += big ? held_share(sz) : sz;
+        if (guest) P->guest_busy = 1;
+        else if (big) {
+            /* the others may take a big file beside this one (pick_job) */
+            P->owner_big = sz;
+            pthread_cond_broadcast(&P->budget);
+        }
+        pthread_mutex_unlock(&P->mu);
+        struct result *r = xcalloc(1, sizeof *r);
+        r->job = i;
+        process(P, parser, zp, &cur, &P->jobs[i], r);
+        if (guest) malloc_trim(0);
+        pthread_mutex_lock(&P->mu);
+        /* the tree is gone: the result waits for the writer at its held share,
+         * so that files finished behind a slow big one do not stall this thread */
+        if (!big) P->inflight -= sz - held_share(sz);
+        if (guest) P->guest_busy = 0;
+        else if (big) P->owner_big = 0;
+        P->nparsing--;
+        pthread_cond_broadcast(&P->budget);
+        while (P->qlen == P->qcap && !P->stop) pthread_cond_wait(&P->not_full, &P->mu);
+        if (P->stop) {
+            pthread_mutex_unlock(&P->mu);
+            result_free(r);
+            break;
+        }
+        P->q[(P->qhead + P->qlen) % P->qcap] = r;
+        P->qlen++;
+        pthread_cond_signal(&P->not_empty);
+        pthread_mutex_unlock(&P->mu);
+    }
+    ts_parser_delete(parser);
+    ztext_packer_free(zp);
+    return NULL;
+}
+
+struct result *pool_pop(struct pool *P)
+{
+    pthread_mutex_lock(&P->mu);
+    while (P->qlen == 0) pthread_cond_wait(&P->not_empty, &P->mu);
+    struct result *r = P->q[P->qhead];
+    P->qhead = (P->qhead + 1) % P->qcap;
+    P->qlen--;
+    pthread_cond_signal(&P->not_full);
+    pthread_mutex_unlock(&P->mu);
+    return r;
+}
+
+/* Starts the parser threads on U's jobs. Returns 0, or -1 when none started. */
+int pool_start(struct pool *P, pthread_t **threads, struct update *U)
+{
+    int n = U->opt->threads > 0 ? U->opt->threads : ncores();
+    if ((size_t)n > U->njobs) n = (int)U->njobs;
+    P->rootfd = U->rootfd;
+    P->test_swap = test_swap_spec();
+    P->max = U->max;
+    P->jobs = U->jobs;
+    P->njobs = U->njobs;
+    P->qcap = (size_t)n;
+    P->q = xcalloc(P->qcap, sizeof *P->q);
+    P->taken = xcalloc(P->njobs, 1);
+    pthread_mutex_init(&P->mu, NULL);
+    pthread_cond_init(&P->not_full, NULL);
+    pthread_cond_init(&P->not_empty, NULL);
+    pthread_cond_init(&P->budget, NULL);
+    *threads = xcalloc((size_t)n, sizeof **threads);
+    for (int t = 0; t < n; t++)
+        if (pthread_create(&(*threads)[t], NULL, worker, P) != 0) {
+            n = t;
+            break;
+        }
+    U->nthreads = n;
+    if (n == 0) {
+        snprintf(U->err, U->errlen, "cannot start parser threads: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Tells the parser threads to finish quickly (the writer gave up). */
+void pool_stop(struct pool *P)
+{
+    pthread_mutex_lock(&P->mu);
+    P->stop = 1;
+    pthread_cond_broadcast(&P->not_full);
+    pthread_cond_broadcast(&P->budget);
+    pthread_mutex_unlock(&P->mu);
+}
+
+/* Joins the threads started and frees what the pool holds. */
+void pool_end(struct pool *P, pthread_t *threads, int nthreads)
+{
+    if (threads) {
+        for (int t = 0; t < nthreads; t++) pthread_join(threads[t], NULL);
+        while (P->qlen) {
+            result_free(P->q[P->qhead]);
+            P->qhead = (P->qhead + 1) % P->qcap;
+            P->qlen--;
+        }
+        pthread_mutex_destroy(&P->mu);
+        pthread_cond_destroy(&P->not_full);
+        pthread_cond_destroy(&P->not_empty);
+        pthread_cond_destroy(&P->budget);
+        free(threads);
+    }
+    free(P->q);
+    free(P->taken);
+}
