@@ -350,3 +350,32 @@ void role_call_done(struct role_call *rc)
     free(rc->prompt);
     rc->prompt = NULL;
 }
+
+/* A role's turn, the part every role shares: asks the model (ask_role) and,
+ * when no reply passed, decides between failing and the fallback
+ * (failed_call), noting a fallback (fallback_used: the note, naming `what`
+ * the fallback decides, goes in note). Returns 0 when a reply passed the
+ * role's check, 1 when the role's fallback is to decide, -1 when the role
+ * fails (err). */
+int run_role(struct llm_policy *p, struct role_call *call, role_render render, const void *rctx, const char *what,
+             struct policy_usage *u, char *note, size_t notelen, char *err, size_t errlen)
+{
+    int rc = ask_role(p, call, render, rctx, u, err, errlen);
+    role_call_done(call);
+    if (rc == -2) return -1;
+    if (rc == 0) return 0;
+    if (rc < 0 && !failed_call(p, call->role, call->why, call->cerr, 1, u, call->problem, sizeof call->problem, err,
+                               errlen))
+        return -1;
+    fallback_used(p, call->role, rc < 0, call->problem, NULL, what, u, note, notelen);
+    return 1;
+}
+
+/* The fallback asked by run_role failed too (ferr): -1 with both problems in err. */
+int fallback_failed(const struct llm_policy *p, const struct role_call *call, const char *what, const char *ferr,
+                    char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: %s; the %s %s failed too: %s", llm_role_name(call->role), call->problem,
+             p->fallback.name, what, ferr);
+    return -1;
+}

@@ -146,6 +146,10 @@ int failed_call(struct llm_policy *p, enum llm_role role, enum call_fail why, co
 int ask_role(struct llm_policy *p, struct role_call *rc, role_render render, const void *rctx,
              struct policy_usage *u, char *err, size_t errlen);
 void role_call_done(struct role_call *rc);
+int run_role(struct llm_policy *p, struct role_call *call, role_render render, const void *rctx, const char *what,
+             struct policy_usage *u, char *note, size_t notelen, char *err, size_t errlen);
+int fallback_failed(const struct llm_policy *p, const struct role_call *call, const char *what, const char *ferr,
+                    char *err, size_t errlen);
 
 /* policy_llm_check.c */
 void list_ranges(struct buf *b, const struct evidence *ev, size_t cap);

@@ -95,20 +95,14 @@ int lp_perceive(void *ctx, const struct mcts_tree *t, int id, char **report, str
     struct node_at at = {t, id};
     struct role_call call = {.role = LLM_ROLE_PERCEPTION, .temperature = p->cfg.explore_temperature,
                              .check = check_perception_cb, .cctx = &pc};
-    int rc = ask_role(p, &call, render_perception, &at, u, err, errlen);
-    role_call_done(&call);
-    if (rc == -2) return -1;
-    char *problem = call.problem;
-    const size_t problem_size = sizeof call.problem;
+    char note[1400];
+    int rc = run_role(p, &call, render_perception, &at, "report", u, note, sizeof note, err, errlen);
     if (rc == 0) {
         *report = pc.report;
         return 0;
     }
     free(pc.report);
-    if (rc < 0 && !failed_call(p, LLM_ROLE_PERCEPTION, call.why, call.cerr, 1, u, problem, problem_size, err, errlen))
-        return -1;
-    char note[1400];
-    fallback_used(p, LLM_ROLE_PERCEPTION, rc < 0, problem, NULL, "report", u, note, sizeof note);
+    if (rc < 0) return -1;
     char *fb = NULL;
     if (!p->has_fallback || !p->fallback.perceive) {
         *report = xasprintf("[%s]", note);
@@ -120,8 +114,7 @@ int lp_perceive(void *ctx, const struct mcts_tree *t, int id, char **report, str
     pthread_mutex_unlock(&p->fallback_lock);
     if (frc != 0) {
         free(fb);
-        snprintf(err, errlen, "perception: %s; the %s report failed too: %s", problem, p->fallback.name, ferr);
-        return -1;
+        return fallback_failed(p, &call, "report", ferr, err, errlen);
     }
     *report = xasprintf("[%s]\n%s", note, fb ? fb : "");
     free(fb);
@@ -186,20 +179,14 @@ int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *report, st
     struct plan_at at = {t, id, report};
     struct role_call call = {.role = LLM_ROLE_PLANNING, .temperature = p->cfg.explore_temperature,
                              .check = check_plan_cb, .cctx = &pc};
-    int rc = ask_role(p, &call, render_planning, &at, u, err, errlen);
-    role_call_done(&call);
-    if (rc == -2) return -1;
-    char *problem = call.problem;
-    const size_t problem_size = sizeof call.problem;
+    char note[1400];
+    int rc = run_role(p, &call, render_planning, &at, "plan", u, note, sizeof note, err, errlen);
     if (rc == 0) {
         *out = pc.a;
         return 0;
     }
     policy_action_clear(&pc.a);
-    if (rc < 0 && !failed_call(p, LLM_ROLE_PLANNING, call.why, call.cerr, 1, u, problem, problem_size, err, errlen))
-        return -1;
-    char note[1400];
-    fallback_used(p, LLM_ROLE_PLANNING, rc < 0, problem, NULL, "plan", u, note, sizeof note);
+    if (rc < 0) return -1;
     if (!p->has_fallback || !p->fallback.plan) {
         snprintf(err, errlen, "%s", note);
         return -1;
@@ -211,8 +198,7 @@ int lp_plan(void *ctx, const struct mcts_tree *t, int id, const char *report, st
     pthread_mutex_unlock(&p->fallback_lock);
     if (frc != 0) {
         policy_action_clear(&fa);
-        snprintf(err, errlen, "planning: %s; the %s plan failed too: %s", problem, p->fallback.name, ferr);
-        return -1;
+        return fallback_failed(p, &call, "plan", ferr, err, errlen);
     }
     char *r = xasprintf("[%s]%s%s", note, fa.rationale ? " " : "", fa.rationale ? fa.rationale : "");
     free(fa.rationale);
@@ -321,21 +307,15 @@ int lp_evaluate(void *ctx, const struct mcts_tree *t, int id, struct policy_eval
     struct node_at at = {t, id};
     struct role_call call = {.role = LLM_ROLE_EVALUATION, .temperature = p->cfg.explore_temperature,
                              .check = check_eval_cb, .cctx = &ec};
-    int rc = ask_role(p, &call, render_evaluation, &at, u, err, errlen);
-    role_call_done(&call);
-    if (rc == -2) return -1;
-    char *problem = call.problem;
-    const size_t problem_size = sizeof call.problem;
+    char note[1400];
+    int rc = run_role(p, &call, render_evaluation, &at, "evaluation", u, note, sizeof note, err, errlen);
     if (rc == 0) {
         out->value = ec.value;
         out->feedback = ec.feedback;
         return 0;
     }
     free(ec.feedback);
-    if (rc < 0 && !failed_call(p, LLM_ROLE_EVALUATION, call.why, call.cerr, 1, u, problem, problem_size, err, errlen))
-        return -1;
-    char note[1400];
-    fallback_used(p, LLM_ROLE_EVALUATION, rc < 0, problem, NULL, "evaluation", u, note, sizeof note);
+    if (rc < 0) return -1;
     if (!p->has_fallback || !p->fallback.evaluate) {
         snprintf(err, errlen, "%s", note);
         return -1;
@@ -347,8 +327,7 @@ int lp_evaluate(void *ctx, const struct mcts_tree *t, int id, struct policy_eval
     pthread_mutex_unlock(&p->fallback_lock);
     if (frc != 0) {
         policy_eval_clear(&fe);
-        snprintf(err, errlen, "evaluation: %s; the %s evaluation failed too: %s", problem, p->fallback.name, ferr);
-        return -1;
+        return fallback_failed(p, &call, "evaluation", ferr, err, errlen);
     }
     char *fb = xasprintf("[%s]%s%s", note, fe.feedback ? " " : "", fe.feedback ? fe.feedback : "");
     free(fe.feedback);
