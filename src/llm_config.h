@@ -52,7 +52,7 @@ enum llm_provider { LLM_PROVIDER_OPENAI, LLM_PROVIDER_ANTHROPIC, LLM_PROVIDER_AZ
 
 struct drqa_config;
 struct llm_backend;
-/* The chat API providers, one row each (llm_providers[] in llm.c): what
+/* The chat API providers, one row each (llm_providers[] in llm_provider.c): what
  * --provider, DRQA_PROVIDER, the config file's provider and a judge's
  * provider field accept, the base used when none is given, the vendor's key
  * variable and the backend's constructor. Adding a provider: its enum value,

@@ -2,10 +2,12 @@
  * util: small pieces every module uses. Allocation that aborts on out-of-memory
  * (so callers never carry OOM paths; cJSON allocates through it too, set up
  * before main by util.c), a growable byte buffer with an optional
- * size cap, file reading, hashing, time, and a thread-safe log file.
+ * size cap, file reading, hashing, time; and through log.h the log file.
  */
 #ifndef DRQA_UTIL_H
 #define DRQA_UTIL_H
+
+#include "log.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,10 +149,7 @@ char *secret_scrub(const char *s);
  * UTF-8 sequence. Returns dst. */
 char *str_copy_cut(char *dst, size_t size, const char *s);
 
-/* Log file: log_open(NULL) disables logging. Messages carry a timestamp. */
-int log_open(const char *path);
-void log_close(void);
-void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The log file (log_open, log_msg) is log.h's. */
 
 /* Text bound for a terminal (stdout, stderr) that may carry file contents or
  * names: a copy where every control character but '\n' and '\t' -- C0, DEL

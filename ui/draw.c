@@ -4,7 +4,8 @@
  * cut to the columns it may use, so a pane never writes outside its window
  * and no escape sequence reaches the terminal. Also the documents of wrapped
  * rows that the text panes scroll through, and the attribute each role is
- * drawn with.
+ * drawn with. And how a handler asks for drawing: a pane marked dirty
+ * (ui_dirty), a message on the input line (ui_message).
  */
 #include "ui.h"
 
@@ -190,4 +191,28 @@ int pane_scroll_max(struct pane *p, enum ui_cmd cmd, int max)
     if (p->top < 0) p->top = 0;
     p->dirty = 1;
     return 1;
+}
+
+void ui_dirty(struct ui *ui, int pane)
+{
+    ui->panes[pane].dirty = 1;
+}
+
+void ui_dirty_all(struct ui *ui)
+{
+    for (int i = 0; i < PANE_COUNT; i++) ui->panes[i].dirty = 1;
+}
+
+void ui_message(struct ui *ui, int error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct buf b = BUF_INIT;
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    free(ui->msg);
+    ui->msg = buf_take(&b);
+    ui->msg_error = error;
+    ui->msg_transient = 0;
+    ui_dirty(ui, PANE_INPUT);
 }

@@ -52,30 +52,6 @@ static void on_signal(int sig)
 
 /* ------------------------------------------------------------- helpers */
 
-void ui_dirty(struct ui *ui, int pane)
-{
-    ui->panes[pane].dirty = 1;
-}
-
-void ui_dirty_all(struct ui *ui)
-{
-    for (int i = 0; i < PANE_COUNT; i++) ui->panes[i].dirty = 1;
-}
-
-void ui_message(struct ui *ui, int error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    struct buf b = BUF_INIT;
-    buf_vprintf(&b, fmt, ap);
-    va_end(ap);
-    free(ui->msg);
-    ui->msg = buf_take(&b);
-    ui->msg_error = error;
-    ui->msg_transient = 0;
-    ui_dirty(ui, PANE_INPUT);
-}
-
 /* A message that announces what a command will do; it goes once the
  * search's state changes (the status line then says what happened), so a
  * "resuming" never outlives the search it resumed. */
