@@ -83,7 +83,13 @@ struct action_def {
     /* For a model choosing among tools (the MCP server's descriptions): when
      * to use the action and what it returns. May be NULL. */
     const char *when;
+    /* The short name a narrow tree row shows ("Class" for FindClass). May be NULL. */
+    const char *short_name;
 };
+
+/* The built-in actions (action_table.c), Finish last. */
+extern const struct action_def action_builtin[];
+extern const size_t action_nbuiltin;
 
 #define ACTION_DEFAULT_BUDGET 6000   /* tokens (bytes / 4) of rendered text per call */
 #define ACTION_DEFAULT_MAX_RESULTS 20

@@ -68,7 +68,8 @@ static const struct action_def action_semantic_search = {
     "Search code by meaning: functions, classes and module code ranked by a mix of keyword and vector similarity.",
     ss_args, ss_run,
     "Use it when you can describe the behaviour but know no name. Returns the best-matching functions, classes "
-    "and passages with their line spans."};
+    "and passages with their line spans.",
+    "Semantic"};
 
 int semantic_action_register(const struct semantic_remote *remote, char *err, size_t errlen)
 {

@@ -16,30 +16,26 @@
  * the pane, so the node never sits on the top row without its parents.
  */
 #include "ui.h"
+#include "action.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* The short names used when a row is too narrow for the full one. */
-static const char *const action_abbrev[][2] = {
-    {"FindClass", "Class"},          {"FindFunction", "Func"},        {"FindCodeSnippet", "Snippet"},
-    {"FindReferences", "Refs"},      {"SemanticSearch", "Semantic"},  {"ViewCode", "View"},
-    {"ListFiles", "Files"},          {"Outline", "Outline"},          {"Finish", "Finish"},
-};
-
+/* The short name used when a row is too narrow for the full one: the
+ * action's row says it (action_table.c). */
 const char *tree_action_abbrev(const char *action)
 {
-    for (size_t i = 0; action && i < ARRAY_LEN(action_abbrev); i++)
-        if (!strcmp(action_abbrev[i][0], action)) return action_abbrev[i][1];
-    return NULL;
+    const struct action_def *d = action_find(action);
+    return d ? d->short_name : NULL;
 }
 
 void tree_abbrev_legend(struct buf *out)
 {
-    for (size_t i = 0; i < ARRAY_LEN(action_abbrev); i++)
-        if (strcmp(action_abbrev[i][0], action_abbrev[i][1]))
-            buf_printf(out, "  %-14s %s\n", action_abbrev[i][1], action_abbrev[i][0]);
+    for (const char *const *n = action_names(); *n; n++) {
+        const char *ab = tree_action_abbrev(*n);
+        if (ab && strcmp(ab, *n)) buf_printf(out, "  %-14s %s\n", ab, *n);
+    }
 }
 
 static const char *abbrev(const char *status)
