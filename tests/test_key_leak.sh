@@ -15,22 +15,9 @@
 # transcripts.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-key-leak.XXXXXX")
-. "$top_srcdir/tests/tap.sh"
-. "$top_srcdir/tests/fake_llm.sh"
-srv_pid=
-cleanup() {
-    fake_stop
-    [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_MODEL DRQA_API_BASE DRQA_PROVIDER
+. "$top_srcdir/tests/lib.sh"
 KEY=sk-proj-HTMLSECq7Zt4LmKp2VwX9rBn3YdE6fGhJ0aS5uT
 export DRQA_API_KEY="$KEY"
-mkdir -p "$HOME"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 "$DRQA" --index "$T/idx.sqlite" --no-progress --index-only "$T/repo" >/dev/null 2>&1
 
@@ -77,11 +64,8 @@ import os
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 s.serve_forever()
 PY
-"$PYTHON3" "$T/server.py" "$T/srv.port" &
-srv_pid=$!
-i=0
-while [ ! -s "$T/srv.port" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
-sport=$(cat "$T/srv.port")
+bg_start "$T/srv.port" "$PYTHON3" "$T/server.py" "$T/srv.port"
+sport=$port
 
 # leaked FILE...: how many of the files hold the key or its first 8 bytes
 leaked() {

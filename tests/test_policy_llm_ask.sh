@@ -6,18 +6,8 @@
 # the requests' auth header; the same with --parallel 3.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-llm-ask.XXXXXX")
-. "$top_srcdir/tests/fake_llm.sh"
-cleanup() {
-    fake_stop
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+. "$top_srcdir/tests/lib.sh"
 KEY=sk-ask-Pq4SECRETaskKey90
-
-. "$top_srcdir/tests/tap.sh"
 
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 cat >"$T/script.json" <<'EOF'

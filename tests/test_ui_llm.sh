@@ -7,9 +7,6 @@
 # worker's transcript names the policy, model, provider and API base.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-. "$top_srcdir/tests/fake_llm.sh"
-trap 'fake_stop; cleanup' EXIT
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 "$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$T/repo" >/dev/null 2>&1
 Q="Where does App.dispatch_request call the view function?"

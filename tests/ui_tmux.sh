@@ -1,26 +1,18 @@
 # ui_tmux.sh: shell helpers for the tmux-driven front end tests (sourced).
 # A private tmux server (-L) per test, killed on exit; screens are read with
-# capture-pane and waited for by bounded polling, never by fixed sleeps.
+# capture-pane and waited for by bounded polling, never by fixed sleeps. The
+# temporary directory, HOME and the rest come from tests/lib.sh.
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
 if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux is not installed"
     exit 0
 fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ui-test.XXXXXX")
+. "$top_srcdir/tests/lib.sh"
 SOCK="drqa-ui-$$"
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
 # kill-server leaves the socket file behind: remove it too.
-cleanup() {
-    tm kill-server 2>/dev/null
-    rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data"
-unset DRQA_API_BASE DRQA_API_KEY DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL \
-      ANTHROPIC_API_KEY OLLAMA_HOST DRQA_EMBED_BASE DRQA_EMBED_MODEL DRQA_EMBED_KEY NO_COLOR
-mkdir -p "$HOME"
+at_exit 'tm kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"'
+unset NO_COLOR
 
 # A failed test (tap.sh) shows the last screen captured.
 tap_fail_hook() { [ -f "$T/screen" ] && sed 's/^/#   |/' "$T/screen"; }
