@@ -20,6 +20,11 @@
 #   wait_file FILE [TRIES]  polls (every 0.1 s, 1200 tries by default) until
 #                           FILE exists
 #   wait_grep ERE FILE [TRIES]  the same until a line of FILE matches
+#   dispatch_script FILE ANSWER  a tests/fake_llm.py script for the question
+#                           where App.dispatch_request calls the view: the
+#                           model perceives it, finds it, then finishes,
+#                           keeps tinyweb/app.py:46-51, values 80 and
+#                           answers ANSWER
 # fake_start and fake_stop (tests/fake_llm.sh) are there too; every fake
 # server still running is stopped at exit. A test that sets its own EXIT trap
 # calls cleanup in it.
@@ -101,4 +106,21 @@ wait_grep() {
 git_private() {
     export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
+}
+
+dispatch_script() {
+    "$PYTHON3" - "$1" "$2" <<'PY'
+import json, sys
+def rule(agent, content, **more):
+    return dict({"match": "You are the %s" % agent, "content": json.dumps(content)}, **more)
+rules = [
+    rule("Perception Agent", {"summary": "start", "candidates": ["App.dispatch_request"]}),
+    rule("Planning Agent", {"action": "FindFunction", "args": {"function_name": "dispatch_request"}}, times=1),
+    rule("Planning Agent", {"action": "Finish", "args": {"answer": "see app.py", "finish_reason": "found"}}),
+    rule("Evidence Filter", {"spans": [{"path": "tinyweb/app.py", "start_line": 46, "end_line": 51}]}),
+    rule("Evaluation Agent", {"value": 80, "feedback": "read it"}),
+    rule("Answer Agent", {"answer": sys.argv[2]}),
+]
+json.dump({"rules": rules}, open(sys.argv[1], "w"), indent=1)
+PY
 }

@@ -42,20 +42,7 @@ wait_for '^EXIT=0'
 ok $? "y cancels the request in flight and exits 0"
 fake_stop
 
-cat >"$T/ok.json" <<'JSON'
-{"rules": [
- {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
- {"match": "You are the Planning Agent", "times": 1,
-  "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
- {"match": "You are the Planning Agent",
-  "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
- {"match": "You are the Evidence Filter",
-  "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
- {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
- {"match": "You are the Answer Agent",
-  "content": "{\"answer\": \"App.dispatch_request calls the view function at tinyweb/app.py:51.\"}"}
-]}
-JSON
+dispatch_script "$T/ok.json" 'App.dispatch_request calls the view function at tinyweb/app.py:51.'
 printf 'price.fake-model.input = 2\nprice.fake-model.output = 8\n' >"$T/prices.conf"
 fake_start "$T/ok.json" "$T/ok.jsonl"
 run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
