@@ -2,50 +2,17 @@
  * pruning and forcing, determinism by seed, loop protection, grounded
  * answers, failed role calls, the token budget and the ablations. */
 #include "tap.h"
-#include "toy_policy.h"
+#include "search_harness.h"
 #include "search.h"
 #include "transcript.h"
 
 #include <math.h>
-
-static struct search *run(struct toy *t, struct search_config *c, const char *q)
-{
-    struct policy p = toy_policy(t);
-    struct policy_executor e = toy_executor(t);
-    struct policy_curator cu = toy_curator(t);
-    return search_new(c, &p, &e, &cu, q);
-}
 
 static int run_all(struct search *s)
 {
     int n = 0;
     while (search_step(s)) n++;
     return n;
-}
-
-/* visits(n) = [n != root] + sum visits(children); W(n) = V(n) + sum W(children);
- * at most max_expand children each. Returns the id of the first violation or -1. */
-static int check_invariants(const struct mcts_tree *t)
-{
-    for (int i = 0; i < t->n; i++) {
-        const struct mcts_node *n = mcts_node(t, i);
-        int visits = i ? 1 : 0;
-        double w = i ? n->value : 0;
-        for (int k = 0; k < n->nchildren; k++) {
-            visits += mcts_node(t, n->children[k])->visits;
-            w += mcts_node(t, n->children[k])->value_sum;
-        }
-        if (n->visits != visits || fabs(n->value_sum - w) > 1e-9 || n->nchildren > t->max_expand)
-            return i;
-        if (i && !n->has_value) return i;
-    }
-    return -1;
-}
-
-static int events[6];
-static void count_event(void *ctx, const struct search *s, enum search_event ev, int id)
-{
-    events[ev]++;
 }
 
 int main(void)

@@ -9,7 +9,7 @@
  * and during one, errors, the no-mcts ablation, K = 1 being the sequential
  * search byte for byte, and the worker stepping one batch at a time. */
 #include "tap.h"
-#include "toy_policy.h"
+#include "search_harness.h"
 #include "search.h"
 #include "transcript.h"
 #include "worker.h"
@@ -17,14 +17,6 @@
 #include <math.h>
 #include <poll.h>
 #include <stdatomic.h>
-
-static struct search *run(struct toy *t, struct search_config *c, const char *q)
-{
-    struct policy p = toy_policy(t);
-    struct policy_executor e = toy_executor(t);
-    struct policy_curator cu = toy_curator(t);
-    return search_new(c, &p, &e, &cu, q);
-}
 
 /* Steps to the end; the iterations of each step go to steps[] (up to 32). */
 static int run_all(struct search *s, int *steps, int *nsteps)
@@ -37,27 +29,6 @@ static int run_all(struct search *s, int *steps, int *nsteps)
     }
     if (nsteps) *nsteps = n;
     return total;
-}
-
-/* visits(n) = [n != root] + sum visits(children); W(n) = V(n) + sum W(children);
- * at most max_expand children; no virtual loss left; every non-root node has a
- * value. Returns the id of the first violation or -1. */
-static int check_invariants(const struct mcts_tree *t)
-{
-    for (int i = 0; i < t->n; i++) {
-        const struct mcts_node *n = mcts_node(t, i);
-        int visits = i ? 1 : 0;
-        double w = i ? n->value : 0;
-        for (int k = 0; k < n->nchildren; k++) {
-            visits += mcts_node(t, n->children[k])->visits;
-            w += mcts_node(t, n->children[k])->value_sum;
-        }
-        if (n->visits != visits || fabs(n->value_sum - w) > 1e-9 || n->nchildren > t->max_expand)
-            return i;
-        if (n->virtual_loss != 0) return i;
-        if (i && (!n->has_value || n->status == MCTS_RUNNING || n->status == MCTS_PENDING)) return i;
-    }
-    return -1;
 }
 
 /* No two siblings that were executed share an action key. */
@@ -76,12 +47,6 @@ static int duplicate_siblings(const struct mcts_tree *t)
             }
     }
     return bad;
-}
-
-static int events[6];
-static void count_event(void *ctx, const struct search *s, enum search_event ev, int id)
-{
-    events[ev]++;
 }
 
 static void parallel_config(struct search_config *c, int k)
@@ -175,7 +140,7 @@ int main(void)
     is_int(tr->iterations, 15, "the tree counts iterations");
     is_int(tr->n, 16, "one node per iteration");
     is_int(mcts_node(tr, 0)->visits, 15, "root visits = iterations");
-    is_int(check_invariants(tr), -1, "visits, value sums, <= 3 children, no virtual loss left");
+    is_int(check_settled(tr), -1, "visits, value sums, <= 3 children, no virtual loss left");
     ok(mcts_node(tr, 1)->parent == 0 && mcts_node(tr, 2)->parent == 0 && mcts_node(tr, 3)->parent == 0,
        "the first batch widens the root three times (the in-flight children count against max_expand)");
     int made_in = 1, done = 1;
@@ -206,7 +171,7 @@ int main(void)
     s = run(&t, &c, "q");
     run_all(s, steps, &nsteps);
     ok(nsteps == 3 && t.waits_timed_out == 0 && t.max_in_flight == 2, "K = 2: batches of 2, 2 calls in flight at most and at least");
-    is_int(check_invariants(search_tree(s)), -1, "K = 2: invariants hold");
+    is_int(check_settled(search_tree(s)), -1, "K = 2: invariants hold");
     search_free(s);
 
     /* --- callbacks not declared thread-safe run one at a time --- */
@@ -223,7 +188,7 @@ int main(void)
     is_int(t.max_ex_in_flight, 1, "executor and curator calls never overlapped");
     is_int(t.max_in_flight, 3, "while the policy's calls still overlapped");
     is_int(t.waits_timed_out, 0, "even with an executor call in progress (the other two planned during it)");
-    is_int(check_invariants(search_tree(s)), -1, "invariants hold");
+    is_int(check_settled(search_tree(s)), -1, "invariants hold");
     search_free(s);
 
     toy_init(&t);
@@ -234,7 +199,7 @@ int main(void)
     s = run(&t, &c, "q");
     is_int(run_all(s, NULL, NULL), 3, "nothing declared thread-safe: still a batch of 3");
     is_int(t.max_all_in_flight, 1, "no two callbacks ever ran at once (the first perceive and execute waited in vain)");
-    is_int(check_invariants(search_tree(s)), -1, "invariants hold");
+    is_int(check_settled(search_tree(s)), -1, "invariants hold");
     search_free(s);
 
     /* --- siblings planning the same action at the same moment --- */
@@ -263,7 +228,7 @@ int main(void)
     ok(dup_ok, "each duplicate names a sibling with the same action");
     is_int(t.calls_plan, 1 + 3 + 3, "each loser was re-planned max_replans times");
     is_int(t.calls_exec, 1, "the action was executed once");
-    is_int(check_invariants(tr), -1, "invariants hold with concurrent duplicates");
+    is_int(check_settled(tr), -1, "invariants hold with concurrent duplicates");
     search_free(s);
 
     toy_init(&t);
@@ -273,7 +238,7 @@ int main(void)
     run_all(s, NULL, NULL);
     tr = search_tree(s);
     is_int(duplicate_siblings(tr), 0, "a whole run: no two executed siblings share an action");
-    is_int(check_invariants(tr), -1, "and its invariants hold");
+    is_int(check_settled(tr), -1, "and its invariants hold");
     search_free(s);
 
     /* --- Finish: the batch completes, no other starts --- */
@@ -293,7 +258,7 @@ int main(void)
        "its batch companions 4 and 6 completed and were backed up; nothing else started");
     is_int(t.calls_perceive, 6, "six expansions were perceived");
     is_int(events[SEARCH_EV_STOPPED], 1, "one stopped event");
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     struct search_answer *a = search_answer(s);
     ok(a->from_finished && a->finish_node == 5, "the answer comes from the finished node");
     search_answer_free(a);
@@ -316,7 +281,7 @@ int main(void)
     ok(atomic_load(&fl.acted) && search_stop_reason(s) == SEARCH_STOP_USER, "stop reason: user");
     ok(tr->n == 7 && mcts_node(tr, 5)->visits == 1 && mcts_node(tr, 6)->visits == 1,
        "the expansions in flight completed and were recorded");
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
 
     /* --- prune while a batch is in flight --- */
@@ -356,7 +321,7 @@ int main(void)
             below_pruned += mcts_node(tr, a2)->status == MCTS_PRUNED;
     is_int(below_pruned, 0, "later batches never expanded a pruned subtree");
     is_int(tr->iterations, 15, "and the search ran its 15 iterations");
-    is_int(check_invariants(tr), -1, "invariants hold with a prune during flight");
+    is_int(check_settled(tr), -1, "invariants hold with a prune during flight");
     search_free(s);
 
     /* --- prune and force between batches --- */
@@ -371,7 +336,7 @@ int main(void)
     ok(mcts_node(tr, 4)->parent == 3 && mcts_node(tr, 4)->forced, "the batch's first expansion is the forced one");
     ok(mcts_node(tr, 5)->parent != 2 && mcts_node(tr, 6)->parent != 2, "and none is under the pruned node");
     run_all(s, NULL, NULL);
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
 
     /* --- token budget: checked before each batch --- */
@@ -420,7 +385,7 @@ int main(void)
     ok(mcts_node(tr, 5)->status == MCTS_ERROR && str_starts(mcts_node(tr, 5)->error, "execute: FindFunction: toy executor"),
        "node 5: execute error: %s", mcts_node(tr, 5)->error);
     ok(mcts_node(tr, 2)->nchildren == 0 && mcts_node(tr, 5)->nchildren == 0, "error nodes are never expanded");
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
 
     /* --- the no-mcts ablation stays one trajectory --- */
