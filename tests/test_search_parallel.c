@@ -114,16 +114,16 @@ static int wait_for(struct evq *q, struct seen *s, int visits, enum evq_state st
     }
 }
 
-int main(void)
+/* K = 3: three expansions in flight at once */
+static void test_overlap(void)
 {
     struct toy t;
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32], nsteps;
-    char err[256];
+    int steps[32];
+    int nsteps;
 
-    /* --- K = 3: three expansions in flight at once --- */
     toy_init(&t);
     t.gate = TOY_GATE_PERCEIVE;
     t.gate_n = 3;
@@ -173,8 +173,15 @@ int main(void)
     ok(nsteps == 3 && t.waits_timed_out == 0 && t.max_in_flight == 2, "K = 2: batches of 2, 2 calls in flight at most and at least");
     is_int(check_settled(search_tree(s)), -1, "K = 2: invariants hold");
     search_free(s);
+}
 
-    /* --- callbacks not declared thread-safe run one at a time --- */
+/* callbacks not declared thread-safe run one at a time */
+static void test_not_thread_safe(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+
     toy_init(&t);
     t.gate = TOY_GATE_PERCEIVE;
     t.gate_n = 3;
@@ -201,8 +208,16 @@ int main(void)
     is_int(t.max_all_in_flight, 1, "no two callbacks ever ran at once (the first perceive and execute waited in vain)");
     is_int(check_settled(search_tree(s)), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- siblings planning the same action at the same moment --- */
+/* siblings planning the same action at the same moment */
+static void test_sibling_duplicates(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+
     toy_init(&t);
     t.dup = TOY_DUP_SIBLING;
     t.gate = TOY_GATE_PLAN;
@@ -240,8 +255,18 @@ int main(void)
     is_int(duplicate_siblings(tr), 0, "a whole run: no two executed siblings share an action");
     is_int(check_settled(tr), -1, "and its invariants hold");
     search_free(s);
+}
 
-    /* --- Finish: the batch completes, no other starts --- */
+/* Finish: the batch completes, no other starts */
+static void test_finish(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     t.finish_at = 5;
     parallel_config(&c, 3);
@@ -263,8 +288,18 @@ int main(void)
     ok(a->from_finished && a->finish_node == 5, "the answer comes from the finished node");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* --- finish now while a batch is in flight --- */
+/* finish now while a batch is in flight */
+static void test_finish_now(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     struct flight fl;
     memset(&fl, 0, sizeof fl);
     atomic_init(&fl.acted, 0);
@@ -283,8 +318,17 @@ int main(void)
        "the expansions in flight completed and were recorded");
     is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- prune while a batch is in flight --- */
+/* prune while a batch is in flight */
+static void test_prune_in_flight(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    struct flight fl;
+
     memset(&fl, 0, sizeof fl);
     atomic_init(&fl.acted, 0);
     toy_init(&t);
@@ -323,8 +367,17 @@ int main(void)
     is_int(tr->iterations, 15, "and the search ran its 15 iterations");
     is_int(check_settled(tr), -1, "invariants hold with a prune during flight");
     search_free(s);
+}
 
-    /* --- prune and force between batches --- */
+/* prune and force between batches */
+static void test_prune_force(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    char err[256];
+
     toy_init(&t);
     parallel_config(&c, 3);
     s = run(&t, &c, "q");
@@ -338,8 +391,18 @@ int main(void)
     run_all(s, NULL, NULL);
     is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- token budget: checked before each batch --- */
+/* token budget: checked before each batch */
+static void test_token_budget(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     t.tokens_per_call = 100;   /* 600 per iteration */
     parallel_config(&c, 3);
@@ -351,8 +414,17 @@ int main(void)
     is_int(tr->tokens_in + tr->tokens_out, 3600, "tokens are accounted exactly");
     is_int(mcts_node(tr, 4)->tokens_in, 400, "and per node");
     search_free(s);
+}
 
-    /* --- the iteration limit caps the last batch --- */
+/* the iteration limit caps the last batch */
+static void test_iteration_limit(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     parallel_config(&c, 3);
     c.iterations = 7;
@@ -360,8 +432,15 @@ int main(void)
     is_int(run_all(s, steps, &nsteps), 7, "7 iterations with K = 3");
     ok(nsteps == 3 && steps[0] == 3 && steps[1] == 3 && steps[2] == 1, "in batches of 3, 3 and 1");
     search_free(s);
+}
 
-    /* --- fewer expandable nodes than K --- */
+/* fewer expandable nodes than K */
+static void test_few_expandable(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+
     toy_init(&t);
     t.fail_eval_all = 1;
     parallel_config(&c, 3);
@@ -371,8 +450,16 @@ int main(void)
     is_int(search_step(s), 0, "then nothing is expandable");
     is_int(search_stop_reason(s), SEARCH_STOP_EXHAUSTED, "stop reason: exhausted");
     search_free(s);
+}
 
-    /* --- failed role calls are recorded on their nodes --- */
+/* failed role calls are recorded on their nodes */
+static void test_failed_roles(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+
     toy_init(&t);
     t.fail_plan_at = 2;
     t.fail_exec_at = 5;
@@ -387,8 +474,18 @@ int main(void)
     ok(mcts_node(tr, 2)->nchildren == 0 && mcts_node(tr, 5)->nchildren == 0, "error nodes are never expanded");
     is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- the no-mcts ablation stays one trajectory --- */
+/* the no-mcts ablation stays one trajectory */
+static void test_no_mcts(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     parallel_config(&c, 3);
     c.no_mcts = 1;
@@ -400,8 +497,16 @@ int main(void)
     for (int i = 1; i < tr->n; i++) chain &= mcts_node(tr, i)->parent == i - 1;
     ok(chain, "no-mcts with K = 3: six single steps, each node the child of the last");
     search_free(s);
+}
 
-    /* --- K = 1 is the sequential search, byte for byte --- */
+/* K = 1 is the sequential search, byte for byte */
+static void test_sequential_same(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    struct search_answer *a;
+
     {
         char *runs[5];
         for (int r = 0; r < 5; r++) {
@@ -433,8 +538,14 @@ int main(void)
         ok(strcmp(runs[0], runs[4]) != 0, "(another seed gives another transcript: the comparison can fail)");
         for (int r = 0; r < 5; r++) free(runs[r]);
     }
+}
 
-    /* --- under K = 3 the worker still steps one iteration at a time --- */
+/* under K = 3 the worker still steps one iteration at a time */
+static void test_worker_steps(void)
+{
+    struct toy t;
+    char err[256];
+
     {
         struct evq *ev = evq_new(err, sizeof err);
         struct cmdq *cmd = cmdq_new();
@@ -469,6 +580,23 @@ int main(void)
         evq_free(ev);
         cmdq_free(cmd);
     }
+}
 
+int main(void)
+{
+    test_overlap();
+    test_not_thread_safe();
+    test_sibling_duplicates();
+    test_finish();
+    test_finish_now();
+    test_prune_in_flight();
+    test_prune_force();
+    test_token_budget();
+    test_iteration_limit();
+    test_few_expandable();
+    test_failed_roles();
+    test_no_mcts();
+    test_sequential_same();
+    test_worker_steps();
     return done_testing();
 }
