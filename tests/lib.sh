@@ -1,6 +1,7 @@
 # lib.sh: the setup every shell test shares, sourced after top_srcdir is set
 # (it sources tap.sh). After it:
-#   $T                a private temporary directory, removed at exit
+#   $T                a private temporary directory, removed at exit, named
+#                     after $lib_name when set (else after the script)
 #   HOME, XDG_*_HOME  private directories under $T (HOME exists), and no model
 #                     or provider variable of the caller's, so that nothing of
 #                     the developer's own setup reaches a test
@@ -33,7 +34,7 @@
 : "${DRQA_HOOKS:=$top_builddir/tests/drqa-tui-hooks}"
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/fake_llm.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-$(basename "$0" .sh).XXXXXX") || exit 99
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-${lib_name:-$(basename "$0" .sh)}.XXXXXX") || exit 99
 lib_at_exit=
 lib_bg_pids=
 bg_pid=

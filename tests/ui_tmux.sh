@@ -7,6 +7,8 @@ if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux is not installed"
     exit 0
 fi
+# the directory's name as short as it was: the screens show paths under it
+lib_name=ui-test
 . "$top_srcdir/tests/lib.sh"
 SOCK="drqa-ui-$$"
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
