@@ -20,18 +20,24 @@ unset NO_COLOR
 tap_fail_hook() { [ -f "$T/screen" ] && sed 's/^/#   |/' "$T/screen"; }
 
 # run_ui W H ENV... -- ARGS...: starts drqa-tui in a new tmux session "ui";
-# when it exits the pane shows "EXIT=<status>".
+# when it exits the pane shows "EXIT=<status>". With a test hook among the
+# ENV (DRQA_TUI_*, DRQA_TEST_*: ui/test_hooks.h) it is the test build,
+# $DRQA_HOOKS, since drqa-tui itself reads none.
 run_ui() {
     w=$1 h=$2; shift 2
-    envs=""
-    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    envs="" prog=$DRQA
+    while [ "$1" != "--" ]; do
+        case $1 in DRQA_TUI_* | DRQA_TEST_*) prog=$DRQA_HOOKS ;; esac
+        envs="$envs $1"
+        shift
+    done
     shift
     args=""
     for a in "$@"; do args="$args '$a'"; done
     # the shell outlives a C-c sent to the front end (trap ':' leaves the
     # child's SIGINT at its default) so that its exit status is shown
     printf '#!/bin/sh\ntrap : INT\nenv LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color%s "%s"%s 2>"%s/stderr"\necho "EXIT=$?"\nexec sleep 600\n' \
-        "$envs" "$DRQA" "$args" "$T" >"$T/run.sh"
+        "$envs" "$prog" "$args" "$T" >"$T/run.sh"
     # A new session before the old one goes: the server exits with its last.
     old=$S
     S="ui$((${S#ui} + 1))"
