@@ -26,8 +26,9 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-.}
-DRQA=$(cd "$build" && pwd)/drqa-tui
-[ -x "$DRQA" ] || { echo "no drqa-tui in $build (give the build directory)" >&2; exit 2; }
+# the test build: the search starts paused by its hook DRQA_TUI_START_PAUSED
+DRQA=$(cd "$build" && pwd)/tests/drqa-tui-hooks
+[ -x "$DRQA" ] || { echo "no tests/drqa-tui-hooks in $build (give the build directory; make tests/drqa-tui-hooks)" >&2; exit 2; }
 command -v tmux >/dev/null || { echo "tmux is needed" >&2; exit 2; }
 PYTHON3=${PYTHON3:-python3}
 POLICY=${POLICY:-offline}

@@ -96,4 +96,28 @@ static inline void check_import_module(const struct lang *l, const char *from, c
     free(got);
 }
 
+#ifdef PARSE_FIXTURES
+/* fixture(rel, &len): the text of tests/fixtures/PARSE_FIXTURES/rel (define
+ * PARSE_FIXTURES before including this header), with a test line saying it
+ * was read; NULL when it was not. */
+static inline char *fixture(const char *rel, size_t *len)
+{
+    char *path = xasprintf("%s/tests/fixtures/%s/%s", DRQA_SRCDIR, PARSE_FIXTURES, rel);
+    char *text = read_file(path, 1 << 20, len);
+    ok(text != NULL, "read %s", rel);
+    free(path);
+    return text;
+}
+
+/* check() on a fixture file */
+static inline void check_fixture(const struct lang *l, const char *rel, const char *const *syms,
+                                 const char *const *imports, const char *const *calls, int errors)
+{
+    size_t len;
+    char *text = fixture(rel, &len);
+    if (text) check(l, text, len, syms, imports, calls, errors);
+    free(text);
+}
+#endif
+
 #endif

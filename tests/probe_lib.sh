@@ -5,24 +5,14 @@
 # many rounds a loop runs: tests/test_probes.sh runs every probe once,
 # bench/probe.sh with a larger scale. Each probe works in its own temporary
 # directory $T, with a copy of the pyrepo fixture in $R indexed at $IDX
-# (probe_index).
+# (probe_index). The directory, HOME and the rest come from tests/lib.sh.
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${PYTHON3:=python3}" "${PROBE_SCALE:=1}"
 : "${DRQA:=$top_builddir/drqa-tui}"
-: "${DRQA_HOOKS:=$top_builddir/tests/drqa-tui-hooks}"
 PROBE=$(basename "$0" .sh)
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-probe-$PROBE.XXXXXX")
+. "$top_srcdir/tests/lib.sh"
 PROBE_PIDS=
-probe_cleanup() {
-    for p in $PROBE_PIDS; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    [ -n "${PROBE_MNT:-}" ] && umount "$PROBE_MNT" 2>/dev/null
-    chmod -R u+rwx "$T" 2>/dev/null
-    rm -rf "$T"
-}
-trap probe_cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-unset DRQA_MODEL DRQA_API_BASE DRQA_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_PROVIDER
-mkdir -p "$HOME"
+at_exit 'for p in $PROBE_PIDS; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null
+[ -n "${PROBE_MNT:-}" ] && umount "$PROBE_MNT" 2>/dev/null'
 R="$T/repo"
 IDX="$T/index.sqlite"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$R"
@@ -39,11 +29,7 @@ probe_index() { "$DRQA" --index "$IDX" --no-progress --quiet --index-only "$R" >
 drqa() { "$DRQA" --index "$IDX" --no-progress --policy offline "$@" "$R" 2>"$T/err"; rc=$?; }
 need_hooks() { [ -x "$DRQA_HOOKS" ] || skipped "no $DRQA_HOOKS (make check builds it)"; }
 # wait_for FILE: a bounded poll (at most 120 s)
-wait_for() {
-    _i=0
-    while [ ! -e "$1" ] && [ $_i -lt 1200 ]; do sleep 0.1; _i=$((_i + 1)); done
-    [ -e "$1" ]
-}
+wait_for() { wait_file "$1"; }
 nlines() { if [ -e "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
 # questions FILE N: N distinct questions with ids 1..N
 questions() {

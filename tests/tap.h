@@ -1,7 +1,8 @@
 /*
  * tap.h: a tiny TAP producer for the C unit tests (automake's tap-driver reads it).
- * ok(cond, fmt, ...) prints one test line; done_testing() prints the plan and
- * returns the exit status. Include once per test program.
+ * ok(cond, fmt, ...) prints one test line (a failed one followed by the file
+ * and line of the check); done_testing() prints the plan and returns the exit
+ * status. Include once per test program.
  */
 #ifndef DRQA_TAP_H
 #define DRQA_TAP_H
@@ -12,7 +13,9 @@
 
 static int tap_n, tap_failed;
 
-static int __attribute__((format(printf, 2, 3), unused)) ok(int cond, const char *fmt, ...)
+#define ok(cond, ...) tap_ok(__FILE__, __LINE__, (cond), __VA_ARGS__)
+static int __attribute__((format(printf, 4, 5), unused)) tap_ok(const char *file, int line, int cond,
+                                                                 const char *fmt, ...)
 {
     va_list ap;
     tap_n++;
@@ -22,20 +25,23 @@ static int __attribute__((format(printf, 2, 3), unused)) ok(int cond, const char
     vprintf(fmt, ap);
     va_end(ap);
     printf("\n");
+    if (!cond) printf("#   at %s:%d\n", file, line);
     fflush(stdout);
     return cond;
 }
 
-static int __attribute__((unused)) tap_is_int(long long got, long long want, const char *name)
+static int __attribute__((unused)) tap_is_int(const char *file, int line, long long got, long long want,
+                                              const char *name)
 {
-    int r = ok(got == want, "%s", name);
+    int r = tap_ok(file, line, got == want, "%s", name);
     if (!r) printf("#   got %lld, want %lld\n", got, want);
     return r;
 }
 
-static int __attribute__((unused)) tap_is_str(const char *got, const char *want, const char *name)
+static int __attribute__((unused)) tap_is_str(const char *file, int line, const char *got, const char *want,
+                                              const char *name)
 {
-    int r = ok(got && want && strcmp(got, want) == 0, "%s", name);
+    int r = tap_ok(file, line, got && want && strcmp(got, want) == 0, "%s", name);
     if (!r) printf("#   got '%s'\n#  want '%s'\n", got ? got : "(null)", want ? want : "(null)");
     return r;
 }
@@ -51,8 +57,9 @@ static __attribute__((format(printf, 1, 2), unused)) const char *tap_name(const 
     va_end(ap);
     return name;
 }
-#define is_int(got, want, ...) tap_is_int((long long)(got), (long long)(want), TAP_NAME(__VA_ARGS__))
-#define is_str(got, want, ...) tap_is_str((got), (want), TAP_NAME(__VA_ARGS__))
+#define is_int(got, want, ...) \
+    tap_is_int(__FILE__, __LINE__, (long long)(got), (long long)(want), TAP_NAME(__VA_ARGS__))
+#define is_str(got, want, ...) tap_is_str(__FILE__, __LINE__, (got), (want), TAP_NAME(__VA_ARGS__))
 
 static void __attribute__((unused)) diag(const char *fmt, ...)
 {

@@ -4,9 +4,7 @@
 # to stderr with exit status 2.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 R="$top_srcdir/tests/fixtures/pyrepo"
-T=$(mktemp -d /tmp/drqa-test-action-cli-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 # act NAME JSON: runs the action; stdout in $T/out, stderr in $T/err, status in $rc
 act() { "$DRQA" --index "$T/index.sqlite" --no-progress --action "$1" "$2" "$R" >"$T/out" 2>"$T/err"; rc=$?; }

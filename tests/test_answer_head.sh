@@ -10,9 +10,7 @@
 # the setting question below).
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 R="$top_srcdir/tests/fixtures/pyrepo"
-T=$(mktemp -d /tmp/drqa-test-head-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 # ask REPO QUESTION: the --json line in $T/out, status in $rc
 ask() { "$DRQA" --index "$T/$(basename "$1").sqlite" --no-progress --quiet --policy offline --json --ask "$2" "$1" \

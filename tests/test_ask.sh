@@ -5,9 +5,7 @@
 # seed, the policy line on stderr, and clear errors with non-zero status.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 R="$top_srcdir/tests/fixtures/pyrepo"
-T=$(mktemp -d /tmp/drqa-test-ask-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 # ask ARGS...: stdout in $T/out, stderr in $T/err, status in $rc
 ask() { "$DRQA" --index "$T/index.sqlite" --no-progress --policy offline "$@" >"$T/out" 2>"$T/err"; rc=$?; }

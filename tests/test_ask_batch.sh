@@ -6,9 +6,7 @@
 # transcript per question, and usage errors.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 R="$top_srcdir/tests/fixtures/pyrepo"
-T=$(mktemp -d /tmp/drqa-test-batch-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 batch() { "$DRQA" --index "$T/index.sqlite" --no-progress --policy offline --quiet "$@" "$R" 2>"$T/err"; rc=$?; }
 # lines FILE EXPR: a Python expression over the output lines L (a list of dicts)

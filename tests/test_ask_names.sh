@@ -7,9 +7,7 @@
 # id they would all turn into (a_b) get three distinct safe names.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 R="$top_srcdir/tests/fixtures/pyrepo"
-T=$(mktemp -d /tmp/drqa-test-names-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 run() { "$DRQA" --index "$T/index.sqlite" --no-progress --policy offline --quiet --iterations 2 "$@" "$R" 2>>"$T/err"; }
 
 Q="How are URL rules registered?"

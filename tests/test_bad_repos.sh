@@ -11,9 +11,7 @@
 # case runs the indexer as user nobody through setpriv when this test runs as
 # root and nobody can reach the binary; otherwise those checks are skipped.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
-T=$(mktemp -d /tmp/drqa-test-bad-repos-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 # index NAME: --index-only --json of $T/NAME into $T/NAME.sqlite; status in $rc
 index() { "$DRQA" --index "$T/$1.sqlite" --no-progress --index-only --json "$T/$1" >"$T/out" 2>"$T/err"; rc=$?; }

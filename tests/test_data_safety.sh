@@ -21,17 +21,10 @@
 #         text after its JSON, citations outside the repository are removed
 #         like unverified ones, and a 300-character id gets a transcript.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
-T=$(mktemp -d /tmp/drqa-test-safety-XXXXXX)
-. "$top_srcdir/tests/fake_llm.sh"
+. "$top_srcdir/tests/lib.sh"
 stop_fake() { fake_stop; }
-trap 'fake_stop; rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset DRQA_MODEL DRQA_API_BASE DRQA_API_KEY OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY OLLAMA_HOST \
-    DRQA_EMBED_BASE DRQA_EMBED_MODEL DRQA_EMBED_KEY DRQA_PROVIDER
 CFG="$XDG_CONFIG_HOME/drqa-tui/config"
-mkdir -p "$HOME" "$XDG_CONFIG_HOME/drqa-tui"
+mkdir -p "$XDG_CONFIG_HOME/drqa-tui"
 R="$T/repo"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$R"
 IDX="$T/index.sqlite"

@@ -10,14 +10,9 @@
 # leaves no side file.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-# the program with the test hooks DRQA_TEST_SWAP and DRQA_TEST_KILL_AFTER (mk/index.am)
-DRQA_HOOKS=${DRQA_HOOKS:-$top_builddir/tests/drqa-tui-hooks}
+# $DRQA_HOOKS: the program with the test hooks DRQA_TEST_SWAP and DRQA_TEST_KILL_AFTER
+. "$top_srcdir/tests/lib.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-safety-index.XXXXXX")
-trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
-
-. "$top_srcdir/tests/tap.sh"
 q() { sqlite3 -batch "$1" "$2"; }
 # the same with the functions that read file texts (drqa_text, the view chunks' text)
 qt() { "$PYTHON3" "$top_srcdir/tests/index_sql.py" "$1" "$2"; }

@@ -18,31 +18,15 @@
 #           and --index-only waits for it, saying so.
 set -u
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
-DRQA_HOOKS=${DRQA_HOOKS:-$top_builddir/tests/drqa-tui-hooks}
-. "$top_srcdir/tests/tap.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-safety-out.XXXXXX")
-cleanup() {
-    rm -f "$T/hold"
-    for p in $BG; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$T"
-}
+. "$top_srcdir/tests/lib.sh"
 BG=
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-unset DRQA_MODEL DRQA_API_BASE DRQA_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_PROVIDER
+at_exit 'rm -f "$T/hold"; for p in $BG; do kill "$p" 2>/dev/null; done; wait 2>/dev/null'
 R="$T/repo"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$R"
 chmod -R u+w "$R"   # a copy from a read-only source tree (distcheck)
 IDX="$T/index.sqlite"
 "$DRQA" --index "$IDX" --no-progress --quiet --index-only "$R" >/dev/null 2>&1
 run() { "$DRQA" --index "$IDX" --no-progress --policy offline "$@" "$R" 2>"$T/err"; rc=$?; }
-# wait_for FILE: a bounded poll (at most 120 s) for a file to appear
-wait_for() {
-    i=0
-    while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -e "$1" ]
-}
 nlines() { wc -l <"$1" | tr -d ' '; }
 dup_ids() { "$PYTHON3" -c 'import json, sys, collections
 ids = collections.Counter(json.dumps(json.loads(l)["id"]) for l in open(sys.argv[1]) if l.strip())
@@ -76,7 +60,7 @@ for _ in range(1200):
     if os.path.exists(sys.argv[3]): break
     time.sleep(0.1)' "$T/held.jsonl" "$T/locked" "$T/release" &
 BG="$BG $!"
-wait_for "$T/locked"
+wait_file "$T/locked"
 run --quiet --batch "$T/q.jsonl" --out "$T/held.jsonl"
 is "$rc" 5 "--out locked by another run: status 5"
 like "$(cat "$T/err")" "another drqa-tui is writing '$T/held.jsonl'" "the message says another drqa-tui writes the file"
@@ -176,7 +160,7 @@ if [ -x "$DRQA_HOOKS" ]; then
         2>"$T/holder.err" &
     holder=$!
     BG="$BG $holder"
-    wait_for "$T/hold"
+    wait_file "$T/hold"
     ok $? "another drqa-tui holds the index for an update"
     run --ask "$Q" >/dev/null
     is "$rc" 0 "--ask meanwhile: status 0"

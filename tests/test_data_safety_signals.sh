@@ -6,12 +6,9 @@
 # that the signal always lands while the side file exists.
 set -u
 : "${top_srcdir:=.}" "${top_builddir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
-DRQA_HOOKS=${DRQA_HOOKS:-$top_builddir/tests/drqa-tui-hooks}
-. "$top_srcdir/tests/tap.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-safety-signals.XXXXXX")
+. "$top_srcdir/tests/lib.sh"
 pid=
-trap 'rm -f "$T/hold"; [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
+at_exit 'rm -f "$T/hold"; [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null'
 if [ ! -x "$DRQA_HOOKS" ]; then
     skip "no $DRQA_HOOKS (make check builds it)"
     echo "1..$n"
@@ -20,11 +17,6 @@ fi
 R="$T/repo"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$R"
 chmod -R u+w "$R"   # a copy from a read-only source tree (distcheck)
-wait_for() {
-    i=0
-    while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -e "$1" ]
-}
 for sig in TERM INT HUP; do
     case $sig in TERM) num=15 ;; INT) num=2 ;; HUP) num=1 ;; esac
     IDX="$T/index-$sig.sqlite"
@@ -36,7 +28,7 @@ for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP): signal.signal(s, signal
 os.execv(sys.argv[1], sys.argv[1:])' "$DRQA_HOOKS" --index "$IDX" --no-progress --quiet --index-only "$R" \
         >/dev/null 2>"$T/err" &
     pid=$!
-    wait_for "$T/hold"
+    wait_file "$T/hold"
     ok $? "SIG$sig: the fresh build is held part way"
     [ -e "$IDX.tmp" ]
     ok $? "SIG$sig: ... with its side file"
@@ -62,7 +54,7 @@ rm -f "$T/hold"
 DRQA_TEST_HOLD="$T/hold" nohup "$DRQA_HOOKS" --index "$IDX" --no-progress --quiet --index-only "$R" \
     >/dev/null 2>"$T/err" &
 pid=$!
-wait_for "$T/hold"
+wait_file "$T/hold"
 kill -s HUP "$pid"
 rm -f "$T/hold"
 wait "$pid"

@@ -7,6 +7,7 @@
  * files change, and never be used half-written or malformed.
  */
 #include "tap.h"
+#include "harness.h"
 #include "action.h"
 #include "linepost.h"
 #include "qparse.h"
@@ -60,16 +61,6 @@ static void add_symbol(sqlite3 *db, int64_t file, const char *kind, const char *
     sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
     sqlite3_step(st);
     sqlite3_finalize(st);
-}
-
-static int count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return n;
 }
 
 static const char *const WORDS[] = {

@@ -17,13 +17,7 @@
 # made short through the config file (no retries but for the 429 case) so
 # the matrix runs quickly.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
-T=$(mktemp -d /tmp/drqa-test-faults-XXXXXX)
-. "$top_srcdir/tests/tap.sh"
-. "$top_srcdir/tests/fake_llm.sh"
-trap 'fake_stop; rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset DRQA_MODEL DRQA_API_BASE OPENAI_API_KEY ANTHROPIC_API_KEY OLLAMA_HOST
+. "$top_srcdir/tests/lib.sh"
 export DRQA_API_KEY=sk-test-faults
 mkdir -p "$XDG_CONFIG_HOME/drqa-tui"
 cat >"$XDG_CONFIG_HOME/drqa-tui/config" <<'CFG'

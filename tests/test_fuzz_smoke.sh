@@ -14,9 +14,7 @@ if [ ! -x "$F/fuzz_jsonx" ]; then
     echo "1..0 # SKIP fuzz targets not built (configure found no clang with -fsanitize=fuzzer; see FUZZ_CC)"
     exit 0
 fi
-T=$(mktemp -d /tmp/drqa-test-fuzz-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 for tr in $TARGETS; do
     t=${tr%%:*}

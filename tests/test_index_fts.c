@@ -9,6 +9,7 @@
  * chunk must have exactly one FTS row.
  */
 #include "tap.h"
+#include "harness.h"
 #include "index.h"
 #include "store.h"
 #include "util.h"
@@ -32,16 +33,6 @@ static void put(const char *rel, const char *text)
     fputs(text, f);
     fclose(f);
     free(p);
-}
-
-static long long count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    long long v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
 }
 
 /* Updates the index and compares its FTS index with one built from

@@ -10,10 +10,7 @@
 # and adds then removes a fourth.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-history-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 q() { sqlite3 -batch "$1" "$2"; }
 # the same with the functions the view chunks calls (tests/index_sql.py)
 qt() { "$PYTHON3" "$top_srcdir/tests/index_sql.py" "$1" "$2"; }

@@ -8,17 +8,9 @@
 # stopped run resumed without overwriting other scores.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
-
-tmp=$(mktemp -d /tmp/drqa-judgecli-XXXXXX)
-. "$top_srcdir/tests/fake_llm.sh"
-cleanup() { fake_stop; rm -rf "$tmp"; }
-trap cleanup EXIT
+. "$top_srcdir/tests/lib.sh"
+tmp=$T
 data=$top_srcdir/tests/data/eval
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-export HOME=$tmp/home XDG_CONFIG_HOME=$tmp/xdg
-unset DRQA_API_BASE DRQA_API_KEY DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY OLLAMA_HOST
-mkdir -p "$HOME" "$XDG_CONFIG_HOME"
 # the judges' models are in no profile row: a temperature goes out only
 # because the config sets one (a judge then sends 0)
 printf 'retries = 0\nbackoff_ms = 1\ntimeout_total_ms = 20000\ntemperature = 0.2\n' > "$tmp/conf"

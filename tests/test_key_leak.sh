@@ -15,73 +15,14 @@
 # transcripts.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-key-leak.XXXXXX")
-. "$top_srcdir/tests/tap.sh"
-. "$top_srcdir/tests/fake_llm.sh"
-srv_pid=
-cleanup() {
-    fake_stop
-    [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_MODEL DRQA_API_BASE DRQA_PROVIDER
+. "$top_srcdir/tests/lib.sh"
 KEY=sk-proj-HTMLSECq7Zt4LmKp2VwX9rBn3YdE6fGhJ0aS5uT
 export DRQA_API_KEY="$KEY"
-mkdir -p "$HOME"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 "$DRQA" --index "$T/idx.sqlite" --no-progress --index-only "$T/repo" >/dev/null 2>&1
 
-cat >"$T/server.py" <<'PY'
-import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a):
-        pass
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        auth = self.headers.get("Authorization", "")
-        key = auth.replace("Bearer ", "")
-        mode = self.path.split("/")[1]
-        ctype = "text/html"
-        if mode == "html401":
-            status = 401
-            head = "<html><head><title>401 Authorization Required</title></head><body><h1>401</h1>" \
-                   "<p>key " + key[:15] + "... was refused</p><pre>"
-            head += " " * (180 - len(head) - len("Authorization: Bearer "))
-            body = head + auth + "</pre></body></html>\n"
-        elif mode == "garbage":
-            status = 200
-            body = "Authorization: Bearer " + key + " upstream proxy garbage, not JSON at all"
-        else:
-            status, ctype = 200, "application/json"
-            # the key starts at byte 500 of the client's 512-byte error message
-            shown = "the server at http://127.0.0.1:%d%s answered with an error: upstream refused " % (
-                self.server.server_address[1], self.path)
-            msg = "upstream refused " + "x" * (500 - len(shown) - 17) + " with credential " + key
-            body = '{"error": {"message": "%s"}}' % msg
-        b = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-
-s = ThreadingHTTPServer(("127.0.0.1", 0), H)
-open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1]))
-import os
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-s.serve_forever()
-PY
-"$PYTHON3" "$T/server.py" "$T/srv.port" &
-srv_pid=$!
-i=0
-while [ ! -s "$T/srv.port" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
-sport=$(cat "$T/srv.port")
+bg_start "$T/srv.port" "$PYTHON3" "$top_srcdir/tests/hostile_server.py" "$T/srv.port"
+sport=$port
 
 # leaked FILE...: how many of the files hold the key or its first 8 bytes
 leaked() {

@@ -6,11 +6,7 @@
 # TypeScript and Go definitions.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-lang-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
-
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 q() { sqlite3 -batch -separator ' ' "$1" "$2" | tr '\n' ';'; }
 
 R="$T/repo"

@@ -12,11 +12,7 @@
 #    summary, --explain).
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-misc.XXXXXX")
-. "$top_srcdir/tests/tap.sh"
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-unset DRQA_MODEL DRQA_API_BASE DRQA_API_KEY
+. "$top_srcdir/tests/lib.sh"
 R="$T/repo"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$R"
 IDX="$T/idx.sqlite"

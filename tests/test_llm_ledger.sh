@@ -9,18 +9,7 @@
 # config file's overrides.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ledger.XXXXXX")
-. "$top_srcdir/tests/fake_llm.sh"
-cleanup() {
-    fake_stop
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset DRQA_API_KEY DRQA_MODEL DRQA_API_BASE DRQA_PROVIDER OPENAI_API_KEY ANTHROPIC_API_KEY OLLAMA_HOST
-
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 cat >"$T/script.json" <<'EOF'

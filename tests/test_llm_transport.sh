@@ -18,32 +18,15 @@
 #     second call on.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-transport.XXXXXX")
-emu_pid=
-cleanup() {
-    [ -n "$emu_pid" ] && kill "$emu_pid" 2>/dev/null && wait "$emu_pid" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset DRQA_API_KEY DRQA_API_BASE DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY \
-    AZURE_OPENAI_API_KEY AZURE_OPENAI_ENDPOINT OLLAMA_HOST 2>/dev/null
+. "$top_srcdir/tests/lib.sh"
 KEY=azk-Transport7SECRETkey42
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 Q="Where does App.dispatch_request call the view function?"
 
 start_emu() {   # start_emu PROFILE: the emulator in the background, its port in $port
-    rm -f "$T/port" "$T/emu.log"
-    $PYTHON3 "$top_srcdir/tests/model_emu.py" --profile "$1" --log "$T/emu.log" --log-bodies \
-        --port-file "$T/port" --max-seconds 300 >/dev/null &
-    emu_pid=$!
-    i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T/port")
+    rm -f "$T/emu.log"
+    emu_start emu --profile "$1" --log-bodies --max-seconds 300
 }
-stop_emu() { kill "$emu_pid"; wait "$emu_pid" 2>/dev/null; emu_pid=; }
 config() {   # config LINE...: the config file, one setting a line
     printf '%s\n' "$@" >"$T/cfg"
     chmod 600 "$T/cfg"
@@ -92,7 +75,7 @@ ask azbad
 ok "$([ "$rc" -ne 0 ] && echo 0 || echo 1)" "azure deployment URL without api-version: refused (status $rc)"
 like "$(cat "$T/azbad.err")" "api-version" "azure deployment URL without api-version: the message says what to add"
 is "$(emu 'len(L)')" 0 "azure deployment URL without api-version: no request sent"
-stop_emu
+emu_stop
 
 # ---- the Responses API
 start_emu responses
@@ -136,7 +119,7 @@ is "$(emu '[(e["status"], "reasoning" in e["params"]) for e in L][:2]')" "[(400,
     "responses, reasoning.effort refused: the 400 naming it drops it, and the request goes again"
 is "$(emu 'sum(1 for e in L if e["status"] == 400)')" 1 "responses, reasoning.effort refused: once for the run"
 like "$(cat "$T/respadj.err")" "refused 'reasoning.effort'" "responses, reasoning.effort refused: said on stderr"
-stop_emu
+emu_stop
 
 # ---- Anthropic prompt caching, the documented minimums
 start_emu anthropic-cache
@@ -191,7 +174,7 @@ is "$(emu 'all(e["usage"]["cache_read_input_tokens"] >= 4096 for r in set(x["rol
     True "anthropic-cache, claude-opus-4-5: every role reads its prefix from the cache from its second call on"
 is "$(jget "$T/cache45.json" usage.total.cached_input_tokens)" "$(emu 'sum(e["usage"]["cache_read_input_tokens"] for e in L)')" \
     "anthropic-cache, claude-opus-4-5: --json usage counts the cache reads as the server reported them"
-stop_emu
+emu_stop
 
 # ---- the profile says which API
 "$DRQA" --show-profile --model gpt-5-pro >"$T/prof" 2>&1

@@ -13,13 +13,10 @@ if ! . "$top_srcdir/tests/mcp/node-env.sh"; then
     echo "1..0 # SKIP the MCP test tools are not installed (run scripts/test-deps.sh)"
     exit 0
 fi
-T=$(mktemp -d /tmp/drqa-test-mcp-conf-XXXXXX)
+. "$top_srcdir/tests/lib.sh"
 pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-unset DRQA_API_KEY DRQA_MODEL DRQA_API_BASE OPENAI_API_KEY ANTHROPIC_API_KEY OLLAMA_HOST
+at_exit '[ -n "$pid" ] && kill $pid 2>/dev/null'
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
-. "$top_srcdir/tests/tap.sh"
 
 "$DRQA" --mcp-http 127.0.0.1:0 --index "$T/index.sqlite" "$T/repo" 2>"$T/server.err" &
 pid=$!

@@ -27,29 +27,8 @@
 # the whole set. Skipped, saying why, without the questions or the trees.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-emu.XXXXXX")
-emu_pid=
-cleanup() {
-    [ -n "$emu_pid" ] && kill "$emu_pid" 2>/dev/null && wait "$emu_pid" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+. "$top_srcdir/tests/lib.sh"
 EMU="$top_srcdir/tests/model_emu.py"
-
-# start_emu NAME ARGS...: the emulator in the background, its port in $port
-start_emu() {
-    name=$1
-    shift
-    rm -f "$T/$name.port"
-    $PYTHON3 "$EMU" --log "$T/$name.log" --port-file "$T/$name.port" --max-seconds 120 "$@" >/dev/null &
-    emu_pid=$!
-    i=0
-    while [ ! -s "$T/$name.port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T/$name.port")
-}
-stop_emu() { kill "$emu_pid"; wait "$emu_pid" 2>/dev/null; emu_pid=; }
 
 # post PATH JSON [HEADER...]: prints STATUS and the reply body on one line
 post() {
@@ -77,7 +56,7 @@ j = json.loads(sys.argv[1].split(" ", 1)[1]); print(eval(sys.argv[2]))' "$1" "$2
 PLAN='You are the Planning Agent of DeepRepoQA.\nQuestion: Where does Flask.dispatch_request find the view?\n'
 
 # ---- the reasoning API
-start_emu reasoning --profile reasoning
+emu_start reasoning --profile reasoning
 r=$(post /v1/chat/completions "{\"model\":\"o4-mini\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$r" '400 {"error": {"message": "Unsupported parameter: '"'max_tokens'"' is not supported with this model. Use '"'max_completion_tokens'"' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}' \
     "reasoning: max_tokens is refused with OpenAI's body"
@@ -91,10 +70,10 @@ is "$(field "$r" 'j["choices"][0]["message"]["content"] == "", j["choices"][0]["
 r=$(post /v1/chat/completions "{\"model\":\"o4-mini\",\"max_completion_tokens\":8000,\"reasoning_effort\":\"low\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["action"], j["usage"]["completion_tokens_details"]["reasoning_tokens"] > 0')" \
     "('FindFunction', True)" "reasoning: max_completion_tokens is taken; the planner looks up the method the question names"
-stop_emu
+emu_stop
 
 # ---- structured output (OpenAI's checks of a strict schema)
-start_emu clean --profile clean
+emu_start clean --profile clean
 OPEN='{"type":"object","properties":{"action":{"type":"string"},"args":{"type":"object"}},"required":["action","args"],"additionalProperties":false}'
 r=$(post /v1/chat/completions "{\"model\":\"gpt-4.1\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"planning\",\"strict\":true,\"schema\":$OPEN}},\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$(field "$r" 'j["error"]["message"], j["error"]["param"]')" \
@@ -107,10 +86,10 @@ EX='You are the Planning Agent.\nWorked example:\nQuestion: How does Example.run
 r=$(post /v1/chat/completions "{\"model\":\"gpt-4.1\",\"messages\":[{\"role\":\"system\",\"content\":\"$EX\"},{\"role\":\"user\",\"content\":\"Question: What calls get_adapter?\\nSteps on the path so far:\\n(none yet)\\n\"}]}")
 is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["args"]')" "{'function_name': 'get_adapter'}" \
     "clean: the question and spans of a worked example in the system message are not taken for the request's"
-stop_emu
+emu_stop
 
 # ---- Anthropic
-start_emu anthropic --profile anthropic --cache-min-tokens 0
+emu_start anthropic --profile anthropic --cache-min-tokens 0
 SYS='[{"type":"text","text":"You are the Planning Agent of DeepRepoQA. The rules.","cache_control":{"type":"ephemeral"}}]'
 MSG='"messages":[{"role":"user","content":"Question: How does Session.send use get_adapter?"}]'
 r=$(post /v1/messages "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":500,\"system\":$SYS,$MSG}" "anthropic-version: 2023-06-01")
@@ -125,33 +104,33 @@ r=$(post /v1/messages "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":500,\"sys
     "x-api-key: k" "anthropic-version: 2023-06-01")
 is "$(field "$r" 'j["content"][0]["type"], j["usage"]["cache_read_input_tokens"] > 0, j["usage"]["cache_creation_input_tokens"]')" \
     "('text', True, 0)" "anthropic: no tools, a text reply; the same marked prefix is read from the cache"
-stop_emu
+emu_stop
 
 # ---- a small context window
-start_emu ctx --profile ctx-limit --ctx-limit 10
+emu_start ctx --profile ctx-limit --ctx-limit 10
 r=$(post /v1/chat/completions "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 like "$r" '400 {"error": {"message": "This model'"'"'s maximum context length is 10 tokens. However, your messages resulted in' \
     "ctx-limit: over the window, OpenAI's context_length_exceeded body"
 is "$(field "$r" 'j["error"]["code"], j["error"]["param"]')" "('context_length_exceeded', 'messages')" "ctx-limit: its code and param"
-stop_emu
+emu_stop
 
 # ---- thinking
-start_emu think --profile think --think-mode tags
+emu_start think --profile think --think-mode tags
 r=$(post /v1/chat/completions "{\"model\":\"qwen3\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$(field "$r" '(lambda c: (c.startswith("<think>"), "{\"action\": \"Finish\"" in c.split("</think>")[0], json.loads(c.split("</think>")[1])["action"]))(j["choices"][0]["message"]["content"])')" \
     "(True, True, 'FindFunction')" "think: <think> with a wrong draft object before the real reply"
 r=$(post /v1/chat/completions "{\"model\":\"qwen3\",\"chat_template_kwargs\":{\"enable_thinking\":false},\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$(field "$r" 'json.loads(j["choices"][0]["message"]["content"])["action"]')" "FindFunction" \
     "think: enable_thinking false gives the bare reply"
-stop_emu
+emu_stop
 
 # ---- the current model generation (December 2026)
-start_emu gen --profile anthropic,temp-deprecated --cache-min-tokens 0
+emu_start gen --profile anthropic,temp-deprecated --cache-min-tokens 0
 r=$(post /v1/messages "{\"model\":\"claude-opus-4-7\",\"max_tokens\":500,\"temperature\":0.2,$MSG}" "x-api-key: k" "anthropic-version: 2023-06-01")
 is "$r" '400 {"type": "error", "error": {"type": "invalid_request_error", "message": "`temperature` is deprecated for this model."}}' \
     "temp-deprecated: a temperature is refused with Anthropic's body"
-stop_emu
-start_emu gen --profile anthropic,claude5 --cache-min-tokens 0
+emu_stop
+emu_start gen --profile anthropic,claude5 --cache-min-tokens 0
 r=$(post /v1/messages "{\"model\":\"claude-sonnet-5-5\",\"max_tokens\":500,\"temperature\":0.2,$MSG}" "x-api-key: k" "anthropic-version: 2023-06-01")
 is "$(field "$r" 'j["error"]["message"]')" "\`temperature\` may only be set to 1 when thinking is enabled or in adaptive mode" \
     "claude5: a temperature but 1 is refused"
@@ -163,25 +142,25 @@ is "$(field "$r" '[b["type"] for b in j["content"]], j["stop_reason"], j["usage"
 r=$(post /v1/messages "{\"model\":\"claude-sonnet-5-5\",\"max_tokens\":300,$MSG}" "x-api-key: k" "anthropic-version: 2023-06-01")
 is "$(field "$r" '[b["type"] for b in j["content"]], j["stop_reason"]')" "(['thinking'], 'max_tokens')" \
     "claude5: a reply limit spent on thinking leaves no answer"
-stop_emu
-start_emu gen --profile clean,system-role
+emu_stop
+emu_start gen --profile clean,system-role
 r=$(post /v1/chat/completions "{\"model\":\"o1-mini\",\"messages\":[{\"role\":\"system\",\"content\":\"x\"},{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$(field "$r" 'j["error"]["message"], j["error"]["param"], j["error"]["code"]')" \
     "(\"Unsupported value: 'messages[0].role' does not support 'system' with this model.\", 'messages[0].role', 'unsupported_value')" \
     "system-role: o1-mini's body"
 r=$(post /v1/chat/completions "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 like "$r" "200 " "system-role: no system message, a reply"
-stop_emu
-start_emu gen --profile clean,strict-params
+emu_stop
+emu_start gen --profile clean,strict-params
 r=$(post /v1/chat/completions "{\"model\":\"m\",\"reasoning_effort\":\"low\",\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 is "$(field "$r" 'j["error"]["message"]')" "Unrecognized request argument supplied: reasoning_effort" \
     "strict-params: an unknown field refused in Azure OpenAI's words"
-stop_emu
-start_emu gen --profile clean,strict-params --strict-form vllm
+emu_stop
+emu_start gen --profile clean,strict-params --strict-form vllm
 r=$(post /v1/chat/completions "{\"model\":\"m\",\"max_completion_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"$PLAN\"}]}")
 like "$(field "$r" 'j["message"]')" "'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted'" \
     "strict-params: ... or in vLLM's"
-stop_emu
+emu_stop
 
 # --ask with Claude Opus 4.7 and Claude 5 names: answered by the model, as
 # the emulator serves them; a configured temperature refused once and dropped
@@ -190,14 +169,14 @@ if [ -d "$pylib0/flask" ]; then
     cp -r "$pylib0/flask" "$T/flask"
     for run in "temp-deprecated claude-opus-4-7" "claude5 claude-sonnet-5-5" "claude5 claude-opus-5-5"; do
         set -- $run
-        start_emu "ask-$1" --profile "anthropic,$1" --cache-min-tokens 0
+        emu_start "ask-$1" --profile "anthropic,$1" --cache-min-tokens 0
         printf 'provider = anthropic\napi_base = http://127.0.0.1:%s\napi_key = sk-emu\nmodel = %s\ntemperature = 0.3\n' \
             "$port" "$2" >"$T/ask.conf"
         chmod 600 "$T/ask.conf"
         "$DRQA" --quiet --no-progress --config "$T/ask.conf" --policy llm --iterations 8 --json \
             --ask "How does Flask.dispatch_request find the view function?" "$T/flask" >"$T/ask-$1.json" 2>"$T/ask-$1.err"
         is "$?" 0 "$2: --ask exits 0"
-        stop_emu
+        emu_stop
         like "$($PYTHON3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["answer"][:60])' "$T/ask-$1.json")" \
             "From the code shown:" "$2: the answer is the model's"
         is "$(grep -c "refused 'temperature'" "$T/ask-$1.err")" 1 "$2: the refused temperature is noted once"

@@ -19,22 +19,10 @@
 # is the slow part).
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-modes.XXXXXX")
-. "$top_srcdir/tests/fake_llm.sh"
-cleanup() {
-    fake_stop
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset DRQA_API_BASE DRQA_API_KEY DRQA_MODEL DRQA_PROVIDER DRQA_EMBED_BASE DRQA_EMBED_MODEL DRQA_EMBED_KEY \
-    OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY OLLAMA_HOST
+. "$top_srcdir/tests/lib.sh"
 mkdir -p "$XDG_CONFIG_HOME/drqa-tui"
 # no retries: the failure cases stay fast
 printf 'retries = 0\ntimeout_connect_ms = 2000\n' >"$XDG_CONFIG_HOME/drqa-tui/config"
-
-. "$top_srcdir/tests/tap.sh"
 # line K of file F
 line() { sed -n "$2p" "$1"; }
 

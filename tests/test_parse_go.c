@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "tap.h"
 #include "util.h"
+#define PARSE_FIXTURES "mixed/go"
 #include "parse_harness.h"
 
 #include <stdlib.h>
@@ -16,20 +17,8 @@
 
 extern const struct lang parse_go;
 
-static char *fixture(const char *rel, size_t *len)
-{
-    char *path = xasprintf("%s/tests/fixtures/mixed/go/%s", DRQA_SRCDIR, rel);
-    char *text = read_file(path, 1 << 20, len);
-    ok(text != NULL, "read %s", rel);
-    free(path);
-    return text;
-}
-
 static void test_store(void)
 {
-    size_t len;
-    char *text = fixture("inventory/store.go", &len);
-    if (!text) return;
     static const char *const syms[] = {
         "variable ErrMissing 14-14@14 ^- | - | - | ErrMissing is returned for unknown SKUs. | -",
         "variable MaxItems 18-18@18 ^- | - | - | MaxItems bounds a store. | -",
@@ -69,15 +58,11 @@ static void test_store(void)
         "66 f <- Map",
         NULL,
     };
-    check(&parse_go, text, len, syms, imports, calls, 0);
-    free(text);
+    check_fixture(&parse_go, "inventory/store.go", syms, imports, calls, 0);
 }
 
 static void test_main(void)
 {
-    size_t len;
-    char *text = fixture("cmd/shopd/main.go", &len);
-    if (!text) return;
     static const char *const syms[] = {"function main 9-15@9 ^- | func main() | - | - | -", NULL};
     static const char *const imports[] = {
         "4 log | - | - | 0",
@@ -92,8 +77,7 @@ static void test_main(void)
         "13 log.Fatal <- main",
         NULL,
     };
-    check(&parse_go, text, len, syms, imports, calls, 0);
-    free(text);
+    check_fixture(&parse_go, "cmd/shopd/main.go", syms, imports, calls, 0);
 }
 
 /* Generic receivers, receivers of types declared elsewhere, a comment that is

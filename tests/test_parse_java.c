@@ -8,6 +8,7 @@
 #include "parse.h"
 #include "tap.h"
 #include "util.h"
+#define PARSE_FIXTURES "mixed/java/src/main/java/org/example/shop"
 #include "parse_harness.h"
 
 #include <stdlib.h>
@@ -17,10 +18,6 @@ extern const struct lang parse_java;
 
 static void test_cart(void)
 {
-    size_t len;
-    char *text = read_file(DRQA_SRCDIR "/tests/fixtures/mixed/java/src/main/java/org/example/shop/Cart.java",
-                           1 << 20, &len);
-    if (!ok(text != NULL, "read Cart.java")) return;
     static const char *const syms[] = {
         "class Cart 14-70@16 ^- | public class Cart<T extends Item> extends BaseCart implements Iterable<T>, "
         "Serializable | Entity~Table(name = \"carts\") | A shopping cart holding line items.~~@author shop team | "
@@ -74,8 +71,7 @@ static void test_cart(void)
         "81 items.stream <- Pricing.priceAll",
         NULL,
     };
-    check(&parse_java, text, len, syms, imports, calls, 0);
-    free(text);
+    check_fixture(&parse_java, "Cart.java", syms, imports, calls, 0);
 }
 
 /* Local classes nest under their method; enum constants with bodies and

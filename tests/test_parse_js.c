@@ -11,6 +11,7 @@
 #include "parse.h"
 #include "tap.h"
 #include "util.h"
+#define PARSE_FIXTURES "mixed/web"
 #include "parse_harness.h"
 
 #include <stdlib.h>
@@ -18,20 +19,8 @@
 
 extern const struct lang parse_javascript;
 
-static char *fixture(const char *rel, size_t *len)
-{
-    char *path = xasprintf("%s/tests/fixtures/mixed/web/%s", DRQA_SRCDIR, rel);
-    char *text = read_file(path, 1 << 20, len);
-    ok(text != NULL, "read %s", rel);
-    free(path);
-    return text;
-}
-
 static void test_router(void)
 {
-    size_t len;
-    char *text = fixture("lib/router.js", &len);
-    if (!text) return;
     static const char *const syms[] = {
         "function Router 10-13@10 ^- | function Router(options) | - | A router dispatching requests to layers.~"
         "@param {Object} options | -",
@@ -65,15 +54,11 @@ static void test_router(void)
         "43 parts.join <- format",
         NULL,
     };
-    check(&parse_javascript, text, len, syms, imports, calls, 0);
-    free(text);
+    check_fixture(&parse_javascript, "lib/router.js", syms, imports, calls, 0);
 }
 
 static void test_app(void)
 {
-    size_t len;
-    char *text = fixture("src/app.js", &len);
-    if (!text) return;
     static const char *const syms[] = {
         "class App 11-27@11 ^- | class App extends EventEmitter | - | The application: routes requests and renders "
         "views. | EventEmitter",
@@ -111,8 +96,7 @@ static void test_app(void)
         "35 process.exit <- stop",
         NULL,
     };
-    check(&parse_javascript, text, len, syms, imports, calls, 0);
-    free(text);
+    check_fixture(&parse_javascript, "src/app.js", syms, imports, calls, 0);
 }
 
 /* Decorators, class expressions, module.exports = named function, nested

@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "tap.h"
 #include "util.h"
+#define PARSE_FIXTURES "mixed/web"
 #include "parse_harness.h"
 
 #include <stdlib.h>
@@ -16,20 +17,8 @@
 
 extern const struct lang parse_typescript, parse_tsx, parse_javascript;
 
-static char *fixture(const char *rel, size_t *len)
-{
-    char *path = xasprintf("%s/tests/fixtures/mixed/web/%s", DRQA_SRCDIR, rel);
-    char *text = read_file(path, 1 << 20, len);
-    ok(text != NULL, "read %s", rel);
-    free(path);
-    return text;
-}
-
 static void test_cart(void)
 {
-    size_t len;
-    char *text = fixture("src/cart.ts", &len);
-    if (!text) return;
     static const char *const syms[] = {
         "class Priced 6-9@6 ^- | interface Priced<T> extends Named, Comparable<T> | - | Anything with a price. | "
         "Named, Comparable",
@@ -67,15 +56,11 @@ static void test_cart(void)
         "43 Router <- toRouter",
         NULL,
     };
-    check(&parse_typescript, text, len, syms, imports, calls, 0);
-    free(text);
+    check_fixture(&parse_typescript, "src/cart.ts", syms, imports, calls, 0);
 }
 
 static void test_view(void)
 {
-    size_t len;
-    char *text = fixture("src/view.tsx", &len);
-    if (!text) return;
     static const char *const syms[] = {
         "function CartView 5-8@5 ^- | function CartView({cart}: {cart: Cart<any>}) | - | Shows a cart's total. | -",
         "class Panel 10-14@10 ^- | class Panel extends React.Component<Props> | - | - | React.Component",
@@ -95,12 +80,12 @@ static void test_view(void)
         "12 CartView <- Panel.render",
         NULL,
     };
-    check(&parse_tsx, text, len, syms, imports, calls, 0);
-    free(text);
+    check_fixture(&parse_tsx, "src/view.tsx", syms, imports, calls, 0);
     /* the same JSX is an error for the plain TypeScript grammar: the extension picks the grammar */
     TSParser *p = ts_parser_new();
     struct parse_result r;
-    text = fixture("src/view.tsx", &len);
+    size_t len;
+    char *text = fixture("src/view.tsx", &len);
     int rc = text ? parse_typescript.extract(p, text, len, &r) : -1;
     is_int(rc, 0, "view.tsx with the typescript grammar is extracted (errors are counted, not fatal)");
     ok(rc == 0 && r.parse_errors > 0, "view.tsx with the typescript grammar has parse errors (%d)",

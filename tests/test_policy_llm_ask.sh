@@ -6,34 +6,12 @@
 # the requests' auth header; the same with --parallel 3.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-llm-ask.XXXXXX")
-. "$top_srcdir/tests/fake_llm.sh"
-cleanup() {
-    fake_stop
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+. "$top_srcdir/tests/lib.sh"
 KEY=sk-ask-Pq4SECRETaskKey90
 
-. "$top_srcdir/tests/tap.sh"
-
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
-cat >"$T/script.json" <<'EOF'
-{"rules": [
- {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
- {"match": "You are the Planning Agent", "times": 1,
-  "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
- {"match": "You are the Planning Agent",
-  "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
- {"match": "You are the Evidence Filter",
-  "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
- {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
- {"match": "You are the Answer Agent",
-  "content": "{\"answer\": \"`App.dispatch_request` (`tinyweb/app.py:46-51`) calls the view function at `tinyweb/app.py:51`.\"}"}
-]}
-EOF
+dispatch_script "$T/script.json" \
+    '`App.dispatch_request` (`tinyweb/app.py:46-51`) calls the view function at `tinyweb/app.py:51`.'
 start_fake() { fake_start "$T/script.json" "$T/$1.jsonl"; }   # start_fake LOGNAME
 stop_fake() { fake_stop; }
 q="Where does App.dispatch_request call the view function?"

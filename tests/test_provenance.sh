@@ -4,12 +4,8 @@
 # JSON), --ask --json, --batch lines and transcripts. Outside git: null.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-provenance.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
-export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
-       GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
+git_private
 
 R="$T/repo"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$R"

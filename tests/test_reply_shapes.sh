@@ -21,36 +21,11 @@
 #   - an answer citing nothing verified exits 4 and --json says uncited.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
-. "$top_srcdir/tests/fake_llm.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-shapes.XXXXXX")
-emu_pid=
-cleanup() {
-    [ -n "$emu_pid" ] && kill "$emu_pid" 2>/dev/null && wait "$emu_pid" 2>/dev/null
-    fake_stop
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset DRQA_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY OPENAI_BASE_URL 2>/dev/null
-EMU="$top_srcdir/tests/model_emu.py"
+. "$top_srcdir/tests/lib.sh"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 "$DRQA" --quiet --no-progress --index "$T/index.sqlite" --index-only "$T/repo" >/dev/null 2>&1
 Q="Where does App.dispatch_request call the view function?"
 
-# emu NAME ARGS...: the emulator in the background, its port in $port
-emu() {
-    name=$1
-    shift
-    rm -f "$T/$name.port"
-    $PYTHON3 "$EMU" --log "$T/$name.log" --port-file "$T/$name.port" --max-seconds 120 "$@" >/dev/null &
-    emu_pid=$!
-    i=0
-    while [ ! -s "$T/$name.port" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
-    port=$(cat "$T/$name.port")
-}
-emu_stop() { kill "$emu_pid"; wait "$emu_pid" 2>/dev/null; emu_pid=; }
 # ask NAME MODEL [ARGS...]: --ask into $T/NAME.out and .err, status in $rc
 ask() {
     name=$1 model=$2
@@ -71,7 +46,7 @@ for shape in unasked-sse refusal http200-error choice-error; do
     http200-error) why='answered status 200 with an error instead of a completion (server_error): The server had an error processing your request' ;;
     choice-error) why='Upstream provider EmuProvider returned an error' ;;
     esac
-    emu "$shape" --profile "$shape" --shape-rate 1
+    emu_start "$shape" --profile "$shape" --shape-rate 1
     ask "$shape" gpt-4.1-mini
     emu_stop
     is "$rc" 3 "$shape: every reply unusable: exit status 3 (no model call succeeded)"
@@ -93,7 +68,7 @@ ok "$(cat "$T"/*.out | grep -c 'No code in the repository was found')" \
     "a run stopped on a persistent error prints no 'No code in the repository was found' on stdout"
 
 # --json: the same counts as the ledger, the offline answer apart
-emu sse --profile unasked-sse
+emu_start sse --profile unasked-sse
 ask sse-json gpt-4.1-mini --json
 emu_stop
 is "$rc" 3 "--json: exit status 3"
@@ -104,7 +79,7 @@ like "$(py "$T/sse-json.out" "d['error']")" "streamed its reply" "--json: error 
 ok "$(py "$T/sse-json.out" "0 if 'offline_answer' in d else 1")" "--json: the offline policy's answer is kept apart, under its own name"
 
 # ---- a choice-level error on some replies: a failure with the provider's message, the step falls back once
-emu choice --profile choice-error --shape-rate 0.3 --seed 3
+emu_start choice --profile choice-error --shape-rate 0.3 --seed 3
 ask choice gpt-4.1-mini --json --transcript-dir "$T/tr-choice"
 emu_stop
 is "$rc" 0 "choice-error sometimes: the question is answered"
@@ -123,7 +98,7 @@ is "$(py "$T/choice.out" "d['answered_by'], d['verified_citations'] > 0, d['unci
     "choice-error sometimes: the answer is the model's, with a verified citation"
 
 # ---- a reasoning model that spends its first reply limit on reasoning
-emu length --profile length-empty
+emu_start length --profile length-empty
 ask length o4-mini --json
 emu_stop
 is "$rc" 0 "length-empty: answered"
@@ -132,7 +107,7 @@ is "$(grep -c 'spent its whole reply limit' "$T/length.err")" 1 "length-empty: s
 is "$(py "$T/length.out" "d['answered_by'], d['verified_citations'] > 0")" "model True" "length-empty: the model wrote a cited answer"
 
 # ---- a model that plans Finish with nothing read
-emu finish --profile finish-now
+emu_start finish --profile finish-now
 ask finish gpt-4.1-mini --json --transcript-dir "$T/tr-finish"
 emu_stop
 is "$rc" 0 "finish-now: exit 0"

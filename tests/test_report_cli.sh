@@ -5,9 +5,8 @@
 # error messages for missing and malformed files.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
-tmp=$(mktemp -d /tmp/drqa-reportcli-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/lib.sh"
+tmp=$T
 data=$top_srcdir/tests/data/eval
 
 # 1. answers files + the dev reference: exact tables (worked out by hand:

@@ -9,12 +9,8 @@
 # (a package directory named build) found by FindFunction.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-scan-ignore.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
-export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
-       GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
+git_private
 
 # indexed REPO [options]: the indexed paths of a fresh index, space-separated
 indexed() {

@@ -2,19 +2,11 @@
  * pruning and forcing, determinism by seed, loop protection, grounded
  * answers, failed role calls, the token budget and the ablations. */
 #include "tap.h"
-#include "toy_policy.h"
+#include "search_harness.h"
 #include "search.h"
 #include "transcript.h"
 
 #include <math.h>
-
-static struct search *run(struct toy *t, struct search_config *c, const char *q)
-{
-    struct policy p = toy_policy(t);
-    struct policy_executor e = toy_executor(t);
-    struct policy_curator cu = toy_curator(t);
-    return search_new(c, &p, &e, &cu, q);
-}
 
 static int run_all(struct search *s)
 {
@@ -23,38 +15,13 @@ static int run_all(struct search *s)
     return n;
 }
 
-/* visits(n) = [n != root] + sum visits(children); W(n) = V(n) + sum W(children);
- * at most max_expand children each. Returns the id of the first violation or -1. */
-static int check_invariants(const struct mcts_tree *t)
-{
-    for (int i = 0; i < t->n; i++) {
-        const struct mcts_node *n = mcts_node(t, i);
-        int visits = i ? 1 : 0;
-        double w = i ? n->value : 0;
-        for (int k = 0; k < n->nchildren; k++) {
-            visits += mcts_node(t, n->children[k])->visits;
-            w += mcts_node(t, n->children[k])->value_sum;
-        }
-        if (n->visits != visits || fabs(n->value_sum - w) > 1e-9 || n->nchildren > t->max_expand)
-            return i;
-        if (i && !n->has_value) return i;
-    }
-    return -1;
-}
-
-static int events[6];
-static void count_event(void *ctx, const struct search *s, enum search_event ev, int id)
-{
-    events[ev]++;
-}
-
-int main(void)
+/* a full run: invariants */
+static void test_full_run(void)
 {
     struct toy t;
     struct search_config c;
     const struct mcts_tree *tr;
 
-    /* --- a full run: invariants --- */
     toy_init(&t);
     search_config_defaults(&c);
     c.on_event = count_event;
@@ -97,8 +64,16 @@ int main(void)
     ok(recorded, "UCT marks come from selections after the node existed");
     is_int(search_step(s), 0, "a finished search does not step");
     search_free(s);
+}
 
-    /* --- Finish stops the search; the answer comes from it --- */
+/* Finish stops the search; the answer comes from it */
+static void test_finish(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+
     toy_init(&t);
     t.finish_at = 3;
     search_config_defaults(&c);
@@ -127,8 +102,17 @@ int main(void)
     is_int(mcts_node(search_tree(s), 4)->parent, 1, "the forced node got the child");
     ok(mcts_node(search_tree(s), 4)->forced, "marked forced");
     search_free(s);
+}
 
-    /* --- pruning and forcing mid-search --- */
+/* pruning and forcing mid-search */
+static void test_prune_force(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+    char err[256];
+
     toy_init(&t);
     search_config_defaults(&c);
     c.iterations = 12;
@@ -158,8 +142,16 @@ int main(void)
     is_int(check_invariants(tr), -1, "invariants hold with pruning and forcing");
     is_int(search_prune(s, 0, err, sizeof err), -1, "the root cannot be pruned");
     search_free(s);
+}
 
-    /* --- determinism by seed --- */
+/* determinism by seed */
+static void test_seed(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    struct search_answer *a;
+
     char *runs[3];
     unsigned long long seeds[3] = {7, 7, 8};
     for (int r = 0; r < 3; r++) {
@@ -179,8 +171,16 @@ int main(void)
     ok(strcmp(runs[0], runs[1]) == 0, "the same seed gives byte-identical transcripts");
     ok(strcmp(runs[0], runs[2]) != 0, "another seed gives another tree");
     for (int r = 0; r < 3; r++) free(runs[r]);
+}
 
-    /* --- loop protection: siblings --- */
+/* loop protection: siblings */
+static void test_loop_siblings(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+
     toy_init(&t);
     t.dup = TOY_DUP_SIBLING;
     search_config_defaults(&c);
@@ -198,8 +198,16 @@ int main(void)
     ok(!mcts_expandable(tr, 2), "a duplicate is never expanded");
     is_int(check_invariants(tr), -1, "invariants hold with duplicates");
     search_free(s);
+}
 
-    /* a policy that changes its mind after one refusal */
+/* a policy that changes its mind after one refusal */
+static void test_loop_replan(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+
     toy_init(&t);
     t.dup = TOY_DUP_ONCE;
     search_config_defaults(&c);
@@ -210,8 +218,16 @@ int main(void)
     ok(!mcts_node(tr, 2)->duplicate, "a re-planned action is used when it is new");
     is_int(t.calls_plan, 3, "after one extra plan call");
     search_free(s);
+}
 
-    /* --- loop protection: ancestors --- */
+/* loop protection: ancestors */
+static void test_loop_ancestors(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+
     toy_init(&t);
     t.dup = TOY_DUP_ANCESTOR;
     search_config_defaults(&c);
@@ -228,8 +244,17 @@ int main(void)
     ok(mcts_node(tr, 6)->duplicate && mcts_node(tr, 6)->dup_of == 5, "and is cut again below");
     is_int(t.calls_exec, 2, "only nodes 1 and 5 were executed");
     search_free(s);
+}
 
-    /* --- answers carry a citation that was seen --- */
+/* answers carry a citation that was seen */
+static void test_citations_seen(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+    struct search_answer *a;
+
     enum toy_cite modes[3] = {TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL};
     for (int m = 0; m < 3; m++) {
         toy_init(&t);
@@ -286,8 +311,17 @@ int main(void)
         search_answer_free(a);
         search_free(s);
     }
+}
 
-    /* --- a Finish with no code read on its path is refused and re-planned --- */
+/* a Finish with no code read on its path is refused and re-planned */
+static void test_finish_unread(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+    struct search_answer *a;
+
     toy_init(&t);
     t.finish_at = 1;   /* the first step plans Finish, before anything was read */
     search_config_defaults(&c);
@@ -308,8 +342,16 @@ int main(void)
     ok(a->finish_node != 1 && a->cites.n >= 1, "the answer comes from evidenced nodes and cites them");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* --- a Finish valued below the threshold does not stop the search --- */
+/* a Finish valued below the threshold does not stop the search */
+static void test_finish_low_value(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+
     toy_init(&t);
     t.finish_at = 3;   /* valued 21 by the toy, with code on its path (node 1 or 2) */
     search_config_defaults(&c);
@@ -341,8 +383,17 @@ int main(void)
         }
         ok(found, "a Finish with code on its path was found");
     }
+}
 
-    /* --- a transient failure is not backed up; a persistent one stops the search --- */
+/* a transient failure is not backed up; a persistent one stops the search */
+static void test_failures(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+    struct search_answer *a;
+
     toy_init(&t);
     t.fail_plan_at = 2;
     t.fail_kind = POLICY_FAIL_TRANSIENT;
@@ -388,8 +439,17 @@ int main(void)
        a->failure ? a->failure : "(none)");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* --- failed role calls are recorded and the search goes on --- */
+/* failed role calls are recorded and the search goes on */
+static void test_failed_roles(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+    struct search_answer *a;
+
     const char *roles[] = {"perceive", "plan", "execute", "curate", "evaluate"};
     for (int r = 0; r < 5; r++) {
         toy_init(&t);
@@ -462,8 +522,18 @@ int main(void)
     ok(strstr(a->markdown, "No code evidence") != NULL, "and says nothing could be cited");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* --- token budget --- */
+/* token budget */
+static void test_token_budget(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+    struct search_answer *a;
+    char err[256];
+
     toy_init(&t);
     t.tokens_per_call = 100;   /* 150 per call: perceive, plan, curate, evaluate = 600 per iteration */
     search_config_defaults(&c);
@@ -479,8 +549,16 @@ int main(void)
     is_int(tr->tokens_in, 1700, "the answer call is accounted too");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* --- ablations --- */
+/* ablations */
+static void test_ablations(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+
     toy_init(&t);
     search_config_defaults(&c);
     c.no_mcts = 1;
@@ -524,8 +602,16 @@ int main(void)
     run_all(s);
     ok(mcts_node(search_tree(s), 2)->value == MCTS_NEUTRAL_VALUE, "no-evaluation without a rollout: the neutral 50");
     search_free(s);
+}
 
-    /* values out of range, not a number; no answer function */
+/* values out of range, not a number; no answer function */
+static void test_values_and_no_answer(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    struct search_answer *a;
+
     toy_init(&t);
     t.use_forced_value = 1;
     t.forced_value = 250;
@@ -560,8 +646,16 @@ int main(void)
     ok(a->fallback_cite && a->cites.n == 1 && strcmp(a->cites.v[0].path, "pkg/f2.py") == 0, "and its best span cited");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* finish now */
+/* finish now */
+static void test_finish_now(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    struct search_answer *a;
+
     toy_init(&t);
     search_config_defaults(&c);
     s = run(&t, &c, "q");
@@ -575,10 +669,20 @@ int main(void)
     is_int(a->path[a->npath - 1], 2, "and uses the highest-Q path (node 2, value 85 > node 1, 48)");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* Citations verified against the trajectory, or against the whole tree
-     * when the policy answers from it (the offline policy): then every span
-     * an executed node saw stands, and a pruned subtree's spans do not. */
+/* Citations verified against the trajectory, or against the whole tree
+ * when the policy answers from it (the offline policy): then every span
+ * an executed node saw stands, and a pruned subtree's spans do not. */
+static void test_citations_verified(void)
+{
+    struct toy t;
+    struct search_config c;
+    const struct mcts_tree *tr;
+    struct search *s;
+    struct search_answer *a;
+    char err[256] = "";
+
     for (int from_tree = 0; from_tree < 2; from_tree++) {
         toy_init(&t);
         t.cite = TOY_CITE_TREE;
@@ -622,6 +726,26 @@ int main(void)
         search_answer_free(a);
         search_free(s);
     }
+}
 
+int main(void)
+{
+    test_full_run();
+    test_finish();
+    test_prune_force();
+    test_seed();
+    test_loop_siblings();
+    test_loop_replan();
+    test_loop_ancestors();
+    test_citations_seen();
+    test_finish_unread();
+    test_finish_low_value();
+    test_failures();
+    test_failed_roles();
+    test_token_budget();
+    test_ablations();
+    test_values_and_no_answer();
+    test_finish_now();
+    test_citations_verified();
     return done_testing();
 }

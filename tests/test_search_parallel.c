@@ -9,7 +9,7 @@
  * and during one, errors, the no-mcts ablation, K = 1 being the sequential
  * search byte for byte, and the worker stepping one batch at a time. */
 #include "tap.h"
-#include "toy_policy.h"
+#include "search_harness.h"
 #include "search.h"
 #include "transcript.h"
 #include "worker.h"
@@ -17,14 +17,6 @@
 #include <math.h>
 #include <poll.h>
 #include <stdatomic.h>
-
-static struct search *run(struct toy *t, struct search_config *c, const char *q)
-{
-    struct policy p = toy_policy(t);
-    struct policy_executor e = toy_executor(t);
-    struct policy_curator cu = toy_curator(t);
-    return search_new(c, &p, &e, &cu, q);
-}
 
 /* Steps to the end; the iterations of each step go to steps[] (up to 32). */
 static int run_all(struct search *s, int *steps, int *nsteps)
@@ -37,27 +29,6 @@ static int run_all(struct search *s, int *steps, int *nsteps)
     }
     if (nsteps) *nsteps = n;
     return total;
-}
-
-/* visits(n) = [n != root] + sum visits(children); W(n) = V(n) + sum W(children);
- * at most max_expand children; no virtual loss left; every non-root node has a
- * value. Returns the id of the first violation or -1. */
-static int check_invariants(const struct mcts_tree *t)
-{
-    for (int i = 0; i < t->n; i++) {
-        const struct mcts_node *n = mcts_node(t, i);
-        int visits = i ? 1 : 0;
-        double w = i ? n->value : 0;
-        for (int k = 0; k < n->nchildren; k++) {
-            visits += mcts_node(t, n->children[k])->visits;
-            w += mcts_node(t, n->children[k])->value_sum;
-        }
-        if (n->visits != visits || fabs(n->value_sum - w) > 1e-9 || n->nchildren > t->max_expand)
-            return i;
-        if (n->virtual_loss != 0) return i;
-        if (i && (!n->has_value || n->status == MCTS_RUNNING || n->status == MCTS_PENDING)) return i;
-    }
-    return -1;
 }
 
 /* No two siblings that were executed share an action key. */
@@ -76,12 +47,6 @@ static int duplicate_siblings(const struct mcts_tree *t)
             }
     }
     return bad;
-}
-
-static int events[6];
-static void count_event(void *ctx, const struct search *s, enum search_event ev, int id)
-{
-    events[ev]++;
 }
 
 static void parallel_config(struct search_config *c, int k)
@@ -149,16 +114,16 @@ static int wait_for(struct evq *q, struct seen *s, int visits, enum evq_state st
     }
 }
 
-int main(void)
+/* K = 3: three expansions in flight at once */
+static void test_overlap(void)
 {
     struct toy t;
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32], nsteps;
-    char err[256];
+    int steps[32];
+    int nsteps;
 
-    /* --- K = 3: three expansions in flight at once --- */
     toy_init(&t);
     t.gate = TOY_GATE_PERCEIVE;
     t.gate_n = 3;
@@ -175,7 +140,7 @@ int main(void)
     is_int(tr->iterations, 15, "the tree counts iterations");
     is_int(tr->n, 16, "one node per iteration");
     is_int(mcts_node(tr, 0)->visits, 15, "root visits = iterations");
-    is_int(check_invariants(tr), -1, "visits, value sums, <= 3 children, no virtual loss left");
+    is_int(check_settled(tr), -1, "visits, value sums, <= 3 children, no virtual loss left");
     ok(mcts_node(tr, 1)->parent == 0 && mcts_node(tr, 2)->parent == 0 && mcts_node(tr, 3)->parent == 0,
        "the first batch widens the root three times (the in-flight children count against max_expand)");
     int made_in = 1, done = 1;
@@ -206,10 +171,17 @@ int main(void)
     s = run(&t, &c, "q");
     run_all(s, steps, &nsteps);
     ok(nsteps == 3 && t.waits_timed_out == 0 && t.max_in_flight == 2, "K = 2: batches of 2, 2 calls in flight at most and at least");
-    is_int(check_invariants(search_tree(s)), -1, "K = 2: invariants hold");
+    is_int(check_settled(search_tree(s)), -1, "K = 2: invariants hold");
     search_free(s);
+}
 
-    /* --- callbacks not declared thread-safe run one at a time --- */
+/* callbacks not declared thread-safe run one at a time */
+static void test_not_thread_safe(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+
     toy_init(&t);
     t.gate = TOY_GATE_PERCEIVE;
     t.gate_n = 3;
@@ -223,7 +195,7 @@ int main(void)
     is_int(t.max_ex_in_flight, 1, "executor and curator calls never overlapped");
     is_int(t.max_in_flight, 3, "while the policy's calls still overlapped");
     is_int(t.waits_timed_out, 0, "even with an executor call in progress (the other two planned during it)");
-    is_int(check_invariants(search_tree(s)), -1, "invariants hold");
+    is_int(check_settled(search_tree(s)), -1, "invariants hold");
     search_free(s);
 
     toy_init(&t);
@@ -234,10 +206,18 @@ int main(void)
     s = run(&t, &c, "q");
     is_int(run_all(s, NULL, NULL), 3, "nothing declared thread-safe: still a batch of 3");
     is_int(t.max_all_in_flight, 1, "no two callbacks ever ran at once (the first perceive and execute waited in vain)");
-    is_int(check_invariants(search_tree(s)), -1, "invariants hold");
+    is_int(check_settled(search_tree(s)), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- siblings planning the same action at the same moment --- */
+/* siblings planning the same action at the same moment */
+static void test_sibling_duplicates(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+
     toy_init(&t);
     t.dup = TOY_DUP_SIBLING;
     t.gate = TOY_GATE_PLAN;
@@ -263,7 +243,7 @@ int main(void)
     ok(dup_ok, "each duplicate names a sibling with the same action");
     is_int(t.calls_plan, 1 + 3 + 3, "each loser was re-planned max_replans times");
     is_int(t.calls_exec, 1, "the action was executed once");
-    is_int(check_invariants(tr), -1, "invariants hold with concurrent duplicates");
+    is_int(check_settled(tr), -1, "invariants hold with concurrent duplicates");
     search_free(s);
 
     toy_init(&t);
@@ -273,10 +253,20 @@ int main(void)
     run_all(s, NULL, NULL);
     tr = search_tree(s);
     is_int(duplicate_siblings(tr), 0, "a whole run: no two executed siblings share an action");
-    is_int(check_invariants(tr), -1, "and its invariants hold");
+    is_int(check_settled(tr), -1, "and its invariants hold");
     search_free(s);
+}
 
-    /* --- Finish: the batch completes, no other starts --- */
+/* Finish: the batch completes, no other starts */
+static void test_finish(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     t.finish_at = 5;
     parallel_config(&c, 3);
@@ -293,13 +283,23 @@ int main(void)
        "its batch companions 4 and 6 completed and were backed up; nothing else started");
     is_int(t.calls_perceive, 6, "six expansions were perceived");
     is_int(events[SEARCH_EV_STOPPED], 1, "one stopped event");
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     struct search_answer *a = search_answer(s);
     ok(a->from_finished && a->finish_node == 5, "the answer comes from the finished node");
     search_answer_free(a);
     search_free(s);
+}
 
-    /* --- finish now while a batch is in flight --- */
+/* finish now while a batch is in flight */
+static void test_finish_now(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     struct flight fl;
     memset(&fl, 0, sizeof fl);
     atomic_init(&fl.acted, 0);
@@ -316,10 +316,19 @@ int main(void)
     ok(atomic_load(&fl.acted) && search_stop_reason(s) == SEARCH_STOP_USER, "stop reason: user");
     ok(tr->n == 7 && mcts_node(tr, 5)->visits == 1 && mcts_node(tr, 6)->visits == 1,
        "the expansions in flight completed and were recorded");
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- prune while a batch is in flight --- */
+/* prune while a batch is in flight */
+static void test_prune_in_flight(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    struct flight fl;
+
     memset(&fl, 0, sizeof fl);
     atomic_init(&fl.acted, 0);
     toy_init(&t);
@@ -356,10 +365,19 @@ int main(void)
             below_pruned += mcts_node(tr, a2)->status == MCTS_PRUNED;
     is_int(below_pruned, 0, "later batches never expanded a pruned subtree");
     is_int(tr->iterations, 15, "and the search ran its 15 iterations");
-    is_int(check_invariants(tr), -1, "invariants hold with a prune during flight");
+    is_int(check_settled(tr), -1, "invariants hold with a prune during flight");
     search_free(s);
+}
 
-    /* --- prune and force between batches --- */
+/* prune and force between batches */
+static void test_prune_force(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    char err[256];
+
     toy_init(&t);
     parallel_config(&c, 3);
     s = run(&t, &c, "q");
@@ -371,10 +389,20 @@ int main(void)
     ok(mcts_node(tr, 4)->parent == 3 && mcts_node(tr, 4)->forced, "the batch's first expansion is the forced one");
     ok(mcts_node(tr, 5)->parent != 2 && mcts_node(tr, 6)->parent != 2, "and none is under the pruned node");
     run_all(s, NULL, NULL);
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- token budget: checked before each batch --- */
+/* token budget: checked before each batch */
+static void test_token_budget(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     t.tokens_per_call = 100;   /* 600 per iteration */
     parallel_config(&c, 3);
@@ -386,8 +414,17 @@ int main(void)
     is_int(tr->tokens_in + tr->tokens_out, 3600, "tokens are accounted exactly");
     is_int(mcts_node(tr, 4)->tokens_in, 400, "and per node");
     search_free(s);
+}
 
-    /* --- the iteration limit caps the last batch --- */
+/* the iteration limit caps the last batch */
+static void test_iteration_limit(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     parallel_config(&c, 3);
     c.iterations = 7;
@@ -395,8 +432,15 @@ int main(void)
     is_int(run_all(s, steps, &nsteps), 7, "7 iterations with K = 3");
     ok(nsteps == 3 && steps[0] == 3 && steps[1] == 3 && steps[2] == 1, "in batches of 3, 3 and 1");
     search_free(s);
+}
 
-    /* --- fewer expandable nodes than K --- */
+/* fewer expandable nodes than K */
+static void test_few_expandable(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+
     toy_init(&t);
     t.fail_eval_all = 1;
     parallel_config(&c, 3);
@@ -406,8 +450,16 @@ int main(void)
     is_int(search_step(s), 0, "then nothing is expandable");
     is_int(search_stop_reason(s), SEARCH_STOP_EXHAUSTED, "stop reason: exhausted");
     search_free(s);
+}
 
-    /* --- failed role calls are recorded on their nodes --- */
+/* failed role calls are recorded on their nodes */
+static void test_failed_roles(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+
     toy_init(&t);
     t.fail_plan_at = 2;
     t.fail_exec_at = 5;
@@ -420,10 +472,20 @@ int main(void)
     ok(mcts_node(tr, 5)->status == MCTS_ERROR && str_starts(mcts_node(tr, 5)->error, "execute: FindFunction: toy executor"),
        "node 5: execute error: %s", mcts_node(tr, 5)->error);
     ok(mcts_node(tr, 2)->nchildren == 0 && mcts_node(tr, 5)->nchildren == 0, "error nodes are never expanded");
-    is_int(check_invariants(tr), -1, "invariants hold");
+    is_int(check_settled(tr), -1, "invariants hold");
     search_free(s);
+}
 
-    /* --- the no-mcts ablation stays one trajectory --- */
+/* the no-mcts ablation stays one trajectory */
+static void test_no_mcts(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    const struct mcts_tree *tr;
+    int steps[32];
+    int nsteps;
+
     toy_init(&t);
     parallel_config(&c, 3);
     c.no_mcts = 1;
@@ -435,8 +497,16 @@ int main(void)
     for (int i = 1; i < tr->n; i++) chain &= mcts_node(tr, i)->parent == i - 1;
     ok(chain, "no-mcts with K = 3: six single steps, each node the child of the last");
     search_free(s);
+}
 
-    /* --- K = 1 is the sequential search, byte for byte --- */
+/* K = 1 is the sequential search, byte for byte */
+static void test_sequential_same(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    struct search_answer *a;
+
     {
         char *runs[5];
         for (int r = 0; r < 5; r++) {
@@ -468,8 +538,14 @@ int main(void)
         ok(strcmp(runs[0], runs[4]) != 0, "(another seed gives another transcript: the comparison can fail)");
         for (int r = 0; r < 5; r++) free(runs[r]);
     }
+}
 
-    /* --- under K = 3 the worker still steps one iteration at a time --- */
+/* under K = 3 the worker still steps one iteration at a time */
+static void test_worker_steps(void)
+{
+    struct toy t;
+    char err[256];
+
     {
         struct evq *ev = evq_new(err, sizeof err);
         struct cmdq *cmd = cmdq_new();
@@ -504,6 +580,23 @@ int main(void)
         evq_free(ev);
         cmdq_free(cmd);
     }
+}
 
+int main(void)
+{
+    test_overlap();
+    test_not_thread_safe();
+    test_sibling_duplicates();
+    test_finish();
+    test_finish_now();
+    test_prune_in_flight();
+    test_prune_force();
+    test_token_budget();
+    test_iteration_limit();
+    test_few_expandable();
+    test_failed_roles();
+    test_no_mcts();
+    test_sequential_same();
+    test_worker_steps();
     return done_testing();
 }

@@ -14,19 +14,8 @@
 #    index, the transcripts or any file under the temp HOME/XDG dirs;
 #  - permissions: the index and transcripts are created owner-only.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
-T=$(mktemp -d /tmp/drqa-test-security-XXXXXX)
-. "$top_srcdir/tests/tap.sh"
-. "$top_srcdir/tests/fake_llm.sh"
-cleanup() {
-    fake_stop
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/xdg-cache" XDG_CONFIG_HOME="$T/xdg-config" XDG_DATA_HOME="$T/xdg-data" \
-    XDG_STATE_HOME="$T/xdg-state"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-mkdir -p "$HOME" "$XDG_CONFIG_HOME"
-unset DRQA_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY DRQA_MODEL DRQA_API_BASE
+. "$top_srcdir/tests/lib.sh"
+mkdir -p "$XDG_CONFIG_HOME"
 
 R="$T/repo"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$R"

@@ -8,6 +8,7 @@
  * its invalidation when the chunks change.
  */
 #include "tap.h"
+#include "harness.h"
 #include "action.h"
 #include "fpattern.h"
 #include "semantic.h"
@@ -269,16 +270,6 @@ static int fake_embed(const struct embed_config *cfg, const char *const *texts, 
     *vecs = xcalloc(n * 64, sizeof(float));
     for (size_t i = 0; i < n; i++) tok_each(texts[i], strlen(texts[i]), TOK_STOPWORDS, fake_term, *vecs + i * 64);
     return 0;
-}
-
-static int count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return n;
 }
 
 int main(void)

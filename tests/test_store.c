@@ -1,5 +1,6 @@
 /* Unit tests for store: schema creation, version check and rebuild, defaults. */
 #include "tap.h"
+#include "harness.h"
 #include "sqlx.h"
 #include "store.h"
 #include "store_rows.h"
@@ -9,16 +10,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
 
 /* Stores text as the file row id (path, hash), as the indexer does. */
 static void put_file(sqlite3 *db, int id, const char *path, const char *hash, const void *z, size_t zl, long long tlen)

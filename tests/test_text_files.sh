@@ -6,10 +6,7 @@
 # Lock files and minified text are skipped with a reason.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-text.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 
 R="$T/proj"
 mkdir -p "$R/proj" "$R/docs"

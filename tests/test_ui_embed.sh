@@ -6,9 +6,6 @@
 # does with the same options.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-. "$top_srcdir/tests/fake_llm.sh"
-trap 'fake_stop; cleanup' EXIT
 echo '{"embed_dim": 8}' >"$T/embed.json"
 fake_start "$T/embed.json" "$T/req.jsonl"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"

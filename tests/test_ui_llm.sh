@@ -7,9 +7,6 @@
 # worker's transcript names the policy, model, provider and API base.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-. "$top_srcdir/tests/fake_llm.sh"
-trap 'fake_stop; cleanup' EXIT
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 "$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$T/repo" >/dev/null 2>&1
 Q="Where does App.dispatch_request call the view function?"
@@ -45,20 +42,7 @@ wait_for '^EXIT=0'
 ok $? "y cancels the request in flight and exits 0"
 fake_stop
 
-cat >"$T/ok.json" <<'JSON'
-{"rules": [
- {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
- {"match": "You are the Planning Agent", "times": 1,
-  "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
- {"match": "You are the Planning Agent",
-  "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
- {"match": "You are the Evidence Filter",
-  "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
- {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
- {"match": "You are the Answer Agent",
-  "content": "{\"answer\": \"App.dispatch_request calls the view function at tinyweb/app.py:51.\"}"}
-]}
-JSON
+dispatch_script "$T/ok.json" 'App.dispatch_request calls the view function at tinyweb/app.py:51.'
 printf 'price.fake-model.input = 2\nprice.fake-model.output = 8\n' >"$T/prices.conf"
 fake_start "$T/ok.json" "$T/ok.jsonl"
 run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \

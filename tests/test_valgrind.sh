@@ -15,12 +15,8 @@ if ldd "$DRQA" 2>/dev/null | grep -q 'libasan\|libubsan'; then
     echo "1..0 # SKIP a sanitizer build (valgrind needs a plain one)"
     exit 0
 fi
-T=$(mktemp -d /tmp/drqa-test-valgrind-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-unset DRQA_API_KEY DRQA_MODEL DRQA_API_BASE OPENAI_API_KEY ANTHROPIC_API_KEY OLLAMA_HOST
+. "$top_srcdir/tests/lib.sh"
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
-. "$top_srcdir/tests/tap.sh"
 # vg WANT_STATUS DESCRIPTION ARGS...: the program under memcheck
 vg() {
     want=$1 desc=$2 k=$((n + 1))

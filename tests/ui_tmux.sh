@@ -1,43 +1,43 @@
 # ui_tmux.sh: shell helpers for the tmux-driven front end tests (sourced).
 # A private tmux server (-L) per test, killed on exit; screens are read with
-# capture-pane and waited for by bounded polling, never by fixed sleeps.
+# capture-pane and waited for by bounded polling, never by fixed sleeps. The
+# temporary directory, HOME and the rest come from tests/lib.sh.
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
 if ! command -v tmux >/dev/null 2>&1; then
     echo "1..0 # SKIP tmux is not installed"
     exit 0
 fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ui-test.XXXXXX")
+# the directory's name as short as it was: the screens show paths under it
+lib_name=ui-test
+. "$top_srcdir/tests/lib.sh"
 SOCK="drqa-ui-$$"
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
 # kill-server leaves the socket file behind: remove it too.
-cleanup() {
-    tm kill-server 2>/dev/null
-    rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-    rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data"
-unset DRQA_API_BASE DRQA_API_KEY DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL \
-      ANTHROPIC_API_KEY OLLAMA_HOST DRQA_EMBED_BASE DRQA_EMBED_MODEL DRQA_EMBED_KEY NO_COLOR
-mkdir -p "$HOME"
+at_exit 'tm kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"'
+unset NO_COLOR
 
 # A failed test (tap.sh) shows the last screen captured.
 tap_fail_hook() { [ -f "$T/screen" ] && sed 's/^/#   |/' "$T/screen"; }
 
 # run_ui W H ENV... -- ARGS...: starts drqa-tui in a new tmux session "ui";
-# when it exits the pane shows "EXIT=<status>".
+# when it exits the pane shows "EXIT=<status>". With a test hook among the
+# ENV (DRQA_TUI_*, DRQA_TEST_*: ui/test_hooks.h) it is the test build,
+# $DRQA_HOOKS, since drqa-tui itself reads none.
 run_ui() {
     w=$1 h=$2; shift 2
-    envs=""
-    while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    envs="" prog=$DRQA
+    while [ "$1" != "--" ]; do
+        case $1 in DRQA_TUI_* | DRQA_TEST_*) prog=$DRQA_HOOKS ;; esac
+        envs="$envs $1"
+        shift
+    done
     shift
     args=""
     for a in "$@"; do args="$args '$a'"; done
     # the shell outlives a C-c sent to the front end (trap ':' leaves the
     # child's SIGINT at its default) so that its exit status is shown
     printf '#!/bin/sh\ntrap : INT\nenv LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color%s "%s"%s 2>"%s/stderr"\necho "EXIT=$?"\nexec sleep 600\n' \
-        "$envs" "$DRQA" "$args" "$T" >"$T/run.sh"
+        "$envs" "$prog" "$args" "$T" >"$T/run.sh"
     # A new session before the old one goes: the server exits with its last.
     old=$S
     S="ui$((${S#ui} + 1))"

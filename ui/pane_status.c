@@ -4,7 +4,8 @@
  * the steps the offline policy decided for the model and the failed model
  * calls (when there are any), elapsed time and the search state (indexing with its
  * progress, searching, paused, answering, done with the stop reason, error).
- * The elapsed time can be fixed by DRQA_TUI_ELAPSED for repeatable screens.
+ * The elapsed time can be fixed by a test hook (test_hooks.h) for repeatable
+ * screens.
  */
 #include "ui.h"
 #include "llm.h"

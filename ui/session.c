@@ -15,6 +15,7 @@
 #include "session.h"
 #include "engine.h"
 #include "llm.h"
+#include "test_hooks.h"
 #include "ui.h"
 #include "worker.h"
 
@@ -44,21 +45,6 @@ static void on_progress(void *ctx, size_t done, size_t total)
                    s->phase ? s->phase : "parse");
 }
 
-/* Test hook: with DRQA_TEST_PHASE_HOLD=DIR each phase waits until DIR/NAME
- * exists (or the update is cancelled), so a test can read every phase off
- * the screen without depending on how fast indexing is. */
-static void test_hold(struct session *s, const char *name)
-{
-    const char *dir = getenv("DRQA_TEST_PHASE_HOLD");
-    if (!dir || !*dir) return;
-    char *path = xasprintf("%s/%s", dir, name);
-    while (access(path, F_OK) != 0 && !(s->cancel && atomic_load(s->cancel))) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    free(path);
-}
-
 /* The index update (and then SemanticSearch) enters a phase: the status
  * line names it instead of standing at the last file count. */
 static void on_phase(void *ctx, const char *name)
@@ -66,7 +52,7 @@ static void on_phase(void *ctx, const char *name)
     struct session *s = ctx;
     s->phase = name;
     evq_post_state(s->ev, EVQ_STATE_INDEXING, 0, 0, name);
-    test_hold(s, name);
+    test_hook_phase_hold(name, s->cancel);   /* the tests read each phase off the screen */
 }
 
 static void hook_close(void *ctx)
@@ -132,8 +118,7 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     cfg.hooks.close = hook_close;
     cfg.hooks.damage = hook_damage;
     cfg.question = ui->o->question;
-    const char *sp = getenv("DRQA_TUI_START_PAUSED");
-    cfg.start_paused = sp && *sp && strcmp(sp, "0") != 0;
+    cfg.start_paused = test_hook_start_paused();
     cfg.transcript_dir = ui->o->transcript_dir;
     cfg.transcript_config = ui->m.config;
     if (worker_start(&ui->worker, &cfg, ui->ev, ui->cmd, err, errlen) != 0) {

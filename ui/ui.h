@@ -125,7 +125,7 @@ struct ui {
     char *repo_name;
     char provenance[48];        /* '@' and HEAD's short commit, '*' when the tree differs; "" outside git */
     char policy_line[256];
-    const char *fixed_elapsed;  /* DRQA_TUI_ELAPSED: shown instead of the clock */
+    const char *fixed_elapsed;  /* shown instead of the clock (a test hook, test_hooks.h) */
     int64_t t_start, t_end;     /* ms; t_end 0 while running */
     int64_t t_paused;           /* ms spent paused so far (not counted as elapsed) */
     int64_t t_pause_since;      /* ms when the current pause began, or 0 */

@@ -12,6 +12,7 @@
 #include "index_scan.h"
 #include "session.h"
 #include "store.h"
+#include "test_hooks.h"
 #include "transcript.h"
 #include "worker.h"
 #include "llm_config.h"
@@ -979,8 +980,7 @@ int ui_run(const struct drqa_opts *o)
     char *hp = ui_history_path();
     ui_history_load(&ui.hist, ui.replay ? NULL : hp);
     free(hp);
-    const char *fe = getenv("DRQA_TUI_ELAPSED");
-    ui.fixed_elapsed = fe && *fe ? fe : NULL;
+    ui.fixed_elapsed = test_hook_elapsed();
     const char *cs = nl_langinfo(CODESET);
     ui.text_flags = cs && !strcmp(cs, "UTF-8") ? 0 : TEXT_ASCII;
     for (int i = 0; i < PANE_COUNT; i++) ui.panes[i].ops = pane_ops_table[i];

@@ -4,20 +4,8 @@
 # '%2e%' fragment is left in the answer.
 . "$(dirname "$0")/leak_common.inc"
 probe_init leak_citation_percent
-cat >"$T/script.json" <<'JSON'
-{"rules": [
- {"match": "You are the Perception Agent", "content": "{\"summary\": \"s\", \"candidates\": [\"App.dispatch_request\"]}"},
- {"match": "You are the Planning Agent", "times": 1,
-  "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
- {"match": "You are the Planning Agent",
-  "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
- {"match": "You are the Evidence Filter",
-  "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
- {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"ok\"}"},
- {"match": "You are the Answer Agent",
-  "content": "{\"answer\": \"`App.dispatch_request` (`tinyweb/app.py:46-51`) calls the view; compare `%2e%2e/etc/passwd:1-3` and %2e%2e/%2e%2e/etc/shadow:2.\"}"}
-]}
-JSON
+dispatch_script "$T/script.json" \
+    '`App.dispatch_request` (`tinyweb/app.py:46-51`) calls the view; compare `%2e%2e/etc/passwd:1-3` and %2e%2e/%2e%2e/etc/shadow:2.'
 fake_model "$T/script.json"
 [ -n "$port" ] || probe_done 1 "the fake model did not start"
 "$DRQA" --no-progress --ask "Where does App.dispatch_request call the view?" --policy llm \

@@ -1,0 +1,22 @@
+/*
+ * harness.h: small helpers the C unit tests share (the TAP lines themselves
+ * are tests/tap.h). Header-only: include it after tap.h.
+ *   count(db, sql)  the first column of the first row of a query (a count),
+ *                   or -1 when the query fails or returns no row
+ */
+#ifndef DRQA_HARNESS_H
+#define DRQA_HARNESS_H
+
+#include <sqlite3.h>
+
+static long long __attribute__((unused)) count(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    long long n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+#endif
