@@ -7,6 +7,7 @@
  */
 #include "policy_llm.h"
 #include "action.h"
+#include "answer_stream.h"
 #include "curate.h"
 #include "jsonx.h"
 #include "mcts.h"
@@ -86,6 +87,7 @@ struct llm_policy {
     char q_last_error[512];
     int q_answer_fallback;
     long long model_ms;
+    struct answer_stream stream;    /* the answer role's reader (policy.set_answer_sink) */
 
     /* Parallel expansion calls the roles from several threads at once (for
      * one question): lock guards the state above, fallback_lock serialises
@@ -604,6 +606,7 @@ static int converse(struct llm_policy *p, enum llm_role role, const char *prompt
         req.tag = llm_role_name(role);
         req.cancel = p->cfg.cancel;
         req.cache_prefix = stable_prefix(p, role, prompt);
+        if (role == LLM_ROLE_ANSWER) answer_stream_attach(&p->stream, &req);
         struct llm_reply rep;
         memset(&rep, 0, sizeof rep);
         int64_t t0 = now_ms();
@@ -2244,10 +2247,12 @@ static int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
         policy_usage_note(u, "answer: the model call failed (%s); asked once more", call.cerr);
         rc = ask_role(p, &call, render_answer, &at, u, err, errlen);
     }
-    if (rc == -2) {
+    if (rc == -2 || (rc == -1 && answer_stream_stopped(&p->stream))) {
+        /* rendering failed, or the reader stopped the answer: what it got is kept */
+        if (rc == -1) answer_stream_keep(&p->stream, &seen, out, u);
         role_call_done(&call);
         evidence_free(&seen);
-        return -1;
+        return rc == -1 ? 0 : -1;
     }
     const char *prompt = call.prompt;
     char *problem = call.problem;
@@ -2552,7 +2557,13 @@ void llm_policy_free(struct llm_policy *p)
         cJSON_Delete(p->schema[r]);
     }
     free(p->actions_text);
+    answer_stream_free(&p->stream);
     free(p);
+}
+
+static void lp_set_answer_sink(void *ctx, policy_answer_sink fn, void *ud)
+{
+    answer_stream_set(&((struct llm_policy *)ctx)->stream, fn, ud);
 }
 
 void llm_policy_bind(struct llm_policy *p, struct policy *out)
@@ -2566,6 +2577,7 @@ void llm_policy_bind(struct llm_policy *p, struct policy *out)
     out->rollout = p->has_fallback && p->fallback.rollout ? lp_rollout : NULL;
     out->plan_fallback = p->has_fallback && p->fallback.plan ? lp_plan_fallback : NULL;
     out->answer = lp_answer;
+    out->set_answer_sink = lp_set_answer_sink;
 }
 
 void llm_policy_curator(struct llm_policy *p, struct policy_curator *out)
