@@ -29,7 +29,8 @@ enum fkey {
     F_API_BASE, F_API_KEY, F_MODEL, F_PROVIDER, F_EMBED_BASE, F_EMBED_MODEL, F_EMBED_KEY,
     F_JSON_MODE, F_TIMEOUT_CONNECT, F_TIMEOUT_TOTAL, F_RETRIES, F_BACKOFF, F_BACKOFF_MAX,
     F_RETRY_AFTER_MAX, F_MAX_REPLY, F_MAX_TOKENS, F_TEMPERATURE, F_EMBED_BATCH,
-    F_MCP_TOKEN, F_MCP_ORIGINS, F_MCP_MAX_REQUESTS, F_MCP_MAX_SESSIONS, F_API, F_COUNT
+    F_MCP_TOKEN, F_MCP_ORIGINS, F_MCP_MAX_REQUESTS, F_MCP_MAX_SESSIONS, F_API,
+    F_TIMEOUT_IDLE, F_STREAM, F_COUNT
 };
 
 static const char *const fkey_names[F_COUNT] = {
@@ -38,6 +39,7 @@ static const char *const fkey_names[F_COUNT] = {
     "backoff_max_ms", "retry_after_max_ms", "max_reply_bytes", "max_tokens", "temperature",
     "embed_batch",
     "mcp_token", "mcp_allowed_origins", "mcp_max_requests", "mcp_max_sessions", "api",
+    "timeout_idle_ms", "stream",
 };
 
 struct fileval {
@@ -367,6 +369,7 @@ static void config_init(struct drqa_config *c)
     c->policy = POLICY_OFFLINE;
     c->timeout_connect_ms = 10000;
     c->timeout_total_ms = 300000;
+    c->timeout_idle_ms = 120000;
     c->retries = 3;
     c->backoff_ms = 500;
     c->backoff_max_ms = 20000;
@@ -492,9 +495,16 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
         goto out;
     }
     if (o && o->json_mode) c->json_mode = 1;
+    int stream = 1;
+    if (fv.v[F_STREAM] && parse_bool(fv.v[F_STREAM], &stream)) {
+        bad_value(err, errlen, fv.path, fv.line[F_STREAM], "stream", "true or false");
+        goto out;
+    }
+    c->no_stream = !stream || (o && o->no_stream);
     long v;
     if (file_long(&fv, F_TIMEOUT_CONNECT, 1, 3600000, c->timeout_connect_ms, &c->timeout_connect_ms, err, errlen) ||
         file_long(&fv, F_TIMEOUT_TOTAL, 1, 86400000, c->timeout_total_ms, &c->timeout_total_ms, err, errlen) ||
+        file_long(&fv, F_TIMEOUT_IDLE, 1, 86400000, c->timeout_idle_ms, &c->timeout_idle_ms, err, errlen) ||
         file_long(&fv, F_BACKOFF, 0, 3600000, c->backoff_ms, &c->backoff_ms, err, errlen) ||
         file_long(&fv, F_BACKOFF_MAX, 0, 3600000, c->backoff_max_ms, &c->backoff_max_ms, err, errlen) ||
         file_long(&fv, F_RETRY_AFTER_MAX, 0, 3600000, c->retry_after_max_ms, &c->retry_after_max_ms, err, errlen))
@@ -642,6 +652,7 @@ void config_profile(const struct drqa_config *c, const char *model, struct llm_p
     for (size_t i = 0; i < c->noverrides; i++)   /* checked when the file was read */
         if (llm_profile_match(c->overrides[i].glob, model) || (slash && llm_profile_match(c->overrides[i].glob, slash + 1)))
             llm_profile_set(out, c->overrides[i].field, c->overrides[i].value, e, sizeof e);
+    if (c->no_stream) out->stream = 0;   /* over every profile line: the run's choice */
     double pin, pout;
     if (config_price(c, model, &pin, &pout) == 0) {
         out->price_input = pin;
@@ -655,6 +666,7 @@ void config_http_opts(const struct drqa_config *c, struct http_opts *o)
     http_opts_defaults(o);
     o->connect_timeout_ms = c->timeout_connect_ms;
     o->total_timeout_ms = c->timeout_total_ms;
+    o->idle_timeout_ms = c->timeout_idle_ms;
     o->max_attempts = c->retries + 1;
     o->backoff_base_ms = c->backoff_ms;
     o->backoff_max_ms = c->backoff_max_ms;
