@@ -99,7 +99,7 @@ RUNS = {
     "http200-error": ("openai", "gpt-4.1-mini", [], []),
     # OpenRouter's choices[0].error with finish_reason "error", on some requests
     "choice-error": ("openai", "gpt-4.1-mini", [], []),
-    # a server that streams every reply: can never answer (exit status 3)
+    # a server that streams every reply, asked or not: read all the same
     "unasked-sse": ("openai", "gpt-4.1-mini", [], []),
     # a model that declines everything: can never answer (exit status 3)
     "refusal": ("openai", "gpt-4o", [], []),
@@ -110,7 +110,7 @@ RUNS = {
 }
 # profiles whose server can never answer usably: every question fails, the
 # run exits 3 (no model call succeeded) naming the server's reason
-NEVER_ANSWERS = {"unasked-sse", "refusal"}
+NEVER_ANSWERS = {"refusal"}
 
 # ---- the current model generation (December 2026)
 RUNS.update({
