@@ -43,7 +43,14 @@ static int block_start(struct llm_stream *s, const cJSON *j)
     const char *type = str_of(b, "type");
     if (!strcmp(type, "tool_use") && s->req->schema && !s->tool_text) {
         s->tool_text = i + 1;
-        llm_stream_reset_text(s);   /* the tool input, not the text before it, is the reply */
+        if (s->text.len) {   /* the tool input, not the text before it, is the reply */
+            llm_stream_reset_text(s);
+            for (int k = 0; k < i; k++)   /* the thinking handed stays */
+                if (s->blocks[k].block && !strcmp(str_of(s->blocks[k].block, "type"), "thinking") &&
+                    llm_stream_emit(s, LLM_DELTA_REASONING, s->blocks[k].text.data ? s->blocks[k].text.data : "",
+                                    s->blocks[k].text.len))
+                    return 1;
+        }
     }
     const char *t = !strcmp(type, "text") ? str_of(b, "text") : !strcmp(type, "thinking") ? str_of(b, "thinking") : "";
     buf_adds(&s->blocks[i].text, t);

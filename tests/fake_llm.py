@@ -64,6 +64,12 @@ value), "headers" (more headers of an error reply, e.g. {"retry-after-ms":
   echo_key       401 whose message repeats the credential it was sent
   error_200      status 200 with the provider's error JSON as the body
   bad_index      embeddings: an index out of range
+A request with "stream": true is answered as an event stream in its API's
+wire format (tests/sse_wire.py), unless the script's top-level "stream" is
+false (a server that ignores the field) or the REPLY's is; a REPLY with
+"stream": "always" streams unasked too. A streamed REPLY may hold
+"token_delay_ms" (a wait before each piece) and "stream_fault": disconnect,
+stall (for "hang_s"), malformed, error_event or end_early (sse_wire.py).
 A REPLY with "max_model_len" N plays a server with that context window: the
 input counts (prompt bytes + 3) // 4 tokens, the reply limit the request's
 max_tokens (or max_completion_tokens); an input of N or more, or input plus
