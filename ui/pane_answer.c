@@ -50,6 +50,7 @@ static void draw(struct ui *ui, struct pane *p)
     build(ui, p, &d);
     size_t nc = ui->m.answer && !ui->m.writing.active ? ui->m.answer->cites.n : 0;
     if (p->cursor >= (int)nc) p->cursor = nc ? (int)nc - 1 : 0;
+    if (ui->m.writing.active && (int)d.n > p->h - 1) p->top = (int)d.n - (p->h - 1);   /* the newest text */
     /* keep the selected citation in view */
     if (nc) {
         int first = -1, last = -1;

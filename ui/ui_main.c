@@ -312,7 +312,10 @@ static void apply_events(struct ui *ui)
     while (evq_pop(ui->ev, &e)) {
         int node;
         enum evq_state before = ui->m.state;
+        int was_writing = ui->m.writing.active;
         int d = ui_model_apply(&ui->m, &e, &node);
+        /* the answer as checked replaces the text as written: read from its start */
+        if (e.kind == EVQ_ANSWER && was_writing) ui->panes[PANE_ANSWER].top = 0;
         if (e.kind == EVQ_STATE && e.state != before && ui->msg && ui->msg_transient) {
             free(ui->msg);
             ui->msg = NULL;
