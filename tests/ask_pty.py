@@ -4,7 +4,8 @@ pseudo-terminal (so isatty(1) holds, as in a terminal) and its standard
 error in a file, for the tests and benches of --ask on a terminal.
 
   ask_pty.py --out FILE [--err FILE] [--stop-after TEXT] [--times FILE]
-             [--guard S] -- COMMAND ARGS...
+             [--size COLSxROWS] [--keys-after TEXT --keys KEYS] [--guard S]
+             -- COMMAND ARGS...
 
 --out          everything the command wrote to the terminal, as written
 --stop-after   once TEXT has appeared in the output, SIGINT is sent to the
@@ -12,17 +13,24 @@ error in a file, for the tests and benches of --ask on a terminal.
 --times        one line per read from the terminal: the wall-clock time
                (seconds since the epoch, as time.time()) and the output's
                length after the read
+--size         the terminal's size (default 80x24)
+--keys-after   once TEXT has appeared in the output (after --stop-after's
+               signal, when both are given), KEYS are typed (written to the
+               terminal; \\n for Enter)
 --guard        seconds after which the command is killed (a hang; default 60)
 
 Exits with the command's exit status (128 + N when a signal N ended it).
 """
 import argparse
+import fcntl
 import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 
@@ -32,11 +40,16 @@ def main():
     ap.add_argument("--err", default=os.devnull)
     ap.add_argument("--stop-after")
     ap.add_argument("--times")
+    ap.add_argument("--size", default="80x24")
+    ap.add_argument("--keys-after")
+    ap.add_argument("--keys", default="")
     ap.add_argument("--guard", type=float, default=60.0)
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
     master, slave = pty.openpty()
+    cols, rows = (int(v) for v in a.size.split("x"))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     with open(a.err, "wb") as err:
         p = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=err, close_fds=True)
     os.close(slave)
@@ -44,6 +57,9 @@ def main():
     times = []
     stop = a.stop_after.encode() if a.stop_after else None
     sent = False
+    keys_after = a.keys_after.encode() if a.keys_after else None
+    typed = False
+    keys_from = 0   # the output's length when the signal went: keys wait for TEXT after it
     end = time.time() + a.guard
     while True:
         left = end - time.time()
@@ -67,6 +83,10 @@ def main():
         if stop and not sent and stop in out:
             p.send_signal(signal.SIGINT)
             sent = True
+            keys_from = len(out)
+        if keys_after and not typed and (sent or not stop) and keys_after in out[keys_from:]:
+            os.write(master, a.keys.replace("\\n", "\r").encode())
+            typed = True
     rc = p.wait()
     os.close(master)
     with open(a.out, "wb") as f:
