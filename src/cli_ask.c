@@ -105,6 +105,29 @@ static void print_fallbacks(const char *what, int steps, long failed, long calls
     free(safe);
 }
 
+/* The answer on stdout: with --json its line, else its Markdown unless it
+ * was printed as it was written (streamed). */
+static void print_answer(const struct drqa_opts *o, const struct engine_result *r, int streamed)
+{
+    if (o->json) {
+        cJSON *id = cJSON_CreateNumber(1);
+        cJSON *j = engine_result_json(r, id);
+        char *s = cJSON_PrintUnformatted(j);
+        char *safe = json_term_safe(s);   /* quotes of files: no raw C1 or DEL */
+        printf("%s\n", safe);
+        free(safe);
+        free(s);
+        cJSON_Delete(j);
+        cJSON_Delete(id);
+    } else if (r->answer && !streamed) {
+        char *md = engine_result_markdown(r);
+        char *safe = text_term_safe(md);   /* quotes of files: no raw control characters */
+        fputs(safe, stdout);
+        free(safe);
+        free(md);
+    }
+}
+
 int cli_ask(const struct drqa_opts *o)
 {
     char err[1024];
@@ -181,23 +204,7 @@ ask:
         again = 1;
         goto ask;
     }
-    if (o->json) {
-        cJSON *id = cJSON_CreateNumber(1);
-        cJSON *j = engine_result_json(&r, id);
-        char *s = cJSON_PrintUnformatted(j);
-        char *safe = json_term_safe(s);   /* quotes of files: no raw C1 or DEL */
-        printf("%s\n", safe);
-        free(safe);
-        free(s);
-        cJSON_Delete(j);
-        cJSON_Delete(id);
-    } else if (r.answer && !streamed) {
-        char *md = engine_result_markdown(&r);
-        char *safe = text_term_safe(md);   /* quotes of files: no raw control characters */
-        fputs(safe, stdout);
-        free(safe);
-        free(md);
-    }
+    print_answer(o, &r, streamed);
     if (rc) {
         char *safe = text_term_safe(r.error ? r.error : "the question could not be answered");
         fprintf(stderr, "drqa-tui: %s\n", safe);

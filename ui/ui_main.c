@@ -1091,9 +1091,8 @@ int ui_run(const struct drqa_opts *o)
         if (got_int) {
             /* C-c asks as q does while something runs; a second one quits */
             got_int = 0;
-            if (ui.edit == EDIT_NONE && stop_answer(&ui)) {
-                /* while the answer is written, C-c stops it (as Esc does) */
-            } else if (ui.edit == EDIT_CONFIRM_QUIT || !search_running(&ui)) {
+            if (ui.edit == EDIT_NONE && stop_answer(&ui)) continue;   /* while it is written, as Esc */
+            if (ui.edit == EDIT_CONFIRM_QUIT || !search_running(&ui)) {
                 ui.quit = 1;
                 rc = 128 + SIGINT;
             } else {
