@@ -8,6 +8,7 @@
  * not stopped; the sink is taken away after each answer. Waits are bounded
  * only as a guard against hangs. */
 #include "tap.h"
+#include "evq_next.h"
 #include "toy_policy.h"
 #include "worker.h"
 
@@ -88,16 +89,6 @@ struct seen {
     char answer[256];
 };
 
-static int next_event(struct evq *q, struct evq_event *e)
-{
-    for (;;) {
-        if (evq_pop(q, e)) return 1;
-        struct pollfd p = {evq_wake_fd(q), POLLIN, 0};
-        if (poll(&p, 1, 20000) <= 0) return 0;
-        evq_drain_wake(q);
-    }
-}
-
 /* Applies events until the n-th answer (want_delta: until a first piece);
  * 0 on a hang. */
 static int wait_for(struct evq *q, struct seen *s, int answers, int want_delta)
@@ -152,25 +143,30 @@ static char *only_file(const char *dir, const char *suffix)
     return text;
 }
 
-int main(void)
+/* A worker over the toy search with the policy double, asking "first",
+ * writing its transcripts into dir; NULL when it did not start. */
+static struct worker *start(struct evq *ev, struct cmdq *cmd, const char *dir)
 {
-    char dir[] = "/tmp/drqa-test-wstream-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
-    char err[256];
-    struct evq *ev = evq_new(err, sizeof err);
-    struct cmdq *cmd = cmdq_new();
     toy_init(&toy);
     toy.finish_at = 3;
-    struct worker_config wc;
-    memset(&wc, 0, sizeof wc);
+    struct worker_config wc = {.hooks = {NULL, hook_open, NULL, NULL}, .question = "first", .transcript_dir = dir};
     search_config_defaults(&wc.search);
     wc.search.iterations = 10;
-    wc.search.finish_min_value = 0;
-    wc.hooks = (struct worker_hooks){NULL, hook_open, NULL, NULL};
-    wc.question = "first";
-    wc.transcript_dir = dir;
+    wc.search.finish_min_value = 0;   /* the toy values Finish at 31: let it stop the search */
     struct worker *w = NULL;
-    is_int(worker_start(&w, &wc, ev, cmd, err, sizeof err), 0, "start the worker");
+    char err[256];
+    if (worker_start(&w, &wc, ev, cmd, err, sizeof err) != 0) diag("%s", err);
+    return w;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/drqa-test-wstream-XXXXXX", err[256];
+    ok(mkdtemp(dir) != NULL, "temp dir");
+    struct evq *ev = evq_new(err, sizeof err);
+    struct cmdq *cmd = cmdq_new();
+    struct worker *w = start(ev, cmd, dir);
+    ok(w != NULL, "start the worker");
 
     struct seen s = {BUF_INIT, 0, EVQ_STATE_IDLE, 0, 0, ""};
     ok(wait_for(ev, &s, 1, 0), "the search answers");
