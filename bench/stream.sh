@@ -11,32 +11,12 @@
 #
 #   bench/stream.sh [BUILD_DIR]      (default: $top_builddir or .)
 #
-# Environment: QUESTIONS, PYLIB (default /usr/lib/python3/dist-packages),
-# PROFILES (default all), ITERATIONS (default 15), TOKEN_DELAY_MS (the
-# emulator's wait before each streamed piece, default 0), EVERY (every K-th
-# question, default 1), WORKDIR (kept when given). One question at a time:
-# the emulator's prompt-cache counts follow the order of requests.
+# Environment: as bench/model-emu.sh (QUESTIONS, PYLIB, PROFILES,
+# ITERATIONS, WORKDIR), and TOKEN_DELAY_MS (the emulator's wait before each
+# streamed piece, default 0) and EVERY (every K-th question, default 1). One
+# question at a time: the emulator's prompt-cache counts follow the order of
+# its requests, which must be the same in both runs.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-top_srcdir=${top_srcdir:-$(dirname "$here")}
-build=${1:-${top_builddir:-.}}
-questions=${QUESTIONS:-$top_srcdir/../shared/benchmarks/sweqa-dev.jsonl}
-pylib=${PYLIB:-/usr/lib/python3/dist-packages}
-if [ ! -f "$questions" ]; then
-    echo "stream.sh: no questions file '$questions' (set QUESTIONS)" >&2
-    exit 2
-fi
-for d in flask requests; do
-    if [ ! -d "$pylib/$d" ]; then
-        echo "stream.sh: '$pylib/$d' is missing (apt-get install python3-$d, or set PYLIB)" >&2
-        exit 2
-    fi
-done
-if [ ! -x "$build/drqa-tui" ]; then
-    echo "stream.sh: no '$build/drqa-tui'; build first or give the build directory" >&2
-    exit 2
-fi
-exec "${PYTHON3:-python3}" "$top_srcdir/tests/model_emu_run.py" --drqa "$build/drqa-tui" --questions "$questions" \
-    --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" ${PROFILES:+--profiles "$PROFILES"} \
-    --iterations "${ITERATIONS:-15}" --jobs 1 --every "${EVERY:-1}" --compare-stream \
-    --token-delay-ms "${TOKEN_DELAY_MS:-0}" ${WORKDIR:+--workdir "$WORKDIR"}
+JOBS=1 EMU_RUN_ARGS="--compare-stream --token-delay-ms ${TOKEN_DELAY_MS:-0} --every ${EVERY:-1}" \
+    exec sh "$here/model-emu.sh" "$@"

@@ -1,6 +1,7 @@
 /*
  * http: one JSON POST over libcurl with the failure handling every model API
- * needs. Connect and per-attempt total timeouts; bounded retries with
+ * needs. Connect and per-attempt total timeouts (for a streamed reply,
+ * http_post_stream, an idle limit in place of the total); bounded retries with
  * exponential backoff and jitter on timeouts, connection errors, 408, 429 and
  * 5xx (honouring a usable retry-after-ms or Retry-After, capped by
  * retry_after_max_ms and total_timeout_ms; a missing, zero, negative or
