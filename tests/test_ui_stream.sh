@@ -35,7 +35,7 @@ wait_for '_Stopped while it was being written: this'
 ok $? "the part written is kept, marked as incomplete"
 wait_for '\[1\] tinyweb/app\.py:46-51'
 ok $? "its verified citation is listed"
-wait_for 'done'
+wait_for '\| done: '
 ok $? "the search is done"
 grep -q LASTWORD "$T/screen"
 ok $((! $?)) "the rest of the answer never came"
