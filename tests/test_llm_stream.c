@@ -192,6 +192,26 @@ static void unit(void)
     ok(strstr(d, "\"type\":\"error\"") && strstr(d, "overloaded_error"), "an error event after text: an error document");
     free(d);
     rec_free(&r);
+
+    /* the Responses API's other ends: incomplete (at the limit), failed, an error event */
+    d = assemble(LLM_WIRE_RESPONSES, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+                 "\"delta\":\"cut\"}\n\nevent: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":"
+                 "{\"status\":\"incomplete\",\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"output\":[]}}\n\n",
+                 9, 0, &r, &fed);
+    ok(strstr(d, "\"status\":\"incomplete\"") && strstr(d, "\"text\":\"cut\""),
+       "response.incomplete ends the stream, its output rebuilt from the deltas: %s", d);
+    free(d);
+    rec_free(&r);
+    d = assemble(LLM_WIRE_RESPONSES, "data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\","
+                 "\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n", 7, 0, &r, &fed);
+    ok(!strncmp(d, "{\"error\":", 9) && strstr(d, "boom"), "response.failed: an error document: %s", d);
+    free(d);
+    rec_free(&r);
+    d = assemble(LLM_WIRE_RESPONSES, "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit\",\"message\":"
+                 "\"slow down\"}\n\n", 20, 0, &r, &fed);
+    ok(!strncmp(d, "{\"error\":", 9) && strstr(d, "slow down"), "an error event: an error document: %s", d);
+    free(d);
+    rec_free(&r);
 }
 
 /* ---- through the fake server ---- */
