@@ -18,7 +18,7 @@
 # temp-deprecated,claude5,system-role,strict-params, and the reply shapes
 # http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now,
 # and the transports azure,responses,anthropic-cache), ITERATIONS (default 15), JOBS (default 2), WORKDIR (kept when
-# given).
+# given), EMU_RUN_ARGS (more tests/model_emu_run.py options: bench/stream.sh's).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=${top_srcdir:-$(dirname "$here")}
@@ -42,4 +42,4 @@ fi
 exec "${PYTHON3:-python3}" "$top_srcdir/tests/model_emu_run.py" --drqa "$build/drqa-tui" --questions "$questions" \
     --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" \
     --profiles "${PROFILES:-clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided,temp-deprecated,claude5,system-role,strict-params,http200-error,choice-error,unasked-sse,refusal,length-empty,finish-now,azure,responses,anthropic-cache}" \
-    --iterations "${ITERATIONS:-15}" --jobs "${JOBS:-2}" ${WORKDIR:+--workdir "$WORKDIR"}
+    --iterations "${ITERATIONS:-15}" --jobs "${JOBS:-2}" ${WORKDIR:+--workdir "$WORKDIR"} ${EMU_RUN_ARGS:-}

@@ -4,7 +4,9 @@
  *   --ask QUESTION REPO    answers one question: Markdown with citations on
  *                          stdout, or with --json the same object as a batch
  *                          line; exit status 0, or non-zero with the reason
- *                          on stderr.
+ *                          on stderr. On a terminal (not --json) the answer
+ *                          is printed as it is written, and C-c then stops
+ *                          it (cli_stream.h, exit status EXIT_STOPPED).
  *   --batch IN --out OUT REPO
  *                          answers every line of a JSONL file ({"id",
  *                          "question"}; other fields are ignored; id defaults
@@ -32,6 +34,7 @@
  *                          per-role model, as config-file lines.
  */
 #include "cli.h"
+#include "cli_stream.h"
 #include "llm_config.h"
 #include "engine.h"
 #include "llm.h"
@@ -102,6 +105,29 @@ static void print_fallbacks(const char *what, int steps, long failed, long calls
     free(safe);
 }
 
+/* The answer on stdout: with --json its line, else its Markdown unless it
+ * was printed as it was written (streamed). */
+static void print_answer(const struct drqa_opts *o, const struct engine_result *r, int streamed)
+{
+    if (o->json) {
+        cJSON *id = cJSON_CreateNumber(1);
+        cJSON *j = engine_result_json(r, id);
+        char *s = cJSON_PrintUnformatted(j);
+        char *safe = json_term_safe(s);   /* quotes of files: no raw C1 or DEL */
+        printf("%s\n", safe);
+        free(safe);
+        free(s);
+        cJSON_Delete(j);
+        cJSON_Delete(id);
+    } else if (r->answer && !streamed) {
+        char *md = engine_result_markdown(r);
+        char *safe = text_term_safe(md);   /* quotes of files: no raw control characters */
+        fputs(safe, stdout);
+        free(safe);
+        free(md);
+    }
+}
+
 int cli_ask(const struct drqa_opts *o)
 {
     char err[1024];
@@ -159,7 +185,12 @@ ask:
         }
     }
     struct engine_result r;
-    int rc = engine_ask(e, o->question, stem, &r);
+    /* on a terminal the answer is printed as it is written (cli_stream.h) */
+    struct ask_tty *tty = !o->json && isatty(STDOUT_FILENO) ? ask_tty_begin(stdout) : NULL;
+    struct engine_ask_hooks hooks = {0};
+    if (tty) ask_tty_hooks(tty, &hooks);
+    int rc = engine_ask_hooked(e, o->question, stem, tty ? &hooks : NULL, &r);
+    int streamed = ask_tty_end(tty, r.damage && !again ? NULL : &r);
     if (r.damage && !again) {
         char *m = engine_damage_message(r.damage, 0), *safe = text_term_safe(m);
         fprintf(stderr, "drqa-tui: %s\n", safe);
@@ -173,23 +204,7 @@ ask:
         again = 1;
         goto ask;
     }
-    if (o->json) {
-        cJSON *id = cJSON_CreateNumber(1);
-        cJSON *j = engine_result_json(&r, id);
-        char *s = cJSON_PrintUnformatted(j);
-        char *safe = json_term_safe(s);   /* quotes of files: no raw C1 or DEL */
-        printf("%s\n", safe);
-        free(safe);
-        free(s);
-        cJSON_Delete(j);
-        cJSON_Delete(id);
-    } else if (r.answer) {
-        char *md = engine_result_markdown(&r);
-        char *safe = text_term_safe(md);   /* quotes of files: no raw control characters */
-        fputs(safe, stdout);
-        free(safe);
-        free(md);
-    }
+    print_answer(o, &r, streamed);
     if (rc) {
         char *safe = text_term_safe(r.error ? r.error : "the question could not be answered");
         fprintf(stderr, "drqa-tui: %s\n", safe);
@@ -201,9 +216,13 @@ ask:
     if (!r.no_model && llm)
         print_fallbacks("", r.fallback_steps, r.failed_calls, r.model_calls,
                         r.answered_by && !strcmp(r.answered_by, "offline"), r.fallback_reason);
-    if (uncited)
+    if (r.stopped)
+        fprintf(stderr, "drqa-tui: the answer was stopped (C-c) while it was being written; the part that had "
+                        "arrived is printed, marked as stopped (exit status %d)\n", EXIT_STOPPED);
+    else if (uncited)
         fprintf(stderr, "drqa-tui: warning: the answer cites no code span the search verified (exit status 4)\n");
-    int status = r.no_model ? EXIT_NO_MODEL : rc ? EXIT_FAIL : uncited ? EXIT_UNCITED : EXIT_OK;
+    int status = r.no_model ? EXIT_NO_MODEL : rc ? EXIT_FAIL : r.stopped ? EXIT_STOPPED : uncited ? EXIT_UNCITED
+                                                                                                : EXIT_OK;
     if (r.damage) {   /* found again after the check: said, not hidden */
         char *m = engine_damage_message(r.damage, 1), *safe = text_term_safe(m);
         fprintf(stderr, "drqa-tui: warning: %s\n", safe);

@@ -517,6 +517,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, c
         sc.on_event = ask_on_event;
         sc.event_ctx = &watch;
     }
+    if (pol.set_answer_sink) pol.set_answer_sink(pol.ctx, h ? h->answer_sink : NULL, h ? h->answer_ctx : NULL);
     struct search *s = search_new(&sc, &pol, &ex, &cu, question);
     int cancelled = 0;
     while (!(cancelled = h && h->cancel && atomic_load(h->cancel)) && search_step(s)) {
@@ -527,8 +528,10 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, c
         return;
     }
     struct search_answer *a = search_answer(s);
+    if (pol.set_answer_sink) pol.set_answer_sink(pol.ctx, NULL, NULL);   /* the hooks end with this question */
     const struct mcts_tree *t = search_tree(s);
     r->answer = xstrdup(a->markdown ? a->markdown : "");
+    r->stopped = a->stopped;
     evidence_copy(&r->cites, &a->cites);
     for (size_t i = 0; i < a->npath; i++) {
         const struct mcts_node *n = mcts_node(t, a->path[i]);
@@ -825,6 +828,7 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     cJSON_AddNumberToObject(o, "verified_citations", r->verified_citations);
     cJSON_AddBoolToObject(o, "uncited", r->answer && r->verified_citations == 0);
     if (r->offline_answer) cJSON_AddStringToObject(o, "offline_answer", r->offline_answer);
+    if (r->stopped) cJSON_AddTrueToObject(o, "stopped");   /* only then: lines stay as they were */
     return o;
 }
 

@@ -157,6 +157,9 @@ struct engine_result {
     int verified_citations;
     char **cite_hashes;        /* cites.n hashes of each cited span's lines as the index holds them
                                 * (recheck.h), NULL where the lines could not be read */
+    int stopped;               /* the answer's reader (engine_ask_hooks.answer_sink) stopped it while it
+                                * was written: answer is the part that had arrived and says so; its
+                                * line then has "stopped": true */
 };
 
 /* The parts of the tree search --ask runs on e, for a caller that drives the
@@ -214,7 +217,8 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
  * (what the answer quotes; identifier recall reads it, metrics.h);
  * repo_name is the repository directory's own name, the first component of
  * the cited paths when they are matched against gold files. id is copied
- * (NULL gives null). Caller deletes. */
+ * (NULL gives null). "stopped": true is added only when the answer's reader
+ * stopped it (struct engine_result). Caller deletes. */
 cJSON *engine_result_json(const struct engine_result *r, const cJSON *id);
 
 /* The Markdown printed by --ask: the answer and a list of its citations;

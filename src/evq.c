@@ -20,7 +20,7 @@ static const char *const kind_names[] = {
     [EVQ_REPORT] = "report",         [EVQ_EVIDENCE] = "evidence",
     [EVQ_LOG] = "log",               [EVQ_STATE] = "state",
     [EVQ_ANSWER] = "answer",         [EVQ_TOKENS] = "tokens",
-    [EVQ_UCT] = "uct",
+    [EVQ_UCT] = "uct",               [EVQ_ANSWER_DELTA] = "answer-delta",
 };
 
 static const char *const state_names[] = {

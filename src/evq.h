@@ -34,12 +34,21 @@ enum evq_kind {
     EVQ_LOG,           /* node (or -1); text: a log line */
     EVQ_STATE,         /* state; a/b: progress done/total when indexing; text: detail */
     EVQ_ANSWER,        /* text: answer markdown; text2: citations, one "path:start-end"
-                          a line; a: 1 when from a finished trajectory */
+                          a line; a: 1 when from a finished trajectory; b: 1 when it
+                          was stopped while written (search_answer.stopped) */
     EVQ_TOKENS,        /* a: input tokens, b: output tokens (totals so far) */
     EVQ_UCT,           /* one score of a selection (struct mcts_uct_mark): node,
                           iteration, uct: the score; a: 1 for UCT_new (the node as
                           a candidate for a new child); b: 1 when it won */
+    EVQ_ANSWER_DELTA,  /* a piece of the answer as the model writes it (before its
+                          EVQ_ANSWER): a: EVQ_DELTA_*; text: the piece (NULL for a
+                          reset); b: its length in bytes */
 };
+
+/* EVQ_ANSWER_DELTA's kind (policy_answer_sink's): */
+#define EVQ_DELTA_TEXT 0       /* answer text */
+#define EVQ_DELTA_REASONING 1  /* the model's reasoning before or between its text */
+#define EVQ_DELTA_RESET 2      /* the answer is written again: drop its text so far */
 
 enum evq_state {
     EVQ_STATE_IDLE,

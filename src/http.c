@@ -42,6 +42,7 @@ void http_opts_defaults(struct http_opts *o)
     o->backoff_max_ms = 20000;
     o->retry_after_max_ms = 60000;
     o->max_reply = 8u << 20;
+    o->idle_timeout_ms = 120000;
 }
 
 /* The libcurl functions used here, as (return type, name, parameters). */
@@ -288,6 +289,18 @@ struct xfer {
     atomic_int *cancel;
     char retry_after[64];      /* the Retry-After header's value, "" when none */
     char retry_after_ms[64];   /* the retry-after-ms header's value, "" when none */
+    /* a streamed reply (http_post_stream): a 2xx text/event-stream body goes
+     * to fn as it arrives instead of into body */
+    CURL *h;
+    http_stream_fn fn;
+    void *ud;
+    int mode;                  /* 0: no byte of the body yet; 1: kept in body; 2: handed to fn */
+    int stopped;               /* fn asked to stop */
+    size_t streamed, max;      /* bytes handed to fn; the reply cap */
+    long idle_ms;              /* no byte moving for this long ends the attempt (0: no limit) */
+    int64_t last_ms;           /* when a byte last moved */
+    curl_off_t last_dn, last_un;
+    int idle;                  /* the idle limit ended the attempt */
 };
 
 /* Copies the value of header `name` (lower case, with its colon) from the
@@ -340,19 +353,50 @@ long http_retry_after_ms(const char *value)
     return (long)secs * 1000;
 }
 
+/* A body that goes to the stream reader: a 2xx event stream. Errors and
+ * whole JSON replies (a server that does not stream) are kept whole. */
+static int stream_body(CURL *h)
+{
+    long status = 0;
+    char *ct = NULL;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+    return status >= 200 && status < 300 && ct && !strncasecmp(ct, "text/event-stream", 17);
+}
+
 static size_t on_write(char *p, size_t size, size_t n, void *ud)
 {
     struct xfer *x = ud;
-    if (buf_add(&x->body, p, size * n)) {
+    size_t len = size * n;
+    x->last_ms = now_ms();
+    if (!x->mode) x->mode = x->fn && stream_body(x->h) ? 2 : 1;
+    if (x->mode == 2) {
+        if (x->streamed + len > x->max) {
+            x->too_large = 1;
+            return 0;
+        }
+        x->streamed += len;
+        if (x->fn(x->ud, p, len)) {
+            x->stopped = 1;
+            return 0;
+        }
+        return len;
+    }
+    if (buf_add(&x->body, p, len)) {
         x->too_large = 1;
         return 0;
     }
-    return size * n;
+    return len;
 }
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
     struct xfer *x = ud;
+    if (dn != x->last_dn || un != x->last_un) {   /* bytes moved, either way: not idle */
+        x->last_dn = dn;
+        x->last_un = un;
+        x->last_ms = now_ms();
+    }
     return x->cancel && atomic_load(x->cancel) ? 1 : 0;
 }
 
@@ -392,7 +436,7 @@ static long backoff_for(const struct http_opts *o, int k)
     return half + (long)(jitter_state() % (uint64_t)(d - half + 1));
 }
 
-enum attempt_kind { A_DONE, A_CANCEL, A_TIMEOUT, A_CONNECT, A_TOO_LARGE, A_OTHER };
+enum attempt_kind { A_DONE, A_CANCEL, A_TIMEOUT, A_CONNECT, A_TOO_LARGE, A_OTHER, A_STOPPED };
 
 /* Runs one transfer on h through a multi handle; returns how it ended. */
 static enum attempt_kind run_attempt(CURL *h, struct xfer *x, const struct http_opts *o,
@@ -408,6 +452,10 @@ static enum attempt_kind run_attempt(CURL *h, struct xfer *x, const struct http_
         if (mc != CURLM_OK) { *ccode = CURLE_FAILED_INIT; break; }
         if (!running) break;
         if (cancelled(o)) { was_cancelled = 1; break; }
+        if (x->idle_ms > 0 && now_ms() - x->last_ms > x->idle_ms) {
+            x->idle = 1;
+            break;
+        }
         curl_multi_poll(m, NULL, 0, POLL_SLICE_MS, NULL);
     }
     int q;
@@ -416,8 +464,10 @@ static enum attempt_kind run_attempt(CURL *h, struct xfer *x, const struct http_
         if (msg->msg == CURLMSG_DONE) *ccode = msg->data.result;
     curl_multi_remove_handle(m, h);
     curl_multi_cleanup(m);
+    if (x->stopped) return A_STOPPED;
     if (was_cancelled || *ccode == CURLE_ABORTED_BY_CALLBACK) return A_CANCEL;
     if (x->too_large) return A_TOO_LARGE;
+    if (x->idle) return A_TIMEOUT;
     switch (*ccode) {
     case CURLE_OK: return A_DONE;
     case CURLE_OPERATION_TIMEDOUT: return A_TIMEOUT;
@@ -517,8 +567,129 @@ static long retry_after_wait(const struct http_opts *o, const char *header, cons
     return wait;
 }
 
-int http_post_json(const char *url, const char *const *headers, const char *body,
-                   const struct http_opts *opts, struct http_result *res)
+/* A curl handle set up for one attempt of the POST. */
+static CURL *attempt_handle(const char *url, const char *body, struct curl_slist *hl, const struct http_opts *o,
+                            struct xfer *x, char *cerr)
+{
+    CURL *h = curl_easy_init();
+    if (!h) return NULL;
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "drqa-tui");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+    /* a streamed reply has no whole-request limit: the idle limit watches it */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, x->fn ? 0L : o->total_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    return h;
+}
+
+/* How an attempt ended, for the loop: its rc and whether and when to retry. */
+struct outcome {
+    int rc, retryable, loading;
+    long wait;                 /* -1: the backoff */
+    const char *why;           /* what set the wait */
+};
+
+/* The server's error reply as res->server_message (redacted; an excerpt when
+ * the body carries no message). */
+static void keep_server_message(struct http_result *res, const char *body, const char *url, const char *secret)
+{
+    /* the whole text is redacted before an excerpt is cut from it: a key
+     * across the cut would otherwise be shown in part */
+    char *m = http_error_message(body);
+    int excerpt = !m;
+    if (!m && *body) m = xstrdup(body);
+    if (!m) return;
+    char *e = url_redact_echo(m, url);   /* a server may echo the URL's key back */
+    res->server_message = redact_dup(e, secret);
+    if (excerpt) res->server_message[utf8_cut(res->server_message, 200)] = 0;
+    free(e);
+    free(m);
+}
+
+/* Reads attempt number `attempt`, which ended as k with status, into res->err and out. */
+static void attempt_outcome(enum attempt_kind k, CURLcode cc, const char *cerr, long status, curl_off_t retry_after,
+                            const struct xfer *x, const struct http_opts *o, const char *url, const char *safe_url,
+                            int attempt, struct http_result *res, struct outcome *out)
+{
+    const char *s = attempt == 1 ? "" : "s";
+    *out = (struct outcome){HTTP_ERR_OTHER, 0, 0, -1, "backoff"};
+    switch (k) {
+    case A_STOPPED:
+        snprintf(res->err, sizeof res->err, "the reply from %s was stopped by its reader", safe_url);
+        out->rc = HTTP_ERR_STOPPED;
+        break;
+    case A_CANCEL:
+        snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
+        out->rc = HTTP_ERR_CANCELLED;
+        break;
+    case A_TOO_LARGE:
+        snprintf(res->err, sizeof res->err,
+                 "the reply from %s is larger than %zu bytes; raise max_reply_bytes in the config file if this is expected",
+                 safe_url, o->max_reply);
+        out->rc = HTTP_ERR_TOO_LARGE;
+        break;
+    case A_TIMEOUT:
+        if (x->idle)
+            snprintf(res->err, sizeof res->err,
+                     "no byte from %s for %ld ms (the idle limit) after %d attempt%s; the server stalled: check it, "
+                     "or raise timeout_idle_ms in the config file", safe_url, o->idle_timeout_ms, attempt, s);
+        else
+            snprintf(res->err, sizeof res->err,
+                     "no complete reply from %s within the time limits (connect %ld ms, total %ld ms) after %d attempt%s; check the server or raise timeout_total_ms in the config file",
+                     safe_url, o->connect_timeout_ms, o->total_timeout_ms, attempt, s);
+        out->rc = HTTP_ERR_TIMEOUT;
+        out->retryable = 1;
+        break;
+    case A_CONNECT:
+        snprintf(res->err, sizeof res->err, "%s %s after %d attempt%s (%s); %s",
+                 cc == CURLE_PARTIAL_FILE || x->mode == 2 ? "the reply was cut short from" :
+                 cc == CURLE_GOT_NOTHING ? "the connection was closed without a reply by" :
+                 "cannot connect to", safe_url, attempt, s, cerr[0] ? cerr : curl_easy_strerror(cc),
+                 cc == CURLE_COULDNT_CONNECT ? "is the server running at that address?" :
+                 "the server or a proxy dropped the connection; check its logs");
+        out->rc = HTTP_ERR_CONNECT;
+        out->retryable = 1;
+        break;
+    case A_OTHER:
+        snprintf(res->err, sizeof res->err, "request to %s failed: %s; check the URL", safe_url,
+                 cerr[0] ? cerr : curl_easy_strerror(cc));
+        break;
+    case A_DONE: {
+        if (status >= 200 && status < 300) { out->rc = HTTP_OK; break; }
+        const char *b = buf_str(&x->body);
+        keep_server_message(res, b, url, o->secret);
+        snprintf(res->err, sizeof res->err, "HTTP %ld from %s after %d attempt%s: %s; %s", status, safe_url,
+                 attempt, s, res->server_message ? res->server_message : "(no message)", status_advice(status, b));
+        out->rc = HTTP_ERR_STATUS;
+        out->loading = http_model_loading(status, b);
+        if ((status == 429 || status == 408 || status >= 500) && !http_status_persistent(status, b)) {
+            out->retryable = 1;
+            if ((out->wait = retry_after_wait(o, x->retry_after, x->retry_after_ms, (long)retry_after, b)) >= 0)
+                out->why = x->retry_after_ms[0] && http_retry_after_ms_value(x->retry_after_ms) >= 0 ? "retry-after-ms"
+                           : x->retry_after[0] ? "Retry-After" : "the body's retryDelay";
+        }
+        break;
+    }
+    }
+}
+
+/* The POST with its retries (http_post_json, and http_post_stream when fn is set). */
+static int post(const char *url, const char *const *headers, const char *body, const struct http_opts *opts,
+                http_stream_fn fn, void *ud, struct http_result *res)
 {
     struct http_opts o;
     if (opts) o = *opts; else http_opts_defaults(&o);
@@ -538,13 +709,14 @@ int http_post_json(const char *url, const char *const *headers, const char *body
 
     char *safe_url = safe_url_of(url, o.secret);
     struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
-    hl = curl_slist_append(hl, "Accept: application/json");
+    hl = curl_slist_append(hl, fn ? "Accept: text/event-stream, application/json" : "Accept: application/json");
     hl = curl_slist_append(hl, "Expect:");
     for (size_t i = 0; headers && headers[i]; i++) hl = curl_slist_append(hl, headers[i]);
 
     int rc = HTTP_ERR_OTHER;
     char cerr[CURL_ERROR_SIZE];
-    struct xfer x = {BUF_INIT, 0, o.cancel, "", ""};
+    struct xfer x = {.body = BUF_INIT, .cancel = o.cancel, .fn = fn, .ud = ud, .max = o.max_reply,
+                     .idle_ms = fn ? o.idle_timeout_ms : 0};
     /* Replies saying the model is still loading do not use up attempts: the
      * wait for them is bounded by the request's own time limit instead. */
     int loading_replies = 0;
@@ -555,39 +727,22 @@ int http_post_json(const char *url, const char *const *headers, const char *body
             rc = HTTP_ERR_CANCELLED;
             break;
         }
-        CURL *h = curl_easy_init();
+        if (x.streamed) fn(ud, NULL, 0);   /* what the last attempt handed over is void */
+        buf_free(&x.body);
+        x.body.max = o.max_reply;
+        x.too_large = x.mode = x.stopped = x.idle = 0;
+        x.streamed = 0;
+        x.last_dn = x.last_un = 0;
+        x.retry_after[0] = 0;
+        x.retry_after_ms[0] = 0;
+        cerr[0] = 0;
+        CURL *h = x.h = attempt_handle(url, body, hl, &o, &x, cerr);
         if (!h) {
             snprintf(res->err, sizeof res->err, "cannot start a request to %s (curl_easy_init failed)", safe_url);
             rc = HTTP_ERR_OTHER;
             break;
         }
-        buf_free(&x.body);
-        x.body.max = o.max_reply;
-        x.too_large = 0;
-        x.retry_after[0] = 0;
-        x.retry_after_ms[0] = 0;
-        cerr[0] = 0;
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_POST, 1L);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "drqa-tui");
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, o.connect_timeout_ms);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o.total_timeout_ms);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-
-        int64_t t0 = now_ms();
+        int64_t t0 = x.last_ms = now_ms();
         CURLcode cc;
         enum attempt_kind k = run_attempt(h, &x, &o, &cc);
         long status = 0;
@@ -595,85 +750,25 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         curl_off_t retry_after = -1;
         curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
         curl_easy_cleanup(h);
+        x.h = NULL;
         res->attempts = attempt;
         res->status = status;
-        log_msg("http: POST %s attempt %d/%d: %s, status %ld, %zu bytes, %lld ms", safe_url,
-                attempt, o.max_attempts, k == A_DONE ? "done" : cerr[0] ? cerr : curl_easy_strerror(cc),
-                status, x.body.len, (long long)(now_ms() - t0));
+        res->streamed = x.mode == 2;
+        log_msg("http: POST %s attempt %d/%d: %s, status %ld, %zu bytes%s, %lld ms", safe_url, attempt,
+                o.max_attempts, k == A_DONE ? "done" : x.idle ? "idle" : cerr[0] ? cerr : curl_easy_strerror(cc),
+                status, x.mode == 2 ? x.streamed : x.body.len, x.mode == 2 ? " streamed" : "",
+                (long long)(now_ms() - t0));
 
-        int retryable = 0, loading = 0;
-        long wait = -1;
-        const char *why = "backoff";
         free(res->server_message);
         res->server_message = NULL;
-        switch (k) {
-        case A_CANCEL:
-            snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
-            rc = HTTP_ERR_CANCELLED;
-            break;
-        case A_TOO_LARGE:
-            snprintf(res->err, sizeof res->err,
-                     "the reply from %s is larger than %zu bytes; raise max_reply_bytes in the config file if this is expected",
-                     safe_url, o.max_reply);
-            rc = HTTP_ERR_TOO_LARGE;
-            break;
-        case A_TIMEOUT:
-            snprintf(res->err, sizeof res->err,
-                     "no complete reply from %s within the time limits (connect %ld ms, total %ld ms) after %d attempt%s; check the server or raise timeout_total_ms in the config file",
-                     safe_url, o.connect_timeout_ms, o.total_timeout_ms, attempt, attempt == 1 ? "" : "s");
-            rc = HTTP_ERR_TIMEOUT;
-            retryable = 1;
-            break;
-        case A_CONNECT:
-            snprintf(res->err, sizeof res->err, "%s %s after %d attempt%s (%s); %s",
-                     cc == CURLE_PARTIAL_FILE ? "the reply was cut short from" :
-                     cc == CURLE_GOT_NOTHING ? "the connection was closed without a reply by" :
-                     "cannot connect to", safe_url, attempt, attempt == 1 ? "" : "s",
-                     cerr[0] ? cerr : curl_easy_strerror(cc),
-                     cc == CURLE_COULDNT_CONNECT ? "is the server running at that address?" :
-                     "the server or a proxy dropped the connection; check its logs");
-            rc = HTTP_ERR_CONNECT;
-            retryable = 1;
-            break;
-        case A_OTHER:
-            snprintf(res->err, sizeof res->err, "request to %s failed: %s; check the URL", safe_url,
-                     cerr[0] ? cerr : curl_easy_strerror(cc));
-            rc = HTTP_ERR_OTHER;
-            break;
-        case A_DONE:
-            if (status >= 200 && status < 300) { rc = HTTP_OK; break; }
-            {
-                /* the whole text is redacted before an excerpt is cut from
-                 * it: a key across the cut would otherwise be shown in part */
-                char *m = http_error_message(buf_str(&x.body));
-                int excerpt = !m;
-                if (!m && x.body.len) m = xstrdup(buf_str(&x.body));
-                if (m) {
-                    char *e = url_redact_echo(m, url);   /* a server may echo the URL's key back */
-                    res->server_message = redact_dup(e, o.secret);
-                    if (excerpt) res->server_message[utf8_cut(res->server_message, 200)] = 0;
-                    free(e);
-                    free(m);
-                }
-            }
-            snprintf(res->err, sizeof res->err, "HTTP %ld from %s after %d attempt%s: %s; %s", status, safe_url,
-                     attempt, attempt == 1 ? "" : "s",
-                     res->server_message ? res->server_message : "(no message)", status_advice(status, buf_str(&x.body)));
-            rc = HTTP_ERR_STATUS;
-            loading = http_model_loading(status, buf_str(&x.body));
-            if ((status == 429 || status == 408 || status >= 500) && !http_status_persistent(status, buf_str(&x.body))) {
-                retryable = 1;
-                if ((wait = retry_after_wait(&o, x.retry_after, x.retry_after_ms, (long)retry_after,
-                                             buf_str(&x.body))) >= 0)
-                    why = x.retry_after_ms[0] && http_retry_after_ms_value(x.retry_after_ms) >= 0 ? "retry-after-ms"
-                          : x.retry_after[0] ? "Retry-After" : "the body's retryDelay";
-            }
-            break;
-        }
+        struct outcome out;
+        attempt_outcome(k, cc, cerr, status, retry_after, &x, &o, url, safe_url, attempt, res, &out);
+        rc = out.rc;
+        long wait = out.wait;
         http_redact(res->err, sizeof res->err, o.secret);
         url_redact_buf(res->err, sizeof res->err);
-        if (!retryable) break;
-        if (loading) {
+        if (!out.retryable) break;
+        if (out.loading) {
             loading_replies++;
             if (wait < 0) wait = backoff_for(&o, loading_replies);
             if (loading_waited >= loading_budget) break;
@@ -684,7 +779,7 @@ int http_post_json(const char *url, const char *const *headers, const char *body
         }
         if (wait < 0) wait = backoff_for(&o, attempt - loading_replies);
         res->backoff_ms += wait;
-        log_msg("http: retrying %s in %ld ms (%s)", safe_url, wait, why);
+        log_msg("http: retrying %s in %ld ms (%s)", safe_url, wait, out.why);
         if (sleep_cancellable(wait, &o)) {
             snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);
             rc = HTTP_ERR_CANCELLED;
@@ -696,4 +791,16 @@ int http_post_json(const char *url, const char *const *headers, const char *body
     curl_slist_free_all(hl);
     free(safe_url);
     return rc;
+}
+
+int http_post_json(const char *url, const char *const *headers, const char *body,
+                   const struct http_opts *opts, struct http_result *res)
+{
+    return post(url, headers, body, opts, NULL, NULL, res);
+}
+
+int http_post_stream(const char *url, const char *const *headers, const char *body, const struct http_opts *opts,
+                     http_stream_fn fn, void *ud, struct http_result *res)
+{
+    return post(url, headers, body, opts, fn, ud, res);
 }

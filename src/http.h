@@ -1,6 +1,7 @@
 /*
  * http: one JSON POST over libcurl with the failure handling every model API
- * needs. Connect and per-attempt total timeouts; bounded retries with
+ * needs. Connect and per-attempt total timeouts (for a streamed reply,
+ * http_post_stream, an idle limit in place of the total); bounded retries with
  * exponential backoff and jitter on timeouts, connection errors, 408, 429 and
  * 5xx (honouring a usable retry-after-ms or Retry-After, capped by
  * retry_after_max_ms and total_timeout_ms; a missing, zero, negative or
@@ -28,6 +29,7 @@ enum http_rc {
     HTTP_ERR_STATUS = -4,      /* the server answered with a status >= 400 */
     HTTP_ERR_TOO_LARGE = -5,   /* the reply passed max_reply bytes */
     HTTP_ERR_OTHER = -6,       /* bad URL, resolver failure, curl setup */
+    HTTP_ERR_STOPPED = -7,     /* http_post_stream: the reader asked to stop */
 };
 
 struct http_opts {
@@ -39,6 +41,8 @@ struct http_opts {
     long retry_after_max_ms;   /* cap on a server's Retry-After (also capped by
                                 * total_timeout_ms); default 60000 */
     size_t max_reply;          /* reply size cap in bytes; default 8 MiB */
+    long idle_timeout_ms;      /* http_post_stream: no byte moving for this long ends an
+                                * attempt (a timeout, retried); 0: none; default 120000 */
     atomic_int *cancel;        /* optional; nonzero cancels (not owned) */
     const char *secret;        /* optional: redacted from messages and logs (not owned) */
 };
@@ -55,6 +59,8 @@ struct http_result {
     long backoff_ms;           /* total wait planned between attempts */
     char *server_message;      /* the server's error message when status >= 400 (owned, redacted) */
     char err[512];             /* set when the call fails; names the URL and what to do */
+    int streamed;              /* http_post_stream: the last attempt's body went to the
+                                * reader (body is then empty) */
 };
 
 /*
@@ -66,6 +72,25 @@ struct http_result {
 int http_post_json(const char *url, const char *const *headers, const char *body,
                    const struct http_opts *o, struct http_result *res);
 void http_result_free(struct http_result *res);
+
+/* A streamed reply's bytes as they arrive (p, n), or (NULL, 0) before an
+ * attempt that follows one whose bytes were handed over: those are void.
+ * Returns 0 to go on, nonzero to stop the transfer. */
+typedef int (*http_stream_fn)(void *ud, const char *p, size_t n);
+
+/*
+ * http_post_json for a reply that may come as an event stream: a 2xx reply
+ * with Content-Type text/event-stream goes to fn as it arrives (res->streamed
+ * set, res->body empty); any other reply (an error, or whole JSON from a
+ * server that does not stream) is kept in res->body as http_post_json keeps
+ * it. The whole-request limit (total_timeout_ms) does not apply: an attempt
+ * ends when no byte moves for idle_timeout_ms, and is then retried like a
+ * timeout; so is a stream cut short, fn told first. Before the first byte of
+ * a stream, retries, backoff and error bodies are http_post_json's. fn's
+ * nonzero ends the call with HTTP_ERR_STOPPED.
+ */
+int http_post_stream(const char *url, const char *const *headers, const char *body, const struct http_opts *o,
+                     http_stream_fn fn, void *ud, struct http_result *res);
 
 /* A Retry-After value as delay-seconds: the milliseconds it asks for, or -1
  * when it is unusable (missing, 0, negative, not a whole number, too large

@@ -4,6 +4,7 @@
  * and the per-tag usage ledger.
  */
 #include "llm.h"
+#include "llm_stream.h"
 #include "url.h"
 #include "util.h"
 
@@ -38,7 +39,7 @@ const char *llm_fail_name(enum llm_fail k)
 int llm_fail_persistent(enum llm_fail k)
 {
     return k == LLM_FAIL_AUTH || k == LLM_FAIL_NOT_FOUND || k == LLM_FAIL_BAD_PARAMETER || k == LLM_FAIL_BAD_REQUEST ||
-           k == LLM_FAIL_QUOTA || k == LLM_FAIL_STREAM;
+           k == LLM_FAIL_QUOTA;
 }
 
 long llm_estimate_tokens(size_t bytes) { return (long)((bytes + 3) / 4); }
@@ -449,8 +450,7 @@ static const char *adjust_text(int bit, const struct llm_http_backend *hb)
     case LLM_ADJ_NO_EFFORT: return "sending no reasoning_effort";
     case LLM_ADJ_JSON_SCHEMA: return "sending response_format json_schema instead (the server takes no json_object)";
     case LLM_ADJ_NO_THINKING:
-        return "sending enable_thinking false (the server thinks only in streamed replies, which this client does "
-               "not ask for)";
+        return "sending enable_thinking false (the server thinks only in streamed replies, and streaming is off)";
     case LLM_ADJ_SYSTEM_USER: return "putting the system prompt at the head of the first user message instead";
     case LLM_ADJ_NO_TOOL_CHOICE: return "offering the reply tool without forcing it";
     case -1: return "sending it no more";
@@ -540,22 +540,36 @@ enum llm_fail llm_body_error(const cJSON *e, const char *who, const char *url, c
     return LLM_FAIL_PROVIDER;
 }
 
-/* One POST; fills reply (error, status, kind) and ei for a status error. */
+/* One POST; fills reply (error, status, kind) and ei for a status error. A
+ * reply that is an event stream is read by wire's assembler as it arrives
+ * (or whole, from a server that streams unasked). */
 static int post_once(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                     const char *const *headers, const char *body, struct llm_reply *reply, cJSON **json,
-                     struct err_info *ei)
+                     const char *const *headers, const char *body, enum llm_wire wire, struct llm_reply *reply,
+                     cJSON **json, struct err_info *ei)
 {
     struct http_opts o = hb->http;
     o.cancel = req->cancel;
     o.secret = hb->key;
     struct http_result res;
+    struct llm_stream *st = llm_stream_new(wire, req);
     int64_t t0 = now_ms();
-    int rc = http_post_json(url, headers, body, &o, &res);
+    int rc = llm_stream_asked(body) ? http_post_stream(url, headers, body, &o, llm_stream_feed, st, &res)
+                                    : http_post_json(url, headers, body, &o, &res);
     reply->latency_ms += (long)(now_ms() - t0);
     reply->http_status = res.status;
     reply->attempts += res.attempts;
     *json = NULL;
     memset(ei, 0, sizeof *ei);
+    cJSON *j = NULL;
+    if (rc == HTTP_ERR_STOPPED || (rc == HTTP_OK && (res.streamed || llm_stream_sniffed(res.body)))) {
+        /* stopped by the reader, a malformed event, or the whole stream read */
+        rc = llm_stream_end(st, hb, url, &res, reply, &j);
+        llm_stream_free(st);
+        http_result_free(&res);
+        if (rc != LLM_OK) return rc;
+        goto read;
+    }
+    llm_stream_free(st);
     switch (rc) {
     case HTTP_OK: break;
     case HTTP_ERR_CANCELLED: rc = LLM_ERR_CANCELLED; reply->fail = LLM_FAIL_CANCELLED; break;
@@ -574,22 +588,7 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
         http_result_free(&res);
         return rc;
     }
-    /* An event stream to a request that said "stream": false (a proxy or a
-     * server that streams whatever it is asked): parsing it is not this
-     * client's business, and every later call would get the same */
-    const char *b0 = res.body ? res.body : "";
-    while (*b0 == ' ' || *b0 == '\n' || *b0 == '\r' || *b0 == '\t') b0++;
-    if (!strncmp(b0, "data:", 5) || !strncmp(b0, "event:", 6) || b0[0] == ':') {
-        snprintf(reply->error, sizeof reply->error,
-                 "the server at %s streamed its reply (text/event-stream, %zu bytes) although the request asked "
-                 "for none (\"stream\": false); this client reads only whole JSON replies: point the API base at "
-                 "an endpoint or proxy that honours \"stream\": false", url, res.body_len);
-        http_redact(reply->error, sizeof reply->error, hb->key);
-        http_result_free(&res);
-        reply->fail = LLM_FAIL_STREAM;
-        return LLM_ERR_REPLY;
-    }
-    cJSON *j = cJSON_ParseWithLength(res.body, res.body_len);
+    j = cJSON_ParseWithLength(res.body, res.body_len);
     if (!cJSON_IsObject(j)) {
         /* the excerpt is cut from the redacted body: a key across the cut
          * would otherwise be shown in part */
@@ -610,6 +609,7 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
         return LLM_ERR_REPLY;
     }
     http_result_free(&res);
+read:;
     /* Some gateways answer 200 with an error object instead of a completion
      * (OpenAI's {"error": {...}} shape, Anthropic's {"type": "error", ...}):
      * a failure with the provider's message, of the kind its code names */
@@ -755,8 +755,11 @@ int llm_check_cut(struct llm_http_backend *hb, const struct llm_request *req, st
     return LLM_ERR_REPLY;
 }
 
+int llm_streams(const struct llm_http_backend *hb) { return hb->prof.stream; }
+
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                      const char *const *headers, llm_body_fn build, struct llm_reply *reply, cJSON **json)
+                      const char *const *headers, llm_body_fn build, enum llm_wire wire, struct llm_reply *reply,
+                      cJSON **json)
 {
     int rc = LLM_ERR_REQUEST;
     int refit = 0;
@@ -765,7 +768,7 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
         int sent_limit = llm_reply_limit(hb, req);
         char *body = drop_fields(hb, build(hb, req, adjust));
         struct err_info ei;
-        rc = post_once(hb, req, url, headers, body, reply, json, &ei);
+        rc = post_once(hb, req, url, headers, body, wire, reply, json, &ei);
         /* a reply limit over what the model may write at all (a config's
          * max_tokens above the model's output limit): the limit named is
          * kept for the run and the request sent again with it, in the same
@@ -984,6 +987,7 @@ int llm_once_raising(struct llm_http_backend *hb, const struct llm_request *req,
     if (rc != LLM_ERR_REPLY || !llm_raise_limit(hb, reply, sent)) return rc;
     struct llm_reply first = *reply;   /* its counts stay; its text goes */
     llm_reply_free(&first);
+    if (req->on_delta) req->on_delta(req->delta_ud, LLM_DELTA_RESET, NULL, 0);   /* its pieces go too */
     memset(reply, 0, sizeof *reply);
     reply->cost_usd = -1;
     rc = once(hb, req, url, headers, reply);
@@ -1056,12 +1060,39 @@ static void scrub_reply(struct llm_backend *b, struct llm_reply *reply)
     free(e);
 }
 
+/* Between a backend and the request's reader: knows whether pieces were
+ * handed, so that a reset reaches the reader only when there is something
+ * to void. */
+struct delta_tap {
+    const struct llm_request *req;
+    int handed;
+};
+
+static int tap_delta(void *ud, enum llm_delta_kind kind, const char *text, size_t len)
+{
+    struct delta_tap *t = ud;
+    if (kind == LLM_DELTA_RESET && !t->handed) return 0;
+    t->handed = kind != LLM_DELTA_RESET;
+    return t->req->on_delta(t->req->delta_ud, kind, text, len);
+}
+
 int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply,
              struct llm_usage *usage)
 {
-    int rc = b->chat(b, req, reply);
+    struct delta_tap tap = {req, 0};
+    struct llm_request tapped = *req;
+    if (req->on_delta) {
+        tapped.on_delta = tap_delta;
+        tapped.delta_ud = &tap;
+    }
+    int rc = b->chat(b, &tapped, reply);
     url_redact_buf(reply->error, sizeof reply->error);   /* every backend's messages name its URL */
     scrub_reply(b, reply);
+    /* a whole reply reaches the reader in one piece; a failed one voids what it had */
+    if (req->on_delta && rc == LLM_OK && reply->text && !tap.handed)
+        req->on_delta(req->delta_ud, LLM_DELTA_TEXT, reply->text, strlen(reply->text));
+    else if (req->on_delta && rc != LLM_OK && !reply->stopped)
+        tap_delta(&tap, LLM_DELTA_RESET, NULL, 0);
     if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
     log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached, %ld cache write) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
             b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),

@@ -129,14 +129,14 @@ enum llm_fail {
                                 * finish_reason "error"; the provider's message is kept */
     LLM_FAIL_REFUSAL,          /* the model declined (OpenAI message.refusal, Anthropic stop_reason
                                 * "refusal"): another prompt may go through */
-    LLM_FAIL_STREAM,           /* a text/event-stream body to a request that asked for none: the
-                                * server streams whatever it is asked, so every call fails alike */
+    LLM_FAIL_STREAM,           /* no longer given: an event stream is read whether it was asked
+                                * for or not (kept so that the kinds keep their numbers) */
 };
 
 /* "transient", "context_length", ... ("none" for LLM_FAIL_NONE). */
 const char *llm_fail_name(enum llm_fail k);
 /* 1 for the kinds that repeating the same request will not cure (auth,
- * not_found, bad_parameter, bad_request, quota, unasked_stream). */
+ * not_found, bad_parameter, bad_request, quota). */
 int llm_fail_persistent(enum llm_fail k);
 
 struct llm_reply {
@@ -322,16 +322,26 @@ struct llm_backend *llm_http_backend_new(const struct drqa_config *c, const char
 const struct llm_profile *llm_backend_profile(const struct llm_backend *b);
 /* Checks the request (roles, at least one message). 0 or -1 with reply->error. */
 int llm_check_request(const struct llm_request *req, struct llm_reply *reply);
+/* The API a reply comes from, for reading it as an event stream (llm_stream.h). */
+enum llm_wire { LLM_WIRE_CHAT, LLM_WIRE_MESSAGES, LLM_WIRE_RESPONSES };
+/* Whether requests to hb ask for a streamed reply ("stream": true): the
+ * profile's stream field (on unless --no-stream, stream = false or
+ * profile.GLOB.stream = off says otherwise). */
+int llm_streams(const struct llm_http_backend *hb);
 /* Builds the request body for the given adjustments (caller frees). */
 typedef char *(*llm_body_fn)(const struct llm_http_backend *hb, const struct llm_request *req, int adjust);
 /* POSTs the body to url with headers and maps the outcome into reply (error,
- * status, fail kind); a 400 that refuses a parameter the body holds is
+ * status, fail kind); a reply that comes as an event stream (asked for, or
+ * not) is read as it arrives in the wire's format and rebuilt into the JSON
+ * a whole reply would be (llm_stream.h), its pieces handed to
+ * req->on_delta; a 400 that refuses a parameter the body holds is
  * adjusted for (LLM_ADJ_*, or the field dropped) and sent again, once per
  * parameter, and a refused system role folds the system prompt into the
  * first user message. Returns an llm_rc; on LLM_OK *json is the parsed
  * reply object (caller deletes). */
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                      const char *const *headers, llm_body_fn body, struct llm_reply *reply, cJSON **json);
+                      const char *const *headers, llm_body_fn body, enum llm_wire wire, struct llm_reply *reply,
+                      cJSON **json);
 /* The reply-limit value for req: the request's, else the profile's max_output;
  * once a refusal named the context window, no more than the window leaves
  * after the request's input (estimated), down to LLM_REPLY_MIN. */

@@ -32,6 +32,7 @@ static char *anthropic_body(const struct llm_http_backend *hb, const struct llm_
     cJSON_AddStringToObject(root, "model", hb->model);
     int limit = llm_reply_limit(hb, req);   /* required by the API */
     cJSON_AddNumberToObject(root, "max_tokens", limit > 0 ? limit : LLM_ANTHROPIC_DEFAULT_MAX);
+    if (llm_streams(hb)) cJSON_AddTrueToObject(root, "stream");
     if (req->system) {
         cJSON *sys = cJSON_AddArrayToObject(root, "system");
         cJSON *blk = cJSON_CreateObject();
@@ -97,7 +98,7 @@ static int anthropic_once(struct llm_http_backend *hb, const struct llm_request 
                           const char *const *headers, struct llm_reply *reply)
 {
     cJSON *j = NULL;
-    int rc = llm_http_exchange(hb, req, url, headers, anthropic_body, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, anthropic_body, LLM_WIRE_MESSAGES, reply, &j);
     if (rc != LLM_OK) goto out;
 
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(j, "content"), *blk;

@@ -17,7 +17,10 @@
  * The file holds `key = value` lines; blank lines and lines starting with #
  * are skipped; a value may be wrapped in double quotes. Keys: api_base,
  * api_key, model, provider, embed_base, embed_model, embed_key, json_mode,
- * timeout_connect_ms, timeout_total_ms, retries, backoff_ms, backoff_max_ms,
+ * timeout_connect_ms, timeout_total_ms, timeout_idle_ms (a streamed reply:
+ * the longest wait for its next byte, in place of timeout_total_ms),
+ * stream (false: ask for whole replies, as --no-stream does), retries,
+ * backoff_ms, backoff_max_ms,
  * retry_after_max_ms, max_reply_bytes, max_tokens, temperature, embed_batch,
  * api (chat or responses: the OpenAI API every model is asked on, unless a
  * profile.<glob>.api line says otherwise for it),
@@ -104,6 +107,8 @@ struct drqa_config {
     char *embed_base, *embed_model, *embed_key;  /* each may be NULL */
     int json_mode;
     long timeout_connect_ms, timeout_total_ms;
+    long timeout_idle_ms;      /* a streamed reply: no byte for this long fails the attempt */
+    int no_stream;             /* --no-stream or stream = false: whole replies for every model */
     int retries;               /* extra attempts after the first */
     long backoff_ms, backoff_max_ms, retry_after_max_ms;
     long long max_reply_bytes;

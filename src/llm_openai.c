@@ -36,8 +36,14 @@ static char *openai_body(const struct llm_http_backend *hb, const struct llm_req
     cJSON_AddStringToObject(root, "model", hb->model);
     cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
     llm_add_messages(msgs, req, 1, llm_system_as_user(hb, adjust));
+    /* the reply as an event stream, with the usage in its last chunk (a
+     * server that refuses either has it dropped: llm.c's adjustment) */
+    if (llm_streams(hb)) {
+        cJSON_AddTrueToObject(root, "stream");
+        cJSON_AddTrueToObject(cJSON_AddObjectToObject(root, "stream_options"), "include_usage");
+    }
     /* the rest is optional: sent only where the profile knows the model
-     * takes it or the config sets it (stream is left at its default, off) */
+     * takes it or the config sets it */
     double t;
     if (llm_send_temperature(hb, req, adjust, &t)) cJSON_AddNumberToObject(root, "temperature", t);
     enum llm_token_param tp = p->token_param;
@@ -136,7 +142,7 @@ static int openai_once(struct llm_http_backend *hb, const struct llm_request *re
                        const char *const *headers, struct llm_reply *reply)
 {
     cJSON *j = NULL;
-    int rc = llm_http_exchange(hb, req, url, headers, openai_body, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, openai_body, LLM_WIRE_CHAT, reply, &j);
     if (rc != LLM_OK) goto out;
 
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(j, "choices");

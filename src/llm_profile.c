@@ -294,6 +294,10 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
     out->schema = r->schema;
     out->thinking = r->thinking;
     out->system_user = r->system_user;
+    /* every server of the table's providers streams (OpenAI's, Anthropic's
+     * and the OpenAI-compatible servers' chat APIs document "stream"); one
+     * that cannot is set off by profile.GLOB.stream = off or --no-stream */
+    out->stream = 1;
     out->price_input = r->pin;
     out->price_cached = r->pcached;
     out->price_output = r->pout;
@@ -393,10 +397,15 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
     } else if (!strcmp(field, "cache_min")) {
         if (num(value, 0, 1000000, &d) || d != floor(d)) goto bad;
         p->cache_min = (int)d;
+    } else if (!strcmp(field, "stream")) {
+        static const char *const stream_words[] = {"off", "on", "false", "true", "no", "yes"};
+        if ((k = name_index(stream_words, ARRAY_LEN(stream_words), value)) < 0) goto bad;
+        p->stream = k % 2;
     } else {
         snprintf(err, errlen,
                  "'%s' is not a profile field; use api, token_param, temperature, reasoning_effort, max_output, "
-                 "context, schema, thinking, system, price_input, price_cached, price_output or cache_min", field);
+                 "context, schema, thinking, system, price_input, price_cached, price_output, cache_min or stream",
+                 field);
         return -1;
     }
     return 0;
@@ -411,6 +420,7 @@ bad:;
                       : !strcmp(field, "system") ? "role or user"
                       : !strcmp(field, "thinking") ? "none, field, tags or blocks"
                       : !strcmp(field, "cache_min") ? "a whole number of tokens (0: no minimum known)"
+                      : !strcmp(field, "stream") ? "on or off"
                       : "a price in USD per million tokens (a number >= 0)";
     (void)value;   /* never shown: a config line's value may be a key */
     snprintf(err, errlen, "profile field %s takes %s", field, takes);
@@ -442,4 +452,5 @@ void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p)
     price_line(fp, "price_output", p->price_output);
     if (strcmp(p->provider, "anthropic")) fprintf(fp, "api = %s\n", llm_api_name(p->api));
     if (p->cache_min) fprintf(fp, "cache_min = %d\n", p->cache_min);
+    fprintf(fp, "stream = %s\n", p->stream ? "on" : "off");
 }

@@ -51,6 +51,10 @@
  *                 prompt cache keeps (Anthropic documents one per model; 0:
  *                 none known); the LLM policy sizes a question's repository
  *                 outline so that the cached prefix reaches it (policy_llm.h)
+ *   stream        on (every row): each request asks for its reply as an
+ *                 event stream, read as it arrives (llm_stream.h); off for
+ *                 a server or proxy that cannot stream (--no-stream and the
+ *                 config's stream = false set it off for every model)
  * The config file overrides any field per model glob
  * (profile.GLOB.FIELD = VALUE, llm_profile_set) and prices with
  * price.MODEL.input/.output (exact names); see llm_config.h.
@@ -87,6 +91,7 @@ struct llm_profile {
     double price_input, price_cached, price_output;   /* USD per million; < 0: unknown */
     enum llm_api api;              /* OpenAI-compatible providers: chat or responses */
     int cache_min;                 /* smallest cacheable prefix in tokens; 0: none known */
+    int stream;                    /* 1: replies are asked for as event streams */
 };
 
 /* The table's row for provider ("openai" or "anthropic") and model, copied
@@ -98,7 +103,7 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
  * medium|high|xhigh; a value also marks the parameter as taken), max_output
  * (0: not sent), context, schema (json_schema|json_object|tool|tool_auto|
  * none), thinking (none|field|tags|blocks), system (role|user), price_input,
- * price_cached, price_output, cache_min. p may be
+ * price_cached, price_output, cache_min, stream (on|off). p may be
  * NULL to only check. Returns 0, or -1 with err saying what the field takes. */
 int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen);
 

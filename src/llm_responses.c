@@ -23,6 +23,7 @@
  * adjustment of a parameter the 400 names.
  */
 #include "llm.h"
+#include "llm_stream.h"
 #include "url.h"
 #include "util.h"
 
@@ -44,6 +45,7 @@ static char *responses_body(const struct llm_http_backend *hb, const struct llm_
     if (p->effort_param && p->effort[0] && !(adjust & LLM_ADJ_NO_EFFORT))
         cJSON_AddStringToObject(cJSON_AddObjectToObject(root, "reasoning"), "effort", p->effort);
     cJSON_AddFalseToObject(root, "store");
+    if (llm_streams(hb)) cJSON_AddTrueToObject(root, "stream");
     enum llm_schema_mode mode = adjust & LLM_ADJ_NO_SCHEMA ? LLM_SCHEMA_NONE : p->schema;
     if ((mode == LLM_SCHEMA_JSON_SCHEMA || mode == LLM_SCHEMA_TOOL) && req->schema) {
         cJSON *fmt = cJSON_AddObjectToObject(cJSON_AddObjectToObject(root, "text"), "format");
@@ -77,7 +79,7 @@ int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, str
     char *auth = llm_openai_auth_header(hb);
     const char *headers[] = {auth, NULL};
     cJSON *j = NULL;
-    int rc = llm_http_exchange(hb, req, url, headers, responses_body, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, responses_body, LLM_WIRE_RESPONSES, reply, &j);
     if (auth) {
         memset(auth, 0, strlen(auth));
         free(auth);
@@ -157,4 +159,103 @@ out:
     cJSON_Delete(j);
     free(url);
     return rc;
+}
+
+/* ---- the Responses API's event stream (llm_stream.h) ----
+ * response.created carries the response so far; response.output_text.delta
+ * the answer text and response.reasoning_summary_text.delta (or
+ * response.reasoning_text.delta) the reasoning, as they are written;
+ * response.completed, response.incomplete and response.failed carry the
+ * whole response, usage included, and end the stream; an error event ends
+ * it with the error. The whole response is the reply when the last event
+ * carries its output; else it is rebuilt from the deltas. */
+
+static const char *event_type(const cJSON *j, const char *event)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "type");
+    return cJSON_IsString(t) ? t->valuestring : event;
+}
+
+static int delta_to(struct llm_stream *s, struct buf *b, enum llm_delta_kind kind, const cJSON *j)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "delta");
+    if (!cJSON_IsString(d)) return 0;
+    buf_adds(b, d->valuestring);
+    return llm_stream_emit(s, kind, d->valuestring, strlen(d->valuestring));
+}
+
+int llm_stream_responses_event(struct llm_stream *s, const char *event, const cJSON *j)
+{
+    const char *type = event_type(j, event);
+    const cJSON *resp = cJSON_GetObjectItemCaseSensitive(j, "response");
+    if (!strcmp(type, "response.output_text.delta")) return delta_to(s, &s->content, LLM_DELTA_TEXT, j);
+    if (!strcmp(type, "response.reasoning_summary_text.delta") || !strcmp(type, "response.reasoning_text.delta"))
+        return delta_to(s, &s->reasoning, LLM_DELTA_REASONING, j);
+    if (!strcmp(type, "response.refusal.delta")) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "delta");
+        if (cJSON_IsString(d)) buf_adds(&s->refusal, d->valuestring);
+        return 0;
+    }
+    if (cJSON_IsObject(resp)) {   /* response.created, .in_progress, .completed, .incomplete, .failed */
+        cJSON_Delete(s->doc);
+        s->doc = cJSON_Duplicate(resp, 1);
+        if (!strcmp(type, "response.completed") || !strcmp(type, "response.incomplete") ||
+            !strcmp(type, "response.failed"))
+            s->done = 1;
+        return 0;
+    }
+    if (!strcmp(type, "error")) {   /* {"type": "error", "code", "message", "param"} */
+        cJSON_Delete(s->error);
+        s->error = cJSON_CreateObject();
+        static const char *const f[] = {"message", "code", "param"};
+        for (size_t i = 0; i < ARRAY_LEN(f); i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, f[i]);
+            if (v) cJSON_AddItemToObject(s->error, f[i], cJSON_Duplicate(v, 1));
+        }
+        s->done = 1;
+    }
+    return 0;
+}
+
+/* output[] from the deltas, for a last event that carried none. */
+static void output_from_deltas(struct llm_stream *s, cJSON *doc)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "output");
+    cJSON *out = cJSON_AddArrayToObject(doc, "output");
+    if (s->reasoning.len) {
+        cJSON *item = cJSON_CreateObject(), *part = cJSON_CreateObject();
+        cJSON_AddStringToObject(item, "type", "reasoning");
+        cJSON_AddStringToObject(part, "type", "summary_text");
+        cJSON_AddStringToObject(part, "text", buf_str(&s->reasoning));
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(item, "summary"), part);
+        cJSON_AddItemToArray(out, item);
+    }
+    cJSON *msg = cJSON_CreateObject(), *part = cJSON_CreateObject();
+    cJSON_AddStringToObject(msg, "type", "message");
+    cJSON_AddStringToObject(msg, "role", "assistant");
+    if (s->refusal.len) {
+        cJSON_AddStringToObject(part, "type", "refusal");
+        cJSON_AddStringToObject(part, "refusal", buf_str(&s->refusal));
+    } else {
+        cJSON_AddStringToObject(part, "type", "output_text");
+        cJSON_AddStringToObject(part, "text", buf_str(&s->content));
+    }
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(msg, "content"), part);
+    cJSON_AddItemToArray(out, msg);
+}
+
+cJSON *llm_stream_responses_doc(struct llm_stream *s)
+{
+    const cJSON *e = s->error ? s->error : cJSON_GetObjectItemCaseSensitive(s->doc, "error");
+    if (e && !cJSON_IsNull(e)) {   /* an error event, or response.failed's error */
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddItemToObject(doc, "error", cJSON_Duplicate(e, 1));
+        return doc;
+    }
+    if (!s->done) return NULL;
+    cJSON *doc = cJSON_Duplicate(s->doc, 1);
+    const cJSON *out = cJSON_GetObjectItemCaseSensitive(doc, "output");
+    if ((!cJSON_IsArray(out) || !cJSON_GetArraySize(out)) && (s->content.len || s->reasoning.len || s->refusal.len))
+        output_from_deltas(s, doc);
+    return doc;
 }

@@ -25,6 +25,7 @@ enum {
     O_JUDGE_MODEL, O_REPORT, O_LOG, O_HELP, O_VERSION,
     O_MCP, O_RECHECK,
     O_MCP_HTTP,
+    O_NO_STREAM,
 };
 
 struct optdoc {
@@ -72,6 +73,7 @@ static const struct optdoc table[] = {
     {{"embed-base", required_argument, 0, O_EMBED_BASE}, "URL", "embeddings API base URL"},
     {{"embed-model", required_argument, 0, O_EMBED_MODEL}, "NAME", "embeddings model name"},
     {{"json-mode", no_argument, 0, O_JSON_MODE}, NULL, "ask the chat API for JSON replies (response_format)"},
+    {{"no-stream", no_argument, 0, O_NO_STREAM}, NULL, "ask for whole replies, not event streams (a server that cannot stream)"},
     {{"config", required_argument, 0, O_CONFIG}, "FILE", "config file (default: $XDG_CONFIG_HOME/drqa-tui/config)"},
     {{"show-profile", no_argument, 0, O_SHOW_PROFILE}, NULL, "print the resolved model profile(s) and exit"},
     {{"transcript-dir", required_argument, 0, O_TRANSCRIPT_DIR}, "DIR", "where transcripts are written"},
@@ -277,6 +279,7 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
         case O_EMBED_BASE: o->embed_base = optarg; break;
         case O_EMBED_MODEL: o->embed_model = optarg; break;
         case O_JSON_MODE: o->json_mode = 1; break;
+        case O_NO_STREAM: o->no_stream = 1; break;
         case O_CONFIG: o->config_path = optarg; break;
         case O_TRANSCRIPT_DIR: o->transcript_dir = optarg; break;
         case O_REPLAY: if (set_run(o, RUN_REPLAY, name, err, errlen)) return -1; o->replay = optarg; break;

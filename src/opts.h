@@ -64,6 +64,7 @@ struct drqa_opts {
     const char *provider;        /* --provider openai|anthropic */
     const char *api_base, *model, *embed_base, *embed_model;
     int json_mode;               /* --json-mode: ask for response_format json */
+    int no_stream;               /* --no-stream: whole replies, no event streams */
     const char *config_path;     /* --config FILE */
     const char *role_models[OPTS_MAX_LIST]; int nrole_models;   /* --role-model ROLE=NAME */
     /* transcripts and evaluation */

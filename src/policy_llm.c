@@ -119,7 +119,13 @@ void llm_policy_free(struct llm_policy *p)
         cJSON_Delete(p->schema[r]);
     }
     free(p->actions_text);
+    answer_stream_free(&p->stream);
     free(p);
+}
+
+static void lp_set_answer_sink(void *ctx, policy_answer_sink fn, void *ud)
+{
+    answer_stream_set(&((struct llm_policy *)ctx)->stream, fn, ud);
 }
 
 void llm_policy_bind(struct llm_policy *p, struct policy *out)
@@ -133,6 +139,7 @@ void llm_policy_bind(struct llm_policy *p, struct policy *out)
     out->rollout = p->has_fallback && p->fallback.rollout ? lp_rollout : NULL;
     out->plan_fallback = p->has_fallback && p->fallback.plan ? lp_plan_fallback : NULL;
     out->answer = lp_answer;
+    out->set_answer_sink = lp_set_answer_sink;
 }
 
 void llm_policy_curator(struct llm_policy *p, struct policy_curator *out)

@@ -270,10 +270,12 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
         policy_usage_note(u, "answer: the model call failed (%s); asked once more", call.cerr);
         rc = ask_role(p, &call, render_answer, &at, u, err, errlen);
     }
-    if (rc == -2) {
+    if (rc == -2 || (rc == -1 && answer_stream_stopped(&p->stream))) {
+        /* rendering failed, or the reader stopped the answer: what it got is kept */
+        if (rc == -1) answer_stream_keep(&p->stream, &seen, out, u);
         role_call_done(&call);
         evidence_free(&seen);
-        return -1;
+        return rc == -1 ? 0 : -1;
     }
     const char *prompt = call.prompt;
     char *problem = call.problem;

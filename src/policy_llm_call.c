@@ -126,6 +126,7 @@ int converse(struct llm_policy *p, enum llm_role role, const char *prompt, doubl
         req.tag = llm_role_name(role);
         req.cancel = p->cfg.cancel;
         req.cache_prefix = stable_prefix(p, role, prompt);
+        if (role == LLM_ROLE_ANSWER) answer_stream_attach(&p->stream, &req);
         struct llm_reply rep;
         memset(&rep, 0, sizeof rep);
         int64_t t0 = now_ms();

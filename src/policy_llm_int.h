@@ -7,6 +7,7 @@
 #define DRQA_POLICY_LLM_INT_H
 
 #include "policy_llm.h"
+#include "answer_stream.h"
 #include "evidence.h"
 #include "jsonx.h"
 #include "mcts.h"
@@ -62,6 +63,7 @@ struct llm_policy {
     char q_last_error[512];
     int q_answer_fallback;
     long long model_ms;
+    struct answer_stream stream;    /* the answer role's reader (policy.set_answer_sink) */
 
     /* Parallel expansion calls the roles from several threads at once (for
      * one question): lock guards the state above, fallback_lock serialises

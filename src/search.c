@@ -1023,6 +1023,7 @@ struct search_answer *search_answer(struct search *s)
     }
     a->markdown = pa.markdown ? pa.markdown : fallback_markdown(t, a->path, a->npath);
     pa.markdown = NULL;
+    a->stopped = pa.stopped;
 
     for (size_t i = 0; i < pa.cites.n; i++) {
         const struct evidence_span *c = &pa.cites.v[i];

@@ -210,6 +210,9 @@ struct search_answer {
                                  how many and the first reason (and why the search
                                  stopped, when it stopped on an error) */
     long long tokens_in, tokens_out;
+    int stopped;              /* the policy's answer was stopped while it was written
+                                 (policy_answer.stopped): markdown is the part that
+                                 had arrived and says so */
 };
 
 /* The answer for the current tree (normally called once search_done).

@@ -268,6 +268,7 @@ static cJSON *answer_json(const struct search_answer *a)
     add_str(o, "error", a->error);
     add_str(o, "failure", a->failure);
     cJSON_AddItemToObject(o, "tokens", tokens_json(a->tokens_in, a->tokens_out));
+    if (a->stopped) cJSON_AddTrueToObject(o, "stopped");   /* only then: older readers see no new field */
     return o;
 }
 
@@ -629,6 +630,7 @@ static struct search_answer *read_answer(struct rd *r, const cJSON *o)
     a->fallback_cite = truthy(o, "fallback_cite");
     a->error = opt_str(r, o, "error", "answer");
     a->failure = opt_str(r, o, "failure", "answer");
+    a->stopped = truthy(o, "stopped");
     read_tokens(r, o, "answer", &a->tokens_in, &a->tokens_out);
     return a;
 }

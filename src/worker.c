@@ -25,6 +25,7 @@ struct worker {
     pthread_t thread;
     int running;                      /* the thread was started and not joined */
     atomic_int cancel;
+    atomic_int stop_answer;           /* worker_stop_answer: read by answer_piece */
 
     /* Thread state: touched only by the worker thread. */
     struct search *s;
@@ -233,10 +234,30 @@ static void ask_again(struct worker *w, const char *message)
     free(q);
 }
 
+/* The answer's pieces as the policy hands them (policy_answer_sink), out as
+ * events; nonzero once the UI asked to stop. */
+static int answer_piece(void *ud, int kind, const char *text, size_t len)
+{
+    struct worker *w = ud;
+    if (atomic_load(&w->stop_answer)) return 1;
+    struct evq_event e;
+    evq_event_init(&e, EVQ_ANSWER_DELTA);
+    e.a = kind;
+    e.b = (long long)len;
+    e.text = text && kind != EVQ_DELTA_RESET ? xstrndup(text, len) : NULL;
+    evq_post(w->ev, &e);
+    free(e.text);
+    return atomic_load(&w->stop_answer);
+}
+
 static void answer(struct worker *w)
 {
+    atomic_store(&w->stop_answer, 0);   /* before the state: a stop asked from here on applies */
     post_state(w, EVQ_STATE_ANSWERING, NULL);
+    struct policy *pol = &w->cfg.policy;
+    if (pol->set_answer_sink) pol->set_answer_sink(pol->ctx, answer_piece, w);
     struct search_answer *a = search_answer(w->s);
+    if (pol->set_answer_sink) pol->set_answer_sink(pol->ctx, NULL, NULL);
     char *damage = w->cfg.hooks.damage ? w->cfg.hooks.damage(w->cfg.hooks.ctx, w->rechecked) : NULL;
     if (damage && !w->rechecked) {
         search_answer_free(a);
@@ -252,6 +273,7 @@ static void answer(struct worker *w)
     evq_event_init(&e, EVQ_ANSWER);
     e.node = a->finish_node;
     e.a = a->from_finished;
+    e.b = a->stopped;
     e.text = a->markdown;
     e.text2 = (char *)buf_str(&cites);
     evq_post(w->ev, &e);
@@ -375,6 +397,7 @@ int worker_start(struct worker **out, const struct worker_config *cfg, struct ev
 {
     struct worker *w = xcalloc(1, sizeof *w);
     atomic_init(&w->cancel, 0);
+    atomic_init(&w->stop_answer, 0);
     w->cfg = *cfg;
     w->cfg.search.on_event = on_search_event;
     w->cfg.search.event_ctx = w;
@@ -412,6 +435,11 @@ int worker_stop(struct worker *w)
     pthread_join(w->thread, NULL);
     w->running = 0;
     return 0;
+}
+
+void worker_stop_answer(struct worker *w)
+{
+    if (w) atomic_store(&w->stop_answer, 1);
 }
 
 const atomic_int *worker_cancel_flag(const struct worker *w)

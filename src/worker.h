@@ -80,6 +80,12 @@ int worker_start(struct worker **out, const struct worker_config *cfg, struct ev
 int worker_stop(struct worker *w);
 /* The flag handed to hooks.open; 1 once worker_stop began. */
 const atomic_int *worker_cancel_flag(const struct worker *w);
+/* Stops the answer being written (from any thread): the connection is
+ * closed at its next piece, and the part written so far is the answer,
+ * marked as stopped (search_answer.stopped). While the worker answers, its
+ * pieces go out as EVQ_ANSWER_DELTA events; a stop asked before the answer
+ * began applies to it. No-op for a policy that writes its answer at once. */
+void worker_stop_answer(struct worker *w);
 /* Stops the worker if still running and frees it; accepts NULL. */
 void worker_free(struct worker *w);
 

@@ -64,6 +64,12 @@ value), "headers" (more headers of an error reply, e.g. {"retry-after-ms":
   echo_key       401 whose message repeats the credential it was sent
   error_200      status 200 with the provider's error JSON as the body
   bad_index      embeddings: an index out of range
+A request with "stream": true is answered as an event stream in its API's
+wire format (tests/sse_wire.py), unless the script's top-level "stream" is
+false (a server that ignores the field) or the REPLY's is; a REPLY with
+"stream": "always" streams unasked too. A streamed REPLY may hold
+"token_delay_ms" (a wait before each piece) and "stream_fault": disconnect,
+stall (for "hang_s"), malformed, error_event or end_early (sse_wire.py).
 A REPLY with "max_model_len" N plays a server with that context window: the
 input counts (prompt bytes + 3) // 4 tokens, the reply limit the request's
 max_tokens (or max_completion_tokens); an input of N or more, or input plus
@@ -93,6 +99,7 @@ import socket
 import sys
 import threading
 import time
+import sse_wire  # noqa: E402  (tests/sse_wire.py: the event streams of each API)
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -421,12 +428,29 @@ class Handler(BaseHTTPRequestHandler):
                     obj["usage"]["cache_read_input_tokens"] = usage["cached"]
                 if "cache_write" in usage:
                     obj["usage"]["cache_creation_input_tokens"] = usage["cache_write"]
+        if self.streams(req, r, fault):
+            include_usage = bool((req.get("stream_options") or {}).get("include_usage")) or kind == "messages"
+            events = sse_wire.events_for(kind, obj, include_usage)
+            sse_wire.send(self, kind, events, r.get("token_delay_ms", 0) / 1000.0, r.get("stream_fault"),
+                          r.get("hang_s", 30))
+            return
         body = json.dumps(obj).encode("utf-8")
         if fault == "truncate":
             self.close_connection = True
             self.send_raw(200, body[: len(body) // 2], length=len(body) + 1000)
             return
         self.send_raw(200, body)
+
+    def streams(self, req, r, fault):
+        """Whether this reply goes out as an event stream: asked for, and
+        neither the script ("stream": false, a server that ignores the
+        field) nor a fault of whole bodies says otherwise; "stream":
+        "always" streams unasked."""
+        if fault in ("truncate", "oversize") or not self.state.script.get("stream", True):
+            return False
+        if r.get("stream") == "always":
+            return True
+        return req.get("stream") is True and r.get("stream", True) is not False
 
     def embeddings(self, req, r):
         inp = req.get("input", [])

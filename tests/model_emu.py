@@ -95,7 +95,8 @@ Profiles (--profile, comma-separated; they combine where it makes sense):
              metadata} (its NonStreamingChoice), on some requests as above
   unasked-sse  a server that streams whatever it is asked: every chat request,
              "stream": false included, is answered text/event-stream with
-             `data: {chat.completion.chunk}` lines and `data: [DONE]`
+             `data: {chat.completion.chunk}` lines and `data: [DONE]` (the
+             reply decided as clean)
   refusal    a model that declines every request: message.refusal set,
              content null, finish_reason "stop" (OpenAI); Anthropic:
              stop_reason "refusal" with no content
@@ -169,6 +170,17 @@ its provider's documented shape:
              pydantic body ("Extra inputs are not permitted", --strict-form
              vllm)
 
+Streaming: a request with "stream": true is answered as the event stream its
+API sends (tests/sse_wire.py: chat.completion.chunk lines with reasoning_content
+and content deltas and, with stream_options.include_usage, a usage chunk, then
+[DONE]; Anthropic's message_start / content_block_* (text, thinking with its
+signature, tool input as input_json_delta) / message_delta / message_stop;
+the Responses API's response.* events), in every profile: each models a
+server that streams. Replies that carry no completion (errors, http200-error)
+are sent whole, as servers do. --token-delay-ms N (or MODEL_EMU_TOKEN_DELAY_MS)
+waits N ms before each piece of about a token (default 0); the reply decided
+is the same streamed or not.
+
 Every request is one JSON line in --log: n, t (seconds since start), path,
 role, question (first 200 bytes), profile, status, fault, params (the body's
 top-level fields but messages/system/tools, so max_tokens, temperature,
@@ -193,6 +205,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_llm import blocks_text, embed_vector, serve  # noqa: E402  (one implementation of each)
+import sse_wire  # noqa: E402  (the event streams of each API)
 
 PROFILES = {"clean", "reasoning", "think", "magistral", "small", "anthropic", "ctx-limit", "ctx-vllm", "ollama-cut",
             "out-cap", "lmstudio", "flaky", "guided"}
@@ -202,7 +215,8 @@ PROFILES |= {"http200-error", "choice-error", "unasked-sse", "refusal", "length-
 # ---- the current model generation (December 2026): see the docstring
 PROFILES |= {"temp-deprecated", "claude5", "system-role", "strict-params"}
 STRICT_KNOWN = {"model", "messages", "max_tokens", "temperature", "top_p", "n", "stop", "stream", "seed", "user",
-                "presence_penalty", "frequency_penalty", "logit_bias"}
+                "presence_penalty", "frequency_penalty", "logit_bias",
+                "stream_options"}   # documented beside stream by every server that streams (Azure OpenAI, vLLM)
 
 
 def current_generation_refusal(prof, kind, req, msgs, strict_form):
@@ -945,6 +959,11 @@ class Handler(BaseHTTPRequestHandler):
             req = json.loads(raw.decode("utf-8")) if raw else None
         except ValueError:
             req = None
+        self.stream_wanted = isinstance(req, dict) and (req.get("stream") is True or "unasked-sse" in st.profiles)
+        so = req.get("stream_options") if isinstance(req, dict) else None
+        self.include_usage = isinstance(so, dict) and so.get("include_usage") is True
+        if self.stream_wanted:
+            entry["stream"] = {"asked": req.get("stream") is True, "usage": self.include_usage}
         if path.endswith("/embeddings"):
             kind = "embeddings"
         elif path.endswith("/chat/completions"):
@@ -1004,8 +1023,20 @@ class Handler(BaseHTTPRequestHandler):
         self.state.record(entry)
         if raw is not None:
             self.send_raw(status, raw, extra, ctype)
+        elif status == 200 and completion_wire(body):   # a refusal, a choice error: still a completion
+            self.send_completion(body)
         else:
             self.send_json(status, body, extra)
+
+    def send_completion(self, obj):
+        """A completion, as an event stream when the request asked for one
+        (or the server streams unasked), else whole."""
+        if not self.stream_wanted:
+            self.send_json(200, obj)
+            return
+        wire = completion_wire(obj)
+        events = sse_wire.events_for(wire, obj, self.include_usage)
+        sse_wire.send(self, wire, events, self.state.a.token_delay_ms / 1000.0)
 
     def chat(self, kind, req, entry):
         st = self.state
@@ -1194,7 +1225,7 @@ class Handler(BaseHTTPRequestHandler):
                           "bad json_schema")
                 return
 
-        # --- reply shapes (http200-error, choice-error, unasked-sse, refusal)
+        # --- reply shapes (http200-error, choice-error, refusal; unasked-sse streams the reply decided)
         if self.reply_shape(kind, req, entry, all_text, rng):
             return
 
@@ -1369,7 +1400,7 @@ class Handler(BaseHTTPRequestHandler):
             usage = obj_out["usage"]
         entry.update(status=200, usage=usage)
         st.record(entry)
-        self.send_json(200, obj_out)
+        self.send_completion(obj_out)
 
     # ---------------------------------------------- reply shapes (one block)
     def reply_shape(self, kind, req, entry, all_text, rng):
@@ -1379,20 +1410,6 @@ class Handler(BaseHTTPRequestHandler):
         prof = st.profiles
         model = req.get("model", "")
         in_tok = len(all_text.encode("utf-8")) // 4
-        if "unasked-sse" in prof and kind == "chat":
-            # what a proxy that forces streaming sends (OpenAI's chunk objects)
-            cid = "chatcmpl-emu%d" % st.n
-            chunks = [{"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                       "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
-                      {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                       "choices": [{"index": 0, "delta": {"content": "{\"action\": \"Finish\"}"},
-                                    "finish_reason": None}]},
-                      {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
-            body = "".join("data: %s\n\n" % json.dumps(c) for c in chunks) + "data: [DONE]\n\n"
-            entry["stream_asked"] = req.get("stream")
-            self.fail(entry, 200, None, "unasked event stream", raw=body.encode("utf-8"), ctype="text/event-stream")
-            return True
         if "refusal" in prof:
             msg = "I'm sorry, but I can't help with that request."
             if kind == "chat":
@@ -1486,6 +1503,20 @@ RESPONSES_ONLY_RE = re.compile(r"^(gpt-5[.\d]*-pro(-20\d\d.*)?|.*-codex(-.*)?|co
 RESPONSES_KEYS = {"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "reasoning", "text",
                   "store", "stream", "metadata", "tools", "tool_choice", "parallel_tool_calls", "previous_response_id",
                   "truncation", "user", "include", "background", "service_tier", "prompt_cache_key"}
+
+
+def completion_wire(obj):
+    """The API a completion object belongs to (chat, messages, responses), or
+    None for a body that is no completion (an error)."""
+    if not isinstance(obj, dict):
+        return None
+    if "choices" in obj:
+        return "chat"
+    if obj.get("type") == "message":
+        return "messages"
+    if obj.get("object") == "response":
+        return "responses"
+    return None
 
 
 def transport_gate(h, entry):
@@ -1757,6 +1788,8 @@ def main():
     ap.add_argument("--shape-rate", type=float, default=0.15, help="http200-error, choice-error: share of requests")
     ap.add_argument("--gold", help="guided: JSONL of {question, gold_files}")
     ap.add_argument("--gold-root", action="append", default=[], help="guided: a repository tree the gold paths name")
+    ap.add_argument("--token-delay-ms", type=float, default=float(os.environ.get("MODEL_EMU_TOKEN_DELAY_MS") or 0),
+                    help="a streamed reply waits this long before each piece (default 0)")
     ap.add_argument("--strict-form", choices=["openai", "vllm"], default="openai",
                     help="strict-params: the refusal's wording (Azure OpenAI's or vLLM's)")
     a = ap.parse_args()

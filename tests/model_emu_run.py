@@ -34,10 +34,17 @@ Per profile (one line each; --json prints them as one JSON object):
   survival       guided only: of the questions where the model viewed a gold
                  file, the share whose answer cites that file
 
+With --compare-stream each profile runs twice, asking for whole replies
+(stream = false) and for event streams, and the table says per profile how
+many questions got the same answer (text and citations) and the same ledger
+(calls, failures, input, cached, cache-write, output and reasoning tokens,
+estimated calls) both ways, the streamed requests served, and the totals of
+each run; --token-delay-ms sets the emulator's wait before each piece.
+
   model_emu_run.py --drqa BIN --questions FILE --repo NAME=DIR [--repo ...]
                    [--profiles clean,reasoning,...] [--iterations N] [--jobs N]
                    [--ids ID,ID,...] [--every K] [--limit N] [--workdir DIR] [--json]
-                   [--keep] [--seed S]
+                   [--keep] [--seed S] [--compare-stream] [--token-delay-ms N]
 Standard library only. Status: 0 when every run finished (whatever it
 found), 2 on a usage error or when drqa-tui crashed.
 """
@@ -85,14 +92,14 @@ RUNS = {
     "lmstudio": ("openai", "magistral-small-2509", [], []),
     # one retry against up to two faults in a row: some role calls fail for good
     "flaky": ("openai", "gpt-4o-mini", ["--hang-seconds", "4", "--flaky-max-row", "2"],
-              ["timeout_total_ms = 1500", "retries = 1"]),
+              ["timeout_total_ms = 1500", "timeout_idle_ms = 1500", "retries = 1"]),
     "guided": ("openai", "gpt-4.1", [], []),
     # ---- reply shapes: 200 replies with no completion in them
     # a gateway's top-level error body with status 200, on some requests
     "http200-error": ("openai", "gpt-4.1-mini", [], []),
     # OpenRouter's choices[0].error with finish_reason "error", on some requests
     "choice-error": ("openai", "gpt-4.1-mini", [], []),
-    # a server that streams every reply: can never answer (exit status 3)
+    # a server that streams every reply, asked or not: read all the same
     "unasked-sse": ("openai", "gpt-4.1-mini", [], []),
     # a model that declines everything: can never answer (exit status 3)
     "refusal": ("openai", "gpt-4o", [], []),
@@ -103,7 +110,7 @@ RUNS = {
 }
 # profiles whose server can never answer usably: every question fails, the
 # run exits 3 (no model call succeeded) naming the server's reason
-NEVER_ANSWERS = {"unasked-sse", "refusal"}
+NEVER_ANSWERS = {"refusal"}
 
 # ---- the current model generation (December 2026)
 RUNS.update({
@@ -150,15 +157,16 @@ def write_jsonl(path, rows):
             f.write(json.dumps(r) + "\n")
 
 
-def start_emu(profile, args, workdir, gold, roots):
-    log = os.path.join(workdir, "emu.%s.jsonl" % profile)
-    port_file = os.path.join(workdir, "emu.%s.port" % profile)
+def start_emu(profile, args, workdir, gold, roots, name=None):
+    log = os.path.join(workdir, "emu.%s.jsonl" % (name or profile))
+    port_file = os.path.join(workdir, "emu.%s.port" % (name or profile))
     for p in (log, port_file):
         if os.path.exists(p):
             os.remove(p)
     _, _, extra, _ = RUNS[profile]
     cmd = [sys.executable, EMU, "--profile", profile, "--seed", str(args.seed), "--log", log,
-           "--port-file", port_file, "--max-seconds", str(args.max_seconds)] + extra
+           "--port-file", port_file, "--max-seconds", str(args.max_seconds),
+           "--token-delay-ms", str(args.token_delay_ms)] + extra
     if profile == "guided":
         cmd += ["--gold", gold] + sum((["--gold-root", r] for r in roots), [])
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
@@ -173,10 +181,11 @@ def start_emu(profile, args, workdir, gold, roots):
     return proc, port, log
 
 
-def config_for(profile, port, workdir):
+def config_for(profile, port, workdir, lines_extra=(), name=None):
     provider, model, _, lines = RUNS[profile]
+    lines = list(lines) + list(lines_extra)
     base = "http://127.0.0.1:%d%s" % (port, BASE_PATHS.get(profile, "" if provider == "anthropic" else "/v1"))
-    path = os.path.join(workdir, "config.%s" % profile)
+    path = os.path.join(workdir, "config.%s" % (name or profile))
     with open(path, "w") as f:
         f.write("provider = %s\napi_base = %s\napi_key = sk-emu-%s\nmodel = %s\n" % (provider, base, profile, model))
         settings = {"retries": "3", "backoff_ms": "20", "backoff_max_ms": "200"}
@@ -300,6 +309,108 @@ def gold_views(log, qs):
     return out
 
 
+def run_profile(ctx, prof, lines_extra, tag):
+    """drqa-tui --batch over every repository with the emulator in profile
+    prof (config lines_extra added; tag names the run's files): the summary
+    (with the answers lines and the emulator log under "_lines", "_log") and
+    2 when drqa-tui crashed, else 0."""
+    args, workdir, by_repo = ctx["args"], ctx["workdir"], ctx["by_repo"]
+    name_ = prof + ("." + tag if tag else "")
+    proc, port, log = start_emu(prof, args, workdir, ctx["gold"], [ctx["trees"][r] for r in sorted(ctx["trees"])],
+                                name_)
+    cfg = config_for(prof, port, workdir, lines_extra, name_)
+    lines = []
+    statuses, reasons = [], []
+    status = 0
+    t0 = time.monotonic()
+    try:
+        for name in sorted(by_repo):
+            out = os.path.join(workdir, "%s.%s.answers.jsonl" % (name_, name))
+            if os.path.exists(out):
+                os.remove(out)
+            cmd = [args.drqa, "--quiet", "--no-progress", "--config", cfg, "--policy", "llm",
+                   "--index", ctx["indexes"][name], "--batch", ctx["qfiles"][name], "--out", out,
+                   "--jobs", str(args.jobs), "--iterations", str(args.iterations),
+                   "--transcript-dir", os.path.join(workdir, "transcripts.%s" % name_), ctx["trees"][name]]
+            with open(os.path.join(workdir, "%s.%s.stderr" % (name_, name)), "w") as err:
+                rc = subprocess.call(cmd, env=ctx["env"], stderr=err)
+            statuses.append(rc)
+            with open(err.name, encoding="utf-8", errors="replace") as f:
+                reasons += [ln.strip() for ln in f if "no model call succeeded" in ln]
+            # 3: no model call succeeded; 4: an answer cites nothing verified
+            if rc not in (0, 1, 3, 4):
+                print("model_emu_run.py: %s: drqa-tui exited with status %d (see %s)"
+                      % (prof, rc, err.name), file=sys.stderr)
+                status = 2
+            lines += read_jsonl(out)
+    finally:
+        proc.terminate()
+        proc.wait()
+    elog = read_jsonl(log)
+    s = summarize(prof, ctx["qs"], lines, elog, gold_views(elog, ctx["qs"]),
+                  transcript_nodes(os.path.join(workdir, "transcripts.%s" % name_)), statuses, reasons)
+    s["wall_s"] = round(time.monotonic() - t0, 1)
+    s["_lines"], s["_log"] = lines, elog
+    return s, status
+
+
+def ledger_of(j):
+    """The ledger figures of one --batch line that a transport must not change."""
+    t = (j.get("usage") or {}).get("total") or {}
+    return tuple(t.get(k, 0) for k in ("calls", "failures", "input_tokens", "cached_input_tokens",
+                                       "cache_write_tokens", "output_tokens", "reasoning_tokens", "estimated_calls"))
+
+
+def compare_runs(prof, qs, whole, streamed):
+    """Per question, whether the streamed run gave the whole-reply run's
+    answer (text and citations) and ledger."""
+    a = {str(j.get("id")): j for j in whole["_lines"]}
+    b = {str(j.get("id")): j for j in streamed["_lines"]}
+    same_answer = same_ledger = 0
+    diffs = []
+    for q in qs:
+        x, y = a.get(str(q["id"])), b.get(str(q["id"]))
+        if x is None or y is None:
+            diffs.append("%s: no line in the %s run" % (q["id"], "whole" if x is None else "streamed"))
+            continue
+        if (x.get("answer"), x.get("citations"), x.get("error")) == (y.get("answer"), y.get("citations"),
+                                                                     y.get("error")):
+            same_answer += 1
+        else:
+            diffs.append("%s: the answers differ" % q["id"])
+        if ledger_of(x) == ledger_of(y):
+            same_ledger += 1
+        else:
+            diffs.append("%s: ledger %s whole, %s streamed" % (q["id"], ledger_of(x), ledger_of(y)))
+
+    def total(run, k):
+        return sum(((j.get("usage") or {}).get("total") or {}).get(k, 0) for j in run["_lines"])
+    return {"profile": prof, "questions": len(qs), "same_answer": same_answer, "same_ledger": same_ledger,
+            "streamed_requests": sum(1 for e in streamed["_log"] if (e.get("stream") or {}).get("asked")),
+            "whole_requests_streamed": sum(1 for e in whole["_log"] if (e.get("stream") or {}).get("asked")),
+            "requests": [len(whole["_log"]), len(streamed["_log"])],
+            "input": [total(whole, "input_tokens"), total(streamed, "input_tokens")],
+            "output": [total(whole, "output_tokens"), total(streamed, "output_tokens")],
+            "estimated_calls": [total(whole, "estimated_calls"), total(streamed, "estimated_calls")],
+            "failed": [whole["failed"], streamed["failed"]], "wall_s": [whole["wall_s"], streamed["wall_s"]],
+            "diffs": diffs[:5]}
+
+
+def print_comparison(results, as_json, workdir):
+    if as_json:
+        print(json.dumps({"workdir": workdir, "profiles": results}))
+        return
+    print("%-15s %4s %7s %7s %9s %19s %15s %9s %13s" % ("profile", "qs", "answers", "ledger", "streamed",
+                                                       "input (whole/str.)", "output", "estimated", "wall s"))
+    for r in results:
+        print("%-15s %4d %7d %7d %9d %9d/%-9d %7d/%-7d %4d/%-4d %6.1f/%-6.1f" % (
+            r["profile"], r["questions"], r["same_answer"], r["same_ledger"], r["streamed_requests"], r["input"][0],
+            r["input"][1], r["output"][0], r["output"][1], r["estimated_calls"][0], r["estimated_calls"][1],
+            r["wall_s"][0], r["wall_s"][1]))
+        for d in r["diffs"][:3]:
+            print("%-15s   %s" % ("", d[:200]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--drqa", required=True)
@@ -316,6 +427,9 @@ def main():
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--compare-stream", action="store_true",
+                    help="run each profile twice, whole replies (stream = false) and streamed, and compare")
+    ap.add_argument("--token-delay-ms", type=float, default=0, help="the emulator's wait before each streamed piece")
     args = ap.parse_args()
     profiles = [p for p in args.profiles.split(",") if p]
     for p in profiles:
@@ -363,40 +477,24 @@ def main():
                        for q in qs])
     results = []
     status = 0
+    ctx = {"args": args, "workdir": workdir, "gold": gold, "trees": trees, "indexes": indexes, "qfiles": qfiles,
+           "by_repo": by_repo, "env": env, "qs": qs}
     for prof in profiles:
-        proc, port, log = start_emu(prof, args, workdir, gold, [trees[r] for r in sorted(trees)])
-        cfg = config_for(prof, port, workdir)
-        lines = []
-        statuses, reasons = [], []
-        t0 = time.monotonic()
-        try:
-            for name in sorted(by_repo):
-                out = os.path.join(workdir, "%s.%s.answers.jsonl" % (prof, name))
-                if os.path.exists(out):
-                    os.remove(out)
-                cmd = [args.drqa, "--quiet", "--no-progress", "--config", cfg, "--policy", "llm",
-                       "--index", indexes[name], "--batch", qfiles[name], "--out", out,
-                       "--jobs", str(args.jobs), "--iterations", str(args.iterations),
-                       "--transcript-dir", os.path.join(workdir, "transcripts.%s" % prof), trees[name]]
-                with open(os.path.join(workdir, "%s.%s.stderr" % (prof, name)), "w") as err:
-                    rc = subprocess.call(cmd, env=env, stderr=err)
-                statuses.append(rc)
-                with open(err.name, encoding="utf-8", errors="replace") as f:
-                    reasons += [ln.strip() for ln in f if "no model call succeeded" in ln]
-                # 3: no model call succeeded; 4: an answer cites nothing verified
-                if rc not in (0, 1, 3, 4):
-                    print("model_emu_run.py: %s: drqa-tui exited with status %d (see %s)"
-                          % (prof, rc, err.name), file=sys.stderr)
-                    status = 2
-                lines += read_jsonl(out)
-        finally:
-            proc.terminate()
-            proc.wait()
-        elog = read_jsonl(log)
-        s = summarize(prof, qs, lines, elog, gold_views(elog, qs),
-                      transcript_nodes(os.path.join(workdir, "transcripts.%s" % prof)), statuses, reasons)
-        s["wall_s"] = round(time.monotonic() - t0, 1)
-        results.append(s)
+        if args.compare_stream:
+            whole, _ = run_profile(ctx, prof, ["stream = false"], "whole")
+            streamed, rc = run_profile(ctx, prof, [], "stream")
+            results.append(compare_runs(prof, qs, whole, streamed))
+        else:
+            s, rc = run_profile(ctx, prof, [], "")
+            s.pop("_lines")
+            s.pop("_log")
+            results.append(s)
+        status = max(status, rc)
+    if args.compare_stream:
+        print_comparison(results, args.json, workdir)
+        if not args.keep and not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return status
     if args.json:
         print(json.dumps({"workdir": workdir, "iterations": args.iterations, "profiles": results}))
     else:

@@ -58,6 +58,12 @@ static const char *script =
     " \"Loading model\", \"type\": \"unavailable_error\"}}},"
     " {\"match\": \"case:400\", \"status\": 400, \"error\": \"model 'nope' does not exist\"},"
     " {\"match\": \"case:close\", \"fault\": \"close\"},"
+    " {\"match\": \"case:sstall\", \"times\": 1, \"stream_fault\": \"stall\", \"hang_s\": 20, \"content\": \"a b c d e f\"},"
+    " {\"match\": \"case:sstall\", \"content\": \"a b c d e f\"},"
+    " {\"match\": \"case:swhole\", \"stream\": false, \"content\": \"whole one\"},"
+    " {\"match\": \"case:s500\", \"times\": 1, \"status\": 500, \"error\": \"not yet\"},"
+    " {\"match\": \"case:s500\", \"content\": \"after the 500\"},"
+    " {\"match\": \"case:sslow\", \"content\": \"p1 p2 p3 p4 p5 p6 p7 p8 p9 p10\", \"token_delay_ms\": 100},"
     " {\"match\": \"case:truncate\", \"fault\": \"truncate\"},"
     " {\"match\": \"case:oversize\", \"fault\": \"oversize\", \"oversize_bytes\": 3000000},"
     " {\"match\": \"case:hang\", \"fault\": \"hang\", \"hang_s\": 30},"
@@ -71,6 +77,89 @@ static char url[128];
 static char *body_for(const char *tag)
 {
     return xasprintf("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}", tag);
+}
+
+static void fast(struct http_opts *o, int attempts);
+
+static char *stream_body_for(const char *tag)
+{
+    return xasprintf("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}", tag);
+}
+
+/* A stream reader that keeps what it is handed; (NULL, 0) counts a reset. */
+struct sink {
+    struct buf got;
+    int resets, stop_at;   /* stop_at: stop once this many bytes came (0: never) */
+};
+
+static int sink_fn(void *ud, const char *p, size_t n)
+{
+    struct sink *k = ud;
+    if (!p) {
+        k->resets++;
+        buf_reset(&k->got);
+        return 0;
+    }
+    buf_add(&k->got, p, n);
+    return k->stop_at && k->got.len >= (size_t)k->stop_at;
+}
+
+/* http_post_stream: the body handed as it arrives, the idle limit, retries and
+ * the stop; whole replies and errors kept as http_post_json keeps them. */
+static void streams(struct fake *f, const char *const *hdrs)
+{
+    struct http_opts o;
+    struct http_result r;
+    struct sink k = {BUF_INIT, 0, 0};
+    fast(&o, 3);
+    o.total_timeout_ms = 200;   /* not applied to a streamed reply */
+    o.idle_timeout_ms = 300;
+    char *b = stream_body_for("case:sslow");
+    is_int(http_post_stream(url, hdrs, b, &o, sink_fn, &k, &r), HTTP_OK,
+           "a stream longer than the total limit, never idle for 300 ms, is read");
+    ok(r.streamed && r.body_len == 0, "it went to the reader, not into the body");
+    ok(strstr(buf_str(&k.got), "data: ") && strstr(buf_str(&k.got), "[DONE]"), "the reader got the event stream");
+    cJSON *req = fake_last(f, "case:sslow");
+    const char *acc = fake_header(req, "accept");
+    ok(acc && strstr(acc, "text/event-stream"), "the request accepts an event stream: %s", acc ? acc : "(none)");
+    cJSON_Delete(req);
+    http_result_free(&r);
+    free(b);
+
+    buf_reset(&k.got);
+    b = stream_body_for("case:sstall");
+    is_int(http_post_stream(url, hdrs, b, &o, sink_fn, &k, &r), HTTP_OK, "a stalled stream is dropped at the idle limit and sent again");
+    is_int(r.attempts, 2, "two attempts");
+    is_int(k.resets, 1, "the reader was told the first attempt's bytes are void");
+    ok(strstr(buf_str(&k.got), "[DONE]") != NULL, "then got the whole second stream");
+    http_result_free(&r);
+    free(b);
+
+    buf_reset(&k.got);
+    k.resets = 0;
+    b = stream_body_for("case:swhole");
+    is_int(http_post_stream(url, hdrs, b, &o, sink_fn, &k, &r), HTTP_OK, "a whole JSON reply to a stream request");
+    ok(!r.streamed && r.body && strstr(r.body, "whole one") && k.got.len == 0, "is kept in the body, the reader untouched");
+    http_result_free(&r);
+    free(b);
+
+    b = stream_body_for("case:s500");
+    is_int(http_post_stream(url, hdrs, b, &o, sink_fn, &k, &r), HTTP_OK, "a 500 before the stream is retried");
+    ok(r.attempts == 2 && k.resets == 0, "as http_post_json retries it, no reset (nothing was handed)");
+    http_result_free(&r);
+    free(b);
+
+    buf_reset(&k.got);
+    k.stop_at = 40;
+    b = stream_body_for("case:sslow");
+    int64_t t0 = now_ms();
+    is_int(http_post_stream(url, hdrs, b, &o, sink_fn, &k, &r), HTTP_ERR_STOPPED, "the reader's nonzero stops the transfer");
+    ok(strstr(r.err, "stopped by its reader") != NULL, "%s", r.err);
+    is_int(r.attempts, 1, "and it is not sent again");
+    diag("stopped after %lld ms", (long long)(now_ms() - t0));
+    http_result_free(&r);
+    free(b);
+    buf_free(&k.got);
 }
 
 static void fast(struct http_opts *o, int attempts)
@@ -466,6 +555,8 @@ int main(void)
     log_close();
     ok(file_contains(logpath, "http: POST"), "requests were logged");
     ok(!file_contains(logpath, KEY), "the key never reached the log");
+
+    streams(&f, hdrs);
 
     /* a second fake: replies in sequence, then the default */
     struct fake g;

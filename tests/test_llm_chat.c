@@ -379,9 +379,17 @@ static void run(const char *pname)
     is_int(fake_count(&f, tag), 1, "%s: not retried", pname);
     llm_backend_free(b);
 
-    b = mk(base, "timeout_total_ms = 300\nretries = 1\n", 1);
+    b = mk(base, "timeout_idle_ms = 300\nretries = 1\n", 1);
     is_int(ask(b, "planning", T("case:hang"), &r, &u), LLM_ERR_TIMEOUT, "%s: a hung server times out", pname);
     is_int(fake_count(&f, tag), 2, "%s: retried once (retries = 1)", pname);
+    ok(strstr(r.error, "no byte from") && strstr(r.error, "timeout_idle_ms"), "%s: the idle limit is named: %s", pname,
+       r.error);
+    llm_backend_free(b);
+    /* a whole reply asked for: the whole-request limit governs it */
+    b = mk(base, "stream = false\ntimeout_total_ms = 300\nretries = 1\n", 1);
+    is_int(ask(b, "planning", T("case:hang"), &r, &u), LLM_ERR_TIMEOUT, "%s: no stream: a hung server times out",
+           pname);
+    ok(strstr(r.error, "total 300 ms") != NULL, "%s: no stream: the total limit is named: %s", pname, r.error);
     llm_backend_free(b);
 
     /* cancellation from another thread */
@@ -444,15 +452,15 @@ static void run(const char *pname)
     /* the ledger: ok calls are happy, nousage, prose, length, 429 */
     struct llm_usage_entry e;
     is_int(llm_usage_get(&u, "planning", &e), 0, "%s: planning has an entry", pname);
-    is_int(e.calls, 16, "%s: 16 planning calls", pname);
-    is_int(e.failures, 11, "%s: 11 of them failed", pname);
+    is_int(e.calls, 17, "%s: 17 planning calls", pname);
+    is_int(e.failures, 12, "%s: 12 of them failed", pname);
     is_int(llm_usage_get(&u, "evaluation", &e), 0, "%s: evaluation has an entry", pname);
     is_int(e.calls, 1, "%s: one evaluation call", pname);
     is_int(e.estimated_calls, 1, "%s: estimated", pname);
     is_int(llm_usage_get(&u, "answer", &e), 0, "%s: answer has an entry", pname);
     is_int(e.failures, 1, "%s: the refused answer counts as a failed call", pname);
     llm_usage_get(&u, NULL, &e);
-    is_int(e.calls, 19, "%s: 19 calls in total (one untagged)", pname);
+    is_int(e.calls, 20, "%s: 20 calls in total (one untagged)", pname);
     is_int(llm_usage_get(&u, "other", &e), 0, "%s: an untagged call counts as other", pname);
     llm_usage_destroy(&u);
 #undef T
@@ -674,8 +682,8 @@ static void profiles(const char *logpath)
             strncat(keys, fld->string, sizeof keys - strlen(keys) - 2);
             strcat(keys, " ");
         }
-        is_str(keys, anth ? "model max_tokens system messages " : "model messages ",
-               "%s: no optional parameter in the request", m);
+        is_str(keys, anth ? "model max_tokens stream system messages " : "model messages stream stream_options ",
+               "%s: no optional parameter in the request, but the stream asked for", m);
         if (anth)
             is_int(cJSON_GetObjectItem(bd, "max_tokens")->valueint, LLM_ANTHROPIC_DEFAULT_MAX,
                    "%s: the required max_tokens is the default's", m);

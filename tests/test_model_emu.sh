@@ -21,9 +21,10 @@
 # quirk actually met (context-length 400s served, faults served and the failed
 # calls decided by the fallback policy and marked, small slips noted, Anthropic
 # cache reads), and for guided the gold file the
-# model viewed cited in at least 95% of the answers; a server that never
-# answers usably (unasked-sse, refusal) fails every question with exit status
-# 3 and its reason on stderr. bench/model-emu.sh runs
+# model viewed cited in at least 95% of the answers; a server that streams
+# whatever it is asked (unasked-sse) is read as any other; a model that never
+# answers usably (refusal) fails every question with exit status 3 and its
+# reason on stderr. bench/model-emu.sh runs
 # the whole set. Skipped, saying why, without the questions or the trees.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
@@ -227,7 +228,7 @@ json.dump(a, open(sys.argv[3], "w"))' "$T/runs1.json" "$T/runs2.json" "$T/runs.j
 s = [p for p in json.load(open(sys.argv[1]))["profiles"] if p["profile"] == sys.argv[2]][0]
 print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
     for p in clean reasoning think magistral small anthropic ctx-limit ctx-vllm out-cap lmstudio flaky guided \
-        http200-error choice-error length-empty finish-now \
+        http200-error choice-error unasked-sse length-empty finish-now \
         azure responses anthropic-cache; do
         q=$(per $p 's["questions"]')
         is "$(per $p 's["emulator_errors"]')" 0 "$p: the emulator understood every request"
@@ -256,7 +257,7 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
     ok "$(per strict-params '0 if 0 < sum(s["non200"].values()) <= 12 else 1')" \
         "strict-params: each unknown field refused at most once per question in flight per repository: $(per strict-params 's["non200"]')"
     # reply shapes: 200 replies with no completion in them
-    for p in http200-error choice-error length-empty finish-now; do
+    for p in http200-error choice-error unasked-sse length-empty finish-now; do
         is "$(per $p 's["exit_statuses"]')" "[0]" "$p: drqa-tui exited 0 on every repository"
         is "$(per $p 's["answered_by_model"]')" "$(per $p 's["questions"]')" "$p: every line says the model answered"
     done
@@ -266,13 +267,12 @@ print(eval(sys.argv[3]))' "$T/runs.json" "$1" "$2"; }
         "choice-error: choice-level errors were served: $(per choice-error 's["non200"]')"
     ok "$(per finish-now '0 if s["fallback_nodes"].get("plan") else 1')" \
         "finish-now: the refused Finishes took the offline plan, marked: $(per finish-now 's["fallback_nodes"]')"
-    for p in unasked-sse refusal; do
+    for p in refusal; do
         q=$(per $p 's["questions"]')
         is "$(per $p 's["failed"]') $(per $p 's["exit_statuses"]')" "$q [3]" \
             "$p: a server that never answers: every question fails, exit status 3"
         is "$(per $p 's["model"]')" 0 "$p: no answer is passed off as the model's"
     done
-    like "$(per unasked-sse 's["reasons"]')" "streamed its reply (text/event-stream" "unasked-sse: stderr names the server's reason"
     like "$(per refusal 's["reasons"]')" "declined to answer (message.refusal)" "refusal: stderr names the model's refusal"
     is "$(per flaky 's["bare_failed_calls"]')" 0 \
         "flaky: no node is left with a failed model call: the fallback policy decided ($(per flaky 's["fallback_nodes"]'))"

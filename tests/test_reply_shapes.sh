@@ -2,12 +2,15 @@
 # test_reply_shapes.sh: --ask --policy llm against tests/model_emu.py's reply
 # shapes, the 200 replies that carry no completion, on a copy of the pyrepo
 # fixture. Never a silent substitute:
-#   - a server that streams when asked not to, a model that refuses every
-#     request, a gateway whose every reply is an error body with status 200,
+#   - a model that refuses every request, a gateway whose every reply is
+#     an error body with status 200,
 #     OpenRouter's choice-level error on every reply: exit status 3, nothing
 #     on stdout (no offline answer passed off as the model's), stderr names
 #     the server's reason; --json says so (error, answered_by, answer null,
 #     the offline answer apart, failed_calls equal to the ledger's);
+#   - a server that streams when asked not to (--no-stream) is read all the
+#     same: the model's answer, its calls' tokens estimated and marked (the
+#     stream carries no usage unasked);
 #   - a choice-level error is a failure with the provider's message, not a
 #     reply re-asked three times per role;
 #   - a run stopped by a persistent error prints no "No code in the
@@ -39,9 +42,8 @@ requests() { wc -l <"$T/$1.log" | tr -d ' '; }
 py() { $PYTHON3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # ---- servers that never answer usably: exit 3, nothing on stdout, the reason on stderr
-for shape in unasked-sse refusal http200-error choice-error; do
+for shape in refusal http200-error choice-error; do
     case $shape in
-    unasked-sse) why='streamed its reply (text/event-stream' ;;
     refusal) why="declined to answer (message.refusal): I'm sorry, but I can't help" ;;
     http200-error) why='answered status 200 with an error instead of a completion (server_error): The server had an error processing your request' ;;
     choice-error) why='Upstream provider EmuProvider returned an error' ;;
@@ -68,15 +70,27 @@ ok "$(cat "$T"/*.out | grep -c 'No code in the repository was found')" \
     "a run stopped on a persistent error prints no 'No code in the repository was found' on stdout"
 
 # --json: the same counts as the ledger, the offline answer apart
-emu_start sse --profile unasked-sse
-ask sse-json gpt-4.1-mini --json
+emu_start refusal-json --profile refusal
+ask refusal-json gpt-4.1-mini --json
 emu_stop
 is "$rc" 3 "--json: exit status 3"
-is "$(py "$T/sse-json.out" "d['answer'], d['answered_by'], d['policy'], d['failed_calls'] == d['model_calls'] == d['usage']['total']['failures'] > 0")" \
+is "$(py "$T/refusal-json.out" "d['answer'], d['answered_by'], d['policy'], d['failed_calls'] == d['model_calls'] == d['usage']['total']['failures'] > 0")" \
     "None offline llm True" "--json: answer null, answered by the offline policy, failed_calls as the ledger's"
-like "$(py "$T/sse-json.out" "d['error']")" "no model call succeeded" "--json: error says no model call succeeded"
-like "$(py "$T/sse-json.out" "d['error']")" "streamed its reply" "--json: error names the server's reason"
-ok "$(py "$T/sse-json.out" "0 if 'offline_answer' in d else 1")" "--json: the offline policy's answer is kept apart, under its own name"
+like "$(py "$T/refusal-json.out" "d['error']")" "no model call succeeded" "--json: error says no model call succeeded"
+like "$(py "$T/refusal-json.out" "d['error']")" "declined to answer" "--json: error names the server's reason"
+ok "$(py "$T/refusal-json.out" "0 if 'offline_answer' in d else 1")" "--json: the offline policy's answer is kept apart, under its own name"
+
+# ---- a server that streams whatever it is asked: read all the same
+emu_start sse --profile unasked-sse
+ask sse-json gpt-4.1-mini --json --no-stream
+emu_stop
+is "$rc" 0 "unasked-sse with --no-stream: answered"
+is "$(py "$T/sse-json.out" "d['answered_by'], d['failed_calls'], d['verified_citations'] > 0")" "model 0 True" \
+    "unasked-sse with --no-stream: the model's cited answer, no failed call"
+is "$(py "$T/sse-json.out" "d['usage']['total']['estimated_calls'] == d['model_calls'] > 0")" True \
+    "unasked-sse with --no-stream: no usage in the unasked stream: every call's tokens estimated and marked"
+is "$($PYTHON3 -c 'import json, sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l).get("stream", {}).get("asked")))' "$T/sse.log")" 0 \
+    "unasked-sse with --no-stream: no request asked for a stream"
 
 # ---- a choice-level error on some replies: a failure with the provider's message, the step falls back once
 emu_start choice --profile choice-error --shape-rate 0.3 --seed 3

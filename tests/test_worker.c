@@ -4,6 +4,7 @@
  * blocked in the worker; a search that met a damaged index asked again after
  * the hooks reopen (check) it. Waits are bounded only as a guard against hangs. */
 #include "tap.h"
+#include "evq_next.h"
 #include "toy_policy.h"
 #include "worker.h"
 #include "transcript.h"
@@ -27,17 +28,6 @@ struct seen {
     int status[64];
     char question[64];
 };
-
-/* Next event, or 0 when none came for 20 s (a hang, reported as a failure). */
-static int next_event(struct evq *q, struct evq_event *e)
-{
-    for (;;) {
-        if (evq_pop(q, e)) return 1;
-        struct pollfd p = {evq_wake_fd(q), POLLIN, 0};
-        if (poll(&p, 1, 20000) <= 0) return 0;
-        evq_drain_wake(q);
-    }
-}
 
 static void apply(struct seen *s, const struct evq_event *e)
 {

@@ -15,6 +15,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
+static void writing_clear(struct ui_model *m)
+{
+    buf_free(&m->writing.text);
+    memset(&m->writing, 0, sizeof m->writing);
+}
+
 static void reset_extras(struct ui_model *m)
 {
     free(m->folded);
@@ -77,6 +83,7 @@ void ui_model_free(struct ui_model *m)
     free(m->best);
     free(m->state_text);
     free(m->message);
+    writing_clear(m);
     memset(m, 0, sizeof *m);
 }
 
@@ -211,6 +218,7 @@ static void new_question(struct ui_model *m, const char *q)
     m->message = NULL;
     m->message_node = -1;
     reset_extras(m);
+    writing_clear(m);
 }
 
 /* "path:start-end" lines into citations (text is not sent with them). */
@@ -244,7 +252,43 @@ static void set_answer(struct ui_model *m, const struct evq_event *e)
     else a->npath = search_best_trajectory(m->t, &ids, &fin);
     a->path = ids;
     a->tokens_in = a->tokens_out = 0;
+    a->stopped = e->b != 0;
     m->answer = a;
+    writing_clear(m);   /* the answer as checked replaces the text as written */
+}
+
+/* A piece of the answer being written: the Answer pane shows it at once
+ * (and appears with the first). */
+static int apply_piece(struct ui_model *m, const struct evq_event *e)
+{
+    struct ui_writing *w = &m->writing;
+    int dirty = UI_DIRTY_ANSWER | UI_DIRTY_STATUS | (w->active ? 0 : UI_DIRTY_LAYOUT);
+    int64_t now = now_ms();
+    if (!w->active) {
+        w->active = 1;
+        w->reasoning_only = 1;
+        w->t_first = now;
+    } else if (e->a != EVQ_DELTA_RESET) {
+        w->bytes += e->b;
+    }
+    w->t_last = now;
+    if (e->a == EVQ_DELTA_RESET) {
+        buf_reset(&w->text);
+        w->rewrites++;
+        w->reasoning_only = 1;
+    } else if (e->a == EVQ_DELTA_TEXT && e->text) {
+        buf_adds(&w->text, e->text);
+        w->reasoning_only = 0;
+    }
+    return dirty;
+}
+
+int ui_model_writing_rate(const struct ui_model *m, double *tok_s)
+{
+    const struct ui_writing *w = &m->writing;
+    if (!w->active || w->t_last - w->t_first < 200) return 0;
+    *tok_s = (double)w->bytes / 4.0 / ((double)(w->t_last - w->t_first) / 1000.0);
+    return 1;
 }
 
 int ui_model_apply(struct ui_model *m, const struct evq_event *e, int *node)
@@ -308,7 +352,10 @@ int ui_model_apply(struct ui_model *m, const struct evq_event *e, int *node)
     case EVQ_ANSWER:
         set_answer(m, e);
         id = e->node;
-        dirty = UI_DIRTY_ANSWER | UI_DIRTY_LAYOUT | UI_DIRTY_TREE;
+        dirty = UI_DIRTY_ANSWER | UI_DIRTY_LAYOUT | UI_DIRTY_TREE | UI_DIRTY_STATUS;
+        break;
+    case EVQ_ANSWER_DELTA:
+        dirty = apply_piece(m, e);
         break;
     case EVQ_UCT:
         n = mcts_node_mut(m->t, e->node);

@@ -29,6 +29,7 @@
 #include "evq.h"
 #include "mcts.h"
 #include "search.h"
+#include "util.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -69,6 +70,21 @@ struct ui_model {
     size_t nbest;
     int best_finished;
     int best_stale;
+
+    /* The answer while the model writes it (EVQ_ANSWER_DELTA), until its
+     * EVQ_ANSWER replaces it: the text since it was last written again, how
+     * often it was, and for the status line's rate the bytes (text and
+     * reasoning) after the first piece and the times of the first and the
+     * latest piece (ms). stop_asked: the front end asked to stop it. */
+    struct ui_writing {
+        int active;
+        struct buf text;
+        int rewrites;
+        int reasoning_only;        /* only reasoning has come since the last reset */
+        long long bytes;
+        int64_t t_first, t_last;
+        int stop_asked;
+    } writing;
 };
 
 void ui_model_init(struct ui_model *m, const char *question, int max_expand, double c,
@@ -81,6 +97,11 @@ void ui_model_free(struct ui_model *m);
 /* Applies one event; returns the UI_DIRTY_* bits it affects. *node (may be
  * NULL) receives the node the event was about, or -1. */
 int ui_model_apply(struct ui_model *m, const struct evq_event *e, int *node);
+
+/* The rate the answer is written at, estimated in tokens a second (4 bytes
+ * a token: pieces need not be tokens): 1 and *tok_s once pieces have come
+ * over at least a fifth of a second, else 0. */
+int ui_model_writing_rate(const struct ui_model *m, double *tok_s);
 
 /* The best path (cached until the tree changes); 1 in *finished when it ends
  * on a finished node. */

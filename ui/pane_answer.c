@@ -2,17 +2,32 @@
  * pane_answer: the answer once the search has given one, then its citations
  * as 'path:start-end' lines. Up and down move between citations, the page
  * keys scroll the text, and Enter (or a click) opens the cited span in the
- * file view.
+ * file view. While the model writes the answer, the pane shows the text as
+ * it arrives (no citations yet), titled so; the answer as checked replaces it
+ * when it comes, and a stopped one keeps "stopped" in its title.
  */
 #include "ui.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* The answer as it is written: its text so far, or what it waits for. */
+static void build_writing(struct ui *ui, const struct ui_writing *wr, int w, struct doc *d)
+{
+    if (wr->rewrites) doc_add(ui, d, "(the answer is being written again)", w, 0, R_DIM, 0);
+    if (wr->text.len) doc_add(ui, d, buf_str(&wr->text), w, 0, R_NORMAL, 0);
+    else doc_add(ui, d, wr->reasoning_only ? "(the model is reasoning before it writes)" : "", w, 0, R_DIM, 0);
+    if (wr->stop_asked) doc_add(ui, d, "(stopping: the part written so far is kept)", w, 0, R_DIM, 0);
+}
+
 static void build(struct ui *ui, struct pane *p, struct doc *d)
 {
     const struct search_answer *a = ui->m.answer;
     int w = p->w - 2;
+    if (ui->m.writing.active) {
+        build_writing(ui, &ui->m.writing, w, d);
+        return;
+    }
     if (!a) return;
     if (!a->from_finished)
         doc_add(ui, d, "(no trajectory reached Finish: drawn from the highest-value path)", w, 0,
@@ -33,8 +48,9 @@ static void draw(struct ui *ui, struct pane *p)
 {
     struct doc d = {0};
     build(ui, p, &d);
-    size_t nc = ui->m.answer ? ui->m.answer->cites.n : 0;
+    size_t nc = ui->m.answer && !ui->m.writing.active ? ui->m.answer->cites.n : 0;
     if (p->cursor >= (int)nc) p->cursor = nc ? (int)nc - 1 : 0;
+    if (ui->m.writing.active && (int)d.n > p->h - 1) p->top = (int)d.n - (p->h - 1);   /* the newest text */
     /* keep the selected citation in view */
     if (nc) {
         int first = -1, last = -1;
@@ -51,15 +67,17 @@ static void draw(struct ui *ui, struct pane *p)
     }
     char info[48] = "";
     if (nc) snprintf(info, sizeof info, "cite %d/%zu", p->cursor + 1, nc);
-    draw_title(ui, p, ui->m.answer && ui->m.answer->from_finished ? "Answer" : "Answer (best path)",
-               info);
+    const char *title = ui->m.answer && ui->m.answer->from_finished ? "Answer" : "Answer (best path)";
+    if (ui->m.writing.active) title = "Answer (being written; Esc stops)";
+    else if (ui->m.answer && ui->m.answer->stopped) title = "Answer (stopped, incomplete)";
+    draw_title(ui, p, title, info);
     doc_draw(ui, p, &d, ui->focus == PANE_ANSWER && nc ? p->cursor + 1 : 0);
     doc_clear(&d);
 }
 
 static int command(struct ui *ui, struct pane *p, enum ui_cmd cmd)
 {
-    size_t nc = ui->m.answer ? ui->m.answer->cites.n : 0;
+    size_t nc = ui->m.answer && !ui->m.writing.active ? ui->m.answer->cites.n : 0;
     if (nc && (cmd == UI_CMD_DOWN || cmd == UI_CMD_UP || cmd == UI_CMD_TOP || cmd == UI_CMD_BOTTOM)) {
         int c = p->cursor;
         if (cmd == UI_CMD_DOWN) c++;

@@ -4,6 +4,9 @@
  * the steps the offline policy decided for the model and the failed model
  * calls (when there are any), elapsed time and the search state (indexing with its
  * progress, searching, paused, answering, done with the stop reason, error).
+ * While the model writes the answer, the state says how fast: tokens a
+ * second estimated from the bytes (4 a token), marked "est.", and that Esc
+ * stops it.
  * The elapsed time can be fixed by a test hook (test_hooks.h) for repeatable
  * screens.
  */
@@ -18,6 +21,17 @@ static void fmt_tokens(char *out, size_t n, long long v)
     if (v >= 10000000) snprintf(out, n, "%lldM", v / 1000000);
     else if (v >= 10000) snprintf(out, n, "%lldk", v / 1000);
     else snprintf(out, n, "%lld", v);
+}
+
+/* "answering: writing ~42 tok/s est., Esc stops" while the answer comes. */
+static void writing_state(const struct ui_model *m, char *out, size_t n)
+{
+    const struct ui_writing *w = &m->writing;
+    const char *doing = w->stop_asked ? "stopping" : w->reasoning_only ? "reasoning" : "writing";
+    double r;
+    char rate[48] = "";
+    if (ui_model_writing_rate(m, &r)) snprintf(rate, sizeof rate, " ~%.0f tok/s est.", r);
+    snprintf(out, n, "answering: %s%s%s", doing, rate, w->stop_asked ? "" : ", Esc stops");
 }
 
 void status_elapsed(struct ui *ui, char *out, size_t n)
@@ -59,6 +73,7 @@ static void draw(struct ui *ui, struct pane *p)
     else if (m->state == EVQ_STATE_INDEXING && m->progress_total > 0)
         snprintf(state, sizeof state, "indexing %lld/%lld (%lld%%)", m->progress_done,
                  m->progress_total, m->progress_done * 100 / m->progress_total);
+    else if (m->state == EVQ_STATE_ANSWERING && m->writing.active) writing_state(m, state, sizeof state);
     else if ((m->state == EVQ_STATE_DONE || m->state == EVQ_STATE_ERROR) && m->state_text)
         snprintf(state, sizeof state, "%s: %s", sn, m->state_text);
     else snprintf(state, sizeof state, "%s", sn);

@@ -125,7 +125,7 @@ static int pane_available(const struct ui *ui, int pane)
     case PANE_FILE: return ui->file_text != NULL;
     case PANE_NODE:
     case PANE_EVIDENCE: return !ui->file_text;
-    case PANE_ANSWER: return !ui->file_text && ui->m.answer != NULL;
+    case PANE_ANSWER: return !ui->file_text && (ui->m.answer != NULL || ui->m.writing.active);
     default: return 0;
     }
 }
@@ -158,7 +158,7 @@ static void layout(struct ui *ui)
     int rx = lw, rw = cols - lw;
     if (ui->file_text) {
         place(&ui->panes[PANE_FILE], 0, rx, bh, rw);
-    } else if (ui->m.answer) {
+    } else if (ui->m.answer || ui->m.writing.active) {
         int nh = bh / 4 > 3 ? bh / 4 : 3;
         int eh = bh / 3 > 3 ? bh / 3 : 3;
         int ah = bh - nh - eh;
@@ -289,7 +289,10 @@ static void apply_events(struct ui *ui)
     while (evq_pop(ui->ev, &e)) {
         int node;
         enum evq_state before = ui->m.state;
+        int was_writing = ui->m.writing.active;
         int d = ui_model_apply(&ui->m, &e, &node);
+        /* the answer as checked replaces the text as written: read from its start */
+        if (e.kind == EVQ_ANSWER && was_writing) ui->panes[PANE_ANSWER].top = 0;
         if (e.kind == EVQ_STATE && e.state != before && ui->msg && ui->msg_transient) {
             free(ui->msg);
             ui->msg = NULL;
@@ -463,6 +466,19 @@ static int search_active(struct ui *ui, const char *what)
     return 0;
 }
 
+/* Esc or C-c while the model writes the answer: the worker stops it at its
+ * next piece (the connection is closed; the part written so far is the
+ * answer, marked as stopped). 1 when this asked it to. */
+static int stop_answer(struct ui *ui)
+{
+    if (ui->replay || !ui->worker || ui->m.state != EVQ_STATE_ANSWERING || ui->m.writing.stop_asked) return 0;
+    worker_stop_answer(ui->worker);
+    ui->m.writing.stop_asked = 1;
+    ui_dirty(ui, PANE_ANSWER);
+    announce(ui, "stopping the answer: the part written so far is kept");
+    return 1;
+}
+
 /* 1 when the tree's selected node is on screen for a command that acts on
  * it; else (the file view covers the node's panes) says so and returns 0. */
 static int tree_node_in_view(struct ui *ui, const char *what)
@@ -567,6 +583,7 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         break;
     case UI_CMD_CLOSE:
         if (ui->file_text) close_file(ui);
+        else if (stop_answer(ui)) break;
         else if (ui->msg) {
             free(ui->msg);
             ui->msg = NULL;
@@ -1050,6 +1067,7 @@ int ui_run(const struct drqa_opts *o)
         if (got_int) {
             /* C-c asks as q does while something runs; a second one quits */
             got_int = 0;
+            if (ui.edit == EDIT_NONE && stop_answer(&ui)) continue;   /* while it is written, as Esc */
             if (ui.edit == EDIT_CONFIRM_QUIT || !search_running(&ui)) {
                 ui.quit = 1;
                 rc = 128 + SIGINT;

@@ -1,0 +1,124 @@
+#!/bin/sh
+# test_ask_stream.sh: --ask --policy llm against the fake model server, which
+# streams its replies token by token. On a terminal (a pty, tests/ask_pty.py)
+# the answer is printed as it is written and then its citation list, the
+# whole output the same bytes as into a pipe; into a pipe it is printed once,
+# as it always was (the exact Markdown), and --json is the same line on a
+# terminal as into a pipe. An answer written again (the re-ask of an invented
+# citation) is said in a line before the new text; a checked answer that
+# differs from the text printed (an invented citation removed) is said and
+# printed whole. C-c while the answer is written stops it: exit status 130,
+# the part that arrived kept with its verified citation and marked stopped,
+# on the terminal, on stderr and in the transcript; the rest never comes.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ask-stream.XXXXXX")
+. "$top_srcdir/tests/fake_llm.sh"
+. "$top_srcdir/tests/stream_fixture.sh"
+. "$top_srcdir/tests/tap.sh"
+cleanup() {
+    fake_stop
+    [ "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
+export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+unset DRQA_API_BASE DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY NO_COLOR
+export DRQA_API_KEY=sk-ask-stream-test
+cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
+"$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$T/repo" >/dev/null 2>&1
+
+A='`App.dispatch_request` (`tinyweb/app.py:46-51`) calls the view function at `tinyweb/app.py:51`, after matching the route.'
+B='The view function is called in `tinyweb/app.py:46-51`, at line 51.'
+C='It is in `tinyweb/app.py:46-51` and in `tinyweb/ghost.py:5-9` for sure.'
+words=$("$PYTHON3" -c 'print(" ".join("w%d" % i for i in range(400)))')
+for c in pipe tty json jtty; do stream_script "$T/script.json" "$c" 5 "$A"; done
+stream_script "$T/script.json" reask 5 'It is in `tinyweb/ghost.py:1-3`.' "$B"
+stream_script "$T/script.json" differs 5 "$C"
+stream_script "$T/script.json" stop 20 "The view is called in \`tinyweb/app.py:46-51\`, then $words LASTWORD."
+fake_start "$T/script.json" "$T/requests.jsonl" || exit 1
+
+# ask CASE [PTY-OPTIONS --] [DRQA-OPTIONS]: --ask the question of CASE; into
+# $T/CASE.out (a pipe), or on a terminal when PTY-OPTIONS (ask_pty.py's)
+# are set in $pty; stderr in $T/CASE.err, the status in $rc.
+ask() {
+    name=$1
+    shift
+    set -- --ask "$(stream_question "$name")" --policy llm --api-base "http://127.0.0.1:$port/v1" \
+        --model fake-model --iterations 4 --index "$T/idx.sqlite" "$@"
+    if [ "$pty" ]; then
+        # shellcheck disable=SC2086
+        "$PYTHON3" "$top_srcdir/tests/ask_pty.py" --out "$T/$name.raw" --err "$T/$name.err" $pty -- "$DRQA" "$@" \
+            "$T/repo"
+        rc=$?
+        tr -d '\r' <"$T/$name.raw" >"$T/$name.out"
+    else
+        "$DRQA" "$@" "$T/repo" >"$T/$name.out" 2>"$T/$name.err"
+        rc=$?
+    fi
+}
+
+printf '%s\n\n**Citations:**\n\n- `tinyweb/app.py:46-51` `App.dispatch_request`\n' "$A" >"$T/want.md"
+pty= ask pipe
+is "$rc" 0 "into a pipe: succeeds"
+cmp -s "$T/pipe.out" "$T/want.md"
+ok $? "into a pipe: the answer and its citations, printed once, byte for byte as before"
+grep -q '"stream\\":true' "$T/requests.jsonl"
+ok $? "the replies were asked for as event streams"
+
+pty=--guard=60 ask tty
+is "$rc" 0 "on a terminal: succeeds"
+cmp -s "$T/tty.out" "$T/want.md"
+ok $? "on a terminal: the answer as it came, then its citations: the same text, nothing twice"
+[ "$fail" = 0 ] || { diff "$T/want.md" "$T/tty.out" | sed 's/^/#   /'; sed 's/^/#   err: /' "$T/tty.err"; }
+
+pty= ask json --json
+pty=--guard=60 ask jtty --json
+same=$("$PYTHON3" -c 'import json, sys
+a, b = (json.loads(open(p).read()) for p in sys.argv[1:3])
+for d in (a, b):
+    for k in ("wall_ms", "question"):
+        d.pop(k, None)
+print("same" if a == b and "stopped" not in a else "differ")' "$T/json.out" "$T/jtty.out")
+is "$same" same "--json: the same line on a terminal as into a pipe, with no stopped mark"
+is "$(grep -c . "$T/jtty.out")" 1 "--json on a terminal: one line, no answer text printed before it"
+
+# written again: an invented citation is re-asked; the second answer is used
+pty=--guard=60 ask reask
+is "$rc" 0 "re-asked on a terminal: succeeds"
+like "$(cat "$T/reask.out")" "It is in \`tinyweb/ghost.py:1-3\`.
+
+--- the answer is being written again ---
+
+$B
+
+**Citations:**" "the re-ask is said before the new text, then the citations of the answer used"
+
+# the checked answer differs from what was printed: said, printed whole
+pty=--guard=60 ask differs
+is "$rc" 0 "an invented citation on a terminal: succeeds"
+like "$(cat "$T/differs.out")" "$C
+
+--- the checked answer differs from the text above (citations no evidence verifies are removed, notes added); the answer as checked: ---
+
+It is in \`tinyweb/app.py:46-51\` and in  for sure." "a checked answer that differs is said, then printed"
+like "$(cat "$T/differs.out")" "_1 citation that matched no evidence on the trajectory was removed._" \
+    "with the removal noted"
+
+# C-c while the answer is written
+mkdir -p "$T/tr"
+pty="--guard=60 --stop-after=w3" ask stop --transcript-dir "$T/tr"
+is "$rc" 130 "C-c while the answer is written: exit status 130"
+like "$(cat "$T/stop.out")" "The view is called in \`tinyweb/app.py:46-51\`, then w0 w1 w2 w3" "the part that arrived is kept"
+like "$(cat "$T/stop.out")" "_Stopped while it was being written: this answer is incomplete._" "marked as stopped"
+grep -q LASTWORD "$T/stop.out"
+ok $((! $?)) "the rest never comes (the connection was closed)"
+like "$(cat "$T/stop.out")" "- \`tinyweb/app.py:46-51\`" "its verified citation is listed"
+like "$(cat "$T/stop.err")" "the answer was stopped (C-c) while it was being written" "stderr says so"
+grep -q '"stopped":[[:space:]]*true' "$T"/tr/*.json
+ok $? "the transcript JSON marks the answer stopped"
+grep -q 'Stopped while it was being written' "$T"/tr/*.md
+ok $? "the transcript Markdown says so"
+
+echo "1..$n"
+exit $fail
