@@ -91,6 +91,24 @@ static const struct action_def builtin[] = {
     {"Finish", "Give the final answer and stop exploring.", finish_args, NULL, NULL},
 };
 
+/* The defaults of optional arguments, as the handlers apply them
+ * (semantic_parse_category: no category is 'any'; ViewCode snaps only when
+ * asked). */
+static const struct {
+    const char *action, *arg, *value;
+} arg_defaults[] = {
+    {"SemanticSearch", "category", "any"},
+    {"ViewCode", "snap_to_definition", "false"},
+};
+
+const char *action_arg_default(const char *action, const char *arg)
+{
+    for (size_t i = 0; action && arg && i < ARRAY_LEN(arg_defaults); i++)
+        if (!strcasecmp(arg_defaults[i].action, action) && !strcmp(arg_defaults[i].arg, arg))
+            return arg_defaults[i].value;
+    return NULL;
+}
+
 #define ACTION_MAX_DEFS 32
 static const struct action_def *table[ACTION_MAX_DEFS];
 static size_t ntable;

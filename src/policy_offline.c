@@ -997,11 +997,9 @@ static int op_plan(void *ctx, const struct mcts_tree *t, int id, const char *rep
     if (perceived) penalise_tried(t, &c);
     sort_candidates(&c);
     int pick = -1;
+    /* the first candidate no child or ancestor took (a Finish too: a
+     * second one here would end the same path again) */
     for (size_t i = 0; i < c.n && pick < 0; i++) {
-        if (streq(c.v[i].name, "Finish")) {
-            pick = (int)i;
-            break;
-        }
         char *key = mcts_action_key(c.v[i].name, c.v[i].args);
         int dup = mcts_find_duplicate(t, id, key) >= 0;
         free(key);

@@ -348,6 +348,58 @@ static int path_has_code(const struct mcts_tree *t, int id)
     return 0;
 }
 
+/* The fallback policy's plan for node id when the policy repeats a child or
+ * an ancestor as often as it is asked again: taken when it is distinct.
+ * 0 with *a replaced and *key set, or -1 (no fallback, or it repeats too). */
+static int plan_distinct_fallback(struct search *s, int id, const char *report, struct policy_action *a,
+                                  char **key)
+{
+    if (!s->pol.plan_fallback) return -1;
+    struct policy_action fa = {0};
+    struct policy_usage fu = {0};
+    char ferr[256] = "";
+    struct mcts_tree *copy;
+    const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
+    int frc = s->pol.plan_fallback(s->pol.ctx, view, id, report, &fa, &fu, ferr, sizeof ferr);
+    call_end(s, CALL_POLICY, copy);
+    account(s, id, MCTS_ROLE_PLAN, &fu);
+    if (frc != 0 || !fa.name || (fa.args && !cJSON_IsObject(fa.args))) {
+        policy_action_clear(&fa);
+        return -1;
+    }
+    if (!fa.args) fa.args = cJSON_CreateObject();
+    char *k = mcts_action_key(fa.name, fa.args);
+    if (mcts_find_duplicate(s->t, id, k) >= 0 || (is_finish(fa.name) && !path_has_code(s->t, mcts_node(s->t, id)->parent))) {
+        free(k);
+        policy_action_clear(&fa);
+        return -1;
+    }
+    policy_action_clear(a);
+    *a = fa;
+    *key = k;
+    return 0;
+}
+
+/* No distinct action is left for a new child of id's parent: the child is
+ * not run (it is recorded pruned, with no value backed up, so it counts as
+ * neither a step nor a failure) and the parent takes no more children and
+ * says why in its notes. */
+static void close_exhausted(struct search *s, int id, const char *last, int dup)
+{
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+    int parent = n->parent;
+    n->exhausted = 1;
+    n->feedback = xasprintf("Not run: every action proposed here repeated a sibling or an ancestor (the last, %s, "
+                            "repeats node %d); node %d takes no more children.", last ? last : "?", dup, parent);
+    struct mcts_node *p = mcts_node_mut(s->t, parent);
+    p->closed = 1;
+    const char *why = "no distinct action left: every proposal for a new child repeated a child or an ancestor";
+    char *joined = p->notes ? xasprintf("%s; %s", p->notes, why) : xstrdup(why);
+    free(p->notes);
+    p->notes = joined;
+    log_msg("search: node %d: %s (the last, %s, repeats node %d)", parent, why, last ? last : "?", dup);
+}
+
 /* Plans the node's action with loop protection. Returns 0 with the action
  * stored on the node, or -1 after recording the error. The duplicate check
  * runs under the lock against the live tree, so concurrent plans of
@@ -426,25 +478,32 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
             }
         }
         char *key = mcts_action_key(a.name, a.args);
-        int dup = is_finish(a.name) ? -1 : mcts_find_duplicate(s->t, id, key);
-        if (dup >= 0 && attempt < s->cfg.max_replans) {
-            char *args = cJSON_PrintUnformatted(a.args);
-            buf_printf(&report, "%s[engine] Refused %s %s: it repeats the action of node %d on "
-                       "this path or a sibling. Choose a different action.",
-                       report.len ? "\n" : "", a.name, args ? args : "{}", dup);
-            free(args);
+        int dup = mcts_find_duplicate(s->t, id, key);
+        if (dup >= 0) {
+            if (attempt < s->cfg.max_replans) {
+                char *args = cJSON_PrintUnformatted(a.args);
+                buf_printf(&report, "%s[engine] Refused %s %s: it repeats the action of node %d on "
+                           "this path or a sibling. Choose a different action.",
+                           report.len ? "\n" : "", a.name, args ? args : "{}", dup);
+                free(args);
+                free(key);
+                policy_action_clear(&a);
+                continue;
+            }
             free(key);
-            policy_action_clear(&a);
-            continue;
+            key = NULL;
+            if (plan_distinct_fallback(s, id, buf_str(&report), &a, &key) != 0) {
+                close_exhausted(s, id, a.name, dup);
+                policy_action_clear(&a);
+                rc = 0;
+                break;
+            }
         }
+        n = mcts_node_mut(s->t, id);
         n->action = a.name;
         n->args = a.args;
         n->rationale = a.rationale;
         n->args_key = key;
-        if (dup >= 0) {
-            n->duplicate = 1;
-            n->dup_of = dup;
-        }
         rc = 0;
         break;
     }
@@ -596,13 +655,10 @@ static void simulate(struct search *s, int id)
     if (plan_node(s, id, err, sizeof err) != 0) return;
     emit(s, SEARCH_EV_ACTION, id);
     n = mcts_node_mut(s->t, id);
-    if (n->duplicate) {
-        n->status = MCTS_DONE;
-        n->has_value = 1;
-        n->value = MCTS_FAILED_VALUE;
-        n->feedback = xasprintf("Not executed: it repeats the action of node %d.", n->dup_of);
+    if (n->exhausted) {
+        n->status = MCTS_PRUNED;
         n->obs_text = xstrdup("");
-        return;
+        return;   /* backup() updates the parent, whose notes say it is closed */
     }
     if (n->refused) {
         n->status = MCTS_DONE;
@@ -642,7 +698,7 @@ static void backup(struct search *s, int id)
 {
     struct mcts_tree *t = s->t;
     const struct mcts_node *n = mcts_node(t, id);
-    if (n->status != MCTS_ERROR || !n->transient) mcts_backprop(t, id, n->value);
+    if ((n->status != MCTS_ERROR || !n->transient) && !n->exhausted) mcts_backprop(t, id, n->value);
     for (int a = id; a >= 0; a = t->nodes[a].parent) emit(s, SEARCH_EV_NODE_UPDATED, a);
 }
 

@@ -239,6 +239,8 @@ static cJSON *node_json(const struct mcts_node *n)
     add_str(o, "error", n->error);
     cJSON_AddBoolToObject(o, "transient", n->transient);
     cJSON_AddBoolToObject(o, "refused", n->refused);
+    if (n->exhausted) cJSON_AddBoolToObject(o, "exhausted", 1);
+    if (n->closed) cJSON_AddBoolToObject(o, "closed", 1);
     add_str(o, "notes", n->notes);
     cJSON *fb = cJSON_AddArrayToObject(o, "fallback");
     static const char *const roles[] = MCTS_ROLE_NAMES;
@@ -571,6 +573,8 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     n->error = opt_str(r, o, "error", where);
     n->transient = truthy(o, "transient");
     n->refused = truthy(o, "refused");
+    n->exhausted = truthy(o, "exhausted");
+    n->closed = truthy(o, "closed");
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");   /* optional: older transcripts */
     n->notes = cJSON_IsString(notes) ? xstrdup(notes->valuestring) : NULL;
     static const char *const roles[] = MCTS_ROLE_NAMES;
