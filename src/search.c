@@ -710,6 +710,15 @@ static int finish_stops(const struct search *s, int id)
     return n->status == MCTS_FINISHED && n->value >= s->cfg.finish_min_value;
 }
 
+/* 1 when a finished node that would stop the search is still in the tree
+ * (not pruned). */
+static int finish_stands(const struct search *s)
+{
+    for (int i = 1; i < s->t->n; i++)
+        if (finish_stops(s, i)) return 1;
+    return 0;
+}
+
 static int step_sequential(struct search *s)
 {
     if (s->stop != SEARCH_RUNNING) return 0;
@@ -845,6 +854,12 @@ int search_prune(struct search *s, int id, char *err, size_t errlen)
         for (int i = 0; i < s->t->n; i++)
             if (s->t->nodes[i].status != before[i]) emit(s, SEARCH_EV_NODE_UPDATED, i);
     free(before);
+    if (rc == 0 && s->stop == SEARCH_STOP_FINISH && !finish_stands(s)) {
+        /* the Finish that ended the search is cut away: the search has not
+         * finished, so it goes on while iterations and budget remain */
+        set_stop(s, SEARCH_RUNNING);
+        check_limits(s);
+    }
     unlock(s);
     return rc;
 }
@@ -869,11 +884,14 @@ int search_force(struct search *s, int id, char *err, size_t errlen)
     return rc;
 }
 
-void search_finish_now(struct search *s)
+int search_finish_now(struct search *s)
 {
     lock(s);
+    int forced = s->t->forced;
+    s->t->forced = -1;   /* nothing more is expanded, the asked-for node neither */
     if (s->stop == SEARCH_RUNNING) set_stop(s, SEARCH_STOP_USER);
     unlock(s);
+    return forced;
 }
 
 /* ---- answers ---- */
@@ -1054,6 +1072,83 @@ static void note_failed_steps(const struct mcts_tree *t, struct search_answer *a
     a->markdown = md;
 }
 
+/* 1 when node m's evidence verifies citation c as covering_span does. */
+static int node_reads(const struct mcts_node *m, const struct evidence_span *c)
+{
+    for (size_t k = 0; k < m->obs.n; k++) {
+        const struct evidence_span *sp = &m->obs.v[k];
+        if (strcmp(sp->path, c->path)) continue;
+        if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return 1;
+        if (sp->elided && sp->start_line == c->start_line && sp->end_line == c->end_line) return 1;
+    }
+    return 0;
+}
+
+/* "FindFunction dispatch_request": a node's action in a few words. */
+static void describe_node(struct buf *b, const struct mcts_node *m)
+{
+    buf_adds(b, m->action ? m->action : "?");
+    const cJSON *v = m->args && m->args->child ? m->args->child : NULL;
+    if (cJSON_IsArray(v)) v = v->child;
+    if (cJSON_IsString(v)) buf_printf(b, " %.*s", utf8_cut(v->valuestring, 60), v->valuestring);
+}
+
+/* What the answer says about its evidence, made true: which citations the
+ * best path read, and for each other one the node off the path that read it
+ * (a policy answering from the whole tree ranks every span the search read,
+ * the path's first). Appended to the markdown, so every front end shows it. */
+static void note_provenance(const struct mcts_tree *t, struct search_answer *a)
+{
+    if (!a->cites.n || a->fallback_cite) return;
+    struct buf on = BUF_INIT, off = BUF_INIT, nodes = BUF_INIT;
+    int *first = xcalloc(a->cites.n, sizeof *first);   /* the off-path node that read cite i, or 0 */
+    size_t non = 0, noff = 0, nnone = 0;
+    for (size_t i = 0; i < a->cites.n; i++) {
+        const struct evidence_span *c = &a->cites.v[i];
+        int found = 0;
+        for (size_t k = 1; k < a->npath && !found; k++) found = node_reads(&t->nodes[a->path[k]], c);
+        if (found) {
+            buf_printf(&on, "%s[%zu]", non++ ? ", " : "", i + 1);
+            continue;
+        }
+        for (int id = 1; id < t->n && !first[i]; id++) {
+            const struct mcts_node *m = &t->nodes[id];
+            if ((m->status == MCTS_DONE || m->status == MCTS_FINISHED) && node_reads(m, c)) first[i] = id;
+        }
+        if (!first[i]) nnone++;
+    }
+    /* one entry per node off the path, in the order of its first citation */
+    for (size_t i = 0; i < a->cites.n; i++) {
+        int id = first[i], seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) seen = first[j] == id;
+        if (!id || seen) continue;
+        buf_printf(&off, "%snode %d (", noff++ ? "; " : "", id);
+        describe_node(&off, &t->nodes[id]);
+        buf_adds(&off, ") read");
+        for (size_t j = i; j < a->cites.n; j++)
+            if (first[j] == id) buf_printf(&off, " [%zu]", j + 1);
+    }
+    for (size_t k = 1; k < a->npath; k++) buf_printf(&nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "%s\n_Evidence: ", a->markdown ? a->markdown : "");
+    const char *which = a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)";
+    if (!noff && !nnone) buf_printf(&b, "every citation was read on %s, nodes %s._\n", which, buf_str(&nodes));
+    else {
+        if (non) buf_printf(&b, "%s read on %s, nodes %s; ", buf_str(&on), which, buf_str(&nodes));
+        else buf_printf(&b, "none of the citations was read on %s (nodes %s); ", which, buf_str(&nodes));
+        if (noff) buf_printf(&b, "also drawn from %s off it: %s%s", noff > 1 ? "nodes" : "a node", buf_str(&off),
+                             nnone ? "; " : "");
+        if (nnone) buf_printf(&b, "%zu read by no node", nnone);
+        buf_adds(&b, ". The answer ranks every span the search read, the path's first._\n");
+    }
+    free(a->markdown);
+    a->markdown = buf_take(&b);
+    free(first);
+    buf_free(&on);
+    buf_free(&off);
+    buf_free(&nodes);
+}
+
 struct search_answer *search_answer(struct search *s)
 {
     lock(s);
@@ -1111,6 +1206,7 @@ struct search_answer *search_answer(struct search *s)
             a->markdown = md;
         }
     }
+    note_provenance(t, a);
     note_failed_steps(t, a);
     if (s->stop == SEARCH_STOP_ERROR && s->stop_message) {
         if (!a->failure && !has_done_step(t)) {

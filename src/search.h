@@ -185,11 +185,14 @@ const struct search_config *search_config(const struct search *s);
 /* User control between iterations. Prune: id and its subtree are never
  * selected again. Force: id is expanded in the next iteration whatever its
  * UCT; if the search had stopped on Finish or by the user it resumes, as long
- * as iterations and budget remain. Finish now: stop and answer from what is
- * there. Each returns 0 or -1 with a message. */
+ * as iterations and budget remain. A prune that cuts away every finished
+ * node that stopped the search resumes it the same way (it has not
+ * finished any more). Finish now: stop and answer from what is there. Each returns 0 or -1 with a message. */
 int search_prune(struct search *s, int id, char *err, size_t errlen);
 int search_force(struct search *s, int id, char *err, size_t errlen);
-void search_finish_now(struct search *s);
+/* Finish now also drops a pending force: returns the node that was to be
+ * expanded next, or -1. */
+int search_finish_now(struct search *s);
 
 struct search_answer {
     char *markdown;

@@ -387,8 +387,7 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
         buf_adds(&b, a->markdown ? a->markdown : "");
         if (!str_ends(buf_str(&b), "\n")) buf_addc(&b, '\n');
         if (!a->from_finished)
-            buf_adds(&b, "\n_No trajectory reached Finish; this answer is drawn from the "
-                         "highest-value path._\n");
+            buf_adds(&b, "\n_No trajectory reached Finish._\n");
         if (a->error) buf_printf(&b, "\n_The answer step failed (%s); this is the fallback._\n", a->error);
         if (a->failure) buf_printf(&b, "\n_%s._\n", a->failure);
         buf_adds(&b, "\n### Citations\n\n");
