@@ -1177,6 +1177,22 @@ const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t 
     }
 }
 
+int action_index_defines(void *ctx, const char *name, size_t n)
+{
+    size_t nn = 0;
+    const char *const *v = action_cache_names(ctx, ACTION_NAMES_ALL, &nn);
+    size_t lo = 0, hi = nn;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strncmp(v[mid], name, n);
+        if (c == 0 && v[mid][n]) c = 1;
+        if (c == 0) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
 const char *const *action_cache_paths(struct action_ctx *ctx, size_t *n)
 {
     struct action_cache *c = cache_of(ctx);

@@ -149,6 +149,10 @@ int action_validate(const struct action_def *def, const cJSON *args, char *err, 
  * that names it does what one that leaves it out does (mcts_action_key drops
  * it, so the two are one action). Names are matched ignoring case. */
 const char *action_arg_default(const char *action, const char *arg);
+/* 1 when the index of ctx (a struct action_ctx *) defines a symbol named
+ * name[0..n) exactly (any kind, variables too): qparse_question_names'
+ * question to the index. */
+int action_index_defines(void *ctx, const char *name, size_t n);
 /* The definition by exact name, or NULL. */
 const struct action_def *action_find(const char *name);
 /* Adds or replaces an action. -1 + err when the table is full or def is malformed. */

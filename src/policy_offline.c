@@ -218,7 +218,9 @@ static int prepare(struct offline_policy *p, const struct mcts_tree *t, char *er
     if (!p->question || strcmp(p->question, question)) {
         forget_question(p);
         p->question = xstrdup(question);
-        p->q_ok = qparse_question(question, &p->q, p->q_err, sizeof p->q_err) == 0;
+        p->q_ok = (p->cfg.actx ? qparse_question_names(question, action_index_defines, p->cfg.actx, &p->q, p->q_err,
+                                                       sizeof p->q_err)
+                               : qparse_question(question, &p->q, p->q_err, sizeof p->q_err)) == 0;
         if (p->q_ok) {
             qparse_weigh(&p->q, p->cfg.db);
             find_named(p);
@@ -673,7 +675,14 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
         if (id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
             !index_has(p, id->base, ACTION_NAMES_FUNCTIONS))
             pr -= 60;
-        if (id->kind == QID_CONSTANT) {
+        int other = id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
+                    !index_has(p, id->base, ACTION_NAMES_FUNCTIONS) && index_has(p, id->base, ACTION_NAMES_ALL);
+        if (other) {
+            /* a module-level object ('g'): ViewCode reads a bare symbol's definition */
+            cJSON *a = cJSON_CreateObject();
+            cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "code_span_list"), cJSON_CreateString(id->name));
+            pc_add(c, pr + 60, "ViewCode", a, "the question names %s, which the index defines", id->name);
+        } else if (id->kind == QID_CONSTANT) {
             pc_add(c, pr, "FindCodeSnippet", args1("code_snippet", id->base),
                    "the question names the constant %s literally", id->name);
         } else if (id->kind == QID_CLASS) {
