@@ -13,10 +13,15 @@
  *     new node status error with the message; the node is backed up with
  *     value 0 so the iteration still counts, and the search goes on.
  *   - Loop protection: a planned action whose normalised (name, args) equals
- *     that of a sibling or of an ancestor on the path is not executed. The
- *     policy is asked again (max_replans times, the report telling it which
- *     action was refused); if it still repeats, the node is kept as a
- *     duplicate (status done, duplicate set, never expanded) with value 0.
+ *     that of a sibling or of an ancestor on the path is not executed (a
+ *     Finish equals any other Finish: mcts_action_key). The policy is asked
+ *     again (max_replans times, the report telling it which action was
+ *     refused), then the fallback policy's plan is taken when it is
+ *     distinct; failing that, no distinct action is left: the new node is
+ *     recorded without an action (exhausted, status pruned, no value backed
+ *     up: neither a step nor a failure) and its parent is closed (it takes
+ *     no more children) with a note saying why. No node is ever a duplicate
+ *     of a sibling.
  *   - Finish is not executed against the index: its node gets no observation,
  *     is evaluated like any other (Algorithm 1 evaluates before checking for
  *     Finish), becomes status finished and stops the search.
