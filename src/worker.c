@@ -113,6 +113,9 @@ static void on_search_event(void *ctx, const struct search *s, enum search_event
         node_event(w, EVQ_NODE_UPDATED, n);
         if (n->status == MCTS_ERROR && ev == SEARCH_EV_NODE_UPDATED && n->visits == 1)
             evq_post_log(w->ev, id, "node %d failed: %s", id, n->error);
+        if (n->exhausted && ev == SEARCH_EV_NODE_UPDATED)
+            evq_post_log(w->ev, n->parent, "node %d: no distinct action left to try; it takes no more children",
+                         n->parent);
         break;
     case SEARCH_EV_REPORT:
     case SEARCH_EV_EVIDENCE:
