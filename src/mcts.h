@@ -17,7 +17,8 @@
  *   - a child c is a candidate when c is not pruned and its subtree still
  *     holds an expandable node ("open");
  *   - s itself is expandable when its status is done (or it is the root), it
- *     is not a duplicate, and it has fewer than max_expand children;
+ *     is not a duplicate, not closed (no distinct action was left to add
+ *     under it), and it has fewer than max_expand children;
  *   - each candidate child scores UCT(c) = Q(c) + C * sqrt(ln N(s) / N(c));
  *   - when s is expandable it also scores as the would-be new child, with
  *     first-play urgency: Q = Q(s) (the mean of what was found below s, the
