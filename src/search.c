@@ -970,24 +970,33 @@ static int node_in_scope(const struct mcts_tree *t, const int *ids, size_t nids,
     return 0;
 }
 
-/* The span that verifies citation c among the nodes in scope: verbatim
- * lines that hold c, else an outline (elided span) of exactly c's lines,
- * which is what was seen of them; an outline does not verify lines inside
- * it, whose bodies it left out. */
+/* The span of node m that verifies citation c: verbatim lines that hold c,
+ * else (*outline) an outline (elided span) of exactly c's lines, which is
+ * what was seen of them; an outline does not verify lines inside it, whose
+ * bodies it left out. */
+static const struct evidence_span *node_cover(const struct mcts_node *m, const struct evidence_span *c,
+                                              const struct evidence_span **outline)
+{
+    for (size_t k = 0; k < m->obs.n; k++) {
+        const struct evidence_span *sp = &m->obs.v[k];
+        if (strcmp(sp->path, c->path)) continue;
+        if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
+        if (sp->elided && !*outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
+            *outline = sp;
+    }
+    return NULL;
+}
+
+/* The span that verifies citation c among the nodes in scope (node_cover),
+ * verbatim lines first. */
 static const struct evidence_span *covering_span(const struct mcts_tree *t, const int *ids, size_t nids,
                                                  const struct evidence_span *c)
 {
     const struct evidence_span *outline = NULL;
     for (int id = 1; id < t->n; id++) {
         if (!node_in_scope(t, ids, nids, id)) continue;
-        const struct evidence *ev = &t->nodes[id].obs;
-        for (size_t k = 0; k < ev->n; k++) {
-            const struct evidence_span *sp = &ev->v[k];
-            if (strcmp(sp->path, c->path)) continue;
-            if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
-            if (sp->elided && !outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
-                outline = sp;
-        }
+        const struct evidence_span *sp = node_cover(&t->nodes[id], c, &outline);
+        if (sp) return sp;
     }
     return outline;
 }
@@ -1072,16 +1081,11 @@ static void note_failed_steps(const struct mcts_tree *t, struct search_answer *a
     a->markdown = md;
 }
 
-/* 1 when node m's evidence verifies citation c as covering_span does. */
+/* 1 when node m's evidence verifies citation c (node_cover). */
 static int node_reads(const struct mcts_node *m, const struct evidence_span *c)
 {
-    for (size_t k = 0; k < m->obs.n; k++) {
-        const struct evidence_span *sp = &m->obs.v[k];
-        if (strcmp(sp->path, c->path)) continue;
-        if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return 1;
-        if (sp->elided && sp->start_line == c->start_line && sp->end_line == c->end_line) return 1;
-    }
-    return 0;
+    const struct evidence_span *outline = NULL;
+    return node_cover(m, c, &outline) || outline;
 }
 
 /* "FindFunction dispatch_request": a node's action in a few words. */
@@ -1129,6 +1133,7 @@ static void note_provenance(const struct mcts_tree *t, struct search_answer *a)
             if (first[j] == id) buf_printf(&off, " [%zu]", j + 1);
     }
     for (size_t k = 1; k < a->npath; k++) buf_printf(&nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
+    if (!nodes.len) buf_adds(&nodes, "none");
     struct buf b = BUF_INIT;
     buf_printf(&b, "%s\n_Evidence: ", a->markdown ? a->markdown : "");
     const char *which = a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)";
