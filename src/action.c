@@ -23,6 +23,7 @@
 /* ---------------------------------------------------------------- registry */
 
 /* The built-in actions are action_table.c's rows; action_register adds others. */
+
 #define ACTION_MAX_DEFS 32
 static const struct action_def *table[ACTION_MAX_DEFS];
 static size_t ntable;
@@ -43,6 +44,17 @@ const struct action_def *action_find(const char *name)
     table_init();
     for (size_t i = 0; name && i < ntable; i++)
         if (strcmp(table[i]->name, name) == 0) return table[i];
+    return NULL;
+}
+
+const char *action_arg_default(const char *action, const char *arg)
+{
+    table_init();
+    for (size_t i = 0; action && arg && i < ntable; i++) {
+        if (strcasecmp(table[i]->name, action) != 0) continue;
+        for (const struct action_arg *x = table[i]->args; x && x->name; x++)
+            if (strcmp(x->name, arg) == 0) return x->default_value;
+    }
     return NULL;
 }
 
@@ -1089,6 +1101,22 @@ const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t 
     case ACTION_NAMES_FUNCTIONS: *n = c->nfun; return (const char *const *)c->fun;
     default: *n = c->nall; return (const char *const *)c->all;
     }
+}
+
+int action_index_defines(void *ctx, const char *name, size_t n)
+{
+    size_t nn = 0;
+    const char *const *v = action_cache_names(ctx, ACTION_NAMES_ALL, &nn);
+    size_t lo = 0, hi = nn;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strncmp(v[mid], name, n);
+        if (c == 0 && v[mid][n]) c = 1;
+        if (c == 0) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
 }
 
 const char *const *action_cache_paths(struct action_ctx *ctx, size_t *n)

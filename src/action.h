@@ -65,6 +65,8 @@ struct action_arg {
     enum action_arg_type type;
     int required;
     const char *description;
+    const char *default_value;   /* what the handler does when it is absent, as the
+                                  * argument would say it (NULL: nothing to say) */
 };
 
 struct action_ctx;
@@ -150,6 +152,15 @@ int action_run_json(struct action_ctx *ctx, const char *name, const char *args_j
 /* Checks args (an object) against def's schema. */
 int action_validate(const struct action_def *def, const cJSON *args, char *err, size_t errlen);
 
+/* The value an optional argument of an action takes when it is left out, as
+ * text ("any", "false"), or NULL when it has none worth naming: an action
+ * that names it does what one that leaves it out does (mcts_action_key drops
+ * it, so the two are one action). Names are matched ignoring case. */
+const char *action_arg_default(const char *action, const char *arg);
+/* 1 when the index of ctx (a struct action_ctx *) defines a symbol named
+ * name[0..n) exactly (any kind, variables too): qparse_question_names'
+ * question to the index. */
+int action_index_defines(void *ctx, const char *name, size_t n);
 /* The definition by exact name, or NULL. */
 const struct action_def *action_find(const char *name);
 /* Adds or replaces an action. -1 + err when the table is full or def is malformed. */

@@ -703,7 +703,7 @@ int engine_ask_hooked(struct engine *e, const char *question, const char *stem, 
     index_provenance(e->db, r->commit, &r->dirty);
     char err[1024] = "";
     struct qparse q;
-    if (qparse_question(r->question, &q, err, sizeof err)) {
+    if (qparse_question_names(r->question, action_index_defines, &e->actx, &q, err, sizeof err)) {
         r->error = xstrdup(err);
         qparse_free(&q);
         r->wall_ms = now_ms() - t0;

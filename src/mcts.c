@@ -5,6 +5,7 @@
  * (search.c) owns the tree and serialises every change to it.
  */
 #include "mcts.h"
+#include "action.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const status_names[] = {
     [MCTS_PENDING] = "pending", [MCTS_RUNNING] = "running", [MCTS_DONE] = "done",
@@ -109,7 +111,7 @@ double mcts_q(const struct mcts_node *n)
 int mcts_expandable(const struct mcts_tree *t, int id)
 {
     const struct mcts_node *n = mcts_node(t, id);
-    return n && n->status == MCTS_DONE && !n->duplicate && !n->refused && n->nchildren < t->max_expand;
+    return n && n->status == MCTS_DONE && !n->duplicate && !n->refused && !n->closed && n->nchildren < t->max_expand;
 }
 
 int mcts_add_child(struct mcts_tree *t, int parent)
@@ -400,7 +402,22 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(x->string ? x->string : "", y->string ? y->string : "");
 }
 
-static void key_value(struct buf *b, const cJSON *v)
+/* 1 when member m of action's arguments holds the value the action takes
+ * when it is left out (action_arg_default). */
+static int is_default(const char *action, const cJSON *m)
+{
+    const char *d = action && m->string ? action_arg_default(action, m->string) : NULL;
+    if (!d) return 0;
+    if (cJSON_IsBool(m)) return !strcmp(d, cJSON_IsTrue(m) ? "true" : "false");
+    if (!cJSON_IsString(m)) return 0;
+    const char *s = m->valuestring;
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    return n == strlen(d) && strncasecmp(s, d, n) == 0;
+}
+
+static void key_value(struct buf *b, const cJSON *v, const char *action)
 {
     if (cJSON_IsObject(v)) {
         size_t n = 0, i = 0;
@@ -412,12 +429,12 @@ static void key_value(struct buf *b, const cJSON *v)
         buf_addc(b, '{');
         int first = 1;
         for (i = 0; i < n; i++) {
-            if (skip_member(ms[i])) continue;
+            if (skip_member(ms[i]) || is_default(action, ms[i])) continue;
             if (!first) buf_addc(b, ',');
             first = 0;
             key_string(b, ms[i]->string ? ms[i]->string : "");
             buf_addc(b, ':');
-            key_value(b, ms[i]);
+            key_value(b, ms[i], NULL);
         }
         buf_addc(b, '}');
         free(ms);
@@ -428,7 +445,7 @@ static void key_value(struct buf *b, const cJSON *v)
         cJSON_ArrayForEach(m, v) {
             if (!first) buf_addc(b, ',');
             first = 0;
-            key_value(b, m);
+            key_value(b, m, NULL);
         }
         buf_addc(b, ']');
     } else if (cJSON_IsString(v)) {
@@ -446,8 +463,9 @@ char *mcts_action_key(const char *name, const cJSON *args)
 {
     struct buf b = BUF_INIT;
     for (const char *p = name ? name : ""; *p; p++) buf_addc(&b, (char)tolower((unsigned char)*p));
+    if (!strcmp(buf_str(&b), "finish")) return buf_take(&b);
     buf_addc(&b, ' ');
-    if (args) key_value(&b, args);
+    if (args) key_value(&b, args, name);
     else buf_adds(&b, "{}");
     return buf_take(&b);
 }

@@ -17,7 +17,8 @@
  *   - a child c is a candidate when c is not pruned and its subtree still
  *     holds an expandable node ("open");
  *   - s itself is expandable when its status is done (or it is the root), it
- *     is not a duplicate, and it has fewer than max_expand children;
+ *     is not a duplicate, not closed (no distinct action was left to add
+ *     under it), and it has fewer than max_expand children;
  *   - each candidate child scores UCT(c) = Q(c) + C * sqrt(ln N(s) / N(c));
  *   - when s is expandable it also scores as the would-be new child, with
  *     first-play urgency: Q = Q(s) (the mean of what was found below s, the
@@ -134,6 +135,10 @@ struct mcts_node {
     int dup_of;
     int forced;                /* it was expanded by mcts_force */
     int refused;               /* a Finish the engine refused (no code on its path): not run */
+    int exhausted;             /* no action was left for it that no sibling or ancestor took: not
+                                * run, no value backed up, status pruned */
+    int closed;                /* every action proposed for a new child here repeated a child or
+                                * an ancestor: it takes no more children */
     int virtual_loss;          /* in-flight visits (parallel expansion) */
     char *error;               /* the failure, when status is error */
     int transient;             /* the failure was the server's or network's, not the evidence's:
@@ -206,7 +211,11 @@ int mcts_force(struct mcts_tree *t, int id, char *err, size_t errlen);
 
 /* Canonical form of an action for duplicate checks (caller frees): the name,
  * then the args with keys sorted, strings trimmed, lowercased and with inner
- * whitespace collapsed, null and empty-string members dropped. */
+ * whitespace collapsed, null and empty-string members dropped, and members
+ * equal to the registered action's default (action.h) dropped too, so that
+ * {"category": "any"} is the SemanticSearch that names no category. A Finish
+ * is a Finish whatever its arguments: the answer is built from the path it
+ * ends, so a second one under the same parent adds nothing. */
 char *mcts_action_key(const char *name, const cJSON *args);
 /* The id of a sibling of node_id, or an ancestor on its path, whose action
  * key equals key; -1 when there is none. */

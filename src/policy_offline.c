@@ -5,6 +5,7 @@
  * per question and kept in the policy.
  */
 #include "policy_offline.h"
+#include "coverage.h"
 #include "fpattern.h"
 #include "answer.h"
 #include "mcts.h"
@@ -217,7 +218,9 @@ static int prepare(struct offline_policy *p, const struct mcts_tree *t, char *er
     if (!p->question || strcmp(p->question, question)) {
         forget_question(p);
         p->question = xstrdup(question);
-        p->q_ok = qparse_question(question, &p->q, p->q_err, sizeof p->q_err) == 0;
+        p->q_ok = (p->cfg.actx ? qparse_question_names(question, action_index_defines, p->cfg.actx, &p->q, p->q_err,
+                                                       sizeof p->q_err)
+                               : qparse_question(question, &p->q, p->q_err, sizeof p->q_err)) == 0;
         if (p->q_ok) {
             qparse_weigh(&p->q, p->cfg.db);
             find_named(p);
@@ -524,8 +527,6 @@ static void analyse(struct offline_policy *p, const struct mcts_tree *t, int id,
         s->nsiblings++;
         note_looked(s, c);
     }
-    s->hit = xcalloc(p->q.nterms ? p->q.nterms : 1, 1);
-    unsigned char *hit_before = xcalloc(p->q.nterms ? p->q.nterms : 1, 1);
     for (size_t i = 0; i < s->npath; i++) {
         const struct mcts_node *m = mcts_node(t, s->path[i]);
         note_looked(s, m);
@@ -535,24 +536,16 @@ static void analyse(struct offline_policy *p, const struct mcts_tree *t, int id,
                                                    sp->label, 1.0 / (1.0 + (double)k));
             c->elided = sp->elided;
             add_unique(&s->files, &s->nfiles, sp->path, 0);
-            if (sp->text) {
-                qparse_match(&p->q, sp->text, strlen(sp->text), s->hit);
-                if (m->id != n->parent) qparse_match(&p->q, sp->text, strlen(sp->text), hit_before);
-            }
-            if (sp->label) {
-                qparse_match(&p->q, sp->label, strlen(sp->label), s->hit);
-                if (m->id != n->parent) qparse_match(&p->q, sp->label, strlen(sp->label), hit_before);
-            }
         }
     }
-    double w = 0, wb = 0;
-    for (size_t i = 0; i < p->q.nterms; i++) {
-        if (s->hit[i]) w += p->q.weights[i];
-        if (hit_before[i]) wb += p->q.weights[i];
-    }
-    free(hit_before);
-    s->cov = p->q.total_weight > 0 ? w / p->q.total_weight : 0;
-    s->cov_before_last = p->q.total_weight > 0 ? wb / p->q.total_weight : 0;
+    /* the coverage every role speaks of (coverage.h) */
+    struct coverage now, before;
+    coverage_of_path(&p->q, t, n->parent, &now);
+    coverage_of_path(&p->q, t, par->parent, &before);
+    s->hit = now.hit;
+    s->cov = now.share;
+    s->cov_before_last = before.share;
+    coverage_free(&before);
     s->stalled = par->id != 0 && (par->obs.n == 0 || s->cov - s->cov_before_last < 0.05);
 
     /* rank the path's spans; the best one and leads from the top three */
@@ -682,7 +675,14 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
         if (id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
             !index_has(p, id->base, ACTION_NAMES_FUNCTIONS))
             pr -= 60;
-        if (id->kind == QID_CONSTANT) {
+        int other = id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
+                    !index_has(p, id->base, ACTION_NAMES_FUNCTIONS) && index_has(p, id->base, ACTION_NAMES_ALL);
+        if (other) {
+            /* a module-level object ('g'): ViewCode reads a bare symbol's definition */
+            cJSON *a = cJSON_CreateObject();
+            cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "code_span_list"), cJSON_CreateString(id->name));
+            pc_add(c, pr + 60, "ViewCode", a, "the question names %s, which the index defines", id->name);
+        } else if (id->kind == QID_CONSTANT) {
             pc_add(c, pr, "FindCodeSnippet", args1("code_snippet", id->base),
                    "the question names the constant %s literally", id->name);
         } else if (id->kind == QID_CLASS) {
@@ -929,10 +929,9 @@ static int op_perceive(void *ctx, const struct mcts_tree *t, int id, char **repo
         }
         buf_addc(&b, '\n');
     }
-    buf_printf(&b, "coverage: the evidence holds %.0f%% of the question's weighted terms", 100 * s.cov);
-    int nmiss = 0;
-    for (size_t i = 0; i < p->q.nterms; i++)
-        if (!s.hit[i] && nmiss < 8) buf_printf(&b, "%s%s", nmiss++ ? ", " : "; not yet matched: ", p->q.terms[i]);
+    struct coverage cov = {s.cov, s.hit, p->q.nterms};
+    buf_adds(&b, "coverage: the path's evidence ");
+    coverage_describe(&p->q, &cov, NULL, COVERAGE_NAMED, &b);
     buf_addc(&b, '\n');
     if (s.stalled) buf_adds(&b, "stalled: the last step added nothing new of the question\n");
     if (s.nfiles) {
@@ -997,11 +996,9 @@ static int op_plan(void *ctx, const struct mcts_tree *t, int id, const char *rep
     if (perceived) penalise_tried(t, &c);
     sort_candidates(&c);
     int pick = -1;
+    /* the first candidate no child or ancestor took (a Finish too: a
+     * second one here would end the same path again) */
     for (size_t i = 0; i < c.n && pick < 0; i++) {
-        if (streq(c.v[i].name, "Finish")) {
-            pick = (int)i;
-            break;
-        }
         char *key = mcts_action_key(c.v[i].name, c.v[i].args);
         int dup = mcts_find_duplicate(t, id, key) >= 0;
         free(key);
@@ -1054,22 +1051,16 @@ static void measure(struct offline_policy *p, const struct mcts_tree *t, int id,
     const struct mcts_node *n = mcts_node(t, id);
     int *path = NULL;
     size_t np = mcts_path(t, id, &path);
-    size_t nt = p->q.nterms ? p->q.nterms : 1;
-    unsigned char *hit = xcalloc(nt, 1), *before = xcalloc(nt, 1);
     struct evidence prev = EVIDENCE_INIT;
     for (size_t i = 0; i + 1 < np; i++) {
         const struct mcts_node *a = mcts_node(t, path[i]);
         for (size_t k = 0; k < a->obs.n; k++)
             if (!a->obs.v[k].elided) evidence_add(&prev, a->obs.v[k].path, a->obs.v[k].start_line, a->obs.v[k].end_line,
                                                   NULL, NULL, 0);
-        for (size_t k = 0; k < a->obs.n; k++)
-            if (a->obs.v[k].text) qparse_match(&p->q, a->obs.v[k].text, strlen(a->obs.v[k].text), before);
     }
-    memcpy(hit, before, nt);
     size_t novel = 0;
     for (size_t k = 0; k < n->obs.n; k++) {
         const struct evidence_span *sp = &n->obs.v[k];
-        if (sp->text) qparse_match(&p->q, sp->text, strlen(sp->text), hit);
         double r = span_score(p, sp);
         if (r > m->rel) m->rel = r;
         /* new lines, or a definition narrowing a much longer span seen before
@@ -1091,20 +1082,16 @@ static void measure(struct offline_policy *p, const struct mcts_tree *t, int id,
         free(qual);
         free(kind);
     }
-    double w = 0, wb = 0;
-    for (size_t i = 0; i < p->q.nterms; i++) {
-        if (hit[i]) w += p->q.weights[i];
-        if (before[i]) wb += p->q.weights[i];
-    }
-    if (p->q.total_weight > 0) {
-        m->cov = w / p->q.total_weight;
-        m->cov_before = wb / p->q.total_weight;
-    }
+    struct coverage now, prior;
+    coverage_of_path(&p->q, t, id, &now);
+    coverage_of_path(&p->q, t, n->parent, &prior);
+    m->cov = now.share;
+    m->cov_before = prior.share;
+    coverage_free(&now);
+    coverage_free(&prior);
     m->nspans = n->obs.n;
     m->novelty = n->obs.n ? (double)novel / (double)n->obs.n : 0;
     if (m->rel > 1) m->rel = 1;
-    free(hit);
-    free(before);
     free(path);
     evidence_free(&prev);
 }
@@ -1121,7 +1108,11 @@ static int op_evaluate(void *ctx, const struct mcts_tree *t, int id, struct poli
     struct buf fb = BUF_INIT;
     if (streq(n->action, "Finish")) {
         out->value = 30 + 70 * m.cov_before;
-        buf_printf(&fb, "finishing with %.0f%% of the question covered by the evidence", 100 * m.cov_before);
+        struct coverage cov;
+        coverage_of_path(&p->q, t, id, &cov);
+        buf_adds(&fb, "finishing: the path's evidence ");
+        coverage_describe(&p->q, &cov, NULL, COVERAGE_NAMED, &fb);
+        coverage_free(&cov);
     } else if (m.nspans == 0) {
         out->value = 5;
         buf_adds(&fb, "nothing found; try other words, a structural step (FindReferences, Outline) or a name "
@@ -1132,7 +1123,12 @@ static int op_evaluate(void *ctx, const struct mcts_tree *t, int id, struct poli
         double v = 0.45 * m.rel + 0.30 * m.cov + 0.25 * (gain * 3 > 1 ? 1 : gain * 3);
         v *= 0.6 + 0.4 * novelty;
         out->value = 100 * v + (m.literal_found ? 15 : 0);
-        buf_printf(&fb, "covers %.0f%% of the question (+%.0f)", 100 * m.cov, 100 * gain);
+        struct coverage cov;
+        coverage_of_path(&p->q, t, id, &cov);
+        char aside[48];
+        snprintf(aside, sizeof aside, " (+%.0f by this step)", 100 * gain);
+        coverage_describe(&p->q, &cov, aside, COVERAGE_NAMED, &fb);
+        coverage_free(&cov);
         /* a step that found only tests or documentation, for a question
          * about the code itself, is worth less: the branch to expand is the
          * one that reached the defining code */
@@ -1144,15 +1140,8 @@ static int op_evaluate(void *ctx, const struct mcts_tree *t, int id, struct poli
                 buf_adds(&fb, "; only tests or documentation");
             }
         }
-        /* what is missing and where to go next */
+        /* where to go next */
         struct ostate s;
-        unsigned char *hit = xcalloc(p->q.nterms ? p->q.nterms : 1, 1);
-        for (size_t k = 0; k < n->obs.n; k++)
-            if (n->obs.v[k].text) qparse_match(&p->q, n->obs.v[k].text, strlen(n->obs.v[k].text), hit);
-        int nm = 0;
-        for (size_t i = 0; i < p->q.nterms && nm < 4; i++)
-            if (!hit[i]) buf_printf(&fb, "%s%s", nm++ ? ", " : "; missing: ", p->q.terms[i]);
-        free(hit);
         memset(&s, 0, sizeof s);
         s.best = -1;
         for (size_t k = 0; k < n->obs.n && k < 2; k++) {

@@ -226,7 +226,32 @@ static void add_term(const char *t, size_t n, void *ctx)
 
 int qparse_question(const char *question, struct qparse *q, char *err, size_t errlen)
 {
+    return qparse_question_names(question, NULL, NULL, q, err, errlen);
+}
+
+/* A name of the index found among the words: an identifier of the question
+ * and a term of its own (tok drops one-letter words and English ones). */
+static void add_name(struct qparse *q, const char *w, size_t n, int called)
+{
+    add_ident(q, w, n, 0, called);
+    char *lw = xstrndup(w, n);
+    for (char *p = lw; *p; p++) *p = (char)tolower((unsigned char)*p);
+    struct term_acc acc = {q};
+    add_term(lw, n, &acc);
+    free(lw);
+}
+
+struct span {
+    size_t at, len;
+    int called;
+};
+
+int qparse_question_names(const char *question, qparse_name_fn defined, void *dctx, struct qparse *q, char *err,
+                          size_t errlen)
+{
     memset(q, 0, sizeof *q);
+    struct span english_at[16];
+    size_t nenglish = 0;
     if (!question) question = "";
     q->type = classify(question);
     size_t len = strlen(question);
@@ -307,9 +332,20 @@ int qparse_question(const char *question, struct qparse *q, char *err, size_t er
             push_str(&q->words, &q->nwords, lw, wl);
             buf_addc(&words, ' ');
             buf_add(&words, w, wl);
+        } else if (defined && !is_framing(lw)) {
+            /* a word dropped as too short or as an English word may be a
+             * name the index defines ('g', 'S'); an English word ('a', 'I',
+             * 'where') only counts as one when nothing else is left */
+            int english = tok_is_stopword(lw, wl) || (wl == 1 && strchr("aAI", *w));
+            if (!english && defined(dctx, w, wl)) add_name(q, w, wl, called);
+            else if (english && nenglish < ARRAY_LEN(english_at)) english_at[nenglish++] = (struct span){b, wl, called};
         }
         free(lw);
     }
+    if (!q->nwords && !q->nids && !q->nquotes && !q->nfiles)
+        for (size_t k = 0; k < nenglish; k++)
+            if (defined(dctx, s + english_at[k].at, english_at[k].len))
+                add_name(q, s + english_at[k].at, english_at[k].len, english_at[k].called);
     /* Terms: of the content words and code names, then of quoted code. */
     struct term_acc acc = {q};
     tok_each(buf_str(&words), words.len, TOK_STOPWORDS, add_term, &acc);
@@ -430,6 +466,19 @@ static void match_term(const char *t, size_t n, void *ctx)
         if (!m->seen[i] && same_word(m->q->terms[i], strlen(m->q->terms[i]), t, n)) m->seen[i] = 1;
 }
 
+/* 1 when text holds c (either case) as a word of its own: a one-letter
+ * name, which tok never makes a term of. */
+static int has_letter_word(const char *text, size_t n, char c)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (tolower((unsigned char)text[i]) != c) continue;
+        if (i > 0 && is_ident_char((unsigned char)text[i - 1])) continue;
+        if (i + 1 < n && is_ident_char((unsigned char)text[i + 1])) continue;
+        return 1;
+    }
+    return 0;
+}
+
 double qparse_match(const struct qparse *q, const char *text, size_t n, unsigned char *hit)
 {
     if (!q->nterms || !text || q->total_weight <= 0) return 0;
@@ -438,6 +487,8 @@ double qparse_match(const struct qparse *q, const char *text, size_t n, unsigned
     memset(seen, 0, q->nterms);
     struct match_ctx m = {q, seen};
     tok_each(text, n, 0, match_term, &m);
+    for (size_t i = 0; i < q->nterms; i++)
+        if (!seen[i] && q->terms[i][0] && !q->terms[i][1]) seen[i] = has_letter_word(text, n, q->terms[i][0]);
     double w = 0;
     for (size_t i = 0; i < q->nterms; i++)
         if (seen[i]) {

@@ -64,6 +64,15 @@ struct qparse {
  * all. out is always initialised (qparse_free it). */
 int qparse_question(const char *question, struct qparse *out, char *err, size_t errlen);
 void qparse_free(struct qparse *q);   /* accepts NULL */
+/* 1 when the index defines name[0..n) (as written). */
+typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n);
+/* The same, consulting the index's names before a word is dropped: a word
+ * too short to be a term ('g', 'S') that the index defines is an identifier
+ * of the question with a term of its own; an English function word the
+ * index defines ('a', 'where') is one only when the question has nothing
+ * else to look for ("What is a?"). defined NULL: qparse_question. */
+int qparse_question_names(const char *question, qparse_name_fn defined, void *ctx, struct qparse *out, char *err,
+                          size_t errlen);
 
 /* Sets each term's weight to its idf over the index's chunks,
  * log(1 + N / (1 + df)); terms the index does not know keep a low weight.

@@ -348,6 +348,58 @@ static int path_has_code(const struct mcts_tree *t, int id)
     return 0;
 }
 
+/* The fallback policy's plan for node id when the policy repeats a child or
+ * an ancestor as often as it is asked again: taken when it is distinct.
+ * 0 with *a replaced and *key set, or -1 (no fallback, or it repeats too). */
+static int plan_distinct_fallback(struct search *s, int id, const char *report, struct policy_action *a,
+                                  char **key)
+{
+    if (!s->pol.plan_fallback) return -1;
+    struct policy_action fa = {0};
+    struct policy_usage fu = {0};
+    char ferr[256] = "";
+    struct mcts_tree *copy;
+    const struct mcts_tree *view = call_begin(s, CALL_POLICY, &copy);
+    int frc = s->pol.plan_fallback(s->pol.ctx, view, id, report, &fa, &fu, ferr, sizeof ferr);
+    call_end(s, CALL_POLICY, copy);
+    account(s, id, MCTS_ROLE_PLAN, &fu);
+    if (frc != 0 || !fa.name || (fa.args && !cJSON_IsObject(fa.args))) {
+        policy_action_clear(&fa);
+        return -1;
+    }
+    if (!fa.args) fa.args = cJSON_CreateObject();
+    char *k = mcts_action_key(fa.name, fa.args);
+    if (mcts_find_duplicate(s->t, id, k) >= 0 || (is_finish(fa.name) && !path_has_code(s->t, mcts_node(s->t, id)->parent))) {
+        free(k);
+        policy_action_clear(&fa);
+        return -1;
+    }
+    policy_action_clear(a);
+    *a = fa;
+    *key = k;
+    return 0;
+}
+
+/* No distinct action is left for a new child of id's parent: the child is
+ * not run (it is recorded pruned, with no value backed up, so it counts as
+ * neither a step nor a failure) and the parent takes no more children and
+ * says why in its notes. */
+static void close_exhausted(struct search *s, int id, const char *last, int dup)
+{
+    struct mcts_node *n = mcts_node_mut(s->t, id);
+    int parent = n->parent;
+    n->exhausted = 1;
+    n->feedback = xasprintf("Not run: every action proposed here repeated a sibling or an ancestor (the last, %s, "
+                            "repeats node %d); node %d takes no more children.", last ? last : "?", dup, parent);
+    struct mcts_node *p = mcts_node_mut(s->t, parent);
+    p->closed = 1;
+    const char *why = "no distinct action left: every proposal for a new child repeated a child or an ancestor";
+    char *joined = p->notes ? xasprintf("%s; %s", p->notes, why) : xstrdup(why);
+    free(p->notes);
+    p->notes = joined;
+    log_msg("search: node %d: %s (the last, %s, repeats node %d)", parent, why, last ? last : "?", dup);
+}
+
 /* Plans the node's action with loop protection. Returns 0 with the action
  * stored on the node, or -1 after recording the error. The duplicate check
  * runs under the lock against the live tree, so concurrent plans of
@@ -426,25 +478,32 @@ static int plan_node(struct search *s, int id, char *err, size_t errlen)
             }
         }
         char *key = mcts_action_key(a.name, a.args);
-        int dup = is_finish(a.name) ? -1 : mcts_find_duplicate(s->t, id, key);
-        if (dup >= 0 && attempt < s->cfg.max_replans) {
-            char *args = cJSON_PrintUnformatted(a.args);
-            buf_printf(&report, "%s[engine] Refused %s %s: it repeats the action of node %d on "
-                       "this path or a sibling. Choose a different action.",
-                       report.len ? "\n" : "", a.name, args ? args : "{}", dup);
-            free(args);
+        int dup = mcts_find_duplicate(s->t, id, key);
+        if (dup >= 0) {
+            if (attempt < s->cfg.max_replans) {
+                char *args = cJSON_PrintUnformatted(a.args);
+                buf_printf(&report, "%s[engine] Refused %s %s: it repeats the action of node %d on "
+                           "this path or a sibling. Choose a different action.",
+                           report.len ? "\n" : "", a.name, args ? args : "{}", dup);
+                free(args);
+                free(key);
+                policy_action_clear(&a);
+                continue;
+            }
             free(key);
-            policy_action_clear(&a);
-            continue;
+            key = NULL;
+            if (plan_distinct_fallback(s, id, buf_str(&report), &a, &key) != 0) {
+                close_exhausted(s, id, a.name, dup);
+                policy_action_clear(&a);
+                rc = 0;
+                break;
+            }
         }
+        n = mcts_node_mut(s->t, id);
         n->action = a.name;
         n->args = a.args;
         n->rationale = a.rationale;
         n->args_key = key;
-        if (dup >= 0) {
-            n->duplicate = 1;
-            n->dup_of = dup;
-        }
         rc = 0;
         break;
     }
@@ -596,13 +655,10 @@ static void simulate(struct search *s, int id)
     if (plan_node(s, id, err, sizeof err) != 0) return;
     emit(s, SEARCH_EV_ACTION, id);
     n = mcts_node_mut(s->t, id);
-    if (n->duplicate) {
-        n->status = MCTS_DONE;
-        n->has_value = 1;
-        n->value = MCTS_FAILED_VALUE;
-        n->feedback = xasprintf("Not executed: it repeats the action of node %d.", n->dup_of);
+    if (n->exhausted) {
+        n->status = MCTS_PRUNED;
         n->obs_text = xstrdup("");
-        return;
+        return;   /* backup() updates the parent, whose notes say it is closed */
     }
     if (n->refused) {
         n->status = MCTS_DONE;
@@ -642,7 +698,7 @@ static void backup(struct search *s, int id)
 {
     struct mcts_tree *t = s->t;
     const struct mcts_node *n = mcts_node(t, id);
-    if (n->status != MCTS_ERROR || !n->transient) mcts_backprop(t, id, n->value);
+    if ((n->status != MCTS_ERROR || !n->transient) && !n->exhausted) mcts_backprop(t, id, n->value);
     for (int a = id; a >= 0; a = t->nodes[a].parent) emit(s, SEARCH_EV_NODE_UPDATED, a);
 }
 
@@ -652,6 +708,15 @@ static int finish_stops(const struct search *s, int id)
 {
     const struct mcts_node *n = mcts_node(s->t, id);
     return n->status == MCTS_FINISHED && n->value >= s->cfg.finish_min_value;
+}
+
+/* 1 when a finished node that would stop the search is still in the tree
+ * (not pruned). */
+static int finish_stands(const struct search *s)
+{
+    for (int i = 1; i < s->t->n; i++)
+        if (finish_stops(s, i)) return 1;
+    return 0;
 }
 
 static int step_sequential(struct search *s)
@@ -789,6 +854,12 @@ int search_prune(struct search *s, int id, char *err, size_t errlen)
         for (int i = 0; i < s->t->n; i++)
             if (s->t->nodes[i].status != before[i]) emit(s, SEARCH_EV_NODE_UPDATED, i);
     free(before);
+    if (rc == 0 && s->stop == SEARCH_STOP_FINISH && !finish_stands(s)) {
+        /* the Finish that ended the search is cut away: the search has not
+         * finished, so it goes on while iterations and budget remain */
+        set_stop(s, SEARCH_RUNNING);
+        check_limits(s);
+    }
     unlock(s);
     return rc;
 }
@@ -813,11 +884,14 @@ int search_force(struct search *s, int id, char *err, size_t errlen)
     return rc;
 }
 
-void search_finish_now(struct search *s)
+int search_finish_now(struct search *s)
 {
     lock(s);
+    int forced = s->t->forced;
+    s->t->forced = -1;   /* nothing more is expanded, the asked-for node neither */
     if (s->stop == SEARCH_RUNNING) set_stop(s, SEARCH_STOP_USER);
     unlock(s);
+    return forced;
 }
 
 /* ---- answers ---- */
@@ -896,24 +970,33 @@ static int node_in_scope(const struct mcts_tree *t, const int *ids, size_t nids,
     return 0;
 }
 
-/* The span that verifies citation c among the nodes in scope: verbatim
- * lines that hold c, else an outline (elided span) of exactly c's lines,
- * which is what was seen of them; an outline does not verify lines inside
- * it, whose bodies it left out. */
+/* The span of node m that verifies citation c: verbatim lines that hold c,
+ * else (*outline) an outline (elided span) of exactly c's lines, which is
+ * what was seen of them; an outline does not verify lines inside it, whose
+ * bodies it left out. */
+static const struct evidence_span *node_cover(const struct mcts_node *m, const struct evidence_span *c,
+                                              const struct evidence_span **outline)
+{
+    for (size_t k = 0; k < m->obs.n; k++) {
+        const struct evidence_span *sp = &m->obs.v[k];
+        if (strcmp(sp->path, c->path)) continue;
+        if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
+        if (sp->elided && !*outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
+            *outline = sp;
+    }
+    return NULL;
+}
+
+/* The span that verifies citation c among the nodes in scope (node_cover),
+ * verbatim lines first. */
 static const struct evidence_span *covering_span(const struct mcts_tree *t, const int *ids, size_t nids,
                                                  const struct evidence_span *c)
 {
     const struct evidence_span *outline = NULL;
     for (int id = 1; id < t->n; id++) {
         if (!node_in_scope(t, ids, nids, id)) continue;
-        const struct evidence *ev = &t->nodes[id].obs;
-        for (size_t k = 0; k < ev->n; k++) {
-            const struct evidence_span *sp = &ev->v[k];
-            if (strcmp(sp->path, c->path)) continue;
-            if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
-            if (sp->elided && !outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
-                outline = sp;
-        }
+        const struct evidence_span *sp = node_cover(&t->nodes[id], c, &outline);
+        if (sp) return sp;
     }
     return outline;
 }
@@ -998,6 +1081,79 @@ static void note_failed_steps(const struct mcts_tree *t, struct search_answer *a
     a->markdown = md;
 }
 
+/* 1 when node m's evidence verifies citation c (node_cover). */
+static int node_reads(const struct mcts_node *m, const struct evidence_span *c)
+{
+    const struct evidence_span *outline = NULL;
+    return node_cover(m, c, &outline) || outline;
+}
+
+/* "FindFunction dispatch_request": a node's action in a few words. */
+static void describe_node(struct buf *b, const struct mcts_node *m)
+{
+    buf_adds(b, m->action ? m->action : "?");
+    const cJSON *v = m->args && m->args->child ? m->args->child : NULL;
+    if (cJSON_IsArray(v)) v = v->child;
+    if (cJSON_IsString(v)) buf_printf(b, " %.*s", utf8_cut(v->valuestring, 60), v->valuestring);
+}
+
+/* What the answer says about its evidence, made true: which citations the
+ * best path read, and for each other one the node off the path that read it
+ * (a policy answering from the whole tree ranks every span the search read,
+ * the path's first). Appended to the markdown, so every front end shows it. */
+static void note_provenance(const struct mcts_tree *t, struct search_answer *a)
+{
+    if (!a->cites.n || a->fallback_cite) return;
+    struct buf on = BUF_INIT, off = BUF_INIT, nodes = BUF_INIT;
+    int *first = xcalloc(a->cites.n, sizeof *first);   /* the off-path node that read cite i, or 0 */
+    size_t non = 0, noff = 0, nnone = 0;
+    for (size_t i = 0; i < a->cites.n; i++) {
+        const struct evidence_span *c = &a->cites.v[i];
+        int found = 0;
+        for (size_t k = 1; k < a->npath && !found; k++) found = node_reads(&t->nodes[a->path[k]], c);
+        if (found) {
+            buf_printf(&on, "%s[%zu]", non++ ? ", " : "", i + 1);
+            continue;
+        }
+        for (int id = 1; id < t->n && !first[i]; id++) {
+            const struct mcts_node *m = &t->nodes[id];
+            if ((m->status == MCTS_DONE || m->status == MCTS_FINISHED) && node_reads(m, c)) first[i] = id;
+        }
+        if (!first[i]) nnone++;
+    }
+    /* one entry per node off the path, in the order of its first citation */
+    for (size_t i = 0; i < a->cites.n; i++) {
+        int id = first[i], seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) seen = first[j] == id;
+        if (!id || seen) continue;
+        buf_printf(&off, "%snode %d (", noff++ ? "; " : "", id);
+        describe_node(&off, &t->nodes[id]);
+        buf_adds(&off, ") read");
+        for (size_t j = i; j < a->cites.n; j++)
+            if (first[j] == id) buf_printf(&off, " [%zu]", j + 1);
+    }
+    for (size_t k = 1; k < a->npath; k++) buf_printf(&nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
+    if (!nodes.len) buf_adds(&nodes, "none");
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "%s\n_Evidence: ", a->markdown ? a->markdown : "");
+    const char *which = a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)";
+    if (!noff && !nnone) buf_printf(&b, "every citation was read on %s, nodes %s._\n", which, buf_str(&nodes));
+    else {
+        if (non) buf_printf(&b, "%s read on %s, nodes %s; ", buf_str(&on), which, buf_str(&nodes));
+        else buf_printf(&b, "none of the citations was read on %s (nodes %s); ", which, buf_str(&nodes));
+        if (noff) buf_printf(&b, "also drawn from %s off it: %s%s", noff > 1 ? "nodes" : "a node", buf_str(&off),
+                             nnone ? "; " : "");
+        if (nnone) buf_printf(&b, "%zu read by no node", nnone);
+        buf_adds(&b, ". The answer ranks every span the search read, the path's first._\n");
+    }
+    free(a->markdown);
+    a->markdown = buf_take(&b);
+    free(first);
+    buf_free(&on);
+    buf_free(&off);
+    buf_free(&nodes);
+}
+
 struct search_answer *search_answer(struct search *s)
 {
     lock(s);
@@ -1056,6 +1212,7 @@ struct search_answer *search_answer(struct search *s)
             a->markdown = md;
         }
     }
+    note_provenance(t, a);
     note_failed_steps(t, a);
     if (s->stop == SEARCH_STOP_ERROR && s->stop_message) {
         if (!a->failure && !has_done_step(t)) {

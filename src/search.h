@@ -13,10 +13,15 @@
  *     new node status error with the message; the node is backed up with
  *     value 0 so the iteration still counts, and the search goes on.
  *   - Loop protection: a planned action whose normalised (name, args) equals
- *     that of a sibling or of an ancestor on the path is not executed. The
- *     policy is asked again (max_replans times, the report telling it which
- *     action was refused); if it still repeats, the node is kept as a
- *     duplicate (status done, duplicate set, never expanded) with value 0.
+ *     that of a sibling or of an ancestor on the path is not executed (a
+ *     Finish equals any other Finish: mcts_action_key). The policy is asked
+ *     again (max_replans times, the report telling it which action was
+ *     refused), then the fallback policy's plan is taken when it is
+ *     distinct; failing that, no distinct action is left: the new node is
+ *     recorded without an action (exhausted, status pruned, no value backed
+ *     up: neither a step nor a failure) and its parent is closed (it takes
+ *     no more children) with a note saying why. No node is ever a duplicate
+ *     of a sibling.
  *   - Finish is not executed against the index: its node gets no observation,
  *     is evaluated like any other (Algorithm 1 evaluates before checking for
  *     Finish), becomes status finished and stops the search.
@@ -185,11 +190,14 @@ const struct search_config *search_config(const struct search *s);
 /* User control between iterations. Prune: id and its subtree are never
  * selected again. Force: id is expanded in the next iteration whatever its
  * UCT; if the search had stopped on Finish or by the user it resumes, as long
- * as iterations and budget remain. Finish now: stop and answer from what is
- * there. Each returns 0 or -1 with a message. */
+ * as iterations and budget remain. A prune that cuts away every finished
+ * node that stopped the search resumes it the same way (it has not
+ * finished any more). Finish now: stop and answer from what is there. Each returns 0 or -1 with a message. */
 int search_prune(struct search *s, int id, char *err, size_t errlen);
 int search_force(struct search *s, int id, char *err, size_t errlen);
-void search_finish_now(struct search *s);
+/* Finish now also drops a pending force: returns the node that was to be
+ * expanded next, or -1. */
+int search_finish_now(struct search *s);
 
 struct search_answer {
     char *markdown;

@@ -239,6 +239,8 @@ static cJSON *node_json(const struct mcts_node *n)
     add_str(o, "error", n->error);
     cJSON_AddBoolToObject(o, "transient", n->transient);
     cJSON_AddBoolToObject(o, "refused", n->refused);
+    if (n->exhausted) cJSON_AddBoolToObject(o, "exhausted", 1);
+    if (n->closed) cJSON_AddBoolToObject(o, "closed", 1);
     add_str(o, "notes", n->notes);
     cJSON *fb = cJSON_AddArrayToObject(o, "fallback");
     static const char *const roles[] = MCTS_ROLE_NAMES;
@@ -386,8 +388,7 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
         buf_adds(&b, a->markdown ? a->markdown : "");
         if (!str_ends(buf_str(&b), "\n")) buf_addc(&b, '\n');
         if (!a->from_finished)
-            buf_adds(&b, "\n_No trajectory reached Finish; this answer is drawn from the "
-                         "highest-value path._\n");
+            buf_adds(&b, "\n_No trajectory reached Finish._\n");
         if (a->error) buf_printf(&b, "\n_The answer step failed (%s); this is the fallback._\n", a->error);
         if (a->failure) buf_printf(&b, "\n_%s._\n", a->failure);
         buf_adds(&b, "\n### Citations\n\n");
@@ -572,6 +573,8 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     n->error = opt_str(r, o, "error", where);
     n->transient = truthy(o, "transient");
     n->refused = truthy(o, "refused");
+    n->exhausted = truthy(o, "exhausted");
+    n->closed = truthy(o, "closed");
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");   /* optional: older transcripts */
     n->notes = cJSON_IsString(notes) ? xstrdup(notes->valuestring) : NULL;
     static const char *const roles[] = MCTS_ROLE_NAMES;

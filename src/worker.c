@@ -106,12 +106,17 @@ static void on_search_event(void *ctx, const struct search *s, enum search_event
     case SEARCH_EV_NODE_ADDED:
         post_selection(w, search_tree(s), n->iteration);
         node_event(w, EVQ_NODE_ADDED, n);
+        /* the last word on an asked-for expansion: it happened */
+        if (n->forced) evq_post_log(w->ev, id, "node %d expanded as asked: node %d is its new child", n->parent, id);
         break;
     case SEARCH_EV_ACTION:
     case SEARCH_EV_NODE_UPDATED:
         node_event(w, EVQ_NODE_UPDATED, n);
         if (n->status == MCTS_ERROR && ev == SEARCH_EV_NODE_UPDATED && n->visits == 1)
             evq_post_log(w->ev, id, "node %d failed: %s", id, n->error);
+        if (n->exhausted && ev == SEARCH_EV_NODE_UPDATED)
+            evq_post_log(w->ev, n->parent, "node %d: no distinct action left to try; it takes no more children",
+                         n->parent);
         break;
     case SEARCH_EV_REPORT:
     case SEARCH_EV_EVIDENCE:
@@ -319,10 +324,18 @@ static void handle(struct worker *w, struct cmdq_cmd *c)
         if ((c->kind == CMD_PRUNE ? search_prune : search_force)(w->s, c->node, err, sizeof err) != 0) {
             evq_post_log(w->ev, c->node, "%s", err);
         } else if (c->kind == CMD_PRUNE) {
-            evq_post_log(w->ev, c->node, "node %d pruned", c->node);
             /* the answer may stand on the pruned subtree: answer again
-             * from the tree as it is now (the loop does, and writes it) */
-            if (search_done(w->s) && w->answered) w->answered = 0;
+             * from the tree as it is now (the loop does, and writes it);
+             * a prune of the Finish that ended it resumes the search */
+            if (w->answered && !search_done(w->s)) {
+                evq_post_log(w->ev, c->node, "node %d pruned: the search had not finished without it, it goes on",
+                             c->node);
+                w->answered = 0;
+                post_state(w, w->paused ? EVQ_STATE_PAUSED : EVQ_STATE_SEARCHING, NULL);
+            } else {
+                evq_post_log(w->ev, c->node, "node %d pruned", c->node);
+                if (search_done(w->s) && w->answered) w->answered = 0;
+            }
         } else if (c->kind == CMD_EXPAND) {
             evq_post_log(w->ev, c->node, "node %d will be expanded next", c->node);
             if (!search_done(w->s) && w->answered) {
@@ -332,7 +345,10 @@ static void handle(struct worker *w, struct cmdq_cmd *c)
         }
         break;
     case CMD_FINISH:
-        if (w->s) search_finish_now(w->s);
+        if (w->s) {
+            int dropped = search_finish_now(w->s);
+            if (dropped >= 0) evq_post_log(w->ev, dropped, "finishing: node %d will not be expanded", dropped);
+        }
         break;
     case CMD_NEW_QUESTION:
         start_search(w, c->text ? c->text : "");

@@ -22,7 +22,8 @@ static struct search *run(struct toy *t, struct search_config *c, const char *q)
 }
 
 /* visits(n) = [n != root] + sum visits(children); W(n) = V(n) + sum W(children);
- * at most max_expand children; every non-root node has a value. settled: also
+ * at most max_expand children; every non-root node that ran has a value, and
+ * one that did not (exhausted) has nothing backed up. settled: also
  * no virtual loss left and no node running or pending (after a batch of
  * parallel expansions). Returns the id of the first violation or -1. */
 static int tree_violation(const struct mcts_tree *t, int settled)
@@ -31,6 +32,10 @@ static int tree_violation(const struct mcts_tree *t, int settled)
         const struct mcts_node *n = mcts_node(t, i);
         int visits = i ? 1 : 0;
         double w = i ? n->value : 0;
+        if (n->exhausted) {   /* not run (no distinct action was left): nothing backed up */
+            if (n->visits || n->value_sum != 0 || n->nchildren || (settled && n->virtual_loss)) return i;
+            continue;
+        }
         for (int k = 0; k < n->nchildren; k++) {
             visits += mcts_node(t, n->children[k])->visits;
             w += mcts_node(t, n->children[k])->value_sum;

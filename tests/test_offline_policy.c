@@ -7,6 +7,7 @@
  * seen and exist, identically from run to run.
  */
 #include "action.h"
+#include "coverage.h"
 #include "index.h"
 #include "mcts.h"
 #include "policy_offline.h"
@@ -309,6 +310,91 @@ static void test_answer_tree(void)
     mcts_free(t);
 }
 
+/* The coverage a line states, from "covers" to the end of its missing list. */
+static char *stated(const char *text, const char *prefix)
+{
+    for (const char *l = text; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        char *line = xstrndup(l, len);
+        char *c = !strncmp(line, prefix, strlen(prefix)) ? strstr(line, "covers ") : NULL;
+        if (c) {
+            char *aside = strstr(c, " (+");   /* the feedback's gain is its own */
+            if (aside) memmove(aside, strchr(aside, ')') + 1, strlen(strchr(aside, ')') + 1) + 1);
+            /* up to the first part that is not the missing list */
+            for (char *semi = strstr(c, "; "); semi; semi = strstr(semi + 2, "; "))
+                if (strncmp(semi + 2, "missing:", 8)) {
+                    *semi = 0;
+                    break;
+                }
+            char *r = xstrdup(c);
+            free(line);
+            return r;
+        }
+        free(line);
+        l = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* Coverage is one computation: over every node of whole searches, what the
+ * feedback states is coverage_describe of the node's path, what each
+ * child's report states is the same, and 100% never stands beside a
+ * missing term. */
+static void test_coverage_one(void)
+{
+    const char *qs[] = {"What happens to the session when a user logs out?", "How are URL rules registered?",
+                        "Where is the URL pattern compiled into a regular expression?", "How are sessions stored?"};
+    int nodes = 0, bad_fb = 0, bad_child = 0, bad_full = 0;
+    struct policy_executor ex = {NULL, execute};
+    struct policy_curator cu = {NULL, NULL};
+    for (size_t k = 0; k < ARRAY_LEN(qs); k++) {
+        struct search_config sc;
+        search_config_defaults(&sc);
+        sc.iterations = 25;
+        sc.finish_min_value = 99;
+        offline_policy_set_iterations(op, sc.iterations);
+        struct search *s = search_new(&sc, &pol, &ex, &cu, qs[k]);
+        while (search_step(s)) {
+        }
+        const struct mcts_tree *t = search_tree(s);
+        struct qparse q;
+        char err[256];
+        ok(qparse_question_names(qs[k], action_index_defines, &actx, &q, err, sizeof err) == 0, "parse %s", qs[k]);
+        qparse_weigh(&q, db);
+        for (int id = 1; id < t->n; id++) {
+            const struct mcts_node *n = mcts_node(t, id);
+            struct coverage c;
+            coverage_of_path(&q, t, id, &c);
+            struct buf want = BUF_INIT;
+            coverage_describe(&q, &c, NULL, COVERAGE_NAMED, &want);
+            if (coverage_complete(&c) != (c.share >= 1) || (strstr(buf_str(&want), "100%") && strstr(buf_str(&want), "missing")))
+                bad_full++;
+            char *fb = stated(n->feedback, "");
+            if (fb && strcmp(fb, buf_str(&want))) {
+                if (!bad_fb++) diag("node %d: feedback '%s', the path '%s'", id, fb, buf_str(&want));
+            }
+            for (int j = 0; j < n->nchildren; j++) {
+                char *rep = stated(mcts_node(t, n->children[j])->report, "coverage:");
+                if (!rep || strcmp(rep, buf_str(&want))) {
+                    if (!bad_child++) diag("node %d: child %d's report '%s', the path '%s'", id, n->children[j], rep, buf_str(&want));
+                }
+                free(rep);
+            }
+            nodes += fb != NULL;
+            free(fb);
+            buf_free(&want);
+            coverage_free(&c);
+        }
+        qparse_free(&q);
+        search_free(s);
+    }
+    ok(nodes > 40, "%d nodes state a coverage", nodes);
+    is_int(bad_fb, 0, "each states the coverage of its path");
+    is_int(bad_child, 0, "and its children's reports state the same");
+    is_int(bad_full, 0, "100%% means nothing is missing");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/drqa-test-offline-XXXXXX";
@@ -331,6 +417,7 @@ int main(void)
     test_siblings();
     test_search();
     test_answer_tree();
+    test_coverage_one();
 
     offline_policy_free(op);
     offline_policy_free(NULL);

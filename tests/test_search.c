@@ -188,15 +188,21 @@ static void test_loop_siblings(void)
     s = run(&t, &c, "q");
     run_all(s);
     tr = search_tree(s);
-    ok(!mcts_node(tr, 1)->duplicate, "the first child runs its action");
-    ok(mcts_node(tr, 2)->duplicate && mcts_node(tr, 2)->dup_of == 1, "the second repeats it (other case and spacing): duplicate of 1");
-    is_int(t.calls_plan, 1 + 3 + 1, "the duplicate was planned 1 + max_replans times");
-    is_int(t.calls_exec, 2, "duplicates are never executed");
-    ok(!mcts_node(tr, 3)->duplicate && mcts_node(tr, 3)->parent == 1, "the same name under another parent is not a duplicate");
-    ok(mcts_node(tr, 2)->has_value && mcts_node(tr, 2)->value == 0, "a duplicate gets value 0");
+    ok(!mcts_node(tr, 1)->duplicate && mcts_node(tr, 1)->status == MCTS_DONE, "the first child runs its action");
+    ok(mcts_node(tr, 2)->exhausted && !mcts_node(tr, 2)->action && !mcts_node(tr, 2)->duplicate,
+       "the second would repeat it (other case and spacing): it takes no action, and is no duplicate");
+    is_int(mcts_node(tr, 2)->status, MCTS_PRUNED, "it is recorded pruned, not failed");
+    ok(str_starts(mcts_node(tr, 2)->feedback, "Not run: every action proposed here repeated"), "and says why");
+    ok(mcts_node(tr, 0)->closed && mcts_node(tr, 0)->notes && strstr(mcts_node(tr, 0)->notes, "no distinct action left"),
+       "its parent takes no more children and its notes say so");
+    is_int(t.calls_plan, 1 + 3 + 1, "the repeat was planned 1 + max_replans times");
+    is_int(t.calls_exec, 2, "a repeated action is never executed");
+    ok(mcts_node(tr, 3)->status == MCTS_DONE && mcts_node(tr, 3)->parent == 1,
+       "the same name under another parent runs");
+    ok(!mcts_node(tr, 2)->has_value && mcts_node(tr, 2)->visits == 0, "nothing is backed up for it");
     ok(str_starts(t.refused_report, "node 2 under 0 with 1 siblings\n[engine] Refused FindFunction {\"function_name\":\"HELPER_0\"}: it repeats the action of node 1"), "the re-plan report says what was refused");
-    ok(!mcts_expandable(tr, 2), "a duplicate is never expanded");
-    is_int(check_invariants(tr), -1, "invariants hold with duplicates");
+    ok(!mcts_expandable(tr, 0) && !mcts_expandable(tr, 2), "neither it nor its closed parent is expanded");
+    is_int(check_invariants(tr), -1, "invariants hold with a closed node");
     search_free(s);
 }
 
@@ -236,13 +242,15 @@ static void test_loop_ancestors(void)
     s = run(&t, &c, "q");
     run_all(s);
     tr = search_tree(s);
-    ok(mcts_node(tr, 2)->duplicate && mcts_node(tr, 2)->dup_of == 1, "repeating the parent's action is cut");
-    is_int(mcts_node(tr, 3)->parent, 1, "and the greedy path goes on from the last usable node");
-    ok(mcts_node(tr, 3)->duplicate && mcts_node(tr, 4)->duplicate && mcts_node(tr, 4)->parent == 1,
-       "every further child of node 1 repeats it");
-    ok(mcts_node(tr, 5)->parent == 0 && !mcts_node(tr, 5)->duplicate, "then the path restarts at the root");
-    ok(mcts_node(tr, 6)->duplicate && mcts_node(tr, 6)->dup_of == 5, "and is cut again below");
-    is_int(t.calls_exec, 2, "only nodes 1 and 5 were executed");
+    ok(mcts_node(tr, 2)->exhausted && mcts_node(tr, 2)->parent == 1, "repeating the parent's action is not run");
+    ok(mcts_node(tr, 1)->closed, "and node 1 takes no more children");
+    is_int(mcts_node(tr, 3)->parent, 0, "so the greedy path goes on from its nearest expandable ancestor");
+    ok(mcts_node(tr, 3)->status == MCTS_DONE && mcts_node(tr, 4)->exhausted && mcts_node(tr, 4)->parent == 3,
+       "and is cut again below");
+    int any_dup = 0;
+    for (int i = 1; i < tr->n; i++) any_dup |= mcts_node(tr, i)->duplicate;
+    ok(!any_dup, "no node is a duplicate");
+    is_int(check_invariants(tr), -1, "invariants hold");
     search_free(s);
 }
 

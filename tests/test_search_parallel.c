@@ -41,7 +41,7 @@ static int duplicate_siblings(const struct mcts_tree *t)
             for (int b = a + 1; b < p->nchildren; b++) {
                 const struct mcts_node *x = mcts_node(t, p->children[a]);
                 const struct mcts_node *y = mcts_node(t, p->children[b]);
-                if (!x->duplicate && !y->duplicate && x->args_key && y->args_key &&
+                if (x->args_key && y->args_key &&
                     strcmp(x->args_key, y->args_key) == 0)
                     bad++;
             }
@@ -230,17 +230,16 @@ static void test_sibling_duplicates(void)
     is_int(t.waits_timed_out, 0, "the three siblings' first plans were in flight together");
     int winner = -1, dups = 0, dup_ok = 1;
     for (int i = 1; i <= 3; i++) {
-        if (!mcts_node(tr, i)->duplicate) winner = winner < 0 ? i : 99;
+        if (!mcts_node(tr, i)->exhausted) winner = winner < 0 ? i : 99;
         else dups++;
     }
     for (int i = 1; i <= 3; i++) {
         const struct mcts_node *n = mcts_node(tr, i);
-        if (!n->duplicate) continue;
-        const struct mcts_node *o = mcts_node(tr, n->dup_of);
-        dup_ok &= o && o->parent == 0 && o->id != i && strcmp(o->args_key, n->args_key) == 0;
+        dup_ok &= !n->duplicate && (!n->exhausted || (!n->action && n->status == MCTS_PRUNED));
     }
-    ok(winner >= 1 && winner <= 3 && dups == 2, "exactly one sibling runs the action (node %d), two are duplicates", winner);
-    ok(dup_ok, "each duplicate names a sibling with the same action");
+    ok(winner >= 1 && winner <= 3 && dups == 2, "exactly one sibling runs the action (node %d), two take none", winner);
+    ok(dup_ok, "those two are recorded without an action, pruned, and no node is a duplicate");
+    ok(mcts_node(tr, 0)->closed, "the root takes no more children");
     is_int(t.calls_plan, 1 + 3 + 3, "each loser was re-planned max_replans times");
     is_int(t.calls_exec, 1, "the action was executed once");
     is_int(check_settled(tr), -1, "invariants hold with concurrent duplicates");

@@ -530,7 +530,7 @@ char *ui_model_label(const struct ui_model *m, int id)
     const struct mcts_node *n = mcts_node(m->t, id);
     if (!n) return xstrdup("");
     if (n->parent < 0) return xstrdup(*m->t->question ? "question" : "(no question yet)");
-    if (!n->action) return xstrdup("(planning)");
+    if (!n->action) return xstrdup(n->status == MCTS_PRUNED ? "(nothing new)" : "(planning)");
     char *k = ui_model_arg(m, id);
     if (!k) return xstrdup(n->action);
     char *s = xasprintf("%s %s", n->action, k);

@@ -30,7 +30,7 @@ static void build(struct ui *ui, struct pane *p, struct doc *d)
     }
     if (!a) return;
     if (!a->from_finished)
-        doc_add(ui, d, "(no trajectory reached Finish: drawn from the highest-value path)", w, 0,
+        doc_add(ui, d, "(no trajectory reached Finish)", w, 0,
                 R_DIM, 0);
     doc_add(ui, d, a->markdown ? a->markdown : "", w, 0, R_NORMAL, 0);
     doc_add(ui, d, "", w, 0, R_NORMAL, 0);

@@ -179,7 +179,7 @@ static void draw_label(struct ui *ui, WINDOW *win, int y, int x, int w, const st
     x += used, w -= used;
     const char *full;
     if (nd->parent < 0) full = *ui->m.t->question ? "question" : "(no question yet)";
-    else full = nd->action ? nd->action : "(planning)";
+    else full = nd->action ? nd->action : nd->status == MCTS_PRUNED ? "(nothing new)" : "(planning)";
     char *raw = ui_model_arg(&ui->m, nd->id);
     char *arg = raw ? text_safe_dup(raw, ui->text_flags) : NULL;
     free(raw);
