@@ -76,6 +76,11 @@ struct answer_opts {
     size_t ncentral;
     size_t distinct_files;   /* 0: ANSWER_DISTINCT_FILES */
     double distinct_ratio;   /* 0: ANSWER_DISTINCT_RATIO */
+    /* The pool is already ranked, best first, each span's score its prior
+     * (0-1, decreasing), e.g. a fusion of rankings (fuse.h): the answer
+     * keeps that order (no other score, no span cut into its definitions);
+     * selection still takes distinct files first and drops overlaps. */
+    int ranked;
 };
 
 /* Builds the Markdown answer into *markdown (caller frees) and appends the
