@@ -142,9 +142,9 @@ def fmt(v):
 
 
 def print_table(scores, grid, chosen, secs):
-    print("%-18s %4s %5s %6s | %-17s | %-17s | %-17s | %-11s" % (
+    print("%-18s %4s %5s %7s | %-17s | %-17s | %-17s | %-11s" % (
         "", "n", "ceil", "k", "mcts (LOO)", "rag-window", "BM25 anchor", "mcts - rw"))
-    print("%-18s %4s %5s %6s | %5s %5s %5s | %5s %5s %5s | %5s %5s %5s | %5s %5s" % (
+    print("%-18s %4s %5s %7s | %5s %5s %5s | %5s %5s %5s | %5s %5s %5s | %5s %5s" % (
         "repository", "", "hit5", "chosen", "hit5", "hit5c", "idrec", "hit5", "hit5c", "idrec", "hit5", "hit5c",
         "idrec", "hit5", "hit5c"))
     pooled = {"ceiling": ZERO, "mcts": ZERO, "rag-window": ZERO, "anchor": ZERO}
@@ -161,13 +161,13 @@ def print_table(scores, grid, chosen, secs):
         for k in ("hit5", "hit5c"):
             if d[k] is not None and (k not in worst or d[k] < worst[k][1]):
                 worst[k] = (r, d[k])
-        print("%-18s %4d %5s %6s | %s %s %s | %s %s %s | %s %s %s | %+5.1f %+5.1f" % (
+        print("%-18s %4d %5s %7s | %s %s %s | %s %s %s | %s %s %s | %+5.1f %+5.1f" % (
             r, m["n"], fmt(mean(s["ceiling"], "hit5")), chosen[r],
             fmt(mean(m, "hit5")), fmt(mean(m, "hit5c")), fmt(mean(m, "recall")),
             fmt(mean(w, "hit5")), fmt(mean(w, "hit5c")), fmt(mean(w, "recall")),
             fmt(mean(a, "hit5")), fmt(mean(a, "hit5c")), fmt(mean(a, "recall")), d["hit5"] or 0, d["hit5c"] or 0))
     m, w, a = pooled["mcts"], pooled["rag-window"], pooled["anchor"]
-    print("%-18s %4d %5s %6s | %s %s %s | %s %s %s | %s %s %s | %+5.1f %+5.1f" % (
+    print("%-18s %4d %5s %7s | %s %s %s | %s %s %s | %s %s %s | %+5.1f %+5.1f" % (
         "POOLED", m["n"], fmt(mean(pooled["ceiling"], "hit5")), "LOO",
         fmt(mean(m, "hit5")), fmt(mean(m, "hit5c")), fmt(mean(m, "recall")),
         fmt(mean(w, "hit5")), fmt(mean(w, "hit5c")), fmt(mean(w, "recall")),

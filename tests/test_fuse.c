@@ -12,11 +12,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static void add(struct evidence *l, const char *path, int a, int b)
+/* Appends the spans of spec, "path:a-b path:a-b ...", to l; each span's
+ * text names it. */
+static void fill(struct evidence *l, const char *spec)
 {
-    char text[64];
-    snprintf(text, sizeof text, "%s %d-%d", path, a, b);
-    evidence_add(l, path, a, b, text, NULL, 0);
+    char path[64];
+    int a, b, used;
+    while (sscanf(spec, " %63[^:]:%d-%d%n", path, &a, &b, &used) == 3) {
+        char text[96];
+        snprintf(text, sizeof text, "%s %d-%d", path, a, b);
+        evidence_add(l, path, a, b, text, NULL, 0);
+        spec += used;
+    }
 }
 
 /* The fused citations as "path:a-b path:a-b ...". */
@@ -45,14 +52,8 @@ int main(void)
 {
     struct evidence t = EVIDENCE_INIT, w = EVIDENCE_INIT;
     /* the tree: a.py twice, then b.py, c.py; the windows: b.py, d.py, a.py */
-    add(&t, "a.py", 10, 20);
-    add(&t, "a.py", 40, 50);
-    add(&t, "b.py", 1, 9);
-    add(&t, "c.py", 5, 6);
-    add(&w, "b.py", 3, 30);
-    add(&w, "d.py", 1, 2);
-    add(&w, "a.py", 15, 25);
-    add(&w, "a.py", 60, 70);
+    fill(&t, "a.py:10-20 a.py:40-50 b.py:1-9 c.py:5-6");
+    fill(&w, "b.py:3-30 d.py:1-2 a.py:15-25 a.py:60-70");
     /* k 60: b (1/62 + 1/61) before a (1/61 + 1/63), then d (1/62) before
      * c (1/63); b.py's span from the windows, which rank it first, a.py's
      * from the tree; then the tree's second a.py span */
@@ -60,22 +61,16 @@ int main(void)
           "k 60: one span of each file in fused order, then the ranking list's further spans");
     check(&t, &w, 1, 3, "b.py:3-30 a.py:10-20 d.py:1-2", "at most max");
     struct evidence t2 = EVIDENCE_INIT, w2 = EVIDENCE_INIT;
-    add(&t2, "x.py", 1, 50);
-    add(&t2, "x.py", 40, 60);   /* overlaps the first: left out */
-    add(&t2, "x.py", 1, 50);    /* an exact repeat: left out */
-    add(&t2, "x.py", 70, 80);
-    add(&w2, "y.py", 1, 500);
+    /* x.py:40-60 overlaps the first span, x.py:1-50 repeats it */
+    fill(&t2, "x.py:1-50 x.py:40-60 x.py:1-50 x.py:70-80");
+    fill(&w2, "y.py:1-500");
     check(&t2, &w2, 60, 0, "x.py:1-50 y.py:1-500 x.py:70-80", "overlaps and repeats within a file are left out");
     /* agreement against a single first place: v and z are first in one
      * list each, u third in both. k 0.5: 1/1.5 > 2/3.5, the first places
      * come first; k 60: 2/63 > 1/61, agreement does */
     struct evidence t3 = EVIDENCE_INIT, w3 = EVIDENCE_INIT;
-    add(&t3, "v.py", 1, 2);
-    add(&t3, "p.py", 1, 2);
-    add(&t3, "u.py", 1, 2);
-    add(&w3, "z.py", 1, 2);
-    add(&w3, "q.py", 1, 2);
-    add(&w3, "u.py", 1, 2);
+    fill(&t3, "v.py:1-2 p.py:1-2 u.py:1-2");
+    fill(&w3, "z.py:1-2 q.py:1-2 u.py:1-2");
     check(&t3, &w3, 0.5, 0, "v.py:1-2 z.py:1-2 u.py:1-2 p.py:1-2 q.py:1-2", "k small: first places come first");
     check(&t3, &w3, 60, 0, "u.py:1-2 v.py:1-2 z.py:1-2 p.py:1-2 q.py:1-2", "k large: a file both lists hold comes first");
     /* one list empty: the other's order, kept */
