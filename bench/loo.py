@@ -24,7 +24,7 @@ points (both counts). Scores are drqa-tui --report's (src/metrics.h).
 Standard library only.
 
   loo.py --drqa BIN --set NAME:QUESTIONS:REPO=DIR[,REPO=DIR...] ...
-         [--grid off,3,10,30,60,100] [--jobs N] [--workdir DIR]
+         [--grid off,10,60] [--jobs N] [--workdir DIR]
 """
 import argparse
 import json
@@ -193,7 +193,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--drqa", required=True)
     ap.add_argument("--set", action="append", default=[], help="NAME:QUESTIONS:REPO=DIR[,REPO=DIR...] (repeatable)")
-    ap.add_argument("--grid", default="off,3,10,30,60,100",
+    ap.add_argument("--grid", default="off,10,60",
                     help="DRQA_FUSE_K values ('default': leave it unset, for a build without it)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--workdir", default=None)

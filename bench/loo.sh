@@ -3,7 +3,7 @@
 # set bench/quality.sh runs (SETS, default "dev dev2 devq devq2 devq3";
 # PYLIB, BENCHMARKS, QUESTIONS and REPOS as there), grouped by repository;
 # the offline answer's rank fusion constant (DRQA_FUSE_K) is chosen from
-# GRID (default "off,3,10,30,60,100") on the other repositories and scored
+# GRID (default "off,10,60") on the other repositories and scored
 # on the one left out. Prints per repository the ceiling, mcts, rag-window
 # and the BM25 anchor (file-hit@5 both counts, identifier recall), the
 # pooled figure, the worst repository and the goals with their margins.

@@ -108,19 +108,14 @@ size_t fuse_citations(const struct evidence *const *lists, size_t nlists, double
                 break;
             }
     }
-    /* ... then the further spans of it the same list cites */
-    for (size_t j = 0; j < n && room; j++) {
-        const struct evidence *l = lists[f[j].from];
-        int lead = 1;
-        for (size_t i = 0; i < l->n && room; i++) {
-            if (strcmp(l->v[i].path, f[j].path)) continue;
-            if (lead) {
-                lead = 0;
-                continue;
-            }
-            if (!overlaps(out, &l->v[i])) room = take(out, start, max, &l->v[i]);
+    /* ... then its further spans: the ranking list's, then the others' */
+    for (size_t j = 0; j < n && room; j++)
+        for (size_t m = 0; m < nlists && room; m++) {
+            const struct evidence *l = lists[(f[j].from + m) % nlists];
+            for (size_t i = 0; i < l->n && room; i++)
+                if (!strcmp(l->v[i].path, f[j].path) && !overlaps(out, &l->v[i]))
+                    room = take(out, start, max, &l->v[i]);
         }
-    }
     free(f);
     return out->n - start;
 }

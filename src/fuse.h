@@ -25,7 +25,8 @@
  * span of every file, files in fused order (ties: the better best rank,
  * then the earlier list), the span being the first the list ranking the
  * file best cites (ties: the earlier list); then, file by file in the same
- * order, that list's further spans of the file. A span overlapping one
+ * order, the file's further spans: that list's, then the other lists' (in
+ * list order), each in its list's order. A span overlapping one
  * already taken from the same file and seen the same way (verbatim, or as
  * an outline) is left out. At most max spans (0: no limit); each keeps its
  * text, label and view, its score set to 1 / (1 + position) so that the

@@ -2,7 +2,7 @@
  * test_fuse: reciprocal rank fusion of citation lists (src/fuse.c): files
  * ordered by the sum of 1 / (k + rank) over the lists; one span of every
  * file before any file's second; the span from the list ranking the file
- * best; overlapping spans and exact repeats of a file left out; at most max;
+ * best, its further spans from that list, then from the other; overlapping spans and exact repeats of a file left out; at most max;
  * a larger k letting agreement outweigh a single first place.
  */
 #include "fuse.h"
@@ -56,9 +56,10 @@ int main(void)
     fill(&w, "b.py:3-30 d.py:1-2 a.py:15-25 a.py:60-70");
     /* k 60: b (1/62 + 1/61) before a (1/61 + 1/63), then d (1/62) before
      * c (1/63); b.py's span from the windows, which rank it first, a.py's
-     * from the tree; then the tree's second a.py span */
-    check(&t, &w, 60, 0, "b.py:3-30 a.py:10-20 d.py:1-2 c.py:5-6 a.py:40-50",
-          "k 60: one span of each file in fused order, then the ranking list's further spans");
+     * from the tree; then a.py's further spans, the tree's and then the
+     * windows' (b.py:1-9 and a.py:15-25 overlap spans taken) */
+    check(&t, &w, 60, 0, "b.py:3-30 a.py:10-20 d.py:1-2 c.py:5-6 a.py:40-50 a.py:60-70",
+          "k 60: one span of each file in fused order, then the files' further spans");
     check(&t, &w, 1, 3, "b.py:3-30 a.py:10-20 d.py:1-2", "at most max");
     struct evidence t2 = EVIDENCE_INIT, w2 = EVIDENCE_INIT;
     /* x.py:40-60 overlaps the first span, x.py:1-50 repeats it */
@@ -81,7 +82,7 @@ int main(void)
     struct evidence out = EVIDENCE_INIT;
     const struct evidence *lists[2] = {&t, &w};
     fuse_citations(lists, 2, 60, 0, &out);
-    ok(out.n == 5 && out.v[0].score == 1.0 && out.v[4].score == 0.2, "scores 1 / (1 + position)");
+    ok(out.n == 6 && out.v[0].score == 1.0 && out.v[4].score == 0.2, "scores 1 / (1 + position)");
     ok(out.v[0].text && !strcmp(out.v[0].text, "b.py 3-30"), "the span keeps its text");
     evidence_free(&out);
     evidence_free(&t);
