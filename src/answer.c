@@ -396,6 +396,28 @@ static size_t name_count(const struct cand *sel, size_t n, const char *nm)
     return k;
 }
 
+/* name_count of every candidate's short name among all of cs, each name
+ * taken once (a window answer has hundreds of candidates: name_count for
+ * each would compare every pair for every candidate). Caller frees. */
+static size_t *name_counts(const struct cands *cs)
+{
+    size_t n = cs->n;
+    char (*names)[128] = xcalloc(n ? n : 1, sizeof *names);
+    unsigned char *first = xcalloc(n ? n : 1, 1);   /* no earlier candidate of its file has its name */
+    size_t *count = xcalloc(n ? n : 1, sizeof *count);
+    for (size_t j = 0; j < n; j++) short_name(&cs->v[j], names[j], sizeof names[j]);
+    for (size_t j = 0; j < n; j++) {
+        first[j] = 1;
+        for (size_t i = 0; i < j && first[j]; i++)
+            first[j] = strcmp(names[i], names[j]) || strcmp(cs->v[i].sp.path, cs->v[j].sp.path);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) count[i] += first[j] && !strcmp(names[i], names[j]);
+    free(names);
+    free(first);
+    return count;
+}
+
 /* The line where sel[i] calls sel[j], or 0. A name several cited
  * definitions share is attributed only through self: a method calling
  * self.name() reaches the definition of its own class. */
@@ -716,11 +738,11 @@ static void collect_cands(const struct qparse *q, const struct evidence *pool, s
     sqlite3_finalize(enc.def);
     sqlite3_finalize(enc.prose);
     sqlite3_finalize(enc.refine);
-    for (size_t i = 0; i < cs->n; i++) {
-        char nm[128];
+    size_t *ndefs = ranked ? NULL : name_counts(cs);
+    for (size_t i = 0; i < cs->n; i++)
         if (ranked) cs->v[i].score = cs->v[i].prior;
-        else score_cand(q, opts, &cs->v[i], name_count(cs->v, cs->n, short_name(&cs->v[i], nm, sizeof nm)));
-    }
+        else score_cand(q, opts, &cs->v[i], ndefs[i]);
+    free(ndefs);
     qsort(cs->v, cs->n, sizeof *cs->v, cmp_cand);
 }
 
@@ -812,6 +834,22 @@ static void write_spans(const struct qparse *q, const struct cand *sel, size_t n
     }
 }
 
+static void add_cites(const struct cand *sel, size_t nsel, struct evidence *cites)
+{
+    for (size_t i = 0; i < nsel; i++) {
+        struct evidence_span *sp = evidence_add(cites, sel[i].sp.path, sel[i].sp.start_line, sel[i].sp.end_line,
+                                                sel[i].sp.text, sel[i].qual ? sel[i].qual : sel[i].sp.label,
+                                                sel[i].score);
+        sp->elided = sel[i].sp.elided;
+    }
+}
+
+static void cands_free(struct cands *cs)
+{
+    for (size_t i = 0; i < cs->n; i++) cand_free(&cs->v[i]);
+    free(cs->v);
+}
+
 int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
                  char **markdown, struct evidence *cites, char *err, size_t errlen)
 {
@@ -821,8 +859,9 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     size_t distinct = opts && opts->distinct_files ? opts->distinct_files : ANSWER_DISTINCT_FILES;
     double ratio = opts && opts->distinct_ratio > 0 ? opts->distinct_ratio : ANSWER_DISTINCT_RATIO;
     struct buf b = BUF_INIT;
-    *markdown = NULL;
+    if (markdown) *markdown = NULL;
     if (!pool || pool->n == 0) {
+        if (!markdown) return 0;
         buf_printf(&b, "No code in the repository was found that matches this question, so nothing can be "
                         "cited. Try naming a class, function or file, or other words for what the code does.\n");
         if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
@@ -835,22 +874,17 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
     size_t nsel = select_cands(q, &cs, max, distinct, ratio, sel);
 
-    write_head(q, sel, nsel, &b);
-    buf_printf(&b, "%s\n\n", lead(q->type));
-    write_spans(q, sel, nsel, &b);
-    relations(sel, nsel, &b);
-    if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
-
-    for (size_t i = 0; i < nsel; i++) {
-        struct evidence_span *sp = evidence_add(cites, sel[i].sp.path, sel[i].sp.start_line, sel[i].sp.end_line,
-                                                sel[i].sp.text, sel[i].qual ? sel[i].qual : sel[i].sp.label,
-                                                sel[i].score);
-        sp->elided = sel[i].sp.elided;
+    if (markdown) {   /* (NULL: the citations alone are wanted) */
+        write_head(q, sel, nsel, &b);
+        buf_printf(&b, "%s\n\n", lead(q->type));
+        write_spans(q, sel, nsel, &b);
+        relations(sel, nsel, &b);
+        if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
+        *markdown = buf_take(&b);
     }
+    add_cites(sel, nsel, cites);
     free(sel);
-    for (size_t i = 0; i < cs.n; i++) cand_free(&cs.v[i]);
-    free(cs.v);
-    *markdown = buf_take(&b);
+    cands_free(&cs);
     return 0;
 }
 

@@ -87,7 +87,8 @@ struct answer_opts {
  * citations, most important first, to cites (path, lines, text, label).
  * db (may be NULL) gives qualified names, docstrings and the definitions
  * inside long spans. When pool is empty the answer says that nothing was
- * found and cites nothing. Returns 0, or -1 with a message. */
+ * found and cites nothing. markdown NULL: only the citations are wanted
+ * (nothing is written). Returns 0, or -1 with a message. */
 int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
                  char **markdown, struct evidence *cites, char *err, size_t errlen);
 

@@ -48,12 +48,11 @@ int answer_fuse(const struct qparse *q, sqlite3 *db, const struct evidence *seen
                 size_t errlen)
 {
     struct evidence wcites = EVIDENCE_INIT, fused = EVIDENCE_INIT;
-    char *wmd = NULL;
     *markdown = NULL;
     int rc = -1;
     /* the windows ranked as --mode rag-window ranks them */
     if (flatrank_windows(q, db, FLATRANK_LINES, FLATRANK_OVERLAP, FLATRANK_TOP, read, err, errlen) < 0 ||
-        answer_build(q, read, db, NULL, &wmd, &wcites, err, errlen))
+        answer_build(q, read, db, NULL, NULL, &wcites, err, errlen))
         goto out;
     const struct evidence *lists[2] = {tcites, &wcites};
     fuse_citations(lists, 2, k, max, &fused);
@@ -72,7 +71,6 @@ out:
         free(*markdown);
         *markdown = NULL;
     }
-    free(wmd);
     evidence_free(&wcites);
     evidence_free(&fused);
     return rc;
