@@ -287,6 +287,22 @@ int main(void)
         search_free(s);
     }
 
+    /* lines the answer read itself, outside the tree (policy_answer.read),
+     * verify a citation as a node's evidence does, and only within them */
+    toy_init(&t);
+    t.cite = TOY_CITE_READ;
+    t.finish_at = 3;
+    search_config_defaults(&c);
+    s = run(&t, &c, "q");
+    run_all(s);
+    a = search_answer(s);
+    ok(a->cites.n == 1 && !a->fallback_cite && !strcmp(a->cites.v[0].path, "flat/window.py"),
+       "a citation of lines the answer read is kept");
+    is_str(a->cites.n ? a->cites.v[0].text : "", "b = 2\nc = 3", "with the text of exactly its lines");
+    is_int(a->dropped, 1, "lines past what it read are dropped");
+    search_answer_free(a);
+    search_free(s);
+
     /* --- a Finish with no code read on its path is refused and re-planned --- */
     toy_init(&t);
     t.finish_at = 1;   /* the first step plans Finish, before anything was read */
