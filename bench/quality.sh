@@ -86,6 +86,11 @@ else
         exit 2
     fi
 fi
+if [ -n "${LOO:-}" ]; then   # bench/loo.sh: the same sets, judged leave-one-repository-out
+    # shellcheck disable=SC2086
+    exec "${PYTHON3:-python3}" "$here/loo.py" --drqa "$build/drqa-tui" $set_args --jobs "${JOBS:-2}" \
+        ${GRID:+--grid "$GRID"} ${WORKDIR:+--workdir "$WORKDIR"}
+fi
 # shellcheck disable=SC2086
 exec "${PYTHON3:-python3}" "$here/quality.py" --drqa "$build/drqa-tui" $set_args \
     --modes "${MODES:-mcts,rag-function,rag-window,no-mcts}" --jobs "${JOBS:-2}" \

@@ -396,6 +396,28 @@ static size_t name_count(const struct cand *sel, size_t n, const char *nm)
     return k;
 }
 
+/* name_count of every candidate's short name among all of cs, each name
+ * taken once (a window answer has hundreds of candidates: name_count for
+ * each would compare every pair for every candidate). Caller frees. */
+static size_t *name_counts(const struct cands *cs)
+{
+    size_t n = cs->n;
+    char (*names)[128] = xcalloc(n ? n : 1, sizeof *names);
+    unsigned char *first = xcalloc(n ? n : 1, 1);   /* no earlier candidate of its file has its name */
+    size_t *count = xcalloc(n ? n : 1, sizeof *count);
+    for (size_t j = 0; j < n; j++) short_name(&cs->v[j], names[j], sizeof names[j]);
+    for (size_t j = 0; j < n; j++) {
+        first[j] = 1;
+        for (size_t i = 0; i < j && first[j]; i++)
+            first[j] = strcmp(names[i], names[j]) || strcmp(cs->v[i].sp.path, cs->v[j].sp.path);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) count[i] += first[j] && !strcmp(names[i], names[j]);
+    free(names);
+    free(first);
+    return count;
+}
+
 /* The line where sel[i] calls sel[j], or 0. A name several cited
  * definitions share is attributed only through self: a method calling
  * self.name() reaches the definition of its own class. */
@@ -667,25 +689,14 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
     buf_adds(b, "\n\n");
 }
 
-int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
-                 char **markdown, struct evidence *cites, char *err, size_t errlen)
+/* The candidates of pool, scored and sorted best first: every span (an
+ * outline read verbatim too as those lines), and the definitions inside a
+ * long one. With opts->ranked the pool's order is kept: its spans score by
+ * their prior alone and are not cut. */
+static void collect_cands(const struct qparse *q, const struct evidence *pool, sqlite3 *db,
+                          const struct answer_opts *opts, struct cands *cs)
 {
-    (void)err;
-    (void)errlen;
-    size_t max = opts && opts->max_cites ? opts->max_cites : ANSWER_MAX_CITES;
-    size_t distinct = opts && opts->distinct_files ? opts->distinct_files : ANSWER_DISTINCT_FILES;
-    double ratio = opts && opts->distinct_ratio > 0 ? opts->distinct_ratio : ANSWER_DISTINCT_RATIO;
-    struct buf b = BUF_INIT;
-    *markdown = NULL;
-    if (!pool || pool->n == 0) {
-        buf_printf(&b, "No code in the repository was found that matches this question, so nothing can be "
-                        "cited. Try naming a class, function or file, or other words for what the code does.\n");
-        if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
-        *markdown = buf_take(&b);
-        return 0;
-    }
-
-    struct cands cs = {0};
+    int ranked = opts && opts->ranked;
     struct enclosing_st enc = {NULL, NULL, NULL};
     for (size_t i = 0; i < pool->n; i++) {
         const struct evidence_span *sp = &pool->v[i];
@@ -707,9 +718,9 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
             }
         }
         int dup = 0;
-        for (size_t k = 0; k < cs.n && !dup; k++)
-            if (!strcmp(cs.v[k].sp.path, sp->path) && cs.v[k].sp.start_line == sp->start_line &&
-                cs.v[k].sp.end_line == sp->end_line)
+        for (size_t k = 0; k < cs->n && !dup; k++)
+            if (!strcmp(cs->v[k].sp.path, sp->path) && cs->v[k].sp.start_line == sp->start_line &&
+                cs->v[k].sp.end_line == sp->end_line)
                 dup = 1;
         if (dup) {
             free(view_text);
@@ -717,8 +728,9 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
         }
         double prior = sp->score > 0 && sp->score <= 1 ? sp->score : 0;
         int lines = sp->end_line - sp->start_line + 1;
-        if (lines > ANSWER_REFINE_LINES && db && !sp->elided && sp->text) refine(db, &enc, sp, prior, (int)i, &cs);
-        struct cand *c = cands_add(&cs, sp, sp->start_line, sp->end_line, sp->text ? xstrdup(sp->text) : NULL,
+        if (!ranked && lines > ANSWER_REFINE_LINES && db && !sp->elided && sp->text)
+            refine(db, &enc, sp, prior, (int)i, cs);
+        struct cand *c = cands_add(cs, sp, sp->start_line, sp->end_line, sp->text ? xstrdup(sp->text) : NULL,
                                    prior, (int)i);
         enclosing(db, &enc, c);
         free(view_text);
@@ -726,23 +738,27 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     sqlite3_finalize(enc.def);
     sqlite3_finalize(enc.prose);
     sqlite3_finalize(enc.refine);
-    for (size_t i = 0; i < cs.n; i++) {
-        char nm[128];
-        score_cand(q, opts, &cs.v[i], name_count(cs.v, cs.n, short_name(&cs.v[i], nm, sizeof nm)));
-    }
-    qsort(cs.v, cs.n, sizeof *cs.v, cmp_cand);
+    size_t *ndefs = ranked ? NULL : name_counts(cs);
+    for (size_t i = 0; i < cs->n; i++)
+        if (ranked) cs->v[i].score = cs->v[i].prior;
+        else score_cand(q, opts, &cs->v[i], ndefs[i]);
+    free(ndefs);
+    qsort(cs->v, cs->n, sizeof *cs->v, cmp_cand);
+}
 
-    /* Selection: best first, no overlap within a file, at most two cut from
-     * the same long span. The first ANSWER_DISTINCT_FILES picks come from
-     * distinct files (the leading citations say where to look; a second span
-     * of the best file is worth less than the best span of another), then
-     * the rest by score, a few per file; the file of the best span may give
-     * more, since that is where the answer's other parts (the helpers, the
-     * class around a method, the callers) usually are. An outline (elided
-     * span) and verbatim lines are different views of a file: neither
-     * counts against the other's overlap or per-file share. */
-    struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
-    unsigned char *taken = xcalloc(cs.n ? cs.n : 1, 1);
+/* Selection: best first, no overlap within a file, at most two cut from
+ * the same long span. The first `distinct` picks come from distinct files
+ * (the leading citations say where to look; a second span of the best file
+ * is worth less than the best span of another), then the rest by score, a
+ * few per file; the file of the best span may give more, since that is
+ * where the answer's other parts (the helpers, the class around a method,
+ * the callers) usually are. An outline (elided span) and verbatim lines are
+ * different views of a file: neither counts against the other's overlap or
+ * per-file share. Returns how many of cs went to sel (room for max). */
+static size_t select_cands(const struct qparse *q, const struct cands *cs, size_t max, size_t distinct, double ratio,
+                           struct cand *sel)
+{
+    unsigned char *taken = xcalloc(cs->n ? cs->n : 1, 1);
     size_t nsel = 0;
     size_t ndistinct = 0;   /* how many picks the first pass made */
     /* pass 0 and 1: the distinct-file picks, first without a definition
@@ -752,8 +768,8 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 2) ndistinct = nsel;
         size_t limit = pass < 2 ? (max < distinct ? max : distinct) : max;
-        for (size_t i = 0; i < cs.n && nsel < limit; i++) {
-            const struct cand *c = &cs.v[i];
+        for (size_t i = 0; i < cs->n && nsel < limit; i++) {
+            const struct cand *c = &cs->v[i];
             if (taken[i]) continue;
             int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
@@ -788,43 +804,87 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
         if (nd > 2) order_by_calls(sel + 1, nd - 1);
         if (nsel - nd > 1) order_by_calls(sel + nd, nsel - nd);
     }
+    return nsel;
+}
 
-    write_head(q, sel, nsel, &b);
-    buf_printf(&b, "%s\n\n", lead(q->type));
+/* The numbered spans: location, name, signature, the first sentence of the
+ * documentation and the decisive lines of each. */
+static void write_spans(const struct qparse *q, const struct cand *sel, size_t nsel, struct buf *b)
+{
     char name[256];
     for (size_t i = 0; i < nsel; i++) {
         const struct cand *c = &sel[i];
         display_name(c, name, sizeof name);
-        buf_printf(&b, "%zu. `%s:%d-%d`", i + 1, c->sp.path, c->sp.start_line, c->sp.end_line);
-        if (c->qual || c->sp.label) buf_printf(&b, " — `%s`", name);
+        buf_printf(b, "%zu. `%s:%d-%d`", i + 1, c->sp.path, c->sp.start_line, c->sp.end_line);
+        if (c->qual || c->sp.label) buf_printf(b, " — `%s`", name);
         const char *sig = c->sig ? c->sig : NULL;
-        if (sig && c->qual && strcmp(sig, name)) buf_printf(&b, ": `%.*s`", utf8_cut(sig, 200), sig);
+        if (sig && c->qual && strcmp(sig, name)) buf_printf(b, ": `%.*s`", utf8_cut(sig, 200), sig);
         char *doc = c->doc ? xstrdup(c->doc) : (c->sp.end_line - c->sp.start_line < ANSWER_REFINE_LINES
                                                     ? doc_from_text(c->sp.text) : NULL);
         if (doc) {
             char *fs = first_sentence(doc);
-            if (*fs) buf_printf(&b, "\n   %s says: \"%s\"", c->kind && !strcmp(c->kind, "class") ? "Its docstring" : "Its documentation", fs);
+            if (*fs) buf_printf(b, "\n   %s says: \"%s\"", c->kind && !strcmp(c->kind, "class") ? "Its docstring" : "Its documentation", fs);
             free(fs);
             free(doc);
         }
-        buf_addc(&b, '\n');
+        buf_addc(b, '\n');
         struct line_pick picks[3];
         size_t np = decisive_lines(q, c, q->type == QTYPE_WHERE ? 1 : 2, picks);
-        quote_lines(&b, c, picks, np);
+        quote_lines(b, c, picks, np);
     }
-    relations(sel, nsel, &b);
-    if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
+}
 
+static void add_cites(const struct cand *sel, size_t nsel, struct evidence *cites)
+{
     for (size_t i = 0; i < nsel; i++) {
         struct evidence_span *sp = evidence_add(cites, sel[i].sp.path, sel[i].sp.start_line, sel[i].sp.end_line,
                                                 sel[i].sp.text, sel[i].qual ? sel[i].qual : sel[i].sp.label,
                                                 sel[i].score);
         sp->elided = sel[i].sp.elided;
     }
+}
+
+static void cands_free(struct cands *cs)
+{
+    for (size_t i = 0; i < cs->n; i++) cand_free(&cs->v[i]);
+    free(cs->v);
+}
+
+int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
+                 char **markdown, struct evidence *cites, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    size_t max = opts && opts->max_cites ? opts->max_cites : ANSWER_MAX_CITES;
+    size_t distinct = opts && opts->distinct_files ? opts->distinct_files : ANSWER_DISTINCT_FILES;
+    double ratio = opts && opts->distinct_ratio > 0 ? opts->distinct_ratio : ANSWER_DISTINCT_RATIO;
+    struct buf b = BUF_INIT;
+    if (markdown) *markdown = NULL;
+    if (!pool || pool->n == 0) {
+        if (!markdown) return 0;
+        buf_printf(&b, "No code in the repository was found that matches this question, so nothing can be "
+                        "cited. Try naming a class, function or file, or other words for what the code does.\n");
+        if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
+        *markdown = buf_take(&b);
+        return 0;
+    }
+
+    struct cands cs = {0};
+    collect_cands(q, pool, db, opts, &cs);
+    struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
+    size_t nsel = select_cands(q, &cs, max, distinct, ratio, sel);
+
+    if (markdown) {   /* (NULL: the citations alone are wanted) */
+        write_head(q, sel, nsel, &b);
+        buf_printf(&b, "%s\n\n", lead(q->type));
+        write_spans(q, sel, nsel, &b);
+        relations(sel, nsel, &b);
+        if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);
+        *markdown = buf_take(&b);
+    }
+    add_cites(sel, nsel, cites);
     free(sel);
-    for (size_t i = 0; i < cs.n; i++) cand_free(&cs.v[i]);
-    free(cs.v);
-    *markdown = buf_take(&b);
+    cands_free(&cs);
     return 0;
 }
 

@@ -76,13 +76,19 @@ struct answer_opts {
     size_t ncentral;
     size_t distinct_files;   /* 0: ANSWER_DISTINCT_FILES */
     double distinct_ratio;   /* 0: ANSWER_DISTINCT_RATIO */
+    /* The pool is already ranked, best first, each span's score its prior
+     * (0-1, decreasing), e.g. a fusion of rankings (fuse.h): the answer
+     * keeps that order (no other score, no span cut into its definitions);
+     * selection still takes distinct files first and drops overlaps. */
+    int ranked;
 };
 
 /* Builds the Markdown answer into *markdown (caller frees) and appends the
  * citations, most important first, to cites (path, lines, text, label).
  * db (may be NULL) gives qualified names, docstrings and the definitions
  * inside long spans. When pool is empty the answer says that nothing was
- * found and cites nothing. Returns 0, or -1 with a message. */
+ * found and cites nothing. markdown NULL: only the citations are wanted
+ * (nothing is written). Returns 0, or -1 with a message. */
 int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *db, const struct answer_opts *opts,
                  char **markdown, struct evidence *cites, char *err, size_t errlen);
 

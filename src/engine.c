@@ -10,6 +10,7 @@
 #include "llm_config.h"
 #include "curate.h"
 #include "engine_llm.h"
+#include "flatrank.h"
 #include "index.h"
 #include "mcts.h"
 #include "llm.h"
@@ -628,62 +629,6 @@ static int rag_function(struct engine *e, const char *question, struct evidence 
     return 0;
 }
 
-/* Lines [a, b] of the indexed file path (caller frees), or NULL: with err
- * set when the index could not be read. */
-static char *file_lines(sqlite3 *db, const char *path, int a, int b, char *err, size_t errlen)
-{
-    sqlite3_stmt *st;
-    char *out = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT drqa_file_text(id, hash, ztext, tlen) FROM files WHERE path = ?", -1, &st,
-                           NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot read the index: %s", sqlite3_errmsg(db));
-        return NULL;
-    }
-    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) snprintf(err, errlen, "cannot read the index: %s", sqlite3_errmsg(db));
-    if (rc == SQLITE_ROW) {
-        const char *text = (const char *)sqlite3_column_text(st, 0);
-        const char *p = text;
-        for (int l = 1; l < a && p; l++) {
-            p = strchr(p, '\n');
-            if (p) p++;
-        }
-        if (p) {
-            const char *q = p;
-            for (int l = a; l <= b && *q; l++) {
-                const char *nl = strchr(q, '\n');
-                if (!nl) { q += strlen(q); break; }
-                q = l < b ? nl + 1 : nl;
-            }
-            out = xstrndup(p, (size_t)(q - p));
-        }
-    }
-    sqlite3_finalize(st);
-    return out;
-}
-
-static int rag_window(struct engine *e, const struct qparse *q, struct evidence *pool, char *err, size_t errlen)
-{
-    struct qwindow *w;
-    int n = qparse_windows(q, e->db, ENGINE_WINDOW_LINES, ENGINE_WINDOW_OVERLAP, ENGINE_RAG_TOP, &w, err, errlen);
-    if (n < 0) return -1;
-    for (int i = 0; i < n; i++) {
-        *err = 0;
-        char *text = file_lines(e->db, w[i].path, w[i].start_line, w[i].end_line, err, errlen);
-        if (!text && *err) {
-            qparse_windows_free(w, (size_t)n);
-            return -1;
-        }
-        char label[64];
-        snprintf(label, sizeof label, "lines %d-%d", w[i].start_line, w[i].end_line);
-        evidence_add(pool, w[i].path, w[i].start_line, w[i].end_line, text ? text : "", label, 1.0 / (1.0 + i));
-        free(text);
-    }
-    qparse_windows_free(w, (size_t)n);
-    return 0;
-}
-
 int engine_ask(struct engine *e, const char *question, const char *stem, struct engine_result *r)
 {
     return engine_ask_hooked(e, question, stem, NULL, r);
@@ -725,8 +670,10 @@ int engine_ask_hooked(struct engine *e, const char *question, const char *stem, 
         break;
     case ENGINE_RAG_FUNCTION:
     case ENGINE_RAG_WINDOW: {
-        int rc = e->sh->mode == ENGINE_RAG_FUNCTION ? rag_function(e, r->question, &r->evidence, err, sizeof err)
-                                                    : rag_window(e, &q, &r->evidence, err, sizeof err);
+        int rc = e->sh->mode == ENGINE_RAG_FUNCTION
+                     ? rag_function(e, r->question, &r->evidence, err, sizeof err)
+                     : flatrank_windows(&q, e->db, FLATRANK_LINES, FLATRANK_OVERLAP, FLATRANK_TOP,
+                                        &r->evidence, err, sizeof err) < 0;
         if (rc) {
             r->error = xstrdup(err);
             break;

@@ -23,6 +23,7 @@
 #define DRQA_ENGINE_H
 
 #include "evidence.h"
+#include "flatrank.h"
 #include "opts.h"
 #include "policy.h"
 
@@ -35,8 +36,8 @@ struct action_ctx;
 enum engine_mode { ENGINE_MCTS, ENGINE_DIRECT, ENGINE_RAG_FUNCTION, ENGINE_RAG_WINDOW };
 
 #define ENGINE_RAG_TOP 10
-#define ENGINE_WINDOW_LINES 500
-#define ENGINE_WINDOW_OVERLAP 50
+#define ENGINE_WINDOW_LINES FLATRANK_LINES     /* rag-window's windows are the flat ranker's */
+#define ENGINE_WINDOW_OVERLAP FLATRANK_OVERLAP
 #define ENGINE_CURATE_BUDGET 4000   /* tokens (bytes / 4) of curated evidence per action */
 
 /* Runs one action for a search step (struct policy_executor's execute, with

@@ -45,5 +45,6 @@ void policy_answer_clear(struct policy_answer *a)
     if (!a) return;
     free(a->markdown);
     evidence_free(&a->cites);
+    evidence_free(&a->read);
     memset(a, 0, sizeof *a);
 }

@@ -82,6 +82,11 @@ struct policy_answer {
     struct evidence cites;
     int stopped;       /* the reader stopped the answer while it was written: markdown is
                         * the part that had arrived, marked as stopped */
+    /* Spans the policy read for this answer outside the tree (the flat
+     * ranker's windows, flatrank.h), with their text: a citation that no
+     * node saw is verified against these, and the markdown says which
+     * citations came from them. Usually empty. */
+    struct evidence read;
 };
 
 /* Where an answer being written goes as it arrives: kind 0 a piece of text,

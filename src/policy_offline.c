@@ -8,6 +8,8 @@
 #include "coverage.h"
 #include "fpattern.h"
 #include "answer.h"
+#include "answer_fuse.h"
+#include "fuse.h"
 #include "mcts.h"
 #include "qparse.h"
 #include "semantic.h"
@@ -46,6 +48,7 @@ struct offline_policy {
      * policy weighs (a hundred a question), and preparing costs more than
      * running it (the policy's callbacks run one at a time) */
     sqlite3_stmt *span_st;
+    double fuse_k;             /* the answer's rank fusion constant (fuse.h); 0: the tree's answer alone */
 };
 
 /* ------------------------------------------------------------- helpers */
@@ -1301,11 +1304,12 @@ static size_t central_files(sqlite3 *db, const struct evidence *pool, struct qwi
     return n;
 }
 
-static int answer_from(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
-                       struct policy_answer *out, char *err, size_t errlen)
+/* The tree's own answer: its pool ranked by answer_build with the priors of
+ * where the question's words concentrate, the files the tree's steps
+ * agree on and the files the repository builds on. */
+static int tree_answer(struct offline_policy *p, const struct mcts_tree *t, const struct evidence *pool,
+                       char **markdown, struct evidence *cites, char *err, size_t errlen)
 {
-    struct evidence pool = EVIDENCE_INIT;
-    answer_pool(t, ids, nids, &pool);
     struct answer_opts ao = {0};
     ao.prior = p->wins;
     ao.nprior = p->nwins;
@@ -1313,16 +1317,40 @@ static int answer_from(struct offline_policy *p, const struct mcts_tree *t, cons
     ao.nfiles = tree_files(t, &files);
     ao.files = files;
     struct qwindow *central = NULL;
-    ao.ncentral = central_files(p->cfg.db, &pool, &central);
+    ao.ncentral = central_files(p->cfg.db, pool, &central);
     ao.central = central;
     /* the leading citations say where to look: five files when the tree
      * found five with anything of the question in them */
     ao.distinct_files = 5;
     ao.distinct_ratio = 0.1;
-    ao.max_cites = 10;
-    int rc = answer_build(&p->q, &pool, p->cfg.db, &ao, &out->markdown, &out->cites, err, errlen);
+    ao.max_cites = OFFLINE_ANSWER_CITES;
+    int rc = answer_build(&p->q, pool, p->cfg.db, &ao, markdown, cites, err, errlen);
     qparse_windows_free(files, ao.nfiles);
     qparse_windows_free(central, ao.ncentral);
+    return rc;
+}
+
+/* The answer: the tree's own, fused with the flat ranker's windows
+ * (answer_fuse.h) unless p->fuse_k is 0. Without the windows (an index that
+ * cannot be read now) the tree's answer stands alone. */
+static int answer_from(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
+                       struct policy_answer *out, char *err, size_t errlen)
+{
+    struct evidence pool = EVIDENCE_INIT, tcites = EVIDENCE_INIT;
+    char *tmd = NULL;
+    answer_pool(t, ids, nids, &pool);
+    int rc = tree_answer(p, t, &pool, &tmd, &tcites, err, errlen);
+    char ferr[256];
+    if (!rc && p->fuse_k > 0 && p->cfg.db &&
+        answer_fuse(&p->q, p->cfg.db, &pool, &tcites, p->fuse_k, OFFLINE_ANSWER_CITES, &out->markdown, &out->cites,
+                    &out->read, ferr, sizeof ferr) == 0) {
+        free(tmd);
+        evidence_free(&tcites);
+    } else if (!rc) {
+        if (p->fuse_k > 0 && p->cfg.db) log_msg("offline policy: the answer is the tree's alone: %s", ferr);
+        out->markdown = tmd;
+        out->cites = tcites;
+    }
     evidence_free(&pool);
     return rc;
 }
@@ -1338,10 +1366,29 @@ static int op_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
     return answer_from(p, t, ids, nids, out, err, errlen);
 }
 
+/* DRQA_FUSE_K: the rank fusion constant, "off" for the tree's answer alone;
+ * for the benches that choose it on some repositories and score it on
+ * others (bench/loo.sh). Anything else is an error worth seeing, not a
+ * silent default. */
+static double fuse_k_from_env(void)
+{
+    const char *v = getenv("DRQA_FUSE_K");
+    if (!v || !*v) return FUSE_RRF_K;
+    if (!strcmp(v, "off")) return 0;
+    char *end;
+    double k = strtod(v, &end);
+    if (*end || !(k > 0)) {
+        log_msg("offline policy: DRQA_FUSE_K='%s' is neither 'off' nor a positive number; using %g", v, FUSE_RRF_K);
+        return FUSE_RRF_K;
+    }
+    return k;
+}
+
 struct offline_policy *offline_policy_new(const struct offline_config *cfg)
 {
     struct offline_policy *p = xcalloc(1, sizeof *p);
     if (cfg) p->cfg = *cfg;
+    p->fuse_k = fuse_k_from_env();
     return p;
 }
 

@@ -1001,6 +1001,19 @@ static const struct evidence_span *covering_span(const struct mcts_tree *t, cons
     return outline;
 }
 
+/* A verbatim span of read (the policy's own reading for its answer,
+ * policy_answer.read) that holds citation c, or NULL. */
+static const struct evidence_span *read_span(const struct evidence *read, const struct evidence_span *c)
+{
+    for (size_t k = 0; k < read->n; k++) {
+        const struct evidence_span *sp = &read->v[k];
+        if (!sp->elided && !strcmp(sp->path, c->path) && sp->start_line <= c->start_line &&
+            c->end_line <= sp->end_line)
+            return sp;
+    }
+    return NULL;
+}
+
 /* 1 when cites already holds a span of c's lines seen the same way
  * (verbatim, or as an outline): a method read in full is still cited
  * beside the outline of its class. */
@@ -1183,10 +1196,10 @@ struct search_answer *search_answer(struct search *s)
 
     for (size_t i = 0; i < pa.cites.n; i++) {
         const struct evidence_span *c = &pa.cites.v[i];
+        int valid = c->path && c->start_line >= 1 && c->end_line >= c->start_line;
         const struct evidence_span *sp =
-            c->path && c->start_line >= 1 && c->end_line >= c->start_line
-                ? covering_span(t, s->pol.answer_from_tree ? NULL : a->path, a->npath, c)
-                : NULL;
+            valid ? covering_span(t, s->pol.answer_from_tree ? NULL : a->path, a->npath, c) : NULL;
+        if (!sp && valid) sp = read_span(&pa.read, c);   /* read for the answer, outside the tree */
         if (!sp) {
             a->dropped++;
             continue;

@@ -234,7 +234,8 @@ struct search_answer {
  * that hold them, or an outline (elided span) of exactly their lines (its
  * text is the outline; an outline verifies no lines inside it), seen on the
  * trajectory, or, for a policy with answer_from_tree, on any done or
- * finished node of the tree. The text is taken from that span; one citation
+ * finished node of the tree, or else in what the policy read for the answer
+ * outside the tree (policy_answer.read). The text is taken from that span; one citation
  * per lines and kind of view. At least one span is cited: when
  * none survives, the trajectory's best-scored span (ties: earliest) is. When
  * the trajectory has no evidence at all, there are no citations and the

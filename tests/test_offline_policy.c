@@ -303,9 +303,14 @@ static void test_answer_tree(void)
     /* a pruned sibling's spans are not evidence any more */
     nb->status = MCTS_PRUNED;
     ok(pol.answer(op, t, path, 2, &tree, &u, err, sizeof err) == 0, "answer after pruning %s", err);
-    tree_router = 0;
-    for (size_t i = 0; i < tree.cites.n; i++) tree_router |= !strcmp(tree.cites.v[i].path, "tinyweb/routing.py");
-    ok(!tree_router, "nothing of the pruned sibling is cited");
+    /* (the flat ranker's windows may still cite routing.py: as read for
+     * the answer, not as the sibling's) */
+    int sibling = 0;
+    for (size_t i = 0; i < tree.cites.n; i++)
+        sibling |= !strcmp(tree.cites.v[i].path, "tinyweb/routing.py") &&
+                   !evidence_covers(&tree.read, tree.cites.v[i].path, tree.cites.v[i].start_line,
+                                    tree.cites.v[i].end_line);
+    ok(!sibling, "nothing of the pruned sibling is cited as the tree's");
     policy_answer_clear(&tree);
     mcts_free(t);
 }
@@ -393,6 +398,92 @@ static void test_coverage_one(void)
     is_int(bad_fb, 0, "each states the coverage of its path");
     is_int(bad_child, 0, "and its children's reports state the same");
     is_int(bad_full, 0, "100%% means nothing is missing");
+/* 1 when a span some executed node of t read verifies c, as search_answer
+ * verifies a citation against the tree. */
+static int tree_saw(const struct mcts_tree *t, const struct evidence_span *c)
+{
+    for (int id = 1; id < t->n; id++) {
+        const struct mcts_node *m = mcts_node(t, id);
+        if (m->status != MCTS_DONE && m->status != MCTS_FINISHED) continue;
+        for (size_t k = 0; k < m->obs.n; k++) {
+            const struct evidence_span *sp = &m->obs.v[k];
+            if (strcmp(sp->path, c->path)) continue;
+            if (sp->elided ? sp->start_line == c->start_line && sp->end_line == c->end_line
+                           : sp->start_line <= c->start_line && c->end_line <= sp->end_line)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The answer fuses the tree's citations with the flat ranker's windows
+ * (DRQA_FUSE_K, read when the policy is made; "off": the tree's alone).
+ * Every citation is a span the tree read or one of the windows handed back
+ * as read; the answer names, by number, exactly those only the windows
+ * hold; the leading citations are distinct files. */
+static void test_answer_fusion(void)
+{
+    /* one step that read only app.py: the windows know where the rest is */
+    const char *q = "Where is the URL pattern compiled into a regular expression?";
+    struct mcts_tree *t = mcts_new(q, 3, -1, 1);
+    int a = mcts_add_child(t, 0);
+    struct mcts_node *na = mcts_node_mut(t, a);
+    na->action = xstrdup("FindClass");
+    na->args = cJSON_Parse("{\"class_name\": \"App\"}");
+    run_node(t, a);
+    int path[2] = {0, a};
+    char err[256] = "";
+    struct policy_usage u = {0};
+    struct policy_answer fused = {0};
+    ok(pol.answer(op, t, path, 2, &fused, &u, err, sizeof err) == 0, "fused answer %s", err);
+    ok(fused.read.n > 0, "the windows are handed back as read (%zu)", fused.read.n);
+    int verified = 1, windows_only = 0, named = 1, routing = 0;
+    for (size_t i = 0; i < fused.cites.n; i++) {
+        const struct evidence_span *c = &fused.cites.v[i];
+        int by_tree = tree_saw(t, c);
+        int by_read = evidence_covers(&fused.read, c->path, c->start_line, c->end_line);
+        verified &= by_tree || by_read;
+        routing |= !strcmp(c->path, "tinyweb/routing.py");
+        char ref[16];
+        snprintf(ref, sizeof ref, "[%zu]", i + 1);
+        const char *note = fused.markdown ? strstr(fused.markdown, "BM25 windows") : NULL;
+        const char *line = note;
+        while (line && line > fused.markdown && line[-1] != '\n') line--;
+        int listed = line && strstr(line, ref) && strstr(line, ref) < note;
+        if (!by_tree) windows_only++;
+        named &= listed == !by_tree;
+    }
+    ok(verified, "every citation is a span the tree or the windows read");
+    ok(routing, "the windows bring routing.py, which no step read");
+    ok(windows_only > 0 && named, "the answer names exactly the %d citations only the windows hold", windows_only);
+    /* as many distinct files among the first five as there are (up to five) */
+    size_t files = 0, lead_files = 0;
+    for (size_t i = 0; i < fused.cites.n; i++) {
+        int again = 0;
+        for (size_t j = 0; j < i; j++) again |= !strcmp(fused.cites.v[i].path, fused.cites.v[j].path);
+        files += !again;
+        lead_files += !again && i < 5;
+    }
+    ok(lead_files == (files < 5 ? files : 5), "the leading citations name distinct files (%zu of %zu)", lead_files,
+       files);
+    policy_answer_clear(&fused);
+
+    /* off: the tree's answer alone, nothing read besides */
+    setenv("DRQA_FUSE_K", "off", 1);
+    struct offline_config oc = {.db = db, .actx = &actx};
+    struct offline_policy *alone = offline_policy_new(&oc);
+    struct policy pa;
+    offline_policy_bind(alone, &pa);
+    struct policy_answer tree = {0};
+    ok(pa.answer(alone, t, path, 2, &tree, &u, err, sizeof err) == 0, "the tree's answer alone %s", err);
+    int all_tree = 1;
+    for (size_t i = 0; i < tree.cites.n; i++) all_tree &= tree_saw(t, &tree.cites.v[i]);
+    ok(tree.read.n == 0 && all_tree && !strstr(tree.markdown, "BM25 windows"),
+       "DRQA_FUSE_K=off: only what the tree read is cited, and nothing else is read");
+    policy_answer_clear(&tree);
+    offline_policy_free(alone);
+    unsetenv("DRQA_FUSE_K");
+    mcts_free(t);
 }
 
 int main(void)
@@ -418,6 +509,7 @@ int main(void)
     test_search();
     test_answer_tree();
     test_coverage_one();
+    test_answer_fusion();
 
     offline_policy_free(op);
     offline_policy_free(NULL);

@@ -321,6 +321,30 @@ static void test_citations_seen(void)
     }
 }
 
+/* lines the answer read itself, outside the tree (policy_answer.read),
+ * verify a citation as a node's evidence does, and only within them */
+static void test_citations_read(void)
+{
+    struct toy t;
+    struct search_config c;
+    struct search *s;
+    struct search_answer *a;
+
+    toy_init(&t);
+    t.cite = TOY_CITE_READ;
+    t.finish_at = 3;
+    search_config_defaults(&c);
+    s = run(&t, &c, "q");
+    run_all(s);
+    a = search_answer(s);
+    ok(a->cites.n == 1 && !a->fallback_cite && !strcmp(a->cites.v[0].path, "flat/window.py"),
+       "a citation of lines the answer read is kept");
+    is_str(a->cites.n ? a->cites.v[0].text : "", "b = 2\nc = 3", "with the text of exactly its lines");
+    is_int(a->dropped, 1, "lines past what it read are dropped");
+    search_answer_free(a);
+    search_free(s);
+}
+
 /* a Finish with no code read on its path is refused and re-planned */
 static void test_finish_unread(void)
 {
@@ -330,6 +354,7 @@ static void test_finish_unread(void)
     struct search *s;
     struct search_answer *a;
 
+    /* --- a Finish with no code read on its path is refused and re-planned --- */
     toy_init(&t);
     t.finish_at = 1;   /* the first step plans Finish, before anything was read */
     search_config_defaults(&c);
@@ -746,6 +771,7 @@ int main(void)
     test_loop_replan();
     test_loop_ancestors();
     test_citations_seen();
+    test_citations_read();
     test_finish_unread();
     test_finish_low_value();
     test_failures();

@@ -34,7 +34,9 @@
 enum toy_dup { TOY_DUP_NONE, TOY_DUP_SIBLING, TOY_DUP_ANCESTOR, TOY_DUP_ONCE };
 /* TOY_CITE_TREE: the first span of every node of the tree that has one,
  * whatever its status, on the trajectory or not */
-enum toy_cite { TOY_CITE_GOOD, TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL, TOY_CITE_TREE };
+/* TOY_CITE_READ: lines of a window the answer read itself (handed back in
+ * policy_answer.read, seen by no node), and lines past that window */
+enum toy_cite { TOY_CITE_GOOD, TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL, TOY_CITE_TREE, TOY_CITE_READ };
 enum toy_gate { TOY_GATE_NONE, TOY_GATE_PERCEIVE, TOY_GATE_PLAN, TOY_GATE_EVAL };
 
 struct toy {
@@ -287,6 +289,10 @@ static int toy_answer(void *ctx, const struct mcts_tree *tr, const int *ids, siz
                 evidence_add(&out->cites, m->obs.v[0].path, m->obs.v[0].start_line, m->obs.v[0].end_line, NULL,
                              NULL, 0);
         }
+    } else if (t->cite == TOY_CITE_READ) {
+        evidence_add(&out->read, "flat/window.py", 1, 4, "a = 1\nb = 2\nc = 3\nd = 4", "lines 1-4", 1);
+        evidence_add(&out->cites, "flat/window.py", 2, 3, NULL, NULL, 0);
+        evidence_add(&out->cites, "flat/window.py", 3, 9, NULL, NULL, 0);
     } else if (t->cite == TOY_CITE_BOGUS || (!last && t->cite != TOY_CITE_NONE)) {
         evidence_add(&out->cites, "nowhere/made_up.py", 10, 20, NULL, NULL, 0);
     } else if (t->cite == TOY_CITE_GOOD) {

@@ -1,0 +1,77 @@
+/*
+ * answer_fuse: the tree's citations fused with the flat ranker's (see
+ * answer_fuse.h).
+ */
+#include "answer_fuse.h"
+#include "answer.h"
+#include "flatrank.h"
+#include "fuse.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* 1 when a span of seen verifies c as the search will (search_answer):
+ * verbatim lines that hold it, or an outline of exactly its lines. */
+static int seen_by_tree(const struct evidence *seen, const struct evidence_span *c)
+{
+    for (size_t i = 0; i < seen->n; i++) {
+        const struct evidence_span *sp = &seen->v[i];
+        if (strcmp(sp->path, c->path)) continue;
+        if (sp->elided ? sp->start_line == c->start_line && sp->end_line == c->end_line
+                       : sp->start_line <= c->start_line && c->end_line <= sp->end_line)
+            return 1;
+    }
+    return 0;
+}
+
+/* Says which citations only the windows hold: appended to *markdown. */
+static void note_window_cites(const struct evidence *seen, const struct evidence *cites, char **markdown)
+{
+    struct buf b = BUF_INIT;
+    size_t n = 0;
+    for (size_t i = 0; i < cites->n; i++)
+        if (!seen_by_tree(seen, &cites->v[i])) buf_printf(&b, "%s[%zu]", n++ ? ", " : "", i + 1);
+    if (n) {
+        char *md = xasprintf("%s\n_%s %s %s from the repository's top %d-line BM25 windows, read for this "
+                             "answer; no step of the search read %s._\n",
+                             *markdown, n > 1 ? "Citations" : "Citation", buf_str(&b), n > 1 ? "come" : "comes",
+                             FLATRANK_LINES, n > 1 ? "them" : "it");
+        free(*markdown);
+        *markdown = md;
+    }
+    buf_free(&b);
+}
+
+int answer_fuse(const struct qparse *q, sqlite3 *db, const struct evidence *seen, const struct evidence *tcites,
+                double k, size_t max, char **markdown, struct evidence *cites, struct evidence *read, char *err,
+                size_t errlen)
+{
+    struct evidence wcites = EVIDENCE_INIT, fused = EVIDENCE_INIT;
+    *markdown = NULL;
+    int rc = -1;
+    /* the windows ranked as --mode rag-window ranks them */
+    if (flatrank_windows(q, db, FLATRANK_LINES, FLATRANK_OVERLAP, FLATRANK_TOP, read, err, errlen) < 0 ||
+        answer_build(q, read, db, NULL, NULL, &wcites, err, errlen))
+        goto out;
+    const struct evidence *lists[2] = {tcites, &wcites};
+    fuse_citations(lists, 2, k, max, &fused);
+    struct answer_opts ao = {0};
+    ao.ranked = 1;
+    ao.distinct_files = 5;
+    ao.distinct_ratio = 1e-9;   /* the fused order decides alone */
+    ao.max_cites = max;
+    if (answer_build(q, &fused, db, &ao, markdown, cites, err, errlen)) goto out;
+    note_window_cites(seen, cites, markdown);
+    rc = 0;
+out:
+    if (rc) {
+        evidence_free(read);
+        evidence_free(cites);
+        free(*markdown);
+        *markdown = NULL;
+    }
+    evidence_free(&wcites);
+    evidence_free(&fused);
+    return rc;
+}

@@ -1,0 +1,31 @@
+/*
+ * answer_fuse: an answer whose citations fuse two rankings (fuse.h): the
+ * search tree's answer, which cites where the search's steps led, and the
+ * flat ranker's (flatrank.h), which cites the definitions inside the
+ * repository's top BM25 windows as --mode rag-window does. Where the search
+ * looked in the wrong places the windows still name the files, and where
+ * the windows miss the tree still does. The windows are spans read for the
+ * answer: they are handed back so that the search verifies the citations
+ * taken from them (policy_answer.read), and the answer names the citations
+ * that no step of the search read.
+ */
+#ifndef DRQA_ANSWER_FUSE_H
+#define DRQA_ANSWER_FUSE_H
+
+#include "evidence.h"
+#include "qparse.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+/* Fuses tcites (the tree's answer's citations, best first; seen: every span
+ * the tree read, as the search verifies against) with the flat ranker's
+ * answer, rank fusion constant k, at most max citations. Writes the answer
+ * to *markdown (caller frees), its citations to cites, the windows read to
+ * read. Returns 0, or -1 with a message when the index cannot be read (the
+ * outputs are then left empty). */
+int answer_fuse(const struct qparse *q, sqlite3 *db, const struct evidence *seen, const struct evidence *tcites,
+                double k, size_t max, char **markdown, struct evidence *cites, struct evidence *read, char *err,
+                size_t errlen);
+
+#endif
