@@ -9,6 +9,7 @@
  * writer fast.
  */
 #include "index.h"
+#include "derive.h"
 #include "index_chunk.h"
 #include "opts.h"
 #include "parse.h"
@@ -67,6 +68,7 @@ struct result {
      * NULL where it is stored as text (none, or packing does not pay) */
     unsigned char **docz;
     size_t *docz_len;
+    struct linepost_file lines;  /* a fresh build's (derive.h) */
 };
 
 static void result_free(struct result *r)
@@ -79,6 +81,7 @@ static void result_free(struct result *r)
     for (size_t i = 0; r->docz && i < r->pr.nsyms; i++) free(r->docz[i]);
     free(r->docz);
     free(r->docz_len);
+    linepost_file_free(&r->lines);
     parse_result_free(&r->pr);
     chunk_list_free(&r->chunks);
     free(r);
@@ -127,6 +130,7 @@ struct pool {
     struct result **q;
     size_t qcap, qhead, qlen;
     int stop;                    /* the writer gave up: workers finish quickly */
+    int derive;                  /* tokenise each file's lines (derive.h) */
     size_t inflight;             /* INDEX_INFLIGHT_BUDGET's bytes */
     /* the thread that parses the big files (INDEX_BIG_SIZE), once one has */
     int has_big_owner;
@@ -391,6 +395,7 @@ static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, c
             c->packed = ztext_ref_pack(zp, r->text + c->off, c->len, c->text, strlen(c->text), &c->packed_len);
     }
     pack_docstrings(zp, r);
+    if (P->derive) derive_lines(r->text, r->textlen, &r->lines);
     r->ztext = ztext_pack_with(zp, r->text, r->textlen, &r->zlen);
     free(r->text);
     r->text = NULL;
@@ -560,6 +565,7 @@ struct writer {
     size_t pending_budget;       /* INDEX_PENDING_BUDGET */
     struct index_edge_run run;   /* the edge ids of the file being written */
     struct buf scratch;          /* a stored form being bound (store_rows.h) */
+    struct derive *derive;       /* a fresh build's derived data (derive.h), else NULL */
 };
 
 static int step(struct writer *w, int s, char *err, size_t errlen)
@@ -903,6 +909,7 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
         if (!c->name_derived) sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);
         if (step(w, S_INS_CHUNK, err, errlen)) return -1;
         long long cid = sqlite3_last_insert_rowid(w->db);
+        if (w->derive) derive_chunk(w->derive, cid, c);
         st = w->st[S_INS_FTS];
         sqlite3_bind_int64(st, 1, cid);
         sqlite3_bind_text(st, 2, c->fts_name, -1, SQLITE_STATIC);
@@ -923,6 +930,7 @@ static int write_parsed(struct writer *w, const struct job *j, const struct resu
         write_inherits(w, fid, &r->pr, err, errlen) || write_calls(w, fid, &r->pr, err, errlen) ||
         write_imports(w, fid, &r->pr, err, errlen) || write_chunks(w, fid, &r->chunks, err, errlen))
         return -1;
+    if (w->derive) derive_file(w->derive, fid, &r->lines);
     return 0;
 }
 
@@ -1586,6 +1594,7 @@ static int begin_write(struct update *U)
     U->in_txn = 1;
     U->w.db = U->db;
     if (U->fresh) U->w.pending = &U->pending;
+    if (U->fresh) U->w.derive = derive_new();
     U->w.pending_budget = pending_budget();
     for (int s = 0; s < S_COUNT; s++)
         if (sqlite3_prepare_v3(U->db, SQL[s], -1, SQLITE_PREPARE_PERSISTENT, &U->w.st[s], NULL) != SQLITE_OK)
@@ -1638,6 +1647,7 @@ static int pool_start(struct pool *P, pthread_t **threads, struct update *U)
     P->rootfd = U->rootfd;
     P->test_swap = test_swap_spec();
     P->max = U->max;
+    P->derive = U->w.derive != NULL;
     P->jobs = U->jobs;
     P->njobs = U->njobs;
     P->qcap = (size_t)n;
@@ -1853,6 +1863,7 @@ static int finish_write(struct update *U)
 {
     struct index_stats *S = U->S;
     if (write_skipped(U) || cancelled(U->opt, U->err, U->errlen)) return -1;
+    derive_start(U->w.derive);
     U->t_write = now_ms();
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {
@@ -1884,6 +1895,7 @@ static int finish_write(struct update *U)
     char *sum = summary_format(S);
     store_meta_set(U->db, "summary", sum);
     free(sum);
+    derive_store(U->w.derive, U->db);
     U->t_summary = now_ms();
     if (store_exec(U->db, "COMMIT", U->err, U->errlen)) return -1;
     U->in_txn = 0;
@@ -1982,6 +1994,7 @@ static void update_free(struct update *U)
     for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(U->w.st[s]);
     free(U->w.symids);
     buf_free(&U->w.scratch);
+    derive_free(U->w.derive);
     pending_free(&U->pending);
     if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
     if (U->db) sqlite3_close(U->db);
