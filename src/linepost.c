@@ -146,7 +146,7 @@ static void flush_term(struct term *t)
 
 static void grow(struct build *b)
 {
-    size_t ns = b->nslot ? b->nslot * 2 : 1 << 16;
+    size_t ns = b->nslot ? b->nslot * 2 : 1 << 10;   /* one file's terms, at first */
     uint32_t *s = xcalloc(ns, sizeof *s);
     for (size_t i = 0; i < b->nt; i++) {
         size_t k = hash64(b->t[i].s, b->t[i].n) & (ns - 1);
