@@ -7,10 +7,8 @@
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-derive-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
 . "$top_srcdir/tests/tap.sh"
+tap_tmp derive-test
 q() { sqlite3 -batch "$1" "$2"; }
 # dump INDEX [stamps]: the derived rows; without 'stamps', only what does not
 # depend on the ids the rows got (an updated index gives new ones)
