@@ -11,9 +11,16 @@
 #   warm   no-change update of django           goal: <= 50 ms
 #   RSS    peak of a cold sympy index           goal: <= 150 MB
 #   size   index file / indexed source bytes    goal: <= 2 (django)
-#   used   the same after a first question, which stores the local vectors,
-#          line postings and name lists (no goal: printed), and that first
-#          question's time beside a second one's
+#   used   the same after a first question (no goal: printed), and that
+#          first question's time beside a second one's (a fresh index holds
+#          the local vectors, line postings and name lists: src/derive.h)
+#   first  time to the first answer: a fresh index plus one question
+#          (--ask on a new index path), beside the cold index and the parse
+#          floor, and beside an older drqa-tui's first answer (OLD) measured
+#          alternately in the same run   goal: <= 0.7 x OLD's (django, sympy)
+#          and its peak RSS on sympy      goal: <= 150 MB
+#   later  a later question on the generated tree of NGEN files
+#          (bench/gentree.py, as bench/scale.sh makes it)   goal: <= 1 s
 #
 # The floor is tree-sitter parsing alone of the Python and JavaScript files the
 # index parsed, as its files table lists them (bench/tsparse.c, compiled here
@@ -26,7 +33,10 @@
 # another anchor.
 #
 # usage: bench/index.sh [path/to/drqa-tui]   (default: ./drqa-tui in the build dir)
-# env:   RUNS (default 5), DJANGO, SYMPY (source trees)
+# env:   RUNS (default 5), DJANGO, SYMPY (source trees), OLD (the drqa-tui to
+#        compare first answers with; default /tmp/drqa-old when present, none:
+#        no ratio), FIRST_RUNS (default 3), NGEN (default 100000; 0: no
+#        generated tree)
 set -eu
 DRQA=${1:-./drqa-tui}
 RUNS=${RUNS:-5}
@@ -168,17 +178,18 @@ printf 'index size django: %s MB = %s x the %s MB of source indexed  (goal <= 2:
 printf 'warm no-change update django (median of %d): %d ms  (goal <= 50 ms: %s)\n' "$RUNS" "$warm" \
     "$(verdict "$(le "$warm" 50)")"
 
-# what the first question adds: the local vectors, the line postings and the
-# name lists it stores in the index, and the time it takes beside a second one
+# what the first question adds to the index (a fresh index holds the local
+# vectors, the line postings and the name lists already; an older one's first
+# question stores them), and the time it takes beside a second one
 Q1="How does the URL resolver match a path to a view?"
 a=$(ms); "$DRQA" --no-progress --quiet --policy offline --index "$T/cold.sqlite" --ask "$Q1" "$DJANGO" >/dev/null 2>&1; b=$(ms)
 first_q=$((b - a))
 a=$(ms); "$DRQA" --no-progress --quiet --policy offline --index "$T/cold.sqlite" --ask "$Q1" "$DJANGO" >/dev/null 2>&1; b=$(ms)
 second_q=$((b - a))
 size_used=$(( $(stat -c %s "$T/cold.sqlite") + $(stat -c %s "$T/cold.sqlite-wal" 2>/dev/null || echo 0) ))
-printf 'index size django after a first question (derived data stored): %s MB = %s x the source\n' "$(mb "$size_used")" \
+printf 'index size django after a first question: %s MB = %s x the source\n' "$(mb "$size_used")" \
     "$(ratio "$size_used" "$src_dj")"
-printf 'first question after a cold index django: %d ms (it fits and stores the derived data); the same question again: %d ms\n' \
+printf 'first question after a cold index django: %d ms; the same question again: %d ms\n' \
     "$first_q" "$second_q"
 
 if [ -n "$HAVE_SYMPY" ]; then
@@ -207,4 +218,61 @@ if [ -n "$HAVE_SYMPY" ]; then
         "$(mb "$src_s")"
 else
     echo "sympy: no sources at '$SYMPY' (apt-get install python3-sympy); its cold and RSS goals not measured"
+fi
+
+# first answer: a fresh index plus one question, this build and OLD in turn
+OLD=${OLD:-}
+[ -z "$OLD" ] && [ -x /tmp/drqa-old ] && OLD=/tmp/drqa-old
+[ -n "$OLD" ] && [ ! -x "$OLD" ] && { echo "bench/index.sh: OLD='$OLD' is not an executable; first answers not compared" >&2; OLD=; }
+FIRST_RUNS=${FIRST_RUNS:-3}
+# first_answer BIN TREE: one fresh --ask; prints 'wall_ms peak_kb'
+first_answer() {
+    rm -f "$T"/first.sqlite*
+    a=$(ms)
+    /usr/bin/time -f '%M' -o "$T/first.time" "$1" --no-progress --quiet --policy offline --index "$T/first.sqlite" \
+        --ask "$Q1" "$2" >/dev/null 2>&1
+    b=$(ms)
+    echo "$((b - a)) $(tail -1 "$T/first.time")"
+}
+# first_row NAME TREE COLD_MS FLOOR_MS [RSS_GOAL_MB]
+first_row() {
+    : >"$T/fa-new"; : >"$T/fa-old"
+    i=0
+    while [ $i -lt "$FIRST_RUNS" ]; do
+        first_answer "$DRQA" "$2" >>"$T/fa-new"
+        [ -n "$OLD" ] && first_answer "$OLD" "$2" >>"$T/fa-old"
+        i=$((i + 1))
+    done
+    fn=$(cut -d' ' -f1 "$T/fa-new" | median); frss=$(cut -d' ' -f2 "$T/fa-new" | sort -n | tail -1)
+    printf 'first answer %s (fresh index + one question, median of %d): %d ms; cold index %d ms, parse floor %d ms (first answer = %s x the floor); peak RSS %d MB\n' \
+        "$1" "$FIRST_RUNS" "$fn" "$3" "$4" "$(ratio "$fn" "$4")" $((frss / 1024))
+    if [ -n "$OLD" ]; then
+        fo=$(cut -d' ' -f1 "$T/fa-old" | median); orss=$(cut -d' ' -f2 "$T/fa-old" | sort -n | tail -1)
+        printf '  %s (%s) alternately: %d ms, peak RSS %d MB; this build = %s x  (goal <= 0.7: %s)\n' "$OLD" \
+            "$("$OLD" --version | cut -d' ' -f2)" "$fo" $((orss / 1024)) "$(ratio "$fn" "$fo")" \
+            "$(if [ "$(le "$(ratio "$fn" "$fo")" 0.7)" = 1 ]; then echo MET; else echo MISSED; fi)"
+    fi
+    [ -n "${5:-}" ] && printf '  peak RSS of the first answer %s: %d MB  (goal <= %d MB: %s)\n' "$1" $((frss / 1024)) "$5" \
+        "$(if [ "$(le $((frss / 1024)) "$5")" = 1 ]; then echo MET; else echo MISSED; fi)"
+    return 0
+}
+first_row django "$DJANGO" "$cold" "$pnw"
+[ -n "$HAVE_SYMPY" ] && first_row sympy "$SYMPY" "$cs" "$snw" 150
+
+# a later question on the generated tree (its index built and asked once first)
+NGEN=${NGEN:-100000}
+if [ "$NGEN" -gt 0 ]; then
+    "${PYTHON3:-python3}" "$BENCH/gentree.py" "$T/gen" "$NGEN"
+    rm -f "$T"/gen.sqlite*
+    a=$(ms); "$DRQA" --no-progress --quiet --policy offline --index "$T/gen.sqlite" --ask "What does helper_4242 return?" "$T/gen" >/dev/null 2>&1; b=$(ms)
+    gfirst=$((b - a))
+    : >"$T/gen-later"
+    for q in "What does helper_4242 return?" "Which class has the value method of module 777?" "Where is LIMIT_123 defined?"; do
+        a=$(ms); "$DRQA" --no-progress --quiet --policy offline --index "$T/gen.sqlite" --ask "$q" "$T/gen" >/dev/null 2>&1; b=$(ms)
+        echo $((b - a)) >>"$T/gen-later"
+    done
+    glater=$(median <"$T/gen-later")
+    printf 'generated tree (%d files): first answer (fresh index + one question) %d ms; a later question (median of 3: %s ms) %d ms  (goal <= 1000 ms: %s)\n' \
+        "$NGEN" "$gfirst" "$(tr '\n' ' ' <"$T/gen-later" | sed 's/ $//')" "$glater" \
+        "$(if [ "$(le "$glater" 1000)" = 1 ]; then echo MET; else echo MISSED; fi)"
 fi

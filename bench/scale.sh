@@ -57,19 +57,7 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? 1 : 0 }'; }
 echo "machine: $NCPU cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the start; drqa-tui $("$DRQA" --version | cut -d' ' -f2)"
 
 # the generated tree: NGEN small modules, 200 to a package
-"${PYTHON3:-python3}" - "$T/gen" "$NGEN" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, "pkg%03d" % (i // 200))
-    if i % 200 == 0:
-        os.makedirs(d)
-        open(os.path.join(d, "__init__.py"), "w").close()
-    with open(os.path.join(d, "mod%05d.py" % i), "w") as f:
-        f.write('"""Module %d of the generated tree."""\n\nLIMIT_%d = %d\n\n\nclass Widget%d:\n'
-                '    def value(self):\n        return helper_%d(LIMIT_%d)\n\n\ndef helper_%d(x):\n'
-                '    return x * 2 + %d\n' % (i, i, i, i, i, i, i, i))
-PY
+"${PYTHON3:-python3}" "$BENCH/gentree.py" "$T/gen" "$NGEN"
 
 # bench TREE NAME WARM_GOAL_MS QUESTION...: one row
 row() {

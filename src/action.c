@@ -1042,11 +1042,9 @@ static void names_query(sqlite3 *db, struct action_cache *c)
     }
 }
 
-/* Stores c's names under stamp when the index still has that stamp. */
-static void names_save(sqlite3 *db, const char *stamp, const struct action_cache *c)
+/* Writes c's names under stamp in w's write transaction; -1 when it cannot. */
+static int names_write_on(sqlite3 *w, const char *stamp, const struct action_cache *c)
 {
-    sqlite3 *w = sqlx_writer_open(db);
-    if (!w) return;
     struct buf b = BUF_INIT;
     for (size_t i = 0, ic = 0, jf = 0; i < c->nnames; i++) {
         int flags = 0;
@@ -1055,26 +1053,43 @@ static void names_save(sqlite3 *db, const char *stamp, const struct action_cache
         buf_addc(&b, (char)flags);
         buf_add(&b, c->names[i], strlen(c->names[i]) + 1);
     }
-    char now[64];
     sqlite3_stmt *st = NULL;
     int ok = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS act_names(id INTEGER PRIMARY KEY CHECK (id = 1), "
                              "stamp TEXT NOT NULL, names BLOB NOT NULL)", NULL, NULL, NULL) == SQLITE_OK &&
-             sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+             sqlite3_prepare_v2(w, "INSERT OR REPLACE INTO act_names(id, stamp, names) VALUES(1, ?1, ?2)", -1, &st,
+                                NULL) == SQLITE_OK;
     if (ok) {
-        if (names_stamp(w, now) == 0 && !strcmp(now, stamp) &&
-            sqlite3_prepare_v2(w, "INSERT OR REPLACE INTO act_names(id, stamp, names) VALUES(1, ?1, ?2)", -1, &st,
-                               NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, stamp, -1, SQLITE_STATIC);
-            sqlite3_bind_blob64(st, 2, b.len ? b.data : "", b.len, SQLITE_STATIC);
-            ok = sqlite3_step(st) == SQLITE_DONE;
-        } else {
-            ok = 0;
-        }
-        sqlite3_finalize(st);
+        sqlite3_bind_text(st, 1, stamp, -1, SQLITE_STATIC);
+        sqlite3_bind_blob64(st, 2, b.len ? b.data : "", b.len, SQLITE_STATIC);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    buf_free(&b);
+    return ok ? 0 : -1;
+}
+
+/* Stores c's names under stamp when the index still has that stamp. */
+static void names_save(sqlite3 *db, const char *stamp, const struct action_cache *c)
+{
+    sqlite3 *w = sqlx_writer_open(db);
+    if (!w) return;
+    char now[64];
+    if (sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
+        int ok = names_stamp(w, now) == 0 && !strcmp(now, stamp) && names_write_on(w, stamp, c) == 0;
         sqlite3_exec(w, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
     }
-    buf_free(&b);
     sqlx_writer_close(db, w);
+}
+
+int action_names_store_on(sqlite3 *w, char *err, size_t errlen)
+{
+    struct action_cache c = {0};
+    char stamp[64];
+    names_query(w, &c);
+    int rc = names_stamp(w, stamp) == 0 && names_write_on(w, stamp, &c) == 0 ? 0 : -1;
+    if (rc) snprintf(err, errlen, "cannot store the symbol names: %s", sqlite3_errmsg(w));
+    cache_clear(&c);
+    return rc;
 }
 
 const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t *n)

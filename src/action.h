@@ -244,6 +244,10 @@ int action_marker_parse(const char *line, size_t len, int *a, int *b);
  * per connection and rebuilt when the index changes. */
 enum { ACTION_NAMES_CLASSES = 1, ACTION_NAMES_FUNCTIONS = 2, ACTION_NAMES_ALL = 3 };
 const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t *n);
+/* Stores the names as action_cache_names keeps them in the index, stamped
+ * with what w holds, inside w's write transaction (an index being built,
+ * derive.h); -1 with a message. */
+int action_names_store_on(sqlite3 *w, char *err, size_t errlen);
 /* All indexed paths, sorted. */
 const char *const *action_cache_paths(struct action_ctx *ctx, size_t *n);
 /* Normalised text of every file for FindCodeSnippet's full scan (see act_snippet.c). */

@@ -318,6 +318,7 @@ static int begin_write(struct update *U)
     U->in_txn = 1;
     U->w.db = U->db;
     if (U->fresh) U->w.pending = &U->pending;
+    if (U->fresh) U->w.derive = derive_new();
     U->w.pending_budget = pending_budget();
     for (int s = 0; s < S_COUNT; s++)
         if (sqlite3_prepare_v3(U->db, index_write_sql[s], -1, SQLITE_PREPARE_PERSISTENT, &U->w.st[s], NULL) != SQLITE_OK)
@@ -524,6 +525,7 @@ static int finish_write(struct update *U)
 {
     struct index_stats *S = U->S;
     if (write_skipped(U) || cancelled(U->opt, U->err, U->errlen)) return -1;
+    derive_start(U->w.derive);
     U->t_write = now_ms();
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {
@@ -555,6 +557,7 @@ static int finish_write(struct update *U)
     char *sum = summary_format(S);
     store_meta_set(U->db, "summary", sum);
     free(sum);
+    derive_store(U->w.derive, U->db);
     U->t_summary = now_ms();
     if (store_exec(U->db, "COMMIT", U->err, U->errlen)) return -1;
     U->in_txn = 0;
@@ -653,6 +656,7 @@ static void update_free(struct update *U)
     for (int s = 0; s < S_COUNT; s++) sqlite3_finalize(U->w.st[s]);
     free(U->w.symids);
     buf_free(&U->w.scratch);
+    derive_free(U->w.derive);
     pending_free(&U->pending);
     if (U->in_txn) sqlite3_exec(U->db, "ROLLBACK", NULL, NULL, NULL);
     if (U->db) sqlite3_close(U->db);

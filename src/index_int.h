@@ -9,6 +9,7 @@
 #define DRQA_INDEX_INT_H
 
 #include "index.h"
+#include "derive.h"
 #include "index_chunk.h"
 #include "index_scan.h"
 #include "parse.h"
@@ -124,6 +125,7 @@ struct result {
      * NULL where it is stored as text (none, or packing does not pay) */
     unsigned char **docz;
     size_t *docz_len;
+    struct linepost_file lines;  /* a fresh build's (derive.h) */
 };
 
 struct pool {
@@ -140,6 +142,7 @@ struct pool {
     struct result **q;
     size_t qcap, qhead, qlen;
     int stop;                    /* the writer gave up: workers finish quickly */
+    int derive;                  /* tokenise each file's lines (derive.h) */
     size_t inflight;             /* INDEX_INFLIGHT_BUDGET's bytes */
     /* the thread that parses the big files (INDEX_BIG_SIZE), once one has */
     int has_big_owner;
@@ -170,6 +173,7 @@ struct writer {
     size_t pending_budget;       /* INDEX_PENDING_BUDGET */
     struct index_edge_run run;   /* the edge ids of the file being written */
     struct buf scratch;          /* a stored form being bound (store_rows.h) */
+    struct derive *derive;       /* a fresh build's derived data (derive.h), else NULL */
 };
 
 struct old_file {

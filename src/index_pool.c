@@ -42,6 +42,7 @@ void result_free(struct result *r)
     for (size_t i = 0; r->docz && i < r->pr.nsyms; i++) free(r->docz[i]);
     free(r->docz);
     free(r->docz_len);
+    linepost_file_free(&r->lines);
     parse_result_free(&r->pr);
     chunk_list_free(&r->chunks);
     free(r);
@@ -255,6 +256,7 @@ static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, c
             c->packed = ztext_ref_pack(zp, r->text + c->off, c->len, c->text, strlen(c->text), &c->packed_len);
     }
     pack_docstrings(zp, r);
+    if (P->derive) derive_lines(r->text, r->textlen, &r->lines);
     r->ztext = ztext_pack_with(zp, r->text, r->textlen, &r->zlen);
     free(r->text);
     r->text = NULL;
@@ -382,6 +384,7 @@ int pool_start(struct pool *P, pthread_t **threads, struct update *U)
     P->rootfd = U->rootfd;
     P->test_swap = test_swap_spec();
     P->max = U->max;
+    P->derive = U->w.derive != NULL;
     P->jobs = U->jobs;
     P->njobs = U->njobs;
     P->qcap = (size_t)n;

@@ -381,6 +381,7 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
         if (!c->name_derived) sqlite3_bind_text(st, 11, c->fts_name, -1, SQLITE_STATIC);
         if (step(w, S_INS_CHUNK, err, errlen)) return -1;
         long long cid = sqlite3_last_insert_rowid(w->db);
+        if (w->derive) derive_chunk(w->derive, cid, c);
         st = w->st[S_INS_FTS];
         sqlite3_bind_int64(st, 1, cid);
         sqlite3_bind_text(st, 2, c->fts_name, -1, SQLITE_STATIC);
@@ -401,5 +402,6 @@ int write_parsed(struct writer *w, const struct job *j, const struct result *r, 
         write_inherits(w, fid, &r->pr, err, errlen) || write_calls(w, fid, &r->pr, err, errlen) ||
         write_imports(w, fid, &r->pr, err, errlen) || write_chunks(w, fid, &r->chunks, err, errlen))
         return -1;
+    if (w->derive) derive_file(w->derive, fid, &r->lines);
     return 0;
 }

@@ -146,7 +146,7 @@ static void flush_term(struct term *t)
 
 static void grow(struct build *b)
 {
-    size_t ns = b->nslot ? b->nslot * 2 : 1 << 16;
+    size_t ns = b->nslot ? b->nslot * 2 : 1 << 10;   /* one file's terms, at first */
     uint32_t *s = xcalloc(ns, sizeof *s);
     for (size_t i = 0; i < b->nt; i++) {
         size_t k = hash64(b->t[i].s, b->t[i].n) & (ns - 1);
@@ -158,30 +158,31 @@ static void grow(struct build *b)
     b->nslot = ns;
 }
 
+/* The term s[0..n) of b, added when new. */
+static struct term *term_of(struct build *b, const char *s, size_t n)
+{
+    if (2 * (b->nt + 1) > b->nslot) grow(b);
+    size_t k = hash64(s, n) & (b->nslot - 1);
+    while (b->slot[k]) {
+        struct term *x = &b->t[b->slot[k] - 1];
+        if (x->n == n && memcmp(x->s, s, n) == 0) return x;
+        k = (k + 1) & (b->nslot - 1);
+    }
+    ARRAY_GROW(b->t, b->nt, b->cap, 4096);
+    struct term *t = &b->t[b->nt];
+    memset(t, 0, sizeof *t);
+    t->s = xstrndup(s, n);
+    t->n = (uint32_t)n;
+    t->post = (struct buf)BUF_INIT;
+    b->slot[k] = (uint32_t)++b->nt;
+    return t;
+}
+
 static void on_term(const char *s, size_t n, void *ctx)
 {
     struct build *b = ctx;
     b->count++;
-    if (2 * (b->nt + 1) > b->nslot) grow(b);
-    size_t k = hash64(s, n) & (b->nslot - 1);
-    struct term *t = NULL;
-    while (b->slot[k]) {
-        struct term *x = &b->t[b->slot[k] - 1];
-        if (x->n == n && memcmp(x->s, s, n) == 0) {
-            t = x;
-            break;
-        }
-        k = (k + 1) & (b->nslot - 1);
-    }
-    if (!t) {
-        ARRAY_GROW(b->t, b->nt, b->cap, 4096);
-        t = &b->t[b->nt];
-        memset(t, 0, sizeof *t);
-        t->s = xstrndup(s, n);
-        t->n = (uint32_t)n;
-        t->post = (struct buf)BUF_INIT;
-        b->slot[k] = (uint32_t)++b->nt;
-    }
+    struct term *t = term_of(b, s, n);
     if (t->pc && t->pf == b->ord && t->pl == b->line) {
         t->pc++;
         return;
@@ -190,6 +191,24 @@ static void on_term(const char *s, size_t n, void *ctx)
     t->pf = b->ord;
     t->pl = b->line;
     t->pc = 1;
+}
+
+/* Adds the terms of one file's text to b, at b->ord, line by line as
+ * qparse_windows counts lines (one per line start), and each line's number
+ * of terms to lens; returns the number of lines. */
+static uint32_t add_lines(struct build *b, const char *text, size_t len, struct buf *lens)
+{
+    uint32_t nl = 0;
+    for (size_t i = 0; text && i < len;) {
+        const char *e = memchr(text + i, '\n', len - i);
+        size_t j = e ? (size_t)(e - text) + 1 : len;
+        b->line = ++nl;
+        b->count = 0;
+        tok_each(text + i, j - i, 0, on_term, b);
+        put_varint(lens, b->count);
+        i = j;
+    }
+    return nl;
 }
 
 static int cmp_term(const void *a, const void *b)
@@ -213,6 +232,46 @@ static int put_meta(sqlite3 *w, const char *key, const void *v, size_t n, int te
     return rc;
 }
 
+/* Writes the postings of b and the files' meta data, stamped with stamp,
+ * in w's write transaction, unless fail; frees what b, ids, nlines and lens
+ * hold. Returns fail, or 1 when the rows could not be written. */
+static int write_built(sqlite3 *w, struct build *b, struct buf *ids, struct buf *nlines, struct buf *lens,
+                       const char *stamp, int fail)
+{
+    for (size_t i = 0; i < b->nt; i++) flush_term(&b->t[i]);
+    free(b->slot);
+    b->slot = NULL;
+    if (b->nt) qsort(b->t, b->nt, sizeof *b->t, cmp_term);
+    if (!fail)
+        fail = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS lp_meta(key TEXT PRIMARY KEY, value);"
+                               "CREATE TABLE IF NOT EXISTS lp_terms(term TEXT PRIMARY KEY, post BLOB NOT NULL);"
+                               "DELETE FROM lp_terms; DELETE FROM lp_meta;", NULL, NULL, NULL) != SQLITE_OK;
+    sqlite3_stmt *ins = NULL;
+    if (!fail && sqlite3_prepare_v2(w, "INSERT INTO lp_terms(term, post) VALUES(?1, ?2)", -1, &ins, NULL) != SQLITE_OK)
+        fail = 1;
+    for (size_t i = 0; i < b->nt; i++) {
+        if (!fail) {
+            sqlite3_bind_text(ins, 1, b->t[i].s, (int)b->t[i].n, SQLITE_STATIC);
+            sqlite3_bind_blob64(ins, 2, b->t[i].post.data, b->t[i].post.len, SQLITE_STATIC);
+            if (sqlite3_step(ins) != SQLITE_DONE) fail = 1;
+            sqlite3_reset(ins);
+        }
+        free(b->t[i].s);
+        buf_free(&b->t[i].post);
+    }
+    sqlite3_finalize(ins);
+    free(b->t);
+    b->t = NULL;
+    b->nt = b->cap = 0;
+    if (!fail)
+        fail = put_meta(w, "file_id", ids->data, ids->len, 0) || put_meta(w, "nlines", nlines->data, nlines->len, 0) ||
+               put_meta(w, "lens", lens->data, lens->len, 0) || put_meta(w, "stamp", stamp, strlen(stamp), 1);
+    buf_free(ids);
+    buf_free(nlines);
+    buf_free(lens);
+    return fail;
+}
+
 /* Reads every file of w in its read transaction (stamp is of that
  * snapshot), then ends it and writes the postings in a write transaction,
  * left open for the caller to commit, when the files are still those read:
@@ -229,21 +288,7 @@ static int build_write(sqlite3 *w, const char *stamp)
         int64_t id = sqlite3_column_int64(st, 0);
         buf_add(&ids, (const char *)&id, sizeof id);
         const char *text = (const char *)sqlite3_column_text(st, 1);
-        size_t len = (size_t)sqlite3_column_bytes(st, 1);
-        uint32_t nl = 0;
-        if (text && len) {
-            /* lines as qparse_windows counts them: one per line start */
-            for (size_t i = 0; i < len;) {
-                const char *e = memchr(text + i, '\n', len - i);
-                size_t j = e ? (size_t)(e - text) + 1 : len;
-                b.line = ++nl;
-                b.count = 0;
-                tok_each(text + i, j - i, 0, on_term, &b);
-                put_varint(&lens, b.count);
-                i = j;
-            }
-        }
-        put_varint(&nlines, nl);
+        put_varint(&nlines, add_lines(&b, text, (size_t)sqlite3_column_bytes(st, 1), &lens));
         b.ord++;
     }
     sqlite3_finalize(st);
@@ -256,35 +301,149 @@ static int build_write(sqlite3 *w, const char *stamp)
         current = !fail && stamp_stored(w, stamp);   /* another process was quicker */
     }
     if (current) fail = 1;
-    for (size_t i = 0; i < b.nt; i++) flush_term(&b.t[i]);
-    free(b.slot);
-    if (b.nt) qsort(b.t, b.nt, sizeof *b.t, cmp_term);
-    if (!fail)
-        fail = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS lp_meta(key TEXT PRIMARY KEY, value);"
-                               "CREATE TABLE IF NOT EXISTS lp_terms(term TEXT PRIMARY KEY, post BLOB NOT NULL);"
-                               "DELETE FROM lp_terms; DELETE FROM lp_meta;", NULL, NULL, NULL) != SQLITE_OK;
-    sqlite3_stmt *ins = NULL;
-    if (!fail && sqlite3_prepare_v2(w, "INSERT INTO lp_terms(term, post) VALUES(?1, ?2)", -1, &ins, NULL) != SQLITE_OK)
-        fail = 1;
-    for (size_t i = 0; i < b.nt; i++) {
-        if (!fail) {
-            sqlite3_bind_text(ins, 1, b.t[i].s, (int)b.t[i].n, SQLITE_STATIC);
-            sqlite3_bind_blob64(ins, 2, b.t[i].post.data, b.t[i].post.len, SQLITE_STATIC);
-            if (sqlite3_step(ins) != SQLITE_DONE) fail = 1;
-            sqlite3_reset(ins);
-        }
-        free(b.t[i].s);
-        buf_free(&b.t[i].post);
-    }
-    sqlite3_finalize(ins);
-    free(b.t);
-    if (!fail)
-        fail = put_meta(w, "file_id", ids.data, ids.len, 0) || put_meta(w, "nlines", nlines.data, nlines.len, 0) ||
-               put_meta(w, "lens", lens.data, lens.len, 0) || put_meta(w, "stamp", stamp, strlen(stamp), 1);
-    buf_free(&ids);
-    buf_free(&nlines);
-    buf_free(&lens);
+    fail = write_built(w, &b, &ids, &nlines, &lens, stamp, fail);
     return current ? 0 : fail ? -1 : 0;
+}
+
+/* ---- building as the files are written ---- */
+
+/* A file's postings (linepost.h): its number of lines, the length and bytes
+ * of its lens, its number of terms, then per term its length and bytes and
+ * the length and bytes of its postings as a build at ord 0 encodes them. */
+void linepost_file_make(const char *text, size_t len, struct linepost_file *out)
+{
+    struct build b = {0};
+    struct buf lens = BUF_INIT;
+    out->data = (struct buf)BUF_INIT;
+    put_varint(&out->data, add_lines(&b, text, len, &lens));
+    put_varint(&out->data, lens.len);
+    buf_add(&out->data, lens.data ? lens.data : "", lens.len);
+    put_varint(&out->data, b.nt);
+    for (size_t i = 0; i < b.nt; i++) {
+        struct term *t = &b.t[i];
+        flush_term(t);
+        put_varint(&out->data, t->n);
+        buf_add(&out->data, t->s, t->n);
+        put_varint(&out->data, t->post.len);
+        buf_add(&out->data, t->post.data ? t->post.data : "", t->post.len);
+        free(t->s);
+        buf_free(&t->post);
+    }
+    free(b.t);
+    free(b.slot);
+    buf_free(&lens);
+}
+
+void linepost_file_free(struct linepost_file *f)
+{
+    if (f) buf_free(&f->data);
+}
+
+struct linepost_builder {
+    struct build b;
+    struct buf ids, nlines, lens;
+    int bad;                /* a file's postings were malformed: nothing is stored */
+};
+
+struct linepost_builder *linepost_builder_new(void) { return xcalloc(1, sizeof(struct linepost_builder)); }
+
+/* Reads n bytes at *p (< end) into *s; -1 when truncated. */
+static int get_bytes(const unsigned char **p, const unsigned char *end, uint64_t n, const unsigned char **s)
+{
+    if ((uint64_t)(end - *p) < n) return -1;
+    *s = *p;
+    *p += n;
+    return 0;
+}
+
+/* Appends one file's postings to B's, at the next ord. */
+static int builder_add(struct linepost_builder *B, const struct linepost_file *f)
+{
+    struct build *b = &B->b;
+    const unsigned char *p = (const unsigned char *)f->data.data, *end = p + f->data.len, *s;
+    uint64_t nl, n, nt;
+    if (!f->data.len) {
+        put_varint(&B->nlines, 0);
+        return 0;
+    }
+    if (get_varint(&p, end, &nl) || get_varint(&p, end, &n) || get_bytes(&p, end, n, &s)) return -1;
+    put_varint(&B->nlines, nl);
+    buf_add(&B->lens, (const char *)s, n);
+    if (get_varint(&p, end, &nt)) return -1;
+    for (uint64_t i = 0; i < nt; i++) {
+        const unsigned char *post, *q;
+        if (get_varint(&p, end, &n) || get_bytes(&p, end, n, &s)) return -1;
+        struct term *t = term_of(b, (const char *)s, n);
+        if (get_varint(&p, end, &n) || get_bytes(&p, end, n, &post)) return -1;
+        /* each posting again with the file's ord: (0, line or its step, count) */
+        uint64_t line = 0;
+        for (q = post; q < post + n;) {
+            uint64_t o, l, c;
+            if (get_varint(&q, post + n, &o) || get_varint(&q, post + n, &l) || get_varint(&q, post + n, &c) || o)
+                return -1;
+            line += l;   /* the first is the line itself: line starts at 0 */
+            put_varint(&t->post, t->written ? b->ord - t->wf : b->ord);
+            put_varint(&t->post, t->written && b->ord == t->wf ? line - t->wl : line);
+            put_varint(&t->post, c);
+            t->wf = b->ord;
+            t->wl = (uint32_t)line;
+            t->written = 1;
+        }
+    }
+    return 0;
+}
+
+void linepost_builder_add(struct linepost_builder *B, int64_t file_id, const struct linepost_file *f)
+{
+    buf_add(&B->ids, (const char *)&file_id, sizeof file_id);
+    static const struct linepost_file none = {BUF_INIT};
+    if (!B->bad && builder_add(B, f ? f : &none)) B->bad = 1;
+    B->b.ord++;
+}
+
+/* 1 when w's files, in path order, have the ids of ids. */
+static int same_files(sqlite3 *w, const struct buf *ids)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(w, "SELECT id FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK) return 0;
+    size_t k = 0, n = ids->len / sizeof(int64_t);
+    int same = 1;
+    while (same && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id;
+        if (k < n) memcpy(&id, ids->data + k * sizeof id, sizeof id);
+        same = k < n && id == sqlite3_column_int64(st, 0);
+        k++;
+    }
+    sqlite3_finalize(st);
+    return same && k == n;
+}
+
+int linepost_builder_store_on(struct linepost_builder *B, sqlite3 *w, char *err, size_t errlen)
+{
+    char stamp[40];
+    int fail = B->bad || linepost_files_stamp(w, stamp) || !same_files(w, &B->ids);
+    if (fail) snprintf(err, errlen, "the line postings built while indexing are not the index's files'; a question "
+                       "builds them");
+    if (write_built(w, &B->b, &B->ids, &B->nlines, &B->lens, stamp, fail) && !fail) {
+        snprintf(err, errlen, "cannot store the line postings: %s", sqlite3_errmsg(w));
+        fail = 1;
+    }
+    return fail ? -1 : 0;
+}
+
+void linepost_builder_free(struct linepost_builder *B)
+{
+    if (!B) return;
+    for (size_t i = 0; i < B->b.nt; i++) {
+        free(B->b.t[i].s);
+        buf_free(&B->b.t[i].post);
+    }
+    free(B->b.t);
+    free(B->b.slot);
+    buf_free(&B->ids);
+    buf_free(&B->nlines);
+    buf_free(&B->lens);
+    free(B);
 }
 
 int linepost_build(sqlite3 *db, char *err, size_t errlen)

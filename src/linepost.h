@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 /* The stamp of the index's files: a hash of every file's id, path and
  * content hash, in path order, prefixed with the postings' format. Caches
  * derived from the files are checked against it. -1 when unreadable. */
@@ -42,6 +44,22 @@ int linepost_index_stamp(sqlite3 *db, const char *extra_sql, char *out, size_t o
  * index cannot be written (read-only file, busy), -1 with a message when it
  * cannot be read. */
 int linepost_build(sqlite3 *db, char *err, size_t errlen);
+
+/* Postings built while an index is written (derive.h) rather than read back
+ * from it: linepost_file_make tokenises one file's decoded text (any thread);
+ * linepost_builder_add takes each file's, in path order, with its id (f NULL
+ * or empty: a file with no text); linepost_builder_store_on stores them, in
+ * w's write transaction, stamped with the files w holds, and -1 with a
+ * message, storing nothing, when those are not the files added. The bytes
+ * stored are those linepost_build would store. */
+struct linepost_file { struct buf data; };
+void linepost_file_make(const char *text, size_t len, struct linepost_file *out);
+void linepost_file_free(struct linepost_file *f);   /* its bytes; accepts NULL */
+struct linepost_builder;
+struct linepost_builder *linepost_builder_new(void);
+void linepost_builder_add(struct linepost_builder *b, int64_t file_id, const struct linepost_file *f);
+int linepost_builder_store_on(struct linepost_builder *b, sqlite3 *w, char *err, size_t errlen);
+void linepost_builder_free(struct linepost_builder *b);   /* accepts NULL */
 
 /* Stored postings of the current files, read in one snapshot of db (a read
  * transaction held until linepost_close, when db was in none). */

@@ -584,16 +584,16 @@ static void load_part(void *ctx, size_t row, size_t want, const unsigned char *q
 static int matrix_load(sqlite3 *db, struct semantic_cache *c) { return matrix_each(db, c, load_part, c); }
 
 /* Stores the fit f as the model of c->stamp and c's local vectors (set from
- * f) as the matrix, in one transaction on w; -1 with a message. */
-static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec_local_fit *f, char *err, size_t errlen)
+ * f) as the matrix, inside w's write transaction; -1 with a message. */
+static int fit_save_on(sqlite3 *w, const struct semantic_cache *c, const struct vec_local_fit *f, char *err,
+                       size_t errlen)
 {
     sqlite3_stmt *ins = NULL;
     if (sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS vec_matrix(model TEXT NOT NULL, stamp TEXT NOT NULL, "
                         "part INTEGER NOT NULL, rows BLOB NOT NULL, PRIMARY KEY(model, part))",
-                     NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+                     NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
-        return -1;   /* another process is writing the index: kept in memory only */
+        return -1;
     }
     unsigned char *part_buf = xmalloc(MATRIX_PART * MATRIX_ROW);
     int ok = vec_local_save_on(w, f, c->stamp, err, errlen) == 0;
@@ -616,12 +616,58 @@ static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec
     sqlite3_finalize(ins);
     free(part_buf);
     if (!ok && !*err) snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
+    return ok ? 0 : -1;
+}
+
+/* The same in one transaction of its own on w. */
+static int fit_save(sqlite3 *w, const struct semantic_cache *c, const struct vec_local_fit *f, char *err, size_t errlen)
+{
+    if (sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
+        return -1;   /* another process is writing the index: kept in memory only */
+    }
+    int ok = fit_save_on(w, c, f, err, errlen) == 0;
     if (sqlite3_exec(w, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK && ok) {
         snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(w));
         sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL);
         ok = 0;
     }
     return ok ? 0 : -1;
+}
+
+/* 1 when f's chunks are c's, in the same (id) order. */
+static int fit_aligned(const struct semantic_cache *c, const struct vec_local_fit *f)
+{
+    int aligned = f->n == c->n;
+    for (size_t i = 0; aligned && i < c->n; i++) aligned = f->ids[i] == c->chunks[i].id;
+    return aligned;
+}
+
+/* Sets c's local vectors from the fit's chunk vectors, as they are stored:
+ * a connection that fits ranks as those that read them. */
+static void local_from_fit(struct semantic_cache *c, struct vec_local_fit *f)
+{
+    local_alloc(c);
+    for (size_t i = 0; i < c->n; i++) local_set_row(c, i, f->qvecs + i * VEC_LOCAL_QBYTES);
+    free(f->qvecs);
+    f->qvecs = NULL;
+}
+
+int semantic_store_fit_on(sqlite3 *w, struct vec_local_fit *f, char *err, size_t errlen)
+{
+    struct semantic_cache *c = semantic_cache_new(w);
+    int rc = -1;
+    if (cache_refresh(w, c, err, errlen)) goto out;
+    if (!fit_aligned(c, f)) {
+        snprintf(err, errlen, "cannot store local vectors: the chunks fitted are not the index's (%zu fitted, %zu "
+                 "in the index)", f->n, c->n);
+        goto out;
+    }
+    local_from_fit(c, f);
+    rc = fit_save_on(w, c, f, err, errlen);
+out:
+    semantic_cache_free(c);
+    return rc;
 }
 
 /* Loads the stored chunk vectors when the stored model matches the stamp;
@@ -646,9 +692,7 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         return -1;
     }
     /* the fit read the chunks in id order, as the cache did */
-    int aligned = f->n == c->n;
-    for (size_t i = 0; aligned && i < c->n; i++) aligned = f->ids[i] == c->chunks[i].id;
-    if (!aligned) {
+    if (!fit_aligned(c, f)) {
         /* the index changed between the two reads: the next query starts over */
         vec_local_fit_free(f);
         free(f);
@@ -656,11 +700,7 @@ static int local_ensure(sqlite3 *db, struct semantic_cache *c, char *err, size_t
         snprintf(err, errlen, "the index changed while local vectors were computed; try again");
         return -1;
     }
-    /* the vectors as stored: this connection ranks as those that read them */
-    local_alloc(c);
-    for (size_t i = 0; i < c->n; i++) local_set_row(c, i, f->qvecs + i * VEC_LOCAL_QBYTES);
-    free(f->qvecs);
-    f->qvecs = NULL;
+    local_from_fit(c, f);
     /* an unwritable or busy database keeps the model in memory for this connection */
     char e2[256] = "";
     sqlite3 *w = sqlx_writer_open(db);

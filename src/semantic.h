@@ -97,6 +97,13 @@ int semantic_search(struct semantic_cache *c, const struct semantic_query *q, st
  * in semantic_query. -1 with a message on failure. */
 int semantic_prepare(struct semantic_cache *c, const struct semantic_remote *remote, char *err, size_t errlen);
 
+/* Stores f (semantic_local.h), fitted on the chunks w now holds, as the local
+ * model and its matrix, inside w's write transaction (an index being built,
+ * derive.h); frees f's chunk vectors. -1 with a message when f's chunks are
+ * not w's or the rows cannot be written. */
+struct vec_local_fit;
+int semantic_store_fit_on(sqlite3 *w, struct vec_local_fit *f, char *err, size_t errlen);
+
 /* The SemanticSearch state of an action context (made on first use, on the
  * context's connection; action_ctx_release frees it): what the action and the
  * engine's rag-function retrieval query through. */

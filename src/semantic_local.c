@@ -230,11 +230,18 @@ static void by_id(struct vec_local_fit *f)
 /* The stages of a fit's arithmetic, each run in parts (fit_part). */
 enum { FIT_INDEX, FIT_CONTEXT, FIT_MIX, FIT_CHUNKS, FIT_TERMS };
 
+#define NO_ROW UINT32_MAX
+
+/* A term seen in one chunk only (most of a repository's vocabulary) has no
+ * row of floats kept: its context vector is its chunk's signature, which is
+ * computed again where its vector is needed, with the same operations in the
+ * same order, so the bytes are those a kept row would give. */
 struct fit_parts {
     struct vec_local_fit *f;
     const struct fit_build *b;
     uint16_t *ri;               /* per term, RI_NNZ codes of its index vector: place | 256 when negative */
-    float *tvecs;               /* per term, D floats: its context, then its final vector */
+    uint32_t *row;              /* per term, its row of tvecs, NO_ROW for a term of one chunk */
+    float *tvecs;               /* per row, D floats: its context, then its final vector */
     int stage;
     double mean[D];             /* FIT_MIX: mean of the context vectors ... */
     float centre[D];            /* ... and what is taken off each (zeros: not centred) */
@@ -255,6 +262,53 @@ static void index_codes(const char *term, size_t n, uint16_t *out)
 static void add_codes(const uint16_t *code, float w, float *v)
 {
     for (int k = 0; k < RI_NNZ; k++) v[code[k] & 255] += (code[k] & 256) ? -w : w;
+}
+
+/* Chunk c's signature: the normalised sum of its terms' index vectors, by weight. */
+static void signature(const struct fit_parts *p, size_t c, float *sig)
+{
+    const struct fit_build *b = p->b;
+    memset(sig, 0, D * sizeof *sig);
+    for (size_t k = b->off[c]; k < b->off[c + 1]; k++)
+        add_codes(p->ri + (size_t)b->post[k].term * RI_NNZ, b->post[k].tf, sig);
+    normalise(sig);
+}
+
+/* A term's final vector from its context vector v (normalised), in place. */
+static void mix(const struct fit_parts *p, size_t t, float *v)
+{
+    for (int i = 0; i < D; i++) v[i] -= p->centre[i];
+    normalise(v);
+    float own[D] = {0};
+    add_codes(p->ri + t * RI_NNZ, 1.0f, own);
+    normalise(own);
+    for (int i = 0; i < D; i++) v[i] = MIX_OWN * own[i] + (1.0f - MIX_OWN) * v[i];
+    normalise(v);
+}
+
+/* Chunk c's vector, quantised as stored; the vectors of its terms of one
+ * chunk are made (and quantised) here. */
+static void chunk_vector(const struct fit_parts *p, size_t c)
+{
+    const struct fit_build *b = p->b;
+    float v[D] = {0}, sig[D], one[D];
+    int have = 0;
+    for (size_t k = b->off[c]; k < b->off[c + 1]; k++) {
+        uint32_t t = b->post[k].term;
+        if (p->row[t] != NO_ROW) {
+            axpy(b->post[k].tf, p->tvecs + (size_t)p->row[t] * D, v);
+            continue;
+        }
+        if (!have) signature(p, c, sig), have = 1;
+        memset(one, 0, sizeof one);
+        axpy(b->post[k].tf, sig, one);
+        normalise(one);
+        mix(p, t, one);
+        vec_local_quantise(one, p->f->qtvecs + (size_t)t * VEC_LOCAL_QBYTES);
+        axpy(b->post[k].tf, one, v);
+    }
+    normalise(v);
+    vec_local_quantise(v, p->f->qvecs + c * VEC_LOCAL_QBYTES);
 }
 
 static void fit_part(void *ctx, int part, int nparts)
@@ -279,44 +333,86 @@ static void fit_part(void *ctx, int part, int nparts)
             int have = 0;
             for (size_t k = b->off[c]; k < b->off[c + 1]; k++) {
                 uint32_t t = b->post[k].term;
-                if (t % (uint32_t)nparts != (uint32_t)part) continue;
-                if (!have) {
-                    memset(sig, 0, sizeof sig);
-                    for (size_t k2 = b->off[c]; k2 < b->off[c + 1]; k2++)
-                        add_codes(p->ri + (size_t)b->post[k2].term * RI_NNZ, b->post[k2].tf, sig);
-                    normalise(sig);
-                    have = 1;
-                }
-                axpy(b->post[k].tf, sig, p->tvecs + (size_t)t * D);
+                if (t % (uint32_t)nparts != (uint32_t)part || p->row[t] == NO_ROW) continue;
+                if (!have) signature(p, c, sig), have = 1;
+                axpy(b->post[k].tf, sig, p->tvecs + (size_t)p->row[t] * D);
             }
         }
-        for (size_t t = (size_t)part; t < V; t += (size_t)nparts) normalise(p->tvecs + t * D);
+        for (size_t t = (size_t)part; t < V; t += (size_t)nparts)
+            if (p->row[t] != NO_ROW) normalise(p->tvecs + (size_t)p->row[t] * D);
         break;
     case FIT_MIX:
-        for (size_t t = t0; t < t1; t++) {
-            float *v = p->tvecs + t * D;
-            for (int i = 0; i < D; i++) v[i] -= p->centre[i];
-            normalise(v);
-            float own[D] = {0};
-            add_codes(p->ri + t * RI_NNZ, 1.0f, own);
-            normalise(own);
-            for (int i = 0; i < D; i++) v[i] = MIX_OWN * own[i] + (1.0f - MIX_OWN) * v[i];
-            normalise(v);
-        }
+        for (size_t t = t0; t < t1; t++)
+            if (p->row[t] != NO_ROW) mix(p, t, p->tvecs + (size_t)p->row[t] * D);
         break;
     case FIT_CHUNKS:   /* quantised as they are stored */
-        for (size_t c = c0; c < c1; c++) {
-            float v[D] = {0};
-            for (size_t k = b->off[c]; k < b->off[c + 1]; k++)
-                axpy(b->post[k].tf, p->tvecs + (size_t)b->post[k].term * D, v);
-            normalise(v);
-            vec_local_quantise(v, f->qvecs + c * VEC_LOCAL_QBYTES);
-        }
+        for (size_t c = c0; c < c1; c++) chunk_vector(p, c);
         break;
-    case FIT_TERMS:   /* the term vectors as stored, once the chunks no longer need the floats */
-        for (size_t t = t0; t < t1; t++) vec_local_quantise(p->tvecs + t * D, f->qtvecs + t * VEC_LOCAL_QBYTES);
+    case FIT_TERMS:   /* the term vectors kept as floats, as stored, once the chunks no longer need them */
+        for (size_t t = t0; t < t1; t++)
+            if (p->row[t] != NO_ROW)
+                vec_local_quantise(p->tvecs + (size_t)p->row[t] * D, f->qtvecs + t * VEC_LOCAL_QBYTES);
         break;
     }
+}
+
+/* A fit being built: the chunks handed in so far (semantic_local.h). */
+struct vec_local_build {
+    struct vec_local_fit f;
+    struct fit_build b;
+    size_t capn;
+};
+
+struct vec_local_build *vec_local_build_new(void)
+{
+    struct vec_local_build *B = xcalloc(1, sizeof *B);
+    B->b.f = &B->f;
+    B->b.map = xcalloc(1, sizeof *B->b.map);
+    map_init(B->b.map);
+    B->f.map = B->b.map;
+    B->b.off = xmalloc(sizeof *B->b.off);
+    B->b.off[0] = 0;
+    return B;
+}
+
+void vec_local_build_chunk(struct vec_local_build *B, int64_t id, const char *hash, const char *name,
+                           const char *doc, const char *body)
+{
+    struct vec_local_fit *f = &B->f;
+    struct fit_build *b = &B->b;
+    if (f->n == B->capn) {   /* ids and hashes per chunk, off one more */
+        B->capn = xgrow_cap(B->capn, f->n, 1024);
+        f->ids = xreallocarray(f->ids, B->capn, sizeof *f->ids);
+        f->hashes = xreallocarray(f->hashes, B->capn, sizeof *f->hashes);
+        b->off = xreallocarray(b->off, B->capn + 1, sizeof *b->off);
+    }
+    f->ids[f->n] = id;
+    f->hashes[f->n] = xstrdup(hash ? hash : "");
+    add_column(b, name, W_NAME);
+    add_column(b, doc, W_DOC);
+    add_column(b, body, W_BODY);
+    close_chunk(b);
+    f->n++;
+    b->off[f->n] = b->npost;
+}
+
+void vec_local_build_free(struct vec_local_build *B)
+{
+    if (!B) return;
+    free(B->b.tmp);
+    free(B->b.post);
+    free(B->b.off);
+    vec_local_fit_free(&B->f);
+    free(B);
+}
+
+static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, int nparts);
+
+int vec_local_build_fit(struct vec_local_build *B, struct vec_local_fit *out, int nparts)
+{
+    fit_arith(B, out, nparts);
+    free(B);
+    return 0;
 }
 
 int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen)
@@ -327,50 +423,35 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen
 int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
-    struct fit_build b = {0};
-    b.f = f;
-    b.map = xcalloc(1, sizeof *b.map);
-    map_init(b.map);
-    f->map = b.map;
-    size_t capn = 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
             "SELECT c.id, c.hash, x.name, x.doc, x.body FROM chunks c JOIN files f ON f.id = c.file_id "
             "LEFT JOIN chunks_fts x ON x.rowid = c.id ORDER BY f.path, c.id", -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read the chunks for local vectors: %s", sqlite3_errmsg(db));
-        vec_local_fit_free(f);
         return -1;
     }
-    b.off = xmalloc(sizeof *b.off);
-    b.off[0] = 0;
+    struct vec_local_build *B = vec_local_build_new();
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (f->n == capn) {   /* ids and hashes per chunk, off one more */
-            capn = xgrow_cap(capn, f->n, 1024);
-            f->ids = xreallocarray(f->ids, capn, sizeof *f->ids);
-            f->hashes = xreallocarray(f->hashes, capn, sizeof *f->hashes);
-            b.off = xreallocarray(b.off, capn + 1, sizeof *b.off);
-        }
-        f->ids[f->n] = sqlite3_column_int64(st, 0);
-        const char *h = (const char *)sqlite3_column_text(st, 1);
-        f->hashes[f->n] = xstrdup(h ? h : "");
-        add_column(&b, (const char *)sqlite3_column_text(st, 2), W_NAME);
-        add_column(&b, (const char *)sqlite3_column_text(st, 3), W_DOC);
-        add_column(&b, (const char *)sqlite3_column_text(st, 4), W_BODY);
-        close_chunk(&b);
-        f->n++;
-        b.off[f->n] = b.npost;
-    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        vec_local_build_chunk(B, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                              (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+                              (const char *)sqlite3_column_text(st, 4));
     sqlite3_finalize(st);
-    free(b.tmp);
     if (rc != SQLITE_DONE) {
         snprintf(err, errlen, "cannot read the chunks for local vectors: %s", sqlite3_errmsg(db));
-        free(b.post);
-        free(b.off);
-        vec_local_fit_free(f);
+        vec_local_build_free(B);
         return -1;
     }
+    return vec_local_build_fit(B, f, nparts);
+}
 
+/* The model of the chunks of B, into f; frees what B holds but B itself. */
+static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, int nparts)
+{
+    *f = B->f;
+    struct fit_build b = B->b;
+    b.f = f;
+    free(b.tmp);
     size_t n = f->n, V = f->nterms;
     f->ndocs = (long long)n;
     f->df = xcalloc(V ? V : 1, sizeof *f->df);
@@ -387,7 +468,11 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
      * depend on the number of parts */
     f->qvecs = xmalloc(n ? n * VEC_LOCAL_QBYTES : 1);
     struct fit_parts fp = {.f = f, .b = &b, .ri = xmalloc((V ? V : 1) * RI_NNZ * sizeof *fp.ri),
-                           .tvecs = xcalloc(V ? V * D : 1, sizeof *fp.tvecs)};
+                           .row = xmalloc((V ? V : 1) * sizeof *fp.row)};
+    size_t rows = 0;
+    for (size_t t = 0; t < V; t++) fp.row[t] = f->df[t] >= 2 ? (uint32_t)rows++ : NO_ROW;
+    fp.tvecs = xcalloc(rows ? rows * D : 1, sizeof *fp.tvecs);
+    f->qtvecs = xmalloc(V ? V * VEC_LOCAL_QBYTES : 1);
     if (nparts <= 0) nparts = n < 2048 ? 1 : ncores() < 8 ? ncores() : 8;   /* threads cost more than a small fit */
     for (fp.stage = FIT_INDEX; fp.stage <= FIT_CONTEXT; fp.stage++) run_parts(nparts, fit_part, &fp);
     /* the mean of the context vectors over the terms seen in at least two
@@ -397,7 +482,7 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
     size_t nmean = 0;
     for (size_t t = 0; t < V; t++) {
         if (f->df[t] >= 2) {
-            for (int i = 0; i < D; i++) fp.mean[i] += fp.tvecs[t * D + i];
+            for (int i = 0; i < D; i++) fp.mean[i] += fp.tvecs[(size_t)fp.row[t] * D + i];
             nmean++;
         }
     }
@@ -407,14 +492,11 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
     free(fp.ri);
     free(b.post);
     free(b.off);
-    /* what the float term vectors become, made once the postings are gone
-     * (the largest arrays are not held at once) */
-    f->qtvecs = xmalloc(V ? V * VEC_LOCAL_QBYTES : 1);
     fp.stage = FIT_TERMS;
     run_parts(nparts, fit_part, &fp);
     free(fp.tvecs);
+    free(fp.row);
     by_id(f);
-    return 0;
 }
 
 void vec_local_fit_free(struct vec_local_fit *f)

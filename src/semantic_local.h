@@ -57,6 +57,19 @@ int vec_local_fit(sqlite3 *db, struct vec_local_fit *out, char *err, size_t errl
 int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *out, int nparts, char *err, size_t errlen);
 void vec_local_fit_free(struct vec_local_fit *f);   /* accepts NULL */
 
+/* The same fit from chunks handed in one at a time, as they are written
+ * (derive.h): vec_local_build_chunk takes a chunk's id, hash and FTS terms
+ * (name, doc, body: tok_terms output, as chunks_fts holds them), in the
+ * order vec_local_fit reads them (their files' paths, then their ids);
+ * vec_local_build_fit computes the model of the chunks handed in and frees
+ * the builder. The same chunks give the same bytes as vec_local_fit. */
+struct vec_local_build;
+struct vec_local_build *vec_local_build_new(void);
+void vec_local_build_chunk(struct vec_local_build *b, int64_t id, const char *hash, const char *name,
+                           const char *doc, const char *body);
+int vec_local_build_fit(struct vec_local_build *b, struct vec_local_fit *out, int nparts);
+void vec_local_build_free(struct vec_local_build *b);   /* one not fitted; accepts NULL */
+
 /* Replaces the stored model (vec_terms and the vec_models row, and the rows
  * of any earlier local model, embeddings included) with f, stamped with
  * stamp, inside the caller's write transaction on db. -1 with a message when

@@ -1,0 +1,56 @@
+/*
+ * derive: what questions read besides the index's own rows — the local
+ * vectors (semantic_local.h), the line postings (linepost.h) and the symbol
+ * names (action.h) — built while a fresh index is written, so that the first
+ * question reads them as every later one does instead of making them.
+ *
+ * Each is derived from the whole index and stamped with the index state it
+ * was made from; a question finding no current one makes it (as it did
+ * before any was built here), so an index updated in place keeps them
+ * consistent through their stamps. A fresh build makes them from what it has
+ * in memory anyway: the parser threads tokenise each file's lines while its
+ * text is decoded (derive_lines), the writer hands in every file and chunk
+ * as it writes them, in path order (derive_file, derive_chunk), and once
+ * every file is written the vectors are fitted on a thread of their own
+ * (derive_start) while the writer resolves edges and creates the indexes.
+ * derive_store then writes all three in the build's transaction, just before
+ * it commits: a build killed before its commit leaves the previous index and
+ * its derived rows as they were, and a committed one has them current.
+ *
+ * Ownership: the caller owns the struct derive; derive_free accepts NULL and
+ * joins a fit still running.
+ */
+#ifndef DRQA_DERIVE_H
+#define DRQA_DERIVE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "index_chunk.h"
+#include "linepost.h"
+
+struct derive;
+
+struct derive *derive_new(void);
+void derive_free(struct derive *d);
+
+/* On a parser thread: the line postings of a file's decoded text, into out
+ * (linepost_file_free it, or hand it to derive_file). */
+void derive_lines(const char *text, size_t len, struct linepost_file *out);
+
+/* On the writer, in path order: a file written with id file_id and its
+ * lines (NULL: none made), then each of its chunks as written (id cid). */
+void derive_file(struct derive *d, long long file_id, const struct linepost_file *lines);
+void derive_chunk(struct derive *d, long long cid, const struct chunk *c);
+
+/* Every file is written: the vectors are fitted from here on, beside the
+ * writer. */
+void derive_start(struct derive *d);
+
+/* Waits for the fit and stores the vectors, line postings and names in db's
+ * write transaction (stamped with what db holds now: call it once nothing
+ * else is left to write). What cannot be stored is left out, with a line in
+ * the log, and made by the first question instead; the build goes on. */
+void derive_store(struct derive *d, sqlite3 *db);
+
+#endif

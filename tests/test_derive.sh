@@ -1,0 +1,78 @@
+#!/bin/sh
+# test_derive.sh: a fresh index holds what questions read besides its tables
+# (the local vectors, the line postings, the symbol names: src/derive.h),
+# byte for byte what a first question would have stored, so that the first
+# question stores nothing; after updates in place (a changed file, a deleted
+# one) they are made again, equal to those of a fresh index of the same tree.
+set -u
+: "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
+FIX="$top_srcdir/tests/fixtures/pyrepo"
+. "$top_srcdir/tests/tap.sh"
+tap_tmp derive-test
+q() { sqlite3 -batch "$1" "$2"; }
+# dump INDEX [stamps]: the derived rows; without 'stamps', only what does not
+# depend on the ids the rows got (an updated index gives new ones)
+dump() {
+    if [ "${2:-}" = stamps ]; then
+        q "$1" "SELECT 'vm', model, stamp, ndocs FROM vec_models;
+                SELECT 'mx', model, stamp, part, hex(rows) FROM vec_matrix ORDER BY part;
+                SELECT 'lm', key, hex(value) FROM lp_meta ORDER BY key;
+                SELECT 'an', stamp FROM act_names"
+    fi
+    q "$1" "SELECT 'vt', term, df, hex(vec) FROM vec_terms ORDER BY term;
+            SELECT 'lt', term, hex(post) FROM lp_terms ORDER BY term;
+            SELECT 'lm', key, hex(value) FROM lp_meta WHERE key IN ('nlines', 'lens') ORDER BY key;
+            SELECT 'an', hex(names) FROM act_names"
+}
+# drops the derived rows, as an index an older drqa-tui built has none
+underive() { q "$1" "DELETE FROM vec_terms; DELETE FROM vec_models; DELETE FROM vec_matrix; DELETE FROM lp_terms;
+                     DELETE FROM lp_meta; DELETE FROM act_names"; }
+ask() { "$DRQA" --no-progress --quiet --policy offline --index "$1" --ask "$2" "$R" >/dev/null 2>&1; }
+
+R="$T/repo"
+cp -R "$FIX" "$R"
+mkdir -p "$T/idx"
+I="$T/idx/a.sqlite"
+"$DRQA" --no-progress --index "$I" --index-only "$R" >/dev/null 2>&1
+ok $? "a fresh index"
+is "$(q "$I" "SELECT count(*) > 0 FROM vec_terms") $(q "$I" "SELECT count(*) FROM vec_models")" "1 1" \
+    "it holds the local vectors"
+is "$(q "$I" "SELECT count(*) > 0 FROM lp_terms") $(q "$I" "SELECT count(*) FROM lp_meta WHERE key = 'stamp'")" "1 1" \
+    "and the line postings"
+is "$(q "$I" "SELECT count(*) FROM act_names")" "1" "and the symbol names"
+dump "$I" stamps >"$T/fresh.txt"
+
+# what a first question stores when the index has none
+cp "$I" "$T/idx/b.sqlite"
+underive "$T/idx/b.sqlite"
+ask "$T/idx/b.sqlite" "where is the session flushed?"
+dump "$T/idx/b.sqlite" stamps >"$T/asked.txt"
+test -s "$T/asked.txt" && cmp -s "$T/fresh.txt" "$T/asked.txt"
+ok $? "the same rows, stamps included, as a first question stores"
+
+# the first question on the fresh index finds them current: it writes no
+# row (but directory listings, which a walk within their mtime's second
+# reads again)
+rows() { q "$1" .dump | grep -v '^INSERT INTO dirs '; }
+rows "$I" >"$T/before.sql"
+ask "$I" "where is the session flushed?"
+ok $? "the first question answers"
+rows "$I" >"$T/after.sql"
+cmp -s "$T/before.sql" "$T/after.sql"
+ok $? "and writes no row of the index"
+
+# updates in place: a changed file and a deleted one
+printf '\ndef derived_marker_function():\n    """Marks the change."""\n    return 1\n' >>"$R/tinyweb/app.py"
+rm "$R/tinyweb/testing.py"
+"$DRQA" --no-progress --index "$I" --index-only "$R" >/dev/null 2>&1
+ok $? "an update in place"
+ask "$I" "where is the session flushed?"
+"$DRQA" --no-progress --index "$T/idx/c.sqlite" --index-only "$R" >/dev/null 2>&1
+dump "$I" >"$T/updated.txt"
+dump "$T/idx/c.sqlite" >"$T/fresh2.txt"
+grep -q "^vt|derivedmarkerfunction\|^vt|derived|" "$T/updated.txt"
+ok $? "the updated index's vectors know the new function's terms"
+cmp -s "$T/updated.txt" "$T/fresh2.txt"
+ok $? "and equal a fresh index's of the same tree"
+echo "1..$n"
+exit $fail
