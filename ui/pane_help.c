@@ -32,6 +32,8 @@ static void draw(struct ui *ui, struct pane *p)
     buf_adds(&b, legend);
     tree_abbrev_legend(&b);
     buf_adds(&b, file_legend);
+    if (ui->nrecent) buf_adds(&b, "\nRecent messages (newest last, in full)\n");
+    for (int i = 0; i < ui->nrecent; i++) buf_printf(&b, "  %s\n", ui->recent[i]);
     struct doc d = {0};
     const char *s = buf_str(&b);
     while (*s) {
