@@ -891,8 +891,8 @@ static int burst_is_text(const struct ui *ui, const int *rc, const wint_t *ch, i
     return printable >= UI_BURST_MIN && distinct;
 }
 
-/* Reads what the terminal has sent so far, then acts on it (a burst of
- * text as a paste, else key by key). */
+/* Reads what the terminal has sent so far, then acts on it key by key, the
+ * rest of it as a paste once it is a burst of text. */
 static void read_keys(struct ui *ui)
 {
     enum { CAP = 512 };
@@ -901,11 +901,18 @@ static void read_keys(struct ui *ui)
     for (;;) {
         int n = 0;
         while (n < CAP && (rc[n] = wget_wch(stdscr, &ch[n])) != ERR) n++;
-        if (burst_is_text(ui, rc, ch, n)) {
-            start_edit(ui, EDIT_ASK, NULL);
-            for (int i = 0; i < n; i++) line_insert(ui, ch[i] < 32 ? ' ' : ch[i]);
-        } else {
-            for (int i = 0; i < n && !ui->quit; i++) one_key(ui, rc[i], ch[i]);
+        for (int i = 0; i < n && !ui->quit; i++) {
+            /* a key that opens a line (a, /) acts even so: what follows it
+             * is typed on that line */
+            char name[16];
+            ui_key_name(rc[i], ch[i], name, sizeof name);
+            enum ui_cmd c = keymap_lookup(name);
+            if (c != UI_CMD_ASK && c != UI_CMD_FIND && burst_is_text(ui, rc + i, ch + i, n - i)) {
+                start_edit(ui, EDIT_ASK, NULL);
+                for (; i < n; i++) line_insert(ui, ch[i] < 32 ? ' ' : ch[i]);
+                break;
+            }
+            one_key(ui, rc[i], ch[i]);
         }
         if (n < CAP || ui->quit) return;
     }
