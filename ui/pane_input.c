@@ -59,6 +59,10 @@ static void draw(struct ui *ui, struct pane *p)
             /* first contact: say what the line is for, and how to leave it */
             char *hint = xasprintf("a question about %s, then Enter (Esc: close this line, F1: the keys)",
                                    ui->repo_name ? ui->repo_name : "the repository");
+            if ((int)strlen(hint) > p->w - x - 1) {
+                free(hint);   /* a narrow line keeps how to leave it */
+                hint = xstrdup("a question, then Enter (Esc: close this line)");
+            }
             draw_text(ui, p->win, 0, x + 1, p->w - x - 1, hint, R_DIM);
             free(hint);
         }
