@@ -12,6 +12,7 @@
 #include "index.h"
 #include "opts.h"
 #include "semantic.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -76,7 +77,7 @@ int cli_action(const struct drqa_opts *o)
     action_result_free(&r);
     action_ctx_release(&ctx);
     cJSON_Delete(args);
-    sqlite3_close(db);
+    sqlx_close(db);
     free(repo);
     return status;
 }

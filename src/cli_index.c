@@ -9,6 +9,7 @@
 #include "index.h"
 #include "opts.h"
 #include "index_scan.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -234,7 +235,7 @@ int cli_index_only(const struct drqa_opts *o)
         free(sk[i].reason);
     }
     free(sk);
-    sqlite3_close(db);
+    sqlx_close(db);
     free(repo);
     free(ipath);
     return EXIT_OK;

@@ -22,6 +22,7 @@
 #include "index.h"
 #include "mcp.h"
 #include "recheck.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -374,7 +375,7 @@ int cli_recheck(const struct drqa_opts *o)
         recheck_report_free(&rep);
     }
     action_ctx_release(&ctx);
-    sqlite3_close(db);
+    sqlx_close(db);
     free(repo);
     cJSON_Delete(answers);
     if (fflush(stdout) != 0) return EXIT_FAIL;

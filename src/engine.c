@@ -24,6 +24,7 @@
 #include "store.h"
 #include "store_text.h"
 #include "transcript.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -97,7 +98,7 @@ static void *linepost_thread(void *arg)
     sqlite3 *db = NULL;
     if (store_open(j->path, 1, &db, NULL, j->err, sizeof j->err) == 0 && linepost_build(db, j->err, sizeof j->err) >= 0)
         j->err[0] = 0;
-    sqlite3_close(db);
+    sqlx_close(db);
     return NULL;
 }
 
@@ -166,7 +167,7 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
     int erc = engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen);
     linepost_join(&lp);
     if (erc) {
-        sqlite3_close(db);
+        sqlx_close(db);
         db = NULL;
         /* Reading failed. A damaged index (opening and the update need not
          * read every page) is kept aside and rebuilt once, then read again. */
@@ -177,13 +178,13 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
         sh->repo_abs = sh->index_path = NULL;
         if (index_ensure_ex(o, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) goto fail;
         if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
-            sqlite3_close(db);
+            sqlx_close(db);
             goto fail;
         }
         char e2[256];
         if (linepost_build(db, e2, sizeof e2) < 0) log_msg("%s", e2);
     }
-    sqlite3_close(db);
+    sqlx_close(db);
     *out = sh;
     return 0;
 fail:
@@ -217,7 +218,7 @@ int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *h
     if (hooks->phase) hooks->phase(hooks->progress_ctx, "vectors");
     int erc = engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen);
     linepost_join(&lp);
-    sqlite3_close(db);
+    sqlx_close(db);
     return erc ? -1 : 0;
 }
 
@@ -300,7 +301,7 @@ void engine_close(struct engine *e)
     modes_llm_free(e->modes);
     offline_policy_free(e->offline);
     action_ctx_release(&e->actx);
-    sqlite3_close(e->db);
+    sqlx_close(e->db);
     free(e);
 }
 

@@ -12,6 +12,7 @@
 #include "policy_offline.h"
 #include "store.h"
 #include "url.h"
+#include "sqlx.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -53,7 +54,7 @@ void engine_fallback_close(struct engine_fallback *f)
     if (!f) return;
     offline_policy_free(f->offline);
     action_ctx_release(&f->actx);
-    sqlite3_close(f->db);
+    sqlx_close(f->db);
     free(f->repo_abs);
     free(f);
 }
@@ -279,6 +280,6 @@ char *engine_outline(void *ctx, const char *question, size_t budget)
     }
     sqlite3_busy_timeout(db, 5000);
     char *r = outline_build(db, question, budget);
-    sqlite3_close(db);
+    sqlx_close(db);
     return r;
 }

@@ -353,11 +353,18 @@ int mcts_force(struct mcts_tree *t, int id, char *err, size_t errlen)
         return -1;
     }
     if (!mcts_expandable(t, id)) {
-        const char *why = n->status != MCTS_DONE ? mcts_status_name(n->status)
-                          : n->duplicate         ? "a duplicate"
-                                                 : "already fully expanded";
-        snprintf(err, errlen, "cannot expand node %d: it is %s (a node takes at most %d children)",
-                 id, why, t->max_expand);
+        /* each case in its own words; the children limit only where it applies */
+        if (n->status == MCTS_DONE && !n->duplicate && !n->refused)
+            snprintf(err, errlen, "cannot expand node %d: it is already fully expanded (a node takes at most %d children)",
+                     id, t->max_expand);
+        else
+            snprintf(err, errlen, "cannot expand node %d: %s", id,
+                     n->status == MCTS_FINISHED ? "it is finished (Finish ends its path: it has no children)"
+                     : n->status == MCTS_PRUNED ? "it is pruned (a pruned subtree is never searched again)"
+                     : n->status == MCTS_ERROR  ? "its action failed (a failed node has no children)"
+                     : n->status != MCTS_DONE   ? "its action has not finished yet (try again once it has)"
+                     : n->duplicate             ? "it is a duplicate (it repeats another node's action)"
+                                                : "it is a Finish the search refused (no code on its path)");
         return -1;
     }
     t->forced = id;

@@ -62,7 +62,7 @@ static const struct optdoc table[] = {
     {{"budget-tokens", required_argument, 0, O_BUDGET_TOKENS}, "T", "stop and answer once T tokens are spent"},
     {{"budget-usd", required_argument, 0, O_BUDGET_USD}, "X", "stop and answer once the model calls cost X US dollars"},
     {{"parallel", required_argument, 0, O_PARALLEL}, "K", "expansions in flight at once (default 1)"},
-    {{"exploration", required_argument, 0, O_EXPLORATION}, "C", "UCT exploration constant on the 0-100 value scale"},
+    {{"exploration", required_argument, 0, O_EXPLORATION}, "C", "UCT exploration constant on the 0-100 value scale (default 50)"},
     {{"finish-threshold", required_argument, 0, O_FINISH_THRESHOLD}, "V",
      "a Finish valued below V (0-100, default 50) does not end the search"},
     {{"policy", required_argument, 0, O_POLICY}, "P", "offline or llm (default: llm when a model is configured)"},

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <stdatomic.h>
+#include <unistd.h>
 
 char *sqlx_col_dup(sqlite3_stmt *st, int i)
 {
@@ -57,4 +58,27 @@ void sqlx_writer_close(sqlite3 *db, sqlite3 *w)
     sqlite3_busy_timeout(w, 0);
     sqlite3_wal_checkpoint_v2(w, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_close(w);
+}
+
+void sqlx_close(sqlite3 *db)
+{
+    if (!db) return;
+    const char *fn = sqlite3_db_filename(db, "main");
+    char *path = NULL;
+    if (sqlite3_db_readonly(db, "main") == 1 && fn && *fn) {
+        char *wal = xasprintf("%s-wal", fn);
+        if (access(wal, F_OK) == 0) path = xstrdup(fn);
+        free(wal);
+    }
+    sqlite3_close(db);
+    if (!path) return;
+    /* no CREATE: a file gone meanwhile is not made again */
+    sqlite3 *w = NULL;
+    if (sqlite3_open_v2(path, &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) {
+        /* a read opens the WAL; closing the last connection then checkpoints
+         * it and removes both files (another connection makes this a no-op) */
+        sqlite3_exec(w, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    }
+    sqlite3_close(w);
+    free(path);
 }

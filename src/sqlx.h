@@ -26,6 +26,15 @@ long long sqlx_data_version(sqlite3 *db);
 sqlite3 *sqlx_writer_open(sqlite3 *db);
 void sqlx_writer_close(sqlite3 *db, sqlite3 *w);
 
+/* Closes an index connection (NULL is fine). sqlite removes the -wal and
+ * -shm files when the last connection to a WAL database closes, but only a
+ * connection that may write can do so: when db is read-only and a -wal file
+ * is there, a read-write connection to the same file is opened and closed
+ * after it, so that a clean exit leaves no side files. Another connection
+ * still open (in this process or another) keeps them: sqlite deletes them
+ * only when it closes the last connection, so no reader is disturbed. */
+void sqlx_close(sqlite3 *db);
+
 /* How long a writer from sqlx_writer_open waits for another connection's
  * write lock, in ms (5000 until set). Set to 0 while another process is
  * known to be updating the index (index_stats.busy): the derived tables

@@ -196,7 +196,8 @@ static void write_transcripts(struct worker *w, const char *dir, const char *suf
             evq_post_log(w->ev, -1, "transcript written: %s", paths[md]);
         }
     }
-    if (export && !bad) evq_post_log(w->ev, -1, "exported %s and %s", paths[0], paths[1]);
+    /* the two differ only in their extension: the line keeps room for the path */
+    if (export && !bad) evq_post_log(w->ev, -1, "exported %s and .md", paths[0]);
     free(paths[0]);
     free(paths[1]);
     cJSON_Delete(config);

@@ -3,7 +3,8 @@
 # fixture: exact counts and rows, warm and incremental updates compared with a
 # fresh index of the same tree, an update killed half way, files that cannot be
 # indexed, directory listings kept between walks (only changed directories are
-# read again), a git work tree, and the error cases.
+# read again), a git work tree, the error cases, and no side files after a
+# clean exit.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 # the program with the test hook DRQA_TEST_KILL_AFTER (mk/index.am)
@@ -650,6 +651,56 @@ ok "$([ -n "$kept" ] && [ "$(q "$T/idx/kept.sqlite" "SELECT count(*) FROM edges"
    "the fixture has edges to compare"
 is "$(rows "$T/idx/flushed.sqlite")" "$kept" \
    "edges kept in memory and resolved before the insert are the rows, ids included, of edges resolved in place"
+
+# A clean exit leaves no -wal or -shm file beside the index (--index-only,
+# --ask, an action call), while a reader in another process that still has
+# the index open keeps them and goes on reading; the last connection to
+# close removes them. (The front end's clean exit: tests/test_ui_line.sh.)
+W="$T/wal"
+mkdir -p "$W"
+WIDX="$W/idx.sqlite"
+sides() { ls "$W" | grep -E '^idx\.sqlite-(wal|shm)$' | tr '\n' ' '; }
+
+"$DRQA" --index-only --no-progress --index "$WIDX" "$FIX" >/dev/null 2>"$W/err"
+ok $? "--index-only builds the index"
+is "$(sides)" "" "--index-only leaves no -wal or -shm file"
+"$DRQA" --policy offline --iterations 4 --index "$WIDX" --ask "How are URL rules registered?" "$FIX" >"$W/ans" 2>"$W/err"
+ok $? "--ask answers"
+is "$(sides)" "" "--ask leaves no -wal or -shm file"
+"$DRQA" --index "$WIDX" --action FindClass '{"class_name":"App"}' "$FIX" >/dev/null 2>"$W/err"
+ok $? "an action call runs"
+is "$(sides)" "" "an action call leaves no -wal or -shm file"
+
+# a reader elsewhere: it holds a read transaction across a whole --ask
+"$PYTHON3" - "$WIDX" "$W" <<'PY' &
+import os, sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN")
+before = db.execute("SELECT count(*) FROM files").fetchone()[0]
+open(os.path.join(sys.argv[2], "ready"), "w").close()
+go = os.path.join(sys.argv[2], "go")
+for _ in range(3000):          # bounded: 60 s at most
+    if os.path.exists(go):
+        break
+    time.sleep(0.02)
+after = db.execute("SELECT count(*) FROM files").fetchone()[0]
+db.execute("COMMIT")
+open(os.path.join(sys.argv[2], "read"), "w").write("%d %d\n" % (before, after))
+db.close()
+PY
+reader=$!
+i=0
+while [ ! -e "$W/ready" ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+"$DRQA" --policy offline --iterations 4 --index "$WIDX" --ask "How are URL rules registered?" "$FIX" >/dev/null 2>"$W/err"
+ok $? "--ask answers while another process reads the index"
+is "$(sides)" "idx.sqlite-shm idx.sqlite-wal " "the reader's files are left alone while it has the index open"
+touch "$W/go"
+wait $reader
+ok $? "the reader goes on reading and closes without an error"
+set -- $(cat "$W/read" 2>/dev/null)
+[ "${1:-0}" -gt 0 ] && [ "${1:-0}" = "${2:-}" ]
+ok $? "it read the same files before and after ($*)"
+is "$(sides)" "" "its close, the last, removes them"
 
 echo "1..$n"
 exit $fail

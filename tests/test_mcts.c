@@ -101,6 +101,12 @@ int main(void)
     /* Leaves that may not be expanded */
     mcts_node_mut(t, n3)->status = MCTS_FINISHED;
     ok(!mcts_expandable(t, n3), "a finished node is not expandable");
+    {
+        char why[256];
+        is_int(mcts_force(t, n3, why, sizeof why), -1, "a finished node cannot be forced");
+        ok(strstr(why, "finished") && !strstr(why, "at most"),
+           "and the message says why in its own words, not the children limit: %s", why);
+    }
     is_int(mcts_select(t, 6, NULL), n1, "so node 1 widens instead");
     mcts_node_mut(t, n3)->status = MCTS_ERROR;
     ok(!mcts_expandable(t, n3), "an error node is not expandable");
@@ -130,6 +136,7 @@ int main(void)
     is_int(mcts_force(t, n1, err, sizeof err), -1, "a pruned node cannot be forced");
     ok(strstr(err, "pruned") != NULL, "and the message says why: %s", err);
     is_int(mcts_force(t, 0, err, sizeof err), -1, "a full node cannot be forced");
+    ok(strstr(err, "at most") != NULL, "and the message names the children limit: %s", err);
     is_int(mcts_force(t, n4, err, sizeof err), 0, "force node 4");
     int forced = 0;
     is_int(mcts_select(t, 30, &forced), n4, "the forced node is selected next");

@@ -55,10 +55,10 @@ ok $? "the selected node is drawn in colour"
 r=$(row_of '^. +2 (FindClass|Class) ')
 [ -n "$r" ] && click 5 "$r" && wait_for '│ Node 2 '
 ok $? "a click on node 2's row selects it (the node pane shows Node 2)"
-wait_for '│ Evidence +1/[0-9]+$'
+wait_for '│ Evidence[ ━]+1/[0-9]+$'
 ok $? "its evidence starts at the first line"
-r=$(row_of '│ Evidence +1/')
-[ -n "$r" ] && wheel 50 $((r + 3)) && wait_for '│ Evidence +4/[0-9]+$'
+r=$(row_of '│ Evidence[ ━]+1/')
+[ -n "$r" ] && wheel 50 $((r + 3)) && wait_for '│ Evidence[ ━]+4/[0-9]+$'
 ok $? "wheel-down over the evidence scrolls it by three lines"
 click 5 2
 wait_for '│ Node 0'
@@ -77,7 +77,7 @@ ok $? "wheel-down over the answer moves three citations on"
 wait_for '│ +\[2\] [a-z]'
 r=$(row_of '│ +\[2\] [a-z]')
 cite=$(sed -n "${r:-0}p" "$T/screen" | sed 's/.*\[2\] \([^ ]*:[0-9]*-[0-9]*\).*/\1/')
-[ -n "$r" ] && click 50 "$r" && wait_for "│ ?$cite +line [0-9]+/[0-9]+"
+[ -n "$r" ] && click 50 "$r" && wait_for "│ ?$cite[ ━]+line [0-9]+/[0-9]+"
 ok $? "a click on citation [2] ($cite) opens that span in the file view"
 first=${cite##*:}
 grep -E -q "│ *${first%-*} " "$T/screen"

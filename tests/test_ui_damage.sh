@@ -59,7 +59,7 @@ ok $? "a question that reads no damaged text is answered"
 ! grep -q 'damaged' "$T/screen"
 ok $? "and nothing is said of damage"
 keys Tab Tab Tab Enter
-wait_for '│ [^ ]+:[0-9]+-[0-9]+ +line [0-9]+/[0-9]+'
+wait_for '│ [^ ]+:[0-9]+-[0-9]+[ ━]+line [0-9]+/[0-9]+'
 ok $? "its first citation opens in the file view"
 keys Escape a
 wait_for '^Ask:'
@@ -71,7 +71,7 @@ ok $? "and the question asked again"
 ls "$T"/idx.sqlite.corrupt-* >/dev/null 2>&1
 ok $? "the damaged index is kept aside again"
 keys Tab Tab Tab Enter
-wait_for 'base\.py:67-74 +line [0-9]+/[0-9]+'
+wait_for 'base\.py:67-74[ ━]+line [0-9]+/[0-9]+'
 ok $? "the first citation, in the file that was damaged, opens in the file view"
 like "$(cat "$T/screen")" "def flush(self):" "showing its text from the rebuilt index"
 keys Escape q

@@ -20,7 +20,7 @@ keys Tab Tab
 wait_for '│ Evidence'
 keys Enter
 start=$(echo "${hdr##*:}" | cut -d- -f1)
-wait_for "│ $hdr +line [0-9]+/[0-9]+ +Esc closes"
+wait_for "│ $hdr[ ━]+line [0-9]+/[0-9]+ +Esc closes"
 ok $? "Enter in the Evidence pane opens the span's file view ($hdr)"
 keys Escape
 wait_for '│ Evidence'
@@ -42,7 +42,7 @@ done
 [ -n "$hdr2" ]
 ok $? "scrolling the evidence brings the next span to the top ($hdr2)"
 keys Enter
-wait_for "│ $hdr2 +line [0-9]+/[0-9]+ +Esc closes"
+wait_for "│ $hdr2[ ━]+line [0-9]+/[0-9]+ +Esc closes"
 ok $? "scrolled to it, Enter opens the second span ($hdr2)"
 keys Escape
 wait_for '│ Evidence'

@@ -24,7 +24,7 @@ run_ui 80 24 NO_COLOR=1 DRQA_TUI_ELAPSED=00:00 -- --policy offline --index "$IDX
 wait_for 'transcript written: .*\.md' 1500
 ok $? "the search runs to its end"
 keys Tab Tab Tab Enter
-wait_for '│ [^ ]+:[0-9]+-[0-9]+ +line [0-9]+/[0-9]+'
+wait_for '│ [^ ]+:[0-9]+-[0-9]+[ ━]+line [0-9]+/[0-9]+'
 ok $? "Enter on the first citation opens the file view"
 js=$(ls "$T"/tr/drqa-*.json | head -1)
 path=$("$PYTHON3" -c 'import json,sys; print(json.load(open(sys.argv[1]))["answer"]["citations"][0]["path"])' "$js")
@@ -108,7 +108,7 @@ keys -l "$word"
 keys Enter
 wait_for "^'$word': match [0-9]+/$total, line [0-9]+"
 ok $? "Enter searches the file: match k of the file's $total occurrences of '$word'"
-grep -E -q '│ [^ ]+:[0-9]+-[0-9]+ +line' "$T/screen"
+grep -E -q '│ [^ ]+:[0-9]+-[0-9]+[ ━]+line' "$T/screen"
 ok $? "the file view stays open (the tree was not searched)"
 k=$(last | sed -n "s/.*match \([0-9]*\)\/.*/\1/p")
 l=$(last | sed -n "s/.*, line \([0-9]*\).*/\1/p")

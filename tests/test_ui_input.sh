@@ -9,7 +9,7 @@ set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
 run_ui 100 30 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$T/idx.sqlite" --iterations 4 "$FIX"
-wait_for '^Ask: +a question about pyrepo, then Enter \(Esc: the keys, F1: help\)'
+wait_for '^Ask: +a question about pyrepo, then Enter \(Esc: close this line, F1: the keys\)'
 ok $? "started with a repository only, the question line is open with a hint"
 wait_for '\| idle'
 keys F1

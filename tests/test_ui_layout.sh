@@ -96,7 +96,9 @@ ok $? "Tab moves the zoom on to the node pane"
 keys z
 wait_for '^ Tree [0-9]+ .*│ Node [0-9]+ '
 ok $? "z again shows all the panes"
-# the help lists the same short names as the man page
+# the help lists the same short names as the man page (tall enough for its
+# last page to hold them above the recent messages)
+resize 200 70
 keys F1
 wait_for 'Help: drqa-tui keys'
 keys G

@@ -75,7 +75,7 @@ wait_for 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out' &&
 ok $? "the root's node pane shows the run's ledger per role"
 keys z BTab
 keys b Tab Tab Tab Enter
-wait_for '│ tinyweb/app.py:[0-9]+-[0-9]+ +line [0-9]+/85'
+wait_for '│ tinyweb/app.py:[0-9]+-[0-9]+[ ━]+line [0-9]+/85'
 ok $? "the citation opens the file view of tinyweb/app.py"
 keys Escape q
 wait_for '^EXIT=0'

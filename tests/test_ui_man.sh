@@ -4,7 +4,8 @@
 # environment variable the sources read (getenv and llm_config.c's env_get, the
 # test hooks aside: DRQA_TEST_* and ui/test_hooks.c, which drqa-tui is built
 # without) in the ENVIRONMENT section, and the page must
-# format without warnings. (Keys are checked by tests/test_keymap.)
+# format without warnings; --exploration's default and "cursor held" are
+# documented. (Keys are checked by tests/test_keymap.)
 set -u
 : "${top_srcdir:?}" "${DRQA:?}"
 MAN="$top_srcdir/man/drqa-tui.1"
@@ -40,6 +41,15 @@ for s in NAME SYNOPSIS DESCRIPTION OPTIONS KEYS ENVIRONMENT FILES EXAMPLES "EXIT
     grep -q "^\.SH $s" "$MAN"
     ok $? "the man page has a $s section"
 done
+# --exploration's default as the search uses it (MCTS_DEFAULT_C), in --help
+# and in the man page; the status line's "cursor held" is explained
+c=$(sed -n 's/^#define MCTS_DEFAULT_C \([0-9]*\)\.0$/\1/p' "$top_srcdir/src/mcts.h")
+"$DRQA" --help | grep -q -- "--exploration C .*(default $c)"
+ok $? "--help gives --exploration's default ($c)"
+printf '%s\n' "$OPTS" | sed -n '/^\.BI --exploration /,/^\.TP/p' | grep -q "(default $c)"
+ok $? "the man page gives --exploration's default ($c)"
+grep -q 'cursor held' "$MAN"
+ok $? "the man page says what the status line's 'cursor held' means"
 if command -v groff >/dev/null 2>&1; then
     warn=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
     [ -z "$warn" ]

@@ -5,7 +5,8 @@
 # (naming indexing, not a search), y exits at once -- the update is
 # cancelled, not waited for -- and the previous index is intact (same files,
 # integrity ok, no side file left). C-c asks too and a second C-c exits 130;
-# SIGTERM exits 143. The exit latency is asserted loosely here (under 2 s;
+# SIGTERM exits 143. Quitting a first index build says that it drops it,
+# not that a previous index is kept. The exit latency is asserted loosely here (under 2 s;
 # the update takes several); bench/ui-quit.sh measures it.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
@@ -70,5 +71,20 @@ wait_for '^EXIT=143' 400
 ok $? "SIGTERM exits 143"
 [ "$(count_files)" = "$n0" ]
 ok $? "the previous index is still intact"
+
+# a first index: there is no previous one to keep
+rm -f "$IDX" "$IDX"-wal "$IDX"-shm
+run_ui 100 30 -- --policy offline --index "$IDX" "$T/repo" "Where is the session cookie signed?"
+wait_for 'indexing 2/5: parse [1-9][0-9]*/3[0-9]{3}' 1500
+keys q
+wait_for 'The first index is being built \(quitting drops it; the next start builds it again\)\. Quit\? \(y/n\)'
+ok $? "q during a first index says that quitting drops it"
+! grep -q 'previous index' "$T/screen"
+ok $? "and promises no previous index"
+keys y
+wait_for '^EXIT=0' 400
+ok $? "y exits 0"
+[ -z "$(ls "$T" | grep -E '^idx\.sqlite')" ]
+ok $? "nothing is left where the index was to be"
 echo "1..$n"
 exit $fail

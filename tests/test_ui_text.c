@@ -94,5 +94,18 @@ int main(void)
     is_int((int)n, 3, "a character wider than the row is still taken");
     ok(text_contains("FindClass Flask", "flask"), "contains ignores ASCII case");
     ok(!text_contains("FindClass", "flask"), "contains misses what is not there");
+
+    const char *span = "django/db/models/base.py:743-790";
+    is_str(span + text_fit_tail(span, strlen(span), 15), "base.py:743-790", "the tail of a span that fits in 15 columns");
+    is_int((int)text_fit_tail(span, strlen(span), 99), 0, "a span that fits whole is not cut");
+    char *m = text_shorten_paths("exported /home/u/share/tr/drqa-1.json and .md", 35, "~");
+    is_str(m, "exported ~/tr/drqa-1.json and .md", "a message's path loses leading directories until it fits");
+    free(m);
+    m = text_shorten_paths("exported /a/b/drqa-1.json and .md", 10, "~");
+    is_str(m, "exported ~/drqa-1.json and .md", "but never its file name");
+    free(m);
+    m = text_shorten_paths("no path here at all", 5, "~");
+    is_str(m, "no path here at all", "text without a path is left as it is");
+    free(m);
     return done_testing();
 }

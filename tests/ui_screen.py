@@ -62,7 +62,8 @@ def read_screen(path):
 
 
 ROW = re.compile(r"^(.)( *)([-+ ]?)(\d+)(?: (.*?))? +(\S+) +(\S+) +(\S+) +(\S+) *$")
-HEAD = re.compile(r"^ Tree (\d+)(?: \[zoom: z\])? +(N) +(Q) +(UCT) +(st|status) *$")
+# (the focused pane's title holds a line between its name and its columns)
+HEAD = re.compile(r"^ Tree (\d+)(?: \[zoom: z\])?[ \u2501=]* +(N) +(Q) +(UCT) +(st|status) *$")
 
 
 def tree_part(line):

@@ -88,15 +88,24 @@ void draw_title(struct ui *ui, struct pane *p, const char *title, const char *in
     free(t);
     /* a zoomed pane says so, and how to go back */
     if (focused && ui->zoom) used += draw_safe(p->win, 0, 1 + used, p->w - 2 - used, " [zoom: z]", 10, a);
+    int info_x = p->w - 1;
     if (info && *info) {
         char *s = text_safe_dup(info, ui->text_flags);
         int iw = text_width(s, strlen(s));
         int room = p->w - used - 3;
         if (room > 0) {
             if (iw > room) iw = room;
-            draw_safe(p->win, 0, p->w - 1 - iw, iw, s, strlen(s), a);
+            info_x = p->w - 1 - iw;
+            draw_safe(p->win, 0, info_x, iw, s, strlen(s), a);
         }
         free(s);
+    }
+    /* The focused pane's title is also drawn as a heavy line between its
+     * name and its info: the focus shows without colours, too (NO_COLOR,
+     * a monochrome terminal, a screen copied as text). */
+    if (focused && p->w < COLS) {
+        const char *bar = ui->text_flags & TEXT_ASCII ? "=" : "\u2501";
+        for (int x = used + 2; x < info_x - 1; x++) draw_safe(p->win, 0, x, 1, bar, strlen(bar), a);
     }
 }
 
@@ -203,6 +212,17 @@ void ui_dirty_all(struct ui *ui)
     for (int i = 0; i < PANE_COUNT; i++) ui->panes[i].dirty = 1;
 }
 
+void ui_remember(struct ui *ui, const char *text)
+{
+    if (!text || !*text) return;
+    if (ui->nrecent == UI_RECENT) {
+        free(ui->recent[0]);
+        memmove(ui->recent, ui->recent + 1, (UI_RECENT - 1) * sizeof *ui->recent);
+        ui->nrecent--;
+    }
+    ui->recent[ui->nrecent++] = xstrdup(text);
+}
+
 void ui_message(struct ui *ui, int error, const char *fmt, ...)
 {
     va_list ap;
@@ -212,6 +232,7 @@ void ui_message(struct ui *ui, int error, const char *fmt, ...)
     va_end(ap);
     free(ui->msg);
     ui->msg = buf_take(&b);
+    ui_remember(ui, ui->msg);
     ui->msg_error = error;
     ui->msg_transient = 0;
     ui_dirty(ui, PANE_INPUT);

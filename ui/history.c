@@ -82,6 +82,10 @@ static int make_parent(const char *path)
 int ui_history_add(struct ui_history *h, const char *line, char *err, size_t errlen)
 {
     h->pos = -1;
+    if (h->aside && !strcmp(h->aside, line)) {
+        free(h->aside);   /* asked after all: an entry like any other now */
+        h->aside = NULL;
+    }
     /* one line per entry: a newline or a carriage return would split it */
     char *flat = xstrdup(line);
     for (char *p = flat; *p; p++)
@@ -112,24 +116,39 @@ int ui_history_add(struct ui_history *h, const char *line, char *err, size_t err
     return rc;
 }
 
+/* Entry i of the history as browsed: the file's and this run's questions,
+ * then the question put aside, if any. */
+static const char *entry(const struct ui_history *h, int i)
+{
+    return i < h->n ? h->v[i] : h->aside;
+}
+
 const char *ui_history_move(struct ui_history *h, int dir, const char *current)
 {
-    if (h->n == 0) return NULL;
+    int n = h->n + (h->aside ? 1 : 0);
+    if (n == 0) return NULL;
     if (h->pos < 0) {
         if (dir > 0) return NULL;          /* below the newest: nothing newer */
         free(h->draft);
         h->draft = xstrdup(current ? current : "");
-        h->pos = h->n - 1;
-        return h->v[h->pos];
+        h->pos = n - 1;
+        return entry(h, h->pos);
     }
     int to = h->pos + dir;
-    if (to < 0) return h->v[h->pos];        /* the oldest stays */
-    if (to >= h->n) {
+    if (to < 0) return entry(h, h->pos);    /* the oldest stays */
+    if (to >= n) {
         h->pos = -1;
         return h->draft ? h->draft : "";
     }
     h->pos = to;
-    return h->v[h->pos];
+    return entry(h, h->pos);
+}
+
+void ui_history_aside(struct ui_history *h, const char *text)
+{
+    free(h->aside);
+    h->aside = *text ? xstrdup(text) : NULL;
+    h->pos = -1;
 }
 
 void ui_history_reset(struct ui_history *h)
@@ -142,6 +161,7 @@ void ui_history_free(struct ui_history *h)
     for (int i = 0; i < h->n; i++) free(h->v[i]);
     free(h->v);
     free(h->draft);
+    free(h->aside);
     free(h->path);
     memset(h, 0, sizeof *h);
 }

@@ -14,6 +14,7 @@ struct ui_history {
     int n, cap;
     int pos;         /* the entry on the line while browsing, or -1 */
     char *draft;     /* the line as typed before browsing began */
+    char *aside;     /* a question cancelled unasked (Esc, C-c), newest of all; not in the file */
     char *path;      /* the file, or NULL (no HOME) */
 };
 
@@ -29,6 +30,9 @@ int ui_history_add(struct ui_history *h, const char *line, char *err, size_t err
  * the line, or NULL when there is nothing to move to. Moving down past the
  * newest entry gives back the draft typed before browsing. */
 const char *ui_history_move(struct ui_history *h, int dir, const char *current);
+/* Keeps text, a question cancelled before it was asked, for this run only:
+ * Up brings it back first, until it is asked or another is put aside. */
+void ui_history_aside(struct ui_history *h, const char *text);
 /* Browsing ends (the line was edited or closed). */
 void ui_history_reset(struct ui_history *h);
 void ui_history_free(struct ui_history *h);

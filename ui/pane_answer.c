@@ -1,10 +1,11 @@
 /*
  * pane_answer: the answer once the search has given one, then its citations
- * as 'path:start-end' lines. Up and down move between citations, the page
- * keys scroll the text, and Enter (or a click) opens the cited span in the
- * file view. While the model writes the answer, the pane shows the text as
- * it arrives (no citations yet), titled so; the answer as checked replaces it
- * when it comes, and a stopped one keeps "stopped" in its title.
+ * as 'path:start-end' lines. Up and down move between citations while
+ * the list is on screen and scroll the text otherwise, the page keys scroll
+ * the text, and Enter (or a click) opens the cited span in the file view.
+ * While the model writes the answer, the pane shows the text as it arrives
+ * (no citations yet), titled so; the answer as checked replaces it when it
+ * comes, and a stopped one keeps "stopped" in its title.
  */
 #include "ui.h"
 
@@ -44,6 +45,17 @@ static void build(struct ui *ui, struct pane *p, struct doc *d)
     }
 }
 
+/* The first and last rows of citation tag in d (-1 when absent). */
+static void cite_rows(const struct doc *d, int tag, int *first, int *last)
+{
+    *first = *last = -1;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->v[i].tag == tag) {
+            if (*first < 0) *first = (int)i;
+            *last = (int)i;
+        }
+}
+
 static void draw(struct ui *ui, struct pane *p)
 {
     struct doc d = {0};
@@ -53,12 +65,8 @@ static void draw(struct ui *ui, struct pane *p)
     if (ui->m.writing.active && (int)d.n > p->h - 1) p->top = (int)d.n - (p->h - 1);   /* the newest text */
     /* keep the selected citation in view */
     if (nc) {
-        int first = -1, last = -1;
-        for (size_t i = 0; i < d.n; i++)
-            if (d.v[i].tag == p->cursor + 1) {
-                if (first < 0) first = (int)i;
-                last = (int)i;
-            }
+        int first, last;
+        cite_rows(&d, p->cursor + 1, &first, &last);
         int body = p->h - 1;
         if (p->follow_cursor && first >= 0) {
             if (last >= p->top + body) p->top = last - body + 1;
@@ -75,21 +83,30 @@ static void draw(struct ui *ui, struct pane *p)
     doc_clear(&d);
 }
 
+/* g and G go to the first and the last line (G also to the last
+ * citation). j and k move between the citations while the selected one is
+ * on screen, and scroll a line otherwise: through the text above the list,
+ * and past its ends (k on the first citation scrolls up, it never jumps). */
 static int command(struct ui *ui, struct pane *p, enum ui_cmd cmd)
 {
     size_t nc = ui->m.answer && !ui->m.writing.active ? ui->m.answer->cites.n : 0;
-    if (nc && (cmd == UI_CMD_DOWN || cmd == UI_CMD_UP || cmd == UI_CMD_TOP || cmd == UI_CMD_BOTTOM)) {
-        int c = p->cursor;
-        if (cmd == UI_CMD_DOWN) c++;
-        else if (cmd == UI_CMD_UP) c--;
-        else if (cmd == UI_CMD_TOP) c = 0;
-        else c = (int)nc - 1;
-        if (c < 0) c = 0;
-        if (c >= (int)nc) c = (int)nc - 1;
-        p->cursor = c;
-        p->follow_cursor = 1;
-        p->dirty = 1;
-        return 1;
+    if (cmd == UI_CMD_TOP || cmd == UI_CMD_BOTTOM) {
+        p->cursor = cmd == UI_CMD_BOTTOM && nc ? (int)nc - 1 : 0;
+        p->follow_cursor = 0;
+        return pane_scroll(p, cmd);
+    }
+    if (nc && (cmd == UI_CMD_DOWN || cmd == UI_CMD_UP)) {
+        struct doc d = {0};
+        build(ui, p, &d);
+        int first, last, c = p->cursor + (cmd == UI_CMD_DOWN ? 1 : -1);
+        cite_rows(&d, p->cursor + 1, &first, &last);
+        doc_clear(&d);
+        if (first >= p->top && last < p->top + p->h - 1 && c >= 0 && c < (int)nc) {
+            p->cursor = c;
+            p->follow_cursor = 1;
+            p->dirty = 1;
+            return 1;
+        }
     }
     if (cmd == UI_CMD_ACTIVATE) {
         if (nc) ui_open_citation(ui, (size_t)p->cursor);

@@ -14,9 +14,13 @@ static const char legend[] =
     "  *              the node is on the current best path\n"
     "  + / -          a folded / unfolded subtree\n"
     "  N Q UCT        visits, mean value (0-100), UCT score at the last selection\n"
+    "                 that compared the node: >97 it won there, - none has yet\n"
+    "                 (a narrow tree drops UCT, then N, then status; z shows all)\n"
     "  status         pend(ing) run(ning) done fin(ished) prun(ed) err(or)\n"
     "                 dup(licate) forc(ed: expanded on request)\n"
-    "  pinned rows    the cursor's ancestors scrolled off above stay at the top\n"
+    "  pinned rows    the cursor's ancestors scrolled off above stay at the top\n"    "  cursor held    (status line) the cursor stays where you moved it; F follows\n"
+    "                 the node being expanded again\n"
+    "  \u2501\u2501 in a title  the focused pane (= without UTF-8)\n"
     "\nActions in a narrow tree\n";
 
 static const char file_legend[] =
@@ -32,6 +36,8 @@ static void draw(struct ui *ui, struct pane *p)
     buf_adds(&b, legend);
     tree_abbrev_legend(&b);
     buf_adds(&b, file_legend);
+    if (ui->nrecent) buf_adds(&b, "\nRecent messages (newest last, in full)\n");
+    for (int i = 0; i < ui->nrecent; i++) buf_printf(&b, "  %s\n", ui->recent[i]);
     struct doc d = {0};
     const char *s = buf_str(&b);
     while (*s) {

@@ -53,12 +53,49 @@ static int wide(const struct pane *p)
     return p->w >= 56;
 }
 
-/* Column widths: N, Q, UCT (with the winner's '>'), status. */
+/* Column widths: N, Q, UCT (with the winner's '>'), status; 0 for a column
+ * left out. */
 struct colw { int n, q, u, st; };
+
+/* Columns to the left of the numbers a label needs (cursor mark, some
+ * indentation, fold mark, id, short action name and a few argument
+ * characters): in a narrow tree the number columns give way to it, the
+ * least telling first (UCT, then N, then status), as htop drops columns;
+ * Q always stays. */
+#define LABEL_MIN 18
+
+static int cols_width(struct colw c)
+{
+    int w = 0, k = 0;
+    int v[4] = {c.n, c.q, c.u, c.st};
+    for (int i = 0; i < 4; i++)
+        if (v[i]) w += v[i] + (k++ ? 1 : 0);
+    return w;
+}
 
 static struct colw colw(const struct pane *p)
 {
-    return wide(p) ? (struct colw){4, 5, 8, 9} : (struct colw){3, 4, 6, 4};
+    struct colw c = wide(p) ? (struct colw){4, 5, 8, 9} : (struct colw){3, 4, 6, 4};
+    int W = p->w - 1;
+    if (W - cols_width(c) - 1 < LABEL_MIN) c.u = 0;
+    if (W - cols_width(c) - 1 < LABEL_MIN) c.n = 0;
+    if (W - cols_width(c) - 1 < LABEL_MIN) c.st = 0;
+    return c;
+}
+
+/* The columns shown, each right-aligned in its width (status left-aligned),
+ * one space between. */
+static void cols_format(char *out, size_t len, struct colw c, const char *n, const char *q, const char *u,
+                        const char *st)
+{
+    int at = 0;
+    out[0] = 0;
+    const char *val[4] = {n, q, u, st};
+    int w[4] = {c.n, c.q, c.u, c.st};
+    for (int i = 0; i < 4 && at < (int)len; i++) {
+        if (!w[i]) continue;
+        at += snprintf(out + at, len - (size_t)at, i == 3 ? "%s%-*s" : "%s%*s", at ? " " : "", w[i], val[i]);
+    }
 }
 
 /* v in at most width columns: with the decimals asked for if they fit,
@@ -115,7 +152,7 @@ static void columns(const struct pane *p, const struct mcts_node *n, char *out, 
     /* a root without a question has no state to show (not "done") */
     const char *st = n->parent < 0 && n->visits == 0 && n->nchildren == 0 && !n->has_value ? "-"
                                                                                         : ui_model_status_word(n);
-    snprintf(out, len, "%*s %*s %*s %-*s", c.n, v, c.q, q, c.u, u, c.st, w ? st : abbrev(st));
+    cols_format(out, len, c, v, q, u, w ? st : abbrev(st));
 }
 
 static enum ui_role row_role(struct ui *ui, const struct mcts_node *n)
@@ -142,8 +179,11 @@ static const char *cut_mark(const struct ui *ui)
 }
 
 /* Draws the safe text s in at most w columns at y, x; cut text ends with the
- * marker (from_left: a span's path first loses its leading directories, so
- * that its file name and lines stay). Returns the columns used. */
+ * marker. A span (from_left: "path:start-end") is cut at its start instead,
+ * the same way at any width: the marker, then the longest tail that fits,
+ * starting at a directory when it would start inside one, so that the file
+ * name's end and the lines always stay ("…base.py:743-790"). Returns the
+ * columns used. */
 static int draw_cut(struct ui *ui, WINDOW *win, int y, int x, int w, const char *s, attr_t a, int from_left)
 {
     size_t len = strlen(s);
@@ -152,15 +192,12 @@ static int draw_cut(struct ui *ui, WINDOW *win, int y, int x, int w, const char 
     if (w < 2) return 0;
     const char *mk = cut_mark(ui);
     if (from_left) {
-        /* drop leading directories while the rest does not fit after the marker */
-        size_t off = 0;
-        const char *sl;
-        while (text_width(s + off, len - off) > w - 1 && (sl = memchr(s + off, '/', strcspn(s + off, ":"))))
-            off = (size_t)(sl - s) + 1;
-        if (off && text_width(s + off, len - off) <= w - 1) {
-            int used = draw_safe(win, y, x, 1, mk, strlen(mk), a);
-            return used + draw_safe(win, y, x + used, w - used, s + off, len - off, a);
-        }
+        size_t off = text_fit_tail(s, len, w - 1);
+        size_t path_end = strcspn(s, ":");
+        const char *sl = off < path_end && off > 0 && s[off - 1] != '/' ? memchr(s + off, '/', path_end - off) : NULL;
+        if (sl) off = (size_t)(sl - s) + 1;
+        int used = draw_safe(win, y, x, 1, mk, strlen(mk), a);
+        return used + draw_safe(win, y, x + used, w - used, s + off, len - off, a);
     }
     int used = draw_safe(win, y, x, w - 1, s, len, a);
     return used + draw_safe(win, y, x + used, 1, mk, strlen(mk), a);
@@ -187,11 +224,16 @@ static void draw_label(struct ui *ui, WINDOW *win, int y, int x, int w, const st
     int want = argw < ARG_ROOM ? argw : ARG_ROOM;
     int fw = (int)strlen(full);
     const char *name = NULL;
+    const char *ab = nd->parent >= 0 ? tree_action_abbrev(nd->action) : NULL;
     if (1 + fw + (arg ? 1 + want : 0) <= w) name = full;
     else {
-        const char *ab = nd->parent >= 0 ? tree_action_abbrev(nd->action) : NULL;
         if (ab && 1 + (int)strlen(ab) <= w) name = ab;
         else if (1 + fw <= w) name = full;
+    }
+    if (!name && w >= 3) {
+        /* never a blank row: the short name, cut and marked */
+        x += draw_safe(win, y, x, 1, " ", 1, a);
+        draw_cut(ui, win, y, x, w - 1, ab ? ab : full, a, 0);
     }
     if (name) {
         x += draw_safe(win, y, x, 1, " ", 1, a);
@@ -260,7 +302,7 @@ static void draw(struct ui *ui, struct pane *p)
     int W = p->w - 1;          /* the last column is the separator */
     struct colw c = colw(p);
     char info[96];
-    snprintf(info, sizeof info, "%*s %*s %*s %-*s", c.n, "N", c.q, "Q", c.u, "UCT", c.st, wide(p) ? "status" : "st");
+    cols_format(info, sizeof info, c, "N", "Q", "UCT", wide(p) ? "status" : "st");
     char title[64];
     snprintf(title, sizeof title, "Tree %d", ui->m.t->n);
     /* the title's info ends where the rows' columns end */

@@ -7,6 +7,7 @@
 #include "text.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 #include <wctype.h>
@@ -166,6 +167,54 @@ size_t text_wrap(const char *s, size_t len, int cols, size_t *next)
     while (nx < len && s[nx] == ' ') nx++;
     *next = nx;
     return row;
+}
+
+size_t text_fit_tail(const char *s, size_t len, int cols)
+{
+    size_t off = 0, n;
+    while (off < len && text_width(s + off, len - off) > cols) {
+        char_width(s + off, len - off, &n);
+        off += n;
+    }
+    /* combining marks belong to the character before them */
+    while (off < len && (s[off] & 0x80) && char_width(s + off, len - off, &n) == 0) off += n;
+    return off;
+}
+
+/* The [*a, *b) bytes of the longest word of s holding a '/' after its first
+ * component (a lead mark already in place counts as one); 0 when none. */
+static int longest_path(const char *s, const char *mark, size_t *a, size_t *b)
+{
+    size_t best = 0, ml = strlen(mark);
+    for (size_t i = 0; s[i];) {
+        while (s[i] == ' ') i++;
+        size_t j = i;
+        while (s[j] && s[j] != ' ') j++;
+        size_t from = i + (strncmp(s + i, mark, ml) == 0 ? ml : 0) + 1;
+        const char *sl = from < j ? memchr(s + from, '/', j - from) : NULL;
+        if (sl && j - i > best) {
+            best = j - i;
+            *a = i;
+            *b = j;
+        }
+        i = j;
+    }
+    return best > 0;
+}
+
+char *text_shorten_paths(const char *s, int cols, const char *mark)
+{
+    char *cur = xstrdup(s);
+    size_t a, b, ml = strlen(mark);
+    while (text_width(cur, strlen(cur)) > cols && longest_path(cur, mark, &a, &b)) {
+        /* drop the word's first component (or the one after its mark) */
+        size_t from = a + (strncmp(cur + a, mark, ml) == 0 ? ml : 0) + 1;
+        const char *sl = memchr(cur + from, '/', b - from);
+        char *next = xasprintf("%.*s%s%s", (int)a, cur, mark, sl);
+        free(cur);
+        cur = next;
+    }
+    return cur;
 }
 
 int text_contains(const char *hay, const char *needle)

@@ -51,6 +51,16 @@ size_t text_fit(const char *s, size_t len, int cols, int *width);
  * row starts (spaces at the break are skipped). Always makes progress. */
 size_t text_wrap(const char *s, size_t len, int cols, size_t *next);
 
+/* The byte offset of the shortest tail of s[0..len) that fits in cols
+ * columns (len when none does): where to start text cut at its start. */
+size_t text_fit_tail(const char *s, size_t len, int cols);
+/* Safe text s shortened towards cols columns by dropping the leading
+ * directories of its paths (words holding a '/'), the longest path first,
+ * each replaced by mark: "exported /home/u/a/b/f.json" becomes "exported
+ * <mark>/b/f.json", so that file names stay. The result may still be wider
+ * than cols when no path can lose more (caller frees). */
+char *text_shorten_paths(const char *s, int cols, const char *mark);
+
 /* Case-insensitive (ASCII) substring search; 1 when needle occurs in hay. */
 int text_contains(const char *hay, const char *needle);
 

@@ -61,6 +61,9 @@ enum ui_role {
     R_ERROR, R_HEADER, R_LINENO, R_SPAN, R_STATUS, R_MESSAGE, R_DIM, R_MATCH, R_MATCH_CUR, R_ROLE_COUNT
 };
 
+/* Messages kept in full for the help screen. */
+#define UI_RECENT 20
+
 enum ui_edit { EDIT_NONE, EDIT_ASK, EDIT_FIND, EDIT_CONFIRM_QUIT };
 
 /* Key codes defined for the start and end of a bracketed paste. */
@@ -105,6 +108,8 @@ struct ui {
     char *msg;             /* the front end's own message; overrides the log line */
     int msg_error;
     int msg_transient;     /* msg announces a command: gone once the state changes */
+    char *recent[UI_RECENT];   /* the last messages in full, oldest first (the help screen's end) */
+    int nrecent;
 
     /* file view of a cited span */
     char *file_path;
@@ -151,6 +156,8 @@ void ui_dirty_all(struct ui *ui);
 void ui_select(struct ui *ui, int id, int by_user);
 void ui_message(struct ui *ui, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ui_open_citation(struct ui *ui, size_t index);
+/* Keeps a copy of a message among ui->recent (the oldest goes). */
+void ui_remember(struct ui *ui, const char *text);
 /* 0 when TERM names a terminal that addresses the cursor, else -1 with a
  * message saying what to do (termcheck.c). */
 int ui_terminal_usable(char *err, size_t errlen);

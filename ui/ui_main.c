@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "index_scan.h"
 #include "session.h"
+#include "sqlx.h"
 #include "store.h"
 #include "test_hooks.h"
 #include "transcript.h"
@@ -339,7 +340,8 @@ static void apply_events(struct ui *ui)
                 }
             }
             if (e.state == EVQ_STATE_ERROR && e.text) ui_message(ui, 1, "%s", e.text);
-        } else if (e.kind == EVQ_LOG && ui->msg) {
+        } else if (e.kind == EVQ_LOG) {
+            ui_remember(ui, ui->m.message);
             free(ui->msg);   /* the newest message wins */
             ui->msg = NULL;
         }
@@ -383,9 +385,16 @@ static void find(struct ui *ui, int dir)
         int i = at + dir * k;
         int id = order[(i % n + n) % n];
         if (ui_model_match(&ui->m, id, ui->find)) {
+            /* which match it is, in the rows' order, and how many there are */
+            int nth = 0, total = 0;
+            for (int j = 0; j < n; j++)
+                if (ui_model_match(&ui->m, order[j], ui->find)) {
+                    total++;
+                    if (order[j] == id) nth = total;
+                }
             ui_select(ui, id, 1);
-            ui_message(ui, 0, "node %d matches '%s'%s", id, ui->find,
-                       i >= n ? " (wrapped around to the top)" : i < 0 ? " (wrapped around to the bottom)" : "");
+            ui_message(ui, 0, "node %d matches '%s' (match %d/%d%s)", id, ui->find, nth, total,
+                       i >= n ? ", wrapped around to the top" : i < 0 ? ", wrapped around to the bottom" : "");
             free(order);
             return;
         }
@@ -414,7 +423,10 @@ static void do_export(struct ui *ui)
         ui_message(ui, 1, "export failed: %s", err);
         return;
     }
-    ui_message(ui, 0, "exported %s and %s", jp, mp);
+    size_t jl = strlen(jp);
+    /* the pair differs only in its extension: the line keeps room for the path */
+    if (jl > 5 && !strncmp(jp, mp, jl - 5) && !strcmp(mp + jl - 5, ".md")) ui_message(ui, 0, "exported %s and .md", jp);
+    else ui_message(ui, 0, "exported %s and %s", jp, mp);
     free(jp);
     free(mp);
 }
@@ -706,6 +718,11 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         return;
     }
     if (!strcmp(name, "Esc") || !strcmp(name, "C-c")) {
+        /* a question typed and cancelled is kept, not lost: Up brings it back */
+        if (ui->edit == EDIT_ASK && l->len) {
+            ui_history_aside(&ui->hist, buf_str(l));
+            ui_message(ui, 0, "question put aside: a, then Up, brings it back");
+        }
         ui->edit = EDIT_NONE;
         ui_history_reset(&ui->hist);
         buf_reset(l);
@@ -787,56 +804,99 @@ static void mouse(struct ui *ui)
     }
 }
 
+/* Acts on one key read by wget_wch. */
+static void one_key(struct ui *ui, int rc, wint_t ch)
+{
+    if (rc == KEY_CODE_YES && ch == KEY_RESIZE) {
+        ui->layout_stale = 1;
+        return;
+    }
+    if (rc == KEY_CODE_YES && ch == KEY_MOUSE) {
+        mouse(ui);
+        return;
+    }
+    /* bracketed paste: everything up to its end is text for the line
+     * (a paste elsewhere opens the question line), newlines are spaces */
+    if (rc == KEY_CODE_YES && ch == UI_KEY_PASTE_BEGIN) {
+        ui->pasting = 1;
+        if (ui->edit != EDIT_ASK && ui->edit != EDIT_FIND) start_edit(ui, EDIT_ASK, NULL);
+        return;
+    }
+    if (rc == KEY_CODE_YES && ch == UI_KEY_PASTE_END) {
+        ui->pasting = 0;
+        return;
+    }
+    if (ui->pasting) {
+        if (rc == OK && (ch == '\n' || ch == '\r' || ch == '\t')) ch = ' ';
+        if (rc == OK && ch >= 32 && ch != 127) line_insert(ui, ch);
+        ui_dirty(ui, PANE_INPUT);
+        return;
+    }
+    char name[16];
+    ui_key_name(rc, ch, name, sizeof name);
+    if (ui->edit == EDIT_CONFIRM_QUIT) {
+        ui->edit = EDIT_NONE;
+        if (rc == OK && (ch == 'y' || ch == 'Y')) ui->quit = 1;
+        else ui_message(ui, 0, "not quitting");
+        ui_dirty(ui, PANE_INPUT);
+        return;
+    }
+    if ((ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) && !ui->help_open && strcmp(name, "F1") != 0) {
+        edit_key(ui, rc, ch, name);   /* F1 opens the help even here; '?' is text */
+        return;
+    }
+    enum ui_cmd cmd = keymap_lookup(name);
+    if (cmd == UI_CMD_NONE) {
+        if (*name) ui_message(ui, 1, "%s: no such key (? shows the keys)", name);
+        return;
+    }
+    run_command(ui, cmd);
+}
+
+/* Keys that arrive together, faster than anyone types (at least three
+ * printable characters, not all the same: a held key repeats one), are a
+ * paste from a terminal without bracketed paste. They are text for the
+ * question line, never keys: a pasted "xqa" neither prunes nor quits. */
+#define UI_BURST_MIN 3
+
+static int burst_is_text(const struct ui *ui, const int *rc, const wint_t *ch, int n)
+{
+    if (ui->pasting || ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) return 0;
+    int printable = 0, distinct = 0;
+    for (int i = 0; i < n; i++) {
+        if (rc[i] != OK) return 0;
+        if (ch[i] == '\n' || ch[i] == '\r' || ch[i] == '\t') continue;
+        if (ch[i] < 32 || ch[i] == 127) return 0;
+        printable++;
+        if (ch[i] != ch[0]) distinct = 1;
+    }
+    return printable >= UI_BURST_MIN && distinct;
+}
+
+/* Reads what the terminal has sent so far, then acts on it key by key, the
+ * rest of it as a paste once it is a burst of text. */
 static void read_keys(struct ui *ui)
 {
-    wint_t ch;
-    int rc;
-    while ((rc = wget_wch(stdscr, &ch)) != ERR) {
-        if (rc == KEY_CODE_YES && ch == KEY_RESIZE) {
-            ui->layout_stale = 1;
-            continue;
+    enum { CAP = 512 };
+    int rc[CAP];
+    wint_t ch[CAP];
+    for (;;) {
+        int n = 0;
+        while (n < CAP && (rc[n] = wget_wch(stdscr, &ch[n])) != ERR) n++;
+        for (int i = 0; i < n && !ui->quit; i++) {
+            /* a key that opens a line (a, /) acts even so: what follows it
+             * is typed on that line */
+            char name[16];
+            ui_key_name(rc[i], ch[i], name, sizeof name);
+            enum ui_cmd c = keymap_lookup(name);
+            if (c != UI_CMD_ASK && c != UI_CMD_FIND && burst_is_text(ui, rc + i, ch + i, n - i)) {
+                start_edit(ui, EDIT_ASK, NULL);
+                for (; i < n; i++) line_insert(ui, ch[i] < 32 ? ' ' : ch[i]);
+                break;
+            }
+            one_key(ui, rc[i], ch[i]);
         }
-        if (rc == KEY_CODE_YES && ch == KEY_MOUSE) {
-            mouse(ui);
-            continue;
-        }
-        /* bracketed paste: everything up to its end is text for the line
-         * (a paste elsewhere opens the question line), newlines are spaces */
-        if (rc == KEY_CODE_YES && ch == UI_KEY_PASTE_BEGIN) {
-            ui->pasting = 1;
-            if (ui->edit != EDIT_ASK && ui->edit != EDIT_FIND) start_edit(ui, EDIT_ASK, NULL);
-            continue;
-        }
-        if (rc == KEY_CODE_YES && ch == UI_KEY_PASTE_END) {
-            ui->pasting = 0;
-            continue;
-        }
-        if (ui->pasting) {
-            if (rc == OK && (ch == '\n' || ch == '\r' || ch == '\t')) ch = ' ';
-            if (rc == OK && ch >= 32 && ch != 127) line_insert(ui, ch);
-            ui_dirty(ui, PANE_INPUT);
-            continue;
-        }
-        char name[16];
-        ui_key_name(rc, ch, name, sizeof name);
-        if (ui->edit == EDIT_CONFIRM_QUIT) {
-            ui->edit = EDIT_NONE;
-            if (rc == OK && (ch == 'y' || ch == 'Y')) ui->quit = 1;
-            else ui_message(ui, 0, "not quitting");
-            ui_dirty(ui, PANE_INPUT);
-            continue;
-        }
-        if ((ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) && !ui->help_open && strcmp(name, "F1") != 0) {
-            edit_key(ui, rc, ch, name);   /* F1 opens the help even here; '?' is text */
-            continue;
-        }
-        enum ui_cmd cmd = keymap_lookup(name);
-        if (cmd == UI_CMD_NONE) {
-            if (*name) ui_message(ui, 1, "%s: no such key (? shows the keys)", name);
-            continue;
-        }
-        run_command(ui, cmd);
-        if (ui->quit) return;
+        if (n < CAP || ui->quit) return;
     }
 }
 
@@ -960,15 +1020,70 @@ static void teardown(struct ui *ui)
     ui_history_free(&ui->hist);
     free(ui->find);
     free(ui->msg);
+    for (int i = 0; i < ui->nrecent; i++) free(ui->recent[i]);
     free(ui->file_path);
     free(ui->file_text);
     free(ui->file_lines);
     free(ui->tree_shown);
-    if (ui->db) sqlite3_close(ui->db);
+    sqlx_close(ui->db);
     free(ui->index_path);
     free(ui->repo_abs);
     free(ui->repo_name);
     free(ui->export_dir);
+}
+
+/* The questions asked before, and the one given on the command line: it is
+ * asked as much as one typed on the question line. */
+static void history_start(struct ui *ui)
+{
+    char *hp = ui_history_path();
+    ui_history_load(&ui->hist, ui->replay ? NULL : hp);
+    free(hp);
+    char herr[512];
+    if (!ui->replay && ui->o->question && ui_history_add(&ui->hist, ui->o->question, herr, sizeof herr) != 0)
+        ui_message(ui, 1, "%s", herr);
+}
+
+static void curses_start(struct ui *ui)
+{
+    initscr();
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED
+#ifdef BUTTON5_PRESSED
+                  | BUTTON4_PRESSED | BUTTON5_PRESSED
+#endif
+              , NULL);
+    mouseinterval(0);
+    draw_init_attrs(ui);
+    curs_set(0);
+    /* bracketed paste: a paste arrives between these two keys */
+    define_key("\033[200~", UI_KEY_PASTE_BEGIN);
+    define_key("\033[201~", UI_KEY_PASTE_END);
+    paste_mode(1);
+    ui->layout_stale = 1;
+    ui_dirty_all(ui);
+}
+
+/* C-c (SIGINT: the terminal keeps its signal keys). On the question or
+ * search line it cancels the line, as Esc does; while something runs it
+ * asks as q does, and a second one quits; otherwise it quits (status 130). */
+static void on_interrupt(struct ui *ui, int *rc)
+{
+    if (ui->edit == EDIT_ASK || ui->edit == EDIT_FIND) {
+        edit_key(ui, OK, 3, "C-c");
+    } else if (ui->edit == EDIT_NONE && stop_answer(ui)) {
+        /* while the answer is written, as Esc */
+    } else if (ui->edit == EDIT_CONFIRM_QUIT || !search_running(ui)) {
+        ui->quit = 1;
+        *rc = 128 + SIGINT;
+    } else {
+        run_command(ui, UI_CMD_QUIT);
+    }
 }
 
 int ui_run(const struct drqa_opts *o)
@@ -994,9 +1109,7 @@ int ui_run(const struct drqa_opts *o)
         return rc;
     }
     ui.export_dir = default_export_dir(o);
-    char *hp = ui_history_path();
-    ui_history_load(&ui.hist, ui.replay ? NULL : hp);
-    free(hp);
+    history_start(&ui);
     ui.fixed_elapsed = test_hook_elapsed();
     const char *cs = nl_langinfo(CODESET);
     ui.text_flags = cs && !strcmp(cs, "UTF-8") ? 0 : TEXT_ASCII;
@@ -1021,27 +1134,7 @@ int ui_run(const struct drqa_opts *o)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
 
-    initscr();
-    cbreak();
-    noecho();
-    nonl();
-    keypad(stdscr, TRUE);
-    nodelay(stdscr, TRUE);
-    set_escdelay(25);
-    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED
-#ifdef BUTTON5_PRESSED
-                  | BUTTON4_PRESSED | BUTTON5_PRESSED
-#endif
-              , NULL);
-    mouseinterval(0);
-    draw_init_attrs(&ui);
-    curs_set(0);
-    /* bracketed paste: a paste arrives between these two keys */
-    define_key("\033[200~", UI_KEY_PASTE_BEGIN);
-    define_key("\033[201~", UI_KEY_PASTE_END);
-    paste_mode(1);
-    ui.layout_stale = 1;
-    ui_dirty_all(&ui);
+    curses_start(&ui);
 
     rc = EXIT_OK;
     if (!ui.replay && session_start(&ui, err, sizeof err) != 0) {
@@ -1065,15 +1158,8 @@ int ui_run(const struct drqa_opts *o)
             break;
         }
         if (got_int) {
-            /* C-c asks as q does while something runs; a second one quits */
             got_int = 0;
-            if (ui.edit == EDIT_NONE && stop_answer(&ui)) continue;   /* while it is written, as Esc */
-            if (ui.edit == EDIT_CONFIRM_QUIT || !search_running(&ui)) {
-                ui.quit = 1;
-                rc = 128 + SIGINT;
-            } else {
-                run_command(&ui, UI_CMD_QUIT);
-            }
+            on_interrupt(&ui, &rc);
         }
         if (pf[1].revents & POLLIN) apply_events(&ui);
         read_keys(&ui);   /* also picks up KEY_RESIZE after SIGWINCH */
