@@ -49,12 +49,8 @@ const struct action_def *action_find(const char *name)
 
 const char *action_arg_default(const char *action, const char *arg)
 {
-    table_init();
-    for (size_t i = 0; action && arg && i < ntable; i++) {
-        if (strcasecmp(table[i]->name, action) != 0) continue;
-        for (const struct action_arg *x = table[i]->args; x && x->name; x++)
-            if (strcmp(x->name, arg) == 0) return x->default_value;
-    }
+    for (const struct action_arg_default *d = action_arg_defaults; action && arg && d->action; d++)
+        if (!strcasecmp(d->action, action) && !strcmp(d->arg, arg)) return d->value;
     return NULL;
 }
 

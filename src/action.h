@@ -65,8 +65,6 @@ struct action_arg {
     enum action_arg_type type;
     int required;
     const char *description;
-    const char *default_value;   /* what the handler does when it is absent, as the
-                                  * argument would say it (NULL: nothing to say) */
 };
 
 struct action_ctx;
@@ -92,6 +90,10 @@ struct action_def {
 /* The built-in actions (action_table.c), Finish last. */
 extern const struct action_def action_builtin[];
 extern const size_t action_nbuiltin;
+struct action_arg_default {
+    const char *action, *arg, *value;
+};
+extern const struct action_arg_default action_arg_defaults[];   /* ends with a NULL action */
 
 #define ACTION_DEFAULT_BUDGET 6000   /* tokens (bytes / 4) of rendered text per call */
 #define ACTION_DEFAULT_MAX_RESULTS 20

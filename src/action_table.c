@@ -27,14 +27,14 @@ static const struct action_arg find_snippet_args[] = {
     {NULL, 0, 0, NULL}};
 static const struct action_arg semantic_args[] = {
     {"query", ACTION_ARG_STRING, 1, "what to look for, in natural language"},
-    {"category", ACTION_ARG_STRING, 0, "'implementation' (default), 'test' or 'doc'", "any"},
+    {"category", ACTION_ARG_STRING, 0, "'implementation' (default), 'test' or 'doc'"},
     {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
     {NULL, 0, 0, NULL}};
 static const struct action_arg view_code_args[] = {
     {"code_span_list", ACTION_ARG_STRING_LIST, 1,
      "spans to read, each 'path', 'path:120-180', 'path:120', 'path:Class.method' or a symbol 'Class.method'"},
     {"file_pattern", ACTION_ARG_STRING, 0, "glob used to pick among several definitions of a bare symbol"},
-    {"snap_to_definition", ACTION_ARG_BOOL, 0, "widen line ranges to the enclosing function or class", "false"},
+    {"snap_to_definition", ACTION_ARG_BOOL, 0, "widen line ranges to the enclosing function or class"},
     {NULL, 0, 0, NULL}};
 static const struct action_arg outline_args[] = {
     {"path", ACTION_ARG_STRING, ACTION_ARG_EMPTY_OK, "a file or a package directory ('' for the whole repository)"},
@@ -78,3 +78,12 @@ const struct action_def action_builtin[] = {
     {"Finish", "Give the final answer and stop exploring.", finish_args, NULL, NULL, "Finish"},
 };
 const size_t action_nbuiltin = ARRAY_LEN(action_builtin);
+
+/* The defaults of optional arguments worth naming, as the handlers apply them
+ * (semantic_parse_category: no category is 'any'; ViewCode snaps only when
+ * asked): an action that names one is the action that leaves it out. */
+const struct action_arg_default action_arg_defaults[] = {
+    {"SemanticSearch", "category", "any"},
+    {"ViewCode", "snap_to_definition", "false"},
+    {NULL, NULL, NULL},
+};

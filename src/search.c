@@ -1113,13 +1113,15 @@ static void describe_node(struct buf *b, const struct mcts_node *m)
 /* What the answer says about its evidence, made true: which citations the
  * best path read, and for each other one the node off the path that read it
  * (a policy answering from the whole tree ranks every span the search read,
- * the path's first). Appended to the markdown, so every front end shows it. */
-static void note_provenance(const struct mcts_tree *t, struct search_answer *a)
+ * the path's first), and which ones the policy read for the answer itself,
+ * outside the tree (read: policy_answer.read, the flat ranker's windows).
+ * Appended to the markdown, so every front end shows it. */
+static void note_provenance(const struct mcts_tree *t, struct search_answer *a, const struct evidence *read)
 {
     if (!a->cites.n || a->fallback_cite) return;
-    struct buf on = BUF_INIT, off = BUF_INIT, nodes = BUF_INIT;
+    struct buf on = BUF_INIT, off = BUF_INIT, nodes = BUF_INIT, win = BUF_INIT;
     int *first = xcalloc(a->cites.n, sizeof *first);   /* the off-path node that read cite i, or 0 */
-    size_t non = 0, noff = 0, nnone = 0;
+    size_t non = 0, noff = 0, nnone = 0, nwin = 0;
     for (size_t i = 0; i < a->cites.n; i++) {
         const struct evidence_span *c = &a->cites.v[i];
         int found = 0;
@@ -1132,7 +1134,9 @@ static void note_provenance(const struct mcts_tree *t, struct search_answer *a)
             const struct mcts_node *m = &t->nodes[id];
             if ((m->status == MCTS_DONE || m->status == MCTS_FINISHED) && node_reads(m, c)) first[i] = id;
         }
-        if (!first[i]) nnone++;
+        if (first[i]) continue;
+        if (read_span(read, c)) buf_printf(&win, "%s[%zu]", nwin++ ? ", " : "", i + 1);
+        else nnone++;
     }
     /* one entry per node off the path, in the order of its first citation */
     for (size_t i = 0; i < a->cites.n; i++) {
@@ -1150,12 +1154,13 @@ static void note_provenance(const struct mcts_tree *t, struct search_answer *a)
     struct buf b = BUF_INIT;
     buf_printf(&b, "%s\n_Evidence: ", a->markdown ? a->markdown : "");
     const char *which = a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)";
-    if (!noff && !nnone) buf_printf(&b, "every citation was read on %s, nodes %s._\n", which, buf_str(&nodes));
+    if (!noff && !nnone && !nwin) buf_printf(&b, "every citation was read on %s, nodes %s._\n", which, buf_str(&nodes));
     else {
         if (non) buf_printf(&b, "%s read on %s, nodes %s; ", buf_str(&on), which, buf_str(&nodes));
         else buf_printf(&b, "none of the citations was read on %s (nodes %s); ", which, buf_str(&nodes));
         if (noff) buf_printf(&b, "also drawn from %s off it: %s%s", noff > 1 ? "nodes" : "a node", buf_str(&off),
-                             nnone ? "; " : "");
+                             nnone || nwin ? "; " : "");
+        if (nwin) buf_printf(&b, "%s read for the answer outside the search%s", buf_str(&win), nnone ? "; " : "");
         if (nnone) buf_printf(&b, "%zu read by no node", nnone);
         buf_adds(&b, ". The answer ranks every span the search read, the path's first._\n");
     }
@@ -1165,6 +1170,7 @@ static void note_provenance(const struct mcts_tree *t, struct search_answer *a)
     buf_free(&on);
     buf_free(&off);
     buf_free(&nodes);
+    buf_free(&win);
 }
 
 struct search_answer *search_answer(struct search *s)
@@ -1210,7 +1216,6 @@ struct search_answer *search_answer(struct search *s)
             ->elided = sp->elided;
         free(text);
     }
-    policy_answer_clear(&pa);
 
     if (a->cites.n == 0) {
         const struct evidence_span *sp = best_span(t, a->path, a->npath);
@@ -1225,7 +1230,8 @@ struct search_answer *search_answer(struct search *s)
             a->markdown = md;
         }
     }
-    note_provenance(t, a);
+    note_provenance(t, a, &pa.read);
+    policy_answer_clear(&pa);
     note_failed_steps(t, a);
     if (s->stop == SEARCH_STOP_ERROR && s->stop_message) {
         if (!a->failure && !has_done_step(t)) {

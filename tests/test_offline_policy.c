@@ -398,6 +398,8 @@ static void test_coverage_one(void)
     is_int(bad_fb, 0, "each states the coverage of its path");
     is_int(bad_child, 0, "and its children's reports state the same");
     is_int(bad_full, 0, "100%% means nothing is missing");
+}
+
 /* 1 when a span some executed node of t read verifies c, as search_answer
  * verifies a citation against the tree. */
 static int tree_saw(const struct mcts_tree *t, const struct evidence_span *c)

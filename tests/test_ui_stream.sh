@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_ui_stream.sh: the front end with --policy llm against the fake model
-# server streaming the answer a token every 30 ms, in tmux at 100x30. The
+# server streaming the answer a token every 30 ms, in tmux at 100x40. The
 # Answer pane appears and fills while the answer is written, titled so, and
 # the status line shows the estimated rate; Esc then stops it: the part
 # written is kept with its verified citation, marked as stopped in the pane
@@ -20,7 +20,7 @@ for c in esc ctc; do
 done
 fake_start "$T/script.json" "$T/requests.jsonl" || exit 1
 mkdir -p "$T/tr"
-run_ui 100 30 DRQA_API_KEY=sk-ui-stream -- --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model \
+run_ui 100 40 DRQA_API_KEY=sk-ui-stream -- --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model \
     --iterations 4 --index "$T/idx.sqlite" --transcript-dir "$T/tr" "$T/repo" "$(stream_question esc)"
 wait_for 'Answer \(being written; Esc stops\)' 1500
 ok $? "the Answer pane appears while the answer is written, titled so"

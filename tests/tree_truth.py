@@ -12,7 +12,9 @@ siblings  no node has two children with the same action and normalised
           are left out.
 evidence  every citation of the answer is read by a node the answer names:
           the nodes listed on its "_Evidence:" line, or, when it has none,
-          the path it says the answer was drawn from.
+          the path it says the answer was drawn from; or the line names it,
+          by number, as read for the answer outside the search (the flat
+          ranker's windows, which the search verifies citations against).
 coverage  the coverage a node's feedback states ("covers N% of the question;
           missing: ...") is the one its children's reports state for the
           path they start from, and no statement says 100% beside a missing
@@ -75,9 +77,14 @@ def evidence(t, nodes, say):
     line = next((l for l in md.split("\n") if l.startswith("_Evidence:")), None)
     if line is not None:
         named = {int(x) for x in re.findall(r"\bnodes? ((?:\d+(?:, )?)+)", line) for x in x.split(", ") if x}
+        # citations the answer read itself, outside the search, named by number
+        outside = re.search(r"((?:\[\d+\](?:, )?)+) read for the answer outside the search", line)
+        read_outside = {int(x) for x in re.findall(r"\[(\d+)\]", outside.group(1))} if outside else set()
     else:
-        named = set(a.get("path") or [])
+        named, read_outside = set(a.get("path") or []), set()
     for i, c in enumerate(a.get("citations") or []):
+        if i + 1 in read_outside:
+            continue
         if not any(reads(nodes[k], c) for k in named if k in nodes):
             who = [k for k in nodes if reads(nodes[k], c)]
             say("citation [%d] %s:%d-%d is read by none of the nodes the answer names %s (read by %s)"
