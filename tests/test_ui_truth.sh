@@ -4,7 +4,8 @@
 # policy):
 #   - pruning the Finish that ended the search: the status line no longer
 #     says "done: finish" (the search has not finished; with no iteration
-#     left it is done on its iterations), and the answer is drawn again;
+#     left it is done on its iterations), and the answer drawn again names
+#     the nodes its citations were read by;
 #   - "node N will be expanded next" is gone once N is expanded, and after
 #     f, which drops the expansion;
 #   - "What is g?" about a repository that defines g: no step fails, the
@@ -35,6 +36,12 @@ screen >"$T/screen"
 ok $? "after the Finish is pruned the status line no longer says done: finish"
 grep -q '| done: iterations' "$T/screen"
 ok $? "it says the search is done on its iterations"
+keys w
+wait_for 'exported .*-export\.json and '
+"$PYTHON3" "$top_srcdir/tests/tree_truth.py" evidence "$T"/data/drqa-tui/transcripts/*-export.json >"$T/ev" 2>&1
+st=$?
+sed 's/^/# /' "$T/ev" | head -5
+ok $st "after the prune every citation is read by a node the answer names"
 
 run_ui 120 36 DRQA_TUI_START_PAUSED=1 -- --policy offline --index "$IDX" --iterations 12 "$FIX" "$Q"
 wait_for '\| paused'
