@@ -8,47 +8,8 @@
 #include "fuse.h"
 #include "util.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_central(const void *a, const void *b)
-{
-    const struct qwindow *x = a, *y = b;
-    if (x->score != y->score) return x->score > y->score ? -1 : 1;
-    return strcmp(x->path, y->path);
-}
-
-size_t answer_central_files(sqlite3 *db, const struct evidence *pool, struct qwindow **out)
-{
-    struct qwindow *v = NULL;
-    size_t n = 0, cap = 0;
-    sqlite3_stmt *st = NULL;
-    *out = NULL;
-    if (!db || sqlite3_prepare_v2(db,
-                                  "SELECT count(DISTINCT i.file_id) FROM imports i JOIN files f ON f.id = i.resolved_file_id "
-                                  "WHERE f.path = ?1 AND i.file_id != f.id",
-                                  -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    for (size_t k = 0; k < pool->n; k++) {
-        const char *path = pool->v[k].path;
-        int dup = 0;
-        for (size_t i = 0; i < n && !dup; i++) dup = !strcmp(v[i].path, path);
-        if (dup) continue;
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-        int deg = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-        ARRAY_GROW(v, n, cap, 16);
-        memset(&v[n], 0, sizeof v[n]);
-        v[n].path = xstrdup(path);
-        v[n].score = log1p((double)deg);
-        n++;
-    }
-    sqlite3_finalize(st);
-    if (n) qsort(v, n, sizeof *v, cmp_central);
-    *out = v;
-    return n;
-}
 
 /* 1 when a span of seen verifies c as the search will (search_answer):
  * verbatim lines that hold it, or an outline of exactly its lines. */
@@ -90,17 +51,9 @@ int answer_fuse(const struct qparse *q, sqlite3 *db, const struct evidence *seen
     *markdown = NULL;
     int rc = -1;
     /* the windows ranked as --mode rag-window ranks them */
-    if (flatrank_windows(q, db, FLATRANK_LINES, FLATRANK_OVERLAP, FLATRANK_TOP, read, err, errlen) < 0) goto out;
-    /* with the tie-breaker the tree's answer has: between files holding
-     * the same code, the one the others import */
-    struct answer_opts wo = {0};
-    struct qwindow *central = NULL;
-    wo.ncentral = answer_central_files(db, read, &central);
-    wo.central = central;
-    rc = answer_build(q, read, db, &wo, NULL, &wcites, err, errlen);
-    qparse_windows_free(central, wo.ncentral);
-    if (rc) goto out;
-    rc = -1;
+    if (flatrank_windows(q, db, FLATRANK_LINES, FLATRANK_OVERLAP, FLATRANK_TOP, read, err, errlen) < 0 ||
+        answer_build(q, read, db, NULL, NULL, &wcites, err, errlen))
+        goto out;
     const struct evidence *lists[2] = {tcites, &wcites};
     fuse_citations(lists, 2, k, max, &fused);
     struct answer_opts ao = {0};

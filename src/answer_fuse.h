@@ -2,9 +2,7 @@
  * answer_fuse: an answer whose citations fuse two rankings (fuse.h): the
  * search tree's answer, which cites where the search's steps led, and the
  * flat ranker's (flatrank.h), which cites the definitions inside the
- * repository's top BM25 windows as --mode rag-window does, with the tree
- * answer's tie-breaker between files holding the same code (the file the
- * others import). Where the search
+ * repository's top BM25 windows as --mode rag-window does. Where the search
  * looked in the wrong places the windows still name the files, and where
  * the windows miss the tree still does. The windows are spans read for the
  * answer: they are handed back so that the search verifies the citations
@@ -29,10 +27,5 @@
 int answer_fuse(const struct qparse *q, sqlite3 *db, const struct evidence *seen, const struct evidence *tcites,
                 double k, size_t max, char **markdown, struct evidence *cites, struct evidence *read, char *err,
                 size_t errlen);
-
-/* The pool's files by how many other files of the repository import them
- * (log-scaled), best first (qparse_windows_free): answer_opts.central, the
- * tie-breaker between files holding the same code. */
-size_t answer_central_files(sqlite3 *db, const struct evidence *pool, struct qwindow **out);
 
 #endif

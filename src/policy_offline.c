@@ -1282,6 +1282,39 @@ static size_t tree_files(const struct mcts_tree *t, struct qwindow **out)
     return n;
 }
 
+/* The pool's files by how many other files of the repository import them
+ * (log-scaled), best first (qparse_windows_free). */
+static size_t central_files(sqlite3 *db, const struct evidence *pool, struct qwindow **out)
+{
+    struct qwindow *v = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    if (!db || sqlite3_prepare_v2(db,
+                                  "SELECT count(DISTINCT i.file_id) FROM imports i JOIN files f ON f.id = i.resolved_file_id "
+                                  "WHERE f.path = ?1 AND i.file_id != f.id",
+                                  -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    for (size_t k = 0; k < pool->n; k++) {
+        const char *path = pool->v[k].path;
+        int dup = 0;
+        for (size_t i = 0; i < n && !dup; i++) dup = !strcmp(v[i].path, path);
+        if (dup) continue;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+        int deg = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+        ARRAY_GROW(v, n, cap, 16);
+        memset(&v[n], 0, sizeof v[n]);
+        v[n].path = xstrdup(path);
+        v[n].score = log1p((double)deg);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (n) qsort(v, n, sizeof *v, cmp_qwindow);
+    *out = v;
+    return n;
+}
+
 /* The tree's own answer: its pool ranked by answer_build with the priors of
  * where the question's words concentrate, the files the tree's steps
  * agree on and the files the repository builds on. */
@@ -1295,7 +1328,7 @@ static int tree_answer(struct offline_policy *p, const struct mcts_tree *t, cons
     ao.nfiles = tree_files(t, &files);
     ao.files = files;
     struct qwindow *central = NULL;
-    ao.ncentral = answer_central_files(p->cfg.db, pool, &central);
+    ao.ncentral = central_files(p->cfg.db, pool, &central);
     ao.central = central;
     /* the leading citations say where to look: five files when the tree
      * found five with anything of the question in them */
