@@ -756,7 +756,7 @@ static void collect_cands(const struct qparse *q, const struct evidence *pool, s
  * different views of a file: neither counts against the other's overlap or
  * per-file share. Returns how many of cs went to sel (room for max). */
 static size_t select_cands(const struct qparse *q, const struct cands *cs, size_t max, size_t distinct, double ratio,
-                           struct cand *sel)
+                           int ranked, struct cand *sel)
 {
     unsigned char *taken = xcalloc(cs->n ? cs->n : 1, 1);
     size_t nsel = 0;
@@ -764,8 +764,9 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
     /* pass 0 and 1: the distinct-file picks, first without a definition
      * whose qualified name another file's pick already has (the same class
      * in each of a family of near-identical files says where to look once),
-     * then with; pass 2: the rest */
-    for (int pass = 0; pass < 3; pass++) {
+     * then with (a ranked pool keeps its order: no first pass); pass 2: the
+     * rest */
+    for (int pass = ranked ? 1 : 0; pass < 3; pass++) {
         if (pass == 2) ndistinct = nsel;
         size_t limit = pass < 2 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs->n && nsel < limit; i++) {
@@ -872,7 +873,7 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     struct cands cs = {0};
     collect_cands(q, pool, db, opts, &cs);
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
-    size_t nsel = select_cands(q, &cs, max, distinct, ratio, sel);
+    size_t nsel = select_cands(q, &cs, max, distinct, ratio, opts && opts->ranked, sel);
 
     if (markdown) {   /* (NULL: the citations alone are wanted) */
         write_head(q, sel, nsel, &b);

@@ -78,8 +78,9 @@ struct answer_opts {
     double distinct_ratio;   /* 0: ANSWER_DISTINCT_RATIO */
     /* The pool is already ranked, best first, each span's score its prior
      * (0-1, decreasing), e.g. a fusion of rankings (fuse.h): the answer
-     * keeps that order (no other score, no span cut into its definitions);
-     * selection still takes distinct files first and drops overlaps. */
+     * keeps that order (no other score, no span cut into its definitions,
+     * no file passed over for repeating another's definition); selection
+     * still takes distinct files first and drops overlaps. */
     int ranked;
 };
 

@@ -10,6 +10,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Appends the spans of spec, "path:a-b path:a-b ...", to l; each span's
