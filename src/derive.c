@@ -70,11 +70,18 @@ static void *fit_thread(void *arg)
     return NULL;
 }
 
-void derive_start(struct derive *d)
+static void stored(sqlite3 *db, const char *what, int (*store)(void *ctx, sqlite3 *db, char *err, size_t errlen),
+                   void *ctx);
+static int store_lines(void *ctx, sqlite3 *db, char *err, size_t errlen);
+
+void derive_start(struct derive *d, sqlite3 *db)
 {
     if (!d || d->started || !d->vb) return;
     d->started = pthread_create(&d->thread, NULL, fit_thread, d) == 0;
     if (!d->started) fit_thread(d);
+    /* the files are all written: the line postings, which only they make,
+     * are stored now, and their memory is free before resolving takes its */
+    stored(db, "line postings", store_lines, d);
 }
 
 /* Runs store in a savepoint of db's transaction: a part that fails leaves
@@ -119,7 +126,7 @@ static int store_names(void *ctx, sqlite3 *db, char *err, size_t errlen)
 void derive_store(struct derive *d, sqlite3 *db)
 {
     if (!d) return;
-    stored(db, "line postings", store_lines, d);
+    if (d->lp) stored(db, "line postings", store_lines, d);
     stored(db, "symbol names", store_names, d);
     join(d);
     if (d->fitted) stored(db, "local vectors", store_vectors, d);

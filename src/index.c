@@ -525,7 +525,7 @@ static int finish_write(struct update *U)
 {
     struct index_stats *S = U->S;
     if (write_skipped(U) || cancelled(U->opt, U->err, U->errlen)) return -1;
-    derive_start(U->w.derive);
+    derive_start(U->w.derive, U->db);
     U->t_write = now_ms();
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {
