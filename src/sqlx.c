@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 char *sqlx_col_dup(sqlite3_stmt *st, int i)
