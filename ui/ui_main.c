@@ -854,9 +854,10 @@ static void one_key(struct ui *ui, int rc, wint_t ch)
 }
 
 /* Keys that arrive together, faster than anyone types (at least three
- * printable characters, not all the same: a held key repeats one), are a
- * paste from a terminal without bracketed paste. They are text for the
- * question line, never keys: a pasted "xqa" neither prunes nor quits. */
+ * printable characters, not all the same: a held key repeats one, and
+ * newlines), are a paste from a terminal without bracketed paste. They are
+ * text for the question line, never keys: a pasted "xqa" neither prunes nor
+ * quits. Any other key among them (Tab, Esc, an arrow) makes them keys. */
 #define UI_BURST_MIN 3
 
 static int burst_is_text(const struct ui *ui, const int *rc, const wint_t *ch, int n)
@@ -865,7 +866,7 @@ static int burst_is_text(const struct ui *ui, const int *rc, const wint_t *ch, i
     int printable = 0, distinct = 0;
     for (int i = 0; i < n; i++) {
         if (rc[i] != OK) return 0;
-        if (ch[i] == '\n' || ch[i] == '\r' || ch[i] == '\t') continue;
+        if (ch[i] == '\n' || ch[i] == '\r') continue;   /* a pasted line's end */
         if (ch[i] < 32 || ch[i] == 127) return 0;
         printable++;
         if (ch[i] != ch[0]) distinct = 1;
