@@ -1062,24 +1062,41 @@ static void scrub_reply(struct llm_backend *b, struct llm_reply *reply)
 
 /* Between a backend and the request's reader: knows whether pieces were
  * handed, so that a reset reaches the reader only when there is something
- * to void. */
+ * to void, and redacts the pieces as the whole reply is (a key a server
+ * echoes, split across pieces or not, never reaches the reader). */
 struct delta_tap {
     const struct llm_request *req;
     int handed;
+    struct secret_stream ss[2];   /* LLM_DELTA_TEXT, LLM_DELTA_REASONING */
 };
+
+static int tap_pass(struct delta_tap *t, enum llm_delta_kind kind, const char *text, size_t len, int final)
+{
+    char *out = secret_stream_next(&t->ss[kind], text, len, final);
+    int rc = 0;
+    if (*out || (!len && !final)) {   /* an empty piece still reaches the reader, as it came */
+        t->handed = 1;
+        rc = t->req->on_delta(t->req->delta_ud, kind, out, strlen(out));
+    }
+    free(out);
+    return rc;
+}
 
 static int tap_delta(void *ud, enum llm_delta_kind kind, const char *text, size_t len)
 {
     struct delta_tap *t = ud;
-    if (kind == LLM_DELTA_RESET && !t->handed) return 0;
-    t->handed = kind != LLM_DELTA_RESET;
+    if (kind == LLM_DELTA_TEXT || kind == LLM_DELTA_REASONING) return tap_pass(t, kind, text, len, 0);
+    secret_stream_clear(&t->ss[0]);
+    secret_stream_clear(&t->ss[1]);
+    if (!t->handed) return 0;
+    t->handed = 0;
     return t->req->on_delta(t->req->delta_ud, kind, text, len);
 }
 
 int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_reply *reply,
              struct llm_usage *usage)
 {
-    struct delta_tap tap = {req, 0};
+    struct delta_tap tap = {req, 0, {{BUF_INIT, 0}, {BUF_INIT, 0}}};
     struct llm_request tapped = *req;
     if (req->on_delta) {
         tapped.on_delta = tap_delta;
@@ -1089,10 +1106,15 @@ int llm_chat(struct llm_backend *b, const struct llm_request *req, struct llm_re
     url_redact_buf(reply->error, sizeof reply->error);   /* every backend's messages name its URL */
     scrub_reply(b, reply);
     /* a whole reply reaches the reader in one piece; a failed one voids what it had */
-    if (req->on_delta && rc == LLM_OK && reply->text && !tap.handed)
+    if (req->on_delta && rc == LLM_OK && reply->text && !tap.handed && !tap.ss[0].acc.len)
         req->on_delta(req->delta_ud, LLM_DELTA_TEXT, reply->text, strlen(reply->text));
-    else if (req->on_delta && rc != LLM_OK && !reply->stopped)
+    else if (req->on_delta && rc == LLM_OK) {   /* what was held back for a secret that did not come */
+        tap_pass(&tap, LLM_DELTA_REASONING, NULL, 0, 1);
+        tap_pass(&tap, LLM_DELTA_TEXT, NULL, 0, 1);
+    } else if (req->on_delta && !reply->stopped)
         tap_delta(&tap, LLM_DELTA_RESET, NULL, 0);
+    secret_stream_clear(&tap.ss[0]);
+    secret_stream_clear(&tap.ss[1]);
     if (rc != LLM_OK && reply->fail == LLM_FAIL_NONE) reply->fail = LLM_FAIL_BAD_REPLY;
     log_msg("llm: %s [%s] %s%s%s: %ld in (%ld cached, %ld cache write) + %ld out (%ld reasoning) tokens%s, %ld ms, %d attempt%s",
             b->name(b), req->tag ? req->tag : "other", rc == LLM_OK ? "ok" : llm_fail_name(reply->fail),

@@ -446,6 +446,50 @@ char *secret_scrub(const char *s)
     return r;
 }
 
+/* Where text [0, len) may be cut without a kept secret straddling the cut:
+ * the first position from which the rest of the text is the start of a
+ * secret, or an occurrence crossing it, moves the cut back to its start. */
+static size_t secret_cut(const char *s, size_t len)
+{
+    size_t m = len;
+    pthread_mutex_lock(&secret_lock);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < nsecrets; i++) {
+            size_t L = strlen(secrets[i]);
+            for (size_t q = m > L ? m - L + 1 : 0; q < m; q++) {
+                size_t n = len - q < L ? len - q : L;
+                if (memcmp(s + q, secrets[i], n) == 0) {
+                    m = q;
+                    changed = 1;
+                    break;
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&secret_lock);
+    while (m > 0 && m < len && ((unsigned char)s[m] & 0xC0) == 0x80) m--;   /* a whole character */
+    return m;
+}
+
+char *secret_stream_next(struct secret_stream *s, const char *piece, size_t len, int final)
+{
+    if (len) buf_add(&s->acc, piece, len);
+    size_t cut = final ? s->acc.len : secret_cut(buf_str(&s->acc), s->acc.len);
+    if (cut <= s->out) return xstrdup("");
+    char *part = xstrndup(buf_str(&s->acc) + s->out, cut - s->out);
+    s->out = cut;
+    char *r = secret_scrub(part);
+    free(part);
+    return r;
+}
+
+void secret_stream_clear(struct secret_stream *s)
+{
+    buf_free(&s->acc);
+    s->out = 0;
+}
+
 char *str_copy_cut(char *dst, size_t size, const char *s)
 {
     if (!s) s = "";

@@ -145,6 +145,18 @@ char *str_redact_secret(const char *s, const char *secret);
  * Caller frees. */
 void secret_add(const char *secret);
 char *secret_scrub(const char *s);
+/* A text that goes out in pieces as it arrives (a streamed reply), redacted
+ * as secret_scrub redacts the whole: a kept secret split across pieces never
+ * goes out, because the tail that could begin one is held back until later
+ * pieces show whether it does. */
+struct secret_stream {
+    struct buf acc;            /* every byte so far */
+    size_t out;                /* bytes of acc already handed out */
+};
+/* Appends piece (len bytes) and returns what may go out now, redacted
+ * (malloc'd, "" when nothing may yet); final: all that is left. */
+char *secret_stream_next(struct secret_stream *s, const char *piece, size_t len, int final);
+void secret_stream_clear(struct secret_stream *s);   /* empties it for another text */
 /* Copies s into dst (size bytes, size > 0), cut to fit without splitting a
  * UTF-8 sequence. Returns dst. */
 char *str_copy_cut(char *dst, size_t size, const char *s);

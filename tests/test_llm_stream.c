@@ -223,6 +223,7 @@ static const char *script =
     " {\"match\": \"case:plain\", \"content\": \"The quick brown fox jumps over the lazy dog.\", \"reasoning\": \"first think\","
     "  \"usage\": {\"input\": 31, \"output\": 17}},"
     " {\"match\": \"case:nousage\", \"content\": \"twelve bytes\", \"usage\": null},"
+    " {\"match\": \"case:echo\", \"content\": \"your key sk-stream-Qx81SECRETkey is here\"},"
     " {\"match\": \"case:disconnect\", \"endpoint\": \"chat\", \"times\": 2, \"stream_fault\": \"disconnect\", \"content\": \"one two three four five six\"},"
     " {\"match\": \"case:disconnect\", \"endpoint\": \"messages\", \"times\": 2, \"stream_fault\": \"disconnect\", \"content\": \"one two three four five six\"},"
     " {\"match\": \"case:disconnect\", \"content\": \"one two three four five six\"},"
@@ -304,6 +305,15 @@ static void served(const char *pname)
        "%s: and for the usage in it", pname);
     cJSON_Delete(body);
     cJSON_Delete(req);
+    llm_reply_free(&r);
+    rec_free(&rc);
+
+    /* a key the server echoes, cut across pieces (about 12 bytes each) */
+    is_int(ask(b, "case:echo", &rc, 0, &r, &u), LLM_OK, "%s: a reply echoing the key", pname);
+    ok(rc.pieces > 1 && !strstr(buf_str(&rc.text), "Qx81") && !strstr(buf_str(&rc.text), "sk-stream-Q"),
+       "%s: no piece the reader got holds any of the key: '%s'", pname, buf_str(&rc.text));
+    is_str(buf_str(&rc.text), r.text, "%s: the pieces joined are the reply as redacted", pname);
+    ok(r.text && strstr(r.text, "[redacted]"), "%s: which names the key redacted", pname);
     llm_reply_free(&r);
     rec_free(&rc);
 

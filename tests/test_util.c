@@ -168,6 +168,24 @@ int main(void)
         r = secret_scrub("x tok-REGISTERED-0123 y tok-REGISTER");
         is_str(r, "x [redacted] y [redacted]", "secret_scrub: a registered secret, whole and cut short");
         free(r);
+        /* the same text handed out a byte at a time */
+        struct secret_stream ss = {BUF_INIT, 0};
+        const char *txt = "x tok-REGISTERED-0123 y tok-REGISTER";
+        struct buf got = BUF_INIT;
+        int leaked = 0;
+        for (size_t i = 0; txt[i]; i++) {
+            char *p = secret_stream_next(&ss, txt + i, 1, 0);
+            leaked |= strstr(p, "REG") != NULL;
+            buf_adds(&got, p);
+            free(p);
+        }
+        char *p = secret_stream_next(&ss, NULL, 0, 1);
+        buf_adds(&got, p);
+        free(p);
+        ok(!leaked, "secret_stream: no piece handed out holds a part of the secret");
+        is_str(buf_str(&got), "x [redacted] y [redacted]", "secret_stream: the pieces join to secret_scrub's text");
+        buf_free(&got);
+        secret_stream_clear(&ss);
         char small[12];
         is_str(str_copy_cut(small, sizeof small, "abcdefghij\xc3\xa9z"), "abcdefghij",
                "str_copy_cut: never splits a UTF-8 sequence");
