@@ -378,6 +378,101 @@ static void config_init(struct drqa_config *c)
     c->api = -1;
 }
 
+/* The settings only the config file sets (json_mode also by --json-mode):
+ * timeouts, retries, limits, the API, the temperature, the MCP server's.
+ * 0, or -1 with err naming the line. */
+static int file_settings(struct drqa_config *c, const struct fileval *fv, const struct drqa_opts *o, char *err,
+                         size_t errlen)
+{
+    /* json mode and numbers (file only) */
+    c->json_mode = 0;
+    if (fv->v[F_JSON_MODE] && parse_bool(fv->v[F_JSON_MODE], &c->json_mode)) {
+        bad_value(err, errlen, fv->path, fv->line[F_JSON_MODE], "json_mode", "true or false");
+        return -1;
+    }
+    if (o && o->json_mode) c->json_mode = 1;
+    long v;
+    if (file_long(fv, F_TIMEOUT_CONNECT, 1, 3600000, c->timeout_connect_ms, &c->timeout_connect_ms, err, errlen) ||
+        file_long(fv, F_TIMEOUT_TOTAL, 1, 86400000, c->timeout_total_ms, &c->timeout_total_ms, err, errlen) ||
+        file_long(fv, F_BACKOFF, 0, 3600000, c->backoff_ms, &c->backoff_ms, err, errlen) ||
+        file_long(fv, F_BACKOFF_MAX, 0, 3600000, c->backoff_max_ms, &c->backoff_max_ms, err, errlen) ||
+        file_long(fv, F_RETRY_AFTER_MAX, 0, 3600000, c->retry_after_max_ms, &c->retry_after_max_ms, err, errlen))
+        return -1;
+    if (file_long(fv, F_RETRIES, 0, 20, c->retries, &v, err, errlen)) return -1;
+    c->retries = (int)v;
+    if (file_long(fv, F_MAX_REPLY, 1024, LONG_MAX, (long)c->max_reply_bytes, &v, err, errlen)) return -1;
+    c->max_reply_bytes = v;
+    if (file_long(fv, F_MAX_TOKENS, 1, 1000000, c->max_tokens, &v, err, errlen)) return -1;
+    c->max_tokens = (int)v;
+    c->max_tokens_set = fv->v[F_MAX_TOKENS] != NULL;
+    if (file_long(fv, F_EMBED_BATCH, 1, 4096, c->embed_batch, &v, err, errlen)) return -1;
+    c->embed_batch = (int)v;
+    if (fv->v[F_API]) {
+        if (!strcmp(fv->v[F_API], "chat")) c->api = LLM_API_CHAT;
+        else if (!strcmp(fv->v[F_API], "responses")) c->api = LLM_API_RESPONSES;
+        else {
+            bad_value(err, errlen, fv->path, fv->line[F_API], "api", "chat or responses");
+            return -1;
+        }
+    }
+    if (fv->v[F_TEMPERATURE] && parse_double(fv->v[F_TEMPERATURE], 0, 2, &c->temperature)) {
+        bad_value(err, errlen, fv->path, fv->line[F_TEMPERATURE], "temperature", "a number from 0 to 2");
+        return -1;
+    }
+    c->temperature_set = fv->v[F_TEMPERATURE] != NULL;
+
+    /* the MCP server over HTTP (mcp_http.h): only the config file sets these */
+    if (fv->v[F_MCP_TOKEN]) c->mcp_token = xstrdup(fv->v[F_MCP_TOKEN]);
+    secret_add(c->mcp_token);   /* a client's token is scrubbed like a key */
+    if (fv->v[F_MCP_ORIGINS]) c->mcp_allowed_origins = xstrdup(fv->v[F_MCP_ORIGINS]);
+    if (file_long(fv, F_MCP_MAX_REQUESTS, 1, 1024, 0, &v, err, errlen)) return -1;
+    c->mcp_max_requests = (int)v;
+    if (file_long(fv, F_MCP_MAX_SESSIONS, 1, 100000, 0, &v, err, errlen)) return -1;
+    c->mcp_max_sessions = (int)v;
+    return 0;
+}
+
+/* The per-role models (--role-model ROLE=NAME over model.ROLE) and the
+ * policy (--policy, else llm when a model is configured). 0, or -1 with err. */
+static int roles_and_policy(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen)
+{
+    /* per-role models: --role-model ROLE=NAME over model.ROLE */
+    for (int i = 0; o && i < o->nrole_models; i++) {
+        const char *rm = o->role_models[i], *eq = strchr(rm, '=');
+        int r = -1;
+        for (int k = 0; eq && k < CONFIG_NROLES; k++)
+            if (strlen(config_role_names[k]) == (size_t)(eq - rm) && !strncmp(rm, config_role_names[k], (size_t)(eq - rm)))
+                r = k;
+        if (r < 0 || !eq[1]) {
+            snprintf(err, errlen, "--role-model takes ROLE=MODEL with ROLE one of perception, planning, filter, "
+                     "evaluation, answer (e.g. --role-model filter=gpt-4.1-mini), not '%s'", rm);
+            return -1;
+        }
+        free(c->role_model[r]);
+        c->role_model[r] = xstrdup(eq + 1);
+    }
+
+    /* policy */
+    if (o && o->policy) {
+        c->policy_explicit = 1;
+        if (strcmp(o->policy, "offline") == 0) {
+            c->policy = POLICY_OFFLINE;
+        } else if (strcmp(o->policy, "llm") == 0) {
+            if (!c->model) {
+                snprintf(err, errlen, "--policy llm needs a model; set --model, DRQA_MODEL or 'model =' in the config file");
+                return -1;
+            }
+            c->policy = POLICY_LLM;
+        } else {
+            snprintf(err, errlen, "--policy takes offline or llm, not '%s'", o->policy);
+            return -1;
+        }
+    } else {
+        c->policy = c->model ? POLICY_LLM : POLICY_OFFLINE;
+    }
+    return 0;
+}
+
 int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char *const *env,
                     char *err, size_t errlen)
 {
@@ -485,86 +580,9 @@ int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char
     secret_add(c->api_key);
     secret_add(c->embed_key);
 
-    /* json mode and numbers (file only) */
-    c->json_mode = 0;
-    if (fv.v[F_JSON_MODE] && parse_bool(fv.v[F_JSON_MODE], &c->json_mode)) {
-        bad_value(err, errlen, fv.path, fv.line[F_JSON_MODE], "json_mode", "true or false");
-        goto out;
-    }
-    if (o && o->json_mode) c->json_mode = 1;
-    long v;
-    if (file_long(&fv, F_TIMEOUT_CONNECT, 1, 3600000, c->timeout_connect_ms, &c->timeout_connect_ms, err, errlen) ||
-        file_long(&fv, F_TIMEOUT_TOTAL, 1, 86400000, c->timeout_total_ms, &c->timeout_total_ms, err, errlen) ||
-        file_long(&fv, F_BACKOFF, 0, 3600000, c->backoff_ms, &c->backoff_ms, err, errlen) ||
-        file_long(&fv, F_BACKOFF_MAX, 0, 3600000, c->backoff_max_ms, &c->backoff_max_ms, err, errlen) ||
-        file_long(&fv, F_RETRY_AFTER_MAX, 0, 3600000, c->retry_after_max_ms, &c->retry_after_max_ms, err, errlen))
-        goto out;
-    if (file_long(&fv, F_RETRIES, 0, 20, c->retries, &v, err, errlen)) goto out;
-    c->retries = (int)v;
-    if (file_long(&fv, F_MAX_REPLY, 1024, LONG_MAX, (long)c->max_reply_bytes, &v, err, errlen)) goto out;
-    c->max_reply_bytes = v;
-    if (file_long(&fv, F_MAX_TOKENS, 1, 1000000, c->max_tokens, &v, err, errlen)) goto out;
-    c->max_tokens = (int)v;
-    c->max_tokens_set = fv.v[F_MAX_TOKENS] != NULL;
-    if (file_long(&fv, F_EMBED_BATCH, 1, 4096, c->embed_batch, &v, err, errlen)) goto out;
-    c->embed_batch = (int)v;
-    if (fv.v[F_API]) {
-        if (!strcmp(fv.v[F_API], "chat")) c->api = LLM_API_CHAT;
-        else if (!strcmp(fv.v[F_API], "responses")) c->api = LLM_API_RESPONSES;
-        else {
-            bad_value(err, errlen, fv.path, fv.line[F_API], "api", "chat or responses");
-            goto out;
-        }
-    }
-    if (fv.v[F_TEMPERATURE] && parse_double(fv.v[F_TEMPERATURE], 0, 2, &c->temperature)) {
-        bad_value(err, errlen, fv.path, fv.line[F_TEMPERATURE], "temperature", "a number from 0 to 2");
-        goto out;
-    }
-    c->temperature_set = fv.v[F_TEMPERATURE] != NULL;
+    if (file_settings(c, &fv, o, err, errlen)) goto out;
 
-    /* the MCP server over HTTP (mcp_http.h): only the config file sets these */
-    if (fv.v[F_MCP_TOKEN]) c->mcp_token = xstrdup(fv.v[F_MCP_TOKEN]);
-    secret_add(c->mcp_token);   /* a client's token is scrubbed like a key */
-    if (fv.v[F_MCP_ORIGINS]) c->mcp_allowed_origins = xstrdup(fv.v[F_MCP_ORIGINS]);
-    if (file_long(&fv, F_MCP_MAX_REQUESTS, 1, 1024, 0, &v, err, errlen)) goto out;
-    c->mcp_max_requests = (int)v;
-    if (file_long(&fv, F_MCP_MAX_SESSIONS, 1, 100000, 0, &v, err, errlen)) goto out;
-    c->mcp_max_sessions = (int)v;
-
-    /* per-role models: --role-model ROLE=NAME over model.ROLE */
-    for (int i = 0; o && i < o->nrole_models; i++) {
-        const char *rm = o->role_models[i], *eq = strchr(rm, '=');
-        int r = -1;
-        for (int k = 0; eq && k < CONFIG_NROLES; k++)
-            if (strlen(config_role_names[k]) == (size_t)(eq - rm) && !strncmp(rm, config_role_names[k], (size_t)(eq - rm)))
-                r = k;
-        if (r < 0 || !eq[1]) {
-            snprintf(err, errlen, "--role-model takes ROLE=MODEL with ROLE one of perception, planning, filter, "
-                     "evaluation, answer (e.g. --role-model filter=gpt-4.1-mini), not '%s'", rm);
-            goto out;
-        }
-        free(c->role_model[r]);
-        c->role_model[r] = xstrdup(eq + 1);
-    }
-
-    /* policy */
-    if (o && o->policy) {
-        c->policy_explicit = 1;
-        if (strcmp(o->policy, "offline") == 0) {
-            c->policy = POLICY_OFFLINE;
-        } else if (strcmp(o->policy, "llm") == 0) {
-            if (!c->model) {
-                snprintf(err, errlen, "--policy llm needs a model; set --model, DRQA_MODEL or 'model =' in the config file");
-                goto out;
-            }
-            c->policy = POLICY_LLM;
-        } else {
-            snprintf(err, errlen, "--policy takes offline or llm, not '%s'", o->policy);
-            goto out;
-        }
-    } else {
-        c->policy = c->model ? POLICY_LLM : POLICY_OFFLINE;
-    }
+    if (roles_and_policy(c, o, err, errlen)) goto out;
     rc = 0;
 out:
     for (int k = 0; k < F_COUNT; k++) free(fv.v[k]);
