@@ -464,10 +464,12 @@ static int outline_head(const struct cspan *c, size_t max, struct evidence_span 
 
 /* ------------------------------------------------------------------ curate */
 
-size_t curate(const char *question, const struct evidence *raw, long long budget_tokens, struct evidence *out)
+/* The raw spans copied, sorted by file and line, verbatim spans of one file
+ * that overlap or touch merged, and skeletons a verbatim span covers
+ * dropped. *n is the number of raw spans in, the number kept out. */
+static struct cspan *merged_spans(const struct evidence *raw, size_t *n_io)
 {
-    size_t n = raw->n;
-    if (!n) return 0;
+    size_t n = *n_io;
     struct cspan *c = xcalloc(n, sizeof *c);
     for (size_t i = 0; i < n; i++) {
         const struct evidence_span *s = &raw->v[i];
@@ -499,13 +501,15 @@ size_t curate(const char *question, const struct evidence *raw, long long budget
         else c[k++] = c[i];
     }
     n = k;
+    *n_io = n;
+    return c;
+}
 
-    /* relevance: question terms weighted by rarity among the spans, plus
-     * identifiers of the question found literally */
-    struct terms q;
-    terms_of(question, TOK_STOPWORDS, &q);
-    char **ids;
-    size_t nid = curate_identifiers(question, &ids);
+/* Sets each span's relevance: the question's terms weighted by their rarity
+ * among the spans, plus the question's identifiers found literally. Returns
+ * the highest. */
+static double relevance(struct cspan *c, size_t n, const struct terms *q, char **ids, size_t nid)
+{
     struct terms *st = xcalloc(n, sizeof *st);
     char **words = xcalloc(n, sizeof *words);
     for (size_t i = 0; i < n; i++) {
@@ -515,10 +519,10 @@ size_t curate(const char *question, const struct evidence *raw, long long budget
     double maxrel = 0;
     for (size_t i = 0; i < n; i++) {
         double r = 0;
-        for (size_t t = 0; t < q.n; t++) {
-            if (!terms_has(&st[i], q.v[t])) continue;
+        for (size_t t = 0; t < q->n; t++) {
+            if (!terms_has(&st[i], q->v[t])) continue;
             size_t df = 0;
-            for (size_t j = 0; j < n; j++) df += terms_has(&st[j], q.v[t]);
+            for (size_t j = 0; j < n; j++) df += terms_has(&st[j], q->v[t]);
             r += log(1.0 + (double)n / (double)df);
         }
         for (size_t t = 0; t < nid; t++) r += has_word(words[i], ids[t]) ? IDENT_WEIGHT : 0;
@@ -531,6 +535,19 @@ size_t curate(const char *question, const struct evidence *raw, long long budget
     }
     free(st);
     free(words);
+    return maxrel;
+}
+
+size_t curate(const char *question, const struct evidence *raw, long long budget_tokens, struct evidence *out)
+{
+    size_t n = raw->n;
+    if (!n) return 0;
+    struct cspan *c = merged_spans(raw, &n);
+    struct terms q;
+    terms_of(question, TOK_STOPWORDS, &q);
+    char **ids;
+    size_t nid = curate_identifiers(question, &ids);
+    double maxrel = relevance(c, n, &q, ids, nid);
     qsort(c, n, sizeof *c, rank_order);
 
     size_t cap = budget_tokens > 0 ? (size_t)budget_tokens * 4 : (size_t)-1, used = 0, added = 0;

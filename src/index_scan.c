@@ -1105,6 +1105,104 @@ static char *git_ignore_rule(const char *root, const char *rel)
     return o;
 }
 
+/* scan_explain in a git work tree: why git's listing or a .drqaignore file
+ * leaves rel out (malloc'd), or NULL. */
+static char *explain_git(struct scanner *sc, int rootfd, const char *root_abs, const char *rel, int is_dir, int exists,
+                         char *list, size_t len)
+{
+    size_t n = strlen(rel);
+    char *why = NULL;
+    /* version-control metadata and what git ignores */
+    for (const char *q = rel; !why && *q; q++)
+        if ((q == rel || q[-1] == '/') && (strncmp(q, ".git", 4) == 0 && (!q[4] || q[4] == '/')))
+            why = xstrdup("version-control metadata");
+    if (!why && *rel) {
+        char *g = git_ignore_rule(root_abs, rel);
+        if (g) why = xasprintf("git: %s", g);
+        free(g);
+    }
+    if (!why) {
+        int listed = 0;
+        char *sub = NULL;   /* the submodule rel lies in, when git lists one */
+        for (size_t i = 0; i < len && !listed;) {
+            const char *e = list + i;
+            size_t m = strnlen(e, len - i);
+            i += m + 1;
+            listed = strcmp(e, rel) == 0 || (is_dir && (!*rel || (strncmp(e, rel, n) == 0 && e[n] == '/')));
+            if (!sub && m && m < n && strncmp(rel, e, m) == 0 && rel[m] == '/') {
+                struct stat dst;
+                if (fstatat(rootfd, e, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode)) sub = xstrdup(e);
+            }
+            if (listed && is_dir && strcmp(e, rel) == 0) {
+                struct stat dst;   /* the submodule itself */
+                if (fstatat(rootfd, e, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode))
+                    why = xstrdup(SCAN_SUBMODULE_RULE);
+            }
+        }
+        if (!why && sub) why = xasprintf("the git submodule '%s' " SCAN_SUBMODULE_NOTE, sub);
+        free(sub);
+        if (!why && !listed && exists) why = xstrdup("git: not listed by git ls-files");
+    }
+    if (!why) {
+        git_drqaignores(sc, list, len);
+        why = *rel ? path_ignored_by(sc->stack, sc->nstack, rel, is_dir) : NULL;
+    }
+    return why;
+}
+
+/* scan_explain outside git: each directory from the root down, as the walk
+ * meets it; why a rule leaves rel out (malloc'd), or NULL, with the rule
+ * that re-includes it, if any, in out. */
+static char *explain_walk(struct scanner *sc, int rootfd, const struct scan_options *so, const char *rel, int is_dir,
+                          struct buf *out)
+{
+    char *why = NULL;
+    /* each directory from the root down, as the walk meets it */
+    char *tmp = xstrdup(rel);
+    char *comp = tmp;
+    int parent_pkg = has_entry(rootfd, "", "package.json");
+    for (;;) {
+        char *dir = xstrndup(tmp, comp == tmp ? 0 : (size_t)(comp - tmp - 1));
+        if (!so->no_ignore)
+            for (size_t k = 0; ignore_names[k]; k++) {
+                struct ignore_file *f = load_ignore(rootfd, dir, dir, ignore_names[k]);
+                if (f) stack_push(sc, f);
+            }
+        free(dir);
+        if (!*comp) break;
+        char *slash = strchr(comp, '/');
+        if (slash) *slash = 0;
+        int comp_dir = slash || is_dir;
+        const char *rule = comp_dir ? dir_name_rule(comp, so->no_ignore, parent_pkg) : NULL;
+        if (rule) why = xstrdup(rule);
+        if (!why) why = ignored_by(sc->stack, sc->nstack, tmp, comp_dir);
+        if (!why && comp_dir && !so->no_ignore) {
+            unsigned marks = 0;
+            for (size_t k = 0; marker_names[k]; k++)
+                if (has_entry(rootfd, tmp, marker_names[k])) marks |= 1u << k;
+            rule = dir_content_rule(comp, marks, has_activate(rootfd, tmp));
+            if (rule) why = xstrdup(rule);
+        }
+        if (why) {
+            if (slash) buf_printf(out, "directory %s\n", tmp);
+            break;
+        }
+        if (!slash) break;
+        parent_pkg = has_entry(rootfd, tmp, "package.json");
+        *slash = '/';
+        comp = slash + 1;
+    }
+    free(tmp);
+    const struct ignore_file *f;
+    const struct ignore_rule *r = !why && *rel ? ignore_decide(sc->stack, sc->nstack, rel, is_dir, &f) : NULL;
+    if (r && r->negate) {
+        char *d = ignore_rule_describe(f, r);
+        buf_printf(out, "rule      re-included by %s\n", d);
+        free(d);
+    }
+    return why;
+}
+
 int scan_explain(const char *root_abs, const struct scan_options *so, const char *path, struct buf *out, char *err,
                  size_t errlen)
 {
@@ -1146,87 +1244,11 @@ int scan_explain(const char *root_abs, const struct scan_options *so, const char
     if (so->no_ignore) buf_adds(out, "listing   a walk of everything but version-control metadata (--no-ignore)\n");
     if (list) {
         buf_adds(out, "listing   git ls-files --cached --others --exclude-standard, then .drqaignore files\n");
-        /* version-control metadata and what git ignores */
-        for (char *q = rel; !why && *q; q++)
-            if ((q == rel || q[-1] == '/') && (strncmp(q, ".git", 4) == 0 && (!q[4] || q[4] == '/')))
-                why = xstrdup("version-control metadata");
-        if (!why && *rel) {
-            char *g = git_ignore_rule(root_abs, rel);
-            if (g) why = xasprintf("git: %s", g);
-            free(g);
-        }
-        if (!why) {
-            int listed = 0;
-            char *sub = NULL;   /* the submodule rel lies in, when git lists one */
-            for (size_t i = 0; i < len && !listed;) {
-                const char *e = list + i;
-                size_t m = strnlen(e, len - i);
-                i += m + 1;
-                listed = strcmp(e, rel) == 0 || (is_dir && (!*rel || (strncmp(e, rel, n) == 0 && e[n] == '/')));
-                if (!sub && m && m < n && strncmp(rel, e, m) == 0 && rel[m] == '/') {
-                    struct stat dst;
-                    if (fstatat(rootfd, e, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode)) sub = xstrdup(e);
-                }
-                if (listed && is_dir && strcmp(e, rel) == 0) {
-                    struct stat dst;   /* the submodule itself */
-                    if (fstatat(rootfd, e, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode))
-                        why = xstrdup(SCAN_SUBMODULE_RULE);
-                }
-            }
-            if (!why && sub) why = xasprintf("the git submodule '%s' " SCAN_SUBMODULE_NOTE, sub);
-            free(sub);
-            if (!why && !listed && exists) why = xstrdup("git: not listed by git ls-files");
-        }
-        if (!why) {
-            git_drqaignores(&s, list, len);
-            why = *rel ? path_ignored_by(s.stack, s.nstack, rel, is_dir) : NULL;
-        }
+        why = explain_git(&s, rootfd, root_abs, rel, is_dir, exists, list, len);
     } else {
         if (!so->no_ignore) buf_adds(out, "listing   a walk (not a git work tree): .gitignore, .ignore and .drqaignore files, "
                                           "directories shown to hold no project source\n");
-        /* each directory from the root down, as the walk meets it */
-        char *tmp = xstrdup(rel);
-        char *comp = tmp;
-        int parent_pkg = has_entry(rootfd, "", "package.json");
-        for (;;) {
-            char *dir = xstrndup(tmp, comp == tmp ? 0 : (size_t)(comp - tmp - 1));
-            if (!so->no_ignore)
-                for (size_t k = 0; ignore_names[k]; k++) {
-                    struct ignore_file *f = load_ignore(rootfd, dir, dir, ignore_names[k]);
-                    if (f) stack_push(&s, f);
-                }
-            free(dir);
-            if (!*comp) break;
-            char *slash = strchr(comp, '/');
-            if (slash) *slash = 0;
-            int comp_dir = slash || is_dir;
-            const char *rule = comp_dir ? dir_name_rule(comp, so->no_ignore, parent_pkg) : NULL;
-            if (rule) why = xstrdup(rule);
-            if (!why) why = ignored_by(s.stack, s.nstack, tmp, comp_dir);
-            if (!why && comp_dir && !so->no_ignore) {
-                unsigned marks = 0;
-                for (size_t k = 0; marker_names[k]; k++)
-                    if (has_entry(rootfd, tmp, marker_names[k])) marks |= 1u << k;
-                rule = dir_content_rule(comp, marks, has_activate(rootfd, tmp));
-                if (rule) why = xstrdup(rule);
-            }
-            if (why) {
-                if (slash) buf_printf(out, "directory %s\n", tmp);
-                break;
-            }
-            if (!slash) break;
-            parent_pkg = has_entry(rootfd, tmp, "package.json");
-            *slash = '/';
-            comp = slash + 1;
-        }
-        free(tmp);
-        const struct ignore_file *f;
-        const struct ignore_rule *r = !why && *rel ? ignore_decide(s.stack, s.nstack, rel, is_dir, &f) : NULL;
-        if (r && r->negate) {
-            char *d = ignore_rule_describe(f, r);
-            buf_printf(out, "rule      re-included by %s\n", d);
-            free(d);
-        }
+        why = explain_walk(&s, rootfd, so, rel, is_dir, out);
     }
     if (why) {
         buf_printf(out, "verdict   not indexed: left out by %s\n", why);

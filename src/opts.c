@@ -174,6 +174,124 @@ static int set_run(struct drqa_opts *o, enum drqa_run r, const char *name, char 
     return 0;
 }
 
+/* A search or policy option (c, called name): 0 when taken, -1 with err when
+ * its value is refused, 1 when c is another kind of option. */
+static int search_option(struct drqa_opts *o, int c, const char *name, char *err, size_t errlen)
+{
+    long long v;
+    switch (c) {
+    case O_MODE:
+        if (strcmp(optarg, "mcts") && strcmp(optarg, "direct") && strcmp(optarg, "rag-function") &&
+            strcmp(optarg, "rag-window")) {
+            snprintf(err, errlen, "--mode must be mcts, direct, rag-function or rag-window, not '%s'", optarg);
+            return -1;
+        }
+        o->mode = optarg;
+        break;
+    case O_NO_MCTS: o->no_mcts = 1; break;
+    case O_NO_PERCEPTION: o->no_perception = 1; break;
+    case O_NO_EVALUATION: o->no_evaluation = 1; break;
+    case O_NO_SEMANTIC: o->no_semantic = 1; break;
+    case O_ITERATIONS: if (parse_ll(name, optarg, 1, 10000, &v, err, errlen)) return -1; o->iterations = (int)v; break;
+    case O_MAX_EXPAND: if (parse_ll(name, optarg, 1, 20, &v, err, errlen)) return -1; o->max_expand = (int)v; break;
+    case O_SEED: if (parse_ll(name, optarg, 0, LLONG_MAX, &v, err, errlen)) return -1; o->seed = (unsigned long long)v; break;
+    case O_BUDGET_TOKENS: if (parse_ll(name, optarg, 0, LLONG_MAX, &o->budget_tokens, err, errlen)) return -1; break;
+    case O_PARALLEL: if (parse_ll(name, optarg, 1, 16, &v, err, errlen)) return -1; o->parallel = (int)v; break;
+    case O_EXPLORATION: {
+        char *end;
+        o->exploration = strtod(optarg, &end);
+        if (end == optarg || *end || !isfinite(o->exploration) || o->exploration < 0) {   /* nan, inf */
+            snprintf(err, errlen, "--exploration takes a finite number >= 0, not '%s'", optarg);
+            return -1;
+        }
+        break;
+    }
+    case O_FINISH_THRESHOLD: {
+        char *end;
+        o->finish_min_value = strtod(optarg, &end);
+        if (end == optarg || *end || !(o->finish_min_value >= 0 && o->finish_min_value <= 100)) {
+            snprintf(err, errlen, "--finish-threshold takes a value from 0 to 100, not '%s'", optarg);
+            return -1;
+        }
+        break;
+    }
+    case O_POLICY:
+        if (strcmp(optarg, "offline") && strcmp(optarg, "llm")) {
+            snprintf(err, errlen, "--policy must be offline or llm, not '%s'", optarg);
+            return -1;
+        }
+        o->policy = optarg;
+        break;
+    case O_PROVIDER:
+        if (!llm_provider_find(optarg)) {
+            char names[200];
+            snprintf(err, errlen, "--provider must be %s, not '%s'", llm_provider_choices(names, sizeof names, 0),
+                     optarg);
+            return -1;
+        }
+        o->provider = optarg;
+        break;
+    default: return 1;
+    }
+    return 0;
+}
+
+/* After the options: the options that go only with --index-only, and the
+ * positional arguments (REPO [QUESTION], or --report's score files) and what
+ * each run needs of them. 0, or -1 with err. */
+static int opts_positional(int argc, char **argv, struct drqa_opts *o, char *err, size_t errlen)
+{
+    if (o->explain && o->run != RUN_INDEX_ONLY) {
+        snprintf(err, errlen, "--explain works with --index-only: drqa-tui --index-only --explain PATH REPO");
+        return -1;
+    }
+    if ((o->check || o->verify) && o->run != RUN_INDEX_ONLY) {
+        snprintf(err, errlen, "--%s works with --index-only: drqa-tui --index-only --%s REPO", o->check ? "check" : "verify",
+                 o->check ? "check" : "verify");
+        return -1;
+    }
+    /* Remaining: REPO [QUESTION]; --report takes extra score files too. */
+    int npos = argc - optind;
+    if (o->run == RUN_REPORT) {
+        for (int i = optind; i < argc; i++) {
+            if (o->nreport_files == OPTS_MAX_LIST) { snprintf(err, errlen, "at most %d --report files", OPTS_MAX_LIST); return -1; }
+            o->report_files[o->nreport_files++] = argv[i];
+        }
+        return 0;
+    }
+    if (o->run == RUN_SHOW_PROFILE) return 0;
+    if (o->run == RUN_JUDGE || o->run == RUN_REPLAY) {
+        if (npos > 0) o->repo = argv[optind];
+    } else {
+        if (npos < 1) {
+            snprintf(err, errlen, "no repository given: drqa-tui [options] REPO [QUESTION] (see drqa-tui --help)");
+            return -1;
+        }
+        o->repo = argv[optind];
+        if (npos >= 2) {
+            if (o->run != RUN_TUI) {
+                snprintf(err, errlen, "unexpected argument '%s' after the repository", argv[optind + 1]);
+                return -1;
+            }
+            o->question = argv[optind + 1];
+        }
+        if (npos > 2) {
+            snprintf(err, errlen, "unexpected argument '%s'; quote the question: drqa-tui REPO \"question\"", argv[optind + 2]);
+            return -1;
+        }
+    }
+    if ((o->run == RUN_ASK || o->run == RUN_TUI) && swapped_args(o, err, errlen)) return -1;
+    if (o->run == RUN_BATCH && !o->out) {
+        snprintf(err, errlen, "--batch needs --out FILE for the answers");
+        return -1;
+    }
+    if (o->run == RUN_JUDGE && (!o->reference || !o->out)) {
+        snprintf(err, errlen, "--judge needs --reference FILE and --out FILE");
+        return -1;
+    }
+    return 0;
+}
+
 int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t errlen)
 {
     struct option longopts[ARRAY_LEN(table) + 1];
@@ -195,6 +313,9 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             continue;
         }
         const char *name = c >= 256 && (size_t)(c - 256) < ARRAY_LEN(table) ? table[c - 256].opt.name : "";
+        int taken = search_option(o, c, name, err, errlen);
+        if (taken < 0) return -1;
+        if (taken == 0) continue;
         switch (c) {
         case O_INDEX_ONLY: if (set_run(o, RUN_INDEX_ONLY, name, err, errlen)) return -1; break;
         case O_INDEX: o->index_path = optarg; break;
@@ -223,57 +344,6 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
         case O_BATCH: if (set_run(o, RUN_BATCH, name, err, errlen)) return -1; o->batch_in = optarg; break;
         case O_OUT: o->out = optarg; break;
         case O_JOBS: if (parse_ll(name, optarg, 1, 64, &v, err, errlen)) return -1; o->jobs = (int)v; break;
-        case O_MODE:
-            if (strcmp(optarg, "mcts") && strcmp(optarg, "direct") && strcmp(optarg, "rag-function") &&
-                strcmp(optarg, "rag-window")) {
-                snprintf(err, errlen, "--mode must be mcts, direct, rag-function or rag-window, not '%s'", optarg);
-                return -1;
-            }
-            o->mode = optarg;
-            break;
-        case O_NO_MCTS: o->no_mcts = 1; break;
-        case O_NO_PERCEPTION: o->no_perception = 1; break;
-        case O_NO_EVALUATION: o->no_evaluation = 1; break;
-        case O_NO_SEMANTIC: o->no_semantic = 1; break;
-        case O_ITERATIONS: if (parse_ll(name, optarg, 1, 10000, &v, err, errlen)) return -1; o->iterations = (int)v; break;
-        case O_MAX_EXPAND: if (parse_ll(name, optarg, 1, 20, &v, err, errlen)) return -1; o->max_expand = (int)v; break;
-        case O_SEED: if (parse_ll(name, optarg, 0, LLONG_MAX, &v, err, errlen)) return -1; o->seed = (unsigned long long)v; break;
-        case O_BUDGET_TOKENS: if (parse_ll(name, optarg, 0, LLONG_MAX, &o->budget_tokens, err, errlen)) return -1; break;
-        case O_PARALLEL: if (parse_ll(name, optarg, 1, 16, &v, err, errlen)) return -1; o->parallel = (int)v; break;
-        case O_EXPLORATION: {
-            char *end;
-            o->exploration = strtod(optarg, &end);
-            if (end == optarg || *end || !isfinite(o->exploration) || o->exploration < 0) {   /* nan, inf */
-                snprintf(err, errlen, "--exploration takes a finite number >= 0, not '%s'", optarg);
-                return -1;
-            }
-            break;
-        }
-        case O_FINISH_THRESHOLD: {
-            char *end;
-            o->finish_min_value = strtod(optarg, &end);
-            if (end == optarg || *end || !(o->finish_min_value >= 0 && o->finish_min_value <= 100)) {
-                snprintf(err, errlen, "--finish-threshold takes a value from 0 to 100, not '%s'", optarg);
-                return -1;
-            }
-            break;
-        }
-        case O_POLICY:
-            if (strcmp(optarg, "offline") && strcmp(optarg, "llm")) {
-                snprintf(err, errlen, "--policy must be offline or llm, not '%s'", optarg);
-                return -1;
-            }
-            o->policy = optarg;
-            break;
-        case O_PROVIDER:
-            if (!llm_provider_find(optarg)) {
-                char names[200];
-                snprintf(err, errlen, "--provider must be %s, not '%s'", llm_provider_choices(names, sizeof names, 0),
-                         optarg);
-                return -1;
-            }
-            o->provider = optarg;
-            break;
         case O_API_BASE: o->api_base = optarg; break;
         case O_MODEL: o->model = optarg; break;
         case O_EMBED_BASE: o->embed_base = optarg; break;
@@ -325,53 +395,5 @@ int opts_parse(int argc, char **argv, struct drqa_opts *o, char *err, size_t err
             return -1;
         }
     }
-    if (o->explain && o->run != RUN_INDEX_ONLY) {
-        snprintf(err, errlen, "--explain works with --index-only: drqa-tui --index-only --explain PATH REPO");
-        return -1;
-    }
-    if ((o->check || o->verify) && o->run != RUN_INDEX_ONLY) {
-        snprintf(err, errlen, "--%s works with --index-only: drqa-tui --index-only --%s REPO", o->check ? "check" : "verify",
-                 o->check ? "check" : "verify");
-        return -1;
-    }
-    /* Remaining: REPO [QUESTION]; --report takes extra score files too. */
-    int npos = argc - optind;
-    if (o->run == RUN_REPORT) {
-        for (int i = optind; i < argc; i++) {
-            if (o->nreport_files == OPTS_MAX_LIST) { snprintf(err, errlen, "at most %d --report files", OPTS_MAX_LIST); return -1; }
-            o->report_files[o->nreport_files++] = argv[i];
-        }
-        return 0;
-    }
-    if (o->run == RUN_SHOW_PROFILE) return 0;
-    if (o->run == RUN_JUDGE || o->run == RUN_REPLAY) {
-        if (npos > 0) o->repo = argv[optind];
-    } else {
-        if (npos < 1) {
-            snprintf(err, errlen, "no repository given: drqa-tui [options] REPO [QUESTION] (see drqa-tui --help)");
-            return -1;
-        }
-        o->repo = argv[optind];
-        if (npos >= 2) {
-            if (o->run != RUN_TUI) {
-                snprintf(err, errlen, "unexpected argument '%s' after the repository", argv[optind + 1]);
-                return -1;
-            }
-            o->question = argv[optind + 1];
-        }
-        if (npos > 2) {
-            snprintf(err, errlen, "unexpected argument '%s'; quote the question: drqa-tui REPO \"question\"", argv[optind + 2]);
-            return -1;
-        }
-    }
-    if ((o->run == RUN_ASK || o->run == RUN_TUI) && swapped_args(o, err, errlen)) return -1;
-    if (o->run == RUN_BATCH && !o->out) {
-        snprintf(err, errlen, "--batch needs --out FILE for the answers");
-        return -1;
-    }
-    if (o->run == RUN_JUDGE && (!o->reference || !o->out)) {
-        snprintf(err, errlen, "--judge needs --reference FILE and --out FILE");
-        return -1;
-    }
-    return 0;
+    return opts_positional(argc, argv, o, err, errlen);
 }

@@ -8,6 +8,7 @@
  * filter) and policy_llm_answer.c (the answer), sharing policy_llm_int.h.
  */
 #include "policy_llm_int.h"
+#include "llm_config.h"
 #include "action.h"
 #include "curate.h"
 #include "jsonx.h"
@@ -24,11 +25,13 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const role_names[LLM_ROLE_N] = {"perception", "planning", "filter", "evaluation", "answer"};
+/* The roles' names are the configuration's (model.ROLE, --role-model), in
+ * enum llm_role's order. */
+_Static_assert(CONFIG_NROLES == LLM_ROLE_N, "llm_config.h's roles are enum llm_role's");
 
 const char *llm_role_name(enum llm_role r)
 {
-    return (unsigned)r < LLM_ROLE_N ? role_names[r] : "other";
+    return (unsigned)r < LLM_ROLE_N ? config_role_names[r] : "other";
 }
 
 /* The placeholders each role's template may use. */
@@ -95,7 +98,7 @@ struct llm_policy *llm_policy_new(const struct llm_policy_config *cfg, char *err
     p->actions_text = render_actions(cfg->no_semantic);
     build_schemas(p);
     for (int r = 0; r < LLM_ROLE_N; r++) {
-        p->prompts[r] = prompt_load(role_names[r], cfg->prompt_dirs, cfg->nprompt_dirs, role_vars[r], err, errlen);
+        p->prompts[r] = prompt_load(config_role_names[r], cfg->prompt_dirs, cfg->nprompt_dirs, role_vars[r], err, errlen);
         if (!p->prompts[r] || split_template(p, (enum llm_role)r, err, errlen) != 0) {
             llm_policy_free(p);
             return NULL;

@@ -767,6 +767,89 @@ static void category_row(const struct report *r, char **names, struct sys *sv, s
     buf_adds(b, "\n");
 }
 
+/* "By question type": each system's Overall per category and subcategory. */
+static void md_by_type(const struct report *r, struct sys *sv, size_t nsys, struct buf *b)
+{
+    char **names = row_system_names(r);
+    struct strv types = STRV_INIT;
+    categories(r, NULL, &types);
+    buf_adds(b, "## By question type (Overall)\n\n| Type | Subtype |");
+    for (size_t s = 0; s < nsys; s++) buf_printf(b, " %s |", sv[s].name);
+    buf_adds(b, "\n|---|---|");
+    for (size_t s = 0; s < nsys; s++) buf_adds(b, "---|");
+    buf_adds(b, "\n");
+    for (size_t t = 0; t < types.n; t++) {
+        category_row(r, names, sv, nsys, types.v[t], NULL, b);
+        struct strv subs = STRV_INIT;
+        categories(r, types.v[t], &subs);
+        for (size_t k = 0; k < subs.n; k++) category_row(r, names, sv, nsys, types.v[t], subs.v[k], b);
+        strv_free(&subs);
+    }
+    buf_adds(b, "\n");
+    strv_free(&types);
+    for (size_t i = 0; i < r->n; i++) free(names[i]);
+    free(names);
+}
+
+/* "Tokens per question": each system's mean input/output tokens. */
+static void md_tokens(const struct sys *sv, size_t nsys, struct buf *b)
+{
+    buf_adds(b, "## Tokens per question (input/output, mean)\n\n| System | Tokens |\n|---|---|\n");
+    for (size_t s = 0; s < nsys; s++) {
+        buf_printf(b, "| %s | ", sv[s].name);
+        if (sv[s].tok_in.n) {
+            thousands(b, sv[s].tok_in.sum / sv[s].tok_in.n);
+            buf_addc(b, '/');
+            thousands(b, sv[s].tok_out.sum / sv[s].tok_out.n);
+            buf_printf(b, " (n=%d) |\n", sv[s].tok_in.n);
+        } else {
+            buf_adds(b, "- (n=0) |\n");
+        }
+    }
+    buf_adds(b, "\n");
+}
+
+/* "Model cost per question": each system's mean cached tokens and cost. */
+static void md_cost(const struct sys *sv, size_t nsys, struct buf *b)
+{
+    buf_adds(b, "## Model cost per question (mean)\n\n| System | Cached input tokens | Cost (USD) |\n|---|---|---|\n");
+    for (size_t s = 0; s < nsys; s++) {
+        buf_printf(b, "| %s | ", sv[s].name);
+        if (sv[s].tok_cached.n) {
+            thousands(b, sv[s].tok_cached.sum / sv[s].tok_cached.n);
+            buf_printf(b, " (n=%d) | ", sv[s].tok_cached.n);
+        } else {
+            buf_adds(b, "- (n=0) | ");
+        }
+        if (sv[s].cost.n) buf_printf(b, "%.4f (n=%d)", sv[s].cost.sum / sv[s].cost.n, sv[s].cost.n);
+        else buf_adds(b, "- (n=0)");
+        if (sv[s].unpriced) buf_printf(b, ", %d unpriced", sv[s].unpriced);
+        buf_adds(b, " |\n");
+    }
+    buf_adds(b, "\n");
+}
+
+/* "Grounding": the metrics computed without a model, per system. */
+static void md_grounding(const struct sys *sv, size_t nsys, struct buf *b)
+{
+    buf_adds(b, "## Grounding (no model)\n\nfile-hit@k: a gold file among the first k distinct cited files; "
+                "file-hit@5 (citations): among the first five citations, repeats counted; "
+                "identifier recall: share of the reference's identifiers found in the answer and its evidence.\n\n"
+                "| System | file-hit@1 | file-hit@5 | file-hit@5 (citations) | Identifier recall |\n"
+                "|---|---|---|---|---|\n");
+    for (size_t s = 0; s < nsys; s++) {
+        buf_printf(b, "| %s | ", sv[s].name);
+        cell_mean(b, &sv[s].hit1, "%.2f");
+        buf_adds(b, " | ");
+        cell_mean(b, &sv[s].hit5, "%.2f");
+        buf_adds(b, " | ");
+        cell_mean(b, &sv[s].hit5c, "%.2f");
+        buf_adds(b, " | ");
+        cell_mean(b, &sv[s].ident, "%.2f");
+        buf_adds(b, " |\n");
+    }
+}
+
 void report_markdown(const struct report *r, struct buf *b)
 {
     size_t nsys;
@@ -825,77 +908,18 @@ void report_markdown(const struct report *r, struct buf *b)
     }
 
     if (any_judge && any_cat) {
-        char **names = row_system_names(r);
-        struct strv types = STRV_INIT;
-        categories(r, NULL, &types);
-        buf_adds(b, "## By question type (Overall)\n\n| Type | Subtype |");
-        for (size_t s = 0; s < nsys; s++) buf_printf(b, " %s |", sv[s].name);
-        buf_adds(b, "\n|---|---|");
-        for (size_t s = 0; s < nsys; s++) buf_adds(b, "---|");
-        buf_adds(b, "\n");
-        for (size_t t = 0; t < types.n; t++) {
-            category_row(r, names, sv, nsys, types.v[t], NULL, b);
-            struct strv subs = STRV_INIT;
-            categories(r, types.v[t], &subs);
-            for (size_t k = 0; k < subs.n; k++) category_row(r, names, sv, nsys, types.v[t], subs.v[k], b);
-            strv_free(&subs);
-        }
-        buf_adds(b, "\n");
-        strv_free(&types);
-        for (size_t i = 0; i < r->n; i++) free(names[i]);
-        free(names);
+        md_by_type(r, sv, nsys, b);
     }
 
     if (any_tokens) {
-        buf_adds(b, "## Tokens per question (input/output, mean)\n\n| System | Tokens |\n|---|---|\n");
-        for (size_t s = 0; s < nsys; s++) {
-            buf_printf(b, "| %s | ", sv[s].name);
-            if (sv[s].tok_in.n) {
-                thousands(b, sv[s].tok_in.sum / sv[s].tok_in.n);
-                buf_addc(b, '/');
-                thousands(b, sv[s].tok_out.sum / sv[s].tok_out.n);
-                buf_printf(b, " (n=%d) |\n", sv[s].tok_in.n);
-            } else {
-                buf_adds(b, "- (n=0) |\n");
-            }
-        }
-        buf_adds(b, "\n");
+        md_tokens(sv, nsys, b);
     }
 
     if (any_usage) {
-        buf_adds(b, "## Model cost per question (mean)\n\n| System | Cached input tokens | Cost (USD) |\n|---|---|---|\n");
-        for (size_t s = 0; s < nsys; s++) {
-            buf_printf(b, "| %s | ", sv[s].name);
-            if (sv[s].tok_cached.n) {
-                thousands(b, sv[s].tok_cached.sum / sv[s].tok_cached.n);
-                buf_printf(b, " (n=%d) | ", sv[s].tok_cached.n);
-            } else {
-                buf_adds(b, "- (n=0) | ");
-            }
-            if (sv[s].cost.n) buf_printf(b, "%.4f (n=%d)", sv[s].cost.sum / sv[s].cost.n, sv[s].cost.n);
-            else buf_adds(b, "- (n=0)");
-            if (sv[s].unpriced) buf_printf(b, ", %d unpriced", sv[s].unpriced);
-            buf_adds(b, " |\n");
-        }
-        buf_adds(b, "\n");
+        md_cost(sv, nsys, b);
     }
 
-    buf_adds(b, "## Grounding (no model)\n\nfile-hit@k: a gold file among the first k distinct cited files; "
-                "file-hit@5 (citations): among the first five citations, repeats counted; "
-                "identifier recall: share of the reference's identifiers found in the answer and its evidence.\n\n"
-                "| System | file-hit@1 | file-hit@5 | file-hit@5 (citations) | Identifier recall |\n"
-                "|---|---|---|---|---|\n");
-    for (size_t s = 0; s < nsys; s++) {
-        buf_printf(b, "| %s | ", sv[s].name);
-        cell_mean(b, &sv[s].hit1, "%.2f");
-        buf_adds(b, " | ");
-        cell_mean(b, &sv[s].hit5, "%.2f");
-        buf_adds(b, " | ");
-        cell_mean(b, &sv[s].hit5c, "%.2f");
-        buf_adds(b, " | ");
-        cell_mean(b, &sv[s].ident, "%.2f");
-        buf_adds(b, " |\n");
-    }
+    md_grounding(sv, nsys, b);
     systems_free(sv, nsys);
 }
 
