@@ -121,8 +121,7 @@ static void test_overlap(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     t.gate = TOY_GATE_PERCEIVE;
@@ -264,8 +263,7 @@ static void test_finish(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     t.finish_at = 5;
@@ -297,8 +295,7 @@ static void test_finish_now(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     struct flight fl;
     memset(&fl, 0, sizeof fl);
@@ -400,8 +397,7 @@ static void test_token_budget(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     t.tokens_per_call = 100;   /* 600 per iteration */
@@ -422,8 +418,7 @@ static void test_iteration_limit(void)
     struct toy t;
     struct search_config c;
     struct search *s;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     parallel_config(&c, 3);
@@ -483,8 +478,7 @@ static void test_no_mcts(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     parallel_config(&c, 3);
