@@ -121,8 +121,7 @@ static void test_overlap(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     t.gate = TOY_GATE_PERCEIVE;
@@ -263,8 +262,7 @@ static void test_finish(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     t.finish_at = 5;
@@ -296,8 +294,7 @@ static void test_finish_now(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     struct flight fl;
     memset(&fl, 0, sizeof fl);
@@ -399,8 +396,7 @@ static void test_token_budget(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     t.tokens_per_call = 100;   /* 600 per iteration */
@@ -421,8 +417,7 @@ static void test_iteration_limit(void)
     struct toy t;
     struct search_config c;
     struct search *s;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     parallel_config(&c, 3);
@@ -482,8 +477,7 @@ static void test_no_mcts(void)
     struct search_config c;
     struct search *s;
     const struct mcts_tree *tr;
-    int steps[32];
-    int nsteps;
+    int steps[32], nsteps;
 
     toy_init(&t);
     parallel_config(&c, 3);

@@ -73,7 +73,11 @@ keys g Tab z G
 wait_for 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out' &&
     grep -E -q 'evaluation [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4}' "$T/screen"
 ok $? "the root's node pane shows the run's ledger per role"
+# Tab moves the focus through the panes of the layout last drawn: the keys
+# after z wait until the screen without the zoom is drawn, or read in one go
+# with it (a loaded machine) they go round the zoomed layout's one pane
 keys z BTab
+wait_for '^ Tree '
 keys b Tab Tab Tab Enter
 wait_for '│ tinyweb/app.py:[0-9]+-[0-9]+[ ━]+line [0-9]+/85'
 ok $? "the citation opens the file view of tinyweb/app.py"
