@@ -222,9 +222,17 @@ int lp_plan_fallback(void *ctx, const struct mcts_tree *t, int id, const char *r
         policy_action_clear(&fa);
         return -1;
     }
+    /* the engine asks for the fallback's plan for one of two refusals, and
+     * its last line in the report says which */
+    const char *why = report ? strstr(report, "[engine] Refused ") : NULL;
+    for (const char *w = why; w; w = strstr(w + 1, "[engine] Refused ")) why = w;
     char note[300];
-    snprintf(note, sizeof note, "planning: the model planned Finish with no code read on its path, refused; used "
-             "the %s plan", p->fallback.name);
+    if (why && strstr(why, ": it repeats "))
+        snprintf(note, sizeof note, "planning: the model repeated an action already in the tree as often as it was "
+                 "asked again; used the %s plan", p->fallback.name);
+    else
+        snprintf(note, sizeof note, "planning: the model planned Finish with no code read on its path, refused; used "
+                 "the %s plan", p->fallback.name);
     add_note(p, note);
     u->fallback = 1;
     policy_usage_note(u, "%s", note);

@@ -1152,7 +1152,10 @@ static void note_provenance(const struct mcts_tree *t, struct search_answer *a, 
     for (size_t k = 1; k < a->npath; k++) buf_printf(&nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
     if (!nodes.len) buf_adds(&nodes, "none");
     struct buf b = BUF_INIT;
-    buf_printf(&b, "%s\n_Evidence: ", a->markdown ? a->markdown : "");
+    const char *md = a->markdown ? a->markdown : "";
+    size_t mlen = strlen(md);
+    /* a paragraph of its own, after an answer that may not end its line */
+    buf_printf(&b, "%s%s_Evidence: ", md, mlen && md[mlen - 1] != '\n' ? "\n\n" : "\n");
     const char *which = a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)";
     if (!noff && !nnone && !nwin) buf_printf(&b, "every citation was read on %s, nodes %s._\n", which, buf_str(&nodes));
     else {

@@ -200,8 +200,10 @@ def config_for(profile, port, workdir, lines_extra=(), name=None):
 def transcript_nodes(tdir):
     """Over the transcripts: nodes marked with a fallback decision, per role;
     nodes with notes (coercions, fallbacks); nodes left with a failed model
-    call and no fallback mark."""
-    fb, noted, bare = {}, 0, 0
+    call and no fallback mark. A plan the fallback made for a node whose
+    model kept repeating an action already in the tree (the search takes no
+    repeated child) is counted apart, as repeat_fills."""
+    fb, noted, bare, repeats = {}, 0, 0, 0
     if os.path.isdir(tdir):
         for f in sorted(os.listdir(tdir)):
             if not f.endswith(".json"):
@@ -212,12 +214,15 @@ def transcript_nodes(tdir):
             except (OSError, ValueError):
                 continue
             for n in t.get("nodes") or []:
+                if "the model repeated an action already in the tree" in (n.get("notes") or ""):
+                    repeats += 1
+                    continue
                 for r in n.get("fallback") or []:
                     fb[r] = fb.get(r, 0) + 1
                 noted += 1 if n.get("notes") else 0
                 if "model call failed" in (n.get("error") or "") and not n.get("fallback"):
                     bare += 1
-    return {"fallback_nodes": fb, "noted_nodes": noted, "bare_failed_calls": bare}
+    return {"fallback_nodes": fb, "noted_nodes": noted, "bare_failed_calls": bare, "repeat_fills": repeats}
 
 
 def summarize(profile, qs, lines, log, gold_viewed, nodes, statuses=(), reasons=()):

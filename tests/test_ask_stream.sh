@@ -58,7 +58,9 @@ ask() {
     fi
 }
 
-printf '%s\n\n**Citations:**\n\n- `tinyweb/app.py:46-51` `App.dispatch_request`\n' "$A" >"$T/want.md"
+# the search's note on where its citations were read (search.h) ends the answer
+EV='_Evidence: every citation was read on the best path, nodes 3, 4._'
+printf '%s\n\n%s\n\n**Citations:**\n\n- `tinyweb/app.py:46-51` `App.dispatch_request`\n' "$A" "$EV" >"$T/want.md"
 pty= ask pipe
 is "$rc" 0 "into a pipe: succeeds"
 cmp -s "$T/pipe.out" "$T/want.md"
@@ -91,6 +93,8 @@ like "$(cat "$T/reask.out")" "It is in \`tinyweb/ghost.py:1-3\`.
 --- the answer is being written again ---
 
 $B
+
+$EV
 
 **Citations:**" "the re-ask is said before the new text, then the citations of the answer used"
 

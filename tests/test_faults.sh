@@ -125,8 +125,10 @@ start_fake "{\"rules\": [{\"match\": \"You are the Perception Agent\", \"status\
  $GOOD]}"
 "$DRQA" --index "$T/index.sqlite" --no-progress --policy llm --api-base "http://127.0.0.1:$port/v1" --model fake-model \
     --iterations 3 --json --ask "Where is the session flushed?" "$R" >"$T/partial.json" 2>/dev/null
-is "$($PYTHON3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fallback_steps"], d["failed_steps"])' "$T/partial.json")" \
-   "1 0" "partial: --json counts the step the fallback decided, and no failed step"
+# (a model that plans one action only also leaves the steps that would repeat
+# it to the fallback: at least the failed call's step is counted)
+is "$($PYTHON3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fallback_steps"] >= 1, d["failed_steps"])' "$T/partial.json")" \
+   "True 0" "partial: --json counts the steps the fallback decided, and no failed step"
 stop_fake
 start_fake '{"default": {"fault": "malformed"}}'
 run malformed "http://127.0.0.1:$port/v1" 3; stop_fake

@@ -6,8 +6,10 @@
 # cancelled, not waited for -- and the previous index is intact (same files,
 # integrity ok, no side file left). C-c asks too and a second C-c exits 130;
 # SIGTERM exits 143. Quitting a first index build says that it drops it,
-# not that a previous index is kept. The exit latency is asserted loosely here (under 2 s;
-# the update takes several); bench/ui-quit.sh measures it.
+# not that a previous index is kept. The first update is held before it
+# resolves names (the test build's DRQA_TEST_PHASE_HOLD, never let go), so
+# it cannot end by itself: an exit shows it was cancelled, not waited for,
+# with no clock in the test; bench/ui-quit.sh measures the exit latency.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
@@ -32,22 +34,17 @@ for i in range(3000):
             f.write("class C%d_%d(Base%d):\n    def method_%d(self, x):\n        return helper_%d(x)\n\n"
                     % (i, j, j, j, j))
 PY
-now_ms() { "$PYTHON3" -c 'import time; print(int(time.time() * 1000))'; }
+mkdir "$T/hold" && touch "$T/hold/scan" "$T/hold/parse"
 
-run_ui 100 30 -- --policy offline --index "$IDX" "$T/repo" "Where is the session cookie signed?"
+run_ui 100 30 DRQA_TEST_PHASE_HOLD="$T/hold" -- --policy offline --index "$IDX" "$T/repo" "Where is the session cookie signed?"
 wait_for 'indexing 2/5: parse [1-9][0-9]*/3[0-9]{3}' 1500
 ok $? "the front end is updating the index (files written)"
 keys q
 wait_for 'Indexing is under way \(quitting keeps the previous index\)\. Quit\? \(y/n\)'
 ok $? "q asks, naming the indexing"
-t0=$(now_ms)
 keys y
-wait_for '^EXIT=0' 400
-st=$?
-t1=$(now_ms)
-ok $st "y exits 0"
-[ $((t1 - t0)) -lt 2000 ]
-ok $? "it exits without waiting for the update ($((t1 - t0)) ms, bound 2000)"
+wait_for '^EXIT=0'
+ok $? "y exits 0, without waiting for the update (held before it resolves names, it never ends by itself)"
 [ "$(count_files)" = "$n0" ]
 ok $? "the previous index is intact ($n0 files, integrity ok)"
 [ -z "$(ls "$T" | grep -E '^idx\.sqlite.+' | grep -v -E -- '-(wal|shm)$')" ]
