@@ -84,6 +84,17 @@ static void account(struct llm_policy *p, enum llm_role role, const struct llm_r
     }
 }
 
+/* A usable reply's text goes to *reply_text (freed when NULL); the rest of
+ * the reply (its reasoning) is released. Returns 0. */
+static int take_reply(struct llm_reply *rep, char **reply_text)
+{
+    if (reply_text) *reply_text = rep->text;
+    else free(rep->text);
+    rep->text = NULL;
+    llm_reply_free(rep);
+    return 0;
+}
+
 /*
  * One role call with structured output. The role's static text goes out as
  * the system prompt and the prompt as one user message (after
@@ -179,11 +190,7 @@ int converse(struct llm_policy *p, enum llm_role role, const char *prompt, doubl
         if (tcheck) {
             problem[0] = 0;
             if (tcheck(cctx, rep.text, problem, problen) == 0) {
-                if (reply_text) *reply_text = rep.text;
-                else free(rep.text);
-                rep.text = NULL;
-                llm_reply_free(&rep);   /* the reasoning, if any */
-                rc = 0;
+                rc = take_reply(&rep, reply_text);
                 break;
             }
             if (!problem[0]) snprintf(problem, problen, "the reply is not an answer");
@@ -204,11 +211,7 @@ int converse(struct llm_policy *p, enum llm_role role, const char *prompt, doubl
                 policy_usage_note(u, "%s: %s", llm_role_name(role), pk.notes.notes);
                 log_msg("llm policy: %s: %s", llm_role_name(role), pk.notes.notes);
             }
-            if (reply_text) *reply_text = rep.text;
-            else free(rep.text);
-            rep.text = NULL;
-            llm_reply_free(&rep);   /* the reasoning, if any */
-            rc = 0;
+            rc = take_reply(&rep, reply_text);
             break;
         }
         if (prc < 0)
