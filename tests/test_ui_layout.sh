@@ -97,12 +97,12 @@ keys z
 wait_for '^ Tree [0-9]+ .*│ Node [0-9]+ '
 ok $? "z again shows all the panes"
 # the help lists the same short names as the man page (tall enough for its
-# last page to hold them above the recent messages)
+# last page to hold them above the recent messages). The keys go once the
+# screen has the new size (G scrolls by the pane's height as last drawn); the
+# list is read once the file view's legend below it is drawn too.
 resize 200 70
-keys F1
-wait_for 'Help: drqa-tui keys'
-keys G
-wait_for 'Actions in a narrow tree'
+wait_cols 200 && keys F1 && wait_for 'Help: drqa-tui keys' && keys G &&
+    wait_all 'Actions in a narrow tree' '^ File view *$' &&
 "$PYTHON3" - "$T/screen" "$top_srcdir/tests/ui_screen.py" <<'PY'
 import re, sys, types
 src = open(sys.argv[2]).read().replace("sys.exit(main())", "")

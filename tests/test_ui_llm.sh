@@ -68,10 +68,18 @@ grep -E -q '^. +.?[2-4] Finish +1 ' "$T/screen" && grep -E -q '^. +.?1 (FindFunc
 ok $? "the tree holds the planned FindFunction and the Finish"
 grep -E -q '\| done: [a-z]+ \| offline [1-9]/[1-9]' "$T/screen"
 ok $? "the status line counts the steps the offline policy decided and the failed model calls"
-# the node pane zoomed (z), so that a role's figures are on one line
+# the node pane zoomed (z): the root's ledger, one paragraph wrapped at the
+# pane's width (where a row breaks depends on the figures), read joined, and
+# once its last row, the total and its cost, is drawn
+ledger() { sed -n '/^ Model calls:/,/^ *$/p' "$T/screen" | tr '\n' ' ' | tr -s ' '; }
+root_ledger() {
+    screen_has '^ Node [0-9]+ \[zoom: z\]' &&
+        ledger | grep -E -q 'total [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4} $' &&
+        ledger | grep -E -q 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4};' &&
+        ledger | grep -E -q 'evaluation [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4};'
+}
 keys g Tab z G
-wait_for 'planning [0-9]+ calls [0-9.k]+ in [0-9.k]+ out' &&
-    grep -E -q 'evaluation [0-9]+ calls [0-9.k]+ in [0-9.k]+ out \$0\.[0-9]{4}' "$T/screen"
+wait_until root_ledger
 ok $? "the root's node pane shows the run's ledger per role"
 # Tab moves the focus through the panes of the layout last drawn: the keys
 # after z wait until the screen without the zoom is drawn, or read in one go

@@ -48,15 +48,30 @@ S=ui0
 screen() { tm capture-pane -p -t "$S"; }
 # wait_for REGEX [TRIES]: polls the screen (every 20 ms, 500 tries by default)
 # until a line matches; the screen is left in $T/screen either way.
-wait_for() {
-    i=0 max=${2:-500}
+wait_for() { wait_screen "${2:-500}" screen_has "$1"; }
+# wait_all REGEX...: the same until one screen has a line matching each
+# REGEX; wait_until CMD...: until CMD, reading $T/screen, succeeds. A screen
+# is read while the program may still be drawing it (top down), or between
+# the layouts of keys sent together: what a check reads on one screen is
+# waited for on one screen, not by its first line alone.
+wait_all() { wait_screen 500 screen_has "$@"; }
+wait_until() { wait_screen 500 "$@"; }
+# screen_has REGEX...: every REGEX matches a line of $T/screen; else $missed names the first that does not
+screen_has() {
+    for re in "$@"; do grep -E -q -- "$re" "$T/screen" || { missed=$re; return 1; }; done
+}
+# wait_screen TRIES CMD...: wait_until with another number of tries
+wait_screen() {
+    i=0 max=$1
+    shift
     while [ $i -lt "$max" ]; do
         screen >"$T/screen" 2>"$T/tmux.err" || { echo "# tmux: $(cat "$T/tmux.err")"; return 1; }
-        grep -E -q -- "$1" "$T/screen" && return 0
+        missed="$*"
+        "$@" && return 0
         i=$((i + 1))
         sleep 0.02
     done
-    echo "# waited in vain for: $1"
+    echo "# waited in vain for: $missed"
     sed 's/^/#   |/' "$T/screen"
     return 1
 }
