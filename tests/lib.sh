@@ -1,7 +1,8 @@
 # lib.sh: the setup every shell test shares, sourced after top_srcdir is set
 # (it sources tap.sh). After it:
-#   $T                a private temporary directory, removed at exit, named
-#                     after $lib_name when set (else after the script)
+#   $T                a private temporary directory, removed at exit (kept,
+#                     and said, when KEEP is set), named after $lib_name when
+#                     set (else after the script)
 #   HOME, XDG_*_HOME  private directories under $T (HOME exists), and no model
 #                     or provider variable of the caller's, so that nothing of
 #                     the developer's own setup reaches a test
@@ -48,8 +49,12 @@ cleanup() {
     fake_stop
     for p in $lib_bg_pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
     lib_bg_pids=
-    chmod -R u+rwx "$T" 2>/dev/null
-    rm -rf "$T"
+    if [ -n "${KEEP:-}" ]; then
+        echo "# kept $T"
+    else
+        chmod -R u+rwx "$T" 2>/dev/null
+        rm -rf "$T"
+    fi
     T=
 }
 trap cleanup EXIT

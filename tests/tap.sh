@@ -45,10 +45,3 @@ for k in sys.argv[2].split("."):
     d = d[int(k)] if isinstance(d, list) else d[k]
 print(json.dumps(d) if isinstance(d, (bool, list, dict)) else d)' "$1" "$2"
 }
-# tap_tmp NAME: T, a temporary directory removed on exit, which holds HOME
-# and XDG_CACHE_HOME for the run
-tap_tmp() {
-    T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-$1.XXXXXX") || exit 1
-    trap 'rm -rf "$T"' EXIT
-    export HOME="$T/home" XDG_CACHE_HOME="$T/cache"
-}

@@ -12,18 +12,9 @@
 # on the terminal, on stderr and in the transcript; the rest never comes.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-ask-stream.XXXXXX")
-. "$top_srcdir/tests/fake_llm.sh"
+. "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/stream_fixture.sh"
-. "$top_srcdir/tests/tap.sh"
-cleanup() {
-    fake_stop
-    [ "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-export HOME="$T/home" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-unset DRQA_API_BASE DRQA_MODEL DRQA_PROVIDER OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY NO_COLOR
+unset NO_COLOR
 export DRQA_API_KEY=sk-ask-stream-test
 cp -r "$top_srcdir/tests/fixtures/pyrepo" "$T/repo"
 "$DRQA" --index-only --no-progress --index "$T/idx.sqlite" "$T/repo" >/dev/null 2>&1

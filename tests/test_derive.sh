@@ -7,8 +7,7 @@
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
-. "$top_srcdir/tests/tap.sh"
-tap_tmp derive-test
+. "$top_srcdir/tests/lib.sh"
 q() { sqlite3 -batch "$1" "$2"; }
 # dump INDEX [stamps]: the derived rows; without 'stamps', only what does not
 # depend on the ids the rows got (an updated index gives new ones)

@@ -13,10 +13,7 @@
 # without the questions or the trees.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
-. "$top_srcdir/tests/tap.sh"
-T=$(mktemp -d "${TMPDIR:-/tmp}/drqa-stream-emu.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+. "$top_srcdir/tests/lib.sh"
 questions="$top_srcdir/../shared/benchmarks/sweqa-dev.jsonl"
 pylib=${PYLIB:-/usr/lib/python3/dist-packages}
 if [ ! -f "$questions" ]; then

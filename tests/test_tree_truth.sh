@@ -12,9 +12,7 @@
 #   - a one-letter name the index defines is a question ("What is g?"): the
 #     answer cites its definition, no step fails.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
-T=$(mktemp -d /tmp/drqa-test-truth-XXXXXX)
-trap 'rm -rf "$T"' EXIT
-. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/lib.sh"
 CHECK="$PYTHON3 $top_srcdir/tests/tree_truth.py"
 ask() {   # REPO DIR QUESTION ARGS...
     repo=$1 dir=$2 q=$3
