@@ -3,11 +3,17 @@
  * are tests/tap.h). Header-only: include it after tap.h.
  *   count(db, sql)  the first column of the first row of a query (a count),
  *                   or -1 when the query fails or returns no row
+ *   file_count(path, needle)  how many times needle stands in the file (a
+ *                   log the program wrote), 0 when it cannot be read
  */
 #ifndef DRQA_HARNESS_H
 #define DRQA_HARNESS_H
 
+#include "util.h"
+
 #include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
 
 static long long __attribute__((unused)) count(sqlite3 *db, const char *sql)
 {
@@ -16,6 +22,16 @@ static long long __attribute__((unused)) count(sqlite3 *db, const char *sql)
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    return n;
+}
+
+static int __attribute__((unused)) file_count(const char *path, const char *needle)
+{
+    size_t len;
+    char *t = read_file(path, 0, &len);
+    int n = 0;
+    for (const char *p = t; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+    free(t);
     return n;
 }
 

@@ -30,24 +30,10 @@ import tempfile
 import threading
 import time
 
-TOP = os.environ.get("top_srcdir", ".")
-DRQA = os.environ.get("DRQA", "./drqa-tui")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import DRQA, TOP, done, ok, private_env  # noqa: E402
+
 TIMEOUT = 120
-
-n = 0
-failed = 0
-
-
-def ok(cond, name, detail=None):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, name))
-    if not cond:
-        failed = 1
-        if detail is not None:
-            for line in str(detail).splitlines()[:30]:
-                print("#   " + line)
-    sys.stdout.flush()
 
 
 class Server:
@@ -236,11 +222,7 @@ def main():
         ixdir = os.path.join(tmp, "ix")
         os.mkdir(ixdir)
         index = os.path.join(ixdir, "index.sqlite")
-        env = dict(os.environ)
-        for k in ("DRQA_API_KEY", "DRQA_MODEL", "DRQA_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST"):
-            env.pop(k, None)
-        env.update(HOME=os.path.join(tmp, "home"), XDG_CACHE_HOME=os.path.join(tmp, "cache"),
-                   XDG_CONFIG_HOME=os.path.join(tmp, "config"))
+        env = private_env(tmp)
         common = ["--index", index, "--no-progress"]
 
         s = Server(common + [repo], env)
@@ -495,8 +477,7 @@ def main():
             fake.terminate()
             fake.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n)
-    return failed
+    return done()
 
 
 if __name__ == "__main__":

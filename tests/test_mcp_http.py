@@ -10,29 +10,13 @@ import http.client
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 
-DRQA = os.environ.get("DRQA", "./drqa-tui")
-SRCDIR = os.environ.get("top_srcdir", ".")
-n = 0
-failed = 0
-
-
-def ok(cond, name, detail=None):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, name))
-    if not cond:
-        failed = 1
-        if detail is not None:
-            for line in str(detail).splitlines()[:20]:
-                print("#   " + line)
-    sys.stdout.flush()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import DRQA, TOP, done, ok, private_env, workdir  # noqa: E402
 
 
 class Server:
@@ -46,11 +30,7 @@ class Server:
             with open(path, "w") as f:
                 f.write(config)
             os.chmod(path, 0o600)
-        env = dict(os.environ)
-        for k in ("DRQA_API_KEY", "DRQA_MODEL", "DRQA_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST"):
-            env.pop(k, None)
-        env.update(HOME=os.path.join(self.dir, "home"), XDG_CACHE_HOME=os.path.join(self.dir, "cache"),
-                   XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
+        env = private_env(self.dir)
         self.errpath = os.path.join(self.dir, "stderr")
         self.logpath = os.path.join(self.dir, "log")
         self.err = open(self.errpath, "w+")
@@ -132,14 +112,9 @@ def open_session(srv):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="drqa-test-mcp-http-")
-    try:
-        shutil.copytree(os.path.join(SRCDIR, "tests", "fixtures", "pyrepo"), os.path.join(tmp, "repo"))
+    with workdir("test-mcp-http") as tmp:
         run(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n)
-    return failed
+    return done()
 
 
 def run(tmp):
@@ -320,7 +295,7 @@ def bounded(tmp):
     with open(script, "w") as f:
         json.dump({"default": {"fault": "hang", "hang_s": 60}}, f)
     portfile = os.path.join(tmp, "fake.port")
-    fake = subprocess.Popen([sys.executable, os.path.join(SRCDIR, "tests", "fake_llm.py"), "--script", script,
+    fake = subprocess.Popen([sys.executable, os.path.join(TOP, "tests", "fake_llm.py"), "--script", script,
                              "--log", os.path.join(tmp, "fake.log"), "--port-file", portfile],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

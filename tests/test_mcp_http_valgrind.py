@@ -10,10 +10,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_mcp_http as t  # noqa: E402
+from taplib import workdir  # noqa: E402
 
 
 def main():
@@ -24,16 +24,14 @@ def main():
     if "libasan" in ldd or "libubsan" in ldd:
         print("1..0 # SKIP a sanitizer build (valgrind needs a plain one)")
         return 0
-    tmp = tempfile.mkdtemp(prefix="drqa-test-mcp-http-vg-")
-    try:
-        shutil.copytree(os.path.join(t.SRCDIR, "tests", "fixtures", "pyrepo"), os.path.join(tmp, "repo"))
+    with workdir("test-mcp-http-vg") as tmp:
         vglog = os.path.join(tmp, "vg.log")
         wrap = ["valgrind", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
                 "--show-leak-kinds=definite,indirect", "--log-file=" + vglog]
         srv = t.Server(tmp, "vg", wrap=wrap, wait_s=300)
         t.ok(srv.port is not None, "the server starts under memcheck", srv.stderr())
         if srv.port is None:
-            print("1..%d" % t.n)
+            t.done()
             return 1
         st, hd, body, sid = t.open_session(srv)
         t.ok(st == 200 and sid, "initialize", (st, body[:300]))
@@ -65,10 +63,7 @@ def main():
         t.ok(rc == 0, "SIGTERM: exit %s (99 = memcheck errors)" % rc,
              "\n".join(re.findall(r"==\d+== (?:Invalid.*|.*uninitialised.*|.*definitely lost.*|.*indirectly lost.*|"
                                   r"ERROR SUMMARY.*|   (?:at|by) .*)", log)[:40]))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % t.n)
-    return t.failed
+    return t.done()
 
 
 if __name__ == "__main__":

@@ -15,21 +15,13 @@ import sys
 import tempfile
 import time
 
-TOP = os.environ.get("top_srcdir", ".")
-DRQA = os.environ.get("DRQA", "./drqa-tui")
-n = 0
-failed = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import DRQA, TOP, done, private_env  # noqa: E402
+import taplib  # noqa: E402
 
 
 def ok(cond, name, detail=""):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, name))
-    if not cond:
-        failed = 1
-        for line in str(detail).splitlines()[-40:]:
-            print("#   " + line)
-    sys.stdout.flush()
+    taplib.ok(cond, name, detail, tail=True)   # a valgrind log ends with what matters
 
 
 def msg(i, method, params=None):
@@ -58,11 +50,7 @@ def main():
     try:
         repo = os.path.join(tmp, "repo")
         shutil.copytree(os.path.join(TOP, "tests", "fixtures", "pyrepo"), repo)
-        env = dict(os.environ)
-        for k in ("DRQA_API_KEY", "DRQA_MODEL", "DRQA_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST"):
-            env.pop(k, None)
-        env.update(HOME=os.path.join(tmp, "home"), XDG_CACHE_HOME=os.path.join(tmp, "cache"),
-                   XDG_CONFIG_HOME=os.path.join(tmp, "config"))
+        env = private_env(tmp)
 
         def vg(k):
             return ["valgrind", "--error-exitcode=99", "--leak-check=full",
@@ -134,8 +122,7 @@ def main():
            log(2) + err.decode()[-1000:])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n)
-    return failed
+    return done()
 
 
 if __name__ == "__main__":

@@ -14,22 +14,8 @@ import subprocess
 import sys
 import tempfile
 
-TOP = os.environ.get("top_srcdir", ".")
-DRQA = os.environ.get("DRQA", "./drqa-tui")
-
-n = 0
-failed = 0
-
-
-def ok(cond, name, detail=None):
-    global n, failed
-    n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s") % (n, name))
-    if not cond:
-        failed = 1
-        for line in str(detail or "").splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import DRQA, TOP, done, ok, private_env  # noqa: E402
 
 
 def fnv1a64(data):
@@ -56,11 +42,8 @@ def main():
     try:
         repo = os.path.join(tmp, "repo")
         shutil.copytree(os.path.join(TOP, "tests", "fixtures", "pyrepo"), repo)
-        env = dict(os.environ)
-        for k in ("DRQA_API_KEY", "DRQA_MODEL", "DRQA_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST"):
-            env.pop(k, None)
-        env.update(HOME=os.path.join(tmp, "home"), XDG_CACHE_HOME=os.path.join(tmp, "cache"),
-                   XDG_CONFIG_HOME=os.path.join(tmp, "config"), GIT_CONFIG_NOSYSTEM="1")
+        env = private_env(tmp)
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
         have_git = shutil.which("git") is not None
         if have_git:
             for cmd in (["init", "-q"], ["add", "-A"],
@@ -180,8 +163,7 @@ def main():
         ok(rc == 2 and "citations" in err, "an answer without citations: status 2 and why", (rc, err))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % n)
-    return failed
+    return done()
 
 
 if __name__ == "__main__":
