@@ -22,6 +22,8 @@
 #   wait_file FILE [TRIES]  polls (every 0.1 s, 1200 tries by default) until
 #                           FILE exists
 #   wait_grep ERE FILE [TRIES]  the same until a line of FILE matches
+#   ledger_class            prints a large Python class (Ledger: 30 methods of
+#                           15 lines), for the tests of a class's outline
 #   dispatch_script FILE ANSWER  a tests/fake_llm.py script for the question
 #                           where App.dispatch_request calls the view: the
 #                           model perceives it, finds it, then finishes,
@@ -31,6 +33,11 @@
 # server still running is stopped at exit. A test that sets its own EXIT trap
 # calls cleanup in it.
 : "${top_srcdir:?}" "${top_builddir:=.}" "${PYTHON3:=python3}"
+# the interpreter itself, not a version manager's shim in front of it (pyenv's
+# runs shell scripts on every call: a tenth of a second idle, seconds on a
+# loaded machine, for tests that call Python hundreds of times)
+lib_py=$("$PYTHON3" -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$lib_py" ] && PYTHON3=$lib_py
+export PYTHON3
 # the program with the test hooks (DRQA_TEST_*, DRQA_TUI_*; mk/index.am)
 : "${DRQA_HOOKS:=$top_builddir/tests/drqa-tui-hooks}"
 . "$top_srcdir/tests/tap.sh"
@@ -112,6 +119,18 @@ wait_grep() {
 git_private() {
     export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
+}
+
+ledger_class() {
+    printf 'class Ledger:\n    """Keeps accounts and settles them at the end of the day."""\n\n'
+    i=0
+    while [ $i -lt 30 ]; do
+        printf '    def post_%d(self, amount):\n        """Post entry %d."""\n' $i $i
+        k=0
+        while [ $k -lt 12 ]; do printf '        total_%d = amount * %d\n' $k $k; k=$((k + 1)); done
+        printf '        return total_0\n\n'
+        i=$((i + 1))
+    done
 }
 
 dispatch_script() {

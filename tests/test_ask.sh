@@ -130,17 +130,7 @@ done
 B="$T/bigrepo"
 mkdir -p "$B/pkg"
 : >"$B/pkg/__init__.py"
-{
-    printf 'class Ledger:\n    """Keeps accounts and settles them at the end of the day."""\n\n'
-    i=0
-    while [ $i -lt 30 ]; do
-        printf '    def post_%d(self, amount):\n        """Post entry %d."""\n' $i $i
-        k=0
-        while [ $k -lt 12 ]; do printf '        total_%d = amount * %d\n' $k $k; k=$((k + 1)); done
-        printf '        return total_0\n\n'
-        i=$((i + 1))
-    done
-} >"$B/pkg/ledger.py"
+ledger_class >"$B/pkg/ledger.py"
 printf 'from .ledger import Ledger\n\ndef report(l):\n    """Print a report of the ledger."""\n    return l.post_1(3)\n' \
     >"$B/pkg/report.py"
 "$DRQA" --index "$T/big.sqlite" --no-progress --policy offline --json \
