@@ -22,6 +22,9 @@
 #   wait_file FILE [TRIES]  polls (every 0.1 s, 1200 tries by default) until
 #                           FILE exists
 #   wait_grep ERE FILE [TRIES]  the same until a line of FILE matches
+#   many_modules DIR        DIR made, with 300 small Python modules in it
+#   submodule_repo DIR SUB  git repositories: DIR (one file, out.py) holding
+#                           SUB (one file, in.py) as its submodule 'sub'
 #   ledger_class            prints a large Python class (Ledger: 30 methods of
 #                           15 lines), for the tests of a class's outline
 #   dispatch_script FILE ANSWER  a tests/fake_llm.py script for the question
@@ -119,6 +122,25 @@ wait_grep() {
 git_private() {
     export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid
+}
+
+many_modules() {
+    mkdir -p "$1"
+    _i=0
+    while [ $_i -lt 300 ]; do
+        printf 'def f%d(x):\n    """doc %d"""\n    return x + %d\n\nclass C%d:\n    def m(self):\n        return f%d(1)\n' \
+            $_i $_i $_i $_i $_i >"$1/m$_i.py"
+        _i=$((_i + 1))
+    done
+}
+
+submodule_repo() {
+    _g="git -c user.email=t@example.com -c user.name=t -c protocol.file.allow=always -c init.defaultBranch=main"
+    mkdir -p "$1" "$2"
+    printf 'def inner_fn():\n    return 1\n' >"$2/in.py"
+    printf 'def outer_fn():\n    return 2\n' >"$1/out.py"
+    (cd "$2" && $_g init -q && $_g add . && $_g commit -qm i) >/dev/null 2>&1
+    (cd "$1" && $_g init -q && $_g submodule add -q "$2" sub && $_g add . && $_g commit -qm o) >/dev/null 2>&1
 }
 
 ledger_class() {

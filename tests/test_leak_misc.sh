@@ -89,13 +89,8 @@ ok $? "naming --exploration"
 
 # --- a write failing for want of room names the index (a file size limit
 # plays the full disk: sqlite sees the write cut short)
-mkdir "$T/full" "$T/many"
-i=0
-while [ $i -lt 300 ]; do
-    printf 'def f%d(x):\n    """doc %d"""\n    return x + %d\n\nclass C%d:\n    def m(self):\n        return f%d(1)\n' \
-        $i $i $i $i $i >"$T/many/m$i.py"
-    i=$((i + 1))
-done
+mkdir "$T/full"
+many_modules "$T/many"
 "$PYTHON3" -c 'import os, resource, signal, sys
 resource.setrlimit(resource.RLIMIT_FSIZE, (150000, 150000))
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -107,12 +102,7 @@ ok $? "the message names the index: $(head -c 200 "$T/full.err")"
 
 # --- a git submodule's files are said to be left out
 if command -v git >/dev/null 2>&1; then
-    G="git -c user.email=t@example.com -c user.name=t -c protocol.file.allow=always -c init.defaultBranch=main"
-    mkdir -p "$T/inner" "$T/outer"
-    printf 'def inner_fn():\n    return 1\n' >"$T/inner/in.py"
-    printf 'def outer_fn():\n    return 2\n' >"$T/outer/out.py"
-    (cd "$T/inner" && $G init -q && $G add . && $G commit -qm i) >/dev/null 2>&1
-    (cd "$T/outer" && $G init -q && $G submodule add -q "$T/inner" sub && $G add . && $G commit -qm o) >/dev/null 2>&1
+    submodule_repo "$T/outer" "$T/inner"
     "$DRQA" --index "$T/sub.sqlite" --no-progress --index-only "$T/outer" >"$T/sub.out" 2>&1
     is "$?" 0 "--index-only of a repository with a submodule"
     grep -q '^ignored      1 path: git submodule (its files are left out' "$T/sub.out"

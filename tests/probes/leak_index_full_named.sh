@@ -4,13 +4,8 @@
 # file size limit cuts the writes short the same way.
 . "$(dirname "$0")/leak_common.inc"
 probe_init leak_index_full_named
-mkdir "$T/full" "$T/many"
-i=0
-while [ $i -lt 300 ]; do
-    printf 'def f%d(x):\n    """doc %d"""\n    return x + %d\n\nclass C%d:\n    def m(self):\n        return f%d(1)\n' \
-        $i $i $i $i $i >"$T/many/m$i.py"
-    i=$((i + 1))
-done
+mkdir "$T/full"
+many_modules "$T/many"
 if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=300k tmpfs "$T/full" 2>/dev/null; then
     probe_umount="$T/full"
     "$DRQA" --index "$T/full/idx.sqlite" --no-progress --index-only "$T/many" >/dev/null 2>"$T/err"
