@@ -14,8 +14,9 @@
 # finish-now, and the transports azure, responses, anthropic-cache),
 # `drqa-tui --batch` over a fixed subset of
 # ../shared/benchmarks/sweqa-dev.jsonl (every third question, 32 of 96; every
-# eighth, 12, for the profiles after guided) on
-# copies of Debian's flask and requests: no failed question, every answer with
+# eighth, 12, for think and magistral, whose thinking makes a question cost
+# five to nine times a plain one, and for the profiles after guided) on
+# copies of Debian's flask and requests, copied and indexed once for all: no failed question, every answer with
 # at least one verified citation, every answer written by the model (not a
 # fallback's, unless the answer call itself got no reply), the profile's
 # quirk actually met (context-length 400s served, faults served and the failed
@@ -25,7 +26,7 @@
 # whatever it is asked (unasked-sse) is read as any other; a model that never
 # answers usably (refusal) fails every question with exit status 3 and its
 # reason on stderr. bench/model-emu.sh runs
-# the whole set. Skipped, saying why, without the questions or the trees.
+# the whole set, all 96 questions for every profile. Skipped, saying why, without the questions or the trees.
 set -u
 : "${top_srcdir:?}" "${DRQA:?}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/lib.sh"
@@ -206,18 +207,22 @@ if [ ! -f "$questions" ]; then
 elif [ ! -d "$pylib/flask" ] || [ ! -d "$pylib/requests" ]; then
     skip "no $pylib/flask or requests (scripts/deps-debian.sh installs python3-flask, python3-requests)"
 else
-    # the families every third question; the current generation, the reply
-    # shapes and the transports every eighth (12 of 96), which keeps make
-    # check short: bench/model-emu.sh runs all 96 for every profile
-    newer=temp-deprecated,claude5,system-role,strict-params,http200-error,choice-error,unasked-sse,refusal
-    newer=$newer,length-empty,finish-now,azure,responses,anthropic-cache
+    # the families every third question; think and magistral (each of their
+    # replies thinks first: 2 s a question against 0.3 s for clean, measured
+    # under load), the current generation, the reply shapes and the
+    # transports every eighth (12 of 96, still some 330 requests a profile,
+    # both think modes), which keeps make check short: bench/model-emu.sh
+    # runs all 96 for every profile. One work directory: the trees are
+    # copied and indexed once (the second run finds the index up to date).
+    newer=think,magistral,temp-deprecated,claude5,system-role,strict-params,http200-error,choice-error,unasked-sse
+    newer=$newer,refusal,length-empty,finish-now,azure,responses,anthropic-cache
     $PYTHON3 "$top_srcdir/tests/model_emu_run.py" --drqa "$DRQA" --questions "$questions" \
         --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" --every 3 --iterations 15 --jobs 2 \
-        --profiles clean,reasoning,think,magistral,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided \
+        --profiles clean,reasoning,small,anthropic,ctx-limit,ctx-vllm,ollama-cut,out-cap,lmstudio,flaky,guided \
         --workdir "$T/runs" --json >"$T/runs1.json" 2>"$T/runs.err" &&
         $PYTHON3 "$top_srcdir/tests/model_emu_run.py" --drqa "$DRQA" --questions "$questions" \
             --repo "flask=$pylib/flask" --repo "requests=$pylib/requests" --every 8 --iterations 15 --jobs 2 \
-            --profiles "$newer" --workdir "$T/runs2" --json >"$T/runs2.json" 2>>"$T/runs.err"
+            --profiles "$newer" --workdir "$T/runs" --json >"$T/runs2.json" 2>>"$T/runs.err"
     is "$?" 0 "the batch runs finished (drqa-tui never crashed)"
     $PYTHON3 -c 'import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
