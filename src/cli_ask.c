@@ -34,6 +34,7 @@
  *                          per-role model, as config-file lines.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "cli_stream.h"
 #include "llm_config.h"
 #include "engine.h"
@@ -139,11 +140,11 @@ int cli_ask(const struct drqa_opts *o)
     int usage = 0;
     /* an index found damaged while answering is checked and rebuilt, and the
      * question asked again, once */
-    struct drqa_opts checked = *o;
-    checked.check = 1;
+    struct engine_settings set;
+    cli_engine_settings(&set, o);
     int again = 0;
 ask:
-    if (engine_shared_open(o, &sh, &usage, err, sizeof err)) {
+    if (engine_shared_open(&set, &sh, &usage, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         return usage ? EXIT_USAGE : EXIT_FAIL;
     }
@@ -200,7 +201,7 @@ ask:
         free(stem);
         engine_close(e);
         engine_shared_free(sh);
-        o = &checked;
+        set.index.opt.check = 1;
         again = 1;
         goto ask;
     }
@@ -250,7 +251,7 @@ int cli_show_profile(const struct drqa_opts *o)
 {
     struct drqa_config c;
     char err[1024];
-    if (config_load(&c, o, err, sizeof err)) {
+    if (cli_config_load(&c, o, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         config_free(&c);
         return EXIT_USAGE;
@@ -796,7 +797,9 @@ int cli_batch(const struct drqa_opts *o)
         skipped++;
         if (*had) failed_before++;
     }
-    if (engine_shared_open(o, &b.sh, &usage, err, sizeof err)) {
+    struct engine_settings set;
+    cli_engine_settings(&set, o);
+    if (engine_shared_open(&set, &b.sh, &usage, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         rc = usage ? EXIT_USAGE : EXIT_FAIL;
         goto out;

@@ -29,6 +29,7 @@
  * "gold_files_from", "gold_identifiers_from"}, "answer_error"}.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "judge.h"
 #include "metrics.h"
 #include "report.h"
@@ -368,7 +369,7 @@ int cli_judge(const struct drqa_opts *o)
             goto out;
         }
     }
-    if (config_load(&cfg, o, err, sizeof err)) {
+    if (cli_config_load(&cfg, o, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         config_free(&cfg);
         goto out;

@@ -6,8 +6,8 @@
  * prints the same as one object for scripts and tests.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "index.h"
-#include "opts.h"
 #include "index_scan.h"
 #include "sqlx.h"
 #include "util.h"
@@ -219,7 +219,9 @@ int cli_index_only(const struct drqa_opts *o)
     struct index_stats stats;
     sqlite3 *db = NULL;
     char *repo = NULL, *ipath = NULL;
-    int rc = index_ensure_ex(o, NULL, &stats, &db, &repo, &ipath, err, sizeof err);
+    struct index_request rq;
+    cli_index_request(&rq, o);
+    int rc = index_ensure_ex(&rq, NULL, &stats, &db, &repo, &ipath, err, sizeof err);
     if (rc) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         /* a missing or wrong repository argument, or an index path holding

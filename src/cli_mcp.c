@@ -18,6 +18,7 @@
  * (recheck.h), as text or, with --json, one JSON object per answer.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "action.h"
 #include "index.h"
 #include "mcp.h"
@@ -155,7 +156,9 @@ int cli_mcp(const struct drqa_opts *o)
     /* every thread made from here on keeps these signals blocked: they
      * reach the main thread, which stops the others */
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    struct mcp_server_config cfg = {.opts = o};
+    struct engine_settings set;
+    cli_engine_settings(&set, o);
+    struct mcp_server_config cfg = {.engine = &set};
     struct mcp_server *s = mcp_server_new(&cfg, err, sizeof err);
     if (!s) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -334,7 +337,9 @@ int cli_recheck(const struct drqa_opts *o)
     }
     sqlite3 *db = NULL;
     char *repo = NULL;
-    int irc = index_ensure(o, &db, &repo, err, sizeof err);
+    struct index_request rq;
+    cli_index_request(&rq, o);
+    int irc = index_ensure(&rq, &db, &repo, err, sizeof err);
     if (irc) {
         cJSON_Delete(answers);
         char *safe = text_term_safe(err);
