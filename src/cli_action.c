@@ -49,9 +49,7 @@ int cli_action(const struct drqa_opts *o)
     }
     sqlite3 *db = NULL;
     char *repo = NULL;
-    struct index_request rq;
-    cli_index_request(&rq, o);
-    int irc = index_ensure(&rq, &db, &repo, err, sizeof err);
+    int irc = cli_index_ensure(o, &db, &repo, err, sizeof err);
     if (irc) {
         cJSON_Delete(args);
         print_error(err);

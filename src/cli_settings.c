@@ -26,18 +26,11 @@ void cli_index_request(struct index_request *rq, const struct drqa_opts *o)
 
 void cli_config_overrides(struct config_overrides *c, const struct drqa_opts *o)
 {
-    memset(c, 0, sizeof *c);
-    c->config_path = o->config_path;
-    c->policy = o->policy;
-    c->provider = o->provider;
-    c->api_base = o->api_base;
-    c->model = o->model;
-    c->embed_base = o->embed_base;
-    c->embed_model = o->embed_model;
-    c->json_mode = o->json_mode;
-    c->no_stream = o->no_stream;
-    c->role_models = o->role_models;
-    c->nrole_models = o->nrole_models;
+    *c = (struct config_overrides){
+        .config_path = o->config_path, .policy = o->policy, .provider = o->provider, .api_base = o->api_base,
+        .model = o->model, .embed_base = o->embed_base, .embed_model = o->embed_model, .json_mode = o->json_mode,
+        .no_stream = o->no_stream, .role_models = o->role_models, .nrole_models = o->nrole_models,
+    };
 }
 
 void cli_search_config(struct search_config *c, const struct drqa_opts *o)
@@ -89,6 +82,13 @@ void cli_engine_settings(struct engine_settings *s, const struct drqa_opts *o)
     s->mode = o->mode;
     s->no_semantic = o->no_semantic;
     s->quiet = o->quiet;
+}
+
+int cli_index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char *err, size_t errlen)
+{
+    struct index_request rq;
+    cli_index_request(&rq, o);
+    return index_ensure(&rq, db, repo_abs, err, errlen);
 }
 
 int cli_config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen)

@@ -31,6 +31,8 @@ void cli_search_config(struct search_config *c, const struct drqa_opts *o);
 void cli_transcript_config(struct transcript_config *c, const struct drqa_opts *o);
 /* All of the above the engine takes, with --mode and --no-semantic. */
 void cli_engine_settings(struct engine_settings *s, const struct drqa_opts *o);
+/* index_ensure with the request of o. */
+int cli_index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char *err, size_t errlen);
 /* config_load with the overrides of o. */
 int cli_config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen);
 
