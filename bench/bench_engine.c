@@ -76,8 +76,7 @@ int main(int argc, char **argv)
     const char *repo = argv[i], *question = argv[i + 1];
 
     char err[1024];
-    struct drqa_opts o;
-    opts_defaults(&o);
+    struct config_overrides o = {0};
     struct drqa_config cfg;
     if (config_load(&cfg, &o, err, sizeof err) != 0) {
         fprintf(stderr, "bench_engine: %s\n", err);

@@ -11,7 +11,7 @@
  * response was sent, never a crash.
  */
 #include "mcp.h"
-#include "opts.h"
+#include "engine.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static struct drqa_opts opts;
+static struct engine_settings set;
 static struct mcp_server *server;
 static struct mcp_session *session;
 static char dir[] = "/tmp/drqa-fuzz-mcp-XXXXXX";
@@ -63,16 +63,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     if (!mkdtemp(dir)) { perror("mkdtemp"); exit(1); }
     index_path = xasprintf("%s/index.sqlite", dir);
-    opts_defaults(&opts);
-    opts.repo = DRQA_SRCDIR "/tests/fixtures/pyrepo";
-    opts.index_path = index_path;
-    opts.threads = 1;
-    opts.iterations = 2;   /* an ask stays short */
-    opts.no_progress = 1;
-    opts.quiet = 1;
-    opts.policy = "offline";
+    set.index.repo = DRQA_SRCDIR "/tests/fixtures/pyrepo";
+    set.index.index_path = index_path;
+    set.index.opt.threads = 1;
+    set.index.opt.max_file_size = 1 << 20;
+    set.index.opt.busy_read = 1;
+    set.index.no_progress = 1;
+    set.index.quiet = 1;
+    search_config_defaults(&set.search);
+    set.search.iterations = 2;   /* an ask stays short */
+    set.mode = "mcts";
+    set.quiet = 1;
+    set.config.policy = "offline";
     char err[1024];
-    struct mcp_server_config cfg = {.opts = &opts, .quiet = 1};
+    struct mcp_server_config cfg = {.engine = &set, .quiet = 1};
     if (!(server = mcp_server_new(&cfg, err, sizeof err))) { fprintf(stderr, "%s\n", err); exit(1); }
     session = mcp_session_new(server);
     atexit(release);

@@ -7,7 +7,7 @@
 #ifndef DRQA_CLI_H
 #define DRQA_CLI_H
 
-#include "opts.h"
+#include "cli_opts.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

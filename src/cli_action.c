@@ -9,8 +9,8 @@
  */
 #include "action.h"
 #include "cli.h"
+#include "cli_settings.h"
 #include "index.h"
-#include "opts.h"
 #include "semantic.h"
 #include "sqlx.h"
 #include "util.h"
@@ -49,7 +49,7 @@ int cli_action(const struct drqa_opts *o)
     }
     sqlite3 *db = NULL;
     char *repo = NULL;
-    int irc = index_ensure(o, &db, &repo, err, sizeof err);
+    int irc = cli_index_ensure(o, &db, &repo, err, sizeof err);
     if (irc) {
         cJSON_Delete(args);
         print_error(err);

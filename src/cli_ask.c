@@ -34,6 +34,7 @@
  *                          per-role model, as config-file lines.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "cli_stream.h"
 #include "llm_config.h"
 #include "engine.h"
@@ -128,6 +129,34 @@ static void print_answer(const struct drqa_opts *o, const struct engine_result *
     }
 }
 
+/* The path without extension of --ask's transcript in dir:
+ * drqa-YYYYmmdd-HHMMSS-HASH, as the front end names its own; a name taken
+ * already (the same question in the same second) gets -2, -3, ... so asking
+ * again never replaces a transcript. NULL with err when dir is unusable. */
+static char *ask_stem(const char *dir, const char *question, char *err, size_t errlen)
+{
+    char name[64], stamp[32] = "unknown-time", hex[17];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (localtime_r(&now, &tm)) strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    hash64_hex(hash64(question, strlen(question)), hex);
+    hex[8] = 0;
+    char *stem = NULL;
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1) snprintf(name, sizeof name, "drqa-%s-%s", stamp, hex);
+        else snprintf(name, sizeof name, "drqa-%s-%s-%d", stamp, hex, k);
+        free(stem);
+        stem = transcript_stem(dir, name, err, errlen);
+        if (!stem) break;
+        char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
+        int taken = access(jp, F_OK) == 0 || access(mp, F_OK) == 0;
+        free(jp);
+        free(mp);
+        if (!taken) break;
+    }
+    return stem;
+}
+
 int cli_ask(const struct drqa_opts *o)
 {
     char err[1024];
@@ -139,11 +168,11 @@ int cli_ask(const struct drqa_opts *o)
     int usage = 0;
     /* an index found damaged while answering is checked and rebuilt, and the
      * question asked again, once */
-    struct drqa_opts checked = *o;
-    checked.check = 1;
+    struct engine_settings set;
+    cli_engine_settings(&set, o);
     int again = 0;
 ask:
-    if (engine_shared_open(o, &sh, &usage, err, sizeof err)) {
+    if (engine_shared_open(&set, &sh, &usage, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         return usage ? EXIT_USAGE : EXIT_FAIL;
     }
@@ -155,34 +184,11 @@ ask:
         return EXIT_FAIL;
     }
     char *stem = NULL;
-    if (o->transcript_dir) {
-        /* drqa-YYYYmmdd-HHMMSS-HASH, as the front end names its own; a
-         * name taken already (the same question in the same second) gets
-         * -2, -3, ... so asking again never replaces a transcript */
-        char name[64], stamp[32] = "unknown-time", hex[17];
-        time_t now = time(NULL);
-        struct tm tm;
-        if (localtime_r(&now, &tm)) strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        hash64_hex(hash64(o->question, strlen(o->question)), hex);
-        hex[8] = 0;
-        for (int k = 1; k < 1000; k++) {
-            if (k == 1) snprintf(name, sizeof name, "drqa-%s-%s", stamp, hex);
-            else snprintf(name, sizeof name, "drqa-%s-%s-%d", stamp, hex, k);
-            free(stem);
-            stem = transcript_stem(o->transcript_dir, name, err, sizeof err);
-            if (!stem) break;
-            char *jp = xasprintf("%s.json", stem), *mp = xasprintf("%s.md", stem);
-            int taken = access(jp, F_OK) == 0 || access(mp, F_OK) == 0;
-            free(jp);
-            free(mp);
-            if (!taken) break;
-        }
-        if (!stem) {
-            fprintf(stderr, "drqa-tui: %s\n", err);
-            engine_close(e);
-            engine_shared_free(sh);
-            return EXIT_USAGE;
-        }
+    if (o->transcript_dir && !(stem = ask_stem(o->transcript_dir, o->question, err, sizeof err))) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        engine_close(e);
+        engine_shared_free(sh);
+        return EXIT_USAGE;
     }
     struct engine_result r;
     /* on a terminal the answer is printed as it is written (cli_stream.h) */
@@ -200,7 +206,7 @@ ask:
         free(stem);
         engine_close(e);
         engine_shared_free(sh);
-        o = &checked;
+        set.index.opt.check = 1;
         again = 1;
         goto ask;
     }
@@ -250,7 +256,7 @@ int cli_show_profile(const struct drqa_opts *o)
 {
     struct drqa_config c;
     char err[1024];
-    if (config_load(&c, o, err, sizeof err)) {
+    if (cli_config_load(&c, o, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         config_free(&c);
         return EXIT_USAGE;
@@ -724,96 +730,83 @@ static char *read_questions(const char *in, struct stat *st, size_t *len)
     return read_file_ex(in, BATCH_MAX_INPUT, len, 1, st);
 }
 
-int cli_batch(const struct drqa_opts *o)
+/* The questions of --batch into b->items, once the input is known not to be
+ * --out; *in is its name for messages. EXIT_OK, or EXIT_USAGE said. */
+static int batch_read(const struct drqa_opts *o, struct batch *b, const char **in)
 {
-    char err[1024];
-    if (!o->batch_in || !o->out) {
-        fprintf(stderr, "drqa-tui: --batch needs an input and an output: drqa-tui --batch questions.jsonl --out "
-                        "answers.jsonl REPO\n");
-        return EXIT_USAGE;
-    }
-    const char *in = strcmp(o->batch_in, "-") == 0 ? "standard input" : o->batch_in;
+    *in = strcmp(o->batch_in, "-") == 0 ? "standard input" : o->batch_in;
     size_t len = 0;
     struct stat ist, ost;
     char *text = read_questions(o->batch_in, &ist, &len);
     if (!text) {
         fprintf(stderr, "drqa-tui: cannot read the questions file '%s': %s; give a readable JSONL file or - for "
-                "standard input\n", in, strerror(errno));
+                "standard input\n", *in, strerror(errno));
         return EXIT_USAGE;
     }
     /* answers are appended to OUT: the questions file itself would be read
      * back as answered (also through another name or a hard link) */
     if (stat(o->out, &ost) == 0 && ost.st_dev == ist.st_dev && ost.st_ino == ist.st_ino) {
         fprintf(stderr, "drqa-tui: --out '%s' is the questions file %s%s%s; answers are appended to OUT, so give "
-                "another path\n", o->out, in == o->batch_in ? "'" : "", in, in == o->batch_in ? "'" : "");
+                "another path\n", o->out, *in == o->batch_in ? "'" : "", *in, *in == o->batch_in ? "'" : "");
         free(text);
         return EXIT_USAGE;
     }
-    struct batch b = {0};
-    b.o = o;
-    b.out = -1;
-    b.nitems = read_items(text, &b.items);
+    b->nitems = read_items(text, &b->items);
     free(text);
+    return EXIT_OK;
+}
 
-    struct idset done = {0};
-    char *kept = NULL;   /* what --out held */
-    size_t skipped = 0, failed_before = 0;
-    int usage = 0, rc = EXIT_OK;
-    int jobs = o->jobs > 0 ? o->jobs : 1;
-    if (jobs > BATCH_MAX_JOBS) jobs = BATCH_MAX_JOBS;
-    struct job *jv = xcalloc((size_t)jobs, sizeof *jv);
-    pthread_t *tid = xcalloc((size_t)jobs, sizeof *tid);
-    int started = 0, opened = 0;
-    b.todo = xcalloc(b.nitems ? b.nitems : 1, sizeof *b.todo);
-    if (check_unique(in, b.items, b.nitems, err, sizeof err)) {
-        fprintf(stderr, "drqa-tui: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
-    }
+/* --out opened for appending into b->out, with the text it held (*kept) and
+ * the ids answered in it (done). EXIT_OK, or EXIT_USAGE / EXIT_BUSY said. */
+static int batch_open_out(const struct drqa_opts *o, struct batch *b, char **kept, struct idset *done)
+{
+    char err[1024];
     int regular;
-    b.out = cli_open_jsonl_out(o->out, BATCH_MAX_INPUT, &answers_kind, &kept, &regular, err, sizeof err);
-    if (b.out < 0) {
+    b->out = cli_open_jsonl_out(o->out, BATCH_MAX_INPUT, &answers_kind, kept, &regular, err, sizeof err);
+    if (b->out < 0) {
         fprintf(stderr, "drqa-tui: %s\n", err);
-        rc = b.out == CLI_OUT_BUSY ? EXIT_BUSY : EXIT_USAGE;
-        goto out;
+        return b->out == CLI_OUT_BUSY ? EXIT_BUSY : EXIT_USAGE;
     }
-    if (done_ids(o->out, kept, &done, err, sizeof err)) {
+    if (done_ids(o->out, *kept, done, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
+        return EXIT_USAGE;
     }
     if (!regular && !o->quiet)
         fprintf(stderr, "drqa-tui: --out '%s' is not a regular file (a pipe, FIFO or device): it is written, never "
                 "read back, so a run stopped part way cannot resume from it\n", o->out);
-    for (size_t i = 0; i < b.nitems; i++) {
-        char *k = id_key(b.items[i].id);
-        const int *had = idset_get(&done, k);
+    return EXIT_OK;
+}
+
+/* The items whose ids --out does not hold go to b->todo; *skipped counts
+ * the others, *failed_before those of them answered with an error. */
+static void batch_pick(struct batch *b, const struct idset *done, size_t *skipped, size_t *failed_before)
+{
+    for (size_t i = 0; i < b->nitems; i++) {
+        char *k = id_key(b->items[i].id);
+        const int *had = idset_get(done, k);
         free(k);
         if (!had) {
-            b.todo[b.ntodo++] = i;
+            b->todo[b->ntodo++] = i;
             continue;
         }
-        skipped++;
-        if (*had) failed_before++;
+        (*skipped)++;
+        if (*had) (*failed_before)++;
     }
-    if (engine_shared_open(o, &b.sh, &usage, err, sizeof err)) {
-        fprintf(stderr, "drqa-tui: %s\n", err);
-        rc = usage ? EXIT_USAGE : EXIT_FAIL;
-        goto out;
-    }
-    const char *root = engine_repo_abs(b.sh), *slash = strrchr(root, '/');
-    if (kept && check_resumed(o->out, kept, b.items, b.nitems, engine_mode_name(engine_mode_of(b.sh)),
-                              engine_policy_name(b.sh), engine_model_name(b.sh), slash && slash[1] ? slash + 1 : root,
-                              err, sizeof err)) {
-        fprintf(stderr, "drqa-tui: %s\n", err);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    print_policy(o, b.sh);
-    pthread_mutex_init(&b.mu, NULL);
+}
+
+/* An engine and a thread per job, answering b->todo until it is done.
+ * EXIT_OK, or EXIT_FAIL said when an engine or a thread could not start (the
+ * jobs started still run to the end). */
+static int batch_run(struct batch *b, int jobs)
+{
+    char err[1024];
+    int rc = EXIT_OK, started = 0, opened = 0;
+    struct job *jv = xcalloc((size_t)jobs, sizeof *jv);
+    pthread_t *tid = xcalloc((size_t)jobs, sizeof *tid);
+    pthread_mutex_init(&b->mu, NULL);
     for (int i = 0; i < jobs; i++) {
-        jv[i].b = &b;
-        if (engine_open(b.sh, &jv[i].e, err, sizeof err)) {
+        jv[i].b = b;
+        if (engine_open(b->sh, &jv[i].e, err, sizeof err)) {
             fprintf(stderr, "drqa-tui: %s\n", err);
             rc = EXIT_FAIL;
             goto join;
@@ -831,42 +824,103 @@ int cli_batch(const struct drqa_opts *o)
 join:
     for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
     for (int i = 0; i < opened; i++) engine_close(jv[i].e);
-    pthread_mutex_destroy(&b.mu);
-    if (b.write_error) {
-        fprintf(stderr, "drqa-tui: writing '%s' failed: %s\n", o->out, strerror(b.write_error));
+    pthread_mutex_destroy(&b->mu);
+    free(jv);
+    free(tid);
+    return rc;
+}
+
+/* What the run did, on stderr, and the exit status it makes of rc (the
+ * run's so far): a question left without an answer, no model call that
+ * succeeded, an answer citing nothing verified. */
+static int batch_report(const struct drqa_opts *o, const struct batch *b, size_t skipped, size_t failed_before,
+                        int rc)
+{
+    if (b->write_error) {
+        fprintf(stderr, "drqa-tui: writing '%s' failed: %s\n", o->out, strerror(b->write_error));
         rc = EXIT_FAIL;
     }
-    size_t unanswered = b.ntodo - b.answered - b.failed;
+    size_t unanswered = b->ntodo - b->answered - b->failed;
     if (!o->quiet || unanswered || failed_before) {
-        fprintf(stderr, "drqa-tui: batch: %zu answered, %zu failed, %zu skipped (already in %s", b.answered, b.failed,
-                skipped, o->out);
+        fprintf(stderr, "drqa-tui: batch: %zu answered, %zu failed, %zu skipped (already in %s", b->answered,
+                b->failed, skipped, o->out);
         if (failed_before)
             fprintf(stderr, "; %zu of them with an error: remove those lines from it to ask again", failed_before);
         fprintf(stderr, ")");
         if (unanswered) fprintf(stderr, ", %zu not answered", unanswered);
         fprintf(stderr, "\n");
     }
-    if (rc == EXIT_OK && (b.failed || failed_before || unanswered)) rc = EXIT_FAIL;
-    if (b.model_calls > 0 && b.failed_calls == b.model_calls) {
-        char *safe = text_term_safe(b.last_reason[0] ? b.last_reason : "no reason recorded");
-        fprintf(stderr, "drqa-tui: batch: no model call succeeded (%ld of %ld failed); %s\n", b.failed_calls,
-                b.model_calls, safe);
+    if (rc == EXIT_OK && (b->failed || failed_before || unanswered)) rc = EXIT_FAIL;
+    if (b->model_calls > 0 && b->failed_calls == b->model_calls) {
+        char *safe = text_term_safe(b->last_reason[0] ? b->last_reason : "no reason recorded");
+        fprintf(stderr, "drqa-tui: batch: no model call succeeded (%ld of %ld failed); %s\n", b->failed_calls,
+                b->model_calls, safe);
         free(safe);
         if (rc == EXIT_OK || rc == EXIT_FAIL) rc = EXIT_NO_MODEL;
-    } else if (b.model_calls > 0) {
+    } else if (b->model_calls > 0) {
         char what[64];
-        snprintf(what, sizeof what, "batch: %zu question%s: ", b.answered + b.failed,
-                 b.answered + b.failed == 1 ? "" : "s");
-        print_fallbacks(what, (int)b.fallback_steps, b.failed_calls, b.model_calls, 0, b.last_reason);
-        if (b.answer_fallbacks)
+        snprintf(what, sizeof what, "batch: %zu question%s: ", b->answered + b->failed,
+                 b->answered + b->failed == 1 ? "" : "s");
+        print_fallbacks(what, (int)b->fallback_steps, b->failed_calls, b->model_calls, 0, b->last_reason);
+        if (b->answer_fallbacks)
             fprintf(stderr, "drqa-tui: warning: batch: %ld answer%s written by the offline policy instead of the "
-                            "model (answered_by in the lines)\n", b.answer_fallbacks, b.answer_fallbacks == 1 ? "" : "s");
+                            "model (answered_by in the lines)\n", b->answer_fallbacks,
+                    b->answer_fallbacks == 1 ? "" : "s");
     }
-    if (b.uncited) {
+    if (b->uncited) {
         fprintf(stderr, "drqa-tui: warning: batch: %ld answer%s cite%s no code span the search verified (uncited in "
-                        "the lines)\n", b.uncited, b.uncited == 1 ? "" : "s", b.uncited == 1 ? "s" : "");
+                        "the lines)\n", b->uncited, b->uncited == 1 ? "" : "s", b->uncited == 1 ? "s" : "");
         if (rc == EXIT_OK) rc = EXIT_UNCITED;
     }
+    return rc;
+}
+
+int cli_batch(const struct drqa_opts *o)
+{
+    char err[1024];
+    if (!o->batch_in || !o->out) {
+        fprintf(stderr, "drqa-tui: --batch needs an input and an output: drqa-tui --batch questions.jsonl --out "
+                        "answers.jsonl REPO\n");
+        return EXIT_USAGE;
+    }
+    struct batch b = {0};
+    b.o = o;
+    b.out = -1;
+    const char *in;
+    int rc = batch_read(o, &b, &in);
+    if (rc != EXIT_OK) return rc;
+
+    struct idset done = {0};
+    char *kept = NULL;   /* what --out held */
+    size_t skipped = 0, failed_before = 0;
+    int usage = 0;
+    int jobs = o->jobs > 0 ? o->jobs : 1;
+    if (jobs > BATCH_MAX_JOBS) jobs = BATCH_MAX_JOBS;
+    b.todo = xcalloc(b.nitems ? b.nitems : 1, sizeof *b.todo);
+    if (check_unique(in, b.items, b.nitems, err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if ((rc = batch_open_out(o, &b, &kept, &done)) != EXIT_OK) goto out;
+    batch_pick(&b, &done, &skipped, &failed_before);
+    struct engine_settings set;
+    cli_engine_settings(&set, o);
+    if (engine_shared_open(&set, &b.sh, &usage, err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = usage ? EXIT_USAGE : EXIT_FAIL;
+        goto out;
+    }
+    const char *root = engine_repo_abs(b.sh), *slash = strrchr(root, '/');
+    if (kept && check_resumed(o->out, kept, b.items, b.nitems, engine_mode_name(engine_mode_of(b.sh)),
+                              engine_policy_name(b.sh), engine_model_name(b.sh), slash && slash[1] ? slash + 1 : root,
+                              err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    print_policy(o, b.sh);
+    rc = batch_report(o, &b, skipped, failed_before, batch_run(&b, jobs));
 out:
     if (b.out >= 0 && close(b.out) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "drqa-tui: closing '%s' failed: %s\n", o->out, strerror(errno));
@@ -881,8 +935,6 @@ out:
     }
     free(b.items);
     free(b.todo);
-    free(jv);
-    free(tid);
     engine_shared_free(b.sh);
     return rc;
 }

@@ -29,6 +29,7 @@
  * "gold_files_from", "gold_identifiers_from"}, "answer_error"}.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "judge.h"
 #include "metrics.h"
 #include "report.h"
@@ -73,12 +74,10 @@ static cJSON *scores_json(const int *v)
     return s;
 }
 
-/* One answer: metrics and every judge. Returns its scores line. */
-static cJSON *judge_one(struct judge_run *run, size_t i)
+/* What names the answer in its scores line: id, question, system, mode,
+ * policy, model, category. */
+static void add_answer_head(cJSON *o, const struct eval_answer *a, const struct eval_ref *ref)
 {
-    const struct eval_answer *a = &run->answers->v[i];
-    const struct eval_ref *ref = run->refs[i];
-    cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", a->id);
     cJSON_AddStringToObject(o, "question", a->question ? a->question : ref->question);
     char *system = eval_system_name(a->mode, a->policy, a->model);
@@ -91,6 +90,78 @@ static cJSON *judge_one(struct judge_run *run, size_t i)
     if (a->model) cJSON_AddStringToObject(o, "model", a->model);
     if (ref->category_type) cJSON_AddStringToObject(o, "category_type", ref->category_type);
     if (ref->category) cJSON_AddStringToObject(o, "category", ref->category);
+}
+
+/* One judge's verdict (r) as its entry of "judges". */
+static cJSON *verdict_json(const struct judge *jd, const struct judge_outcome *r)
+{
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "judge", jd->name);
+    cJSON_AddStringToObject(x, "model", jd->model);
+    if (r->ok) {
+        int total = 0;
+        for (int d = 0; d < EVAL_NDIM; d++) total += r->s.v[d];
+        cJSON_AddItemToObject(x, "scores", scores_json(r->s.v));
+        cJSON_AddNumberToObject(x, "total", total);
+        if (r->s.rationale[0]) cJSON_AddStringToObject(x, "rationale", r->s.rationale);
+        else cJSON_AddNullToObject(x, "rationale");
+        cJSON_AddNullToObject(x, "error");
+    } else {
+        cJSON_AddNullToObject(x, "scores");
+        cJSON_AddNullToObject(x, "total");
+        cJSON_AddNullToObject(x, "rationale");
+        cJSON_AddStringToObject(x, "error", r->error);
+    }
+    cJSON_AddNumberToObject(x, "attempts", r->attempts);
+    cJSON *tk = cJSON_AddObjectToObject(x, "tokens");
+    cJSON_AddNumberToObject(tk, "input", (double)r->input_tokens);
+    cJSON_AddNumberToObject(tk, "output", (double)r->output_tokens);
+    return x;
+}
+
+/* The answer's own tokens and its model ledger's total, as --report reads them. */
+static void add_answer_usage(cJSON *o, const struct eval_answer *a)
+{
+    if (a->has_tokens) {
+        cJSON *tk = cJSON_AddObjectToObject(o, "tokens");
+        cJSON_AddNumberToObject(tk, "input", a->tokens_in);
+        cJSON_AddNumberToObject(tk, "output", a->tokens_out);
+    } else {
+        cJSON_AddNullToObject(o, "tokens");
+    }
+    if (a->has_usage) {   /* the answer's model ledger, its total: what --report reads */
+        cJSON *t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "usage"), "total");
+        cJSON_AddNumberToObject(t, "cached_input_tokens", a->tokens_cached);
+        if (a->cost_usd >= 0) cJSON_AddNumberToObject(t, "cost_usd", a->cost_usd);
+        else cJSON_AddNullToObject(t, "cost_usd");
+    }
+}
+
+/* The grounding metrics of the answer against its reference (metrics.h). */
+static void add_metrics(cJSON *o, const struct eval_answer *a, const struct eval_ref *ref)
+{
+    struct metrics_result m;
+    metrics_compute(&ref->gold, (const char *const *)a->cited.v, a->cited.n, a->answer, a->evidence, &m);
+    cJSON *mj = cJSON_AddObjectToObject(o, "metrics");
+    add_int_or_null(mj, "file_hit@1", m.hit1);
+    add_int_or_null(mj, "file_hit@5", m.hit5);
+    add_int_or_null(mj, "file_hit@5_citations", m.hit5c);
+    if (m.ident_recall >= 0) cJSON_AddNumberToObject(mj, "identifier_recall", m.ident_recall);
+    else cJSON_AddNullToObject(mj, "identifier_recall");
+    cJSON_AddNumberToObject(mj, "identifiers_found", m.idents_found);
+    cJSON_AddNumberToObject(mj, "identifiers_total", m.idents_total);
+    cJSON_AddStringToObject(mj, "gold_files_from", ref->gold.files_from_text ? "reference_text" : "gold_files");
+    cJSON_AddStringToObject(mj, "gold_identifiers_from",
+                            ref->gold.idents_from_text ? "reference_text" : "gold_identifiers");
+}
+
+/* One answer: metrics and every judge. Returns its scores line. */
+static cJSON *judge_one(struct judge_run *run, size_t i)
+{
+    const struct eval_answer *a = &run->answers->v[i];
+    const struct eval_ref *ref = run->refs[i];
+    cJSON *o = cJSON_CreateObject();
+    add_answer_head(o, a, ref);
 
     int empty = !a->answer || !*a->answer;
     char perr[300] = "";
@@ -114,35 +185,15 @@ static cJSON *judge_one(struct judge_run *run, size_t i)
             snprintf(r.error, sizeof r.error, "%s", perr);
         else
             judge_ask(jd->backend, prompt, &run->usage, &r);
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "judge", jd->name);
-        cJSON_AddStringToObject(x, "model", jd->model);
         if (r.ok) {
-            int total = 0;
-            for (int d = 0; d < EVAL_NDIM; d++) {
-                sum[d] += r.s.v[d];
-                total += r.s.v[d];
-            }
+            for (int d = 0; d < EVAL_NDIM; d++) sum[d] += r.s.v[d];
             nok++;
-            cJSON_AddItemToObject(x, "scores", scores_json(r.s.v));
-            cJSON_AddNumberToObject(x, "total", total);
-            if (r.s.rationale[0]) cJSON_AddStringToObject(x, "rationale", r.s.rationale);
-            else cJSON_AddNullToObject(x, "rationale");
-            cJSON_AddNullToObject(x, "error");
         } else {
             nmissing++;
-            cJSON_AddNullToObject(x, "scores");
-            cJSON_AddNullToObject(x, "total");
-            cJSON_AddNullToObject(x, "rationale");
-            cJSON_AddStringToObject(x, "error", r.error);
         }
-        cJSON_AddNumberToObject(x, "attempts", r.attempts);
-        cJSON *tk = cJSON_AddObjectToObject(x, "tokens");
-        cJSON_AddNumberToObject(tk, "input", (double)r.input_tokens);
-        cJSON_AddNumberToObject(tk, "output", (double)r.output_tokens);
         jin += r.input_tokens;
         jout += r.output_tokens;
-        cJSON_AddItemToArray(judges, x);
+        cJSON_AddItemToArray(judges, verdict_json(jd, &r));
     }
     free(prompt);
     if (nok) {
@@ -158,36 +209,11 @@ static cJSON *judge_one(struct judge_run *run, size_t i)
         cJSON_AddNullToObject(o, "total");
     }
     cJSON_AddNumberToObject(o, "judged", nok);
-    if (a->has_tokens) {
-        cJSON *tk = cJSON_AddObjectToObject(o, "tokens");
-        cJSON_AddNumberToObject(tk, "input", a->tokens_in);
-        cJSON_AddNumberToObject(tk, "output", a->tokens_out);
-    } else {
-        cJSON_AddNullToObject(o, "tokens");
-    }
-    if (a->has_usage) {   /* the answer's model ledger, its total: what --report reads */
-        cJSON *t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "usage"), "total");
-        cJSON_AddNumberToObject(t, "cached_input_tokens", a->tokens_cached);
-        if (a->cost_usd >= 0) cJSON_AddNumberToObject(t, "cost_usd", a->cost_usd);
-        else cJSON_AddNullToObject(t, "cost_usd");
-    }
+    add_answer_usage(o, a);
     cJSON *jt = cJSON_AddObjectToObject(o, "judge_tokens");
     cJSON_AddNumberToObject(jt, "input", (double)jin);
     cJSON_AddNumberToObject(jt, "output", (double)jout);
-
-    struct metrics_result m;
-    metrics_compute(&ref->gold, (const char *const *)a->cited.v, a->cited.n, a->answer, a->evidence, &m);
-    cJSON *mj = cJSON_AddObjectToObject(o, "metrics");
-    add_int_or_null(mj, "file_hit@1", m.hit1);
-    add_int_or_null(mj, "file_hit@5", m.hit5);
-    add_int_or_null(mj, "file_hit@5_citations", m.hit5c);
-    if (m.ident_recall >= 0) cJSON_AddNumberToObject(mj, "identifier_recall", m.ident_recall);
-    else cJSON_AddNullToObject(mj, "identifier_recall");
-    cJSON_AddNumberToObject(mj, "identifiers_found", m.idents_found);
-    cJSON_AddNumberToObject(mj, "identifiers_total", m.idents_total);
-    cJSON_AddStringToObject(mj, "gold_files_from", ref->gold.files_from_text ? "reference_text" : "gold_files");
-    cJSON_AddStringToObject(mj, "gold_identifiers_from",
-                            ref->gold.idents_from_text ? "reference_text" : "gold_identifiers");
+    add_metrics(o, a, ref);
     if (a->error) cJSON_AddStringToObject(o, "answer_error", a->error);
     else cJSON_AddNullToObject(o, "answer_error");
 
@@ -333,6 +359,102 @@ static int same_file(const char *a, const char *b)
     return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The answers and their references, each answer matched to its reference
+ * (run->refs). 0, or -1 said. */
+static int judge_inputs(const struct drqa_opts *o, struct eval_refs *refs, struct eval_answers *answers,
+                        struct judge_run *run)
+{
+    char err[1024];
+    if (eval_refs_load(refs, o->reference, err, sizeof err) ||
+        eval_answers_load(answers, o->judge_in, err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        return -1;
+    }
+    run->refs = xcalloc(answers->n, sizeof *run->refs);
+    for (size_t i = 0; i < answers->n; i++) {
+        const struct eval_answer *a = &answers->v[i];
+        run->refs[i] = eval_refs_find(refs, a->id_from_line ? NULL : a->id, a->question);
+        if (!run->refs[i]) {
+            fprintf(stderr, "drqa-tui: %s:%d: no reference for id '%s' in %s (matched by id, then by question "
+                    "text); check that both files are for the same questions\n",
+                    answers->path, a->line, a->id, refs->path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The judges of --judge-model or the judges file, on the configuration cfg,
+ * and their prompt (run->prompt), said on stderr. 0, or -1 said. */
+static int judge_setup(const struct drqa_opts *o, const struct drqa_config *cfg, struct judge_set *judges,
+                       struct judge_run *run)
+{
+    char err[1024];
+    if (judge_set_resolve(judges, cfg, o->judge_models, (size_t)o->njudge_models, NULL, NULL, err, sizeof err)) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        return -1;
+    }
+    if (!judges->n) {
+        fprintf(stderr, "drqa-tui: no judge model was configured (give --judge-model NAME, or judge.NAME.model in "
+                "%s); writing the grounding metrics only\n",
+                judges->file ? judges->file : "$XDG_CONFIG_HOME/drqa-tui/judges");
+        return 0;
+    }
+    if (!(run->prompt = judge_prompt_load(err, sizeof err))) {
+        fprintf(stderr, "drqa-tui: %s\n", err);
+        return -1;
+    }
+    if (!o->quiet) {
+        fprintf(stderr, "drqa-tui: %zu judge%s:", judges->n, judges->n == 1 ? "" : "s");
+        for (size_t j = 0; j < judges->n; j++)
+            fprintf(stderr, "%s %s (%s at %s)", j ? "," : "", judges->v[j].name, judges->v[j].model,
+                    judges->v[j].backend->name(judges->v[j].backend));
+        fprintf(stderr, "; prompt %s\n", run->prompt->path);
+    }
+    return 0;
+}
+
+/* Judges the answers from run->next on, on up to --jobs threads. */
+static void judge_all(const struct drqa_opts *o, struct judge_run *run, size_t kept)
+{
+    int jobs = o->jobs < 1 ? 1 : o->jobs > EVAL_MAX_JOBS ? EVAL_MAX_JOBS : o->jobs;
+    if ((size_t)jobs > run->answers->n - kept) jobs = (int)(run->answers->n - kept);
+    if (jobs <= 1 || !run->judges->n) {
+        judge_worker(run);
+        return;
+    }
+    pthread_t th[EVAL_MAX_JOBS];
+    int started = 0;
+    for (int k = 0; k < jobs; k++)
+        if (pthread_create(&th[k], NULL, judge_worker, run) == 0) started++;
+        else break;
+    if (!started) judge_worker(run);
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+}
+
+/* The run's counts on stderr, and its exit status: EXIT_FAIL when there
+ * were judges and none gave a score. */
+static int judge_summary(const struct drqa_opts *o, struct judge_run *run)
+{
+    size_t n = run->answers->n, nj = run->judges->n;
+    struct llm_usage_entry tot;
+    memset(&tot, 0, sizeof tot);
+    llm_usage_get(&run->usage, NULL, &tot);
+    if (!o->quiet || (nj && run->unscored)) {
+        if (nj)
+            fprintf(stderr, "drqa-tui: %zu answers: %ld scored, %ld with no judge score; %ld judge scores, %ld "
+                    "missing; %ld judge calls, %ld input and %ld output tokens; wrote %s\n",
+                    n, run->scored, run->unscored, run->judge_scores, run->judge_missing, tot.calls,
+                    tot.input_tokens, tot.output_tokens, o->out);
+        else if (!o->quiet)
+            fprintf(stderr, "drqa-tui: %zu answers: grounding metrics written to %s\n", n, o->out);
+    }
+    int status = nj && !run->judge_scores ? EXIT_FAIL : EXIT_OK;
+    if (status == EXIT_FAIL)
+        fprintf(stderr, "drqa-tui: no judge gave a usable score; see the \"error\" fields in %s\n", o->out);
+    return status;
+}
+
 int cli_judge(const struct drqa_opts *o)
 {
     char err[1024];
@@ -349,52 +471,14 @@ int cli_judge(const struct drqa_opts *o)
     llm_usage_init(&run.usage);
     pthread_mutex_init(&run.lock, NULL);
 
-    if (eval_refs_load(&refs, o->reference, err, sizeof err)) {
-        fprintf(stderr, "drqa-tui: %s\n", err);
-        goto out;
-    }
-    if (eval_answers_load(&answers, o->judge_in, err, sizeof err)) {
-        fprintf(stderr, "drqa-tui: %s\n", err);
-        goto out;
-    }
-    run.refs = xcalloc(answers.n, sizeof *run.refs);
-    for (size_t i = 0; i < answers.n; i++) {
-        const struct eval_answer *a = &answers.v[i];
-        run.refs[i] = eval_refs_find(&refs, a->id_from_line ? NULL : a->id, a->question);
-        if (!run.refs[i]) {
-            fprintf(stderr, "drqa-tui: %s:%d: no reference for id '%s' in %s (matched by id, then by question "
-                    "text); check that both files are for the same questions\n",
-                    answers.path, a->line, a->id, refs.path);
-            goto out;
-        }
-    }
-    if (config_load(&cfg, o, err, sizeof err)) {
+    if (judge_inputs(o, &refs, &answers, &run)) goto out;
+    if (cli_config_load(&cfg, o, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         config_free(&cfg);
         goto out;
     }
     cfg_loaded = 1;
-    if (judge_set_resolve(&judges, &cfg, o->judge_models, (size_t)o->njudge_models, NULL, NULL, err, sizeof err)) {
-        fprintf(stderr, "drqa-tui: %s\n", err);
-        goto out;
-    }
-    if (judges.n) {
-        if (!(run.prompt = judge_prompt_load(err, sizeof err))) {
-            fprintf(stderr, "drqa-tui: %s\n", err);
-            goto out;
-        }
-        if (!o->quiet) {
-            fprintf(stderr, "drqa-tui: %zu judge%s:", judges.n, judges.n == 1 ? "" : "s");
-            for (size_t j = 0; j < judges.n; j++)
-                fprintf(stderr, "%s %s (%s at %s)", j ? "," : "", judges.v[j].name, judges.v[j].model,
-                        judges.v[j].backend->name(judges.v[j].backend));
-            fprintf(stderr, "; prompt %s\n", run.prompt->path);
-        }
-    } else {
-        fprintf(stderr, "drqa-tui: no judge model was configured (give --judge-model NAME, or judge.NAME.model in "
-                "%s); writing the grounding metrics only\n",
-                judges.file ? judges.file : "$XDG_CONFIG_HOME/drqa-tui/judges");
-    }
+    if (judge_setup(o, &cfg, &judges, &run)) goto out;
 
     if (same_file(o->out, o->judge_in) || same_file(o->out, o->reference)) {
         fprintf(stderr, "drqa-tui: --out '%s' is the %s file; give another path for the scores\n", o->out,
@@ -417,19 +501,7 @@ int cli_judge(const struct drqa_opts *o)
     run.judges = &judges;
     run.done = xcalloc(answers.n ? answers.n : 1, sizeof *run.done);
     run.next = run.written = kept;
-    int jobs = o->jobs < 1 ? 1 : o->jobs > EVAL_MAX_JOBS ? EVAL_MAX_JOBS : o->jobs;
-    if ((size_t)jobs > answers.n - kept) jobs = (int)(answers.n - kept);
-    if (jobs <= 1 || !judges.n) {
-        judge_worker(&run);
-    } else {
-        pthread_t th[EVAL_MAX_JOBS];
-        int started = 0;
-        for (int k = 0; k < jobs; k++)
-            if (pthread_create(&th[k], NULL, judge_worker, &run) == 0) started++;
-            else break;
-        if (!started) judge_worker(&run);
-        for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
-    }
+    judge_all(o, &run, kept);
     if (close(run.out) != 0) run.write_failed = 1;
     run.out = -1;
     if (run.write_failed) {
@@ -437,21 +509,7 @@ int cli_judge(const struct drqa_opts *o)
         status = EXIT_FAIL;
         goto out;
     }
-    struct llm_usage_entry tot;
-    memset(&tot, 0, sizeof tot);
-    llm_usage_get(&run.usage, NULL, &tot);
-    if (!o->quiet || (judges.n && run.unscored)) {
-        if (judges.n)
-            fprintf(stderr, "drqa-tui: %zu answers: %ld scored, %ld with no judge score; %ld judge scores, %ld "
-                    "missing; %ld judge calls, %ld input and %ld output tokens; wrote %s\n",
-                    answers.n, run.scored, run.unscored, run.judge_scores, run.judge_missing, tot.calls,
-                    tot.input_tokens, tot.output_tokens, o->out);
-        else if (!o->quiet)
-            fprintf(stderr, "drqa-tui: %zu answers: grounding metrics written to %s\n", answers.n, o->out);
-    }
-    status = judges.n && !run.judge_scores ? EXIT_FAIL : EXIT_OK;
-    if (status == EXIT_FAIL)
-        fprintf(stderr, "drqa-tui: no judge gave a usable score; see the \"error\" fields in %s\n", o->out);
+    status = judge_summary(o, &run);
 out:
     if (run.out >= 0) close(run.out);
     free(run.done);

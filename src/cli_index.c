@@ -6,8 +6,8 @@
  * prints the same as one object for scripts and tests.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "index.h"
-#include "opts.h"
 #include "index_scan.h"
 #include "sqlx.h"
 #include "util.h"
@@ -37,27 +37,35 @@ static size_t load_skipped(sqlite3 *db, struct skip_row **out)
     return n;
 }
 
+/* Numbers of one JSON object, in the order given. */
+struct count {
+    const char *name;
+    double n;
+};
+
+static void add_counts(cJSON *o, const struct count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) cJSON_AddNumberToObject(o, c[i].name, c[i].n);
+}
+
 static void print_json(const struct index_stats *s, const char *repo, const char *ipath,
                        const struct skip_row *sk, size_t nsk)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "repo", repo);
     cJSON_AddStringToObject(o, "index", ipath);
-    cJSON *f = cJSON_AddObjectToObject(o, "files");
-    cJSON_AddNumberToObject(f, "indexed", (double)s->files);
-    cJSON_AddNumberToObject(f, "unchanged", (double)s->unchanged);
-    cJSON_AddNumberToObject(f, "updated", (double)s->updated);
-    cJSON_AddNumberToObject(f, "added", (double)s->added);
-    cJSON_AddNumberToObject(f, "deleted", (double)s->deleted);
-    cJSON_AddNumberToObject(f, "parsed", (double)s->parsed);
-    cJSON_AddNumberToObject(f, "skipped", (double)nsk);
-    cJSON *y = cJSON_AddObjectToObject(o, "symbols");
-    cJSON_AddNumberToObject(y, "classes", (double)s->classes);
-    cJSON_AddNumberToObject(y, "functions", (double)s->functions);
-    cJSON_AddNumberToObject(y, "methods", (double)s->methods);
-    cJSON_AddNumberToObject(y, "variables", (double)s->variables);
-    cJSON_AddNumberToObject(o, "imports", (double)s->imports);
-    cJSON_AddNumberToObject(o, "calls", (double)s->calls);
+    const struct count files[] = {
+        {"indexed", (double)s->files}, {"unchanged", (double)s->unchanged}, {"updated", (double)s->updated},
+        {"added", (double)s->added}, {"deleted", (double)s->deleted}, {"parsed", (double)s->parsed},
+        {"skipped", (double)nsk},
+    };
+    add_counts(cJSON_AddObjectToObject(o, "files"), files, ARRAY_LEN(files));
+    const struct count symbols[] = {
+        {"classes", (double)s->classes}, {"functions", (double)s->functions}, {"methods", (double)s->methods},
+        {"variables", (double)s->variables},
+    }, refs[] = {{"imports", (double)s->imports}, {"calls", (double)s->calls}};
+    add_counts(cJSON_AddObjectToObject(o, "symbols"), symbols, ARRAY_LEN(symbols));
+    add_counts(o, refs, ARRAY_LEN(refs));
     cJSON *e = cJSON_AddObjectToObject(o, "edges");
     for (int i = 0; i < INDEX_EDGE_KINDS; i++) {
         cJSON *k = cJSON_AddObjectToObject(e, index_edge_kind_names[i]);
@@ -91,15 +99,13 @@ static void print_json(const struct index_stats *s, const char *repo, const char
         cJSON_AddStringToObject(r, "reason", sk[i].reason);
         cJSON_AddItemToArray(sa, r);
     }
-    cJSON *pe = cJSON_AddObjectToObject(o, "parse_errors");
-    cJSON_AddNumberToObject(pe, "files", (double)s->parse_error_files);
-    cJSON_AddNumberToObject(pe, "nodes", (double)s->parse_errors);
-    cJSON *de = cJSON_AddObjectToObject(o, "decode_errors");
-    cJSON_AddNumberToObject(de, "files", (double)s->decode_error_files);
-    cJSON_AddNumberToObject(de, "bytes", (double)s->decode_errors);
-    cJSON *dd = cJSON_AddObjectToObject(o, "dirs");   /* a directory walk's listings: read, or kept */
-    cJSON_AddNumberToObject(dd, "listed", (double)s->dirs_listed);
-    cJSON_AddNumberToObject(dd, "cached", (double)s->dirs_cached);
+    const struct count pe[] = {{"files", (double)s->parse_error_files}, {"nodes", (double)s->parse_errors}},
+                       de[] = {{"files", (double)s->decode_error_files}, {"bytes", (double)s->decode_errors}},
+                       dd[] = {{"listed", (double)s->dirs_listed}, {"cached", (double)s->dirs_cached}};
+    add_counts(cJSON_AddObjectToObject(o, "parse_errors"), pe, ARRAY_LEN(pe));
+    add_counts(cJSON_AddObjectToObject(o, "decode_errors"), de, ARRAY_LEN(de));
+    /* a directory walk's listings: read, or kept */
+    add_counts(cJSON_AddObjectToObject(o, "dirs"), dd, ARRAY_LEN(dd));
     cJSON_AddBoolToObject(o, "rebuilt", s->rebuilt);
     /* cached remote embeddings a rebuild took over from the index it replaced */
     cJSON_AddNumberToObject(o, "embeddings_kept", (double)s->embeddings_kept);
@@ -219,7 +225,9 @@ int cli_index_only(const struct drqa_opts *o)
     struct index_stats stats;
     sqlite3 *db = NULL;
     char *repo = NULL, *ipath = NULL;
-    int rc = index_ensure_ex(o, NULL, &stats, &db, &repo, &ipath, err, sizeof err);
+    struct index_request rq;
+    cli_index_request(&rq, o);
+    int rc = index_ensure_ex(&rq, NULL, &stats, &db, &repo, &ipath, err, sizeof err);
     if (rc) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         /* a missing or wrong repository argument, or an index path holding

@@ -18,6 +18,7 @@
  * (recheck.h), as text or, with --json, one JSON object per answer.
  */
 #include "cli.h"
+#include "cli_settings.h"
 #include "action.h"
 #include "index.h"
 #include "mcp.h"
@@ -139,6 +140,101 @@ static void dispatch(struct pool *p, char *line, size_t len)
     else mcp_handle(p->ss, line + i, len - i, out_send, p->out);
 }
 
+/* No more requests: the workers answer what was queued, then return. */
+static void pool_quit(struct pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The line being read from stdin, and whether it is one over MCP_MAX_LINE
+ * that is being skipped. */
+struct line_reader {
+    struct buf line;
+    int skipping;
+};
+
+/* A chunk read from stdin: every line it completes is dispatched; a line
+ * over MCP_MAX_LINE is answered with a parse error and skipped. */
+static void feed(struct pool *p, struct line_reader *r, const char *chunk, size_t got)
+{
+    const char *c = chunk, *end = chunk + got;
+    while (c < end) {
+        const char *nl = memchr(c, '\n', (size_t)(end - c));
+        size_t take = nl ? (size_t)(nl - c) : (size_t)(end - c);
+        if (!r->skipping) {
+            if (r->line.len + take > MCP_MAX_LINE) {
+                char m[160];
+                snprintf(m, sizeof m, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":"
+                         "\"Parse error: a message longer than %u bytes\"}}", MCP_MAX_LINE);
+                out_send(p->out, m);
+                buf_reset(&r->line);
+                r->skipping = 1;
+            } else {
+                buf_add(&r->line, c, take);
+            }
+        }
+        if (nl) {
+            if (!r->skipping) dispatch(p, r->line.data ? r->line.data : (char *)"", r->line.len);
+            buf_reset(&r->line);
+            r->skipping = 0;
+            c = nl + 1;
+        } else {
+            c = end;
+        }
+    }
+}
+
+/* Reads stdin until what it asked has been answered after its end, a
+ * signal came or the client went away. Returns 1 when a signal stopped it. */
+static int serve_stdin(struct pool *p)
+{
+    int signalled = 0, eof = 0;
+    struct line_reader r = {BUF_INIT, 0};
+    char chunk[65536];
+    while (!signalled && !(eof && pool_idle(p))) {
+        struct pollfd fds[2] = {{sig_pipe[0], POLLIN, 0}, {0, POLLIN, 0}};
+        int n = poll(fds, eof ? 1 : 2, eof ? 100 : 500);
+        if (n < 0 && errno != EINTR) break;
+        if (fds[0].revents & POLLIN) {
+            signalled = 1;
+            break;
+        }
+        pthread_mutex_lock(&p->out->lock);
+        int broken = p->out->broken;
+        pthread_mutex_unlock(&p->out->lock);
+        if (broken) break;
+        if (eof || n <= 0 || !(fds[1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t got = read(0, chunk, sizeof chunk);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (got <= 0) {
+            if (got < 0) fprintf(stderr, "drqa-tui: cannot read stdin: %s\n", strerror(errno));
+            if (r.line.len && !r.skipping) dispatch(p, r.line.data, r.line.len);   /* a last line without newline */
+            buf_reset(&r.line);
+            eof = 1;
+            pool_quit(p);   /* answer what was read, then stop */
+            continue;
+        }
+        feed(p, &r, chunk, (size_t)got);
+    }
+    buf_free(&r.line);
+    return signalled;
+}
+
+/* SIGTERM, SIGINT and SIGHUP write to sig_pipe, which the main thread polls. */
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 int cli_mcp(const struct drqa_opts *o)
 {
     char err[2048];
@@ -155,7 +251,9 @@ int cli_mcp(const struct drqa_opts *o)
     /* every thread made from here on keeps these signals blocked: they
      * reach the main thread, which stops the others */
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    struct mcp_server_config cfg = {.opts = o};
+    struct engine_settings set;
+    cli_engine_settings(&set, o);
+    struct mcp_server_config cfg = {.engine = &set};
     struct mcp_server *s = mcp_server_new(&cfg, err, sizeof err);
     if (!s) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -178,79 +276,14 @@ int cli_mcp(const struct drqa_opts *o)
     pthread_t *threads = xcalloc((size_t)nthreads, sizeof *threads);
     for (; started < nthreads; started++)
         if (pthread_create(&threads[started], NULL, worker_main, &p) != 0) break;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    catch_signals();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 
-    int status = EXIT_OK, signalled = 0, eof = 0;
-    struct buf line = BUF_INIT;
-    int skipping = 0;   /* inside a line over MCP_MAX_LINE */
-    char chunk[65536];
-    while (!signalled && !(eof && pool_idle(&p))) {
-        struct pollfd fds[2] = {{sig_pipe[0], POLLIN, 0}, {0, POLLIN, 0}};
-        int n = poll(fds, eof ? 1 : 2, eof ? 100 : 500);
-        if (n < 0 && errno != EINTR) break;
-        if (fds[0].revents & POLLIN) {
-            signalled = 1;
-            break;
-        }
-        pthread_mutex_lock(&out.lock);
-        int broken = out.broken;
-        pthread_mutex_unlock(&out.lock);
-        if (broken) break;
-        if (eof || n <= 0 || !(fds[1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        ssize_t got = read(0, chunk, sizeof chunk);
-        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (got <= 0) {
-            if (got < 0) fprintf(stderr, "drqa-tui: cannot read stdin: %s\n", strerror(errno));
-            if (line.len && !skipping) dispatch(&p, line.data, line.len);   /* a last line without newline */
-            buf_reset(&line);
-            eof = 1;
-            pthread_mutex_lock(&p.lock);
-            p.quit = 1;   /* answer what was read, then stop */
-            pthread_cond_broadcast(&p.cond);
-            pthread_mutex_unlock(&p.lock);
-            continue;
-        }
-        const char *c = chunk, *end = chunk + got;
-        while (c < end) {
-            const char *nl = memchr(c, '\n', (size_t)(end - c));
-            size_t take = nl ? (size_t)(nl - c) : (size_t)(end - c);
-            if (!skipping) {
-                if (line.len + take > MCP_MAX_LINE) {
-                    char m[160];
-                    snprintf(m, sizeof m, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":"
-                             "\"Parse error: a message longer than %u bytes\"}}", MCP_MAX_LINE);
-                    out_send(&out, m);
-                    buf_reset(&line);
-                    skipping = 1;
-                } else {
-                    buf_add(&line, c, take);
-                }
-            }
-            if (nl) {
-                if (!skipping) dispatch(&p, line.data ? line.data : (char *)"", line.len);
-                buf_reset(&line);
-                skipping = 0;
-                c = nl + 1;
-            } else {
-                c = end;
-            }
-        }
-    }
-    buf_free(&line);
+    int signalled = serve_stdin(&p);
     /* a signal (or a client gone) cancels what runs; the end of stdin has
      * waited for the answers */
     mcp_server_shutdown(s);
-    pthread_mutex_lock(&p.lock);
-    p.quit = 1;
-    pthread_cond_broadcast(&p.cond);
-    pthread_mutex_unlock(&p.lock);
+    pool_quit(&p);
     for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
     free(threads);
     mcp_session_free(ss);
@@ -262,7 +295,7 @@ int cli_mcp(const struct drqa_opts *o)
     close(sig_pipe[1]);
     sig_pipe[0] = sig_pipe[1] = -1;
     if (signalled && !o->quiet) fprintf(stderr, "drqa-tui: stopped by a signal\n");
-    return status;
+    return EXIT_OK;
 }
 
 /* ---------------------------------------------------------------- recheck */
@@ -334,7 +367,7 @@ int cli_recheck(const struct drqa_opts *o)
     }
     sqlite3 *db = NULL;
     char *repo = NULL;
-    int irc = index_ensure(o, &db, &repo, err, sizeof err);
+    int irc = cli_index_ensure(o, &db, &repo, err, sizeof err);
     if (irc) {
         cJSON_Delete(answers);
         char *safe = text_term_safe(err);

@@ -6,6 +6,7 @@
  */
 #include <config.h>  /* autoconf */
 #include "cli.h"
+#include "cli_settings.h"
 #include "llm_config.h"
 #include "mcp.h"
 #include "mcp_http.h"
@@ -25,7 +26,7 @@ int cli_mcp_http(const struct drqa_opts *o)
         return EXIT_USAGE;
     }
     struct drqa_config cfg;
-    if (config_load(&cfg, o, err, sizeof err)) {
+    if (cli_config_load(&cfg, o, err, sizeof err)) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         config_free(&cfg);
         return EXIT_USAGE;
@@ -42,7 +43,9 @@ int cli_mcp_http(const struct drqa_opts *o)
     signal(SIGPIPE, SIG_IGN);   /* a client gone mid-stream is a failed write, not a dead server */
 
     struct mcp_server_config sc = {0};
-    sc.opts = o;
+    struct engine_settings es;
+    cli_engine_settings(&es, o);
+    sc.engine = &es;
     sc.quiet = o->quiet;
     struct mcp_server *s = mcp_server_new(&sc, err, sizeof err);
     if (!s) {

@@ -33,7 +33,7 @@
 #include <string.h>
 
 struct engine_shared {
-    const struct drqa_opts *o;
+    struct engine_settings set;
     enum engine_mode mode;
     struct drqa_config cfg;
     char *repo_abs, *index_path;
@@ -76,9 +76,10 @@ const char *engine_mode_name(enum engine_mode m)
     return "mcts";
 }
 
-int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, int *usage, char *err, size_t errlen)
+int engine_shared_open(const struct engine_settings *set, struct engine_shared **out, int *usage, char *err,
+                       size_t errlen)
 {
-    return engine_shared_open_hooked(o, NULL, out, usage, err, errlen);
+    return engine_shared_open_hooked(set, NULL, out, usage, err, errlen);
 }
 
 /* The line postings the offline policy ranks windows from (linepost.h),
@@ -117,37 +118,47 @@ static void linepost_join(struct linepost_job *j)
     if (j->err[0]) log_msg("%s", j->err);
 }
 
-int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hooks *hooks,
+/* The index update's options with the hooks' callbacks. */
+static struct index_options hooked_index_options(const struct engine_settings *set, const struct engine_hooks *hooks)
+{
+    struct index_options io = set->index.opt;
+    io.progress = hooks->progress;
+    io.progress_ctx = hooks->progress_ctx;
+    io.phase = hooks->phase;
+    io.cancel = hooks->cancel;
+    io.notice = NULL;
+    return io;
+}
+
+int engine_shared_open_hooked(const struct engine_settings *set, const struct engine_hooks *hooks,
                               struct engine_shared **out, int *usage, char *err, size_t errlen)
 {
     *out = NULL;
     *usage = 1;
     struct engine_shared *sh = xcalloc(1, sizeof *sh);
-    sh->o = o;
+    sh->set = *set;
+    const struct engine_settings *o = &sh->set;
     struct engine_hooks none = {0};
     if (!hooks) hooks = &none;
     sh->cancel = hooks->cancel;
     sh->usage = hooks->usage ? hooks->usage : &sh->run_usage;
-    struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
-                               .max_file_size_given = o->max_file_size_given, .check = o->check,
-                               .verify = o->verify, .progress = hooks->progress,
-                               .progress_ctx = hooks->progress_ctx, .phase = hooks->phase, .cancel = hooks->cancel,
-                               .no_ignore = o->no_ignore, .busy_read = 1};
+    struct index_options io = hooked_index_options(o, hooks);
+    io.busy_read = 1;
     llm_usage_init(&sh->run_usage);
     if (engine_parse_mode(o->mode, &sh->mode)) {
         snprintf(err, errlen, "unknown --mode '%s'; use mcts, direct, rag-function or rag-window", o->mode);
         goto fail;
     }
-    if (config_load(&sh->cfg, o, err, errlen)) goto fail;
+    if (config_load(&sh->cfg, &o->config, err, errlen)) goto fail;
     if (sh->cfg.policy == POLICY_LLM) {
-        if (engine_backends_open(&sh->cfg, o->budget_usd, &sh->backends, err, errlen)) goto fail;
+        if (engine_backends_open(&sh->cfg, o->search.budget_usd, &sh->backends, err, errlen)) goto fail;
         sh->backend = sh->backends.main;
-    } else if (o->budget_usd > 0 && !o->quiet) {
+    } else if (o->search.budget_usd > 0 && !o->quiet) {
         fprintf(stderr, "drqa-tui: warning: --budget-usd has nothing to limit: the offline policy calls no model\n");
     }
     config_describe(&sh->cfg, sh->policy_line, sizeof sh->policy_line);
     sqlite3 *db = NULL;
-    int irc = index_ensure_ex(o, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen);
+    int irc = index_ensure_ex(&o->index, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen);
     if (irc) {
         /* a missing repository, or an index path that holds no index, is
          * the caller's fault; an unreadable index is not */
@@ -176,7 +187,7 @@ int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hoo
         free(sh->repo_abs);
         free(sh->index_path);
         sh->repo_abs = sh->index_path = NULL;
-        if (index_ensure_ex(o, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) goto fail;
+        if (index_ensure_ex(&o->index, &io, NULL, &db, &sh->repo_abs, &sh->index_path, err, errlen)) goto fail;
         if (engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen)) {
             sqlx_close(db);
             goto fail;
@@ -198,16 +209,14 @@ int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *h
     *changed = *rebuilt = 0;
     struct engine_hooks none = {0};
     if (!hooks) hooks = &none;
-    const struct drqa_opts *o = sh->o;
+    const struct engine_settings *o = &sh->set;
     /* the options of the first update; a check or a full hash is the first
      * update's business, not every later one's */
-    struct index_options io = {.threads = o->threads, .max_file_size = o->max_file_size,
-                               .max_file_size_given = o->max_file_size_given, .progress = hooks->progress,
-                               .progress_ctx = hooks->progress_ctx, .phase = hooks->phase, .cancel = hooks->cancel,
-                               .no_ignore = o->no_ignore};
+    struct index_options io = hooked_index_options(o, hooks);
+    io.check = io.verify = io.busy_read = 0;
     struct index_stats st;
     memset(&st, 0, sizeof st);
-    if (index_ensure_ex(o, &io, &st, NULL, NULL, NULL, err, errlen)) return -1;
+    if (index_ensure_ex(&o->index, &io, &st, NULL, NULL, NULL, err, errlen)) return -1;
     if (!st.changed) return 0;
     *changed = 1;
     *rebuilt = st.rebuilt || st.repaired;
@@ -261,11 +270,11 @@ int engine_open_cancel(const struct engine_shared *sh, const atomic_int *cancel,
     }
     sqlite3_busy_timeout(e->db, 5000);
     action_ctx_init(&e->actx, e->db, sh->repo_abs);
-    struct offline_config oc = {.db = e->db, .actx = &e->actx, .no_semantic = sh->o->no_semantic};
+    struct offline_config oc = {.db = e->db, .actx = &e->actx, .no_semantic = sh->set.no_semantic};
     e->offline = offline_policy_new(&oc);
     if (sh->backend) {
         /* not e->offline: under --parallel a fallback runs beside an execute */
-        if (engine_fallback_open(sh->index_path, sh->repo_abs, sh->o->no_semantic, &e->fallback, err, errlen) ||
+        if (engine_fallback_open(sh->index_path, sh->repo_abs, sh->set.no_semantic, &e->fallback, err, errlen) ||
             (sh->mode != ENGINE_MCTS && !(e->modes = modes_llm_new(sh->backend, err, errlen)))) {
             engine_close(e);
             return -1;
@@ -278,7 +287,7 @@ int engine_open_cancel(const struct engine_shared *sh, const atomic_int *cancel,
         for (int k = 0; k < LLM_ROLE_N; k++) lc.role_backend[k] = sh->backends.role[k];
         lc.run_usage = sh->usage;   /* locked inside */
         lc.fallback = &fallback;
-        lc.no_semantic = sh->o->no_semantic;
+        lc.no_semantic = sh->set.no_semantic;
         lc.cancel = (atomic_int *)cancel;   /* only read by the requests */
         lc.outline = engine_outline;
         lc.outline_ctx = sh->index_path;
@@ -335,7 +344,7 @@ static int ex_execute(void *ctx, const char *name, const cJSON *args, struct evi
                       size_t errlen)
 {
     struct engine *e = ctx;
-    return engine_execute_action(&e->actx, e->sh->o->no_semantic, name, args, raw, text, err, errlen);
+    return engine_execute_action(&e->actx, e->sh->set.no_semantic, name, args, raw, text, err, errlen);
 }
 
 int engine_curate_rules(void *ctx, const char *question, const char *action, const struct evidence *raw,
@@ -434,7 +443,7 @@ char *engine_damage_message(const char *damage, int rechecked)
 void engine_search_parts(struct engine *e, struct search_config *sc, struct policy *pol,
                          struct policy_executor *ex, struct policy_curator *cu)
 {
-    search_config_from_opts(sc, e->sh->o);
+    *sc = e->sh->set.search;
     sc->spent_usd = engine_spent_usd;
     sc->spent_ctx = e->sh->usage;
     offline_policy_set_iterations(e->offline, sc->iterations);
@@ -508,7 +517,7 @@ static void ask_on_event(void *ctx, const struct search *s, enum search_event ev
 static void run_mcts(struct engine *e, const char *question, const char *stem, const struct engine_ask_hooks *h,
                      struct engine_result *r)
 {
-    const struct drqa_opts *o = e->sh->o;
+    const struct engine_settings *o = &e->sh->set;
     struct search_config sc;
     struct policy pol;
     struct policy_executor ex;
@@ -612,7 +621,7 @@ static int rag_function(struct engine *e, const char *question, struct evidence 
     q.text = question;
     q.category = SEMANTIC_ANY;
     q.top_k = 3 * ENGINE_RAG_TOP;
-    q.mode = e->sh->o->no_semantic ? SEMANTIC_BM25 : SEMANTIC_HYBRID;
+    q.mode = e->sh->set.no_semantic ? SEMANTIC_BM25 : SEMANTIC_HYBRID;
     if (engine_embed_search(&e->actx, &q, &found, err, errlen) < 0) {
         evidence_free(&found);
         return -1;

@@ -24,8 +24,10 @@
 
 #include "evidence.h"
 #include "flatrank.h"
-#include "opts.h"
+#include "index.h"
+#include "llm_config.h"
 #include "policy.h"
+#include "search.h"
 
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
@@ -78,13 +80,26 @@ struct engine_hooks {
     struct llm_usage *usage;   /* counts the run's model calls (NULL: the engine's own) */
 };
 
-/* Checks the options (mode, policy), brings the index of o->repo up to date
- * and prepares SemanticSearch. o must outlive the result. Returns 0, or -1
- * with a message naming what is wrong; *usage is set to 1 when the fault is
- * the caller's (a missing repository, a bad mode), 0 otherwise. */
-int engine_shared_open(const struct drqa_opts *o, struct engine_shared **out, int *usage, char *err, size_t errlen);
+/* What the engine is asked to run with, as a front end gathers it (the
+ * command line's, in src/cli_settings.c). Strings are borrowed. */
+struct engine_settings {
+    struct index_request index;      /* the repository and how its index is kept */
+    struct config_overrides config;  /* the model configuration's first layer (llm_config.h) */
+    struct search_config search;     /* iterations, budgets (budget_usd also limits the backends), ablations */
+    const char *mode;                /* mcts, direct, rag-function or rag-window; NULL: mcts */
+    int no_semantic;                 /* no SemanticSearch action; BM25 alone for rag-function */
+    int quiet;                       /* no warnings on stderr */
+};
+
+/* Checks the settings (mode, policy), brings the index of set->index.repo up
+ * to date and prepares SemanticSearch. set is copied; the strings it points
+ * to must outlive the result. Returns 0, or -1 with a message naming what is
+ * wrong; *usage is set to 1 when the fault is the caller's (a missing
+ * repository, a bad mode), 0 otherwise. */
+int engine_shared_open(const struct engine_settings *set, struct engine_shared **out, int *usage, char *err,
+                       size_t errlen);
 /* The same with hooks (may be NULL). */
-int engine_shared_open_hooked(const struct drqa_opts *o, const struct engine_hooks *hooks,
+int engine_shared_open_hooked(const struct engine_settings *set, const struct engine_hooks *hooks,
                               struct engine_shared **out, int *usage, char *err, size_t errlen);
 /* The repository's absolute path and the index path the engine uses. */
 const char *engine_repo_abs(const struct engine_shared *sh);

@@ -11,7 +11,6 @@
  */
 #include "index_int.h"
 #include "index_chunk.h"
-#include "opts.h"
 #include "parse.h"
 #include "sigclean.h"
 #include "sqlx.h"
@@ -849,44 +848,38 @@ static void stderr_notice(const char *msg)
     free(safe);
 }
 
-int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_in, struct index_stats *stats,
+int index_ensure_ex(const struct index_request *rq, const struct index_options *opt_in, struct index_stats *stats,
                     sqlite3 **db, char **repo_abs, char **index_path_out, char *err, size_t errlen)
 {
     if (db) *db = NULL;
     if (repo_abs) *repo_abs = NULL;
     if (index_path_out) *index_path_out = NULL;
-    if (!o->repo || !*o->repo) {
+    if (!rq->repo || !*rq->repo) {
         snprintf(err, errlen, "no repository given; pass the repository directory as the first argument");
         return INDEX_EUSAGE;
     }
     struct stat st;
-    if (stat(o->repo, &st) != 0) {
-        snprintf(err, errlen, "the repository '%s' does not exist (%s); give an existing directory", o->repo,
+    if (stat(rq->repo, &st) != 0) {
+        snprintf(err, errlen, "the repository '%s' does not exist (%s); give an existing directory", rq->repo,
                  strerror(errno));
         return INDEX_EUSAGE;
     }
     if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "the repository '%s' is not a directory; give the repository's top directory", o->repo);
+        snprintf(err, errlen, "the repository '%s' is not a directory; give the repository's top directory", rq->repo);
         return INDEX_EUSAGE;
     }
-    char *root = realpath(o->repo, NULL);
+    char *root = realpath(rq->repo, NULL);
     if (!root) {
-        snprintf(err, errlen, "cannot resolve the repository path '%s': %s", o->repo, strerror(errno));
+        snprintf(err, errlen, "cannot resolve the repository path '%s': %s", rq->repo, strerror(errno));
         return -1;
     }
-    char *ipath = o->index_path ? xstrdup(o->index_path) : store_default_path(root);
-    struct index_options opt = {.threads = o->threads, .max_file_size = o->max_file_size,
-                                .max_file_size_given = o->max_file_size_given, .check = o->check,
-                                .verify = o->verify, .no_ignore = o->no_ignore};
-    /* only --index-only is there to update: the other modes answer from the
-     * index as it was while another process updates it */
-    opt.busy_read = o->run != RUN_INDEX_ONLY;
-    if (opt_in) opt = *opt_in;
-    if (!opt.notice && !(opt_in && opt_in->progress) && !o->quiet) opt.notice = stderr_notice;
+    char *ipath = rq->index_path ? xstrdup(rq->index_path) : store_default_path(root);
+    struct index_options opt = opt_in ? *opt_in : rq->opt;
+    if (!opt.notice && !(opt_in && opt_in->progress) && !rq->quiet) opt.notice = stderr_notice;
     struct index_stats local;
     if (!stats) stats = &local;
     int64_t last = 0;
-    if (!opt.progress && !o->no_progress && !o->quiet && isatty(2)) {
+    if (!opt.progress && !rq->no_progress && !rq->quiet && isatty(2)) {
         opt.progress = tty_progress;
         opt.progress_ctx = &last;
     }
@@ -896,7 +889,7 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
                               "current one (schema %d)%s", ipath, stats->old_schema, STORE_SCHEMA_VERSION,
                               kept_note(stats));
         log_msg("%s", msg);
-        if (!(opt_in && opt_in->progress) && !o->quiet) fprintf(stderr, "drqa-tui: %s\n", msg);
+        if (!(opt_in && opt_in->progress) && !rq->quiet) fprintf(stderr, "drqa-tui: %s\n", msg);
         free(msg);
     }
     if (stats->repaired) {
@@ -927,7 +920,7 @@ int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt_i
     return rc;
 }
 
-int index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char *err, size_t errlen)
+int index_ensure(const struct index_request *rq, sqlite3 **db, char **repo_abs, char *err, size_t errlen)
 {
-    return index_ensure_ex(o, NULL, NULL, db, repo_abs, NULL, err, errlen);
+    return index_ensure_ex(rq, NULL, NULL, db, repo_abs, NULL, err, errlen);
 }

@@ -20,8 +20,6 @@
 #include <stdint.h>
 #include <string.h>
 
-struct drqa_opts;
-
 struct index_options {
     int threads;                 /* parser threads; 0 = one per core */
     long long max_file_size;     /* bytes; larger files are skipped; 0 = no limit */
@@ -112,21 +110,37 @@ enum { INDEX_EFAIL = -1, INDEX_EUSAGE = -2 };
 int index_update(const char *repo_root, const char *index_path, const struct index_options *opt,
                  struct index_stats *stats, char *err, size_t errlen);
 
-/* What every mode does before reading: checks o->repo (missing, or not a
- * directory: an error naming the path), picks the index path (o->index_path,
- * else store_default_path), brings the index up to date (progress on stderr
- * only when o->no_progress is unset and stderr is a terminal) and opens it
- * for reading. A repaired index is reported on stderr. On success *db is the
- * open connection (caller closes it with sqlite3_close) and *repo_abs the
- * repository's absolute path (caller frees); either pointer may be NULL when
- * not wanted. Returns 0, or INDEX_EUSAGE (no or a wrong repository, an index
- * path that is not an index) or INDEX_EFAIL with err set. */
-int index_ensure(const struct drqa_opts *o, sqlite3 **db, char **repo_abs, char *err, size_t errlen);
+/* What a mode that reads the index asks of index_ensure: the repository as
+ * given, where its index is, how to update it and what to say on stderr.
+ * Strings are borrowed. */
+struct index_request {
+    const char *repo;            /* the repository directory */
+    const char *index_path;      /* NULL: store_default_path */
+    /* the update's options (threads, size limit, check, verify, no_ignore,
+     * busy_read); their callbacks are normally left NULL */
+    struct index_options opt;
+    int quiet;                   /* nothing on stderr but a repaired index */
+    int no_progress;             /* no progress line, even on a terminal */
+};
 
-/* Like index_ensure, with explicit options and statistics: the body of
- * --index-only. stats may be NULL; *index_path_out (may be NULL) receives the
- * index path used (caller frees). */
-int index_ensure_ex(const struct drqa_opts *o, const struct index_options *opt, struct index_stats *stats,
+/* What every mode does before reading: checks rq->repo (missing, or not a
+ * directory: an error naming the path), picks the index path (rq->index_path,
+ * else store_default_path), brings the index up to date (progress on stderr
+ * only when rq->no_progress and rq->quiet are unset and stderr is a terminal)
+ * and opens it for reading. A repaired index is reported on stderr. On
+ * success *db is the open connection (caller closes it with sqlite3_close)
+ * and *repo_abs the repository's absolute path (caller frees); either pointer
+ * may be NULL when not wanted. Returns 0, or INDEX_EUSAGE (no or a wrong
+ * repository, an index path that is not an index) or INDEX_EFAIL with err
+ * set. */
+int index_ensure(const struct index_request *rq, sqlite3 **db, char **repo_abs, char *err, size_t errlen);
+
+/* Like index_ensure, with statistics and options of the caller's own in
+ * place of rq->opt (opt may be NULL: rq->opt); a caller whose opt has a
+ * progress callback owns the terminal, and only a repaired index is said on
+ * stderr. The body of --index-only. stats may be NULL; *index_path_out (may
+ * be NULL) receives the index path used (caller frees). */
+int index_ensure_ex(const struct index_request *rq, const struct index_options *opt, struct index_stats *stats,
                     sqlite3 **db, char **repo_abs, char **index_path_out, char *err, size_t errlen);
 
 /* The provenance the index recorded at its last update: HEAD's commit

@@ -6,7 +6,6 @@
  */
 #include "index_int.h"
 #include "index_chunk.h"
-#include "opts.h"
 #include "parse.h"
 #include "sigclean.h"
 #include "sqlx.h"

@@ -382,7 +382,7 @@ static void config_init(struct drqa_config *c)
 }
 
 /* The per-role models and the policy, from the options (after the model is known). */
-static int role_models_and_policy(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen)
+static int role_models_and_policy(struct drqa_config *c, const struct config_overrides *o, char *err, size_t errlen)
 {
     /* per-role models: --role-model ROLE=NAME over model.ROLE */
     for (int i = 0; o && i < o->nrole_models; i++) {
@@ -423,7 +423,7 @@ static int role_models_and_policy(struct drqa_config *c, const struct drqa_opts 
 
 /* The settings only the config file gives (json_mode also from --json-mode,
  * stream also from --no-stream): numbers, switches and the MCP server's. */
-static int file_settings(struct drqa_config *c, const struct fileval *fv, const struct drqa_opts *o, char *err,
+static int file_settings(struct drqa_config *c, const struct fileval *fv, const struct config_overrides *o, char *err,
                          size_t errlen)
 {
     /* json mode and numbers (file only) */
@@ -481,7 +481,7 @@ static int file_settings(struct drqa_config *c, const struct fileval *fv, const 
     return 0;
 }
 
-int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char *const *env,
+int config_load_env(struct drqa_config *c, const struct config_overrides *o, const char *const *env,
                     char *err, size_t errlen)
 {
     config_init(c);
@@ -597,7 +597,7 @@ out:
     return rc;
 }
 
-int config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen)
+int config_load(struct drqa_config *c, const struct config_overrides *o, char *err, size_t errlen)
 {
     return config_load_env(c, o, NULL, err, errlen);
 }

@@ -1,7 +1,7 @@
 /*
  * llm_config: which model server to talk to, with what key, limits and prices.
  * Settings are resolved field by field with this precedence:
- *   1. command-line options (struct drqa_opts)
+ *   1. command-line options (struct config_overrides)
  *   2. DRQA_API_BASE, DRQA_API_KEY, DRQA_MODEL, DRQA_PROVIDER,
  *      DRQA_EMBED_BASE, DRQA_EMBED_MODEL, DRQA_EMBED_KEY
  *   3. the vendors' variables: OPENAI_API_KEY and OPENAI_BASE_URL (provider
@@ -47,7 +47,6 @@
 
 #include "http.h"
 #include "llm_profile.h"
-#include "opts.h"
 
 #include <stddef.h>
 
@@ -133,15 +132,27 @@ struct drqa_config {
     int api;                   /* the file's `api` line (enum llm_api) for every model, -1: none */
 };
 
+/* What the command line says of the model configuration (layer 1 above):
+ * strings borrowed, NULL (0) where nothing was given. */
+struct config_overrides {
+    const char *config_path;   /* --config FILE */
+    const char *policy;        /* "offline" or "llm" */
+    const char *provider, *api_base, *model, *embed_base, *embed_model;
+    int json_mode, no_stream;
+    const char *const *role_models;   /* ROLE=NAME, nrole_models of them */
+    int nrole_models;
+};
+
 /*
- * Resolves the configuration from o, the environment env (a NULL-terminated
- * "NAME=value" list; NULL means the process environment) and the config file.
+ * Resolves the configuration from o (may be NULL: no overrides), the
+ * environment env (a NULL-terminated "NAME=value" list; NULL means the
+ * process environment) and the config file.
  * Returns 0, or -1 with err naming the setting, where it came from (file:line
  * for the file) and what to do. c is always initialised; config_free it.
  */
-int config_load_env(struct drqa_config *c, const struct drqa_opts *o, const char *const *env,
+int config_load_env(struct drqa_config *c, const struct config_overrides *o, const char *const *env,
                     char *err, size_t errlen);
-int config_load(struct drqa_config *c, const struct drqa_opts *o, char *err, size_t errlen);
+int config_load(struct drqa_config *c, const struct config_overrides *o, char *err, size_t errlen);
 void config_free(struct drqa_config *c);
 
 /* The lines of a settings file written as the config file is (`key =

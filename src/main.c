@@ -3,7 +3,7 @@
  */
 #include <config.h>  /* autoconf */
 #include "cli.h"
-#include "opts.h"
+#include "cli_opts.h"
 #include "util.h"
 
 #include <locale.h>

@@ -9,7 +9,6 @@
 #include "mcp.h"
 #include "action.h"
 #include "engine.h"
-#include "opts.h"
 #include "recheck.h"
 #include "semantic.h"
 #include "util.h"
@@ -85,7 +84,7 @@ struct mcp_session {
 };
 
 struct mcp_server {
-    struct drqa_opts o;              /* a copy: progress never goes to the terminal */
+    struct engine_settings set;      /* a copy: progress never goes to the terminal */
     int quiet;
     struct mcp_tool *tools;
     size_t ntools;
@@ -455,7 +454,7 @@ static void tools_build(struct mcp_server *s)
     for (size_t i = 0; i < n; i++) {
         const struct action_def *d = action_find(names[i]);
         if (!d || !d->run) continue;   /* schema only: Finish, or switched off */
-        if (s->o.no_semantic && !strcmp(d->name, "SemanticSearch")) continue;
+        if (s->set.no_semantic && !strcmp(d->name, "SemanticSearch")) continue;
         struct mcp_tool *t = &s->tools[s->ntools++];
         t->name = snake_name(d->name);
         t->kind = TOOL_ACTION;
@@ -507,7 +506,7 @@ static void *indexer_main(void *arg)
     char err[2048];
     int usage;
     int64_t t0 = now_ms();
-    int rc = engine_shared_open_hooked(&s->o, &h, &sh, &usage, err, sizeof err);
+    int rc = engine_shared_open_hooked(&s->set, &h, &sh, &usage, err, sizeof err);
     pthread_mutex_lock(&s->lock);
     if (rc) s->index_error = xstrdup(err);
     s->sh = sh;
@@ -524,15 +523,16 @@ static void *indexer_main(void *arg)
 
 struct mcp_server *mcp_server_new(const struct mcp_server_config *cfg, char *err, size_t errlen)
 {
-    const struct drqa_opts *o = cfg->opts;
+    const struct engine_settings *o = cfg->engine;
+    const char *repo = o ? o->index.repo : NULL;
     struct stat st;
-    if (!o || !o->repo || !*o->repo) {
+    if (!repo || !*repo) {
         snprintf(err, errlen, "no repository given: drqa-tui --mcp REPO");
         return NULL;
     }
-    if (stat(o->repo, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "the repository '%s' %s; give the repository's top directory", o->repo,
-                 stat(o->repo, &st) != 0 ? "does not exist" : "is not a directory");
+    if (stat(repo, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "the repository '%s' %s; give the repository's top directory", repo,
+                 stat(repo, &st) != 0 ? "does not exist" : "is not a directory");
         return NULL;
     }
     enum engine_mode mode;
@@ -545,8 +545,8 @@ struct mcp_server *mcp_server_new(const struct mcp_server_config *cfg, char *err
      * again, with remote embeddings when configured, before a call runs) */
     if (!o->no_semantic && semantic_action_register(NULL, err, errlen)) return NULL;
     struct mcp_server *s = xcalloc(1, sizeof *s);
-    s->o = *o;
-    s->o.no_progress = 1;
+    s->set = *o;
+    s->set.index.no_progress = 1;
     s->quiet = cfg->quiet || o->quiet;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->update_lock, NULL);
@@ -561,7 +561,7 @@ struct mcp_server *mcp_server_new(const struct mcp_server_config *cfg, char *err
     /* watched before the first update starts, so that no change made
      * during it goes unseen */
     char werr[512];
-    if (!(s->watch = watch_open(o->repo, werr, sizeof werr)))
+    if (!(s->watch = watch_open(repo, werr, sizeof werr)))
         server_log(s, LOG_NOTICE, "%s; every call checks the files instead", werr);
     if (pthread_create(&s->indexer, NULL, indexer_main, s) != 0) {
         snprintf(err, errlen, "cannot start the indexing thread: %s", strerror(errno));

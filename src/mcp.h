@@ -32,16 +32,15 @@
 
 #include <stddef.h>
 
-struct drqa_opts;
+struct engine_settings;
 
 #define MCP_PROTOCOL_LATEST "2025-11-25"
 #define MCP_MAX_CALLS 4          /* tool calls running at once, by default */
 
 struct mcp_server_config {
-    /* The command line: repository, index, policy and search settings, as
-     * --ask reads them. Copied; the strings it points to must outlive the
-     * server. */
-    const struct drqa_opts *opts;
+    /* The repository, index, policy and search settings, as --ask runs
+     * with them. Copied; the strings it points to must outlive the server. */
+    const struct engine_settings *engine;
     int max_calls;               /* 0: MCP_MAX_CALLS */
     int quiet;                   /* nothing on stderr but errors */
 };

@@ -13,7 +13,6 @@
  * may have grown the node array meanwhile).
  */
 #include "search.h"
-#include "opts.h"
 #include "util.h"
 
 #include <math.h>
@@ -74,22 +73,6 @@ void search_config_defaults(struct search_config *c)
     c->max_replans = 2;
     c->parallel = 1;
     c->finish_min_value = SEARCH_FINISH_MIN_VALUE;
-}
-
-void search_config_from_opts(struct search_config *c, const struct drqa_opts *o)
-{
-    search_config_defaults(c);
-    if (o->iterations > 0) c->iterations = o->iterations;
-    if (o->max_expand > 0) c->max_expand = o->max_expand;
-    c->exploration = o->exploration;   /* < 0: the documented default */
-    c->seed = o->seed;
-    c->budget_tokens = o->budget_tokens;
-    c->budget_usd = o->budget_usd;
-    if (o->parallel > 1) c->parallel = o->parallel;
-    c->no_mcts = o->no_mcts;
-    c->no_perception = o->no_perception;
-    c->no_evaluation = o->no_evaluation;
-    if (o->finish_min_value >= 0) c->finish_min_value = o->finish_min_value;
 }
 
 /* The lock of a search that callers hold as const (reads of the stop state). */

@@ -157,11 +157,6 @@ struct search_config {
 };
 
 void search_config_defaults(struct search_config *c);
-struct drqa_opts;
-/* Defaults, then --iterations, --max-expand, --exploration, --seed,
- * --budget-tokens, --parallel and the ablation switches from the command
- * line. The thread-safety flags stay 0: the caller knows its callbacks. */
-void search_config_from_opts(struct search_config *c, const struct drqa_opts *o);
 
 /* The question is copied. Never fails (allocation aborts). */
 struct search *search_new(const struct search_config *cfg, const struct policy *policy,

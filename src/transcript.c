@@ -4,7 +4,6 @@
  */
 #include "transcript.h"
 #include "llm_config.h"
-#include "opts.h"
 #include "url.h"
 #include "util.h"
 
@@ -101,30 +100,6 @@ static void add_u64(cJSON *o, const char *name, uint64_t v)
     char tmp[32];
     snprintf(tmp, sizeof tmp, "%" PRIu64, v);
     cJSON_AddStringToObject(o, name, tmp);
-}
-
-void transcript_config_from_opts(struct transcript_config *c, const struct drqa_opts *o)
-{
-    memset(c, 0, sizeof *c);
-    c->repo = o->repo;
-    c->index_path = o->index_path;
-    c->mode = o->mode;
-    c->policy = o->policy;
-    c->provider = o->provider;
-    c->model = o->model;
-    c->api_base = o->api_base;
-    c->embed_base = o->embed_base;
-    c->embed_model = o->embed_model;
-    c->iterations = o->iterations;
-    c->max_expand = o->max_expand;
-    c->parallel = o->parallel;
-    c->seed = o->seed;
-    c->budget_tokens = o->budget_tokens;
-    c->exploration = o->exploration >= 0 ? o->exploration : MCTS_DEFAULT_C;
-    c->no_mcts = o->no_mcts;
-    c->no_perception = o->no_perception;
-    c->no_evaluation = o->no_evaluation;
-    c->no_semantic = o->no_semantic;
 }
 
 void transcript_config_resolve(struct transcript_config *c, const struct drqa_config *cfg)

@@ -46,11 +46,6 @@ struct transcript_config {
     const cJSON *extra;        /* further settings to record; filtered; may be NULL */
 };
 
-struct drqa_opts;
-/* Fills c from the command line (strings borrowed from o); created and extra
- * are left NULL. The exploration recorded is the one the search uses. */
-void transcript_config_from_opts(struct transcript_config *c, const struct drqa_opts *o);
-
 struct drqa_config;
 /* Replaces what the command line may leave unsaid with what the run uses:
  * the policy, and with a model its provider, model, api_base, and the

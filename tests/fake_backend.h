@@ -21,8 +21,7 @@ static __attribute__((unused)) struct llm_backend *fake_backend(const char *conf
     }
     fputs(conf, fp);
     fclose(fp);
-    struct drqa_opts o;
-    opts_defaults(&o);
+    struct config_overrides o = {0};
     o.config_path = config_path;
     struct drqa_config c;
     char err[512];

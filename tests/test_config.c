@@ -105,8 +105,7 @@ static int write_text(const char *path, const char *text)
 
 static void run_row(const struct row *r)
 {
-    struct drqa_opts o;
-    opts_defaults(&o);
+    struct config_overrides o = {0};
     o.provider = r->o_provider;
     o.api_base = r->o_base;
     o.model = r->o_model;
@@ -145,8 +144,7 @@ static int load_file(const char *text, struct drqa_config *c, char *err, size_t 
     char path[128];
     snprintf(path, sizeof path, "%s/explicit.conf", dir);
     write_text(path, text);
-    struct drqa_opts o;
-    opts_defaults(&o);
+    struct config_overrides o = {0};
     o.config_path = path;
     const char *env[] = {NULL};
     return config_load_env(c, &o, env, err, errlen);
@@ -268,11 +266,11 @@ int main(void)
         {"api_key = sk-x1234\n", 0644, 0, NULL},
         {"model = m\n", 0666, 0, NULL},
     };
-    struct drqa_opts o;
+    struct config_overrides o;
     for (size_t i = 0; i < ARRAY_LEN(perms); i++) {
         write_text(cpath, perms[i].text);
         chmod(cpath, perms[i].mode);
-        opts_defaults(&o);
+        o = (struct config_overrides){0};
         o.config_path = cpath;
         const char *env0[] = {NULL};
         err[0] = 0;
@@ -289,7 +287,7 @@ int main(void)
     write_text(cpath, "api_key = sk-x1234\n");
     chmod(cpath, 0600);
     if (geteuid() == 0 && chown(cpath, 65534, 65534) == 0) {
-        opts_defaults(&o);
+        o = (struct config_overrides){0};
         o.config_path = cpath;
         const char *env0[] = {NULL};
         rc = config_load_env(&c, &o, env0, err, sizeof err);
@@ -303,7 +301,7 @@ int main(void)
     }
     unlink(cpath);
 
-    opts_defaults(&o);
+    o = (struct config_overrides){0};
     o.config_path = "/nonexistent/drqa.conf";
     const char *noenv[] = {NULL};
     rc = config_load_env(&c, &o, noenv, err, sizeof err);
@@ -313,7 +311,7 @@ int main(void)
 
     /* embeddings on another server: the chat key does not follow */
     const char *env2[] = {"DRQA_API_KEY=k-chat", "DRQA_EMBED_BASE=http://127.0.0.1:7/v1", NULL};
-    opts_defaults(&o);
+    o = (struct config_overrides){0};
     rc = config_load_env(&c, &o, env2, err, sizeof err);
     is_int(rc, 0, "embed base from DRQA_EMBED_BASE");
     ok(c.embed_key == NULL, "the chat key is not sent to another embeddings server");

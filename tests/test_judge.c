@@ -76,8 +76,7 @@ static struct llm_backend *backend(const char *base)
     char ebase[160];
     snprintf(ebase, sizeof ebase, "DRQA_API_BASE=%s/v1", base);
     const char *env[] = {ebase, "DRQA_MODEL=judge-model", "DRQA_API_KEY=" KEY, NULL};
-    struct drqa_opts o;
-    opts_defaults(&o);
+    struct config_overrides o = {0};
     o.config_path = path;
     struct drqa_config c;
     if (config_load_env(&c, &o, env, err, sizeof err)) {

@@ -282,8 +282,7 @@ int main(void)
     char ebase[128];
     snprintf(ebase, sizeof ebase, "DRQA_API_BASE=%s", base);
     const char *env[] = {ebase, "DRQA_API_KEY=" KEY, "DRQA_EMBED_MODEL=fake-embed", NULL};
-    struct drqa_opts o;
-    opts_defaults(&o);
+    struct config_overrides o = {0};
     config_load_env(&c, &o, env, err, sizeof err);
     struct embed_config e2;
     is_int(embed_config_from(&e2, &c, err, sizeof err), 0, "embed config from the resolved config");

@@ -3,7 +3,7 @@
 #include "tap.h"
 #include "toy_policy.h"
 #include "transcript.h"
-#include "opts.h"
+#include "cli_settings.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -181,7 +181,7 @@ int main(void)
     o.model = "qwen";
     o.no_perception = 1;
     struct transcript_config oc;
-    transcript_config_from_opts(&oc, &o);
+    cli_transcript_config(&oc, &o);
     cJSON *oj = transcript_config_json(&oc);
     char *ojs = cJSON_PrintUnformatted(oj);
     ok(ojs && strstr(ojs, "\"model\":\"qwen\"") && strstr(ojs, "\"iterations\":15") &&
@@ -190,7 +190,7 @@ int main(void)
     free(ojs);
     cJSON_Delete(oj);
     struct search_config sc;
-    search_config_from_opts(&sc, &o);
+    cli_search_config(&sc, &o);
     ok(sc.iterations == 15 && sc.max_expand == 3 && sc.exploration < 0 && sc.no_perception &&
        sc.seed == 1 && sc.max_replans == 2, "and a search configuration");
 

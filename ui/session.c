@@ -13,6 +13,7 @@
  * made in the worker thread, which alone uses it.
  */
 #include "session.h"
+#include "cli_settings.h"
 #include "engine.h"
 #include "llm.h"
 #include "test_hooks.h"
@@ -26,7 +27,7 @@
 #include <time.h>
 
 struct session {
-    struct drqa_opts o;          /* a copy: progress never goes to the terminal */
+    struct engine_settings set;  /* progress never goes to the terminal */
     struct evq *ev;
     /* built and used in the worker thread only */
     struct engine_shared *sh;
@@ -73,7 +74,7 @@ static char *hook_damage(void *ctx, int rechecked)
     struct session *s = ctx;
     char *d = s->e ? engine_damage(s->e) : NULL;
     if (!d) return NULL;
-    if (!rechecked) s->o.check = 1;
+    if (!rechecked) s->set.index.opt.check = 1;
     char *m = engine_damage_message(d, rechecked);
     free(d);
     return m;
@@ -90,7 +91,7 @@ static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, st
     struct engine_hooks h = {.progress = on_progress, .progress_ctx = s, .phase = on_phase, .cancel = cancel,
                              .usage = &s->usage};
     int usage;
-    if (engine_shared_open_hooked(&s->o, &h, &s->sh, &usage, err, errlen) ||
+    if (engine_shared_open_hooked(&s->set, &h, &s->sh, &usage, err, errlen) ||
         engine_open(s->sh, &s->e, err, errlen)) {
         hook_close(s);
         return -1;
@@ -108,11 +109,11 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     }
     struct session *s = xcalloc(1, sizeof *s);
     llm_usage_init(&s->usage);
-    s->o = *ui->o;
-    s->o.no_progress = 1;
+    cli_engine_settings(&s->set, ui->o);
+    s->set.index.no_progress = 1;
     struct worker_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    search_config_from_opts(&cfg.search, ui->o);   /* replaced by the engine's in the open hook */
+    cfg.search = s->set.search;   /* replaced by the engine's in the open hook */
     cfg.hooks.ctx = s;
     cfg.hooks.open = hook_open;
     cfg.hooks.close = hook_close;

@@ -17,7 +17,7 @@
 #include "history.h"
 #include "keymap.h"
 #include "model.h"
-#include "opts.h"
+#include "cli_opts.h"
 #include "text.h"
 #include "util.h"
 

@@ -9,6 +9,7 @@
  */
 #include "ui.h"
 #include "cli.h"
+#include "cli_settings.h"
 #include "index_scan.h"
 #include "session.h"
 #include "sqlx.h"
@@ -968,7 +969,7 @@ static int setup_live(struct ui *ui, const struct drqa_opts *o)
     ui->index_path = o->index_path ? xstrdup(o->index_path) : store_default_path(ui->repo_abs);
     struct drqa_config cfg;
     char err[1024];
-    if (config_load(&cfg, o, err, sizeof err) != 0) {
+    if (cli_config_load(&cfg, o, err, sizeof err) != 0) {
         fprintf(stderr, "drqa-tui: %s\n", err);
         config_free(&cfg);
         return EXIT_USAGE;
@@ -987,10 +988,10 @@ static int setup_live(struct ui *ui, const struct drqa_opts *o)
         return EXIT_FAIL;
     }
     struct search_config sc;
-    search_config_from_opts(&sc, o);
+    cli_search_config(&sc, o);
     ui_model_init(&ui->m, o->question, sc.max_expand, sc.exploration, sc.seed, sc.iterations);
     struct transcript_config tc;
-    transcript_config_from_opts(&tc, o);
+    cli_transcript_config(&tc, o);
     transcript_config_resolve(&tc, &cfg);
     tc.repo = ui->repo_abs;
     tc.index_path = ui->index_path;

@@ -1,9 +1,10 @@
 /*
- * opts: parsing the command line into struct drqa_opts. The table below is the
- * single list of options; opts_usage prints it and the man page test compares
- * the man page against it.
+ * cli_opts: parsing the command line into struct drqa_opts. The table below
+ * is the single list of options; opts_usage prints it and the man page test
+ * compares the man page against it. The modes turn the result into the
+ * library's settings in cli_settings.c.
  */
-#include "opts.h"
+#include "cli_opts.h"
 #include "llm_config.h" /* the providers */
 #include "util.h"
 

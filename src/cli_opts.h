@@ -1,10 +1,10 @@
 /*
- * opts: the command line. One table of long options, parsed into struct
+ * cli_opts: the command line. One table of long options, parsed into struct
  * drqa_opts; the usage text is generated from the same table so it never
  * drifts from what is accepted. Strings point into argv (not owned).
  */
-#ifndef DRQA_OPTS_H
-#define DRQA_OPTS_H
+#ifndef DRQA_CLI_OPTS_H
+#define DRQA_CLI_OPTS_H
 
 #include <stdio.h>
 
