@@ -343,7 +343,7 @@ static int schema_unsupported(const struct err_info *ei)
 
 static int is_anthropic(const struct llm_http_backend *hb)
 {
-    return hb->prof.provider && !strcmp(hb->prof.provider, "anthropic");
+    return hb->prof.family == LLM_FAMILY_ANTHROPIC;
 }
 
 /* The optional request fields a refusal is adjusted for with an LLM_ADJ_*

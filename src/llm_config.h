@@ -57,9 +57,10 @@ struct drqa_config;
 struct llm_backend;
 /* The chat API providers, one row each (llm_providers[] in llm_provider.c): what
  * --provider, DRQA_PROVIDER, the config file's provider and a judge's
- * provider field accept, the base used when none is given, the vendor's key
- * variable and the backend's constructor. Adding a provider: its enum value,
- * its row, and its llm_<name>.c. */
+ * provider field accept, the base used when none is given, the vendor's
+ * variables, the API family it speaks and the backend's constructor. Adding a
+ * provider: its enum value, its row, and its llm_<name>.c when no
+ * constructor fits; nothing else tells the providers apart. */
 struct llm_provider_info {
     enum llm_provider id;
     const char *name;          /* "openai" */
@@ -68,6 +69,10 @@ struct llm_provider_info {
     const char *label;         /* in config_describe: "openai-compatible" */
     const char *default_base;  /* "https://api.openai.com/v1" */
     const char *key_env;       /* "OPENAI_API_KEY" */
+    const char *base_env;      /* the vendor's variable for the base ("OPENAI_BASE_URL"), or NULL */
+    int compatible;            /* 1: any OpenAI-compatible server: OLLAMA_HOST may give the base
+                                * (after base_env), which serves the embeddings too */
+    enum llm_family family;    /* the API: which profile rows its models take, what a request needs */
     struct llm_backend *(*create)(const struct drqa_config *c, const char *model, char *err, size_t errlen);
 };
 extern const struct llm_provider_info llm_providers[];
