@@ -22,7 +22,10 @@
 
 extern char **environ;
 
-const char *const config_role_names[CONFIG_NROLES] = {"perception", "planning", "filter", "evaluation", "answer"};
+const char *const config_role_names[CONFIG_NROLES] = {
+#define LLM_ROLE(id, name, ...) name,
+#include "llm_roles.def"
+};
 
 
 enum fkey {

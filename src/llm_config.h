@@ -98,7 +98,12 @@ struct config_profile_override {
 
 /* The roles a model can be chosen for (model.<role>, --role-model), in the
  * order of enum llm_role (policy_llm.h). */
-#define CONFIG_NROLES 5
+enum config_role {
+#define LLM_ROLE(id, ...) CONFIG_ROLE_##id,
+#include "llm_roles.def"
+    CONFIG_ROLE_COUNT
+};
+#define CONFIG_NROLES ((int)CONFIG_ROLE_COUNT)
 extern const char *const config_role_names[CONFIG_NROLES];
 
 /* Every string is owned by the struct (config_free releases them). */
