@@ -106,16 +106,6 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_bool(const char *s, int *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
@@ -222,7 +212,7 @@ static int layer_line(void *arg, int lineno, char *key, char *val)
             snprintf(err, errlen, "%s:%d: '%s' is not a price key; write price.MODEL.input or price.MODEL.output",
                      path, lineno, key);
             rc = -1;
-        } else if (parse_double(val, 0, 1e6, &d)) {
+        } else if (llm_parse_number(val, 0, 1e6, &d)) {
             bad_value(err, errlen, path, lineno, key, "a price in USD per million tokens (a number >= 0)");
             rc = -1;
         } else {
@@ -467,7 +457,7 @@ static int file_settings(struct drqa_config *c, const struct fileval *fv, const 
             return -1;
         }
     }
-    if (fv->v[F_TEMPERATURE] && parse_double(fv->v[F_TEMPERATURE], 0, 2, &c->temperature)) {
+    if (fv->v[F_TEMPERATURE] && llm_parse_number(fv->v[F_TEMPERATURE], 0, 2, &c->temperature)) {
         bad_value(err, errlen, fv->path, fv->line[F_TEMPERATURE], "temperature", "a number from 0 to 2");
         return -1;
     }

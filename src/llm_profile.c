@@ -341,7 +341,7 @@ static int name_index(const char *const *names, size_t n, const char *v)
     return -1;
 }
 
-static int num(const char *v, double lo, double hi, double *out)
+int llm_parse_number(const char *v, double lo, double hi, double *out)
 {
     char *end;
     errno = 0;
@@ -377,10 +377,10 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
             goto bad;
         }
     } else if (!strcmp(field, "max_output")) {
-        if (num(value, 0, 1000000, &d) || d != floor(d)) goto bad;
+        if (llm_parse_number(value, 0, 1000000, &d) || d != floor(d)) goto bad;
         p->max_output = (int)d;
     } else if (!strcmp(field, "context")) {
-        if (num(value, 0, 100000000, &d) || d != floor(d)) goto bad;
+        if (llm_parse_number(value, 0, 100000000, &d) || d != floor(d)) goto bad;
         p->context = (long)d;
     } else if (!strcmp(field, "schema")) {
         if ((k = name_index(schema_names, ARRAY_LEN(schema_names), value)) < 0) goto bad;
@@ -393,12 +393,12 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
         else if (!strcasecmp(value, "user")) p->system_user = 1;
         else goto bad;
     } else if (!strcmp(field, "price_input") || !strcmp(field, "price_cached") || !strcmp(field, "price_output")) {
-        if (num(value, 0, 1e6, &d)) goto bad;
+        if (llm_parse_number(value, 0, 1e6, &d)) goto bad;
         if (field[6] == 'i') p->price_input = d;
         else if (field[6] == 'c') p->price_cached = d;
         else p->price_output = d;
     } else if (!strcmp(field, "cache_min")) {
-        if (num(value, 0, 1000000, &d) || d != floor(d)) goto bad;
+        if (llm_parse_number(value, 0, 1000000, &d) || d != floor(d)) goto bad;
         p->cache_min = (int)d;
     } else if (!strcmp(field, "stream")) {
         static const char *const stream_words[] = {"off", "on", "false", "true", "no", "yes"};

@@ -112,6 +112,9 @@ void llm_profile_lookup(enum llm_family family, const char *model, struct llm_pr
  * NULL to only check. Returns 0, or -1 with err saying what the field takes. */
 int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen);
 
+/* The number v spells, into *out when it is finite and within lo-hi: 0,
+ * else -1 (a config value: profile fields, prices, temperature). */
+int llm_parse_number(const char *v, double lo, double hi, double *out);
 /* Whether glob matches model (case-insensitive fnmatch). */
 int llm_profile_match(const char *glob, const char *model);
 
