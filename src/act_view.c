@@ -372,6 +372,151 @@ static char *path_of_module(struct action_ctx *ctx, const char *module)
 
 /* One entry of code_span_list. Returns 0 when something was shown, else -1
  * with the reason in why. */
+/* Lines sp->a-sp->b of f: a reversed range is read forwards and one running
+ * past an end is clamped, with a note; one with no line in the file fails
+ * (-1, why says so). */
+static int view_spec_range(struct action_ctx *ctx, const char *entry, const struct spec *sp,
+                           const struct action_file *f, int snap, struct action_result *out, struct budget *bg,
+                           struct buf *why)
+{
+    int lo = sp->a < sp->b ? sp->a : sp->b, hi = sp->a < sp->b ? sp->b : sp->a;
+    if (hi < 1) {
+        buf_printf(why, "'%s': line numbers start at 1 (%s has %d lines)", entry, f->path, f->nlines);
+        return -1;
+    }
+    if (lo > f->nlines) {
+        buf_printf(why, "'%s': %s has only %d lines", entry, f->path, f->nlines);
+        return -1;
+    }
+    int clo = lo < 1 ? 1 : lo, chi = hi > f->nlines ? f->nlines : hi;
+    if (clo != sp->a || chi != sp->b)
+        action_result_note(out, "'%s' is read as lines %d-%d (%s has %d lines)", entry, clo, chi, f->path,
+                           f->nlines);
+    view_range(ctx, f, clo, chi, snap, out, bg);
+    return 0;
+}
+
+/* Line sp->a of f, or -1 with why when f has no such line. */
+static int view_spec_line(struct action_ctx *ctx, const char *entry, const struct spec *sp,
+                          const struct action_file *f, struct action_result *out, struct budget *bg, struct buf *why)
+{
+    if (sp->a < 1) {
+        buf_printf(why, "'%s': line numbers start at 1 (%s has %d lines)", entry, f->path, f->nlines);
+        return -1;
+    }
+    if (sp->a > f->nlines) {
+        buf_printf(why, "'%s': %s has only %d lines", entry, f->path, f->nlines);
+        return -1;
+    }
+    view_line(ctx, f, sp->a, out, bg);
+    return 0;
+}
+
+/* The definition sp->member in f, or -1 with why naming where a definition
+ * of that name is, if anywhere. */
+static int view_spec_member(struct action_ctx *ctx, const char *entry, const struct spec *sp,
+                            const struct action_file *f, struct action_result *out, struct budget *bg,
+                            struct buf *why)
+{
+    struct action_symbol *syms;
+    int n = symbols_in_file(ctx, sp->member, f->id, &syms);
+    if (n <= 0) {
+        struct buf sug = BUF_INIT;
+        struct action_symbol *any;
+        int m = symbols_named(ctx, sp->member, NULL, &any);
+        for (int i = 0; i < m && i < 5; i++)
+            buf_printf(&sug, "%s%s:%s", i ? ", " : "", any[i].path, any[i].qualname);
+        for (int i = 0; i < m; i++) action_symbol_free(&any[i]);
+        if (m > 0) free(any);
+        buf_printf(why, "'%s': no definition '%s' in %s%s%s", entry, sp->member, f->path,
+                   sug.len ? "; it is defined in " : "", buf_str(&sug));
+        buf_free(&sug);
+        return -1;
+    }
+    view_symbol(ctx, &syms[0], out, bg);
+    for (int i = 0; i < n; i++) action_symbol_free(&syms[i]);
+    free(syms);
+    return 0;
+}
+
+/* The part of the file f that sp names: all of it, a range, a line or a
+ * definition. 0, or -1 with why. */
+static int view_in_file(struct action_ctx *ctx, const char *entry, const struct spec *sp,
+                        const struct action_file *f, int snap, struct action_result *out, struct budget *bg,
+                        struct buf *why)
+{
+    switch (sp->tail) {
+    case TAIL_NONE: view_file(ctx, f, out, bg); return 0;
+    case TAIL_RANGE: return view_spec_range(ctx, entry, sp, f, snap, out, bg, why);
+    case TAIL_LINE: return view_spec_line(ctx, entry, sp, f, out, bg, why);
+    default: return view_spec_member(ctx, entry, sp, f, out, bg, why);
+    }
+}
+
+/* The first definition named sp->head (file_pattern first, then anywhere,
+ * with a note), the others listed in a note. 1 when there was one. */
+static int view_named_symbol(struct action_ctx *ctx, const struct spec *sp, const char *pattern,
+                             struct action_result *out, struct budget *bg)
+{
+    struct action_symbol *syms;
+    int n = symbols_named(ctx, sp->head, pattern, &syms);
+    if (n == 0 && pattern && *pattern) {
+        n = symbols_named(ctx, sp->head, NULL, &syms);
+        if (n > 0) action_result_note(out, "no '%s' with file_pattern '%s'; showing it without", sp->head, pattern);
+    }
+    if (n <= 0) return 0;
+    view_symbol(ctx, &syms[0], out, bg);
+    if (n > 1) {
+        struct buf others = BUF_INIT;
+        for (int i = 1; i < n && i < 10; i++)
+            buf_printf(&others, "%s%s:%d", i > 1 ? ", " : "", syms[i].path, syms[i].start_line);
+        action_result_note(out, "'%s' has %d definitions; shown: %s:%d; others: %s%s", sp->head, n,
+                           syms[0].path, syms[0].start_line, buf_str(&others), n > 10 ? ", ..." : "");
+        buf_free(&others);
+    }
+    for (int i = 0; i < n; i++) action_symbol_free(&syms[i]);
+    free(syms);
+    return 1;
+}
+
+/* why for an entry that names nothing in the index: the nearest paths and,
+ * for a bare name, the nearest symbols. */
+static void view_near_miss(struct action_ctx *ctx, const char *entry, const struct spec *sp, struct buf *why)
+{
+    struct buf sug = BUF_INIT;
+    size_t ns = action_suggest_paths(ctx, sp->head, 5, &sug);
+    if (sp->tail == TAIL_NONE && is_ident_dotted(sp->head) && !strchr(sp->head, '/')) {
+        struct buf syms = BUF_INIT;
+        symbol_suggestions(ctx, sp->head, &syms);
+        if (syms.len) {
+            buf_printf(&sug, "%s; symbols: %s", ns ? "" : "(no similar path)", buf_str(&syms));
+            ns++;
+        }
+        buf_free(&syms);
+    }
+    buf_printf(why, "'%s': no such file or symbol in the index%s%s", entry, ns ? "; nearest: " : "", buf_str(&sug));
+    buf_free(&sug);
+}
+
+/* Not a file: a directory (why lists some of its files), a symbol, or a near
+ * miss (why says what is nearest). 0 when something was shown. */
+static int view_not_file(struct action_ctx *ctx, const char *entry, const struct spec *sp, const char *rel,
+                         const char *pattern, struct action_result *out, struct budget *bg, struct buf *why)
+{
+    size_t nfiles = files_under(ctx, rel, 0, NULL);
+    if (*rel && nfiles) {
+        struct buf list = BUF_INIT;
+        files_under(ctx, rel, VIEW_DIR_FILES, &list);
+        buf_printf(why, "'%s' is a directory with %zu indexed files (%s%s); use Outline for its definitions or "
+                   "name a file", entry, nfiles, buf_str(&list), nfiles > VIEW_DIR_FILES ? ", ..." : "");
+        buf_free(&list);
+        return -1;
+    }
+    if (sp->tail == TAIL_NONE && is_ident_dotted(sp->head) && view_named_symbol(ctx, sp, pattern, out, bg)) return 0;
+    view_near_miss(ctx, entry, sp, why);
+    return -1;
+}
+
 static int view_one(struct action_ctx *ctx, const char *entry, const char *pattern, int snap,
                     struct action_result *out, struct budget *bg, struct buf *why)
 {
@@ -396,104 +541,8 @@ static int view_one(struct action_ctx *ctx, const char *entry, const char *patte
     }
     if (!found && is_ident_dotted(sp.head) && strchr(sp.head, '.') && (modpath = path_of_module(ctx, sp.head)))
         found = action_file_load(ctx, modpath, -1, &f) == 1;
-    if (found) {
-        if (sp.tail == TAIL_NONE) view_file(ctx, &f, out, bg);
-        else if (sp.tail == TAIL_RANGE) {
-            /* a reversed range is read forwards and one running past an end
-             * is clamped, with a note; one with no line in the file fails */
-            int lo = sp.a < sp.b ? sp.a : sp.b, hi = sp.a < sp.b ? sp.b : sp.a;
-            if (hi < 1) {
-                buf_printf(why, "'%s': line numbers start at 1 (%s has %d lines)", entry, f.path, f.nlines);
-                goto done;
-            }
-            if (lo > f.nlines) {
-                buf_printf(why, "'%s': %s has only %d lines", entry, f.path, f.nlines);
-                goto done;
-            }
-            int clo = lo < 1 ? 1 : lo, chi = hi > f.nlines ? f.nlines : hi;
-            if (clo != sp.a || chi != sp.b)
-                action_result_note(out, "'%s' is read as lines %d-%d (%s has %d lines)", entry, clo, chi, f.path,
-                                   f.nlines);
-            view_range(ctx, &f, clo, chi, snap, out, bg);
-        } else if (sp.tail == TAIL_LINE) {
-            if (sp.a < 1) {
-                buf_printf(why, "'%s': line numbers start at 1 (%s has %d lines)", entry, f.path, f.nlines);
-                goto done;
-            }
-            if (sp.a > f.nlines) {
-                buf_printf(why, "'%s': %s has only %d lines", entry, f.path, f.nlines);
-                goto done;
-            }
-            view_line(ctx, &f, sp.a, out, bg);
-        } else {
-            struct action_symbol *syms;
-            int n = symbols_in_file(ctx, sp.member, f.id, &syms);
-            if (n <= 0) {
-                struct buf sug = BUF_INIT;
-                struct action_symbol *any;
-                int m = symbols_named(ctx, sp.member, NULL, &any);
-                for (int i = 0; i < m && i < 5; i++)
-                    buf_printf(&sug, "%s%s:%s", i ? ", " : "", any[i].path, any[i].qualname);
-                for (int i = 0; i < m; i++) action_symbol_free(&any[i]);
-                if (m > 0) free(any);
-                buf_printf(why, "'%s': no definition '%s' in %s%s%s", entry, sp.member, f.path,
-                           sug.len ? "; it is defined in " : "", buf_str(&sug));
-                buf_free(&sug);
-                goto done;
-            }
-            view_symbol(ctx, &syms[0], out, bg);
-            for (int i = 0; i < n; i++) action_symbol_free(&syms[i]);
-            free(syms);
-        }
-        r = 0;
-        goto done;
-    }
-    /* not a file: a directory, a symbol, or a near miss */
-    size_t nfiles = files_under(ctx, rel, 0, NULL);
-    if (*rel && nfiles) {
-        struct buf list = BUF_INIT;
-        files_under(ctx, rel, VIEW_DIR_FILES, &list);
-        buf_printf(why, "'%s' is a directory with %zu indexed files (%s%s); use Outline for its definitions or "
-                   "name a file", entry, nfiles, buf_str(&list), nfiles > VIEW_DIR_FILES ? ", ..." : "");
-        buf_free(&list);
-        goto done;
-    }
-    if (sp.tail == TAIL_NONE && is_ident_dotted(sp.head)) {
-        struct action_symbol *syms;
-        int n = symbols_named(ctx, sp.head, pattern, &syms);
-        if (n == 0 && pattern && *pattern) {
-            n = symbols_named(ctx, sp.head, NULL, &syms);
-            if (n > 0) action_result_note(out, "no '%s' with file_pattern '%s'; showing it without", sp.head, pattern);
-        }
-        if (n > 0) {
-            view_symbol(ctx, &syms[0], out, bg);
-            if (n > 1) {
-                struct buf others = BUF_INIT;
-                for (int i = 1; i < n && i < 10; i++)
-                    buf_printf(&others, "%s%s:%d", i > 1 ? ", " : "", syms[i].path, syms[i].start_line);
-                action_result_note(out, "'%s' has %d definitions; shown: %s:%d; others: %s%s", sp.head, n,
-                                   syms[0].path, syms[0].start_line, buf_str(&others), n > 10 ? ", ..." : "");
-                buf_free(&others);
-            }
-            for (int i = 0; i < n; i++) action_symbol_free(&syms[i]);
-            free(syms);
-            r = 0;
-            goto done;
-        }
-    }
-    struct buf sug = BUF_INIT;
-    size_t ns = action_suggest_paths(ctx, sp.head, 5, &sug);
-    if (sp.tail == TAIL_NONE && is_ident_dotted(sp.head) && !strchr(sp.head, '/')) {
-        struct buf syms = BUF_INIT;
-        symbol_suggestions(ctx, sp.head, &syms);
-        if (syms.len) {
-            buf_printf(&sug, "%s; symbols: %s", ns ? "" : "(no similar path)", buf_str(&syms));
-            ns++;
-        }
-        buf_free(&syms);
-    }
-    buf_printf(why, "'%s': no such file or symbol in the index%s%s", entry, ns ? "; nearest: " : "", buf_str(&sug));
-    buf_free(&sug);
+    r = found ? view_in_file(ctx, entry, &sp, &f, snap, out, bg, why)
+              : view_not_file(ctx, entry, &sp, rel, pattern, out, bg, why);
 done:
     action_file_free(&f);
     free(rel);

@@ -5,6 +5,7 @@
  * microsecond-scale budget per path. Braces are expanded up front.
  */
 #include "fpattern.h"
+#include "langext.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -190,15 +191,14 @@ int fpattern_valid(const char *pattern, char *err, unsigned long errlen)
     return 1;
 }
 
-/* *.test.EXT or *.spec.EXT with a JavaScript or TypeScript EXT */
+/* *.test.EXT or *.spec.EXT with an EXT of the JavaScript or TypeScript
+ * rows of languages.def */
 static int js_test_name(const char *base)
 {
-    static const char *const ext[] = {"js", "jsx", "mjs", "cjs", "ts", "tsx"};
     const char *dot = strrchr(base, '.');
     if (!dot || dot == base) return 0;
-    int js = 0;
-    for (size_t i = 0; i < sizeof ext / sizeof *ext && !js; i++) js = strcmp(dot + 1, ext[i]) == 0;
-    if (!js) return 0;
+    const char *lang = langext_language(dot, strlen(dot));
+    if (!lang || (strcmp(lang, "javascript") && strcmp(lang, "typescript") && strcmp(lang, "tsx"))) return 0;
     size_t n = (size_t)(dot - base);
     return (n > 5 && !memcmp(dot - 5, ".test", 5)) || (n > 5 && !memcmp(dot - 5, ".spec", 5));
 }

@@ -343,7 +343,7 @@ static int schema_unsupported(const struct err_info *ei)
 
 static int is_anthropic(const struct llm_http_backend *hb)
 {
-    return hb->prof.provider && !strcmp(hb->prof.provider, "anthropic");
+    return hb->prof.family == LLM_FAMILY_ANTHROPIC;
 }
 
 /* The optional request fields a refusal is adjusted for with an LLM_ADJ_*
@@ -439,42 +439,39 @@ static int adjustment_for(const struct llm_http_backend *hb, const struct llm_re
     return bit;
 }
 
-static const char *adjust_text(int bit, const struct llm_http_backend *hb)
-{
-    switch (bit) {
-    case LLM_ADJ_TOKEN_PARAM:
-        return hb->prof.token_param == LLM_TOKENS_MAX_TOKENS ? "sending max_completion_tokens instead"
-                                                             : "sending max_tokens instead";
-    case LLM_ADJ_NO_LIMIT: return "sending no reply limit (the server's own holds)";
-    case LLM_ADJ_NO_TEMPERATURE: return "sending no temperature (the model's default)";
-    case LLM_ADJ_NO_EFFORT: return "sending no reasoning_effort";
-    case LLM_ADJ_JSON_SCHEMA: return "sending response_format json_schema instead (the server takes no json_object)";
-    case LLM_ADJ_NO_THINKING:
-        return "sending enable_thinking false (the server thinks only in streamed replies, and streaming is off)";
-    case LLM_ADJ_SYSTEM_USER: return "putting the system prompt at the head of the first user message instead";
-    case LLM_ADJ_NO_TOOL_CHOICE: return "offering the reply tool without forcing it";
-    case -1: return "sending it no more";
-    default: return "asking for JSON in the text instead of structured output";
-    }
-}
+/* Each adjustment as a message says it, and the config file line that makes
+ * it permanent (NULL when no profile field sets it); LLM_ADJ_TOKEN_PARAM's
+ * depend on the parameter sent (adjustment). */
+static const struct {
+    int bit;
+    const char *text, *fix;
+} adjustments[] = {
+    {LLM_ADJ_NO_LIMIT, "sending no reply limit (the server's own holds)", "max_output = 0"},
+    {LLM_ADJ_NO_TEMPERATURE, "sending no temperature (the model's default)", "temperature = default"},
+    {LLM_ADJ_NO_EFFORT, "sending no reasoning_effort", "reasoning_effort = default"},
+    {LLM_ADJ_NO_SCHEMA, "asking for JSON in the text instead of structured output", "schema = none"},
+    {LLM_ADJ_JSON_SCHEMA, "sending response_format json_schema instead (the server takes no json_object)",
+     "schema = json_schema"},
+    {LLM_ADJ_NO_THINKING,
+     "sending enable_thinking false (the server thinks only in streamed replies, and streaming is off)", NULL},
+    {LLM_ADJ_SYSTEM_USER, "putting the system prompt at the head of the first user message instead",
+     "system = user"},
+    {LLM_ADJ_NO_TOOL_CHOICE, "offering the reply tool without forcing it", "schema = tool_auto"},
+    {-1, "sending it no more", NULL},
+};
 
-/* The config file line that makes an adjustment permanent, or NULL when no
- * profile field sets it. */
-static const char *adjust_fix(int bit, const struct llm_http_backend *hb)
+/* What adjustment bit does as a message says it (fix 0), or the config
+ * file line that makes it permanent (fix 1; NULL when none). */
+static const char *adjustment(int bit, const struct llm_http_backend *hb, int fix)
 {
-    switch (bit) {
-    case LLM_ADJ_TOKEN_PARAM:
-        return hb->prof.token_param == LLM_TOKENS_MAX_TOKENS ? "token_param = max_completion_tokens"
-                                                             : "token_param = max_tokens";
-    case LLM_ADJ_NO_LIMIT: return "max_output = 0";
-    case LLM_ADJ_NO_TEMPERATURE: return "temperature = default";
-    case LLM_ADJ_NO_EFFORT: return "reasoning_effort = default";
-    case LLM_ADJ_NO_SCHEMA: return "schema = none";
-    case LLM_ADJ_JSON_SCHEMA: return "schema = json_schema";
-    case LLM_ADJ_SYSTEM_USER: return "system = user";
-    case LLM_ADJ_NO_TOOL_CHOICE: return "schema = tool_auto";
-    default: return NULL;
+    if (bit == LLM_ADJ_TOKEN_PARAM) {
+        int sent_max_tokens = hb->prof.token_param == LLM_TOKENS_MAX_TOKENS;
+        if (fix) return sent_max_tokens ? "token_param = max_completion_tokens" : "token_param = max_tokens";
+        return sent_max_tokens ? "sending max_completion_tokens instead" : "sending max_tokens instead";
     }
+    for (size_t i = 0; i < ARRAY_LEN(adjustments); i++)
+        if (adjustments[i].bit == bit) return fix ? adjustments[i].fix : adjustments[i].text;
+    return fix ? NULL : "asking for JSON in the text instead of structured output";
 }
 
 /* body without the top-level fields dropped for the run (body itself when
@@ -831,11 +828,11 @@ int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req
         int fresh = bit > 0 ? !(atomic_fetch_or(&hb->adjust, bit) & bit) : drop_field(hb, drop);
         if (fresh) {
             char e2[360];
-            const char *fix = adjust_fix(bit, hb);
+            const char *fix = adjustment(bit, hb, 1), *does = adjustment(bit, hb, 0);
             snprintf(e2, sizeof e2, "%.350s", reply->error);
-            log_msg("llm: %s refused '%s' (%s); %s for the rest of the run", hb->label, what, e2, adjust_text(bit, hb));
+            log_msg("llm: %s refused '%s' (%s); %s for the rest of the run", hb->label, what, e2, does);
             fprintf(stderr, "drqa-tui: note: model %s refused '%s'; %s for the rest of the run%s%s%s%s%s\n", hb->model,
-                    what, adjust_text(bit, hb), fix ? " (to make it permanent: profile." : "", fix ? hb->model : "",
+                    what, does, fix ? " (to make it permanent: profile." : "", fix ? hb->model : "",
                     fix ? "." : "", fix ? fix : "", fix ? " in the config file)" : "");
         }
         reply->error[0] = 0;
@@ -850,10 +847,7 @@ static void add_reasoning(struct llm_reply *reply, const char *s, size_t n)
 {
     while (n && (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')) { s++; n--; }
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t')) n--;
-    if (!n) return;
-    char *old = reply->reasoning;
-    reply->reasoning = old ? xasprintf("%s\n%.*s", old, (int)n, s) : xstrndup(s, n);
-    free(old);
+    if (n) llm_reply_add_reasoning(reply, s, n);
 }
 
 /* The text of gpt-oss's harmony format as some servers pass it through

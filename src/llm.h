@@ -392,5 +392,17 @@ char *llm_openai_auth_header(const struct llm_http_backend *hb);
 void llm_add_message(cJSON *msgs, const char *role, const char *content);
 /* A non-negative number field of a usage object, or -1 when absent or bad. */
 long llm_usage_field(const cJSON *usage, const char *name);
+/* The "type" string of a reply's part or item, or "" when it has none. */
+const char *llm_json_type(const cJSON *o);
+/* A request header holding the key: wiped, then freed (NULL ok). */
+void llm_header_free(char *header);
+/* Appends the n bytes at s to reply's reasoning, a line apart from what it
+ * holds. */
+void llm_reply_add_reasoning(struct llm_reply *reply, const char *s, size_t n);
+/* The cached input and reasoning tokens of a usage object into reply, from
+ * its in_details ("prompt_tokens_details") .cached_tokens and out_details
+ * .reasoning_tokens (0 when absent). */
+void llm_reply_usage_details(struct llm_reply *reply, const cJSON *usage, const char *in_details,
+                             const char *out_details);
 
 #endif

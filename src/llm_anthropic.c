@@ -108,8 +108,7 @@ static int anthropic_once(struct llm_http_backend *hb, const struct llm_request 
     char *tool_input = NULL;
     const cJSON *blocks = cJSON_IsArray(content) ? content : NULL;
     cJSON_ArrayForEach(blk, blocks) {
-        const cJSON *type = cJSON_GetObjectItemCaseSensitive(blk, "type");
-        const char *ty = cJSON_IsString(type) ? type->valuestring : "";
+        const char *ty = llm_json_type(blk);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(blk, "text");
         const cJSON *th = cJSON_GetObjectItemCaseSensitive(blk, "thinking");
         const cJSON *in = cJSON_GetObjectItemCaseSensitive(blk, "input");
@@ -117,9 +116,7 @@ static int anthropic_once(struct llm_http_backend *hb, const struct llm_request 
             buf_adds(&text, t->valuestring);
             ntext++;
         } else if (!strcmp(ty, "thinking") && cJSON_IsString(th) && *th->valuestring) {
-            char *old = reply->reasoning;
-            reply->reasoning = old ? xasprintf("%s\n%s", old, th->valuestring) : xstrdup(th->valuestring);
-            free(old);
+            llm_reply_add_reasoning(reply, th->valuestring, strlen(th->valuestring));
         } else if (!strcmp(ty, "tool_use") && req->schema && cJSON_IsObject(in) && !tool_input) {
             tool_input = cJSON_PrintUnformatted(in);
         }
@@ -176,10 +173,7 @@ static int anthropic_chat(struct llm_backend *b, const struct llm_request *req, 
     char *auth = hb->key ? xasprintf("x-api-key: %s", hb->key) : NULL;
     const char *headers[] = {"anthropic-version: 2023-06-01", auth, NULL};
     int rc = llm_once_raising(hb, req, url, headers, reply, anthropic_once);
-    if (auth) {
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
+    llm_header_free(auth);
     free(url);
     return rc;
 }

@@ -22,7 +22,10 @@
 
 extern char **environ;
 
-const char *const config_role_names[CONFIG_NROLES] = {"perception", "planning", "filter", "evaluation", "answer"};
+const char *const config_role_names[CONFIG_NROLES] = {
+#define LLM_ROLE(id, name, ...) name,
+#include "llm_roles.def"
+};
 
 
 enum fkey {
@@ -100,16 +103,6 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     long long v = strtoll(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
     *out = (long)v;
-    return 0;
-}
-
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
-    *out = v;
     return 0;
 }
 
@@ -219,7 +212,7 @@ static int layer_line(void *arg, int lineno, char *key, char *val)
             snprintf(err, errlen, "%s:%d: '%s' is not a price key; write price.MODEL.input or price.MODEL.output",
                      path, lineno, key);
             rc = -1;
-        } else if (parse_double(val, 0, 1e6, &d)) {
+        } else if (llm_parse_number(val, 0, 1e6, &d)) {
             bad_value(err, errlen, path, lineno, key, "a price in USD per million tokens (a number >= 0)");
             rc = -1;
         } else {
@@ -464,7 +457,7 @@ static int file_settings(struct drqa_config *c, const struct fileval *fv, const 
             return -1;
         }
     }
-    if (fv->v[F_TEMPERATURE] && parse_double(fv->v[F_TEMPERATURE], 0, 2, &c->temperature)) {
+    if (fv->v[F_TEMPERATURE] && llm_parse_number(fv->v[F_TEMPERATURE], 0, 2, &c->temperature)) {
         bad_value(err, errlen, fv->path, fv->line[F_TEMPERATURE], "temperature", "a number from 0 to 2");
         return -1;
     }
@@ -504,7 +497,6 @@ int config_load_env(struct drqa_config *c, const struct config_overrides *o, con
 
     const char *openai_key = env_get(env, "OPENAI_API_KEY"), *openai_base = env_get(env, "OPENAI_BASE_URL");
     const char *anthropic_key = env_get(env, "ANTHROPIC_API_KEY"), *ollama = env_get(env, "OLLAMA_HOST");
-    const char *azure_endpoint = env_get(env, "AZURE_OPENAI_ENDPOINT");
     char *ollama_base = NULL;
     if (ollama)
         ollama_base = strstr(ollama, "://") ? xasprintf("%s/v1", ollama) : xasprintf("http://%s/v1", ollama);
@@ -536,15 +528,15 @@ int config_load_env(struct drqa_config *c, const struct config_overrides *o, con
     } else {
         c->provider = LLM_PROVIDER_OPENAI;
     }
-    int openai = c->provider == LLM_PROVIDER_OPENAI;
+    const struct llm_provider_info *pi = llm_provider_get(c->provider);
+    const char *vendor_base = pi->base_env ? env_get(env, pi->base_env) : NULL;
 
     /* base */
     struct pick base = {0};
     if (o && o->api_base) pick_set(&base, o->api_base, "--api-base");
     else if (env_get(env, "DRQA_API_BASE")) pick_set(&base, env_get(env, "DRQA_API_BASE"), "DRQA_API_BASE");
-    else if (openai && openai_base) pick_set(&base, openai_base, "OPENAI_BASE_URL");
-    else if (openai && ollama_base) pick_set(&base, ollama_base, "OLLAMA_HOST");
-    else if (c->provider == LLM_PROVIDER_AZURE && azure_endpoint) pick_set(&base, azure_endpoint, "AZURE_OPENAI_ENDPOINT");
+    else if (vendor_base) pick_set(&base, vendor_base, pi->base_env);
+    else if (pi->compatible && ollama_base) pick_set(&base, ollama_base, "OLLAMA_HOST");
     else pick_file(&base, &fv, F_API_BASE);
     if (!base.val) pick_set(&base, llm_provider_get(c->provider)->default_base, "the default");
     if (!base.val) {   /* a provider with no public endpoint: each resource has its own */
@@ -576,7 +568,7 @@ int config_load_env(struct drqa_config *c, const struct config_overrides *o, con
     else if (env_get(env, "DRQA_EMBED_BASE")) pick_set(&eb, env_get(env, "DRQA_EMBED_BASE"), "DRQA_EMBED_BASE");
     else pick_file(&eb, &fv, F_EMBED_BASE);
     if (check_url(&eb, &fv, "the embeddings base", err, errlen)) goto out;
-    c->embed_base = eb.val ? dup_base(eb.val) : openai ? xstrdup(c->api_base) : NULL;
+    c->embed_base = eb.val ? dup_base(eb.val) : pi->compatible ? xstrdup(c->api_base) : NULL;
     const char *em = o && o->embed_model ? o->embed_model : env_get(env, "DRQA_EMBED_MODEL");
     if (!em) em = fv.v[F_EMBED_MODEL];
     c->embed_model = em ? xstrdup(em) : NULL;
@@ -655,12 +647,12 @@ int config_price(const struct drqa_config *c, const char *model, double *input, 
 
 void config_profile(const struct drqa_config *c, const char *model, struct llm_profile *out)
 {
-    llm_profile_lookup(config_provider_name(c->provider), model, out);
+    llm_profile_lookup(llm_provider_get(c->provider)->family, model, out);
     if (c->max_tokens_set) out->max_output = c->max_tokens;
     if (c->temperature_set) out->temperature = 1;
-    if (c->json_mode && out->schema == LLM_SCHEMA_NONE && c->provider != LLM_PROVIDER_ANTHROPIC)
+    if (c->json_mode && out->schema == LLM_SCHEMA_NONE && out->family == LLM_FAMILY_OPENAI)
         out->schema = LLM_SCHEMA_JSON_OBJECT;
-    if (c->api >= 0 && c->provider != LLM_PROVIDER_ANTHROPIC) out->api = (enum llm_api)c->api;
+    if (c->api >= 0 && out->family == LLM_FAMILY_OPENAI) out->api = (enum llm_api)c->api;
     char e[300];
     /* a glob matches the name as written or without a router's vendor
      * prefix (profile.gpt-5.5.* holds for openai/gpt-5.5) */

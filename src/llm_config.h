@@ -56,9 +56,10 @@ struct drqa_config;
 struct llm_backend;
 /* The chat API providers, one row each (llm_providers[] in llm_provider.c): what
  * --provider, DRQA_PROVIDER, the config file's provider and a judge's
- * provider field accept, the base used when none is given, the vendor's key
- * variable and the backend's constructor. Adding a provider: its enum value,
- * its row, and its llm_<name>.c. */
+ * provider field accept, the base used when none is given, the vendor's
+ * variables, the API family it speaks and the backend's constructor. Adding a
+ * provider: its enum value, its row, and its llm_<name>.c when no
+ * constructor fits; nothing else tells the providers apart. */
 struct llm_provider_info {
     enum llm_provider id;
     const char *name;          /* "openai" */
@@ -67,6 +68,10 @@ struct llm_provider_info {
     const char *label;         /* in config_describe: "openai-compatible" */
     const char *default_base;  /* "https://api.openai.com/v1" */
     const char *key_env;       /* "OPENAI_API_KEY" */
+    const char *base_env;      /* the vendor's variable for the base ("OPENAI_BASE_URL"), or NULL */
+    int compatible;            /* 1: any OpenAI-compatible server: OLLAMA_HOST may give the base
+                                * (after base_env), which serves the embeddings too */
+    enum llm_family family;    /* the API: which profile rows its models take, what a request needs */
     struct llm_backend *(*create)(const struct drqa_config *c, const char *model, char *err, size_t errlen);
 };
 extern const struct llm_provider_info llm_providers[];
@@ -92,7 +97,12 @@ struct config_profile_override {
 
 /* The roles a model can be chosen for (model.<role>, --role-model), in the
  * order of enum llm_role (policy_llm.h). */
-#define CONFIG_NROLES 5
+enum config_role {
+#define LLM_ROLE(id, ...) CONFIG_ROLE_##id,
+#include "llm_roles.def"
+    CONFIG_ROLE_COUNT
+};
+#define CONFIG_NROLES ((int)CONFIG_ROLE_COUNT)
 extern const char *const config_role_names[CONFIG_NROLES];
 
 /* Every string is owned by the struct (config_free releases them). */

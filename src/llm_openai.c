@@ -199,11 +199,7 @@ static int openai_once(struct llm_http_backend *hb, const struct llm_request *re
     if (cJSON_IsString(rc_field) && *rc_field->valuestring) reply->reasoning = xstrdup(rc_field->valuestring);
     reply->truncated = cJSON_IsString(finish) && strcmp(finish->valuestring, "length") == 0;
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
-    long cached = llm_usage_field(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
-    long reasoning = llm_usage_field(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens_details"),
-                                     "reasoning_tokens");
-    reply->cached_tokens = cached > 0 ? cached : 0;
-    reply->reasoning_tokens = reasoning > 0 ? reasoning : 0;
+    llm_reply_usage_details(reply, usage, "prompt_tokens_details", "completion_tokens_details");
     if (cJSON_IsString(finish) && strcmp(finish->valuestring, "content_filter") == 0) {
         /* the provider's content filter stopped the reply; what came before
          * it (Azure OpenAI keeps it) is a partial reply that would read as a
@@ -257,18 +253,12 @@ static int openai_chat(struct llm_backend *b, const struct llm_request *req, str
                             "(profile.%s.api = responses in the config file says so from the start)\n",
                     hb->model, hb->model);
         }
-        if (auth) {
-            memset(auth, 0, strlen(auth));
-            free(auth);
-        }
+        llm_header_free(auth);
         free(url);
         llm_reply_free(reply);
         return llm_responses_chat(b, req, reply);
     }
-    if (auth) {
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
+    llm_header_free(auth);
     free(url);
     return rc;
 }

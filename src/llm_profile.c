@@ -48,12 +48,15 @@
 #define T_TAGS LLM_THINKING_TAGS
 #define T_BLOCKS LLM_THINKING_BLOCKS
 #define TOOLA LLM_SCHEMA_TOOL_AUTO
+#define OPENAI LLM_FAMILY_OPENAI
+#define ANTHROPIC LLM_FAMILY_ANTHROPIC
 #define NP -1, -1, -1   /* not priced */
 #define SYS_ROLE 0      /* the system prompt as a system message */
 #define SYS_USER 1      /* the system prompt folded into the first user message */
 
 struct row {
-    const char *provider, *pattern;
+    enum llm_family family;
+    const char *pattern;
     enum llm_token_param token_param;
     int temperature, effort_param, max_output;
     long context;
@@ -63,76 +66,76 @@ struct row {
     int system_user;
 };
 
-/* provider, glob, token param, temperature, reasoning_effort, max output,
+/* API family, glob, token param, temperature, reasoning_effort, max output,
  * context, schema, thinking, prices (input, cached input, output)[, system
  * folded into the first user message] */
 static const struct row rows[] = {
     /* OpenAI: the gpt-5 family reasons (max_completion_tokens counts the
      * reasoning; only the default temperature) */
-    {"openai", "gpt-5-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00, SYS_ROLE},
-    {"openai", "gpt-5-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00, SYS_ROLE},
-    {"openai", "gpt-5-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40, SYS_ROLE},
-    {"openai", "gpt-5-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40, SYS_ROLE},
-    {"openai", "gpt-5", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
-    {"openai", "gpt-5-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
-    {"openai", "gpt-5.1", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
-    {"openai", "gpt-5.1-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    {OPENAI, "gpt-5-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00, SYS_ROLE},
+    {OPENAI, "gpt-5-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.25, 0.025, 2.00, SYS_ROLE},
+    {OPENAI, "gpt-5-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40, SYS_ROLE},
+    {OPENAI, "gpt-5-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.05, 0.005, 0.40, SYS_ROLE},
+    {OPENAI, "gpt-5", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    {OPENAI, "gpt-5-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    {OPENAI, "gpt-5.1", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
+    {OPENAI, "gpt-5.1-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.25, 0.125, 10.00, SYS_ROLE},
     /* the current gpt-5.x models (pricing page, December 2026); reasoning_effort
      * none to xhigh; gpt-5.5 has a 1.05M-token window (models page) */
-    {"openai", "gpt-5.2", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.75, 0.175, 14.00, SYS_ROLE},
-    {"openai", "gpt-5.2-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.75, 0.175, 14.00, SYS_ROLE},
-    {"openai", "gpt-5.4", MCT, 0, 1, 32768, 400000, JS, T_NONE, 2.50, 0.25, 15.00, SYS_ROLE},
-    {"openai", "gpt-5.4-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 2.50, 0.25, 15.00, SYS_ROLE},
-    {"openai", "gpt-5.4-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.75, 0.075, 4.50, SYS_ROLE},
-    {"openai", "gpt-5.4-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.75, 0.075, 4.50, SYS_ROLE},
-    {"openai", "gpt-5.4-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.20, 0.02, 1.25, SYS_ROLE},
-    {"openai", "gpt-5.4-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.20, 0.02, 1.25, SYS_ROLE},
-    {"openai", "gpt-5.5", MCT, 0, 1, 32768, 1050000, JS, T_NONE, 5.00, 0.50, 30.00, SYS_ROLE},
-    {"openai", "gpt-5.5-20*", MCT, 0, 1, 32768, 1050000, JS, T_NONE, 5.00, 0.50, 30.00, SYS_ROLE},
+    {OPENAI, "gpt-5.2", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.75, 0.175, 14.00, SYS_ROLE},
+    {OPENAI, "gpt-5.2-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 1.75, 0.175, 14.00, SYS_ROLE},
+    {OPENAI, "gpt-5.4", MCT, 0, 1, 32768, 400000, JS, T_NONE, 2.50, 0.25, 15.00, SYS_ROLE},
+    {OPENAI, "gpt-5.4-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 2.50, 0.25, 15.00, SYS_ROLE},
+    {OPENAI, "gpt-5.4-mini", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.75, 0.075, 4.50, SYS_ROLE},
+    {OPENAI, "gpt-5.4-mini-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.75, 0.075, 4.50, SYS_ROLE},
+    {OPENAI, "gpt-5.4-nano", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.20, 0.02, 1.25, SYS_ROLE},
+    {OPENAI, "gpt-5.4-nano-20*", MCT, 0, 1, 32768, 400000, JS, T_NONE, 0.20, 0.02, 1.25, SYS_ROLE},
+    {OPENAI, "gpt-5.5", MCT, 0, 1, 32768, 1050000, JS, T_NONE, 5.00, 0.50, 30.00, SYS_ROLE},
+    {OPENAI, "gpt-5.5-20*", MCT, 0, 1, 32768, 1050000, JS, T_NONE, 5.00, 0.50, 30.00, SYS_ROLE},
     /* any other gpt-5 model (gpt-5.6, -pro, -codex...): the family's quirks, unpriced */
-    {"openai", "gpt-5*", MCT, 0, 1, 32768, 400000, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "gpt-5*", MCT, 0, 1, 32768, 400000, JS, T_NONE, NP, SYS_ROLE},
     /* o-series reasoning models */
-    {"openai", "o4-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40, SYS_ROLE},
-    {"openai", "o4-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40, SYS_ROLE},
-    {"openai", "o3-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40, SYS_ROLE},
-    {"openai", "o3-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40, SYS_ROLE},
-    {"openai", "o3", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
-    {"openai", "o3-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
-    {"openai", "o1", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00, SYS_ROLE},
-    {"openai", "o1-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00, SYS_ROLE},
+    {OPENAI, "o4-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40, SYS_ROLE},
+    {OPENAI, "o4-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.275, 4.40, SYS_ROLE},
+    {OPENAI, "o3-mini", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40, SYS_ROLE},
+    {OPENAI, "o3-mini-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 1.10, 0.55, 4.40, SYS_ROLE},
+    {OPENAI, "o3", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
+    {OPENAI, "o3-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
+    {OPENAI, "o1", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00, SYS_ROLE},
+    {OPENAI, "o1-20*", MCT, 0, 1, 32768, 200000, JS, T_NONE, 15.00, 7.50, 60.00, SYS_ROLE},
     /* o1-mini and o1-preview refuse the system role (400 unsupported_value,
      * param messages[0].role), reasoning_effort and structured output */
-    {"openai", "o1-mini*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP, SYS_USER},
-    {"openai", "o1-preview*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP, SYS_USER},
-    {"openai", "o[1-9]*", MCT, 0, 1, 32768, 200000, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "o1-mini*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP, SYS_USER},
+    {OPENAI, "o1-preview*", MCT, 0, 0, 32768, 128000, NOSCHEMA, T_NONE, NP, SYS_USER},
+    {OPENAI, "o[1-9]*", MCT, 0, 1, 32768, 200000, JS, T_NONE, NP, SYS_ROLE},
     /* gpt-4.1 and gpt-4o: chat models */
-    {"openai", "gpt-4.1-nano*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.10, 0.025, 0.40, SYS_ROLE},
-    {"openai", "gpt-4.1-mini*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.40, 0.10, 1.60, SYS_ROLE},
-    {"openai", "gpt-4.1*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
-    {"openai", "gpt-4o-mini", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60, SYS_ROLE},
-    {"openai", "gpt-4o-mini-2024-07-18", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60, SYS_ROLE},
-    {"openai", "gpt-4o", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
-    {"openai", "gpt-4o-2024-08-06", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
-    {"openai", "gpt-4o-2024-11-20", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
-    {"openai", "gpt-4o*", MT, 1, 0, 4096, 128000, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "gpt-4.1-nano*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.10, 0.025, 0.40, SYS_ROLE},
+    {OPENAI, "gpt-4.1-mini*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 0.40, 0.10, 1.60, SYS_ROLE},
+    {OPENAI, "gpt-4.1*", MT, 1, 0, 4096, 1047576, JS, T_NONE, 2.00, 0.50, 8.00, SYS_ROLE},
+    {OPENAI, "gpt-4o-mini", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60, SYS_ROLE},
+    {OPENAI, "gpt-4o-mini-2024-07-18", MT, 1, 0, 4096, 128000, JS, T_NONE, 0.15, 0.075, 0.60, SYS_ROLE},
+    {OPENAI, "gpt-4o", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
+    {OPENAI, "gpt-4o-2024-08-06", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
+    {OPENAI, "gpt-4o-2024-11-20", MT, 1, 0, 4096, 128000, JS, T_NONE, 2.50, 1.25, 10.00, SYS_ROLE},
+    {OPENAI, "gpt-4o*", MT, 1, 0, 4096, 128000, JS, T_NONE, NP, SYS_ROLE},
     /* open models behind OpenAI-compatible servers (vLLM, llama.cpp server,
      * Ollama /v1): names as Ollama (qwen3:8b) and Hugging Face
      * (Qwen/Qwen3-8B) spell them; each accepts response_format json_schema */
-    {"openai", "*qwen2.5-coder*", MT, 1, 0, 4096, 32768, JS, T_NONE, NP, SYS_ROLE},
-    {"openai", "*qwen3-coder*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP, SYS_ROLE},
-    {"openai", "*qwen3*instruct-2507*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP, SYS_ROLE},
-    {"openai", "*qwen3*", MT, 1, 0, 16384, 32768, JS, T_TAGS, NP, SYS_ROLE},
-    {"openai", "*qwq*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP, SYS_ROLE},
-    {"openai", "deepseek-reasoner", MT, 1, 0, 32768, 65536, NOSCHEMA, T_FIELD, NP, SYS_ROLE},
-    {"openai", "*deepseek-r1*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP, SYS_ROLE},
-    {"openai", "deepseek-chat", MT, 1, 0, 8192, 65536, JO, T_NONE, NP, SYS_ROLE},
-    {"openai", "*deepseek-v3*", MT, 1, 0, 8192, 131072, JS, T_NONE, NP, SYS_ROLE},
-    {"openai", "*llama*3*", MT, 1, 0, 4096, 131072, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*qwen2.5-coder*", MT, 1, 0, 4096, 32768, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*qwen3-coder*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*qwen3*instruct-2507*", MT, 1, 0, 8192, 262144, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*qwen3*", MT, 1, 0, 16384, 32768, JS, T_TAGS, NP, SYS_ROLE},
+    {OPENAI, "*qwq*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP, SYS_ROLE},
+    {OPENAI, "deepseek-reasoner", MT, 1, 0, 32768, 65536, NOSCHEMA, T_FIELD, NP, SYS_ROLE},
+    {OPENAI, "*deepseek-r1*", MT, 1, 0, 16384, 131072, JS, T_TAGS, NP, SYS_ROLE},
+    {OPENAI, "deepseek-chat", MT, 1, 0, 8192, 65536, JO, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*deepseek-v3*", MT, 1, 0, 8192, 131072, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*llama*3*", MT, 1, 0, 4096, 131072, JS, T_NONE, NP, SYS_ROLE},
     /* Gemini through its OpenAI-compatible endpoint (also as google/gemini-*
      * behind routers): 2.5 models think by default, and the thinking counts
      * against the reply limit; 1M-token context */
-    {"openai", "*gemini-2.5*", MT, 1, 0, 16384, 1048576, JS, T_NONE, NP, SYS_ROLE},
-    {"openai", "*gemini*", MT, 1, 0, 8192, 1048576, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*gemini-2.5*", MT, 1, 0, 16384, 1048576, JS, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*gemini*", MT, 1, 0, 8192, 1048576, JS, T_NONE, NP, SYS_ROLE},
     /* OpenAI's open-weight gpt-oss (Ollama gpt-oss:20b, vLLM openai/gpt-oss-120b,
      * Groq, LM Studio): reasons before answering, the reasoning in a field
      * (reasoning or reasoning_content) and counted against max_tokens;
@@ -141,15 +144,15 @@ static const struct row rows[] = {
      * content (Ollama 0.11 "Structured output ... gpt-oss:20b not working",
      * vLLM "not correctly enforced when using GPT-OSS"), so JSON is asked
      * for in the text */
-    {"openai", "*gpt-oss*", MT, 1, 1, 16384, 131072, NOSCHEMA, T_FIELD, NP, SYS_ROLE},
+    {OPENAI, "*gpt-oss*", MT, 1, 1, 16384, 131072, NOSCHEMA, T_FIELD, NP, SYS_ROLE},
     /* Mistral's reasoning models: thinking comes back as a content part
      * (llm_openai.c) and counts against max_tokens; 128k context, best
      * under 40k (the model card's advice) */
-    {"openai", "magistral*", MT, 1, 0, 16384, 40960, JO, T_FIELD, NP, SYS_ROLE},
+    {OPENAI, "magistral*", MT, 1, 0, 16384, 40960, JO, T_FIELD, NP, SYS_ROLE},
     /* anything else OpenAI-compatible: nothing optional is sent (no reply
      * limit: the server's own; no temperature; plain JSON in the text, or
      * json_object with json_mode = true in the config) */
-    {"openai", "*", MT, 0, 0, 0, 0, NOSCHEMA, T_NONE, NP, SYS_ROLE},
+    {OPENAI, "*", MT, 0, 0, 0, 0, NOSCHEMA, T_NONE, NP, SYS_ROLE},
     /* Anthropic: structured output through tool use; thinking blocks from
      * 3.7 on (only when thinking is enabled, which these requests do not ask
      * for, except on the models that always think).
@@ -159,42 +162,42 @@ static const struct row rows[] = {
      * sized for it; a temperature other than the default is refused ("may
      * only be set to 1 when thinking is enabled or in adaptive mode") and so
      * is forced tool use (the tool is offered, not forced) */
-    {"anthropic", "claude-fable-5-1*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 10.00, 1.00, 50.00, SYS_ROLE},
-    {"anthropic", "claude-opus-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 4.00, 0.40, 20.00, SYS_ROLE},
-    {"anthropic", "claude-sonnet-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
+    {ANTHROPIC, "claude-fable-5-1*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 10.00, 1.00, 50.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 4.00, 0.40, 20.00, SYS_ROLE},
+    {ANTHROPIC, "claude-sonnet-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
     /* Haiku 5.5 is priced "from $0.10 / $0.50": the rate depends on more
      * than the name, so it is left unpriced */
-    {"anthropic", "claude-haiku-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, NP, SYS_ROLE},
+    {ANTHROPIC, "claude-haiku-5-5*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, NP, SYS_ROLE},
     /* legacy Opus 5 and Sonnet 5 (their overview pages: $5 / $0.50 / $25 and $2 / $0.20 / $10) */
-    {"anthropic", "claude-opus-5", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
-    {"anthropic", "claude-opus-5-20*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
-    {"anthropic", "claude-sonnet-5", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
-    {"anthropic", "claude-sonnet-5-20*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-5", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-5-20*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {ANTHROPIC, "claude-sonnet-5", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
+    {ANTHROPIC, "claude-sonnet-5-20*", MT, 0, 0, 32768, 1000000, TOOLA, T_BLOCKS, 2.00, 0.20, 10.00, SYS_ROLE},
     /* Opus 4.7 and 4.8: temperature deprecated (400 "`temperature` is
      * deprecated for this model."); Opus 4.6 and later cost $5 / $0.50 /
      * $25 with a 1M-token window, Opus 4.5 the same prices with 200K
      * (overview pages) */
-    {"anthropic", "claude-opus-4-8*", MT, 0, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
-    {"anthropic", "claude-opus-4-7*", MT, 0, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
-    {"anthropic", "claude-opus-4-6*", MT, 1, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
-    {"anthropic", "claude-opus-4-5*", MT, 1, 0, 16384, 200000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4-8*", MT, 0, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4-7*", MT, 0, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4-6*", MT, 1, 0, 16384, 1000000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4-5*", MT, 1, 0, 16384, 200000, TOOL, T_BLOCKS, 5.00, 0.50, 25.00, SYS_ROLE},
     /* Opus 4 and 4.1: $15 / $1.50 / $75 (pricing page) */
-    {"anthropic", "claude-opus-4-1*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
-    {"anthropic", "claude-opus-4-0*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
-    {"anthropic", "claude-opus-4-20*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4-1*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4-0*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4-20*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 15.00, 1.50, 75.00, SYS_ROLE},
     /* another Opus 4.x: the newer ones refuse a temperature; unpriced */
-    {"anthropic", "claude-opus-4*", MT, 0, 0, 16384, 200000, TOOL, T_BLOCKS, NP, SYS_ROLE},
-    {"anthropic", "claude-sonnet-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00, SYS_ROLE},
-    {"anthropic", "claude-haiku-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 1.00, 0.10, 5.00, SYS_ROLE},
-    {"anthropic", "claude-3-7-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00, SYS_ROLE},
-    {"anthropic", "claude-3-5-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 3.00, 0.30, 15.00, SYS_ROLE},
-    {"anthropic", "claude-3-5-haiku*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 0.80, 0.08, 4.00, SYS_ROLE},
+    {ANTHROPIC, "claude-opus-4*", MT, 0, 0, 16384, 200000, TOOL, T_BLOCKS, NP, SYS_ROLE},
+    {ANTHROPIC, "claude-sonnet-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00, SYS_ROLE},
+    {ANTHROPIC, "claude-haiku-4*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 1.00, 0.10, 5.00, SYS_ROLE},
+    {ANTHROPIC, "claude-3-7-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_BLOCKS, 3.00, 0.30, 15.00, SYS_ROLE},
+    {ANTHROPIC, "claude-3-5-sonnet*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 3.00, 0.30, 15.00, SYS_ROLE},
+    {ANTHROPIC, "claude-3-5-haiku*", MT, 1, 0, 8192, 200000, TOOL, T_NONE, 0.80, 0.08, 4.00, SYS_ROLE},
     /* any other Claude: every Claude takes tools (offered, not forced, as a
      * model that thinks needs), no temperature, room for thinking */
-    {"anthropic", "claude-*", MT, 0, 0, 32768, 200000, TOOLA, T_BLOCKS, NP, SYS_ROLE},
+    {ANTHROPIC, "claude-*", MT, 0, 0, 32768, 200000, TOOLA, T_BLOCKS, NP, SYS_ROLE},
     /* another model behind the Anthropic API: max_tokens (required) and
      * nothing optional */
-    {"anthropic", "*", MT, 0, 0, LLM_ANTHROPIC_DEFAULT_MAX, 0, NOSCHEMA, T_NONE, NP, SYS_ROLE},
+    {ANTHROPIC, "*", MT, 0, 0, LLM_ANTHROPIC_DEFAULT_MAX, 0, NOSCHEMA, T_NONE, NP, SYS_ROLE},
 };
 
 int llm_profile_match(const char *glob, const char *model)
@@ -202,13 +205,12 @@ int llm_profile_match(const char *glob, const char *model)
     return glob && model && fnmatch(glob, model, FNM_CASEFOLD) == 0;
 }
 
-/* The first row of provider matching name (or its dotted version spelled
- * with dashes), or NULL; the provider's default row "*" only when
- * with_default. */
-static const struct row *find_row(const char *provider, const char *name, const char *dashed, int with_default)
+/* The first row of family matching name (or its dotted version spelled with
+ * dashes), or NULL; the family's default row "*" only when with_default. */
+static const struct row *find_row(enum llm_family family, const char *name, const char *dashed, int with_default)
 {
     for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
-        if (strcmp(rows[i].provider, provider)) continue;
+        if (rows[i].family != family) continue;
         if (!with_default && !strcmp(rows[i].pattern, "*")) continue;
         if (llm_profile_match(rows[i].pattern, name) || (dashed && llm_profile_match(rows[i].pattern, dashed)))
             return &rows[i];
@@ -254,9 +256,9 @@ static int cache_minimum(const char *model)
     return 0;
 }
 
-void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out)
+void llm_profile_lookup(enum llm_family family, const char *model, struct llm_profile *out)
 {
-    if (!provider || strcmp(provider, "anthropic")) provider = "openai";
+    if (family != LLM_FAMILY_ANTHROPIC) family = LLM_FAMILY_OPENAI;
     const char *full = model ? model : "";
     /* a router's vendor prefix (openai/gpt-5, anthropic/claude-sonnet-4.5):
      * the part after the last '/' */
@@ -272,19 +274,19 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
             changed = 1;
         }
     const char *alt = changed ? dashed : NULL;
-    const struct row *r = find_row(provider, full, NULL, 0);
-    if (!r && slash) r = find_row(provider, name, alt, 0);
-    if (!r && !slash && alt) r = find_row(provider, name, alt, 0);
+    const struct row *r = find_row(family, full, NULL, 0);
+    if (!r && slash) r = find_row(family, name, alt, 0);
+    if (!r && !slash && alt) r = find_row(family, name, alt, 0);
     /* Claude behind an OpenAI-compatible router or proxy: the Claude row's
      * quirks and prices, over the OpenAI-compatible API */
     int claude_via_openai = 0;
-    if (!r && !strcmp(provider, "openai") && !strncasecmp(name, "claude-", 7)) {
-        r = find_row("anthropic", name, alt, 0);
+    if (!r && family == LLM_FAMILY_OPENAI && !strncasecmp(name, "claude-", 7)) {
+        r = find_row(LLM_FAMILY_ANTHROPIC, name, alt, 0);
         claude_via_openai = r != NULL;
     }
-    if (!r) r = find_row(provider, full, NULL, 1);
+    if (!r) r = find_row(family, full, NULL, 1);
     memset(out, 0, sizeof *out);
-    out->provider = claude_via_openai ? "openai" : r->provider;
+    out->family = family;
     out->pattern = r->pattern;
     out->token_param = r->token_param;
     out->temperature = r->temperature;
@@ -310,8 +312,8 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
     out->api = LLM_API_CHAT;
     /* only Anthropic's cache needs a breakpoint past a minimum; OpenAI's
      * prefix cache keeps what it can by itself */
-    if (!strcmp(provider, "anthropic")) out->cache_min = cache_minimum(model);
-    if (!strcmp(provider, "openai") && model && !strchr(model, '/'))   /* a router's vendor/name: its own API */
+    if (family == LLM_FAMILY_ANTHROPIC) out->cache_min = cache_minimum(model);
+    if (family == LLM_FAMILY_OPENAI && model && !strchr(model, '/'))   /* a router's vendor/name: its own API */
         for (size_t i = 0; i < ARRAY_LEN(responses_only) && model; i++)
             if (llm_profile_match(responses_only[i], model)) out->api = LLM_API_RESPONSES;
 }
@@ -323,6 +325,7 @@ static const char *const efforts[] = {"none", "minimal", "low", "medium", "high"
 static const char *const api_names[] = {"chat", "responses"};
 
 const char *llm_api_name(enum llm_api a) { return api_names[a == LLM_API_RESPONSES]; }
+const char *llm_family_name(enum llm_family w) { return w == LLM_FAMILY_ANTHROPIC ? "anthropic" : "openai"; }
 
 const char *llm_token_param_name(enum llm_token_param t) { return token_names[t == MCT]; }
 const char *llm_schema_name(enum llm_schema_mode s)
@@ -338,7 +341,7 @@ static int name_index(const char *const *names, size_t n, const char *v)
     return -1;
 }
 
-static int num(const char *v, double lo, double hi, double *out)
+int llm_parse_number(const char *v, double lo, double hi, double *out)
 {
     char *end;
     errno = 0;
@@ -374,10 +377,10 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
             goto bad;
         }
     } else if (!strcmp(field, "max_output")) {
-        if (num(value, 0, 1000000, &d) || d != floor(d)) goto bad;
+        if (llm_parse_number(value, 0, 1000000, &d) || d != floor(d)) goto bad;
         p->max_output = (int)d;
     } else if (!strcmp(field, "context")) {
-        if (num(value, 0, 100000000, &d) || d != floor(d)) goto bad;
+        if (llm_parse_number(value, 0, 100000000, &d) || d != floor(d)) goto bad;
         p->context = (long)d;
     } else if (!strcmp(field, "schema")) {
         if ((k = name_index(schema_names, ARRAY_LEN(schema_names), value)) < 0) goto bad;
@@ -390,12 +393,12 @@ int llm_profile_set(struct llm_profile *p, const char *field, const char *value,
         else if (!strcasecmp(value, "user")) p->system_user = 1;
         else goto bad;
     } else if (!strcmp(field, "price_input") || !strcmp(field, "price_cached") || !strcmp(field, "price_output")) {
-        if (num(value, 0, 1e6, &d)) goto bad;
+        if (llm_parse_number(value, 0, 1e6, &d)) goto bad;
         if (field[6] == 'i') p->price_input = d;
         else if (field[6] == 'c') p->price_cached = d;
         else p->price_output = d;
     } else if (!strcmp(field, "cache_min")) {
-        if (num(value, 0, 1000000, &d) || d != floor(d)) goto bad;
+        if (llm_parse_number(value, 0, 1000000, &d) || d != floor(d)) goto bad;
         p->cache_min = (int)d;
     } else if (!strcmp(field, "stream")) {
         static const char *const stream_words[] = {"off", "on", "false", "true", "no", "yes"};
@@ -435,13 +438,14 @@ static void price_line(FILE *fp, const char *name, double v)
 
 void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p)
 {
-    fprintf(fp, "model = %s\nprovider = %s\nmatched = %s\n", model ? model : "(none)", p->provider, p->pattern);
+    fprintf(fp, "model = %s\nprovider = %s\nmatched = %s\n", model ? model : "(none)", llm_family_name(p->family),
+            p->pattern);
     fprintf(fp, "token_param = %s\n", llm_token_param_name(p->token_param));
     fprintf(fp, "temperature = %s\n", p->temperature ? "allowed" : "default");
     fprintf(fp, "reasoning_effort = %s%s\n", p->effort[0] ? p->effort : "default",
             p->effort_param ? "" : " (the model takes no reasoning_effort)");
     if (p->max_output) fprintf(fp, "max_output = %d\n", p->max_output);
-    else if (!strcmp(p->provider, "anthropic"))
+    else if (p->family == LLM_FAMILY_ANTHROPIC)
         fprintf(fp, "max_output = 0 (%d sent: the API requires one)\n", LLM_ANTHROPIC_DEFAULT_MAX);
     else fprintf(fp, "max_output = 0 (none sent: the server's own)\n");
     fprintf(fp, "context = %ld\n", p->context);
@@ -450,7 +454,7 @@ void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p)
     price_line(fp, "price_input", p->price_input);
     price_line(fp, "price_cached", p->price_cached);
     price_line(fp, "price_output", p->price_output);
-    if (strcmp(p->provider, "anthropic")) fprintf(fp, "api = %s\n", llm_api_name(p->api));
+    if (p->family != LLM_FAMILY_ANTHROPIC) fprintf(fp, "api = %s\n", llm_api_name(p->api));
     if (p->cache_min) fprintf(fp, "cache_min = %d\n", p->cache_min);
     fprintf(fp, "stream = %s\n", p->stream ? "on" : "off");
 }

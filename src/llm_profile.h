@@ -75,9 +75,14 @@ enum llm_thinking { LLM_THINKING_NONE, LLM_THINKING_FIELD, LLM_THINKING_TAGS, LL
 /* The OpenAI API a request goes to: chat completions, or the Responses API
  * (POST /responses), the only one some models answer on. */
 enum llm_api { LLM_API_CHAT, LLM_API_RESPONSES };
+/* The API family a provider speaks (its row in llm_provider.c): OpenAI's
+ * (chat completions or Responses, which every OpenAI-compatible server
+ * copies) or Anthropic's Messages API. It picks the rows its models take
+ * and what the API requires of a request. */
+enum llm_family { LLM_FAMILY_OPENAI, LLM_FAMILY_ANTHROPIC };
 
 struct llm_profile {
-    const char *provider;          /* "openai" or "anthropic" */
+    enum llm_family family;        /* the API the rows were taken for */
     const char *pattern;           /* model-name glob of the row that matched */
     enum llm_token_param token_param;
     int temperature;               /* 1: a temperature may be sent */
@@ -94,9 +99,9 @@ struct llm_profile {
     int stream;                    /* 1: replies are asked for as event streams */
 };
 
-/* The table's row for provider ("openai" or "anthropic") and model, copied
- * into out (the default row when nothing more specific matches). */
-void llm_profile_lookup(const char *provider, const char *model, struct llm_profile *out);
+/* The table's row for a model over the API family, copied into out (the
+ * default row when nothing more specific matches). */
+void llm_profile_lookup(enum llm_family family, const char *model, struct llm_profile *out);
 
 /* Sets one field from its config spelling: api (chat|responses), token_param,
  * temperature (allowed|default), reasoning_effort (default|none|minimal|low|
@@ -107,6 +112,9 @@ void llm_profile_lookup(const char *provider, const char *model, struct llm_prof
  * NULL to only check. Returns 0, or -1 with err saying what the field takes. */
 int llm_profile_set(struct llm_profile *p, const char *field, const char *value, char *err, size_t errlen);
 
+/* The number v spells, into *out when it is finite and within lo-hi: 0,
+ * else -1 (a config value: profile fields, prices, temperature). */
+int llm_parse_number(const char *v, double lo, double hi, double *out);
 /* Whether glob matches model (case-insensitive fnmatch). */
 int llm_profile_match(const char *glob, const char *model);
 
@@ -114,6 +122,7 @@ const char *llm_token_param_name(enum llm_token_param t);   /* "max_tokens", ...
 const char *llm_schema_name(enum llm_schema_mode s);        /* "json_schema", ... */
 const char *llm_thinking_name(enum llm_thinking t);         /* "tags", ... */
 const char *llm_api_name(enum llm_api a);                   /* "chat" or "responses" */
+const char *llm_family_name(enum llm_family f);             /* "openai" or "anthropic" */
 
 /* The profile in `key = value` lines, the spelling the config file takes. */
 void llm_profile_print(FILE *fp, const char *model, const struct llm_profile *p);

@@ -14,12 +14,12 @@
 
 const struct llm_provider_info llm_providers[] = {
     {LLM_PROVIDER_OPENAI, "openai", "openai-compatible", "any OpenAI-compatible server", "openai-compatible",
-     "https://api.openai.com/v1", "OPENAI_API_KEY", llm_openai_new},
+     "https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL", 1, LLM_FAMILY_OPENAI, llm_openai_new},
     {LLM_PROVIDER_ANTHROPIC, "anthropic", NULL, NULL, "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
-     llm_anthropic_new},
+     NULL, 0, LLM_FAMILY_ANTHROPIC, llm_anthropic_new},
     /* no default base: every Azure resource has its own endpoint */
     {LLM_PROVIDER_AZURE, "azure", "azure-openai", "Azure OpenAI", "azure-openai", NULL, "AZURE_OPENAI_API_KEY",
-     llm_azure_new},
+     "AZURE_OPENAI_ENDPOINT", 0, LLM_FAMILY_OPENAI, llm_azure_new},
 };
 const size_t llm_nproviders = ARRAY_LEN(llm_providers);
 

@@ -80,10 +80,7 @@ int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, str
     const char *headers[] = {auth, NULL};
     cJSON *j = NULL;
     int rc = llm_http_exchange(hb, req, url, headers, responses_body, LLM_WIRE_RESPONSES, reply, &j);
-    if (auth) {
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
+    llm_header_free(auth);
     if (rc != LLM_OK) goto out;
 
     struct buf text = BUF_INIT, refusal = BUF_INIT;
@@ -91,17 +88,14 @@ int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, str
     const cJSON *output = cJSON_GetObjectItemCaseSensitive(j, "output"), *item;
     const cJSON *items = cJSON_IsArray(output) ? output : NULL;
     cJSON_ArrayForEach(item, items) {
-        const cJSON *type = cJSON_GetObjectItemCaseSensitive(item, "type");
-        const char *ty = cJSON_IsString(type) ? type->valuestring : "";
+        const char *ty = llm_json_type(item);
         if (!strcmp(ty, "reasoning")) {
             const cJSON *summary = cJSON_GetObjectItemCaseSensitive(item, "summary"), *s;
             const cJSON *list = cJSON_IsArray(summary) ? summary : NULL;
             cJSON_ArrayForEach(s, list) {
                 const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "text");
                 if (!cJSON_IsString(st) || !*st->valuestring) continue;
-                char *old = reply->reasoning;
-                reply->reasoning = old ? xasprintf("%s\n%s", old, st->valuestring) : xstrdup(st->valuestring);
-                free(old);
+                llm_reply_add_reasoning(reply, st->valuestring, strlen(st->valuestring));
             }
             continue;
         }
@@ -109,8 +103,7 @@ int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, str
         const cJSON *content = cJSON_GetObjectItemCaseSensitive(item, "content"), *part;
         const cJSON *parts = cJSON_IsArray(content) ? content : NULL;
         cJSON_ArrayForEach(part, parts) {
-            const cJSON *pt = cJSON_GetObjectItemCaseSensitive(part, "type");
-            const char *pty = cJSON_IsString(pt) ? pt->valuestring : "";
+            const char *pty = llm_json_type(part);
             const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(part, "refusal");
             if (!strcmp(pty, "output_text") && cJSON_IsString(t)) {
@@ -127,11 +120,7 @@ int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, str
     int incomplete = cJSON_IsString(status) && !strcmp(status->valuestring, "incomplete");
     reply->truncated = incomplete && cJSON_IsString(why) && !strcmp(why->valuestring, "max_output_tokens");
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
-    long cached = llm_usage_field(cJSON_GetObjectItemCaseSensitive(usage, "input_tokens_details"), "cached_tokens");
-    long reasoning = llm_usage_field(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens_details"),
-                                     "reasoning_tokens");
-    reply->cached_tokens = cached > 0 ? cached : 0;
-    reply->reasoning_tokens = reasoning > 0 ? reasoning : 0;
+    llm_reply_usage_details(reply, usage, "input_tokens_details", "output_tokens_details");
     if (refusal.len && !nparts) {
         snprintf(reply->error, sizeof reply->error, "the model declined to answer (refusal: %.300s); reply from %s",
                  buf_str(&refusal), url);

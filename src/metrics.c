@@ -4,6 +4,7 @@
  * in backticks. Pure functions over strings; no I/O and no model.
  */
 #include "metrics.h"
+#include "langext.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -87,12 +88,12 @@ int metrics_path_match(const char *a, const char *b)
     return ra == rb && memcmp(sa, sb, ra) == 0;
 }
 
-/* Extensions that make a token a file path. A bare name (no '/') ending in
- * .json is taken for a module (`flask.json`), not a file. */
+/* Extensions that make a token a file path: the languages' (langext.h) and
+ * these. A bare name (no '/') ending in .json is taken for a module
+ * (`flask.json`), not a file. */
 static const char *const file_exts[] = {
-    "py", "pyi", "pyx", "js", "jsx", "mjs", "cjs", "ts", "tsx", "java", "kt", "scala", "go", "c", "h", "cc",
-    "cpp", "cxx", "hpp", "hh", "rs", "rb", "php", "cs", "swift", "sh", "md", "rst", "txt", "toml", "cfg",
-    "ini", "yaml", "yml", "json", "xml", "html", "css", "in",
+    "pyx", "kt", "scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "rs", "rb", "php", "cs", "swift", "sh",
+    "md", "rst", "txt", "toml", "cfg", "ini", "yaml", "yml", "json", "xml", "html", "css", "in",
 };
 
 static int known_ext(const char *tok, size_t len, int bare)
@@ -102,6 +103,7 @@ static int known_ext(const char *tok, size_t len, int bare)
     if (dot == 0 || tok[dot - 1] != '.' || dot == 1 || tok[dot - 2] == '/' || tok[dot - 2] == '.') return 0;
     const char *ext = tok + dot;
     size_t el = len - dot;
+    if (langext_language(ext - 1, el + 1)) return 1;
     for (size_t i = 0; i < ARRAY_LEN(file_exts); i++)
         if (strlen(file_exts[i]) == el && memcmp(file_exts[i], ext, el) == 0)
             return !(bare && strcmp(file_exts[i], "json") == 0);

@@ -689,6 +689,94 @@ static int is_above(const struct ctx *c, int a, int b)
  * nested by indentation among the definitions the walk did find; the calls
  * found in an ERROR move to the innermost recovered definition around them.
  * Runs only for files with errors: one pass over the lines and the leaves. */
+/* The definition an ERROR node hides at byte q of line (indentation col):
+ * its keyword matched (its name at na-nb), recovered as a symbol under
+ * parent, its enclosing definitions stretched over it. Returns its index. */
+static int recover_def(struct ctx *c, uint32_t q, int line, uint32_t col, int parent, uint32_t na, uint32_t nb,
+                       int is_class, int is_async)
+{
+    const char *s = c->pc.src;
+    char *name = xstrndup(s + na, nb - na);
+    char *qual = pc_qualify(&c->pc, parent, name);
+    struct parse_symbol *sym = new_sym(c);
+    int self = (int)c->pc.out->nsyms - 1;
+    c->col[self] = col;
+    sym->kind = is_class ? PARSE_CLASS
+                : (parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
+                                                                            : PARSE_FUNCTION;
+    sym->name = name;
+    sym->qualname = qual;
+    sym->parent = parent;
+    sym->start_line = sym->body_line = line;
+    sym->end_line = block_end(c, q, line, col);
+    sym->is_async = is_async;
+    /* enclosing definitions cut short by the error reach at least this far */
+    for (int up = parent; up >= 0 && c->pc.out->syms[up].end_line < sym->end_line; up = c->pc.out->syms[up].parent)
+        c->pc.out->syms[up].end_line = sym->end_line;
+    /* the header up to its ':' (or the line end when it is broken) */
+    uint32_t h = nb;
+    int depth = 0;
+    while (h < c->pc.len && s[h] != '\n' && !(depth == 0 && s[h] == ':')) {
+        if (s[h] == '(' || s[h] == '[') depth++;
+        else if ((s[h] == ')' || s[h] == ']') && depth > 0) depth--;
+        h++;
+    }
+    buf_reset(&c->tmp);
+    norm_text(s, q, h, PY_EXPR_CAP, &c->tmp);
+    sym->signature = xstrdup(buf_str(&c->tmp));
+    return self;
+}
+
+/* After definitions moved under another parent: their kinds and qualified
+ * names again. */
+static void requalify(struct ctx *c, size_t nreal)
+{
+    /* parents precede children, so one pass in order renames every level */
+    for (size_t i = 0; i < nreal; i++) {
+        struct parse_symbol *rs = &c->pc.out->syms[i];
+        if (rs->parent < 0) continue;
+        if (rs->kind == PARSE_FUNCTION || rs->kind == PARSE_METHOD)
+            rs->kind = c->pc.out->syms[rs->parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
+        char *q = pc_qualify(&c->pc, rs->parent, rs->name);
+        free(rs->qualname);
+        rs->qualname = q;
+    }
+}
+
+/* Calls found inside ERROR nodes, once definitions were recovered from them
+ * (those past nreal): 'def f(x)' misread as a call of f is dropped (the
+ * array is compacted; nothing refers to call indexes), the rest move to the
+ * innermost recovered definition around them. */
+static void recover_calls(struct ctx *c, size_t nreal)
+{
+    size_t keep = 0, ei = 0;
+    for (size_t k = 0; k < c->pc.out->ncalls; k++) {
+        struct parse_call *call = &c->pc.out->calls[k];
+        while (ei < c->nerrs && c->errs[ei].call1 <= k) ei++;
+        if (ei < c->nerrs && c->errs[ei].call0 <= k) {
+            int best = -1, span = 0, bogus = 0;
+            for (size_t i = nreal; i < c->pc.out->nsyms && !bogus; i++)
+                bogus = c->pc.out->syms[i].body_line == call->line && !strcmp(c->pc.out->syms[i].name, call->callee);
+            if (bogus) {
+                free(call->callee);
+                continue;
+            }
+            for (size_t i = nreal; i < c->pc.out->nsyms; i++) {
+                const struct parse_symbol *o = &c->pc.out->syms[i];
+                if (o->body_line > call->line || o->end_line < call->line) continue;
+                if (call->caller >= 0 && o->body_line < c->pc.out->syms[call->caller].body_line) continue;
+                if (best < 0 || o->end_line - o->body_line <= span) {
+                    best = (int)i;
+                    span = o->end_line - o->body_line;
+                }
+            }
+            if (best >= 0) call->caller = best;
+        }
+        c->pc.out->calls[keep++] = *call;
+    }
+    c->pc.out->ncalls = keep;
+}
+
 static void recover_errors(struct ctx *c, TSNode root)
 {
     const char *s = c->pc.src;
@@ -736,83 +824,14 @@ static void recover_errors(struct ctx *c, TSNode root)
         int is_class, is_async;
         if (!tok || found || !match_def(c, q, &kwlen, &na, &nb, &is_class, &is_async) || it.end != q + kwlen)
             continue;
-        int parent = nstack ? stack[nstack - 1] : -1;
-        char *name = xstrndup(s + na, nb - na);
-        char *qual = pc_qualify(&c->pc, parent, name);
-        struct parse_symbol *sym = new_sym(c);
-        int self = (int)c->pc.out->nsyms - 1;
-        c->col[self] = col;
-        sym->kind = is_class ? PARSE_CLASS
-                    : (parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS) ? PARSE_METHOD
-                                                                                : PARSE_FUNCTION;
-        sym->name = name;
-        sym->qualname = qual;
-        sym->parent = parent;
-        sym->start_line = sym->body_line = line;
-        sym->end_line = block_end(c, q, line, col);
-        sym->is_async = is_async;
-        /* enclosing definitions cut short by the error reach at least this far */
-        for (int up = parent; up >= 0 && c->pc.out->syms[up].end_line < sym->end_line; up = c->pc.out->syms[up].parent)
-            c->pc.out->syms[up].end_line = sym->end_line;
-        /* the header up to its ':' (or the line end when it is broken) */
-        uint32_t h = nb;
-        int depth = 0;
-        while (h < c->pc.len && s[h] != '\n' && !(depth == 0 && s[h] == ':')) {
-            if (s[h] == '(' || s[h] == '[') depth++;
-            else if ((s[h] == ')' || s[h] == ']') && depth > 0) depth--;
-            h++;
-        }
-        buf_reset(&c->tmp);
-        norm_text(s, q, h, PY_EXPR_CAP, &c->tmp);
-        sym->signature = xstrdup(buf_str(&c->tmp));
+        int self = recover_def(c, q, line, col, nstack ? stack[nstack - 1] : -1, na, nb, is_class, is_async);
         ARRAY_GROW(stack, nstack, capstack, 16);
         stack[nstack++] = self;
     }
     free(stack);
-    if (moved) {
-        /* parents precede children, so one pass in order renames every level */
-        for (size_t i = 0; i < nreal; i++) {
-            struct parse_symbol *rs = &c->pc.out->syms[i];
-            if (rs->parent < 0) continue;
-            if (rs->kind == PARSE_FUNCTION || rs->kind == PARSE_METHOD)
-                rs->kind = c->pc.out->syms[rs->parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
-            char *q = pc_qualify(&c->pc, rs->parent, rs->name);
-            free(rs->qualname);
-            rs->qualname = q;
-        }
-    }
+    if (moved) requalify(c, nreal);
     if (c->pc.out->nsyms == nreal) return;
-
-    /* calls found inside ERROR nodes: 'def f(x)' misread as a call of f is
-     * dropped (the array is compacted; nothing refers to call indexes), the
-     * rest move to the innermost recovered definition around them */
-    size_t keep = 0;
-    ei = 0;
-    for (size_t k = 0; k < c->pc.out->ncalls; k++) {
-        struct parse_call *call = &c->pc.out->calls[k];
-        while (ei < c->nerrs && c->errs[ei].call1 <= k) ei++;
-        if (ei < c->nerrs && c->errs[ei].call0 <= k) {
-            int best = -1, span = 0, bogus = 0;
-            for (size_t i = nreal; i < c->pc.out->nsyms && !bogus; i++)
-                bogus = c->pc.out->syms[i].body_line == call->line && !strcmp(c->pc.out->syms[i].name, call->callee);
-            if (bogus) {
-                free(call->callee);
-                continue;
-            }
-            for (size_t i = nreal; i < c->pc.out->nsyms; i++) {
-                const struct parse_symbol *o = &c->pc.out->syms[i];
-                if (o->body_line > call->line || o->end_line < call->line) continue;
-                if (call->caller >= 0 && o->body_line < c->pc.out->syms[call->caller].body_line) continue;
-                if (best < 0 || o->end_line - o->body_line <= span) {
-                    best = (int)i;
-                    span = o->end_line - o->body_line;
-                }
-            }
-            if (best >= 0) call->caller = best;
-        }
-        c->pc.out->calls[keep++] = *call;
-    }
-    c->pc.out->ncalls = keep;
+    recover_calls(c, nreal);
 }
 
 /* ---- the walk ---- */

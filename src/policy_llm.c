@@ -25,27 +25,20 @@
 #include <string.h>
 #include <strings.h>
 
-/* The roles' names are the configuration's (model.ROLE, --role-model), in
- * enum llm_role's order. */
-_Static_assert(CONFIG_NROLES == LLM_ROLE_N, "llm_config.h's roles are enum llm_role's");
-
+/* The roles' names are the configuration's (model.ROLE, --role-model): both
+ * come from llm_roles.def. */
 const char *llm_role_name(enum llm_role r)
 {
     return (unsigned)r < LLM_ROLE_N ? config_role_names[r] : "other";
 }
 
-/* The placeholders each role's template may use. */
-static const char *const vars_perception[] = {"question", "qtype", "trajectory", "recent", "siblings", "leads",
-                                              "outline", NULL};
-static const char *const vars_planning[] = {"question", "identifiers", "report", "trajectory", "siblings",
-                                            "feedback", "actions", "qtype", "outline", NULL};
-static const char *const vars_filter[] = {"question", "action", "raw", "outline", NULL};
-static const char *const vars_evaluation[] = {"question", "trajectory", "action", "observation", "qtype", "outline",
-                                              NULL};
-static const char *const vars_answer[] = {"question", "qtype", "type_hint", "trajectory", "evidence", "evidence_note",
-                                          "outline", NULL};
-static const char *const *const role_vars[LLM_ROLE_N] = {vars_perception, vars_planning, vars_filter,
-                                                          vars_evaluation, vars_answer};
+/* The placeholders each role's template may use (llm_roles.def). */
+#define LLM_ROLE(id, name, ...) static const char *const vars_##id[] = {__VA_ARGS__, NULL};
+#include "llm_roles.def"
+static const char *const *const role_vars[LLM_ROLE_N] = {
+#define LLM_ROLE(id, ...) [LLM_ROLE_##id] = vars_##id,
+#include "llm_roles.def"
+};
 
 void llm_policy_config_init(struct llm_policy_config *c)
 {

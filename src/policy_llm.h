@@ -104,11 +104,15 @@
                                             * answered: persistent (the search stops) */
 #define LLM_POLICY_OUTLINE_MAX 32768       /* bytes: the outline's ceiling whatever the minimum */
 
-enum llm_role { LLM_ROLE_PERCEPTION, LLM_ROLE_PLANNING, LLM_ROLE_FILTER, LLM_ROLE_EVALUATION, LLM_ROLE_ANSWER,
-                LLM_ROLE_N };
+/* The roles of src/llm_roles.def, in its order. */
+enum llm_role {
+#define LLM_ROLE(id, ...) LLM_ROLE_##id,
+#include "llm_roles.def"
+    LLM_ROLE_N
+};
 
-/* "perception", "planning", "filter", "evaluation", "answer": the prompt
- * file names and the usage tags. */
+/* The role's name in llm_roles.def ("perception", ...): its prompt file
+ * name and usage tag. */
 const char *llm_role_name(enum llm_role r);
 
 /* Byte caps of the rendered prompt parts; 0 takes the default shown. */

@@ -95,6 +95,132 @@ static int take_reply(struct llm_reply *rep, char **reply_text)
     return 0;
 }
 
+/* The request of one attempt of role: its static text as the system
+ * prompt, the messages m, structured output unless the role answers in
+ * text, the answer role's reply streamed to its reader. */
+static void role_request(struct llm_policy *p, enum llm_role role, const struct llm_message *m, size_t nm,
+                         double temperature, int json, const char *prompt, struct llm_request *req)
+{
+    llm_request_init(req);
+    req->system = p->system[role];
+    req->messages = m;
+    req->nmessages = nm;
+    req->temperature = temperature;
+    req->max_tokens = p->cfg.max_tokens;
+    req->json_mode = json;
+    if (json && p->schema[role]) {
+        req->schema_name = llm_role_name(role);
+        req->schema = p->schema[role];
+    }
+    req->tag = llm_role_name(role);
+    req->cancel = p->cfg.cancel;
+    req->cache_prefix = stable_prefix(p, role, prompt);
+    if (role == LLM_ROLE_ANSWER) answer_stream_attach(&p->stream, req);
+}
+
+/* Sends req to role's model, timed and accounted; a call that answered
+ * resets the run's count of same failures. Returns llm_chat's code. */
+static int timed_chat(struct llm_policy *p, enum llm_role role, const struct llm_request *req, struct llm_reply *rep,
+                      struct policy_usage *u)
+{
+    memset(rep, 0, sizeof *rep);
+    int64_t t0 = now_ms();
+    int crc = llm_chat(backend_of(p, role), req, rep, NULL);
+    pthread_mutex_lock(&p->lock);
+    p->model_ms += now_ms() - t0;
+    p->calls++;
+    pthread_mutex_unlock(&p->lock);
+    account(p, role, rep, u);
+    if (crc == LLM_OK && rep->text) {
+        pthread_mutex_lock(&p->lock);
+        p->answered_calls++;
+        p->same_fails = 0;
+        pthread_mutex_unlock(&p->lock);
+    }
+    return crc;
+}
+
+/* A failed call (crc, rep): err says so and *why how it failed. */
+static void call_failed(struct llm_policy *p, int crc, const struct llm_reply *rep, char *err, size_t errlen,
+                        enum call_fail *why)
+{
+    snprintf(err, errlen, "the model call failed: %s", rep->error[0] ? rep->error : "no reply text");
+    *why = classify_call(crc, rep);
+    /* A connection failing before any call of this run succeeded (refused,
+     * reset, a reply cut short: LLM_ERR_CONNECT) is not a hiccup: a wrong
+     * address, a server that is not running, or a proxy that drops its
+     * replies. */
+    pthread_mutex_lock(&p->lock);
+    if (crc == LLM_ERR_CONNECT && p->answered_calls == 0) *why = CALL_FAIL_PERSISTENT;
+    snprintf(p->q_last_error, sizeof p->q_last_error, "%s", rep->error[0] ? rep->error : "no reply text");
+    /* The same failure on every call of the run, none answered (a server
+     * that always refuses, always errs, always streams) will not pass by
+     * asking again: after LLM_POLICY_SAME_FAILURES of them it is persistent,
+     * and the search stops. */
+    if (p->answered_calls == 0 && *why == CALL_FAIL_TRANSIENT) {
+        if (p->same_fails && rep->fail == p->last_kind && !strcmp(p->last_fail, p->q_last_error))
+            p->same_fails++;
+        else
+            p->same_fails = 1;
+        p->last_kind = rep->fail;
+        snprintf(p->last_fail, sizeof p->last_fail, "%s", p->q_last_error);
+        if (p->same_fails >= LLM_POLICY_SAME_FAILURES) {
+            *why = CALL_FAIL_PERSISTENT;
+            size_t n = strlen(err);
+            snprintf(err + n, errlen > n ? errlen - n : 0,
+                     " (the same failure on all %d calls of this run so far, none answered: taken as "
+                     "persistent)",
+                     p->same_fails);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Whether a text role's reply passes tcheck; else problem says why. */
+static int text_usable(text_check tcheck, void *cctx, const char *text, char *problem, size_t problen)
+{
+    problem[0] = 0;
+    if (tcheck(cctx, text, problem, problen) == 0) return 1;
+    if (!problem[0]) snprintf(problem, problen, "the reply is not an answer");
+    return 0;
+}
+
+/* Whether a JSON role's reply holds an object that passes check: the first
+ * one that does is the reply (its notes go to u and the log); else problem
+ * names the first one's problem. */
+static int json_usable(enum llm_role role, reply_check check, void *cctx, const struct llm_reply *rep,
+                       struct policy_usage *u, char *problem, size_t problen)
+{
+    char perr[512];
+    struct pick pk = {check, cctx, 0, problem, problen, {0}};
+    int prc = jsonx_each_object(rep->text, strlen(rep->text), pick_object, &pk, perr, sizeof perr);
+    if (prc == 0) {
+        if (pk.notes.notes[0]) {
+            policy_usage_note(u, "%s: %s", llm_role_name(role), pk.notes.notes);
+            log_msg("llm policy: %s: %s", llm_role_name(role), pk.notes.notes);
+        }
+        return 1;
+    }
+    if (prc < 0)
+        snprintf(problem, problen, "no usable JSON object in the reply: %s%s", perr,
+                 rep->truncated ? " (the reply was cut at the token limit; answer more briefly)" : "");
+    else if (pk.refused > 1 && strlen(problem) + 80 < problen)
+        snprintf(problem + strlen(problem), problen - strlen(problem),
+                 " (and none of the %d other JSON objects in the reply was usable)", pk.refused - 1);
+    return 0;
+}
+
+/* The next attempt's earlier exchange: the unusable reply (capped) and the
+ * feedback naming its problem and what to send instead. */
+static void reask(struct llm_policy *p, const char *text, const char *problem, const char *instead, char **echo,
+                  char **again)
+{
+    free(*echo);
+    *echo = prompt_cap(text, p->cfg.caps.reply_echo, 0);
+    free(*again);
+    *again = xasprintf("Your reply could not be used: %s\nReply again with %s", problem, instead);
+}
+
 /*
  * One role call with structured output. The role's static text goes out as
  * the system prompt and the prompt as one user message (after
@@ -123,109 +249,24 @@ int converse(struct llm_policy *p, enum llm_role role, const char *prompt, doubl
             m[nm++] = (struct llm_message){"user", again};
         }
         struct llm_request req;
-        llm_request_init(&req);
-        req.system = p->system[role];
-        req.messages = m;
-        req.nmessages = nm;
-        req.temperature = temperature;
-        req.max_tokens = p->cfg.max_tokens;
-        req.json_mode = tcheck == NULL;
-        if (!tcheck && p->schema[role]) {
-            req.schema_name = llm_role_name(role);
-            req.schema = p->schema[role];
-        }
-        req.tag = llm_role_name(role);
-        req.cancel = p->cfg.cancel;
-        req.cache_prefix = stable_prefix(p, role, prompt);
-        if (role == LLM_ROLE_ANSWER) answer_stream_attach(&p->stream, &req);
+        role_request(p, role, m, nm, temperature, tcheck == NULL, prompt, &req);
         struct llm_reply rep;
-        memset(&rep, 0, sizeof rep);
-        int64_t t0 = now_ms();
-        int crc = llm_chat(backend_of(p, role), &req, &rep, NULL);
-        pthread_mutex_lock(&p->lock);
-        p->model_ms += now_ms() - t0;
-        p->calls++;
-        pthread_mutex_unlock(&p->lock);
-        account(p, role, &rep, u);
-        if (crc == LLM_OK && rep.text) {
-            pthread_mutex_lock(&p->lock);
-            p->answered_calls++;
-            p->same_fails = 0;
-            pthread_mutex_unlock(&p->lock);
-        }
+        int crc = timed_chat(p, role, &req, &rep, u);
         if (crc != LLM_OK || !rep.text) {
-            snprintf(err, errlen, "the model call failed: %s", rep.error[0] ? rep.error : "no reply text");
-            *why = classify_call(crc, &rep);
-            /* A connection failing before any call of this run succeeded
-             * (refused, reset, a reply cut short: LLM_ERR_CONNECT) is not a
-             * hiccup: a wrong address, a server that is not running, or a
-             * proxy that drops its replies. */
-            pthread_mutex_lock(&p->lock);
-            if (crc == LLM_ERR_CONNECT && p->answered_calls == 0) *why = CALL_FAIL_PERSISTENT;
-            snprintf(p->q_last_error, sizeof p->q_last_error, "%s", rep.error[0] ? rep.error : "no reply text");
-            /* The same failure on every call of the run, none answered (a
-             * server that always refuses, always errs, always streams) will
-             * not pass by asking again: after LLM_POLICY_SAME_FAILURES of
-             * them it is persistent, and the search stops. */
-            if (p->answered_calls == 0 && *why == CALL_FAIL_TRANSIENT) {
-                if (p->same_fails && rep.fail == p->last_kind && !strcmp(p->last_fail, p->q_last_error))
-                    p->same_fails++;
-                else
-                    p->same_fails = 1;
-                p->last_kind = rep.fail;
-                snprintf(p->last_fail, sizeof p->last_fail, "%s", p->q_last_error);
-                if (p->same_fails >= LLM_POLICY_SAME_FAILURES) {
-                    *why = CALL_FAIL_PERSISTENT;
-                    size_t n = strlen(err);
-                    snprintf(err + n, errlen > n ? errlen - n : 0,
-                             " (the same failure on all %d calls of this run so far, none answered: taken as "
-                             "persistent)", p->same_fails);
-                }
-            }
-            pthread_mutex_unlock(&p->lock);
+            call_failed(p, crc, &rep, err, errlen, why);
             llm_reply_free(&rep);
             rc = -1;
             break;
         }
-        if (tcheck) {
-            problem[0] = 0;
-            if (tcheck(cctx, rep.text, problem, problen) == 0) {
-                rc = take_reply(&rep, reply_text);
-                break;
-            }
-            if (!problem[0]) snprintf(problem, problen, "the reply is not an answer");
-            free(echo);
-            echo = prompt_cap(rep.text, p->cfg.caps.reply_echo, 0);
-            free(again);
-            again = xasprintf("Your reply could not be used: %s\nReply again with the Markdown answer only.", problem);
-            llm_reply_free(&rep);
-            continue;
-        }
-        /* The first object of the reply that passes the role's check is the
-         * reply; the re-ask names the first one's problem. */
-        char perr[512];
-        struct pick pk = {check, cctx, 0, problem, problen, {0}};
-        int prc = jsonx_each_object(rep.text, strlen(rep.text), pick_object, &pk, perr, sizeof perr);
-        if (prc == 0) {
-            if (pk.notes.notes[0]) {
-                policy_usage_note(u, "%s: %s", llm_role_name(role), pk.notes.notes);
-                log_msg("llm policy: %s: %s", llm_role_name(role), pk.notes.notes);
-            }
+        if (tcheck ? text_usable(tcheck, cctx, rep.text, problem, problen)
+                   : json_usable(role, check, cctx, &rep, u, problem, problen)) {
             rc = take_reply(&rep, reply_text);
             break;
         }
-        if (prc < 0)
-            snprintf(problem, problen, "no usable JSON object in the reply: %s%s", perr,
-                     rep.truncated ? " (the reply was cut at the token limit; answer more briefly)" : "");
-        else if (pk.refused > 1 && strlen(problem) + 80 < problen)
-            snprintf(problem + strlen(problem), problen - strlen(problem),
-                     " (and none of the %d other JSON objects in the reply was usable)", pk.refused - 1);
-        free(echo);
-        echo = prompt_cap(rep.text, p->cfg.caps.reply_echo, 0);
-        free(again);
-        again = xasprintf("Your reply could not be used: %s\nReply again with only the JSON object asked for "
-                          "above, with every field of the right type.",
-                          problem);
+        reask(p, rep.text, problem,
+              tcheck ? "the Markdown answer only."
+                     : "only the JSON object asked for above, with every field of the right type.",
+              &echo, &again);
         llm_reply_free(&rep);
     }
     free(echo);

@@ -5,6 +5,7 @@
  * shapes of code names and a short list of English question-framing words.
  */
 #include "qparse.h"
+#include "langext.h"
 #include "linepost.h"
 #include "tok.h"
 #include "util.h"
@@ -59,12 +60,15 @@ int qparse_code_shaped(const char *w, size_t n)
     return under || inner_upper || digit_after || (uppers >= 2 && lower);   /* HTTPResponse */
 }
 
-static const char *const file_exts[] = {".py", ".pyi", ".js", ".ts", ".java", ".go", ".c", ".h",
-                                        ".cfg", ".toml", ".ini", ".json", ".yaml", ".yml", ".md",
+/* File extensions besides the languages' (langext.h). */
+static const char *const file_exts[] = {".c", ".h", ".cfg", ".toml", ".ini", ".json", ".yaml", ".yml", ".md",
                                         ".rst", ".txt", NULL};
 
 static int looks_like_file(const char *s, size_t n)
 {
+    const char *dot = memrchr(s, '.', n);
+    if (dot && dot > s && is_ident_char((unsigned char)dot[-1]) && langext_language(dot, n - (size_t)(dot - s)))
+        return 1;
     for (int i = 0; file_exts[i]; i++) {
         size_t el = strlen(file_exts[i]);
         if (n > el && memcmp(s + n - el, file_exts[i], el) == 0 && is_ident_char((unsigned char)s[n - el - 1]))

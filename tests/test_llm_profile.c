@@ -3,6 +3,7 @@
  * Anthropic's dashes for OpenRouter's dots, a name in no row (nothing
  * optional), and the config spelling of the fields. */
 #include "tap.h"
+#include "llm_config.h"
 #include "llm_profile.h"
 #include "util.h"
 
@@ -65,7 +66,7 @@ int main(void)
     for (size_t i = 0; i < ARRAY_LEN(wants); i++) {
         const struct want *w = &wants[i];
         struct llm_profile p;
-        llm_profile_lookup(w->provider, w->model, &p);
+        llm_profile_lookup(llm_provider_find(w->provider)->family, w->model, &p);
         is_int(p.temperature, w->temperature, "%s: temperature %s", w->model, w->temperature ? "allowed" : "not sent");
         is_int(p.max_output, w->max_output, "%s: reply limit", w->model);
         is_str(llm_schema_name(p.schema), w->schema, "%s: schema", w->model);
@@ -73,11 +74,11 @@ int main(void)
            "%s: prices %g / %g / %g (got %g / %g / %g)", w->model, w->pin, w->pcached, w->pout, p.price_input,
            p.price_cached, p.price_output);
         is_int(p.system_user, w->system_user, "%s: system prompt %s", w->model, w->system_user ? "folded" : "as a role");
-        is_str(p.provider, w->provider, "%s: sent over the %s API", w->model, w->provider);
+        is_str(llm_family_name(p.family), w->provider, "%s: sent over the %s API", w->model, w->provider);
     }
     /* no effort unless set; xhigh is a value */
     struct llm_profile p;
-    llm_profile_lookup("openai", "gpt-5.5", &p);
+    llm_profile_lookup(LLM_FAMILY_OPENAI, "gpt-5.5", &p);
     is_str(p.effort, "", "gpt-5.5: no reasoning_effort unless set");
     char err[200];
     is_int(llm_profile_set(&p, "reasoning_effort", "xhigh", err, sizeof err), 0, "reasoning_effort xhigh is taken");

@@ -10,6 +10,7 @@
  *   - Anthropic's documented minimum per model, 0 for other providers. */
 #include "tap.h"
 #include "index.h"
+#include "llm_config.h"
 #include "llm_profile.h"
 #include "outline.h"
 #include "store.h"
@@ -100,12 +101,12 @@ static void test_cache_minimums(void)
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         struct llm_profile p;
-        llm_profile_lookup(cases[i].provider, cases[i].model, &p);
+        llm_profile_lookup(llm_provider_find(cases[i].provider)->family, cases[i].model, &p);
         ok(p.cache_min == cases[i].want, "cache_min of %s %s is %d (got %d)", cases[i].provider, cases[i].model,
            cases[i].want, p.cache_min);
     }
     struct llm_profile p;
-    llm_profile_lookup("anthropic", "claude-opus-4-5", &p);
+    llm_profile_lookup(LLM_FAMILY_ANTHROPIC, "claude-opus-4-5", &p);
     char err[256];
     ok(llm_profile_set(&p, "cache_min", "2048", err, sizeof err) == 0 && p.cache_min == 2048,
        "profile.GLOB.cache_min sets it");

@@ -501,21 +501,24 @@ static int tree_node_in_view(struct ui *ui, const char *what)
     return 0;
 }
 
-static void run_command(struct ui *ui, enum ui_cmd cmd)
+/* A command while the help screen is open: it closes, redraws or scrolls. */
+static void help_command(struct ui *ui, enum ui_cmd cmd)
 {
-    struct pane *fp = &ui->panes[ui->focus];
-    if (ui->help_open) {
-        if (cmd == UI_CMD_CLOSE || cmd == UI_CMD_HELP || cmd == UI_CMD_QUIT) {
-            ui->help_open = 0;
-            ui->layout_stale = 1;
-        } else if (cmd == UI_CMD_REDRAW) {
-            clearok(curscr, TRUE);
-            ui_dirty_all(ui);
-        } else {
-            pane_scroll(&ui->panes[PANE_HELP], cmd);
-        }
-        return;
+    if (cmd == UI_CMD_CLOSE || cmd == UI_CMD_HELP || cmd == UI_CMD_QUIT) {
+        ui->help_open = 0;
+        ui->layout_stale = 1;
+    } else if (cmd == UI_CMD_REDRAW) {
+        clearok(curscr, TRUE);
+        ui_dirty_all(ui);
+    } else {
+        pane_scroll(&ui->panes[PANE_HELP], cmd);
     }
+}
+
+/* The commands sent to the worker's search (pause, step, prune, expand,
+ * finish, ask): 1 when cmd is one of them. */
+static int search_command(struct ui *ui, enum ui_cmd cmd)
+{
     switch (cmd) {
     case UI_CMD_PAUSE:
         if (!need_live(ui)) break;
@@ -559,6 +562,20 @@ static void run_command(struct ui *ui, enum ui_cmd cmd)
         if (!need_live(ui)) break;
         start_edit(ui, EDIT_ASK, NULL);
         break;
+    default: return 0;
+    }
+    return 1;
+}
+
+static void run_command(struct ui *ui, enum ui_cmd cmd)
+{
+    struct pane *fp = &ui->panes[ui->focus];
+    if (ui->help_open) {
+        help_command(ui, cmd);
+        return;
+    }
+    if (search_command(ui, cmd)) return;
+    switch (cmd) {
     case UI_CMD_FIND:
         /* in the file view, / searches the file */
         ui->find_file = ui->file_text && ui->focus == PANE_FILE;
