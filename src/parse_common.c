@@ -9,6 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+TSSymbol pc_symbol(const TSLanguage *l, const char *name)
+{
+    return ts_language_symbol_for_name(l, name, (uint32_t)strlen(name), true);
+}
+
+TSFieldId pc_field(const TSLanguage *l, const char *name)
+{
+    return ts_language_field_id_for_name(l, name, (uint32_t)strlen(name));
+}
+
 int pc_line_of(TSPoint p) { return (int)p.row + 1; }
 
 int pc_end_line_of(TSNode n)
@@ -87,6 +97,46 @@ void pc_norm_c(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *
         if (out->len > base && ((unsigned char)out->data[out->len - 1] & 0xC0) == 0xC0) out->len--;
     }
     if (out->data) out->data[out->len] = 0;
+}
+
+void pc_node_norm(const struct pc_ctx *c, TSNode n, size_t max, int quotes, struct buf *out)
+{
+    uint32_t a, b;
+    pc_node_range(c, n, &a, &b);
+    pc_norm_c(c->src, a, b, max, out, quotes);
+}
+
+void pc_strip_nested(const char *s, const char *brackets, const char *drop, struct buf *out)
+{
+    int depth = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == brackets[0]) depth++;
+        else if (*p == brackets[1]) depth -= depth > 0;
+        else if (!depth && *p != ' ' && !strchr(drop, *p)) buf_addc(out, *p);
+    }
+}
+
+char *pc_dotted_name(const char *path, const char *package_file)
+{
+    struct buf b = BUF_INIT;
+    const char *p = path;
+    buf_adds(&b, "");
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (!e) {
+            const char *dot = memrchr(p, '.', n);
+            if (dot && dot > p) n = (size_t)(dot - p);
+            if (package_file && n == strlen(package_file) && memcmp(p, package_file, n) == 0) break;
+        }
+        if (n && !(n == 1 && p[0] == '.')) {
+            if (b.len) buf_addc(&b, '.');
+            buf_add(&b, p, n);
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return buf_take(&b);
 }
 
 char *pc_block_doc_clean(const char *s, size_t n)

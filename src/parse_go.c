@@ -29,36 +29,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-const TSLanguage *tree_sitter_go(void);
-
 #define GO_EXPR_CAP 200
 
-static struct {
-    TSSymbol function_declaration, method_declaration, type_declaration, type_spec, type_alias, struct_type,
-        interface_type, field_declaration, field_declaration_list, type_elem, method_elem, var_declaration,
-        var_spec, const_declaration, const_spec, import_spec, call_expression, composite_literal, comment,
-        func_literal, type_identifier, qualified_type, generic_type, pointer_type, identifier, source_file,
-        parameter_declaration, type_arguments;
-    TSFieldId f_name, f_body, f_type, f_receiver, f_path, f_function, f_result;
-} id;
-static pthread_once_t id_once = PTHREAD_ONCE_INIT;
-
-static void id_init(void)
-{
-    const TSLanguage *l = tree_sitter_go();
-#define SYM(s) id.s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
-#define FLD(f) id.f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
-    SYM(function_declaration); SYM(method_declaration); SYM(type_declaration); SYM(type_spec);
-    SYM(type_alias); SYM(struct_type); SYM(interface_type); SYM(field_declaration);
-    SYM(field_declaration_list); SYM(type_elem); SYM(method_elem); SYM(var_declaration); SYM(var_spec);
-    SYM(const_declaration); SYM(const_spec); SYM(import_spec); SYM(call_expression);
-    SYM(composite_literal); SYM(comment); SYM(func_literal); SYM(type_identifier); SYM(qualified_type);
-    SYM(generic_type); SYM(pointer_type); SYM(identifier); SYM(source_file); SYM(parameter_declaration);
-    SYM(type_arguments);
-    FLD(name); FLD(body); FLD(type); FLD(receiver); FLD(path); FLD(function); FLD(result);
-#undef SYM
-#undef FLD
-}
+/* The node types and fields the extractor looks for (parse_common.h, PC_IDS). */
+#define GO_SYMBOLS(S, N) \
+    S(function_declaration) S(method_declaration) S(type_declaration) S(type_spec) S(type_alias) \
+    S(struct_type) S(interface_type) S(field_declaration) S(field_declaration_list) S(type_elem) \
+    S(method_elem) S(var_declaration) S(var_spec) S(const_declaration) S(const_spec) S(import_spec) \
+    S(call_expression) S(composite_literal) S(comment) S(func_literal) S(type_identifier) S(qualified_type) \
+    S(generic_type) S(pointer_type) S(identifier) S(source_file) S(parameter_declaration) S(type_arguments)
+#define GO_FIELDS(F) \
+    F(name) F(body) F(type) F(receiver) F(path) F(function) F(result)
+PC_IDS(tree_sitter_go, GO_SYMBOLS, GO_FIELDS)
 
 /* One level of the walk. */
 struct frame {
@@ -99,16 +81,9 @@ static char *range_norm(struct ctx *c, uint32_t a, uint32_t b, size_t max)
 /* A type without pointer stars and type arguments: '*List[T]' -> 'List'. */
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
-    uint32_t a, b;
-    pc_node_range(&c->pc, n, &a, &b);
     buf_reset(&c->tmp);
-    norm_text(c->pc.src, a, b, GO_EXPR_CAP, &c->tmp);
-    int depth = 0;
-    for (const char *p = buf_str(&c->tmp); *p; p++) {
-        if (*p == '[') depth++;
-        else if (*p == ']') depth -= depth > 0;
-        else if (!depth && *p != ' ' && *p != '*') buf_addc(out, *p);
-    }
+    pc_node_norm(&c->pc, n, GO_EXPR_CAP, PC_QUOTE_RAW_BACKTICK, &c->tmp);
+    pc_strip_nested(buf_str(&c->tmp), "[]", "*", out);
 }
 
 /* The comment run [first..last] as a docstring: '//' and one space removed

@@ -27,39 +27,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-const TSLanguage *tree_sitter_java(void);
-
 /* Callee objects and other free expressions are cut here. */
 #define JAVA_EXPR_CAP 200
 
-static struct {
-    TSSymbol class_declaration, interface_declaration, enum_declaration, record_declaration,
-        annotation_type_declaration, method_declaration, constructor_declaration,
-        compact_constructor_declaration, field_declaration, constant_declaration, variable_declarator,
-        import_declaration, scoped_identifier, identifier, asterisk, method_invocation,
-        object_creation_expression, class_body, enum_constant, modifiers, annotation, marker_annotation,
-        block_comment, line_comment, superclass, super_interfaces, extends_interfaces, type_list;
-    TSFieldId f_name, f_body, f_object, f_type, f_declarator, f_scope;
-} id;
-static pthread_once_t id_once = PTHREAD_ONCE_INIT;
-
-static void id_init(void)
-{
-    const TSLanguage *l = tree_sitter_java();
-#define SYM(s) id.s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
-#define FLD(f) id.f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
-    SYM(class_declaration); SYM(interface_declaration); SYM(enum_declaration);
-    SYM(record_declaration); SYM(annotation_type_declaration); SYM(method_declaration);
-    SYM(constructor_declaration); SYM(compact_constructor_declaration); SYM(field_declaration);
-    SYM(constant_declaration); SYM(variable_declarator); SYM(import_declaration);
-    SYM(scoped_identifier); SYM(identifier); SYM(asterisk); SYM(method_invocation);
-    SYM(object_creation_expression); SYM(class_body); SYM(enum_constant); SYM(modifiers);
-    SYM(annotation); SYM(marker_annotation); SYM(block_comment); SYM(line_comment);
-    SYM(superclass); SYM(super_interfaces); SYM(extends_interfaces); SYM(type_list);
-    FLD(name); FLD(body); FLD(object); FLD(type); FLD(declarator); FLD(scope);
-#undef SYM
-#undef FLD
-}
+/* The node types and fields the extractor looks for (parse_common.h, PC_IDS). */
+#define JAVA_SYMBOLS(S, N) \
+    S(class_declaration) S(interface_declaration) S(enum_declaration) S(record_declaration) \
+    S(annotation_type_declaration) S(method_declaration) S(constructor_declaration) \
+    S(compact_constructor_declaration) S(field_declaration) S(constant_declaration) S(variable_declarator) \
+    S(import_declaration) S(scoped_identifier) S(identifier) S(asterisk) S(method_invocation) \
+    S(object_creation_expression) S(class_body) S(enum_constant) S(modifiers) S(annotation) \
+    S(marker_annotation) S(block_comment) S(line_comment) S(superclass) S(super_interfaces) \
+    S(extends_interfaces) S(type_list)
+#define JAVA_FIELDS(F) \
+    F(name) F(body) F(object) F(type) F(declarator) F(scope)
+PC_IDS(tree_sitter_java, JAVA_SYMBOLS, JAVA_FIELDS)
 
 /* One level of the walk. */
 struct frame {
@@ -90,17 +72,10 @@ static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struc
 /* A type as written without its type arguments: 'java.util.List<T>' -> 'java.util.List'. */
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
-    uint32_t a, b;
-    pc_node_range(&c->pc, n, &a, &b);
     size_t start = out->len;
     buf_reset(&c->tmp);
-    norm_text(c->pc.src, a, b, JAVA_EXPR_CAP, &c->tmp);
-    int depth = 0;
-    for (const char *p = buf_str(&c->tmp); *p; p++) {
-        if (*p == '<') depth++;
-        else if (*p == '>') depth -= depth > 0;
-        else if (!depth && *p != ' ') buf_addc(out, *p);
-    }
+    pc_node_norm(&c->pc, n, JAVA_EXPR_CAP, 0, &c->tmp);
+    pc_strip_nested(buf_str(&c->tmp), "<>", "", out);
     if (out->len == start) buf_adds(out, "");
 }
 
@@ -407,23 +382,7 @@ static char *java_module_name(const char *relpath)
     }
     if (root) p = root;
     else if (strncmp(relpath, "src/", 4) == 0) p = relpath + 4;
-    struct buf b = BUF_INIT;
-    buf_adds(&b, "");
-    while (*p) {
-        const char *e = strchr(p, '/');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (!e) {
-            const char *dot = memrchr(p, '.', n);
-            if (dot && dot > p) n = (size_t)(dot - p);
-        }
-        if (n && !(n == 1 && p[0] == '.')) {
-            if (b.len) buf_addc(&b, '.');
-            buf_add(&b, p, n);
-        }
-        if (!e) break;
-        p = e + 1;
-    }
-    return buf_take(&b);
+    return pc_dotted_name(p, NULL);
 }
 
 const struct lang parse_java = {
