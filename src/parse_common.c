@@ -215,6 +215,27 @@ void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee)
     r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
 }
 
+struct parse_symbol *pc_add_symbol(struct pc_ctx *c, enum parse_kind kind, int parent, char *name, char *qualname,
+                                   TSNode first, TSNode last, TSNode body_at)
+{
+    struct parse_symbol *s = pc_new_sym(c);
+    s->kind = kind;
+    s->name = name;
+    s->qualname = qualname ? qualname : pc_qualify(c, parent, name);
+    s->parent = parent;
+    s->start_line = pc_line_of(ts_node_start_point(first));
+    s->end_line = pc_end_line_of(last);
+    s->body_line = pc_line_of(ts_node_start_point(body_at));
+    return s;
+}
+
+TSNode pc_name_of(TSNode n, TSFieldId f)
+{
+    TSNode name = ts_node_child_by_field_id(n, f);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return (TSNode){0};
+    return name;
+}
+
 char *pc_qualify(const struct pc_ctx *c, int parent, const char *name)
 {
     if (parent < 0) return xstrdup(name);
@@ -280,6 +301,10 @@ static void drive_visit(struct drive *d, int move, TSTreeCursor *cur)
         pc->frames = pc_grow(pc->frames, &pc->cap_frames, pc->nframes, d->w->frame_size, 64);
         pc->nframes++;
     }
+    struct pc_frame *f = (struct pc_frame *)((char *)pc->frames + (pc->nframes - 1) * d->w->frame_size);
+    f->node = ts_tree_cursor_current_node(cur);
+    f->sym = ts_node_symbol(f->node);
+    f->scope = f->def = -1;
     d->w->visit(d->ctx, cur, d->count_errors);
 }
 

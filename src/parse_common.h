@@ -115,6 +115,13 @@ void *pc_grow(void *p, size_t *cap, size_t n, size_t size, size_t first);
 struct parse_symbol *pc_new_sym(struct pc_ctx *c);
 void pc_add_import(struct pc_ctx *c, int line, char *module, char *name, char *alias, int level);
 void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee);
+/* A new symbol of kind named name (taken), qualified under parent (or
+ * qualname, taken, when not NULL), from the line where first starts to the
+ * line where last ends, its keyword line where body_at starts. */
+struct parse_symbol *pc_add_symbol(struct pc_ctx *c, enum parse_kind kind, int parent, char *name, char *qualname,
+                                   TSNode first, TSNode last, TSNode body_at);
+/* n's child of field f when it is there and not empty (a name), else a null node. */
+TSNode pc_name_of(TSNode n, TSFieldId f);
 /* 'parent.qualname' + '.' + name, or name at the top level (parent < 0). */
 char *pc_qualify(const struct pc_ctx *c, int parent, const char *name);
 
@@ -129,6 +136,16 @@ void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor 
  * subtrees that cannot hold anything it looks for. The return value of a
  * move = -1 step is ignored. */
 void pc_walk_pruned(TSTreeCursor *cur, void *ctx, int (*step)(void *ctx, TSTreeCursor *cur, int move));
+
+/* The members a language's walk frame starts with, struct frame {
+ * PC_FRAME_HEAD; ... }: the node, its symbol, the innermost enclosing symbol
+ * (index into the result's symbols, -1 at the top level) and the symbol the
+ * node defines, the scope of its children (-1: none). pc_extract sets them,
+ * scope and def to -1, before each visit. */
+#define PC_FRAME_HEAD struct { TSNode node; TSSymbol sym; int scope; int def; }
+struct pc_frame {
+    PC_FRAME_HEAD;
+};
 
 /* A language's extract driver, shared (pc_extract): what differs is the
  * frame and the visit. */

@@ -44,10 +44,7 @@ PC_IDS(tree_sitter_go, GO_SYMBOLS, GO_FIELDS)
 
 /* One level of the walk. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;        /* innermost enclosing symbol, -1 at package level */
-    int def;          /* symbol this node defines (scope of its children), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     TSNode before;    /* previous named sibling */
     TSNode doc_first; /* first comment of the run of adjacent comment lines ending at 'before' */
     TSNode prev, run; /* the same two, for this node's children as they are visited */
@@ -134,14 +131,9 @@ static char *doc_before(const struct ctx *c, size_t k)
 static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
                                     TSNode name)
 {
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = kind;
-    s->name = pc_node_dup(&c->pc, name);
-    s->qualname = pc_qualify(&c->pc, parent, s->name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(frames(c)[outer].node));
-    s->end_line = pc_end_line_of(frames(c)[k].node);
-    s->body_line = pc_line_of(ts_node_start_point(frames(c)[k].node));
+    TSNode n = frames(c)[k].node;
+    struct parse_symbol *s =
+        pc_add_symbol(&c->pc, kind, parent, pc_node_dup(&c->pc, name), NULL, frames(c)[outer].node, n, n);
     s->docstring = doc_before(c, outer);
     frames(c)[k].def = (int)(c->pc.out->nsyms - 1);
     return s;
@@ -163,8 +155,8 @@ static void add_func(struct ctx *c, size_t k)
 {
     struct frame *f = &frames(c)[k];
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     int parent = -1;
     char *qual = NULL;
@@ -234,8 +226,8 @@ static void add_type(struct ctx *c, size_t k)
 {
     struct frame *f = &frames(c)[k];
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode type = ts_node_child_by_field_id(n, id.f_type);
     /* 'type X struct{}' alone: the declaration is the outer node; in 'type ( ... )' each spec is */
     size_t outer = k;
@@ -264,8 +256,8 @@ static void add_method_elem(struct ctx *c, size_t k)
 {
     int scope = frames(c)[k].scope;
     if (scope < 0 || c->pc.out->syms[scope].kind != PARSE_CLASS) return;
-    TSNode name = ts_node_child_by_field_id(frames(c)[k].node, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(frames(c)[k].node, id.f_name);
+    if (ts_node_is_null(name)) return;
     struct parse_symbol *s = add_sym(c, k, k, PARSE_METHOD, scope, name);
     uint32_t a, b;
     pc_node_range(&c->pc, frames(c)[k].node, &a, &b);
@@ -339,10 +331,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
     struct ctx *c = arg;
     size_t k = c->pc.nframes - 1;
     struct frame *f = &frames(c)[k];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->before = f->doc_first = f->prev = f->run = (TSNode){0};
     TSSymbol s = f->sym;
     if (k >= 1) {

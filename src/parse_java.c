@@ -45,10 +45,7 @@ PC_IDS(tree_sitter_java, JAVA_SYMBOLS, JAVA_FIELDS)
 
 /* One level of the walk. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;     /* innermost enclosing class/method symbol, -1 at file level */
-    int def;       /* symbol this node defines (scope of its children), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     int anon;      /* inside an anonymous class body: no definitions */
     TSNode prev;   /* the previous named child visited under this node (Javadoc lookup) */
 };
@@ -165,19 +162,11 @@ static char *signature_of(struct ctx *c, TSNode n, TSNode mods, TSNode body)
 static void add_type_decl(struct ctx *c, struct frame *f)
 {
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     TSNode mods = modifiers_of(n);
-    int parent = f->scope;
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = PARSE_CLASS;
-    s->name = pc_node_dup(&c->pc, name);
-    s->qualname = pc_qualify(&c->pc, parent, s->name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(n));
-    s->end_line = pc_end_line_of(n);
-    s->body_line = pc_line_of(ts_node_start_point(name));
+    struct parse_symbol *s = pc_add_symbol(&c->pc, PARSE_CLASS, f->scope, pc_node_dup(&c->pc, name), NULL, n, n, name);
     /* the keyword ('class', 'interface', ...) is the last unnamed child before the name */
     for (uint32_t k = 0, nk = ts_node_child_count(n); k < nk; k++) {
         TSNode ch = ts_node_child(n, k);
@@ -215,19 +204,14 @@ static void add_type_decl(struct ctx *c, struct frame *f)
 static void add_method(struct ctx *c, struct frame *f)
 {
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     TSNode mods = modifiers_of(n);
     int parent = f->scope;
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
-    s->name = pc_node_dup(&c->pc, name);
-    s->qualname = pc_qualify(&c->pc, parent, s->name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(n));
-    s->end_line = pc_end_line_of(n);
-    s->body_line = pc_line_of(ts_node_start_point(name));
+    enum parse_kind kind =
+        parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
+    struct parse_symbol *s = pc_add_symbol(&c->pc, kind, parent, pc_node_dup(&c->pc, name), NULL, n, n, name);
     s->signature = signature_of(c, n, mods, body);
     add_doc_and_annotations(c, f, s, mods);
     f->def = (int)(c->pc.out->nsyms - 1);
@@ -244,16 +228,10 @@ static void add_fields(struct ctx *c, struct frame *f)
     for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
         TSNode d = ts_node_named_child(n, k);
         if (ts_node_symbol(d) != id.variable_declarator) continue;
-        TSNode name = ts_node_child_by_field_id(d, id.f_name);
-        if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) continue;
-        struct parse_symbol *s = pc_new_sym(&c->pc);
-        s->kind = PARSE_VARIABLE;
-        s->name = pc_node_dup(&c->pc, name);
-        s->qualname = pc_qualify(&c->pc, scope, s->name);
-        s->parent = scope;
-        s->start_line = pc_line_of(ts_node_start_point(n));
-        s->body_line = pc_line_of(ts_node_start_point(name));
-        s->end_line = pc_end_line_of(n);
+        TSNode name = pc_name_of(d, id.f_name);
+        if (ts_node_is_null(name)) continue;
+        struct parse_symbol *s =
+            pc_add_symbol(&c->pc, PARSE_VARIABLE, scope, pc_node_dup(&c->pc, name), NULL, n, n, name);
         if (c->pc.out->nsyms - 1 == first) add_doc_and_annotations(c, f, s, mods);
     }
 }
@@ -289,8 +267,8 @@ static void add_import_decl(struct ctx *c, TSNode n)
 
 static void add_invocation(struct ctx *c, struct frame *f)
 {
-    TSNode name = ts_node_child_by_field_id(f->node, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(f->node, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode obj = ts_node_child_by_field_id(f->node, id.f_object);
     struct buf callee = BUF_INIT;
     if (!ts_node_is_null(obj)) {
@@ -323,10 +301,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
     struct ctx *c = arg;
     struct frame *f = &frames(c)[c->pc.nframes - 1];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->anon = 0;
     f->prev = (TSNode){0};
     TSSymbol s = f->sym;

@@ -63,10 +63,7 @@ static void ids_fill(struct js_ids *ids, const TSLanguage *l)
 
 /* One level of the walk. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;     /* innermost enclosing symbol, -1 at module level */
-    int def;       /* symbol this node defines (scope of its children), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     int in_fn;     /* inside a function body (named or not): no module variables */
     TSNode before; /* previous named sibling (JSDoc lookup) */
     TSNode prev;   /* the last named child visited under this node */
@@ -258,14 +255,9 @@ static char *bases_of(struct ctx *c, TSNode n)
 static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
                                     char *name, char *qualname, TSNode name_node)
 {
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = kind;
-    s->name = name;
-    s->qualname = qualname ? qualname : pc_qualify(&c->pc, parent, name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(frames(c)[outer].node));
-    s->end_line = pc_end_line_of(frames(c)[k].node);
-    s->body_line = pc_line_of(ts_node_start_point(ts_node_is_null(name_node) ? frames(c)[k].node : name_node));
+    TSNode n = frames(c)[k].node;
+    struct parse_symbol *s = pc_add_symbol(&c->pc, kind, parent, name, qualname, frames(c)[outer].node, n,
+                                           ts_node_is_null(name_node) ? n : name_node);
     s->docstring = jsdoc_before(c, outer);
     struct buf decs = BUF_INIT;
     if (outer >= 1 && !ts_node_is_null(c->decs_owner) && ts_node_eq(c->decs_owner, frames(c)[outer - 1].node)) {
@@ -313,8 +305,8 @@ static void add_declaration(struct ctx *c, size_t k)
     const struct js_ids *id = c->id;
     struct frame *f = &frames(c)[k];
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id->f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id->f_name);
+    if (ts_node_is_null(name)) return;
     TSSymbol s = f->sym;
     int is_class = s == id->class_declaration || s == id->abstract_class_declaration ||
                    s == id->interface_declaration || s == id->type_alias_declaration ||
@@ -677,8 +669,8 @@ static void add_new_expr(struct ctx *c, size_t k)
 static void add_jsx(struct ctx *c, size_t k)
 {
     struct frame *f = &frames(c)[k];
-    TSNode name = ts_node_child_by_field_id(f->node, c->id->f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(f->node, c->id->f_name);
+    if (ts_node_is_null(name)) return;
     char first = c->pc.src[ts_node_start_byte(name)];
     if (first < 'A' || first > 'Z') return;
     pc_add_call(&c->pc, pc_line_of(ts_node_start_point(name)), f->scope, node_norm(c, name, JS_EXPR_CAP));
@@ -692,10 +684,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
     const struct js_ids *id = c->id;
     size_t k = c->pc.nframes - 1;
     struct frame *f = &frames(c)[k];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->in_fn = 0;
     f->before = (TSNode){0};
     f->prev = (TSNode){0};

@@ -33,10 +33,7 @@ PC_IDS(tree_sitter_python, PY_SYMBOLS, PY_FIELDS)
 
 /* One level of the walk: the node, and the symbol whose body it is in. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;   /* innermost enclosing function/class symbol, -1 at module level */
-    int def;     /* symbol this node defines (its body children get it as scope), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     int in_err;  /* inside an ERROR node */
 };
 
@@ -800,10 +797,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
     struct ctx *c = arg;
     struct frame *f = &frames(c)[c->pc.nframes - 1];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->in_err = 0;
     if (c->pc.nframes >= 2) {
         struct frame *p = f - 1;
