@@ -515,6 +515,31 @@ static void add_export_member(struct ctx *c, size_t k)
 
 /* ---- imports ---- */
 
+/* 'import * as ns' / 'export * as ns': every name of src, under ns when given. */
+static void add_namespace(struct ctx *c, int line, TSNode src, TSNode n)
+{
+    TSNode al = ts_node_named_child(n, 0);
+    add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+}
+
+/* '{ a, b as c }' of an import or export from src: one import per specifier
+ * (a child of list of symbol spec). Returns whether there was one. */
+static int add_specifiers(struct ctx *c, int line, TSNode src, TSNode list, TSSymbol spec)
+{
+    int any = 0;
+    for (uint32_t i = 0, ni = ts_node_named_child_count(list); i < ni; i++) {
+        TSNode sp = ts_node_named_child(list, i);
+        if (ts_node_symbol(sp) != spec) continue;
+        TSNode nm = ts_node_child_by_field_id(sp, c->id->f_name);
+        TSNode al = ts_node_child_by_field_id(sp, c->id->f_alias);
+        if (ts_node_is_null(nm)) continue;
+        add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
+                   ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+        any = 1;
+    }
+    return any;
+}
+
 static void add_import_stmt(struct ctx *c, TSNode n)
 {
     const struct js_ids *id = c->id;
@@ -542,20 +567,10 @@ static void add_import_stmt(struct ctx *c, TSNode n)
                 add_import(c, line, string_value(c, src), xstrdup("default"), pc_node_dup(&c->pc, part));
                 any = 1;
             } else if (ps == id->namespace_import) {
-                TSNode al = ts_node_named_child(part, 0);
-                add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+                add_namespace(c, line, src, part);
                 any = 1;
             } else if (ps == id->named_imports) {
-                for (uint32_t i = 0, ni = ts_node_named_child_count(part); i < ni; i++) {
-                    TSNode sp = ts_node_named_child(part, i);
-                    if (ts_node_symbol(sp) != id->import_specifier) continue;
-                    TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
-                    TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
-                    if (ts_node_is_null(nm)) continue;
-                    add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
-                               ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
-                    any = 1;
-                }
+                any |= add_specifiers(c, line, src, part, id->import_specifier);
             }
         }
     }
@@ -574,20 +589,10 @@ static void add_export_from(struct ctx *c, TSNode n)
         TSNode cl = ts_node_named_child(n, k);
         TSSymbol cs = ts_node_symbol(cl);
         if (cs == id->namespace_export) {
-            TSNode al = ts_node_named_child(cl, 0);
-            add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+            add_namespace(c, line, src, cl);
             any = 1;
         } else if (cs == id->export_clause) {
-            for (uint32_t i = 0, ni = ts_node_named_child_count(cl); i < ni; i++) {
-                TSNode sp = ts_node_named_child(cl, i);
-                if (ts_node_symbol(sp) != id->export_specifier) continue;
-                TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
-                TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
-                if (ts_node_is_null(nm)) continue;
-                add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
-                           ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
-                any = 1;
-            }
+            any |= add_specifiers(c, line, src, cl, id->export_specifier);
         }
     }
     if (!any) add_import(c, line, string_value(c, src), xstrdup("*"), NULL);
