@@ -725,6 +725,16 @@ int engine_ask_hooked(struct engine *e, const char *question, const char *stem, 
 
 /* ---------------------------------------------------------------- output */
 
+/* A cited span's place: path, start_line, end_line. */
+static cJSON *span_lines_json(const struct evidence_span *sp)
+{
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "path", sp->path);
+    cJSON_AddNumberToObject(x, "start_line", sp->start_line);
+    cJSON_AddNumberToObject(x, "end_line", sp->end_line);
+    return x;
+}
+
 cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
 {
     cJSON *o = cJSON_CreateObject();
@@ -735,10 +745,7 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     else cJSON_AddNullToObject(o, "answer");
     cJSON *c = cJSON_AddArrayToObject(o, "citations");
     for (size_t i = 0; i < r->cites.n; i++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "path", r->cites.v[i].path);
-        cJSON_AddNumberToObject(x, "start_line", r->cites.v[i].start_line);
-        cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
+        cJSON *x = span_lines_json(&r->cites.v[i]);
         if (r->cite_hashes && r->cite_hashes[i]) cJSON_AddStringToObject(x, "text_hash", r->cite_hashes[i]);
         cJSON_AddItemToArray(c, x);
     }
@@ -746,10 +753,7 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
      * reads besides the answer (metrics.h) */
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
     for (size_t i = 0; i < r->cites.n; i++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "path", r->cites.v[i].path);
-        cJSON_AddNumberToObject(x, "start_line", r->cites.v[i].start_line);
-        cJSON_AddNumberToObject(x, "end_line", r->cites.v[i].end_line);
+        cJSON *x = span_lines_json(&r->cites.v[i]);
         cJSON_AddStringToObject(x, "text", r->cites.v[i].text ? r->cites.v[i].text : "");
         cJSON_AddItemToArray(ev, x);
     }

@@ -131,6 +131,20 @@ static char *name_of(const struct parse_symbol *s, const char *module)
     return r;
 }
 
+/* finish for the chunk of symbol si (s), of kind "class" or "function": its
+ * lines and its derived name. */
+static void finish_symbol(struct chunk *c, struct buf *text, const struct parse_symbol *s, int si, const char *kind,
+                          const char *module, const char *path_terms)
+{
+    c->sym = si;
+    c->kind = kind;
+    c->start_line = s->start_line;
+    c->end_line = s->end_line;
+    char *name = name_of(s, module);
+    finish(c, text, name, 1, s->docstring, path_terms);
+    free(name);
+}
+
 /* Minified code puts many definitions on one line, and a chunk is made of
  * whole lines: each would repeat the same (possibly huge) text. A definition
  * whose lines are exactly the previous chunk's adds its name to that chunk
@@ -205,13 +219,7 @@ static void chunk_class(const struct lines *L, const struct parse_result *pr, in
     span_of(L, cls->start_line, cls->end_line, &s, &e);
     c->off = s;   /* the outline's reference: the class's lines */
     c->len = e - s;
-    c->sym = ci;
-    c->kind = "class";
-    c->start_line = cls->start_line;
-    c->end_line = cls->end_line;
-    char *name = name_of(cls, module);
-    finish(c, &text, name, 1, cls->docstring, path_terms);
-    free(name);
+    finish_symbol(c, &text, cls, ci, "class", module, path_terms);
 }
 
 static void chunk_function(const struct lines *L, const struct parse_result *pr, int fi, const char *module,
@@ -234,13 +242,7 @@ static void chunk_function(const struct lines *L, const struct parse_result *pr,
         c->head_line = 1;
         c->head_off = hs;
     }
-    c->sym = fi;
-    c->kind = "function";
-    c->start_line = f->start_line;
-    c->end_line = f->end_line;
-    char *name = name_of(f, module);
-    finish(c, &text, name, 1, f->docstring, path_terms);
-    free(name);
+    finish_symbol(c, &text, f, fi, "function", module, path_terms);
 }
 
 static void chunk_window(const struct lines *L, int a, int b, const char *module, const char *path_terms,

@@ -424,17 +424,33 @@ static const cJSON *lookup(struct jsonx_check *c, const cJSON *obj, const char *
     return NULL;
 }
 
-const char *jsonx_string(struct jsonx_check *c, const cJSON *obj, const char *field, int required)
+/* Fails c with: field "F" must be what, got v. */
+static void must_be(struct jsonx_check *c, const char *field, const char *what, const cJSON *v)
+{
+    char nm[200], d[80];
+    jsonx_check_fail(c, "field \"%s\" must be %s, got %s", fname(c, field, nm, sizeof nm), what,
+                     describe(v, d, sizeof d));
+}
+
+/* The field when it is present and is(field), else NULL (c failed when it
+ * is of another type, or missing and required). */
+static const cJSON *typed(struct jsonx_check *c, const cJSON *obj, const char *field, int required,
+                          cJSON_bool (*is)(const cJSON *), const char *what)
 {
     const cJSON *v = lookup(c, obj, field, required);
-    char nm[200], d[80];
-    if (!v) return NULL;
-    if (!cJSON_IsString(v)) {
-        jsonx_check_fail(c, "field \"%s\" must be a string, got %s", fname(c, field, nm, sizeof nm),
-                         describe(v, d, sizeof d));
+    if (v && !is(v)) {
+        must_be(c, field, what, v);
         return NULL;
     }
+    return v;
+}
+
+const char *jsonx_string(struct jsonx_check *c, const cJSON *obj, const char *field, int required)
+{
+    const cJSON *v = typed(c, obj, field, required, cJSON_IsString, "a string");
+    if (!v) return NULL;
     if (required && !v->valuestring[0]) {
+        char nm[200];
         jsonx_check_fail(c, "field \"%s\" must not be empty", fname(c, field, nm, sizeof nm));
         return NULL;
     }
@@ -462,12 +478,12 @@ int jsonx_number(struct jsonx_check *c, const cJSON *obj, const char *field, dou
                  double *out)
 {
     const cJSON *v = lookup(c, obj, field, required);
-    char nm[200], d[80];
     if (!v) return required ? -1 : 0;
     double x;
     if (as_number(v, &x) || x < lo || x > hi) {
-        jsonx_check_fail(c, "field \"%s\" must be a number from %g to %g, got %s", fname(c, field, nm, sizeof nm),
-                         lo, hi, describe(v, d, sizeof d));
+        char what[96];
+        snprintf(what, sizeof what, "a number from %g to %g", lo, hi);
+        must_be(c, field, what, v);
         return -1;
     }
     *out = x;
@@ -477,12 +493,12 @@ int jsonx_number(struct jsonx_check *c, const cJSON *obj, const char *field, dou
 int jsonx_int(struct jsonx_check *c, const cJSON *obj, const char *field, long lo, long hi, int required, long *out)
 {
     const cJSON *v = lookup(c, obj, field, required);
-    char nm[200], d[80];
     if (!v) return required ? -1 : 0;
     double x;
     if (as_number(v, &x) || x != floor(x) || x < (double)lo || x > (double)hi) {
-        jsonx_check_fail(c, "field \"%s\" must be a whole number from %ld to %ld, got %s",
-                         fname(c, field, nm, sizeof nm), lo, hi, describe(v, d, sizeof d));
+        char what[96];
+        snprintf(what, sizeof what, "a whole number from %ld to %ld", lo, hi);
+        must_be(c, field, what, v);
         return -1;
     }
     *out = (long)x;
@@ -492,11 +508,9 @@ int jsonx_int(struct jsonx_check *c, const cJSON *obj, const char *field, long l
 int jsonx_bool(struct jsonx_check *c, const cJSON *obj, const char *field, int required, int *out)
 {
     const cJSON *v = lookup(c, obj, field, required);
-    char nm[200], d[80];
     if (!v) return required ? -1 : 0;
     if (!cJSON_IsBool(v)) {
-        jsonx_check_fail(c, "field \"%s\" must be true or false, got %s", fname(c, field, nm, sizeof nm),
-                         describe(v, d, sizeof d));
+        must_be(c, field, "true or false", v);
         return -1;
     }
     *out = cJSON_IsTrue(v);
@@ -505,28 +519,12 @@ int jsonx_bool(struct jsonx_check *c, const cJSON *obj, const char *field, int r
 
 const cJSON *jsonx_array(struct jsonx_check *c, const cJSON *obj, const char *field, int required)
 {
-    const cJSON *v = lookup(c, obj, field, required);
-    char nm[200], d[80];
-    if (!v) return NULL;
-    if (!cJSON_IsArray(v)) {
-        jsonx_check_fail(c, "field \"%s\" must be an array, got %s", fname(c, field, nm, sizeof nm),
-                         describe(v, d, sizeof d));
-        return NULL;
-    }
-    return v;
+    return typed(c, obj, field, required, cJSON_IsArray, "an array");
 }
 
 const cJSON *jsonx_object(struct jsonx_check *c, const cJSON *obj, const char *field, int required)
 {
-    const cJSON *v = lookup(c, obj, field, required);
-    char nm[200], d[80];
-    if (!v) return NULL;
-    if (!cJSON_IsObject(v)) {
-        jsonx_check_fail(c, "field \"%s\" must be an object, got %s", fname(c, field, nm, sizeof nm),
-                         describe(v, d, sizeof d));
-        return NULL;
-    }
-    return v;
+    return typed(c, obj, field, required, cJSON_IsObject, "an object");
 }
 
 int jsonx_enum(struct jsonx_check *c, const cJSON *obj, const char *field, const char *const *allowed, size_t n,
@@ -577,7 +575,6 @@ int jsonx_score(struct jsonx_check *c, const cJSON *obj, const char *field, int 
                 size_t howlen)
 {
     const cJSON *v = lookup(c, obj, field, required);
-    char nm[200], d[80];
     how[0] = 0;
     if (!v) return required ? -1 : 0;
     double x;
@@ -593,8 +590,7 @@ int jsonx_score(struct jsonx_check *c, const cJSON *obj, const char *field, int 
     }
     if (!(x >= 0 && x <= 100)) {
         how[0] = 0;
-        jsonx_check_fail(c, "field \"%s\" must be a number from 0 to 100, got %s", fname(c, field, nm, sizeof nm),
-                         describe(v, d, sizeof d));
+        must_be(c, field, "a number from 0 to 100", v);
         return -1;
     }
     *out = x;

@@ -128,38 +128,46 @@ static void send_json(mcp_send_fn send, void *ctx, cJSON *j)
     free(s);
 }
 
-static void send_error(mcp_send_fn send, void *ctx, const cJSON *id, int code, const char *msg)
+/* A new JSON-RPC message; send_msg sends and deletes it. */
+static cJSON *rpc_msg(void)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "jsonrpc", "2.0");
+    return j;
+}
+
+static void send_msg(mcp_send_fn send, void *ctx, cJSON *j)
+{
+    send_json(send, ctx, j);
+    cJSON_Delete(j);
+}
+
+static void send_error(mcp_send_fn send, void *ctx, const cJSON *id, int code, const char *msg)
+{
+    cJSON *j = rpc_msg();
     /* no id when it is unknown (a parse error): the MCP schema makes it
      * optional and allows no null, which the official SDK refuses */
     if (id) cJSON_AddItemToObject(j, "id", cJSON_Duplicate(id, 1));
     cJSON *e = cJSON_AddObjectToObject(j, "error");
     cJSON_AddNumberToObject(e, "code", code);
     cJSON_AddStringToObject(e, "message", msg);
-    send_json(send, ctx, j);
-    cJSON_Delete(j);
+    send_msg(send, ctx, j);
 }
 
 static void send_result(mcp_send_fn send, void *ctx, const cJSON *id, cJSON *result)
 {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "jsonrpc", "2.0");
+    cJSON *j = rpc_msg();
     cJSON_AddItemToObject(j, "id", cJSON_Duplicate(id, 1));
     cJSON_AddItemToObject(j, "result", result);
-    send_json(send, ctx, j);
-    cJSON_Delete(j);
+    send_msg(send, ctx, j);
 }
 
 static void send_notification(mcp_send_fn send, void *ctx, const char *method, cJSON *params)
 {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "jsonrpc", "2.0");
+    cJSON *j = rpc_msg();
     cJSON_AddStringToObject(j, "method", method);
     cJSON_AddItemToObject(j, "params", params);
-    send_json(send, ctx, j);
-    cJSON_Delete(j);
+    send_msg(send, ctx, j);
 }
 
 const char *mcp_negotiate_version(const char *requested)
@@ -246,6 +254,26 @@ static cJSON *prop(const char *type, const char *description)
     return p;
 }
 
+/* A schema whose value is of either type: {"type": [t1, t2], "description": ...}. */
+static cJSON *prop2(const char *t1, const char *t2, const char *description)
+{
+    const char *types[] = {t1, t2};
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddItemToObject(p, "type", cJSON_CreateStringArray(types, 2));
+    cJSON_AddStringToObject(p, "description", description);
+    return p;
+}
+
+/* Adds "required": [the names up to NULL] to an object schema. */
+static void required(cJSON *schema, ...)
+{
+    cJSON *req = cJSON_AddArrayToObject(schema, "required");
+    va_list ap;
+    va_start(ap, schema);
+    for (const char *n; (n = va_arg(ap, const char *));) cJSON_AddItemToArray(req, cJSON_CreateString(n));
+    va_end(ap);
+}
+
 /* inputSchema from the argument table (JSON Schema 2020-12, the default
  * dialect of MCP tool schemas). */
 static cJSON *input_schema(const struct action_def *d)
@@ -285,18 +313,11 @@ static cJSON *span_schema(int with_hash)
     cJSON_AddItemToObject(pp, "path", prop("string", "repository-relative path"));
     cJSON_AddItemToObject(pp, "start_line", prop("integer", "first line, 1-based"));
     cJSON_AddItemToObject(pp, "end_line", prop("integer", "last line, inclusive"));
-    cJSON *sym = cJSON_CreateObject();
-    cJSON *types = cJSON_AddArrayToObject(sym, "type");
-    cJSON_AddItemToArray(types, cJSON_CreateString("string"));
-    cJSON_AddItemToArray(types, cJSON_CreateString("null"));
-    cJSON_AddStringToObject(sym, "description", "what the span is: 'class Flask(App)', 'def run(self, ...)'");
-    cJSON_AddItemToObject(pp, "symbol", sym);
+    cJSON_AddItemToObject(pp, "symbol",
+                          prop2("string", "null", "what the span is: 'class Flask(App)', 'def run(self, ...)'"));
     cJSON_AddItemToObject(pp, "elided", prop("boolean", "the text is an outline, not the verbatim lines"));
     if (with_hash) cJSON_AddItemToObject(pp, "text_hash", prop("string", "hash of the cited lines' text (recheck)"));
-    cJSON *req = cJSON_AddArrayToObject(sp, "required");
-    cJSON_AddItemToArray(req, cJSON_CreateString("path"));
-    cJSON_AddItemToArray(req, cJSON_CreateString("start_line"));
-    cJSON_AddItemToArray(req, cJSON_CreateString("end_line"));
+    required(sp, "path", "start_line", "end_line", NULL);
     return sp;
 }
 
@@ -318,10 +339,7 @@ static cJSON *action_output_schema(void)
     cJSON_AddItemToObject(pp, "truncated", prop("boolean", "something was cut to fit; the notes say what"));
     cJSON_AddItemToObject(pp, "more_spans", prop("integer", "spans left out of this result"));
     cJSON_AddItemToObject(pp, "more_items", prop("integer", "items left out of this result"));
-    cJSON *req = cJSON_AddArrayToObject(sc, "required");
-    cJSON_AddItemToArray(req, cJSON_CreateString("action"));
-    cJSON_AddItemToArray(req, cJSON_CreateString("spans"));
-    cJSON_AddItemToArray(req, cJSON_CreateString("truncated"));
+    required(sc, "action", "spans", "truncated", NULL);
     return sc;
 }
 
@@ -336,112 +354,93 @@ static cJSON *annotations(const char *title, int idempotent, int open_world)
     return a;
 }
 
-static cJSON *action_tool_json(const char *name, const struct action_def *d)
+/* A tool's entry of tools/list; takes in and out. */
+static cJSON *tool_json(const char *name, const char *title, const char *description, cJSON *in, cJSON *out,
+                        int idempotent)
 {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "name", name);
-    cJSON_AddStringToObject(t, "title", d->name);
+    cJSON_AddStringToObject(t, "title", title);
+    cJSON_AddStringToObject(t, "description", description);
+    cJSON_AddItemToObject(t, "inputSchema", in);
+    cJSON_AddItemToObject(t, "outputSchema", out);
+    cJSON_AddItemToObject(t, "annotations", annotations(title, idempotent, 0));
+    return t;
+}
+
+/* The inputSchema of a tool with one required argument. */
+static cJSON *one_arg_schema(const char *name, cJSON *arg)
+{
+    cJSON *in = prop("object", NULL);
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(in, "properties"), name, arg);
+    required(in, name, NULL);
+    cJSON_AddBoolToObject(in, "additionalProperties", 0);
+    return in;
+}
+
+static cJSON *action_tool_json(const char *name, const struct action_def *d)
+{
     char *desc = xasprintf("%s%s%s Read-only, on the repository's index, which is brought up to date with the "
                            "files before each call. Returns numbered source lines under 'path:start-end  symbol' "
                            "headers, and the same spans (path, start_line, end_line, symbol) in structuredContent; "
                            "a long result is cut with a line saying which lines to read next (view_code).",
                            d->description ? d->description : "", d->when ? " " : "", d->when ? d->when : "");
-    cJSON_AddStringToObject(t, "description", desc);
+    cJSON *t = tool_json(name, d->name, desc, input_schema(d), action_output_schema(), 1);
     free(desc);
-    cJSON_AddItemToObject(t, "inputSchema", input_schema(d));
-    cJSON_AddItemToObject(t, "outputSchema", action_output_schema());
-    cJSON_AddItemToObject(t, "annotations", annotations(d->name, 1, 0));
     return t;
 }
 
 static cJSON *ask_tool_json(void)
 {
-    cJSON *t = cJSON_CreateObject();
-    cJSON_AddStringToObject(t, "name", "ask");
-    cJSON_AddStringToObject(t, "title", "Ask about the repository");
-    cJSON_AddStringToObject(t, "description",
+    cJSON *q = prop("string", "the question, in words, e.g. 'How does the app dispatch a request to a view?'");
+    cJSON_AddNumberToObject(q, "minLength", 1);
+    cJSON *out = prop("object", NULL);
+    cJSON *pp = cJSON_AddObjectToObject(out, "properties");
+    cJSON_AddItemToObject(pp, "question", prop("string", NULL));
+    cJSON_AddItemToObject(pp, "answer", prop("string", "Markdown"));
+    cJSON_AddItemToObject(pp, "citations", array_of(span_schema(1), "the spans the answer cites, most important first"));
+    cJSON_AddItemToObject(pp, "commit",
+                          prop2("string", "null", "HEAD's commit the index described (null outside git)"));
+    cJSON_AddItemToObject(pp, "policy", prop("string", "offline or llm"));
+    cJSON_AddItemToObject(pp, "iterations", prop("integer", NULL));
+    required(out, "answer", "citations", NULL);
+    return tool_json("ask", "Ask about the repository",
         "Answer a question about the repository with a grounded tree search over its code (the same search as "
         "drqa-tui --ask: the configured policy, offline by default). Use it for 'how/where/why' questions that "
         "need several lookups; for one name or one file, the lookup tools are faster. Takes seconds to minutes; "
         "send a progressToken to get progress. Returns the answer in Markdown and its citations as spans "
         "(path, start_line, end_line, symbol, text_hash) with the commit the index describes, so the answer can "
-        "be rechecked later with the recheck tool.");
-    cJSON *in = prop("object", NULL);
-    cJSON *pp = cJSON_AddObjectToObject(in, "properties");
-    cJSON *q = prop("string", "the question, in words, e.g. 'How does the app dispatch a request to a view?'");
-    cJSON_AddNumberToObject(q, "minLength", 1);
-    cJSON_AddItemToObject(pp, "question", q);
-    cJSON *req = cJSON_AddArrayToObject(in, "required");
-    cJSON_AddItemToArray(req, cJSON_CreateString("question"));
-    cJSON_AddBoolToObject(in, "additionalProperties", 0);
-    cJSON_AddItemToObject(t, "inputSchema", in);
-    cJSON *out = prop("object", NULL);
-    pp = cJSON_AddObjectToObject(out, "properties");
-    cJSON_AddItemToObject(pp, "question", prop("string", NULL));
-    cJSON_AddItemToObject(pp, "answer", prop("string", "Markdown"));
-    cJSON_AddItemToObject(pp, "citations", array_of(span_schema(1), "the spans the answer cites, most important first"));
-    cJSON *commit = cJSON_CreateObject();
-    cJSON *types = cJSON_AddArrayToObject(commit, "type");
-    cJSON_AddItemToArray(types, cJSON_CreateString("string"));
-    cJSON_AddItemToArray(types, cJSON_CreateString("null"));
-    cJSON_AddStringToObject(commit, "description", "HEAD's commit the index described (null outside git)");
-    cJSON_AddItemToObject(pp, "commit", commit);
-    cJSON_AddItemToObject(pp, "policy", prop("string", "offline or llm"));
-    cJSON_AddItemToObject(pp, "iterations", prop("integer", NULL));
-    req = cJSON_AddArrayToObject(out, "required");
-    cJSON_AddItemToArray(req, cJSON_CreateString("answer"));
-    cJSON_AddItemToArray(req, cJSON_CreateString("citations"));
-    cJSON_AddItemToObject(t, "outputSchema", out);
-    cJSON_AddItemToObject(t, "annotations", annotations("Ask about the repository", 0, 0));
-    return t;
+        "be rechecked later with the recheck tool.",
+        one_arg_schema("question", q), out, 0);
 }
 
 static cJSON *recheck_tool_json(void)
 {
-    cJSON *t = cJSON_CreateObject();
-    cJSON_AddStringToObject(t, "name", "recheck");
-    cJSON_AddStringToObject(t, "title", "Recheck a saved answer");
-    cJSON_AddStringToObject(t, "description",
-        "Say whether a saved answer's citations still hold in the repository as it is now: for each cited span "
-        "'unchanged', 'moved' (the same text at other lines, given), 'changed' or 'gone'. Use it before reusing "
-        "an answer saved earlier (an ask result, a drqa-tui --batch line or a transcript) instead of asking "
-        "again; ask again only when a citation changed or is gone.");
-    cJSON *in = prop("object", NULL);
-    cJSON *pp = cJSON_AddObjectToObject(in, "properties");
-    cJSON *saved = cJSON_CreateObject();
-    cJSON *types = cJSON_AddArrayToObject(saved, "type");
-    cJSON_AddItemToArray(types, cJSON_CreateString("object"));
-    cJSON_AddItemToArray(types, cJSON_CreateString("string"));
-    cJSON_AddStringToObject(saved, "description",
-                            "the saved answer: an ask result's structuredContent, a --batch line, or a transcript, "
-                            "as an object or as JSON text");
-    cJSON_AddItemToObject(pp, "saved", saved);
-    cJSON *req = cJSON_AddArrayToObject(in, "required");
-    cJSON_AddItemToArray(req, cJSON_CreateString("saved"));
-    cJSON_AddBoolToObject(in, "additionalProperties", 0);
-    cJSON_AddItemToObject(t, "inputSchema", in);
+    cJSON *saved = prop2("object", "string",
+                         "the saved answer: an ask result's structuredContent, a --batch line, or a transcript, "
+                         "as an object or as JSON text");
     cJSON *out = prop("object", NULL);
-    pp = cJSON_AddObjectToObject(out, "properties");
+    cJSON *pp = cJSON_AddObjectToObject(out, "properties");
     cJSON *c = prop("object", NULL);
     cJSON *cp = cJSON_AddObjectToObject(c, "properties");
     cJSON_AddItemToObject(cp, "path", prop("string", NULL));
     cJSON_AddItemToObject(cp, "start_line", prop("integer", NULL));
     cJSON_AddItemToObject(cp, "end_line", prop("integer", NULL));
     cJSON *v = prop("string", NULL);
-    cJSON *en = cJSON_AddArrayToObject(v, "enum");
     const char *verdicts[] = {"unchanged", "moved", "changed", "gone", "unknown"};
-    for (size_t i = 0; i < ARRAY_LEN(verdicts); i++) cJSON_AddItemToArray(en, cJSON_CreateString(verdicts[i]));
+    cJSON_AddItemToObject(v, "enum", cJSON_CreateStringArray(verdicts, (int)ARRAY_LEN(verdicts)));
     cJSON_AddItemToObject(cp, "verdict", v);
     cJSON_AddItemToObject(cp, "new_start_line", prop("integer", "moved: where the text is now"));
     cJSON_AddItemToObject(cp, "new_end_line", prop("integer", NULL));
     cJSON_AddItemToObject(pp, "citations", array_of(c, NULL));
     cJSON_AddItemToObject(pp, "stale", prop("boolean", "some citation changed or is gone: ask again"));
-    req = cJSON_AddArrayToObject(out, "required");
-    cJSON_AddItemToArray(req, cJSON_CreateString("citations"));
-    cJSON_AddItemToArray(req, cJSON_CreateString("stale"));
-    cJSON_AddItemToObject(t, "outputSchema", out);
-    cJSON_AddItemToObject(t, "annotations", annotations("Recheck a saved answer", 1, 0));
-    return t;
+    required(out, "citations", "stale", NULL);
+    return tool_json("recheck", "Recheck a saved answer",
+        "Say whether a saved answer's citations still hold in the repository as it is now: for each cited span "
+        "'unchanged', 'moved' (the same text at other lines, given), 'changed' or 'gone'. Use it before reusing "
+        "an answer saved earlier (an ask result, a drqa-tui --batch line or a transcript) instead of asking "
+        "again; ask again only when a citation changed or is gone.",
+        one_arg_schema("saved", saved), out, 1);
 }
 
 static void tools_build(struct mcp_server *s)
@@ -878,6 +877,31 @@ static cJSON *tool_error(const char *msg)
     return r;
 }
 
+/* A tool's success: text for the model, sc (taken) for programs. */
+static cJSON *tool_result(const char *text, cJSON *sc)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToObject(r, "content", text_content(text));
+    cJSON_AddItemToObject(r, "structuredContent", sc);
+    cJSON_AddBoolToObject(r, "isError", 0);
+    return r;
+}
+
+/* call_prepare for a tool: the engine, or NULL when the tool is to return
+ * *rc now, with *result the tool error saying why unless it was cancelled. */
+static struct engine *tool_engine(struct call *c, cJSON **result, int *rc)
+{
+    char err[2048];
+    struct engine *e = NULL;
+    *rc = call_prepare(c, &e, err, sizeof err);
+    if (*rc == CALL_OK) return e;
+    if (*rc != CALL_CANCELLED) {
+        *result = tool_error(err);
+        *rc = CALL_OK;
+    }
+    return NULL;
+}
+
 static cJSON *span_json(const struct evidence_span *sp)
 {
     cJSON *x = cJSON_CreateObject();
@@ -898,13 +922,9 @@ static int run_action_tool(struct call *c, const struct mcp_tool *t, const cJSON
         *result = tool_error(err);
         return CALL_OK;
     }
-    struct engine *e = NULL;
-    int rc = call_prepare(c, &e, err, sizeof err);
-    if (rc == CALL_CANCELLED) return rc;
-    if (rc != CALL_OK) {
-        *result = tool_error(err);
-        return CALL_OK;
-    }
+    int rc;
+    struct engine *e = tool_engine(c, result, &rc);
+    if (!e) return rc;
     struct action_ctx *actx = engine_action_ctx(e);
     struct action_result r;
     rc = action_run(actx, t->def->name, args, &r, err, sizeof err);
@@ -930,10 +950,7 @@ static int run_action_tool(struct call *c, const struct mcp_tool *t, const cJSON
     cJSON_AddBoolToObject(sc, "truncated", r.truncated);
     if (r.ev.n > MCP_MAX_SPANS) cJSON_AddNumberToObject(sc, "more_spans", (double)(r.ev.n - MCP_MAX_SPANS));
     if (nitems > MCP_MAX_ITEMS) cJSON_AddNumberToObject(sc, "more_items", nitems - MCP_MAX_ITEMS);
-    *result = cJSON_CreateObject();
-    cJSON_AddItemToObject(*result, "content", text_content(text));
-    cJSON_AddItemToObject(*result, "structuredContent", sc);
-    cJSON_AddBoolToObject(*result, "isError", 0);
+    *result = tool_result(text, sc);
     free(text);
     action_result_free(&r);
     return CALL_OK;
@@ -947,22 +964,23 @@ static void ask_progress(void *ctx, int iterations, int max_iterations, double b
 
 /* The arguments of ask and recheck: only the named fields, as the schema
  * says, with a message in the actions' words. */
-static int check_fields(const char *tool, const cJSON *args, const char *const *fields, char *err, size_t errlen)
+static cJSON *check_fields(const char *tool, const cJSON *args, const char *const *fields)
 {
+    char err[2048];
     if (!cJSON_IsObject(args)) {
-        snprintf(err, errlen, "%s: the arguments must be a JSON object with the field '%s'", tool, fields[0]);
-        return -1;
+        snprintf(err, sizeof err, "%s: the arguments must be a JSON object with the field '%s'", tool, fields[0]);
+        return tool_error(err);
     }
     const cJSON *it;
     cJSON_ArrayForEach(it, args) {
         size_t i = 0;
         while (fields[i] && strcmp(fields[i], it->string)) i++;
         if (!fields[i]) {
-            snprintf(err, errlen, "%s: unknown field '%s'; the field is '%s'", tool, it->string, fields[0]);
-            return -1;
+            snprintf(err, sizeof err, "%s: unknown field '%s'; the field is '%s'", tool, it->string, fields[0]);
+            return tool_error(err);
         }
     }
-    return 0;
+    return NULL;
 }
 
 /* The ask tool's structuredContent: the answer, its citations as spans
@@ -992,25 +1010,17 @@ static cJSON *ask_result_json(const struct engine_result *r)
 
 static int run_ask_tool(struct call *c, const cJSON *args, cJSON **result)
 {
-    char err[2048];
     static const char *const fields[] = {"question", NULL};
-    if (check_fields("ask", args, fields, err, sizeof err)) {
-        *result = tool_error(err);
-        return CALL_OK;
-    }
+    if ((*result = check_fields("ask", args, fields))) return CALL_OK;
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(args, "question");
     if (!cJSON_IsString(q) || !*q->valuestring) {
         *result = tool_error(q ? "ask: field 'question' must be a non-empty string"
                                : "ask: missing required field 'question' (string: the question, in words)");
         return CALL_OK;
     }
-    struct engine *e = NULL;
-    int rc = call_prepare(c, &e, err, sizeof err);
-    if (rc == CALL_CANCELLED) return rc;
-    if (rc != CALL_OK) {
-        *result = tool_error(err);
-        return CALL_OK;
-    }
+    int rc;
+    struct engine *e = tool_engine(c, result, &rc);
+    if (!e) return rc;
     struct engine_ask_hooks h = {.progress = ask_progress, .ctx = c, .cancel = &c->req->cancel};
     struct engine_result r;
     call_progress(c, 0, "searching");
@@ -1035,10 +1045,7 @@ static int run_ask_tool(struct call *c, const cJSON *args, cJSON **result)
         md = both;
         free(m);
     }
-    *result = cJSON_CreateObject();
-    cJSON_AddItemToObject(*result, "content", text_content(md));
-    cJSON_AddItemToObject(*result, "structuredContent", sc);
-    cJSON_AddBoolToObject(*result, "isError", 0);
+    *result = tool_result(md, sc);
     free(md);
     engine_result_free(&r);
     return CALL_OK;
@@ -1046,12 +1053,8 @@ static int run_ask_tool(struct call *c, const cJSON *args, cJSON **result)
 
 static int run_recheck_tool(struct call *c, const cJSON *args, cJSON **result)
 {
-    char err[2048];
     static const char *const fields[] = {"saved", NULL};
-    if (check_fields("recheck", args, fields, err, sizeof err)) {
-        *result = tool_error(err);
-        return CALL_OK;
-    }
+    if ((*result = check_fields("recheck", args, fields))) return CALL_OK;
     const cJSON *saved = cJSON_GetObjectItemCaseSensitive(args, "saved");
     cJSON *parsed = NULL;
     if (cJSON_IsString(saved)) {
@@ -1069,14 +1072,13 @@ static int run_recheck_tool(struct call *c, const cJSON *args, cJSON **result)
                                    : "recheck: missing required field 'saved' (the saved answer)");
         return CALL_OK;
     }
-    struct engine *e = NULL;
-    int rc = call_prepare(c, &e, err, sizeof err);
-    if (rc != CALL_OK) {
+    int rc;
+    struct engine *e = tool_engine(c, result, &rc);
+    if (!e) {
         cJSON_Delete(parsed);
-        if (rc == CALL_CANCELLED) return rc;
-        *result = tool_error(err);
-        return CALL_OK;
+        return rc;
     }
+    char err[2048];
     struct recheck_report rep;
     if (recheck_answer(engine_action_ctx(e), saved, &rep, err, sizeof err)) {
         cJSON_Delete(parsed);
@@ -1085,10 +1087,7 @@ static int run_recheck_tool(struct call *c, const cJSON *args, cJSON **result)
     }
     cJSON_Delete(parsed);
     char *text = recheck_report_text(&rep);
-    *result = cJSON_CreateObject();
-    cJSON_AddItemToObject(*result, "content", text_content(text));
-    cJSON_AddItemToObject(*result, "structuredContent", recheck_report_json(&rep));
-    cJSON_AddBoolToObject(*result, "isError", 0);
+    *result = tool_result(text, recheck_report_json(&rep));
     free(text);
     recheck_report_free(&rep);
     return CALL_OK;

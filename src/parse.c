@@ -2,7 +2,8 @@
  * parse: the table of language extractors compiled in, the choice of extractor
  * by file extension, the grammar ABI check run before any indexing, and the
  * destructor of a parse_result. Each language lives in its own parse_<lang>.c
- * behind a struct lang; the languages are the lines of src/languages.def.
+ * behind a struct lang; the languages are the lines of src/languages.def
+ * (their extensions: parse_extensions.c).
  */
 #include <config.h> /* autoconf: DRQA_GRAMMAR_<lang> */
 #include "parse.h"
@@ -11,12 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define DRQA_LANGUAGE(name, package, version, folder, exts, extractor, need) \
-    const char *const parse_extensions_##name[] = {PARSE_UNPAREN exts, NULL};
-#define PARSE_UNPAREN(...) __VA_ARGS__
-#include "languages.def"
-#undef DRQA_LANGUAGE
 
 /* &extractor, when configure defined DRQA_GRAMMAR_<name> to 1. */
 #define PARSE_PASTE(a, b) a##b

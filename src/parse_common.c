@@ -9,6 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+TSSymbol pc_symbol(const TSLanguage *l, const char *name)
+{
+    return ts_language_symbol_for_name(l, name, (uint32_t)strlen(name), true);
+}
+
+TSFieldId pc_field(const TSLanguage *l, const char *name)
+{
+    return ts_language_field_id_for_name(l, name, (uint32_t)strlen(name));
+}
+
 int pc_line_of(TSPoint p) { return (int)p.row + 1; }
 
 int pc_end_line_of(TSNode n)
@@ -89,6 +99,46 @@ void pc_norm_c(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *
     if (out->data) out->data[out->len] = 0;
 }
 
+void pc_node_norm(const struct pc_ctx *c, TSNode n, size_t max, int quotes, struct buf *out)
+{
+    uint32_t a, b;
+    pc_node_range(c, n, &a, &b);
+    pc_norm_c(c->src, a, b, max, out, quotes);
+}
+
+void pc_strip_nested(const char *s, const char *brackets, const char *drop, struct buf *out)
+{
+    int depth = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == brackets[0]) depth++;
+        else if (*p == brackets[1]) depth -= depth > 0;
+        else if (!depth && *p != ' ' && !strchr(drop, *p)) buf_addc(out, *p);
+    }
+}
+
+char *pc_dotted_name(const char *path, const char *package_file)
+{
+    struct buf b = BUF_INIT;
+    const char *p = path;
+    buf_adds(&b, "");
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (!e) {
+            const char *dot = memrchr(p, '.', n);
+            if (dot && dot > p) n = (size_t)(dot - p);
+            if (package_file && n == strlen(package_file) && memcmp(p, package_file, n) == 0) break;
+        }
+        if (n && !(n == 1 && p[0] == '.')) {
+            if (b.len) buf_addc(&b, '.');
+            buf_add(&b, p, n);
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return buf_take(&b);
+}
+
 char *pc_block_doc_clean(const char *s, size_t n)
 {
     if (n < 5 || memcmp(s, "/**", 3) != 0 || memcmp(s + n - 2, "*/", 2) != 0) return NULL;
@@ -165,6 +215,27 @@ void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee)
     r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
 }
 
+struct parse_symbol *pc_add_symbol(struct pc_ctx *c, enum parse_kind kind, int parent, char *name, char *qualname,
+                                   TSNode first, TSNode last, TSNode body_at)
+{
+    struct parse_symbol *s = pc_new_sym(c);
+    s->kind = kind;
+    s->name = name;
+    s->qualname = qualname ? qualname : pc_qualify(c, parent, name);
+    s->parent = parent;
+    s->start_line = pc_line_of(ts_node_start_point(first));
+    s->end_line = pc_end_line_of(last);
+    s->body_line = pc_line_of(ts_node_start_point(body_at));
+    return s;
+}
+
+TSNode pc_name_of(TSNode n, TSFieldId f)
+{
+    TSNode name = ts_node_child_by_field_id(n, f);
+    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return (TSNode){0};
+    return name;
+}
+
 char *pc_qualify(const struct pc_ctx *c, int parent, const char *name)
 {
     if (parent < 0) return xstrdup(name);
@@ -230,6 +301,10 @@ static void drive_visit(struct drive *d, int move, TSTreeCursor *cur)
         pc->frames = pc_grow(pc->frames, &pc->cap_frames, pc->nframes, d->w->frame_size, 64);
         pc->nframes++;
     }
+    struct pc_frame *f = (struct pc_frame *)((char *)pc->frames + (pc->nframes - 1) * d->w->frame_size);
+    f->node = ts_tree_cursor_current_node(cur);
+    f->sym = ts_node_symbol(f->node);
+    f->scope = f->def = -1;
     d->w->visit(d->ctx, cur, d->count_errors);
 }
 

@@ -15,6 +15,7 @@
 #include "parse.h"
 #include "util.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,38 @@ struct pc_ctx {
     size_t nframes, cap_frames;
     TSTreeCursor aux;
 };
+
+/* A language's node type and field ids, looked up by name once per process.
+ * The extractor names them once, as two lists:
+ *   #define GO_SYMBOLS(S, N) S(function_declaration) S(type_spec) ...
+ *   #define GO_FIELDS(F) F(name) F(body) ...
+ * S(type): member 'type' for the node type of that name; N(member, "type"):
+ * for a type whose name is a C keyword ('class'); F(field): member f_field.
+ * PC_IDS(tree_sitter_go, GO_SYMBOLS, GO_FIELDS) declares the grammar and
+ * defines the table 'id' and id_init, to run with pthread_once(&id_once,
+ * id_init). An extractor of several grammars declares its table type as
+ * struct X PC_IDS_STRUCT(...) and fills one table per grammar with
+ * PC_IDS_FILL(...) in a function of (struct X *ids, const TSLanguage *l). */
+TSSymbol pc_symbol(const TSLanguage *l, const char *name);
+TSFieldId pc_field(const TSLanguage *l, const char *name);
+#define PC_SYM_MEMBER(s) TSSymbol s;
+#define PC_SYM_MEMBER_AS(v, s) TSSymbol v;
+#define PC_FIELD_MEMBER(f) TSFieldId f_##f;
+#define PC_SYM_FILL(s) ids->s = pc_symbol(l, #s);
+#define PC_SYM_FILL_AS(v, s) ids->v = pc_symbol(l, s);
+#define PC_FIELD_FILL(f) ids->f_##f = pc_field(l, #f);
+#define PC_IDS_STRUCT(SYMBOLS, FIELDS) { SYMBOLS(PC_SYM_MEMBER, PC_SYM_MEMBER_AS) FIELDS(PC_FIELD_MEMBER) }
+#define PC_IDS_FILL(SYMBOLS, FIELDS) SYMBOLS(PC_SYM_FILL, PC_SYM_FILL_AS) FIELDS(PC_FIELD_FILL)
+#define PC_IDS(language, SYMBOLS, FIELDS)                                   \
+    const TSLanguage *language(void);                                       \
+    static struct language##_ids PC_IDS_STRUCT(SYMBOLS, FIELDS) id;         \
+    static pthread_once_t id_once = PTHREAD_ONCE_INIT;                      \
+    static void id_init(void)                                               \
+    {                                                                       \
+        struct language##_ids *ids = &id;                                   \
+        const TSLanguage *l = language();                                   \
+        PC_IDS_FILL(SYMBOLS, FIELDS)                                        \
+    }
 
 /* 1-based line of a point. */
 int pc_line_of(TSPoint p);
@@ -58,6 +91,18 @@ enum { PC_QUOTE_BACKTICK = 1,  /* '`' quotes with backslash escapes (JavaScript 
  * (0 = no limit), never inside a UTF-8 sequence. */
 void pc_norm_c(const char *src, uint32_t a, uint32_t b, size_t max, struct buf *out, int quotes);
 
+/* Appends n's text to out, normalised as pc_norm_c does. */
+void pc_node_norm(const struct pc_ctx *c, TSNode n, size_t max, int quotes, struct buf *out);
+/* Appends s to out without what stands between brackets[0] and brackets[1]
+ * (nested: type arguments), spaces and the characters of drop: a type's bare
+ * name, 'Map<K, V>' -> 'Map'. */
+void pc_strip_nested(const char *s, const char *brackets, const char *drop, struct buf *out);
+/* The dotted module name of a repository-relative path: its directories and
+ * the file name without extension joined by '.', '.' parts left out; a file
+ * named package_file (without extension; NULL: none) stands for its
+ * directory. 'pkg/sub/mod.py' -> 'pkg.sub.mod'. Malloc'd. */
+char *pc_dotted_name(const char *path, const char *package_file);
+
 /* The text of a '/ ** ... * /' comment s[0..n) without its delimiters, leading
  * '*'s and blank first/last lines; NULL when it is not one or is empty. */
 char *pc_block_doc_clean(const char *s, size_t n);
@@ -70,6 +115,13 @@ void *pc_grow(void *p, size_t *cap, size_t n, size_t size, size_t first);
 struct parse_symbol *pc_new_sym(struct pc_ctx *c);
 void pc_add_import(struct pc_ctx *c, int line, char *module, char *name, char *alias, int level);
 void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee);
+/* A new symbol of kind named name (taken), qualified under parent (or
+ * qualname, taken, when not NULL), from the line where first starts to the
+ * line where last ends, its keyword line where body_at starts. */
+struct parse_symbol *pc_add_symbol(struct pc_ctx *c, enum parse_kind kind, int parent, char *name, char *qualname,
+                                   TSNode first, TSNode last, TSNode body_at);
+/* n's child of field f when it is there and not empty (a name), else a null node. */
+TSNode pc_name_of(TSNode n, TSFieldId f);
 /* 'parent.qualname' + '.' + name, or name at the top level (parent < 0). */
 char *pc_qualify(const struct pc_ctx *c, int parent, const char *name);
 
@@ -84,6 +136,16 @@ void pc_walk(TSTreeCursor *cur, void *ctx, void (*step)(void *ctx, TSTreeCursor 
  * subtrees that cannot hold anything it looks for. The return value of a
  * move = -1 step is ignored. */
 void pc_walk_pruned(TSTreeCursor *cur, void *ctx, int (*step)(void *ctx, TSTreeCursor *cur, int move));
+
+/* The members a language's walk frame starts with, struct frame {
+ * PC_FRAME_HEAD; ... }: the node, its symbol, the innermost enclosing symbol
+ * (index into the result's symbols, -1 at the top level) and the symbol the
+ * node defines, the scope of its children (-1: none). pc_extract sets them,
+ * scope and def to -1, before each visit. */
+#define PC_FRAME_HEAD struct { TSNode node; TSSymbol sym; int scope; int def; }
+struct pc_frame {
+    PC_FRAME_HEAD;
+};
 
 /* A language's extract driver, shared (pc_extract): what differs is the
  * frame and the visit. */

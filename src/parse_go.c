@@ -29,43 +29,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-const TSLanguage *tree_sitter_go(void);
-
 #define GO_EXPR_CAP 200
 
-static struct {
-    TSSymbol function_declaration, method_declaration, type_declaration, type_spec, type_alias, struct_type,
-        interface_type, field_declaration, field_declaration_list, type_elem, method_elem, var_declaration,
-        var_spec, const_declaration, const_spec, import_spec, call_expression, composite_literal, comment,
-        func_literal, type_identifier, qualified_type, generic_type, pointer_type, identifier, source_file,
-        parameter_declaration, type_arguments;
-    TSFieldId f_name, f_body, f_type, f_receiver, f_path, f_function, f_result;
-} id;
-static pthread_once_t id_once = PTHREAD_ONCE_INIT;
-
-static void id_init(void)
-{
-    const TSLanguage *l = tree_sitter_go();
-#define SYM(s) id.s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
-#define FLD(f) id.f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
-    SYM(function_declaration); SYM(method_declaration); SYM(type_declaration); SYM(type_spec);
-    SYM(type_alias); SYM(struct_type); SYM(interface_type); SYM(field_declaration);
-    SYM(field_declaration_list); SYM(type_elem); SYM(method_elem); SYM(var_declaration); SYM(var_spec);
-    SYM(const_declaration); SYM(const_spec); SYM(import_spec); SYM(call_expression);
-    SYM(composite_literal); SYM(comment); SYM(func_literal); SYM(type_identifier); SYM(qualified_type);
-    SYM(generic_type); SYM(pointer_type); SYM(identifier); SYM(source_file); SYM(parameter_declaration);
-    SYM(type_arguments);
-    FLD(name); FLD(body); FLD(type); FLD(receiver); FLD(path); FLD(function); FLD(result);
-#undef SYM
-#undef FLD
-}
+/* The node types and fields the extractor looks for (parse_common.h, PC_IDS). */
+#define GO_SYMBOLS(S, N) \
+    S(function_declaration) S(method_declaration) S(type_declaration) S(type_spec) S(type_alias) \
+    S(struct_type) S(interface_type) S(field_declaration) S(field_declaration_list) S(type_elem) \
+    S(method_elem) S(var_declaration) S(var_spec) S(const_declaration) S(const_spec) S(import_spec) \
+    S(call_expression) S(composite_literal) S(comment) S(func_literal) S(type_identifier) S(qualified_type) \
+    S(generic_type) S(pointer_type) S(identifier) S(source_file) S(parameter_declaration) S(type_arguments)
+#define GO_FIELDS(F) \
+    F(name) F(body) F(type) F(receiver) F(path) F(function) F(result)
+PC_IDS(tree_sitter_go, GO_SYMBOLS, GO_FIELDS)
 
 /* One level of the walk. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;        /* innermost enclosing symbol, -1 at package level */
-    int def;          /* symbol this node defines (scope of its children), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     TSNode before;    /* previous named sibling */
     TSNode doc_first; /* first comment of the run of adjacent comment lines ending at 'before' */
     TSNode prev, run; /* the same two, for this node's children as they are visited */
@@ -99,16 +78,9 @@ static char *range_norm(struct ctx *c, uint32_t a, uint32_t b, size_t max)
 /* A type without pointer stars and type arguments: '*List[T]' -> 'List'. */
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
-    uint32_t a, b;
-    pc_node_range(&c->pc, n, &a, &b);
     buf_reset(&c->tmp);
-    norm_text(c->pc.src, a, b, GO_EXPR_CAP, &c->tmp);
-    int depth = 0;
-    for (const char *p = buf_str(&c->tmp); *p; p++) {
-        if (*p == '[') depth++;
-        else if (*p == ']') depth -= depth > 0;
-        else if (!depth && *p != ' ' && *p != '*') buf_addc(out, *p);
-    }
+    pc_node_norm(&c->pc, n, GO_EXPR_CAP, PC_QUOTE_RAW_BACKTICK, &c->tmp);
+    pc_strip_nested(buf_str(&c->tmp), "[]", "*", out);
 }
 
 /* The comment run [first..last] as a docstring: '//' and one space removed
@@ -159,14 +131,9 @@ static char *doc_before(const struct ctx *c, size_t k)
 static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
                                     TSNode name)
 {
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = kind;
-    s->name = pc_node_dup(&c->pc, name);
-    s->qualname = pc_qualify(&c->pc, parent, s->name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(frames(c)[outer].node));
-    s->end_line = pc_end_line_of(frames(c)[k].node);
-    s->body_line = pc_line_of(ts_node_start_point(frames(c)[k].node));
+    TSNode n = frames(c)[k].node;
+    struct parse_symbol *s =
+        pc_add_symbol(&c->pc, kind, parent, pc_node_dup(&c->pc, name), NULL, frames(c)[outer].node, n, n);
     s->docstring = doc_before(c, outer);
     frames(c)[k].def = (int)(c->pc.out->nsyms - 1);
     return s;
@@ -188,8 +155,8 @@ static void add_func(struct ctx *c, size_t k)
 {
     struct frame *f = &frames(c)[k];
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     int parent = -1;
     char *qual = NULL;
@@ -259,8 +226,8 @@ static void add_type(struct ctx *c, size_t k)
 {
     struct frame *f = &frames(c)[k];
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode type = ts_node_child_by_field_id(n, id.f_type);
     /* 'type X struct{}' alone: the declaration is the outer node; in 'type ( ... )' each spec is */
     size_t outer = k;
@@ -289,8 +256,8 @@ static void add_method_elem(struct ctx *c, size_t k)
 {
     int scope = frames(c)[k].scope;
     if (scope < 0 || c->pc.out->syms[scope].kind != PARSE_CLASS) return;
-    TSNode name = ts_node_child_by_field_id(frames(c)[k].node, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(frames(c)[k].node, id.f_name);
+    if (ts_node_is_null(name)) return;
     struct parse_symbol *s = add_sym(c, k, k, PARSE_METHOD, scope, name);
     uint32_t a, b;
     pc_node_range(&c->pc, frames(c)[k].node, &a, &b);
@@ -364,10 +331,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
     struct ctx *c = arg;
     size_t k = c->pc.nframes - 1;
     struct frame *f = &frames(c)[k];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->before = f->doc_first = f->prev = f->run = (TSNode){0};
     TSSymbol s = f->sym;
     if (k >= 1) {

@@ -27,46 +27,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-const TSLanguage *tree_sitter_java(void);
-
 /* Callee objects and other free expressions are cut here. */
 #define JAVA_EXPR_CAP 200
 
-static struct {
-    TSSymbol class_declaration, interface_declaration, enum_declaration, record_declaration,
-        annotation_type_declaration, method_declaration, constructor_declaration,
-        compact_constructor_declaration, field_declaration, constant_declaration, variable_declarator,
-        import_declaration, scoped_identifier, identifier, asterisk, method_invocation,
-        object_creation_expression, class_body, enum_constant, modifiers, annotation, marker_annotation,
-        block_comment, line_comment, superclass, super_interfaces, extends_interfaces, type_list;
-    TSFieldId f_name, f_body, f_object, f_type, f_declarator, f_scope;
-} id;
-static pthread_once_t id_once = PTHREAD_ONCE_INIT;
-
-static void id_init(void)
-{
-    const TSLanguage *l = tree_sitter_java();
-#define SYM(s) id.s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
-#define FLD(f) id.f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
-    SYM(class_declaration); SYM(interface_declaration); SYM(enum_declaration);
-    SYM(record_declaration); SYM(annotation_type_declaration); SYM(method_declaration);
-    SYM(constructor_declaration); SYM(compact_constructor_declaration); SYM(field_declaration);
-    SYM(constant_declaration); SYM(variable_declarator); SYM(import_declaration);
-    SYM(scoped_identifier); SYM(identifier); SYM(asterisk); SYM(method_invocation);
-    SYM(object_creation_expression); SYM(class_body); SYM(enum_constant); SYM(modifiers);
-    SYM(annotation); SYM(marker_annotation); SYM(block_comment); SYM(line_comment);
-    SYM(superclass); SYM(super_interfaces); SYM(extends_interfaces); SYM(type_list);
-    FLD(name); FLD(body); FLD(object); FLD(type); FLD(declarator); FLD(scope);
-#undef SYM
-#undef FLD
-}
+/* The node types and fields the extractor looks for (parse_common.h, PC_IDS). */
+#define JAVA_SYMBOLS(S, N) \
+    S(class_declaration) S(interface_declaration) S(enum_declaration) S(record_declaration) \
+    S(annotation_type_declaration) S(method_declaration) S(constructor_declaration) \
+    S(compact_constructor_declaration) S(field_declaration) S(constant_declaration) S(variable_declarator) \
+    S(import_declaration) S(scoped_identifier) S(identifier) S(asterisk) S(method_invocation) \
+    S(object_creation_expression) S(class_body) S(enum_constant) S(modifiers) S(annotation) \
+    S(marker_annotation) S(block_comment) S(line_comment) S(superclass) S(super_interfaces) \
+    S(extends_interfaces) S(type_list)
+#define JAVA_FIELDS(F) \
+    F(name) F(body) F(object) F(type) F(declarator) F(scope)
+PC_IDS(tree_sitter_java, JAVA_SYMBOLS, JAVA_FIELDS)
 
 /* One level of the walk. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;     /* innermost enclosing class/method symbol, -1 at file level */
-    int def;       /* symbol this node defines (scope of its children), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     int anon;      /* inside an anonymous class body: no definitions */
     TSNode prev;   /* the previous named child visited under this node (Javadoc lookup) */
 };
@@ -90,17 +69,10 @@ static void norm_text(const char *src, uint32_t a, uint32_t b, size_t max, struc
 /* A type as written without its type arguments: 'java.util.List<T>' -> 'java.util.List'. */
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
-    uint32_t a, b;
-    pc_node_range(&c->pc, n, &a, &b);
     size_t start = out->len;
     buf_reset(&c->tmp);
-    norm_text(c->pc.src, a, b, JAVA_EXPR_CAP, &c->tmp);
-    int depth = 0;
-    for (const char *p = buf_str(&c->tmp); *p; p++) {
-        if (*p == '<') depth++;
-        else if (*p == '>') depth -= depth > 0;
-        else if (!depth && *p != ' ') buf_addc(out, *p);
-    }
+    pc_node_norm(&c->pc, n, JAVA_EXPR_CAP, 0, &c->tmp);
+    pc_strip_nested(buf_str(&c->tmp), "<>", "", out);
     if (out->len == start) buf_adds(out, "");
 }
 
@@ -190,19 +162,11 @@ static char *signature_of(struct ctx *c, TSNode n, TSNode mods, TSNode body)
 static void add_type_decl(struct ctx *c, struct frame *f)
 {
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     TSNode mods = modifiers_of(n);
-    int parent = f->scope;
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = PARSE_CLASS;
-    s->name = pc_node_dup(&c->pc, name);
-    s->qualname = pc_qualify(&c->pc, parent, s->name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(n));
-    s->end_line = pc_end_line_of(n);
-    s->body_line = pc_line_of(ts_node_start_point(name));
+    struct parse_symbol *s = pc_add_symbol(&c->pc, PARSE_CLASS, f->scope, pc_node_dup(&c->pc, name), NULL, n, n, name);
     /* the keyword ('class', 'interface', ...) is the last unnamed child before the name */
     for (uint32_t k = 0, nk = ts_node_child_count(n); k < nk; k++) {
         TSNode ch = ts_node_child(n, k);
@@ -240,19 +204,14 @@ static void add_type_decl(struct ctx *c, struct frame *f)
 static void add_method(struct ctx *c, struct frame *f)
 {
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode body = ts_node_child_by_field_id(n, id.f_body);
     TSNode mods = modifiers_of(n);
     int parent = f->scope;
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
-    s->name = pc_node_dup(&c->pc, name);
-    s->qualname = pc_qualify(&c->pc, parent, s->name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(n));
-    s->end_line = pc_end_line_of(n);
-    s->body_line = pc_line_of(ts_node_start_point(name));
+    enum parse_kind kind =
+        parent >= 0 && c->pc.out->syms[parent].kind == PARSE_CLASS ? PARSE_METHOD : PARSE_FUNCTION;
+    struct parse_symbol *s = pc_add_symbol(&c->pc, kind, parent, pc_node_dup(&c->pc, name), NULL, n, n, name);
     s->signature = signature_of(c, n, mods, body);
     add_doc_and_annotations(c, f, s, mods);
     f->def = (int)(c->pc.out->nsyms - 1);
@@ -269,16 +228,10 @@ static void add_fields(struct ctx *c, struct frame *f)
     for (uint32_t k = 0, nk = ts_node_named_child_count(n); k < nk; k++) {
         TSNode d = ts_node_named_child(n, k);
         if (ts_node_symbol(d) != id.variable_declarator) continue;
-        TSNode name = ts_node_child_by_field_id(d, id.f_name);
-        if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) continue;
-        struct parse_symbol *s = pc_new_sym(&c->pc);
-        s->kind = PARSE_VARIABLE;
-        s->name = pc_node_dup(&c->pc, name);
-        s->qualname = pc_qualify(&c->pc, scope, s->name);
-        s->parent = scope;
-        s->start_line = pc_line_of(ts_node_start_point(n));
-        s->body_line = pc_line_of(ts_node_start_point(name));
-        s->end_line = pc_end_line_of(n);
+        TSNode name = pc_name_of(d, id.f_name);
+        if (ts_node_is_null(name)) continue;
+        struct parse_symbol *s =
+            pc_add_symbol(&c->pc, PARSE_VARIABLE, scope, pc_node_dup(&c->pc, name), NULL, n, n, name);
         if (c->pc.out->nsyms - 1 == first) add_doc_and_annotations(c, f, s, mods);
     }
 }
@@ -314,8 +267,8 @@ static void add_import_decl(struct ctx *c, TSNode n)
 
 static void add_invocation(struct ctx *c, struct frame *f)
 {
-    TSNode name = ts_node_child_by_field_id(f->node, id.f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(f->node, id.f_name);
+    if (ts_node_is_null(name)) return;
     TSNode obj = ts_node_child_by_field_id(f->node, id.f_object);
     struct buf callee = BUF_INIT;
     if (!ts_node_is_null(obj)) {
@@ -348,10 +301,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
     struct ctx *c = arg;
     struct frame *f = &frames(c)[c->pc.nframes - 1];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->anon = 0;
     f->prev = (TSNode){0};
     TSSymbol s = f->sym;
@@ -407,23 +356,7 @@ static char *java_module_name(const char *relpath)
     }
     if (root) p = root;
     else if (strncmp(relpath, "src/", 4) == 0) p = relpath + 4;
-    struct buf b = BUF_INIT;
-    buf_adds(&b, "");
-    while (*p) {
-        const char *e = strchr(p, '/');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (!e) {
-            const char *dot = memrchr(p, '.', n);
-            if (dot && dot > p) n = (size_t)(dot - p);
-        }
-        if (n && !(n == 1 && p[0] == '.')) {
-            if (b.len) buf_addc(&b, '.');
-            buf_add(&b, p, n);
-        }
-        if (!e) break;
-        p = e + 1;
-    }
-    return buf_take(&b);
+    return pc_dotted_name(p, NULL);
 }
 
 const struct lang parse_java = {

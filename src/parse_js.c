@@ -34,59 +34,36 @@
 
 #define JS_EXPR_CAP 200
 
-/* Node symbols and field ids of one grammar. */
-struct js_ids {
-    TSSymbol class_declaration, class_, abstract_class_declaration, function_declaration,
-        generator_function_declaration, function_expression, function_, generator_function, arrow_function,
-        method_definition, field_definition, public_field_definition, lexical_declaration,
-        variable_declaration, variable_declarator, assignment_expression, expression_statement,
-        member_expression, identifier, object, pair, export_statement, import_statement, import_clause,
-        named_imports, import_specifier, namespace_import, namespace_export, export_clause, export_specifier,
-        string, string_fragment, call_expression, new_expression, comment, decorator, class_heritage,
-        extends_clause, implements_clause, class_body, interface_declaration, extends_type_clause,
-        type_alias_declaration, enum_declaration, method_signature, abstract_method_signature,
-        property_signature, function_signature, import_require_clause, object_pattern,
-        shorthand_property_identifier_pattern, pair_pattern, arguments, object_type, interface_body,
-        parenthesized_expression, template_string, jsx_opening_element, jsx_self_closing_element;
-    TSFieldId f_name, f_body, f_value, f_left, f_right, f_function, f_constructor, f_source, f_alias,
-        f_declaration, f_decorator, f_key, f_object, f_property, f_arguments;
-};
+/* The node types and fields the extractor looks for (parse_common.h, PC_IDS). */
+#define JS_SYMBOLS(S, N) \
+    S(class_declaration) N(class_, "class") S(abstract_class_declaration) S(function_declaration) \
+    S(generator_function_declaration) S(function_expression) N(function_, "function") S(generator_function) \
+    S(arrow_function) S(method_definition) S(field_definition) S(public_field_definition) \
+    S(lexical_declaration) S(variable_declaration) S(variable_declarator) S(assignment_expression) \
+    S(expression_statement) S(member_expression) S(identifier) S(object) S(pair) S(export_statement) \
+    S(import_statement) S(import_clause) S(named_imports) S(import_specifier) S(namespace_import) \
+    S(namespace_export) S(export_clause) S(export_specifier) S(string) S(string_fragment) S(call_expression) \
+    S(new_expression) S(comment) S(decorator) S(class_heritage) S(extends_clause) S(implements_clause) \
+    S(class_body) S(interface_declaration) S(extends_type_clause) S(type_alias_declaration) \
+    S(enum_declaration) S(method_signature) S(abstract_method_signature) S(property_signature) \
+    S(function_signature) S(import_require_clause) S(object_pattern) S(shorthand_property_identifier_pattern) \
+    S(pair_pattern) S(arguments) S(object_type) S(interface_body) S(parenthesized_expression) \
+    S(template_string) S(jsx_opening_element) S(jsx_self_closing_element)
+#define JS_FIELDS(F) \
+    F(name) F(body) F(value) F(left) F(right) F(function) F(constructor) F(source) F(alias) F(declaration) \
+    F(decorator) F(key) F(object) F(property) F(arguments)
 
-static void ids_fill(struct js_ids *id, const TSLanguage *l)
+/* Node symbols and field ids of one grammar. */
+struct js_ids PC_IDS_STRUCT(JS_SYMBOLS, JS_FIELDS);
+
+static void ids_fill(struct js_ids *ids, const TSLanguage *l)
 {
-#define SYM(s) id->s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
-#define SYMN(v, s) id->v = ts_language_symbol_for_name(l, s, (uint32_t)strlen(s), true)
-#define FLD(f) id->f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
-    SYM(class_declaration); SYMN(class_, "class"); SYM(abstract_class_declaration);
-    SYM(function_declaration); SYM(generator_function_declaration); SYM(function_expression);
-    SYMN(function_, "function"); SYM(generator_function); SYM(arrow_function); SYM(method_definition);
-    SYM(field_definition); SYM(public_field_definition); SYM(lexical_declaration);
-    SYM(variable_declaration); SYM(variable_declarator); SYM(assignment_expression);
-    SYM(expression_statement); SYM(member_expression); SYM(identifier); SYM(object); SYM(pair);
-    SYM(export_statement); SYM(import_statement); SYM(import_clause); SYM(named_imports);
-    SYM(import_specifier); SYM(namespace_import); SYM(namespace_export); SYM(export_clause);
-    SYM(export_specifier); SYM(string); SYM(string_fragment); SYM(call_expression); SYM(new_expression);
-    SYM(comment); SYM(decorator); SYM(class_heritage); SYM(extends_clause); SYM(implements_clause);
-    SYM(class_body); SYM(interface_declaration); SYM(extends_type_clause); SYM(type_alias_declaration);
-    SYM(enum_declaration); SYM(method_signature); SYM(abstract_method_signature); SYM(property_signature);
-    SYM(function_signature); SYM(import_require_clause); SYM(object_pattern);
-    SYM(shorthand_property_identifier_pattern); SYM(pair_pattern); SYM(arguments); SYM(object_type);
-    SYM(interface_body); SYM(parenthesized_expression); SYM(template_string);
-    SYM(jsx_opening_element); SYM(jsx_self_closing_element);
-    FLD(name); FLD(body); FLD(value); FLD(left); FLD(right); FLD(function); FLD(constructor);
-    FLD(source); FLD(alias); FLD(declaration); FLD(decorator); FLD(key); FLD(object); FLD(property);
-    FLD(arguments);
-#undef SYM
-#undef SYMN
-#undef FLD
+    PC_IDS_FILL(JS_SYMBOLS, JS_FIELDS)
 }
 
 /* One level of the walk. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;     /* innermost enclosing symbol, -1 at module level */
-    int def;       /* symbol this node defines (scope of its children), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     int in_fn;     /* inside a function body (named or not): no module variables */
     TSNode before; /* previous named sibling (JSDoc lookup) */
     TSNode prev;   /* the last named child visited under this node */
@@ -123,26 +100,17 @@ static int node_is(const struct ctx *c, TSNode n, const char *s)
 
 static char *node_norm(struct ctx *c, TSNode n, size_t max)
 {
-    uint32_t a, b;
-    pc_node_range(&c->pc, n, &a, &b);
     buf_reset(&c->tmp);
-    norm_text(c->pc.src, a, b, max, &c->tmp);
+    pc_node_norm(&c->pc, n, max, PC_QUOTE_BACKTICK, &c->tmp);
     return xstrdup(buf_str(&c->tmp));
 }
 
 /* A type or class expression without type arguments: 'Store<T>' -> 'Store'. */
 static void type_name(struct ctx *c, TSNode n, struct buf *out)
 {
-    uint32_t a, b;
-    pc_node_range(&c->pc, n, &a, &b);
     buf_reset(&c->tmp);
-    norm_text(c->pc.src, a, b, JS_EXPR_CAP, &c->tmp);
-    int depth = 0;
-    for (const char *p = buf_str(&c->tmp); *p; p++) {
-        if (*p == '<') depth++;
-        else if (*p == '>') depth -= depth > 0;
-        else if (!depth && *p != ' ') buf_addc(out, *p);
-    }
+    pc_node_norm(&c->pc, n, JS_EXPR_CAP, PC_QUOTE_BACKTICK, &c->tmp);
+    pc_strip_nested(buf_str(&c->tmp), "<>", "", out);
 }
 
 /* The string value of a string literal node (quotes removed, escapes kept). */
@@ -287,14 +255,9 @@ static char *bases_of(struct ctx *c, TSNode n)
 static struct parse_symbol *add_sym(struct ctx *c, size_t k, size_t outer, enum parse_kind kind, int parent,
                                     char *name, char *qualname, TSNode name_node)
 {
-    struct parse_symbol *s = pc_new_sym(&c->pc);
-    s->kind = kind;
-    s->name = name;
-    s->qualname = qualname ? qualname : pc_qualify(&c->pc, parent, name);
-    s->parent = parent;
-    s->start_line = pc_line_of(ts_node_start_point(frames(c)[outer].node));
-    s->end_line = pc_end_line_of(frames(c)[k].node);
-    s->body_line = pc_line_of(ts_node_start_point(ts_node_is_null(name_node) ? frames(c)[k].node : name_node));
+    TSNode n = frames(c)[k].node;
+    struct parse_symbol *s = pc_add_symbol(&c->pc, kind, parent, name, qualname, frames(c)[outer].node, n,
+                                           ts_node_is_null(name_node) ? n : name_node);
     s->docstring = jsdoc_before(c, outer);
     struct buf decs = BUF_INIT;
     if (outer >= 1 && !ts_node_is_null(c->decs_owner) && ts_node_eq(c->decs_owner, frames(c)[outer - 1].node)) {
@@ -342,8 +305,8 @@ static void add_declaration(struct ctx *c, size_t k)
     const struct js_ids *id = c->id;
     struct frame *f = &frames(c)[k];
     TSNode n = f->node;
-    TSNode name = ts_node_child_by_field_id(n, id->f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(n, id->f_name);
+    if (ts_node_is_null(name)) return;
     TSSymbol s = f->sym;
     int is_class = s == id->class_declaration || s == id->abstract_class_declaration ||
                    s == id->interface_declaration || s == id->type_alias_declaration ||
@@ -552,6 +515,31 @@ static void add_export_member(struct ctx *c, size_t k)
 
 /* ---- imports ---- */
 
+/* 'import * as ns' / 'export * as ns': every name of src, under ns when given. */
+static void add_namespace(struct ctx *c, int line, TSNode src, TSNode n)
+{
+    TSNode al = ts_node_named_child(n, 0);
+    add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+}
+
+/* '{ a, b as c }' of an import or export from src: one import per specifier
+ * (a child of list of symbol spec). Returns whether there was one. */
+static int add_specifiers(struct ctx *c, int line, TSNode src, TSNode list, TSSymbol spec)
+{
+    int any = 0;
+    for (uint32_t i = 0, ni = ts_node_named_child_count(list); i < ni; i++) {
+        TSNode sp = ts_node_named_child(list, i);
+        if (ts_node_symbol(sp) != spec) continue;
+        TSNode nm = ts_node_child_by_field_id(sp, c->id->f_name);
+        TSNode al = ts_node_child_by_field_id(sp, c->id->f_alias);
+        if (ts_node_is_null(nm)) continue;
+        add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
+                   ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+        any = 1;
+    }
+    return any;
+}
+
 static void add_import_stmt(struct ctx *c, TSNode n)
 {
     const struct js_ids *id = c->id;
@@ -579,20 +567,10 @@ static void add_import_stmt(struct ctx *c, TSNode n)
                 add_import(c, line, string_value(c, src), xstrdup("default"), pc_node_dup(&c->pc, part));
                 any = 1;
             } else if (ps == id->namespace_import) {
-                TSNode al = ts_node_named_child(part, 0);
-                add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+                add_namespace(c, line, src, part);
                 any = 1;
             } else if (ps == id->named_imports) {
-                for (uint32_t i = 0, ni = ts_node_named_child_count(part); i < ni; i++) {
-                    TSNode sp = ts_node_named_child(part, i);
-                    if (ts_node_symbol(sp) != id->import_specifier) continue;
-                    TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
-                    TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
-                    if (ts_node_is_null(nm)) continue;
-                    add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
-                               ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
-                    any = 1;
-                }
+                any |= add_specifiers(c, line, src, part, id->import_specifier);
             }
         }
     }
@@ -611,20 +589,10 @@ static void add_export_from(struct ctx *c, TSNode n)
         TSNode cl = ts_node_named_child(n, k);
         TSSymbol cs = ts_node_symbol(cl);
         if (cs == id->namespace_export) {
-            TSNode al = ts_node_named_child(cl, 0);
-            add_import(c, line, string_value(c, src), xstrdup("*"), ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
+            add_namespace(c, line, src, cl);
             any = 1;
         } else if (cs == id->export_clause) {
-            for (uint32_t i = 0, ni = ts_node_named_child_count(cl); i < ni; i++) {
-                TSNode sp = ts_node_named_child(cl, i);
-                if (ts_node_symbol(sp) != id->export_specifier) continue;
-                TSNode nm = ts_node_child_by_field_id(sp, id->f_name);
-                TSNode al = ts_node_child_by_field_id(sp, id->f_alias);
-                if (ts_node_is_null(nm)) continue;
-                add_import(c, line, string_value(c, src), pc_node_dup(&c->pc, nm),
-                           ts_node_is_null(al) ? NULL : pc_node_dup(&c->pc, al));
-                any = 1;
-            }
+            any |= add_specifiers(c, line, src, cl, id->export_specifier);
         }
     }
     if (!any) add_import(c, line, string_value(c, src), xstrdup("*"), NULL);
@@ -706,8 +674,8 @@ static void add_new_expr(struct ctx *c, size_t k)
 static void add_jsx(struct ctx *c, size_t k)
 {
     struct frame *f = &frames(c)[k];
-    TSNode name = ts_node_child_by_field_id(f->node, c->id->f_name);
-    if (ts_node_is_null(name) || ts_node_start_byte(name) >= ts_node_end_byte(name)) return;
+    TSNode name = pc_name_of(f->node, c->id->f_name);
+    if (ts_node_is_null(name)) return;
     char first = c->pc.src[ts_node_start_byte(name)];
     if (first < 'A' || first > 'Z') return;
     pc_add_call(&c->pc, pc_line_of(ts_node_start_point(name)), f->scope, node_norm(c, name, JS_EXPR_CAP));
@@ -721,10 +689,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
     const struct js_ids *id = c->id;
     size_t k = c->pc.nframes - 1;
     struct frame *f = &frames(c)[k];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->in_fn = 0;
     f->before = (TSNode){0};
     f->prev = (TSNode){0};
@@ -852,69 +816,36 @@ static char *js_import_module(const char *relpath, const char *module, int (*exi
 
 /* ---- the languages ---- */
 
+/* One dialect of the family: its grammar's symbol ids, looked up once per
+ * process, and its struct lang (family_: the language whose definitions its
+ * calls may fall back on, or NULL). */
+#define JS_DIALECT(lang_, family_)                                                                          \
+    const TSLanguage *tree_sitter_##lang_(void);                                                            \
+    static struct js_ids lang_##_id;                                                                        \
+    static pthread_once_t lang_##_once = PTHREAD_ONCE_INIT;                                                 \
+    static void lang_##_init(void) { ids_fill(&lang_##_id, tree_sitter_##lang_()); }                        \
+    static int lang_##_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)     \
+    {                                                                                                       \
+        pthread_once(&lang_##_once, lang_##_init);                                                          \
+        return js_extract_with(tree_sitter_##lang_(), &lang_##_id, parser, text, len, out);                 \
+    }                                                                                                       \
+    const struct lang parse_##lang_ = {                                                                     \
+        PARSE_LANG_OF(lang_),                                                                               \
+        .language = tree_sitter_##lang_,                                                                    \
+        .extract = lang_##_extract,                                                                         \
+        .module_name = js_module_name,                                                                      \
+        .import_module = js_import_module,                                                                  \
+        .family = family_,                                                                                  \
+    };
+
 #if DRQA_GRAMMAR_javascript
-const TSLanguage *tree_sitter_javascript(void);
-static struct js_ids js_id;
-static pthread_once_t js_once = PTHREAD_ONCE_INIT;
-static void js_init(void) { ids_fill(&js_id, tree_sitter_javascript()); }
-
-static int js_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
-{
-    pthread_once(&js_once, js_init);
-    return js_extract_with(tree_sitter_javascript(), &js_id, parser, text, len, out);
-}
-
-const struct lang parse_javascript = {
-    PARSE_LANG_OF(javascript),
-    .language = tree_sitter_javascript,
-    .extract = js_extract,
-    .module_name = js_module_name,
-    .import_module = js_import_module,
-};
+JS_DIALECT(javascript, NULL)
 #endif
-
 #if DRQA_GRAMMAR_typescript
-const TSLanguage *tree_sitter_typescript(void);
-static struct js_ids ts_id;
-static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
-static void ts_init(void) { ids_fill(&ts_id, tree_sitter_typescript()); }
-
-static int ts_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
-{
-    pthread_once(&ts_once, ts_init);
-    return js_extract_with(tree_sitter_typescript(), &ts_id, parser, text, len, out);
-}
-
-const struct lang parse_typescript = {
-    PARSE_LANG_OF(typescript),
-    .language = tree_sitter_typescript,
-    .extract = ts_extract,
-    .module_name = js_module_name,
-    .import_module = js_import_module,
-    .family = "javascript",
-};
+JS_DIALECT(typescript, "javascript")
 #endif
-
 #if DRQA_GRAMMAR_tsx
-const TSLanguage *tree_sitter_tsx(void);
-static struct js_ids tsx_id;
-static pthread_once_t tsx_once = PTHREAD_ONCE_INIT;
-static void tsx_init(void) { ids_fill(&tsx_id, tree_sitter_tsx()); }
-
-static int tsx_extract(TSParser *parser, const char *text, size_t len, struct parse_result *out)
-{
-    pthread_once(&tsx_once, tsx_init);
-    return js_extract_with(tree_sitter_tsx(), &tsx_id, parser, text, len, out);
-}
-
-const struct lang parse_tsx = {
-    PARSE_LANG_OF(tsx),
-    .language = tree_sitter_tsx,
-    .extract = tsx_extract,
-    .module_name = js_module_name,
-    .import_module = js_import_module,
-    .family = "javascript",
-};
+JS_DIALECT(tsx, "javascript")
 #endif
 
 #endif

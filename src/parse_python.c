@@ -16,49 +16,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-const TSLanguage *tree_sitter_python(void);
-
 /* Callees and other free expressions are cut here: a callee can be a whole
  * lambda or a chain of calls spanning pages. */
 #define PY_EXPR_CAP 200
 
-/* Node symbols and field ids, looked up by name once per process. */
-static struct {
-    TSSymbol function_definition, class_definition, decorated_definition, decorator,
-        import_statement, import_from_statement, future_import_statement, aliased_import,
-        relative_import, import_prefix, wildcard_import, dotted_name, assignment,
-        expression_statement, call, string, concatenated_string, identifier, pattern_list,
-        tuple_pattern, list_pattern, list_splat_pattern, keyword_argument, dictionary_splat,
-        comment, interpolation, block;
-    TSFieldId f_name, f_body, f_superclasses, f_function, f_left, f_right, f_module_name,
-        f_alias;
-} id;
-static pthread_once_t id_once = PTHREAD_ONCE_INIT;
-
-static void id_init(void)
-{
-    const TSLanguage *l = tree_sitter_python();
-#define SYM(s) id.s = ts_language_symbol_for_name(l, #s, (uint32_t)strlen(#s), true)
-#define FLD(f) id.f_##f = ts_language_field_id_for_name(l, #f, (uint32_t)strlen(#f))
-    SYM(function_definition); SYM(class_definition); SYM(decorated_definition); SYM(decorator);
-    SYM(import_statement); SYM(import_from_statement); SYM(future_import_statement);
-    SYM(aliased_import); SYM(relative_import); SYM(import_prefix); SYM(wildcard_import);
-    SYM(dotted_name); SYM(assignment); SYM(expression_statement); SYM(call); SYM(string);
-    SYM(concatenated_string); SYM(identifier); SYM(pattern_list); SYM(tuple_pattern);
-    SYM(list_pattern); SYM(list_splat_pattern); SYM(keyword_argument); SYM(dictionary_splat);
-    SYM(comment); SYM(interpolation); SYM(block);
-    FLD(name); FLD(body); FLD(superclasses); FLD(function); FLD(left); FLD(right);
-    FLD(module_name); FLD(alias);
-#undef SYM
-#undef FLD
-}
+/* The node types and fields the extractor looks for (parse_common.h, PC_IDS). */
+#define PY_SYMBOLS(S, N) \
+    S(function_definition) S(class_definition) S(decorated_definition) S(decorator) S(import_statement) \
+    S(import_from_statement) S(future_import_statement) S(aliased_import) S(relative_import) S(import_prefix) \
+    S(wildcard_import) S(dotted_name) S(assignment) S(expression_statement) S(call) S(string) \
+    S(concatenated_string) S(identifier) S(pattern_list) S(tuple_pattern) S(list_pattern) \
+    S(list_splat_pattern) S(keyword_argument) S(dictionary_splat) S(comment) S(interpolation) S(block)
+#define PY_FIELDS(F) \
+    F(name) F(body) F(superclasses) F(function) F(left) F(right) F(module_name) F(alias)
+PC_IDS(tree_sitter_python, PY_SYMBOLS, PY_FIELDS)
 
 /* One level of the walk: the node, and the symbol whose body it is in. */
 struct frame {
-    TSNode node;
-    TSSymbol sym;
-    int scope;   /* innermost enclosing function/class symbol, -1 at module level */
-    int def;     /* symbol this node defines (its body children get it as scope), or -1 */
+    PC_FRAME_HEAD; /* node, sym, scope, def: set by pc_extract */
     int in_err;  /* inside an ERROR node */
 };
 
@@ -841,10 +816,6 @@ static void visit(void *arg, TSTreeCursor *cur, int count_errors)
 {
     struct ctx *c = arg;
     struct frame *f = &frames(c)[c->pc.nframes - 1];
-    f->node = ts_tree_cursor_current_node(cur);
-    f->sym = ts_node_symbol(f->node);
-    f->def = -1;
-    f->scope = -1;
     f->in_err = 0;
     if (c->pc.nframes >= 2) {
         struct frame *p = f - 1;
@@ -946,26 +917,7 @@ static int py_extract(TSParser *parser, const char *text, size_t len, struct par
 static char *py_module_name(const char *relpath)
 {
     if (!relpath) return NULL;
-    struct buf b = BUF_INIT;
-    const char *p = relpath;
-    buf_adds(&b, "");
-    while (*p) {
-        const char *e = strchr(p, '/');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (!e) {
-            /* the file: drop its extension, and '__init__' names its package */
-            const char *dot = memrchr(p, '.', n);
-            if (dot && dot > p) n = (size_t)(dot - p);
-            if (n == 8 && memcmp(p, "__init__", 8) == 0) break;
-        }
-        if (n && !(n == 1 && p[0] == '.')) {
-            if (b.len) buf_addc(&b, '.');
-            buf_add(&b, p, n);
-        }
-        if (!e) break;
-        p = e + 1;
-    }
-    return buf_take(&b);
+    return pc_dotted_name(relpath, "__init__");
 }
 
 const struct lang parse_python = {

@@ -240,6 +240,26 @@ void eval_answer_clear(struct eval_answer *x)
 
 /* The total of a model ledger ("usage": {"total": {"cached_input_tokens",
  * "cost_usd"}}, llm_usage_json) when the line has one. */
+/* A line's "tokens": {"input": N, "output": M}, when it is there and not null
+ * (then *has = 1). Returns -1, with a message naming the line, when it is
+ * another value. */
+static int line_tokens(const cJSON *o, int *has, double *in, double *out, const char *path, int line, char *err,
+                       size_t errlen)
+{
+    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(o, "tokens");
+    if (!tk || cJSON_IsNull(tk)) return 0;
+    const cJSON *i = cJSON_GetObjectItemCaseSensitive(tk, "input");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(tk, "output");
+    if (!cJSON_IsObject(tk) || !cJSON_IsNumber(i) || !cJSON_IsNumber(u)) {
+        snprintf(err, errlen, "%s:%d: field \"tokens\" must be {\"input\": N, \"output\": M}", path, line);
+        return -1;
+    }
+    *has = 1;
+    *in = i->valuedouble;
+    *out = u->valuedouble;
+    return 0;
+}
+
 static void usage_total(const cJSON *o, int *has, double *cached, double *cost)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "usage"), "total");
@@ -314,18 +334,7 @@ int eval_answer_parse(struct eval_answer *x, const cJSON *o, const char *path, i
         }
     }
     x->evidence = buf_take(&ev);
-    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(o, "tokens");
-    if (tk && !cJSON_IsNull(tk)) {
-        const cJSON *in = cJSON_GetObjectItemCaseSensitive(tk, "input");
-        const cJSON *outp = cJSON_GetObjectItemCaseSensitive(tk, "output");
-        if (!cJSON_IsObject(tk) || !cJSON_IsNumber(in) || !cJSON_IsNumber(outp)) {
-            snprintf(err, errlen, "%s:%d: field \"tokens\" must be {\"input\": N, \"output\": M}", path, line);
-            goto fail;
-        }
-        x->has_tokens = 1;
-        x->tokens_in = in->valuedouble;
-        x->tokens_out = outp->valuedouble;
-    }
+    if (line_tokens(o, &x->has_tokens, &x->tokens_in, &x->tokens_out, path, line, err, errlen)) goto fail;
     usage_total(o, &x->has_usage, &x->tokens_cached, &x->cost_usd);
     if (!x->question && !id) {
         snprintf(err, errlen, "%s:%d: no \"id\" or \"question\"; an answer line needs one to find its reference",
@@ -500,18 +509,7 @@ static int scores_line(struct file_ctx *c, struct report_row *w, const cJSON *o,
         }
         w->judged = 1;
     }
-    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(o, "tokens");
-    if (tk && !cJSON_IsNull(tk)) {
-        const cJSON *in = cJSON_GetObjectItemCaseSensitive(tk, "input");
-        const cJSON *outp = cJSON_GetObjectItemCaseSensitive(tk, "output");
-        if (!cJSON_IsNumber(in) || !cJSON_IsNumber(outp)) {
-            snprintf(err, errlen, "%s:%d: field \"tokens\" must be {\"input\": N, \"output\": M}", path, line);
-            goto out;
-        }
-        w->has_tokens = 1;
-        w->tokens_in = in->valuedouble;
-        w->tokens_out = outp->valuedouble;
-    }
+    if (line_tokens(o, &w->has_tokens, &w->tokens_in, &w->tokens_out, path, line, err, errlen)) goto out;
     usage_total(o, &w->has_usage, &w->tokens_cached, &w->cost_usd);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metrics");
     if (m && !cJSON_IsNull(m)) {

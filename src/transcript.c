@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,29 +175,84 @@ static cJSON *tokens_json(long long in, long long out)
     return o;
 }
 
+/* The plain members of a node or an answer, described once for writing and
+ * reading back: each table is a run of members in the order the file has
+ * them; what needs more than a conversion (status, children, evidence, ...)
+ * is written and read by hand between the runs. */
+enum field_kind {
+    F_INT,    /* int, a number */
+    F_DBL,    /* double, a number */
+    F_I64,    /* int64_t, a number */
+    F_BOOL,   /* int, true/false; false when missing */
+    F_SET,    /* int, written only when set (older readers see no new member) */
+    F_STR,    /* char *, a string or null; read as a copy */
+};
+
+struct field {
+    const char *name;
+    enum field_kind kind;
+    size_t off;
+};
+
+#define FIELD(type, member, kind) {#member, kind, offsetof(type, member)}
+#define FIELDS_OF(table) table, ARRAY_LEN(table)
+
+#define NODE_FIELD(member, kind) FIELD(struct mcts_node, member, kind)
+static const struct field node_ids[] = {
+    NODE_FIELD(id, F_INT), NODE_FIELD(parent, F_INT), NODE_FIELD(depth, F_INT), NODE_FIELD(iteration, F_INT),
+};
+static const struct field node_texts[] = {
+    NODE_FIELD(args_key, F_STR), NODE_FIELD(rationale, F_STR), NODE_FIELD(report, F_STR),
+};
+static const struct field node_visits[] = {
+    NODE_FIELD(feedback, F_STR), NODE_FIELD(visits, F_INT), NODE_FIELD(value_sum, F_DBL),
+};
+static const struct field node_flags[] = {
+    NODE_FIELD(duplicate, F_BOOL), NODE_FIELD(dup_of, F_INT), NODE_FIELD(forced, F_BOOL),
+    NODE_FIELD(error, F_STR), NODE_FIELD(transient, F_BOOL), NODE_FIELD(refused, F_BOOL),
+    NODE_FIELD(exhausted, F_SET), NODE_FIELD(closed, F_SET),
+};
+static const struct field node_timings[] = {
+    NODE_FIELD(started_ms, F_I64), NODE_FIELD(perceive_ms, F_I64), NODE_FIELD(plan_ms, F_I64),
+    NODE_FIELD(execute_ms, F_I64), NODE_FIELD(evaluate_ms, F_I64),
+};
+#define ANSWER_FIELD(member, kind) FIELD(struct search_answer, member, kind)
+static const struct field answer_fields[] = {
+    ANSWER_FIELD(finish_node, F_INT), ANSWER_FIELD(from_finished, F_BOOL), ANSWER_FIELD(dropped, F_INT),
+    ANSWER_FIELD(fallback_cite, F_BOOL), ANSWER_FIELD(error, F_STR), ANSWER_FIELD(failure, F_STR),
+};
+
+static void fields_json(cJSON *o, const void *base, const struct field *f, size_t n)
+{
+    for (; n--; f++) {
+        const char *at = (const char *)base + f->off;
+        switch (f->kind) {
+        case F_INT: cJSON_AddNumberToObject(o, f->name, *(const int *)at); break;
+        case F_DBL: cJSON_AddNumberToObject(o, f->name, *(const double *)at); break;
+        case F_I64: cJSON_AddNumberToObject(o, f->name, (double)*(const int64_t *)at); break;
+        case F_BOOL: cJSON_AddBoolToObject(o, f->name, *(const int *)at); break;
+        case F_SET: if (*(const int *)at) cJSON_AddBoolToObject(o, f->name, 1); break;
+        case F_STR: add_str(o, f->name, *(char *const *)at); break;
+        }
+    }
+}
+
 static cJSON *node_json(const struct mcts_node *n)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "id", n->id);
-    cJSON_AddNumberToObject(o, "parent", n->parent);
-    cJSON_AddNumberToObject(o, "depth", n->depth);
-    cJSON_AddNumberToObject(o, "iteration", n->iteration);
+    fields_json(o, n, FIELDS_OF(node_ids));
     cJSON_AddStringToObject(o, "status", mcts_status_name(n->status));
     cJSON *ch = cJSON_AddArrayToObject(o, "children");
     for (int k = 0; k < n->nchildren; k++) cJSON_AddItemToArray(ch, cJSON_CreateNumber(n->children[k]));
     add_str(o, "action", n->action);
     if (n->args) cJSON_AddItemToObject(o, "args", cJSON_Duplicate(n->args, 1));
     else cJSON_AddNullToObject(o, "args");
-    add_str(o, "args_key", n->args_key);
-    add_str(o, "rationale", n->rationale);
-    add_str(o, "report", n->report);
+    fields_json(o, n, FIELDS_OF(node_texts));
     cJSON_AddItemToObject(o, "observation", evidence_to_json(&n->obs));
     add_str(o, "observation_text", n->obs_text);
     if (n->has_value) cJSON_AddNumberToObject(o, "value", n->value);
     else cJSON_AddNullToObject(o, "value");
-    add_str(o, "feedback", n->feedback);
-    cJSON_AddNumberToObject(o, "visits", n->visits);
-    cJSON_AddNumberToObject(o, "value_sum", n->value_sum);
+    fields_json(o, n, FIELDS_OF(node_visits));
     cJSON_AddNumberToObject(o, "q", mcts_q(n));
     cJSON_AddNumberToObject(o, "last_uct", n->last_uct);
     cJSON *u = cJSON_AddArrayToObject(o, "uct");
@@ -208,26 +264,14 @@ static cJSON *node_json(const struct mcts_node *n)
         cJSON_AddBoolToObject(m, "chosen", n->uct[k].chosen);
         cJSON_AddItemToArray(u, m);
     }
-    cJSON_AddBoolToObject(o, "duplicate", n->duplicate);
-    cJSON_AddNumberToObject(o, "dup_of", n->dup_of);
-    cJSON_AddBoolToObject(o, "forced", n->forced);
-    add_str(o, "error", n->error);
-    cJSON_AddBoolToObject(o, "transient", n->transient);
-    cJSON_AddBoolToObject(o, "refused", n->refused);
-    if (n->exhausted) cJSON_AddBoolToObject(o, "exhausted", 1);
-    if (n->closed) cJSON_AddBoolToObject(o, "closed", 1);
+    fields_json(o, n, FIELDS_OF(node_flags));
     add_str(o, "notes", n->notes);
     cJSON *fb = cJSON_AddArrayToObject(o, "fallback");
     static const char *const roles[] = MCTS_ROLE_NAMES;
     for (unsigned k = 0; k < sizeof roles / sizeof roles[0]; k++)
         if (n->fallback & (1u << k)) cJSON_AddItemToArray(fb, cJSON_CreateString(roles[k]));
     cJSON_AddItemToObject(o, "tokens", tokens_json(n->tokens_in, n->tokens_out));
-    cJSON *tm = cJSON_AddObjectToObject(o, "timings");
-    cJSON_AddNumberToObject(tm, "started_ms", (double)n->started_ms);
-    cJSON_AddNumberToObject(tm, "perceive_ms", (double)n->perceive_ms);
-    cJSON_AddNumberToObject(tm, "plan_ms", (double)n->plan_ms);
-    cJSON_AddNumberToObject(tm, "execute_ms", (double)n->execute_ms);
-    cJSON_AddNumberToObject(tm, "evaluate_ms", (double)n->evaluate_ms);
+    fields_json(cJSON_AddObjectToObject(o, "timings"), n, FIELDS_OF(node_timings));
     return o;
 }
 
@@ -238,12 +282,7 @@ static cJSON *answer_json(const struct search_answer *a)
     cJSON_AddItemToObject(o, "citations", evidence_to_json(&a->cites));
     cJSON *p = cJSON_AddArrayToObject(o, "path");
     for (size_t i = 0; i < a->npath; i++) cJSON_AddItemToArray(p, cJSON_CreateNumber(a->path[i]));
-    cJSON_AddNumberToObject(o, "finish_node", a->finish_node);
-    cJSON_AddBoolToObject(o, "from_finished", a->from_finished);
-    cJSON_AddNumberToObject(o, "dropped", a->dropped);
-    cJSON_AddBoolToObject(o, "fallback_cite", a->fallback_cite);
-    add_str(o, "error", a->error);
-    add_str(o, "failure", a->failure);
+    fields_json(o, a, FIELDS_OF(answer_fields));
     cJSON_AddItemToObject(o, "tokens", tokens_json(a->tokens_in, a->tokens_out));
     if (a->stopped) cJSON_AddTrueToObject(o, "stopped");   /* only then: older readers see no new field */
     return o;
@@ -491,16 +530,31 @@ static void read_tokens(struct rd *r, const cJSON *o, const char *where, long lo
     *out = (long long)num(r, tk, "output", "tokens");
 }
 
+/* Reads the members fields_json wrote into base; a missing one is an error
+ * (where names the object) but for F_BOOL and F_SET. */
+static void fields_read(struct rd *r, const cJSON *o, void *base, const struct field *f, size_t n,
+                        const char *where)
+{
+    for (; n--; f++) {
+        char *at = (char *)base + f->off;
+        switch (f->kind) {
+        case F_INT: *(int *)at = (int)num(r, o, f->name, where); break;
+        case F_DBL: *(double *)at = num(r, o, f->name, where); break;
+        case F_I64: *(int64_t *)at = (int64_t)num(r, o, f->name, where); break;
+        case F_BOOL:
+        case F_SET: *(int *)at = truthy(o, f->name); break;
+        case F_STR: *(char **)at = opt_str(r, o, f->name, where); break;
+        }
+    }
+}
+
 static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
 {
     char where[48];
     snprintf(where, sizeof where, "node %d", i);
     struct mcts_node *n = &t->nodes[i];
     memset(n, 0, sizeof *n);
-    n->id = (int)num(r, o, "id", where);
-    n->parent = (int)num(r, o, "parent", where);
-    n->depth = (int)num(r, o, "depth", where);
-    n->iteration = (int)num(r, o, "iteration", where);
+    fields_read(r, o, n, FIELDS_OF(node_ids), where);
     const cJSON *st = get(r, o, "status", where);
     int status = cJSON_IsString(st) ? mcts_status_parse(st->valuestring) : -1;
     if (status < 0 && !r->bad) {
@@ -518,9 +572,7 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     n->action = opt_str(r, o, "action", where);
     const cJSON *args = get(r, o, "args", where);
     n->args = cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) : NULL;
-    n->args_key = opt_str(r, o, "args_key", where);
-    n->rationale = opt_str(r, o, "rationale", where);
-    n->report = opt_str(r, o, "report", where);
+    fields_read(r, o, n, FIELDS_OF(node_texts), where);
     const cJSON *obs = get(r, o, "observation", where);
     if (obs && !r->bad) {
         char e[256];
@@ -533,23 +585,14 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
     const cJSON *v = get(r, o, "value", where);
     n->has_value = cJSON_IsNumber(v);
     n->value = n->has_value ? v->valuedouble : 0;
-    n->feedback = opt_str(r, o, "feedback", where);
-    n->visits = (int)num(r, o, "visits", where);
-    n->value_sum = num(r, o, "value_sum", where);
+    fields_read(r, o, n, FIELDS_OF(node_visits), where);
     const cJSON *u = get(r, o, "uct", where);
     cJSON_ArrayForEach(c, u) {
         mcts_mark_uct(n, (int)num(r, c, "iteration", "uct mark"), truthy(c, "new"), num(r, c, "score", "uct mark"));
         n->uct[n->nuct - 1].chosen = truthy(c, "chosen");
     }
     n->last_uct = num(r, o, "last_uct", where);
-    n->duplicate = truthy(o, "duplicate");
-    n->dup_of = (int)num(r, o, "dup_of", where);
-    n->forced = truthy(o, "forced");
-    n->error = opt_str(r, o, "error", where);
-    n->transient = truthy(o, "transient");
-    n->refused = truthy(o, "refused");
-    n->exhausted = truthy(o, "exhausted");
-    n->closed = truthy(o, "closed");
+    fields_read(r, o, n, FIELDS_OF(node_flags), where);
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");   /* optional: older transcripts */
     n->notes = cJSON_IsString(notes) ? xstrdup(notes->valuestring) : NULL;
     static const char *const roles[] = MCTS_ROLE_NAMES;
@@ -558,12 +601,7 @@ static void read_node(struct rd *r, struct mcts_tree *t, const cJSON *o, int i)
         for (unsigned ri = 0; ri < sizeof roles / sizeof roles[0]; ri++)
             if (cJSON_IsString(c) && strcmp(c->valuestring, roles[ri]) == 0) n->fallback |= 1u << ri;
     read_tokens(r, o, where, &n->tokens_in, &n->tokens_out);
-    const cJSON *tm = get(r, o, "timings", where);
-    n->started_ms = (int64_t)num(r, tm, "started_ms", "timings");
-    n->perceive_ms = (int64_t)num(r, tm, "perceive_ms", "timings");
-    n->plan_ms = (int64_t)num(r, tm, "plan_ms", "timings");
-    n->execute_ms = (int64_t)num(r, tm, "execute_ms", "timings");
-    n->evaluate_ms = (int64_t)num(r, tm, "evaluate_ms", "timings");
+    fields_read(r, get(r, o, "timings", where), n, FIELDS_OF(node_timings), "timings");
 }
 
 /* Ids dense, parents before children, child lists matching parent links. */
@@ -602,12 +640,7 @@ static struct search_answer *read_answer(struct rd *r, const cJSON *o)
     size_t i = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, p) a->path[i++] = cJSON_IsNumber(c) ? c->valueint : -1;
-    a->finish_node = (int)num(r, o, "finish_node", "answer");
-    a->from_finished = truthy(o, "from_finished");
-    a->dropped = (int)num(r, o, "dropped", "answer");
-    a->fallback_cite = truthy(o, "fallback_cite");
-    a->error = opt_str(r, o, "error", "answer");
-    a->failure = opt_str(r, o, "failure", "answer");
+    fields_read(r, o, a, FIELDS_OF(answer_fields), "answer");
     a->stopped = truthy(o, "stopped");
     read_tokens(r, o, "answer", &a->tokens_in, &a->tokens_out);
     return a;
