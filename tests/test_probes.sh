@@ -6,7 +6,9 @@
 export top_srcdir top_builddir DRQA PYTHON3
 PROBE_SCALE=1
 export PROBE_SCALE
-. "$top_srcdir/tests/tap.sh"
+# lib.sh: the private HOME, and PYTHON3 the interpreter itself, which the
+# probes inherit (each would otherwise run a version manager's shim to find it)
+. "$top_srcdir/tests/lib.sh"
 for p in "$top_srcdir"/tests/probes/*.sh; do
     name=$(basename "$p" .sh)
     line=$(timeout 600 sh "$p" 2>&1 | tail -n 1)
