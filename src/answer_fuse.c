@@ -25,7 +25,7 @@ static int seen_by_tree(const struct evidence *seen, const struct evidence_span 
     return 0;
 }
 
-/* Says which citations only the windows hold: appended to *markdown. */
+/* Says which citations only the windows or chunks hold: appended to *markdown. */
 static void note_window_cites(const struct evidence *seen, const struct evidence *cites, char **markdown)
 {
     struct buf b = BUF_INIT;
@@ -33,8 +33,8 @@ static void note_window_cites(const struct evidence *seen, const struct evidence
     for (size_t i = 0; i < cites->n; i++)
         if (!seen_by_tree(seen, &cites->v[i])) buf_printf(&b, "%s[%zu]", n++ ? ", " : "", i + 1);
     if (n) {
-        char *md = xasprintf("%s\n_%s %s %s from the repository's top %d-line BM25 windows, read for this "
-                             "answer; no step of the search read %s._\n",
+        char *md = xasprintf("%s\n_%s %s %s from the repository's top %d-line BM25 windows or its top "
+                             "function and class chunks, read for this answer; no step of the search read %s._\n",
                              *markdown, n > 1 ? "Citations" : "Citation", buf_str(&b), n > 1 ? "come" : "comes",
                              FLATRANK_LINES, n > 1 ? "them" : "it");
         free(*markdown);
@@ -43,19 +43,29 @@ static void note_window_cites(const struct evidence *seen, const struct evidence
     buf_free(&b);
 }
 
-int answer_fuse(const struct qparse *q, sqlite3 *db, const struct evidence *seen, const struct evidence *tcites,
-                double k, size_t max, char **markdown, struct evidence *cites, struct evidence *read, char *err,
-                size_t errlen)
+int answer_fuse(const struct qparse *q, sqlite3 *db, const struct answer_fuse_chunks *chunks,
+                const struct evidence *seen, const struct evidence *tcites, double k, size_t max, char **markdown,
+                struct evidence *cites, struct evidence *read, char *err, size_t errlen)
 {
-    struct evidence wcites = EVIDENCE_INIT, fused = EVIDENCE_INIT;
+    struct evidence wcites = EVIDENCE_INIT, ccites = EVIDENCE_INIT, cread = EVIDENCE_INIT, fused = EVIDENCE_INIT;
     *markdown = NULL;
     int rc = -1;
     /* the windows ranked as --mode rag-window ranks them */
     if (flatrank_windows(q, db, FLATRANK_LINES, FLATRANK_OVERLAP, FLATRANK_TOP, read, err, errlen) < 0 ||
         answer_build(q, read, db, NULL, NULL, &wcites, err, errlen))
         goto out;
-    const struct evidence *lists[2] = {tcites, &wcites};
-    fuse_citations(lists, 2, k, max, &fused);
+    /* the chunks as --mode rag-function ranks them, as many as windows */
+    if (chunks && (flatrank_chunks(chunks->cache, chunks->question, chunks->mode, FLATRANK_TOP, &cread, err,
+                                   errlen) < 0 ||
+                   answer_build(q, &cread, db, NULL, NULL, &ccites, err, errlen)))
+        goto out;
+    for (size_t i = 0; i < cread.n; i++) {
+        const struct evidence_span *sp = &cread.v[i];
+        evidence_add(read, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided =
+            sp->elided;
+    }
+    const struct evidence *lists[3] = {tcites, &wcites, &ccites};
+    fuse_citations(lists, chunks ? 3 : 2, k, max, &fused);
     struct answer_opts ao = {0};
     ao.ranked = 1;
     ao.distinct_files = 5;
@@ -72,6 +82,8 @@ out:
         *markdown = NULL;
     }
     evidence_free(&wcites);
+    evidence_free(&ccites);
+    evidence_free(&cread);
     evidence_free(&fused);
     return rc;
 }

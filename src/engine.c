@@ -626,15 +626,7 @@ static int rag_function(struct engine *e, const char *question, struct evidence 
         evidence_free(&found);
         return -1;
     }
-    size_t rank = 0;
-    for (size_t i = 0; i < found.n && rank < ENGINE_RAG_TOP; i++) {
-        const struct evidence_span *sp = &found.v[i];
-        if (sp->label && (!strncmp(sp->label, "module lines", 12) || !strncmp(sp->label, "text lines", 10)))
-            continue;   /* functions and classes only */
-        evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, 1.0 / (1.0 + (double)rank))
-            ->elided = sp->elided;
-        rank++;
-    }
+    flatrank_definitions(&found, ENGINE_RAG_TOP, pool);
     evidence_free(&found);
     return 0;
 }

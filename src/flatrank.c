@@ -64,3 +64,31 @@ int flatrank_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap
     qparse_windows_free(w, (size_t)n);
     return n;
 }
+
+size_t flatrank_definitions(const struct evidence *found, size_t k, struct evidence *pool)
+{
+    size_t rank = 0;
+    for (size_t i = 0; i < found->n && rank < k; i++) {
+        const struct evidence_span *sp = &found->v[i];
+        if (sp->label && (!strncmp(sp->label, "module lines", 12) || !strncmp(sp->label, "text lines", 10)))
+            continue;   /* functions and classes only */
+        evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, 1.0 / (1.0 + (double)rank))
+            ->elided = sp->elided;
+        rank++;
+    }
+    return rank;
+}
+
+int flatrank_chunks(struct semantic_cache *c, const char *question, enum semantic_mode mode, size_t k,
+                    struct evidence *pool, char *err, size_t errlen)
+{
+    struct evidence found = EVIDENCE_INIT;
+    struct semantic_query sq = {0};
+    sq.text = question;
+    sq.category = SEMANTIC_ANY;
+    sq.top_k = (int)(3 * k);   /* room for the module windows left out */
+    sq.mode = mode;
+    int rc = semantic_search(c, &sq, &found, err, errlen) < 0 ? -1 : (int)flatrank_definitions(&found, k, pool);
+    evidence_free(&found);
+    return rc;
+}

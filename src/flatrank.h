@@ -12,6 +12,7 @@
 
 #include "evidence.h"
 #include "qparse.h"
+#include "semantic.h"
 
 #include <sqlite3.h>
 #include <stddef.h>
@@ -26,5 +27,19 @@
  * when it cannot be read. */
 int flatrank_windows(const struct qparse *q, sqlite3 *db, int lines, int overlap, size_t k, struct evidence *pool,
                      char *err, size_t errlen);
+
+/* Appends to pool, best first, the first k spans of found (a SemanticSearch
+ * result, best first) that are functions or classes: module and text
+ * windows are left out, as --mode rag-function leaves them out. Each keeps
+ * its text, label and view, its score the prior 1/(1 + rank). Returns how
+ * many. */
+size_t flatrank_definitions(const struct evidence *found, size_t k, struct evidence *pool);
+
+/* The flat ranker's third view: the top k function and class chunks of the
+ * repository for question, as SemanticSearch ranks them in mode (with the
+ * local vectors), appended to pool as flatrank_definitions does. Returns how
+ * many, or -1 with a message when the index cannot be searched. */
+int flatrank_chunks(struct semantic_cache *c, const char *question, enum semantic_mode mode, size_t k,
+                    struct evidence *pool, char *err, size_t errlen);
 
 #endif

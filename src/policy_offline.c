@@ -1330,8 +1330,8 @@ static int tree_answer(struct offline_policy *p, const struct mcts_tree *t, cons
     return rc;
 }
 
-/* The answer: the tree's own, fused with the flat ranker's windows
- * (answer_fuse.h) unless p->fuse_k is 0. Without the windows (an index that
+/* The answer: the tree's own, fused with the flat ranker's windows and
+ * chunks (answer_fuse.h) unless p->fuse_k is 0. Without the windows (an index that
  * cannot be read now) the tree's answer stands alone. */
 static int answer_from(struct offline_policy *p, const struct mcts_tree *t, const int *ids, size_t nids,
                        struct policy_answer *out, char *err, size_t errlen)
@@ -1341,9 +1341,17 @@ static int answer_from(struct offline_policy *p, const struct mcts_tree *t, cons
     answer_pool(t, ids, nids, &pool);
     int rc = tree_answer(p, t, &pool, &tmd, &tcites, err, errlen);
     char ferr[256];
+    /* the chunks as SemanticSearch ranks them: with the local vectors, as
+     * --mode rag-function does, unless the ablation forbids them */
+    struct answer_fuse_chunks chunks = {0};
+    if (p->cfg.actx && p->question) {
+        chunks.cache = semantic_cache_of(p->cfg.actx);
+        chunks.question = p->question;
+        chunks.mode = p->cfg.no_semantic ? SEMANTIC_BM25 : SEMANTIC_HYBRID;
+    }
     if (!rc && p->fuse_k > 0 && p->cfg.db &&
-        answer_fuse(&p->q, p->cfg.db, &pool, &tcites, p->fuse_k, OFFLINE_ANSWER_CITES, &out->markdown, &out->cites,
-                    &out->read, ferr, sizeof ferr) == 0) {
+        answer_fuse(&p->q, p->cfg.db, chunks.cache ? &chunks : NULL, &pool, &tcites, p->fuse_k, OFFLINE_ANSWER_CITES,
+                    &out->markdown, &out->cites, &out->read, ferr, sizeof ferr) == 0) {
         free(tmd);
         evidence_free(&tcites);
     } else if (!rc) {

@@ -984,17 +984,21 @@ static const struct evidence_span *covering_span(const struct mcts_tree *t, cons
     return outline;
 }
 
-/* A verbatim span of read (the policy's own reading for its answer,
- * policy_answer.read) that holds citation c, or NULL. */
+/* A span of read (the policy's own reading for its answer,
+ * policy_answer.read) that verifies citation c as a node's reading does
+ * (node_cover): verbatim lines that hold it first, else an outline of
+ * exactly its lines (a class chunk read as its outline); or NULL. */
 static const struct evidence_span *read_span(const struct evidence *read, const struct evidence_span *c)
 {
+    const struct evidence_span *outline = NULL;
     for (size_t k = 0; k < read->n; k++) {
         const struct evidence_span *sp = &read->v[k];
-        if (!sp->elided && !strcmp(sp->path, c->path) && sp->start_line <= c->start_line &&
-            c->end_line <= sp->end_line)
-            return sp;
+        if (strcmp(sp->path, c->path)) continue;
+        if (!sp->elided && sp->start_line <= c->start_line && c->end_line <= sp->end_line) return sp;
+        if (sp->elided && !outline && sp->start_line == c->start_line && sp->end_line == c->end_line)
+            outline = sp;
     }
-    return NULL;
+    return outline;
 }
 
 /* 1 when cites already holds a span of c's lines seen the same way

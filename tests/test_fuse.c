@@ -3,6 +3,7 @@
  * ordered by the sum of 1 / (k + rank) over the lists; one span of every
  * file before any file's second; the span from the list ranking the file
  * best, its further spans from that list, then from the other; overlapping spans and exact repeats of a file left out; at most max;
+ * three lists as well as two;
  * a larger k letting agreement outweigh a single first place.
  */
 #include "fuse.h"
@@ -75,6 +76,19 @@ int main(void)
     fill(&w3, "z.py:1-2 q.py:1-2 u.py:1-2");
     check(&t3, &w3, 0.5, 0, "v.py:1-2 z.py:1-2 u.py:1-2 p.py:1-2 q.py:1-2", "k small: first places come first");
     check(&t3, &w3, 60, 0, "u.py:1-2 v.py:1-2 z.py:1-2 p.py:1-2 q.py:1-2", "k large: a file both lists hold comes first");
+    /* a third list (the offline answer's function and class chunks): u.py,
+     * third in two lists and first in the third, comes before any single
+     * first place; its leading span is the third list's, which ranks it
+     * best, its further span the tree's */
+    struct evidence c3 = EVIDENCE_INIT, out3 = EVIDENCE_INIT;
+    fill(&c3, "u.py:5-9");
+    const struct evidence *three[3] = {&t3, &w3, &c3};
+    fuse_citations(three, 3, 10, 0, &out3);
+    char *got3 = order(&out3);
+    is_str(got3, "u.py:5-9 v.py:1-2 z.py:1-2 p.py:1-2 q.py:1-2 u.py:1-2", "three lists: agreement of all three first");
+    free(got3);
+    evidence_free(&out3);
+    evidence_free(&c3);
     /* one list empty: the other's order, kept */
     struct evidence none = EVIDENCE_INIT;
     check(&t, &none, 60, 0, "a.py:10-20 b.py:1-9 c.py:5-6 a.py:40-50", "one list alone: its files in order");

@@ -418,11 +418,11 @@ static int tree_saw(const struct mcts_tree *t, const struct evidence_span *c)
     return 0;
 }
 
-/* The answer fuses the tree's citations with the flat ranker's windows
- * (DRQA_FUSE_K, read when the policy is made; "off": the tree's alone).
- * Every citation is a span the tree read or one of the windows handed back
- * as read; the answer names, by number, exactly those only the windows
- * hold; the leading citations are distinct files. */
+/* The answer fuses the tree's citations with the flat ranker's windows and
+ * chunks (DRQA_FUSE_K, read when the policy is made; "off": the tree's
+ * alone). Every citation is a span the tree read or one of the windows or
+ * chunks handed back as read; the answer names, by number, exactly those
+ * only they hold; the leading citations are distinct files. */
 static void test_answer_fusion(void)
 {
     /* one step that read only app.py: the windows know where the rest is */
@@ -439,6 +439,12 @@ static void test_answer_fusion(void)
     struct policy_answer fused = {0};
     ok(pol.answer(op, t, path, 2, &fused, &u, err, sizeof err) == 0, "fused answer %s", err);
     ok(fused.read.n > 0, "the windows are handed back as read (%zu)", fused.read.n);
+    /* the third ranking: function and class chunks, labelled by their
+     * names where a window's label is its lines */
+    size_t defs = 0;
+    for (size_t i = 0; i < fused.read.n; i++)
+        defs += fused.read.v[i].label && strncmp(fused.read.v[i].label, "lines ", 6);
+    ok(defs > 0, "the top function and class chunks are read and handed back too (%zu)", defs);
     int verified = 1, windows_only = 0, named = 1, routing = 0;
     for (size_t i = 0; i < fused.cites.n; i++) {
         const struct evidence_span *c = &fused.cites.v[i];
@@ -446,7 +452,7 @@ static void test_answer_fusion(void)
         int by_read = evidence_covers(&fused.read, c->path, c->start_line, c->end_line);
         verified &= by_tree || by_read;
         routing |= !strcmp(c->path, "tinyweb/routing.py");
-        char ref[16];
+        char ref[32];
         snprintf(ref, sizeof ref, "[%zu]", i + 1);
         const char *note = fused.markdown ? strstr(fused.markdown, "BM25 windows") : NULL;
         const char *line = note;

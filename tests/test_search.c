@@ -322,27 +322,36 @@ static void test_citations_seen(void)
 }
 
 /* lines the answer read itself, outside the tree (policy_answer.read),
- * verify a citation as a node's evidence does, and only within them */
+ * verify a citation as a node's evidence does, and only within them; an
+ * outline it read, exactly its lines */
 static void test_citations_read(void)
 {
     struct toy t;
     struct search_config c;
-    struct search *s;
-    struct search_answer *a;
-
-    toy_init(&t);
-    t.cite = TOY_CITE_READ;
-    t.finish_at = 3;
-    search_config_defaults(&c);
-    s = run(&t, &c, "q");
-    run_all(s);
-    a = search_answer(s);
-    ok(a->cites.n == 1 && !a->fallback_cite && !strcmp(a->cites.v[0].path, "flat/window.py"),
-       "a citation of lines the answer read is kept");
-    is_str(a->cites.n ? a->cites.v[0].text : "", "b = 2\nc = 3", "with the text of exactly its lines");
-    is_int(a->dropped, 1, "lines past what it read are dropped");
-    search_answer_free(a);
-    search_free(s);
+    for (int outline = 0; outline < 2; outline++) {
+        toy_init(&t);
+        t.cite = outline ? TOY_CITE_READ_OUTLINE : TOY_CITE_READ;
+        t.finish_at = 3;
+        search_config_defaults(&c);
+        struct search *s = run(&t, &c, "q");
+        run_all(s);
+        struct search_answer *a = search_answer(s);
+        if (!outline) {
+            ok(a->cites.n == 1 && !a->fallback_cite && !strcmp(a->cites.v[0].path, "flat/window.py"),
+               "a citation of lines the answer read is kept");
+            is_str(a->cites.n ? a->cites.v[0].text : "", "b = 2\nc = 3", "with the text of exactly its lines");
+            is_int(a->dropped, 1, "lines past what it read are dropped");
+        } else {
+            /* a class chunk read as its outline: not the lines inside it,
+             * whose bodies it left out */
+            ok(a->cites.n == 1 && !a->fallback_cite && a->cites.v[0].elided && a->cites.v[0].start_line == 10 &&
+                   a->cites.v[0].end_line == 40,
+               "an outline the answer read verifies a citation of exactly its lines");
+            is_int(a->dropped, 1, "and not a citation of lines inside it");
+        }
+        search_answer_free(a);
+        search_free(s);
+    }
 }
 
 /* a Finish with no code read on its path is refused and re-planned */

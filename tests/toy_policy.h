@@ -36,7 +36,10 @@ enum toy_dup { TOY_DUP_NONE, TOY_DUP_SIBLING, TOY_DUP_ANCESTOR, TOY_DUP_ONCE };
  * whatever its status, on the trajectory or not */
 /* TOY_CITE_READ: lines of a window the answer read itself (handed back in
  * policy_answer.read, seen by no node), and lines past that window */
-enum toy_cite { TOY_CITE_GOOD, TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL, TOY_CITE_TREE, TOY_CITE_READ };
+/* TOY_CITE_READ_OUTLINE: the outline of a class the answer read itself,
+ * cited as exactly its lines and as lines inside it */
+enum toy_cite { TOY_CITE_GOOD, TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL, TOY_CITE_TREE, TOY_CITE_READ,
+                TOY_CITE_READ_OUTLINE };
 enum toy_gate { TOY_GATE_NONE, TOY_GATE_PERCEIVE, TOY_GATE_PLAN, TOY_GATE_EVAL };
 
 struct toy {
@@ -293,6 +296,11 @@ static int toy_answer(void *ctx, const struct mcts_tree *tr, const int *ids, siz
         evidence_add(&out->read, "flat/window.py", 1, 4, "a = 1\nb = 2\nc = 3\nd = 4", "lines 1-4", 1);
         evidence_add(&out->cites, "flat/window.py", 2, 3, NULL, NULL, 0);
         evidence_add(&out->cites, "flat/window.py", 3, 9, NULL, NULL, 0);
+    } else if (t->cite == TOY_CITE_READ_OUTLINE) {
+        evidence_add(&out->read, "flat/chunk.py", 10, 40, "class Chunk:\n    def run(self): ...", "Chunk", 1)
+            ->elided = 1;
+        evidence_add(&out->cites, "flat/chunk.py", 10, 40, NULL, NULL, 0);
+        evidence_add(&out->cites, "flat/chunk.py", 12, 20, NULL, NULL, 0);
     } else if (t->cite == TOY_CITE_BOGUS || (!last && t->cite != TOY_CITE_NONE)) {
         evidence_add(&out->cites, "nowhere/made_up.py", 10, 20, NULL, NULL, 0);
     } else if (t->cite == TOY_CITE_GOOD) {
