@@ -57,9 +57,9 @@ struct llm_backend;
 /* The chat API providers, one row each (llm_providers[] in llm_provider.c): what
  * --provider, DRQA_PROVIDER, the config file's provider and a judge's
  * provider field accept, the base used when none is given, the vendor's
- * variables, the API family it speaks and the backend's constructor. Adding a
- * provider: its enum value, its row, and its llm_<name>.c when no
- * constructor fits; nothing else tells the providers apart. */
+ * variables, the API family it speaks and the backend's constructor; no
+ * other code tells the providers apart (adding one: HACKING.md, "A
+ * provider"). */
 struct llm_provider_info {
     enum llm_provider id;
     const char *name;          /* "openai" */
