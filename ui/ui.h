@@ -153,17 +153,23 @@ extern const struct pane_ops pane_tree_ops, pane_node_ops, pane_evidence_ops, pa
 /* ui_main.c */
 void ui_dirty(struct ui *ui, int pane);
 void ui_dirty_all(struct ui *ui);
-void ui_select(struct ui *ui, int id, int by_user);
 void ui_message(struct ui *ui, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void ui_open_citation(struct ui *ui, size_t index);
 /* Keeps a copy of a message among ui->recent (the oldest goes). */
 void ui_remember(struct ui *ui, const char *text);
 /* 0 when TERM names a terminal that addresses the cursor, else -1 with a
  * message saying what to do (termcheck.c). */
 int ui_terminal_usable(char *err, size_t errlen);
+
+/* navigate.c: what the panes and the main loop both call to move the user */
+/* Selects node id in the tree; by_user stops following the newest node. */
+void ui_select(struct ui *ui, int id, int by_user);
+/* Opens the span of the answer's citation index in the file view. */
+void ui_open_citation(struct ui *ui, size_t index);
 /* Opens lines start_line..end_line of the indexed file path in the file view
  * (a message when the index does not hold it). */
 void ui_open_span(struct ui *ui, const char *path, int start_line, int end_line);
+/* Closes the file view, the focus back on the pane it was opened from. */
+void ui_close_file(struct ui *ui);
 
 /* draw.c: the roles' attributes and safe drawing helpers */
 /* Sets ui->attrs for every role (after initscr). */
