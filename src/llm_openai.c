@@ -114,20 +114,6 @@ static char *content_parts(const cJSON *parts, struct llm_reply *reply)
     return buf_take(&text);
 }
 
-/* An Entra ID access token is a JWT: base64url of '{"' first. */
-static int is_jwt(const char *key)
-{
-    return str_starts(key, "eyJ") && strchr(key, '.') != NULL;
-}
-
-char *llm_openai_auth_header(const struct llm_http_backend *hb)
-{
-    if (!hb->key) return NULL;
-    /* Azure takes its resource keys in api-key; Entra ID tokens as Bearer */
-    if (hb->azure && !is_jwt(hb->key)) return xasprintf("api-key: %s", hb->key);
-    return xasprintf("Authorization: Bearer %s", hb->key);
-}
-
 /* OpenAI's refusal of a model on chat completions that it serves on the
  * Responses API alone: 404 (or 400) "This model is only supported in
  * v1/responses and not in v1/chat/completions." */
