@@ -539,8 +539,8 @@ enum llm_fail llm_body_error(const cJSON *e, const char *who, const char *url, c
  * reply that is an event stream is read by wire's assembler as it arrives
  * (or whole, from a server that streams unasked). */
 static int post_once(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                     const char *const *headers, const char *body, enum llm_wire wire, struct llm_reply *reply,
-                     cJSON **json, struct err_info *ei)
+                     const char *const *headers, const char *body, const struct llm_stream_api *wire,
+                     struct llm_reply *reply, cJSON **json, struct err_info *ei)
 {
     struct http_opts o = hb->http;
     o.cancel = req->cancel;
@@ -753,8 +753,8 @@ int llm_check_cut(struct llm_http_backend *hb, const struct llm_request *req, st
 int llm_streams(const struct llm_http_backend *hb) { return hb->prof.stream; }
 
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                      const char *const *headers, llm_body_fn build, enum llm_wire wire, struct llm_reply *reply,
-                      cJSON **json)
+                      const char *const *headers, llm_body_fn build, const struct llm_stream_api *wire,
+                      struct llm_reply *reply, cJSON **json)
 {
     int rc = LLM_ERR_REQUEST;
     int refit = 0;

@@ -22,6 +22,7 @@
  * key in an api-key header and its URL forms checked when it is built.
  */
 #include "llm.h"
+#include "llm_stream.h"
 #include "url.h"
 #include "util.h"
 
@@ -128,7 +129,7 @@ static int openai_once(struct llm_http_backend *hb, const struct llm_request *re
                        const char *const *headers, struct llm_reply *reply)
 {
     cJSON *j = NULL;
-    int rc = llm_http_exchange(hb, req, url, headers, openai_body, LLM_WIRE_CHAT, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, openai_body, &llm_stream_chat_api, reply, &j);
     if (rc != LLM_OK) goto out;
 
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(j, "choices");
