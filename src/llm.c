@@ -42,8 +42,6 @@ int llm_fail_persistent(enum llm_fail k)
            k == LLM_FAIL_QUOTA;
 }
 
-long llm_estimate_tokens(size_t bytes) { return (long)((bytes + 3) / 4); }
-
 static const char *http_name(const struct llm_backend *b)
 {
     return ((const struct llm_http_backend *)b->impl)->label;
@@ -541,8 +539,8 @@ enum llm_fail llm_body_error(const cJSON *e, const char *who, const char *url, c
  * reply that is an event stream is read by wire's assembler as it arrives
  * (or whole, from a server that streams unasked). */
 static int post_once(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                     const char *const *headers, const char *body, enum llm_wire wire, struct llm_reply *reply,
-                     cJSON **json, struct err_info *ei)
+                     const char *const *headers, const char *body, const struct llm_stream_api *wire,
+                     struct llm_reply *reply, cJSON **json, struct err_info *ei)
 {
     struct http_opts o = hb->http;
     o.cancel = req->cancel;
@@ -755,8 +753,8 @@ int llm_check_cut(struct llm_http_backend *hb, const struct llm_request *req, st
 int llm_streams(const struct llm_http_backend *hb) { return hb->prof.stream; }
 
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                      const char *const *headers, llm_body_fn build, enum llm_wire wire, struct llm_reply *reply,
-                      cJSON **json)
+                      const char *const *headers, llm_body_fn build, const struct llm_stream_api *wire,
+                      struct llm_reply *reply, cJSON **json)
 {
     int rc = LLM_ERR_REQUEST;
     int refit = 0;
@@ -995,39 +993,6 @@ int llm_once_raising(struct llm_http_backend *hb, const struct llm_request *req,
     if (first.cost_usd > 0) reply->cost_usd = (reply->cost_usd > 0 ? reply->cost_usd : 0) + first.cost_usd;
     if (rc == LLM_ERR_REPLY) llm_raise_limit(hb, reply, llm_reply_limit(hb, req));
     return rc;
-}
-
-void llm_account(struct llm_http_backend *hb, const struct llm_request *req, struct llm_reply *reply,
-                 long input_tokens, long output_tokens)
-{
-    reply->tokens_estimated = 0;
-    if (input_tokens < 0) {
-        size_t bytes = req->system ? strlen(req->system) : 0;
-        for (size_t i = 0; i < req->nmessages; i++)
-            bytes += req->messages[i].content ? strlen(req->messages[i].content) : 0;
-        input_tokens = llm_estimate_tokens(bytes);
-        reply->tokens_estimated = 1;
-    }
-    if (output_tokens < 0) {
-        size_t bytes = (reply->text ? strlen(reply->text) : 0) + (reply->reasoning ? strlen(reply->reasoning) : 0);
-        output_tokens = llm_estimate_tokens(bytes);
-        reply->tokens_estimated = 1;
-    }
-    reply->input_tokens = input_tokens;
-    reply->output_tokens = output_tokens;
-    const struct llm_profile *p = &hb->prof;
-    if (p->price_input < 0 || p->price_output < 0) {
-        reply->cost_usd = -1;
-        return;
-    }
-    double cached_price = p->price_cached >= 0 ? p->price_cached : p->price_input;
-    long cached = reply->cached_tokens > 0 ? reply->cached_tokens : 0;
-    long written = reply->cache_write_tokens > 0 ? reply->cache_write_tokens : 0;
-    long plain = input_tokens - cached - written;
-    if (plain < 0) plain = 0;
-    /* Anthropic bills a 5-minute cache write at 1.25 times the input price */
-    reply->cost_usd = (plain * p->price_input + cached * cached_price + written * p->price_input * 1.25 +
-                       output_tokens * p->price_output) / 1e6;
 }
 
 /* A model may repeat the key it was sent (a prompt that quotes a config
@@ -1327,10 +1292,4 @@ void llm_add_message(cJSON *msgs, const char *role, const char *content)
     cJSON_AddStringToObject(m, "role", role);
     cJSON_AddStringToObject(m, "content", content);
     cJSON_AddItemToArray(msgs, m);
-}
-
-long llm_usage_field(const cJSON *usage, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, name);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (long)v->valuedouble : -1;
 }

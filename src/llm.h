@@ -324,6 +324,7 @@ const struct llm_profile *llm_backend_profile(const struct llm_backend *b);
 int llm_check_request(const struct llm_request *req, struct llm_reply *reply);
 /* The API a reply comes from, for reading it as an event stream (llm_stream.h). */
 enum llm_wire { LLM_WIRE_CHAT, LLM_WIRE_MESSAGES, LLM_WIRE_RESPONSES };
+struct llm_stream_api;   /* an API's stream assembler (llm_stream.h) */
 /* Whether requests to hb ask for a streamed reply ("stream": true): the
  * profile's stream field (on unless --no-stream, stream = false or
  * profile.GLOB.stream = off says otherwise). */
@@ -332,16 +333,16 @@ int llm_streams(const struct llm_http_backend *hb);
 typedef char *(*llm_body_fn)(const struct llm_http_backend *hb, const struct llm_request *req, int adjust);
 /* POSTs the body to url with headers and maps the outcome into reply (error,
  * status, fail kind); a reply that comes as an event stream (asked for, or
- * not) is read as it arrives in the wire's format and rebuilt into the JSON
- * a whole reply would be (llm_stream.h), its pieces handed to
+ * not) is read as it arrives by the API's assembler (wire) and rebuilt into
+ * the JSON a whole reply would be (llm_stream.h), its pieces handed to
  * req->on_delta; a 400 that refuses a parameter the body holds is
  * adjusted for (LLM_ADJ_*, or the field dropped) and sent again, once per
  * parameter, and a refused system role folds the system prompt into the
  * first user message. Returns an llm_rc; on LLM_OK *json is the parsed
  * reply object (caller deletes). */
 int llm_http_exchange(struct llm_http_backend *hb, const struct llm_request *req, const char *url,
-                      const char *const *headers, llm_body_fn body, enum llm_wire wire, struct llm_reply *reply,
-                      cJSON **json);
+                      const char *const *headers, llm_body_fn body, const struct llm_stream_api *wire,
+                      struct llm_reply *reply, cJSON **json);
 /* The reply-limit value for req: the request's, else the profile's max_output;
  * once a refusal named the context window, no more than the window leaves
  * after the request's input (estimated), down to LLM_REPLY_MIN. */

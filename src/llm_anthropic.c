@@ -19,6 +19,7 @@
  * (the API reports the three apart) and output_tokens.
  */
 #include "llm.h"
+#include "llm_stream.h"
 #include "url.h"
 #include "util.h"
 
@@ -98,7 +99,7 @@ static int anthropic_once(struct llm_http_backend *hb, const struct llm_request 
                           const char *const *headers, struct llm_reply *reply)
 {
     cJSON *j = NULL;
-    int rc = llm_http_exchange(hb, req, url, headers, anthropic_body, LLM_WIRE_MESSAGES, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, anthropic_body, &llm_stream_messages_api, reply, &j);
     if (rc != LLM_OK) goto out;
 
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(j, "content"), *blk;

@@ -22,6 +22,7 @@
  * key in an api-key header and its URL forms checked when it is built.
  */
 #include "llm.h"
+#include "llm_stream.h"
 #include "url.h"
 #include "util.h"
 
@@ -114,20 +115,6 @@ static char *content_parts(const cJSON *parts, struct llm_reply *reply)
     return buf_take(&text);
 }
 
-/* An Entra ID access token is a JWT: base64url of '{"' first. */
-static int is_jwt(const char *key)
-{
-    return str_starts(key, "eyJ") && strchr(key, '.') != NULL;
-}
-
-char *llm_openai_auth_header(const struct llm_http_backend *hb)
-{
-    if (!hb->key) return NULL;
-    /* Azure takes its resource keys in api-key; Entra ID tokens as Bearer */
-    if (hb->azure && !is_jwt(hb->key)) return xasprintf("api-key: %s", hb->key);
-    return xasprintf("Authorization: Bearer %s", hb->key);
-}
-
 /* OpenAI's refusal of a model on chat completions that it serves on the
  * Responses API alone: 404 (or 400) "This model is only supported in
  * v1/responses and not in v1/chat/completions." */
@@ -142,7 +129,7 @@ static int openai_once(struct llm_http_backend *hb, const struct llm_request *re
                        const char *const *headers, struct llm_reply *reply)
 {
     cJSON *j = NULL;
-    int rc = llm_http_exchange(hb, req, url, headers, openai_body, LLM_WIRE_CHAT, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, openai_body, &llm_stream_chat_api, reply, &j);
     if (rc != LLM_OK) goto out;
 
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(j, "choices");

@@ -79,7 +79,7 @@ int llm_responses_chat(struct llm_backend *b, const struct llm_request *req, str
     char *auth = llm_openai_auth_header(hb);
     const char *headers[] = {auth, NULL};
     cJSON *j = NULL;
-    int rc = llm_http_exchange(hb, req, url, headers, responses_body, LLM_WIRE_RESPONSES, reply, &j);
+    int rc = llm_http_exchange(hb, req, url, headers, responses_body, &llm_stream_responses_api, reply, &j);
     llm_header_free(auth);
     if (rc != LLM_OK) goto out;
 
@@ -173,7 +173,7 @@ static int delta_to(struct llm_stream *s, struct buf *b, enum llm_delta_kind kin
     return llm_stream_emit(s, kind, d->valuestring, strlen(d->valuestring));
 }
 
-int llm_stream_responses_event(struct llm_stream *s, const char *event, const cJSON *j)
+static int llm_stream_responses_event(struct llm_stream *s, const char *event, const cJSON *j)
 {
     const char *type = event_type(j, event);
     const cJSON *resp = cJSON_GetObjectItemCaseSensitive(j, "response");
@@ -233,7 +233,7 @@ static void output_from_deltas(struct llm_stream *s, cJSON *doc)
     cJSON_AddItemToArray(out, msg);
 }
 
-cJSON *llm_stream_responses_doc(struct llm_stream *s)
+static cJSON *llm_stream_responses_doc(struct llm_stream *s)
 {
     const cJSON *e = s->error ? s->error : cJSON_GetObjectItemCaseSensitive(s->doc, "error");
     if (e && !cJSON_IsNull(e)) {   /* an error event, or response.failed's error */
@@ -248,3 +248,6 @@ cJSON *llm_stream_responses_doc(struct llm_stream *s)
         output_from_deltas(s, doc);
     return doc;
 }
+
+const struct llm_stream_api llm_stream_responses_api = {LLM_WIRE_RESPONSES, llm_stream_responses_event,
+                                                      llm_stream_responses_doc};

@@ -13,10 +13,10 @@
 
 static int on_event(void *ud, const char *event, const char *data, size_t len);
 
-struct llm_stream *llm_stream_new(enum llm_wire wire, const struct llm_request *req)
+struct llm_stream *llm_stream_new(const struct llm_stream_api *api, const struct llm_request *req)
 {
     struct llm_stream *s = xcalloc(1, sizeof *s);
-    s->wire = wire;
+    s->api = api;
     s->req = req;
     sse_init(&s->sse, 0, on_event, s);
     return s;
@@ -141,7 +141,7 @@ int llm_stream_emit(struct llm_stream *s, enum llm_delta_kind kind, const char *
 static int on_event(void *ud, const char *event, const char *data, size_t len)
 {
     struct llm_stream *s = ud;
-    if (s->wire == LLM_WIRE_CHAT && len == 6 && !memcmp(data, "[DONE]", 6)) {
+    if (s->api->wire == LLM_WIRE_CHAT && len == 6 && !memcmp(data, "[DONE]", 6)) {
         s->done = 1;
         return 0;
     }
@@ -156,9 +156,7 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
         cJSON_Delete(j);
         return 1;
     }
-    int rc = s->wire == LLM_WIRE_CHAT       ? llm_stream_chat_event(s, event, j)
-           : s->wire == LLM_WIRE_MESSAGES   ? llm_stream_messages_event(s, event, j)
-                                            : llm_stream_responses_event(s, event, j);
+    int rc = s->api->event(s, event, j);
     cJSON_Delete(j);
     return rc || s->stopped;
 }
@@ -233,7 +231,7 @@ static int chat_parts(struct llm_stream *s, const cJSON *parts)
     return 0;
 }
 
-int llm_stream_chat_event(struct llm_stream *s, const char *event, const cJSON *j)
+static int llm_stream_chat_event(struct llm_stream *s, const char *event, const cJSON *j)
 {
     (void)event;
     if (!s->doc) {
@@ -276,7 +274,7 @@ int llm_stream_chat_event(struct llm_stream *s, const char *event, const cJSON *
     return llm_stream_emit(s, LLM_DELTA_TEXT, content->valuestring, strlen(content->valuestring));
 }
 
-cJSON *llm_stream_chat_doc(struct llm_stream *s)
+static cJSON *llm_stream_chat_doc(struct llm_stream *s)
 {
     cJSON *doc;
     if (s->error) {
@@ -304,6 +302,9 @@ cJSON *llm_stream_chat_doc(struct llm_stream *s)
     if (s->usage) cJSON_AddItemToObject(doc, "usage", cJSON_Duplicate(s->usage, 1));
     return doc;
 }
+
+const struct llm_stream_api llm_stream_chat_api = {LLM_WIRE_CHAT, llm_stream_chat_event,
+                                                  llm_stream_chat_doc};
 
 /* ---- the end of a stream ---- */
 
@@ -344,11 +345,10 @@ int llm_stream_end(struct llm_stream *s, struct llm_http_backend *hb, const char
         llm_stream_reset_text(s);
         return LLM_ERR_REPLY;
     }
-    cJSON *doc = s->wire == LLM_WIRE_CHAT ? llm_stream_chat_doc(s)
-               : s->wire == LLM_WIRE_MESSAGES ? llm_stream_messages_doc(s) : llm_stream_responses_doc(s);
+    cJSON *doc = s->api->doc(s);
     if (!doc) {
         snprintf(reply->error, sizeof reply->error, "the event stream from %s ended before the reply did (%s): the "
-                 "server or a proxy cut it short; the partial reply was dropped", url, end_event(s->wire));
+                 "server or a proxy cut it short; the partial reply was dropped", url, end_event(s->api->wire));
         reply->fail = LLM_FAIL_TRANSIENT;
         llm_stream_reset_text(s);
         return LLM_ERR_CONNECT;

@@ -37,7 +37,7 @@ struct think_filter {
 };
 
 struct llm_stream {
-    enum llm_wire wire;
+    const struct llm_stream_api *api;   /* the API's assembler */
     const struct llm_request *req;
     struct sse sse;
     struct think_filter tf;
@@ -64,7 +64,21 @@ struct llm_stream {
     int tool_text;             /* messages: a tool_use block's input is handed as the text */
 };
 
-struct llm_stream *llm_stream_new(enum llm_wire wire, const struct llm_request *req);
+/* An API's assembler. The backend that speaks the API hands it to
+ * llm_http_exchange; the reader calls the assembler through it and knows no
+ * API's events by name. */
+struct llm_stream_api {
+    enum llm_wire wire;
+    /* an event's JSON: 0 to go on, nonzero to stop */
+    int (*event)(struct llm_stream *s, const char *event, const cJSON *j);
+    /* the rebuilt document; NULL when the stream did not end */
+    cJSON *(*doc)(struct llm_stream *s);
+};
+extern const struct llm_stream_api llm_stream_chat_api;       /* llm_stream.c */
+extern const struct llm_stream_api llm_stream_messages_api;   /* llm_stream_messages.c */
+extern const struct llm_stream_api llm_stream_responses_api;  /* llm_responses.c */
+
+struct llm_stream *llm_stream_new(const struct llm_stream_api *api, const struct llm_request *req);
 void llm_stream_free(struct llm_stream *s);   /* NULL ok */
 /* An http_stream_fn: reads bytes of the stream; (NULL, 0) voids what was read. */
 int llm_stream_feed(void *s, const char *p, size_t n);
@@ -89,13 +103,5 @@ int llm_stream_end(struct llm_stream *s, struct llm_http_backend *hb, const char
 int llm_stream_emit(struct llm_stream *s, enum llm_delta_kind kind, const char *p, size_t n);
 /* Voids what was handed (LLM_DELTA_RESET when anything was). */
 void llm_stream_reset_text(struct llm_stream *s);
-/* The event handlers of each API: 0 to go on, nonzero to stop. */
-int llm_stream_chat_event(struct llm_stream *s, const char *event, const cJSON *j);
-int llm_stream_messages_event(struct llm_stream *s, const char *event, const cJSON *j);
-int llm_stream_responses_event(struct llm_stream *s, const char *event, const cJSON *j);
-/* The rebuilt documents; NULL when the stream did not end. */
-cJSON *llm_stream_chat_doc(struct llm_stream *s);
-cJSON *llm_stream_messages_doc(struct llm_stream *s);
-cJSON *llm_stream_responses_doc(struct llm_stream *s);
 
 #endif

@@ -100,7 +100,7 @@ static void merge_usage(struct llm_stream *s, const cJSON *u)
     }
 }
 
-int llm_stream_messages_event(struct llm_stream *s, const char *event, const cJSON *j)
+static int llm_stream_messages_event(struct llm_stream *s, const char *event, const cJSON *j)
 {
     const char *type = *str_of(j, "type") ? str_of(j, "type") : event;
     if (!strcmp(type, "message_start")) {
@@ -157,7 +157,7 @@ static cJSON *finished_block(struct llm_stream *s, int i)
     return b;
 }
 
-cJSON *llm_stream_messages_doc(struct llm_stream *s)
+static cJSON *llm_stream_messages_doc(struct llm_stream *s)
 {
     cJSON *doc;
     if (s->error) {
@@ -178,3 +178,6 @@ cJSON *llm_stream_messages_doc(struct llm_stream *s)
     if (s->usage) cJSON_AddItemToObject(doc, "usage", cJSON_Duplicate(s->usage, 1));
     return doc;
 }
+
+const struct llm_stream_api llm_stream_messages_api = {LLM_WIRE_MESSAGES, llm_stream_messages_event,
+                                                      llm_stream_messages_doc};

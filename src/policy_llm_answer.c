@@ -92,45 +92,6 @@ static void classify_cite(void *ctx, size_t start, size_t end, const char *path,
     free(p);
 }
 
-struct cite_strip {
-    const struct evidence *seen;
-    const char *text;
-    struct buf out;
-    size_t pos;
-    int removed;
-};
-
-static void strip_cite(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z)
-{
-    struct cite_strip *cs = ctx;
-    char *p = xstrndup(path, plen);
-    int ok = evidence_covers(cs->seen, p, a, z);
-    free(p);
-    if (ok || start < cs->pos) return;
-    if (start > 0 && cs->text[start - 1] == '`' && cs->text[end] == '`') {
-        start--;
-        end++;
-    }
-    if (start < cs->pos) return;
-    buf_add(&cs->out, cs->text + cs->pos, start - cs->pos);
-    cs->pos = end;
-    cs->removed++;
-}
-
-static char *remove_invalid(const char *text, const struct evidence *seen, int *removed)
-{
-    struct cite_strip cs = {seen, text, BUF_INIT, 0, 0};
-    scan_citations(text, strip_cite, &cs);
-    buf_adds(&cs.out, text + cs.pos);
-    *removed = cs.removed;
-    return buf_take(&cs.out);
-}
-
-char *llm_strip_citations(const char *text, const struct evidence *seen, int *removed)
-{
-    return remove_invalid(text ? text : "", seen, removed);
-}
-
 static const char *type_hint(const char *qtype)
 {
     if (streq(qtype, "where")) return "A where-question: give the location first (file and lines), then what is there.";
@@ -313,7 +274,7 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
         }
         buf_free(&msg);
         int removed = 0;
-        char *md = remove_invalid(ac.answer, &seen, &removed);
+        char *md = llm_strip_citations(ac.answer, &seen, &removed);
         if (removed) {
             char *m2 = xasprintf("%s\n\n_%d citation%s that matched no evidence on the trajectory %s removed._\n", md,
                                  removed, removed == 1 ? "" : "s", removed == 1 ? "was" : "were");

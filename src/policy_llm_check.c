@@ -595,6 +595,45 @@ size_t llm_parse_citations(const char *text, struct evidence *out)
     return out->n - before;
 }
 
+struct cite_strip {
+    const struct evidence *seen;
+    const char *text;
+    struct buf out;
+    size_t pos;
+    int removed;
+};
+
+static void strip_cite(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z)
+{
+    struct cite_strip *cs = ctx;
+    char *p = xstrndup(path, plen);
+    int ok = evidence_covers(cs->seen, p, a, z);
+    free(p);
+    if (ok || start < cs->pos) return;
+    if (start > 0 && cs->text[start - 1] == '`' && cs->text[end] == '`') {
+        start--;
+        end++;
+    }
+    if (start < cs->pos) return;
+    buf_add(&cs->out, cs->text + cs->pos, start - cs->pos);
+    cs->pos = end;
+    cs->removed++;
+}
+
+static char *remove_invalid(const char *text, const struct evidence *seen, int *removed)
+{
+    struct cite_strip cs = {seen, text, BUF_INIT, 0, 0};
+    scan_citations(text, strip_cite, &cs);
+    buf_adds(&cs.out, text + cs.pos);
+    *removed = cs.removed;
+    return buf_take(&cs.out);
+}
+
+char *llm_strip_citations(const char *text, const struct evidence *seen, int *removed)
+{
+    return remove_invalid(text ? text : "", seen, removed);
+}
+
 static int contains_any(const char *lower, const char *const *cues)
 {
     for (size_t i = 0; cues[i]; i++)

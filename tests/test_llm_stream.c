@@ -93,6 +93,13 @@ static const char responses_stream[] =
 
 static const cJSON schema_any;   /* only its address: a request with a schema */
 
+/* The assembler of an API, as its backend hands it to llm_http_exchange. */
+static const struct llm_stream_api *api_of(enum llm_wire w)
+{
+    return w == LLM_WIRE_CHAT ? &llm_stream_chat_api
+         : w == LLM_WIRE_MESSAGES ? &llm_stream_messages_api : &llm_stream_responses_api;
+}
+
 /* Feeds text cut at `cut`, returns the printed document ("" when none), and the pieces in rec. */
 static char *assemble(enum llm_wire w, const char *text, size_t cut, int with_schema, struct rec *rc, int *fed)
 {
@@ -101,11 +108,10 @@ static char *assemble(enum llm_wire w, const char *text, size_t cut, int with_sc
     req.on_delta = rec_delta;
     req.delta_ud = rc;
     if (with_schema) req.schema = &schema_any;
-    struct llm_stream *s = llm_stream_new(w, &req);
+    struct llm_stream *s = llm_stream_new(api_of(w), &req);
     size_t n = strlen(text);
     *fed = llm_stream_feed(s, text, cut) | llm_stream_feed(s, text + cut, n - cut);
-    cJSON *doc = w == LLM_WIRE_CHAT ? llm_stream_chat_doc(s) : w == LLM_WIRE_MESSAGES ? llm_stream_messages_doc(s)
-                                                               : llm_stream_responses_doc(s);
+    cJSON *doc = api_of(w)->doc(s);
     char *out = doc ? cJSON_PrintUnformatted(doc) : xstrdup("");
     cJSON_Delete(doc);
     llm_stream_free(s);
