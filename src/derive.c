@@ -76,12 +76,17 @@ static int store_lines(void *ctx, sqlite3 *db, char *err, size_t errlen);
 
 void derive_start(struct derive *d, sqlite3 *db)
 {
-    if (!d || d->started || !d->vb) return;
-    d->started = pthread_create(&d->thread, NULL, fit_thread, d) == 0;
-    if (!d->started) fit_thread(d);
+    if (!d || !d->lp) return;
     /* the files are all written: the line postings, which only they make,
      * are stored now, and their memory is free before resolving takes its */
     stored(db, "line postings", store_lines, d);
+}
+
+void derive_fit(struct derive *d)
+{
+    if (!d || d->started || !d->vb) return;
+    d->started = pthread_create(&d->thread, NULL, fit_thread, d) == 0;
+    if (!d->started) fit_thread(d);
 }
 
 /* Runs store in a savepoint of db's transaction: a part that fails leaves
@@ -128,6 +133,7 @@ void derive_store(struct derive *d, sqlite3 *db)
     if (!d) return;
     if (d->lp) stored(db, "line postings", store_lines, d);
     stored(db, "symbol names", store_names, d);
+    derive_fit(d);   /* a build that resolved nothing has not started it */
     join(d);
     if (d->fitted) stored(db, "local vectors", store_vectors, d);
     vec_local_fit_free(&d->fit);

@@ -11,10 +11,10 @@
  * in memory anyway: the parser threads tokenise each file's lines while its
  * text is decoded (derive_lines), the writer hands in every file and chunk
  * as it writes them, in path order (derive_file, derive_chunk). Once every
- * file is written the line postings are stored and the vectors are fitted
- * on a thread of their own (derive_start) while the writer resolves edges and
- * creates the indexes; derive_store then writes the vectors and the names,
- * just before the build commits. All of it is in the build's transaction: a
+ * file is written the line postings are stored (derive_start); once the
+ * edges are resolved the vectors are fitted on a thread of their own
+ * (derive_fit) while the writer creates the indexes; derive_store then
+ * writes the vectors and the names, just before the build commits. All of it is in the build's transaction: a
  * build killed before its commit leaves the previous index and its derived
  * rows as they were, and a committed one has them current.
  *
@@ -44,10 +44,14 @@ void derive_lines(const char *text, size_t len, struct linepost_file *out);
 void derive_file(struct derive *d, long long file_id, const struct linepost_file *lines);
 void derive_chunk(struct derive *d, long long cid, const struct chunk *c);
 
-/* Every file is written (db's files rows are final): the vectors are fitted
- * from here on, beside the writer, and the line postings are stored in db's
- * write transaction now. */
+/* Every file is written (db's files rows are final): the line postings are
+ * stored in db's write transaction now. */
 void derive_start(struct derive *d, sqlite3 *db);
+
+/* The vectors are fitted from here on, beside the writer. Called once the
+ * edges are resolved: the fit's arrays and resolving's tables are the two
+ * largest things a build holds, and one after the other they do not add up. */
+void derive_fit(struct derive *d);
 
 /* Waits for the fit and stores the vectors, line postings and names in db's
  * write transaction (stamped with what db holds now: call it once nothing

@@ -367,9 +367,19 @@ static int write_result(struct update *U, const struct job *j, const struct resu
  * broken by them, are the same from one build to the next. Results that
  * finish early wait in `held`; they stay counted in the in-flight budget,
  * which bounds how many can wait. */
+/* Source bytes written between two trims of the heap while parsing: the
+ * parser threads free each file's tree once it is extracted, and what they
+ * freed stays in their arenas, counted in the peak RSS, until it is given
+ * back. Measured on sympy's first answer (with the fit after resolving):
+ * 188 MB without, 158-162 MB at a trim per 4 MB, 157 MB per 12 MB; each
+ * trim costs page faults when the pages are used again (system time 1.3 s
+ * without, 1.9-2.4 s with). */
+#define INDEX_TRIM_BYTES (12u << 20)
+
 static int parse_and_write(struct update *U)
 {
     if (!U->njobs) return 0;
+    size_t since_trim = 0;
     struct pool P = {0};
     pthread_t *threads = NULL;
     struct result **held = NULL;   /* finished out of order, by job */
@@ -392,6 +402,10 @@ static int parse_and_write(struct update *U)
         const struct job *j = &U->jobs[r->job];
         int wr = write_result(U, j, r);
         result_free(r);
+        if ((since_trim += (size_t)j->sf->size) >= INDEX_TRIM_BYTES) {
+            malloc_trim(0);
+            since_trim = 0;
+        }
         pthread_mutex_lock(&P.mu);
         P.inflight -= held_share((size_t)j->sf->size);
         pthread_cond_broadcast(&P.budget);
@@ -539,6 +553,12 @@ static int finish_write(struct update *U)
         return -1;
     }
     U->t_resolve = now_ms();
+    /* resolving's tables are freed: their pages go back before the fit's
+     * arrays are filled */
+    if (U->w.derive) {
+        malloc_trim(0);
+        derive_fit(U->w.derive);
+    }
     if (U->fresh && U->carry_from) carry_embeddings(U);
     if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "write");
     /* The secondary indexes of a fresh build come last: resolving sets the
