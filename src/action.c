@@ -1201,6 +1201,10 @@ static int norm_key_cmp(const void *x, const void *y)
  * Without a thread the caller reads each text itself. */
 #define FEED_TEXTS 64                   /* texts read ahead at most ... */
 #define FEED_BYTES ((size_t)4 << 20)    /* ... and bytes of them */
+/* Each side waits for half the queue before waking the other, not for one
+ * text: a handover per text of a hundred thousand small ones was a futex
+ * wait and wake each, a cost of its own on a loaded machine. */
+#define FEED_HALF (FEED_TEXTS / 2)
 
 struct feed_item {
     long long id;
@@ -1217,6 +1221,7 @@ struct text_feed {
     struct feed_item q[FEED_TEXTS];
     size_t head, n, bytes;
     int done, stop;          /* the reader has finished (rc, err); the caller wants no more */
+    int blocked;             /* the reader waits for room */
     int rc;
     char *err;
 };
@@ -1247,8 +1252,13 @@ static void *feed_run(void *arg)
     struct feed_item it;
     while ((rc = feed_step(f, &it, &err)) == SQLITE_ROW) {
         pthread_mutex_lock(&f->mu);
-        while (!f->stop && (f->n == FEED_TEXTS || (f->n && f->bytes + it.len > FEED_BYTES)))
-            pthread_cond_wait(&f->room, &f->mu);
+        if (!f->stop && (f->n == FEED_TEXTS || (f->n && f->bytes + it.len > FEED_BYTES))) {
+            f->blocked = 1;
+            pthread_cond_signal(&f->more);   /* the caller may be waiting for half a queue */
+            while (!f->stop && f->n && (f->n > FEED_HALF || f->bytes + it.len > FEED_BYTES / 2))
+                pthread_cond_wait(&f->room, &f->mu);
+            f->blocked = 0;
+        }
         if (f->stop) {
             pthread_mutex_unlock(&f->mu);
             free(it.path);
@@ -1258,7 +1268,7 @@ static void *feed_run(void *arg)
         }
         f->q[(f->head + f->n++) % FEED_TEXTS] = it;
         f->bytes += it.len;
-        pthread_cond_signal(&f->more);
+        if (f->n >= FEED_HALF) pthread_cond_signal(&f->more);
         pthread_mutex_unlock(&f->mu);
     }
     pthread_mutex_lock(&f->mu);
@@ -1293,14 +1303,14 @@ static int text_feed_next(struct text_feed *f, struct feed_item *it)
         return 0;
     }
     pthread_mutex_lock(&f->mu);
-    while (!f->n && !f->done) pthread_cond_wait(&f->more, &f->mu);
+    while (!f->done && (!f->n || (f->n < FEED_HALF && !f->blocked))) pthread_cond_wait(&f->more, &f->mu);
     int got = f->n > 0;
     if (got) {
         *it = f->q[f->head];
         f->head = (f->head + 1) % FEED_TEXTS;
         f->n--;
         f->bytes -= it->len;
-        pthread_cond_signal(&f->room);
+        if (f->blocked && (!f->n || (f->n <= FEED_HALF && f->bytes <= FEED_BYTES / 2))) pthread_cond_signal(&f->room);
     }
     pthread_mutex_unlock(&f->mu);
     return got;

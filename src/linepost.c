@@ -12,6 +12,7 @@
 #include "tok.h"
 #include "util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,104 @@ static int get_varint(const unsigned char **p, const unsigned char *end, uint64_
 
 /* ---- the stamp of the files ---- */
 
+/* A connection's last stamp, kept while nothing can have changed its files
+ * since: no commit by another connection (PRAGMA data_version, read before
+ * the files), no change of its own (sqlite3_total_changes) and none of the
+ * schema (PRAGMA schema_version: a table dropped counts no change). A question
+ * takes the stamp several times (postings, caches), and each is a read of
+ * every file's row. The memo lives as long as its connection: it is the
+ * user data of a function registered on it, freed when it closes, so a
+ * later connection at the same address never finds it. */
+struct stamp_memo {
+    sqlite3 *db;
+    long long version, schema;
+    int changes, valid;
+    char stamp[40];
+    struct stamp_memo *next;
+};
+
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct stamp_memo *memos;
+
+static void memo_gone(void *p)
+{
+    pthread_mutex_lock(&memo_mu);
+    for (struct stamp_memo **m = &memos; *m; m = &(*m)->next)
+        if (*m == p) {
+            *m = (*m)->next;
+            break;
+        }
+    pthread_mutex_unlock(&memo_mu);
+    free(p);
+}
+
+static void memo_fn(sqlite3_context *c, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    (void)argv;
+    sqlite3_result_null(c);
+}
+
+/* db's memo, registered on first use; NULL when it cannot be. */
+static struct stamp_memo *memo_of(sqlite3 *db)
+{
+    pthread_mutex_lock(&memo_mu);
+    struct stamp_memo *m = memos;
+    while (m && m->db != db) m = m->next;
+    pthread_mutex_unlock(&memo_mu);
+    if (m) return m;
+    m = xcalloc(1, sizeof *m);
+    m->db = db;
+    if (sqlite3_create_function_v2(db, "drqa_stamp_memo", 0, SQLITE_UTF8, m, memo_fn, NULL, NULL, memo_gone) !=
+        SQLITE_OK)
+        return NULL;   /* sqlite called memo_gone on m */
+    pthread_mutex_lock(&memo_mu);
+    m->next = memos;
+    memos = m;
+    pthread_mutex_unlock(&memo_mu);
+    return m;
+}
+
+static int versions(sqlite3 *db, long long *data, long long *schema)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT d.data_version, s.schema_version FROM pragma_data_version d, "
+                           "pragma_schema_version s", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int ok = sqlite3_step(st) == SQLITE_ROW;
+    if (ok) {
+        *data = sqlite3_column_int64(st, 0);
+        *schema = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return ok ? 0 : -1;
+}
+
+static int files_stamp_read(sqlite3 *db, char out[40]);
+
 int linepost_files_stamp(sqlite3 *db, char out[40])
+{
+    struct stamp_memo *m = memo_of(db);
+    long long version = 0, schema = 0;
+    int changes = sqlite3_total_changes(db);
+    if (!m || versions(db, &version, &schema)) return files_stamp_read(db, out);
+    pthread_mutex_lock(&memo_mu);
+    int hit = m->valid && m->version == version && m->schema == schema && m->changes == changes;
+    if (hit) memcpy(out, m->stamp, sizeof m->stamp);
+    pthread_mutex_unlock(&memo_mu);
+    if (hit) return 0;
+    if (files_stamp_read(db, out)) return -1;
+    pthread_mutex_lock(&memo_mu);
+    memcpy(m->stamp, out, sizeof m->stamp);
+    m->version = version;
+    m->schema = schema;
+    m->changes = changes;
+    m->valid = 1;
+    pthread_mutex_unlock(&memo_mu);
+    return 0;
+}
+
+static int files_stamp_read(sqlite3 *db, char out[40])
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT id, path, hash FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK)

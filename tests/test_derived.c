@@ -224,6 +224,27 @@ int main(void)
     is_int(store_open(path, 1, &ro, NULL, err, sizeof err), 0, "read-only connection");
     ok(stored(ro) && same_as_scan(ro, "read-only"), "a read-only connection reads the same postings");
 
+    /* the files' stamp, kept by a connection, follows every change: another
+     * connection's commit, its own row changes, a dropped table */
+    char s0[40], s1[40], s2[40], s3[40];
+    ok(linepost_files_stamp(ro, s0) == 0 && linepost_files_stamp(ro, s1) == 0 && !strcmp(s0, s1),
+       "a connection's stamp is the same while nothing changed");
+    ok(set_text(db, "pkg/m01/mod03.py", "def later():\n    return 3\n", "h-later") == 0 &&
+       linepost_files_stamp(ro, s1) == 0 && strcmp(s0, s1) != 0, "another connection's change changes it");
+    ok(linepost_files_stamp(db, s2) == 0 && !strcmp(s1, s2), "and it is the stamp the writer takes");
+    ok(set_text(db, "pkg/m01/mod03.py", "def later():\n    return 4\n", "h-later2") == 0 &&
+       linepost_files_stamp(db, s3) == 0 && strcmp(s2, s3) != 0, "the connection's own change changes it");
+    sqlite3 *mem;
+    ok(sqlite3_open(":memory:", &mem) == SQLITE_OK &&
+       sqlite3_exec(mem, "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT, hash TEXT); "
+                         "INSERT INTO files(path, hash) VALUES('a.py', 'h1'); "
+                         "CREATE TABLE t(id INTEGER PRIMARY KEY)", NULL, NULL, NULL) == SQLITE_OK &&
+       linepost_files_stamp(mem, s0) == 0 &&
+       sqlite3_exec(mem, "DROP TABLE t; DROP TABLE files; CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT, "
+                         "hash TEXT)", NULL, NULL, NULL) == SQLITE_OK &&
+       linepost_files_stamp(mem, s1) == 0 && strcmp(s0, s1) != 0, "a table dropped and made again changes it");
+    sqlite3_close(mem);
+
     /* a changed file, and a new one: refused until rebuilt, then right again */
     ok(set_text(db, "pkg/m02/mod06.py", "def session():\n    return redirect(connection)\n", "h-new") == 0 &&
        count(db, "SELECT count(*) FROM files WHERE hash = 'h-new'") == 1, "a file changes");
