@@ -23,8 +23,7 @@ run_ui 80 24 NO_COLOR=1 DRQA_TUI_ELAPSED=00:00 -- --policy offline --index "$IDX
     --seed 1 --transcript-dir "$T/tr" "$FIX" "How are URL rules registered?"
 wait_for 'transcript written: .*\.md' 1500
 ok $? "the search runs to its end"
-keys Tab Tab Tab Enter
-wait_for '│ [^ ]+:[0-9]+-[0-9]+[ ━]+line [0-9]+/[0-9]+'
+focus_pane Answer && keys Enter && wait_for '│ [^ ]+:[0-9]+-[0-9]+[ ━]+line [0-9]+/[0-9]+'
 ok $? "Enter on the first citation opens the file view"
 js=$(ls "$T"/tr/drqa-*.json | head -1)
 path=$("$PYTHON3" -c 'import json,sys; print(json.load(open(sys.argv[1]))["answer"]["citations"][0]["path"])' "$js")

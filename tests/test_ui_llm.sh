@@ -86,8 +86,9 @@ ok $? "the root's node pane shows the run's ledger per role"
 # with it (a loaded machine) they go round the zoomed layout's one pane
 keys z BTab
 wait_for '^ Tree '
-keys b Tab Tab Tab Enter
-wait_for '│ tinyweb/app.py:[0-9]+-[0-9]+[ ━]+line [0-9]+/85'
+keys b
+wait_for '^ Tree [^│]*━'
+focus_pane Answer && keys Enter && wait_for '│ tinyweb/app.py:[0-9]+-[0-9]+[ ━]+line [0-9]+/85'
 ok $? "the citation opens the file view of tinyweb/app.py"
 keys Escape q
 wait_for '^EXIT=0'

@@ -60,9 +60,12 @@ wait_until() { wait_screen 500 "$@"; }
 screen_has() {
     for re in "$@"; do grep -E -q -- "$re" "$T/screen" || { missed=$re; return 1; }; done
 }
-# wait_screen TRIES CMD...: wait_until with another number of tries
+# wait_screen TRIES CMD...: wait_until with another number of tries. The
+# tries are for an idle machine; a loaded one (CI runs as many tests at once
+# as it has cores) draws slower, so each is allowed UI_WAIT_SCALE (3) times
+# as many: a wait that is met returns at once, only a failure takes longer.
 wait_screen() {
-    i=0 max=$1
+    i=0 max=$(($1 * ${UI_WAIT_SCALE:-3}))
     shift
     while [ $i -lt "$max" ]; do
         screen >"$T/screen" 2>"$T/tmux.err" || { echo "# tmux: $(cat "$T/tmux.err")"; return 1; }
@@ -77,3 +80,24 @@ wait_screen() {
 }
 keys() { tm send-keys -t "$S" "$@"; }
 resize() { tm resize-window -t "$S" -x "$1" -y "$2"; }
+# focus_pane NAME: Tab until the pane whose title begins with NAME (Tree,
+# Node, Evidence, Answer) has the focus (a bar in its title), each Tab sent
+# once the last one is drawn. Keys sent together go round the layout of the
+# moment they are read: an answer arriving between them adds a pane, and a
+# blind "Tab Tab Tab" then stops elsewhere.
+focused_name() { grep -o '[A-Z][A-Za-z]*[^│━=]*━' "$T/screen" | head -1 | cut -d' ' -f1; }
+has_focus() { [ -n "$(focused_name)" ]; }
+focus_moved() { f=$(focused_name); [ -n "$f" ] && [ "$f" != "$1" ]; }
+focus_pane() {
+    _tabs=0
+    while [ $_tabs -lt 6 ]; do
+        wait_until has_focus || return 1
+        _cur=$(focused_name)
+        [ "$_cur" = "$1" ] && return 0
+        keys Tab
+        wait_until focus_moved "$_cur" || return 1
+        _tabs=$((_tabs + 1))
+    done
+    echo "# no pane named $1 took the focus after 6 Tabs"
+    return 1
+}
