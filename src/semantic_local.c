@@ -111,10 +111,45 @@ static void axpy(float a, const float *x, float *y)
 
 struct posting { uint32_t term; float tf; };
 
-static int cmp_posting(const void *a, const void *b)
+/* Sorts a chunk's postings by term; each term is there once (add_column
+ * adds up its weights as they come), so no order between equal keys is
+ * left to the sort. Quicksort, then insertion sort over short runs. */
+static void sort_postings(struct posting *p, size_t n)
 {
-    uint32_t x = ((const struct posting *)a)->term, y = ((const struct posting *)b)->term;
-    return x < y ? -1 : x > y;
+    while (n > 16) {
+        size_t m = n / 2;
+        /* median of three to p[0] */
+        if (p[m].term < p[0].term) { struct posting t = p[m]; p[m] = p[0]; p[0] = t; }
+        if (p[n - 1].term < p[m].term) {
+            struct posting t = p[n - 1]; p[n - 1] = p[m]; p[m] = t;
+            if (p[m].term < p[0].term) { t = p[m]; p[m] = p[0]; p[0] = t; }
+        }
+        { struct posting t = p[m]; p[m] = p[0]; p[0] = t; }
+        uint32_t pivot = p[0].term;
+        size_t i = 1, j = n - 1;
+        for (;;) {
+            while (i <= j && p[i].term < pivot) i++;
+            while (p[j].term > pivot) j--;
+            if (i >= j) break;
+            struct posting t = p[i]; p[i] = p[j]; p[j] = t;
+            i++, j--;
+        }
+        { struct posting t = p[j]; p[j] = p[0]; p[0] = t; }
+        /* p[j] is in place: recurse into the shorter side, loop on the longer */
+        if (j < n - j - 1) {
+            sort_postings(p, j);
+            p += j + 1, n -= j + 1;
+        } else {
+            sort_postings(p + j + 1, n - j - 1);
+            n = j;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        struct posting x = p[i];
+        size_t k = i;
+        for (; k > 0 && p[k - 1].term > x.term; k--) p[k] = p[k - 1];
+        p[k] = x;
+    }
 }
 
 struct fit_build {
@@ -122,6 +157,7 @@ struct fit_build {
     struct term_map *map;
     size_t termcap;
     int *df;                                       /* per term, chunks holding it (termcap of them) */
+    uint32_t *at;                                  /* per term, its place in tmp + 1 (when tmp holds it there) */
     size_t nrows;                                  /* terms of two chunks or more */
     struct posting *tmp; size_t ntmp, captmp;      /* postings of the current chunk */
     struct posting *post; size_t npost, cappost;   /* all chunks, CSR order */
@@ -137,8 +173,10 @@ static uint32_t intern(struct fit_build *b, const char *s, size_t n)
         b->termcap = xgrow_cap(b->termcap, f->nterms, 4096);
         f->terms = xreallocarray(f->terms, b->termcap, sizeof *f->terms);
         b->df = xreallocarray(b->df, b->termcap, sizeof *b->df);
+        b->at = xreallocarray(b->at, b->termcap, sizeof *b->at);
     }
     b->df[f->nterms] = 0;
+    b->at[f->nterms] = 0;
     f->terms[f->nterms] = xstrndup(s, n);
     if ((f->nterms + 1) * 2 > b->map->cap) map_grow(b->map, f->terms);
     map_put(b->map, f->terms[f->nterms], (uint32_t)f->nterms);
@@ -154,8 +192,16 @@ static void add_column(struct fit_build *b, const char *s, float w)
         const char *e = s;
         while (*e && *e != ' ' && *e != '\n' && *e != '\t') e++;
         if (e > s) {
-            ARRAY_GROW(b->tmp, b->ntmp, b->captmp, 256);
-            b->tmp[b->ntmp++] = (struct posting){intern(b, s, (size_t)(e - s)), w};
+            /* a term seen before in this chunk adds its weight there, in
+             * the order the terms come */
+            uint32_t t = intern(b, s, (size_t)(e - s)), at = b->at[t];
+            if (at && at <= b->ntmp && b->tmp[at - 1].term == t) {
+                b->tmp[at - 1].tf += w;
+            } else {
+                ARRAY_GROW(b->tmp, b->ntmp, b->captmp, 256);
+                b->tmp[b->ntmp++] = (struct posting){t, w};
+                b->at[t] = (uint32_t)b->ntmp;
+            }
         }
         s = e;
     }
@@ -163,12 +209,8 @@ static void add_column(struct fit_build *b, const char *s, float w)
 
 static void close_chunk(struct fit_build *b)
 {
-    if (b->ntmp) qsort(b->tmp, b->ntmp, sizeof *b->tmp, cmp_posting);   /* a chunk without terms: qsort(NULL, 0) is undefined */
+    sort_postings(b->tmp, b->ntmp);
     for (size_t i = 0; i < b->ntmp; i++) {
-        if (b->npost > b->off[b->f->n] && b->post[b->npost - 1].term == b->tmp[i].term) {
-            b->post[b->npost - 1].tf += b->tmp[i].tf;
-            continue;
-        }
         ARRAY_GROW(b->post, b->npost, b->cappost, 65536);
         b->post[b->npost++] = b->tmp[i];
         if (++b->df[b->tmp[i].term] == 2) b->nrows++;
@@ -411,6 +453,7 @@ void vec_local_build_free(struct vec_local_build *B)
     free(B->b.post);
     free(B->b.off);
     free(B->b.df);
+    free(B->b.at);
     vec_local_fit_free(&B->f);
     free(B);
 }
@@ -483,6 +526,7 @@ static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, const 
     struct fit_build b = B->b;
     b.f = f;
     free(b.tmp);
+    free(b.at);
     size_t n = f->n, V = f->nterms;
     f->ndocs = (long long)n;
     f->df = b.df ? b.df : xcalloc(1, sizeof *f->df);   /* counted as the chunks came */
