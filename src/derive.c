@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ struct derive {
     pthread_t thread;
     int started;                    /* the fit runs on thread */
     int fitted;                     /* fit holds the model */
+    atomic_int joining;             /* the writer has nothing left but to wait for the fit */
 };
 
 struct derive *derive_new(void)
@@ -58,13 +60,18 @@ void derive_chunk(struct derive *d, long long cid, const struct chunk *c)
     if (d->vb) vec_local_build_chunk(d->vb, cid, c->hash, c->fts_name, c->fts_doc, c->fts_body);
 }
 
+/* The parts of the fit's next stage: while the writer works, one fewer than
+ * the cores; once it only waits for the fit, one for each core. */
+static int fit_parts_now(void *ctx)
+{
+    struct derive *d = ctx;
+    return ncores() - 1 + atomic_load(&d->joining);
+}
+
 static void *fit_thread(void *arg)
 {
     struct derive *d = arg;
-    /* the writer keeps a core busy meanwhile: one part fewer than the cores */
-    int parts = ncores() - 1;
-    if (parts > 8) parts = 8;
-    vec_local_build_fit(d->vb, &d->fit, parts < 1 ? 1 : parts);
+    vec_local_build_fit_by(d->vb, &d->fit, &(struct vec_local_parts){fit_parts_now, d});
     d->vb = NULL;
     d->fitted = 1;
     return NULL;
@@ -74,9 +81,19 @@ static void stored(sqlite3 *db, const char *what, int (*store)(void *ctx, sqlite
                    void *ctx);
 static int store_lines(void *ctx, sqlite3 *db, char *err, size_t errlen);
 
-void derive_start(struct derive *d, sqlite3 *db)
+void derive_start(struct derive *d, sqlite3 *db, size_t fit_budget)
 {
-    if (!d || !d->lp) return;
+    if (!d) return;
+    /* a fit this small starts now: resolving, creating the indexes and
+     * storing the line postings take about as long on the writer, and the
+     * two add up to little memory */
+    size_t bytes = d->vb ? vec_local_build_bytes(d->vb) : 0;
+    if (d->vb) {
+        log_msg("index: the vector fit takes %zu MB: it runs %s resolving", bytes >> 20,
+                bytes <= fit_budget ? "beside" : "after");
+        if (bytes <= fit_budget) derive_fit(d);
+    }
+    if (!d->lp) return;
     /* the files are all written: the line postings, which only they make,
      * are stored now, and their memory is free before resolving takes its */
     stored(db, "line postings", store_lines, d);
@@ -134,6 +151,7 @@ void derive_store(struct derive *d, sqlite3 *db)
     if (d->lp) stored(db, "line postings", store_lines, d);
     stored(db, "symbol names", store_names, d);
     derive_fit(d);   /* a build that resolved nothing has not started it */
+    atomic_store(&d->joining, 1);
     join(d);
     if (d->fitted) stored(db, "local vectors", store_vectors, d);
     vec_local_fit_free(&d->fit);

@@ -11,9 +11,9 @@
  * in memory anyway: the parser threads tokenise each file's lines while its
  * text is decoded (derive_lines), the writer hands in every file and chunk
  * as it writes them, in path order (derive_file, derive_chunk). Once every
- * file is written the line postings are stored (derive_start); once the
- * edges are resolved the vectors are fitted on a thread of their own
- * (derive_fit) while the writer creates the indexes; derive_store then
+ * file is written the line postings are stored (derive_start); the vectors
+ * are fitted on a thread of their own, from then on when the fit is small,
+ * else once the edges are resolved (derive_fit), while the writer goes on; derive_store then
  * writes the vectors and the names, just before the build commits. All of it is in the build's transaction: a
  * build killed before its commit leaves the previous index and its derived
  * rows as they were, and a committed one has them current.
@@ -45,12 +45,15 @@ void derive_file(struct derive *d, long long file_id, const struct linepost_file
 void derive_chunk(struct derive *d, long long cid, const struct chunk *c);
 
 /* Every file is written (db's files rows are final): the line postings are
- * stored in db's write transaction now. */
-void derive_start(struct derive *d, sqlite3 *db);
+ * stored in db's write transaction now. A fit that allocates at most
+ * fit_budget bytes (vec_local_build_bytes) starts first, beside resolving. */
+void derive_start(struct derive *d, sqlite3 *db, size_t fit_budget);
 
-/* The vectors are fitted from here on, beside the writer. Called once the
- * edges are resolved: the fit's arrays and resolving's tables are the two
- * largest things a build holds, and one after the other they do not add up. */
+/* The vectors are fitted from here on, beside the writer (a no-op once
+ * started). Called once the edges are resolved when derive_start did not
+ * start it: the fit's arrays and resolving's tables are the two largest
+ * things a build of a large tree holds, and one after the other they do not
+ * add up. */
 void derive_fit(struct derive *d);
 
 /* Waits for the fit and stores the vectors, line postings and names in db's

@@ -538,7 +538,7 @@ static int finish_write(struct update *U)
 {
     struct index_stats *S = U->S;
     if (write_skipped(U) || cancelled(U->opt, U->err, U->errlen)) return -1;
-    derive_start(U->w.derive, U->db);
+    derive_start(U->w.derive, U->db, early_fit_budget());
     U->t_write = now_ms();
     int resolved = 0;
     if (S->parsed || S->deleted || S->rebuilt) {

@@ -24,6 +24,8 @@
  *   DRQA_TEST_EDGE_BUDGET=BYTES replaces the memory a fresh build's kept
  *     edges may take (INDEX_PENDING_BUDGET), so that a small tree takes the
  *     path of a large one.
+ *   DRQA_TEST_EARLY_FIT=BYTES replaces INDEX_EARLY_FIT_BUDGET, the size of
+ *     a vector fit that runs beside resolving (0: every fit after it).
  *   DRQA_TEST_HOLD=FILE creates FILE once the first parsed file is written
  *     and waits (at most 120 s) until FILE is removed: an update that holds
  *     the write lock, or a fresh build whose side file exists, for as long
@@ -64,10 +66,17 @@ size_t pending_budget(void)
     const char *v = getenv("DRQA_TEST_EDGE_BUDGET");
     return v && *v ? (size_t)atol(v) : INDEX_PENDING_BUDGET;
 }
+
+size_t early_fit_budget(void)
+{
+    const char *v = getenv("DRQA_TEST_EARLY_FIT");
+    return v && *v ? (size_t)atol(v) : INDEX_EARLY_FIT_BUDGET;
+}
 #else
 void test_swap(int rootfd, const char *spec, const char *rel) { (void)rootfd; (void)spec; (void)rel; }
 const char *test_swap_spec(void) { return NULL; }
 long test_kill_after(void) { return -1; }
 void test_kill_check(long written, long kill_after) { (void)written; (void)kill_after; }
 size_t pending_budget(void) { return INDEX_PENDING_BUDGET; }
+size_t early_fit_budget(void) { return INDEX_EARLY_FIT_BUDGET; }
 #endif

@@ -111,16 +111,54 @@ static void axpy(float a, const float *x, float *y)
 
 struct posting { uint32_t term; float tf; };
 
-static int cmp_posting(const void *a, const void *b)
+/* Sorts a chunk's postings by term; each term is there once (add_column
+ * adds up its weights as they come), so no order between equal keys is
+ * left to the sort. Quicksort, then insertion sort over short runs. */
+static void sort_postings(struct posting *p, size_t n)
 {
-    uint32_t x = ((const struct posting *)a)->term, y = ((const struct posting *)b)->term;
-    return x < y ? -1 : x > y;
+    while (n > 16) {
+        size_t m = n / 2;
+        /* median of three to p[0] */
+        if (p[m].term < p[0].term) { struct posting t = p[m]; p[m] = p[0]; p[0] = t; }
+        if (p[n - 1].term < p[m].term) {
+            struct posting t = p[n - 1]; p[n - 1] = p[m]; p[m] = t;
+            if (p[m].term < p[0].term) { t = p[m]; p[m] = p[0]; p[0] = t; }
+        }
+        { struct posting t = p[m]; p[m] = p[0]; p[0] = t; }
+        uint32_t pivot = p[0].term;
+        size_t i = 1, j = n - 1;
+        for (;;) {
+            while (i <= j && p[i].term < pivot) i++;
+            while (p[j].term > pivot) j--;
+            if (i >= j) break;
+            struct posting t = p[i]; p[i] = p[j]; p[j] = t;
+            i++, j--;
+        }
+        { struct posting t = p[j]; p[j] = p[0]; p[0] = t; }
+        /* p[j] is in place: recurse into the shorter side, loop on the longer */
+        if (j < n - j - 1) {
+            sort_postings(p, j);
+            p += j + 1, n -= j + 1;
+        } else {
+            sort_postings(p + j + 1, n - j - 1);
+            n = j;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        struct posting x = p[i];
+        size_t k = i;
+        for (; k > 0 && p[k - 1].term > x.term; k--) p[k] = p[k - 1];
+        p[k] = x;
+    }
 }
 
 struct fit_build {
     struct vec_local_fit *f;
     struct term_map *map;
     size_t termcap;
+    int *df;                                       /* per term, chunks holding it (termcap of them) */
+    uint32_t *at;                                  /* per term, its place in tmp + 1 (when tmp holds it there) */
+    size_t nrows;                                  /* terms of two chunks or more */
     struct posting *tmp; size_t ntmp, captmp;      /* postings of the current chunk */
     struct posting *post; size_t npost, cappost;   /* all chunks, CSR order */
     size_t *off;                                   /* n + 1 offsets into post */
@@ -131,7 +169,14 @@ static uint32_t intern(struct fit_build *b, const char *s, size_t n)
     long i = map_find(b->map, b->f->terms, s, n);
     if (i >= 0) return (uint32_t)i;
     struct vec_local_fit *f = b->f;
-    ARRAY_GROW(f->terms, f->nterms, b->termcap, 4096);
+    if (f->nterms == b->termcap) {
+        b->termcap = xgrow_cap(b->termcap, f->nterms, 4096);
+        f->terms = xreallocarray(f->terms, b->termcap, sizeof *f->terms);
+        b->df = xreallocarray(b->df, b->termcap, sizeof *b->df);
+        b->at = xreallocarray(b->at, b->termcap, sizeof *b->at);
+    }
+    b->df[f->nterms] = 0;
+    b->at[f->nterms] = 0;
     f->terms[f->nterms] = xstrndup(s, n);
     if ((f->nterms + 1) * 2 > b->map->cap) map_grow(b->map, f->terms);
     map_put(b->map, f->terms[f->nterms], (uint32_t)f->nterms);
@@ -147,8 +192,16 @@ static void add_column(struct fit_build *b, const char *s, float w)
         const char *e = s;
         while (*e && *e != ' ' && *e != '\n' && *e != '\t') e++;
         if (e > s) {
-            ARRAY_GROW(b->tmp, b->ntmp, b->captmp, 256);
-            b->tmp[b->ntmp++] = (struct posting){intern(b, s, (size_t)(e - s)), w};
+            /* a term seen before in this chunk adds its weight there, in
+             * the order the terms come */
+            uint32_t t = intern(b, s, (size_t)(e - s)), at = b->at[t];
+            if (at && at <= b->ntmp && b->tmp[at - 1].term == t) {
+                b->tmp[at - 1].tf += w;
+            } else {
+                ARRAY_GROW(b->tmp, b->ntmp, b->captmp, 256);
+                b->tmp[b->ntmp++] = (struct posting){t, w};
+                b->at[t] = (uint32_t)b->ntmp;
+            }
         }
         s = e;
     }
@@ -156,14 +209,11 @@ static void add_column(struct fit_build *b, const char *s, float w)
 
 static void close_chunk(struct fit_build *b)
 {
-    if (b->ntmp) qsort(b->tmp, b->ntmp, sizeof *b->tmp, cmp_posting);   /* a chunk without terms: qsort(NULL, 0) is undefined */
+    sort_postings(b->tmp, b->ntmp);
     for (size_t i = 0; i < b->ntmp; i++) {
-        if (b->npost > b->off[b->f->n] && b->post[b->npost - 1].term == b->tmp[i].term) {
-            b->post[b->npost - 1].tf += b->tmp[i].tf;
-            continue;
-        }
         ARRAY_GROW(b->post, b->npost, b->cappost, 65536);
         b->post[b->npost++] = b->tmp[i];
+        if (++b->df[b->tmp[i].term] == 2) b->nrows++;
     }
     b->ntmp = 0;
 }
@@ -402,17 +452,34 @@ void vec_local_build_free(struct vec_local_build *B)
     free(B->b.tmp);
     free(B->b.post);
     free(B->b.off);
+    free(B->b.df);
+    free(B->b.at);
     vec_local_fit_free(&B->f);
     free(B);
 }
 
-static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, int nparts);
+static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, const struct vec_local_parts *parts);
+
+static int fixed_parts(void *ctx) { return *(const int *)ctx; }
 
 int vec_local_build_fit(struct vec_local_build *B, struct vec_local_fit *out, int nparts)
 {
-    fit_arith(B, out, nparts);
+    if (nparts <= 0) nparts = B->f.n < 2048 ? 1 : ncores() < 8 ? ncores() : 8;   /* threads cost more than a small fit */
+    return vec_local_build_fit_by(B, out, &(struct vec_local_parts){fixed_parts, &nparts});
+}
+
+int vec_local_build_fit_by(struct vec_local_build *B, struct vec_local_fit *out, const struct vec_local_parts *parts)
+{
+    fit_arith(B, out, parts);
     free(B);
     return 0;
+}
+
+size_t vec_local_build_bytes(const struct vec_local_build *B)
+{
+    size_t V = B->f.nterms;
+    return B->b.nrows * D * sizeof(float) + (B->f.n + V) * VEC_LOCAL_QBYTES +
+           V * (RI_NNZ * sizeof(uint16_t) + sizeof(uint32_t));
 }
 
 int vec_local_fit(sqlite3 *db, struct vec_local_fit *f, char *err, size_t errlen)
@@ -446,16 +513,23 @@ int vec_local_fit_parts(sqlite3 *db, struct vec_local_fit *f, int nparts, char *
 }
 
 /* The model of the chunks of B, into f; frees what B holds but B itself. */
-static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, int nparts)
+/* Runs the fit's current stage in as many parts as asked for now (1 to 8). */
+static void run_stage(struct fit_parts *fp, const struct vec_local_parts *parts)
+{
+    int k = parts->count(parts->ctx);
+    run_parts(k < 1 ? 1 : k > 8 ? 8 : k, fit_part, fp);
+}
+
+static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, const struct vec_local_parts *parts)
 {
     *f = B->f;
     struct fit_build b = B->b;
     b.f = f;
     free(b.tmp);
+    free(b.at);
     size_t n = f->n, V = f->nterms;
     f->ndocs = (long long)n;
-    f->df = xcalloc(V ? V : 1, sizeof *f->df);
-    for (size_t k = 0; k < b.npost; k++) f->df[b.post[k].term]++;
+    f->df = b.df ? b.df : xcalloc(1, sizeof *f->df);   /* counted as the chunks came */
     /* tf-idf weight of each posting, in place */
     for (size_t k = 0; k < b.npost; k++) {
         struct posting *p = &b.post[k];
@@ -473,8 +547,7 @@ static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, int np
     for (size_t t = 0; t < V; t++) fp.row[t] = f->df[t] >= 2 ? (uint32_t)rows++ : NO_ROW;
     fp.tvecs = xcalloc(rows ? rows * D : 1, sizeof *fp.tvecs);
     f->qtvecs = xmalloc(V ? V * VEC_LOCAL_QBYTES : 1);
-    if (nparts <= 0) nparts = n < 2048 ? 1 : ncores() < 8 ? ncores() : 8;   /* threads cost more than a small fit */
-    for (fp.stage = FIT_INDEX; fp.stage <= FIT_CONTEXT; fp.stage++) run_parts(nparts, fit_part, &fp);
+    for (fp.stage = FIT_INDEX; fp.stage <= FIT_CONTEXT; fp.stage++) run_stage(&fp, parts);
     /* the mean of the context vectors over the terms seen in at least two
      * chunks: the direction all context vectors share (the repository's
      * common vocabulary) says nothing about a term. A tiny corpus is left
@@ -488,12 +561,12 @@ static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, int np
     }
     if (nmean >= CENTRE_MIN_TERMS)
         for (int i = 0; i < D; i++) fp.centre[i] = (float)(fp.mean[i] / nmean);
-    for (fp.stage = FIT_MIX; fp.stage <= FIT_CHUNKS; fp.stage++) run_parts(nparts, fit_part, &fp);
+    for (fp.stage = FIT_MIX; fp.stage <= FIT_CHUNKS; fp.stage++) run_stage(&fp, parts);
     free(fp.ri);
     free(b.post);
     free(b.off);
     fp.stage = FIT_TERMS;
-    run_parts(nparts, fit_part, &fp);
+    run_stage(&fp, parts);
     free(fp.tvecs);
     free(fp.row);
     by_id(f);

@@ -69,6 +69,15 @@ void vec_local_build_chunk(struct vec_local_build *b, int64_t id, const char *ha
                            const char *doc, const char *body);
 int vec_local_build_fit(struct vec_local_build *b, struct vec_local_fit *out, int nparts);
 void vec_local_build_free(struct vec_local_build *b);   /* one not fitted; accepts NULL */
+/* The same fit with each stage of its arithmetic in as many parts as
+ * count(ctx) says just before it (1 to 8): a fit beside other work takes a
+ * core more once that work is done. The same bytes for any counts. */
+struct vec_local_parts { int (*count)(void *ctx); void *ctx; };
+int vec_local_build_fit_by(struct vec_local_build *b, struct vec_local_fit *out, const struct vec_local_parts *parts);
+/* The bytes vec_local_build_fit would allocate for the chunks handed in so
+ * far, beyond what b holds (its float and quantised vectors, mostly): what
+ * running it beside other work adds to the peak memory. */
+size_t vec_local_build_bytes(const struct vec_local_build *b);
 
 /* Replaces the stored model (vec_terms and the vec_models row, and the rows
  * of any earlier local model, embeddings included) with f, stamped with

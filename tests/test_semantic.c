@@ -212,6 +212,23 @@ static int search(struct semantic_cache *sc, const char *text, enum semantic_mod
     return n;
 }
 
+/* Two fits of the same bytes: chunk and term vectors, document frequencies. */
+static int same_fit(const struct vec_local_fit *a, const struct vec_local_fit *b)
+{
+    return a->n == b->n && a->nterms == b->nterms && a->n > 0 && !memcmp(a->ids, b->ids, a->n * sizeof *a->ids) &&
+           !memcmp(a->qvecs, b->qvecs, a->n * VEC_LOCAL_QBYTES) &&
+           !memcmp(a->qtvecs, b->qtvecs, a->nterms * VEC_LOCAL_QBYTES) &&
+           !memcmp(a->df, b->df, a->nterms * sizeof *a->df);
+}
+
+/* The parts of a fit's stages, one call a stage: 1, 4, 2, 7, 3. */
+static int changing_parts(void *ctx)
+{
+    static const int k[] = {1, 4, 2, 7, 3};
+    int *calls = ctx;
+    return k[(*calls)++ % 5];
+}
+
 static int rank_of(const struct evidence *ev, const char *label)
 {
     for (size_t i = 0; i < ev->n; i++)
@@ -378,13 +395,28 @@ int main(void)
         int ok1 = vec_local_fit_parts(db, &f1, 1, err, sizeof err) == 0, same = 0;
         for (int k = 2; ok1 && k <= 5; k += 3) {
             if (vec_local_fit_parts(db, &fk, k, err, sizeof err)) break;
-            same = f1.n == fk.n && f1.nterms == fk.nterms && f1.n > 0 &&
-                   !memcmp(f1.qvecs, fk.qvecs, f1.n * VEC_LOCAL_QBYTES) &&
-                   !memcmp(f1.qtvecs, fk.qtvecs, f1.nterms * VEC_LOCAL_QBYTES) &&
-                   !memcmp(f1.df, fk.df, f1.nterms * sizeof *f1.df);
+            same = same_fit(&f1, &fk);
             vec_local_fit_free(&fk);
             ok(same, "a fit in %d parts gives the bytes of a fit in one (%zu chunks, %zu terms)", k, f1.n, f1.nterms);
         }
+        /* and in a number of parts that changes from one stage to the next */
+        struct vec_local_build *B = vec_local_build_new();
+        sqlite3_stmt *st = NULL;
+        sqlite3_prepare_v2(db,
+            "SELECT c.id, c.hash, x.name, x.doc, x.body FROM chunks c JOIN files f ON f.id = c.file_id "
+            "LEFT JOIN chunks_fts x ON x.rowid = c.id ORDER BY f.path, c.id", -1, &st, NULL);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            vec_local_build_chunk(B, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                                  (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+                                  (const char *)sqlite3_column_text(st, 4));
+        sqlite3_finalize(st);
+        ok(vec_local_build_bytes(B) >= f1.n * VEC_LOCAL_QBYTES + f1.nterms * VEC_LOCAL_QBYTES,
+           "a fit's memory is foretold: at least its quantised vectors (%zu bytes)", vec_local_build_bytes(B));
+        int calls = 0;
+        vec_local_build_fit_by(B, &fk, &(struct vec_local_parts){changing_parts, &calls});
+        ok(ok1 && calls == 5 && same_fit(&f1, &fk),
+           "a fit whose stages run in 1, 4, 2, 7 and 3 parts gives the bytes of a fit in one (%d stages)", calls);
+        vec_local_fit_free(&fk);
         /* a fit kept in memory (an index that cannot be written) embeds a
          * question as the stored model does */
         float q1[VEC_LOCAL_DIM], q2[VEC_LOCAL_DIM];
