@@ -76,6 +76,13 @@ struct semantic_cache {
     char *dense_text;
     float *dense_score;
     int dense_known;              /* terms of the question the model knows: 0, no scores */
+    /* a text its owner will score later (semantic_cache_expect) and, once
+     * the pass that streamed the matrix for another text scored it too, its
+     * scores: asking it then reads the matrix no second time */
+    char *expect_text;
+    char *expect_done;            /* expect_text when expect_score holds its scores */
+    float *expect_score;
+    int expect_known;
     long long local_ndocs;
     struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
     int vocab_ready;              /* temp.drqa_semantic_vocab exists on this connection */
@@ -106,6 +113,10 @@ static void cache_clear(struct semantic_cache *c)
     free(c->dense_score);
     c->dense_text = NULL;
     c->dense_score = NULL;
+    free(c->expect_done);
+    free(c->expect_score);
+    c->expect_done = NULL;
+    c->expect_score = NULL;
     free(c->remote);
     free(c->remote_model);
     c->remote = NULL;
@@ -136,7 +147,15 @@ void semantic_cache_free(struct semantic_cache *c)
 {
     if (!c) return;
     cache_clear(c);
+    free(c->expect_text);
     free(c);
+}
+
+void semantic_cache_expect(struct semantic_cache *c, const char *text)
+{
+    if (!c) return;
+    free(c->expect_text);
+    c->expect_text = text && *text ? xstrdup(text) : NULL;
 }
 
 /* ---- small parsers and predicates ---- */
@@ -1040,6 +1059,8 @@ static void score_rows(const struct semantic_cache *c, const float *qv, float *s
 struct score_ctx {
     const float *qv;
     float *score, *inv;   /* inv: one part's scales, aligned */
+    const float *qv2;     /* or NULL */
+    float *score2;
 };
 
 static void score_part(void *ctx, size_t row, size_t want, const unsigned char *q)
@@ -1047,15 +1068,18 @@ static void score_part(void *ctx, size_t row, size_t want, const unsigned char *
     struct score_ctx *x = ctx;
     memcpy(x->inv, q, want * sizeof(float));
     score_block_rows((const signed char *)q + want * sizeof(float), x->inv, want, x->qv, x->score + row);
+    if (x->qv2) score_block_rows((const signed char *)q + want * sizeof(float), x->inv, want, x->qv2, x->score2 + row);
 }
 
 /* Scores every row of the matrix stored for c->stamp, part by part as
  * matrix_load reads it (a part holds whole blocks, so every row is scored
  * as score_rows scores it), without holding the matrix: 1 when every part
- * was there and whole, else 0. */
-static int score_stored(sqlite3 *db, const struct semantic_cache *c, const float *qv, float *score)
+ * was there and whole, else 0. qv2 (or NULL): a second vector, scored into
+ * score2 in the same pass. */
+static int score_stored(sqlite3 *db, const struct semantic_cache *c, const float *qv, float *score, const float *qv2,
+                        float *score2)
 {
-    struct score_ctx x = {qv, score, xmalloc(MATRIX_PART * sizeof(float))};
+    struct score_ctx x = {qv, score, xmalloc(MATRIX_PART * sizeof(float)), qv2, score2};
     int ok = matrix_each(db, c, score_part, &x);
     free(x.inv);
     return ok;
@@ -1069,14 +1093,35 @@ static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text,
     if (c->dense_text && !strcmp(c->dense_text, text)) return c->dense_known;
     free(c->dense_text);
     c->dense_text = NULL;
+    if (c->expect_done && !strcmp(c->expect_done, text)) {
+        /* scored when the matrix was streamed for an earlier text */
+        free(c->dense_score);
+        c->dense_score = c->expect_score;
+        c->dense_known = c->expect_known;
+        c->dense_text = c->expect_done;
+        c->expect_score = NULL;
+        c->expect_done = NULL;
+        return c->dense_known;
+    }
     int stream = !c->local && c->local_stored && !c->local_streamed;
     if (!stream && local_ensure(db, c, err, errlen)) return -1;
-    float qv[VEC_LOCAL_DIM];
+    float qv[VEC_LOCAL_DIM], qv2[VEC_LOCAL_DIM];
     c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
     if (c->dense_known > 0) {
         if (!c->dense_score) c->dense_score = xmalloc((c->n ? c->n : 1) * sizeof *c->dense_score);
+        /* the expected text rides along on the one pass over the stored matrix */
+        int ride = stream && c->expect_text && strcmp(c->expect_text, text) && !c->expect_done;
+        if (ride) {
+            c->expect_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, c->expect_text, qv2);
+            if (c->expect_known > 0) c->expect_score = xmalloc((c->n ? c->n : 1) * sizeof *c->expect_score);
+        }
+        int two = ride && c->expect_known > 0;
         c->local_streamed |= stream;
-        if (!stream || !score_stored(db, c, qv, c->dense_score)) {
+        int streamed = stream && score_stored(db, c, qv, c->dense_score, two ? qv2 : NULL, c->expect_score);
+        if (ride && streamed) c->expect_done = xstrdup(c->expect_text);
+        if (!streamed) {
+            free(c->expect_score);
+            c->expect_score = NULL;
             /* the matrix is incomplete: loaded or fitted again, as a first read would */
             if (local_ensure(db, c, err, errlen)) return -1;
             c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
