@@ -86,6 +86,12 @@ struct semantic_cache {
     long long local_ndocs;
     struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
     int vocab_ready;              /* temp.drqa_semantic_vocab exists on this connection */
+    /* the terms' document counts looked up so far: the vocabulary counts a
+     * term's documents by reading its whole posting list (tens of ms for a
+     * common word on a large index), and a search asks the same terms again
+     * and again, with other filters */
+    struct term_df { char *term; long df; } *dfs;
+    size_t ndfs, capdfs;
     /* remote vectors, rows parallel to chunks (zero rows: not embeddable) */
     float *remote;
     int remote_dim;
@@ -113,6 +119,10 @@ static void cache_clear(struct semantic_cache *c)
     free(c->dense_score);
     c->dense_text = NULL;
     c->dense_score = NULL;
+    for (size_t i = 0; i < c->ndfs; i++) free(c->dfs[i].term);
+    free(c->dfs);
+    c->dfs = NULL;
+    c->ndfs = c->capdfs = 0;
     free(c->expect_done);
     free(c->expect_score);
     c->expect_done = NULL;
@@ -235,6 +245,23 @@ static int cmp_df(const void *a, const void *b)
  * common in a large repository would otherwise cost tens of milliseconds,
  * while such words carry the least weight in bm25 (lowest idf). The rarest
  * term is always kept. */
+/* The number of chunks holding term, through vocab (its statement), or
+ * as looked up before while c holds the same chunks. */
+static long term_df(struct semantic_cache *c, sqlite3_stmt *vocab, const char *term)
+{
+    for (size_t i = 0; i < c->ndfs; i++)
+        if (!strcmp(c->dfs[i].term, term)) return c->dfs[i].df;
+    sqlite3_bind_text(vocab, 1, term, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(vocab);
+    long df = rc == SQLITE_ROW ? (long)sqlite3_column_int64(vocab, 0) : 0;
+    sqlite3_reset(vocab);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) {   /* an error is not remembered */
+        ARRAY_GROW(c->dfs, c->ndfs, c->capdfs, 16);
+        c->dfs[c->ndfs++] = (struct term_df){xstrdup(term), df};
+    }
+    return df;
+}
+
 static char *bm25_match(sqlite3 *db, struct semantic_cache *c, const char *text)
 {
     struct qterms q = {.n = 0};
@@ -254,9 +281,7 @@ static char *bm25_match(sqlite3 *db, struct semantic_cache *c, const char *text)
     }
     long order[FTS_MAX_TERMS][2];
     for (int i = 0; i < q.n; i++) {
-        sqlite3_bind_text(st, 1, q.t[i], -1, SQLITE_STATIC);
-        q.df[i] = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        sqlite3_reset(st);
+        q.df[i] = term_df(c, st, q.t[i]);
         order[i][0] = q.df[i];
         order[i][1] = i;
     }

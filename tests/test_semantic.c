@@ -240,13 +240,16 @@ static void dense_fresh(const char *path, struct evidence *ev)
     sqlite3_close(db);
 }
 
-/* Counts the statements of a connection that read the stored matrix. */
-static int trace_matrix(unsigned type, void *ctx, void *p, void *x)
+/* Counts the statements run on a connection whose SQL holds a string. */
+struct stmt_count { const char *sql; int n; };
+
+static int trace_count(unsigned type, void *ctx, void *p, void *x)
 {
     (void)type;
     (void)x;
+    struct stmt_count *k = ctx;
     const char *sql = sqlite3_sql(p);
-    if (sql && strstr(sql, "SELECT part, rows FROM vec_matrix")) ++*(int *)ctx;
+    if (sql && strstr(sql, k->sql)) k->n++;
     return 0;
 }
 
@@ -257,15 +260,15 @@ static int dense_texts(const char *path, const char *expect, const char *const *
 {
     char err[512];
     sqlite3 *db;
-    int reads = 0;
+    struct stmt_count reads = {"SELECT part, rows FROM vec_matrix", 0};
     ok(store_open(path, 1, &db, NULL, err, sizeof err) == 0, "read-only connection");
-    sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_matrix, &reads);
+    sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_count, &reads);
     struct semantic_cache *sc = semantic_cache_new(db);
     semantic_cache_expect(sc, expect);
     for (int i = 0; i < n; i++) search(sc, texts[i], SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 20, &ev[i]);
     semantic_cache_free(sc);
     sqlite3_close(db);
-    return reads;
+    return reads.n;
 }
 
 /* The label of result i, or "(none)". */
@@ -477,6 +480,39 @@ int main(void)
             evidence_free(&hinted[i]);
             evidence_free(&same[i]);
         }
+    }
+
+    /* a search asks the same words with other filters: the vocabulary,
+     * which counts a term's chunks by reading its postings, is asked once a
+     * term while the chunks stay the same, and the results are a fresh
+     * cache's */
+    {
+        sqlite3 *db3;
+        ok(store_open(path, 1, &db3, NULL, err, sizeof err) == 0, "read-only connection");
+        struct stmt_count looks = {"drqa_semantic_vocab WHERE term", 0};
+        sqlite3_trace_v2(db3, SQLITE_TRACE_STMT, trace_count, &looks);
+        struct semantic_cache *s3 = semantic_cache_new(db3);
+        struct evidence e2 = EVIDENCE_INIT;
+        const char *const pats[3] = {NULL, "sessions/*.py", "auth.py"};
+        int same = 1;
+        for (int i = 0; i < 3; i++) {
+            struct evidence e3 = EVIDENCE_INIT;
+            search(s3, "flush session", SEMANTIC_BM25, SEMANTIC_ANY, pats[i], 20, &e2);
+            struct semantic_cache *fresh = semantic_cache_new(db3);
+            search(fresh, "flush session", SEMANTIC_BM25, SEMANTIC_ANY, pats[i], 20, &e3);
+            semantic_cache_free(fresh);
+            same = same && e2.n == e3.n;
+            for (size_t j = 0; same && j < e2.n; j++)
+                same = !strcmp(e2.v[j].label, e3.v[j].label) && e2.v[j].score == e3.v[j].score;
+            evidence_free(&e3);
+        }
+        ok(same, "three patterns rank as fresh caches do");
+        looks.n = 0;
+        for (int i = 0; i < 3; i++) search(s3, "flush session", SEMANTIC_BM25, SEMANTIC_ANY, pats[i], 20, &e2);
+        is_int(looks.n, 0, "the same two terms again: the vocabulary is not asked");
+        semantic_cache_free(s3);
+        evidence_free(&e2);
+        sqlite3_close(db3);
     }
 
     /* the matrix is the chunk vectors' one store: without it the model is
