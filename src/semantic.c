@@ -355,26 +355,46 @@ static void order_chunks(struct semantic_cache *c)
 
 
 
+struct id_at { int64_t id; size_t at; };
+
+static int cmp_id_at(const void *a, const void *b)
+{
+    int64_t x = ((const struct id_at *)a)->id, y = ((const struct id_at *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
 /* Reads chunks and files. With c == NULL only computes the stamp. */
 static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     uint64_t h = 0xcbf29ce484222325ULL;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+    /* The files in path order, which the path index holds with their ids
+     * (the table's rows hold each file's text too: reading them was most of
+     * this), then in id order for the stamp and the cache. */
+    if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK)
         goto fail;
+    struct buf own = BUF_INIT, *names = c ? &c->text : &own;
+    struct id_at *byid = NULL;
+    size_t nf = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
         const char *p = (const char *)sqlite3_column_text(st, 1);
         if (!p) p = "";
-        stamp_mix(&h, &id, sizeof id);
-        stamp_mix(&h, p, strlen(p));
-        if (!c) continue;
-        ARRAY_GROW(c->files, c->nfiles, cap, 256);
-        c->files[c->nfiles++] = (struct sem_file){id, c->text.len, (unsigned char)fpattern_is_test(p)};
-        buf_add(&c->text, p, strlen(p) + 1);
+        ARRAY_GROW(byid, nf, cap, 256);
+        byid[nf++] = (struct id_at){sqlite3_column_int64(st, 0), names->len};
+        buf_add(names, p, strlen(p) + 1);
     }
     sqlite3_finalize(st);
+    if (nf) qsort(byid, nf, sizeof *byid, cmp_id_at);
+    if (c) c->files = xmalloc((nf ? nf : 1) * sizeof *c->files);
+    for (size_t i = 0; i < nf; i++) {
+        const char *p = names->data + byid[i].at;
+        stamp_mix(&h, &byid[i].id, sizeof byid[i].id);
+        stamp_mix(&h, p, strlen(p));
+        if (c) c->files[c->nfiles++] = (struct sem_file){byid[i].id, byid[i].at, (unsigned char)fpattern_is_test(p)};
+    }
+    free(byid);
+    buf_free(&own);
     cap = 0;
     /* every chunk, each question: the stored kind and hash, read as the view
      * chunks gives them without sqlite computing it row by row */
