@@ -103,9 +103,12 @@ static void *linepost_thread(void *arg)
     return NULL;
 }
 
-static void linepost_start(struct linepost_job *j, const char *path)
+/* No thread when db already holds postings of its files (a later question):
+ * the stamp that tells is the one db's readers would compute anyway. */
+static void linepost_start(struct linepost_job *j, const char *path, sqlite3 *db)
 {
     memset(j, 0, sizeof *j);
+    if (linepost_current(db)) return;
     j->path = path;
     j->started = pthread_create(&j->thread, NULL, linepost_thread, j) == 0;
     if (!j->started) linepost_thread(j);
@@ -170,7 +173,7 @@ int engine_shared_open_hooked(const struct engine_settings *set, const struct en
      * of every thread; an index that cannot be written is scanned instead:
      * the same windows), alongside the vectors */
     struct linepost_job lp;
-    linepost_start(&lp, sh->index_path);
+    linepost_start(&lp, sh->index_path, db);
     /* register SemanticSearch and fit, load or fetch its vectors (remote
      * embeddings when configured, engine_llm.h) once, before threads share
      * the index */
@@ -223,7 +226,7 @@ int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *h
     sqlite3 *db = NULL;
     if (store_open(sh->index_path, 1, &db, NULL, err, errlen)) return -1;
     struct linepost_job lp;
-    linepost_start(&lp, sh->index_path);
+    linepost_start(&lp, sh->index_path, db);
     if (hooks->phase) hooks->phase(hooks->progress_ctx, "vectors");
     int erc = engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen);
     linepost_join(&lp);

@@ -544,6 +544,12 @@ void linepost_builder_free(struct linepost_builder *B)
     free(B);
 }
 
+int linepost_current(sqlite3 *db)
+{
+    char stamp[40];
+    return linepost_files_stamp(db, stamp) == 0 && stamp_stored(db, stamp);
+}
+
 int linepost_build(sqlite3 *db, char *err, size_t errlen)
 {
     char stamp[40];

@@ -223,6 +223,7 @@ int main(void)
        "terms are stored as tok emits them");
     is_int(store_open(path, 1, &ro, NULL, err, sizeof err), 0, "read-only connection");
     ok(stored(ro) && same_as_scan(ro, "read-only"), "a read-only connection reads the same postings");
+    ok(linepost_current(ro) == 1 && linepost_current(db) == 1, "and both say the postings are current");
 
     /* the files' stamp, kept by a connection, follows every change: another
      * connection's commit, its own row changes, a dropped table */
@@ -248,10 +249,12 @@ int main(void)
     /* a changed file, and a new one: refused until rebuilt, then right again */
     ok(set_text(db, "pkg/m02/mod06.py", "def session():\n    return redirect(connection)\n", "h-new") == 0 &&
        count(db, "SELECT count(*) FROM files WHERE hash = 'h-new'") == 1, "a file changes");
+    ok(linepost_current(ro) == 0, "postings are no longer current once a file changed");
     ok(!stored(ro), "postings of other files are refused once a file changed");
     ok(same_as_scan(ro, "changed file"), "and the next question ranks the changed file as the scan does");
     ok(stored(ro), "it stored new postings (through a writer connection)");
     add_file(db, "pkg/zz.py", "session session session\nconnect\n", "h-zz");
+    ok(linepost_current(db) == 0, "nor once a file is added");
     ok(!stored(db), "a new file makes them stale too");
     ok(same_as_scan(db, "new file"), "and the rebuilt postings count it");
 
