@@ -43,6 +43,10 @@ struct engine_shared {
     struct llm_usage run_usage;    /* every question's model calls, for --budget-usd */
     const atomic_int *cancel;      /* the hooks' cancel flag, or NULL */
     struct llm_usage *usage;       /* &run_usage, or the hooks' */
+    /* the connection the setup read the index through, for the first engine:
+     * the stamps it keeps of the files (linepost.h) hold while nothing
+     * changes, where a new connection would read every file's row again */
+    _Atomic(sqlite3 *) spare;
 };
 
 struct engine {
@@ -198,7 +202,7 @@ int engine_shared_open_hooked(const struct engine_settings *set, const struct en
         char e2[256];
         if (linepost_build(db, e2, sizeof e2) < 0) log_msg("%s", e2);
     }
-    sqlx_close(db);
+    atomic_store(&sh->spare, db);
     *out = sh;
     return 0;
 fail:
@@ -237,6 +241,7 @@ int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *h
 void engine_shared_free(struct engine_shared *sh)
 {
     if (!sh) return;
+    sqlx_close(atomic_exchange(&sh->spare, NULL));
     engine_backends_close(&sh->backends);
     llm_usage_destroy(&sh->run_usage);
     config_free(&sh->cfg);
@@ -267,7 +272,8 @@ int engine_open_cancel(const struct engine_shared *sh, const atomic_int *cancel,
     if (!cancel) cancel = sh->cancel;
     struct engine *e = xcalloc(1, sizeof *e);
     e->sh = sh;
-    if (store_open(sh->index_path, 1, &e->db, NULL, err, errlen)) {
+    e->db = atomic_exchange(&((struct engine_shared *)sh)->spare, NULL);
+    if (!e->db && store_open(sh->index_path, 1, &e->db, NULL, err, errlen)) {
         free(e);
         return -1;
     }
