@@ -989,6 +989,14 @@ static void names_push(struct action_cache *c, size_t *cap, const char *name, in
     if (flags & 2) c->fun[c->nfun++] = nm;
 }
 
+/* The entries (a flags byte, then a NUL-terminated name) in [p, end). */
+static size_t names_count(const char *p, const char *end)
+{
+    size_t n = 0;
+    for (const char *z; p && p < end && (z = memchr(p + 1, 0, (size_t)(end - p - 1))); p = z + 1) n++;
+    return n;
+}
+
 static int names_load(sqlite3 *db, const char *stamp, struct action_cache *c)
 {
     sqlite3_stmt *st;
@@ -1002,7 +1010,13 @@ static int names_load(sqlite3 *db, const char *stamp, struct action_cache *c)
         c->names_block = xmalloc(len + 1);
         if (blob) memcpy(c->names_block, blob, len);
         const char *p = blob ? c->names_block : NULL, *end = c->names_block + len;
-        size_t cap = 0;
+        /* the four lists sized once: grown name by name, hundreds of
+         * thousands of names were most of a later question's reading them */
+        size_t cap = c->nnames + names_count(p, end);
+        c->names = xreallocarray(c->names, cap ? cap : 1, sizeof *c->names);
+        c->cls = xreallocarray(c->cls, cap ? cap : 1, sizeof *c->cls);
+        c->fun = xreallocarray(c->fun, cap ? cap : 1, sizeof *c->fun);
+        c->all = xreallocarray(c->all, cap ? cap : 1, sizeof *c->all);
         ok = 1;
         while (p && p < end) {
             const char *z = memchr(p + 1, 0, (size_t)(end - p - 1));
