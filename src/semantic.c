@@ -363,6 +363,18 @@ static int cmp_id_at(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The largest chunk id when it is a plausible count to reserve room for
+ * (at most 1 << 24), else 0. */
+static size_t largest_chunk_id(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    sqlite3_int64 v = 0;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM chunk_spans", -1, &st, NULL) != SQLITE_OK) return 0;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v > 0 && v <= (1 << 24) ? (size_t)v : 0;
+}
+
 /* Reads chunks and files. With c == NULL only computes the stamp. */
 static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], char *err, size_t errlen)
 {
@@ -396,6 +408,16 @@ static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], ch
     free(byid);
     buf_free(&own);
     cap = 0;
+    /* the list at its size from the start: grown chunk by chunk, it was
+     * copied as it doubled (ids are positive and distinct, so the largest
+     * bounds the count; a sparse range after many updates only reserves) */
+    if (c) {
+        cap = largest_chunk_id(db);
+        if (cap) {
+            c->chunks = xreallocarray(c->chunks, cap, sizeof *c->chunks);
+            if (c->keep_hashes) c->hash_at = xreallocarray(c->hash_at, cap, sizeof *c->hash_at);
+        }
+    }
     /* every chunk, each question: the stored kind and hash, read as the view
      * chunks gives them without sqlite computing it row by row */
     if (sqlite3_prepare_v2(db, "SELECT id, file_id, kind_s, hash_s FROM chunk_spans ORDER BY id", -1, &st, NULL) !=
