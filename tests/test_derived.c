@@ -291,6 +291,16 @@ int main(void)
     ok(stored(db), "a damaged term still carries the current stamp");
     ok(same_as_scan(db, "damaged term"), "a damaged posting list falls back to the scan's windows");
 
+    /* malformed line counts, read where sqlite holds them: refused whole */
+    store_exec(db, "UPDATE lp_meta SET value = value || x'01' WHERE key = 'lens'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "lens too long"), "line lengths with one too many are refused: the scan answers");
+    store_exec(db, "UPDATE lp_meta SET value = substr(value, 1, length(value) - 2) WHERE key = 'lens'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "lens cut short"), "and line lengths cut short");
+    store_exec(db, "UPDATE lp_meta SET value = x'' WHERE key = 'nlines'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "no line counts"), "and so are empty line counts");
+    store_exec(db, "DELETE FROM lp_meta WHERE key = 'file_id'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "no file ids"), "and postings without their file ids");
+
     /* symbol names */
     int64_t f = add_file(db, "pkg/names.py", "class SessionBase:\n    pass\n", "h-names");
     add_symbol(db, f, "class", "SessionBase");
