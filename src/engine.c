@@ -43,6 +43,10 @@ struct engine_shared {
     struct llm_usage run_usage;    /* every question's model calls, for --budget-usd */
     const atomic_int *cancel;      /* the hooks' cancel flag, or NULL */
     struct llm_usage *usage;       /* &run_usage, or the hooks' */
+    /* the connection the setup read the index through, for the first engine:
+     * the stamps it keeps of the files (linepost.h) hold while nothing
+     * changes, where a new connection would read every file's row again */
+    _Atomic(sqlite3 *) spare;
 };
 
 struct engine {
@@ -103,9 +107,12 @@ static void *linepost_thread(void *arg)
     return NULL;
 }
 
-static void linepost_start(struct linepost_job *j, const char *path)
+/* No thread when db already holds postings of its files (a later question):
+ * the stamp that tells is the one db's readers would compute anyway. */
+static void linepost_start(struct linepost_job *j, const char *path, sqlite3 *db)
 {
     memset(j, 0, sizeof *j);
+    if (linepost_current(db)) return;
     j->path = path;
     j->started = pthread_create(&j->thread, NULL, linepost_thread, j) == 0;
     if (!j->started) linepost_thread(j);
@@ -170,7 +177,7 @@ int engine_shared_open_hooked(const struct engine_settings *set, const struct en
      * of every thread; an index that cannot be written is scanned instead:
      * the same windows), alongside the vectors */
     struct linepost_job lp;
-    linepost_start(&lp, sh->index_path);
+    linepost_start(&lp, sh->index_path, db);
     /* register SemanticSearch and fit, load or fetch its vectors (remote
      * embeddings when configured, engine_llm.h) once, before threads share
      * the index */
@@ -195,7 +202,7 @@ int engine_shared_open_hooked(const struct engine_settings *set, const struct en
         char e2[256];
         if (linepost_build(db, e2, sizeof e2) < 0) log_msg("%s", e2);
     }
-    sqlx_close(db);
+    atomic_store(&sh->spare, db);
     *out = sh;
     return 0;
 fail:
@@ -223,7 +230,7 @@ int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *h
     sqlite3 *db = NULL;
     if (store_open(sh->index_path, 1, &db, NULL, err, errlen)) return -1;
     struct linepost_job lp;
-    linepost_start(&lp, sh->index_path);
+    linepost_start(&lp, sh->index_path, db);
     if (hooks->phase) hooks->phase(hooks->progress_ctx, "vectors");
     int erc = engine_embed_setup(&sh->cfg, db, o->no_semantic, err, errlen);
     linepost_join(&lp);
@@ -234,6 +241,7 @@ int engine_shared_refresh(struct engine_shared *sh, const struct engine_hooks *h
 void engine_shared_free(struct engine_shared *sh)
 {
     if (!sh) return;
+    sqlx_close(atomic_exchange(&sh->spare, NULL));
     engine_backends_close(&sh->backends);
     llm_usage_destroy(&sh->run_usage);
     config_free(&sh->cfg);
@@ -264,7 +272,8 @@ int engine_open_cancel(const struct engine_shared *sh, const atomic_int *cancel,
     if (!cancel) cancel = sh->cancel;
     struct engine *e = xcalloc(1, sizeof *e);
     e->sh = sh;
-    if (store_open(sh->index_path, 1, &e->db, NULL, err, errlen)) {
+    e->db = atomic_exchange(&((struct engine_shared *)sh)->spare, NULL);
+    if (!e->db && store_open(sh->index_path, 1, &e->db, NULL, err, errlen)) {
         free(e);
         return -1;
     }

@@ -169,6 +169,8 @@ static void skip_too_large(struct scanner *s, const char *rel, long long size)
     scan_add_skip(s->r, rel, why, size);
 }
 
+static size_t utf8_valid_prefix(const char *s, size_t n);
+
 /* A regular file (or the target of a followed symlink) with a language. */
 static void consider_file(struct scanner *s, const char *rel, const struct lang *lang, const struct stat *st,
                           int via_link)
@@ -185,10 +187,8 @@ static void consider_file(struct scanner *s, const char *rel, const struct lang 
         skip_too_large(s, rel, (long long)st->st_size);
         return;
     }
-    size_t len;
-    int bad;
-    free(scan_decode_utf8(rel, strlen(rel), &len, &bad));
-    if (bad) {
+    size_t len = strlen(rel);
+    if (utf8_valid_prefix(rel, len) != len) {
         /* paths are UTF-8 in the index, the JSON output and model prompts */
         scan_add_skip(s->r, rel, "file name is not valid UTF-8", -1);
         return;
@@ -914,8 +914,11 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
     for (size_t i = 0; i < nents; i++) {
         const char *name = ents[i].name;
         buf_reset(&child);
-        if (*rel) buf_printf(&child, "%s/%s", rel, name);
-        else buf_adds(&child, name);
+        if (*rel) {
+            buf_adds(&child, rel);
+            buf_addc(&child, '/');
+        }
+        buf_adds(&child, name);
         if (ents[i].type == ENT_DIR) {
             const char *rule = dir_name_rule(name, s->no_ignore, has_pkg);
             if (rule) {
@@ -1311,18 +1314,26 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
     return len;
 }
 
-char *scan_decode_utf8(const char *s, size_t n, size_t *outlen, int *bad)
+/* The length of the longest valid UTF-8 prefix of s[0..n) (no NUL byte). */
+static size_t utf8_valid_prefix(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
-    *bad = 0;
-    /* fast path: the common all-valid file is copied once */
     while (i < n) {
         if (p[i] >= 0x01 && p[i] < 0x80) { i++; continue; }
         size_t l = utf8_seq(p + i, n - i);
         if (!l) break;
         i += l;
     }
+    return i;
+}
+
+char *scan_decode_utf8(const char *s, size_t n, size_t *outlen, int *bad)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    *bad = 0;
+    /* fast path: the common all-valid file is copied once */
+    size_t i = utf8_valid_prefix(s, n);
     if (i == n) {
         *outlen = n;
         return xstrndup(s, n);

@@ -544,6 +544,12 @@ void linepost_builder_free(struct linepost_builder *B)
     free(B);
 }
 
+int linepost_current(sqlite3 *db)
+{
+    char stamp[40];
+    return linepost_files_stamp(db, stamp) == 0 && stamp_stored(db, stamp);
+}
+
 int linepost_build(sqlite3 *db, char *err, size_t errlen)
 {
     char stamp[40];
@@ -571,18 +577,23 @@ int linepost_build(sqlite3 *db, char *err, size_t errlen)
 
 /* ---- reading ---- */
 
-static int get_meta(sqlite3 *db, const char *key, struct buf *out)
+struct meta_view { const void *p; size_t len; };
+
+/* The lp_meta value of key, read where sqlite holds it (the postings of
+ * every file are megabytes, read by each question twice): the statement to
+ * finalize once *v is no longer used, or NULL when there is no such row. */
+static sqlite3_stmt *meta_row(sqlite3 *db, const char *key, struct meta_view *v)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM lp_meta WHERE key = ?1", -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM lp_meta WHERE key = ?1", -1, &st, NULL) != SQLITE_OK) return NULL;
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    int rc = -1;
     if (sqlite3_step(st) == SQLITE_ROW) {
-        buf_add(out, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
-        rc = 0;
+        v->p = sqlite3_column_blob(st, 0);
+        v->len = (size_t)sqlite3_column_bytes(st, 0);
+        if (v->p || !v->len) return st;
     }
     sqlite3_finalize(st);
-    return rc;
+    return NULL;
 }
 
 void linepost_close(struct linepost *lp)
@@ -603,19 +614,21 @@ int linepost_open(sqlite3 *db, struct linepost *lp)
     lp->db = db;
     if (sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) lp->own_txn = 1;
     char stamp[40];
-    struct buf ids = BUF_INIT, nl = BUF_INIT, lens = BUF_INIT;
-    int ok = linepost_files_stamp(db, stamp) == 0 && stamp_stored(db, stamp) && get_meta(db, "file_id", &ids) == 0 &&
-             get_meta(db, "nlines", &nl) == 0 && get_meta(db, "lens", &lens) == 0 &&
+    struct meta_view ids = {0}, nl = {0}, lens = {0};
+    sqlite3_stmt *m[3] = {NULL, NULL, NULL};
+    int ok = linepost_files_stamp(db, stamp) == 0 && stamp_stored(db, stamp) &&
+             (m[0] = meta_row(db, "file_id", &ids)) && (m[1] = meta_row(db, "nlines", &nl)) &&
+             (m[2] = meta_row(db, "lens", &lens)) &&
              sqlite3_prepare_v2(db, "SELECT term FROM lp_terms WHERE term >= ?1 ORDER BY term", -1, &lp->range,
                                 NULL) == SQLITE_OK &&
              sqlite3_prepare_v2(db, "SELECT post FROM lp_terms WHERE term = ?1", -1, &lp->post, NULL) == SQLITE_OK;
     if (ok) {
         lp->nfiles = ids.len / sizeof(int64_t);
         lp->file_id = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->file_id);
-        if (ids.len) memcpy(lp->file_id, ids.data, lp->nfiles * sizeof *lp->file_id);
+        if (ids.len) memcpy(lp->file_id, ids.p, lp->nfiles * sizeof *lp->file_id);
         lp->nlines = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->nlines);
         lp->line0 = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->line0);
-        const unsigned char *p = (const unsigned char *)nl.data, *end = p + nl.len;
+        const unsigned char *p = nl.len ? nl.p : (const unsigned char *)"", *end = p + nl.len;
         size_t total = 0;
         for (size_t f = 0; ok && f < lp->nfiles; f++) {
             uint64_t v;
@@ -628,7 +641,7 @@ int linepost_open(sqlite3 *db, struct linepost *lp)
         }
         ok = ok && p == end;
         lp->lens = xmalloc((total ? total : 1) * sizeof *lp->lens);
-        p = (const unsigned char *)lens.data;
+        p = lens.len ? lens.p : (const unsigned char *)"";
         end = p + lens.len;
         for (size_t i = 0; ok && i < total; i++) {
             uint64_t v;
@@ -637,9 +650,7 @@ int linepost_open(sqlite3 *db, struct linepost *lp)
         }
         ok = ok && p == end;
     }
-    buf_free(&ids);
-    buf_free(&nl);
-    buf_free(&lens);
+    for (int i = 0; i < 3; i++) sqlite3_finalize(m[i]);
     if (!ok) {
         linepost_close(lp);
         return 0;

@@ -45,6 +45,13 @@ int linepost_index_stamp(sqlite3 *db, const char *extra_sql, char *out, size_t o
  * cannot be read. */
 int linepost_build(sqlite3 *db, char *err, size_t errlen);
 
+/* 1 when postings of db's current files are stored (linepost_build would
+ * do nothing), else 0. Its stamp of the files is the one db keeps
+ * (linepost_files_stamp): asked before another reader of db, it costs that
+ * reader nothing, where a connection of its own would read every file's row
+ * again. */
+int linepost_current(sqlite3 *db);
+
 /* Postings built while an index is written (derive.h) rather than read back
  * from it: linepost_file_make tokenises one file's decoded text (any thread);
  * linepost_builder_add takes each file's, in path order, with its id (f NULL

@@ -221,6 +221,9 @@ static int prepare(struct offline_policy *p, const struct mcts_tree *t, char *er
     if (!p->question || strcmp(p->question, question)) {
         forget_question(p);
         p->question = xstrdup(question);
+        /* answer_from ranks the chunks for the question itself (answer_fuse) */
+        if (p->cfg.actx && !p->cfg.no_semantic && p->fuse_k > 0)
+            semantic_cache_expect(semantic_cache_of(p->cfg.actx), question);
         p->q_ok = (p->cfg.actx ? qparse_question_names(question, action_index_defines, p->cfg.actx, &p->q, p->q_err,
                                                        sizeof p->q_err)
                                : qparse_question(question, &p->q, p->q_err, sizeof p->q_err)) == 0;

@@ -76,9 +76,22 @@ struct semantic_cache {
     char *dense_text;
     float *dense_score;
     int dense_known;              /* terms of the question the model knows: 0, no scores */
+    /* a text its owner will score later (semantic_cache_expect) and, once
+     * the pass that streamed the matrix for another text scored it too, its
+     * scores: asking it then reads the matrix no second time */
+    char *expect_text;
+    char *expect_done;            /* expect_text when expect_score holds its scores */
+    float *expect_score;
+    int expect_known;
     long long local_ndocs;
     struct vec_local_fit *local_fit;  /* kept when the model could not be stored */
     int vocab_ready;              /* temp.drqa_semantic_vocab exists on this connection */
+    /* the terms' document counts looked up so far: the vocabulary counts a
+     * term's documents by reading its whole posting list (tens of ms for a
+     * common word on a large index), and a search asks the same terms again
+     * and again, with other filters */
+    struct term_df { char *term; long df; } *dfs;
+    size_t ndfs, capdfs;
     /* remote vectors, rows parallel to chunks (zero rows: not embeddable) */
     float *remote;
     int remote_dim;
@@ -106,6 +119,14 @@ static void cache_clear(struct semantic_cache *c)
     free(c->dense_score);
     c->dense_text = NULL;
     c->dense_score = NULL;
+    for (size_t i = 0; i < c->ndfs; i++) free(c->dfs[i].term);
+    free(c->dfs);
+    c->dfs = NULL;
+    c->ndfs = c->capdfs = 0;
+    free(c->expect_done);
+    free(c->expect_score);
+    c->expect_done = NULL;
+    c->expect_score = NULL;
     free(c->remote);
     free(c->remote_model);
     c->remote = NULL;
@@ -136,7 +157,15 @@ void semantic_cache_free(struct semantic_cache *c)
 {
     if (!c) return;
     cache_clear(c);
+    free(c->expect_text);
     free(c);
+}
+
+void semantic_cache_expect(struct semantic_cache *c, const char *text)
+{
+    if (!c) return;
+    free(c->expect_text);
+    c->expect_text = text && *text ? xstrdup(text) : NULL;
 }
 
 /* ---- small parsers and predicates ---- */
@@ -216,6 +245,23 @@ static int cmp_df(const void *a, const void *b)
  * common in a large repository would otherwise cost tens of milliseconds,
  * while such words carry the least weight in bm25 (lowest idf). The rarest
  * term is always kept. */
+/* The number of chunks holding term, through vocab (its statement), or
+ * as looked up before while c holds the same chunks. */
+static long term_df(struct semantic_cache *c, sqlite3_stmt *vocab, const char *term)
+{
+    for (size_t i = 0; i < c->ndfs; i++)
+        if (!strcmp(c->dfs[i].term, term)) return c->dfs[i].df;
+    sqlite3_bind_text(vocab, 1, term, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(vocab);
+    long df = rc == SQLITE_ROW ? (long)sqlite3_column_int64(vocab, 0) : 0;
+    sqlite3_reset(vocab);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) {   /* an error is not remembered */
+        ARRAY_GROW(c->dfs, c->ndfs, c->capdfs, 16);
+        c->dfs[c->ndfs++] = (struct term_df){xstrdup(term), df};
+    }
+    return df;
+}
+
 static char *bm25_match(sqlite3 *db, struct semantic_cache *c, const char *text)
 {
     struct qterms q = {.n = 0};
@@ -235,9 +281,7 @@ static char *bm25_match(sqlite3 *db, struct semantic_cache *c, const char *text)
     }
     long order[FTS_MAX_TERMS][2];
     for (int i = 0; i < q.n; i++) {
-        sqlite3_bind_text(st, 1, q.t[i], -1, SQLITE_STATIC);
-        q.df[i] = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        sqlite3_reset(st);
+        q.df[i] = term_df(c, st, q.t[i]);
         order[i][0] = q.df[i];
         order[i][1] = i;
     }
@@ -311,27 +355,69 @@ static void order_chunks(struct semantic_cache *c)
 
 
 
+struct id_at { int64_t id; size_t at; };
+
+static int cmp_id_at(const void *a, const void *b)
+{
+    int64_t x = ((const struct id_at *)a)->id, y = ((const struct id_at *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The largest chunk id when it is a plausible count to reserve room for
+ * (at most 1 << 24), else 0. */
+static size_t largest_chunk_id(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    sqlite3_int64 v = 0;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM chunk_spans", -1, &st, NULL) != SQLITE_OK) return 0;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v > 0 && v <= (1 << 24) ? (size_t)v : 0;
+}
+
 /* Reads chunks and files. With c == NULL only computes the stamp. */
 static int read_chunks(sqlite3 *db, struct semantic_cache *c, char stamp[17], char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     uint64_t h = 0xcbf29ce484222325ULL;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+    /* The files in path order, which the path index holds with their ids
+     * (the table's rows hold each file's text too: reading them was most of
+     * this), then in id order for the stamp and the cache. */
+    if (sqlite3_prepare_v2(db, "SELECT id, path FROM files ORDER BY path", -1, &st, NULL) != SQLITE_OK)
         goto fail;
+    struct buf own = BUF_INIT, *names = c ? &c->text : &own;
+    struct id_at *byid = NULL;
+    size_t nf = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
         const char *p = (const char *)sqlite3_column_text(st, 1);
         if (!p) p = "";
-        stamp_mix(&h, &id, sizeof id);
-        stamp_mix(&h, p, strlen(p));
-        if (!c) continue;
-        ARRAY_GROW(c->files, c->nfiles, cap, 256);
-        c->files[c->nfiles++] = (struct sem_file){id, c->text.len, (unsigned char)fpattern_is_test(p)};
-        buf_add(&c->text, p, strlen(p) + 1);
+        ARRAY_GROW(byid, nf, cap, 256);
+        byid[nf++] = (struct id_at){sqlite3_column_int64(st, 0), names->len};
+        buf_add(names, p, strlen(p) + 1);
     }
     sqlite3_finalize(st);
+    if (nf) qsort(byid, nf, sizeof *byid, cmp_id_at);
+    if (c) c->files = xmalloc((nf ? nf : 1) * sizeof *c->files);
+    for (size_t i = 0; i < nf; i++) {
+        const char *p = names->data + byid[i].at;
+        stamp_mix(&h, &byid[i].id, sizeof byid[i].id);
+        stamp_mix(&h, p, strlen(p));
+        if (c) c->files[c->nfiles++] = (struct sem_file){byid[i].id, byid[i].at, (unsigned char)fpattern_is_test(p)};
+    }
+    free(byid);
+    buf_free(&own);
     cap = 0;
+    /* the list at its size from the start: grown chunk by chunk, it was
+     * copied as it doubled (ids are positive and distinct, so the largest
+     * bounds the count; a sparse range after many updates only reserves) */
+    if (c) {
+        cap = largest_chunk_id(db);
+        if (cap) {
+            c->chunks = xreallocarray(c->chunks, cap, sizeof *c->chunks);
+            if (c->keep_hashes) c->hash_at = xreallocarray(c->hash_at, cap, sizeof *c->hash_at);
+        }
+    }
     /* every chunk, each question: the stored kind and hash, read as the view
      * chunks gives them without sqlite computing it row by row */
     if (sqlite3_prepare_v2(db, "SELECT id, file_id, kind_s, hash_s FROM chunk_spans ORDER BY id", -1, &st, NULL) !=
@@ -1040,6 +1126,8 @@ static void score_rows(const struct semantic_cache *c, const float *qv, float *s
 struct score_ctx {
     const float *qv;
     float *score, *inv;   /* inv: one part's scales, aligned */
+    const float *qv2;     /* or NULL */
+    float *score2;
 };
 
 static void score_part(void *ctx, size_t row, size_t want, const unsigned char *q)
@@ -1047,15 +1135,18 @@ static void score_part(void *ctx, size_t row, size_t want, const unsigned char *
     struct score_ctx *x = ctx;
     memcpy(x->inv, q, want * sizeof(float));
     score_block_rows((const signed char *)q + want * sizeof(float), x->inv, want, x->qv, x->score + row);
+    if (x->qv2) score_block_rows((const signed char *)q + want * sizeof(float), x->inv, want, x->qv2, x->score2 + row);
 }
 
 /* Scores every row of the matrix stored for c->stamp, part by part as
  * matrix_load reads it (a part holds whole blocks, so every row is scored
  * as score_rows scores it), without holding the matrix: 1 when every part
- * was there and whole, else 0. */
-static int score_stored(sqlite3 *db, const struct semantic_cache *c, const float *qv, float *score)
+ * was there and whole, else 0. qv2 (or NULL): a second vector, scored into
+ * score2 in the same pass. */
+static int score_stored(sqlite3 *db, const struct semantic_cache *c, const float *qv, float *score, const float *qv2,
+                        float *score2)
 {
-    struct score_ctx x = {qv, score, xmalloc(MATRIX_PART * sizeof(float))};
+    struct score_ctx x = {qv, score, xmalloc(MATRIX_PART * sizeof(float)), qv2, score2};
     int ok = matrix_each(db, c, score_part, &x);
     free(x.inv);
     return ok;
@@ -1069,14 +1160,35 @@ static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text,
     if (c->dense_text && !strcmp(c->dense_text, text)) return c->dense_known;
     free(c->dense_text);
     c->dense_text = NULL;
+    if (c->expect_done && !strcmp(c->expect_done, text)) {
+        /* scored when the matrix was streamed for an earlier text */
+        free(c->dense_score);
+        c->dense_score = c->expect_score;
+        c->dense_known = c->expect_known;
+        c->dense_text = c->expect_done;
+        c->expect_score = NULL;
+        c->expect_done = NULL;
+        return c->dense_known;
+    }
     int stream = !c->local && c->local_stored && !c->local_streamed;
     if (!stream && local_ensure(db, c, err, errlen)) return -1;
-    float qv[VEC_LOCAL_DIM];
+    float qv[VEC_LOCAL_DIM], qv2[VEC_LOCAL_DIM];
     c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);
     if (c->dense_known > 0) {
         if (!c->dense_score) c->dense_score = xmalloc((c->n ? c->n : 1) * sizeof *c->dense_score);
+        /* the expected text rides along on the one pass over the stored matrix */
+        int ride = stream && c->expect_text && strcmp(c->expect_text, text) && !c->expect_done;
+        if (ride) {
+            c->expect_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, c->expect_text, qv2);
+            if (c->expect_known > 0) c->expect_score = xmalloc((c->n ? c->n : 1) * sizeof *c->expect_score);
+        }
+        int two = ride && c->expect_known > 0;
         c->local_streamed |= stream;
-        if (!stream || !score_stored(db, c, qv, c->dense_score)) {
+        int streamed = stream && score_stored(db, c, qv, c->dense_score, two ? qv2 : NULL, c->expect_score);
+        if (ride && streamed) c->expect_done = xstrdup(c->expect_text);
+        if (!streamed) {
+            free(c->expect_score);
+            c->expect_score = NULL;
             /* the matrix is incomplete: loaded or fitted again, as a first read would */
             if (local_ensure(db, c, err, errlen)) return -1;
             c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);

@@ -71,6 +71,12 @@ struct semantic_cache;
 struct semantic_cache *semantic_cache_new(sqlite3 *db);
 void semantic_cache_free(struct semantic_cache *c);   /* accepts NULL */
 
+/* Tells c that text (copied; NULL: none) will be asked later, as a search
+ * asks its question again at the end: the first pass over the stored local
+ * vectors for another text scores it too, so asking it reads them no second
+ * time. The results are those of asking it without the hint. */
+void semantic_cache_expect(struct semantic_cache *c, const char *text);
+
 #define SEMANTIC_DEFAULT_TOP_K 5
 #define SEMANTIC_MAX_TOP_K 100
 

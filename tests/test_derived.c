@@ -223,6 +223,7 @@ int main(void)
        "terms are stored as tok emits them");
     is_int(store_open(path, 1, &ro, NULL, err, sizeof err), 0, "read-only connection");
     ok(stored(ro) && same_as_scan(ro, "read-only"), "a read-only connection reads the same postings");
+    ok(linepost_current(ro) == 1 && linepost_current(db) == 1, "and both say the postings are current");
 
     /* the files' stamp, kept by a connection, follows every change: another
      * connection's commit, its own row changes, a dropped table */
@@ -248,10 +249,12 @@ int main(void)
     /* a changed file, and a new one: refused until rebuilt, then right again */
     ok(set_text(db, "pkg/m02/mod06.py", "def session():\n    return redirect(connection)\n", "h-new") == 0 &&
        count(db, "SELECT count(*) FROM files WHERE hash = 'h-new'") == 1, "a file changes");
+    ok(linepost_current(ro) == 0, "postings are no longer current once a file changed");
     ok(!stored(ro), "postings of other files are refused once a file changed");
     ok(same_as_scan(ro, "changed file"), "and the next question ranks the changed file as the scan does");
     ok(stored(ro), "it stored new postings (through a writer connection)");
     add_file(db, "pkg/zz.py", "session session session\nconnect\n", "h-zz");
+    ok(linepost_current(db) == 0, "nor once a file is added");
     ok(!stored(db), "a new file makes them stale too");
     ok(same_as_scan(db, "new file"), "and the rebuilt postings count it");
 
@@ -287,6 +290,16 @@ int main(void)
     store_exec(db, "UPDATE lp_terms SET post = x'ff' WHERE term = 'session'", err, sizeof err);
     ok(stored(db), "a damaged term still carries the current stamp");
     ok(same_as_scan(db, "damaged term"), "a damaged posting list falls back to the scan's windows");
+
+    /* malformed line counts, read where sqlite holds them: refused whole */
+    store_exec(db, "UPDATE lp_meta SET value = value || x'01' WHERE key = 'lens'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "lens too long"), "line lengths with one too many are refused: the scan answers");
+    store_exec(db, "UPDATE lp_meta SET value = substr(value, 1, length(value) - 2) WHERE key = 'lens'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "lens cut short"), "and line lengths cut short");
+    store_exec(db, "UPDATE lp_meta SET value = x'' WHERE key = 'nlines'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "no line counts"), "and so are empty line counts");
+    store_exec(db, "DELETE FROM lp_meta WHERE key = 'file_id'", err, sizeof err);
+    ok(!stored(db) && same_as_scan(db, "no file ids"), "and postings without their file ids");
 
     /* symbol names */
     int64_t f = add_file(db, "pkg/names.py", "class SessionBase:\n    pass\n", "h-names");

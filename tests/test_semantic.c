@@ -257,6 +257,37 @@ static void dense_fresh(const char *path, struct evidence *ev)
     sqlite3_close(db);
 }
 
+/* Counts the statements run on a connection whose SQL holds a string. */
+struct stmt_count { const char *sql; int n; };
+
+static int trace_count(unsigned type, void *ctx, void *p, void *x)
+{
+    (void)type;
+    (void)x;
+    struct stmt_count *k = ctx;
+    const char *sql = sqlite3_sql(p);
+    if (sql && strstr(sql, k->sql)) k->n++;
+    return 0;
+}
+
+/* n dense questions asked in turn through a new read-only connection to the
+ * index at path; expect (or NULL): the text the cache is told to expect.
+ * Returns how many times the matrix was read. */
+static int dense_texts(const char *path, const char *expect, const char *const *texts, int n, struct evidence *ev)
+{
+    char err[512];
+    sqlite3 *db;
+    struct stmt_count reads = {"SELECT part, rows FROM vec_matrix", 0};
+    ok(store_open(path, 1, &db, NULL, err, sizeof err) == 0, "read-only connection");
+    sqlite3_trace_v2(db, SQLITE_TRACE_STMT, trace_count, &reads);
+    struct semantic_cache *sc = semantic_cache_new(db);
+    semantic_cache_expect(sc, expect);
+    for (int i = 0; i < n; i++) search(sc, texts[i], SEMANTIC_DENSE, SEMANTIC_ANY, NULL, 20, &ev[i]);
+    semantic_cache_free(sc);
+    sqlite3_close(db);
+    return reads.n;
+}
+
 /* The label of result i, or "(none)". */
 static const char *lab(const struct evidence *ev, size_t i)
 {
@@ -453,6 +484,68 @@ int main(void)
     dense_fresh(path, &ev);
     ok(same_results(&ev, &ev1), "a new connection loads the stored vectors: the fitting connection's order and scores exactly");
     evidence_free(&ev1);
+
+    /* a text the cache expects is scored on the pass that streams the
+     * matrix for the first question: asked next, the matrix is read no
+     * second time, and every result is the one asked without the hint */
+    {
+        const char *const texts[3] = {"logout", "flush the session", "login key"};
+        struct evidence plain[3] = {EVIDENCE_INIT, EVIDENCE_INIT, EVIDENCE_INIT};
+        struct evidence hinted[3] = {EVIDENCE_INIT, EVIDENCE_INIT, EVIDENCE_INIT};
+        int r_plain = dense_texts(path, NULL, texts, 3, plain);
+        int r_hinted = dense_texts(path, texts[1], texts, 3, hinted);
+        for (int i = 0; i < 3; i++)
+            ok(same_results(&plain[i], &hinted[i]), "'%s' ranks the same with the second text expected (%zu results)",
+               texts[i], plain[i].n);
+        is_int(r_plain, 2, "without the hint the matrix is read twice for three texts (streamed, then loaded)");
+        is_int(r_hinted, 2, "with it, as often: the third text loads it");
+        is_int(dense_texts(path, NULL, texts, 2, plain), 2, "without the hint two texts read it twice");
+        is_int(dense_texts(path, texts[1], texts, 2, hinted), 1, "with the second expected, once");
+        struct evidence same[3] = {EVIDENCE_INIT, EVIDENCE_INIT, EVIDENCE_INIT};
+        const char *const again[3] = {"logout", "logout", "flush the session"};
+        int r_same = dense_texts(path, "logout", again, 3, same);
+        ok(same_results(&same[0], &plain[0]) && same_results(&same[2], &plain[1]),
+           "expecting the first text itself changes nothing");
+        is_int(r_same, 2, "and reads the matrix as without the hint");
+        for (int i = 0; i < 3; i++) {
+            evidence_free(&plain[i]);
+            evidence_free(&hinted[i]);
+            evidence_free(&same[i]);
+        }
+    }
+
+    /* a search asks the same words with other filters: the vocabulary,
+     * which counts a term's chunks by reading its postings, is asked once a
+     * term while the chunks stay the same, and the results are a fresh
+     * cache's */
+    {
+        sqlite3 *db3;
+        ok(store_open(path, 1, &db3, NULL, err, sizeof err) == 0, "read-only connection");
+        struct stmt_count looks = {"drqa_semantic_vocab WHERE term", 0};
+        sqlite3_trace_v2(db3, SQLITE_TRACE_STMT, trace_count, &looks);
+        struct semantic_cache *s3 = semantic_cache_new(db3);
+        struct evidence e2 = EVIDENCE_INIT;
+        const char *const pats[3] = {NULL, "sessions/*.py", "auth.py"};
+        int same = 1;
+        for (int i = 0; i < 3; i++) {
+            struct evidence e3 = EVIDENCE_INIT;
+            search(s3, "flush session", SEMANTIC_BM25, SEMANTIC_ANY, pats[i], 20, &e2);
+            struct semantic_cache *fresh = semantic_cache_new(db3);
+            search(fresh, "flush session", SEMANTIC_BM25, SEMANTIC_ANY, pats[i], 20, &e3);
+            semantic_cache_free(fresh);
+            same = same && e2.n == e3.n;
+            for (size_t j = 0; same && j < e2.n; j++)
+                same = !strcmp(e2.v[j].label, e3.v[j].label) && e2.v[j].score == e3.v[j].score;
+            evidence_free(&e3);
+        }
+        ok(same, "three patterns rank as fresh caches do");
+        looks.n = 0;
+        for (int i = 0; i < 3; i++) search(s3, "flush session", SEMANTIC_BM25, SEMANTIC_ANY, pats[i], 20, &e2);
+        is_int(looks.n, 0, "the same two terms again: the vocabulary is not asked");
+        semantic_cache_free(s3);
+        evidence_free(&e2);
+        sqlite3_close(db3);
+    }
 
     /* the matrix is the chunk vectors' one store: without it the model is
      * fitted again, to the same scores, and a stale matrix is not read */
