@@ -1187,8 +1187,10 @@ static int local_scores(sqlite3 *db, struct semantic_cache *c, const char *text,
         int streamed = stream && score_stored(db, c, qv, c->dense_score, two ? qv2 : NULL, c->expect_score);
         if (ride && streamed) c->expect_done = xstrdup(c->expect_text);
         if (!streamed) {
-            free(c->expect_score);
-            c->expect_score = NULL;
+            if (ride) {   /* this pass was to score it; a later one that reads the matrix does not */
+                free(c->expect_score);
+                c->expect_score = NULL;
+            }
             /* the matrix is incomplete: loaded or fitted again, as a first read would */
             if (local_ensure(db, c, err, errlen)) return -1;
             c->dense_known = vec_local_embed_query(db, c->local_fit, c->local_ndocs, text, qv);

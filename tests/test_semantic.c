@@ -507,6 +507,16 @@ int main(void)
         ok(same_results(&same[0], &plain[0]) && same_results(&same[2], &plain[1]),
            "expecting the first text itself changes nothing");
         is_int(r_same, 2, "and reads the matrix as without the hint");
+        /* another text asked between the streamed pass and the expected
+         * one (the search's later queries) loads the matrix: the expected
+         * text's scores, made on the first pass, are kept for it */
+        const char *const between[3] = {"logout", "login key", "flush the session"};
+        struct evidence mid[3] = {EVIDENCE_INIT, EVIDENCE_INIT, EVIDENCE_INIT};
+        is_int(dense_texts(path, between[2], between, 3, mid), 2,
+               "a text asked in between loads the matrix once; the expected one reads it no more");
+        ok(same_results(&mid[1], &plain[2]) && same_results(&mid[2], &plain[1]),
+           "and the expected text, asked last, ranks as without the hint");
+        for (int i = 0; i < 3; i++) evidence_free(&mid[i]);
         for (int i = 0; i < 3; i++) {
             evidence_free(&plain[i]);
             evidence_free(&hinted[i]);
