@@ -238,13 +238,6 @@ static int cmp_df(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* The MATCH expression for the bm25 list. Terms absent from the index are
- * left out (they cannot match), and when the terms together occur in more
- * than BM25_POSTING_BUDGET chunks the most frequent ones are dropped until
- * the rest fit: FTS5 scores every matching row, so a question made of words
- * common in a large repository would otherwise cost tens of milliseconds,
- * while such words carry the least weight in bm25 (lowest idf). The rarest
- * term is always kept. */
 /* The number of chunks holding term, through vocab (its statement), or
  * as looked up before while c holds the same chunks. */
 static long term_df(struct semantic_cache *c, sqlite3_stmt *vocab, const char *term)
@@ -262,6 +255,13 @@ static long term_df(struct semantic_cache *c, sqlite3_stmt *vocab, const char *t
     return df;
 }
 
+/* The MATCH expression for the bm25 list. Terms absent from the index are
+ * left out (they cannot match), and when the terms together occur in more
+ * than BM25_POSTING_BUDGET chunks the most frequent ones are dropped until
+ * the rest fit: FTS5 scores every matching row, so a question made of words
+ * common in a large repository would otherwise cost tens of milliseconds,
+ * while such words carry the least weight in bm25 (lowest idf). The rarest
+ * term is always kept. */
 static char *bm25_match(sqlite3 *db, struct semantic_cache *c, const char *text)
 {
     struct qterms q = {.n = 0};
