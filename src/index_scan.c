@@ -11,6 +11,7 @@
 #include "index_scan.h"
 #include "ignore.h"
 #include "parse.h"
+#include "scan_stat.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -118,6 +119,7 @@ struct scanner {
     struct scan_dirs *dirs;       /* recorded listings, or NULL */
     int in_link;                  /* walking a directory reached through a symlink */
     long long racy_ns;            /* a directory changed at or after this is read again next time */
+    struct scan_stats stats;      /* the files listed, stat'ed once the walk is done */
 };
 
 static size_t devino_slot(const struct scanner *s, dev_t dev, ino_t ino)
@@ -952,9 +954,7 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
             free(full);
             continue;
         }
-        struct stat st;
-        if (fstatat(base, child.data + baseoff, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        consider_file(s, child.data, lang, &st, 0);
+        scan_stats_add(&s->stats, child.data, lang, s->in_link);
     }
     buf_free(&child);
 }
@@ -994,6 +994,22 @@ static void walk_deferred(struct scanner *s, const struct deferred *d)
         }
     }
     free(full);
+}
+
+/* The files the walk listed, stat'ed all at once, taken in the order the walk
+ * met them; a file gone since its directory was listed is left out, as a
+ * file gone before it was. */
+static void consider_stated(struct scanner *s, int threads)
+{
+    scan_stats_run(&s->stats, s->rootfd, threads);
+    for (size_t i = 0; i < s->stats.n; i++) {
+        const struct scan_stat_item *it = &s->stats.items[i];
+        if (!it->found) continue;
+        struct stat st;
+        scan_stats_get(&s->stats, i, &st);
+        consider_file(s, scan_stats_path(&s->stats, i), it->lang, &st, it->via_link);
+    }
+    scan_stats_free(&s->stats);
 }
 
 static int cmp_file(const void *a, const void *b)
@@ -1051,6 +1067,7 @@ int scan_repo(const char *root_abs, const struct scan_options *so, struct scan_d
         walk(&s, s.rootfd, "", 0, 0);
         /* walking a deferred link may defer more (links inside it) */
         for (size_t i = 0; i < s.ndeferred; i++) walk_deferred(&s, &s.deferred[i]);
+        consider_stated(&s, so->stat_threads);
         close(s.rootfd);
     }
     for (size_t i = 0; i < s.ndeferred; i++) {

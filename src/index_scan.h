@@ -53,6 +53,7 @@ struct scan_result {
 struct scan_options {
     long long max_file_size;  /* larger files are skipped (0 = no limit) */
     int no_ignore;            /* walk everything but version-control metadata, git or not */
+    int stat_threads;         /* threads that stat a walk's files (scan_stat.h); 0: as many as help */
 };
 
 /* A directory listing kept between walks, so that a walk need not read a

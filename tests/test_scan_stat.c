@@ -1,0 +1,215 @@
+/*
+ * test_scan_stat: a walk that stats its files on several threads lists the
+ * same files, skips and rules as one that stats them on one, whether it reads
+ * the directories or takes their recorded listings; and scan_stats gives every
+ * path its own stat, in its place, leaving out a path that is gone.
+ */
+#include "tap.h"
+#include "index_scan.h"
+#include "scan_stat.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Files enough that every thread takes several of scan_stats' chunks. */
+#define NFILES 3000
+
+static void put(const char *root, const char *rel, size_t size)
+{
+    char *p = xasprintf("%s/%s", root, rel);
+    char *dir = xstrdup(p);
+    for (char *s = strchr(dir + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = 0;
+        mkdir(dir, 0755);
+        *s = '/';
+    }
+    FILE *f = fopen(p, "w");
+    /* sizes differ from file to file: a stat given to the wrong path shows */
+    for (size_t i = 0; f && i < size; i++) fputc(i % 64 ? 'x' : '\n', f);
+    if (f) fclose(f);
+    free(dir);
+    free(p);
+}
+
+/* Nested package directories, ignore files, links, a directory walked only
+ * through a link, one left out by its contents, a lock file, a file over the
+ * size limit, a name that is not UTF-8 and a directory that cannot be read. */
+static void make_tree(const char *root)
+{
+    char rel[128];
+    for (int i = 0; i < NFILES; i++) {
+        snprintf(rel, sizeof rel, "pkg%d/sub%d/deep%d/m%04d.py", i % 7, i % 3, i % 2, i);
+        put(root, rel, 1 + (size_t)i);
+    }
+    put(root, ".gitignore", 0);
+    char *gi = xasprintf("%s/.gitignore", root);
+    FILE *f = fopen(gi, "w");
+    /* outside_walk is walked only through the link to it */
+    if (f) fputs("pkg1/sub1/\n*_gen.py\n/outside_walk/\n", f);
+    if (f) fclose(f);
+    free(gi);
+    put(root, "pkg2/a_gen.py", 10);
+    put(root, "venv/pyvenv.cfg", 5);
+    put(root, "venv/lib/site.py", 5);
+    put(root, "outside_walk/target.py", 12);
+    put(root, "pkg3/poetry.lock", 7);
+    put(root, "pkg4/huge.py", 5000);
+    put(root, "pkg5/caf\xe9.py", 9);
+    put(root, "locked/secret.py", 9);
+    char *p = xasprintf("%s/pkg0/link.py", root);
+    ok(symlink("sub0/deep0/m0000.py", p) == 0, "a link to a file inside");
+    free(p);
+    p = xasprintf("%s/pkg6/linked", root);
+    ok(symlink("../outside_walk", p) == 0, "a link to a directory inside");
+    free(p);
+    p = xasprintf("%s/pkg6/broken.py", root);
+    ok(symlink("nowhere.py", p) == 0, "a broken link");
+    free(p);
+}
+
+/* Sets every directory's times an hour back, so that a walk trusts the
+ * listings it records; then makes one unreadable (unless the test runs as
+ * root, whom that does not stop). */
+static void age_dirs(const char *root)
+{
+    char *cmd = xasprintf("find '%s' -type d -exec touch -h -d '1 hour ago' {} +", root);
+    ok(system(cmd) == 0, "directories aged");
+    free(cmd);
+    char *p = xasprintf("%s/locked", root);
+    chmod(p, 0);
+    free(p);
+}
+
+static int same_result(const struct scan_result *a, const struct scan_result *b, const char *what)
+{
+    int same = a->nfiles == b->nfiles && a->nskips == b->nskips && a->nrules == b->nrules;
+    for (size_t i = 0; same && i < a->nfiles; i++) {
+        const struct scan_file *x = &a->files[i], *y = &b->files[i];
+        same = !strcmp(x->path, y->path) && x->lang == y->lang && x->size == y->size && x->mtime_ns == y->mtime_ns &&
+               x->ctime_ns == y->ctime_ns && x->dev == y->dev && x->ino == y->ino && x->via_link == y->via_link;
+        if (!same) printf("# file %zu: %s / %s\n", i, x->path, y->path);
+    }
+    for (size_t i = 0; same && i < a->nskips; i++) {
+        const struct scan_skip *x = &a->skips[i], *y = &b->skips[i];
+        same = !strcmp(x->path, y->path) && !strcmp(x->reason, y->reason) && x->size == y->size;
+        if (!same) printf("# skip %zu: %s / %s\n", i, x->path, y->path);
+    }
+    for (size_t i = 0; same && i < a->nrules; i++)
+        same = !strcmp(a->rules[i].rule, b->rules[i].rule) && a->rules[i].paths == b->rules[i].paths;
+    if (!same) printf("# %zu/%zu files, %zu/%zu skips, %zu/%zu rules\n", a->nfiles, b->nfiles, a->nskips, b->nskips,
+                      a->nrules, b->nrules);
+    return ok(same, "%s: the same listing on 1 and on 4 threads", what);
+}
+
+static int has_file(const struct scan_result *r, const char *path)
+{
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (!strcmp(r->files[i].path, path)) return 1;
+    return 0;
+}
+
+/* The recorded listings of a walk, as the next walk is given them. */
+static void recorded(const struct scan_dirs *from, struct scan_dirs *to)
+{
+    memset(to, 0, sizeof *to);
+    for (size_t i = 0; i < from->nfresh; i++) {
+        const struct scan_dir *d = &from->fresh[i];
+        scan_dirs_add_old(to, d->path, strlen(d->path), d->dev, d->ino, d->mtime_ns, d->ctime_ns, d->entries, d->len);
+    }
+}
+
+static void scan_both_ways(const char *root)
+{
+    char err[512] = "";
+    struct scan_result one, four;
+    struct scan_options so1 = {.max_file_size = 4000, .stat_threads = 1}, so4 = so1;
+    so4.stat_threads = 4;
+    struct scan_dirs first = {0}, d1, d4;
+    is_int(scan_repo(root, &so1, &first, &one, err, sizeof err), 0, "walk on 1 thread %s", err);
+    is_int(scan_repo(root, &so4, NULL, &four, err, sizeof err), 0, "walk on 4 threads %s", err);
+    ok(one.nfiles > NFILES / 2, "the walk lists the tree (%zu files)", one.nfiles);
+    ok(has_file(&one, "pkg6/linked/target.py") && has_file(&one, "pkg0/link.py"), "files through links are listed");
+    ok(!has_file(&one, "pkg1/sub1/deep0/m0001.py") && !has_file(&one, "pkg2/a_gen.py"), "ignored files are not");
+    same_result(&one, &four, "directories read");
+    scan_result_free(&one);
+    scan_result_free(&four);
+
+    recorded(&first, &d1);
+    recorded(&first, &d4);
+    is_int(scan_repo(root, &so1, &d1, &one, err, sizeof err), 0, "cached walk on 1 thread %s", err);
+    is_int(scan_repo(root, &so4, &d4, &four, err, sizeof err), 0, "cached walk on 4 threads %s", err);
+    ok(d1.cached > 20 && d1.listed == 0 && d4.cached == d1.cached, "the recorded listings are used (%ld, %ld read)",
+       d4.cached, d4.listed);
+    same_result(&one, &four, "recorded listings");
+    scan_result_free(&one);
+    scan_result_free(&four);
+    scan_dirs_free(&first);
+    scan_dirs_free(&d1);
+    scan_dirs_free(&d4);
+}
+
+/* scan_stats by itself: each path's stat lands on that path, in order, and a
+ * path gone since it was queued (a file deleted between the listing and its
+ * stat) is marked not found, on any number of threads. */
+static void stats_in_place(const char *root)
+{
+    int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char rel[128];
+    for (int threads = 1; threads <= 3; threads += 2) {
+        struct scan_stats b = {0};
+        for (int i = 0; i < NFILES; i++) {
+            snprintf(rel, sizeof rel, i == 1234 ? "pkg%d/sub%d/deep%d/gone%04d.py" : "pkg%d/sub%d/deep%d/m%04d.py",
+                     i % 7, i % 3, i % 2, i);
+            scan_stats_add(&b, rel, NULL, i & 1);
+        }
+        scan_stats_run(&b, rootfd, threads);
+        int right = b.n == NFILES, gone_ok = 0;
+        for (size_t i = 0; right && i < b.n; i++) {
+            struct stat want, got;
+            int there = fstatat(rootfd, scan_stats_path(&b, i), &want, AT_SYMLINK_NOFOLLOW) == 0;
+            scan_stats_get(&b, i, &got);
+            if (i == 1234) {
+                gone_ok = !there && !b.items[i].found;
+                continue;
+            }
+            right = there && b.items[i].found && b.items[i].via_link == (int)(i & 1) && got.st_ino == want.st_ino &&
+                    got.st_size == want.st_size && got.st_mode == want.st_mode &&
+                    got.st_mtim.tv_nsec == want.st_mtim.tv_nsec;
+            if (!right) printf("# item %zu (%s)\n", i, scan_stats_path(&b, i));
+        }
+        ok(right, "%d thread(s): every path has its own stat", threads);
+        ok(gone_ok, "%d thread(s): a path gone is not found", threads);
+        scan_stats_free(&b);
+    }
+    close(rootfd);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/drqa-test-scanstat-XXXXXX";
+    if (!mkdtemp(dir)) {
+        printf("Bail out! cannot make a temporary directory: %s\n", strerror(errno));
+        return 1;
+    }
+    char *root = xasprintf("%s/repo", dir);
+    mkdir(root, 0755);
+    make_tree(root);
+    age_dirs(root);
+    scan_both_ways(root);
+    stats_in_place(root);
+    char *locked = xasprintf("%s/locked", root);
+    chmod(locked, 0755);
+    free(locked);
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    if (system(cmd) != 0) printf("# could not remove %s\n", dir);
+    free(cmd);
+    free(root);
+    return done_testing();
+}
