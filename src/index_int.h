@@ -183,7 +183,8 @@ struct writer {
 
 struct old_file {
     long long id, size, mtime_ns, ctime_ns, ino;
-    char *path;
+    const char *path;             /* in the update's old_paths */
+    size_t path_off;
     char hash[17];
     int seen;
 };
@@ -219,6 +220,7 @@ struct update {
     int prov_moved;               /* the recorded provenance is not this one */
     struct old_file *old;         /* the files table, by path */
     size_t nold;
+    char *old_paths;              /* their paths */
     long ngone;                   /* of those, files no longer listed */
     struct job *jobs;             /* listed files to read again, by path */
     size_t njobs;
@@ -255,7 +257,7 @@ int flush_pending(struct writer *w, char *err, size_t errlen);
 int write_parsed(struct writer *w, const struct job *j, const struct result *r, char *err, size_t errlen);
 
 /* index_meta.c */
-int load_files(sqlite3 *db, struct old_file **out, size_t *n);
+int load_files(sqlite3 *db, struct old_file **out, size_t *n, char **paths);
 int cmp_skip(const void *a, const void *b);
 int skipped_same(sqlite3 *db, const struct scan_result *sr);
 int load_dirs(sqlite3 *db, struct scan_dirs *d);
