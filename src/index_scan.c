@@ -119,7 +119,10 @@ struct scanner {
     struct scan_dirs *dirs;       /* recorded listings, or NULL */
     int in_link;                  /* walking a directory reached through a symlink */
     long long racy_ns;            /* a directory changed at or after this is read again next time */
-    struct scan_stats stats;      /* the files listed, stat'ed once the walk is done */
+    /* the files the walk listed (in r->files, their stat not yet taken),
+     * stat'ed once it is done; mode and found are filled then */
+    struct queued { size_t file; unsigned mode; int found; } *queued;
+    size_t nqueued, capqueued;
 };
 
 static size_t devino_slot(const struct scanner *s, dev_t dev, ino_t ino)
@@ -173,29 +176,99 @@ static void skip_too_large(struct scanner *s, const char *rel, long long size)
 
 static size_t utf8_valid_prefix(const char *s, size_t n);
 
-/* A regular file (or the target of a followed symlink) with a language. */
-static void consider_file(struct scanner *s, const char *rel, const struct lang *lang, const struct stat *st,
-                          int via_link)
+/* 1 when a file (or the target of a followed symlink) with a language, of
+ * this mode and size, is not to be listed: it is then added to the skips. */
+static int skip_file(struct scanner *s, const char *rel, const struct lang *lang, unsigned mode, long long size)
 {
     if (lang->skip) {
-        scan_add_skip(s->r, rel, lang->skip, (long long)st->st_size);
-        return;
+        scan_add_skip(s->r, rel, lang->skip, size);
+        return 1;
     }
-    if (!S_ISREG(st->st_mode)) {
+    if (!S_ISREG(mode)) {
         scan_add_skip(s->r, rel, "not a regular file", -1);
-        return;
+        return 1;
     }
-    if (s->max > 0 && (long long)st->st_size > s->max) {
-        skip_too_large(s, rel, (long long)st->st_size);
-        return;
+    if (s->max > 0 && size > s->max) {
+        skip_too_large(s, rel, size);
+        return 1;
     }
     size_t len = strlen(rel);
     if (utf8_valid_prefix(rel, len) != len) {
         /* paths are UTF-8 in the index, the JSON output and model prompts */
         scan_add_skip(s->r, rel, "file name is not valid UTF-8", -1);
-        return;
+        return 1;
     }
-    add_file(s->r, rel, lang, st, via_link || s->in_link);
+    return 0;
+}
+
+/* A regular file (or the target of a followed symlink) with a language. */
+static void consider_file(struct scanner *s, const char *rel, const struct lang *lang, const struct stat *st,
+                          int via_link)
+{
+    if (!skip_file(s, rel, lang, (unsigned)st->st_mode, (long long)st->st_size))
+        add_file(s->r, rel, lang, st, via_link || s->in_link);
+}
+
+/* A regular file the walk found: listed in its place now, stat'ed later
+ * (consider_queued). */
+static void queue_file(struct scanner *s, const char *rel, const struct lang *lang)
+{
+    struct scan_result *r = s->r;
+    ARRAY_GROW(r->files, r->nfiles, r->capfiles, 256);
+    struct scan_file *f = &r->files[r->nfiles++];
+    memset(f, 0, sizeof *f);
+    f->path = xstrdup(rel);
+    f->lang = lang;
+    f->via_link = s->in_link;
+    ARRAY_GROW(s->queued, s->nqueued, s->capqueued, 256);
+    s->queued[s->nqueued++] = (struct queued){.file = r->nfiles - 1};
+}
+
+static const char *queued_path(void *ctx, size_t i)
+{
+    struct scanner *s = ctx;
+    return s->r->files[s->queued[i].file].path;
+}
+
+/* On a stat thread: writes only what is i's. */
+static void queued_put(void *ctx, size_t i, const struct stat *st)
+{
+    struct scanner *s = ctx;
+    struct queued *q = &s->queued[i];
+    struct scan_file *f = &s->r->files[q->file];
+    q->mode = (unsigned)st->st_mode;
+    q->found = 1;
+    f->size = (long long)st->st_size;
+    f->mtime_ns = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    f->ctime_ns = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+    f->dev = (long long)st->st_dev;
+    f->ino = (long long)st->st_ino;
+}
+
+/* The files the walk queued, stat'ed all at once; then each is kept in its
+ * place or left out, in the order the walk met them, as consider_file would
+ * have when it met them. A file gone since its directory was listed is left
+ * out, as a file gone before it was. */
+static void consider_queued(struct scanner *s, int threads)
+{
+    struct scan_result *r = s->r;
+    scan_stats_run(s->rootfd, s->nqueued, queued_path, queued_put, s, threads);
+    size_t w = 0, q = 0;
+    for (size_t i = 0; i < r->nfiles; i++) {
+        struct scan_file *f = &r->files[i];
+        if (q < s->nqueued && s->queued[q].file == i) {
+            const struct queued *e = &s->queued[q++];
+            if (!e->found || skip_file(s, f->path, f->lang, e->mode, f->size)) {
+                free(f->path);
+                continue;
+            }
+        }
+        r->files[w++] = *f;
+    }
+    r->nfiles = w;
+    free(s->queued);
+    s->queued = NULL;
+    s->nqueued = s->capqueued = 0;
 }
 
 /* 1 when the real path p lies inside the root (or is the root). */
@@ -954,7 +1027,7 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
             free(full);
             continue;
         }
-        scan_stats_add(&s->stats, child.data, lang, s->in_link);
+        queue_file(s, child.data, lang);
     }
     buf_free(&child);
 }
@@ -994,22 +1067,6 @@ static void walk_deferred(struct scanner *s, const struct deferred *d)
         }
     }
     free(full);
-}
-
-/* The files the walk listed, stat'ed all at once, taken in the order the walk
- * met them; a file gone since its directory was listed is left out, as a
- * file gone before it was. */
-static void consider_stated(struct scanner *s, int threads)
-{
-    scan_stats_run(&s->stats, s->rootfd, threads);
-    for (size_t i = 0; i < s->stats.n; i++) {
-        const struct scan_stat_item *it = &s->stats.items[i];
-        if (!it->found) continue;
-        struct stat st;
-        scan_stats_get(&s->stats, i, &st);
-        consider_file(s, scan_stats_path(&s->stats, i), it->lang, &st, it->via_link);
-    }
-    scan_stats_free(&s->stats);
 }
 
 static int cmp_file(const void *a, const void *b)
@@ -1067,7 +1124,7 @@ int scan_repo(const char *root_abs, const struct scan_options *so, struct scan_d
         walk(&s, s.rootfd, "", 0, 0);
         /* walking a deferred link may defer more (links inside it) */
         for (size_t i = 0; i < s.ndeferred; i++) walk_deferred(&s, &s.deferred[i]);
-        consider_stated(&s, so->stat_threads);
+        consider_queued(&s, so->stat_threads);
         close(s.rootfd);
     }
     for (size_t i = 0; i < s.ndeferred; i++) {

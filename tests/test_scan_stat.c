@@ -108,6 +108,27 @@ static int same_result(const struct scan_result *a, const struct scan_result *b,
     return ok(same, "%s: the same listing on 1 and on 4 threads", what);
 }
 
+/* Every file listed has the stat of the file at its path (through a link for
+ * one found through a link), and every generated file not ignored is listed:
+ * NFILES less those below pkg1/sub1 (i % 21 == 1). */
+static void listing_true(const char *root, const struct scan_result *r)
+{
+    size_t generated = 0;
+    int right = 1;
+    for (size_t i = 0; i < r->nfiles; i++) {
+        const struct scan_file *f = &r->files[i];
+        char *p = xasprintf("%s/%s", root, f->path);
+        struct stat st;
+        int same = stat(p, &st) == 0 && st.st_ino == (ino_t)f->ino && st.st_size == f->size;
+        if (right && !same) printf("# %s\n", f->path);
+        right &= same;
+        generated += strstr(f->path, "/m") != NULL;
+        free(p);
+    }
+    ok(right, "each file listed has its own stat");
+    is_int(generated, NFILES - (NFILES + 19) / 21, "every generated file not ignored is listed");
+}
+
 static int has_file(const struct scan_result *r, const char *path)
 {
     for (size_t i = 0; i < r->nfiles; i++)
@@ -137,6 +158,7 @@ static void scan_both_ways(const char *root)
     ok(one.nfiles > NFILES / 2, "the walk lists the tree (%zu files)", one.nfiles);
     ok(has_file(&one, "pkg6/linked/target.py") && has_file(&one, "pkg0/link.py"), "files through links are listed");
     ok(!has_file(&one, "pkg1/sub1/deep0/m0001.py") && !has_file(&one, "pkg2/a_gen.py"), "ignored files are not");
+    listing_true(root, &four);
     same_result(&one, &four, "directories read");
     scan_result_free(&one);
     scan_result_free(&four);
@@ -147,6 +169,7 @@ static void scan_both_ways(const char *root)
     is_int(scan_repo(root, &so4, &d4, &four, err, sizeof err), 0, "cached walk on 4 threads %s", err);
     ok(d1.cached > 20 && d1.listed == 0 && d4.cached == d1.cached, "the recorded listings are used (%ld, %ld read)",
        d4.cached, d4.listed);
+    listing_true(root, &four);
     same_result(&one, &four, "recorded listings");
     scan_result_free(&one);
     scan_result_free(&four);
@@ -155,39 +178,50 @@ static void scan_both_ways(const char *root)
     scan_dirs_free(&d4);
 }
 
-/* scan_stats by itself: each path's stat lands on that path, in order, and a
- * path gone since it was queued (a file deleted between the listing and its
- * stat) is marked not found, on any number of threads. */
+/* scan_stats_run by itself: each path's stat goes to that path, and a path
+ * gone since it was listed (a file deleted between the listing and its stat)
+ * gets none, on any number of threads. */
+struct batch {
+    char **paths;
+    struct stat *st;
+    int *calls;
+};
+
+static const char *batch_path(void *ctx, size_t i) { return ((struct batch *)ctx)->paths[i]; }
+
+static void batch_put(void *ctx, size_t i, const struct stat *st)
+{
+    struct batch *b = ctx;
+    b->st[i] = *st;
+    b->calls[i]++;
+}
+
 static void stats_in_place(const char *root)
 {
     int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    char rel[128];
+    struct batch b = {xcalloc(NFILES, sizeof *b.paths), xcalloc(NFILES, sizeof *b.st), xcalloc(NFILES, sizeof *b.calls)};
+    for (int i = 0; i < NFILES; i++)
+        b.paths[i] = xasprintf(i == 1234 ? "pkg%d/sub%d/deep%d/gone%04d.py" : "pkg%d/sub%d/deep%d/m%04d.py", i % 7,
+                               i % 3, i % 2, i);
     for (int threads = 1; threads <= 3; threads += 2) {
-        struct scan_stats b = {0};
-        for (int i = 0; i < NFILES; i++) {
-            snprintf(rel, sizeof rel, i == 1234 ? "pkg%d/sub%d/deep%d/gone%04d.py" : "pkg%d/sub%d/deep%d/m%04d.py",
-                     i % 7, i % 3, i % 2, i);
-            scan_stats_add(&b, rel, NULL, i & 1);
-        }
-        scan_stats_run(&b, rootfd, threads);
-        int right = b.n == NFILES, gone_ok = 0;
-        for (size_t i = 0; right && i < b.n; i++) {
-            struct stat want, got;
-            int there = fstatat(rootfd, scan_stats_path(&b, i), &want, AT_SYMLINK_NOFOLLOW) == 0;
-            scan_stats_get(&b, i, &got);
-            if (i == 1234) {
-                gone_ok = !there && !b.items[i].found;
-                continue;
-            }
-            right = there && b.items[i].found && b.items[i].via_link == (int)(i & 1) && got.st_ino == want.st_ino &&
-                    got.st_size == want.st_size && got.st_mode == want.st_mode &&
-                    got.st_mtim.tv_nsec == want.st_mtim.tv_nsec;
-            if (!right) printf("# item %zu (%s)\n", i, scan_stats_path(&b, i));
+        memset(b.calls, 0, NFILES * sizeof *b.calls);
+        scan_stats_run(rootfd, NFILES, batch_path, batch_put, &b, threads);
+        int right = 1;
+        for (size_t i = 0; right && i < NFILES; i++) {
+            struct stat want;
+            int there = fstatat(rootfd, b.paths[i], &want, AT_SYMLINK_NOFOLLOW) == 0;
+            right = there ? b.calls[i] == 1 && b.st[i].st_ino == want.st_ino && b.st[i].st_size == want.st_size &&
+                                b.st[i].st_mode == want.st_mode
+                          : b.calls[i] == 0;
+            if (!right) printf("# path %zu (%s): %d calls\n", i, b.paths[i], b.calls[i]);
         }
         ok(right, "%d thread(s): every path has its own stat", threads);
-        ok(gone_ok, "%d thread(s): a path gone is not found", threads);
-        scan_stats_free(&b);
+        ok(b.calls[1234] == 0, "%d thread(s): a path gone has none", threads);
     }
+    for (int i = 0; i < NFILES; i++) free(b.paths[i]);
+    free(b.paths);
+    free(b.st);
+    free(b.calls);
     close(rootfd);
 }
 
