@@ -598,14 +598,31 @@ static sqlite3_stmt *meta_row(sqlite3 *db, const char *key, struct meta_view *v)
 
 void linepost_close(struct linepost *lp)
 {
+    sqlite3_finalize(lp->lens_st);
     sqlite3_finalize(lp->range);
     sqlite3_finalize(lp->post);
     if (lp->own_txn) sqlite3_exec(lp->db, "COMMIT", NULL, NULL, NULL);
     free(lp->file_id);
     free(lp->nlines);
     free(lp->line0);
-    free(lp->lens);
     memset(lp, 0, sizeof *lp);
+}
+
+const uint32_t *linepost_lens(const struct linepost *lp, size_t ord, uint32_t **buf, size_t *cap)
+{
+    uint32_t n = lp->nlines[ord];
+    if (*cap < n) {
+        *cap = n;
+        *buf = xreallocarray(*buf, n, sizeof **buf);
+    }
+    /* whole and in range: linepost_open checked every one */
+    const unsigned char *p = lp->lens + lp->line0[ord], *end = lp->lens + lp->lens_len;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        get_varint(&p, end, &v);
+        (*buf)[i] = (uint32_t)v;
+    }
+    return *buf;
 }
 
 int linepost_open(sqlite3 *db, struct linepost *lp)
@@ -629,28 +646,27 @@ int linepost_open(sqlite3 *db, struct linepost *lp)
         lp->nlines = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->nlines);
         lp->line0 = xmalloc((lp->nfiles ? lp->nfiles : 1) * sizeof *lp->line0);
         const unsigned char *p = nl.len ? nl.p : (const unsigned char *)"", *end = p + nl.len;
-        size_t total = 0;
         for (size_t f = 0; ok && f < lp->nfiles; f++) {
             uint64_t v;
             if (get_varint(&p, end, &v) || v > UINT32_MAX) ok = 0;
-            else {
-                lp->nlines[f] = (uint32_t)v;
-                lp->line0[f] = total;
-                total += v;
+            else lp->nlines[f] = (uint32_t)v;
+        }
+        ok = ok && p == end;
+        /* the lines' counts stay where sqlite holds them, checked here */
+        lp->lens = p = lens.len ? lens.p : (const unsigned char *)"";
+        lp->lens_len = lens.len;
+        end = p + lens.len;
+        for (size_t f = 0; ok && f < lp->nfiles; f++) {
+            lp->line0[f] = (size_t)(p - lp->lens);
+            for (uint32_t i = 0; ok && i < lp->nlines[f]; i++) {
+                uint64_t v;
+                if (get_varint(&p, end, &v) || v > UINT32_MAX) ok = 0;
             }
         }
         ok = ok && p == end;
-        lp->lens = xmalloc((total ? total : 1) * sizeof *lp->lens);
-        p = lens.len ? lens.p : (const unsigned char *)"";
-        end = p + lens.len;
-        for (size_t i = 0; ok && i < total; i++) {
-            uint64_t v;
-            if (get_varint(&p, end, &v) || v > UINT32_MAX) ok = 0;
-            else lp->lens[i] = (uint32_t)v;
-        }
-        ok = ok && p == end;
     }
-    for (int i = 0; i < 3; i++) sqlite3_finalize(m[i]);
+    lp->lens_st = m[2];   /* finalized by linepost_close */
+    for (int i = 0; i < 2; i++) sqlite3_finalize(m[i]);
     if (!ok) {
         linepost_close(lp);
         return 0;

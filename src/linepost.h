@@ -76,15 +76,21 @@ struct linepost {
     size_t nfiles;          /* files in path order ("ord") */
     int64_t *file_id;       /* per ord */
     uint32_t *nlines;       /* per ord: 0 for a file with no text */
-    size_t *line0;          /* per ord: its first line's place in lens */
-    uint32_t *lens;         /* terms on each line, all files' lines in order */
-    sqlite3_stmt *range, *post;
+    size_t *line0;          /* per ord: where its lines start in lens */
+    const unsigned char *lens;   /* terms on each line, all files' lines in order, as varints where */
+    size_t lens_len;             /* sqlite holds them for lens_st (linepost_lens decodes them) */
+    sqlite3_stmt *range, *post, *lens_st;
 };
 
 /* Fills lp (linepost_close it) and returns 1; 0 when no postings of the
  * current files are stored (lp then needs no close). */
 int linepost_open(sqlite3 *db, struct linepost *lp);
 void linepost_close(struct linepost *lp);
+
+/* The terms on each line of file ord (nlines[ord] of them), decoded into
+ * *buf, grown as needed (*cap elements; the caller frees it). Decoded a file
+ * at a time: all files' counts at once are megabytes of fresh memory. */
+const uint32_t *linepost_lens(const struct linepost *lp, size_t ord, uint32_t **buf, size_t *cap);
 
 /* Calls cb for every stored term starting with prefix[0..n), in byte order;
  * cb returns nonzero to stop. */

@@ -775,8 +775,11 @@ static int windows_posted(const struct qparse *q, sqlite3 *db, struct linepost *
     }
     double *len = xmalloc((nw ? nw : 1) * sizeof *len);
     double avg = 0;
+    uint32_t *lnbuf = NULL;
+    size_t lncap = 0;
     for (size_t f = 0; f < lp->nfiles; f++) {
-        const uint32_t *ln = lp->lens + lp->line0[f];
+        if (!nwin[f]) continue;
+        const uint32_t *ln = linepost_lens(lp, f, &lnbuf, &lncap);
         for (uint32_t j = 0; j < nwin[f]; j++) {
             uint32_t a = 1 + j * step, b = a + L - 1 < lp->nlines[f] ? a + L - 1 : lp->nlines[f];
             uint64_t s = 0;
@@ -785,6 +788,7 @@ static int windows_posted(const struct qparse *q, sqlite3 *db, struct linepost *
             avg += (double)s;
         }
     }
+    free(lnbuf);
     avg = nw && avg > 0 ? avg / (double)nw : 1;
     float *tf = xcalloc((nw ? nw : 1) * nt, sizeof *tf);
     struct term_lookup lk;
