@@ -753,6 +753,71 @@ static void on_post(uint32_t ord, uint32_t line, uint32_t count, void *ctx)
     for (uint32_t j = lo; j <= hi; j++) c->tf[(c->wbase[ord] + j) * c->nt + c->owner] += (float)count;
 }
 
+/* The windows of windows_posted and their scores. */
+struct scored {
+    const struct linepost *lp;
+    const uint32_t *nwin;
+    const size_t *wbase;
+    const double *score;
+    uint32_t lines, step;
+};
+
+/* Keeps w[0..n) a heap whose root is the window cmp_win puts last. */
+static void heap_up(struct win *w, size_t i)
+{
+    while (i > 0 && cmp_win(&w[(i - 1) / 2], &w[i]) < 0) {
+        struct win t = w[i];
+        w[i] = w[(i - 1) / 2];
+        w[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(struct win *w, size_t n, size_t i)
+{
+    for (;;) {
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && cmp_win(&w[l], &w[m]) > 0) m = l;
+        if (r < n && cmp_win(&w[r], &w[m]) > 0) m = r;
+        if (m == i) return;
+        struct win t = w[i];
+        w[i] = w[m];
+        w[m] = t;
+        i = m;
+    }
+}
+
+/* The windows with a score above zero, or only the limit first of them in
+ * cmp_win's order (SIZE_MAX: all): pick takes a few of hundreds of
+ * thousands, which need not all be held and sorted. *nsel: how many are
+ * returned (in no order), *npos: how many had a score above zero. */
+static struct win *scored_windows(const struct scored *ws, size_t limit, size_t *nsel, size_t *npos)
+{
+    const struct linepost *lp = ws->lp;
+    struct win *w = NULL;
+    size_t n = 0, cap = 0;
+    *npos = 0;
+    for (size_t f = 0; f < lp->nfiles; f++)
+        for (uint32_t j = 0; j < ws->nwin[f]; j++) {
+            size_t i = ws->wbase[f] + j;
+            if (!(ws->score[i] > 0)) continue;
+            (*npos)++;
+            uint32_t a = 1 + j * ws->step, b = a + ws->lines - 1;
+            struct win x = {.file_id = lp->file_id[f], .file_ord = (long)f, .start = (int)a,
+                            .end = (int)(b < lp->nlines[f] ? b : lp->nlines[f]), .score = ws->score[i]};
+            if (n < limit) {
+                ARRAY_GROW(w, n, cap, 256);
+                w[n++] = x;
+                if (limit != SIZE_MAX) heap_up(w, n - 1);
+            } else if (n && cmp_win(&x, &w[0]) < 0) {
+                w[0] = x;
+                heap_down(w, n, 0);
+            }
+        }
+    *nsel = n;
+    return w;
+}
+
 /* qparse_windows_scan's ranking, term for term and sum for sum, from the
  * postings: the windows of every file, their lengths from the lines' term
  * counts, and the term frequencies from the postings of the stored terms
@@ -838,21 +903,21 @@ static int windows_posted(const struct qparse *q, sqlite3 *db, struct linepost *
                 if (f > 0) score[i] += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * len[i] / avg));
             }
         }
-        struct win *w = NULL;
-        size_t nsel = 0, cap = 0;
-        for (size_t f = 0; f < lp->nfiles; f++)
-            for (uint32_t j = 0; j < nwin[f]; j++) {
-                size_t i = wbase[f] + j;
-                if (!(score[i] > 0)) continue;
-                ARRAY_GROW(w, nsel, cap, 256);
-                uint32_t a = 1 + j * step;
-                w[nsel++] = (struct win){.file_id = lp->file_id[f], .file_ord = (long)f, .start = (int)a,
-                                         .end = (int)(a + L - 1 < lp->nlines[f] ? a + L - 1 : lp->nlines[f]),
-                                         .score = score[i]};
-            }
-        free(score);
+        const struct scored ws = {lp, nwin, wbase, score, L, step};
+        size_t nsel, npos;
+        struct win *w = scored_windows(&ws, k, &nsel, &npos);
         rc = pick(db, w, nsel, k, out, err, errlen);
         free(w);
+        if (rc >= 0 && (size_t)rc < k && (size_t)rc < npos && nsel < npos) {
+            /* a window's file has no row: picked from all of them, the next
+             * best take its place */
+            qparse_windows_free(*out, (size_t)rc);
+            *out = NULL;
+            w = scored_windows(&ws, SIZE_MAX, &nsel, &npos);
+            rc = pick(db, w, nsel, k, out, err, errlen);
+            free(w);
+        }
+        free(score);
     }
     free(tf);
     free(len);

@@ -118,17 +118,19 @@ static int same_as_scan(sqlite3 *db, const char *what)
         char err[256];
         qparse_question(QUESTIONS[i], &q, err, sizeof err);
         qparse_weigh(&q, db);
-        for (size_t c = 0; c < ARRAY_LEN(CONFIGS); c++) {
+        /* 60: every window that scores; 3: the best few of them */
+        for (size_t c = 0; c < 2 * ARRAY_LEN(CONFIGS); c++) {
             struct qwindow *a = NULL, *b = NULL;
-            int na = qparse_windows(&q, db, CONFIGS[c][0], CONFIGS[c][1], 60, &a, err, sizeof err);
-            int nb = qparse_windows_scan(&q, db, CONFIGS[c][0], CONFIGS[c][1], 60, &b, err, sizeof err);
+            size_t best = c % 2 ? 3 : 60;
+            int na = qparse_windows(&q, db, CONFIGS[c / 2][0], CONFIGS[c / 2][1], best, &a, err, sizeof err);
+            int nb = qparse_windows_scan(&q, db, CONFIGS[c / 2][0], CONFIGS[c / 2][1], best, &b, err, sizeof err);
             int same = na == nb && na > 0;
             for (int k = 0; same && k < na; k++)
                 same = !strcmp(a[k].path, b[k].path) && a[k].start_line == b[k].start_line &&
                        a[k].end_line == b[k].end_line && a[k].score == b[k].score;
             if (!same) {
-                diag("%s: '%s' windows of %d/%d: %d from postings, %d from the scan", what, QUESTIONS[i],
-                     CONFIGS[c][0], CONFIGS[c][1], na, nb);
+                diag("%s: '%s' windows of %d/%d (best %zu): %d from postings, %d from the scan", what, QUESTIONS[i],
+                     CONFIGS[c / 2][0], CONFIGS[c / 2][1], best, na, nb);
                 all = 0;
             }
             qparse_windows_free(a, na > 0 ? (size_t)na : 0);
