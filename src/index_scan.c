@@ -1137,7 +1137,10 @@ int scan_repo(const char *root_abs, const struct scan_options *so, struct scan_d
     free(s.ifiles);
     free(s.stack);
     if (out->nrules) qsort(out->rules, out->nrules, sizeof *out->rules, cmp_rule);
-    if (out->nfiles) qsort(out->files, out->nfiles, sizeof *out->files, cmp_file);
+    /* a walk mostly lists in path order already: sorting is then for nothing */
+    size_t sorted = 1;
+    while (sorted < out->nfiles && cmp_file(&out->files[sorted - 1], &out->files[sorted]) < 0) sorted++;
+    if (sorted < out->nfiles) qsort(out->files, out->nfiles, sizeof *out->files, cmp_file);
     /* git may list a path twice (unmerged stages): keep one */
     size_t w = 0;
     for (size_t i = 0; i < out->nfiles; i++) {
