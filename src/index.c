@@ -229,44 +229,58 @@ static int scan_tree(struct update *U)
     return 0;
 }
 
-/* Merges the sorted listing with the sorted files table: the files to read
- * again become jobs, the rest count as unchanged; files no longer listed are
- * left unseen in U->old. */
+/* Merges the sorted listing with the files table, read in path order a row
+ * at a time: the files to read again become jobs, the rest count as
+ * unchanged; the rows of files no longer listed go to U->gone. Nothing of
+ * the table is held: on a tree of 100,000 files holding it was megabytes of
+ * fresh memory on every check. */
 static int merge_listing(struct update *U)
 {
     struct index_stats *S = U->S;
-    if (load_files(U->db, &U->old, &U->nold, &U->old_paths)) {
-        *U->index_fault = 1;
-        return update_fail(U, "cannot read the index", U->index_path);
-    }
+    sqlite3_stmt *st = files_open(U->db);
+    struct old_file o;
+    int have = st ? files_next(st, &o) : -1;
     const struct scan_result *sr = &U->sr;
-    struct old_file *old = U->old;
-    size_t capjobs = 0;   /* grown as needed: most checks find few files or none to read */
-    for (size_t i = 0, k = 0; i < sr->nfiles; i++) {
+    size_t capjobs = 0, capgone = 0;   /* grown as needed: most checks find few files or none */
+    for (size_t i = 0; have >= 0 && i < sr->nfiles; i++) {
         const struct scan_file *f = &sr->files[i];
         struct job j = {0};
         int c = 1;
-        while (k < U->nold && (c = strcmp(old[k].path, f->path)) < 0) k++;
-        if (k < U->nold && c == 0) {
-            old[k].seen = 1;
+        while (have > 0 && (c = strcmp(o.path, f->path)) < 0) {
+            ARRAY_GROW(U->gone, U->ngone, capgone, 64);
+            U->gone[U->ngone++] = o.id;
+            have = files_next(st, &o);
+        }
+        if (have > 0 && c == 0) {
             /* as git's index does: an edit that restores the size and mtime
              * still moves the ctime, and a file saved by rename its inode */
-            int same = old[k].size == f->size && old[k].mtime_ns == f->mtime_ns && old[k].ctime_ns == f->ctime_ns &&
-                       old[k].ino == f->ino;
+            int same = o.size == f->size && o.mtime_ns == f->mtime_ns && o.ctime_ns == f->ctime_ns && o.ino == f->ino;
+            j.stat_same = same;
+            j.old_id = o.id;
+            memcpy(j.old_hash, o.hash, sizeof o.hash);
+            have = files_next(st, &o);
             if (same && !U->opt->verify) {
                 S->unchanged++;
                 continue;
             }
-            j.stat_same = same;
             S->verified += U->opt->verify;
-            j.old_id = old[k].id;
-            memcpy(j.old_hash, old[k].hash, sizeof old[k].hash);
         }
+        if (have < 0) break;
         j.sf = f;
         ARRAY_GROW(U->jobs, U->njobs, capjobs, 256);
         U->jobs[U->njobs++] = j;
     }
-    for (size_t k = 0; k < U->nold; k++) U->ngone += !old[k].seen;
+    while (have > 0) {
+        ARRAY_GROW(U->gone, U->ngone, capgone, 64);
+        U->gone[U->ngone++] = o.id;
+        have = files_next(st, &o);
+    }
+    sqlite3_finalize(st);
+    if (have < 0) {
+        /* a damaged page ends the read early: a partial table is not the index's files */
+        *U->index_fault = 1;
+        return update_fail(U, "cannot read the index", U->index_path);
+    }
     return 0;
 }
 
@@ -328,9 +342,8 @@ static int begin_write(struct update *U)
         if (sqlite3_prepare_v3(U->db, index_write_sql[s], -1, SQLITE_PREPARE_PERSISTENT, &U->w.st[s], NULL) != SQLITE_OK)
             return update_fail(U, "cannot prepare index statements in", U->index_path);
     if (U->dirs_changes && write_dirs(U->db, &U->dirs, U->dirs_reset, U->err, U->errlen)) return -1;
-    for (size_t k = 0; k < U->nold; k++) {
-        if (U->old[k].seen) continue;
-        if (delete_file_rows(&U->w, U->old[k].id, 1, U->err, U->errlen)) return -1;
+    for (long k = 0; k < U->ngone; k++) {
+        if (delete_file_rows(&U->w, U->gone[k], 1, U->err, U->errlen)) return -1;
         U->S->deleted++;
     }
     return 0;
@@ -695,8 +708,7 @@ static void update_free(struct update *U)
     }
     if (U->tmp_fd >= 0) close(U->tmp_fd);
     if (U->rootfd >= 0) close(U->rootfd);
-    free(U->old_paths);
-    free(U->old);
+    free(U->gone);
     free(U->jobs);
     scan_result_free(&U->sr);
     scan_dirs_free(&U->dirs);

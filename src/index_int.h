@@ -181,12 +181,11 @@ struct writer {
     struct derive *derive;       /* a fresh build's derived data (derive.h), else NULL */
 };
 
+/* A row of the files table, as an update compares it with the listing. */
 struct old_file {
     long long id, size, mtime_ns, ctime_ns, ino;
-    const char *path;             /* in the update's old_paths */
-    size_t path_off;
+    const char *path;             /* sqlite's, until the next row is read */
     char hash[17];
-    int seen;
 };
 
 struct update {
@@ -218,10 +217,8 @@ struct update {
     int dirs_reset;               /* the dirs table is rewritten whole */
     size_t dirs_changes;
     int prov_moved;               /* the recorded provenance is not this one */
-    struct old_file *old;         /* the files table, by path */
-    size_t nold;
-    char *old_paths;              /* their paths */
-    long ngone;                   /* of those, files no longer listed */
+    long long *gone;              /* files.id of the files no longer listed, by path */
+    long ngone;
     struct job *jobs;             /* listed files to read again, by path */
     size_t njobs;
     struct writer w;
@@ -257,7 +254,11 @@ int flush_pending(struct writer *w, char *err, size_t errlen);
 int write_parsed(struct writer *w, const struct job *j, const struct result *r, char *err, size_t errlen);
 
 /* index_meta.c */
-int load_files(sqlite3 *db, struct old_file **out, size_t *n, char **paths);
+/* The files table in path order: files_next fills *f with the next row and
+ * returns 1, or returns 0 after the last, -1 when the table cannot be read
+ * (files_open returns NULL then); the caller finalizes the statement. */
+sqlite3_stmt *files_open(sqlite3 *db);
+int files_next(sqlite3_stmt *st, struct old_file *f);
 int cmp_skip(const void *a, const void *b);
 int skipped_same(sqlite3 *db, const struct scan_result *sr);
 int load_dirs(sqlite3 *db, struct scan_dirs *d);

@@ -33,43 +33,32 @@
 
 /* ---- the existing index ---------------------------------------------------------- */
 
-int load_files(sqlite3 *db, struct old_file **out, size_t *n, char **paths)
+sqlite3_stmt *files_open(sqlite3 *db)
 {
     sqlite3_stmt *st;
-    *out = NULL;
-    *n = 0;
-    *paths = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, path, size, mtime_ns, hash, ctime_ns, ino FROM files ORDER BY path", -1, &st, NULL))
-        return -1;
-    /* the paths go one after another into one block: a tree of 100,000 files
-     * would otherwise make as many allocations on every no-change check */
-    struct buf arena = BUF_INIT;
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        ARRAY_GROW(*out, *n, cap, 256);
-        struct old_file *f = &(*out)[(*n)++];
-        f->id = sqlite3_column_int64(st, 0);
-        f->path_off = arena.len;
-        const char *path = (const char *)sqlite3_column_text(st, 1);
-        buf_add(&arena, path ? path : "", (size_t)sqlite3_column_bytes(st, 1) + 1);
-        f->size = sqlite3_column_int64(st, 2);
-        f->mtime_ns = sqlite3_column_int64(st, 3);
-        const char *hash = (const char *)sqlite3_column_text(st, 4);
-        size_t hlen = hash ? (size_t)sqlite3_column_bytes(st, 4) : 0;
-        if (hlen >= sizeof f->hash) hlen = sizeof f->hash - 1;
-        memcpy(f->hash, hash ? hash : "", hlen);
-        f->hash[hlen] = 0;
-        f->ctime_ns = sqlite3_column_int64(st, 5);
-        f->ino = sqlite3_column_int64(st, 6);
-        f->seen = 0;
-    }
-    /* a damaged page ends the loop early: the caller must not take a partial
-     * list for the index's files */
-    sqlite3_finalize(st);
-    *paths = buf_take(&arena);
-    for (size_t i = 0; i < *n; i++) (*out)[i].path = *paths + (*out)[i].path_off;
-    return rc == SQLITE_DONE ? 0 : -1;
+    if (sqlite3_prepare_v2(db, "SELECT id, path, size, mtime_ns, hash, ctime_ns, ino FROM files ORDER BY path", -1, &st,
+                           NULL) != SQLITE_OK)
+        return NULL;
+    return st;
+}
+
+int files_next(sqlite3_stmt *st, struct old_file *f)
+{
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? 0 : -1;
+    f->id = sqlite3_column_int64(st, 0);
+    f->path = (const char *)sqlite3_column_text(st, 1);
+    if (!f->path) f->path = "";
+    f->size = sqlite3_column_int64(st, 2);
+    f->mtime_ns = sqlite3_column_int64(st, 3);
+    const char *hash = (const char *)sqlite3_column_text(st, 4);
+    size_t hlen = hash ? (size_t)sqlite3_column_bytes(st, 4) : 0;
+    if (hlen >= sizeof f->hash) hlen = sizeof f->hash - 1;
+    if (hlen) memcpy(f->hash, hash, hlen);
+    f->hash[hlen] = 0;
+    f->ctime_ns = sqlite3_column_int64(st, 5);
+    f->ino = sqlite3_column_int64(st, 6);
+    return 1;
 }
 
 int cmp_skip(const void *a, const void *b)
