@@ -5,6 +5,7 @@
  *                   or -1 when the query fails or returns no row
  *   file_count(path, needle)  how many times needle stands in the file (a
  *                   log the program wrote), 0 when it cannot be read
+ *   remove_tree(dir)  removes a test's temporary directory and all it holds
  */
 #ifndef DRQA_HARNESS_H
 #define DRQA_HARNESS_H
@@ -33,6 +34,13 @@ static int __attribute__((unused)) file_count(const char *path, const char *need
     for (const char *p = t; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
     free(t);
     return n;
+}
+
+static void __attribute__((unused)) remove_tree(const char *dir)
+{
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    if (system(cmd) != 0) printf("# could not remove %s\n", dir);
+    free(cmd);
 }
 
 #endif

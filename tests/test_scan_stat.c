@@ -5,6 +5,7 @@
  * path its own stat, in its place, leaving out a path that is gone.
  */
 #include "tap.h"
+#include "harness.h"
 #include "index_scan.h"
 #include "scan_stat.h"
 #include "util.h"
@@ -241,9 +242,7 @@ int main(void)
     char *locked = xasprintf("%s/locked", root);
     chmod(locked, 0755);
     free(locked);
-    char *cmd = xasprintf("rm -rf '%s'", dir);
-    if (system(cmd) != 0) printf("# could not remove %s\n", dir);
-    free(cmd);
+    remove_tree(dir);
     free(root);
     return done_testing();
 }
