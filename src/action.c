@@ -16,6 +16,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -884,8 +885,8 @@ struct action_cache {
     char *names_block;            /* the names as stored (names_load), in one allocation */
     size_t nblock;                /* names[0 .. nblock) point into names_block */
     size_t nnames;
-    const char **cls, **fun, **all;   /* views into names */
-    size_t ncls, nfun, nall;
+    const char **cls, **fun;      /* views into names */
+    size_t ncls, nfun;
     int paths_built;
     char **paths;                 /* sorted, owned */
     size_t npaths;
@@ -902,7 +903,7 @@ static void cache_clear(struct action_cache *c)
 {
     for (size_t i = c->nblock; i < c->nnames; i++) free(c->names[i]);
     free(c->names_block);
-    free(c->names); free(c->cls); free(c->fun); free(c->all);
+    free(c->names); free(c->cls); free(c->fun);
     for (size_t i = 0; i < c->npaths; i++) free(c->paths[i]);
     free(c->paths);
     free(c->norm_failed);
@@ -980,12 +981,10 @@ static void names_push(struct action_cache *c, size_t *cap, const char *name, in
         c->names = xreallocarray(c->names, *cap, sizeof *c->names);
         c->cls = xreallocarray(c->cls, *cap, sizeof *c->cls);
         c->fun = xreallocarray(c->fun, *cap, sizeof *c->fun);
-        c->all = xreallocarray(c->all, *cap, sizeof *c->all);
     }
     char *nm = in_block ? (char *)name : xstrdup(name);
     c->nblock += in_block;
     c->names[c->nnames++] = nm;
-    c->all[c->nall++] = nm;
     if (flags & 1) c->cls[c->ncls++] = nm;
     if (flags & 2) c->fun[c->nfun++] = nm;
 }
@@ -1001,24 +1000,31 @@ static size_t names_count(const char *p, const char *end)
 static int names_load(sqlite3 *db, const char *stamp, struct action_cache *c)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT names FROM act_names WHERE stamp = ?1", -1, &st, NULL) != SQLITE_OK) return 0;
+    /* the blob's size only (sqlite reads no more of the row for it) */
+    if (sqlite3_prepare_v2(db, "SELECT id, length(names) FROM act_names WHERE stamp = ?1 AND typeof(names) = 'blob'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
     sqlite3_bind_text(st, 1, stamp, -1, SQLITE_STATIC);
     int ok = 0;
     if (sqlite3_step(st) == SQLITE_ROW) {
-        size_t len = (size_t)sqlite3_column_bytes(st, 0);
-        const char *blob = sqlite3_column_blob(st, 0);
-        /* the names stay where they are in one copy of the blob */
+        size_t len = (size_t)sqlite3_column_int64(st, 1);
+        /* the names stay where they are in one copy of the blob, read
+         * straight into it: its megabytes are not first copied by sqlite */
         c->names_block = xmalloc(len + 1);
-        if (blob) memcpy(c->names_block, blob, len);
-        const char *p = blob ? c->names_block : NULL, *end = c->names_block + len;
-        /* the four lists sized once: grown name by name, hundreds of
+        sqlite3_blob *bl = NULL;
+        int read = len == 0 || (len <= INT_MAX &&
+                                sqlite3_blob_open(db, "main", "act_names", "names", sqlite3_column_int64(st, 0), 0,
+                                                  &bl) == SQLITE_OK &&
+                                sqlite3_blob_read(bl, c->names_block, (int)len, 0) == SQLITE_OK);
+        sqlite3_blob_close(bl);
+        const char *p = read && len ? c->names_block : NULL, *end = c->names_block + len;
+        /* the three lists sized once: grown name by name, hundreds of
          * thousands of names were most of a later question's reading them */
         size_t cap = c->nnames + names_count(p, end);
         c->names = xreallocarray(c->names, cap ? cap : 1, sizeof *c->names);
         c->cls = xreallocarray(c->cls, cap ? cap : 1, sizeof *c->cls);
         c->fun = xreallocarray(c->fun, cap ? cap : 1, sizeof *c->fun);
-        c->all = xreallocarray(c->all, cap ? cap : 1, sizeof *c->all);
-        ok = 1;
+        ok = read;
         while (p && p < end) {
             const char *z = memchr(p + 1, 0, (size_t)(end - p - 1));
             if (!z) { ok = 0; break; }
@@ -1030,11 +1036,11 @@ static int names_load(sqlite3 *db, const char *stamp, struct action_cache *c)
     if (!ok) {
         /* a damaged list: nothing of it stays for names_query to add to */
         free(c->names_block);
-        free(c->names); free(c->cls); free(c->fun); free(c->all);
+        free(c->names); free(c->cls); free(c->fun);
         c->names_block = NULL;
         c->names = NULL;
-        c->cls = c->fun = c->all = NULL;
-        c->nnames = c->nblock = c->ncls = c->nfun = c->nall = 0;
+        c->cls = c->fun = NULL;
+        c->nnames = c->nblock = c->ncls = c->nfun = 0;
     }
     return ok;
 }
@@ -1125,7 +1131,7 @@ const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t 
     switch (which) {
     case ACTION_NAMES_CLASSES: *n = c->ncls; return (const char *const *)c->cls;
     case ACTION_NAMES_FUNCTIONS: *n = c->nfun; return (const char *const *)c->fun;
-    default: *n = c->nall; return (const char *const *)c->all;
+    default: *n = c->nnames; return (const char *const *)c->names;
     }
 }
 
