@@ -179,7 +179,7 @@ static int open_index(struct update *U)
      * less peak RSS). An update takes its larger cache only once it writes
      * (begin_write): the check that finds nothing changed reads each page
      * once, and pages it would keep only cost fresh memory (a tree of 100,000
-     * files: 35 ms of its 90 ms reading the files table). */
+     * files: its compare takes 21 ms, 51 ms with the larger cache). */
     if (U->fresh) sqlite3_exec(U->db, "PRAGMA cache_size=-4096", NULL, NULL, NULL);
     U->max = effective_max(U->fresh ? NULL : U->db, U->opt, U->S, &U->opts_changed);
     if (!U->fresh) U->dirs_reset = load_dirs(U->db, &U->dirs);
