@@ -355,6 +355,8 @@ static int calls_at_ex(const struct cand *c, const char *name, int self_only)
         }
         if (strncmp(p, name, nl) || p[nl] != '(') continue;
         if (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        /* super().name() is a base class's, which no citation is known to be */
+        if (p - t >= 8 && !strncmp(p - 8, "super().", 8)) continue;
         /* not the definition itself */
         if (p - t >= 4 && !strncmp(p - 4, "def ", 4)) continue;
         if (self_only && !(p - t >= 5 && !strncmp(p - 5, "self.", 5) &&
@@ -427,7 +429,11 @@ static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
     char nj[128];
     short_name(&sel[j], nj, sizeof nj);
     if (!*nj) return 0;
-    if (name_count(sel, n, nj) <= 1) return calls_at(&sel[i], nj);
+    /* a special method ('__init__') is every class's: only self reaches a
+     * cited one, within its own class */
+    size_t jl = strlen(nj);
+    int dunder = jl > 4 && !strncmp(nj, "__", 2) && !strcmp(nj + jl - 2, "__");
+    if (!dunder && name_count(sel, n, nj) <= 1) return calls_at(&sel[i], nj);
     if (!same_owner(&sel[i], &sel[j])) return 0;
     return calls_at_ex(&sel[i], nj, 1);
 }
