@@ -41,15 +41,16 @@ struct enclosing_st {
     sqlite3_stmt *refine;        /* refine's */
 };
 
-/* The innermost definition enclosing [a, b] of path. */
+/* The innermost definition enclosing [a, b] of path: a span within a
+ * variable's own lines ('RETRIES = 3', a mapping written over many lines) is
+ * that variable's definition. */
 static void enclosing(sqlite3 *db, struct enclosing_st *k, struct cand *c)
 {
     if (!db) return;
     if (!k->def && sqlite3_prepare_v2(db,
                                       "SELECT s.qualname, s.signature, drqa_doc(s.docstring), s.kind FROM symbols s "
                                       "JOIN files f ON f.id = s.file_id WHERE f.path = ?1 AND s.start_line <= ?2 "
-                                      "AND s.end_line >= ?3 AND s.kind != 'variable' "
-                                      "ORDER BY s.end_line - s.start_line LIMIT 1",
+                                      "AND s.end_line >= ?3 ORDER BY s.end_line - s.start_line LIMIT 1",
                                       -1, &k->def, NULL) != SQLITE_OK)
         return;
     sqlite3_stmt *st = k->def;
@@ -354,6 +355,8 @@ static int calls_at_ex(const struct cand *c, const char *name, int self_only)
         }
         if (strncmp(p, name, nl) || p[nl] != '(') continue;
         if (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        /* super().name() is a base class's, which no citation is known to be */
+        if (p - t >= 8 && !strncmp(p - 8, "super().", 8)) continue;
         /* not the definition itself */
         if (p - t >= 4 && !strncmp(p - 4, "def ", 4)) continue;
         if (self_only && !(p - t >= 5 && !strncmp(p - 5, "self.", 5) &&
@@ -426,7 +429,11 @@ static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
     char nj[128];
     short_name(&sel[j], nj, sizeof nj);
     if (!*nj) return 0;
-    if (name_count(sel, n, nj) <= 1) return calls_at(&sel[i], nj);
+    /* a special method ('__init__') is every class's: only self reaches a
+     * cited one, within its own class */
+    size_t jl = strlen(nj);
+    int dunder = jl > 4 && !strncmp(nj, "__", 2) && !strcmp(nj + jl - 2, "__");
+    if (!dunder && name_count(sel, n, nj) <= 1) return calls_at(&sel[i], nj);
     if (!same_owner(&sel[i], &sel[j])) return 0;
     return calls_at_ex(&sel[i], nj, 1);
 }
@@ -500,7 +507,51 @@ static void order_by_calls(struct cand *sel, size_t n)
 static int is_definition(const struct cand *c)
 {
     return c->qual && c->kind && (!strcmp(c->kind, "function") || !strcmp(c->kind, "method") ||
-                                  !strcmp(c->kind, "class"));
+                                  !strcmp(c->kind, "class") || !strcmp(c->kind, "variable"));
+}
+
+static int is_variable(const struct cand *c) { return c->qual && c->kind && !strcmp(c->kind, "variable"); }
+
+/* 1 when c's code holds name as a whole word. */
+static int holds_word(const struct cand *c, const char *name)
+{
+    size_t nl = strlen(name);
+    if (!c->sp.text || !nl || c->sp.elided || c->prose) return 0;
+    for (const char *h = c->sp.text; (h = strstr(h, name)); h += nl) {
+        int before = h > c->sp.text && (isalnum((unsigned char)h[-1]) || h[-1] == '_');
+        int after = isalnum((unsigned char)h[nl]) || h[nl] == '_';
+        if (!before && !after) return 1;
+    }
+    return 0;
+}
+
+/* The head when its subject, sel[s], is a variable: where it is defined, its
+ * first line when short, and which other citations use it. */
+static void write_head_variable(const struct cand *sel, size_t n, size_t s, struct buf *b)
+{
+    const struct cand *c = &sel[s];
+    char nm[128], d[256];
+    short_name(c, nm, sizeof nm);
+    buf_printf(b, "**In short:** `%s` is defined in `%s` at line %d [%zu]", c->qual, c->sp.path, c->sp.start_line,
+               s + 1);
+    /* a definition on one line is quoted whole */
+    const char *t = c->sp.text;
+    size_t len = t && c->sp.start_line == c->sp.end_line ? strcspn(t, "\n") : 0;
+    while (len && isspace((unsigned char)t[len - 1])) len--;
+    if (len && len <= 100 && !memchr(t, '`', len)) buf_printf(b, ": `%.*s`", (int)len, t);
+    size_t users[2];
+    int nusers = 0;
+    for (size_t i = 0; i < n && nusers < 2; i++) {
+        if (i == s || !holds_word(&sel[i], nm)) continue;
+        int again = 0;   /* two spans of one function are one user */
+        for (int u = 0; u < nusers; u++)
+            again |= sel[users[u]].qual && sel[i].qual && !strcmp(sel[users[u]].qual, sel[i].qual);
+        if (again) continue;
+        users[nusers] = i;
+        buf_adds(b, nusers++ ? " and " : "; it is used in ");
+        buf_printf(b, "`%s` [%zu]", display_name(&sel[i], d, sizeof d), i + 1);
+    }
+    buf_adds(b, ".\n\n");
 }
 
 /* A setting read by a cited span: a string key of a configuration mapping
@@ -599,13 +650,29 @@ static void head_name(struct buf *b, const struct cand *c)
 static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
 {
     if (!n) return;
-    size_t s = 0;   /* the subject: the best definition among the leading citations */
-    for (size_t i = 0; i < n && i < 3; i++)
+    /* the subject: among the leading citations, the definition of a name
+     * the question writes, else the best definition */
+    size_t s = 0;
+    int named = 0;
+    for (size_t i = 0; i < n && i < 3 && !named; i++) {
+        char nm[128];
+        short_name(&sel[i], nm, sizeof nm);
+        for (size_t k = 0; k < q->nids && is_definition(&sel[i]) && !named; k++)
+            if (!strcmp(q->ids[k].base, nm)) {
+                s = i;
+                named = 1;
+            }
+    }
+    for (size_t i = 0; i < n && i < 3 && !named; i++)
         if (is_definition(&sel[i])) {
             s = i;
             break;
         }
     const struct cand *c = &sel[s];
+    if (is_variable(c)) {
+        write_head_variable(sel, n, s, b);
+        return;
+    }
     int cls = c->kind && !strcmp(c->kind, "class");
     buf_adds(b, "**In short:** ");
     if (!is_definition(c)) {

@@ -419,13 +419,14 @@ static int parse_and_write(struct update *U)
         held[done] = NULL;
         const struct job *j = &U->jobs[r->job];
         int wr = write_result(U, j, r);
+        size_t waited_with = r->held;
         result_free(r);
         if ((since_trim += (size_t)j->sf->size) >= INDEX_TRIM_BYTES) {
             malloc_trim(0);
             since_trim = 0;
         }
         pthread_mutex_lock(&P.mu);
-        P.inflight -= held_share((size_t)j->sf->size);
+        P.held -= waited_with;
         pthread_cond_broadcast(&P.budget);
         if (wr) {
             P.stop = 1;
@@ -438,6 +439,7 @@ static int parse_and_write(struct update *U)
     rc = 0;
 out:
     pool_end(&P, threads, U->nthreads);
+    U->held_max = P.held_max;
     if (held)
         for (size_t k = 0; k < U->njobs; k++) result_free(held[k]);
     free(held);
@@ -562,7 +564,10 @@ static int finish_write(struct update *U)
     if (S->parsed || S->deleted || S->rebuilt) {
         if (U->opt->phase) U->opt->phase(U->opt->progress_ctx, "resolve");
         if (index_resolve(U->db, U->root, U->w.pending, S, U->err, U->errlen)) return -1;
-        U->w.pending = NULL;   /* inserted */
+        /* inserted: freed now, not with the update, so that the fit's
+         * arrays do not come on top of them */
+        U->w.pending = NULL;
+        pending_free(&U->pending);
         resolved = 1;
     }
     if (U->w.pending && flush_pending(&U->w, U->err, U->errlen)) return -1;
@@ -655,8 +660,9 @@ static void log_update(const struct update *U)
     long long writer_cpu_ms = getrusage(RUSAGE_THREAD, &ru) == 0
         ? (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000
         : -1;
-    log_msg("index %s: %d parser threads, writer waited %lld ms, writer thread CPU %lld ms (scan, write, resolve)",
-            U->root, U->nthreads, (long long)(U->waited_us / 1000), writer_cpu_ms);
+    log_msg("index %s: %d parser threads, writer waited %lld ms, writer thread CPU %lld ms (scan, write, resolve), "
+            "results waiting for it held at most %zu KB",
+            U->root, U->nthreads, (long long)(U->waited_us / 1000), writer_cpu_ms, U->held_max >> 10);
     log_msg("index %s: scan %lld ms (dirs listed %ld, from cache %ld), parse+write %lld ms, resolve %lld ms, "
             "create indexes %lld ms, summary %lld ms, commit %lld ms", U->root, (long long)(U->t_scan - U->t0),
             U->dirs.listed, U->dirs.cached, (long long)(U->t_write - U->t_scan), (long long)(U->t_resolve - U->t_write),

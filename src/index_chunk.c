@@ -297,6 +297,21 @@ void chunk_file(const char *text, size_t len, const struct parse_result *pr, con
     free(L.start);
 }
 
+void chunk_keep_written(struct chunk *c)
+{
+    if (!c->text) return;
+    if (c->span && c->headlen && !c->head_line) {
+        if (strlen(c->text) > c->headlen) {
+            char *head = xstrndup(c->text, c->headlen);
+            free(c->text);
+            c->text = head;
+        }
+        return;
+    }
+    free(c->text);
+    c->text = NULL;
+}
+
 void chunk_list_free(struct chunk_list *l)
 {
     if (!l) return;

@@ -57,5 +57,10 @@ void chunk_file(const char *text, size_t len, const struct parse_result *pr, con
  * of at most CHUNK_WINDOW_LINES lines, named by its heading. */
 void chunk_text(const char *text, size_t len, const char *kind, const char *path, struct chunk_list *out);
 void chunk_list_free(struct chunk_list *l);
+/* Once c is hashed, tokenised and, when made up, packed: drops the parts of
+ * its text the index's writer does not read (a span's text past its head; a
+ * packed chunk's whole text, left NULL). A parsed file waits for the writer
+ * holding its chunks, and their texts are the largest part of it. */
+void chunk_keep_written(struct chunk *c);
 
 #endif

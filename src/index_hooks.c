@@ -72,11 +72,18 @@ size_t early_fit_budget(void)
     const char *v = getenv("DRQA_TEST_EARLY_FIT");
     return v && *v ? (size_t)atol(v) : INDEX_EARLY_FIT_BUDGET;
 }
+
+size_t held_budget(void)
+{
+    const char *v = getenv("DRQA_TEST_HELD_BUDGET");
+    return v && *v ? (size_t)atol(v) : INDEX_HELD_BUDGET;
+}
 #else
 void test_swap(int rootfd, const char *spec, const char *rel) { (void)rootfd; (void)spec; (void)rel; }
 const char *test_swap_spec(void) { return NULL; }
 long test_kill_after(void) { return -1; }
 void test_kill_check(long written, long kill_after) { (void)written; (void)kill_after; }
 size_t pending_budget(void) { return INDEX_PENDING_BUDGET; }
+size_t held_budget(void) { return INDEX_HELD_BUDGET; }
 size_t early_fit_budget(void) { return INDEX_EARLY_FIT_BUDGET; }
 #endif

@@ -95,6 +95,13 @@ int index_resolve(sqlite3 *db, const char *root_abs, const struct index_edges *p
 
 /* Memory the kept edges may take; past it they are inserted and resolved in place. */
 #define INDEX_PENDING_BUDGET ((size_t)48 << 20)
+/* Bytes the parsed files waiting for the writer may hold (result_held): it
+ * writes in path order, so while a big file is parsed the files after it
+ * wait. They hold their rows, calls, chunk terms and line postings, about
+ * four times their source (ten in call-heavy test files); counted at a fixed
+ * share of the source instead, those waiting behind sympy's rule files held
+ * 26 MB at its peak. */
+#define INDEX_HELD_BUDGET ((size_t)8 << 20)
 /* Memory a fresh build's vector fit may take to run beside resolving rather
  * than after it (derive_start). Django's fit takes about 32 MB (its first
  * answer 150 ms sooner, its peak RSS 63 -> 70 MB); sympy's, about 79 MB,
@@ -131,6 +138,7 @@ struct result {
     unsigned char **docz;
     size_t *docz_len;
     struct linepost_file lines;  /* a fresh build's (derive.h) */
+    size_t held;                 /* what it holds while it waits (index_pool.c) */
 };
 
 struct pool {
@@ -149,6 +157,8 @@ struct pool {
     int stop;                    /* the writer gave up: workers finish quickly */
     int derive;                  /* tokenise each file's lines (derive.h) */
     size_t inflight;             /* INDEX_INFLIGHT_BUDGET's bytes */
+    size_t held;                 /* bytes of the results not yet written (result_held) */
+    size_t held_budget, held_max; /* INDEX_HELD_BUDGET (or its test hook); the most held */
     /* the thread that parses the big files (INDEX_BIG_SIZE), once one has */
     int has_big_owner;
     pthread_t big_owner;
@@ -228,11 +238,11 @@ struct update {
     long kill_after;              /* test hook (DRQA_TEST_KILL_AFTER), -1 when unset */
     int nthreads;
     int64_t waited_us;            /* writer idle: tells whether parsing or writing bounds the update */
+    size_t held_max;              /* the most the parsed results waiting for the writer held */
 };
 
 /* index_pool.c */
 void result_free(struct result *r);
-size_t held_share(size_t size);
 struct result *pool_pop(struct pool *P);
 int pool_start(struct pool *P, pthread_t **threads, struct update *U);
 void pool_stop(struct pool *P);
@@ -245,6 +255,7 @@ long test_kill_after(void);
 void test_kill_check(long written, long kill_after);
 size_t pending_budget(void);
 size_t early_fit_budget(void);
+size_t held_budget(void);
 
 /* index_write.c */
 int step(struct writer *w, int s, char *err, size_t errlen);

@@ -58,15 +58,39 @@ void result_free(struct result *r)
  * which hands every free page of every arena back to the kernel, to be faulted
  * in again by the next parses) cost sympy's cold index about 90,000 page
  * faults and 0.8 s of system time; letting every thread's arena keep its big
- * trees took its peak RSS to 174-189 MB. */
-#define INDEX_BIG_SIZE (256 * 1024)
-/* Source bytes of the small files being parsed, and of the results waiting
- * to be written at their held share, at one time (see pick_job). */
+ * trees took its peak RSS to 174-189 MB. At 256 KiB, the trees of the files
+ * just below it (up to about 20 MB each) stayed in the other threads' arenas
+ * while the owner parsed sympy's largest (sine.py, 67 MB): a peak of 153-157
+ * MB against 141-142 MB at 128 KiB, for the same time. */
+#define INDEX_BIG_SIZE (128 * 1024)
+/* Source bytes of the small files being parsed at one time (see pick_job):
+ * a syntax tree takes tens of times its source. */
 #define INDEX_INFLIGHT_BUDGET (768u * 1024)
-/* A parsed file waiting for the writer holds its compressed text, rows and
- * chunks, a fraction of what its syntax tree held: it stays in the budget at
- * this share of its size. */
-size_t held_share(size_t size) { return size / 8; }
+
+/* What a result holds, roughly as malloc counts it: what it waits with until
+ * the writer takes it. */
+#define HELD_STR(s) ((s) ? strlen(s) + 1 + 16 : 0)
+static size_t result_held(const struct result *r)
+{
+    size_t n = sizeof *r + r->zlen + r->lines.data.cap + HELD_STR(r->module);
+    for (size_t i = 0; i < r->chunks.n; i++) {
+        const struct chunk *c = &r->chunks.v[i];
+        n += sizeof *c + c->packed_len + HELD_STR(c->text) + HELD_STR(c->fts_name) + HELD_STR(c->fts_doc) +
+             HELD_STR(c->fts_body) + HELD_STR(c->fts_path);
+    }
+    for (size_t i = 0; i < r->pr.nsyms; i++) {
+        const struct parse_symbol *y = &r->pr.syms[i];
+        n += sizeof *y + HELD_STR(y->name) + HELD_STR(y->qualname) + HELD_STR(y->signature) +
+             HELD_STR(y->decorators) + HELD_STR(y->docstring) + HELD_STR(y->bases) +
+             (r->docz && r->docz[i] ? r->docz_len[i] + 16 : 0);
+    }
+    for (size_t i = 0; i < r->pr.nimports; i++) {
+        const struct parse_import *m = &r->pr.imports[i];
+        n += sizeof *m + HELD_STR(m->module) + HELD_STR(m->name) + HELD_STR(m->alias);
+    }
+    for (size_t i = 0; i < r->pr.ncalls; i++) n += sizeof r->pr.calls[i] + HELD_STR(r->pr.calls[i].callee);
+    return n;
+}
 
 static int count_lines(const char *s, size_t n)
 {
@@ -253,6 +277,7 @@ static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, c
         struct chunk *c = &r->chunks.v[i];
         if (!c->span)
             c->packed = ztext_ref_pack(zp, r->text + c->off, c->len, c->text, strlen(c->text), &c->packed_len);
+        chunk_keep_written(c);
     }
     pack_docstrings(zp, r);
     if (P->derive) derive_lines(r->text, r->textlen, &r->lines);
@@ -293,8 +318,9 @@ static size_t pick_job(struct pool *P, pthread_t me, int *guest)
             continue;
         }
         size_t sz = (size_t)P->jobs[i].sf->size;
-        if (P->inflight == 0 || P->inflight + sz <= INDEX_INFLIGHT_BUDGET || (i == P->next && P->nparsing == 0))
+        if ((P->inflight == 0 || P->inflight + sz <= INDEX_INFLIGHT_BUDGET) && P->held <= P->held_budget)
             return i;
+        if (i == P->next && P->nparsing == 0) return i;
         return NO_JOB;
     }
     if (first_big != NO_JOB && P->owner_big && !P->guest_busy &&
@@ -327,7 +353,7 @@ static void *worker(void *arg)
         P->nparsing++;
         size_t sz = (size_t)P->jobs[i].sf->size;
         int big = is_big(P, i);
-        P->inflight += big ? held_share(sz) : sz;
+        if (!big) P->inflight += sz;   /* a big file is parsed alone in its arena */
         if (guest) P->guest_busy = 1;
         else if (big) {
             /* the others may take a big file beside this one (pick_job) */
@@ -340,9 +366,13 @@ static void *worker(void *arg)
         process(P, parser, zp, &cur, &P->jobs[i], r);
         if (guest) malloc_trim(0);
         pthread_mutex_lock(&P->mu);
-        /* the tree is gone: the result waits for the writer at its held share,
-         * so that files finished behind a slow big one do not stall this thread */
-        if (!big) P->inflight -= sz - held_share(sz);
+        /* the tree is gone: the result waits for the writer with what it
+         * holds, so that files finished behind a slow big one do not stall
+         * this thread while it holds little */
+        if (!big) P->inflight -= sz;
+        r->held = result_held(r);
+        P->held += r->held;
+        if (P->held > P->held_max) P->held_max = P->held;
         if (guest) P->guest_busy = 0;
         else if (big) P->owner_big = 0;
         P->nparsing--;
@@ -384,6 +414,7 @@ int pool_start(struct pool *P, pthread_t **threads, struct update *U)
     P->test_swap = test_swap_spec();
     P->max = U->max;
     P->derive = U->w.derive != NULL;
+    P->held_budget = held_budget();
     P->jobs = U->jobs;
     P->njobs = U->njobs;
     P->qcap = (size_t)n;

@@ -430,6 +430,7 @@ void linepost_file_make(const char *text, size_t len, struct linepost_file *out)
     free(b.t);
     free(b.slot);
     buf_free(&lens);
+    buf_fit(&out->data);   /* held until the writer takes it */
 }
 
 void linepost_file_free(struct linepost_file *f)

@@ -195,6 +195,13 @@ char *buf_take(struct buf *b)
     return p;
 }
 
+void buf_fit(struct buf *b)
+{
+    if (!b->data || b->cap <= b->len + 1) return;
+    b->data = xrealloc(b->data, b->len + 1);
+    b->cap = b->len + 1;
+}
+
 void buf_free(struct buf *b)
 {
     if (!b) return;

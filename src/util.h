@@ -70,6 +70,7 @@ int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 void buf_reset(struct buf *b);           /* len = 0, keeps memory */
 char *buf_take(struct buf *b);           /* caller frees; never NULL; b is reset to empty */
 void buf_free(struct buf *b);
+void buf_fit(struct buf *b);             /* gives back the room past len (and its NUL) */
 const char *buf_str(const struct buf *b); /* "" when empty */
 
 /* Reads a whole file. Returns a malloc'd NUL-terminated copy (caller frees) and

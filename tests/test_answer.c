@@ -6,7 +6,8 @@
  * not touch the question; every citation one of the pool's spans. The
  * relations it states are calls in code, not in comments or docstrings, and
  * never to a name several cited definitions share unless self.name() in a
- * method picks its own class's definition; the bonus for defining a
+ * method picks its own class's definition, nor a special method ('__init__',
+ * super().name()) to another class's; the bonus for defining a
  * name the question writes is shared among that name's definitions. A long
  * span is cited by the definition inside it that does the work, even a long
  * one. A class outline does not keep a method read in full inside it out.
@@ -229,6 +230,34 @@ int main(void)
        "self.dispatch() in App is a call of App.dispatch");
     ok(md && !strstr(md, "calls `View.dispatch`"), "and not of View.dispatch");
     answer_done(md, &cites, &disp);
+    qparse_free(&q);
+
+    /* super().__init__() is a base class's, and __init__ is every class's:
+     * neither is attributed to another cited class's __init__ */
+    ok(sqlite3_exec(db,
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
+                    "(4, 'pkg/dec.py', 'python', 0, 0, '', 10, X'', 0), (5, 'pkg/setup.py', 'python', 0, 0, '', 10, X'', 0);"
+                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
+                    "(4, 'class', 'Decoder', 'Decoder', 1, 10, 'class Decoder(Base)'),"
+                    "(4, 'method', '__init__', 'Decoder.__init__', 2, 5, 'def __init__(self, hook)'),"
+                    "(5, 'class', 'Setup', 'Setup', 1, 10, 'class Setup'),"
+                    "(5, 'method', '__init__', 'Setup.__init__', 2, 5, 'def __init__(self, app)');",
+                    NULL, NULL, NULL) == SQLITE_OK,
+       "with two classes defining __init__");
+    ok(qparse_question("How is the decoder hook set up?", &q, err, sizeof err) == 0, "a question about the hook parses");
+    struct evidence sup = EVIDENCE_INIT;
+    evidence_add(&sup, "pkg/dec.py", 1, 6,
+                 "class Decoder(Base):\n    def __init__(self, hook):\n        # the decoder hook\n"
+                 "        super().__init__(hook=hook)\n        Base.__init__(self)\n\n",
+                 "class Decoder(Base)", 1.0);
+    evidence_add(&sup, "pkg/setup.py", 2, 5,
+                 "    def __init__(self, app):\n        # set up the decoder hook of the app\n        self.app = app\n\n",
+                 "def __init__(self, app)", 1.0);
+    md = answer_of(&q, &sup, db, &cites);
+    is_int(cites.n, 2, "the class and the other __init__ are cited");
+    ok(md && strstr(md, "`Setup.__init__`") && !strstr(md, "calls `Setup.__init__`"),
+       "super().__init__() and Base.__init__() in Decoder are not calls of the one cited __init__, Setup's");
+    answer_done(md, &cites, &sup);
     qparse_free(&q);
 
     /* An outline (elided span) of a class and a verbatim method inside it are

@@ -593,7 +593,7 @@ done
 ok $order_ok "on two threads, file and chunk ids follow path order in three fresh builds"
 
 # ---- big files go to one thread, the others pass them by -------------------------
-# Three big files (over INDEX_BIG_SIZE, 256 KiB) among small ones: on two or
+# Three big files (over INDEX_BIG_SIZE, 128 KiB) among small ones: on two or
 # three threads, one thread parses the big ones while the others go past them;
 # every row comes out as one thread writes it, ids included.
 B="$T/bigs"
@@ -608,7 +608,7 @@ for f in b c d e f g h i j k l n o p q r; do
     printf 'def %s_in():\n    return 2\n' "$f" >"$B/pkg/$f.py"
 done
 big_ok=0
-[ "$(wc -c <"$B/a_one.py")" -gt 262144 ] || { big_ok=1; echo "# a_one.py is not big"; }
+[ "$(wc -c <"$B/a_one.py")" -gt 131072 ] || { big_ok=1; echo "# a_one.py is not big"; }
 all_rows() { q "$1" "SELECT * FROM files ORDER BY id; SELECT * FROM symbols ORDER BY id;
     SELECT * FROM chunk_spans ORDER BY id; SELECT * FROM edges ORDER BY id; SELECT * FROM imports ORDER BY id"; }
 for th in 1 2 3; do
@@ -623,6 +623,22 @@ for th in 2 3; do
     [ "$(all_rows "$T/idx/bigs$th.sqlite")" = "$one" ] || { big_ok=1; echo "# --threads $th wrote other rows than one thread"; }
 done
 ok $big_ok "three big files among small ones: on two and three threads, every row as one thread writes it"
+
+# the parsed files waiting for the writer are bounded by what they hold
+# (INDEX_HELD_BUDGET): with a budget of one byte, a small file is parsed only
+# while nothing waits, or when it is the next the writer needs; the build
+# neither hangs nor writes other rows, and its log says what waited
+held_ok=0
+for th in 2 3; do
+    rm -f "$T/idx/held$th.sqlite"* "$T/held$th.log"
+    DRQA_TEST_HELD_BUDGET=1 timeout 120 "$DRQA_HOOKS" --no-progress --threads $th --log "$T/held$th.log" \
+        --index "$T/idx/held$th.sqlite" --index-only "$B" >/dev/null 2>"$T/err.txt" ||
+        { held_ok=1; echo "# --threads $th with a one-byte budget failed: $(cat "$T/err.txt")"; }
+    [ "$(all_rows "$T/idx/held$th.sqlite")" = "$one" ] || { held_ok=1; echo "# --threads $th wrote other rows"; }
+    grep -q "results waiting for it held at most [0-9]* KB" "$T/held$th.log" ||
+        { held_ok=1; echo "# --threads $th: no line on what waited in the log"; }
+done
+ok $held_ok "with a one-byte budget for the results waiting, two and three threads write every row as one does"
 
 # nothing but big files: the second thread parses one beside the owner's as a guest
 BB="$T/onlybig"

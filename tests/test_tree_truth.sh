@@ -10,7 +10,9 @@
 #   - coverage and what is missing are stated alike by a node's feedback and
 #     its children's reports, and never 100% beside a missing term;
 #   - a one-letter name the index defines is a question ("What is g?"): the
-#     answer cites its definition, no step fails.
+#     answer cites its definition, no step fails;
+#   - a variable the question names ('g', USER_KEY) is the head's subject:
+#     where it is defined, numbered with that citation.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/lib.sh"
 CHECK="$PYTHON3 $top_srcdir/tests/tree_truth.py"
@@ -66,5 +68,26 @@ bad = [n["id"] for n in t["nodes"] if n["status"] == "error"]
 assert not bad and not (t["answer"] or {}).get("failure"), (bad, t["answer"].get("failure"))
 PY
 ok $? "no step of its search failed"
+cp "$T/out" "$T/out-g"
+
+# a variable the question names is the answer's subject: its definition, the
+# line the head states, is the citation the head numbers
+head_cites() {   # OUT NAME PATH LINE: the head says NAME is defined in PATH at LINE [k], citation k is PATH:LINE
+    $PYTHON3 - "$@" <<'PY'
+import re, sys
+out, name, path, line = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
+head = out.split("\n", 1)[0]
+m = re.search(r"`%s` is defined in `%s` at line %s \[(\d+)\]" % (re.escape(name), re.escape(path), line), head)
+assert m, head
+k = m.group(1)
+cite = re.search(r"^%s\. `([^`]+)`" % k, out, re.M)
+assert cite and cite.group(1) == "%s:%s-%s" % (path, line, line), (k, cite and cite.group(1))
+PY
+}
+head_cites "$T/out-g" g pkg/globals.py 9
+ok $? "'What is g?': the head says where g is defined and numbers that citation"
+ask "$PY" vq "Where is USER_KEY defined?" --iterations 8
+head_cites "$T/out" USER_KEY tinyweb/auth.py 5 && head -1 "$T/out" | grep -q 'it is used in `login`'
+ok $? "'Where is USER_KEY defined?': tinyweb/auth.py line 5 is the subject, login uses it"
 echo "1..$n"
 exit $fail
