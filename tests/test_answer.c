@@ -251,14 +251,18 @@ int main(void)
                  "(5, 'method', '__init__', 'Setup.__init__', 2, 5, 'def __init__(self, app)')") == SQLITE_OK,
        "with two classes defining __init__");
     ok(qparse_question("How is the decoder hook set up?", &q, err, sizeof err) == 0, "a question about the hook parses");
+    static const struct { const char *path; int a, b; const char *text, *label; } sup_spans[] = {
+        {"pkg/dec.py", 1, 6,
+         "class Decoder(Base):\n    def __init__(self, hook):\n        # the decoder hook\n"
+         "        super().__init__(hook=hook)\n        Base.__init__(self)\n\n",
+         "class Decoder(Base)"},
+        {"pkg/setup.py", 2, 5, "    def __init__(self, app):\n        # set up the decoder hook of the app\n"
+         "        self.app = app\n\n", "def __init__(self, app)"},
+    };
     struct evidence sup = EVIDENCE_INIT;
-    evidence_add(&sup, "pkg/dec.py", 1, 6,
-                 "class Decoder(Base):\n    def __init__(self, hook):\n        # the decoder hook\n"
-                 "        super().__init__(hook=hook)\n        Base.__init__(self)\n\n",
-                 "class Decoder(Base)", 1.0);
-    evidence_add(&sup, "pkg/setup.py", 2, 5,
-                 "    def __init__(self, app):\n        # set up the decoder hook of the app\n        self.app = app\n\n",
-                 "def __init__(self, app)", 1.0);
+    for (size_t i = 0; i < sizeof sup_spans / sizeof *sup_spans; i++)
+        evidence_add(&sup, sup_spans[i].path, sup_spans[i].a, sup_spans[i].b, sup_spans[i].text, sup_spans[i].label,
+                     1.0);
     md = answer_of(&q, &sup, db, &cites);
     is_int(cites.n, 2, "the class and the other __init__ are cited");
     ok(md && strstr(md, "`Setup.__init__`") && !strstr(md, "calls `Setup.__init__`"),
