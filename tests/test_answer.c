@@ -49,6 +49,20 @@ static char *answer_of(const struct qparse *q, const struct evidence *pool, sqli
     return md;
 }
 
+/* Adds files a (path pa, 30 lines) and b (pb, 10 lines) and the symbol rows
+ * given as (file_id, kind, name, qualname, start, end, signature) tuples. */
+static int two_files(sqlite3 *db, int a, const char *pa, int b, const char *pb, const char *symbol_rows)
+{
+    char *sql = xasprintf("INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
+                          "(%d, '%s', 'python', 0, 0, '', 30, X'', 0), (%d, '%s', 'python', 0, 0, '', 10, X'', 0);"
+                          "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) "
+                          "VALUES %s;",
+                          a, pa, b, pb, symbol_rows);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    free(sql);
+    return rc;
+}
+
 /* Releases an answer, its citations and the pool it came from. */
 static void answer_done(char *md, struct evidence *cites, struct evidence *pool)
 {
@@ -199,16 +213,12 @@ int main(void)
     qparse_free(&q);
 
     /* two cited dispatch methods: self.dispatch() in App reaches App's */
-    ok(sqlite3_exec(db,
-                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
-                    "(2, 'pkg/app.py', 'python', 0, 0, '', 30, X'', 0), (3, 'pkg/view.py', 'python', 0, 0, '', 10, X'', 0);"
-                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
-                    "(2, 'class', 'App', 'App', 1, 30, 'class App'),"
-                    "(2, 'method', 'handle', 'App.handle', 2, 6, 'def handle(self, request)'),"
-                    "(2, 'method', 'dispatch', 'App.dispatch', 10, 14, 'def dispatch(self, request)'),"
-                    "(3, 'class', 'View', 'View', 1, 10, 'class View'),"
-                    "(3, 'method', 'dispatch', 'View.dispatch', 2, 6, 'def dispatch(self, request)');",
-                    NULL, NULL, NULL) == SQLITE_OK,
+    ok(two_files(db, 2, "pkg/app.py", 3, "pkg/view.py",
+                 "(2, 'class', 'App', 'App', 1, 30, 'class App'),"
+                 "(2, 'method', 'handle', 'App.handle', 2, 6, 'def handle(self, request)'),"
+                 "(2, 'method', 'dispatch', 'App.dispatch', 10, 14, 'def dispatch(self, request)'),"
+                 "(3, 'class', 'View', 'View', 1, 10, 'class View'),"
+                 "(3, 'method', 'dispatch', 'View.dispatch', 2, 6, 'def dispatch(self, request)')") == SQLITE_OK,
        "with two classes defining dispatch");
     ok(qparse_question("How does the app handle a request and dispatch it?", &q, err, sizeof err) == 0,
        "a question about dispatching parses");
@@ -234,25 +244,25 @@ int main(void)
 
     /* super().__init__() is a base class's, and __init__ is every class's:
      * neither is attributed to another cited class's __init__ */
-    ok(sqlite3_exec(db,
-                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
-                    "(4, 'pkg/dec.py', 'python', 0, 0, '', 10, X'', 0), (5, 'pkg/setup.py', 'python', 0, 0, '', 10, X'', 0);"
-                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
-                    "(4, 'class', 'Decoder', 'Decoder', 1, 10, 'class Decoder(Base)'),"
-                    "(4, 'method', '__init__', 'Decoder.__init__', 2, 5, 'def __init__(self, hook)'),"
-                    "(5, 'class', 'Setup', 'Setup', 1, 10, 'class Setup'),"
-                    "(5, 'method', '__init__', 'Setup.__init__', 2, 5, 'def __init__(self, app)');",
-                    NULL, NULL, NULL) == SQLITE_OK,
+    ok(two_files(db, 4, "pkg/dec.py", 5, "pkg/setup.py",
+                 "(4, 'class', 'Decoder', 'Decoder', 1, 10, 'class Decoder(Base)'),"
+                 "(4, 'method', '__init__', 'Decoder.__init__', 2, 5, 'def __init__(self, hook)'),"
+                 "(5, 'class', 'Setup', 'Setup', 1, 10, 'class Setup'),"
+                 "(5, 'method', '__init__', 'Setup.__init__', 2, 5, 'def __init__(self, app)')") == SQLITE_OK,
        "with two classes defining __init__");
     ok(qparse_question("How is the decoder hook set up?", &q, err, sizeof err) == 0, "a question about the hook parses");
+    static const struct { const char *path; int a, b; const char *text, *label; } sup_spans[] = {
+        {"pkg/dec.py", 1, 6,
+         "class Decoder(Base):\n    def __init__(self, hook):\n        # the decoder hook\n"
+         "        super().__init__(hook=hook)\n        Base.__init__(self)\n\n",
+         "class Decoder(Base)"},
+        {"pkg/setup.py", 2, 5, "    def __init__(self, app):\n        # set up the decoder hook of the app\n"
+         "        self.app = app\n\n", "def __init__(self, app)"},
+    };
     struct evidence sup = EVIDENCE_INIT;
-    evidence_add(&sup, "pkg/dec.py", 1, 6,
-                 "class Decoder(Base):\n    def __init__(self, hook):\n        # the decoder hook\n"
-                 "        super().__init__(hook=hook)\n        Base.__init__(self)\n\n",
-                 "class Decoder(Base)", 1.0);
-    evidence_add(&sup, "pkg/setup.py", 2, 5,
-                 "    def __init__(self, app):\n        # set up the decoder hook of the app\n        self.app = app\n\n",
-                 "def __init__(self, app)", 1.0);
+    for (size_t i = 0; i < sizeof sup_spans / sizeof *sup_spans; i++)
+        evidence_add(&sup, sup_spans[i].path, sup_spans[i].a, sup_spans[i].b, sup_spans[i].text, sup_spans[i].label,
+                     1.0);
     md = answer_of(&q, &sup, db, &cites);
     is_int(cites.n, 2, "the class and the other __init__ are cited");
     ok(md && strstr(md, "`Setup.__init__`") && !strstr(md, "calls `Setup.__init__`"),
