@@ -123,6 +123,7 @@ struct scanner {
      * stat'ed once it is done; mode and found are filled then */
     struct queued { size_t file; unsigned mode; int found; } *queued;
     size_t nqueued, capqueued;
+    int git;                     /* the files are git's list: a queued one may be a symlink */
 };
 
 static size_t devino_slot(const struct scanner *s, dev_t dev, ino_t ino)
@@ -209,8 +210,9 @@ static void consider_file(struct scanner *s, const char *rel, const struct lang 
         add_file(s->r, rel, lang, st, via_link || s->in_link);
 }
 
-/* A regular file the walk found: listed in its place now, stat'ed later
- * (consider_queued). */
+/* A regular file the walk found, or a file git lists (which may be a
+ * symlink or gone from the work tree): listed in its place now, stat'ed
+ * later (consider_queued). */
 static void queue_file(struct scanner *s, const char *rel, const struct lang *lang)
 {
     struct scan_result *r = s->r;
@@ -249,15 +251,24 @@ static void queued_put(void *ctx, size_t i, const struct stat *st)
  * place or left out, in the order the walk met them, as consider_file would
  * have when it met them. A file gone since its directory was listed is left
  * out, as a file gone before it was. */
+static void consider_symlink(struct scanner *s, const char *rel, const char *full, const struct lang *lang, int walk);
+
 static void consider_queued(struct scanner *s, int threads)
 {
     struct scan_result *r = s->r;
     scan_stats_run(s->rootfd, s->nqueued, queued_path, queued_put, s, threads);
     size_t w = 0, q = 0;
+    struct scan_file *links = NULL;   /* git lists a symlink as a file: considered as one after */
+    size_t nlinks = 0, caplinks = 0;
     for (size_t i = 0; i < r->nfiles; i++) {
         struct scan_file *f = &r->files[i];
         if (q < s->nqueued && s->queued[q].file == i) {
             const struct queued *e = &s->queued[q++];
+            if (e->found && s->git && S_ISLNK(e->mode)) {
+                ARRAY_GROW(links, nlinks, caplinks, 8);
+                links[nlinks++] = *f;
+                continue;
+            }
             if (!e->found || skip_file(s, f->path, f->lang, e->mode, f->size)) {
                 free(f->path);
                 continue;
@@ -269,6 +280,13 @@ static void consider_queued(struct scanner *s, int threads)
     free(s->queued);
     s->queued = NULL;
     s->nqueued = s->capqueued = 0;
+    for (size_t i = 0; i < nlinks; i++) {   /* appended: scan_repo sorts what is out of order */
+        char *full = xasprintf("%s/%s", s->root, links[i].path);
+        consider_symlink(s, links[i].path, full, links[i].lang, 0);
+        free(full);
+        free(links[i].path);
+    }
+    free(links);
 }
 
 /* 1 when the real path p lies inside the root (or is the root). */
@@ -457,12 +475,9 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
             count_rule(s->r, why);
             continue;
         }
-        buf_reset(&full);
-        buf_printf(&full, "%s/%s", s->root, rel);
-        struct stat st;
-        if (lstat(full.data, &st) != 0) continue;   /* tracked but deleted in the work tree */
-        if (S_ISLNK(st.st_mode)) consider_symlink(s, rel, full.data, lang, 0);
-        else consider_file(s, rel, lang, &st, 0);
+        /* stat'ed with the others (consider_queued): one tracked but
+         * deleted in the work tree is left out */
+        queue_file(s, rel, lang);
     }
     buf_free(&full);
 }
@@ -1101,8 +1116,17 @@ int scan_repo(const char *root_abs, const struct scan_options *so, struct scan_d
     char *list = !so->no_ignore && in_git_work_tree(root_abs) ? git_ls_files(root_abs, &len) : NULL;
     if (list) {
         out->used_git = 1;
+        s.git = 1;
+        s.rootfd = open(root_abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (s.rootfd < 0) {
+            snprintf(err, errlen, "cannot read the repository directory '%s': %s", root_abs, strerror(errno));
+            free(list);
+            return -1;
+        }
         scan_git_list(&s, list, len);
         free(list);
+        consider_queued(&s, so->stat_threads);
+        close(s.rootfd);
     } else {
         s.rootfd = open(root_abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (s.rootfd < 0) {

@@ -1,7 +1,7 @@
 /*
  * test_scan_stat: a walk that stats its files on several threads lists the
  * same files, skips and rules as one that stats them on one, whether it reads
- * the directories or takes their recorded listings; and scan_stats gives every
+ * the directories, takes their recorded listings or takes git's list; and scan_stats gives every
  * path its own stat, in its place, leaving out a path that is gone.
  */
 #include "tap.h"
@@ -179,6 +179,43 @@ static void scan_both_ways(const char *root)
     scan_dirs_free(&d4);
 }
 
+static int has_skip(const struct scan_result *r, const char *path, const char *reason)
+{
+    for (size_t i = 0; i < r->nskips; i++)
+        if (!strcmp(r->skips[i].path, path) && !strcmp(r->skips[i].reason, reason)) return 1;
+    return 0;
+}
+
+/* The same tree as a git work tree: git's list is stat'ed together too. A
+ * tracked link to a file inside is listed under the link's path, a broken
+ * one is a skip, a tracked file deleted from the work tree is left out. */
+static void scan_git(const char *root)
+{
+    char *cmd = xasprintf("cd '%s' && git init -q . && git add -A . && rm pkg3/gone.py", root);
+    put(root, "pkg3/gone.py", 3);
+    if (system(cmd) != 0) {
+        free(cmd);
+        printf("ok %d # skip git cannot make the work tree\n", ++tap_n);
+        return;
+    }
+    free(cmd);
+    char err[512] = "";
+    struct scan_result one, four;
+    struct scan_options so1 = {.max_file_size = 4000, .stat_threads = 1}, so4 = so1;
+    so4.stat_threads = 4;
+    is_int(scan_repo(root, &so1, NULL, &one, err, sizeof err), 0, "git list on 1 thread %s", err);
+    is_int(scan_repo(root, &so4, NULL, &four, err, sizeof err), 0, "git list on 4 threads %s", err);
+    ok(one.used_git && one.nfiles > NFILES / 2, "git's list is used (%zu files)", one.nfiles);
+    ok(has_file(&four, "pkg0/link.py") && !has_file(&four, "pkg3/gone.py") && has_file(&four, "pkg0/sub0/deep0/m0000.py"),
+       "a tracked link is listed under its path, a deleted file is not");
+    ok(has_skip(&four, "pkg6/broken.py", "broken symlink") && has_skip(&four, "pkg4/huge.py", "too large (5000 bytes > 4000)"),
+       "a broken link and a file over the limit are skips");
+    listing_true(root, &four);
+    same_result(&one, &four, "git's list");
+    scan_result_free(&one);
+    scan_result_free(&four);
+}
+
 /* scan_stats_run by itself: each path's stat goes to that path, and a path
  * gone since it was listed (a file deleted between the listing and its stat)
  * gets none, on any number of threads. */
@@ -242,6 +279,7 @@ int main(void)
     char *locked = xasprintf("%s/locked", root);
     chmod(locked, 0755);
     free(locked);
+    scan_git(root);
     remove_tree(dir);
     free(root);
     return done_testing();
