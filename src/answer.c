@@ -515,14 +515,7 @@ static int is_variable(const struct cand *c) { return c->qual && c->kind && !str
 /* 1 when c's code holds name as a whole word. */
 static int holds_word(const struct cand *c, const char *name)
 {
-    size_t nl = strlen(name);
-    if (!c->sp.text || !nl || c->sp.elided || c->prose) return 0;
-    for (const char *h = c->sp.text; (h = strstr(h, name)); h += nl) {
-        int before = h > c->sp.text && (isalnum((unsigned char)h[-1]) || h[-1] == '_');
-        int after = isalnum((unsigned char)h[nl]) || h[nl] == '_';
-        if (!before && !after) return 1;
-    }
-    return 0;
+    return c->sp.text && !c->sp.elided && !c->prose && text_has_word(c->sp.text, name);
 }
 
 /* The head when its subject, sel[s], is a variable: where it is defined, its

@@ -74,16 +74,6 @@ size_t curate_identifiers(const char *q, char ***ids)
     return n;
 }
 
-/* Literal occurrence of id at identifier boundaries. */
-static int has_word(const char *text, const char *id)
-{
-    size_t n = strlen(id);
-    for (const char *p = text; (p = strstr(p, id)); p++) {
-        if ((p == text || !idc((unsigned char)p[-1])) && !idc((unsigned char)p[n])) return 1;
-    }
-    return 0;
-}
-
 /* ----------------------------------------------------------------- terms */
 
 struct terms {
@@ -146,7 +136,7 @@ double curate_relevance(const char *question, const struct evidence_span *span)
     char **ids;
     size_t nid = curate_identifiers(question, &ids);
     for (size_t i = 0; i < nid; i++) {
-        r += has_word(w, ids[i]) ? IDENT_WEIGHT : 0;
+        r += text_has_word(w, ids[i]) ? IDENT_WEIGHT : 0;
         free(ids[i]);
     }
     free(ids);
@@ -294,7 +284,7 @@ static int region_has_id(char **lines, int a, int b, char **ids, size_t nid)
 {
     for (int i = a; i <= b; i++)
         for (size_t k = 0; k < nid; k++)
-            if (has_word(lines[i], ids[k])) return 1;
+            if (text_has_word(lines[i], ids[k])) return 1;
     return 0;
 }
 
@@ -401,7 +391,7 @@ static int focused_quote(const struct cspan *c, const struct terms *q, char **id
         terms_of(L[i], 0, &t);
         double s = 0;
         for (size_t k = 0; k < q->n; k++) s += terms_has(&t, q->v[k]);
-        for (size_t k = 0; k < nid; k++) s += has_word(L[i], ids[k]) ? IDENT_WEIGHT : 0;
+        for (size_t k = 0; k < nid; k++) s += text_has_word(L[i], ids[k]) ? IDENT_WEIGHT : 0;
         terms_free(&t);
         if (s > bs) { bs = s; best = i; }
     }
@@ -525,7 +515,7 @@ static double relevance(struct cspan *c, size_t n, const struct terms *q, char *
             for (size_t j = 0; j < n; j++) df += terms_has(&st[j], q->v[t]);
             r += log(1.0 + (double)n / (double)df);
         }
-        for (size_t t = 0; t < nid; t++) r += has_word(words[i], ids[t]) ? IDENT_WEIGHT : 0;
+        for (size_t t = 0; t < nid; t++) r += text_has_word(words[i], ids[t]) ? IDENT_WEIGHT : 0;
         c[i].rel = r;
         if (r > maxrel) maxrel = r;
     }

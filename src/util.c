@@ -603,3 +603,14 @@ static char *term_safe(const char *s, int json)
 
 char *text_term_safe(const char *s) { return term_safe(s ? s : "", 0); }
 char *json_term_safe(const char *json) { return term_safe(json ? json : "", 1); }
+
+int text_has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    if (!n) return 0;
+    for (const char *p = text; (p = strstr(p, word)); p++) {
+        unsigned char b = p > text ? (unsigned char)p[-1] : ' ', a = (unsigned char)p[n];
+        if (!(isalnum(b) || b == '_' || b >= 0x80) && !(isalnum(a) || a == '_' || a >= 0x80)) return 1;
+    }
+    return 0;
+}

@@ -186,4 +186,8 @@ int text_cp_reorders(unsigned cp);
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* 1 when text holds word whole: not inside a longer identifier (letters,
+ * digits, '_' and non-ASCII bytes on neither side). 0 for an empty word. */
+int text_has_word(const char *text, const char *word);
+
 #endif

@@ -210,5 +210,9 @@ int main(void)
     is_str(js, "{\"k\":\"v\"}", "cJSON still builds and prints through the hooks");
     free(js);
     cJSON_Delete(o);
+    ok(text_has_word("x = LIMIT + 1", "LIMIT") && text_has_word("LIMIT", "LIMIT") &&
+           !text_has_word("LIMIT_2 = 3", "LIMIT") && !text_has_word("MAX_LIMIT", "LIMIT") &&
+           text_has_word("MAX_LIMIT LIMIT", "LIMIT") && !text_has_word("a", ""),
+       "text_has_word: a whole word only, at any place, never inside a longer name");
     return done_testing();
 }
