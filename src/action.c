@@ -11,6 +11,7 @@
 #include "fuzzy.h"
 #include "linepost.h"
 #include "pathsafe.h"
+#include "qparse.h"
 #include "semantic.h"
 #include "sqlx.h"
 #include "util.h"
@@ -1135,10 +1136,13 @@ const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t 
     }
 }
 
-int action_index_defines(void *ctx, const char *name, size_t n)
+int action_index_defines(void *ctx, const char *name, size_t n, int which)
 {
     size_t nn = 0;
-    const char *const *v = action_cache_names(ctx, ACTION_NAMES_ALL, &nn);
+    const char *const *v = action_cache_names(ctx, which == QPARSE_NAMES_CLASSES     ? ACTION_NAMES_CLASSES
+                                                   : which == QPARSE_NAMES_FUNCTIONS ? ACTION_NAMES_FUNCTIONS
+                                                                                     : ACTION_NAMES_ALL,
+                                              &nn);
     size_t lo = 0, hi = nn;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

@@ -160,9 +160,10 @@ int action_validate(const struct action_def *def, const cJSON *args, char *err, 
  * it, so the two are one action). Names are matched ignoring case. */
 const char *action_arg_default(const char *action, const char *arg);
 /* 1 when the index of ctx (a struct action_ctx *) defines a symbol named
- * name[0..n) exactly (any kind, variables too): qparse_question_names'
- * question to the index. */
-int action_index_defines(void *ctx, const char *name, size_t n);
+ * name[0..n) exactly: of any kind, variables too (QPARSE_NAMES_ALL), or a
+ * class or a function (QPARSE_NAMES_CLASSES, _FUNCTIONS): qparse_name_fn,
+ * qparse_question_names' question to the index. */
+int action_index_defines(void *ctx, const char *name, size_t n, int which);
 /* The definition by exact name, or NULL. */
 const struct action_def *action_find(const char *name);
 /* Adds or replaces an action. -1 + err when the table is full or def is malformed. */

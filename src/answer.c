@@ -20,6 +20,9 @@ struct cand {
     int order;
     int prose;                 /* a file of prose (its chunks are text): calls nothing */
     int big;                   /* index of the long span it was cut from, or -1 */
+    int def_start, def_end;    /* lines of the definition qual names, 0 when unknown */
+    int named;                 /* a view of the one definition of a name the question writes explicitly:
+                                  2 the whole of it, 1 its start (named_first) */
 };
 
 static void cand_free(struct cand *c)
@@ -48,7 +51,8 @@ static void enclosing(sqlite3 *db, struct enclosing_st *k, struct cand *c)
 {
     if (!db) return;
     if (!k->def && sqlite3_prepare_v2(db,
-                                      "SELECT s.qualname, s.signature, drqa_doc(s.docstring), s.kind FROM symbols s "
+                                      "SELECT s.qualname, s.signature, drqa_doc(s.docstring), s.kind, s.start_line, s.end_line "
+                                      "FROM symbols s "
                                       "JOIN files f ON f.id = s.file_id WHERE f.path = ?1 AND s.start_line <= ?2 "
                                       "AND s.end_line >= ?3 ORDER BY s.end_line - s.start_line LIMIT 1",
                                       -1, &k->def, NULL) != SQLITE_OK)
@@ -62,6 +66,8 @@ static void enclosing(sqlite3 *db, struct enclosing_st *k, struct cand *c)
         c->sig = sqlx_col_dup_nonempty(st, 1);
         c->doc = sqlx_col_dup_nonempty(st, 2);
         c->kind = sqlx_col_dup_nonempty(st, 3);
+        c->def_start = sqlite3_column_int(st, 4);
+        c->def_end = sqlite3_column_int(st, 5);
     }
     sqlite3_reset(st);
     if (c->qual) return;
@@ -214,6 +220,8 @@ static size_t refine(sqlite3 *db, struct enclosing_st *k, const struct evidence_
         c->sig = sqlx_col_dup_nonempty(st, 3);
         c->doc = sqlx_col_dup_nonempty(st, 4);
         c->kind = sqlx_col_dup_nonempty(st, 5);
+        c->def_start = a;
+        c->def_end = b;
         c->big = order;
         added++;
     }
@@ -224,6 +232,7 @@ static size_t refine(sqlite3 *db, struct enclosing_st *k, const struct evidence_
 static int cmp_cand(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
+    if (x->named != y->named) return y->named - x->named;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
     return x->order - y->order;
 }
@@ -333,7 +342,7 @@ static const char *display_name(const struct cand *c, char *out, size_t outlen)
 /* Is name called in text (name followed by '(' after a non-word byte)? Line
  * number of the first call, or 0. Comments and triple-quoted strings are not
  * code: "# set by Form.clean()" calls nothing. */
-static int calls_at_ex(const struct cand *c, const char *name, int self_only)
+static int calls_at_ex(const struct cand *c, const char *name, const char *recv)
 {
     size_t nl = strlen(name);
     if (!c->sp.text || nl < 2 || c->sp.elided || c->prose) return 0;
@@ -357,17 +366,22 @@ static int calls_at_ex(const struct cand *c, const char *name, int self_only)
         if (p > t && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
         /* super().name() is a base class's, which no citation is known to be */
         if (p - t >= 8 && !strncmp(p - 8, "super().", 8)) continue;
-        /* not the definition itself */
+        /* not the definition itself: "def name(" nor "class Name(Base)" */
         if (p - t >= 4 && !strncmp(p - 4, "def ", 4)) continue;
-        if (self_only && !(p - t >= 5 && !strncmp(p - 5, "self.", 5) &&
-                           (p - t == 5 || !(isalnum((unsigned char)p[-6]) || p[-6] == '_' || p[-6] == '.'))))
-            continue;
+        if (p - t >= 6 && !strncmp(p - 6, "class ", 6)) continue;
+        if (recv) {   /* recv.name( and nothing longer before it */
+            size_t rl = strlen(recv);
+            const char *r = p - rl - 1;
+            if (p - t < (ptrdiff_t)rl + 1 || p[-1] != '.' || strncmp(r, recv, rl) ||
+                (r > t && (isalnum((unsigned char)r[-1]) || r[-1] == '_' || r[-1] == '.')))
+                continue;
+        }
         return line;
     }
     return 0;
 }
 
-static int calls_at(const struct cand *c, const char *name) { return calls_at_ex(c, name, 0); }
+static int calls_at(const struct cand *c, const char *name) { return calls_at_ex(c, name, NULL); }
 
 /* The class part of a method's qualified name ("Flask" of
  * "Flask.dispatch_request"), as a length into c->qual; 0 when none. */
@@ -381,6 +395,15 @@ static int same_owner(const struct cand *a, const struct cand *b)
 {
     size_t la = owner_len(a), lb = owner_len(b);
     return la && la == lb && !strncmp(a->qual, b->qual, la) && !strcmp(a->sp.path, b->sp.path);
+}
+
+/* 1 when a and b both start the same definition: two views of one class or
+ * function (its head read verbatim, its outline), which say nothing of each
+ * other and are one citation's worth. */
+static int same_definition(const struct cand *a, const struct cand *b)
+{
+    return a->def_start && a->def_start == b->def_start && a->sp.start_line == a->def_start &&
+           b->sp.start_line == b->def_start && !strcmp(a->sp.path, b->sp.path);
 }
 
 /* How many files among sel[0..n) have a candidate of short name nm (two
@@ -435,7 +458,7 @@ static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
     int dunder = jl > 4 && !strncmp(nj, "__", 2) && !strcmp(nj + jl - 2, "__");
     if (!dunder && name_count(sel, n, nj) <= 1) return calls_at(&sel[i], nj);
     if (!same_owner(&sel[i], &sel[j])) return 0;
-    return calls_at_ex(&sel[i], nj, 1);
+    return calls_at_ex(&sel[i], nj, "self");
 }
 
 static void relations(const struct cand *sel, size_t n, struct buf *b)
@@ -705,12 +728,12 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
     char d[256];
     int ncallers = 0, ncallees = 0;
     for (size_t i = 0; i < n && ncallers < 2; i++) {
-        if (i == s || !resolved_call(sel, n, i, s)) continue;
+        if (i == s || same_definition(&sel[i], c) || !resolved_call(sel, n, i, s)) continue;
         buf_adds(b, ncallers++ ? " and " : "; it is called by ");
         buf_printf(b, "`%s` [%zu]", display_name(&sel[i], d, sizeof d), i + 1);
     }
     for (size_t j = 0; j < n && ncallees < 2; j++) {
-        if (j == s || !resolved_call(sel, n, s, j)) continue;
+        if (j == s || same_definition(&sel[j], c) || !resolved_call(sel, n, s, j)) continue;
         buf_adds(b, ncallees++ ? " and " : ncallers ? ", and it calls " : "; it calls ");
         buf_printf(b, "`%s` [%zu]", display_name(&sel[j], d, sizeof d), j + 1);
     }
@@ -753,6 +776,26 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
  * outline read verbatim too as those lines), and the definitions inside a
  * long one. With opts->ranked the pool's order is kept: its spans score by
  * their prior alone and are not cut. */
+/* A question that writes a name explicitly (`Flask`, "the Blueprint class",
+ * jsonify()) and whose candidates define it in one file only asks about that
+ * definition: the spans that start it go first, the one that holds all of
+ * it (a class's outline) before its head, whatever else matches the
+ * question's words better (a class of 2,000 lines, seen whole or by its
+ * head, scores below its own methods otherwise). A name defined in several
+ * files (`get`, `__init__`) does not say which one is meant: it keeps its
+ * bonus, shared among them (score_cand). ndefs: name_counts of cs. */
+static void named_first(const struct qparse *q, struct cands *cs, const size_t *ndefs)
+{
+    char nm[128];
+    for (size_t i = 0; i < cs->n; i++) {
+        struct cand *c = &cs->v[i];
+        if (!is_definition(c) || !c->def_start || c->sp.start_line != c->def_start || ndefs[i] != 1) continue;
+        short_name(c, nm, sizeof nm);
+        for (size_t k = 0; k < q->nids && !c->named; k++)
+            if (q->ids[k].explicit_ && !strcmp(q->ids[k].base, nm)) c->named = c->sp.end_line == c->def_end ? 2 : 1;
+    }
+}
+
 static void collect_cands(const struct qparse *q, const struct evidence *pool, sqlite3 *db,
                           const struct answer_opts *opts, struct cands *cs)
 {
@@ -798,10 +841,11 @@ static void collect_cands(const struct qparse *q, const struct evidence *pool, s
     sqlite3_finalize(enc.def);
     sqlite3_finalize(enc.prose);
     sqlite3_finalize(enc.refine);
-    size_t *ndefs = ranked ? NULL : name_counts(cs);
+    size_t *ndefs = name_counts(cs);
     for (size_t i = 0; i < cs->n; i++)
         if (ranked) cs->v[i].score = cs->v[i].prior;
         else score_cand(q, opts, &cs->v[i], ndefs[i]);
+    named_first(q, cs, ndefs);
     free(ndefs);
     qsort(cs->v, cs->n, sizeof *cs->v, cmp_cand);
 }
@@ -835,6 +879,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
             int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
                 if (pass == 0 && c->qual && sel[k].qual && !strcmp(c->qual, sel[k].qual)) same_qual = 1;
+                if (same_definition(c, &sel[k])) overlap = 1;   /* whichever view */
                 if (strcmp(sel[k].sp.path, c->sp.path)) continue;
                 /* the distinct-file picks: one per file, whichever view */
                 if (pass < 2) {

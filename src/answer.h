@@ -33,7 +33,11 @@
  * sheer length. Spans longer than ANSWER_REFINE_LINES compete with the
  * definitions inside them (each at most ANSWER_REFINE_MAX_DEF lines) when the
  * index is at hand: a class seen whole still lets its one long method that
- * does the work be cited.
+ * does the work be cited. The one definition of a name the question writes
+ * explicitly (in backticks, called, or called a class in words: "the
+ * Blueprint class") goes before every other span, by whichever view of
+ * it scores best; two views of one definition (its head, its outline) are
+ * one citation.
  */
 #ifndef DRQA_ANSWER_H
 #define DRQA_ANSWER_H

@@ -250,6 +250,60 @@ struct span {
     int called;
 };
 
+/* 1 when w[0..n) is "class" or "classes", the word that says the
+ * capitalised word next to it is a class's name ("the Blueprint class"). */
+static int class_word(const char *w, size_t n)
+{
+    return (n == 5 && strncasecmp(w, "class", 5) == 0) || (n == 7 && strncasecmp(w, "classes", 7) == 0);
+}
+
+/* The plain words of s[0..n) that the question calls a class, by a
+ * capitalised name next to "class" ("the Blueprint class", "class Config")
+ * that the index defines as a class (names), and those class words (said).
+ * A name is taken before the class word, else after it. Only a class's:
+ * "the wrapper function", "the test method" and "a method's result" name
+ * no function, though a repository may well define test() or s(), and a
+ * lowercase word before "class" ("the session class") is a description. */
+struct named_words {
+    struct span name[8], said[8];
+    size_t n;
+};
+
+static void find_named_words(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct named_words *out)
+{
+    struct span w[64];
+    size_t nw = 0;
+    for (size_t i = 0; i < n && nw < ARRAY_LEN(w);) {
+        if (!is_ident_char((unsigned char)s[i])) { i++; continue; }
+        size_t b = i;
+        while (i < n && is_ident_char((unsigned char)s[i])) i++;
+        /* a dotted or path-like word is read whole by the caller: not plain */
+        int plain = (b == 0 || (s[b - 1] != '.' && s[b - 1] != '/')) && (i == n || (s[i] != '.' && s[i] != '/'));
+        w[nw++] = (struct span){b, i - b, !plain};
+    }
+    out->n = 0;
+    for (size_t k = 0; k < nw && out->n < ARRAY_LEN(out->name); k++) {
+        if (w[k].called || !class_word(s + w[k].at, w[k].len)) continue;
+        for (int side = -1; side <= 1; side += 2) {
+            if ((side < 0 && k == 0) || (side > 0 && k + 1 == nw)) continue;
+            const struct span *c = &w[k + (size_t)(ptrdiff_t)side];
+            if (c->called || !isupper((unsigned char)s[c->at]) || class_word(s + c->at, c->len) ||
+                !defined(dctx, s + c->at, c->len, QPARSE_NAMES_CLASSES))
+                continue;
+            out->name[out->n] = (struct span){c->at, c->len, 0};
+            out->said[out->n++] = w[k];
+            break;
+        }
+    }
+}
+
+static int span_is(const struct span *v, size_t n, size_t at, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].at == at && v[i].len == len) return (int)i + 1;
+    return 0;
+}
+
 int qparse_question_names(const char *question, qparse_name_fn defined, void *dctx, struct qparse *q, char *err,
                           size_t errlen)
 {
@@ -295,6 +349,8 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     const char *s = buf_str(&plain);
     size_t n = plain.len;
     struct buf words = BUF_INIT;
+    struct named_words nw = {0};
+    if (defined) find_named_words(s, n, defined, dctx, &nw);
     for (size_t i = 0; i < n;) {
         if (!is_ident_char((unsigned char)s[i]) && (unsigned char)s[i] < 0x80) { i++; continue; }
         size_t b = i;
@@ -305,6 +361,11 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
         size_t wl = i - b;
         const char *w = s + b;
         int called = i + 1 < n && s[i] == '(' && s[i + 1] == ')';
+        /* the end of a possessive or a contraction ("a method's result",
+         * "doesn't", "they're"): no word, even where the index defines s() */
+        if (b >= 2 && s[b - 1] == '\'' && isalpha((unsigned char)s[b - 2]) && wl <= 2 && !called &&
+            islower((unsigned char)w[0]) && (wl == 1 || islower((unsigned char)w[1])))
+            continue;
         if (looks_like_file(w, wl) || memchr(w, '/', wl)) {
             push_str(&q->files, &q->nfiles, w, wl);
             buf_addc(&words, ' ');
@@ -320,6 +381,15 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
                 else if (++cur > longest) longest = cur;
             }
             if (longest > 1) add_ident(q, w, wl, 0, called);
+            buf_addc(&words, ' ');
+            buf_add(&words, w, wl);
+            continue;
+        }
+        if (span_is(nw.said, nw.n, b, wl)) continue;   /* "class" in "the Blueprint class" */
+        if (span_is(nw.name, nw.n, b, wl)) {
+            add_ident(q, w, wl, 1, 0);
+            for (size_t k = 0; k < q->nids; k++)
+                if (strlen(q->ids[k].name) == wl && memcmp(q->ids[k].name, w, wl) == 0) q->ids[k].kind = QID_CLASS;
             buf_addc(&words, ' ');
             buf_add(&words, w, wl);
             continue;
@@ -341,14 +411,14 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
              * name the index defines ('g', 'S'); an English word ('a', 'I',
              * 'where') only counts as one when nothing else is left */
             int english = tok_is_stopword(lw, wl) || (wl == 1 && strchr("aAI", *w));
-            if (!english && defined(dctx, w, wl)) add_name(q, w, wl, called);
+            if (!english && defined(dctx, w, wl, QPARSE_NAMES_ALL)) add_name(q, w, wl, called);
             else if (english && nenglish < ARRAY_LEN(english_at)) english_at[nenglish++] = (struct span){b, wl, called};
         }
         free(lw);
     }
     if (!q->nwords && !q->nids && !q->nquotes && !q->nfiles)
         for (size_t k = 0; k < nenglish; k++)
-            if (defined(dctx, s + english_at[k].at, english_at[k].len))
+            if (defined(dctx, s + english_at[k].at, english_at[k].len, QPARSE_NAMES_ALL))
                 add_name(q, s + english_at[k].at, english_at[k].len, english_at[k].called);
     /* Terms: of the content words and code names, then of quoted code. */
     struct term_acc acc = {q};

@@ -64,13 +64,19 @@ struct qparse {
  * all. out is always initialised (qparse_free it). */
 int qparse_question(const char *question, struct qparse *out, char *err, size_t errlen);
 void qparse_free(struct qparse *q);   /* accepts NULL */
-/* 1 when the index defines name[0..n) (as written). */
-typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n);
+/* Which names a qparse_name_fn is asked about. */
+enum { QPARSE_NAMES_CLASSES = 1, QPARSE_NAMES_FUNCTIONS = 2, QPARSE_NAMES_ALL = 3 };
+/* 1 when the index defines name[0..n) (as written): a class, a function or
+ * method, or (QPARSE_NAMES_ALL) a symbol of any kind, variables too. */
+typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n, int which);
 /* The same, consulting the index's names before a word is dropped: a word
  * too short to be a term ('g', 'S') that the index defines is an identifier
  * of the question with a term of its own; an English function word the
  * index defines ('a', 'where') is one only when the question has nothing
- * else to look for ("What is a?"). defined NULL: qparse_question. */
+ * else to look for ("What is a?"). A capitalised word the question calls a
+ * class ("the Blueprint class", "class Blueprint") is an explicit identifier
+ * when the index defines a class of that name, and "class" there is not a
+ * word to look for: it says what the name is. defined NULL: qparse_question. */
 int qparse_question_names(const char *question, qparse_name_fn defined, void *ctx, struct qparse *out, char *err,
                           size_t errlen);
 

@@ -11,6 +11,8 @@
  * name the question writes is shared among that name's definitions. A long
  * span is cited by the definition inside it that does the work, even a long
  * one. A class outline does not keep a method read in full inside it out.
+ * The one definition of a name the question writes explicitly is cited
+ * first, by one of its views, and its class line calls nothing.
  */
 #include "answer.h"
 #include "store.h"
@@ -61,6 +63,15 @@ static int two_files(sqlite3 *db, int a, const char *pa, int b, const char *pb, 
     int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     free(sql);
     return rc;
+}
+
+/* The index of the named-class question: Loader is a class, make_loader a function. */
+static int names_loader(void *ctx, const char *name, size_t n, int which)
+{
+    (void)ctx;
+    if (n == 6 && !memcmp(name, "Loader", 6)) return which != QPARSE_NAMES_FUNCTIONS;
+    if (n == 11 && !memcmp(name, "make_loader", 11)) return which != QPARSE_NAMES_CLASSES;
+    return 0;
 }
 
 /* Releases an answer, its citations and the pool it came from. */
@@ -287,6 +298,48 @@ int main(void)
     is_int(cites.n, 2, "the outline and the method inside it are both cited");
     ok(cites.n == 2 && cites.v[0].elided != cites.v[1].elided, "one outline, one verbatim span");
     answer_done(md, &cites, &outl);
+    qparse_free(&q);
+    /* "Where is the Loader class defined?": the class's definition, seen by
+     * its 150-line head and by its outline, comes first, over spans that
+     * say Loader more often; its two views are one citation, and its own
+     * class line is not a call of it */
+    ok(two_files(db, 6, "pkg/loader.py", 7, "pkg/use.py",
+                 "(6, 'class', 'Loader', 'Loader', 1, 300, 'class Loader(Base)'),"
+                 "(6, 'method', 'load', 'Loader.load', 200, 210, 'def load(self)'),"
+                 "(7, 'function', 'make_loader', 'make_loader', 1, 8, 'def make_loader()')") == SQLITE_OK,
+       "with a long class and a function that makes one");
+    ok(qparse_question_names("Where is the Loader class defined?", names_loader, NULL, &q, err, sizeof err) == 0,
+       "the named-class question parses");
+    struct buf head = BUF_INIT;
+    buf_adds(&head, "class Loader(Base):\n    \"\"\"Loads things.\"\"\"\n");
+    for (int l = 3; l <= 150; l++) buf_adds(&head, "    x = 1\n");
+    struct evidence named = EVIDENCE_INIT;
+    evidence_add(&named, "pkg/use.py", 1, 8,
+                 "def make_loader():\n    # the Loader class: a Loader made like a Loader\n"
+                 "    loader = Loader()\n    return loader\n",
+                 "def make_loader()", 1.0);
+    evidence_add(&named, "pkg/loader.py", 200, 210,
+                 "    def load(self):\n        # the Loader class loads with the Loader\n        return self\n",
+                 "def load(self)", 1.0);
+    evidence_add(&named, "pkg/loader.py", 1, 300,
+                 "class Loader(Base):\n    \"\"\"Loads things.\"\"\"\n"
+                 "    def load(self):\n        ... (lines 200-210 elided; ViewCode pkg/loader.py:200-210 to read them)\n",
+                 "class Loader(Base)", 0.5)->elided = 1;
+    evidence_add(&named, "pkg/loader.py", 1, 150, head.data, "class Loader(Base)", 0.5);
+    md = answer_of(&q, &named, db, &cites);
+    ok(cites.n && !strcmp(cites.v[0].path, "pkg/loader.py") && cites.v[0].start_line == 1,
+       "the class's definition is cited first (first %s:%d-%d)", cites.n ? cites.v[0].path : "",
+       cites.n ? cites.v[0].start_line : 0, cites.n ? cites.v[0].end_line : 0);
+    {
+        int starts = 0;
+        for (size_t i = 0; i < cites.n; i++) starts += !strcmp(cites.v[i].path, "pkg/loader.py") && cites.v[i].start_line == 1;
+        is_int(starts, 1, "its head and its outline are cited once between them");
+    }
+    ok(md && !strstr(md, "it calls `Loader`") && !strstr(md, "`Loader` calls `Loader`") &&
+           strstr(md, "`Loader` inherits from `Base`") && strstr(md, "`make_loader` calls `Loader`"),
+       "'class Loader(Base)' is not a call of Loader, the call in make_loader is");
+    answer_done(md, &cites, &named);
+    buf_free(&head);
     qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);

@@ -137,6 +137,75 @@ static void test_words_terms(void)
     qparse_free(&q);
 }
 
+/* A fake index: classes Blueprint, Config and session (a class named like
+ * a word), the functions jsonify, test and s, the variable g. */
+static int fake_defined(void *ctx, const char *name, size_t n, int which)
+{
+    (void)ctx;
+    static const struct { const char *name; int which; } defs[] = {
+        {"Blueprint", QPARSE_NAMES_CLASSES}, {"Config", QPARSE_NAMES_CLASSES},   {"session", QPARSE_NAMES_CLASSES},
+        {"jsonify", QPARSE_NAMES_FUNCTIONS}, {"test", QPARSE_NAMES_FUNCTIONS},  {"s", QPARSE_NAMES_FUNCTIONS},
+        {"g", 0},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(defs); i++)
+        if (strlen(defs[i].name) == n && !memcmp(defs[i].name, name, n))
+            return which == QPARSE_NAMES_ALL || which == defs[i].which;
+    return 0;
+}
+
+static int has_term(const struct qparse *q, const char *t)
+{
+    for (size_t i = 0; i < q->nterms; i++)
+        if (!strcmp(q->terms[i], t)) return 1;
+    return 0;
+}
+
+/* "the Blueprint class", "class Config": a capitalised word the question
+ * calls a class is that identifier when the index defines a class of that
+ * name; "class" then only says what it is. A lowercase word before "class"
+ * is a description, and words next to "function" or "method" name nothing,
+ * whatever the index defines ("the test function", "a method's result"). */
+static void test_named_words(void)
+{
+    static const char *const named[][2] = {
+        {"Where is the Blueprint class defined?", "Blueprint"},
+        {"Where is class Config defined?", "Config"},
+        {"What do the Blueprint and Config classes share?", NULL},
+    };
+    char err[256];
+    for (size_t i = 0; i < 2; i++) {
+        struct qparse q;
+        ok(qparse_question_names(named[i][0], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s", named[i][0]);
+        int found = q.nids == 1 && !strcmp(q.ids[0].name, named[i][1]);
+        ok(found, "%s: the identifier %s (%zu identifiers)", named[i][0], named[i][1], q.nids);
+        if (found) {
+            is_int(q.ids[0].kind, QID_CLASS, "a class");
+            is_int(q.ids[0].explicit_, 1, "named as explicitly as in backticks");
+        }
+        ok(!has_term(&q, "class") && !has_word(&q, "class"), "'class' is not a word to look for");
+        qparse_free(&q);
+    }
+    struct qparse q;
+    ok(qparse_question_names(named[2][0], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s", named[2][0]);
+    ok(q.nids == 1 && !strcmp(q.ids[0].name, "Config"), "the capitalised name next to 'classes' is one");
+    qparse_free(&q);
+    static const char *const plain[] = {
+        "Where is the session class?",
+        "What does the jsonify function return?",
+        "Why is the test function a smoke test?",
+        "Which decorator caches a method's result on the instance?",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(plain); i++) {
+        ok(qparse_question_names(plain[i], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s", plain[i]);
+        is_int(q.nids, 0, "%s: no identifier", plain[i]);
+        qparse_free(&q);
+    }
+    ok(qparse_question_names("Where is the Blueprint class defined?", NULL, NULL, &q, err, sizeof err) == 0,
+       "parses without an index");
+    ok(q.nids == 0 && has_word(&q, "blueprint") && has_word(&q, "class"), "without an index: plain words");
+    qparse_free(&q);
+}
+
 static void test_errors(void)
 {
     struct qparse q;
@@ -156,6 +225,7 @@ int main(void)
     test_identifiers();
     test_quotes_files();
     test_words_terms();
+    test_named_words();
     test_errors();
     return done_testing();
 }
