@@ -444,21 +444,33 @@ static size_t *name_counts(const struct cands *cs)
     return count;
 }
 
-/* The line where sel[i] calls sel[j], or 0. A name several cited
- * definitions share is attributed only through self: a method calling
- * self.name() reaches the definition of its own class. */
+/* The line where sel[i] calls sel[j], or 0. A method (its class known from
+ * the index) is reached through its class's name (Owner.name()) or, from a
+ * method of its own class, through self: kwargs.get() in Session.send is no
+ * call of Session.get, nor obj.send() of a cited send(), whatever obj may
+ * be. A function is reached by its name, through any module, when it is the
+ * only cited definition of that name; a name several cited functions share
+ * names none of them. */
 static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
 {
     char nj[128];
     short_name(&sel[j], nj, sizeof nj);
     if (!*nj) return 0;
-    /* a special method ('__init__') is every class's: only self reaches a
-     * cited one, within its own class */
+    size_t ol = owner_len(&sel[j]);
+    if (ol) {
+        const char *cls = sel[j].qual;
+        for (size_t k = 0; k < ol; k++)
+            if (sel[j].qual[k] == '.') cls = sel[j].qual + k + 1;
+        char owner[128];
+        snprintf(owner, sizeof owner, "%.*s", (int)(sel[j].qual + ol - cls), cls);
+        int at = calls_at_ex(&sel[i], nj, owner);
+        if (at) return at;
+        return same_owner(&sel[i], &sel[j]) ? calls_at_ex(&sel[i], nj, "self") : 0;
+    }
+    /* a special method ('__init__') is every class's: never reached by name */
     size_t jl = strlen(nj);
     int dunder = jl > 4 && !strncmp(nj, "__", 2) && !strcmp(nj + jl - 2, "__");
-    if (!dunder && name_count(sel, n, nj) <= 1) return calls_at(&sel[i], nj);
-    if (!same_owner(&sel[i], &sel[j])) return 0;
-    return calls_at_ex(&sel[i], nj, "self");
+    return !dunder && name_count(sel, n, nj) <= 1 ? calls_at(&sel[i], nj) : 0;
 }
 
 static void relations(const struct cand *sel, size_t n, struct buf *b)

@@ -12,7 +12,8 @@
  * span is cited by the definition inside it that does the work, even a long
  * one. A class outline does not keep a method read in full inside it out.
  * The one definition of a name the question writes explicitly is cited
- * first, by one of its views, and its class line calls nothing.
+ * first, by one of its views, and its class line calls nothing. A method
+ * is called through its class's name or self, not through any receiver.
  */
 #include "answer.h"
 #include "store.h"
@@ -340,6 +341,40 @@ int main(void)
        "'class Loader(Base)' is not a call of Loader, the call in make_loader is");
     answer_done(md, &cites, &named);
     buf_free(&head);
+    qparse_free(&q);
+
+    /* a method is reached through its class's name or through self in its
+     * own class: options.get() in a function calls no cited Store.get */
+    ok(two_files(db, 8, "pkg/store.py", 9, "pkg/handle.py",
+                 "(8, 'class', 'Store', 'Store', 1, 20, 'class Store'),"
+                 "(8, 'method', 'get', 'Store.get', 2, 5, 'def get(self, key)'),"
+                 "(8, 'method', 'put', 'Store.put', 7, 10, 'def put(self, key, value)'),"
+                 "(9, 'function', 'handle', 'handle', 1, 5, 'def handle(options)'),"
+                 "(9, 'function', 'fetch', 'fetch', 6, 9, 'def fetch(key)')") == SQLITE_OK,
+       "with a store class and two functions");
+    ok(qparse_question("How does the store get and put a key?", &q, err, sizeof err) == 0, "the store question parses");
+    static const struct { const char *path; int a, b; const char *text, *label; } recv_spans[] = {
+        {"pkg/store.py", 2, 5, "    def get(self, key):\n        # get the key from the store\n        return key\n\n",
+         "def get(self, key)"},
+        {"pkg/store.py", 7, 10,
+         "    def put(self, key, value):\n        # put the key in the store\n        self.get(key)\n\n",
+         "def put(self, key, value)"},
+        {"pkg/handle.py", 1, 5,
+         "def handle(options):\n    # get the store key from the options\n    key = options.get(\"key\")\n"
+         "    return key\n\n",
+         "def handle(options)"},
+        {"pkg/handle.py", 6, 9, "def fetch(key):\n    # get the key through the store class\n    return Store.get(None, key)\n\n",
+         "def fetch(key)"},
+    };
+    struct evidence recv = EVIDENCE_INIT;
+    for (size_t i = 0; i < sizeof recv_spans / sizeof *recv_spans; i++)
+        evidence_add(&recv, recv_spans[i].path, recv_spans[i].a, recv_spans[i].b, recv_spans[i].text,
+                     recv_spans[i].label, 1.0);
+    md = answer_of(&q, &recv, db, &cites);
+    ok(md && !strstr(md, "`handle` calls `Store.get`"), "options.get() is no call of Store.get");
+    ok(md && strstr(md, "`fetch` calls `Store.get` (`pkg/handle.py:8`)"), "Store.get() is one");
+    ok(md && strstr(md, "`Store.put` calls `Store.get` (`pkg/store.py:9`)"), "and so is self.get() in Store.put");
+    answer_done(md, &cites, &recv);
     qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);
