@@ -473,6 +473,35 @@ static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
     return !dunder && name_count(sel, n, nj) <= 1 ? calls_at(&sel[i], nj) : 0;
 }
 
+/* The base classes a class signature lists ("class Model(metaclass=
+ * ModelBase)" has none): its parenthesised arguments but keyword ones
+ * (metaclass=, total=) and unpacked ones (*bases), into out (", " between
+ * them). Returns 1 when there is any. */
+static int class_bases(const char *sig, char *out, size_t outlen)
+{
+    out[0] = 0;
+    const char *lp = sig ? strchr(sig, '(') : NULL, *rp = lp ? strrchr(lp, ')') : NULL;
+    if (!lp || !rp) return 0;
+    struct buf b = BUF_INIT;
+    for (const char *p = lp + 1; p < rp;) {
+        const char *e = p;
+        int depth = 0, keyword = 0;
+        for (; e < rp && (depth > 0 || *e != ','); e++) {
+            if (strchr("([{", *e)) depth++;
+            else if (strchr(")]}", *e)) depth--;
+            else if (*e == '=' && depth == 0) keyword = 1;
+        }
+        const char *a = p, *z = e;
+        while (a < z && isspace((unsigned char)*a)) a++;
+        while (z > a && isspace((unsigned char)z[-1])) z--;
+        if (z > a && !keyword && *a != '*') buf_printf(&b, "%s%.*s", b.len ? ", " : "", (int)(z - a), a);
+        p = e < rp ? e + 1 : rp;
+    }
+    snprintf(out, outlen, "%s", buf_str(&b));
+    buf_free(&b);
+    return out[0] != 0;
+}
+
 static void relations(const struct cand *sel, size_t n, struct buf *b)
 {
     int any = 0;
@@ -492,13 +521,11 @@ static void relations(const struct cand *sel, size_t n, struct buf *b)
             buf_printf(b, "- `%s` calls `%s` (`%s:%d`)\n", di, dj, sel[i].sp.path, at);
         }
         const char *sig = sel[i].sig ? sel[i].sig : sel[i].sp.label;
-        if (sel[i].kind && !strcmp(sel[i].kind, "class") && sig) {
-            const char *lp = strchr(sig, '('), *rp = lp ? strrchr(lp, ')') : NULL;
-            if (lp && rp && rp > lp + 1) {
-                if (!any) buf_adds(b, "\n**Relations seen in the code:**\n\n");
-                any = 1;
-                buf_printf(b, "- `%s` inherits from `%.*s`\n", di, (int)(rp - lp - 1), lp + 1);
-            }
+        char bases[256];
+        if (sel[i].kind && !strcmp(sel[i].kind, "class") && class_bases(sig, bases, sizeof bases)) {
+            if (!any) buf_adds(b, "\n**Relations seen in the code:**\n\n");
+            any = 1;
+            buf_printf(b, "- `%s` inherits from `%s`\n", di, bases);
         }
     }
 }
@@ -750,10 +777,9 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
         buf_printf(b, "`%s` [%zu]", display_name(&sel[j], d, sizeof d), j + 1);
     }
     if (!ncallers && !ncallees && cls) {
-        const char *sig = c->sig ? c->sig : c->sp.label;
-        const char *lp = sig ? strchr(sig, '(') : NULL, *rp = lp ? strrchr(lp, ')') : NULL;
-        if (lp && rp && rp > lp + 1)
-            buf_printf(b, "; it inherits from `%.*s` [%zu]", (int)(rp - lp - 1), lp + 1, s + 1);
+        char bases[256];
+        if (class_bases(c->sig ? c->sig : c->sp.label, bases, sizeof bases))
+            buf_printf(b, "; it inherits from `%s` [%zu]", bases, s + 1);
     }
     buf_adds(b, ".");
     struct setting st;

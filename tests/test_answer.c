@@ -13,7 +13,8 @@
  * one. A class outline does not keep a method read in full inside it out.
  * The one definition of a name the question writes explicitly is cited
  * first, by one of its views, and its class line calls nothing. A method
- * is called through its class's name or self, not through any receiver.
+ * is called through its class's name or self, not through any receiver;
+ * a class inherits from its bases, not from its metaclass.
  */
 #include "answer.h"
 #include "store.h"
@@ -375,6 +376,24 @@ int main(void)
     ok(md && strstr(md, "`fetch` calls `Store.get` (`pkg/handle.py:8`)"), "Store.get() is one");
     ok(md && strstr(md, "`Store.put` calls `Store.get` (`pkg/store.py:9`)"), "and so is self.get() in Store.put");
     answer_done(md, &cites, &recv);
+    qparse_free(&q);
+
+    /* a metaclass or another keyword in a class statement is no base class */
+    ok(two_files(db, 10, "pkg/model.py", 11, "pkg/typed.py",
+                 "(10, 'class', 'Model', 'Model', 1, 5, 'class Model(metaclass=ModelBase)'),"
+                 "(11, 'class', 'Row', 'Row', 1, 5, 'class Row(Base, Generic[K, V], metaclass=Meta, total=False)')") ==
+           SQLITE_OK,
+       "with a class of a metaclass only and one of bases and keywords");
+    ok(qparse_question("What do the model and the row keep?", &q, err, sizeof err) == 0, "the model question parses");
+    struct evidence meta = EVIDENCE_INIT;
+    evidence_add(&meta, "pkg/model.py", 1, 5, "class Model(metaclass=ModelBase):\n    # the model keeps fields\n", NULL, 1.0);
+    evidence_add(&meta, "pkg/typed.py", 1, 5, "class Row(Base, Generic[K, V], metaclass=Meta, total=False):\n"
+                 "    # the row keeps values\n", NULL, 1.0);
+    md = answer_of(&q, &meta, db, &cites);
+    ok(md && !strstr(md, "metaclass=ModelBase`") && !strstr(md, "`Model` inherits"), "Model inherits from nothing said");
+    ok(md && strstr(md, "inherits from `Base, Generic[K, V]`") && !strstr(md, "total=False`"),
+       "Row inherits from its two bases, its keywords left out");
+    answer_done(md, &cites, &meta);
     qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);
