@@ -304,20 +304,13 @@ static int span_is(const struct span *v, size_t n, size_t at, size_t len)
     return 0;
 }
 
-int qparse_question_names(const char *question, qparse_name_fn defined, void *dctx, struct qparse *q, char *err,
-                          size_t errlen)
+/* The quoted parts of question (backticks, double quotes, curly double
+ * quotes, single quotes around code) to q (quoted); the rest of it to plain. */
+static void unquote(struct qparse *q, const char *question, struct buf *plain)
 {
-    memset(q, 0, sizeof *q);
-    struct span english_at[16];
-    size_t nenglish = 0;
-    if (!question) question = "";
-    q->type = classify(question);
     size_t len = strlen(question);
-    struct buf plain = BUF_INIT;   /* the question with quoted parts taken out */
-
     for (size_t i = 0; i < len;) {
         unsigned char c = (unsigned char)question[i];
-        /* backticks, double quotes, curly double quotes, single quotes around code */
         const char *close = NULL;
         size_t open_len = 1, close_len = 1;
         if (c == '`') close = "`";
@@ -336,14 +329,27 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
             /* a single quote closes only before a non-word character */
             while (end && *close == '\'' && is_ident_char((unsigned char)end[1])) end = strstr(end + 1, close);
             if (end && end > start) {
-                quoted(q, start, (size_t)(end - start), c == '`', &plain);
+                quoted(q, start, (size_t)(end - start), c == '`', plain);
                 i = (size_t)(end - question) + close_len;
                 continue;
             }
         }
-        buf_addc(&plain, (char)c);
+        buf_addc(plain, (char)c);
         i++;
     }
+}
+
+int qparse_question_names(const char *question, qparse_name_fn defined, void *dctx, struct qparse *q, char *err,
+                          size_t errlen)
+{
+    memset(q, 0, sizeof *q);
+    struct span english_at[16];
+    size_t nenglish = 0;
+    if (!question) question = "";
+    q->type = classify(question);
+    struct buf plain = BUF_INIT;   /* the question with quoted parts taken out */
+
+    unquote(q, question, &plain);
 
     /* Words and code names in what is left. */
     const char *s = buf_str(&plain);
