@@ -76,6 +76,19 @@ static int names_loader(void *ctx, const char *name, size_t n, int which)
     return 0;
 }
 
+/* A span of a pool, as the tables below give them. */
+struct span_row {
+    const char *path;
+    int a, b;
+    const char *text, *label;
+};
+
+/* The pool of the rows rows[0..n), each with prior 1. */
+static void add_rows(struct evidence *pool, const struct span_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) evidence_add(pool, rows[i].path, rows[i].a, rows[i].b, rows[i].text, rows[i].label, 1.0);
+}
+
 /* Releases an answer, its citations and the pool it came from. */
 static void answer_done(char *md, struct evidence *cites, struct evidence *pool)
 {
@@ -264,7 +277,7 @@ int main(void)
                  "(5, 'method', '__init__', 'Setup.__init__', 2, 5, 'def __init__(self, app)')") == SQLITE_OK,
        "with two classes defining __init__");
     ok(qparse_question("How is the decoder hook set up?", &q, err, sizeof err) == 0, "a question about the hook parses");
-    static const struct { const char *path; int a, b; const char *text, *label; } sup_spans[] = {
+    static const struct span_row sup_spans[] = {
         {"pkg/dec.py", 1, 6,
          "class Decoder(Base):\n    def __init__(self, hook):\n        # the decoder hook\n"
          "        super().__init__(hook=hook)\n        Base.__init__(self)\n\n",
@@ -273,9 +286,7 @@ int main(void)
          "        self.app = app\n\n", "def __init__(self, app)"},
     };
     struct evidence sup = EVIDENCE_INIT;
-    for (size_t i = 0; i < sizeof sup_spans / sizeof *sup_spans; i++)
-        evidence_add(&sup, sup_spans[i].path, sup_spans[i].a, sup_spans[i].b, sup_spans[i].text, sup_spans[i].label,
-                     1.0);
+    add_rows(&sup, sup_spans, sizeof sup_spans / sizeof *sup_spans);
     md = answer_of(&q, &sup, db, &cites);
     is_int(cites.n, 2, "the class and the other __init__ are cited");
     ok(md && strstr(md, "`Setup.__init__`") && !strstr(md, "calls `Setup.__init__`"),
@@ -354,7 +365,7 @@ int main(void)
                  "(9, 'function', 'fetch', 'fetch', 6, 9, 'def fetch(key)')") == SQLITE_OK,
        "with a store class and two functions");
     ok(qparse_question("How does the store get and put a key?", &q, err, sizeof err) == 0, "the store question parses");
-    static const struct { const char *path; int a, b; const char *text, *label; } recv_spans[] = {
+    static const struct span_row recv_spans[] = {
         {"pkg/store.py", 2, 5, "    def get(self, key):\n        # get the key from the store\n        return key\n\n",
          "def get(self, key)"},
         {"pkg/store.py", 7, 10,
@@ -368,9 +379,7 @@ int main(void)
          "def fetch(key)"},
     };
     struct evidence recv = EVIDENCE_INIT;
-    for (size_t i = 0; i < sizeof recv_spans / sizeof *recv_spans; i++)
-        evidence_add(&recv, recv_spans[i].path, recv_spans[i].a, recv_spans[i].b, recv_spans[i].text,
-                     recv_spans[i].label, 1.0);
+    add_rows(&recv, recv_spans, sizeof recv_spans / sizeof *recv_spans);
     md = answer_of(&q, &recv, db, &cites);
     ok(md && !strstr(md, "`handle` calls `Store.get`"), "options.get() is no call of Store.get");
     ok(md && strstr(md, "`fetch` calls `Store.get` (`pkg/handle.py:8`)"), "Store.get() is one");
