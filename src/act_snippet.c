@@ -8,6 +8,8 @@
  * snippet, all required) so a single call reads only a few files; when the
  * prefilter finds nothing verifiable, every file is scanned (its normalised
  * text is cached per connection, so later full scans cost one memmem pass).
+ * A one-word snippet has no inner word: the files where its parts are words
+ * of their own are searched first, and the result says so.
  */
 #include "action.h"
 #include "fpattern.h"
@@ -86,14 +88,27 @@ static void collect_term(const char *term, size_t len, void *ctx)
 
 static int is_w(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
 
-static char *fts_query(const char *snip)
+/* 1 when snip, spaces aside, is one word ("DEFAULT_TIMEOUT", "elper"). */
+static int one_word(const char *snip)
+{
+    while (isspace((unsigned char)*snip)) snip++;
+    if (!*snip) return 0;
+    while (is_w((unsigned char)*snip)) snip++;
+    while (isspace((unsigned char)*snip)) snip++;
+    return !*snip;
+}
+
+/* The FTS query for snip's terms: those of its inner words, since its first
+ * and last words may be parts of longer ones in the code; with whole, those
+ * of every word. NULL when there are none. */
+static char *fts_query(const char *snip, int whole)
 {
     size_t n = strlen(snip);
     size_t a = 0, b = n;
     while (a < n && isspace((unsigned char)snip[a])) a++;
     while (b > a && isspace((unsigned char)snip[b - 1])) b--;
-    if (a < b && is_w((unsigned char)snip[a])) while (a < b && is_w((unsigned char)snip[a])) a++;
-    if (b > a && is_w((unsigned char)snip[b - 1])) while (b > a && is_w((unsigned char)snip[b - 1])) b--;
+    if (!whole && a < b && is_w((unsigned char)snip[a])) while (a < b && is_w((unsigned char)snip[a])) a++;
+    if (!whole && b > a && is_w((unsigned char)snip[b - 1])) while (b > a && is_w((unsigned char)snip[b - 1])) b--;
     if (a >= b) return NULL;
     struct termset ts = {{0}, 0};
     tok_each(snip + a, b - a, 0, collect_term, &ts);
@@ -117,10 +132,10 @@ static char *fts_query(const char *snip)
  * or any once the connection holds the normalised text of the whole index,
  * are scanned from that cache. Returns the number of candidate files (-1 on a
  * database error). */
-static int search_fts(struct action_ctx *ctx, const char *snip, const char *needle, size_t nl, const char *pattern,
-                      struct occs *o, size_t limit, struct action_normtext **owned, size_t *nowned)
+static int search_fts(struct action_ctx *ctx, const char *snip, int whole, const char *needle, size_t nl,
+                      const char *pattern, struct occs *o, size_t limit, struct action_normtext **owned, size_t *nowned)
 {
-    char *q = fts_query(snip);
+    char *q = fts_query(snip, whole);
     if (!q) return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(ctx->db,
@@ -222,11 +237,18 @@ int action_find_snippet(struct action_ctx *ctx, const cJSON *args, struct action
     struct occs o = {NULL, 0, 0, 0};
     struct action_normtext *owned = NULL;
     size_t nowned = 0;
-    int dropped_pattern = 0, r = ACTION_OK;
+    int dropped_pattern = 0, whole_words = 0, r = ACTION_OK;
     for (int pass = 0; pass < 2 && o.total == 0; pass++) {
         const char *pat = pass == 0 ? pattern : NULL;
         if (pass == 1 && !(pattern && *pattern)) break;
-        int nf = search_fts(ctx, snip, needle, nl, pat, &o, limit, &owned, &nowned);
+        int nf = search_fts(ctx, snip, 0, needle, nl, pat, &o, limit, &owned, &nowned);
+        /* One word has no inner word to look up: the files holding all its
+         * parts as words of their own are searched first, and only when
+         * none holds it every file is (a part of a longer word, "elper"). */
+        if (nf == 0 && one_word(snip)) {
+            nf = search_fts(ctx, snip, 1, needle, nl, pat, &o, limit, &owned, &nowned);
+            if (nf > 0 && o.total) whole_words = 1;
+        }
         if (nf < 0) {
             snprintf(err, errlen, "FindCodeSnippet: cannot search the index: %s", sqlite3_errmsg(ctx->db));
             r = ACTION_EFAIL;
@@ -237,6 +259,9 @@ int action_find_snippet(struct action_ctx *ctx, const cJSON *args, struct action
     }
     if (dropped_pattern)
         action_result_note(out, "no results with file_pattern '%s'; showing results without it", pattern);
+    if (whole_words)
+        action_result_note(out, "one word: looked for in the files where its parts are words of their own; "
+                           "inside longer names (a prefix or suffix joined to it) it was not looked for");
     if (o.n) qsort(o.v, o.n, sizeof *o.v, occ_cmp);
     struct action_file f = {0};
     for (size_t i = 0; i < o.n; i++) {

@@ -485,6 +485,21 @@ static void test_snippet(void)
     is_str(item_str(&r, 0, "match"), "exact", "verbatim: exact");
     action_result_free(&r);
 
+    /* one word: the files where it is a word of its own, and the result
+     * says so; a part of a longer word still reaches every file */
+    run("FindCodeSnippet", "{\"code_snippet\":\"helper\"}", &r, err, sizeof err);
+    {
+        int whole = 1;
+        for (size_t i = 0; i < r.ev.n; i++) whole &= r.ev.v[i].text && strstr(r.ev.v[i].text, "helper") != NULL;
+        ok(r.ev.n >= 3 && whole, "one word: %zu occurrences, each holding it", r.ev.n);
+    }
+    ok(notes_have(&r, "one word: looked for in the files where its parts are words of their own"),
+       "says where it looked");
+    action_result_free(&r);
+    run("FindCodeSnippet", "{\"code_snippet\":\"elper\"}", &r, err, sizeof err);
+    ok(r.ev.n >= 3 && !notes_have(&r, "one word:"), "a part of a word: every file, %zu occurrences", r.ev.n);
+    action_result_free(&r);
+
     run("FindCodeSnippet", "{\"code_snippet\":\"App()\"}", &r, err, sizeof err);
     is_int(r.ev.n, 3, "three App() occurrences");
     is_str(r.ev.v[0].path, "pkg/app.py", "sorted by path: pkg/app.py");
