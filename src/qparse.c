@@ -250,6 +250,17 @@ struct span {
     int called;
 };
 
+/* 1 when w[0..n) is an English word that frames a sentence ("Which class
+ * ...", "The class ..."), whatever its case. */
+static int english(const char *w, size_t n)
+{
+    char *lw = xstrndup(w, n);
+    for (char *p = lw; *p; p++) *p = (char)tolower((unsigned char)*p);
+    int e = tok_is_stopword(lw, n) || is_framing(lw);
+    free(lw);
+    return e;
+}
+
 /* 1 when w[0..n) is "class" or "classes", the word that says the
  * capitalised word next to it is a class's name ("the Blueprint class"). */
 static int class_word(const char *w, size_t n)
@@ -288,7 +299,7 @@ static void find_named_words(const char *s, size_t n, qparse_name_fn defined, vo
             if ((side < 0 && k == 0) || (side > 0 && k + 1 == nw)) continue;
             const struct span *c = &w[k + (size_t)(ptrdiff_t)side];
             if (c->called || !isupper((unsigned char)s[c->at]) || class_word(s + c->at, c->len) ||
-                !defined(dctx, s + c->at, c->len, QPARSE_NAMES_CLASSES))
+                english(s + c->at, c->len) || !defined(dctx, s + c->at, c->len, QPARSE_NAMES_CLASSES))
                 continue;
             out->name[out->n] = (struct span){c->at, c->len, 0};
             out->said[out->n++] = w[k];

@@ -137,15 +137,15 @@ static void test_words_terms(void)
     qparse_free(&q);
 }
 
-/* A fake index: classes Blueprint, Config and session (a class named like
- * a word), the functions jsonify, test and s, the variable g. */
+/* A fake index: classes Blueprint, Config, session and Which (classes named
+ * like words), the functions jsonify, test and s, the variable g. */
 static int fake_defined(void *ctx, const char *name, size_t n, int which)
 {
     (void)ctx;
     static const struct { const char *name; int which; } defs[] = {
         {"Blueprint", QPARSE_NAMES_CLASSES}, {"Config", QPARSE_NAMES_CLASSES},   {"session", QPARSE_NAMES_CLASSES},
         {"jsonify", QPARSE_NAMES_FUNCTIONS}, {"test", QPARSE_NAMES_FUNCTIONS},  {"s", QPARSE_NAMES_FUNCTIONS},
-        {"g", 0},
+        {"g", 0},                            {"Which", QPARSE_NAMES_CLASSES},
     };
     for (size_t i = 0; i < ARRAY_LEN(defs); i++)
         if (strlen(defs[i].name) == n && !memcmp(defs[i].name, name, n))
@@ -194,6 +194,7 @@ static void test_named_words(void)
         "What does the jsonify function return?",
         "Why is the test function a smoke test?",
         "Which decorator caches a method's result on the instance?",
+        "Which class caches a method's result?",
     };
     for (size_t i = 0; i < ARRAY_LEN(plain); i++) {
         ok(qparse_question_names(plain[i], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s", plain[i]);
