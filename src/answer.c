@@ -339,10 +339,30 @@ static const char *display_name(const struct cand *c, char *out, size_t outlen)
     return out;
 }
 
+/* 1 when the call at p in text t has one of the receivers recvs: "" a bare
+ * name(), else recv.name() with nothing longer before recv. */
+static int receiver_is(const char *t, const char *p, const char *const *recvs)
+{
+    for (size_t i = 0; recvs[i]; i++) {
+        size_t rl = strlen(recvs[i]);
+        if (!rl) {
+            if (p == t || p[-1] != '.') return 1;
+            continue;
+        }
+        const char *r = p - rl - 1;
+        if (p - t >= (ptrdiff_t)rl + 1 && p[-1] == '.' && !strncmp(r, recvs[i], rl) &&
+            (r == t || !(isalnum((unsigned char)r[-1]) || r[-1] == '_' || r[-1] == '.')))
+            return 1;
+    }
+    return 0;
+}
+
 /* Is name called in text (name followed by '(' after a non-word byte)? Line
  * number of the first call, or 0. Comments and triple-quoted strings are not
- * code: "# set by Form.clean()" calls nothing. */
-static int calls_at_ex(const struct cand *c, const char *name, const char *recv)
+ * code: "# set by Form.clean()" calls nothing. recvs (NULL-terminated; NULL:
+ * any call) are the receivers a call may have: "" a bare name(), "self"
+ * self.name(), and so on. */
+static int calls_at_ex(const struct cand *c, const char *name, const char *const *recvs)
 {
     size_t nl = strlen(name);
     if (!c->sp.text || nl < 2 || c->sp.elided || c->prose) return 0;
@@ -369,19 +389,12 @@ static int calls_at_ex(const struct cand *c, const char *name, const char *recv)
         /* not the definition itself: "def name(" nor "class Name(Base)" */
         if (p - t >= 4 && !strncmp(p - 4, "def ", 4)) continue;
         if (p - t >= 6 && !strncmp(p - 6, "class ", 6)) continue;
-        if (recv) {   /* recv.name( and nothing longer before it */
-            size_t rl = strlen(recv);
-            const char *r = p - rl - 1;
-            if (p - t < (ptrdiff_t)rl + 1 || p[-1] != '.' || strncmp(r, recv, rl) ||
-                (r > t && (isalnum((unsigned char)r[-1]) || r[-1] == '_' || r[-1] == '.')))
-                continue;
-        }
+        if (recvs && !receiver_is(t, p, recvs)) continue;
         return line;
     }
     return 0;
 }
 
-static int calls_at(const struct cand *c, const char *name) { return calls_at_ex(c, name, NULL); }
 
 /* The class part of a method's qualified name ("Flask" of
  * "Flask.dispatch_request"), as a length into c->qual; 0 when none. */
@@ -448,9 +461,10 @@ static size_t *name_counts(const struct cands *cs)
  * the index) is reached through its class's name (Owner.name()) or, from a
  * method of its own class, through self: kwargs.get() in Session.send is no
  * call of Session.get, nor obj.send() of a cited send(), whatever obj may
- * be. A function is reached by its name, through any module, when it is the
- * only cited definition of that name; a name several cited functions share
- * names none of them. */
+ * be. A module's function is reached by its name or through its module or a
+ * package above it (api.get(), not kwargs.get() nor self.get()), when it is
+ * the only cited definition of that name; a name several cited functions
+ * share names none of them. */
 static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
 {
     char nj[128];
@@ -463,14 +477,31 @@ static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
             if (sel[j].qual[k] == '.') cls = sel[j].qual + k + 1;
         char owner[128];
         snprintf(owner, sizeof owner, "%.*s", (int)(sel[j].qual + ol - cls), cls);
-        int at = calls_at_ex(&sel[i], nj, owner);
+        int at = calls_at_ex(&sel[i], nj, (const char *const[]){owner, NULL});
         if (at) return at;
-        return same_owner(&sel[i], &sel[j]) ? calls_at_ex(&sel[i], nj, "self") : 0;
+        return same_owner(&sel[i], &sel[j]) ? calls_at_ex(&sel[i], nj, (const char *const[]){"self", NULL}) : 0;
     }
     /* a special method ('__init__') is every class's: never reached by name */
     size_t jl = strlen(nj);
     int dunder = jl > 4 && !strncmp(nj, "__", 2) && !strcmp(nj + jl - 2, "__");
-    return !dunder && name_count(sel, n, nj) <= 1 ? calls_at(&sel[i], nj) : 0;
+    if (dunder || name_count(sel, n, nj) > 1) return 0;
+    if (!sel[j].qual) return calls_at_ex(&sel[i], nj, NULL);   /* no index: what kind it is is not known */
+    /* the module and the packages above it: the components of its path */
+    char path[512];
+    snprintf(path, sizeof path, "%s", sel[j].sp.path);
+    const char *recvs[32] = {""};
+    size_t nr = 1;
+    for (char *c = path, *e; *c && nr + 1 < ARRAY_LEN(recvs); c = e + 1) {
+        e = c + strcspn(c, "/");
+        int last = !*e;
+        *e = 0;
+        char *dot = last ? strrchr(c, '.') : NULL;
+        if (dot) *dot = 0;
+        if (*c) recvs[nr++] = c;
+        if (last) break;
+    }
+    recvs[nr] = NULL;
+    return calls_at_ex(&sel[i], nj, recvs);
 }
 
 /* The base classes a class signature lists ("class Model(metaclass=

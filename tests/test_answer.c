@@ -13,7 +13,8 @@
  * one. A class outline does not keep a method read in full inside it out.
  * The one definition of a name the question writes explicitly is cited
  * first, by one of its views, and its class line calls nothing. A method
- * is called through its class's name or self, not through any receiver;
+ * is called through its class's name or self, a module's function through
+ * its module or by its name, not through any receiver;
  * a class inherits from its bases, not from its metaclass.
  */
 #include "answer.h"
@@ -87,6 +88,26 @@ struct span_row {
 static void add_rows(struct evidence *pool, const struct span_row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) evidence_add(pool, rows[i].path, rows[i].a, rows[i].b, rows[i].text, rows[i].label, 1.0);
+}
+
+/* The relations the answer to question over rows states: each of says[]
+ * is in it, none of nots[] (both NULL-terminated), each a test. */
+static void check_relations(sqlite3 *db, const char *question, const struct span_row *rows, size_t n,
+                            const char *const *says, const char *const *nots)
+{
+    struct qparse q;
+    char err[256];
+    ok(qparse_question(question, &q, err, sizeof err) == 0, "parses: %s", question);
+    struct evidence pool = EVIDENCE_INIT, cites = EVIDENCE_INIT;
+    add_rows(&pool, rows, n);
+    char *md = NULL;
+    ok(answer_build(&q, &pool, db, NULL, &md, &cites, err, sizeof err) == 0, "the answer is built");
+    for (size_t i = 0; says[i]; i++) ok(md && strstr(md, says[i]), "says: %s", says[i]);
+    for (size_t i = 0; nots[i]; i++) ok(md && !strstr(md, nots[i]), "does not say: %s", nots[i]);
+    free(md);
+    evidence_free(&cites);
+    evidence_free(&pool);
+    qparse_free(&q);
 }
 
 /* Releases an answer, its citations and the pool it came from. */
@@ -364,7 +385,6 @@ int main(void)
                  "(9, 'function', 'handle', 'handle', 1, 5, 'def handle(options)'),"
                  "(9, 'function', 'fetch', 'fetch', 6, 9, 'def fetch(key)')") == SQLITE_OK,
        "with a store class and two functions");
-    ok(qparse_question("How does the store get and put a key?", &q, err, sizeof err) == 0, "the store question parses");
     static const struct span_row recv_spans[] = {
         {"pkg/store.py", 2, 5, "    def get(self, key):\n        # get the key from the store\n        return key\n\n",
          "def get(self, key)"},
@@ -378,14 +398,33 @@ int main(void)
         {"pkg/handle.py", 6, 9, "def fetch(key):\n    # get the key through the store class\n    return Store.get(None, key)\n\n",
          "def fetch(key)"},
     };
-    struct evidence recv = EVIDENCE_INIT;
-    add_rows(&recv, recv_spans, sizeof recv_spans / sizeof *recv_spans);
-    md = answer_of(&q, &recv, db, &cites);
-    ok(md && !strstr(md, "`handle` calls `Store.get`"), "options.get() is no call of Store.get");
-    ok(md && strstr(md, "`fetch` calls `Store.get` (`pkg/handle.py:8`)"), "Store.get() is one");
-    ok(md && strstr(md, "`Store.put` calls `Store.get` (`pkg/store.py:9`)"), "and so is self.get() in Store.put");
-    answer_done(md, &cites, &recv);
-    qparse_free(&q);
+    check_relations(db, "How does the store get and put a key?", recv_spans, sizeof recv_spans / sizeof *recv_spans,
+                    (const char *const[]){"`fetch` calls `Store.get` (`pkg/handle.py:8`)",
+                                          "`Store.put` calls `Store.get` (`pkg/store.py:9`)", NULL},
+                    (const char *const[]){"`handle` calls `Store.get`", NULL});
+
+    /* a module's function is reached by its name or through its module:
+     * api.fetch() and fetch() are calls of it, opts.fetch() and
+     * self.fetch() are not */
+    ok(two_files(db, 12, "pkg/api.py", 13, "pkg/client.py",
+                 "(12, 'function', 'fetch', 'fetch', 1, 4, 'def fetch(url)'),"
+                 "(13, 'function', 'load', 'load', 1, 4, 'def load(opts)'),"
+                 "(13, 'function', 'pull', 'pull', 5, 8, 'def pull(url)'),"
+                 "(13, 'function', 'take', 'take', 9, 10, 'def take(url)')") == SQLITE_OK,
+       "with a module function and three callers");
+    static const struct span_row mod_spans[] = {
+        {"pkg/api.py", 1, 4, "def fetch(url):\n    # fetch the url\n    return url\n\n", "def fetch(url)"},
+        {"pkg/client.py", 1, 4,
+         "def load(opts):\n    # fetch the url from the client options\n    return opts.fetch(\"url\") or self.fetch()\n\n",
+         "def load(opts)"},
+        {"pkg/client.py", 5, 8, "def pull(url):\n    # the client fetches the url\n    return api.fetch(url)\n\n",
+         "def pull(url)"},
+        {"pkg/client.py", 9, 10, "def take(url):\n    return fetch(url)  # the client's url\n", "def take(url)"},
+    };
+    check_relations(db, "How does the client fetch a url?", mod_spans, sizeof mod_spans / sizeof *mod_spans,
+                    (const char *const[]){"`pull` calls `fetch` (`pkg/client.py:7`)",
+                                          "`take` calls `fetch` (`pkg/client.py:10`)", NULL},
+                    (const char *const[]){"`load` calls `fetch`", NULL});
 
     /* a metaclass or another keyword in a class statement is no base class */
     ok(two_files(db, 10, "pkg/model.py", 11, "pkg/typed.py",
