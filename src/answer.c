@@ -768,6 +768,11 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
     } else {
         switch (q->type) {
         case QTYPE_WHERE:
+            /* "Where is the Flask class defined?": where it is defined */
+            if (named && c->def_start) {
+                buf_printf(b, "`%s` is defined in `%s` at line %d [%zu]", c->qual, c->sp.path, c->def_start, s + 1);
+                break;
+            }
             buf_adds(b, "this happens in ");
             head_name(b, c);
             buf_printf(b, " [%zu]", s + 1);

@@ -369,6 +369,8 @@ int main(void)
         for (size_t i = 0; i < cites.n; i++) starts += !strcmp(cites.v[i].path, "pkg/loader.py") && cites.v[i].start_line == 1;
         is_int(starts, 1, "its head and its outline are cited once between them");
     }
+    ok(md && strstr(md, "**In short:** `Loader` is defined in `pkg/loader.py` at line 1 [1]"),
+       "the head says where the class is defined");
     ok(md && !strstr(md, "it calls `Loader`") && !strstr(md, "`Loader` calls `Loader`") &&
            strstr(md, "`Loader` inherits from `Base`") && strstr(md, "`make_loader` calls `Loader`"),
        "'class Loader(Base)' is not a call of Loader, the call in make_loader is");
