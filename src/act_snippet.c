@@ -241,14 +241,12 @@ int action_find_snippet(struct action_ctx *ctx, const cJSON *args, struct action
     for (int pass = 0; pass < 2 && o.total == 0; pass++) {
         const char *pat = pass == 0 ? pattern : NULL;
         if (pass == 1 && !(pattern && *pattern)) break;
-        int nf = search_fts(ctx, snip, 0, needle, nl, pat, &o, limit, &owned, &nowned);
         /* One word has no inner word to look up: the files holding all its
-         * parts as words of their own are searched first, and only when
-         * none holds it every file is (a part of a longer word, "elper"). */
-        if (nf == 0 && one_word(snip)) {
-            nf = search_fts(ctx, snip, 1, needle, nl, pat, &o, limit, &owned, &nowned);
-            if (nf > 0 && o.total) whole_words = 1;
-        }
+         * parts as words of their own are searched, and only when none holds
+         * it every file is (a part of a longer word, "elper"). */
+        int whole = one_word(snip);
+        int nf = search_fts(ctx, snip, whole, needle, nl, pat, &o, limit, &owned, &nowned);
+        if (whole && nf > 0 && o.total) whole_words = 1;
         if (nf < 0) {
             snprintf(err, errlen, "FindCodeSnippet: cannot search the index: %s", sqlite3_errmsg(ctx->db));
             r = ACTION_EFAIL;

@@ -846,10 +846,6 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
     buf_adds(b, "\n\n");
 }
 
-/* The candidates of pool, scored and sorted best first: every span (an
- * outline read verbatim too as those lines), and the definitions inside a
- * long one. With opts->ranked the pool's order is kept: its spans score by
- * their prior alone and are not cut. */
 /* A question that writes a name explicitly (`Flask`, "the Blueprint class",
  * jsonify()) and whose candidates define it in one file only asks about that
  * definition: the spans that start it go first, the one that holds all of
@@ -870,6 +866,10 @@ static void named_first(const struct qparse *q, struct cands *cs, const size_t *
     }
 }
 
+/* The candidates of pool, scored and sorted best first: every span (an
+ * outline read verbatim too as those lines), and the definitions inside a
+ * long one. With opts->ranked the pool's order is kept: its spans score by
+ * their prior alone and are not cut. */
 static void collect_cands(const struct qparse *q, const struct evidence *pool, sqlite3 *db,
                           const struct answer_opts *opts, struct cands *cs)
 {

@@ -35,9 +35,9 @@
  * index is at hand: a class seen whole still lets its one long method that
  * does the work be cited. The one definition of a name the question writes
  * explicitly (in backticks, called, or called a class in words: "the
- * Blueprint class") goes before every other span, by whichever view of
- * it scores best; two views of one definition (its head, its outline) are
- * one citation.
+ * Blueprint class") goes before every other span, the view that holds all
+ * of it (a class's outline) before its head; two views of one definition
+ * are one citation.
  */
 #ifndef DRQA_ANSWER_H
 #define DRQA_ANSWER_H
