@@ -941,10 +941,11 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
     size_t ndistinct = 0;   /* how many picks the first pass made */
     /* pass 0 and 1: the distinct-file picks, first without a definition
      * whose qualified name another file's pick already has (the same class
-     * in each of a family of near-identical files says where to look once),
-     * then with (a ranked pool keeps its order: no first pass); pass 2: the
-     * rest */
-    for (int pass = ranked ? 1 : 0; pass < 3; pass++) {
+     * in each of a family of near-identical files says where to look once;
+     * a ranked pool too: six dialects' copies of one class ranked first by
+     * a fusion would otherwise fill its leading citations), then with;
+     * pass 2: the rest */
+    for (int pass = 0; pass < 3; pass++) {
         if (pass == 2) ndistinct = nsel;
         size_t limit = pass < 2 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs->n && nsel < limit; i++) {

@@ -82,9 +82,10 @@ struct answer_opts {
     double distinct_ratio;   /* 0: ANSWER_DISTINCT_RATIO */
     /* The pool is already ranked, best first, each span's score its prior
      * (0-1, decreasing), e.g. a fusion of rankings (fuse.h): the answer
-     * keeps that order (no other score, no span cut into its definitions,
-     * no file passed over for repeating another's definition); selection
-     * still takes distinct files first and drops overlaps. */
+     * keeps that order (no other score, no span cut into its definitions);
+     * selection still takes distinct files first, a file whose definition
+     * repeats the qualified name of a file already taken after the other
+     * files, and drops overlaps. */
     int ranked;
 };
 

@@ -15,7 +15,9 @@
  * first, by one of its views, and its class line calls nothing. A method
  * is called through its class's name or self, a module's function through
  * its module or by its name, not through any receiver;
- * a class inherits from its bases, not from its metaclass.
+ * a class inherits from its bases, not from its metaclass. A ranked pool
+ * (a fusion) keeps its order, except that a definition another file's
+ * leading citation already names waits behind the other files.
  */
 #include "answer.h"
 #include "store.h"
@@ -444,6 +446,49 @@ int main(void)
     ok(md && strstr(md, "inherits from `Base, Generic[K, V]`") && !strstr(md, "total=False`"),
        "Row inherits from its two bases, its keywords left out");
     answer_done(md, &cites, &meta);
+    qparse_free(&q);
+
+    /* a ranked pool (a fusion) whose first six spans are one class each of
+     * six dialect files defines again: the leading citations name it once,
+     * and the grammar file ranked seventh is among the first five files */
+    ok(sqlite3_exec(db,
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) "
+                    "WITH RECURSIVE k(v) AS (SELECT 0 UNION ALL SELECT v + 1 FROM k WHERE v < 5) SELECT 20 + v, "
+                    "'dialects/d' || v || '.py', 'python', 0, 0, '', 30, X'', 0 FROM k;"
+                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) "
+                    "WITH RECURSIVE k(v) AS (SELECT 0 UNION ALL SELECT v + 1 FROM k WHERE v < 5) SELECT "
+                    "20 + v, 'class', 'SelectSegment', 'SelectSegment', 1, 5, 'class SelectSegment' FROM k;"
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
+                    "(30, 'grammar/base.py', 'python', 0, 0, '', 30, X'', 0);"
+                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
+                    "(30, 'method', 'copy', 'BaseGrammar.copy', 1, 5, 'def copy(self, insert)')",
+                    NULL, NULL, NULL) == SQLITE_OK,
+       "with six dialects defining one class and a grammar file");
+    ok(qparse_question("How does the select segment insert a clause into its grammar?", &q, err, sizeof err) == 0,
+       "the dialect question parses");
+    struct evidence fused = EVIDENCE_INIT;
+    for (int k = 0; k < 6; k++) {
+        char path[32];
+        snprintf(path, sizeof path, "dialects/d%d.py", k);
+        evidence_add(&fused, path, 1, 5, "class SelectSegment:\n    # the select clause of the grammar\n", NULL,
+                     1.0 / (1 + k));
+    }
+    evidence_add(&fused, "grammar/base.py", 1, 5, "def copy(self, insert):\n    # insert into a grammar\n", NULL,
+                 1.0 / 7);
+    struct answer_opts ro = {0};
+    ro.ranked = 1;
+    ro.distinct_files = 5;
+    ro.distinct_ratio = 1e-9;
+    md = NULL;
+    ok(answer_build(&q, &fused, db, &ro, &md, &cites, err, sizeof err) == 0, "the fused answer is built %s", err);
+    is_str(cites.n ? cites.v[0].path : "", "dialects/d0.py", "the best-ranked span is still cited first");
+    {
+        size_t at = cites.n;
+        for (size_t i = 0; i < cites.n && at == cites.n; i++)
+            if (!strcmp(cites.v[i].path, "grammar/base.py")) at = i;
+        ok(at < 5, "the grammar file is among the first five citations (at %zu of %zu)", at + 1, cites.n);
+    }
+    answer_done(md, &cites, &fused);
     qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);
