@@ -5,7 +5,8 @@
  * and only then fuzzily over the distinct names of the index (edit distance,
  * substring, subsequence), so a model's near miss still lands. Every match says
  * how it matched. Several definitions of one name come back as a ranked
- * disambiguation list; when file_pattern filters everything out, the results
+ * disambiguation list, with the code of the first few and of the first
+ * module-level one; when file_pattern filters everything out, the results
  * without it are shown and labelled so.
  */
 #include "action.h"
@@ -121,7 +122,14 @@ static void report(struct action_ctx *ctx, const char *what, const char *query, 
     for (size_t i = 0; i < shown; i++) add_item(out, &m->v[i]);
     int fuzzy = m->n && strcmp(m->v[0].how, "fuzzy") == 0;
     size_t with_code = fuzzy ? 1 : FIND_CODE_SPANS;
-    for (size_t i = 0; i < shown && i < with_code; i++) {
+    /* the first module-level definition is shown too, wherever it ranks: a
+     * name written alone is usually that one's (sympy's simplify(), listed
+     * after Basic.simplify and other methods of shallower files) */
+    size_t top = shown;
+    for (size_t i = 0; !fuzzy && i < shown && top == shown; i++)
+        if (!strchr(m->v[i].s.qualname, '.')) top = i;
+    for (size_t i = 0; i < shown; i++) {
+        if (i >= with_code && i != top) continue;
         struct evidence_span *sp = action_add_definition(ctx, out, &m->v[i].s, m->v[i].score);
         if (sp && strcmp(m->v[i].how, "exact") != 0) {
             char *l = xasprintf("%s  [%s match for '%s']", sp->label ? sp->label : "", m->v[i].how, query);
@@ -139,10 +147,12 @@ static void report(struct action_ctx *ctx, const char *what, const char *query, 
         struct buf b = BUF_INIT;
         for (size_t i = 0; i < shown; i++)
             buf_printf(&b, "%s%s:%d", i ? ", " : "", m->v[i].s.path, m->v[i].s.start_line);
-        action_result_note(out, "%zu definitions of '%s': %s%s; code is shown for the first %zu. "
+        char also[64] = "";
+        if (top < shown && top >= with_code) snprintf(also, sizeof also, " and the module-level one (%zu)", top + 1);
+        action_result_note(out, "%zu definitions of '%s': %s%s; code is shown for the first %zu%s. "
                            "Narrow with file_pattern or a dotted name (module.%s)",
                            m->n, query, buf_str(&b), m->n > shown ? ", ..." : "",
-                           shown < FIND_CODE_SPANS ? shown : (size_t)FIND_CODE_SPANS, m->v[0].s.name);
+                           shown < FIND_CODE_SPANS ? shown : (size_t)FIND_CODE_SPANS, also, m->v[0].s.name);
         buf_free(&b);
     }
     if (m->n > shown) {

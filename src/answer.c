@@ -847,22 +847,40 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
 }
 
 /* A question that writes a name explicitly (`Flask`, "the Blueprint class",
- * jsonify()) and whose candidates define it in one file only asks about that
- * definition: the spans that start it go first, the one that holds all of
- * it (a class's outline) before its head, whatever else matches the
- * question's words better (a class of 2,000 lines, seen whole or by its
- * head, scores below its own methods otherwise). A name defined in several
- * files (`get`, `__init__`) does not say which one is meant: it keeps its
- * bonus, shared among them (score_cand). ndefs: name_counts of cs. */
+ * jsonify(), "What does simplify do?") and whose candidates define it in one
+ * file only asks about that definition: the spans that start it go first,
+ * the one that holds all of it (a class's outline) before its head, whatever
+ * else matches the question's words better (a class of 2,000 lines, seen
+ * whole or by its head, scores below its own methods otherwise). A name
+ * written alone whose candidates define it at module level in one file and
+ * as methods elsewhere names the module-level one (sympy's simplify(), not
+ * Basic.simplify), as FindFunction ranks them. A name defined in several
+ * files otherwise (`get`, `__init__`) does not say which one is meant: it
+ * keeps its bonus, shared among them (score_cand). ndefs: name_counts of cs. */
+static int top_level(const struct cand *c) { return c->qual && !strchr(c->qual, '.'); }
+
 static void named_first(const struct qparse *q, struct cands *cs, const size_t *ndefs)
 {
-    char nm[128];
+    char nm[128], other[128];
     for (size_t i = 0; i < cs->n; i++) {
         struct cand *c = &cs->v[i];
-        if (!is_definition(c) || !c->def_start || c->sp.start_line != c->def_start || ndefs[i] != 1) continue;
+        if (!is_definition(c) || !c->def_start || c->sp.start_line != c->def_start) continue;
         short_name(c, nm, sizeof nm);
-        for (size_t k = 0; k < q->nids && !c->named; k++)
-            if (q->ids[k].explicit_ && !strcmp(q->ids[k].base, nm)) c->named = c->sp.end_line == c->def_end ? 2 : 1;
+        for (size_t k = 0; k < q->nids && !c->named; k++) {
+            if (!q->ids[k].explicit_ || strcmp(q->ids[k].base, nm)) continue;
+            int one = ndefs[i] == 1;
+            if (!one && !strchr(q->ids[k].name, '.') && top_level(c)) {
+                /* the only module-level definition of the name among them */
+                one = 1;
+                for (size_t j = 0; j < cs->n && one; j++) {
+                    const struct cand *d = &cs->v[j];
+                    if (is_definition(d) && top_level(d) && strcmp(d->sp.path, c->sp.path) &&
+                        !strcmp(short_name(d, other, sizeof other), nm))
+                        one = 0;
+                }
+            }
+            if (one) c->named = c->sp.end_line == c->def_end ? 2 : 1;
+        }
     }
 }
 

@@ -308,6 +308,42 @@ static void find_named_words(const char *s, size_t n, qparse_name_fn defined, vo
     }
 }
 
+/* The subject of a question that opens with a question word and an
+ * auxiliary ("What does simplify do?", "Where is solve defined?", "How does
+ * integrate handle limits?"): the plain word right after them, when the
+ * index defines a function or class of that name (any case). A user who
+ * asks about a name that way means it: the word is read as a name written
+ * in backticks. Returns 1 with *out set, else 0. */
+static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
+{
+    static const char *const wh[] = {"what", "how", "where", "which", "why", "when"};
+    static const char *const aux[] = {"does", "do", "did", "is", "are", "was", "were"};
+    struct span w[3];
+    size_t nw = 0;
+    for (size_t i = 0; i < n && nw < 3;) {
+        if (!is_ident_char((unsigned char)s[i])) {
+            if (s[i] != ' ' && s[i] != '\t') return 0;   /* a comma, a quote taken out: no plain opening */
+            i++;
+            continue;
+        }
+        size_t b = i;
+        while (i < n && is_ident_char((unsigned char)s[i])) i++;
+        int plain = i == n || s[i] == ' ' || s[i] == '?' || s[i] == '\t';
+        w[nw++] = (struct span){b, i - b, !plain};
+    }
+    if (nw < 3 || w[2].called) return 0;
+    int ok0 = 0, ok1 = 0;
+    for (size_t k = 0; k < ARRAY_LEN(wh); k++)
+        ok0 |= w[0].len == strlen(wh[k]) && !strncasecmp(s + w[0].at, wh[k], w[0].len);
+    for (size_t k = 0; k < ARRAY_LEN(aux); k++)
+        ok1 |= w[1].len == strlen(aux[k]) && !strncasecmp(s + w[1].at, aux[k], w[1].len);
+    if (!ok0 || !ok1 || english(s + w[2].at, w[2].len) ||
+        !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_ALL))
+        return 0;
+    *out = w[2];
+    return 1;
+}
+
 static int span_is(const struct span *v, size_t n, size_t at, size_t len)
 {
     for (size_t i = 0; i < n; i++)
@@ -367,7 +403,11 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     size_t n = plain.len;
     struct buf words = BUF_INIT;
     struct named_words nw = {0};
-    if (defined) find_named_words(s, n, defined, dctx, &nw);
+    struct span subject = {0, 0, 0};
+    if (defined) {
+        find_named_words(s, n, defined, dctx, &nw);
+        find_subject(s, n, defined, dctx, &subject);
+    }
     for (size_t i = 0; i < n;) {
         if (!is_ident_char((unsigned char)s[i]) && (unsigned char)s[i] < 0x80) { i++; continue; }
         size_t b = i;
@@ -407,6 +447,12 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
             add_ident(q, w, wl, 1, 0);
             for (size_t k = 0; k < q->nids; k++)
                 if (strlen(q->ids[k].name) == wl && memcmp(q->ids[k].name, w, wl) == 0) q->ids[k].kind = QID_CLASS;
+            buf_addc(&words, ' ');
+            buf_add(&words, w, wl);
+            continue;
+        }
+        if (subject.len && subject.at == b && subject.len == wl) {
+            add_ident(q, w, wl, 1, 0);
             buf_addc(&words, ' ');
             buf_add(&words, w, wl);
             continue;

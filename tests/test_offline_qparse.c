@@ -164,7 +164,8 @@ static int has_term(const struct qparse *q, const char *t)
  * calls a class is that identifier when the index defines a class of that
  * name; "class" then only says what it is. A lowercase word before "class"
  * is a description, and words next to "function" or "method" name nothing,
- * whatever the index defines ("the test function", "a method's result"). */
+ * whatever the index defines ("the test function", "a method's result").
+ * The subject of "What does jsonify do?" is a name the index defines. */
 static void test_named_words(void)
 {
     static const char *const named[][2] = {
@@ -201,6 +202,36 @@ static void test_named_words(void)
         is_int(q.nids, 0, "%s: no identifier", plain[i]);
         qparse_free(&q);
     }
+    /* the subject right after a question word and an auxiliary, when the
+     * index defines it: a name, whatever its case */
+    static const char *const subject[][2] = {
+        {"What does jsonify do?", "jsonify"},
+        {"How does jsonify handle a list?", "jsonify"},
+        {"Where is jsonify defined?", "jsonify"},
+        {"what is session for?", "session"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(subject); i++) {
+        ok(qparse_question_names(subject[i][0], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s",
+           subject[i][0]);
+        ok(q.nids == 1 && !strcmp(q.ids[0].name, subject[i][1]) && q.ids[0].explicit_,
+           "%s: %s, as explicitly as in backticks (%zu identifiers)", subject[i][0], subject[i][1], q.nids);
+        qparse_free(&q);
+    }
+    static const char *const no_subject[] = {
+        "What does the jsonify helper do?",   /* 'the': a description follows */
+        "What does render do?",               /* not a name of the index */
+        "Why, in short, does jsonify exist?", /* no opening question word and auxiliary */
+    };
+    for (size_t i = 0; i < ARRAY_LEN(no_subject); i++) {
+        ok(qparse_question_names(no_subject[i], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s",
+           no_subject[i]);
+        is_int(q.nids, 0, "%s: no identifier", no_subject[i]);
+        qparse_free(&q);
+    }
+    ok(qparse_question_names("What does jsonify do?", NULL, NULL, &q, err, sizeof err) == 0,
+       "parses without an index");
+    ok(q.nids == 0 && has_word(&q, "jsonify"), "without an index: a plain word");
+    qparse_free(&q);
     ok(qparse_question_names("Where is the Blueprint class defined?", NULL, NULL, &q, err, sizeof err) == 0,
        "parses without an index");
     ok(q.nids == 0 && has_word(&q, "blueprint") && has_word(&q, "class"), "without an index: plain words");
