@@ -138,14 +138,14 @@ static void test_words_terms(void)
 }
 
 /* A fake index: classes Blueprint, Config, session and Which (classes named
- * like words), the functions jsonify, test and s, the variable g. */
+ * like words), the functions jsonify, test and s, the variables g and data. */
 static int fake_defined(void *ctx, const char *name, size_t n, int which)
 {
     (void)ctx;
     static const struct { const char *name; int which; } defs[] = {
         {"Blueprint", QPARSE_NAMES_CLASSES}, {"Config", QPARSE_NAMES_CLASSES},   {"session", QPARSE_NAMES_CLASSES},
         {"jsonify", QPARSE_NAMES_FUNCTIONS}, {"test", QPARSE_NAMES_FUNCTIONS},  {"s", QPARSE_NAMES_FUNCTIONS},
-        {"g", 0},                            {"Which", QPARSE_NAMES_CLASSES},
+        {"g", 0},                            {"Which", QPARSE_NAMES_CLASSES},         {"data", 0},
     };
     for (size_t i = 0; i < ARRAY_LEN(defs); i++)
         if (strlen(defs[i].name) == n && !memcmp(defs[i].name, name, n))
@@ -221,6 +221,7 @@ static void test_named_words(void)
         "What does the jsonify helper do?",   /* 'the': a description follows */
         "What does render do?",               /* not a name of the index */
         "Why, in short, does jsonify exist?", /* no opening question word and auxiliary */
+        "What does data do?",                 /* a variable's name: a word */
     };
     for (size_t i = 0; i < ARRAY_LEN(no_subject); i++) {
         ok(qparse_question_names(no_subject[i], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s",
