@@ -112,6 +112,66 @@ static void check_relations(sqlite3 *db, const char *question, const struct span
     qparse_free(&q);
 }
 
+/* A case of check_relations over two files and their symbols (two_files). */
+struct relation_case {
+    const char *what;
+    int fa;
+    const char *pa;
+    int fb;
+    const char *pb;
+    const char *symbols;
+    const char *question;
+    const struct span_row *rows;
+    size_t nrows;
+    const char *const *says, *const *nots;
+};
+
+static const struct span_row recv_spans[] = {
+    {"pkg/store.py", 2, 5, "    def get(self, key):\n        # get the key from the store\n        return key\n\n",
+     "def get(self, key)"},
+    {"pkg/store.py", 7, 10,
+     "    def put(self, key, value):\n        # put the key in the store\n        self.get(key)\n\n",
+     "def put(self, key, value)"},
+    {"pkg/handle.py", 1, 5,
+     "def handle(options):\n    # get the store key from the options\n    key = options.get(\"key\")\n"
+     "    return key\n\n",
+     "def handle(options)"},
+    {"pkg/handle.py", 6, 9, "def fetch(key):\n    # get the key through the store class\n    return Store.get(None, key)\n\n",
+     "def fetch(key)"},
+};
+
+static const struct span_row mod_spans[] = {
+    {"pkg/api.py", 1, 4, "def fetch(url):\n    # fetch the url\n    return url\n\n", "def fetch(url)"},
+    {"pkg/client.py", 1, 4,
+     "def load(opts):\n    # fetch the url from the client options\n    return opts.fetch(\"url\") or self.fetch()\n\n",
+     "def load(opts)"},
+    {"pkg/client.py", 5, 8, "def pull(url):\n    # the client fetches the url\n    return api.fetch(url)\n\n",
+     "def pull(url)"},
+    {"pkg/client.py", 9, 10, "def take(url):\n    return fetch(url)  # the client's url\n", "def take(url)"},
+};
+
+static const struct relation_case relation_cases[] = {
+    {"with a store class and two functions", 8, "pkg/store.py", 9, "pkg/handle.py",
+     "(8, 'class', 'Store', 'Store', 1, 20, 'class Store'),"
+     "(8, 'method', 'get', 'Store.get', 2, 5, 'def get(self, key)'),"
+     "(8, 'method', 'put', 'Store.put', 7, 10, 'def put(self, key, value)'),"
+     "(9, 'function', 'handle', 'handle', 1, 5, 'def handle(options)'),"
+     "(9, 'function', 'fetch', 'fetch', 6, 9, 'def fetch(key)')",
+     "How does the store get and put a key?", recv_spans, ARRAY_LEN(recv_spans),
+     (const char *const[]){"`fetch` calls `Store.get` (`pkg/handle.py:8`)",
+                           "`Store.put` calls `Store.get` (`pkg/store.py:9`)", NULL},
+     (const char *const[]){"`handle` calls `Store.get`", NULL}},
+    {"with a module function and three callers", 12, "pkg/api.py", 13, "pkg/client.py",
+     "(12, 'function', 'fetch', 'fetch', 1, 4, 'def fetch(url)'),"
+     "(13, 'function', 'load', 'load', 1, 4, 'def load(opts)'),"
+     "(13, 'function', 'pull', 'pull', 5, 8, 'def pull(url)'),"
+     "(13, 'function', 'take', 'take', 9, 10, 'def take(url)')",
+     "How does the client fetch a url?", mod_spans, ARRAY_LEN(mod_spans),
+     (const char *const[]){"`pull` calls `fetch` (`pkg/client.py:7`)", "`take` calls `fetch` (`pkg/client.py:10`)",
+                           NULL},
+     (const char *const[]){"`load` calls `fetch`", NULL}},
+};
+
 /* Releases an answer, its citations and the pool it came from. */
 static void answer_done(char *md, struct evidence *cites, struct evidence *pool)
 {
@@ -380,55 +440,16 @@ int main(void)
     buf_free(&head);
     qparse_free(&q);
 
-    /* a method is reached through its class's name or through self in its
-     * own class: options.get() in a function calls no cited Store.get */
-    ok(two_files(db, 8, "pkg/store.py", 9, "pkg/handle.py",
-                 "(8, 'class', 'Store', 'Store', 1, 20, 'class Store'),"
-                 "(8, 'method', 'get', 'Store.get', 2, 5, 'def get(self, key)'),"
-                 "(8, 'method', 'put', 'Store.put', 7, 10, 'def put(self, key, value)'),"
-                 "(9, 'function', 'handle', 'handle', 1, 5, 'def handle(options)'),"
-                 "(9, 'function', 'fetch', 'fetch', 6, 9, 'def fetch(key)')") == SQLITE_OK,
-       "with a store class and two functions");
-    static const struct span_row recv_spans[] = {
-        {"pkg/store.py", 2, 5, "    def get(self, key):\n        # get the key from the store\n        return key\n\n",
-         "def get(self, key)"},
-        {"pkg/store.py", 7, 10,
-         "    def put(self, key, value):\n        # put the key in the store\n        self.get(key)\n\n",
-         "def put(self, key, value)"},
-        {"pkg/handle.py", 1, 5,
-         "def handle(options):\n    # get the store key from the options\n    key = options.get(\"key\")\n"
-         "    return key\n\n",
-         "def handle(options)"},
-        {"pkg/handle.py", 6, 9, "def fetch(key):\n    # get the key through the store class\n    return Store.get(None, key)\n\n",
-         "def fetch(key)"},
-    };
-    check_relations(db, "How does the store get and put a key?", recv_spans, sizeof recv_spans / sizeof *recv_spans,
-                    (const char *const[]){"`fetch` calls `Store.get` (`pkg/handle.py:8`)",
-                                          "`Store.put` calls `Store.get` (`pkg/store.py:9`)", NULL},
-                    (const char *const[]){"`handle` calls `Store.get`", NULL});
-
-    /* a module's function is reached by its name or through its module:
-     * api.fetch() and fetch() are calls of it, opts.fetch() and
-     * self.fetch() are not */
-    ok(two_files(db, 12, "pkg/api.py", 13, "pkg/client.py",
-                 "(12, 'function', 'fetch', 'fetch', 1, 4, 'def fetch(url)'),"
-                 "(13, 'function', 'load', 'load', 1, 4, 'def load(opts)'),"
-                 "(13, 'function', 'pull', 'pull', 5, 8, 'def pull(url)'),"
-                 "(13, 'function', 'take', 'take', 9, 10, 'def take(url)')") == SQLITE_OK,
-       "with a module function and three callers");
-    static const struct span_row mod_spans[] = {
-        {"pkg/api.py", 1, 4, "def fetch(url):\n    # fetch the url\n    return url\n\n", "def fetch(url)"},
-        {"pkg/client.py", 1, 4,
-         "def load(opts):\n    # fetch the url from the client options\n    return opts.fetch(\"url\") or self.fetch()\n\n",
-         "def load(opts)"},
-        {"pkg/client.py", 5, 8, "def pull(url):\n    # the client fetches the url\n    return api.fetch(url)\n\n",
-         "def pull(url)"},
-        {"pkg/client.py", 9, 10, "def take(url):\n    return fetch(url)  # the client's url\n", "def take(url)"},
-    };
-    check_relations(db, "How does the client fetch a url?", mod_spans, sizeof mod_spans / sizeof *mod_spans,
-                    (const char *const[]){"`pull` calls `fetch` (`pkg/client.py:7`)",
-                                          "`take` calls `fetch` (`pkg/client.py:10`)", NULL},
-                    (const char *const[]){"`load` calls `fetch`", NULL});
+    /* who calls whom: a method is reached through its class's name or
+     * through self in its own class (options.get() in a function calls no
+     * cited Store.get); a module's function by its name or through its
+     * module (api.fetch() and fetch() are calls of it, opts.fetch() and
+     * self.fetch() are not) */
+    for (size_t k = 0; k < ARRAY_LEN(relation_cases); k++) {
+        const struct relation_case *rc = &relation_cases[k];
+        ok(two_files(db, rc->fa, rc->pa, rc->fb, rc->pb, rc->symbols) == SQLITE_OK, "%s", rc->what);
+        check_relations(db, rc->question, rc->rows, rc->nrows, rc->says, rc->nots);
+    }
 
     /* a metaclass or another keyword in a class statement is no base class */
     ok(two_files(db, 10, "pkg/model.py", 11, "pkg/typed.py",
