@@ -280,18 +280,26 @@ struct named_words {
     size_t n;
 };
 
-static void find_named_words(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct named_words *out)
+/* The first max words of s[0..n) into w, each marked (called) when it is not
+ * plain: part of a dotted or path-like word, which the caller reads whole,
+ * or called (name()). Returns how many. */
+static size_t split_words(const char *s, size_t n, struct span *w, size_t max)
 {
-    struct span w[64];
     size_t nw = 0;
-    for (size_t i = 0; i < n && nw < ARRAY_LEN(w);) {
+    for (size_t i = 0; i < n && nw < max;) {
         if (!is_ident_char((unsigned char)s[i])) { i++; continue; }
         size_t b = i;
         while (i < n && is_ident_char((unsigned char)s[i])) i++;
-        /* a dotted or path-like word is read whole by the caller: not plain */
-        int plain = (b == 0 || (s[b - 1] != '.' && s[b - 1] != '/')) && (i == n || (s[i] != '.' && s[i] != '/'));
+        int plain = (b == 0 || (s[b - 1] != '.' && s[b - 1] != '/')) && (i == n || !strchr("./(", s[i]));
         w[nw++] = (struct span){b, i - b, !plain};
     }
+    return nw;
+}
+
+static void find_named_words(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct named_words *out)
+{
+    struct span w[64];
+    size_t nw = split_words(s, n, w, ARRAY_LEN(w));
     out->n = 0;
     for (size_t k = 0; k < nw && out->n < ARRAY_LEN(out->name); k++) {
         if (w[k].called || !class_word(s + w[k].at, w[k].len)) continue;
@@ -319,19 +327,11 @@ static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *d
     static const char *const wh[] = {"what", "how", "where", "which", "why", "when"};
     static const char *const aux[] = {"does", "do", "did", "is", "are", "was", "were"};
     struct span w[3];
-    size_t nw = 0;
-    for (size_t i = 0; i < n && nw < 3;) {
-        if (!is_ident_char((unsigned char)s[i])) {
-            if (s[i] != ' ' && s[i] != '\t') return 0;   /* a comma, a quote taken out: no plain opening */
-            i++;
-            continue;
-        }
-        size_t b = i;
-        while (i < n && is_ident_char((unsigned char)s[i])) i++;
-        int plain = i == n || s[i] == ' ' || s[i] == '?' || s[i] == '\t';
-        w[nw++] = (struct span){b, i - b, !plain};
-    }
-    if (nw < 3 || w[2].called) return 0;
+    if (split_words(s, n, w, 3) < 3 || w[2].called) return 0;
+    /* only blanks before and between them: a comma or a quote taken out
+     * ("Why, then, does ...") is no plain opening */
+    for (size_t i = 0; i < w[2].at; i++)
+        if (!is_ident_char((unsigned char)s[i]) && s[i] != ' ' && s[i] != '\t') return 0;
     int ok0 = 0, ok1 = 0;
     for (size_t k = 0; k < ARRAY_LEN(wh); k++)
         ok0 |= w[0].len == strlen(wh[k]) && !strncasecmp(s + w[0].at, wh[k], w[0].len);

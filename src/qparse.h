@@ -76,7 +76,10 @@ typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n, int which);
  * else to look for ("What is a?"). A capitalised word the question calls a
  * class ("the Blueprint class", "class Blueprint") is an explicit identifier
  * when the index defines a class of that name, and "class" there is not a
- * word to look for: it says what the name is. defined NULL: qparse_question. */
+ * word to look for: it says what the name is. So is the subject of a question
+ * that opens with a question word and an auxiliary ("What does simplify
+ * do?") when the index defines a function or class by it. defined NULL:
+ * qparse_question. */
 int qparse_question_names(const char *question, qparse_name_fn defined, void *ctx, struct qparse *out, char *err,
                           size_t errlen);
 
