@@ -32,6 +32,19 @@ char *evidence_span_lines(const struct evidence_span *sp, int start, int end)
     return t ? t : xstrdup("");
 }
 
+char *evidence_label_within(const struct evidence_span *sp, int start, int end)
+{
+    if (!sp->label) return NULL;
+    if (sp->start_line == start && sp->end_line == end) return xstrdup(sp->label);
+    /* a range is the label's end: "lines A-B", "module lines A-B" */
+    const char *l = sp->label, *r = NULL;
+    for (const char *p = l; (p = strstr(p, "lines ")); p++)
+        if (p == l || p[-1] == ' ') r = p;
+    int a, b, used = 0;
+    if (!r || sscanf(r, "lines %d-%d%n", &a, &b, &used) != 2 || r[used]) return xstrdup(sp->label);
+    return xasprintf("%.*slines %d-%d", (int)(r - l), l, start, end);
+}
+
 void evidence_free(struct evidence *ev)
 {
     if (!ev) return;

@@ -37,6 +37,12 @@ void evidence_copy(struct evidence *dst, const struct evidence *src);  /* append
  * elided span's text is not those lines: it is copied whole. NULL when the
  * span has no text. Caller frees. */
 char *evidence_span_lines(const struct evidence_span *sp, int start, int end);
+/* The label of lines [start, end] read within sp: sp's own when sp is those
+ * lines or its label names what holds them (a definition, "in class X");
+ * a label that is a line range ("lines 1-171", "module lines 40-90") is
+ * said again of [start, end], never passed on for other lines. NULL when sp
+ * has none. Caller frees. */
+char *evidence_label_within(const struct evidence_span *sp, int start, int end);
 /* True when [start,end] of path lies within a span of ev. */
 int evidence_covers(const struct evidence *ev, const char *path, int start_line, int end_line);
 

@@ -489,7 +489,9 @@ int llm_check_filter(const cJSON *obj, const struct evidence *raw, const struct 
                 evidence_add(&kept, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, sp->score)->elided = 1;
             } else {
                 char *text = evidence_span_lines(sp, (int)a, (int)z);
-                evidence_add(&kept, sp->path, (int)a, (int)z, text, sp->label, sp->score);
+                char *label = evidence_label_within(sp, (int)a, (int)z);
+                evidence_add(&kept, sp->path, (int)a, (int)z, text, label, sp->score);
+                free(label);
                 free(text);
             }
         }

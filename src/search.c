@@ -1202,8 +1202,12 @@ struct search_answer *search_answer(struct search *s)
         }
         if (covered_alike(&a->cites, c, sp->elided)) continue;
         char *text = evidence_span_lines(sp, c->start_line, c->end_line);
-        evidence_add(&a->cites, c->path, c->start_line, c->end_line, text, sp->label, sp->score)
+        /* the policy's label names exactly its lines; the reading's only
+         * what it read (evidence_label_within) */
+        char *label = c->label && *c->label ? xstrdup(c->label) : evidence_label_within(sp, c->start_line, c->end_line);
+        evidence_add(&a->cites, c->path, c->start_line, c->end_line, text, label, sp->score)
             ->elided = sp->elided;
+        free(label);
         free(text);
     }
 

@@ -495,7 +495,18 @@ static void test_check_filter(void)
     is_str(out.n ? out.v[0].text : NULL, "l11\nl12", "filter: its text is cut from the raw span");
     ok(out.n == 2 && out.v[1].elided && out.v[1].start_line == 1 && out.v[1].end_line == 5,
        "filter: an elided raw span is kept whole");
+    is_str(out.n ? out.v[0].label : NULL, "def f()", "filter: lines within a definition keep its label");
     evidence_free(&out);
+    cJSON_Delete(o);
+    /* lines of a window: labelled with their own range, not the window's */
+    struct evidence win = EVIDENCE_INIT;
+    evidence_add(&win, "w.py", 1, 6, "a\nb\nc\nd\ne\nf", "lines 1-6", 1);
+    o = cJSON_Parse("{\"spans\":[{\"path\":\"w.py\",\"start_line\":2,\"end_line\":3}]}");
+    ok(llm_check_filter(o, &win, NULL, &out, &dropped, NULL, err, sizeof err) == 0 && out.n == 1,
+       "filter: part of a window kept");
+    is_str(out.n ? out.v[0].label : NULL, "lines 2-3", "filter: its label is its own range");
+    evidence_free(&out);
+    evidence_free(&win);
     cJSON_Delete(o);
 
     o = cJSON_Parse("{\"spans\":[{\"path\":\"zz.py\",\"start_line\":1,\"end_line\":2}]}");

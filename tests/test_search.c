@@ -354,6 +354,48 @@ static void test_citations_read(void)
     }
 }
 
+/* a citation's label names its own lines: the policy's label when it gave
+ * one, else what the reading that verifies it says of them; a window's
+ * range ("lines 1-40") is never passed on to other lines */
+static void test_citation_labels(void)
+{
+    struct toy t;
+    struct search_config c;
+    toy_init(&t);
+    t.cite = TOY_CITE_READ_NAMED;
+    t.finish_at = 3;
+    search_config_defaults(&c);
+    struct search *s = run(&t, &c, "q");
+    run_all(s);
+    struct search_answer *a = search_answer(s);
+    is_int(a->cites.n, 2, "both parts of the window are cited");
+    is_str(a->cites.n > 0 ? a->cites.v[0].label : NULL, "Chunk.run", "the policy's label is kept");
+    is_str(a->cites.n > 1 ? a->cites.v[1].label : NULL, "lines 21-30",
+           "a part of a window is labelled with its own lines, not the window's");
+    search_answer_free(a);
+    search_free(s);
+
+    struct evidence ev = EVIDENCE_INIT;
+    evidence_add(&ev, "m.py", 5, 90, NULL, "module lines 5-90", 1);
+    evidence_add(&ev, "m.py", 5, 90, NULL, "def f(x)", 1);
+    evidence_add(&ev, "m.py", 5, 90, NULL, "in class View", 1);
+    evidence_add(&ev, "m.py", 5, 90, NULL, "lines 5-90 of a list", 1);
+    evidence_add(&ev, "m.py", 5, 90, NULL, NULL, 1);
+    const char *want[] = {"module lines 6-7", "def f(x)", "in class View", "lines 5-90 of a list", NULL};
+    for (size_t i = 0; i < ev.n; i++) {
+        char *l = evidence_label_within(&ev.v[i], 6, 7), *same = evidence_label_within(&ev.v[i], 5, 90);
+        if (want[i]) {
+            is_str(l, want[i], "label of lines 6-7 within '%s'", ev.v[i].label);
+            is_str(same, ev.v[i].label, "the same lines keep their label '%s'", ev.v[i].label);
+        } else {
+            ok(!l && !same, "no label within a span that has none");
+        }
+        free(l);
+        free(same);
+    }
+    evidence_free(&ev);
+}
+
 /* a Finish with no code read on its path is refused and re-planned */
 static void test_finish_unread(void)
 {
@@ -781,6 +823,7 @@ int main(void)
     test_loop_ancestors();
     test_citations_seen();
     test_citations_read();
+    test_citation_labels();
     test_finish_unread();
     test_finish_low_value();
     test_failures();

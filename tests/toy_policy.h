@@ -38,8 +38,10 @@ enum toy_dup { TOY_DUP_NONE, TOY_DUP_SIBLING, TOY_DUP_ANCESTOR, TOY_DUP_ONCE };
  * policy_answer.read, seen by no node), and lines past that window */
 /* TOY_CITE_READ_OUTLINE: the outline of a class the answer read itself,
  * cited as exactly its lines and as lines inside it */
+/* TOY_CITE_READ_NAMED: two parts of a window the answer read, one cited
+ * with the policy's own label, one with none */
 enum toy_cite { TOY_CITE_GOOD, TOY_CITE_BOGUS, TOY_CITE_NONE, TOY_CITE_PARTIAL, TOY_CITE_TREE, TOY_CITE_READ,
-                TOY_CITE_READ_OUTLINE };
+                TOY_CITE_READ_OUTLINE, TOY_CITE_READ_NAMED };
 enum toy_gate { TOY_GATE_NONE, TOY_GATE_PERCEIVE, TOY_GATE_PLAN, TOY_GATE_EVAL };
 
 struct toy {
@@ -296,6 +298,10 @@ static int toy_answer(void *ctx, const struct mcts_tree *tr, const int *ids, siz
         evidence_add(&out->read, "flat/window.py", 1, 4, "a = 1\nb = 2\nc = 3\nd = 4", "lines 1-4", 1);
         evidence_add(&out->cites, "flat/window.py", 2, 3, NULL, NULL, 0);
         evidence_add(&out->cites, "flat/window.py", 3, 9, NULL, NULL, 0);
+    } else if (t->cite == TOY_CITE_READ_NAMED) {
+        evidence_add(&out->read, "flat/named.py", 1, 40, "x = 0\n", "lines 1-40", 1);
+        evidence_add(&out->cites, "flat/named.py", 10, 20, NULL, "Chunk.run", 0);
+        evidence_add(&out->cites, "flat/named.py", 21, 30, NULL, NULL, 0);
     } else if (t->cite == TOY_CITE_READ_OUTLINE) {
         evidence_add(&out->read, "flat/chunk.py", 10, 40, "class Chunk:\n    def run(self): ...", "Chunk", 1)
             ->elided = 1;
