@@ -279,8 +279,10 @@ static int cmp_pick_line(const void *a, const void *b)
     return ((const struct line_pick *)a)->line - ((const struct line_pick *)b)->line;
 }
 
-/* The up to k lines of a verbatim span that match the question best. */
-static size_t decisive_lines(const struct qparse *q, const struct cand *c, size_t k, struct line_pick *out)
+/* The up to k lines of a verbatim span that match the question best; its
+ * first line too unless the heading shows it (first_shown: a signature). */
+static size_t decisive_lines(const struct qparse *q, const struct cand *c, size_t k, int first_shown,
+                             struct line_pick *out)
 {
     if (!c->sp.text || c->sp.elided) return 0;
     size_t n = 0, cap = 0;
@@ -292,7 +294,8 @@ static size_t decisive_lines(const struct qparse *q, const struct cand *c, size_
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         const char *s = p;
         while (s < p + len && isspace((unsigned char)*s)) s++;
-        int skip = s == p + len || line == c->sp.start_line || !strncmp(s, "\"\"\"", 3) || !strncmp(s, "'''", 3);
+        int skip = s == p + len || (first_shown && line == c->sp.start_line) || !strncmp(s, "\"\"\"", 3) ||
+                   !strncmp(s, "'''", 3);
         if (!skip) {
             double sc = qparse_match(q, p, len, NULL);
             for (size_t i = 0; i < q->nids; i++)
@@ -1017,7 +1020,8 @@ static void write_spans(const struct qparse *q, const struct cand *sel, size_t n
         buf_printf(b, "%zu. `%s:%d-%d`", i + 1, c->sp.path, c->sp.start_line, c->sp.end_line);
         if (c->qual || c->sp.label) buf_printf(b, " — `%s`", name);
         const char *sig = c->sig ? c->sig : NULL;
-        if (sig && c->qual && strcmp(sig, name)) buf_printf(b, ": `%.*s`", utf8_cut(sig, 200), sig);
+        int sig_shown = sig && c->qual && strcmp(sig, name);
+        if (sig_shown) buf_printf(b, ": `%.*s`", utf8_cut(sig, 200), sig);
         char *doc = c->doc ? xstrdup(c->doc) : (c->sp.end_line - c->sp.start_line < ANSWER_REFINE_LINES
                                                     ? doc_from_text(c->sp.text) : NULL);
         if (doc) {
@@ -1028,7 +1032,9 @@ static void write_spans(const struct qparse *q, const struct cand *sel, size_t n
         }
         buf_addc(b, '\n');
         struct line_pick picks[3];
-        size_t np = decisive_lines(q, c, q->type == QTYPE_WHERE ? 1 : 2, picks);
+        /* a definition's first line is its signature: quoted when the
+         * heading does not show it (a variable, a window) */
+        size_t np = decisive_lines(q, c, q->type == QTYPE_WHERE ? 1 : 2, sig_shown, picks);
         quote_lines(b, c, picks, np);
     }
 }

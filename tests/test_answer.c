@@ -511,6 +511,23 @@ int main(void)
     }
     answer_done(md, &cites, &fused);
     qparse_free(&q);
+
+    /* a variable's heading is its name alone: its first line, which the
+     * heading of a function shows as the signature, is quoted */
+    ok(two_files(db, 40, "pkg/globals.py", 41, "pkg/ctx.py",
+                 "(40, 'variable', 'g', 'g', 2, 4, NULL),"
+                 "(41, 'function', 'get_g', 'get_g', 1, 3, 'def get_g(app)')") == SQLITE_OK,
+       "with a variable g and a function get_g");
+    ok(qparse_question("What is g for the app?", &q, err, sizeof err) == 0, "the variable question parses");
+    struct evidence var = EVIDENCE_INIT;
+    evidence_add(&var, "pkg/globals.py", 2, 4, "g: AppGlobals = LocalProxy(\n    _cv_app, \"g\"\n)\n", NULL, 1.0);
+    evidence_add(&var, "pkg/ctx.py", 1, 3, "def get_g(app):\n    return app.g\n\n", NULL, 0.5);
+    md = answer_of(&q, &var, db, &cites);
+    ok(md && strstr(md, "2: g: AppGlobals = LocalProxy("), "the variable's first line is quoted");
+    ok(md && strstr(md, "`get_g`: `def get_g(app)`") && !strstr(md, "1: def get_g(app):"),
+       "the function's is shown once, as its signature");
+    answer_done(md, &cites, &var);
+    qparse_free(&q);
     sqlite3_close(db);
     unlink(ipath);
     free(ipath);
