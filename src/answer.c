@@ -460,6 +460,47 @@ static size_t *name_counts(const struct cands *cs)
     return count;
 }
 
+/* 1 when word w (length n) is at p in t as a whole word. */
+static int word_at(const char *t, const char *p, const char *w, size_t n)
+{
+    return !strncmp(p, w, n) && !(isalnum((unsigned char)p[n]) || p[n] == '_') &&
+           (p == t || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.'));
+}
+
+/* 1 when c binds name itself, so that a bare name() in it calls its own
+ * name, not a module's function: a parameter of its signature
+ * ('loads=json.loads' in 'def from_env(prefix, loads=json.loads)'), or a
+ * line of its body assigning it ('loads = pick()', 'for loads in ...'). */
+static int binds_locally(const struct cand *c, const char *name)
+{
+    size_t n = strlen(name);
+    const char *sig = c->sig, *lp = sig ? strchr(sig, '(') : NULL;
+    for (const char *p = lp; p && *p; p++) {
+        /* a parameter starts after '(' or ',' (then blanks and stars) */
+        if (*p != '(' && *p != ',') continue;
+        const char *a = p + 1;
+        while (*a == ' ' || *a == '*') a++;
+        if (word_at(sig, a, name, n)) return 1;
+    }
+    for (const char *l = c->sp.text; l && *l;) {
+        const char *e = strchr(l, '\n');
+        if (!e) e = l + strlen(l);
+        const char *a = l;
+        while (a < e && (*a == ' ' || *a == '\t')) a++;
+        if (!strncmp(a, "for ", 4)) a += 4;
+        if (word_at(l, a, name, n)) {
+            const char *z = a + n;
+            while (z < e && *z == ' ') z++;
+            if (z < e && *z == ':') {                    /* an annotation: 'name: T = v' */
+                while (z < e && *z != '=') z++;
+            }
+            if ((z < e && *z == '=' && z[1] != '=') || !strncmp(z, "in ", 3)) return 1;
+        }
+        l = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
 /* The line where sel[i] calls sel[j], or 0. A method (its class known from
  * the index) is reached through its class's name (Owner.name()) or, from a
  * method of its own class, through self: kwargs.get() in Session.send is no
@@ -504,7 +545,8 @@ static int resolved_call(const struct cand *sel, size_t n, size_t i, size_t j)
         if (last) break;
     }
     recvs[nr] = NULL;
-    return calls_at_ex(&sel[i], nj, recvs);
+    /* a name the caller binds itself is its own when called bare */
+    return calls_at_ex(&sel[i], nj, binds_locally(&sel[i], nj) ? recvs + 1 : recvs);
 }
 
 /* The base classes a class signature lists ("class Model(metaclass=

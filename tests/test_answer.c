@@ -150,6 +150,22 @@ static const struct span_row mod_spans[] = {
     {"pkg/client.py", 9, 10, "def take(url):\n    return fetch(url)  # the client's url\n", "def take(url)"},
 };
 
+static const struct span_row shadow_spans[] = {
+    {"pkg/codec.py", 1, 4, "def loads(text):\n    # load the config values from text\n    return text\n\n",
+     "def loads(text)"},
+    {"pkg/config.py", 1, 5,
+     "def from_env(prefix: str, *, loads=json.loads):\n    # load the config values from the environment\n"
+     "    value = loads(prefix)\n    return value\n\n",
+     "def from_env(prefix: str, *, loads=json.loads)"},
+    {"pkg/config.py", 6, 10,
+     "def from_file(path):\n    # load the config values from a file\n    loads = pick(path)\n"
+     "    return loads(path)\n\n",
+     "def from_file(path)"},
+    {"pkg/codec.py", 6, 9,
+     "def from_text(text):\n    # load the config values from text\n    return loads(text)\n\n",
+     "def from_text(text)"},
+};
+
 static const struct relation_case relation_cases[] = {
     {"with a store class and two functions", 8, "pkg/store.py", 9, "pkg/handle.py",
      "(8, 'class', 'Store', 'Store', 1, 20, 'class Store'),"
@@ -170,6 +186,14 @@ static const struct relation_case relation_cases[] = {
      (const char *const[]){"`pull` calls `fetch` (`pkg/client.py:7`)", "`take` calls `fetch` (`pkg/client.py:10`)",
                            NULL},
      (const char *const[]){"`load` calls `fetch`", NULL}},
+    {"with a module function and callers binding its name themselves", 14, "pkg/codec.py", 15, "pkg/config.py",
+     "(14, 'function', 'loads', 'loads', 1, 4, 'def loads(text)'),"
+     "(15, 'function', 'from_env', 'from_env', 1, 5, 'def from_env(prefix: str, *, loads=json.loads)'),"
+     "(15, 'function', 'from_file', 'from_file', 6, 10, 'def from_file(path)'),"
+     "(14, 'function', 'from_text', 'from_text', 6, 9, 'def from_text(text)')",
+     "How are the config values loaded?", shadow_spans, ARRAY_LEN(shadow_spans),
+     (const char *const[]){"`from_text` calls `loads` (`pkg/codec.py:8`)", NULL},
+     (const char *const[]){"`from_env` calls `loads`", "`from_file` calls `loads`", NULL}},
 };
 
 /* Releases an answer, its citations and the pool it came from. */
