@@ -8,6 +8,7 @@
 #     the nodes its citations were read by;
 #   - "node N will be expanded next" is gone once N is expanded, and after
 #     f, which drops the expansion;
+#   - a Finish node's evidence pane says why it holds none, with no "yet";
 #   - "What is g?" about a repository that defines g: no step fails, the
 #     answer cites where g is defined.
 set -u
@@ -26,7 +27,10 @@ run_ui 120 36 -- --policy offline --index "$IDX" --iterations "$its" "$FIX" "$Q"
 wait_for '\| done: finish'
 ok $? "the front end's search ends on the same Finish"
 keys b
-sleep 0.2
+wait_for 'Finish reads no code'
+ok $? "the Finish node's evidence pane says a Finish reads no code, not that its evidence is still to come"
+! grep -q 'no evidence yet' "$T/screen"
+ok $? "and not '(no evidence yet)'"
 keys x
 wait_for 'node [0-9]* pruned'
 wait_for '\| done: '

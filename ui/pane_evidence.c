@@ -11,6 +11,28 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What a node that holds no evidence says instead: why, as its status and
+ * action tell (a Finish reads nothing, a step may find nothing, fail or be
+ * pruned before it ran), "yet" only while it may still read something. */
+static const char *no_evidence(const struct mcts_node *n)
+{
+    if (!n || n->parent < 0) return "(the root has no evidence)";
+    int finish = n->action && !strncmp(n->action, "Finish", 6);
+    switch (n->status) {
+    case MCTS_PENDING:
+    case MCTS_RUNNING: return "(no evidence yet)";
+    case MCTS_FINISHED: return "(Finish reads no code: the answer draws on the evidence read before it)";
+    case MCTS_ERROR: return "(the step failed before it read anything)";
+    case MCTS_PRUNED:
+        if (n->exhausted) return "(no action was left for it: it read nothing)";
+        return n->refused ? "(a Finish refused: no code had been read on its path)" : "(pruned before it read anything)";
+    case MCTS_DONE:
+        if (n->refused) return "(a Finish refused: no code had been read on its path)";
+        return finish ? "(Finish reads no code)" : "(this step found nothing)";
+    }
+    return "(no evidence)";
+}
+
 /* The document of the selected node's evidence; span headers are tagged
  * 1, 2, ... in order. */
 static void build(struct ui *ui, struct pane *p, struct doc *d0)
@@ -20,8 +42,7 @@ static void build(struct ui *ui, struct pane *p, struct doc *d0)
     int w = p->w - 2, spans = 0;
     const char *text = n ? n->obs_text : NULL;
     if (!text || !*text) {
-        doc_add(ui, &d, n && n->parent < 0 ? "(the root has no evidence)" : "(no evidence yet)", w, 0,
-                R_DIM, 0);
+        doc_add(ui, &d, no_evidence(n), w, 0, R_DIM, 0);
     } else {
         const char *s = text;
         int line_no = 0, left = 0;
