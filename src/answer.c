@@ -805,8 +805,17 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
         return;
     }
     int cls = c->kind && !strcmp(c->kind, "class");
+    /* words of the question the repository says nowhere: the head names
+     * the closest code, not the code that does it */
+    struct buf absent = BUF_INIT;
+    size_t nabsent = named ? 0 : qparse_absent_words(q, ANSWER_ABSENT_WORDS, &absent);
+    if (nabsent > ANSWER_ABSENT_WORDS) buf_printf(&absent, " and %zu more of its words", nabsent - ANSWER_ABSENT_WORDS);
     buf_adds(b, "**In short:** ");
-    if (!is_definition(c)) {
+    if (nabsent) {
+        buf_adds(b, "the closest code is ");
+        head_name(b, c);
+        buf_printf(b, " [%zu]", s + 1);
+    } else if (!is_definition(c)) {
         buf_adds(b, "the question's words meet in ");
         head_name(b, c);
         buf_printf(b, " [%zu]", s + 1);
@@ -863,6 +872,10 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
             buf_printf(b, "; it inherits from `%s` [%zu]", bases, s + 1);
     }
     buf_adds(b, ".");
+    if (nabsent)
+        buf_printf(b, " No indexed file of the repository says %s, so the citations match the question's other words.",
+                   buf_str(&absent));
+    buf_free(&absent);
     struct setting st;
     if (find_setting(q, sel, n, &st)) {
         buf_printf(b, " The setting `%s` controls it: `%s:%d` [%zu] reads it.", st.key, sel[st.cite].sp.path, st.line,

@@ -57,6 +57,7 @@
 #define ANSWER_REFINE_MAX_DEF 150   /* ... into their definitions this long */
 #define ANSWER_FILE_EVIDENCE_WEIGHT 0.3   /* answer_opts.files, as the window prior */
 #define ANSWER_CENTRAL_WEIGHT 0.15        /* answer_opts.central: a tie-breaker */
+#define ANSWER_ABSENT_WORDS 4       /* the missing words the head names (then "and N more") */
 
 struct answer_opts {
     size_t max_cites;        /* 0: ANSWER_MAX_CITES */

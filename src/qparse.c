@@ -521,7 +521,35 @@ void qparse_free(struct qparse *q)
     for (size_t i = 0; i < q->nterms; i++) free(q->terms[i]);
     free(q->terms);
     free(q->weights);
+    free(q->absent);
     memset(q, 0, sizeof *q);
+}
+
+static int same_word(const char *a, size_t na, const char *b, size_t nb);
+
+/* 1 when the vocabulary voc (fts5vocab, term = ?1) or its range query
+ * (range: term >= ?1 AND term < ?2) holds a term that is another stem of
+ * t's word (same_word): "connections" is not absent from code that says
+ * "connection". */
+static int stem_in_vocab(sqlite3_stmt *range, const char *t)
+{
+    if (!range) return 0;
+    size_t n = strlen(t), k = n < 5 ? n : 5;
+    char lo[8], hi[8];
+    memcpy(lo, t, k);
+    lo[k] = 0;
+    memcpy(hi, t, k);
+    hi[k] = 0;
+    hi[k - 1]++;   /* terms are lowercase letters and digits: no overflow */
+    sqlite3_bind_text(range, 1, lo, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(range, 2, hi, -1, SQLITE_TRANSIENT);
+    int found = 0;
+    while (!found && sqlite3_step(range) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(range, 0);
+        found = v && same_word(t, n, v, strlen(v));
+    }
+    sqlite3_reset(range);
+    return found;
 }
 
 void qparse_weigh(struct qparse *q, sqlite3 *db)
@@ -547,6 +575,12 @@ void qparse_weigh(struct qparse *q, sqlite3 *db)
                          "USING fts5vocab(main, 'chunks_fts', 'row')", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT doc FROM temp.drqa_qparse_vocab WHERE term = ?1", -1, &voc, NULL) != SQLITE_OK)
         voc = NULL;
+    sqlite3_stmt *range = NULL;
+    if (voc && sqlite3_prepare_v2(db, "SELECT term FROM temp.drqa_qparse_vocab WHERE term >= ?1 AND term < ?2",
+                                  -1, &range, NULL) != SQLITE_OK)
+        range = NULL;
+    free(q->absent);
+    q->absent = xcalloc(q->nterms, 1);
     q->total_weight = 0;
     for (size_t i = 0; i < q->nterms; i++) {
         double df = 0;
@@ -567,7 +601,10 @@ void qparse_weigh(struct qparse *q, sqlite3 *db)
          * words the code never uses do not swamp the share of those it does */
         q->weights[i] = df > 0 ? log(1.0 + ndocs / (1.0 + df)) : 0.5;
         q->total_weight += q->weights[i];
+        /* absent: said only of a term the vocabulary answers for */
+        q->absent[i] = df == 0 && plain && *q->terms[i] && !stem_in_vocab(range, q->terms[i]);
     }
+    sqlite3_finalize(range);
     sqlite3_finalize(voc);
     sqlite3_finalize(st);
 }
@@ -587,6 +624,39 @@ static int same_word(const char *a, size_t na, const char *b, size_t nb)
     size_t k = 0;
     while (k < na && k < nb && a[k] == b[k]) k++;
     return k >= 5 && na - k <= 3 && nb - k <= 3;
+}
+
+struct absent_acc {
+    const struct qparse *q;
+    int terms, absent;   /* the word's terms, and how many of them are absent */
+};
+
+static void absent_term(const char *t, size_t n, void *ctx)
+{
+    struct absent_acc *a = ctx;
+    for (size_t i = 0; i < a->q->nterms; i++)
+        if (strlen(a->q->terms[i]) == n && memcmp(a->q->terms[i], t, n) == 0) {
+            a->terms++;
+            a->absent += a->q->absent[i];
+            return;
+        }
+}
+
+size_t qparse_absent_words(const struct qparse *q, size_t max, struct buf *out)
+{
+    if (!q->absent) return 0;
+    size_t k = 0;
+    for (size_t w = 0; w < q->nwords; w++) {
+        struct absent_acc a = {q, 0, 0};
+        tok_each(q->words[w], strlen(q->words[w]), TOK_STOPWORDS, absent_term, &a);
+        if (!a.terms || a.absent < a.terms) continue;
+        int again = 0;   /* a word written twice is said once */
+        for (size_t v = 0; v < w && !again; v++) again = !strcmp(q->words[v], q->words[w]);
+        if (again) continue;
+        if (k < max) buf_printf(out, "%s`%s`", k ? ", " : "", q->words[w]);
+        k++;
+    }
+    return k;
 }
 
 int qparse_term_index(const struct qparse *q, const char *t, size_t n)

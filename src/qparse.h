@@ -27,6 +27,8 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
+#include "util.h"
+
 enum qtype { QTYPE_WHAT, QTYPE_WHERE, QTYPE_HOW, QTYPE_WHY, QTYPE_OTHER };
 
 enum qident_kind {
@@ -57,6 +59,8 @@ struct qparse {
     double *weights;
     size_t nterms;
     double total_weight;
+    unsigned char *absent;   /* per term, set by qparse_weigh: no chunk holds it nor another stem
+                              * of its word (NULL until weighed) */
     int about_tests;   /* the question speaks of tests ("the test function that ...", test_x) */
 };
 
@@ -87,6 +91,13 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *ct
  * log(1 + N / (1 + df)); terms the index does not know keep a low weight.
  * Leaves the weights at 1 when db is NULL or cannot be read. */
 void qparse_weigh(struct qparse *q, sqlite3 *db);
+
+/* The content words of the question (q->words) that the weighed index holds
+ * nowhere: every term of the word is absent (qparse_weigh), so no code,
+ * comment, document or path of the repository says it. The first max are
+ * appended to out as "`w1`, `w2`"; returns how many there are (0 before
+ * qparse_weigh). */
+size_t qparse_absent_words(const struct qparse *q, size_t max, struct buf *out);
 
 /* The weighted share (0-1) of the question's terms found in text[0..n).
  * When hit is not NULL, hit[i] is set to 1 for every term i found (it is

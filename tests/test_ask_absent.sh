@@ -1,0 +1,68 @@
+#!/bin/sh
+# A question whose words the repository says nowhere ("How does the server
+# handle websocket connections?" where no file says websocket) is answered
+# with the closest code, and the answer says so: it names the missing words
+# and does not call what it cites "the code that does it". Another stem of
+# a word ("connections" where the code says "connection") is no missing word,
+# nor is a word of an identifier (WebHook says webhook). A question whose
+# words are all there gets the usual head. Checked on a repository the test
+# writes, offline policy.
+: "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
+. "$top_srcdir/tests/lib.sh"
+
+R="$T/repo"
+mkdir -p "$R/srv"
+: >"$R/srv/__init__.py"
+cat >"$R/srv/server.py" <<'EOF'
+class Server:
+    """Accepts a connection and hands each request to its handler."""
+
+    def handle(self, connection):
+        """Handle one connection: read the request, write the response."""
+        request = connection.read()
+        return self.dispatch(request)
+
+    def dispatch(self, request):
+        """Find the handler of the request's path and call it."""
+        return request
+
+
+class WebHook:
+    """Posts an event to a registered address."""
+
+    def post(self, event):
+        return event
+EOF
+
+# ask QUESTION: the first line of its answer in $T/head
+ask() {
+    "$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --ask "$1" "$R" >"$T/out" 2>"$T/err"
+    rc=$?
+    sed -n '1p' "$T/out" >"$T/head"
+    sed 's/^/# /' "$T/head"
+    return $rc
+}
+
+ask "How does the server handle websocket connections?"
+ok $? "the websocket question is answered"
+grep -q 'No indexed file of the repository says `websocket`, so the citations match the question' "$T/head"
+ok $? "the answer says no file says websocket"
+grep -q '^\*\*In short:\*\* the closest code is `Server' "$T/head"
+ok $? "and calls its first citation the closest code, not the code that does it"
+! grep -q 'that does it' "$T/head"
+ok $? "'the code (or class) that does it' is not said"
+! grep -q '`connections`\|`server`\|`handle`' "$T/head"
+ok $? "words the code says (connections as connection) are not named missing"
+
+ask "How does the webhook post an event?"
+! grep -q 'No indexed file' "$T/head"
+ok $? "webhook is a word of the identifier WebHook: nothing is said missing"
+
+ask "How does the server handle a connection?"
+! grep -q 'No indexed file\|closest code' "$T/head"
+ok $? "a question whose words are all there gets the usual head"
+grep -q 'In short' "$T/head"
+ok $? "which is there"
+
+echo "1..$n"
+exit $fail
