@@ -22,6 +22,7 @@
 #define SIG_CAP 80           /* a signature in it */
 #define DOC_CAP 100          /* a docstring's first sentence in it */
 #define MORE_LINE 64         /* kept for "... and N more files" */
+#define ABSENT_CAP 8         /* the question's missing words listed */
 
 struct ofile {
     long long id;
@@ -260,9 +261,18 @@ char *outline_build(sqlite3 *db, const char *question, size_t budget)
     for (size_t i = 0; i < n; i++)
         if (!files[i].shortl) file_lines(&files[i], NULL, 0);
 
+    /* the question's words no indexed file holds in any form: a model told
+     * so says the repository lacks them rather than guessing where they are */
+    struct buf absent = BUF_INIT;
     if (have_q) {
         qparse_weigh(&q, db);
         for (size_t i = 0; i < n; i++) files[i].score = qparse_match(&q, files[i].fulll, strlen(files[i].fulll), NULL);
+        struct buf words = BUF_INIT;
+        size_t na = qparse_absent_words(&q, ABSENT_CAP, &words);
+        if (na)
+            buf_printf(&absent, "Words of the question that no indexed file contains, in any form: %s%s.\n",
+                       buf_str(&words), na > ABSENT_CAP ? " and more" : "");
+        buf_free(&words);
     }
     rank = xreallocarray(NULL, n, sizeof *rank);
     for (size_t i = 0; i < n; i++) rank[i] = &files[i];
@@ -273,7 +283,9 @@ char *outline_build(sqlite3 *db, const char *question, size_t budget)
                    "file's top-level classes and functions with their signatures, lines and first docstring sentence, "
                    "a class's methods indented under it; else one line: class Name, function().\n", n);
     layout_line(&b, files, n, budget / 6);
-    size_t room = budget - MORE_LINE, rest = 0;
+    /* the missing words' line comes last, when the room left allows it */
+    if (absent.len + MORE_LINE + b.len > budget) buf_free(&absent);
+    size_t room = budget - MORE_LINE - absent.len, rest = 0;
     for (size_t i = 0; i < n; i++) rest += strlen(files[i].shortl);
     size_t shown = 0;
     for (; shown < n; shown++) {
@@ -285,6 +297,8 @@ char *outline_build(sqlite3 *db, const char *question, size_t budget)
         else break;
     }
     if (shown < n) buf_printf(&b, "... and %zu more files\n", n - shown);
+    buf_add(&b, absent.data ? absent.data : "", absent.len);
+    buf_free(&absent);
     if (b.len > budget) {   /* only a heading over a tiny budget: no outline */
         buf_free(&b);
         goto out;

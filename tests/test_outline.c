@@ -7,6 +7,7 @@
  *   - the files most related to the question come first, with their
  *     top-level classes and functions, with signatures, lines, docstrings
  *     and methods where room allows;
+ *   - the question's words no indexed file holds are named, within the budget;
  *   - Anthropic's documented minimum per model, 0 for other providers. */
 #include "tap.h"
 #include "index.h"
@@ -114,6 +115,31 @@ static void test_cache_minimums(void)
        "a bad cache_min is refused, naming the field");
 }
 
+/* the question's words no indexed file holds: named on the outline's last
+ * line, within the budget; another form of a word the code has is not */
+static void test_absent_words(void)
+{
+    const char *q = "How does the Router upgrade a websocket before routing the views?";
+    char *t = outline_build(db, q, 4000);
+    const char *line = t ? strstr(t, "Words of the question that no indexed file contains") : NULL;
+    ok(line && strstr(line, "`websocket`") && !strchr(line, '\n')[1], "the missing word is named, on the last line");
+    ok(line && !strstr(line, "`router`") && !strstr(line, "`views`") && !strstr(line, "`routing`"),
+       "words the code has (views as view, routing as route) are not");
+    free(t);
+    t = outline_build(db, "How does the Router match a URL rule to a view?", 4000);
+    ok(t && !strstr(t, "no indexed file contains"), "a question whose words are all there has no such line");
+    free(t);
+    int over = 0, with = 0;
+    for (size_t budget = OUTLINE_MIN_BYTES; budget <= 3000; budget += 41) {
+        t = outline_build(db, q, budget);
+        over += t && strlen(t) > budget;
+        with += t && strstr(t, "`websocket`") != NULL;
+        free(t);
+    }
+    ok(!over, "with the line, no outline passes its budget (%d did)", over);
+    ok(with > 0, "and the line is there when room allows (%d budgets)", with);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/drqa-test-outline-XXXXXX";
@@ -128,6 +154,7 @@ int main(void)
 
     test_deterministic_and_ranked();
     test_bounded();
+    test_absent_words();
     test_cache_minimums();
 
     sqlite3_close(db);
