@@ -23,6 +23,8 @@ struct cand {
     int def_start, def_end;    /* lines of the definition qual names, 0 when unknown */
     int named;                 /* a view of the one definition of a name the question writes explicitly:
                                   2 the whole of it, 1 its start (named_first) */
+    int caller;                /* the line where it calls the name whose callers the question asks
+                                  (qparse.callers_of), 0 when it does not (callers_first) */
 };
 
 static void cand_free(struct cand *c)
@@ -232,6 +234,7 @@ static size_t refine(sqlite3 *db, struct enclosing_st *k, const struct evidence_
 static int cmp_cand(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
+    if (!x->caller != !y->caller) return !x->caller - !y->caller;
     if (x->named != y->named) return y->named - x->named;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
     return x->order - y->order;
@@ -778,9 +781,38 @@ static void head_name(struct buf *b, const struct cand *c)
  * among the citations, and the setting that controls it when a cited span
  * reads one named by the question's words. Every claim carries the number
  * of its citation ([n], the position in the citation list). */
+/* The name whose callers q asks for ("What calls get_response?"), or NULL. */
+static const char *callee_of(const struct qparse *q)
+{
+    return q->callers_of && q->callers_of <= q->nids ? q->ids[q->callers_of - 1].base : NULL;
+}
+
+/* The head of a question asking what calls a name: the cited code that
+ * calls it, each with the line of the call. 0 when no citation calls it
+ * (the usual head is written instead). */
+static int write_head_callers(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+{
+    const char *x = callee_of(q);
+    size_t k = 0, shown = 0;
+    for (size_t i = 0; x && i < n; i++) k += sel[i].caller > 0;
+    if (!k) return 0;
+    char d[256];
+    buf_printf(b, "**In short:** `%s` is called by ", x);
+    for (size_t i = 0; i < n && shown < 3; i++) {
+        if (!sel[i].caller) continue;
+        shown++;
+        buf_adds(b, shown == 1 ? "" : shown == k || shown == 3 ? " and " : ", ");
+        buf_printf(b, "`%s` (`%s:%d`) [%zu]", display_name(&sel[i], d, sizeof d), sel[i].sp.path, sel[i].caller, i + 1);
+    }
+    if (k > shown) buf_printf(b, ", and %zu more cited below", k - shown);
+    buf_adds(b, ". These are the calls the cited code shows; the index may list more (FindReferences).\n\n");
+    return 1;
+}
+
 static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
 {
     if (!n) return;
+    if (write_head_callers(q, sel, n, b)) return;
     /* the subject: among the leading citations, the definition of a name
      * the question writes, else the best definition */
     size_t s = 0;
@@ -942,6 +974,15 @@ static void named_first(const struct qparse *q, struct cands *cs, const size_t *
     }
 }
 
+/* A question asking what calls a name is answered by the code that calls
+ * it: those candidates go first (in their order), the name's own
+ * definitions after them. */
+static void callers_first(const struct qparse *q, struct cands *cs)
+{
+    const char *x = callee_of(q);
+    for (size_t i = 0; x && i < cs->n; i++) cs->v[i].caller = calls_at_ex(&cs->v[i], x, NULL);
+}
+
 /* The candidates of pool, scored and sorted best first: every span (an
  * outline read verbatim too as those lines), and the definitions inside a
  * long one. With opts->ranked the pool's order is kept: its spans score by
@@ -996,6 +1037,7 @@ static void collect_cands(const struct qparse *q, const struct evidence *pool, s
         if (ranked) cs->v[i].score = cs->v[i].prior;
         else score_cand(q, opts, &cs->v[i], ndefs[i]);
     named_first(q, cs, ndefs);
+    callers_first(q, cs);
     free(ndefs);
     qsort(cs->v, cs->n, sizeof *cs->v, cmp_cand);
 }
@@ -1088,8 +1130,14 @@ static void write_spans(const struct qparse *q, const struct cand *sel, size_t n
         buf_addc(b, '\n');
         struct line_pick picks[3];
         /* a definition's first line is its signature: quoted when the
-         * heading does not show it (a variable, a window) */
-        size_t np = decisive_lines(q, c, q->type == QTYPE_WHERE ? 1 : 2, sig_shown, picks);
+         * heading does not show it (a variable, a window, a line inside
+         * the definition the heading names) */
+        size_t np = decisive_lines(q, c, q->type == QTYPE_WHERE ? 1 : 2,
+                                   sig_shown && c->def_start == c->sp.start_line, picks);
+        if (c->caller) {   /* the call itself is what the question asks for */
+            picks[0] = (struct line_pick){c->caller, 0};
+            np = 1;
+        }
         quote_lines(b, c, picks, np);
     }
 }
@@ -1136,7 +1184,10 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
 
     if (markdown) {   /* (NULL: the citations alone are wanted) */
         write_head(q, sel, nsel, &b);
-        buf_printf(&b, "%s\n\n", lead(q->type));
+        int calls = 0;
+        for (size_t i = 0; i < nsel; i++) calls |= sel[i].caller > 0;
+        buf_printf(&b, "%s\n\n", calls ? "The code that calls it comes first, then the rest, most relevant first:"
+                                        : lead(q->type));
         write_spans(q, sel, nsel, &b);
         relations(sel, nsel, &b);
         if (opts && opts->note) buf_printf(&b, "\n_%s_\n", opts->note);

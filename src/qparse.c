@@ -388,6 +388,37 @@ static void unquote(struct qparse *q, const char *question, struct buf *plain)
     }
 }
 
+/* 1 when the question asks, in its opening words, for the callers of
+ * something: "What calls X?", "Who calls X?", "Which functions call X?",
+ * "What are the callers of X?", "Where is X called (from)?". A longer
+ * question that only mentions a call further on ("Where does A invoke B,
+ * and when is it called?") asks something else. */
+static int asks_callers(const char *question)
+{
+    char w[6][16];
+    size_t nw = 0;
+    for (const char *p = question; *p && nw < ARRAY_LEN(w);) {
+        while (*p && !isalnum((unsigned char)*p) && *p != '_') p++;
+        const char *b = p;
+        while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+        size_t n = (size_t)(p - b);
+        if (!n) break;
+        size_t k = n < sizeof w[0] ? n : 0;   /* a long word is none of these */
+        for (size_t i = 0; i < k; i++) w[nw][i] = (char)tolower((unsigned char)b[i]);
+        w[nw++][k] = 0;
+    }
+    if (!nw) return 0;
+    int wh = !strcmp(w[0], "what") || !strcmp(w[0], "who") || !strcmp(w[0], "which");
+    for (size_t i = 1; i < nw; i++) {
+        if (!strcmp(w[i], "callers") || !strcmp(w[i], "caller")) return wh || !strcmp(w[0], "list");
+        if (wh && i <= 3 && (!strcmp(w[i], "calls") || !strcmp(w[i], "call"))) return 1;
+        if (!strcmp(w[0], "where") && nw > 1 && (!strcmp(w[1], "is") || !strcmp(w[1], "are")) && i <= 4 &&
+            !strcmp(w[i], "called"))
+            return 1;
+    }
+    return 0;
+}
+
 int qparse_question_names(const char *question, qparse_name_fn defined, void *dctx, struct qparse *q, char *err,
                           size_t errlen)
 {
@@ -492,6 +523,16 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     buf_free(&words);
     buf_free(&plain);
     q->total_weight = (double)q->nterms;
+    /* whose callers: the first name written as code (a function before a
+     * class: "What calls Flask.run?" asks about run) */
+    if (q->nids && asks_callers(question)) {
+        q->callers_of = 1;
+        for (size_t k = 0; k < q->nids; k++)
+            if (q->ids[k].kind == QID_FUNCTION) {
+                q->callers_of = k + 1;
+                break;
+            }
+    }
     for (size_t i = 0; i < q->nterms && !q->about_tests; i++)
         q->about_tests = !strcmp(q->terms[i], "test") || !strcmp(q->terms[i], "unittest") ||
                          !strcmp(q->terms[i], "pytest");

@@ -62,6 +62,8 @@ struct qparse {
     unsigned char *absent;   /* per term, set by qparse_weigh: no chunk holds it nor another stem
                               * of its word (NULL until weighed) */
     int about_tests;   /* the question speaks of tests ("the test function that ...", test_x) */
+    size_t callers_of; /* the question asks what calls ids[callers_of - 1] ("What calls get_response?",
+                        * "Where is save called from?", "callers of run"); 0 when it does not */
 };
 
 /* Reads question. Returns 0, or -1 with a message when it holds no word at

@@ -239,6 +239,37 @@ static void test_named_words(void)
     qparse_free(&q);
 }
 
+/* a question asking what calls a name, in its opening words, names it
+ * (callers_of); one that only mentions a call further on does not */
+static void test_callers(void)
+{
+    static const struct {
+        const char *q, *callee;   /* callee NULL: not a callers question */
+    } cases[] = {
+        {"What calls get_response?", "get_response"},
+        {"Who calls full_dispatch_request?", "full_dispatch_request"},
+        {"Which functions call `make_response`?", "make_response"},
+        {"What are the callers of url_for()?", "url_for"},
+        {"Where is make_response called from?", "make_response"},
+        {"What calls Flask.run?", "run"},
+        {"What does get_response do?", NULL},
+        {"How is the response of get_response() built?", NULL},
+        {"Where does DaskIndexingAdapter conditionally invoke dask.array.map_blocks, and what determines when "
+         "this function is called?", NULL},
+        {"Where, during form validation, are the per-field `clean_<name>()` hooks called relative to clean()?", NULL},
+        {"What calls the database?", NULL},   /* no name written as code */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct qparse q;
+        char err[256];
+        ok(qparse_question(cases[i].q, &q, err, sizeof err) == 0, "parses: %s", cases[i].q);
+        const char *got = q.callers_of && q.callers_of <= q.nids ? q.ids[q.callers_of - 1].base : NULL;
+        if (cases[i].callee) is_str(got, cases[i].callee, "asks what calls %s", cases[i].callee);
+        else ok(!got, "asks for no callers (got %s)", got ? got : "none");
+        qparse_free(&q);
+    }
+}
+
 static void test_errors(void)
 {
     struct qparse q;
@@ -258,6 +289,7 @@ int main(void)
     test_identifiers();
     test_quotes_files();
     test_words_terms();
+    test_callers();
     test_named_words();
     test_errors();
     return done_testing();

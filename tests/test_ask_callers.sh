@@ -1,0 +1,75 @@
+#!/bin/sh
+# "What calls get_response?" is answered by the code that calls it: the
+# search's first step is FindReferences on the name (the index's call
+# edges), the citations that call it come first, each quoted at its call,
+# and the answer's first sentence names them with the line of each call. A
+# docstring that only mentions the name is no call. Checked on a repository
+# the test writes, offline policy.
+: "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
+. "$top_srcdir/tests/lib.sh"
+
+R="$T/repo"
+mkdir -p "$R/web"
+: >"$R/web/__init__.py"
+cat >"$R/web/handlers.py" <<'EOF'
+class Handler:
+    """Turns a request into a response."""
+
+    def get_response(self, request):
+        """Return the response for request, through the middleware."""
+        return self.middleware(request)
+
+    def middleware(self, request):
+        return request
+
+
+class WSGIHandler(Handler):
+    """The WSGI entry point."""
+
+    def __call__(self, environ):
+        request = dict(environ)
+        response = self.get_response(request)
+        return response
+EOF
+cat >"$R/web/client.py" <<'EOF'
+def fetch(handler, request):
+    """Send request to handler and return what it answers."""
+    return handler.get_response(request)
+
+
+def describe():
+    """Say how get_response is reached: through the handler."""
+    return "handler"
+EOF
+
+"$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --transcript-dir "$T/tr" --json \
+    --ask "What calls get_response?" "$R" >"$T/out" 2>"$T/err"
+ok $? "the callers question is answered"
+"$PYTHON3" - "$T/out" "$T/tr" >"$T/facts" <<'EOF'
+import glob, json, sys
+d = json.load(open(sys.argv[1]))
+t = json.load(open(glob.glob(sys.argv[2] + "/*.json")[0]))
+first_child = min((n for n in t["nodes"] if n.get("parent") == 0), key=lambda n: n["id"])
+print("first-step", first_child.get("action"), json.dumps(first_child.get("args", {}), sort_keys=True))
+c = d["citations"]
+print("first-cite", c[0]["path"], c[0]["start_line"], c[0]["end_line"] if c else "")
+print("head", d["answer"].split("\n", 1)[0])
+print("answer", json.dumps(d["answer"]))
+EOF
+sed 's/^/# /' "$T/facts" | cut -c1-300
+grep -q '^first-step FindReferences .*get_response' "$T/facts"
+ok $? "the search's first step is FindReferences on get_response"
+awk '/^first-cite/ { exit !(($2 == "web/handlers.py" && $3 <= 17 && $4 >= 17) || ($2 == "web/client.py" && $3 <= 3 && $4 >= 3)) }' "$T/facts"
+ok $? "the first citation is a call of it, not its definition"
+grep -q '^head \*\*In short:\*\* `get_response` is called by ' "$T/facts"
+ok $? "the first sentence says what calls it"
+grep '^head' "$T/facts" | grep -q '`WSGIHandler.__call__` (`web/handlers.py:17`)' &&
+    grep '^head' "$T/facts" | grep -q '`fetch` (`web/client.py:3`)'
+ok $? "naming both callers with the line of each call"
+! grep '^head' "$T/facts" | grep -q 'describe'
+ok $? "a docstring that mentions the name is no call"
+grep '^answer' "$T/facts" | grep -q '17: response = self.get_response(request)'
+ok $? "a caller is quoted at its call"
+
+echo "1..$n"
+exit $fail
