@@ -25,6 +25,8 @@ struct cand {
                                   2 the whole of it, 1 its start (named_first) */
     int caller;                /* the line where it calls the name whose callers the question asks
                                   (qparse.callers_of), 0 when it does not (callers_first) */
+    int subclass;              /* a class whose bases name the class whose subclasses the question
+                                  asks (qparse.subclasses_of) */
 };
 
 static void cand_free(struct cand *c)
@@ -234,7 +236,8 @@ static size_t refine(sqlite3 *db, struct enclosing_st *k, const struct evidence_
 static int cmp_cand(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
-    if (!x->caller != !y->caller) return !x->caller - !y->caller;
+    int xr = x->caller || x->subclass, yr = y->caller || y->subclass;
+    if (xr != yr) return yr - xr;
     if (x->named != y->named) return y->named - x->named;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
     return x->order - y->order;
@@ -787,6 +790,61 @@ static const char *callee_of(const struct qparse *q)
     return q->callers_of && q->callers_of <= q->nids ? q->ids[q->callers_of - 1].base : NULL;
 }
 
+/* The class whose subclasses q asks for ("Which classes inherit from
+ * BaseHandler?"), or NULL. */
+static const char *base_of(const struct qparse *q)
+{
+    return q->subclasses_of && q->subclasses_of <= q->nids ? q->ids[q->subclasses_of - 1].base : NULL;
+}
+
+/* 1 when c is a class one of whose bases is base (by its last dotted
+ * component: 'base.BaseHandler' names BaseHandler; 'Generic[T]' Generic). */
+static int inherits_from(const struct cand *c, const char *base)
+{
+    if (!c->kind || strcmp(c->kind, "class")) return 0;
+    char bases[512];
+    if (!class_bases(c->sig ? c->sig : c->sp.label, bases, sizeof bases)) return 0;
+    size_t bl = strlen(base);
+    for (char *p = bases; *p;) {
+        size_t n = strcspn(p, ",");
+        char *e = p + n;
+        size_t m = strcspn(p, "[");   /* no subscript */
+        if (m > n) m = n;
+        while (m && p[m - 1] == ' ') m--;
+        const char *last = p;
+        for (size_t k = 0; k < m; k++)
+            if (p[k] == '.') last = p + k + 1;
+        while (*last == ' ') last++;
+        if ((size_t)(p + m - last) == bl && !strncmp(last, base, bl)) return 1;
+        p = *e ? e + 1 : e;
+        while (*p == ' ') p++;
+    }
+    return 0;
+}
+
+/* The head of a question asking for the subclasses of a class: the cited
+ * classes that inherit from it, each with the line of its class statement.
+ * 0 when no citation is one. */
+static int write_head_subclasses(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+{
+    const char *x = base_of(q);
+    size_t k = 0, shown = 0;
+    for (size_t i = 0; x && i < n; i++) k += sel[i].subclass;
+    if (!k) return 0;
+    char d[256];
+    buf_printf(b, "**In short:** `%s` is subclassed by ", x);
+    for (size_t i = 0; i < n && shown < 3; i++) {
+        if (!sel[i].subclass) continue;
+        shown++;
+        buf_adds(b, shown == 1 ? "" : shown == k || shown == 3 ? " and " : ", ");
+        buf_printf(b, "`%s` (`%s:%d`) [%zu]", display_name(&sel[i], d, sizeof d), sel[i].sp.path,
+                   sel[i].def_start ? sel[i].def_start : sel[i].sp.start_line, i + 1);
+    }
+    if (k > shown) buf_printf(b, ", and %zu more cited below", k - shown);
+    buf_adds(b, ". These are the subclasses the cited code shows; the index may list more (FindReferences).\n\n");
+    return 1;
+}
+
 /* The head of a question asking what calls a name: the cited code that
  * calls it, each with the line of the call. 0 when no citation calls it
  * (the usual head is written instead). */
@@ -812,7 +870,7 @@ static int write_head_callers(const struct qparse *q, const struct cand *sel, si
 static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
 {
     if (!n) return;
-    if (write_head_callers(q, sel, n, b)) return;
+    if (write_head_callers(q, sel, n, b) || write_head_subclasses(q, sel, n, b)) return;
     /* the subject: among the leading citations, the definition of a name
      * the question writes, else the best definition */
     size_t s = 0;
@@ -981,6 +1039,8 @@ static void callers_first(const struct qparse *q, struct cands *cs)
 {
     const char *x = callee_of(q);
     for (size_t i = 0; x && i < cs->n; i++) cs->v[i].caller = calls_at_ex(&cs->v[i], x, NULL);
+    const char *base = base_of(q);
+    for (size_t i = 0; base && i < cs->n; i++) cs->v[i].subclass = inherits_from(&cs->v[i], base);
 }
 
 /* The candidates of pool, scored and sorted best first: every span (an
@@ -1184,9 +1244,13 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
 
     if (markdown) {   /* (NULL: the citations alone are wanted) */
         write_head(q, sel, nsel, &b);
-        int calls = 0;
-        for (size_t i = 0; i < nsel; i++) calls |= sel[i].caller > 0;
-        buf_printf(&b, "%s\n\n", calls ? "The code that calls it comes first, then the rest, most relevant first:"
+        int calls = 0, subs = 0;
+        for (size_t i = 0; i < nsel; i++) {
+            calls |= sel[i].caller > 0;
+            subs |= sel[i].subclass;
+        }
+        buf_printf(&b, "%s\n\n", calls  ? "The code that calls it comes first, then the rest, most relevant first:"
+                                 : subs ? "The classes that inherit from it come first, then the rest, most relevant first:"
                                         : lead(q->type));
         write_spans(q, sel, nsel, &b);
         relations(sel, nsel, &b);

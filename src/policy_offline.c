@@ -672,11 +672,13 @@ static int path_has_action(const struct mcts_tree *t, const struct ostate *s, co
 static void question_candidates(struct offline_policy *p, struct pcands *c, double shift)
 {
     const struct qparse *q = &p->q;
-    /* "What calls get_response?": the index's call edges answer it */
-    if (q->callers_of && q->callers_of <= q->nids) {
-        const struct qident *id = &q->ids[q->callers_of - 1];
-        pc_add(c, 101 + shift, "FindReferences", args1("symbol", id->name), "the question asks what calls %s",
-               id->name);
+    /* "What calls get_response?", "Which classes inherit from BaseHandler?":
+     * the index's call and inheritance edges answer it */
+    size_t rel = q->callers_of ? q->callers_of : q->subclasses_of;
+    if (rel && rel <= q->nids) {
+        const struct qident *id = &q->ids[rel - 1];
+        pc_add(c, 101 + shift, "FindReferences", args1("symbol", id->name), "the question asks %s %s",
+               q->callers_of ? "what calls" : "which classes inherit from", id->name);
     }
     for (size_t i = 0; i < q->nids; i++) {
         const struct qident *id = &q->ids[i];

@@ -346,6 +346,43 @@ static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *d
     return 1;
 }
 
+/* The object of a question that opens by asking for callers or subclasses
+ * ("What calls simplify?", "the callers of save", "Where is run called?",
+ * "Which classes inherit from Field?", "What extends Widget?"): the plain
+ * word after the verb or preposition (past an article), when the index
+ * defines a function or class of that name. Read as a name in backticks, as
+ * find_subject's. Returns 1 with *out set, else 0. */
+static int find_relation_object(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
+{
+    static const char *const after[] = {"calls", "call", "of", "from", "extends", "extend", "subclass",
+                                        "subclasses"};
+    struct span w[8];
+    size_t nw = split_words(s, n, w, ARRAY_LEN(w));
+#define WORD_IS(k, lit) (w[k].len == strlen(lit) && !strncasecmp(s + w[k].at, lit, w[k].len))
+    if (nw < 2) return 0;
+    size_t at = nw;
+    if (WORD_IS(0, "where") && (WORD_IS(1, "is") || WORD_IS(1, "are"))) {
+        at = 2;
+    } else {
+        for (size_t k = 1; k + 1 < nw && k <= 4 && at == nw; k++)
+            for (size_t v = 0; v < ARRAY_LEN(after); v++)
+                if (WORD_IS(k, after[v])) {
+                    at = k + 1;
+                    break;
+                }
+    }
+    while (at < nw && (WORD_IS(at, "of") || WORD_IS(at, "from") || WORD_IS(at, "the") || WORD_IS(at, "a") ||
+                       WORD_IS(at, "an")))
+        at++;
+#undef WORD_IS
+    if (at >= nw || w[at].called || english(s + w[at].at, w[at].len) ||
+        (!defined(dctx, s + w[at].at, w[at].len, QPARSE_NAMES_FUNCTIONS) &&
+         !defined(dctx, s + w[at].at, w[at].len, QPARSE_NAMES_CLASSES)))
+        return 0;
+    *out = w[at];
+    return 1;
+}
+
 static int span_is(const struct span *v, size_t n, size_t at, size_t len)
 {
     for (size_t i = 0; i < n; i++)
@@ -419,6 +456,41 @@ static int asks_callers(const char *question)
     return 0;
 }
 
+/* 1 when the question asks, in its opening words, for the subclasses of
+ * something: "Which classes inherit from X?", "What extends X?", "What are
+ * the subclasses of X?", "Which classes subclass X?". */
+static int asks_subclasses(const char *question)
+{
+    char w[6][16];
+    size_t nw = 0;
+    for (const char *p = question; *p && nw < ARRAY_LEN(w);) {
+        while (*p && !isalnum((unsigned char)*p) && *p != '_') p++;
+        const char *b = p;
+        while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+        size_t n = (size_t)(p - b);
+        if (!n) break;
+        size_t k = n < sizeof w[0] ? n : 0;
+        for (size_t i = 0; i < k; i++) w[nw][i] = (char)tolower((unsigned char)b[i]);
+        w[nw++][k] = 0;
+    }
+    if (!nw) return 0;
+    int wh = !strcmp(w[0], "what") || !strcmp(w[0], "who") || !strcmp(w[0], "which") || !strcmp(w[0], "list");
+    static const char *const verbs[] = {"inherit", "inherits", "subclass", "subclasses", "extend", "extends",
+                                        "derive", "derives"};
+    for (size_t i = 1; wh && i < nw && i <= 3; i++)
+        for (size_t v = 0; v < ARRAY_LEN(verbs); v++)
+            if (!strcmp(w[i], verbs[v])) return 1;
+    return 0;
+}
+
+/* 1 + the index of the first identifier of kind prefer, else 1 (the first). */
+static size_t pick_id(const struct qparse *q, enum qident_kind prefer)
+{
+    for (size_t k = 0; k < q->nids; k++)
+        if (q->ids[k].kind == prefer) return k + 1;
+    return 1;
+}
+
 int qparse_question_names(const char *question, qparse_name_fn defined, void *dctx, struct qparse *q, char *err,
                           size_t errlen)
 {
@@ -439,7 +511,8 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     struct span subject = {0, 0, 0};
     if (defined) {
         find_named_words(s, n, defined, dctx, &nw);
-        find_subject(s, n, defined, dctx, &subject);
+        if (!find_subject(s, n, defined, dctx, &subject) && (asks_callers(question) || asks_subclasses(question)))
+            find_relation_object(s, n, defined, dctx, &subject);
     }
     for (size_t i = 0; i < n;) {
         if (!is_ident_char((unsigned char)s[i]) && (unsigned char)s[i] < 0x80) { i++; continue; }
@@ -525,14 +598,8 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     q->total_weight = (double)q->nterms;
     /* whose callers: the first name written as code (a function before a
      * class: "What calls Flask.run?" asks about run) */
-    if (q->nids && asks_callers(question)) {
-        q->callers_of = 1;
-        for (size_t k = 0; k < q->nids; k++)
-            if (q->ids[k].kind == QID_FUNCTION) {
-                q->callers_of = k + 1;
-                break;
-            }
-    }
+    if (q->nids && asks_callers(question)) q->callers_of = pick_id(q, QID_FUNCTION);
+    else if (q->nids && asks_subclasses(question)) q->subclasses_of = pick_id(q, QID_CLASS);
     for (size_t i = 0; i < q->nterms && !q->about_tests; i++)
         q->about_tests = !strcmp(q->terms[i], "test") || !strcmp(q->terms[i], "unittest") ||
                          !strcmp(q->terms[i], "pytest");

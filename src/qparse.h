@@ -64,6 +64,8 @@ struct qparse {
     int about_tests;   /* the question speaks of tests ("the test function that ...", test_x) */
     size_t callers_of; /* the question asks what calls ids[callers_of - 1] ("What calls get_response?",
                         * "Where is save called from?", "callers of run"); 0 when it does not */
+    size_t subclasses_of;  /* the same for the subclasses of a class ("Which classes inherit from
+                            * BaseHandler?", "the subclasses of Field") */
 };
 
 /* Reads question. Returns 0, or -1 with a message when it holds no word at

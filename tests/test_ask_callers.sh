@@ -4,7 +4,8 @@
 # edges), the citations that call it come first, each quoted at its call,
 # and the answer's first sentence names them with the line of each call. A
 # docstring that only mentions the name is no call. Checked on a repository
-# the test writes, offline policy.
+# the test writes, offline policy. "Which classes inherit from Handler?" is
+# answered by the classes that do, the same way.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/lib.sh"
 
@@ -70,6 +71,14 @@ ok $? "naming both callers with the line of each call"
 ok $? "a docstring that mentions the name is no call"
 grep '^answer' "$T/facts" | grep -q '17: response = self.get_response(request)'
 ok $? "a caller is quoted at its call"
+
+# "Which classes inherit from Handler?": the same for the inheritance edges
+"$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --ask "Which classes inherit from Handler?" \
+    "$R" >"$T/sub" 2>"$T/err"
+ok $? "the subclasses question is answered"
+sed -n '1p' "$T/sub" | sed 's/^/# /'
+sed -n '1p' "$T/sub" | grep -q '^\*\*In short:\*\* `Handler` is subclassed by `WSGIHandler` (`web/handlers.py:12`) \[1\]'
+ok $? "the first sentence names the subclass, the line of its class statement and its citation, first"
 
 echo "1..$n"
 exit $fail

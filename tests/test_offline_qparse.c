@@ -266,8 +266,43 @@ static void test_callers(void)
         const char *got = q.callers_of && q.callers_of <= q.nids ? q.ids[q.callers_of - 1].base : NULL;
         if (cases[i].callee) is_str(got, cases[i].callee, "asks what calls %s", cases[i].callee);
         else ok(!got, "asks for no callers (got %s)", got ? got : "none");
+        ok(!q.subclasses_of, "and for no subclasses");
         qparse_free(&q);
     }
+    /* with the index's names: a plain word after the relation is the name
+     * asked about when the index defines it (fake_defined); subclasses too */
+    static const struct {
+        const char *q, *name;
+        int subclasses;   /* 1: asks for the subclasses of name, 0: its callers */
+    } named[] = {
+        {"What calls jsonify?", "jsonify", 0},
+        {"Where is jsonify called from?", "jsonify", 0},
+        {"What are the callers of the jsonify helper?", "jsonify", 0},
+        {"Which classes inherit from Blueprint?", "Blueprint", 1},
+        {"What are the subclasses of Config?", "Config", 1},
+        {"What extends Blueprint?", "Blueprint", 1},
+        {"Which classes subclass `Config`?", "Config", 1},
+    };
+    for (size_t i = 0; i < sizeof named / sizeof *named; i++) {
+        struct qparse q;
+        char err[256];
+        ok(qparse_question_names(named[i].q, fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s", named[i].q);
+        size_t at = named[i].subclasses ? q.subclasses_of : q.callers_of;
+        is_str(at && at <= q.nids ? q.ids[at - 1].base : NULL, named[i].name, "asks for the %s of %s",
+               named[i].subclasses ? "subclasses" : "callers", named[i].name);
+        ok(!(named[i].subclasses ? q.callers_of : q.subclasses_of), "and nothing else");
+        qparse_free(&q);
+    }
+    struct qparse q;
+    char err[256];
+    ok(qparse_question_names("What calls the database?", fake_defined, NULL, &q, err, sizeof err) == 0 &&
+           !q.callers_of && !q.subclasses_of,
+       "a word the index does not define is asked about as a word");
+    qparse_free(&q);
+    ok(qparse_question_names("Which blueprint inherits the config of the app?", fake_defined, NULL, &q, err,
+                             sizeof err) == 0 && !q.subclasses_of,
+       "'inherits the config' names no class to inherit from");
+    qparse_free(&q);
 }
 
 static void test_errors(void)
