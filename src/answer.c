@@ -867,82 +867,127 @@ static int write_head_callers(const struct qparse *q, const struct cand *sel, si
     return 1;
 }
 
+/* The subject of the head: among the leading citations, the definition of
+ * a name the question writes (*named set), else the best definition, else
+ * the first citation. */
+static size_t head_subject(const struct qparse *q, const struct cand *sel, size_t n, int *named)
+{
+    *named = 0;
+    for (size_t i = 0; i < n && i < 3; i++) {
+        char nm[128];
+        short_name(&sel[i], nm, sizeof nm);
+        for (size_t k = 0; k < q->nids && is_definition(&sel[i]); k++)
+            if (!strcmp(q->ids[k].base, nm)) {
+                *named = 1;
+                return i;
+            }
+    }
+    for (size_t i = 0; i < n && i < 3; i++)
+        if (is_definition(&sel[i])) return i;
+    return 0;
+}
+
+/* The head's first claim about its subject c = sel[s]: what it is to the
+ * question, as the question's type asks (absent: the question's words no
+ * file says, when any), and for a what- or why-question what its
+ * documentation says. */
+static void write_claim(const struct qparse *q, const struct cand *c, size_t s, int named, const char *absent,
+                        struct buf *b)
+{
+    int cls = c->kind && !strcmp(c->kind, "class");
+    if (absent) {
+        buf_adds(b, "the closest code is ");
+        head_name(b, c);
+        buf_printf(b, " [%zu]", s + 1);
+        return;
+    }
+    if (!is_definition(c)) {
+        buf_adds(b, "the question's words meet in ");
+        head_name(b, c);
+        buf_printf(b, " [%zu]", s + 1);
+        return;
+    }
+    switch (q->type) {
+    case QTYPE_WHERE:
+    case QTYPE_WHAT:
+        /* "Where is the Flask class defined?", "What does Session.request
+         * do?": where the definition asked about is (and below, for a
+         * what-question, what its documentation says) */
+        if (named && c->def_start) {
+            buf_printf(b, "`%s` is defined in `%s` at line %d [%zu]", c->qual, c->sp.path, c->def_start, s + 1);
+            break;
+        }
+        if (q->type == QTYPE_WHERE) buf_adds(b, "this happens in ");
+        head_name(b, c);
+        if (q->type == QTYPE_WHERE) buf_printf(b, " [%zu]", s + 1);
+        else buf_printf(b, " [%zu] %s", s + 1, cls ? "defines it" : "does it");
+        break;
+    case QTYPE_WHY:
+        /* the reason is the reader's to draw: the head says where the
+         * code bears on it, not that some code "does" a why */
+        buf_adds(b, "the code that bears on it is ");
+        head_name(b, c);
+        buf_printf(b, " [%zu]", s + 1);
+        break;
+    default:
+        buf_printf(b, "the %s that does it is ", cls ? "class" : "code");
+        head_name(b, c);
+        buf_printf(b, " [%zu]", s + 1);
+        break;
+    }
+    char *doc = c->doc ? xstrdup(c->doc)
+                       : (c->sp.end_line - c->sp.start_line < ANSWER_REFINE_LINES ? doc_from_text(c->sp.text) : NULL);
+    if (doc && (q->type == QTYPE_WHAT || q->type == QTYPE_WHY)) {
+        char *fs = first_sentence(doc);
+        size_t fl = strlen(fs);
+        while (fl && (fs[fl - 1] == '.' || fs[fl - 1] == ':' || isspace((unsigned char)fs[fl - 1]))) fs[--fl] = 0;
+        if (*fs) buf_printf(b, ", documented as \"%.*s\"", utf8_cut(fs, 200), fs);
+        free(fs);
+    }
+    free(doc);
+}
+
+/* The head when nothing else says more: a call seen between two other
+ * citations, else the next file's best citation. */
+static void write_see_also(const struct cand *sel, size_t n, size_t s, struct buf *b)
+{
+    char d[256], d2[256];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            if (i == j || i == s || j == s || !resolved_call(sel, n, i, j)) continue;
+            buf_printf(b, " `%s` [%zu] calls `%s` [%zu].", display_name(&sel[i], d, sizeof d), i + 1,
+                       display_name(&sel[j], d2, sizeof d2), j + 1);
+            return;
+        }
+    if (n > 1 && s != 1 && strcmp(sel[1].sp.path, sel[s].sp.path)) {
+        buf_adds(b, " See also ");
+        head_name(b, &sel[1]);
+        buf_adds(b, " [2].");
+    } else if (n > 1 && s == 1) {
+        buf_adds(b, " See also ");
+        head_name(b, &sel[0]);
+        buf_adds(b, " [1].");
+    }
+}
+
 static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
 {
     if (!n) return;
     if (write_head_callers(q, sel, n, b) || write_head_subclasses(q, sel, n, b)) return;
-    /* the subject: among the leading citations, the definition of a name
-     * the question writes, else the best definition */
-    size_t s = 0;
-    int named = 0;
-    for (size_t i = 0; i < n && i < 3 && !named; i++) {
-        char nm[128];
-        short_name(&sel[i], nm, sizeof nm);
-        for (size_t k = 0; k < q->nids && is_definition(&sel[i]) && !named; k++)
-            if (!strcmp(q->ids[k].base, nm)) {
-                s = i;
-                named = 1;
-            }
-    }
-    for (size_t i = 0; i < n && i < 3 && !named; i++)
-        if (is_definition(&sel[i])) {
-            s = i;
-            break;
-        }
+    int named;
+    size_t s = head_subject(q, sel, n, &named);
     const struct cand *c = &sel[s];
     if (is_variable(c)) {
         write_head_variable(sel, n, s, b);
         return;
     }
-    int cls = c->kind && !strcmp(c->kind, "class");
     /* words of the question the repository says nowhere: the head names
      * the closest code, not the code that does it */
     struct buf absent = BUF_INIT;
     size_t nabsent = named ? 0 : qparse_absent_words(q, ANSWER_ABSENT_WORDS, &absent);
     if (nabsent > ANSWER_ABSENT_WORDS) buf_printf(&absent, " and %zu more of its words", nabsent - ANSWER_ABSENT_WORDS);
     buf_adds(b, "**In short:** ");
-    if (nabsent) {
-        buf_adds(b, "the closest code is ");
-        head_name(b, c);
-        buf_printf(b, " [%zu]", s + 1);
-    } else if (!is_definition(c)) {
-        buf_adds(b, "the question's words meet in ");
-        head_name(b, c);
-        buf_printf(b, " [%zu]", s + 1);
-    } else {
-        switch (q->type) {
-        case QTYPE_WHERE:
-            /* "Where is the Flask class defined?": where it is defined */
-            if (named && c->def_start) {
-                buf_printf(b, "`%s` is defined in `%s` at line %d [%zu]", c->qual, c->sp.path, c->def_start, s + 1);
-                break;
-            }
-            buf_adds(b, "this happens in ");
-            head_name(b, c);
-            buf_printf(b, " [%zu]", s + 1);
-            break;
-        case QTYPE_WHAT:
-        case QTYPE_WHY:
-            head_name(b, c);
-            buf_printf(b, " [%zu] %s", s + 1, cls ? "defines it" : "does it");
-            break;
-        default:
-            buf_printf(b, "the %s that does it is ", cls ? "class" : "code");
-            head_name(b, c);
-            buf_printf(b, " [%zu]", s + 1);
-            break;
-        }
-        char *doc = c->doc ? xstrdup(c->doc)
-                           : (c->sp.end_line - c->sp.start_line < ANSWER_REFINE_LINES ? doc_from_text(c->sp.text) : NULL);
-        if (doc && (q->type == QTYPE_WHAT || q->type == QTYPE_WHY)) {
-            char *fs = first_sentence(doc);
-            size_t fl = strlen(fs);
-            while (fl && (fs[fl - 1] == '.' || fs[fl - 1] == ':' || isspace((unsigned char)fs[fl - 1]))) fs[--fl] = 0;
-            if (*fs) buf_printf(b, ", documented as \"%.*s\"", utf8_cut(fs, 200), fs);
-            free(fs);
-        }
-        free(doc);
-    }
+    write_claim(q, c, s, named, nabsent ? buf_str(&absent) : NULL, b);
     /* what calls it and what it calls, among the citations */
     char d[256];
     int ncallers = 0, ncallees = 0;
@@ -956,41 +1001,21 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
         buf_adds(b, ncallees++ ? " and " : ncallers ? ", and it calls " : "; it calls ");
         buf_printf(b, "`%s` [%zu]", display_name(&sel[j], d, sizeof d), j + 1);
     }
-    if (!ncallers && !ncallees && cls) {
-        char bases[256];
-        if (class_bases(c->sig ? c->sig : c->sp.label, bases, sizeof bases))
-            buf_printf(b, "; it inherits from `%s` [%zu]", bases, s + 1);
-    }
+    char bases[256];
+    if (!ncallers && !ncallees && c->kind && !strcmp(c->kind, "class") &&
+        class_bases(c->sig ? c->sig : c->sp.label, bases, sizeof bases))
+        buf_printf(b, "; it inherits from `%s` [%zu]", bases, s + 1);
     buf_adds(b, ".");
     if (nabsent)
         buf_printf(b, " No indexed file of the repository says %s, so the citations match the question's other words.",
                    buf_str(&absent));
     buf_free(&absent);
     struct setting st;
-    if (find_setting(q, sel, n, &st)) {
+    if (find_setting(q, sel, n, &st))
         buf_printf(b, " The setting `%s` controls it: `%s:%d` [%zu] reads it.", st.key, sel[st.cite].sp.path, st.line,
                    st.cite + 1);
-    } else if (!ncallers && !ncallees) {
-        /* the first call seen between two other citations */
-        int said = 0;
-        for (size_t i = 0; i < n && !said; i++)
-            for (size_t j = 0; j < n && !said; j++) {
-                if (i == j || i == s || j == s || !resolved_call(sel, n, i, j)) continue;
-                char d2[256];
-                buf_printf(b, " `%s` [%zu] calls `%s` [%zu].", display_name(&sel[i], d, sizeof d), i + 1,
-                           display_name(&sel[j], d2, sizeof d2), j + 1);
-                said = 1;
-            }
-        if (!said && n > 1 && s != 1 && strcmp(sel[1].sp.path, c->sp.path)) {
-            buf_adds(b, " See also ");
-            head_name(b, &sel[1]);
-            buf_adds(b, " [2].");
-        } else if (!said && n > 1 && s == 1) {
-            buf_adds(b, " See also ");
-            head_name(b, &sel[0]);
-            buf_adds(b, " [1].");
-        }
-    }
+    else if (!ncallers && !ncallees)
+        write_see_also(sel, n, s, b);
     buf_adds(b, "\n\n");
 }
 

@@ -194,6 +194,19 @@ static void layout_line(struct buf *out, struct ofile *files, size_t n, size_t c
     free(dirs);
 }
 
+/* The question's words no indexed file holds in any form, as a line of the
+ * outline (nothing when there is none): a model told so says the repository
+ * lacks them rather than guessing where they are. q is weighed. */
+static void absent_line(const struct qparse *q, struct buf *out)
+{
+    struct buf words = BUF_INIT;
+    size_t na = qparse_absent_words(q, ABSENT_CAP, &words);
+    if (na)
+        buf_printf(out, "Words of the question that no indexed file contains, in any form: %s%s.\n", buf_str(&words),
+                   na > ABSENT_CAP ? " and more" : "");
+    buf_free(&words);
+}
+
 char *outline_build(sqlite3 *db, const char *question, size_t budget)
 {
     if (!db || budget < OUTLINE_MIN_BYTES) return NULL;
@@ -261,18 +274,11 @@ char *outline_build(sqlite3 *db, const char *question, size_t budget)
     for (size_t i = 0; i < n; i++)
         if (!files[i].shortl) file_lines(&files[i], NULL, 0);
 
-    /* the question's words no indexed file holds in any form: a model told
-     * so says the repository lacks them rather than guessing where they are */
     struct buf absent = BUF_INIT;
     if (have_q) {
         qparse_weigh(&q, db);
         for (size_t i = 0; i < n; i++) files[i].score = qparse_match(&q, files[i].fulll, strlen(files[i].fulll), NULL);
-        struct buf words = BUF_INIT;
-        size_t na = qparse_absent_words(&q, ABSENT_CAP, &words);
-        if (na)
-            buf_printf(&absent, "Words of the question that no indexed file contains, in any form: %s%s.\n",
-                       buf_str(&words), na > ABSENT_CAP ? " and more" : "");
-        buf_free(&words);
+        absent_line(&q, &absent);
     }
     rank = xreallocarray(NULL, n, sizeof *rank);
     for (size_t i = 0; i < n; i++) rank[i] = &files[i];

@@ -536,6 +536,31 @@ int main(void)
     answer_done(md, &cites, &fused);
     qparse_free(&q);
 
+    /* "What does make_loader do?" names the definition asked about; a why
+     * question's head says where the code bears on it, not that it "does it" */
+    ok(qparse_question_names("What does make_loader do?", names_loader, NULL, &q, err, sizeof err) == 0,
+       "the named what-question parses");
+    struct evidence what = EVIDENCE_INIT;
+    evidence_add(&what, "pkg/use.py", 1, 8, "def make_loader():\n    \"\"\"Make a loader.\"\"\"\n    return Loader()\n",
+                 "def make_loader()", 1.0);
+    md = answer_of(&q, &what, db, &cites);
+    ok(md && strstr(md, "**In short:** `make_loader` is defined in `pkg/use.py` at line 1 [1], documented as "
+                        "\"Make a loader\""),
+       "the what-question's head names the definition and its documentation");
+    answer_done(md, &cites, &what);
+    qparse_free(&q);
+    ok(qparse_question("Why does the loader make a new loader each time?", &q, err, sizeof err) == 0,
+       "a why-question parses");
+    struct evidence why = EVIDENCE_INIT;
+    evidence_add(&why, "pkg/use.py", 1, 8, "def make_loader():\n    \"\"\"Make a new loader each time.\"\"\"\n"
+                 "    return Loader()\n", "def make_loader()", 1.0);
+    md = answer_of(&q, &why, db, &cites);
+    ok(md && strstr(md, "**In short:** the code that bears on it is `make_loader` in `pkg/use.py` [1]") &&
+           !strstr(md, "does it"),
+       "the why-question's head says where the code bears on it");
+    answer_done(md, &cites, &why);
+    qparse_free(&q);
+
     /* a variable's heading is its name alone: its first line, which the
      * heading of a function shows as the signature, is quoted */
     ok(two_files(db, 40, "pkg/globals.py", 41, "pkg/ctx.py",
