@@ -27,6 +27,7 @@ struct cand {
                                   (qparse.callers_of), 0 when it does not (callers_first) */
     int subclass;              /* a class whose bases name the class whose subclasses the question
                                   asks (qparse.subclasses_of) */
+    int in_named_file;         /* its file is one the question names ("What does cli.py do?") */
 };
 
 static void cand_free(struct cand *c)
@@ -239,6 +240,7 @@ static int cmp_cand(const void *a, const void *b)
     int xr = x->caller || x->subclass, yr = y->caller || y->subclass;
     if (xr != yr) return yr - xr;
     if (x->named != y->named) return y->named - x->named;
+    if (x->in_named_file != y->in_named_file) return y->in_named_file - x->in_named_file;
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
     return x->order - y->order;
 }
@@ -970,10 +972,33 @@ static void write_see_also(const struct cand *sel, size_t n, size_t s, struct bu
     }
 }
 
+/* The head of a what-question about one file it names and nothing else
+ * ("What does cli.py do?"): the cited definitions of that file. 0 when the
+ * first citation is not of it. */
+static int write_head_file(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+{
+    if (q->type != QTYPE_WHAT || q->nfiles != 1 || q->nids || !sel[0].in_named_file) return 0;
+    size_t k = 0, shown = 0;
+    for (size_t i = 0; i < n; i++) k += sel[i].in_named_file && sel[i].qual;
+    if (!k) return 0;
+    char d[256];
+    buf_printf(b, "**In short:** `%s` defines ", sel[0].sp.path);
+    for (size_t i = 0; i < n && shown < 3; i++) {
+        if (!sel[i].in_named_file || !sel[i].qual) continue;
+        shown++;
+        buf_adds(b, shown == 1 ? "" : shown == k || shown == 3 ? " and " : ", ");
+        buf_printf(b, "`%s` [%zu]", display_name(&sel[i], d, sizeof d), i + 1);
+    }
+    if (k > shown) buf_printf(b, " (and %zu more cited below)", k - shown);
+    buf_adds(b, ", among the code cited here; Outline on the file lists all it defines.\n\n");
+    return 1;
+}
+
 static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
 {
     if (!n) return;
-    if (write_head_callers(q, sel, n, b) || write_head_subclasses(q, sel, n, b)) return;
+    if (write_head_callers(q, sel, n, b) || write_head_subclasses(q, sel, n, b) || write_head_file(q, sel, n, b))
+        return;
     int named;
     size_t s = head_subject(q, sel, n, &named);
     const struct cand *c = &sel[s];
@@ -1057,6 +1082,18 @@ static void named_first(const struct qparse *q, struct cands *cs, const size_t *
     }
 }
 
+/* 1 when path (relative to the repository) is the file a question writes
+ * as name: the same, or one ends with the other after a '/' ("cli.py" and
+ * "flask/cli.py" name src/flask/cli.py's "flask/cli.py"). */
+static int same_file(const char *path, const char *name)
+{
+    size_t pl = strlen(path), nl = strlen(name);
+    if (pl == nl) return !strcmp(path, name);
+    const char *longer = pl > nl ? path : name, *shorter = pl > nl ? name : path;
+    size_t ll = pl > nl ? pl : nl, sl = pl > nl ? nl : pl;
+    return longer[ll - sl - 1] == '/' && !strcmp(longer + ll - sl, shorter);
+}
+
 /* A question asking what calls a name is answered by the code that calls
  * it: those candidates go first (in their order), the name's own
  * definitions after them. */
@@ -1066,6 +1103,11 @@ static void callers_first(const struct qparse *q, struct cands *cs)
     for (size_t i = 0; x && i < cs->n; i++) cs->v[i].caller = calls_at_ex(&cs->v[i], x, NULL);
     const char *base = base_of(q);
     for (size_t i = 0; base && i < cs->n; i++) cs->v[i].subclass = inherits_from(&cs->v[i], base);
+    /* a file the question names ("What does cli.py do?", "in flask/cli.py"):
+     * its spans go first, as a named definition's do */
+    for (size_t i = 0; i < cs->n; i++)
+        for (size_t k = 0; k < q->nfiles && !cs->v[i].in_named_file; k++)
+            cs->v[i].in_named_file = same_file(cs->v[i].sp.path, q->files[k]);
 }
 
 /* The candidates of pool, scored and sorted best first: every span (an

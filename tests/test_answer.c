@@ -561,6 +561,23 @@ int main(void)
     answer_done(md, &cites, &why);
     qparse_free(&q);
 
+    /* "What does use.py do?": the file the question names is cited first,
+     * over a span of another file that says the question's words more, and
+     * the head says what it defines among the citations */
+    ok(qparse_question("What does use.py do with the loader?", &q, err, sizeof err) == 0,
+       "the file question parses");
+    struct evidence fileq = EVIDENCE_INIT;
+    evidence_add(&fileq, "pkg/loader.py", 200, 210,
+                 "    def load(self):\n        # use the loader: what use.py does with the loader, its use\n"
+                 "        return self\n", "def load(self)", 1.0);
+    evidence_add(&fileq, "pkg/use.py", 1, 8, "def make_loader():\n    return Loader()\n", "def make_loader()", 0.2);
+    md = answer_of(&q, &fileq, db, &cites);
+    is_str(cites.n ? cites.v[0].path : "", "pkg/use.py", "the named file is cited first");
+    ok(md && strstr(md, "**In short:** `pkg/use.py` defines `make_loader` [1], among the code cited here"),
+       "the head says what it defines among the citations");
+    answer_done(md, &cites, &fileq);
+    qparse_free(&q);
+
     /* a variable's heading is its name alone: its first line, which the
      * heading of a function shows as the signature, is quoted */
     ok(two_files(db, 40, "pkg/globals.py", 41, "pkg/ctx.py",
