@@ -824,48 +824,41 @@ static int inherits_from(const struct cand *c, const char *base)
     return 0;
 }
 
-/* The head of a question asking for the subclasses of a class: the cited
- * classes that inherit from it, each with the line of its class statement.
- * 0 when no citation is one. */
-static int write_head_subclasses(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+/* Names up to three of the citations that line() marks (a line above 0),
+ * each with that line and its number: "`A` (`p:12`) [1], `B` (`q:3`) [2]
+ * and `C` (`r:5`) [4], and N more cited below". */
+static void list_marked(const struct cand *sel, size_t n, int (*line)(const struct cand *), struct buf *b)
 {
-    const char *x = base_of(q);
     size_t k = 0, shown = 0;
-    for (size_t i = 0; x && i < n; i++) k += sel[i].subclass;
-    if (!k) return 0;
+    for (size_t i = 0; i < n; i++) k += line(&sel[i]) > 0;
     char d[256];
-    buf_printf(b, "**In short:** `%s` is subclassed by ", x);
     for (size_t i = 0; i < n && shown < 3; i++) {
-        if (!sel[i].subclass) continue;
+        if (line(&sel[i]) <= 0) continue;
         shown++;
         buf_adds(b, shown == 1 ? "" : shown == k || shown == 3 ? " and " : ", ");
-        buf_printf(b, "`%s` (`%s:%d`) [%zu]", display_name(&sel[i], d, sizeof d), sel[i].sp.path,
-                   sel[i].def_start ? sel[i].def_start : sel[i].sp.start_line, i + 1);
+        buf_printf(b, "`%s` (`%s:%d`) [%zu]", display_name(&sel[i], d, sizeof d), sel[i].sp.path, line(&sel[i]), i + 1);
     }
     if (k > shown) buf_printf(b, ", and %zu more cited below", k - shown);
-    buf_adds(b, ". These are the subclasses the cited code shows; the index may list more (FindReferences).\n\n");
-    return 1;
 }
 
-/* The head of a question asking what calls a name: the cited code that
- * calls it, each with the line of the call. 0 when no citation calls it
- * (the usual head is written instead). */
-static int write_head_callers(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+static int call_line(const struct cand *c) { return c->caller; }
+static int class_line(const struct cand *c) { return !c->subclass ? 0 : c->def_start ? c->def_start : c->sp.start_line; }
+
+/* The head of a question asking what calls a name, or for the subclasses
+ * of a class: the cited code that calls it, each with the line of its call,
+ * or the cited classes that inherit from it, each with the line of its
+ * class statement. 0 when no citation is one (the usual head is written). */
+static int write_head_relation(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
 {
-    const char *x = callee_of(q);
-    size_t k = 0, shown = 0;
-    for (size_t i = 0; x && i < n; i++) k += sel[i].caller > 0;
+    const char *x = callee_of(q), *base = base_of(q);
+    int (*line)(const struct cand *) = x ? call_line : class_line;
+    size_t k = 0;
+    for (size_t i = 0; (x || base) && i < n; i++) k += line(&sel[i]) > 0;
     if (!k) return 0;
-    char d[256];
-    buf_printf(b, "**In short:** `%s` is called by ", x);
-    for (size_t i = 0; i < n && shown < 3; i++) {
-        if (!sel[i].caller) continue;
-        shown++;
-        buf_adds(b, shown == 1 ? "" : shown == k || shown == 3 ? " and " : ", ");
-        buf_printf(b, "`%s` (`%s:%d`) [%zu]", display_name(&sel[i], d, sizeof d), sel[i].sp.path, sel[i].caller, i + 1);
-    }
-    if (k > shown) buf_printf(b, ", and %zu more cited below", k - shown);
-    buf_adds(b, ". These are the calls the cited code shows; the index may list more (FindReferences).\n\n");
+    buf_printf(b, "**In short:** `%s` is %s by ", x ? x : base, x ? "called" : "subclassed");
+    list_marked(sel, n, line, b);
+    buf_printf(b, ". These are the %s the cited code shows; the index may list more (FindReferences).\n\n",
+               x ? "calls" : "subclasses");
     return 1;
 }
 
@@ -997,8 +990,7 @@ static int write_head_file(const struct qparse *q, const struct cand *sel, size_
 static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
 {
     if (!n) return;
-    if (write_head_callers(q, sel, n, b) || write_head_subclasses(q, sel, n, b) || write_head_file(q, sel, n, b))
-        return;
+    if (write_head_relation(q, sel, n, b) || write_head_file(q, sel, n, b)) return;
     int named;
     size_t s = head_subject(q, sel, n, &named);
     const struct cand *c = &sel[s];

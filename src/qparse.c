@@ -425,6 +425,32 @@ static void unquote(struct qparse *q, const char *question, struct buf *plain)
     }
 }
 
+/* The first words of a question, lowercased, for the relation tests below
+ * (a word of 16 bytes or more is kept empty: it is none of theirs). */
+struct opening {
+    char w[6][16];
+    size_t n;
+    int wh;   /* the first is what, who or which */
+};
+
+/* Returns how many words o holds. */
+static size_t opening_words(const char *question, struct opening *o)
+{
+    o->n = 0;
+    for (const char *p = question; *p && o->n < ARRAY_LEN(o->w);) {
+        while (*p && !isalnum((unsigned char)*p) && *p != '_') p++;
+        const char *b = p;
+        while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+        size_t n = (size_t)(p - b);
+        if (!n) break;
+        size_t k = n < sizeof o->w[0] ? n : 0;
+        for (size_t i = 0; i < k; i++) o->w[o->n][i] = (char)tolower((unsigned char)b[i]);
+        o->w[o->n++][k] = 0;
+    }
+    o->wh = o->n && (!strcmp(o->w[0], "what") || !strcmp(o->w[0], "who") || !strcmp(o->w[0], "which"));
+    return o->n;
+}
+
 /* 1 when the question asks, in its opening words, for the callers of
  * something: "What calls X?", "Who calls X?", "Which functions call X?",
  * "What are the callers of X?", "Where is X called (from)?". A longer
@@ -432,20 +458,10 @@ static void unquote(struct qparse *q, const char *question, struct buf *plain)
  * and when is it called?") asks something else. */
 static int asks_callers(const char *question)
 {
-    char w[6][16];
-    size_t nw = 0;
-    for (const char *p = question; *p && nw < ARRAY_LEN(w);) {
-        while (*p && !isalnum((unsigned char)*p) && *p != '_') p++;
-        const char *b = p;
-        while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
-        size_t n = (size_t)(p - b);
-        if (!n) break;
-        size_t k = n < sizeof w[0] ? n : 0;   /* a long word is none of these */
-        for (size_t i = 0; i < k; i++) w[nw][i] = (char)tolower((unsigned char)b[i]);
-        w[nw++][k] = 0;
-    }
-    if (!nw) return 0;
-    int wh = !strcmp(w[0], "what") || !strcmp(w[0], "who") || !strcmp(w[0], "which");
+    struct opening o;
+    size_t nw = opening_words(question, &o);
+    char (*w)[16] = o.w;
+    int wh = o.wh;
     for (size_t i = 1; i < nw; i++) {
         if (!strcmp(w[i], "callers") || !strcmp(w[i], "caller")) return wh || !strcmp(w[0], "list");
         if (wh && i <= 3 && (!strcmp(w[i], "calls") || !strcmp(w[i], "call"))) return 1;
@@ -461,20 +477,10 @@ static int asks_callers(const char *question)
  * the subclasses of X?", "Which classes subclass X?". */
 static int asks_subclasses(const char *question)
 {
-    char w[6][16];
-    size_t nw = 0;
-    for (const char *p = question; *p && nw < ARRAY_LEN(w);) {
-        while (*p && !isalnum((unsigned char)*p) && *p != '_') p++;
-        const char *b = p;
-        while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
-        size_t n = (size_t)(p - b);
-        if (!n) break;
-        size_t k = n < sizeof w[0] ? n : 0;
-        for (size_t i = 0; i < k; i++) w[nw][i] = (char)tolower((unsigned char)b[i]);
-        w[nw++][k] = 0;
-    }
-    if (!nw) return 0;
-    int wh = !strcmp(w[0], "what") || !strcmp(w[0], "who") || !strcmp(w[0], "which") || !strcmp(w[0], "list");
+    struct opening o;
+    size_t nw = opening_words(question, &o);
+    char (*w)[16] = o.w;
+    int wh = o.wh || (nw && !strcmp(w[0], "list"));
     static const char *const verbs[] = {"inherit", "inherits", "subclass", "subclasses", "extend", "extends",
                                         "derive", "derives"};
     for (size_t i = 1; wh && i < nw && i <= 3; i++)
