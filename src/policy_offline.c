@@ -814,6 +814,9 @@ static void build_candidates(struct offline_policy *p, const struct mcts_tree *t
             cJSON *a = cJSON_CreateObject();
             cJSON *l = cJSON_AddArrayToObject(a, "code_span_list");
             cJSON_AddItemToArray(l, cJSON_CreateString(span));
+            /* one line (a call or a class statement FindReferences found)
+             * is read as the definition around it */
+            if (best->start_line == best->end_line) cJSON_AddTrueToObject(a, "snap_to_definition");
             int ready = s->depth >= 3 || late || (perceived && s->stalled);
             pc_add(c, ready ? 93 : 35, "ViewCode", a, "read the best span %s again before answering", span);
         }

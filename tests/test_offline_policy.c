@@ -94,6 +94,41 @@ static void test_first_actions(void)
     first_action("Where is \"self.router.match(\" called?", "FindCodeSnippet", "code_snippet", "self.router.match(");
     first_action("How are expired sessions detected?", "SemanticSearch", "category", "implementation");
     first_action("What is in tinyweb/routing.py?", "Outline", "path", "tinyweb/routing.py");
+    first_action("What calls cycle_key?", "FindReferences", "symbol", "cycle_key");
+    first_action("Which classes inherit from SessionBase?", "FindReferences", "symbol", "SessionBase");
+}
+
+/* a call FindReferences found is one line: read again, it is read as the
+ * definition around it */
+static void test_reference_read_whole(void)
+{
+    struct mcts_tree *t = mcts_new("What calls cycle_key?", 3, -1, 1);
+    int n1 = mcts_add_child(t, 0);
+    struct policy_action a;
+    plan_node(t, n1, 1, &a);
+    is_str(a.name, "FindReferences", "the callers first");
+    policy_action_clear(&a);
+    run_node(t, n1);
+    const struct mcts_node *m = mcts_node(t, n1);
+    ok(m->obs.n >= 1 && m->obs.v[0].start_line == m->obs.v[0].end_line, "a call is found, one line");
+    int n2 = mcts_add_child(t, n1);
+    cJSON *cands = offline_policy_candidates(op, t, n2, 1);
+    int snapped = 0, single = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cands) {
+        const cJSON *args = cJSON_GetObjectItem(c, "args");
+        if (strcmp(cJSON_GetObjectItem(c, "action")->valuestring, "ViewCode")) continue;
+        const cJSON *l = cJSON_GetObjectItem(args, "code_span_list");
+        const cJSON *sp = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
+        int a0 = 0, b0 = 0;
+        if (cJSON_IsString(sp) && sscanf(strrchr(sp->valuestring, ':') + 1, "%d-%d", &a0, &b0) == 2 && a0 == b0) {
+            single = 1;
+            snapped |= cJSON_IsTrue(cJSON_GetObjectItem(args, "snap_to_definition"));
+        }
+    }
+    ok(single && snapped, "reading the one line again widens it to its definition (snap_to_definition)");
+    cJSON_Delete(cands);
+    mcts_free(t);
 }
 
 static void test_follow_up(void)
@@ -512,6 +547,7 @@ int main(void)
     is_str(pol.name, "offline", "policy name");
 
     test_first_actions();
+    test_reference_read_whole();
     test_follow_up();
     test_siblings();
     test_search();
