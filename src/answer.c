@@ -4,6 +4,7 @@
  * names, signatures, docstrings, comments and code lines.
  */
 #include "answer.h"
+#include "index.h"
 #include "sqlx.h"
 #include "util.h"
 
@@ -844,6 +845,26 @@ static void list_marked(const struct cand *sel, size_t n, int (*line)(const stru
 static int call_line(const struct cand *c) { return c->caller; }
 static int class_line(const struct cand *c) { return !c->subclass ? 0 : c->def_start ? c->def_start : c->sp.start_line; }
 
+/* How many calls of name (kind INDEX_EDGE_CALLS) or class statements
+ * inheriting from it (INDEX_EDGE_INHERITS) the index records: resolved to
+ * a symbol of that name, or unresolved and ending in it, as FindReferences
+ * lists them. -1 when it cannot be read. */
+static long count_refs(sqlite3 *db, const char *name, int kind)
+{
+    sqlite3_stmt *st;
+    if (!db || sqlite3_prepare_v2(db,
+                                  "SELECT (SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IN "
+                                  "(SELECT id FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1)) + "
+                                  "(SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IS NULL AND target_name = ?1)",
+                                  -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, kind);
+    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* The head of a question asking what calls a name, or for the subclasses
  * of a class: the cited code that calls it, each with the line of its call,
  * or the cited classes that inherit from it, each with the line of its
@@ -987,7 +1008,24 @@ static int write_head_file(const struct qparse *q, const struct cand *sel, size_
     return 1;
 }
 
-static void write_head(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+/* When the question asks for callers or subclasses and no citation is one:
+ * what the index records of them (nrefs, count_refs; -1 unknown), said
+ * before the usual head. */
+static void write_relation_none(const struct qparse *q, long nrefs, struct buf *b)
+{
+    const char *x = callee_of(q), *base = base_of(q);
+    if ((!x && !base) || nrefs < 0) return;
+    if (nrefs == 0)
+        buf_printf(b, "the index records no %s `%s` in the repository; ", x ? "call of" : "class inheriting from",
+                   x ? x : base);
+    else
+        buf_printf(b, "the index records %ld %s `%s`, none among the code cited here (FindReferences lists them); ",
+                   nrefs, x ? (nrefs == 1 ? "call of" : "calls of") : (nrefs == 1 ? "class inheriting from" :
+                                                                        "classes inheriting from"),
+                   x ? x : base);
+}
+
+static void write_head(const struct qparse *q, const struct cand *sel, size_t n, long nrefs, struct buf *b)
 {
     if (!n) return;
     if (write_head_relation(q, sel, n, b) || write_head_file(q, sel, n, b)) return;
@@ -1004,6 +1042,7 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
     size_t nabsent = named ? 0 : qparse_absent_words(q, ANSWER_ABSENT_WORDS, &absent);
     if (nabsent > ANSWER_ABSENT_WORDS) buf_printf(&absent, " and %zu more of its words", nabsent - ANSWER_ABSENT_WORDS);
     buf_adds(b, "**In short:** ");
+    write_relation_none(q, nrefs, b);
     write_claim(q, c, s, named, nabsent ? buf_str(&absent) : NULL, b);
     /* what calls it and what it calls, among the citations */
     char d[256];
@@ -1302,7 +1341,9 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     size_t nsel = select_cands(q, &cs, max, distinct, ratio, opts && opts->ranked, sel);
 
     if (markdown) {   /* (NULL: the citations alone are wanted) */
-        write_head(q, sel, nsel, &b);
+        const char *rel = callee_of(q) ? callee_of(q) : base_of(q);
+        write_head(q, sel, nsel, rel ? count_refs(db, rel, callee_of(q) ? INDEX_EDGE_CALLS : INDEX_EDGE_INHERITS) : -1,
+                   &b);
         int calls = 0, subs = 0;
         for (size_t i = 0; i < nsel; i++) {
             calls |= sel[i].caller > 0;

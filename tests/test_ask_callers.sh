@@ -41,6 +41,11 @@ def fetch(handler, request):
 def describe():
     """Say how get_response is reached: through the handler."""
     return "handler"
+
+
+def shutdown_hook():
+    """Close the handler's connections when the process ends."""
+    return None
 EOF
 
 "$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --transcript-dir "$T/tr" --json \
@@ -71,6 +76,13 @@ ok $? "naming both callers with the line of each call"
 ok $? "a docstring that mentions the name is no call"
 grep '^answer' "$T/facts" | grep -q '17: response = self.get_response(request)'
 ok $? "a caller is quoted at its call"
+
+# a name nothing calls: the answer says the index records no call of it
+"$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --ask "What calls shutdown_hook?" "$R" \
+    >"$T/none" 2>"$T/err"
+sed -n '1p' "$T/none" | sed 's/^/# /'
+sed -n '1p' "$T/none" | grep -q '^\*\*In short:\*\* the index records no call of `shutdown_hook` in the repository; '
+ok $? "a name nothing calls: the first sentence says the index records no call of it"
 
 # "Which classes inherit from Handler?": the same for the inheritance edges
 "$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --ask "Which classes inherit from Handler?" \
