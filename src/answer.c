@@ -865,11 +865,35 @@ static long count_refs(sqlite3 *db, const char *name, int kind)
     return n;
 }
 
+/* How many definitions of name the index holds: classes (classes 1) or
+ * functions and methods; -1 when it cannot be read. */
+static long count_defs(sqlite3 *db, const char *name, int classes)
+{
+    sqlite3_stmt *st;
+    if (!db || sqlite3_prepare_v2(db,
+                                  "SELECT count(*) FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1 AND "
+                                  "(CASE WHEN ?2 THEN kind = 'class' ELSE kind IN ('function', 'method') END)",
+                                  -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, classes);
+    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* What the index records of the name a callers or subclasses question asks
+ * about: its calls or subclasses (count_refs) and its definitions
+ * (count_defs); -1 each when there is no such question or no index. */
+struct relation_counts {
+    long refs, defs;
+};
+
 /* The head of a question asking what calls a name, or for the subclasses
  * of a class: the cited code that calls it, each with the line of its call,
  * or the cited classes that inherit from it, each with the line of its
  * class statement. 0 when no citation is one (the usual head is written). */
-static int write_head_relation(const struct qparse *q, const struct cand *sel, size_t n, struct buf *b)
+static int write_head_relation(const struct qparse *q, const struct cand *sel, size_t n, long ndefs, struct buf *b)
 {
     const char *x = callee_of(q), *base = base_of(q);
     int (*line)(const struct cand *) = x ? call_line : class_line;
@@ -878,8 +902,11 @@ static int write_head_relation(const struct qparse *q, const struct cand *sel, s
     if (!k) return 0;
     buf_printf(b, "**In short:** `%s` is %s by ", x ? x : base, x ? "called" : "subclassed");
     list_marked(sel, n, line, b);
-    buf_printf(b, ". These are the %s the cited code shows; the index may list more (FindReferences).\n\n",
-               x ? "calls" : "subclasses");
+    buf_printf(b, ". These are the %s the cited code shows", x ? "calls" : "subclasses");
+    /* a name several definitions share: the edges by name reach any of them */
+    if (ndefs > 1)
+        buf_printf(b, ", of any of the %ld %s named `%s`", ndefs, x ? "functions and methods" : "classes", x ? x : base);
+    buf_adds(b, "; the index may list more (FindReferences).\n\n");
     return 1;
 }
 
@@ -1025,10 +1052,11 @@ static void write_relation_none(const struct qparse *q, long nrefs, struct buf *
                    x ? x : base);
 }
 
-static void write_head(const struct qparse *q, const struct cand *sel, size_t n, long nrefs, struct buf *b)
+static void write_head(const struct qparse *q, const struct cand *sel, size_t n, const struct relation_counts *rc,
+                       struct buf *b)
 {
     if (!n) return;
-    if (write_head_relation(q, sel, n, b) || write_head_file(q, sel, n, b)) return;
+    if (write_head_relation(q, sel, n, rc->defs, b) || write_head_file(q, sel, n, b)) return;
     int named;
     size_t s = head_subject(q, sel, n, &named);
     const struct cand *c = &sel[s];
@@ -1042,7 +1070,7 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
     size_t nabsent = named ? 0 : qparse_absent_words(q, ANSWER_ABSENT_WORDS, &absent);
     if (nabsent > ANSWER_ABSENT_WORDS) buf_printf(&absent, " and %zu more of its words", nabsent - ANSWER_ABSENT_WORDS);
     buf_adds(b, "**In short:** ");
-    write_relation_none(q, nrefs, b);
+    write_relation_none(q, rc->refs, b);
     write_claim(q, c, s, named, nabsent ? buf_str(&absent) : NULL, b);
     /* what calls it and what it calls, among the citations */
     char d[256];
@@ -1342,8 +1370,12 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
 
     if (markdown) {   /* (NULL: the citations alone are wanted) */
         const char *rel = callee_of(q) ? callee_of(q) : base_of(q);
-        write_head(q, sel, nsel, rel ? count_refs(db, rel, callee_of(q) ? INDEX_EDGE_CALLS : INDEX_EDGE_INHERITS) : -1,
-                   &b);
+        struct relation_counts rc = {-1, -1};
+        if (rel) {
+            rc.refs = count_refs(db, rel, callee_of(q) ? INDEX_EDGE_CALLS : INDEX_EDGE_INHERITS);
+            rc.defs = count_defs(db, rel, !callee_of(q));
+        }
+        write_head(q, sel, nsel, &rc, &b);
         int calls = 0, subs = 0;
         for (size_t i = 0; i < nsel; i++) {
             calls |= sel[i].caller > 0;

@@ -3,7 +3,8 @@
 # search's first step is FindReferences on the name (the index's call
 # edges), the citations that call it come first, each quoted at its call,
 # and the answer's first sentence names them with the line of each call. A
-# docstring that only mentions the name is no call. Checked on a repository
+# docstring that only mentions the name is no call. Two definitions of the
+# name (Handler's and Proxy's) are said to share it. Checked on a repository
 # the test writes, offline policy. "Which classes inherit from Handler?" is
 # answered by the classes that do, the same way.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
@@ -31,6 +32,13 @@ class WSGIHandler(Handler):
         request = dict(environ)
         response = self.get_response(request)
         return response
+EOF
+cat >"$R/web/proxy.py" <<'EOF'
+class Proxy:
+    """Stands in for a handler in tests."""
+
+    def get_response(self, request):
+        return None
 EOF
 cat >"$R/web/client.py" <<'EOF'
 def fetch(handler, request):
@@ -72,6 +80,8 @@ ok $? "the first sentence says what calls it"
 grep '^head' "$T/facts" | grep -q '`WSGIHandler.__call__` (`web/handlers.py:17`)' &&
     grep '^head' "$T/facts" | grep -q '`fetch` (`web/client.py:3`)'
 ok $? "naming both callers with the line of each call"
+grep '^head' "$T/facts" | grep -q 'of any of the 2 functions and methods named `get_response`'
+ok $? "and saying that two definitions share the name"
 ! grep '^head' "$T/facts" | grep -q 'describe'
 ok $? "a docstring that mentions the name is no call"
 grep '^answer' "$T/facts" | grep -q '17: response = self.get_response(request)'
