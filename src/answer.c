@@ -845,41 +845,40 @@ static void list_marked(const struct cand *sel, size_t n, int (*line)(const stru
 static int call_line(const struct cand *c) { return c->caller; }
 static int class_line(const struct cand *c) { return !c->subclass ? 0 : c->def_start ? c->def_start : c->sp.start_line; }
 
+/* The count sql (one row, one column) gives for ?1 = name and ?2 = k; -1
+ * when it cannot be read. */
+static long count_of(sqlite3 *db, const char *sql, const char *name, int k)
+{
+    sqlite3_stmt *st;
+    if (!db || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, k);
+    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* How many calls of name (kind INDEX_EDGE_CALLS) or class statements
  * inheriting from it (INDEX_EDGE_INHERITS) the index records: resolved to
  * a symbol of that name, or unresolved and ending in it, as FindReferences
  * lists them. -1 when it cannot be read. */
 static long count_refs(sqlite3 *db, const char *name, int kind)
 {
-    sqlite3_stmt *st;
-    if (!db || sqlite3_prepare_v2(db,
-                                  "SELECT (SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IN "
-                                  "(SELECT id FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1)) + "
-                                  "(SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IS NULL AND target_name = ?1)",
-                                  -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, kind);
-    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    return n;
+    return count_of(db,
+                    "SELECT (SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IN "
+                    "(SELECT id FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1)) + "
+                    "(SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IS NULL AND target_name = ?1)",
+                    name, kind);
 }
 
 /* How many definitions of name the index holds: classes (classes 1) or
  * functions and methods; -1 when it cannot be read. */
 static long count_defs(sqlite3 *db, const char *name, int classes)
 {
-    sqlite3_stmt *st;
-    if (!db || sqlite3_prepare_v2(db,
-                                  "SELECT count(*) FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1 AND "
-                                  "(CASE WHEN ?2 THEN kind = 'class' ELSE kind IN ('function', 'method') END)",
-                                  -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, classes);
-    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    return n;
+    return count_of(db,
+                    "SELECT count(*) FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1 AND "
+                    "(CASE WHEN ?2 THEN kind = 'class' ELSE kind IN ('function', 'method') END)",
+                    name, classes);
 }
 
 /* What the index records of the name a callers or subclasses question asks
