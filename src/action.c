@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------- registry */
 
@@ -1136,8 +1137,33 @@ const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t 
     }
 }
 
+/* 1 when name[0..n) is, in any case, the last component of the repository's
+ * root or a top-level package of it: a path "NAME/__init__.py" or
+ * "src/NAME/__init__.py" among the indexed files. */
+static int names_project(struct action_ctx *ctx, const char *name, size_t n)
+{
+    const char *root = ctx->repo_root;
+    if (root) {
+        size_t rl = strlen(root);
+        while (rl > 1 && root[rl - 1] == '/') rl--;
+        size_t b = rl;
+        while (b > 0 && root[b - 1] != '/') b--;
+        if (rl - b == n && !strncasecmp(root + b, name, n)) return 1;
+    }
+    size_t np = 0;
+    const char *const *paths = action_cache_paths(ctx, &np);
+    for (size_t i = 0; i < np; i++) {
+        const char *p = paths[i];
+        if (!strncmp(p, "src/", 4)) p += 4;
+        if (strlen(p) == n + strlen("/__init__.py") && !strncasecmp(p, name, n) && !strcmp(p + n, "/__init__.py"))
+            return 1;
+    }
+    return 0;
+}
+
 int action_index_defines(void *ctx, const char *name, size_t n, int which)
 {
+    if (which == QPARSE_NAMES_PROJECT) return names_project(ctx, name, n);
     size_t nn = 0;
     const char *const *v = action_cache_names(ctx, which == QPARSE_NAMES_CLASSES     ? ACTION_NAMES_CLASSES
                                                    : which == QPARSE_NAMES_FUNCTIONS ? ACTION_NAMES_FUNCTIONS

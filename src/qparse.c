@@ -321,7 +321,9 @@ static void find_named_words(const char *s, size_t n, qparse_name_fn defined, vo
  * integrate handle limits?"): the plain word right after them, when the
  * index defines a function or class of that name (any case). A user who
  * asks about a name that way means it: the word is read as a name written
- * in backticks. Returns 1 with *out set, else 0. */
+ * in backticks; but the repository's own name there names the project ("How
+ * does Flask dispatch a request?"), not its class of that name, and stays a
+ * word. Returns 1 with *out set, else 0. */
 static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
 {
     static const char *const wh[] = {"what", "how", "where", "which", "why", "when"};
@@ -338,7 +340,7 @@ static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *d
     for (size_t k = 0; k < ARRAY_LEN(aux); k++)
         ok1 |= w[1].len == strlen(aux[k]) && !strncasecmp(s + w[1].at, aux[k], w[1].len);
     /* a variable's name is too often an English word ('data', 'name') */
-    if (!ok0 || !ok1 || english(s + w[2].at, w[2].len) ||
+    if (!ok0 || !ok1 || english(s + w[2].at, w[2].len) || defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT) ||
         (!defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_FUNCTIONS) &&
          !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_CLASSES)))
         return 0;

@@ -73,9 +73,11 @@ struct qparse {
 int qparse_question(const char *question, struct qparse *out, char *err, size_t errlen);
 void qparse_free(struct qparse *q);   /* accepts NULL */
 /* Which names a qparse_name_fn is asked about. */
-enum { QPARSE_NAMES_CLASSES = 1, QPARSE_NAMES_FUNCTIONS = 2, QPARSE_NAMES_ALL = 3 };
+enum { QPARSE_NAMES_CLASSES = 1, QPARSE_NAMES_FUNCTIONS = 2, QPARSE_NAMES_ALL = 3, QPARSE_NAMES_PROJECT = 4 };
 /* 1 when the index defines name[0..n) (as written): a class, a function or
- * method, or (QPARSE_NAMES_ALL) a symbol of any kind, variables too. */
+ * method, or (QPARSE_NAMES_ALL) a symbol of any kind, variables too; with
+ * QPARSE_NAMES_PROJECT, when name is the repository's own name, in any case
+ * (the directory indexed, or one of its top-level packages). */
 typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n, int which);
 /* The same, consulting the index's names before a word is dropped: a word
  * too short to be a term ('g', 'S') that the index defines is an identifier
@@ -86,7 +88,9 @@ typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n, int which);
  * when the index defines a class of that name, and "class" there is not a
  * word to look for: it says what the name is. So is the subject of a question
  * that opens with a question word and an auxiliary ("What does simplify
- * do?") when the index defines a function or class by it. defined NULL:
+ * do?") when the index defines a function or class by it, unless it is the
+ * repository's own name: "How does Flask dispatch a request?" asks about the
+ * project, whatever its class of that name does. defined NULL:
  * qparse_question. */
 int qparse_question_names(const char *question, qparse_name_fn defined, void *ctx, struct qparse *out, char *err,
                           size_t errlen);

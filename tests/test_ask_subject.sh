@@ -5,7 +5,9 @@
 # same name (Shape.area, Room.area, Hall.area) and of the tests that call it, and
 # FindFunction shows its code whatever its rank among them. The same
 # word in a question that describes ("What does the area helper do?") stays
-# a word. Checked on a repository the test writes, offline policy.
+# a word, and so does the repository's own name ("How does Canvas draw a
+# frame?" on the canvas package). Checked on repositories the test writes,
+# offline policy.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/lib.sh"
 
@@ -102,6 +104,52 @@ assert len(r["items"]) == 5, r["items"]
 assert [e["path"] for e in r["evidence"]].count("pkg/measure.py") == 1, r["evidence"]
 EOF
 ok $? "FindFunction area: the module-level function's code is shown, though it is listed after the methods"
+
+# The repository's own name opening a question names the project, not the
+# class of that name: "How does Canvas draw a frame?" on the canvas package
+# cites the code that draws frames first, not the class Canvas, whether the
+# name is the top-level package's (a clone in canvas-main) or the directory
+# indexed; the same name called a class is the class.
+C="$T/canvas-main"
+mkdir -p "$C/canvas"
+: >"$C/canvas/__init__.py"
+cat >"$C/canvas/app.py" <<'EOF'
+class Canvas:
+    """The application object: holds the layers and the settings."""
+
+    def __init__(self, width, height):
+        self.width = width
+        self.height = height
+        self.layers = []
+
+    def add_layer(self, layer):
+        self.layers.append(layer)
+EOF
+cat >"$C/canvas/frames.py" <<'EOF'
+def draw_frame(canvas, frame):
+    """Draw a frame: paint every layer of the canvas into the frame."""
+    for layer in canvas.layers:
+        layer.paint(frame)
+    return frame
+EOF
+# askc QUESTION DIR: its --json answer in $T/out
+askc() { "$DRQA" --index "$T/$(basename "$2").sqlite" --no-progress --quiet --policy offline --json --ask "$1" "$2" \
+        >"$T/out" 2>"$T/err"; }
+askc "How does Canvas draw a frame?" "$C"
+first >"$T/f3"
+sed 's/^/# /' "$T/f3"
+[ "$(head -1 "$T/f3")" = "canvas/frames.py" ]
+ok $? "How does Canvas draw a frame?: the top-level package's name is no subject; the code that draws frames comes first"
+askc "How does Canvas draw a frame?" "$C/canvas"
+first >"$T/f4"
+sed 's/^/# /' "$T/f4"
+[ "$(head -1 "$T/f4")" = "frames.py" ]
+ok $? "the same, the directory indexed named so"
+askc "What does the Canvas class hold?" "$C"
+first >"$T/f5"
+sed 's/^/# /' "$T/f5"
+[ "$(head -1 "$T/f5")" = "canvas/app.py" ]
+ok $? "What does the Canvas class hold?: the project's name called a class is the class"
 
 echo "1..$n"
 exit $fail

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void parse(const char *q, struct qparse *out)
 {
@@ -137,15 +138,18 @@ static void test_words_terms(void)
     qparse_free(&q);
 }
 
-/* A fake index: classes Blueprint, Config, session and Which (classes named
- * like words), the functions jsonify, test and s, the variables g and data. */
+/* A fake index of the repository "flask": classes Blueprint, Config,
+ * session, Which (classes named like words) and Flask (the project's name),
+ * the functions jsonify, test and s, the variables g and data. */
 static int fake_defined(void *ctx, const char *name, size_t n, int which)
 {
     (void)ctx;
+    if (which == QPARSE_NAMES_PROJECT) return n == 5 && !strncasecmp(name, "flask", 5);
     static const struct { const char *name; int which; } defs[] = {
         {"Blueprint", QPARSE_NAMES_CLASSES}, {"Config", QPARSE_NAMES_CLASSES},   {"session", QPARSE_NAMES_CLASSES},
         {"jsonify", QPARSE_NAMES_FUNCTIONS}, {"test", QPARSE_NAMES_FUNCTIONS},  {"s", QPARSE_NAMES_FUNCTIONS},
         {"g", 0},                            {"Which", QPARSE_NAMES_CLASSES},         {"data", 0},
+        {"Flask", QPARSE_NAMES_CLASSES},
     };
     for (size_t i = 0; i < ARRAY_LEN(defs); i++)
         if (strlen(defs[i].name) == n && !memcmp(defs[i].name, name, n))
@@ -222,6 +226,7 @@ static void test_named_words(void)
         "What does render do?",               /* not a name of the index */
         "Why, in short, does jsonify exist?", /* no opening question word and auxiliary */
         "What does data do?",                 /* a variable's name: a word */
+        "How does Flask dispatch a request?", /* the repository's name: the project */
     };
     for (size_t i = 0; i < ARRAY_LEN(no_subject); i++) {
         ok(qparse_question_names(no_subject[i], fake_defined, NULL, &q, err, sizeof err) == 0, "parses: %s",
@@ -229,6 +234,12 @@ static void test_named_words(void)
         is_int(q.nids, 0, "%s: no identifier", no_subject[i]);
         qparse_free(&q);
     }
+    /* the project's name said to be a class is the class */
+    ok(qparse_question_names("What does the Flask class do?", fake_defined, NULL, &q, err, sizeof err) == 0,
+       "parses: the Flask class");
+    ok(q.nids == 1 && !strcmp(q.ids[0].name, "Flask") && q.ids[0].explicit_,
+       "the project's name called a class is that class");
+    qparse_free(&q);
     ok(qparse_question_names("What does jsonify do?", NULL, NULL, &q, err, sizeof err) == 0,
        "parses without an index");
     ok(q.nids == 0 && has_word(&q, "jsonify"), "without an index: a plain word");
