@@ -65,7 +65,11 @@ int answer_fuse(const struct qparse *q, sqlite3 *db, const struct answer_fuse_ch
             sp->elided;
     }
     const struct evidence *lists[3] = {tcites, &wcites, &ccites};
-    fuse_citations(lists, chunks ? 3 : 2, k, max, &fused);
+    /* every fused span, not the first max: the answer's own selection
+     * (answer_build) puts a definition the question names, or the code
+     * that calls the name it asks about, first wherever the fusion ranked
+     * it, and takes max */
+    fuse_citations(lists, chunks ? 3 : 2, k, 0, &fused);
     struct answer_opts ao = {0};
     ao.ranked = 1;
     ao.distinct_files = 5;

@@ -6,6 +6,8 @@
  * first the one the others import.
  */
 #include "action.h"
+#include "answer_fuse.h"
+#include "qparse.h"
 #include "index.h"
 #include "mcts.h"
 #include "policy_offline.h"
@@ -215,11 +217,58 @@ static void test_central_file(void)
     repo_close(&r);
 }
 
+/* The fused answer picks its citations from every span the rankings fused,
+ * not from the first max of them: a definition the question names in
+ * backticks leads the answer even where the fusion ranks its file twelfth
+ * (the tree cites it last, the windows not at all). */
+static void test_fused_named(void)
+{
+    enum { NOTHER = 12 };
+    const char *files[2 * (NOTHER + 1) + 1];
+    char *texts[NOTHER];
+    char paths[NOTHER][32];
+    for (int i = 0; i < NOTHER; i++) {
+        snprintf(paths[i], sizeof paths[i], "books/ledger%02d.py", i);
+        texts[i] = xasprintf("def balance_%02d(ledger):\n    \"\"\"Balance the ledger entries.\"\"\"\n"
+                             "    return sum(ledger.entries)\n", i);
+        files[2 * i] = paths[i];
+        files[2 * i + 1] = texts[i];
+    }
+    files[2 * NOTHER] = "tools/misc.py";
+    files[2 * NOTHER + 1] = "def reconcile(x):\n    return x\n";
+    files[2 * NOTHER + 2] = NULL;
+    struct repo r;
+    repo_open(&r, files);
+    char err[256] = "";
+    struct qparse q;
+    ok(qparse_question("What does `reconcile` do with the ledger entries?", &q, err, sizeof err) == 0, "parses %s",
+       err);
+    qparse_weigh(&q, r.db);
+    /* the tree's citations: every ledger file, then the named function */
+    struct evidence tcites = EVIDENCE_INIT, cites = EVIDENCE_INIT, read = EVIDENCE_INIT;
+    for (int i = 0; i < NOTHER; i++) evidence_add(&tcites, paths[i], 1, 3, texts[i], NULL, 1.0 / (1 + i));
+    evidence_add(&tcites, "tools/misc.py", 1, 2, "def reconcile(x):\n    return x", NULL, 1.0 / (1 + NOTHER));
+    char *md = NULL;
+    ok(answer_fuse(&q, r.db, NULL, &tcites, &tcites, 60, 10, &md, &cites, &read, err, sizeof err) == 0,
+       "fused answer %s", err);
+    is_str(cites.n ? cites.v[0].path : "", "tools/misc.py",
+           "the named definition leads, though the fusion ranks its file twelfth");
+    ok(cites.n <= 10, "at most max citations (%zu)", cites.n);
+    free(md);
+    evidence_free(&tcites);
+    evidence_free(&cites);
+    evidence_free(&read);
+    qparse_free(&q);
+    for (int i = 0; i < NOTHER; i++) free(texts[i]);
+    repo_close(&r);
+}
+
 int main(void)
 {
     char err[256] = "";
     is_int(semantic_action_register(NULL, err, sizeof err), 0, "SemanticSearch registered %s", err);
     test_named_file();
     test_central_file();
+    test_fused_named();
     return done_testing();
 }
