@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct cand {
     struct evidence_span sp;   /* owned copies of path, text, label */
@@ -1227,6 +1228,40 @@ static void collect_cands(const struct qparse *q, const struct evidence *pool, s
     qsort(cs->v, cs->n, sizeof *cs->v, cmp_cand);
 }
 
+/* 1 when the question is about prose rather than code: it names a text file
+ * (a README, a changelog, a config file), or the changelog or the readme.
+ * ("documentation" is not enough: a question about a documentation tool's
+ * code says it of the code.) */
+static int asks_about_prose(const struct qparse *q)
+{
+    static const char *const ext[] = {".md", ".rst", ".txt", ".adoc", ".toml", ".yaml", ".yml", ".ini", ".cfg"};
+    static const char *const words[] = {"changelog", "readme"};
+    for (size_t i = 0; i < q->nfiles; i++) {
+        const char *dot = strrchr(q->files[i], '.');
+        for (size_t k = 0; dot && k < ARRAY_LEN(ext); k++)
+            if (!strcasecmp(dot, ext[k])) return 1;
+    }
+    for (size_t i = 0; i < q->nwords; i++)
+        for (size_t k = 0; k < ARRAY_LEN(words); k++)
+            if (!strcasecmp(q->words[i], words[k])) return 1;
+    return 0;
+}
+
+/* 1 when a candidate of code other than cs->v[i] holds a word of the
+ * question (rel[j] > 0: answer_span_relevance), is not taken and is in a
+ * file sel has no pick of yet: a file of prose at i waits for it. */
+static int code_waits(const struct cands *cs, const unsigned char *taken, const double *rel, const struct cand *sel,
+                      size_t nsel, size_t i)
+{
+    for (size_t j = 0; j < cs->n; j++) {
+        if (j == i || taken[j] || cs->v[j].prose || rel[j] <= 0) continue;
+        int picked = 0;
+        for (size_t k = 0; k < nsel && !picked; k++) picked = !strcmp(sel[k].sp.path, cs->v[j].sp.path);
+        if (!picked) return 1;
+    }
+    return 0;
+}
+
 /* Selection: best first, no overlap within a file, at most two cut from
  * the same long span. The first `distinct` picks come from distinct files
  * (the leading citations say where to look; a second span of the best file
@@ -1235,13 +1270,23 @@ static void collect_cands(const struct qparse *q, const struct evidence *pool, s
  * where the answer's other parts (the helpers, the class around a method,
  * the callers) usually are. An outline (elided span) and verbatim lines are
  * different views of a file: neither counts against the other's overlap or
- * per-file share. Returns how many of cs went to sel (room for max). */
+ * per-file share. A file of prose (documentation, a changelog, a config
+ * file: text chunks, no code) takes a distinct-file pick only when no file
+ * of code that holds a word of the question is left to take it, unless the
+ * question is about prose: a developer's question is answered by code
+ * first, and a changelog that mentions every name would otherwise come
+ * before it; a question only the README answers still cites it first.
+ * Returns how many of cs went to sel (room for max). */
 static size_t select_cands(const struct qparse *q, const struct cands *cs, size_t max, size_t distinct, double ratio,
                            int ranked, struct cand *sel)
 {
     unsigned char *taken = xcalloc(cs->n ? cs->n : 1, 1);
     size_t nsel = 0;
     size_t ndistinct = 0;   /* how many picks the first pass made */
+    int prose_ok = asks_about_prose(q);
+    double *rel = xcalloc(cs->n ? cs->n : 1, sizeof *rel);
+    for (size_t i = 0; i < cs->n && !prose_ok; i++)
+        if (!cs->v[i].prose) rel[i] = answer_span_relevance(q, &cs->v[i].sp);
     /* pass 0 and 1: the distinct-file picks, first without a definition
      * whose qualified name another file's pick already has (the same class
      * in each of a family of near-identical files says where to look once;
@@ -1253,7 +1298,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
         size_t limit = pass < 2 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs->n && nsel < limit; i++) {
             const struct cand *c = &cs->v[i];
-            if (taken[i]) continue;
+            if (taken[i] || (pass < 2 && c->prose && !prose_ok && code_waits(cs, taken, rel, sel, nsel, i))) continue;
             int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
                 if (pass == 0 && c->qual && sel[k].qual && !strcmp(c->qual, sel[k].qual)) same_qual = 1;
@@ -1279,6 +1324,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
         }
     }
     free(taken);
+    free(rel);
     /* how: the best span stays first (the decisive one), the others follow
      * the calls seen between them */
     /* (within the distinct-file picks and within the rest, so that the

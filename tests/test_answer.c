@@ -204,6 +204,46 @@ static void answer_done(char *md, struct evidence *cites, struct evidence *pool)
     evidence_free(pool);
 }
 
+/* A file of prose (text chunks: a changelog, documentation) that says the
+ * question's words more than the code does takes none of the leading
+ * distinct-file citations; the code comes first, the prose after it. A
+ * question that names the changelog has it first. */
+static void check_prose_after_code(sqlite3 *db)
+{
+    char err[256];
+    ok(sqlite3_exec(db,
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
+                    "(90, 'CHANGES.rst', 'rst', 0, 0, '', 12, X'', 0), "
+                    "(91, 'jobs/retry.py', 'python', 0, 0, '', 12, X'', 0);"
+                    "INSERT INTO chunk_spans(file_id, symbol_id, kind_s, start_line, end_line, hash_s) VALUES "
+                    "(90, NULL, 3, 1, 12, '');"
+                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
+                    "(91, 'function', 'run_with_retries', 'run_with_retries', 1, 12, "
+                    "'def run_with_retries(job, max_retries=3)');",
+                    NULL, NULL, NULL) == SQLITE_OK,
+       "with a changelog and a module of code");
+    static const char *const changes = "- Failed jobs are retried: a failed job is retried up to max_retries times.\n"
+                                       "- Each retry of a failed job waits longer than the last retry.\n";
+    static const char *const code = "def run_with_retries(job, max_retries=3):\n    attempt = 0\n"
+                                    "    while True:\n        try:\n            return job()\n"
+                                    "        except Exception:\n            attempt += 1\n";
+    static const char *const questions[2] = {"How are failed jobs retried?",
+                                             "What does CHANGES.rst say about retrying failed jobs?"};
+    static const char *const first[2] = {"jobs/retry.py", "CHANGES.rst"};
+    for (int i = 0; i < 2; i++) {
+        struct qparse q;
+        ok(qparse_question(questions[i], &q, err, sizeof err) == 0, "parses: %s", questions[i]);
+        struct evidence pool = EVIDENCE_INIT, cites = EVIDENCE_INIT;
+        evidence_add(&pool, "CHANGES.rst", 1, 12, changes, NULL, 1.0);
+        evidence_add(&pool, "jobs/retry.py", 1, 12, code, "def run_with_retries(job, max_retries=3)", 0.5);
+        char *md = answer_of(&q, &pool, db, &cites);
+        is_str(cites.n ? cites.v[0].path : "", first[i], "%s: %s is cited first", questions[i], first[i]);
+        ok(cites.n == 2, "%s: both files are cited (%zu)", questions[i], cites.n);
+        answer_done(md, &cites, &pool);
+        qparse_free(&q);
+    }
+}
+
 int main(void)
 {
     struct qparse q;
@@ -594,6 +634,7 @@ int main(void)
        "the function's is shown once, as its signature");
     answer_done(md, &cites, &var);
     qparse_free(&q);
+    check_prose_after_code(db);
     sqlite3_close(db);
     unlink(ipath);
     free(ipath);
