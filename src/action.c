@@ -1138,8 +1138,8 @@ const char *const *action_cache_names(struct action_ctx *ctx, int which, size_t 
 }
 
 /* 1 when name[0..n) is, in any case, the last component of the repository's
- * root or a top-level package of it: a path "NAME/__init__.py" or
- * "src/NAME/__init__.py" among the indexed files. */
+ * root, or a top-level package of it as written or in lower case: a path
+ * "NAME/__init__.py" or "src/NAME/__init__.py" among the indexed files. */
 static int names_project(struct action_ctx *ctx, const char *name, size_t n)
 {
     const char *root = ctx->repo_root;
@@ -1150,15 +1150,22 @@ static int names_project(struct action_ctx *ctx, const char *name, size_t n)
         while (b > 0 && root[b - 1] != '/') b--;
         if (rl - b == n && !strncasecmp(root + b, name, n)) return 1;
     }
-    size_t np = 0;
-    const char *const *paths = action_cache_paths(ctx, &np);
-    for (size_t i = 0; i < np; i++) {
-        const char *p = paths[i];
-        if (!strncmp(p, "src/", 4)) p += 4;
-        if (strlen(p) == n + strlen("/__init__.py") && !strncasecmp(p, name, n) && !strcmp(p + n, "/__init__.py"))
-            return 1;
+    sqlite3_stmt *st;
+    if (!ctx->db || sqlite3_prepare_v2(ctx->db, "SELECT 1 FROM files WHERE path IN (?1 || '/__init__.py', "
+                                               "'src/' || ?1 || '/__init__.py') LIMIT 1",
+                                       -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    char *lower = xstrndup(name, n);
+    for (char *p = lower; *p; p++) *p = (char)tolower((unsigned char)*p);
+    int found = 0;
+    for (int k = 0; k < 2 && !found; k++) {
+        sqlite3_bind_text(st, 1, k ? lower : name, (int)n, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_reset(st);
     }
-    return 0;
+    sqlite3_finalize(st);
+    free(lower);
+    return found;
 }
 
 int action_index_defines(void *ctx, const char *name, size_t n, int which)

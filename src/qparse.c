@@ -340,9 +340,10 @@ static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *d
     for (size_t k = 0; k < ARRAY_LEN(aux); k++)
         ok1 |= w[1].len == strlen(aux[k]) && !strncasecmp(s + w[1].at, aux[k], w[1].len);
     /* a variable's name is too often an English word ('data', 'name') */
-    if (!ok0 || !ok1 || english(s + w[2].at, w[2].len) || defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT) ||
+    if (!ok0 || !ok1 || english(s + w[2].at, w[2].len) ||
         (!defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_FUNCTIONS) &&
-         !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_CLASSES)))
+         !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_CLASSES)) ||
+        defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT))
         return 0;
     *out = w[2];
     return 1;

@@ -108,8 +108,8 @@ ok $? "FindFunction area: the module-level function's code is shown, though it i
 # The repository's own name opening a question names the project, not the
 # class of that name: "How does Canvas draw a frame?" on the canvas package
 # cites the code that draws frames first, not the class Canvas, whether the
-# name is the top-level package's (a clone in canvas-main) or the directory
-# indexed; the same name called a class is the class.
+# name is the top-level package's (a clone in canvas-main, or one with a src/
+# folder) or the directory indexed; the same name called a class is the class.
 C="$T/canvas-main"
 mkdir -p "$C/canvas"
 : >"$C/canvas/__init__.py"
@@ -145,6 +145,15 @@ first >"$T/f4"
 sed 's/^/# /' "$T/f4"
 [ "$(head -1 "$T/f4")" = "frames.py" ]
 ok $? "the same, the directory indexed named so"
+# the src/ layout: src/canvas/__init__.py
+S="$T/canvas-src"
+mkdir -p "$S/src"
+cp -r "$C/canvas" "$S/src/canvas"
+askc "How does Canvas draw a frame?" "$S"
+first >"$T/f6"
+sed 's/^/# /' "$T/f6"
+[ "$(head -1 "$T/f6")" = "src/canvas/frames.py" ]
+ok $? "the same, the package under src/"
 askc "What does the Canvas class hold?" "$C"
 first >"$T/f5"
 sed 's/^/# /' "$T/f5"
