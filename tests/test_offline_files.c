@@ -2,8 +2,10 @@
  * test_offline_files: what the offline policy makes of files as wholes, on
  * repositories the test writes: a file whose name is made of the question's
  * words is a place to search first (not a test file, unless the question is
- * about tests), and between files that define the same code the answer cites
- * first the one the others import.
+ * about tests), between files that define the same code the answer cites
+ * first the one the others import, and the fused answer chooses among every
+ * span the rankings fused, however many files come before the one the
+ * question names.
  */
 #include "action.h"
 #include "answer_fuse.h"
