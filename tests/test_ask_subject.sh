@@ -132,33 +132,26 @@ def draw_frame(canvas, frame):
         layer.paint(frame)
     return frame
 EOF
-# askc QUESTION DIR: its --json answer in $T/out
-askc() { "$DRQA" --index "$T/$(basename "$2").sqlite" --no-progress --quiet --policy offline --json --ask "$1" "$2" \
-        >"$T/out" 2>"$T/err"; }
-askc "How does Canvas draw a frame?" "$C"
-first >"$T/f3"
-sed 's/^/# /' "$T/f3"
-[ "$(head -1 "$T/f3")" = "canvas/frames.py" ]
-ok $? "How does Canvas draw a frame?: the top-level package's name is no subject; the code that draws frames comes first"
-askc "How does Canvas draw a frame?" "$C/canvas"
-first >"$T/f4"
-sed 's/^/# /' "$T/f4"
-[ "$(head -1 "$T/f4")" = "frames.py" ]
-ok $? "the same, the directory indexed named so"
+# first_cited QUESTION DIR PATH WHAT: asks QUESTION about DIR (an index of
+# its own) and checks that PATH is cited first
+first_cited() {
+    "$DRQA" --index "$T/$(basename "$2").sqlite" --no-progress --quiet --policy offline --json --ask "$1" "$2" \
+        >"$T/out" 2>"$T/err"
+    first >"$T/f"
+    sed 's/^/# /' "$T/f"
+    [ "$(head -1 "$T/f")" = "$3" ]
+    ok $? "$4"
+}
+first_cited "How does Canvas draw a frame?" "$C" canvas/frames.py \
+    "How does Canvas draw a frame?: the top-level package's name is no subject; the code that draws frames comes first"
+first_cited "How does Canvas draw a frame?" "$C/canvas" frames.py "the same, the directory indexed named so"
 # the src/ layout: src/canvas/__init__.py
 S="$T/canvas-src"
 mkdir -p "$S/src"
 cp -r "$C/canvas" "$S/src/canvas"
-askc "How does Canvas draw a frame?" "$S"
-first >"$T/f6"
-sed 's/^/# /' "$T/f6"
-[ "$(head -1 "$T/f6")" = "src/canvas/frames.py" ]
-ok $? "the same, the package under src/"
-askc "What does the Canvas class hold?" "$C"
-first >"$T/f5"
-sed 's/^/# /' "$T/f5"
-[ "$(head -1 "$T/f5")" = "canvas/app.py" ]
-ok $? "What does the Canvas class hold?: the project's name called a class is the class"
+first_cited "How does Canvas draw a frame?" "$S" src/canvas/frames.py "the same, the package under src/"
+first_cited "What does the Canvas class hold?" "$C" canvas/app.py \
+    "What does the Canvas class hold?: the project's name called a class is the class"
 
 echo "1..$n"
 exit $fail
