@@ -1283,9 +1283,11 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
     unsigned char *taken = xcalloc(cs->n ? cs->n : 1, 1);
     size_t nsel = 0;
     size_t ndistinct = 0;   /* how many picks the first pass made */
-    int prose_ok = asks_about_prose(q);
+    int prose_ok = asks_about_prose(q), any_prose = 0;
+    for (size_t i = 0; i < cs->n; i++) any_prose |= cs->v[i].prose;
+    /* the code's relevance, read only when a file of prose may have to wait */
     double *rel = xcalloc(cs->n ? cs->n : 1, sizeof *rel);
-    for (size_t i = 0; i < cs->n && !prose_ok; i++)
+    for (size_t i = 0; i < cs->n && any_prose && !prose_ok; i++)
         if (!cs->v[i].prose) rel[i] = answer_span_relevance(q, &cs->v[i].sp);
     /* pass 0 and 1: the distinct-file picks, first without a definition
      * whose qualified name another file's pick already has (the same class
