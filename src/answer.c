@@ -4,6 +4,7 @@
  * names, signatures, docstrings, comments and code lines.
  */
 #include "answer.h"
+#include "fpattern.h"
 #include "index.h"
 #include "sqlx.h"
 #include "util.h"
@@ -1262,6 +1263,37 @@ static int code_waits(const struct cands *cs, const unsigned char *taken, const 
     return 0;
 }
 
+/* 1 when the question speaks of tests ("the test class", "in the tests",
+ * "testing"): a test's definition may then be what it asks about. */
+static int asks_about_tests(const struct qparse *q)
+{
+    for (size_t i = 0; i < q->nwords; i++)
+        if (!strncasecmp(q->words[i], "test", 4)) return 1;
+    return 0;
+}
+
+/* For each candidate: 1 when it is a definition in a test file whose name a
+ * candidate outside the tests defines too (a test's subclass overriding the
+ * method, a stub of the function): a stand-in for the code the question is
+ * about, which says where to look once that code is cited. Caller frees. */
+static unsigned char *test_stand_ins(const struct cands *cs)
+{
+    size_t n = cs->n;
+    unsigned char *in_test = xcalloc(n ? n : 1, 1), *stand = xcalloc(n ? n : 1, 1);
+    char (*names)[128] = xcalloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; i < n; i++) {
+        if (!is_definition(&cs->v[i])) continue;
+        short_name(&cs->v[i], names[i], sizeof names[i]);
+        in_test[i] = fpattern_is_test(cs->v[i].sp.path) != 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n && in_test[i] && names[i][0] && !stand[i]; j++)
+            stand[i] = !in_test[j] && names[j][0] && !strcmp(names[i], names[j]);
+    free(names);
+    free(in_test);
+    return stand;
+}
+
 /* Selection: best first, no overlap within a file, at most two cut from
  * the same long span. The first `distinct` picks come from distinct files
  * (the leading citations say where to look; a second span of the best file
@@ -1275,7 +1307,10 @@ static int code_waits(const struct cands *cs, const unsigned char *taken, const 
  * of code that holds a word of the question is left to take it, unless the
  * question is about prose: a developer's question is answered by code
  * first, and a changelog that mentions every name would otherwise come
- * before it; a question only the README answers still cites it first.
+ * before it; a question only the README answers still cites it first. A
+ * test's definition of a name the code defines too (test_stand_ins) takes no
+ * distinct-file pick unless the question speaks of tests: a checkout's tests
+ * override the method a how-question is about in a dozen test classes. 
  * Returns how many of cs went to sel (room for max). */
 static size_t select_cands(const struct qparse *q, const struct cands *cs, size_t max, size_t distinct, double ratio,
                            int ranked, struct cand *sel)
@@ -1284,6 +1319,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
     size_t nsel = 0;
     size_t ndistinct = 0;   /* how many picks the first pass made */
     int prose_ok = asks_about_prose(q), any_prose = 0;
+    unsigned char *stand_in = asks_about_tests(q) ? xcalloc(cs->n ? cs->n : 1, 1) : test_stand_ins(cs);
     for (size_t i = 0; i < cs->n; i++) any_prose |= cs->v[i].prose;
     /* the code's relevance, read only when a file of prose may have to wait */
     double *rel = xcalloc(cs->n ? cs->n : 1, sizeof *rel);
@@ -1301,6 +1337,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
         for (size_t i = 0; i < cs->n && nsel < limit; i++) {
             const struct cand *c = &cs->v[i];
             if (taken[i] || (pass < 2 && c->prose && !prose_ok && code_waits(cs, taken, rel, sel, nsel, i))) continue;
+            if (pass < 2 && stand_in[i]) continue;
             int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
                 if (pass == 0 && c->qual && sel[k].qual && !strcmp(c->qual, sel[k].qual)) same_qual = 1;
@@ -1327,6 +1364,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
     }
     free(taken);
     free(rel);
+    free(stand_in);
     /* how: the best span stays first (the decisive one), the others follow
      * the calls seen between them */
     /* (within the distinct-file picks and within the rest, so that the

@@ -244,6 +244,45 @@ static void check_prose_after_code(sqlite3 *db)
     }
 }
 
+/* A test's override of a method the code defines (a stand-in) scores above
+ * the code's own definition in the pool: the code's file is cited first, the
+ * test's after it. A question about the tests keeps the test's file first. */
+static void check_test_stand_in(sqlite3 *db)
+{
+    char err[256];
+    ok(sqlite3_exec(db,
+                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
+                    "(92, 'tests/test_views.py', 'python', 0, 0, '', 12, X'', 0), "
+                    "(93, 'web/app.py', 'python', 0, 0, '', 12, X'', 0);"
+                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
+                    "(92, 'method', 'dispatch_request', 'Index.dispatch_request', 1, 3, "
+                    "'def dispatch_request(self)'), "
+                    "(93, 'method', 'dispatch_request', 'App.dispatch_request', 1, 6, "
+                    "'def dispatch_request(self, ctx)');",
+                    NULL, NULL, NULL) == SQLITE_OK,
+       "with a test overriding a method of the code");
+    static const char *const test = "def dispatch_request(self):\n    # dispatch the request to the view\n"
+                                    "    return 'request dispatched'\n";
+    static const char *const code = "def dispatch_request(self, ctx):\n    req = ctx.request\n"
+                                    "    rule = req.url_rule\n    view = self.view_functions[rule.endpoint]\n"
+                                    "    args = req.view_args\n    return view(**args)\n";
+    static const char *const questions[2] = {"How is a request dispatched to its view?",
+                                             "How do the tests dispatch a request to their view?"};
+    static const char *const first[2] = {"web/app.py", "tests/test_views.py"};
+    for (int i = 0; i < 2; i++) {
+        struct qparse q;
+        ok(qparse_question(questions[i], &q, err, sizeof err) == 0, "parses: %s", questions[i]);
+        struct evidence pool = EVIDENCE_INIT, cites = EVIDENCE_INIT;
+        evidence_add(&pool, "tests/test_views.py", 1, 3, test, "def dispatch_request(self)", 1.0);
+        evidence_add(&pool, "web/app.py", 1, 6, code, "def dispatch_request(self, ctx)", 0.5);
+        char *md = answer_of(&q, &pool, db, &cites);
+        is_str(cites.n ? cites.v[0].path : "", first[i], "%s: %s is cited first", questions[i], first[i]);
+        ok(cites.n == 2, "%s: both files are cited (%zu)", questions[i], cites.n);
+        answer_done(md, &cites, &pool);
+        qparse_free(&q);
+    }
+}
+
 int main(void)
 {
     struct qparse q;
@@ -635,6 +674,7 @@ int main(void)
     answer_done(md, &cites, &var);
     qparse_free(&q);
     check_prose_after_code(db);
+    check_test_stand_in(db);
     sqlite3_close(db);
     unlink(ipath);
     free(ipath);
