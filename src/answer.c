@@ -1263,15 +1263,6 @@ static int code_waits(const struct cands *cs, const unsigned char *taken, const 
     return 0;
 }
 
-/* 1 when the question speaks of tests ("the test class", "in the tests",
- * "testing"): a test's definition may then be what it asks about. */
-static int asks_about_tests(const struct qparse *q)
-{
-    for (size_t i = 0; i < q->nwords; i++)
-        if (!strncasecmp(q->words[i], "test", 4)) return 1;
-    return 0;
-}
-
 /* For each candidate: 1 when it is a definition in a test file whose name a
  * candidate outside the tests defines too (a test's subclass overriding the
  * method, a stub of the function): a stand-in for the code the question is
@@ -1319,7 +1310,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
     size_t nsel = 0;
     size_t ndistinct = 0;   /* how many picks the first pass made */
     int prose_ok = asks_about_prose(q), any_prose = 0;
-    unsigned char *stand_in = asks_about_tests(q) ? xcalloc(cs->n ? cs->n : 1, 1) : test_stand_ins(cs);
+    unsigned char *stand_in = q->about_tests ? xcalloc(cs->n ? cs->n : 1, 1) : test_stand_ins(cs);
     for (size_t i = 0; i < cs->n; i++) any_prose |= cs->v[i].prose;
     /* the code's relevance, read only when a file of prose may have to wait */
     double *rel = xcalloc(cs->n ? cs->n : 1, sizeof *rel);
