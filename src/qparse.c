@@ -250,6 +250,56 @@ struct span {
     int called;
 };
 
+/* The adverb particles of English phrasal verbs ("time out", "set up",
+ * "log in", "shut down", "fall back"): with its verb, one word in code. */
+static int is_particle(const char *w)
+{
+    static const char *const particles[] = {"away", "back", "down", "in", "off", "on", "out", "over", "up"};
+    for (size_t i = 0; i < ARRAY_LEN(particles); i++)
+        if (!strcmp(w, particles[i])) return 1;
+    return 0;
+}
+
+/* A join's length at most: tok's longest term */
+#define JOIN_MAX 48
+
+/* The plain word lw (w's bytes at b, lowercased, wl of them) after the one
+ * at *prev: when a single space parts them, both are letters only and lw is
+ * a particle ("out", "up", "in": is_particle) after a word that is not an
+ * English function word, the two written as one go to q->joins ("times
+ * out": "timesout", and "timeout" of the first word's stem), for
+ * qparse_weigh to keep those the index holds. A developer writes a verb and
+ * its particle where the code names the thing as one word ("times out",
+ * "set up", "log in", "clean up", "look up"), and the particle alone is no
+ * term. Measured worse and left out: two content words ("file name": each
+ * is a term already) and any function word after a word ("redirects to"
+ * met every redirect_to). *prev becomes this word. */
+static void add_joins(struct qparse *q, struct span *prev, const char *s, size_t b, const char *lw, size_t wl)
+{
+    int letters = wl >= 2;
+    for (size_t k = 0; k < wl && letters; k++) letters = lw[k] >= 'a' && lw[k] <= 'z';
+    int next = prev->len && letters && prev->at + prev->len + 1 == b && s[b - 1] == ' ' && is_particle(lw);
+    char first[JOIN_MAX + 1];
+    size_t n = prev->len;
+    for (size_t k = 0; k < n && next; k++) first[k] = (char)tolower((unsigned char)s[prev->at + k]);
+    first[n] = 0;
+    if (next && !tok_is_stopword(first, n) && q->njoins + 2 <= 32) {
+        for (int stemmed = 0; stemmed < 2; stemmed++) {
+            if (stemmed) tok_stem(first, &n);
+            if (n + wl > JOIN_MAX) break;
+            char *j = xasprintf("%.*s%s", (int)n, first, lw);
+            int again = 0;
+            for (size_t k = 0; k < q->njoins && !again; k++) again = !strcmp(q->joins[k], j);
+            if (again) free(j);
+            else {
+                q->joins = xreallocarray(q->joins, q->njoins + 1, sizeof *q->joins);
+                q->joins[q->njoins++] = j;
+            }
+        }
+    }
+    *prev = letters && wl <= JOIN_MAX / 2 ? (struct span){b, wl, 0} : (struct span){0, 0, 0};
+}
+
 /* 1 when w[0..n) is an English word that frames a sentence ("Which class
  * ...", "The class ..."), whatever its case. */
 static int english(const char *w, size_t n)
@@ -518,6 +568,7 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     struct buf words = BUF_INIT;
     struct named_words nw = {0};
     struct span subject = {0, 0, 0};
+    struct span prev = {0, 0, 0};   /* the plain word before, for add_joins */
     if (defined) {
         find_named_words(s, n, defined, dctx, &nw);
         if (!find_subject(s, n, defined, dctx, &subject) && (asks_callers(question) || asks_subclasses(question)))
@@ -580,6 +631,7 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
         }
         char *lw = xstrndup(w, wl);
         for (char *p = lw; *p; p++) *p = (char)tolower((unsigned char)*p);
+        add_joins(q, &prev, s, b, lw, wl);
         if (wl > 1 && !tok_is_stopword(lw, wl) && !is_framing(lw)) {
             push_str(&q->words, &q->nwords, lw, wl);
             buf_addc(&words, ' ');
@@ -635,6 +687,8 @@ void qparse_free(struct qparse *q)
     free(q->files);
     for (size_t i = 0; i < q->nwords; i++) free(q->words[i]);
     free(q->words);
+    for (size_t i = 0; i < q->njoins; i++) free(q->joins[i]);
+    free(q->joins);
     for (size_t i = 0; i < q->nterms; i++) free(q->terms[i]);
     free(q->terms);
     free(q->weights);
@@ -669,6 +723,30 @@ static int stem_in_vocab(sqlite3_stmt *range, const char *t)
     return found;
 }
 
+/* The joins (add_joins) the index's vocabulary holds become terms and
+ * words of the question, each once and not again when a word already is
+ * it; the others are dropped. */
+static void add_held_joins(struct qparse *q, sqlite3_stmt *voc)
+{
+    for (size_t i = 0; voc && i < q->njoins; i++) {
+        const char *j = q->joins[i];
+        int known = 0;
+        for (size_t k = 0; k < q->nterms && !known; k++) known = !strcmp(q->terms[k], j);
+        if (known) continue;
+        sqlite3_bind_text(voc, 1, j, -1, SQLITE_STATIC);
+        int held = sqlite3_step(voc) == SQLITE_ROW && sqlite3_column_int64(voc, 0) > 0;
+        sqlite3_reset(voc);
+        if (!held) continue;
+        struct term_acc acc = {q};
+        add_term(j, strlen(j), &acc);
+        push_str(&q->words, &q->nwords, j, strlen(j));
+    }
+    for (size_t i = 0; i < q->njoins; i++) free(q->joins[i]);
+    free(q->joins);
+    q->joins = NULL;
+    q->njoins = 0;
+}
+
 void qparse_weigh(struct qparse *q, sqlite3 *db)
 {
     if (!db || !q->nterms) return;
@@ -696,6 +774,7 @@ void qparse_weigh(struct qparse *q, sqlite3 *db)
     if (voc && sqlite3_prepare_v2(db, "SELECT term FROM temp.drqa_qparse_vocab WHERE term >= ?1 AND term < ?2",
                                   -1, &range, NULL) != SQLITE_OK)
         range = NULL;
+    add_held_joins(q, voc);
     free(q->absent);
     q->absent = xcalloc(q->nterms, 1);
     q->total_weight = 0;

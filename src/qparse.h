@@ -61,6 +61,9 @@ struct qparse {
     double total_weight;
     unsigned char *absent;   /* per term, set by qparse_weigh: no chunk holds it nor another stem
                               * of its word (NULL until weighed) */
+    char **joins;      /* two adjacent plain words written as one ("times out": "timeout", "timesout"),
+                        * made terms by qparse_weigh when the index holds them */
+    size_t njoins;
     int about_tests;   /* the question speaks of tests ("the test function that ...", test_x) */
     size_t callers_of; /* the question asks what calls ids[callers_of - 1] ("What calls get_response?",
                         * "Where is save called from?", "callers of run"); 0 when it does not */
