@@ -204,38 +204,26 @@ static void answer_done(char *md, struct evidence *cites, struct evidence *pool)
     evidence_free(pool);
 }
 
-/* A file of prose (text chunks: a changelog, documentation) that says the
- * question's words more than the code does takes none of the leading
- * distinct-file citations; the code comes first, the prose after it. A
- * question that names the changelog has it first. */
-static void check_prose_after_code(sqlite3 *db)
+/* One span of a two-span pool (first_of_two). */
+struct pool_span {
+    const char *path, *text, *label;
+    int end;
+    double score;
+};
+
+/* For each of the two questions: a pool of spans a (scored higher) and b
+ * gives an answer whose first citation is in first[i], and both files are
+ * cited. */
+static void first_of_two(sqlite3 *db, const char *const questions[2], const char *const first[2],
+                         const struct pool_span *a, const struct pool_span *b)
 {
     char err[256];
-    ok(sqlite3_exec(db,
-                    "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
-                    "(90, 'CHANGES.rst', 'rst', 0, 0, '', 12, X'', 0), "
-                    "(91, 'jobs/retry.py', 'python', 0, 0, '', 12, X'', 0);"
-                    "INSERT INTO chunk_spans(file_id, symbol_id, kind_s, start_line, end_line, hash_s) VALUES "
-                    "(90, NULL, 3, 1, 12, '');"
-                    "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
-                    "(91, 'function', 'run_with_retries', 'run_with_retries', 1, 12, "
-                    "'def run_with_retries(job, max_retries=3)');",
-                    NULL, NULL, NULL) == SQLITE_OK,
-       "with a changelog and a module of code");
-    static const char *const changes = "- Failed jobs are retried: a failed job is retried up to max_retries times.\n"
-                                       "- Each retry of a failed job waits longer than the last retry.\n";
-    static const char *const code = "def run_with_retries(job, max_retries=3):\n    attempt = 0\n"
-                                    "    while True:\n        try:\n            return job()\n"
-                                    "        except Exception:\n            attempt += 1\n";
-    static const char *const questions[2] = {"How are failed jobs retried?",
-                                             "What does CHANGES.rst say about retrying failed jobs?"};
-    static const char *const first[2] = {"jobs/retry.py", "CHANGES.rst"};
     for (int i = 0; i < 2; i++) {
         struct qparse q;
         ok(qparse_question(questions[i], &q, err, sizeof err) == 0, "parses: %s", questions[i]);
         struct evidence pool = EVIDENCE_INIT, cites = EVIDENCE_INIT;
-        evidence_add(&pool, "CHANGES.rst", 1, 12, changes, NULL, 1.0);
-        evidence_add(&pool, "jobs/retry.py", 1, 12, code, "def run_with_retries(job, max_retries=3)", 0.5);
+        evidence_add(&pool, a->path, 1, a->end, a->text, a->label, a->score);
+        evidence_add(&pool, b->path, 1, b->end, b->text, b->label, b->score);
         char *md = answer_of(&q, &pool, db, &cites);
         is_str(cites.n ? cites.v[0].path : "", first[i], "%s: %s is cited first", questions[i], first[i]);
         ok(cites.n == 2, "%s: both files are cited (%zu)", questions[i], cites.n);
@@ -244,42 +232,68 @@ static void check_prose_after_code(sqlite3 *db)
     }
 }
 
-/* A test's override of a method the code defines (a stand-in) scores above
- * the code's own definition in the pool: the code's file is cited first, the
- * test's after it. A question about the tests keeps the test's file first. */
-static void check_test_stand_in(sqlite3 *db)
+/* The rows of check_leading_files: a changelog and a module of code; a
+ * test overriding a method of the code, and that code. */
+static void add_selection_rows(sqlite3 *db)
 {
-    char err[256];
     ok(sqlite3_exec(db,
                     "INSERT INTO files(id, path, lang, size, mtime_ns, hash, nlines, ztext, tlen) VALUES "
+                    "(90, 'CHANGES.rst', 'rst', 0, 0, '', 12, X'', 0), "
+                    "(91, 'jobs/retry.py', 'python', 0, 0, '', 12, X'', 0), "
                     "(92, 'tests/test_views.py', 'python', 0, 0, '', 12, X'', 0), "
                     "(93, 'web/app.py', 'python', 0, 0, '', 12, X'', 0);"
+                    "INSERT INTO chunk_spans(file_id, symbol_id, kind_s, start_line, end_line, hash_s) VALUES "
+                    "(90, NULL, 3, 1, 12, '');"
                     "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
+                    "(91, 'function', 'run_with_retries', 'run_with_retries', 1, 12, "
+                    "'def run_with_retries(job, max_retries=3)'), "
                     "(92, 'method', 'dispatch_request', 'Index.dispatch_request', 1, 3, "
                     "'def dispatch_request(self)'), "
                     "(93, 'method', 'dispatch_request', 'App.dispatch_request', 1, 6, "
                     "'def dispatch_request(self, ctx)');",
                     NULL, NULL, NULL) == SQLITE_OK,
-       "with a test overriding a method of the code");
-    static const char *const test = "def dispatch_request(self):\n    # dispatch the request to the view\n"
-                                    "    return 'request dispatched'\n";
-    static const char *const code = "def dispatch_request(self, ctx):\n    req = ctx.request\n"
-                                    "    rule = req.url_rule\n    view = self.view_functions[rule.endpoint]\n"
-                                    "    args = req.view_args\n    return view(**args)\n";
-    static const char *const questions[2] = {"How is a request dispatched to its view?",
-                                             "How do the tests dispatch a request to their view?"};
-    static const char *const first[2] = {"web/app.py", "tests/test_views.py"};
-    for (int i = 0; i < 2; i++) {
-        struct qparse q;
-        ok(qparse_question(questions[i], &q, err, sizeof err) == 0, "parses: %s", questions[i]);
-        struct evidence pool = EVIDENCE_INIT, cites = EVIDENCE_INIT;
-        evidence_add(&pool, "tests/test_views.py", 1, 3, test, "def dispatch_request(self)", 1.0);
-        evidence_add(&pool, "web/app.py", 1, 6, code, "def dispatch_request(self, ctx)", 0.5);
-        char *md = answer_of(&q, &pool, db, &cites);
-        is_str(cites.n ? cites.v[0].path : "", first[i], "%s: %s is cited first", questions[i], first[i]);
-        ok(cites.n == 2, "%s: both files are cited (%zu)", questions[i], cites.n);
-        answer_done(md, &cites, &pool);
-        qparse_free(&q);
+       "with a changelog, a module of code, and a test overriding a method of the code");
+}
+
+/* Which file leads the answer, two questions each (first_of_two):
+ *  - a file of prose (text chunks: a changelog, documentation) that says the
+ *    question's words more than the code does takes none of the leading
+ *    distinct-file citations; the code comes first, the prose after it. A
+ *    question that names the changelog has it first.
+ *  - a test's override of a method the code defines (a stand-in) scores
+ *    above the code's own definition in the pool: the code's file is cited
+ *    first, the test's after it. A question about the tests keeps the test's
+ *    file first. */
+static const struct leading_case {
+    const char *questions[2], *first[2];
+    struct pool_span a, b;
+} leading_cases[] = {
+    {{"How are failed jobs retried?", "What does CHANGES.rst say about retrying failed jobs?"},
+     {"jobs/retry.py", "CHANGES.rst"},
+     {"CHANGES.rst",
+      "- Failed jobs are retried: a failed job is retried up to max_retries times.\n"
+      "- Each retry of a failed job waits longer than the last retry.\n",
+      NULL, 12, 1.0},
+     {"jobs/retry.py",
+      "def run_with_retries(job, max_retries=3):\n    attempt = 0\n    while True:\n        try:\n"
+      "            return job()\n        except Exception:\n            attempt += 1\n",
+      "def run_with_retries(job, max_retries=3)", 12, 0.5}},
+    {{"How is a request dispatched to its view?", "How do the tests dispatch a request to their view?"},
+     {"web/app.py", "tests/test_views.py"},
+     {"tests/test_views.py",
+      "def dispatch_request(self):\n    # dispatch the request to the view\n    return 'request dispatched'\n",
+      "def dispatch_request(self)", 3, 1.0},
+     {"web/app.py",
+      "def dispatch_request(self, ctx):\n    req = ctx.request\n    rule = req.url_rule\n"
+      "    view = self.view_functions[rule.endpoint]\n    args = req.view_args\n    return view(**args)\n",
+      "def dispatch_request(self, ctx)", 6, 0.5}},
+};
+
+static void check_leading_files(sqlite3 *db)
+{
+    for (size_t k = 0; k < ARRAY_LEN(leading_cases); k++) {
+        const struct leading_case *c = &leading_cases[k];
+        first_of_two(db, c->questions, c->first, &c->a, &c->b);
     }
 }
 
@@ -673,8 +687,8 @@ int main(void)
        "the function's is shown once, as its signature");
     answer_done(md, &cites, &var);
     qparse_free(&q);
-    check_prose_after_code(db);
-    check_test_stand_in(db);
+    add_selection_rows(db);
+    check_leading_files(db);
     sqlite3_close(db);
     unlink(ipath);
     free(ipath);
