@@ -567,8 +567,7 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     size_t n = plain.len;
     struct buf words = BUF_INIT;
     struct named_words nw = {0};
-    struct span subject = {0, 0, 0};
-    struct span prev = {0, 0, 0};   /* the plain word before, for add_joins */
+    struct span subject = {0, 0, 0}, prev = {0, 0, 0};   /* prev: the plain word before (add_joins) */
     if (defined) {
         find_named_words(s, n, defined, dctx, &nw);
         if (!find_subject(s, n, defined, dctx, &subject) && (asks_callers(question) || asks_subclasses(question)))
