@@ -293,6 +293,9 @@ static void add_joins(struct qparse *q, struct span *prev, const char *s, size_t
             if (again) free(j);
             else {
                 q->joins = xreallocarray(q->joins, q->njoins + 1, sizeof *q->joins);
+                q->join_firsts = xreallocarray(q->join_firsts, q->njoins + 1, sizeof *q->join_firsts);
+                q->join_firsts[q->njoins] = xstrndup(s + prev->at, prev->len);
+                for (char *c = q->join_firsts[q->njoins]; *c; c++) *c = (char)tolower((unsigned char)*c);
                 q->joins[q->njoins++] = j;
             }
         }
@@ -671,6 +674,18 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     return 0;
 }
 
+static void free_joins(struct qparse *q)
+{
+    for (size_t i = 0; i < q->njoins; i++) {
+        free(q->joins[i]);
+        free(q->join_firsts[i]);
+    }
+    free(q->joins);
+    free(q->join_firsts);
+    q->joins = q->join_firsts = NULL;
+    q->njoins = 0;
+}
+
 void qparse_free(struct qparse *q)
 {
     if (!q) return;
@@ -686,8 +701,9 @@ void qparse_free(struct qparse *q)
     free(q->files);
     for (size_t i = 0; i < q->nwords; i++) free(q->words[i]);
     free(q->words);
-    for (size_t i = 0; i < q->njoins; i++) free(q->joins[i]);
-    free(q->joins);
+    free_joins(q);
+    for (size_t i = 0; i < q->njoined; i++) free(q->joined[i]);
+    free(q->joined);
     for (size_t i = 0; i < q->nterms; i++) free(q->terms[i]);
     free(q->terms);
     free(q->weights);
@@ -739,11 +755,9 @@ static void add_held_joins(struct qparse *q, sqlite3_stmt *voc)
         struct term_acc acc = {q};
         add_term(j, strlen(j), &acc);
         push_str(&q->words, &q->nwords, j, strlen(j));
+        push_str(&q->joined, &q->njoined, q->join_firsts[i], strlen(q->join_firsts[i]));
     }
-    for (size_t i = 0; i < q->njoins; i++) free(q->joins[i]);
-    free(q->joins);
-    q->joins = NULL;
-    q->njoins = 0;
+    free_joins(q);
 }
 
 void qparse_weigh(struct qparse *q, sqlite3 *db)
@@ -845,8 +859,9 @@ size_t qparse_absent_words(const struct qparse *q, size_t max, struct buf *out)
         struct absent_acc a = {q, 0, 0};
         tok_each(q->words[w], strlen(q->words[w]), TOK_STOPWORDS, absent_term, &a);
         if (!a.terms || a.absent < a.terms) continue;
-        int again = 0;   /* a word written twice is said once */
+        int again = 0;   /* a word written twice is said once; one the index writes joined, not at all */
         for (size_t v = 0; v < w && !again; v++) again = !strcmp(q->words[v], q->words[w]);
+        for (size_t v = 0; v < q->njoined && !again; v++) again = !strcmp(q->joined[v], q->words[w]);
         if (again) continue;
         if (k < max) buf_printf(out, "%s`%s`", k ? ", " : "", q->words[w]);
         k++;

@@ -63,7 +63,11 @@ struct qparse {
                               * of its word (NULL until weighed) */
     char **joins;      /* two adjacent plain words written as one ("times out": "timeout", "timesout"),
                         * made terms by qparse_weigh when the index holds them */
+    char **join_firsts; /* the first word of each join, lowercase ("times") */
     size_t njoins;
+    char **joined;     /* the first words of the joins the index holds: what the question says of
+                        * them is said by the join ("set" of "set up" in a tree that writes setup) */
+    size_t njoined;
     int about_tests;   /* the question speaks of tests ("the test function that ...", test_x) */
     size_t callers_of; /* the question asks what calls ids[callers_of - 1] ("What calls get_response?",
                         * "Where is save called from?", "callers of run"); 0 when it does not */

@@ -3,7 +3,8 @@
 # code writes as one word (timeout, setup): the question looks for that word
 # too when the index holds it, so the code about timeouts is cited first, not
 # the code that says "time" and "request" most. Checked on a repository the
-# test writes, offline policy.
+# test writes, offline policy. A word the code writes joined ("set" of "set
+# up") is not one the answer says no file holds.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/lib.sh"
 
@@ -69,6 +70,9 @@ first_cited "What happens when a request times out?" net/timeouts.py \
     "times out: the timeout code is cited first, not the code about request times"
 first_cited "Where is the connection set up?" net/conn.py \
     "set up: the setup code is cited first, not the code that says connection most"
+# no file says "set", but the code says setup: the answer does not call the word missing
+! grep -q 'says `set`' "$T/f"
+ok $? "set up: the answer does not say that no file says 'set'"
 
 echo "1..$n"
 exit $fail
