@@ -369,6 +369,36 @@ static void find_named_words(const char *s, size_t n, qparse_name_fn defined, vo
     }
 }
 
+/* 1 when s[0..n) opens with a question word, an auxiliary and a plain word,
+ * blanks alone between them ("Why, then, does ...", with a comma or a quote
+ * taken out, is no plain opening): w holds the three. */
+static int opening(const char *s, size_t n, struct span w[3])
+{
+    static const char *const wh[] = {"what", "how", "where", "which", "why", "when"};
+    static const char *const aux[] = {"does", "do", "did", "is", "are", "was", "were"};
+    if (split_words(s, n, w, 3) < 3 || w[2].called) return 0;
+    for (size_t i = 0; i < w[2].at; i++)
+        if (!is_ident_char((unsigned char)s[i]) && s[i] != ' ' && s[i] != '\t') return 0;
+    int ok0 = 0, ok1 = 0;
+    for (size_t k = 0; k < ARRAY_LEN(wh); k++)
+        ok0 |= w[0].len == strlen(wh[k]) && !strncasecmp(s + w[0].at, wh[k], w[0].len);
+    for (size_t k = 0; k < ARRAY_LEN(aux); k++)
+        ok1 |= w[1].len == strlen(aux[k]) && !strncasecmp(s + w[1].at, aux[k], w[1].len);
+    return ok0 && ok1;
+}
+
+/* 1 when s[0..n) opens with a question word, an auxiliary and a word that
+ * is the repository's own name ("How does requests handle redirects?"):
+ * that word names the whole project, whatever else it means, and *out is
+ * it. */
+static int find_project(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
+{
+    struct span w[3];
+    if (!opening(s, n, w) || !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT)) return 0;
+    *out = w[2];
+    return 1;
+}
+
 /* The subject of a question that opens with a question word and an
  * auxiliary ("What does simplify do?", "Where is solve defined?", "How does
  * integrate handle limits?"): the plain word right after them, when the
@@ -379,21 +409,10 @@ static void find_named_words(const char *s, size_t n, qparse_name_fn defined, vo
  * word. Returns 1 with *out set, else 0. */
 static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
 {
-    static const char *const wh[] = {"what", "how", "where", "which", "why", "when"};
-    static const char *const aux[] = {"does", "do", "did", "is", "are", "was", "were"};
     struct span w[3];
-    if (split_words(s, n, w, 3) < 3 || w[2].called) return 0;
-    /* only blanks before and between them: a comma or a quote taken out
-     * ("Why, then, does ...") is no plain opening */
-    for (size_t i = 0; i < w[2].at; i++)
-        if (!is_ident_char((unsigned char)s[i]) && s[i] != ' ' && s[i] != '\t') return 0;
-    int ok0 = 0, ok1 = 0;
-    for (size_t k = 0; k < ARRAY_LEN(wh); k++)
-        ok0 |= w[0].len == strlen(wh[k]) && !strncasecmp(s + w[0].at, wh[k], w[0].len);
-    for (size_t k = 0; k < ARRAY_LEN(aux); k++)
-        ok1 |= w[1].len == strlen(aux[k]) && !strncasecmp(s + w[1].at, aux[k], w[1].len);
+    if (!opening(s, n, w)) return 0;
     /* a variable's name is too often an English word ('data', 'name') */
-    if (!ok0 || !ok1 || english(s + w[2].at, w[2].len) ||
+    if (english(s + w[2].at, w[2].len) ||
         (!defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_FUNCTIONS) &&
          !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_CLASSES)) ||
         defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT))
@@ -553,6 +572,32 @@ static size_t pick_id(const struct qparse *q, enum qident_kind prefer)
     return 1;
 }
 
+/* The end of qparse_question_names: the terms of the content words and code
+ * names (words, freed here), then of quoted code; what the question asks
+ * of callers, subclasses and tests. Returns 0, or -1 with a message when
+ * there is nothing to look for. */
+static int finish_terms(struct qparse *q, const char *question, struct buf *words, char *err, size_t errlen)
+{
+    struct term_acc acc = {q};
+    tok_each(buf_str(words), words->len, TOK_STOPWORDS, add_term, &acc);
+    for (size_t k = 0; k < q->nquotes; k++) tok_each(q->quotes[k], strlen(q->quotes[k]), TOK_STOPWORDS, add_term, &acc);
+    buf_free(words);
+    q->total_weight = (double)q->nterms;
+    /* whose callers: the first name written as code (a function before a
+     * class: "What calls Flask.run?" asks about run) */
+    if (q->nids && asks_callers(question)) q->callers_of = pick_id(q, QID_FUNCTION);
+    else if (q->nids && asks_subclasses(question)) q->subclasses_of = pick_id(q, QID_CLASS);
+    for (size_t i = 0; i < q->nterms && !q->about_tests; i++)
+        q->about_tests = !strcmp(q->terms[i], "test") || !strcmp(q->terms[i], "unittest") ||
+                         !strcmp(q->terms[i], "pytest");
+    if (q->nterms == 0 && q->nids == 0 && q->nquotes == 0) {
+        snprintf(err, errlen, "the question '%.*s' has no words to look for; ask about something in the code",
+                 utf8_cut(question, 80), question);
+        return -1;
+    }
+    return 0;
+}
+
 int qparse_question_names(const char *question, qparse_name_fn defined, void *dctx, struct qparse *q, char *err,
                           size_t errlen)
 {
@@ -571,7 +616,9 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     struct buf words = BUF_INIT;
     struct named_words nw = {0};
     struct span subject = {0, 0, 0}, prev = {0, 0, 0};   /* prev: the plain word before (add_joins) */
+    struct span project = {0, 0, 0};   /* the repository's name opening the question: no word of it */
     if (defined) {
+        find_project(s, n, defined, dctx, &project);
         find_named_words(s, n, defined, dctx, &nw);
         if (!find_subject(s, n, defined, dctx, &subject) && (asks_callers(question) || asks_subclasses(question)))
             find_relation_object(s, n, defined, dctx, &subject);
@@ -611,6 +658,7 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
             continue;
         }
         if (span_is(nw.said, nw.n, b, wl)) continue;   /* "class" in "the Blueprint class" */
+        if (project.len && project.at == b && project.len == wl) continue;
         if (span_is(nw.name, nw.n, b, wl)) {
             add_ident(q, w, wl, 1, 0);
             for (size_t k = 0; k < q->nids; k++)
@@ -652,26 +700,14 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
         for (size_t k = 0; k < nenglish; k++)
             if (defined(dctx, s + english_at[k].at, english_at[k].len, QPARSE_NAMES_ALL))
                 add_name(q, s + english_at[k].at, english_at[k].len, english_at[k].called);
-    /* Terms: of the content words and code names, then of quoted code. */
-    struct term_acc acc = {q};
-    tok_each(buf_str(&words), words.len, TOK_STOPWORDS, add_term, &acc);
-    for (size_t k = 0; k < q->nquotes; k++) tok_each(q->quotes[k], strlen(q->quotes[k]), TOK_STOPWORDS, add_term, &acc);
-    buf_free(&words);
-    buf_free(&plain);
-    q->total_weight = (double)q->nterms;
-    /* whose callers: the first name written as code (a function before a
-     * class: "What calls Flask.run?" asks about run) */
-    if (q->nids && asks_callers(question)) q->callers_of = pick_id(q, QID_FUNCTION);
-    else if (q->nids && asks_subclasses(question)) q->subclasses_of = pick_id(q, QID_CLASS);
-    for (size_t i = 0; i < q->nterms && !q->about_tests; i++)
-        q->about_tests = !strcmp(q->terms[i], "test") || !strcmp(q->terms[i], "unittest") ||
-                         !strcmp(q->terms[i], "pytest");
-    if (q->nterms == 0 && q->nids == 0 && q->nquotes == 0) {
-        snprintf(err, errlen, "the question '%.*s' has no words to look for; ask about something in the code",
-                 utf8_cut(question, 80), question);
-        return -1;
+    /* the project's name, when nothing else is left to look for */
+    if (project.len && !q->nwords && !q->nids && !q->nquotes && !q->nfiles) {
+        push_str(&q->words, &q->nwords, s + project.at, project.len);
+        buf_addc(&words, ' ');
+        buf_add(&words, s + project.at, project.len);
     }
-    return 0;
+    buf_free(&plain);
+    return finish_terms(q, question, &words, err, errlen);
 }
 
 static void free_joins(struct qparse *q)

@@ -74,6 +74,7 @@ static int two_files(sqlite3 *db, int a, const char *pa, int b, const char *pb, 
 static int names_loader(void *ctx, const char *name, size_t n, int which)
 {
     (void)ctx;
+    if (which == QPARSE_NAMES_PROJECT) return 0;   /* the repository is named neither */
     if (n == 6 && !memcmp(name, "Loader", 6)) return which != QPARSE_NAMES_FUNCTIONS;
     if (n == 11 && !memcmp(name, "make_loader", 11)) return which != QPARSE_NAMES_CLASSES;
     return 0;

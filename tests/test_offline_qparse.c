@@ -234,6 +234,21 @@ static void test_named_words(void)
         is_int(q.nids, 0, "%s: no identifier", no_subject[i]);
         qparse_free(&q);
     }
+    /* the project's name opening a question is no word to look for (every
+     * file is the project's), unless nothing else is left */
+    ok(qparse_question_names("How does flask handle errors?", fake_defined, NULL, &q, err, sizeof err) == 0,
+       "parses: How does flask handle errors?");
+    ok(!has_word(&q, "flask") && has_word(&q, "handle") && has_word(&q, "errors"),
+       "the project's name opening the question is no word; the others are");
+    qparse_free(&q);
+    ok(qparse_question_names("How does flask work?", fake_defined, NULL, &q, err, sizeof err) == 0,
+       "parses: How does flask work?");
+    ok(has_word(&q, "flask"), "the project's name is a word when nothing else is left");
+    qparse_free(&q);
+    ok(qparse_question_names("How does the app handle flask errors?", fake_defined, NULL, &q, err, sizeof err) == 0,
+       "parses: the project's name later in the question");
+    ok(has_word(&q, "flask"), "the project's name elsewhere in the question stays a word");
+    qparse_free(&q);
     /* the project's name said to be a class is the class */
     ok(qparse_question_names("What does the Flask class do?", fake_defined, NULL, &q, err, sizeof err) == 0,
        "parses: the Flask class");
