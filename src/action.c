@@ -563,6 +563,7 @@ void action_symbol_from_row(sqlite3_stmt *st, struct action_symbol *s)
     s->bases = sqlx_col_dup(st, 11);
     s->path = sqlx_col_dup(st, 12);
     s->module = sqlx_col_dup(st, 13);
+    s->importers = 0;
 }
 
 void action_symbol_free(struct action_symbol *s)
@@ -595,8 +596,10 @@ int action_symbol_at(struct action_ctx *ctx, long long file_id, int line, const 
 }
 
 /* Rank of a definition among several of one name: library code before tests
- * (fpattern_is_test), shallow paths before deep ones, then path and line
- * order. */
+ * (fpattern_is_test), then the ones more files import by name (the public
+ * one a package re-exports: xarray's open_dataset of backends/api.py, not
+ * tutorial.py's or a backend's method), shallow paths before deep ones, then
+ * path and line order. */
 static int depth_of(const char *p)
 {
     int d = 0;
@@ -604,11 +607,30 @@ static int depth_of(const char *p)
     return d;
 }
 
+/* Sets each module-level definition's importers: the files importing its
+ * name from its file. */
+static void count_importers(struct action_ctx *ctx, struct action_symbol *v, size_t n)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(ctx->db, "SELECT count(DISTINCT file_id) FROM imports WHERE resolved_file_id = ?1 "
+                                    "AND name = ?2", -1, &st, NULL) != SQLITE_OK)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].parent_id) continue;   /* a method or a nested function: never imported by name */
+        sqlite3_bind_int64(st, 1, v[i].file_id);
+        sqlite3_bind_text(st, 2, v[i].name, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) v[i].importers = sqlite3_column_int(st, 0);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+}
+
 static int sym_rank_cmp(const void *x, const void *y)
 {
     const struct action_symbol *a = x, *b = y;
     int ta = fpattern_is_test(a->path), tb = fpattern_is_test(b->path);
     if (ta != tb) return ta - tb;
+    if (a->importers != b->importers) return b->importers - a->importers;
     int da = depth_of(a->path), db = depth_of(b->path);
     if (da != db) return da - db;
     int r = strcmp(a->path, b->path);
@@ -685,6 +707,7 @@ int action_lookup_symbols(struct action_ctx *ctx, const char *name, const char *
         free(tier[t]);
     }
     if (best < 0) return 0;
+    if (nt[best] > 1) count_importers(ctx, tier[best], nt[best]);
     qsort(tier[best], nt[best], sizeof **tier, sym_rank_cmp);
     *out = tier[best];
     *how = hows[best];

@@ -211,6 +211,7 @@ struct action_symbol {
     long long id, file_id, parent_id;  /* parent_id 0 when at module level */
     char *kind, *name, *qualname, *signature, *docstring, *bases, *path, *module;
     int start_line, end_line, body_line;
+    int importers;   /* files importing it by name (action_lookup_symbols ranks by it), else 0 */
 };
 void action_symbol_free(struct action_symbol *s);
 /* Column list and FROM clause for a query filling action_symbol_from_row. */

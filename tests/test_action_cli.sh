@@ -1,7 +1,8 @@
 #!/bin/sh
-# End-to-end tests of --action on the pyrepo fixture: the index is built by the
-# real indexer, each action's JSON is checked for exact values, and errors go
-# to stderr with exit status 2.
+# End-to-end tests of --action on the pyrepo fixture (and, for the order of
+# namesakes, on a repository written here): the index is built by the real
+# indexer, each action's JSON is checked for exact values, and errors go to
+# stderr with exit status 2.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 R="$top_srcdir/tests/fixtures/pyrepo"
 . "$top_srcdir/tests/lib.sh"
@@ -90,6 +91,19 @@ is "$rc" 2 "an unknown field exits 2"
 grep -q "unknown field 'klass'" "$T/err"; ok $? "naming the field"
 act NoSuchAction '{}'
 is "$rc" 2 "an unknown action exits 2"
+
+# Of two module-level definitions of one name, the one the package imports
+# (its public one) is listed first, though the other's file is shallower.
+P="$T/pubrepo"
+mkdir -p "$P/pkg/io"
+printf 'from pkg.io.api import load\n' >"$P/pkg/__init__.py"
+: >"$P/pkg/io/__init__.py"
+printf 'def load(path):\n    """Load a dataset from a file."""\n    with open(path) as f:\n        return f.read()\n' \
+    >"$P/pkg/io/api.py"
+printf 'def load(name):\n    """Load a demo dataset by its name."""\n    return name\n' >"$P/pkg/demo.py"
+"$DRQA" --index "$T/pub.sqlite" --no-progress --action FindFunction '{"function_name":"load"}' "$P" >"$T/out" 2>"$T/err"
+is "$(q "[i['path'] for i in d['items']]")" "['pkg/io/api.py', 'pkg/demo.py']" \
+   "FindFunction load: the definition the package imports comes first"
 
 echo "1..$n"
 exit $fail
