@@ -868,6 +868,9 @@ static int same_word(const char *a, size_t na, const char *b, size_t nb)
     if (na == nb && memcmp(a, b, na) == 0) return 1;
     size_t k = 0;
     while (k < na && k < nb && a[k] == b[k]) k++;
+    /* or one is the other and an e: tok takes -ed and -ing off a verb but
+     * keeps its final e ("cached": cach, "cache": cache; "parsed", "parse") */
+    if (k >= 4 && ((na == k && nb == k + 1 && b[k] == 'e') || (nb == k && na == k + 1 && a[k] == 'e'))) return 1;
     return k >= 5 && na - k <= 3 && nb - k <= 3;
 }
 

@@ -136,6 +136,19 @@ static void test_words_terms(void)
     ok(qparse_term_index(&q, "compile", 7) >= 0, "term index by stem");
     ok(qparse_term_index(&q, "comp", 4) < 0, "a short prefix is not a stem");
     qparse_free(&q);
+
+    /* a verb of five letters ending in e: "cached" is cach, "cache" cache;
+     * a stem of three letters is too short for it ("notes" is not "not") */
+    parse("How are parsed templates cached?", &q);
+    const char *c3 = "def parse(template):\n    return cache.get(template)\n";
+    m = qparse_match(&q, c3, strlen(c3), NULL);
+    ok(m > 0.99, "'cached' and 'cache', 'parsed' and 'parse' are one word each (%.2f)", m);
+    qparse_free(&q);
+    parse("Where are notes kept?", &q);
+    const char *c4 = "if x is not None:\n    return kept\n";
+    m = qparse_match(&q, c4, strlen(c4), NULL);
+    ok(m > 0.49 && m < 0.51, "'notes' is not 'not' (%.2f)", m);
+    qparse_free(&q);
 }
 
 /* A fake index of the repository "flask": classes Blueprint, Config,
