@@ -1266,7 +1266,9 @@ static int code_waits(const struct cands *cs, const unsigned char *taken, const 
 /* For each candidate: 1 when it is a definition in a test file whose name a
  * candidate outside the tests defines too (a test's subclass overriding the
  * method, a stub of the function): a stand-in for the code the question is
- * about, which says where to look once that code is cited. Caller frees. */
+ * about, which says where to look once that code is cited; 2 when it is a
+ * test itself (a definition of a test file named test...): it exercises
+ * that code and is not it, so it does not lead the answer. Caller frees. */
 static unsigned char *test_stand_ins(const struct cands *cs)
 {
     size_t n = cs->n;
@@ -1277,9 +1279,11 @@ static unsigned char *test_stand_ins(const struct cands *cs)
         short_name(&cs->v[i], names[i], sizeof names[i]);
         in_test[i] = fpattern_is_test(cs->v[i].sp.path) != 0;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (in_test[i] && !strncasecmp(names[i], "test", 4)) stand[i] = 2;
         for (size_t j = 0; j < n && in_test[i] && names[i][0] && !stand[i]; j++)
             stand[i] = !in_test[j] && names[j][0] && !strcmp(names[i], names[j]);
+    }
     free(names);
     free(in_test);
     return stand;
@@ -1301,7 +1305,8 @@ static unsigned char *test_stand_ins(const struct cands *cs)
  * before it; a question only the README answers still cites it first. A
  * test's definition of a name the code defines too (test_stand_ins) takes no
  * distinct-file pick unless the question speaks of tests: a checkout's tests
- * override the method a how-question is about in a dozen test classes. 
+ * override the method a how-question is about in a dozen test classes; and a
+ * test (test_x, TestX in a test file) is not the first pick then. 
  * Returns how many of cs went to sel (room for max). */
 static size_t select_cands(const struct qparse *q, const struct cands *cs, size_t max, size_t distinct, double ratio,
                            int ranked, struct cand *sel)
@@ -1311,6 +1316,8 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
     size_t ndistinct = 0;   /* how many picks the first pass made */
     int prose_ok = asks_about_prose(q), any_prose = 0;
     unsigned char *stand_in = q->about_tests ? xcalloc(cs->n ? cs->n : 1, 1) : test_stand_ins(cs);
+    int other_lead = 0;   /* a candidate that is no test holds a word of the question */
+    for (size_t i = 0; i < cs->n && !other_lead; i++) other_lead = stand_in[i] != 2 && cs->v[i].score > 0;
     for (size_t i = 0; i < cs->n; i++) any_prose |= cs->v[i].prose;
     /* the code's relevance, read only when a file of prose may have to wait */
     double *rel = xcalloc(cs->n ? cs->n : 1, sizeof *rel);
@@ -1328,7 +1335,7 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
         for (size_t i = 0; i < cs->n && nsel < limit; i++) {
             const struct cand *c = &cs->v[i];
             if (taken[i] || (pass < 2 && c->prose && !prose_ok && code_waits(cs, taken, rel, sel, nsel, i))) continue;
-            if (pass < 2 && stand_in[i]) continue;
+            if ((pass < 2 && stand_in[i] == 1) || (nsel == 0 && stand_in[i] == 2 && other_lead)) continue;
             int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
                 if (pass == 0 && c->qual && sel[k].qual && !strcmp(c->qual, sel[k].qual)) same_qual = 1;

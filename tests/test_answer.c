@@ -242,7 +242,8 @@ static void add_selection_rows(sqlite3 *db)
                     "(90, 'CHANGES.rst', 'rst', 0, 0, '', 12, X'', 0), "
                     "(91, 'jobs/retry.py', 'python', 0, 0, '', 12, X'', 0), "
                     "(92, 'tests/test_views.py', 'python', 0, 0, '', 12, X'', 0), "
-                    "(93, 'web/app.py', 'python', 0, 0, '', 12, X'', 0);"
+                    "(93, 'web/app.py', 'python', 0, 0, '', 12, X'', 0), "
+                    "(94, 'tests/test_dispatch.py', 'python', 0, 0, '', 12, X'', 0);"
                     "INSERT INTO chunk_spans(file_id, symbol_id, kind_s, start_line, end_line, hash_s) VALUES "
                     "(90, NULL, 3, 1, 12, '');"
                     "INSERT INTO symbols(file_id, kind_s, name, qualname_s, start_line, end_line, signature_s) VALUES "
@@ -251,9 +252,11 @@ static void add_selection_rows(sqlite3 *db)
                     "(92, 'method', 'dispatch_request', 'Index.dispatch_request', 1, 3, "
                     "'def dispatch_request(self)'), "
                     "(93, 'method', 'dispatch_request', 'App.dispatch_request', 1, 6, "
-                    "'def dispatch_request(self, ctx)');",
+                    "'def dispatch_request(self, ctx)'), "
+                    "(94, 'function', 'test_request_dispatched_to_view', 'test_request_dispatched_to_view', 1, 4, "
+                    "'def test_request_dispatched_to_view(app)');",
                     NULL, NULL, NULL) == SQLITE_OK,
-       "with a changelog, a module of code, and a test overriding a method of the code");
+       "with a changelog, a module of code, a test overriding a method of the code and a test of it");
 }
 
 /* Which file leads the answer, two questions each (first_of_two):
@@ -264,7 +267,9 @@ static void add_selection_rows(sqlite3 *db)
  *  - a test's override of a method the code defines (a stand-in) scores
  *    above the code's own definition in the pool: the code's file is cited
  *    first, the test's after it. A question about the tests keeps the test's
- *    file first. */
+ *    file first.
+ *  - so does a test itself (test_..., in a test file) that says the
+ *    question's words more than the code. */
 static const struct leading_case {
     const char *questions[2], *first[2];
     struct pool_span a, b;
@@ -284,6 +289,16 @@ static const struct leading_case {
      {"tests/test_views.py",
       "def dispatch_request(self):\n    # dispatch the request to the view\n    return 'request dispatched'\n",
       "def dispatch_request(self)", 3, 1.0},
+     {"web/app.py",
+      "def dispatch_request(self, ctx):\n    req = ctx.request\n    rule = req.url_rule\n"
+      "    view = self.view_functions[rule.endpoint]\n    args = req.view_args\n    return view(**args)\n",
+      "def dispatch_request(self, ctx)", 6, 0.5}},
+    {{"How is a request dispatched to its view?", "How do the tests dispatch a request to their view?"},
+     {"web/app.py", "tests/test_dispatch.py"},
+     {"tests/test_dispatch.py",
+      "def test_request_dispatched_to_view(app):\n    # a request is dispatched to its view\n"
+      "    view = app.dispatch_request(request)\n    assert view\n",
+      "def test_request_dispatched_to_view(app)", 4, 1.0},
      {"web/app.py",
       "def dispatch_request(self, ctx):\n    req = ctx.request\n    rule = req.url_rule\n"
       "    view = self.view_functions[rule.endpoint]\n    args = req.view_args\n    return view(**args)\n",
