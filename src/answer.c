@@ -1306,7 +1306,7 @@ static unsigned char *test_stand_ins(const struct cands *cs)
  * test's definition of a name the code defines too (test_stand_ins) takes no
  * distinct-file pick unless the question speaks of tests: a checkout's tests
  * override the method a how-question is about in a dozen test classes; and a
- * test (test_x, TestX in a test file) is not the first pick then. 
+ * test (test_x, TestX in a test file) is not the first pick then.
  * Returns how many of cs went to sel (room for max). */
 static size_t select_cands(const struct qparse *q, const struct cands *cs, size_t max, size_t distinct, double ratio,
                            int ranked, struct cand *sel)
