@@ -405,8 +405,8 @@ static int find_project(const char *s, size_t n, qparse_name_fn defined, void *d
  * index defines a function or class of that name (any case). A user who
  * asks about a name that way means it: the word is read as a name written
  * in backticks; but the repository's own name there names the project ("How
- * does Flask dispatch a request?"), not its class of that name, and stays a
- * word. Returns 1 with *out set, else 0. */
+ * does Flask dispatch a request?"), not its class of that name (find_project:
+ * no word to look for either). Returns 1 with *out set, else 0. */
 static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
 {
     struct span w[3];

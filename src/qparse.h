@@ -97,7 +97,10 @@ typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n, int which);
  * that opens with a question word and an auxiliary ("What does simplify
  * do?") when the index defines a function or class by it, unless it is the
  * repository's own name: "How does Flask dispatch a request?" asks about the
- * project, whatever its class of that name does. defined NULL:
+ * project, whatever its class of that name does, and the name there is no
+ * word to look for unless nothing else is left. Two words that a developer
+ * writes apart and the code as one ("times out", "set up": a word and a
+ * phrasal particle) are kept in joins for qparse_weigh. defined NULL:
  * qparse_question. */
 int qparse_question_names(const char *question, qparse_name_fn defined, void *ctx, struct qparse *out, char *err,
                           size_t errlen);
