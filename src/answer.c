@@ -6,6 +6,7 @@
 #include "answer.h"
 #include "fpattern.h"
 #include "index.h"
+#include "parse.h"
 #include "sqlx.h"
 #include "util.h"
 
@@ -1229,19 +1230,16 @@ static void collect_cands(const struct qparse *q, const struct evidence *pool, s
     qsort(cs->v, cs->n, sizeof *cs->v, cmp_cand);
 }
 
-/* 1 when the question is about prose rather than code: it names a text file
- * (a README, a changelog, a config file), or the changelog or the readme.
- * ("documentation" is not enough: a question about a documentation tool's
- * code says it of the code.) */
+/* 1 when the question is about prose rather than code: it names a file the
+ * index reads as text (a README, a changelog, a config file: parse_text's
+ * kinds, so that a text kind added there counts here), or the changelog or
+ * the readme. ("documentation" is not enough: a question about a
+ * documentation tool's code says it of the code.) */
 static int asks_about_prose(const struct qparse *q)
 {
-    static const char *const ext[] = {".md", ".rst", ".txt", ".adoc", ".toml", ".yaml", ".yml", ".ini", ".cfg"};
     static const char *const words[] = {"changelog", "readme"};
-    for (size_t i = 0; i < q->nfiles; i++) {
-        const char *dot = strrchr(q->files[i], '.');
-        for (size_t k = 0; dot && k < ARRAY_LEN(ext); k++)
-            if (!strcasecmp(dot, ext[k])) return 1;
-    }
+    for (size_t i = 0; i < q->nfiles; i++)
+        if (parse_is_text(parse_lang_for_path(q->files[i]))) return 1;
     for (size_t i = 0; i < q->nwords; i++)
         for (size_t k = 0; k < ARRAY_LEN(words); k++)
             if (!strcasecmp(q->words[i], words[k])) return 1;
