@@ -16,7 +16,7 @@
 #
 #   bench/quality.sh [BUILD_DIR]      (default: $top_builddir or .)
 #
-# The sets (SETS, default "dev dev2 devq devq2 devq3"):
+# The sets (SETS, default "dev dev2 devq devq2 devq3 devq4"):
 #   dev    ../shared/benchmarks/sweqa-dev.jsonl   flask requests
 #   dev2   ../shared/benchmarks/sweqa-dev2.jsonl  sphinx pylint xarray astropy sqlfluff
 #          (installed by bench/deps-dev2.sh)
@@ -24,6 +24,9 @@
 #   devq2  bench/devq/devq2.jsonl                 the same
 #   devq3  bench/devq/devq3.jsonl                 the same and itsdangerous markupsafe idna
 #                                                 charset_normalizer asgiref
+#   devq4  bench/devq/devq4.jsonl                 sympy matplotlib sklearn _pytest: large
+#                                                 trees none of the other sets has
+#                                                 (installed by bench/deps-devq4.sh)
 # A set whose questions file or repositories are missing is skipped with a
 # note. QUESTIONS and REPOS instead run one set of your own. Environment also:
 # PYLIB (default /usr/lib/python3/dist-packages: where the repositories are),
@@ -54,7 +57,7 @@ add_set() {   # NAME QUESTIONS REPOS...
     spec=
     for d in "$@"; do
         if [ ! -d "$pylib/$d" ]; then
-            echo "quality.sh: set $name skipped: '$pylib/$d' is missing (bench/deps-dev2.sh or apt-get install python3-$d, or set PYLIB)" >&2
+            echo "quality.sh: set $name skipped: '$pylib/$d' is missing (bench/deps-dev2.sh, bench/deps-devq4.sh, or set PYLIB)" >&2
             return 0
         fi
         spec="$spec${spec:+,}$d=$pylib/$d"
@@ -71,14 +74,15 @@ if [ -n "${QUESTIONS:-}" ]; then
     add_set "$(basename "$QUESTIONS" .jsonl)" "$QUESTIONS" ${REPOS:-flask requests}
     [ -n "$set_args" ] || exit 2
 else
-    for s in ${SETS:-dev dev2 devq devq2 devq3}; do
+    for s in ${SETS:-dev dev2 devq devq2 devq3 devq4}; do
         case $s in
         dev) add_set dev "$benchmarks/sweqa-dev.jsonl" flask requests ;;
         dev2) add_set dev2 "$benchmarks/sweqa-dev2.jsonl" sphinx pylint xarray astropy sqlfluff ;;
         devq) add_set devq "$here/devq/devq.jsonl" $devq_repos ;;
         devq2) add_set devq2 "$here/devq/devq2.jsonl" $devq_repos ;;
         devq3) add_set devq3 "$here/devq/devq3.jsonl" $devq_repos itsdangerous markupsafe idna charset_normalizer asgiref ;;
-        *) echo "quality.sh: unknown set '$s' (known: dev dev2 devq devq2 devq3)" >&2; exit 2 ;;
+        devq4) add_set devq4 "$here/devq/devq4.jsonl" sympy matplotlib sklearn _pytest ;;
+        *) echo "quality.sh: unknown set '$s' (known: dev dev2 devq devq2 devq3 devq4)" >&2; exit 2 ;;
         esac
     done
     if [ -z "$set_args" ]; then
