@@ -271,23 +271,35 @@ static int is_particle(const char *w)
  * qparse_weigh to keep those the index holds. A developer writes a verb and
  * its particle where the code names the thing as one word ("times out",
  * "set up", "log in", "clean up", "look up"), and the particle alone is no
- * term. Measured worse and left out: two content words ("file name": each
- * is a term already) and any function word after a word ("redirects to"
- * met every redirect_to). *prev becomes this word. */
+ * term. Two words parted by a hyphen are a compound the code writes as
+ * one word too ("k-means": kmeans, "in-place": inplace, "x-axis": xaxis),
+ * whatever the first word (one letter, or "in"), joined whole and stemmed
+ * as the index's tokenizer stems a token. Measured worse and left out: two
+ * content words ("file name": each is a term already) and any function
+ * word after a word ("redirects to" met every redirect_to). *prev becomes
+ * this word. */
 static void add_joins(struct qparse *q, struct span *prev, const char *s, size_t b, const char *lw, size_t wl)
 {
-    int letters = wl >= 2;
+    int letters = wl >= 1;
     for (size_t k = 0; k < wl && letters; k++) letters = lw[k] >= 'a' && lw[k] <= 'z';
-    int next = prev->len && letters && prev->at + prev->len + 1 == b && s[b - 1] == ' ' && is_particle(lw);
+    int adjacent = prev->len && letters && wl >= 2 && prev->at + prev->len + 1 == b;
+    int hyphen = adjacent && s[b - 1] == '-';
+    int next = adjacent && s[b - 1] == ' ' && prev->len >= 2 && is_particle(lw);
     char first[JOIN_MAX + 1];
     size_t n = prev->len;
-    for (size_t k = 0; k < n && next; k++) first[k] = (char)tolower((unsigned char)s[prev->at + k]);
+    for (size_t k = 0; k < n && (next || hyphen); k++) first[k] = (char)tolower((unsigned char)s[prev->at + k]);
     first[n] = 0;
-    if (next && !tok_is_stopword(first, n) && q->njoins + 2 <= 32) {
+    if (((next && !tok_is_stopword(first, n)) || hyphen) && q->njoins + 2 <= 32) {
         for (int stemmed = 0; stemmed < 2; stemmed++) {
+            if (stemmed && hyphen) break;   /* a compound is one word, stemmed whole */
             if (stemmed) tok_stem(first, &n);
             if (n + wl > JOIN_MAX) break;
             char *j = xasprintf("%.*s%s", (int)n, first, lw);
+            if (hyphen) {
+                size_t jl = strlen(j);
+                tok_stem(j, &jl);
+                j[jl] = 0;
+            }
             int again = 0;
             for (size_t k = 0; k < q->njoins && !again; k++) again = !strcmp(q->joins[k], j);
             if (again) free(j);

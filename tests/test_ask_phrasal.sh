@@ -4,12 +4,33 @@
 # too when the index holds it, so the code about timeouts is cited first, not
 # the code that says "time" and "request" most. Checked on a repository the
 # test writes, offline policy. A word the code writes joined ("set" of "set
-# up") is not one the answer says no file holds.
+# up") is not one the answer says no file holds. A hyphenated compound
+# ("k-means", "in-place") names what the code writes as one word too
+# (kmeans_plusplus, inplace).
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
 . "$top_srcdir/tests/lib.sh"
 
 R="$T/repo"
-mkdir -p "$R/net" "$R/util"
+mkdir -p "$R/net" "$R/util" "$R/cluster" "$R/stats"
+cat >"$R/cluster/init.py" <<'EOF'
+def kmeans_plusplus(points, n_clusters, rng):
+    """Pick the first centers, each far from the ones picked before."""
+    centers = [points[rng.randrange(len(points))]]
+    while len(centers) < n_clusters:
+        centers.append(max(points, key=lambda p: min(abs(p - c) for c in centers)))
+    return centers
+EOF
+cat >"$R/stats/seeding.py" <<'EOF'
+def seeding_means(groups, seeding):
+    """The means of the seeding groups: the seeding means of each group."""
+    return [sum(g) / len(g) for g in groups if g in seeding]
+
+
+def group_means(groups):
+    """The means of the groups, and the means of the means."""
+    means = [sum(g) / len(g) for g in groups]
+    return means, sum(means) / len(means)
+EOF
 cat >"$R/net/timeouts.py" <<'EOF'
 class Timeout(Exception):
     """Raised when a request gets no reply before the deadline."""
@@ -73,6 +94,9 @@ first_cited "Where is the connection set up?" net/conn.py \
 # no file says "set", but the code says setup: the answer does not call the word missing
 ! grep -q 'says `set`' "$T/f"
 ok $? "set up: the answer does not say that no file says 'set'"
+
+first_cited "How does k-means seeding choose the centers?" cluster/init.py \
+    "k-means: the kmeans code is cited first, not the code that says means and seeding most"
 
 echo "1..$n"
 exit $fail
