@@ -848,45 +848,9 @@ static void list_marked(const struct cand *sel, size_t n, int (*line)(const stru
 static int call_line(const struct cand *c) { return c->caller; }
 static int class_line(const struct cand *c) { return !c->subclass ? 0 : c->def_start ? c->def_start : c->sp.start_line; }
 
-/* The count sql (one row, one column) gives for ?1 = name and ?2 = k; -1
- * when it cannot be read. */
-static long count_of(sqlite3 *db, const char *sql, const char *name, int k)
-{
-    sqlite3_stmt *st;
-    if (!db || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, k);
-    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    return n;
-}
-
-/* How many calls of name (kind INDEX_EDGE_CALLS) or class statements
- * inheriting from it (INDEX_EDGE_INHERITS) the index records: resolved to
- * a symbol of that name, or unresolved and ending in it, as FindReferences
- * lists them. -1 when it cannot be read. */
-static long count_refs(sqlite3 *db, const char *name, int kind)
-{
-    return count_of(db,
-                    "SELECT (SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IN "
-                    "(SELECT id FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1)) + "
-                    "(SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IS NULL AND target_name = ?1)",
-                    name, kind);
-}
-
-/* How many definitions of name the index holds: classes (classes 1) or
- * functions and methods; -1 when it cannot be read. */
-static long count_defs(sqlite3 *db, const char *name, int classes)
-{
-    return count_of(db,
-                    "SELECT count(*) FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1 AND "
-                    "(CASE WHEN ?2 THEN kind = 'class' ELSE kind IN ('function', 'method') END)",
-                    name, classes);
-}
-
 /* What the index records of the name a callers or subclasses question asks
- * about: its calls or subclasses (count_refs) and its definitions
- * (count_defs); -1 each when there is no such question or no index. */
+ * about: its calls or subclasses (index_count_refs) and its definitions
+ * (index_count_defs); -1 each when there is no such question or no index. */
 struct relation_counts {
     long refs, defs;
 };
@@ -1038,7 +1002,7 @@ static int write_head_file(const struct qparse *q, const struct cand *sel, size_
 }
 
 /* When the question asks for callers or subclasses and no citation is one:
- * what the index records of them (nrefs, count_refs; -1 unknown), said
+ * what the index records of them (nrefs, index_count_refs; -1 unknown), said
  * before the usual head. */
 static void write_relation_none(const struct qparse *q, long nrefs, struct buf *b)
 {
@@ -1246,6 +1210,14 @@ static int asks_about_prose(const struct qparse *q)
     return 0;
 }
 
+/* 1 when one of sel[0..n) cites path. */
+static int path_cited(const struct cand *sel, size_t n, const char *path)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(sel[k].sp.path, path)) return 1;
+    return 0;
+}
+
 /* 1 when a candidate of code other than cs->v[i] holds a word of the
  * question (rel[j] > 0: answer_span_relevance), is not taken and is in a
  * file sel has no pick of yet: a file of prose at i waits for it. */
@@ -1254,9 +1226,7 @@ static int code_waits(const struct cands *cs, const unsigned char *taken, const 
 {
     for (size_t j = 0; j < cs->n; j++) {
         if (j == i || taken[j] || cs->v[j].prose || rel[j] <= 0) continue;
-        int picked = 0;
-        for (size_t k = 0; k < nsel && !picked; k++) picked = !strcmp(sel[k].sp.path, cs->v[j].sp.path);
-        if (!picked) return 1;
+        if (!path_cited(sel, nsel, cs->v[j].sp.path)) return 1;
     }
     return 0;
 }
@@ -1304,10 +1274,12 @@ static unsigned char *test_stand_ins(const struct cands *cs)
  * test's definition of a name the code defines too (test_stand_ins) takes no
  * distinct-file pick unless the question speaks of tests: a checkout's tests
  * override the method a how-question is about in a dozen test classes; and a
- * test (test_x, TestX in a test file) is not the first pick then.
+ * test (test_x, TestX in a test file) is not the first pick then. deep
+ * (answer_opts.deep_rest): the rest come from the files already cited
+ * before any other file.
  * Returns how many of cs went to sel (room for max). */
 static size_t select_cands(const struct qparse *q, const struct cands *cs, size_t max, size_t distinct, double ratio,
-                           int ranked, struct cand *sel)
+                           int deep, struct cand *sel)
 {
     unsigned char *taken = xcalloc(cs->n ? cs->n : 1, 1);
     size_t nsel = 0;
@@ -1326,13 +1298,15 @@ static size_t select_cands(const struct qparse *q, const struct cands *cs, size_
      * in each of a family of near-identical files says where to look once;
      * a ranked pool too: six dialects' copies of one class ranked first by
      * a fusion would otherwise fill its leading citations), then with;
-     * pass 2: the rest */
-    for (int pass = 0; pass < 3; pass++) {
+     * pass 2: the rest (deep: first those of the files cited, pass 3 the
+     * others) */
+    for (int pass = 0; pass < (deep ? 4 : 3); pass++) {
         if (pass == 2) ndistinct = nsel;
         size_t limit = pass < 2 ? (max < distinct ? max : distinct) : max;
         for (size_t i = 0; i < cs->n && nsel < limit; i++) {
             const struct cand *c = &cs->v[i];
             if (taken[i] || (pass < 2 && c->prose && !prose_ok && code_waits(cs, taken, rel, sel, nsel, i))) continue;
+            if (deep && pass == 2 && !path_cited(sel, nsel, c->sp.path)) continue;
             if ((pass < 2 && stand_in[i] == 1) || (nsel == 0 && stand_in[i] == 2 && other_lead)) continue;
             int per_file = 0, per_big = 0, overlap = 0, same_qual = 0;
             for (size_t k = 0; k < nsel; k++) {
@@ -1447,14 +1421,14 @@ int answer_build(const struct qparse *q, const struct evidence *pool, sqlite3 *d
     struct cands cs = {0};
     collect_cands(q, pool, db, opts, &cs);
     struct cand *sel = xcalloc(max ? max : 1, sizeof *sel);
-    size_t nsel = select_cands(q, &cs, max, distinct, ratio, opts && opts->ranked, sel);
+    size_t nsel = select_cands(q, &cs, max, distinct, ratio, opts && opts->deep_rest, sel);
 
     if (markdown) {   /* (NULL: the citations alone are wanted) */
         const char *rel = callee_of(q) ? callee_of(q) : base_of(q);
         struct relation_counts rc = {-1, -1};
         if (rel) {
-            rc.refs = count_refs(db, rel, callee_of(q) ? INDEX_EDGE_CALLS : INDEX_EDGE_INHERITS);
-            rc.defs = count_defs(db, rel, !callee_of(q));
+            rc.refs = index_count_refs(db, rel, callee_of(q) ? INDEX_EDGE_CALLS : INDEX_EDGE_INHERITS);
+            rc.defs = index_count_defs(db, rel, !callee_of(q));
         }
         write_head(q, sel, nsel, &rc, &b);
         int calls = 0, subs = 0;

@@ -88,6 +88,11 @@ struct answer_opts {
      * repeats the qualified name of a file already taken after the other
      * files, and drops overlaps. */
     int ranked;
+    /* The citations after the distinct-file picks come from the files those
+     * picks cite first (the rest of a long definition, the helpers beside
+     * it), and only then from other files: for a selection whose distinct
+     * picks are the whole of its breadth (answer_fuse's five files). */
+    int deep_rest;
 };
 
 /* Builds the Markdown answer into *markdown (caller frees) and appends the

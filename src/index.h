@@ -56,6 +56,15 @@ struct index_options {
 enum { INDEX_EDGE_CALLS, INDEX_EDGE_INHERITS, INDEX_EDGE_IMPORTS, INDEX_EDGE_CONTAINS, INDEX_EDGE_KINDS };
 extern const char *const index_edge_kind_names[INDEX_EDGE_KINDS];   /* "calls", ... */
 
+/* How many calls of name (kind INDEX_EDGE_CALLS) or class statements
+ * inheriting from it (INDEX_EDGE_INHERITS) db records: resolved to a symbol
+ * of that name, or unresolved and ending in it, as FindReferences lists
+ * them. -1 when it cannot be read. */
+long index_count_refs(sqlite3 *db, const char *name, int kind);
+/* How many definitions of name db holds: classes (classes 1) or functions
+ * and methods; -1 when it cannot be read. */
+long index_count_defs(sqlite3 *db, const char *name, int classes);
+
 struct index_stats {
     /* this update */
     long unchanged;              /* same size and mtime, or same content hash */

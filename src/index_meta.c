@@ -177,6 +177,36 @@ static long long q_int(sqlite3 *db, const char *sql)
     return v;
 }
 
+/* The count sql (one row, one column) gives for ?1 = name and ?2 = k; -1
+ * when it cannot be read. */
+static long count_of(sqlite3 *db, const char *sql, const char *name, int k)
+{
+    sqlite3_stmt *st;
+    if (!db || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, k);
+    long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
+long index_count_refs(sqlite3 *db, const char *name, int kind)
+{
+    return count_of(db,
+                    "SELECT (SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IN "
+                    "(SELECT id FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1)) + "
+                    "(SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IS NULL AND target_name = ?1)",
+                    name, kind);
+}
+
+long index_count_defs(sqlite3 *db, const char *name, int classes)
+{
+    return count_of(db,
+                    "SELECT count(*) FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1 AND "
+                    "(CASE WHEN ?2 THEN kind = 'class' ELSE kind IN ('function', 'method') END)",
+                    name, classes);
+}
+
 /* 1 when the table holds a row, 0 when empty, -1 when it cannot be read. */
 int has_rows(sqlite3 *db, const char *table)
 {

@@ -643,6 +643,30 @@ int main(void)
         ok(at < 5, "the grammar file is among the first five citations (at %zu of %zu)", at + 1, cites.n);
     }
     answer_done(md, &cites, &fused);
+
+    /* deep_rest: once five files are cited, the rest come from them (the
+     * rest of the best file's code) before a sixth and seventh file */
+    const char *const deep_paths[] = {"deep/a.py", "deep/b.py", "deep/c.py", "deep/d.py", "deep/e.py",
+                                      "deep/f.py", "deep/g.py", "deep/a.py"};
+    for (int k = 0; k < 8; k++)
+        evidence_add(&fused, deep_paths[k], k == 7 ? 20 : 1, k == 7 ? 30 : 5,
+                     "def insert(self, clause):\n    # insert the clause into the grammar\n", NULL, 1.0 / (1 + k));
+    for (int deep = 0; deep < 2; deep++) {
+        ro.deep_rest = deep;
+        md = NULL;
+        err[0] = 0;
+        ok(answer_build(&q, &fused, db, &ro, &md, &cites, err, sizeof err) == 0, "the deep answer is built %s", err);
+        ok(cites.n >= 6 && !strcmp(cites.v[5].path, deep ? "deep/a.py" : "deep/f.py") &&
+               cites.v[5].start_line == (deep ? 20 : 1),
+           "deep_rest %d: the sixth citation is %s (%s:%d)", deep, deep ? "the best file's other span" : "a sixth file",
+           cites.n >= 6 ? cites.v[5].path : "-", cites.n >= 6 ? cites.v[5].start_line : 0);
+        for (size_t i = 0; i < 5 && i < cites.n; i++)
+            ok(!strcmp(cites.v[i].path, deep_paths[i]), "deep_rest %d: citation %zu is still %s", deep, i + 1,
+               deep_paths[i]);
+        free(md);
+        evidence_free(&cites);
+    }
+    evidence_free(&fused);
     qparse_free(&q);
 
     /* "What does make_loader do?" names the definition asked about; a why

@@ -265,6 +265,72 @@ static void test_fused_named(void)
     repo_close(&r);
 }
 
+/* Once the fused answer cites five files, its other citations read further
+ * into them (answer_opts.deep_rest): the best file's second definition
+ * comes sixth, before a sixth file the tree also cites. */
+static void test_fused_deep(void)
+{
+    enum { NFILES = 7 };
+    const char *files[2 * NFILES + 1];
+    char *texts[NFILES];
+    char paths[NFILES][32];
+    for (int i = 0; i < NFILES; i++) {
+        snprintf(paths[i], sizeof paths[i], "books/ledger%02d.py", i);
+        /* the first file's second definition starts 80 lines below its first */
+        texts[i] = xasprintf("def balance_%02d(ledger):\n    \"\"\"Balance the ledger entries.\"\"\"\n"
+                             "    return sum(ledger.entries)\n%s",
+                             i, i ? "" : "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n"
+                                         "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n"
+                                         "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n"
+                                         "def audit_ledger(ledger):\n    \"\"\"Audit the ledger's balance.\"\"\"\n"
+                                         "    return balance_00(ledger)\n");
+        files[2 * i] = paths[i];
+        files[2 * i + 1] = texts[i];
+    }
+    files[2 * NFILES] = NULL;
+    struct repo r;
+    repo_open(&r, files);
+    char err[256] = "";
+    struct qparse q;
+    ok(qparse_question("How is the ledger balance audited?", &q, err, sizeof err) == 0, "parses %s", err);
+    qparse_weigh(&q, r.db);
+    /* the tree's citations: one definition of each file, then the first
+     * file's second one */
+    struct evidence tcites = EVIDENCE_INIT, cites = EVIDENCE_INIT, read = EVIDENCE_INIT;
+    for (int i = 0; i < NFILES; i++) evidence_add(&tcites, paths[i], 1, 3, texts[i], NULL, 1.0 / (1 + i));
+    evidence_add(&tcites, paths[0], 84, 86,
+                 "def audit_ledger(ledger):\n    \"\"\"Audit the ledger's balance.\"\"\"\n    return balance_00(ledger)\n",
+                 NULL, 1.0 / (1 + NFILES));
+    char *md = NULL;
+    ok(answer_fuse(&q, r.db, NULL, &tcites, &tcites, 60, 8, &md, &cites, &read, err, sizeof err) == 0,
+       "fused answer %s", err);
+    size_t files_first = 0;
+    while (files_first < cites.n && files_first < 5) {
+        size_t k = 0;
+        while (k < files_first && strcmp(cites.v[k].path, cites.v[files_first].path)) k++;
+        if (k < files_first) break;
+        files_first++;
+    }
+    is_int((long)files_first, 5, "the first five citations name five files");
+    int deep_at = -1, sixth_file_at = -1;
+    for (size_t i = 5; i < cites.n; i++) {
+        if (deep_at < 0 && !strcmp(cites.v[i].path, paths[0]) && cites.v[i].start_line >= 84) deep_at = (int)i;
+        int seen = 0;
+        for (size_t k = 0; k < 5; k++) seen |= !strcmp(cites.v[k].path, cites.v[i].path);
+        if (sixth_file_at < 0 && !seen) sixth_file_at = (int)i;
+    }
+    ok(deep_at >= 0 && (sixth_file_at < 0 || deep_at < sixth_file_at),
+       "the first file's second definition (citation %d) comes before a sixth file (%d)", deep_at + 1,
+       sixth_file_at + 1);
+    free(md);
+    evidence_free(&tcites);
+    evidence_free(&cites);
+    evidence_free(&read);
+    qparse_free(&q);
+    for (int i = 0; i < NFILES; i++) free(texts[i]);
+    repo_close(&r);
+}
+
 int main(void)
 {
     char err[256] = "";
@@ -272,5 +338,6 @@ int main(void)
     test_named_file();
     test_central_file();
     test_fused_named();
+    test_fused_deep();
     return done_testing();
 }
