@@ -1,6 +1,6 @@
 #!/bin/sh
 # loo: answer quality judged leave-one-repository-out (bench/loo.py): every
-# set bench/quality.sh runs (SETS, default "dev dev2 devq devq2 devq3 devq4";
+# set bench/quality.sh runs (SETS, default "dev dev2 devq devq2 devq3 devq4 devq5";
 # PYLIB, BENCHMARKS, QUESTIONS and REPOS as there), grouped by repository;
 # the offline answer's rank fusion constant (DRQA_FUSE_K) is chosen from
 # GRID (default "off,10,60") on the other repositories and scored

@@ -16,7 +16,7 @@
 #
 #   bench/quality.sh [BUILD_DIR]      (default: $top_builddir or .)
 #
-# The sets (SETS, default "dev dev2 devq devq2 devq3 devq4"):
+# The sets (SETS, default "dev dev2 devq devq2 devq3 devq4 devq5"):
 #   dev    ../shared/benchmarks/sweqa-dev.jsonl   flask requests
 #   dev2   ../shared/benchmarks/sweqa-dev2.jsonl  sphinx pylint xarray astropy sqlfluff
 #          (installed by bench/deps-dev2.sh)
@@ -27,6 +27,9 @@
 #   devq4  bench/devq/devq4.jsonl                 sympy matplotlib sklearn _pytest: large
 #                                                 trees none of the other sets has
 #                                                 (installed by bench/deps-devq4.sh)
+#   devq5  bench/devq/devq5.jsonl                 django sympy matplotlib sklearn, in
+#                                                 SWE-QA's wording: subjects sampled
+#                                                 across each tree, named by paraphrase
 # A set whose questions file or repositories are missing is skipped with a
 # note. QUESTIONS and REPOS instead run one set of your own. Environment also:
 # PYLIB (default /usr/lib/python3/dist-packages: where the repositories are),
@@ -74,7 +77,7 @@ if [ -n "${QUESTIONS:-}" ]; then
     add_set "$(basename "$QUESTIONS" .jsonl)" "$QUESTIONS" ${REPOS:-flask requests}
     [ -n "$set_args" ] || exit 2
 else
-    for s in ${SETS:-dev dev2 devq devq2 devq3 devq4}; do
+    for s in ${SETS:-dev dev2 devq devq2 devq3 devq4 devq5}; do
         case $s in
         dev) add_set dev "$benchmarks/sweqa-dev.jsonl" flask requests ;;
         dev2) add_set dev2 "$benchmarks/sweqa-dev2.jsonl" sphinx pylint xarray astropy sqlfluff ;;
@@ -82,7 +85,8 @@ else
         devq2) add_set devq2 "$here/devq/devq2.jsonl" $devq_repos ;;
         devq3) add_set devq3 "$here/devq/devq3.jsonl" $devq_repos itsdangerous markupsafe idna charset_normalizer asgiref ;;
         devq4) add_set devq4 "$here/devq/devq4.jsonl" sympy matplotlib sklearn _pytest ;;
-        *) echo "quality.sh: unknown set '$s' (known: dev dev2 devq devq2 devq3 devq4)" >&2; exit 2 ;;
+        devq5) add_set devq5 "$here/devq/devq5.jsonl" django sympy matplotlib sklearn ;;
+        *) echo "quality.sh: unknown set '$s' (known: dev dev2 devq devq2 devq3 devq4 devq5)" >&2; exit 2 ;;
         esac
     done
     if [ -z "$set_args" ]; then
