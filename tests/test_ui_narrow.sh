@@ -25,10 +25,14 @@ for n in d["nodes"]:
 json.dump(d, open(sys.argv[2], "w"))
 PY
 tree() { sed -n '2,12p' "$T/screen" | sed 's/│.*//'; }
+# the tree's last row is on the screen: the screen is read while it is
+# drawn top down, and its title line alone says nothing of the rows below
+tree_drawn() { sed -n '12p' "$T/screen" | grep -q -E '^. *[-+]?[0-9]+ [A-Za-z]'; }
 
 for size in 60x16 66x16 70x20 80x24 100x30; do
     run_ui "${size%x*}" "${size#*x}" NO_COLOR=1 -- --replay "$TR"
     wait_for '^ Tree 11 '
+    wait_until tree_drawn
     # the 11 rows: mark, indentation, fold mark, id, then an action name
     is "$(tree | grep -c -E '^. *[-+]?[0-9]+ [A-Za-z][a-z]')" 11 "$size: every row shows its action"
     is "$(tree | grep -c -E '^. *[-+]?(8|10) Fin')" 2 "$size: the Finish rows are not blank"
