@@ -278,39 +278,45 @@ static int is_particle(const char *w)
  * content words ("file name": each is a term already) and any function
  * word after a word ("redirects to" met every redirect_to). *prev becomes
  * this word. */
+/* Keeps join j (malloc'd, taken) of a question word first[0..n), once. */
+static void push_join(struct qparse *q, char *j, const char *first, size_t n)
+{
+    for (size_t k = 0; k < q->njoins; k++)
+        if (!strcmp(q->joins[k], j)) {
+            free(j);
+            return;
+        }
+    q->joins = xreallocarray(q->joins, q->njoins + 1, sizeof *q->joins);
+    q->join_firsts = xreallocarray(q->join_firsts, q->njoins + 1, sizeof *q->join_firsts);
+    q->join_firsts[q->njoins] = xstrndup(first, n);
+    q->joins[q->njoins++] = j;
+}
+
 static void add_joins(struct qparse *q, struct span *prev, const char *s, size_t b, const char *lw, size_t wl)
 {
-    int letters = wl >= 1;
+    int letters = 1;
     for (size_t k = 0; k < wl && letters; k++) letters = lw[k] >= 'a' && lw[k] <= 'z';
-    int adjacent = prev->len && letters && wl >= 2 && prev->at + prev->len + 1 == b;
+    int adjacent = prev->len && letters && wl >= 2 && prev->at + prev->len + 1 == b && prev->len + wl <= JOIN_MAX;
     int hyphen = adjacent && s[b - 1] == '-';
-    int next = adjacent && s[b - 1] == ' ' && prev->len >= 2 && is_particle(lw);
+    int particle = adjacent && s[b - 1] == ' ' && prev->len >= 2 && is_particle(lw);
     char first[JOIN_MAX + 1];
     size_t n = prev->len;
-    for (size_t k = 0; k < n && (next || hyphen); k++) first[k] = (char)tolower((unsigned char)s[prev->at + k]);
+    for (size_t k = 0; k < n && (particle || hyphen); k++) first[k] = (char)tolower((unsigned char)s[prev->at + k]);
     first[n] = 0;
-    if (((next && !tok_is_stopword(first, n)) || hyphen) && q->njoins + 2 <= 32) {
-        for (int stemmed = 0; stemmed < 2; stemmed++) {
-            if (stemmed && hyphen) break;   /* a compound is one word, stemmed whole */
-            if (stemmed) tok_stem(first, &n);
-            if (n + wl > JOIN_MAX) break;
-            char *j = xasprintf("%.*s%s", (int)n, first, lw);
-            if (hyphen) {
-                size_t jl = strlen(j);
-                tok_stem(j, &jl);
-                j[jl] = 0;
-            }
-            int again = 0;
-            for (size_t k = 0; k < q->njoins && !again; k++) again = !strcmp(q->joins[k], j);
-            if (again) free(j);
-            else {
-                q->joins = xreallocarray(q->joins, q->njoins + 1, sizeof *q->joins);
-                q->join_firsts = xreallocarray(q->join_firsts, q->njoins + 1, sizeof *q->join_firsts);
-                q->join_firsts[q->njoins] = xstrndup(s + prev->at, prev->len);
-                for (char *c = q->join_firsts[q->njoins]; *c; c++) *c = (char)tolower((unsigned char)*c);
-                q->joins[q->njoins++] = j;
-            }
-        }
+    if (q->njoins + 2 > 32) hyphen = particle = 0;
+    if (hyphen) {   /* a compound is one word, stemmed whole */
+        char *j = xasprintf("%s%s", first, lw);
+        size_t jl = strlen(j);
+        tok_stem(j, &jl);
+        j[jl] = 0;
+        push_join(q, j, first, n);
+    } else if (particle && !tok_is_stopword(first, n)) {   /* as written, and of the verb's stem */
+        push_join(q, xasprintf("%s%s", first, lw), first, n);
+        char stem[JOIN_MAX + 1];
+        size_t sn = n;
+        memcpy(stem, first, n + 1);
+        tok_stem(stem, &sn);
+        push_join(q, xasprintf("%.*s%s", (int)sn, stem, lw), first, n);
     }
     *prev = letters && wl <= JOIN_MAX / 2 ? (struct span){b, wl, 0} : (struct span){0, 0, 0};
 }
@@ -399,35 +405,29 @@ static int opening(const char *s, size_t n, struct span w[3])
     return ok0 && ok1;
 }
 
-/* 1 when s[0..n) opens with a question word, an auxiliary and a word that
- * is the repository's own name ("How does requests handle redirects?"):
- * that word names the whole project, whatever else it means, and *out is
- * it. */
-static int find_project(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
+/* The word w[2] after an opening question word and auxiliary (opening), when
+ * it is the repository's own name ("How does requests handle redirects?"):
+ * it names the whole project, whatever else it means. Returns 1, else 0. */
+static int is_project(const char *s, const struct span w[3], qparse_name_fn defined, void *dctx)
 {
-    struct span w[3];
-    if (!opening(s, n, w) || !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT)) return 0;
-    *out = w[2];
-    return 1;
+    return defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT);
 }
 
 /* The subject of a question that opens with a question word and an
  * auxiliary ("What does simplify do?", "Where is solve defined?", "How does
- * integrate handle limits?"): the plain word right after them, when the
- * index defines a function or class of that name (any case). A user who
- * asks about a name that way means it: the word is read as a name written
- * in backticks; but the repository's own name there names the project ("How
- * does Flask dispatch a request?"), not its class of that name (find_project:
- * no word to look for either). Returns 1 with *out set, else 0. */
-static int find_subject(const char *s, size_t n, qparse_name_fn defined, void *dctx, struct span *out)
+ * integrate handle limits?"): the plain word w[2] right after them
+ * (opening), when the index defines a function or class of that name (any
+ * case). A user who asks about a name that way means it: the word is read
+ * as a name written in backticks. The repository's own name there names the
+ * project ("How does Flask dispatch a request?"), not its class of that
+ * name: the caller does not ask then (is_project). Returns 1 with *out set,
+ * else 0. */
+static int find_subject(const char *s, const struct span w[3], qparse_name_fn defined, void *dctx, struct span *out)
 {
-    struct span w[3];
-    if (!opening(s, n, w)) return 0;
     /* a variable's name is too often an English word ('data', 'name') */
     if (english(s + w[2].at, w[2].len) ||
         (!defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_FUNCTIONS) &&
-         !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_CLASSES)) ||
-        defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_PROJECT))
+         !defined(dctx, s + w[2].at, w[2].len, QPARSE_NAMES_CLASSES)))
         return 0;
     *out = w[2];
     return 1;
@@ -630,9 +630,12 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *dc
     struct span subject = {0, 0, 0}, prev = {0, 0, 0};   /* prev: the plain word before (add_joins) */
     struct span project = {0, 0, 0};   /* the repository's name opening the question: no word of it */
     if (defined) {
-        find_project(s, n, defined, dctx, &project);
+        struct span w3[3];
+        int opens = opening(s, n, w3);
+        if (opens && is_project(s, w3, defined, dctx)) project = w3[2];
         find_named_words(s, n, defined, dctx, &nw);
-        if (!find_subject(s, n, defined, dctx, &subject) && (asks_callers(question) || asks_subclasses(question)))
+        int named = opens && !project.len && find_subject(s, w3, defined, dctx, &subject);
+        if (!named && (asks_callers(question) || asks_subclasses(question)))
             find_relation_object(s, n, defined, dctx, &subject);
     }
     for (size_t i = 0; i < n;) {

@@ -61,8 +61,8 @@ struct qparse {
     double total_weight;
     unsigned char *absent;   /* per term, set by qparse_weigh: no chunk holds it nor another stem
                               * of its word (NULL until weighed) */
-    char **joins;      /* two adjacent plain words written as one ("times out": "timeout", "timesout"),
-                        * made terms by qparse_weigh when the index holds them */
+    char **joins;      /* two adjacent plain words written as one ("times out": "timeout", "timesout";
+                        * "k-means": "kmean"), made terms by qparse_weigh when the index holds them */
     char **join_firsts; /* the first word of each join, lowercase ("times") */
     size_t njoins;
     char **joined;     /* the first words of the joins the index holds: what the question says of
@@ -100,7 +100,8 @@ typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n, int which);
  * project, whatever its class of that name does, and the name there is no
  * word to look for unless nothing else is left. Two words that a developer
  * writes apart and the code as one ("times out", "set up": a word and a
- * phrasal particle) are kept in joins for qparse_weigh. defined NULL:
+ * phrasal particle; "k-means", "in-place": a hyphenated compound) are kept
+ * in joins for qparse_weigh. defined NULL:
  * qparse_question. */
 int qparse_question_names(const char *question, qparse_name_fn defined, void *ctx, struct qparse *out, char *err,
                           size_t errlen);
