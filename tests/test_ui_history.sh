@@ -18,7 +18,10 @@ wait_for '\| done: '
 keys a
 keys -l "Where is the session cookie signed?"
 keys Enter
-wait_for 'asking: Where is the session'
+# kept when it is asked; its search of two iterations may be over before
+# a screen is read, so the file is waited for, not the search's status
+w=0
+while [ $w -lt 1500 ] && [ "$(wc -l <"$H" 2>/dev/null || echo 0)" -lt 2 ]; do w=$((w + 1)); sleep 0.02; done
 wait_for '\| done: '
 keys q
 wait_for '^EXIT=0'

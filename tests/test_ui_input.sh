@@ -36,7 +36,8 @@ keys C-e BSpace BSpace   # the space C-w left, then the "?"
 wait_for '^Ask: w are URL rules registered *$'
 ok $? "C-e goes to the end"
 keys Escape
-wait_for '^\? help'
+# the line closes, its text put aside
+wait_for '^question put aside'
 # a paste outside the line: keys such as p, s, f and q must not act
 printf 'pause s f q\nmore' >"$T/paste2"
 tm load-buffer -b p2 "$T/paste2"

@@ -45,15 +45,33 @@ run_ui() {
     [ "$old" = ui0 ] || tm kill-session -t "$old"
 }
 S=ui0
-screen() { tm capture-pane -p -t "$S"; }
+# screen: the pane as drawn. A frame is written top down, in more than one
+# write when it is large, and tmux may be asked for the pane between two of
+# them (the rows below still the last frame's; on a loaded machine the
+# program may wait for a core in between): the pane is captured again 20 ms
+# later until two captures in a row are the same, at most 5 times; a screen
+# that keeps changing (a live search) is taken as last captured.
+screen() {
+    tm capture-pane -p -t "$S" >"$T/.cap0" || return 1
+    _caps=0
+    while [ $_caps -lt 5 ]; do
+        sleep 0.02
+        tm capture-pane -p -t "$S" >"$T/.cap1" || return 1
+        cmp -s "$T/.cap0" "$T/.cap1" && break
+        mv "$T/.cap1" "$T/.cap0"
+        _caps=$((_caps + 1))
+    done
+    cat "$T/.cap0"
+}
 # wait_for REGEX [TRIES]: polls the screen (every 20 ms, 500 tries by default)
 # until a line matches; the screen is left in $T/screen either way.
 wait_for() { wait_screen "${2:-500}" screen_has "$1"; }
 # wait_all REGEX...: the same until one screen has a line matching each
 # REGEX; wait_until CMD...: until CMD, reading $T/screen, succeeds. A screen
-# is read while the program may still be drawing it (top down), or between
-# the layouts of keys sent together: what a check reads on one screen is
-# waited for on one screen, not by its first line alone.
+# may be read between the frames of one key or the layouts of keys sent
+# together (screen waits only for the frame being written): what a check
+# reads on one screen is waited for on one screen, not by its first line
+# alone.
 wait_all() { wait_screen 500 screen_has "$@"; }
 wait_until() { wait_screen 500 "$@"; }
 # screen_has REGEX...: every REGEX matches a line of $T/screen; else $missed names the first that does not
