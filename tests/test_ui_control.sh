@@ -6,7 +6,8 @@
 # answer answers again without the pruned node (the export shows it); x
 # while the file view covers the node's panes is refused; a new question
 # does not bring back the last search's messages. C-c when the search is
-# done exits 130, SIGTERM during a search 143.
+# done exits 130, also when it comes while the front end is busy; SIGTERM
+# during a search 143.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -98,5 +99,23 @@ ui_pid=$(ps -o pid= --ppid "$sh_pid" | tr -d ' ' | head -1)
 [ -n "$ui_pid" ] && kill -TERM "$ui_pid"
 wait_for '^EXIT=143' 400
 ok $? "SIGTERM during a search exits 143"
+
+# C-c while the loop is busy, not waiting for keys (held here by the test
+# hook just before it waits): the wait that follows wakes for it, with no
+# key or event to come after a finished search
+H="$T/hold"
+mkdir -p "$H"
+run_ui 110 32 DRQA_TEST_WAIT_HOLD="$H" -- --policy offline --index "$IDX" --iterations 2 --seed 3 "$FIX" "$Q"
+wait_for '\| done: '
+: >"$H/hold"
+keys j
+w=0
+while [ ! -e "$H/held" ] && [ $w -lt 1500 ]; do w=$((w + 1)); sleep 0.02; done
+keys C-c
+# the signal is handled while the loop is held
+sleep 0.3
+rm -f "$H/hold"
+wait_for '^EXIT=130' 400
+ok $? "C-c that comes while the front end draws, not waiting for keys, exits 130 at once"
 echo "1..$n"
 exit $fail

@@ -40,8 +40,25 @@ void test_hook_phase_hold(const char *phase, const atomic_int *cancel)
         nanosleep(&ts, NULL);
     }
 }
+
+void test_hook_wait_hold(void)
+{
+    const char *dir = getenv("DRQA_TEST_WAIT_HOLD");
+    if (!dir || !*dir) return;
+    char hold[4096], held[4096];
+    snprintf(hold, sizeof hold, "%s/hold", dir);
+    snprintf(held, sizeof held, "%s/held", dir);
+    if (access(hold, F_OK) != 0) return;
+    FILE *f = fopen(held, "w");
+    if (f) fclose(f);
+    while (access(hold, F_OK) == 0) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
 #else
 int test_hook_start_paused(void) { return 0; }
 const char *test_hook_elapsed(void) { return NULL; }
 void test_hook_phase_hold(const char *phase, const atomic_int *cancel) { (void)phase; (void)cancel; }
+void test_hook_wait_hold(void) {}
 #endif

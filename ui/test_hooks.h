@@ -9,6 +9,10 @@
  *   DRQA_TUI_ELAPSED        the status line shows this text, not the clock
  *   DRQA_TEST_PHASE_HOLD    a directory: each phase of the index update
  *                           waits until a file named after it exists there
+ *   DRQA_TEST_WAIT_HOLD     a directory: while a file 'hold' is in it, the
+ *                           front end's loop, about to wait for keys and
+ *                           events, creates 'held' there and waits until
+ *                           'hold' is gone
  */
 #ifndef DRQA_UI_TEST_HOOKS_H
 #define DRQA_UI_TEST_HOOKS_H
@@ -21,5 +25,8 @@ int test_hook_start_paused(void);
 const char *test_hook_elapsed(void);
 /* Waits until the phase may go on (or *cancel is set; cancel may be NULL). */
 void test_hook_phase_hold(const char *phase, const atomic_int *cancel);
+/* Before the front end's loop waits: holds it while asked to (a signal that
+ * comes meanwhile must still wake the wait that follows). */
+void test_hook_wait_hold(void);
 
 #endif

@@ -20,6 +20,7 @@
 #include "llm_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <locale.h>
@@ -39,6 +40,10 @@ static const struct pane_ops *const pane_ops_table[PANE_COUNT] = {
 };
 
 static volatile sig_atomic_t got_int, got_term;
+/* The signal handler's wake-up: a signal that comes while the loop is not in
+ * poll (drawing, reading keys) would otherwise be seen only at the next key
+ * or event, and a finished search has none to come. */
+static int sig_pipe[2] = {-1, -1};
 
 /* Bracketed paste on or off (xterm's mode 2004; terminals without it ignore it). */
 static void paste_mode(int on)
@@ -51,6 +56,15 @@ static void on_signal(int sig)
 {
     if (sig == SIGINT) got_int = 1;
     else got_term = sig;
+    int e = errno;
+    if (sig_pipe[1] >= 0 && write(sig_pipe[1], "", 1) < 0) { /* full: a wake-up is pending already */ }
+    errno = e;
+}
+
+static void sig_pipe_drain(void)
+{
+    char b[64];
+    while (sig_pipe[0] >= 0 && read(sig_pipe[0], b, sizeof b) > 0) {}
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -1067,6 +1081,7 @@ int ui_run(const struct drqa_opts *o)
         return EXIT_FAIL;
     }
 
+    if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) != 0) sig_pipe[0] = sig_pipe[1] = -1;   /* poll wakes on EINTR only */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -1091,9 +1106,12 @@ int ui_run(const struct drqa_opts *o)
         draw(&ui);
         int timeout = -1;
         if (search_running(&ui) && !ui.fixed_elapsed) timeout = 1000 - (int)((now_ms() - ui.t_start) % 1000);
-        struct pollfd pf[2] = {{STDIN_FILENO, POLLIN, 0}, {ui.ev ? evq_wake_fd(ui.ev) : -1, POLLIN, 0}};
-        int n = poll(pf, 2, timeout);
+        struct pollfd pf[3] = {
+            {STDIN_FILENO, POLLIN, 0}, {ui.ev ? evq_wake_fd(ui.ev) : -1, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+        test_hook_wait_hold();
+        int n = poll(pf, 3, timeout);
         if (n < 0 && errno != EINTR) break;
+        if (n > 0 && (pf[2].revents & POLLIN)) sig_pipe_drain();
         if (got_term) {
             /* SIGTERM or SIGHUP: stop at once, with the shell's status for it */
             rc = 128 + (got_term == SIGHUP ? SIGHUP : SIGTERM);
@@ -1123,6 +1141,10 @@ out:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
+    for (int k = 0; k < 2; k++) {
+        if (sig_pipe[k] >= 0) close(sig_pipe[k]);
+        sig_pipe[k] = -1;
+    }
     evq_free(ui.ev);
     cmdq_free(ui.cmd);
     teardown(&ui);
