@@ -6,8 +6,8 @@
 # answer answers again without the pruned node (the export shows it); x
 # while the file view covers the node's panes is refused; a new question
 # does not bring back the last search's messages. C-c when the search is
-# done exits 130, also when it comes while the front end is busy; SIGTERM
-# during a search 143.
+# done exits 130, also when it comes while the front end is busy (a resize
+# then is drawn at once too); SIGTERM during a search 143.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -117,5 +117,22 @@ sleep 0.3
 rm -f "$H/hold"
 wait_for '^EXIT=130' 400
 ok $? "C-c that comes while the front end draws, not waiting for keys, exits 130 at once"
+
+# a resize in the same place: the frame at the new size follows at once
+rm -f "$H/held"
+run_ui 110 32 DRQA_TEST_WAIT_HOLD="$H" -- --policy offline --index "$IDX" --iterations 2 --seed 3 "$FIX" "$Q"
+wait_for '\| done: '
+: >"$H/hold"
+keys j
+w=0
+while [ ! -e "$H/held" ] && [ $w -lt 1500 ]; do w=$((w + 1)); sleep 0.02; done
+resize 80 24
+sleep 0.3
+rm -f "$H/hold"
+# drawn by the program at 80 columns, not the 110-column frame as tmux
+# crops it: the title row is the tree's, up to the node pane's counter
+at_80() { head -1 "$T/screen" | grep -E -q '^ Tree .*[0-9]+/[0-9]+$' && [ "$(head -1 "$T/screen" | wc -m)" -le 81 ]; }
+wait_until at_80
+ok $? "a resize that comes while the front end draws is drawn at once, with no key after it"
 echo "1..$n"
 exit $fail

@@ -61,6 +61,23 @@ static void on_signal(int sig)
     errno = e;
 }
 
+/* curses' own SIGWINCH handler (it marks the size as changed, read as
+ * KEY_RESIZE): the resize wakes the wait too, as the signals above do. */
+static struct sigaction curses_winch;
+static int winch_caught;   /* on_winch is installed, curses_winch to be put back */
+
+static void on_winch(int sig, siginfo_t *info, void *uctx)
+{
+    if (curses_winch.sa_flags & SA_SIGINFO) {
+        if (curses_winch.sa_sigaction) curses_winch.sa_sigaction(sig, info, uctx);
+    } else if (curses_winch.sa_handler != SIG_DFL && curses_winch.sa_handler != SIG_IGN) {
+        curses_winch.sa_handler(sig);
+    }
+    int e = errno;
+    if (sig_pipe[1] >= 0 && write(sig_pipe[1], "", 1) < 0) { /* full: a wake-up is pending already */ }
+    errno = e;
+}
+
 static void sig_pipe_drain(void)
 {
     char b[64];
@@ -1023,6 +1040,16 @@ static void curses_start(struct ui *ui)
     paste_mode(1);
     ui->layout_stale = 1;
     ui_dirty_all(ui);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_winch;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction cur;
+    if (sigaction(SIGWINCH, NULL, &cur) == 0 && !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_winch)) {
+        curses_winch = cur;
+        winch_caught = sigaction(SIGWINCH, &sa, NULL) == 0;
+    }
 }
 
 /* C-c (SIGINT: the terminal keeps its signal keys). On the question or
@@ -1141,6 +1168,8 @@ out:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
+    if (winch_caught) sigaction(SIGWINCH, &curses_winch, NULL);
+    winch_caught = 0;
     for (int k = 0; k < 2; k++) {
         if (sig_pipe[k] >= 0) close(sig_pipe[k]);
         sig_pipe[k] = -1;
