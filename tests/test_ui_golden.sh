@@ -62,7 +62,8 @@ wait_for '^EXIT=0'
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$T/pyrepo"
 run_ui 80 24 DRQA_TUI_ELAPSED=00:00 NO_COLOR=1 -- --policy offline --index "$T/idx.sqlite" \
     --iterations 10 --seed 1 --transcript-dir "$T/tr" "$T/pyrepo" "Which class maps names to session backends?"
-wait_for 'transcript written: .*\.md' 1500
+# the transcript is written just before the search is said to be done
+wait_screen 1500 screen_has 'transcript written: .*\.md' '\| done: '
 ok $? "the search ends and the worker writes its transcript"
 screen >"$T/screen.txt"
 "$PYTHON3" "$top_srcdir/tests/golden_screen.py" "$T/screen.txt" "$(ls "$T"/tr/drqa-*.json | head -1)" \

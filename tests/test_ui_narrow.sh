@@ -79,7 +79,7 @@ resize 200 40
 keys ?
 wait_for 'Help: drqa-tui keys'
 keys G
-wait_for 'Recent messages'
+wait_all 'Recent messages' 'exported .* and \.md'
 grep -q 'won there' "$T/screen" && grep -q 'cursor held  ' "$T/screen"
 ok $? "the help explains the UCT marks and 'cursor held'"
 grep -q -F "exported $js and .md" "$T/screen"
