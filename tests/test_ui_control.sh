@@ -102,33 +102,29 @@ ok $? "SIGTERM during a search exits 143"
 
 # C-c while the loop is busy, not waiting for keys (held here by the test
 # hook just before it waits): the wait that follows wakes for it, with no
-# key or event to come after a finished search
+# key or event to come after a finished search. held_then CMD...: a finished
+# search, the loop held after a key, CMD run meanwhile, then let go.
 H="$T/hold"
 mkdir -p "$H"
-run_ui 110 32 DRQA_TEST_WAIT_HOLD="$H" -- --policy offline --index "$IDX" --iterations 2 --seed 3 "$FIX" "$Q"
-wait_for '\| done: '
-: >"$H/hold"
-keys j
-w=0
-while [ ! -e "$H/held" ] && [ $w -lt 1500 ]; do w=$((w + 1)); sleep 0.02; done
-keys C-c
-# the signal is handled while the loop is held
-sleep 0.3
-rm -f "$H/hold"
+held_then() {
+    rm -f "$H/held"
+    run_ui 110 32 DRQA_TEST_WAIT_HOLD="$H" -- --policy offline --index "$IDX" --iterations 2 --seed 3 "$FIX" "$Q"
+    wait_for '\| done: '
+    : >"$H/hold"
+    keys j
+    w=0
+    while [ ! -e "$H/held" ] && [ $w -lt 1500 ]; do w=$((w + 1)); sleep 0.02; done
+    "$@"
+    # the signal is handled while the loop is held
+    sleep 0.3
+    rm -f "$H/hold"
+}
+held_then keys C-c
 wait_for '^EXIT=130' 400
 ok $? "C-c that comes while the front end draws, not waiting for keys, exits 130 at once"
 
 # a resize in the same place: the frame at the new size follows at once
-rm -f "$H/held"
-run_ui 110 32 DRQA_TEST_WAIT_HOLD="$H" -- --policy offline --index "$IDX" --iterations 2 --seed 3 "$FIX" "$Q"
-wait_for '\| done: '
-: >"$H/hold"
-keys j
-w=0
-while [ ! -e "$H/held" ] && [ $w -lt 1500 ]; do w=$((w + 1)); sleep 0.02; done
-resize 80 24
-sleep 0.3
-rm -f "$H/hold"
+held_then resize 80 24
 # drawn by the program at 80 columns, not the 110-column frame as tmux
 # crops it: the title row is the tree's, up to the node pane's counter
 at_80() { head -1 "$T/screen" | grep -E -q '^ Tree .*[0-9]+/[0-9]+$' && [ "$(head -1 "$T/screen" | wc -m)" -le 81 ]; }
