@@ -74,7 +74,8 @@ static int fb_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_
 }
 
 static struct fb fbc;
-static struct policy fbpol = {"testfb", &fbc, fb_perceive, fb_plan, fb_evaluate, NULL, fb_answer, 0};
+static struct policy fbpol = {
+    .name = "testfb", .ctx = &fbc, .perceive = fb_perceive, .plan = fb_plan, .evaluate = fb_evaluate, .answer = fb_answer};
 
 /* ---- the fake's script ---- */
 

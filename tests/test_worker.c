@@ -161,7 +161,7 @@ int main(void)
     struct toy t;
     toy_init(&t);
     t.finish_at = 6;
-    struct hooks h = {&t, 0, 0, 0, 0, NULL};
+    struct hooks h = {.toy = &t};
     cJSON *tcfg = cJSON_Parse("{\"mode\":\"mcts\",\"api_key\":\"SECRET\"}");
 
     struct worker_config wc;
@@ -169,7 +169,7 @@ int main(void)
     search_config_defaults(&wc.search);
     wc.search.iterations = 20;
     wc.search.finish_min_value = 0;   /* the toy values Finish at 31: let it stop the search */
-    wc.hooks = (struct worker_hooks){&h, hook_open, hook_close};
+    wc.hooks = (struct worker_hooks){.ctx = &h, .open = hook_open, .close = hook_close};
     wc.question = "first";
     wc.start_paused = 1;
     wc.transcript_dir = dir;
@@ -259,8 +259,8 @@ int main(void)
     worker_free(w);
 
     /* a failing open hook: reported, and the worker still quits cleanly */
-    struct hooks hf = {&t, 1, 0, 0, 0, NULL};
-    wc.hooks = (struct worker_hooks){&hf, hook_open, hook_close};
+    struct hooks hf = {.toy = &t, .fail = 1};
+    wc.hooks = (struct worker_hooks){.ctx = &hf, .open = hook_open, .close = hook_close};
     wc.transcript_dir = NULL;
     wc.transcript_config = NULL;
     memset(&s, 0, sizeof s);

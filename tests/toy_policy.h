@@ -379,8 +379,14 @@ static int toy_curate(void *ctx, const char *question, const char *action, const
 
 static struct policy toy_policy(struct toy *t)
 {
-    struct policy p = {"toy", t, toy_perceive, toy_plan, toy_eval,
-                       t->rollout_value >= 0 ? toy_rollout : NULL, toy_answer, t->answer_from_tree};
+    struct policy p = {.name = "toy",
+                       .ctx = t,
+                       .perceive = toy_perceive,
+                       .plan = toy_plan,
+                       .evaluate = toy_eval,
+                       .rollout = t->rollout_value >= 0 ? toy_rollout : NULL,
+                       .answer = toy_answer,
+                       .answer_from_tree = t->answer_from_tree};
     return p;
 }
 
