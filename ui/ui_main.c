@@ -1040,13 +1040,16 @@ static void curses_start(struct ui *ui)
     paste_mode(1);
     ui->layout_stale = 1;
     ui_dirty_all(ui);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_winch;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
+    /* on_winch takes curses' place with curses' mask and restart flag (curses
+     * leaves SIGWINCH without SA_RESTART), so that the worker's system calls
+     * see a resize as they did */
     struct sigaction cur;
     if (sigaction(SIGWINCH, NULL, &cur) == 0 && !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_winch)) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_winch;
+        sa.sa_flags = SA_SIGINFO | (cur.sa_flags & SA_RESTART);
+        sa.sa_mask = cur.sa_mask;
         curses_winch = cur;
         winch_caught = sigaction(SIGWINCH, &sa, NULL) == 0;
     }
