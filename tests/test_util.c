@@ -192,13 +192,13 @@ int main(void)
     }
 
     {
-        char *t = text_term_safe("a\xe2\x80\xae b\xe2\x81\xa6" "c\xd8\x9c \xe2\x80\x94 \x1b");
-        is_str(t, "a<U+202E> b<U+2066>c<U+061C> \xe2\x80\x94 \\x1b",
+        char *safe = text_term_safe("a\xe2\x80\xae b\xe2\x81\xa6" "c\xd8\x9c \xe2\x80\x94 \x1b");
+        is_str(safe, "a<U+202E> b<U+2066>c<U+061C> \xe2\x80\x94 \\x1b",
                "text_term_safe: bidirectional controls shown as <U+202E>, as the front end shows them");
-        free(t);
-        t = json_term_safe("\"\xe2\x80\xae\xe2\x80\x8f\"");
-        is_str(t, "\"\\u202e\\u200f\"", "json_term_safe: bidirectional controls as JSON escapes");
-        free(t);
+        free(safe);
+        safe = json_term_safe("\"\xe2\x80\xae\xe2\x80\x8f\"");
+        is_str(safe, "\"\\u202e\\u200f\"", "json_term_safe: bidirectional controls as JSON escapes");
+        free(safe);
         is_int(text_cp_reorders(0x202e) && text_cp_reorders(0x2069) && !text_cp_reorders(0x2014), 1,
                "text_cp_reorders: the overrides and isolates, not a dash");
     }

@@ -243,12 +243,12 @@ int main(void)
     int dict_right = 0, shorter = 0;
     for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-            const char *d = i == 3 ? dict_b : dict_a;   /* the last one changes the dictionary */
+            const char *dict = i == 3 ? dict_b : dict_a;   /* the last one changes the dictionary */
             size_t dl = i == 3 ? sizeof dict_b - 1 : sizeof dict_a - 1, zl2, nl = strlen(docs[i]);
-            unsigned char *dz = ztext_dict_pack(dp, d, dl, docs[i], nl, &zl2);
-            unsigned char *nz = ztext_dict_pack(NULL, d, dl, docs[i], nl, &rl);
+            unsigned char *dz = ztext_dict_pack(dp, dict, dl, docs[i], nl, &zl2);
+            unsigned char *nz = ztext_dict_pack(NULL, dict, dl, docs[i], nl, &rl);
             dict_right += zl2 == rl && memcmp(dz, nz, rl) == 0 &&
-                          ztext_ref_unpack(dz, zl2, d, dl, &back, &bl, err, sizeof err) == 0 && bl == nl &&
+                          ztext_ref_unpack(dz, zl2, dict, dl, &back, &bl, err, sizeof err) == 0 && bl == nl &&
                           memcmp(back, docs[i], nl) == 0;
             free(back);
             if (i == 0 && round == 0) shorter = zl2 < nl;
