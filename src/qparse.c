@@ -296,14 +296,14 @@ static void add_joins(struct qparse *q, struct span *prev, const char *s, size_t
 {
     int letters = 1;
     for (size_t k = 0; k < wl && letters; k++) letters = lw[k] >= 'a' && lw[k] <= 'z';
-    int adjacent = prev->len && letters && wl >= 2 && prev->at + prev->len + 1 == b && prev->len + wl <= JOIN_MAX;
+    int adjacent = prev->len && letters && wl >= 2 && prev->at + prev->len + 1 == b && prev->len + wl <= JOIN_MAX &&
+                   q->njoins + 2 <= 32;
     int hyphen = adjacent && s[b - 1] == '-';
     int particle = adjacent && s[b - 1] == ' ' && prev->len >= 2 && is_particle(lw);
     char first[JOIN_MAX + 1];
     size_t n = prev->len;
     for (size_t k = 0; k < n && (particle || hyphen); k++) first[k] = (char)tolower((unsigned char)s[prev->at + k]);
     first[n] = 0;
-    if (q->njoins + 2 > 32) hyphen = particle = 0;
     if (hyphen) {   /* a compound is one word, stemmed whole */
         char *j = xasprintf("%s%s", first, lw);
         size_t jl = strlen(j);

@@ -52,13 +52,19 @@ static void paste_mode(int on)
     fflush(stdout);
 }
 
+/* In a signal handler: wakes the loop's wait. */
+static void sig_wake(void)
+{
+    int e = errno;
+    if (sig_pipe[1] >= 0 && write(sig_pipe[1], "", 1) < 0) { /* full: a wake-up is pending already */ }
+    errno = e;
+}
+
 static void on_signal(int sig)
 {
     if (sig == SIGINT) got_int = 1;
     else got_term = sig;
-    int e = errno;
-    if (sig_pipe[1] >= 0 && write(sig_pipe[1], "", 1) < 0) { /* full: a wake-up is pending already */ }
-    errno = e;
+    sig_wake();
 }
 
 /* curses' own SIGWINCH handler (it marks the size as changed, read as
@@ -73,9 +79,7 @@ static void on_winch(int sig, siginfo_t *info, void *uctx)
     } else if (curses_winch.sa_handler != SIG_DFL && curses_winch.sa_handler != SIG_IGN) {
         curses_winch.sa_handler(sig);
     }
-    int e = errno;
-    if (sig_pipe[1] >= 0 && write(sig_pipe[1], "", 1) < 0) { /* full: a wake-up is pending already */ }
-    errno = e;
+    sig_wake();
 }
 
 static void sig_pipe_drain(void)
