@@ -1209,14 +1209,31 @@ static int node_citable(const struct mcts_node *m)
     return m->status == MCTS_DONE || m->status == MCTS_FINISHED;
 }
 
+/* The index of the first span of pool with sp's lines (and view), or -1. */
+static long pool_find(const struct evidence *pool, const struct evidence_span *sp)
+{
+    for (size_t j = 0; j < pool->n; j++) {
+        const struct evidence_span *o = &pool->v[j];
+        if (o->start_line == sp->start_line && o->end_line == sp->end_line && o->elided == sp->elided &&
+            !strcmp(o->path, sp->path))
+            return (long)j;
+    }
+    return -1;
+}
+
 /* The answer's pool: the trajectory's spans first, in order of discovery
  * (prior 1/(1 + rank) within their node), then every other span the tree saw
- * (it was seen, so it is verifiable), weighted by the value of the node that
+ * (it was seen, so it is verifiable), weighted by the value of the nodes that
  * found it and kept below the trajectory's (at most half of a trajectory
  * span's prior). The root's first search is usually the most precise step
  * of the whole search (E.3, early retrieval precision); when the best path
  * runs through another child, its hits still compete here on their own
- * relevance instead of being lost. */
+ * relevance instead of being lost. A span off the path that several steps
+ * found sums what each step gives it, as tree_files sums a file's votes: the
+ * callee that three branches looked up (flask's `_find_error_handler`, from
+ * both exception handlers) outranks a span one step found as high. Pooled
+ * leave-one-repository-out over the 658 questions: file-hit@5 87.4 -> 87.7,
+ * identifier recall 76.0 -> 76.1, no repository below rag-window. */
 static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, struct evidence *pool)
 {
     for (size_t i = 0; i < nids; i++) {
@@ -1227,6 +1244,7 @@ static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, 
                 ->elided = sp->elided;
         }
     }
+    size_t on_path_spans = pool->n;
     for (int id = 1; id < t->n; id++) {
         const struct mcts_node *m = mcts_node(t, id);
         int on_path = 0;
@@ -1235,9 +1253,15 @@ static void answer_pool(const struct mcts_tree *t, const int *ids, size_t nids, 
         double v = m->has_value ? m->value / 100.0 : 0.5;
         for (size_t k = 0; k < m->obs.n; k++) {
             const struct evidence_span *sp = &m->obs.v[k];
-            evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label,
-                         0.5 * v / (1.0 + (double)k))
-                ->elided = sp->elided;
+            double add = 0.5 * v / (1.0 + (double)k);
+            long j = pool_find(pool, sp);
+            if (j >= 0 && (size_t)j < on_path_spans) continue;   /* the trajectory's prior stands */
+            if (j >= 0) {
+                double sum = pool->v[j].score + add;
+                pool->v[j].score = sum > 0.5 ? 0.5 : sum;
+                continue;
+            }
+            evidence_add(pool, sp->path, sp->start_line, sp->end_line, sp->text, sp->label, add)->elided = sp->elided;
         }
     }
 }

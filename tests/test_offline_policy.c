@@ -10,6 +10,7 @@
 #include "coverage.h"
 #include "index.h"
 #include "mcts.h"
+#include "policy_tree.h"
 #include "policy_offline.h"
 #include "search.h"
 #include "semantic.h"
@@ -529,6 +530,51 @@ static void test_answer_fusion(void)
     mcts_free(t);
 }
 
+/* A span off the path that several steps found outranks one a single step
+ * found with a higher value, all else equal (answer_pool sums the steps'
+ * shares, as tree_files sums a file's votes). Two spans of one file with the
+ * same text: only what the steps gave them tells them apart. */
+static void test_answer_consensus(void)
+{
+    const char *q = "How are the session cookies signed?";
+    const char *text = "    def sign(self, value):\n        return hmac_sign(self.secret, value)\n";
+    struct mcts_tree *t = mcts_new(q, 3, -1, 1);
+    int a = mcts_add_child(t, 0), b = mcts_add_child(t, 0), c = mcts_add_child(t, 0);
+    set_node(t, a, "FindClass", "{\"class_name\": \"App\"}", 90, "tinyweb/app.py", 22, 30, "class App(Scaffold):\n",
+             "App");
+    set_node(t, b, "SemanticSearch", "{\"query\": \"session cookies\"}", 80, "tinyweb/signing.py", 10, 11, text,
+             "once");
+    set_node(t, c, "FindFunction", "{\"function_name\": \"sign\"}", 50, "tinyweb/signing.py", 20, 21, text, "twice");
+    int d = mcts_add_child(t, a);   /* off the path: the path ends at a */
+    ok(d > 0, "a child of the path's node");
+    set_node(t, d, "FindFunction", "{\"function_name\": \"sign\", \"file_pattern\": \"tinyweb/*\"}", 50,
+             "tinyweb/signing.py", 20, 21, text, "twice");
+    setenv("DRQA_FUSE_K", "off", 1);
+    struct offline_config oc = {.db = db, .actx = &actx};
+    struct offline_policy *alone = offline_policy_new(&oc);
+    struct policy pa;
+    offline_policy_bind(alone, &pa);
+    int path[2] = {0, a};
+    char err[256] = "";
+    struct policy_usage u = {0};
+    struct policy_answer ans = {0};
+    ok(pa.answer(alone, t, path, 2, &ans, &u, err, sizeof err) == 0, "the tree's answer %s", err);
+    long once = -1, twice = -1;
+    for (size_t i = 0; i < ans.cites.n; i++) {
+        const struct evidence_span *e = &ans.cites.v[i];
+        if (strcmp(e->path, "tinyweb/signing.py")) continue;
+        if (e->start_line == 10 && once < 0) once = (long)i;
+        if (e->start_line == 20 && twice < 0) twice = (long)i;
+    }
+    ok(once >= 0 && twice >= 0, "both spans are cited (%ld, %ld)", once, twice);
+    ok(twice >= 0 && twice < once, "the span two steps found (value 50 each) comes before the one a step of value 80 "
+                                   "found (%ld before %ld)", twice, once);
+    policy_answer_clear(&ans);
+    offline_policy_free(alone);
+    unsetenv("DRQA_FUSE_K");
+    mcts_free(t);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/drqa-test-offline-XXXXXX";
@@ -554,6 +600,7 @@ int main(void)
     test_answer_tree();
     test_coverage_one();
     test_answer_fusion();
+    test_answer_consensus();
 
     offline_policy_free(op);
     offline_policy_free(NULL);
