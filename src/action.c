@@ -1174,8 +1174,12 @@ static int names_project(struct action_ctx *ctx, const char *name, size_t n)
         if (rl - b == n && !strncasecmp(root + b, name, n)) return 1;
     }
     sqlite3_stmt *st;
+    /* A directory indexed that is itself a package (an installed tree such
+     * as dist-packages/sympy) is the project: its subpackages are its parts
+     * (`simplify`, `solvers`), not its name. */
     if (!ctx->db || sqlite3_prepare_v2(ctx->db, "SELECT 1 FROM files WHERE path IN (?1 || '/__init__.py', "
-                                               "'src/' || ?1 || '/__init__.py') LIMIT 1",
+                                               "'src/' || ?1 || '/__init__.py') AND NOT EXISTS (SELECT 1 FROM files "
+                                               "WHERE path = '__init__.py') LIMIT 1",
                                        -1, &st, NULL) != SQLITE_OK)
         return 0;
     char *lower = xstrndup(name, n);

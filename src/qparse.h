@@ -84,7 +84,8 @@ enum { QPARSE_NAMES_CLASSES = 1, QPARSE_NAMES_FUNCTIONS = 2, QPARSE_NAMES_ALL = 
 /* 1 when the index defines name[0..n) (as written): a class, a function or
  * method, or (QPARSE_NAMES_ALL) a symbol of any kind, variables too; with
  * QPARSE_NAMES_PROJECT, when name is the repository's own name, in any case
- * (the directory indexed, or one of its top-level packages). */
+ * (the directory indexed, or one of its top-level packages when the directory
+ * is not a package itself). */
 typedef int (*qparse_name_fn)(void *ctx, const char *name, size_t n, int which);
 /* The same, consulting the index's names before a word is dropped: a word
  * too short to be a term ('g', 'S') that the index defines is an identifier

@@ -153,5 +153,37 @@ first_cited "How does Canvas draw a frame?" "$S" src/canvas/frames.py "the same,
 first_cited "What does the Canvas class hold?" "$C" canvas/app.py \
     "What does the Canvas class hold?: the project's name called a class is the class"
 
+# An indexed directory that is a package itself (an installed tree, as
+# dist-packages/sympy) is the project: its subpackages are its parts, so a
+# subject named like one ("What does simplify do?", simplify/ a subpackage)
+# is the function of that name, not the project's name.
+P="$T/algebra"
+mkdir -p "$P/simplify" "$P/rewrite"
+: >"$P/__init__.py"
+: >"$P/simplify/__init__.py"
+: >"$P/rewrite/__init__.py"
+cat >"$P/simplify/core.py" <<'EOF'
+def simplify(expr, ratio=1.7):
+    """Simplifies the given expression: tries each rewrite and keeps the shortest."""
+    best = expr
+    for rule in expr.rules():
+        candidate = rule(expr)
+        if len(candidate) < ratio * len(best):
+            best = candidate
+    return best
+EOF
+cat >"$P/rewrite/steps.py" <<'EOF'
+def rewrite_all(rv):
+    """Rewrite every argument of rv."""
+
+    def do(rv, first=True):
+        """Do one rewrite step on rv and on its arguments."""
+        return rv.func(*[do(a, first=False) for a in rv.args])
+
+    return do(rv)
+EOF
+first_cited "What does simplify do?" "$P" simplify/core.py \
+    "What does simplify do?: in an indexed package, a subpackage's name is no project name; the function is cited first"
+
 echo "1..$n"
 exit $fail
