@@ -202,7 +202,7 @@ static void absent_line(const struct qparse *q, struct buf *out)
     struct buf words = BUF_INIT;
     size_t na = qparse_absent_words(q, ABSENT_CAP, &words);
     if (na)
-        buf_printf(out, "Words of the question that no indexed file contains, in any form: %s%s.\n", buf_str(&words),
+        buf_printf(out, "Words and names of the question that no indexed file contains (a word in any form, a name as written): %s%s.\n", buf_str(&words),
                    na > ABSENT_CAP ? " and more" : "");
     buf_free(&words);
 }

@@ -892,17 +892,45 @@ static int same_word(const char *a, size_t na, const char *b, size_t nb)
 struct absent_acc {
     const struct qparse *q;
     int terms, absent;   /* the word's terms, and how many of them are absent */
+    int emitted;         /* the terms tok made of the word */
+    int last_absent;     /* its last term is a question term, and absent */
 };
 
 static void absent_term(const char *t, size_t n, void *ctx)
 {
     struct absent_acc *a = ctx;
+    a->emitted++;
+    a->last_absent = 0;
     for (size_t i = 0; i < a->q->nterms; i++)
         if (strlen(a->q->terms[i]) == n && memcmp(a->q->terms[i], t, n) == 0) {
             a->terms++;
             a->absent += a->q->absent[i];
+            a->last_absent = a->q->absent[i];
             return;
         }
+}
+
+static void count_term(const char *t, size_t n, void *ctx)
+{
+    (void)t;
+    (void)n;
+    (*(int *)ctx)++;
+}
+
+/* 1 when the question's word w is nowhere in the index: every term of it is
+ * absent, or it is a compound identifier (`FooBarBaz`, `frobnicate_widget`)
+ * and its joined form, the identifier itself as the index writes it, is
+ * absent: its parts (`foo`, `widget`) said somewhere do not make the name
+ * said. */
+static int word_absent(const struct qparse *q, const char *w)
+{
+    struct absent_acc a = {q, 0, 0, 0, 0};
+    tok_each(w, strlen(w), TOK_STOPWORDS, absent_term, &a);
+    if (!a.terms) return 0;
+    if (a.absent == a.terms) return 1;
+    int parts = 0;
+    tok_each(w, strlen(w), TOK_STOPWORDS | TOK_NO_JOINED, count_term, &parts);
+    return parts > 1 && a.emitted > parts && a.last_absent;
 }
 
 size_t qparse_absent_words(const struct qparse *q, size_t max, struct buf *out)
@@ -910,14 +938,21 @@ size_t qparse_absent_words(const struct qparse *q, size_t max, struct buf *out)
     if (!q->absent) return 0;
     size_t k = 0;
     for (size_t w = 0; w < q->nwords; w++) {
-        struct absent_acc a = {q, 0, 0};
-        tok_each(q->words[w], strlen(q->words[w]), TOK_STOPWORDS, absent_term, &a);
-        if (!a.terms || a.absent < a.terms) continue;
+        if (!word_absent(q, q->words[w])) continue;
         int again = 0;   /* a word written twice is said once; one the index writes joined, not at all */
         for (size_t v = 0; v < w && !again; v++) again = !strcmp(q->words[v], q->words[w]);
         for (size_t v = 0; v < q->njoined && !again; v++) again = !strcmp(q->joined[v], q->words[w]);
         if (again) continue;
         if (k < max) buf_printf(out, "%s`%s`", k ? ", " : "", q->words[w]);
+        k++;
+    }
+    /* the names the question writes as code (`FooBarBaz`, frobnicate_widget()) */
+    for (size_t i = 0; i < q->nids; i++) {
+        if (!word_absent(q, q->ids[i].name)) continue;
+        int again = 0;
+        for (size_t v = 0; v < i && !again; v++) again = !strcmp(q->ids[v].name, q->ids[i].name);
+        if (again) continue;
+        if (k < max) buf_printf(out, "%s`%s`", k ? ", " : "", q->ids[i].name);
         k++;
     }
     return k;

@@ -112,9 +112,11 @@ int qparse_question_names(const char *question, qparse_name_fn defined, void *ct
  * Leaves the weights at 1 when db is NULL or cannot be read. */
 void qparse_weigh(struct qparse *q, sqlite3 *db);
 
-/* The content words of the question (q->words) that the weighed index holds
- * nowhere: every term of the word is absent (qparse_weigh), so no code,
- * comment, document or path of the repository says it. The first max are
+/* The content words of the question (q->words), then the names it writes as
+ * code (q->ids), that the weighed index holds
+ * nowhere: every term of the word is absent (qparse_weigh), or the word is
+ * a compound identifier whose joined form is, so no code, comment, document
+ * or path of the repository says it. The first max are
  * appended to out as "`w1`, `w2`"; returns how many there are (0 before
  * qparse_weigh). */
 size_t qparse_absent_words(const struct qparse *q, size_t max, struct buf *out);

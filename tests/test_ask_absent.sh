@@ -4,7 +4,8 @@
 # with the closest code, and the answer says so: it names the missing words
 # and does not call what it cites "the code that does it". Another stem of
 # a word ("connections" where the code says "connection") is no missing word,
-# nor is a word of an identifier (WebHook says webhook). A question whose
+# nor is a word of an identifier (WebHook says webhook); a name written as
+# code is missing when no file says it as written. A question whose
 # words are all there gets the usual head. Checked on a repository the test
 # writes, offline policy.
 : "${top_srcdir:=.}" "${DRQA:=./drqa-tui}" "${PYTHON3:=python3}"
@@ -63,6 +64,22 @@ ask "How does the server handle a connection?"
 ok $? "a question whose words are all there gets the usual head"
 grep -q 'In short' "$T/head"
 ok $? "which is there"
+
+# A name written as code is missing when the repository says it nowhere as
+# written, though its parts are said: `ServerHook` (server and hook are
+# words of the code) and post_event_now (post, event). A name the code
+# defines or writes (WebHook, dispatch) is not missing.
+ask "Where is ServerHook defined?"
+grep -q 'No indexed file of the repository says `ServerHook`' "$T/head"
+ok $? "ServerHook, a name of words the code says, is named missing as written"
+grep -q '^\*\*In short:\*\* the closest code is' "$T/head"
+ok $? "and the first citation is the closest code"
+ask "How does post_event_now call the handler?"
+grep -q 'No indexed file of the repository says `post_event_now`' "$T/head"
+ok $? "so is post_event_now"
+ask "How does WebHook post an event?"
+! grep -q 'No indexed file\|closest code' "$T/head"
+ok $? "WebHook, which the code defines, is not missing"
 
 echo "1..$n"
 exit $fail

@@ -121,7 +121,7 @@ static void test_absent_words(void)
 {
     const char *q = "How does the Router upgrade a websocket before routing the views?";
     char *t = outline_build(db, q, 4000);
-    const char *line = t ? strstr(t, "Words of the question that no indexed file contains") : NULL;
+    const char *line = t ? strstr(t, "Words and names of the question that no indexed file contains") : NULL;
     ok(line && strstr(line, "`websocket`") && !strchr(line, '\n')[1], "the missing word is named, on the last line");
     ok(line && !strstr(line, "`router`") && !strstr(line, "`views`") && !strstr(line, "`routing`"),
        "words the code has (views as view, routing as route) are not");
