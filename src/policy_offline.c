@@ -358,6 +358,7 @@ struct ostate {
     size_t nlooked;
     char **files;                /* files seen */
     size_t nfiles;
+    const char *listed;          /* a file an Outline on the path listed, none of its code read */
 };
 
 static void st_free(struct ostate *s)
@@ -536,6 +537,7 @@ static void analyse(struct offline_policy *p, const struct mcts_tree *t, int id,
     for (size_t i = 0; i < s->npath; i++) {
         const struct mcts_node *m = mcts_node(t, s->path[i]);
         note_looked(s, m);
+        if (streq(m->action, "Outline") && !m->obs.n && m->obs_text && *m->obs_text) s->listed = arg_str(m->args, "path");
         for (size_t k = 0; k < m->obs.n; k++) {
             const struct evidence_span *sp = &m->obs.v[k];
             struct evidence_span *c = evidence_add(&s->pool, sp->path, sp->start_line, sp->end_line, sp->text,
@@ -805,6 +807,16 @@ static void build_candidates(struct offline_policy *p, const struct mcts_tree *t
     question_candidates(p, c, s->depth > 1 ? -30 : 0);
     if (s->depth <= 1) return;
 
+    /* an outline lists a file's definitions but reads none of its code: its
+     * head (the module's docstring and imports) says what the file is for */
+    if (s->listed && !has_str(s->files, s->nfiles, s->listed, 0)) {
+        char span[512];
+        snprintf(span, sizeof span, "%s:1-%d", s->listed, OFFLINE_HEAD_LINES);
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "code_span_list"), cJSON_CreateString(span));
+        pc_add(c, 85, "ViewCode", a, "the outline of %s read none of its code: read its head", s->listed);
+    }
+
     if (best) {
         /* open the best span before finishing (E.3) */
         if (!s->best_viewed) {
@@ -865,6 +877,10 @@ static void build_candidates(struct offline_policy *p, const struct mcts_tree *t
     for (size_t i = 0, k = 0; i < p->nfiles && k < 2 && !p->cfg.no_semantic; i++) {
         if (has_str(s->files, s->nfiles, p->files[i], 0)) continue;
         char *phrase = qparse_phrase(&p->q, 0);
+        if (!*phrase) {   /* no words to search for (the question names only a file) */
+            free(phrase);
+            break;
+        }
         cJSON *a = args1("query", phrase);
         add_path_pattern(a, p->files[i]);
         pc_add(c, 62 - 5 * (double)k++, "SemanticSearch", a, "a promising file not looked at yet: %s", p->files[i]);
@@ -1130,6 +1146,12 @@ static int op_evaluate(void *ctx, const struct mcts_tree *t, int id, struct poli
         buf_adds(&fb, "finishing: the path's evidence ");
         coverage_describe(&p->q, &cov, NULL, COVERAGE_NAMED, &fb);
         coverage_free(&cov);
+    } else if (m.nspans == 0 && streq(n->action, "Outline") && n->obs_text && *n->obs_text) {
+        /* a listing: where the definitions are, but no code read */
+        out->value = 30;
+        buf_printf(&fb, "an outline of %s: its definitions listed, none of its code read; next: read its head with "
+                        "ViewCode or look up one of its definitions",
+                   arg_str(n->args, "path") ? arg_str(n->args, "path") : "the file");
     } else if (m.nspans == 0) {
         out->value = 5;
         buf_adds(&fb, "nothing found; try other words, a structural step (FindReferences, Outline) or a name "

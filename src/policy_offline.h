@@ -55,6 +55,7 @@
 #define OFFLINE_PRIOR_FILES 5      /* promising files kept per question */
 #define OFFLINE_WINDOW_LINES 200   /* window size when looking for them */
 #define OFFLINE_ANSWER_CITES 10    /* citations of an answer at most */
+#define OFFLINE_HEAD_LINES 60      /* a file's head read after its outline: docstring, imports */
 
 struct offline_config {
     sqlite3 *db;              /* the index (borrowed): term weights and definitions; may be NULL */

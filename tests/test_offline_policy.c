@@ -132,6 +132,55 @@ static void test_reference_read_whole(void)
     mcts_free(t);
 }
 
+/* "What does routing.py do?": the file is outlined first; the outline lists
+ * definitions but reads no code, so its node says so (not "nothing found")
+ * and its child reads the file's head; no search without words is planned. */
+static void test_outline_then_head(void)
+{
+    struct mcts_tree *t = mcts_new("What does tinyweb/routing.py do?", 3, -1, 1);
+    int n1 = mcts_add_child(t, 0);
+    struct policy_action a;
+    plan_node(t, n1, 1, &a);
+    is_str(a.name, "Outline", "the named file is outlined first");
+    policy_action_clear(&a);
+    run_node(t, n1);
+    const struct mcts_node *m = mcts_node(t, n1);
+    ok(m->obs.n == 0 && m->obs_text && strstr(m->obs_text, "Router"), "the outline lists definitions, no code span");
+    char err[256] = "";
+    struct policy_usage u = {0};
+    struct policy_eval ev = {0};
+    ok(pol.evaluate(op, t, n1, &ev, &u, err, sizeof err) == 0, "evaluate the outline %s", err);
+    ok(ev.feedback && !strstr(ev.feedback, "nothing found") && strstr(ev.feedback, "outline"),
+       "its feedback says it is an outline, not that nothing was found: %s", ev.feedback ? ev.feedback : "");
+    ok(ev.value > 5, "and values it above a step that found nothing (%.0f)", ev.value);
+    free(ev.feedback);
+    mcts_node_mut(t, n1)->has_value = 1;
+    mcts_node_mut(t, n1)->value = ev.value;
+    int n2 = mcts_add_child(t, n1);
+    cJSON *cands = offline_policy_candidates(op, t, n2, 1);
+    int head = 0, empty_query = 0;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cands) {
+        const char *name = cJSON_GetObjectItem(c, "action")->valuestring;
+        const cJSON *args = cJSON_GetObjectItem(c, "args");
+        if (!strcmp(name, "ViewCode")) {
+            const cJSON *l = cJSON_GetObjectItem(args, "code_span_list");
+            const cJSON *sp = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
+            head |= cJSON_IsString(sp) && !strncmp(sp->valuestring, "tinyweb/routing.py:1-", 21);
+        }
+        const cJSON *qv = cJSON_GetObjectItem(args, "query");
+        if (!strcmp(name, "SemanticSearch") && (!cJSON_IsString(qv) || !*qv->valuestring)) empty_query = 1;
+    }
+    ok(head, "its child reads the head of routing.py");
+    ok(!empty_query, "no SemanticSearch without a query is a candidate");
+    struct policy_action b;
+    plan_node(t, n2, 1, &b);
+    is_str(b.name, "ViewCode", "and the planner takes it");
+    policy_action_clear(&b);
+    cJSON_Delete(cands);
+    mcts_free(t);
+}
+
 static void test_follow_up(void)
 {
     const char *q = "How does App.dispatch_request find the view function?";
@@ -594,6 +643,7 @@ int main(void)
 
     test_first_actions();
     test_reference_read_whole();
+    test_outline_then_head();
     test_follow_up();
     test_siblings();
     test_search();
