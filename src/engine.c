@@ -438,6 +438,14 @@ static int append_ledger(const char *path, const cJSON *usage, const struct engi
     return bad ? -1 : 0;
 }
 
+int engine_check_question(struct engine *e, const char *question, char *err, size_t errlen)
+{
+    struct qparse q;
+    int rc = qparse_question_names(question ? question : "", action_index_defines, &e->actx, &q, err, errlen);
+    qparse_free(&q);
+    return rc ? -1 : 0;
+}
+
 char *engine_damage(struct engine *e) { return store_text_damage(e->db); }
 
 char *engine_damage_message(const char *damage, int rechecked)

@@ -186,6 +186,11 @@ struct engine_result {
 void engine_search_parts(struct engine *e, struct search_config *sc, struct policy *pol,
                          struct policy_executor *ex, struct policy_curator *cu);
 
+/* 0 when question has something to look for in e's index (a word, a name the
+ * index defines however short, a quoted snippet); else -1 with err set, as
+ * --ask refuses it ("the question '?' has no words to look for"). */
+int engine_check_question(struct engine *e, const char *question, char *err, size_t errlen);
+
 /* What reading e's index met damaged (store_text_damage: a search over it
  * lacks what could not be read), malloc'd, or NULL when nothing was. */
 char *engine_damage(struct engine *e);

@@ -141,8 +141,16 @@ static void post_tokens(struct worker *w)
     evq_post(w->ev, &e);
 }
 
-static void start_search(struct worker *w, const char *question)
+/* Starts the search of question, unless the hooks refuse it: then says why,
+ * keeps the search there is (idle when none) and returns -1. */
+static int start_search(struct worker *w, const char *question)
 {
+    char err[512] = "";
+    if (w->cfg.hooks.refuse && w->cfg.hooks.refuse(w->cfg.hooks.ctx, question, err, sizeof err)) {
+        evq_post_log(w->ev, -1, "%s", *err ? err : "the question cannot be searched");
+        if (!w->s) post_state(w, EVQ_STATE_IDLE, NULL);
+        return -1;
+    }
     search_free(w->s);
     w->s = search_new(&w->cfg.search, &w->cfg.policy, &w->cfg.executor, &w->cfg.curator, question);
     w->answered = 0;
@@ -154,6 +162,7 @@ static void start_search(struct worker *w, const char *question)
     e.text = (char *)question;
     evq_post(w->ev, &e);
     post_state(w, w->paused ? EVQ_STATE_PAUSED : EVQ_STATE_SEARCHING, NULL);
+    return 0;
 }
 
 /* Writes DIR/drqa-STAMP-HASH{suffix}.json and .md of the search as it stands

@@ -55,6 +55,10 @@ struct worker_hooks {
      * question again; 1 (asked again so): it is said beside the answer.
      * May be NULL. */
     char *(*damage)(void *ctx, int rechecked);
+    /* In the worker thread before a question's search: 0 to search it, or
+     * nonzero with err set when it cannot be (nothing to look for): the
+     * worker says err and keeps the search it has. May be NULL. */
+    int (*refuse)(void *ctx, const char *question, char *err, size_t errlen);
 };
 
 struct worker_config {

@@ -4,7 +4,8 @@
 # the line, its newlines spaces, and runs nothing; a paste while no line is
 # open opens the question line instead of acting as keys; C-w, C-a, C-d,
 # Delete and C-e edit the line. The empty question line says what it is for,
-# and F1 opens the help from it.
+# and F1 opens the help from it. A question with nothing to look for is
+# refused, and blanks alone ask nothing.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -46,7 +47,19 @@ wait_for '^Ask: pause s f q more'
 ok $? "a paste outside the line opens the question line with it"
 grep -q '\| idle' "$T/screen" && ! grep -q 'Quit?' "$T/screen"
 ok $? "none of its characters acted as a key"
-keys Escape q
+keys Escape
+wait_for '^question put aside'
+# blanks alone ask nothing; a question with no words to look for is refused
+# as --ask refuses it, and no search runs for it
+keys a Space Space Enter
+keys a
+tm send-keys -t "$S" -l '?'
+keys Enter
+wait_for "the question '\\?' has no words to look for"
+ok $? "a question with nothing to look for is refused, saying why"
+grep -q '| idle' "$T/screen" && ! grep -q 'planning\|exhausted' "$T/screen"
+ok $? "and no search ran for it: still idle, no node"
+keys q
 wait_for '^EXIT=0'
 ok $? "q quits"
 echo "1..$n"

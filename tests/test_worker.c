@@ -123,6 +123,16 @@ static void hook_close(void *ctx)
     ((struct hooks *)ctx)->closed++;
 }
 
+/* Refuses a question that opens with '?', as the front end's hook refuses one
+ * with nothing to look for. */
+static int hook_refuse(void *ctx, const char *question, char *err, size_t errlen)
+{
+    (void)ctx;
+    if (question[0] != '?') return 0;
+    snprintf(err, errlen, "the question '%s' has no words to look for", question);
+    return 1;
+}
+
 static char *hook_damage(void *ctx, int rechecked)
 {
     struct hooks *h = ctx;
@@ -139,7 +149,7 @@ static struct worker *damaged_worker(struct hooks *h, struct evq *ev, struct cmd
     search_config_defaults(&wc.search);
     wc.search.iterations = 20;
     wc.search.finish_min_value = 0;
-    wc.hooks = (struct worker_hooks){h, hook_open, hook_close, hook_damage};
+    wc.hooks = (struct worker_hooks){.ctx = h, .open = hook_open, .close = hook_close, .damage = hook_damage};
     wc.question = "third";
     toy_init(h->toy);
     h->toy->finish_at = 3;
@@ -169,7 +179,7 @@ int main(void)
     search_config_defaults(&wc.search);
     wc.search.iterations = 20;
     wc.search.finish_min_value = 0;   /* the toy values Finish at 31: let it stop the search */
-    wc.hooks = (struct worker_hooks){.ctx = &h, .open = hook_open, .close = hook_close};
+    wc.hooks = (struct worker_hooks){.ctx = &h, .open = hook_open, .close = hook_close, .refuse = hook_refuse};
     wc.question = "first";
     wc.start_paused = 1;
     wc.transcript_dir = dir;
@@ -251,6 +261,14 @@ int main(void)
     ok(wait_until(ev, &s, U_ANSWERS, 2, NULL), "finish now answers at once");
     ok(!s.answer_finished, "from the highest-value path, saying no node finished");
     ok(wait_until(ev, &s, U_STATE, EVQ_STATE_DONE, NULL) && strcmp(s.state_text, "user") == 0, "state done: user");
+    /* a question the hooks refuse: said, and the tree there is kept */
+    cmdq_push(cmd, CMD_NEW_QUESTION, -1, "?");
+    ok(wait_until(ev, &s, U_LOG, 0, "has no words to look for"), "a refused question is said: %s", s.log);
+    cmdq_push(cmd, CMD_EXPORT, -1, dir);
+    ok(wait_until(ev, &s, U_LOG, 0, "exported"), "the worker goes on: %s", s.log);
+    is_str(s.question, "second", "no new tree was started for it");
+    is_int(s.added, 1, "and the question before keeps its tree");
+    ok(s.state == EVQ_STATE_DONE, "and its state, done");
 
     is_int(worker_stop(w), 0, "quit joins the thread");
     is_int(atomic_load(worker_cancel_flag(w)), 1, "stopping raised the cancel flag");

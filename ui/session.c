@@ -80,6 +80,13 @@ static char *hook_damage(void *ctx, int rechecked)
     return m;
 }
 
+/* A question with nothing to look for is refused as --ask refuses it. */
+static int hook_refuse(void *ctx, const char *question, char *err, size_t errlen)
+{
+    struct session *s = ctx;
+    return s->e ? engine_check_question(s->e, question, err, errlen) : 0;
+}
+
 static int hook_open(void *ctx, struct evq *events, const atomic_int *cancel, struct search_config *sc,
                      struct policy *policy, struct policy_executor *executor, struct policy_curator *curator,
                      char *err, size_t errlen)
@@ -118,6 +125,7 @@ int session_start(struct ui *ui, char *err, size_t errlen)
     cfg.hooks.open = hook_open;
     cfg.hooks.close = hook_close;
     cfg.hooks.damage = hook_damage;
+    cfg.hooks.refuse = hook_refuse;
     cfg.question = ui->o->question;
     cfg.start_paused = test_hook_start_paused();
     cfg.transcript_dir = ui->o->transcript_dir;

@@ -678,7 +678,7 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         char *text = buf_take(l);
         enum ui_edit mode = ui->edit;
         ui->edit = EDIT_NONE;
-        if (mode == EDIT_ASK && *text) {
+        if (mode == EDIT_ASK && text[strspn(text, " \t")]) {   /* blanks alone ask nothing */
             char herr[512];
             cmdq_push(ui->cmd, CMD_NEW_QUESTION, -1, text);
             if (ui_history_add(&ui->hist, text, herr, sizeof herr) != 0) ui_message(ui, 1, "%s", herr);
