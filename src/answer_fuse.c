@@ -34,9 +34,10 @@ static void note_window_cites(const struct evidence *seen, const struct evidence
         if (!seen_by_tree(seen, &cites->v[i])) buf_printf(&b, "%s[%zu]", n++ ? ", " : "", i + 1);
     if (n) {
         char *md = xasprintf("%s\n_%s %s %s from the repository's top %d-line BM25 windows or its top "
-                             "function and class chunks, read for this answer; no step of the search read %s._\n",
+                             "function and class chunks, read for this answer, not taken from the search tree's "
+                             "steps (a pruned step's evidence is no longer the tree's)._\n",
                              *markdown, n > 1 ? "Citations" : "Citation", buf_str(&b), n > 1 ? "come" : "comes",
-                             FLATRANK_LINES, n > 1 ? "them" : "it");
+                             FLATRANK_LINES);
         free(*markdown);
         *markdown = md;
     }

@@ -549,6 +549,11 @@ static void test_answer_fusion(void)
     ok(verified, "every citation is a span the tree or the windows read");
     ok(routing, "the windows bring routing.py, which no step read");
     ok(windows_only > 0 && named, "the answer names exactly the %d citations only the windows hold", windows_only);
+    /* where they come from, without a claim a pruned step would contradict
+     * (a step that read the same span and was pruned did read it) */
+    ok(fused.markdown && strstr(fused.markdown, "not taken from the search tree's steps") &&
+           !strstr(fused.markdown, "no step of the search read"),
+       "the note says the windows' citations are not the tree's steps', not that no step read them");
     /* as many distinct files among the first five as there are (up to five) */
     size_t files = 0, lead_files = 0;
     for (size_t i = 0; i < fused.cites.n; i++) {

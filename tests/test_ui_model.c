@@ -1,8 +1,8 @@
 /* Tests of the front end's model (ui/model.c) driven by hand-made worker
  * events: the mirrored tree, node updates and texts, the best path, folded
  * rows, labels and status words, search by text, the answer's citations, a
- * new question resetting everything, and the export reading back as a
- * transcript. */
+ * new question resetting everything, the export reading back as a
+ * transcript, and the search's clock. */
 #include "tap.h"
 #include "model.h"
 #include "util.h"
@@ -52,8 +52,43 @@ static char *rows_str(struct ui_model *m)
     return buf_take(&b);
 }
 
+static void clock_at(struct ui_clock *c, enum evq_kind k, enum evq_state st, int64_t now)
+{
+    struct evq_event e;
+    evq_event_init(&e, k);
+    e.state = st;
+    ui_clock_event(c, &e, st, now);
+}
+
+/* The clock counts the time searched: not before the question, not while
+ * paused, not while done, and a finished search resumed (a prune of its
+ * Finish) goes on from where it stopped. */
+static void test_clock(void)
+{
+    struct ui_clock c = {0};
+    ok(ui_clock_elapsed(&c, 500) < 0, "no time before a question");
+    clock_at(&c, EVQ_QUESTION, EVQ_STATE_SEARCHING, 1000);
+    clock_at(&c, EVQ_STATE, EVQ_STATE_SEARCHING, 1000);
+    is_int((int)ui_clock_elapsed(&c, 1400), 400, "it runs while searching");
+    clock_at(&c, EVQ_STATE, EVQ_STATE_PAUSED, 1500);
+    is_int((int)ui_clock_elapsed(&c, 9000), 500, "a pause stops it");
+    clock_at(&c, EVQ_STATE, EVQ_STATE_SEARCHING, 2500);
+    clock_at(&c, EVQ_STATE, EVQ_STATE_DONE, 3000);
+    is_int((int)ui_clock_elapsed(&c, 40000), 1000, "done stops it, the pause not counted");
+    clock_at(&c, EVQ_STATE, EVQ_STATE_SEARCHING, 40000);
+    clock_at(&c, EVQ_STATE, EVQ_STATE_DONE, 40001);
+    is_int((int)ui_clock_elapsed(&c, 41000), 1001,
+           "a finished search resumed counts its new iteration, not the time it stood done");
+    clock_at(&c, EVQ_STATE, EVQ_STATE_PAUSED, 50000);
+    clock_at(&c, EVQ_STATE, EVQ_STATE_SEARCHING, 50100);
+    is_int((int)ui_clock_elapsed(&c, 50200), 1101, "resumed after done and a pause, it runs again");
+    clock_at(&c, EVQ_QUESTION, EVQ_STATE_PAUSED, 60000);
+    is_int((int)ui_clock_elapsed(&c, 61000), 0, "a new question starts it again, stopped when it starts paused");
+}
+
 int main(void)
 {
+    test_clock();
     struct ui_model m;
     ui_model_init(&m, "", 3, -1, 1, 15);
     ev_text(&m, EVQ_QUESTION, 0, "How does routing work?", NULL);

@@ -618,3 +618,29 @@ int ui_model_export(const struct ui_model *m, const char *dir, const char *stamp
     *md_path = mp;
     return 0;
 }
+
+void ui_clock_event(struct ui_clock *c, const struct evq_event *e, enum evq_state state, int64_t now)
+{
+    if (e->kind == EVQ_QUESTION) {
+        c->start = now;
+        c->stopped = 0;
+        c->since = state == EVQ_STATE_PAUSED ? now : 0;
+        return;
+    }
+    if (e->kind != EVQ_STATE || !c->start) return;
+    int stop = e->state == EVQ_STATE_PAUSED || e->state == EVQ_STATE_DONE || e->state == EVQ_STATE_ERROR;
+    int runs = e->state == EVQ_STATE_SEARCHING;
+    if (stop && !c->since) c->since = now;
+    else if (runs && c->since) {
+        c->stopped += now - c->since;
+        c->since = 0;
+    }
+}
+
+int64_t ui_clock_elapsed(const struct ui_clock *c, int64_t now)
+{
+    if (!c->start) return -1;
+    int64_t to = c->since ? c->since : now;
+    int64_t ms = to - c->start - c->stopped;
+    return ms < 0 ? 0 : ms;
+}

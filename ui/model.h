@@ -139,6 +139,21 @@ int ui_model_match(const struct ui_model *m, int id, const char *needle);
  * length and the lines. */
 int ui_span_header(const char *s, size_t len, size_t *pathlen, int *start, int *end);
 
+/* The search's clock: the time it spent searching, from its question on. It
+ * stops while the search is paused and while it is done, and goes on when a
+ * prune or an expansion resumes a finished search, without counting the
+ * time it stood done. */
+struct ui_clock {
+    int64_t start;      /* ms of the question; 0 before any */
+    int64_t stopped;    /* ms not counted so far (paused or done) */
+    int64_t since;      /* ms when the current stop began, or 0 while it runs */
+};
+/* Feeds one event at time now (ms): a question starts the clock (stopped if
+ * state is paused), a state stops or starts it. */
+void ui_clock_event(struct ui_clock *c, const struct evq_event *e, enum evq_state state, int64_t now);
+/* The ms searched by now, or -1 before any question. */
+int64_t ui_clock_elapsed(const struct ui_clock *c, int64_t now);
+
 /* mkdir -p dir, owner-only for what it creates; -1 with a message. */
 int ui_make_dirs(const char *dir, char *err, size_t errlen);
 

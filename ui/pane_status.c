@@ -40,14 +40,12 @@ void status_elapsed(struct ui *ui, char *out, size_t n)
         snprintf(out, n, "%s", ui->fixed_elapsed);
         return;
     }
-    if (!ui->t_start) {
+    int64_t ms = ui_clock_elapsed(&ui->clock, now_ms());
+    if (ms < 0) {
         snprintf(out, n, "--:--");
         return;
     }
-    int64_t to = ui->t_end ? ui->t_end : now_ms();
-    int64_t paused = ui->t_paused + (ui->t_pause_since && ui->t_pause_since < to ? to - ui->t_pause_since : 0);
-    long long s = (long long)((to - ui->t_start - paused) / 1000);
-    if (s < 0) s = 0;
+    long long s = (long long)(ms / 1000);
     if (s >= 3600) snprintf(out, n, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
     else snprintf(out, n, "%02lld:%02lld", s / 60, s % 60);
 }

@@ -131,9 +131,7 @@ struct ui {
     char provenance[48];        /* '@' and HEAD's short commit, '*' when the tree differs; "" outside git */
     char policy_line[256];
     const char *fixed_elapsed;  /* shown instead of the clock (a test hook, test_hooks.h) */
-    int64_t t_start, t_end;     /* ms; t_end 0 while running */
-    int64_t t_paused;           /* ms spent paused so far (not counted as elapsed) */
-    int64_t t_pause_since;      /* ms when the current pause began, or 0 */
+    struct ui_clock clock;      /* the time searched: stops while paused or done */
     char shown_elapsed[32];
 
     attr_t attrs[R_ROLE_COUNT];

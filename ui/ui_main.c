@@ -264,22 +264,10 @@ static void apply_events(struct ui *ui)
             sqlite3_close(ui->db);
             ui->db = NULL;
         }
-        if (e.kind == EVQ_STATE) {
-            /* the clock stops while paused */
-            int64_t now = now_ms();
-            if (e.state == EVQ_STATE_PAUSED && !ui->t_pause_since) ui->t_pause_since = now;
-            else if (e.state != EVQ_STATE_PAUSED && ui->t_pause_since) {
-                ui->t_paused += now - ui->t_pause_since;
-                ui->t_pause_since = 0;
-            }
-        }
+        ui_clock_event(&ui->clock, &e, ui->m.state, now_ms());
         if (e.kind == EVQ_QUESTION) {
             ui->selected = 0;
             ui->follow = 1;
-            ui->t_start = now_ms();
-            ui->t_end = 0;
-            ui->t_paused = 0;
-            ui->t_pause_since = ui->m.state == EVQ_STATE_PAUSED ? ui->t_start : 0;
             ui->panes[PANE_ANSWER].cursor = 0;
             ui->panes[PANE_ANSWER].top = 0;
             if (ui->file_text) ui_close_file(ui);
@@ -288,16 +276,6 @@ static void apply_events(struct ui *ui)
         } else if (e.kind == EVQ_NODE_ADDED && ui->follow) {
             ui_select(ui, node, 0);
         } else if (e.kind == EVQ_STATE) {
-            if (e.state == EVQ_STATE_DONE || e.state == EVQ_STATE_ERROR) {
-                if (ui->t_start && !ui->t_end) ui->t_end = now_ms();
-            } else if (e.state == EVQ_STATE_SEARCHING || e.state == EVQ_STATE_PAUSED) {
-                ui->t_end = 0;
-                if (!ui->t_start) {
-                    ui->t_start = now_ms();
-                    ui->t_paused = 0;
-                    if (e.state == EVQ_STATE_PAUSED) ui->t_pause_since = ui->t_start;
-                }
-            }
             if (e.state == EVQ_STATE_ERROR && e.text) ui_message(ui, 1, "%s", e.text);
         } else if (e.kind == EVQ_LOG) {
             ui_remember(ui, ui->m.message);
@@ -1139,7 +1117,7 @@ int ui_run(const struct drqa_opts *o)
     while (!ui.quit) {
         draw(&ui);
         int timeout = -1;
-        if (search_running(&ui) && !ui.fixed_elapsed) timeout = 1000 - (int)((now_ms() - ui.t_start) % 1000);
+        if (search_running(&ui) && !ui.fixed_elapsed) timeout = 1000 - (int)(ui_clock_elapsed(&ui.clock, now_ms()) % 1000);
         struct pollfd pf[3] = {
             {STDIN_FILENO, POLLIN, 0}, {ui.ev ? evq_wake_fd(ui.ev) : -1, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
         test_hook_wait_hold();
