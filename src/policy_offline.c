@@ -695,8 +695,15 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
                     !index_has(p, id->base, ACTION_NAMES_FUNCTIONS) && index_has(p, id->base, ACTION_NAMES_ALL);
         if (other) {
             /* a module-level object ('g'): ViewCode reads a bare symbol's definition */
+            /* "flask.g": a prefix that is no class the index defines (the
+             * package or module the question writes it under) is not part
+             * of the symbol ViewCode reads */
+            const char *dot = strrchr(id->name, '.');
+            char *prefix = dot ? xstrndup(id->name, (size_t)(dot - id->name)) : NULL;
+            const char *sym = prefix && !index_has(p, prefix, ACTION_NAMES_CLASSES) ? id->base : id->name;
+            free(prefix);
             cJSON *a = cJSON_CreateObject();
-            cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "code_span_list"), cJSON_CreateString(id->name));
+            cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "code_span_list"), cJSON_CreateString(sym));
             pc_add(c, pr + 60, "ViewCode", a, "the question names %s, which the index defines", id->name);
         } else if (id->kind == QID_CONSTANT) {
             pc_add(c, pr, "FindCodeSnippet", args1("code_snippet", id->base),

@@ -99,6 +99,25 @@ static void test_first_actions(void)
     first_action("Which classes inherit from SessionBase?", "FindReferences", "symbol", "SessionBase");
 }
 
+/* A module-level object the question writes under its package
+ * ("tinyweb.sessions.backends"): ViewCode reads the bare name the index
+ * defines; the dotted name, no symbol of the index, failed. */
+static void test_dotted_object(void)
+{
+    struct mcts_tree *t = mcts_new("How is tinyweb.sessions.backends filled?", 3, -1, 1);
+    int id = mcts_add_child(t, 0);
+    struct policy_action a;
+    plan_node(t, id, 1, &a);
+    is_str(a.name, "ViewCode", "a module-level object named in the question is read first");
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(a.args, "code_span_list");
+    const cJSON *sp = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
+    is_str(cJSON_IsString(sp) ? sp->valuestring : "", "backends", "by the name the index defines, not tinyweb.sessions.backends");
+    policy_action_clear(&a);
+    run_node(t, id);
+    ok(mcts_node(t, id)->obs.n > 0, "and ViewCode finds it");
+    mcts_free(t);
+}
+
 /* a call FindReferences found is one line: read again, it is read as the
  * definition around it */
 static void test_reference_read_whole(void)
@@ -647,6 +666,7 @@ int main(void)
     is_str(pol.name, "offline", "policy name");
 
     test_first_actions();
+    test_dotted_object();
     test_reference_read_whole();
     test_outline_then_head();
     test_follow_up();
