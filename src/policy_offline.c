@@ -671,6 +671,42 @@ static int path_has_action(const struct mcts_tree *t, const struct ostate *s, co
 }
 
 /* Candidates from the question alone (what any node may still do). */
+/* The first step for a name the question writes as code, at priority pr. */
+static void id_candidate(struct offline_policy *p, struct pcands *c, const struct qident *id, double pr)
+{
+    /* a class or function the index does not define (a builtin such as
+     * ValueError, a name from another library): looking it up finds
+     * nothing, so other steps go first */
+    if (id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
+        !index_has(p, id->base, ACTION_NAMES_FUNCTIONS))
+        pr -= 60;
+    int other = id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
+                !index_has(p, id->base, ACTION_NAMES_FUNCTIONS) && index_has(p, id->base, ACTION_NAMES_ALL);
+    if (other) {
+        /* a module-level object ('g'): ViewCode reads a bare symbol's
+         * definition; a prefix that is no class the index defines ("flask.g":
+         * the package or module the question writes it under) is not part of
+         * the symbol */
+        const char *dot = strrchr(id->name, '.');
+        char *prefix = dot ? xstrndup(id->name, (size_t)(dot - id->name)) : NULL;
+        const char *sym = prefix && !index_has(p, prefix, ACTION_NAMES_CLASSES) ? id->base : id->name;
+        free(prefix);
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "code_span_list"), cJSON_CreateString(sym));
+        pc_add(c, pr + 60, "ViewCode", a, "the question names %s, which the index defines", id->name);
+    } else if (id->kind == QID_CONSTANT) {
+        pc_add(c, pr, "FindCodeSnippet", args1("code_snippet", id->base),
+               "the question names the constant %s literally", id->name);
+    } else if (id->kind == QID_CLASS) {
+        pc_add(c, pr, "FindClass", args1("class_name", id->name), "the question names the class %s literally",
+               id->name);
+    } else {
+        const char *fn = id->owner ? id->base : id->name;
+        pc_add(c, pr, "FindFunction", find_args(0, fn, id->owner, NULL),
+               "the question names the function %s literally", id->name);
+    }
+}
+
 static void question_candidates(struct offline_policy *p, struct pcands *c, double shift)
 {
     const struct qparse *q = &p->q;
@@ -682,41 +718,7 @@ static void question_candidates(struct offline_policy *p, struct pcands *c, doub
         pc_add(c, 101 + shift, "FindReferences", args1("symbol", id->name), "the question asks %s %s",
                q->callers_of ? "what calls" : "which classes inherit from", id->name);
     }
-    for (size_t i = 0; i < q->nids; i++) {
-        const struct qident *id = &q->ids[i];
-        double pr = 100 - (double)i + shift;
-        /* a class or function the index does not define (a builtin such as
-         * ValueError, a name from another library): looking it up finds
-         * nothing, so other steps go first */
-        if (id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
-            !index_has(p, id->base, ACTION_NAMES_FUNCTIONS))
-            pr -= 60;
-        int other = id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
-                    !index_has(p, id->base, ACTION_NAMES_FUNCTIONS) && index_has(p, id->base, ACTION_NAMES_ALL);
-        if (other) {
-            /* a module-level object ('g'): ViewCode reads a bare symbol's definition */
-            /* "flask.g": a prefix that is no class the index defines (the
-             * package or module the question writes it under) is not part
-             * of the symbol ViewCode reads */
-            const char *dot = strrchr(id->name, '.');
-            char *prefix = dot ? xstrndup(id->name, (size_t)(dot - id->name)) : NULL;
-            const char *sym = prefix && !index_has(p, prefix, ACTION_NAMES_CLASSES) ? id->base : id->name;
-            free(prefix);
-            cJSON *a = cJSON_CreateObject();
-            cJSON_AddItemToArray(cJSON_AddArrayToObject(a, "code_span_list"), cJSON_CreateString(sym));
-            pc_add(c, pr + 60, "ViewCode", a, "the question names %s, which the index defines", id->name);
-        } else if (id->kind == QID_CONSTANT) {
-            pc_add(c, pr, "FindCodeSnippet", args1("code_snippet", id->base),
-                   "the question names the constant %s literally", id->name);
-        } else if (id->kind == QID_CLASS) {
-            pc_add(c, pr, "FindClass", args1("class_name", id->name), "the question names the class %s literally",
-                   id->name);
-        } else {
-            const char *fn = id->owner ? id->base : id->name;
-            pc_add(c, pr, "FindFunction", find_args(0, fn, id->owner, NULL),
-                   "the question names the function %s literally", id->name);
-        }
-    }
+    for (size_t i = 0; i < q->nids; i++) id_candidate(p, c, &q->ids[i], 100 - (double)i + shift);
     for (size_t i = 0; i < q->nquotes; i++)
         pc_add(c, 95 - (double)i + shift, "FindCodeSnippet", args1("code_snippet", q->quotes[i]),
                "the question quotes this code");
