@@ -268,6 +268,14 @@ int main(void)
     ev_node(&m, EVQ_NODE_ADDED, 2, 0, MCTS_RUNNING, 0, 0, 0, 0, "", NULL);
     ev_node(&m, EVQ_NODE_UPDATED, 2, 0, MCTS_DONE, 1, 50, 50, V,
             "ViewCode {\"code_span_list\":[\"app.py:App.route\"]}", NULL);
+    /* siblings searching the same words in different files are told apart */
+    ev_node(&m, EVQ_NODE_ADDED, 3, 0, MCTS_RUNNING, 0, 0, 0, 0, "", NULL);
+    ev_node(&m, EVQ_NODE_UPDATED, 3, 0, MCTS_DONE, 1, 50, 50, V,
+            "SemanticSearch {\"query\":\"sessions signed\",\"file_pattern\":\"sessions.py\"}", NULL);
+    char *lab3 = ui_model_label(&m, 3);
+    is_str(lab3, "SemanticSearch sessions signed in sessions.py", "a search limited to files says which");
+    free(lab3);
+
     arg = ui_model_arg(&m, 2);
     is_str(arg, "app.py:App.route", "a symbol before the observation: as written");
     free(arg);

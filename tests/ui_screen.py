@@ -130,12 +130,18 @@ def check_columns(screen, bad):
 
 
 def arg_values(n):
+    """What a node's row may show of its arguments: any one of them, or one
+    followed by " in FILE_PATTERN" when the action is limited to files."""
+    args = n.get("args") or {}
     out = []
-    for v in (n.get("args") or {}).values():
+    for v in args.values():
         if isinstance(v, str):
             out.append(v.split("\n")[0])
         elif isinstance(v, list):
             out.extend(x for x in v if isinstance(x, str))
+    fp = args.get("file_pattern")
+    if isinstance(fp, str) and fp:
+        out.extend("%s in %s" % (v, fp.split("\n")[0]) for v in list(out) if v != fp)
     return out
 
 

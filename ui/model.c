@@ -521,7 +521,12 @@ char *ui_model_arg(const struct ui_model *m, int id)
     }
     const char *k = key_arg(n->args);
     if (!k) return NULL;
-    /* One line: the argument's first line only. */
+    /* One line: the argument's first line only, and the files it is limited
+     * to, which tell apart siblings that search the same words */
+    const cJSON *fp = cJSON_GetObjectItemCaseSensitive(n->args, "file_pattern");
+    if (cJSON_IsString(fp) && *fp->valuestring && fp->valuestring != k)
+        return xasprintf("%.*s in %.*s", (int)strcspn(k, "\n"), k, (int)strcspn(fp->valuestring, "\n"),
+                         fp->valuestring);
     return xstrndup(k, strcspn(k, "\n"));
 }
 

@@ -124,8 +124,9 @@ void ui_model_reveal(struct ui_model *m, int id);
  * (caller frees); "question" for the root, "(planning)" before a plan. */
 char *ui_model_label(const struct ui_model *m, int id);
 /* The node's key argument, one line (caller frees), or NULL when it has
- * none (the root, a Finish, a node before its plan). ViewCode's is the span
- * it reads, path:start-end (' +N' when it reads N more). */
+ * none (the root, a Finish, a node before its plan), with " in PATTERN" when
+ * the action is limited to files (file_pattern). ViewCode's is the span it
+ * reads, path:start-end (' +N' when it reads N more). */
 char *ui_model_arg(const struct ui_model *m, int id);
 /* The status word shown for a node: pending, running, done, finished,
  * pruned, error, duplicate, forced. */
