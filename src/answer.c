@@ -758,6 +758,8 @@ static void setting_in_line(const struct qparse *q, const char *l, size_t len, s
     }
 }
 
+#define FIND_SETTING_MIN 0.2   /* the share of the question a setting's key must match */
+
 static int find_setting(const struct qparse *q, const struct cand *sel, size_t n, struct setting *out)
 {
     memset(out, 0, sizeof *out);
@@ -776,7 +778,19 @@ static int find_setting(const struct qparse *q, const struct cand *sel, size_t n
             line++;
         }
     }
-    return out->score >= 0.2;
+    return out->score >= FIND_SETTING_MIN;
+}
+
+/* 1 when the question asks about configuration ("Which setting turns on
+ * debug mode?", "the option that disables ..."): then a setting the cited
+ * code reads is said to control what it asks. */
+static int asks_setting(const struct qparse *q)
+{
+    static const char *const words[] = {"setting", "config", "option", "flag", "enabl", "disabl", "toggl"};
+    for (size_t i = 0; i < q->nwords; i++)
+        for (size_t k = 0; k < ARRAY_LEN(words); k++)
+            if (!strncmp(q->words[i], words[k], strlen(words[k]))) return 1;
+    return 0;
 }
 
 static void head_name(struct buf *b, const struct cand *c)
@@ -1061,7 +1075,10 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
                    buf_str(&absent));
     buf_free(&absent);
     struct setting st;
-    if (find_setting(q, sel, n, &st))
+    /* a setting the cited code reads is said to control what the question
+     * asks only when it asks of configuration: "How are sessions signed?"
+     * had been told SESSION_COOKIE_NAME controls it */
+    if (asks_setting(q) && find_setting(q, sel, n, &st))
         buf_printf(b, " The setting `%s` controls it: `%s:%d` [%zu] reads it.", st.key, sel[st.cite].sp.path, st.line,
                    st.cite + 1);
     else if (!ncallers && !ncallees)

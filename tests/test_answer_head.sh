@@ -74,6 +74,13 @@ case "$("$PYTHON3" -c "import json; print(json.load(open('$T/out'))['answer'].sp
 *) ok 1 "the head names the setting and where it is read: $(head -c 300 "$T/out")" ;;
 esac
 is "$(agree)" ok "[n] agree with the citation list (setting question)"
+# the same code asked of without a word of configuration: no setting is said
+# to control it (the question may be about anything the code reads it beside)
+ask "$R" "How is debug mode turned on in the app?"
+case "$("$PYTHON3" -c "import json; print(json.load(open('$T/out'))['answer'].split(chr(10))[0])")" in
+*"controls it"*) ok 1 "a question that asks of no setting is told of none: $(head -c 300 "$T/out")" ;;
+*) ok 0 "a question that asks of no setting is told of none" ;;
+esac
 
 for q in "What happens to the session when a user logs out?" "Where is the URL pattern compiled into a regular expression?" \
          "Why does the router freeze its rules?" "What is the purpose of the Base class?"; do
