@@ -295,7 +295,8 @@ static cJSON *input_schema(const struct action_def *d)
         case ACTION_ARG_STRING:
         default:
             p = prop("string", a->description);
-            if (a->required) cJSON_AddNumberToObject(p, "minLength", 1);
+            /* "" is a value where the table says so (Outline's path: the whole repository) */
+            if (a->required && a->required != ACTION_ARG_EMPTY_OK) cJSON_AddNumberToObject(p, "minLength", 1);
             break;
         }
         cJSON_AddItemToObject(props, a->name, p);

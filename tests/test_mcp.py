@@ -267,6 +267,12 @@ def main():
         ok(not probs, "tools/list: schemas, annotations and descriptions well formed", "\n".join(probs))
         ok(tools.get("find_class", {}).get("inputSchema", {}).get("required") == ["class_name"],
            "find_class: required fields from the argument table", tools.get("find_class"))
+        # a value the tool takes is one its schema allows: outline's path '' is the whole repository
+        opath = tools.get("outline", {}).get("inputSchema", {}).get("properties", {}).get("path", {})
+        r = s.call("outline", {"path": ""})
+        res = r.get("result") if r else None
+        ok("minLength" not in opath and res and not res.get("isError") and res["structuredContent"]["items"],
+           "outline: path '' (the whole repository) is allowed by its schema and answered", json.dumps(opath))
 
         # ---- every action tool equals --action
         for name in sorted(tools):
