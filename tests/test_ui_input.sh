@@ -5,7 +5,7 @@
 # open opens the question line instead of acting as keys; C-w, C-a, C-d,
 # Delete and C-e edit the line. The empty question line says what it is for,
 # and F1 opens the help from it. A question with nothing to look for is
-# refused, and blanks alone ask nothing.
+# refused, and blanks alone ask nothing; one asked while paused says so.
 set -u
 . "$top_srcdir/tests/ui_tmux.sh"
 FIX="$top_srcdir/tests/fixtures/pyrepo"
@@ -59,7 +59,15 @@ wait_for "the question '\\?' has no words to look for"
 ok $? "a question with nothing to look for is refused, saying why"
 grep -q '| idle' "$T/screen" && ! grep -q 'planning\|exhausted' "$T/screen"
 ok $? "and no search ran for it: still idle, no node"
+# a question asked while the pause goes on (the search started paused) says so
+keys a
+tm send-keys -t "$S" -l 'How are URL rules registered?'
+keys Enter
+wait_for 'this search starts paused, the pause still on: p resumes it'
+ok $? "a question asked while paused says its search is paused and how to go on"
 keys q
+wait_for 'Quit\?|^EXIT=0'
+grep -q 'Quit?' "$T/screen" && keys y
 wait_for '^EXIT=0'
 ok $? "q quits"
 echo "1..$n"

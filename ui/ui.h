@@ -91,6 +91,7 @@ struct ui {
     int focus;             /* PANE_TREE .. PANE_ANSWER, or PANE_FILE while open */
     int selected;          /* the node at the tree cursor */
     int follow;            /* the cursor follows the newest node */
+    int asked;             /* 1: a question asked here awaits its search's first state; 2: it has come */
     int help_open;
     int zoom;              /* the focused pane alone fills the screen (z) */
     int quit;

@@ -268,6 +268,7 @@ static void apply_events(struct ui *ui)
         if (e.kind == EVQ_QUESTION) {
             ui->selected = 0;
             ui->follow = 1;
+            if (ui->asked == 1) ui->asked = 2;
             ui->panes[PANE_ANSWER].cursor = 0;
             ui->panes[PANE_ANSWER].top = 0;
             if (ui->file_text) ui_close_file(ui);
@@ -277,6 +278,10 @@ static void apply_events(struct ui *ui)
             ui_select(ui, node, 0);
         } else if (e.kind == EVQ_STATE) {
             if (e.state == EVQ_STATE_ERROR && e.text) ui_message(ui, 1, "%s", e.text);
+            /* a pause goes on into the next question's search: say so */
+            if (ui->asked == 2 && e.state == EVQ_STATE_PAUSED)
+                ui_message(ui, 0, "this search starts paused, the pause still on: p resumes it, s runs one iteration");
+            if (ui->asked == 2) ui->asked = 0;
         } else if (e.kind == EVQ_LOG) {
             ui_remember(ui, ui->m.message);
             free(ui->msg);   /* the newest message wins */
@@ -463,7 +468,8 @@ static int search_command(struct ui *ui, enum ui_cmd cmd)
             announce(ui, "resuming");
         } else if (ui->m.state == EVQ_STATE_SEARCHING || ui->m.state == EVQ_STATE_INDEXING) {
             cmdq_push(ui->cmd, CMD_PAUSE, -1, NULL);
-            announce(ui, "pausing after this iteration");
+            announce(ui, ui->m.state == EVQ_STATE_INDEXING ? "the search will start paused once the index is ready"
+                                                           : "pausing after this iteration");
         } else {
             ui_message(ui, 1, "no search is running (state %s)", evq_state_name(ui->m.state));
         }
@@ -659,6 +665,7 @@ static void edit_key(struct ui *ui, int rc, wint_t ch, const char *name)
         if (mode == EDIT_ASK && text[strspn(text, " \t")]) {   /* blanks alone ask nothing */
             char herr[512];
             cmdq_push(ui->cmd, CMD_NEW_QUESTION, -1, text);
+            ui->asked = 1;
             if (ui_history_add(&ui->hist, text, herr, sizeof herr) != 0) ui_message(ui, 1, "%s", herr);
             else ui_message(ui, 0, "asking: %s", text);
         } else if (mode == EDIT_FIND && *text) {
