@@ -955,7 +955,8 @@ static int op_perceive(void *ctx, const struct mcts_tree *t, int id, char **repo
     struct ostate s;
     analyse(p, t, id, &s);
     struct buf b = BUF_INIT;
-    buf_printf(&b, REPORT_MARK " a %s-question, step %d", qparse_type_name(p->q.type), s.depth);
+    if (p->q.type == QTYPE_OTHER) buf_printf(&b, REPORT_MARK " a question of no set kind, step %d", s.depth);
+    else buf_printf(&b, REPORT_MARK " a %s-question, step %d", qparse_type_name(p->q.type), s.depth);
     if (p->q.nids) {
         buf_adds(&b, "; literal names:");
         for (size_t i = 0; i < p->q.nids; i++) buf_printf(&b, " %s", p->q.ids[i].name);

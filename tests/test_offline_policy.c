@@ -99,6 +99,25 @@ static void test_first_actions(void)
     first_action("Which classes inherit from SessionBase?", "FindReferences", "symbol", "SessionBase");
 }
 
+/* The report names the question's kind in plain words: "a how-question",
+ * and for a question of no such kind not "a other-question". */
+static void test_report_kind(void)
+{
+    const char *qs[2] = {"How are expired sessions detected?", "Explain the session store."};
+    const char *want[2] = {"situation: a how-question", "situation: a question of no set kind"};
+    for (int i = 0; i < 2; i++) {
+        struct mcts_tree *t = mcts_new(qs[i], 3, -1, 1);
+        int id = mcts_add_child(t, 0);
+        char err[256] = "", *report = NULL;
+        struct policy_usage u = {0};
+        int rc = pol.perceive(op, t, id, &report, &u, err, sizeof err);
+        ok(rc == 0 && report && strstr(report, want[i]), "%s: the report says '%s'%s%s", qs[i], want[i],
+           rc ? ": " : "", rc ? err : "");
+        free(report);
+        mcts_free(t);
+    }
+}
+
 /* A module-level object the question writes under its package
  * ("tinyweb.sessions.backends"): ViewCode reads the bare name the index
  * defines; the dotted name, no symbol of the index, failed. */
@@ -666,6 +685,7 @@ int main(void)
     is_str(pol.name, "offline", "policy name");
 
     test_first_actions();
+    test_report_kind();
     test_dotted_object();
     test_reference_read_whole();
     test_outline_then_head();
