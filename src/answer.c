@@ -348,9 +348,12 @@ static void quote_lines(struct buf *b, const struct cand *c, const struct line_p
 
 static const char *display_name(const struct cand *c, char *out, size_t outlen)
 {
+    /* a span of no definition (module-level code, a window) is named by
+     * where it is: its label, "lines 1-361", names nothing */
     if (c->qual) snprintf(out, outlen, "%s", c->qual);
-    else if (c->sp.label) snprintf(out, outlen, "%s", c->sp.label);
-    else snprintf(out, outlen, "lines %d-%d", c->sp.start_line, c->sp.end_line);
+    else if (c->sp.label && strncmp(c->sp.label, "lines ", 6) && strncmp(c->sp.label, "module ", 7))
+        snprintf(out, outlen, "%s", c->sp.label);
+    else snprintf(out, outlen, "%s:%d-%d", c->sp.path, c->sp.start_line, c->sp.end_line);
     return out;
 }
 
@@ -854,7 +857,12 @@ static void list_marked(const struct cand *sel, size_t n, int (*line)(const stru
         if (line(&sel[i]) <= 0) continue;
         shown++;
         buf_adds(b, shown == 1 ? "" : shown == k || shown == 3 ? " and " : ", ");
-        buf_printf(b, "`%s` (`%s:%d`) [%zu]", display_name(&sel[i], d, sizeof d), sel[i].sp.path, line(&sel[i]), i + 1);
+        if (sel[i].qual || (sel[i].sp.label && strncmp(sel[i].sp.label, "lines ", 6) &&
+                            strncmp(sel[i].sp.label, "module ", 7)))
+            buf_printf(b, "`%s` (`%s:%d`) [%zu]", display_name(&sel[i], d, sizeof d), sel[i].sp.path, line(&sel[i]),
+                       i + 1);
+        else   /* a span of no definition (a window, module code): where it is says all */
+            buf_printf(b, "the code at `%s:%d` [%zu]", sel[i].sp.path, line(&sel[i]), i + 1);
     }
     if (k > shown) buf_printf(b, ", and %zu more cited below", k - shown);
 }

@@ -384,6 +384,17 @@ int main(void)
     ok(md && strstr(md, "`def main(runner)` calls `def prepare(self)` (`pkg/main.py:3`)"), "a call in code is a relation");
     ok(md && !strstr(md, "calls `def execute(self)`"), "a call of a name two cited definitions share is not attributed");
     answer_done(md, &cites, &rel);
+    /* a span of no definition (a window, labelled by its lines) is named by
+     * where it is, not by "lines 1-5" as if that were a name */
+    struct evidence win = EVIDENCE_INIT;
+    evidence_add(&win, "pkg/runner.py", 10, 14, "def prepare(self):\n    # prepare the job\n    self.job = 1\n",
+                 "def prepare(self)", 1.0);
+    evidence_add(&win, "pkg/main.py", 1, 5, "import runner\n# run the job\nr = runner.Runner()\nr.prepare()\n",
+                 "lines 1-5", 0.5);
+    md = answer_of(&q, &win, NULL, &cites);
+    ok(md && !strstr(md, "`lines 1-5`") && strstr(md, "`pkg/main.py:1-5` calls `def prepare(self)`"),
+       "a window calling a cited definition is named by its place: %.200s", md ? md : "");
+    answer_done(md, &cites, &win);
     qparse_free(&q);
 
     /* the bonus for a name the question writes is shared by its definitions */
