@@ -850,11 +850,19 @@ static int inherits_from(const struct cand *c, const char *base)
  * and `C` (`r:5`) [4], and N more cited below". */
 static void list_marked(const struct cand *sel, size_t n, int (*line)(const struct cand *), struct buf *b)
 {
+    /* a place once: two citations holding the same line (a class's
+     * definition and a window that starts at it) are one subclass or call */
     size_t k = 0, shown = 0;
-    for (size_t i = 0; i < n; i++) k += line(&sel[i]) > 0;
+    unsigned char *again = xcalloc(n ? n : 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (line(&sel[i]) <= 0) continue;
+        for (size_t j = 0; j < i && !again[i]; j++)
+            again[i] = line(&sel[j]) == line(&sel[i]) && !strcmp(sel[j].sp.path, sel[i].sp.path);
+        k += !again[i];
+    }
     char d[256];
     for (size_t i = 0; i < n && shown < 3; i++) {
-        if (line(&sel[i]) <= 0) continue;
+        if (line(&sel[i]) <= 0 || again[i]) continue;
         shown++;
         buf_adds(b, shown == 1 ? "" : shown == k || shown == 3 ? " and " : ", ");
         if (sel[i].qual || (sel[i].sp.label && strncmp(sel[i].sp.label, "lines ", 6) &&
@@ -865,6 +873,7 @@ static void list_marked(const struct cand *sel, size_t n, int (*line)(const stru
             buf_printf(b, "the code at `%s:%d` [%zu]", sel[i].sp.path, line(&sel[i]), i + 1);
     }
     if (k > shown) buf_printf(b, ", and %zu more cited below", k - shown);
+    free(again);
 }
 
 static int call_line(const struct cand *c) { return c->caller; }

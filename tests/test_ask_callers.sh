@@ -102,5 +102,30 @@ sed -n '1p' "$T/sub" | sed 's/^/# /'
 sed -n '1p' "$T/sub" | grep -q '^\*\*In short:\*\* `Handler` is subclassed by `WSGIHandler` (`web/handlers.py:12`) \[1\]'
 ok $? "the first sentence names the subclass, the line of its class statement and its citation, first"
 
+# a class longer than a window: its definition and the windows inside it
+# (their enclosing definition is the class) are one subclass, named once
+B="$T/big"
+mkdir -p "$B/web"
+: >"$B/web/__init__.py"
+printf 'class Handler:\n    """Turns a request into a response."""\n\n    def get_response(self, request):\n        return request\n' \
+    >"$B/web/base.py"
+printf 'class ASGIHandler(Handler):\n    """The ASGI entry point."""\n\n    def __call__(self, scope):\n        return self.get_response(scope)\n' \
+    >"$B/web/asgi.py"
+"$PYTHON3" - "$B/web/wsgi.py" <<'EOF'
+import sys
+lines = ['class WSGIHandler(Handler):', '    """The WSGI entry point: a handler for WSGI servers."""', '']
+for i in range(120):
+    lines += ['    def step_%d(self, request):' % i, '        """Step %d of the handler chain."""' % i,
+              '        return self.get_response(request)', '', '']
+lines += ['    def inherit_handler(self, request):', '        """The handler classes inherit this: subclasses of Handler."""',
+          '        return request']
+open(sys.argv[1], 'w').write('\n'.join(lines) + '\n')
+EOF
+"$DRQA" --index "$T/big.sqlite" --no-progress --quiet --policy offline --ask "Which classes inherit from Handler?" \
+    "$B" >"$T/bigsub" 2>"$T/err"
+sed -n '1p' "$T/bigsub" | sed 's/^/# /'
+[ "$(sed -n '1p' "$T/bigsub" | grep -o 'web/wsgi.py:1`' | wc -l)" = 1 ] && sed -n '1p' "$T/bigsub" | grep -q 'ASGIHandler'
+ok $? "a long subclass cited by its definition and by a window inside it is named once"
+
 echo "1..$n"
 exit $fail
