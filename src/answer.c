@@ -4,6 +4,7 @@
  * names, signatures, docstrings, comments and code lines.
  */
 #include "answer.h"
+#include "answer_setting.h"
 #include "fpattern.h"
 #include "index.h"
 #include "parse.h"
@@ -700,100 +701,19 @@ static void write_head_variable(const struct cand *sel, size_t n, size_t s, stru
     buf_adds(b, ".\n\n");
 }
 
-/* A setting read by a cited span: a string key of a configuration mapping
- * or getter (config["KEY"], settings.get("KEY"), get_setting("KEY")) or an attribute of a configuration
- * object (self.config.key, conf.key, settings.KEY) whose words are the
- * question's. */
-struct setting {
-    char key[96];
-    size_t cite;   /* index into the selection */
-    int line;
-    double score;
-};
-
-static int conf_receiver(const char *start, const char *end)
+/* The setting the first citations read that the question asks of
+ * (answer_setting.h), over the code spans among them. */
+static int find_setting(const struct qparse *q, const struct cand *sel, size_t n, struct answer_setting *out)
 {
-    /* the identifier ending at end */
-    const char *b = end;
-    while (b > start && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
-    if (b == end) return 0;
-    char id[64];
-    size_t n = (size_t)(end - b) < sizeof id - 1 ? (size_t)(end - b) : sizeof id - 1;
-    for (size_t i = 0; i < n; i++) id[i] = (char)tolower((unsigned char)b[i]);
-    id[n] = 0;
-    return strstr(id, "conf") || strstr(id, "setting") || strstr(id, "option");
-}
-
-static void setting_in_line(const struct qparse *q, const char *l, size_t len, size_t cite, int line,
-                            struct setting *best)
-{
-    const char *e = l + len;
-    for (const char *p = l; p < e; p++) {
-        const char *k = NULL;
-        size_t kn = 0;
-        if ((*p == '[' || *p == '(' || (!strncmp(p, ".get(", 5) && p + 5 < e)) && p > l && conf_receiver(l, p)) {
-            const char *o = *p == '.' ? p + 5 : p + 1;
-            if (o < e && (*o == '"' || *o == '\'')) {
-                const char *c = memchr(o + 1, *o, (size_t)(e - o - 1));
-                if (c) {
-                    k = o + 1;
-                    kn = (size_t)(c - k);
-                }
-            }
-        } else if (*p == '.' && p > l && conf_receiver(l, p) && p + 1 < e &&
-                   (isalpha((unsigned char)p[1]) || p[1] == '_') && strncmp(p, ".get(", 5)) {
-            k = p + 1;
-            while (k + kn < e && (isalnum((unsigned char)k[kn]) || k[kn] == '_')) kn++;
+    const char *texts[ANSWER_SETTING_SPANS] = {0};
+    int starts[ANSWER_SETTING_SPANS] = {0};
+    size_t k = n < ANSWER_SETTING_SPANS ? n : ANSWER_SETTING_SPANS;
+    for (size_t i = 0; i < k; i++)
+        if (sel[i].sp.text && !sel[i].sp.elided && !sel[i].prose) {
+            texts[i] = sel[i].sp.text;
+            starts[i] = sel[i].sp.start_line;
         }
-        if (!k || kn < 3 || kn >= sizeof best->key) continue;
-        int ok = 1;
-        for (size_t i = 0; i < kn && ok; i++)
-            ok = isalnum((unsigned char)k[i]) || k[i] == '_' || k[i] == '.' || k[i] == '-';
-        if (!ok) continue;
-        double sc = qparse_match(q, k, kn, NULL);
-        if (sc > best->score) {
-            memcpy(best->key, k, kn);
-            best->key[kn] = 0;
-            best->cite = cite;
-            best->line = line;
-            best->score = sc;
-        }
-    }
-}
-
-#define FIND_SETTING_MIN 0.2   /* the share of the question a setting's key must match */
-
-static int find_setting(const struct qparse *q, const struct cand *sel, size_t n, struct setting *out)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < n && i < 5; i++) {
-        const struct cand *c = &sel[i];
-        if (!c->sp.text || c->sp.elided || c->prose) continue;
-        const char *p = c->sp.text;
-        int line = c->sp.start_line;
-        while (*p) {
-            const char *nl = strchr(p, '\n');
-            size_t len = nl ? (size_t)(nl - p) : strlen(p);
-            const char *hash = memchr(p, '#', len);   /* not in a comment */
-            setting_in_line(q, p, hash ? (size_t)(hash - p) : len, i, line, out);
-            if (!nl) break;
-            p = nl + 1;
-            line++;
-        }
-    }
-    return out->score >= FIND_SETTING_MIN;
-}
-
-/* 1 when the question asks about configuration ("Which setting turns on
- * debug mode?", "the option that disables ..."): then a setting the cited
- * code reads is said to control what it asks. */
-static int asks_setting(const struct qparse *q)
-{
-    static const char *const words[] = {"setting", "config", "option", "flag", "enabl", "disabl", "toggl"};
-    for (size_t i = 0; i < q->nwords; i++)
-        for (size_t k = 0; k < ARRAY_LEN(words); k++)
-            if (!strncmp(q->words[i], words[k], strlen(words[k]))) return 1;
-    return 0;
+    return answer_setting_find(q, texts, starts, k, out);
 }
 
 static void head_name(struct buf *b, const struct cand *c)
@@ -1091,11 +1011,8 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
         buf_printf(b, " No indexed file of the repository says %s, so the citations match the question's other words.",
                    buf_str(&absent));
     buf_free(&absent);
-    struct setting st;
-    /* a setting the cited code reads is said to control what the question
-     * asks only when it asks of configuration: "How are sessions signed?"
-     * had been told SESSION_COOKIE_NAME controls it */
-    if (asks_setting(q) && find_setting(q, sel, n, &st))
+    struct answer_setting st;
+    if (find_setting(q, sel, n, &st))
         buf_printf(b, " The setting `%s` controls it: `%s:%d` [%zu] reads it.", st.key, sel[st.cite].sp.path, st.line,
                    st.cite + 1);
     else if (!ncallers && !ncallees)
