@@ -926,6 +926,14 @@ static int word_absent(const struct qparse *q, const char *w)
 {
     struct absent_acc a = {q, 0, 0, 0, 0};
     tok_each(w, strlen(w), TOK_STOPWORDS, absent_term, &a);
+    if (!a.emitted) {
+        /* no term at all: a stop word, or a run of non-ASCII letters longer
+         * than a term (a sentence of Japanese written without spaces),
+         * which no index term can match */
+        for (const char *c = w; *c; c++)
+            if ((unsigned char)*c >= 0x80) return 1;
+        return 0;
+    }
     if (!a.terms) return 0;
     if (a.absent == a.terms) return 1;
     int parts = 0;

@@ -81,5 +81,13 @@ ask "How does WebHook post an event?"
 ! grep -q 'No indexed file\|closest code' "$T/head"
 ok $? "WebHook, which the code defines, is not missing"
 
+# a question in a script whose words run together (Japanese) has words no
+# index term can match: they are named missing, not passed over, and the
+# first citation is the closest code, not the code that does it
+ask "Server はどのようにリクエストを処理しますか？"
+grep -q 'No indexed file of the repository says `はどのようにリクエストを処理しますか？`' "$T/head" &&
+    grep -q '^\*\*In short:\*\* the closest code is' "$T/head"
+ok $? "words no term can match are named missing, the first citation the closest code"
+
 echo "1..$n"
 exit $fail
