@@ -5,6 +5,7 @@
  */
 #include "answer.h"
 #include "answer_setting.h"
+#include "metrics.h"
 #include "fpattern.h"
 #include "index.h"
 #include "parse.h"
@@ -1008,7 +1009,7 @@ static void write_head(const struct qparse *q, const struct cand *sel, size_t n,
         buf_printf(b, "; it inherits from `%s` [%zu]", bases, s + 1);
     buf_adds(b, ".");
     if (nabsent)
-        buf_printf(b, " No indexed file of the repository says %s, so the citations match the question's other words.",
+        buf_printf(b, " " METRICS_ABSENT_LEAD "%s, so the citations match the question's other words.",
                    buf_str(&absent));
     buf_free(&absent);
     struct answer_setting st;

@@ -284,6 +284,25 @@ int metrics_file_hit_cites(const struct metrics_gold *g, const char *const *cite
     return file_hit(g, cited, ncited, k, 0);
 }
 
+/* answer without its sentences that name what the repository lacks
+ * (METRICS_ABSENT_LEAD up to the next ". "), malloc'd. */
+static char *without_absent(const char *answer)
+{
+    size_t n = strlen(answer), lead = strlen(METRICS_ABSENT_LEAD), k = 0;
+    char *out = xmalloc(n + 1);
+    for (const char *p = answer; *p;) {
+        const char *a = strstr(p, METRICS_ABSENT_LEAD);
+        if (!a) a = p + strlen(p);
+        memcpy(out + k, p, (size_t)(a - p));
+        k += (size_t)(a - p);
+        if (!*a) break;
+        const char *e = strstr(a + lead, ". ");
+        p = e ? e + 1 : a + strlen(a);
+    }
+    out[k] = 0;
+    return out;
+}
+
 void metrics_compute(const struct metrics_gold *g, const char *const *cited, size_t ncited, const char *answer,
                      const char *evidence, struct metrics_result *r)
 {
@@ -292,9 +311,11 @@ void metrics_compute(const struct metrics_gold *g, const char *const *cited, siz
     r->hit5 = metrics_file_hit(g, cited, ncited, 5);
     r->hit5c = metrics_file_hit_cites(g, cited, ncited, 5);
     r->idents_total = (int)g->idents.n;
+    char *said = without_absent(answer ? answer : "");
     for (size_t i = 0; i < g->idents.n; i++)
-        if (metrics_identifier_found(g->idents.v[i], answer ? answer : "") ||
+        if (metrics_identifier_found(g->idents.v[i], said) ||
             metrics_identifier_found(g->idents.v[i], evidence ? evidence : ""))
             r->idents_found++;
+    free(said);
     r->ident_recall = r->idents_total ? (double)r->idents_found / r->idents_total : -1.0;
 }

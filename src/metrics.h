@@ -39,6 +39,12 @@
 
 #include <stddef.h>
 
+/* How the offline answer opens the sentence naming the question's words and
+ * names the repository says nowhere (answer.c writes it): a name said
+ * missing there is not found, so identifier recall skips that sentence, up
+ * to its end (". "). */
+#define METRICS_ABSENT_LEAD "No indexed file of the repository says "
+
 /* A list of owned strings. */
 struct strv {
     char **v;

@@ -113,6 +113,17 @@ static void per_answer(void)
     is_int(r.idents_found, 1, "Flask.run found by last component");
     metrics_gold_free(&g);
 
+    /* A name the answer says the repository lacks is not found. */
+    metrics_gold_init(&g, NULL, 0, NULL, 0, "See `Flask.run` and `make_app` in src/flask/app.py.");
+    metrics_compute(&g, cited4, 1,
+                    "**In short:** the closest code is `App.start`. " METRICS_ABSENT_LEAD
+                    "`make_app`, so the citations match the question's other words. It calls `run` [2].",
+                    NULL, &r);
+    is_int(r.idents_found, 1, "a name said missing is not found; one named after that sentence is (run)");
+    metrics_compute(&g, cited4, 1, METRICS_ABSENT_LEAD "`make_app` and `run`", NULL, &r);
+    is_int(r.idents_found, 0, "a sentence of missing names to the end of the text hides them all");
+    metrics_gold_free(&g);
+
     /* Nothing to compare: undefined, not zero. */
     metrics_gold_init(&g, NULL, 0, NULL, 0, "No paths or names here.");
     metrics_compute(&g, cited4, 1, "text", NULL, &r);
