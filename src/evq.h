@@ -67,6 +67,7 @@ const char *evq_state_name(enum evq_state s);
 #define EVQ_FLAG_FORCED 2
 #define EVQ_FLAG_HAS_VALUE 4
 #define EVQ_FLAG_FALLBACK 8      /* a role of the node was decided by the fallback policy */
+#define EVQ_FLAG_REFUSED 16      /* a Finish the engine refused: not run */
 
 struct evq_event {
     enum evq_kind kind;

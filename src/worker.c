@@ -64,7 +64,8 @@ static void node_event(struct worker *w, enum evq_kind kind, const struct mcts_n
     e.q = mcts_q(n);
     e.value = n->value;
     e.flags = (n->duplicate ? EVQ_FLAG_DUPLICATE : 0) | (n->forced ? EVQ_FLAG_FORCED : 0) |
-              (n->has_value ? EVQ_FLAG_HAS_VALUE : 0) | (n->fallback ? EVQ_FLAG_FALLBACK : 0);
+              (n->has_value ? EVQ_FLAG_HAS_VALUE : 0) | (n->fallback ? EVQ_FLAG_FALLBACK : 0) |
+              (n->refused ? EVQ_FLAG_REFUSED : 0);
     char *label = action_label(n);
     e.text = label;
     e.text2 = n->error ? n->error : n->feedback;

@@ -86,9 +86,26 @@ static void test_clock(void)
     is_int((int)ui_clock_elapsed(&c, 61000), 0, "a new question starts it again, stopped when it starts paused");
 }
 
+/* A Finish the engine refused is not shown as done: its Q 0 is no value. */
+static void test_refused(void)
+{
+    struct ui_model m;
+    ui_model_init(&m, "", 3, -1, 1, 15);
+    ev_text(&m, EVQ_QUESTION, 0, "How are sessions signed?", NULL);
+    ev_node(&m, EVQ_NODE_ADDED, 1, 0, MCTS_RUNNING, 0, 0, 0, 0, "", NULL);
+    ev_node(&m, EVQ_NODE_UPDATED, 1, 0, MCTS_DONE, 1, 0, 0, EVQ_FLAG_HAS_VALUE | EVQ_FLAG_REFUSED, "Finish",
+            "Not executed: a Finish with no code read on its path was refused.");
+    is_str(ui_model_status_word(&m.t->nodes[1]), "refused", "status word refused for a refused Finish");
+    ev_node(&m, EVQ_NODE_ADDED, 2, 0, MCTS_RUNNING, 0, 0, 0, 0, "", NULL);
+    ev_node(&m, EVQ_NODE_UPDATED, 2, 0, MCTS_FINISHED, 1, 80, 80, EVQ_FLAG_HAS_VALUE, "Finish", "finishing");
+    is_str(ui_model_status_word(&m.t->nodes[2]), "finished", "a Finish that ran is finished");
+    ui_model_free(&m);
+}
+
 int main(void)
 {
     test_clock();
+    test_refused();
     struct ui_model m;
     ui_model_init(&m, "", 3, -1, 1, 15);
     ev_text(&m, EVQ_QUESTION, 0, "How does routing work?", NULL);

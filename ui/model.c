@@ -195,6 +195,7 @@ static void update_node(struct mcts_node *n, const struct evq_event *e)
     n->value = e->value;
     n->duplicate = (e->flags & EVQ_FLAG_DUPLICATE) != 0;
     n->forced = (e->flags & EVQ_FLAG_FORCED) != 0;
+    n->refused = (e->flags & EVQ_FLAG_REFUSED) != 0;
     if (e->flags & EVQ_FLAG_FALLBACK) n->fallback |= 1;   /* the UI shows whether, not which role */
     if (e->text3) set_str(&n->notes, e->text3);
     if (n->iteration == 0 && e->iteration > 0) n->iteration = e->iteration;
@@ -546,6 +547,7 @@ char *ui_model_label(const struct ui_model *m, int id)
 const char *ui_model_status_word(const struct mcts_node *n)
 {
     if (n->duplicate) return "duplicate";
+    if (n->refused) return "refused";   /* a Finish not run: its Q is no value */
     switch (n->status) {
     case MCTS_PENDING: return "pending";
     case MCTS_RUNNING: return "running";

@@ -129,7 +129,7 @@ char *ui_model_label(const struct ui_model *m, int id);
  * reads, path:start-end (' +N' when it reads N more). */
 char *ui_model_arg(const struct ui_model *m, int id);
 /* The status word shown for a node: pending, running, done, finished,
- * pruned, error, duplicate, forced. */
+ * pruned, error, duplicate, forced, refused (a Finish not run). */
 const char *ui_model_status_word(const struct mcts_node *n);
 /* 1 when the node's action, arguments, report, evidence, feedback or error
  * contains needle (ASCII case-insensitive). */
