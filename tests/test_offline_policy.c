@@ -70,6 +70,62 @@ static void run_node(struct mcts_tree *t, int id)
     n->status = MCTS_DONE;
 }
 
+/* The first span of a ViewCode's arguments, or NULL. */
+static const char *first_span(const cJSON *args)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(args, "code_span_list");
+    const cJSON *sp = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
+    return cJSON_IsString(sp) ? sp->valuestring : NULL;
+}
+
+/* Adds the root's first child to t, plans it with perception and checks
+ * that its action is want (what: the check's words), keeps the planned
+ * action in *keep (policy_action_clear it) when keep is not NULL, and runs
+ * it. Returns the child's id. */
+static int first_step(struct mcts_tree *t, const char *want, const char *what, struct policy_action *keep)
+{
+    int id = mcts_add_child(t, 0);
+    struct policy_action a;
+    plan_node(t, id, 1, &a);
+    is_str(a.name, want, "%s", what);
+    if (keep) *keep = a;
+    else policy_action_clear(&a);
+    run_node(t, id);
+    return id;
+}
+
+/* Adds a child to parent (its id in *child) and returns the planner's
+ * candidates for it (cJSON_Delete them). */
+static cJSON *child_candidates(struct mcts_tree *t, int parent, int *child)
+{
+    *child = mcts_add_child(t, parent);
+    return offline_policy_candidates(op, t, *child, 1);
+}
+
+/* 1 when a ViewCode among the candidates reads a span starting with prefix. */
+static int views_from(const cJSON *cands, const char *prefix)
+{
+    for (const cJSON *c = cands ? cands->child : NULL; c; c = c->next) {
+        const char *sp = !strcmp(cJSON_GetObjectItem(c, "action")->valuestring, "ViewCode")
+                             ? first_span(cJSON_GetObjectItem(c, "args"))
+                             : NULL;
+        if (sp && !strncmp(sp, prefix, strlen(prefix))) return 1;
+    }
+    return 0;
+}
+
+/* 1 when a SemanticSearch among the candidates has no query. */
+static int searches_nothing(const cJSON *cands)
+{
+    for (const cJSON *c = cands ? cands->child : NULL; c; c = c->next) {
+        const cJSON *qv = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "args"), "query");
+        if (!strcmp(cJSON_GetObjectItem(c, "action")->valuestring, "SemanticSearch") &&
+            (!cJSON_IsString(qv) || !*qv->valuestring))
+            return 1;
+    }
+    return 0;
+}
+
 static const char *arg(const struct policy_action *a, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(a->args, k);
@@ -124,15 +180,11 @@ static void test_report_kind(void)
 static void test_dotted_object(void)
 {
     struct mcts_tree *t = mcts_new("How is tinyweb.sessions.backends filled?", 3, -1, 1);
-    int id = mcts_add_child(t, 0);
     struct policy_action a;
-    plan_node(t, id, 1, &a);
-    is_str(a.name, "ViewCode", "a module-level object named in the question is read first");
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(a.args, "code_span_list");
-    const cJSON *sp = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
-    is_str(cJSON_IsString(sp) ? sp->valuestring : "", "backends", "by the name the index defines, not tinyweb.sessions.backends");
+    int id = first_step(t, "ViewCode", "a module-level object named in the question is read first", &a);
+    const char *sp = first_span(a.args);
+    is_str(sp ? sp : "", "backends", "by the name the index defines, not tinyweb.sessions.backends");
     policy_action_clear(&a);
-    run_node(t, id);
     ok(mcts_node(t, id)->obs.n > 0, "and ViewCode finds it");
     mcts_free(t);
 }
@@ -142,25 +194,19 @@ static void test_dotted_object(void)
 static void test_reference_read_whole(void)
 {
     struct mcts_tree *t = mcts_new("What calls cycle_key?", 3, -1, 1);
-    int n1 = mcts_add_child(t, 0);
-    struct policy_action a;
-    plan_node(t, n1, 1, &a);
-    is_str(a.name, "FindReferences", "the callers first");
-    policy_action_clear(&a);
-    run_node(t, n1);
+    int n1 = first_step(t, "FindReferences", "the callers first", NULL);
     const struct mcts_node *m = mcts_node(t, n1);
     ok(m->obs.n >= 1 && m->obs.v[0].start_line == m->obs.v[0].end_line, "a call is found, one line");
-    int n2 = mcts_add_child(t, n1);
-    cJSON *cands = offline_policy_candidates(op, t, n2, 1);
+    int n2;
+    cJSON *cands = child_candidates(t, n1, &n2);
     int snapped = 0, single = 0;
     cJSON *c;
     cJSON_ArrayForEach(c, cands) {
         const cJSON *args = cJSON_GetObjectItem(c, "args");
         if (strcmp(cJSON_GetObjectItem(c, "action")->valuestring, "ViewCode")) continue;
-        const cJSON *l = cJSON_GetObjectItem(args, "code_span_list");
-        const cJSON *sp = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
+        const char *sp = first_span(args);
         int a0 = 0, b0 = 0;
-        if (cJSON_IsString(sp) && sscanf(strrchr(sp->valuestring, ':') + 1, "%d-%d", &a0, &b0) == 2 && a0 == b0) {
+        if (sp && strrchr(sp, ':') && sscanf(strrchr(sp, ':') + 1, "%d-%d", &a0, &b0) == 2 && a0 == b0) {
             single = 1;
             snapped |= cJSON_IsTrue(cJSON_GetObjectItem(args, "snap_to_definition"));
         }
@@ -176,12 +222,7 @@ static void test_reference_read_whole(void)
 static void test_outline_then_head(void)
 {
     struct mcts_tree *t = mcts_new("What does tinyweb/routing.py do?", 3, -1, 1);
-    int n1 = mcts_add_child(t, 0);
-    struct policy_action a;
-    plan_node(t, n1, 1, &a);
-    is_str(a.name, "Outline", "the named file is outlined first");
-    policy_action_clear(&a);
-    run_node(t, n1);
+    int n1 = first_step(t, "Outline", "the named file is outlined first", NULL);
     const struct mcts_node *m = mcts_node(t, n1);
     ok(m->obs.n == 0 && m->obs_text && strstr(m->obs_text, "Router"), "the outline lists definitions, no code span");
     char err[256] = "";
@@ -194,23 +235,10 @@ static void test_outline_then_head(void)
     free(ev.feedback);
     mcts_node_mut(t, n1)->has_value = 1;
     mcts_node_mut(t, n1)->value = ev.value;
-    int n2 = mcts_add_child(t, n1);
-    cJSON *cands = offline_policy_candidates(op, t, n2, 1);
-    int head = 0, empty_query = 0;
-    cJSON *c;
-    cJSON_ArrayForEach(c, cands) {
-        const char *name = cJSON_GetObjectItem(c, "action")->valuestring;
-        const cJSON *args = cJSON_GetObjectItem(c, "args");
-        if (!strcmp(name, "ViewCode")) {
-            const cJSON *l = cJSON_GetObjectItem(args, "code_span_list");
-            const cJSON *sp = cJSON_IsArray(l) ? cJSON_GetArrayItem(l, 0) : NULL;
-            head |= cJSON_IsString(sp) && !strncmp(sp->valuestring, "tinyweb/routing.py:1-", 21);
-        }
-        const cJSON *qv = cJSON_GetObjectItem(args, "query");
-        if (!strcmp(name, "SemanticSearch") && (!cJSON_IsString(qv) || !*qv->valuestring)) empty_query = 1;
-    }
-    ok(head, "its child reads the head of routing.py");
-    ok(!empty_query, "no SemanticSearch without a query is a candidate");
+    int n2;
+    cJSON *cands = child_candidates(t, n1, &n2);
+    ok(views_from(cands, "tinyweb/routing.py:1-"), "its child reads the head of routing.py");
+    ok(!searches_nothing(cands), "no SemanticSearch without a query is a candidate");
     struct policy_action b;
     plan_node(t, n2, 1, &b);
     is_str(b.name, "ViewCode", "and the planner takes it");
@@ -223,18 +251,15 @@ static void test_follow_up(void)
 {
     const char *q = "How does App.dispatch_request find the view function?";
     struct mcts_tree *t = mcts_new(q, 3, -1, 1);
-    int n1 = mcts_add_child(t, 0);
     struct policy_action a;
-    plan_node(t, n1, 1, &a);
-    is_str(a.name, "FindFunction", "the literal method first");
+    int n1 = first_step(t, "FindFunction", "the literal method first", &a);
     is_str(arg(&a, "function_name"), "dispatch_request", "by its name");
     is_str(arg(&a, "class_name"), "App", "in its class");
     policy_action_clear(&a);
-    run_node(t, n1);
     ok(mcts_node(t, n1)->obs.n >= 1, "found it");
 
-    int n2 = mcts_add_child(t, n1);
-    cJSON *cands = offline_policy_candidates(op, t, n2, 1);
+    int n2;
+    cJSON *cands = child_candidates(t, n1, &n2);
     int lead = 0, view = 0;
     cJSON *c;
     cJSON_ArrayForEach(c, cands) {
