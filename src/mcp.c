@@ -668,6 +668,7 @@ struct call {
     double progress;                 /* strictly increasing, as the protocol asks */
     struct mcp_req *req;
     struct mcp_slot *slot;
+    int asks;                        /* an ask: leaves one slot to lookups (slot_acquire) */
 };
 
 enum { CALL_OK = 0, CALL_FAIL = -1, CALL_CANCELLED = -2 };
@@ -680,7 +681,8 @@ static int call_cancelled(const struct call *c)
 static void call_progress(struct call *c, double total, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void call_progress(struct call *c, double total, const char *fmt, ...)
 {
-    if (!c->token) return;
+    /* a cancelled request is no longer active: nothing more refers to it */
+    if (!c->token || call_cancelled(c)) return;
     va_list ap;
     va_start(ap, fmt);
     char *msg = xvasprintf(fmt, ap);
@@ -751,8 +753,12 @@ static int wait_ready(struct call *c, char *err, size_t errlen)
 static int slot_acquire(struct call *c)
 {
     struct mcp_server *s = c->s;
+    /* an ask may run for minutes on a model: asks leave the last free slot
+     * to the lookups, so that a long ask never holds one up (one slot in
+     * all: shared) */
+    int keep = c->asks && s->nslots > 1 ? 1 : 0;
     pthread_mutex_lock(&s->lock);
-    while (!s->nfree && !call_cancelled(c)) timed_wait(s);
+    while (s->nfree <= keep && !call_cancelled(c)) timed_wait(s);
     if (call_cancelled(c)) {
         pthread_mutex_unlock(&s->lock);
         return CALL_CANCELLED;
@@ -1020,6 +1026,7 @@ static int run_ask_tool(struct call *c, const cJSON *args, cJSON **result)
         return CALL_OK;
     }
     int rc;
+    c->asks = 1;
     struct engine *e = tool_engine(c, result, &rc);
     if (!e) return rc;
     struct engine_ask_hooks h = {.progress = ask_progress, .ctx = c, .cancel = &c->req->cancel};
