@@ -80,6 +80,7 @@ struct mcp_session {
      * notification before the thread running its request has started it */
     char *early[16];
     size_t nearly;
+    int ended;                       /* mcp_session_cancel_all: every request is cancelled */
     struct mcp_session *next;        /* the server's list (under its lock) */
 };
 
@@ -648,6 +649,18 @@ void mcp_session_free(struct mcp_session *ss)
     free(ss);
 }
 
+void mcp_session_cancel_all(struct mcp_session *ss)
+{
+    if (!ss) return;
+    pthread_mutex_lock(&ss->lock);
+    ss->ended = 1;
+    for (struct mcp_req *r = ss->reqs; r; r = r->next) {
+        atomic_store(&r->cancel, 1);
+        if (r->slot) atomic_store(&r->slot->cancel, 1);
+    }
+    pthread_mutex_unlock(&ss->lock);
+}
+
 void mcp_session_set_default_send(struct mcp_session *ss, mcp_send_fn send, void *ctx)
 {
     pthread_mutex_lock(&ss->lock);
@@ -1108,7 +1121,7 @@ static struct mcp_req *req_add(struct mcp_session *ss, const cJSON *id)
     pthread_mutex_lock(&ss->lock);
     r->next = ss->reqs;
     ss->reqs = r;
-    if (atomic_load(&ss->s->stop)) atomic_store(&r->cancel, 1);
+    if (atomic_load(&ss->s->stop) || ss->ended) atomic_store(&r->cancel, 1);
     for (size_t i = 0; i < ss->nearly; i++)
         if (!strcmp(ss->early[i], r->key)) {
             atomic_store(&r->cancel, 1);

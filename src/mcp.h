@@ -65,6 +65,10 @@ void mcp_server_free(struct mcp_server *s);
 
 struct mcp_session *mcp_session_new(struct mcp_server *s);
 void mcp_session_free(struct mcp_session *ss);   /* no mcp_handle may run on it; accepts NULL */
+/* The session is ended by its client (HTTP DELETE): every request in flight
+ * on it, and any that starts later, is cancelled as notifications/cancelled
+ * cancels one (no response; a model request aborted). Accepts NULL. */
+void mcp_session_cancel_all(struct mcp_session *ss);
 /* Optional sink for messages that belong to no request (log notifications
  * from background indexing). */
 void mcp_session_set_default_send(struct mcp_session *ss, mcp_send_fn send, void *ctx);

@@ -734,6 +734,10 @@ static enum MHD_Result handle_delete(struct http_server *srv, struct MHD_Connect
     enum MHD_Result r;
     struct hsession *hs = need_session(srv, c, &r);
     if (!hs) return r;
+    /* what the session still runs is the ended session's: cancelled, as a
+     * client that deletes its session on exit expects (an ask's model
+     * requests would otherwise go on, its stream open) */
+    mcp_session_cancel_all(hs->ms);
     pthread_mutex_lock(&srv->mu);
     int last = session_end_locked(srv, hs);   /* the table's hold */
     last = session_unref_locked(hs) || last;  /* ours */

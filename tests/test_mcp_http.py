@@ -329,6 +329,22 @@ def bounded(tmp):
         ok(not any("id" in m for m in msgs), "the cancelled ask's stream ends with no response", rest[-500:])
         st, _, body = srv.request("POST", {"jsonrpc": "2.0", "id": 42, "method": "ping"}, H)
         ok(st == 200, "the slot is free again: the next request is answered", (st, body))
+        # DELETE ends the session and what it runs: a held ask's stream ends
+        # with no response, its model request aborted
+        call["id"] = 43
+        st, hd, r = srv.request("POST", call, H, stream=True)
+        first = r.readline() + r.readline()
+        ok(st == 200 and b"notifications/progress" in first, "a second held ask has begun", (st, first))
+        got = {}
+        reader = threading.Thread(target=lambda: got.setdefault("rest", r.read().decode()), daemon=True)
+        st, _, body = srv.request("DELETE", None, H)
+        ok(st == 200, "DELETE of the session while its ask runs: 200", (st, body))
+        reader.start()
+        reader.join(10)
+        rest = got.get("rest")
+        ok(rest is not None and not any("id" in m for m in sse_messages(rest)),
+           "the deleted session's ask is cancelled: its stream ends at once, with no response",
+           "still open after 10 s" if rest is None else rest[-500:])
         rc = srv.stop()
         ok(rc == 0, "the bounded server exits 0 on SIGTERM", rc)
     finally:
