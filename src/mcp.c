@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -27,6 +28,8 @@
 #include <time.h>
 
 /* JSON-RPC 2.0 error codes */
+#define MCP_ID_MAX 9007199254740991.0   /* 2^53 - 1: the largest integer a JSON number holds exactly */
+
 enum { RPC_PARSE = -32700, RPC_INVALID = -32600, RPC_NO_METHOD = -32601, RPC_PARAMS = -32602,
        RPC_INTERNAL = -32603, RPC_SHUTDOWN = -32000 };
 
@@ -143,12 +146,25 @@ static void send_msg(mcp_send_fn send, void *ctx, cJSON *j)
     cJSON_Delete(j);
 }
 
+/* A request id or progress token as the client wrote it: an integer is
+ * written as an integer ("id":1000000000000000, not 1e+15, which a client
+ * matching ids by value or reading them as integers does not match). */
+static cJSON *id_copy(const cJSON *id)
+{
+    if (cJSON_IsNumber(id) && fabs(id->valuedouble) <= MCP_ID_MAX && id->valuedouble == floor(id->valuedouble)) {
+        char num[32];
+        snprintf(num, sizeof num, "%lld", (long long)id->valuedouble);
+        return cJSON_CreateRaw(num);
+    }
+    return cJSON_Duplicate(id, 1);
+}
+
 static void send_error(mcp_send_fn send, void *ctx, const cJSON *id, int code, const char *msg)
 {
     cJSON *j = rpc_msg();
     /* no id when it is unknown (a parse error): the MCP schema makes it
      * optional and allows no null, which the official SDK refuses */
-    if (id) cJSON_AddItemToObject(j, "id", cJSON_Duplicate(id, 1));
+    if (id) cJSON_AddItemToObject(j, "id", id_copy(id));
     cJSON *e = cJSON_AddObjectToObject(j, "error");
     cJSON_AddNumberToObject(e, "code", code);
     cJSON_AddStringToObject(e, "message", msg);
@@ -158,7 +174,7 @@ static void send_error(mcp_send_fn send, void *ctx, const cJSON *id, int code, c
 static void send_result(mcp_send_fn send, void *ctx, const cJSON *id, cJSON *result)
 {
     cJSON *j = rpc_msg();
-    cJSON_AddItemToObject(j, "id", cJSON_Duplicate(id, 1));
+    cJSON_AddItemToObject(j, "id", id_copy(id));
     cJSON_AddItemToObject(j, "result", result);
     send_msg(send, ctx, j);
 }
@@ -702,7 +718,7 @@ static void call_progress(struct call *c, double total, const char *fmt, ...)
     va_end(ap);
     c->progress += 1;
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddItemToObject(p, "progressToken", cJSON_Duplicate(c->token, 1));
+    cJSON_AddItemToObject(p, "progressToken", id_copy(c->token));
     cJSON_AddNumberToObject(p, "progress", c->progress);
     if (total > 0) cJSON_AddNumberToObject(p, "total", total);
     cJSON_AddStringToObject(p, "message", msg);
@@ -1257,9 +1273,13 @@ static void set_level(struct call *c, const cJSON *params)
     send_result(c->send, c->ctx, c->id, cJSON_CreateObject());
 }
 
+/* A string, or an integer a JSON number holds exactly (|id| <= 2^53 - 1:
+ * beyond it the value read is not the one written, and the response would
+ * carry another id). */
 static int valid_id(const cJSON *id)
 {
-    return cJSON_IsString(id) || (cJSON_IsNumber(id) && id->valuedouble == (double)(long long)id->valuedouble);
+    return cJSON_IsString(id) ||
+           (cJSON_IsNumber(id) && fabs(id->valuedouble) <= MCP_ID_MAX && id->valuedouble == floor(id->valuedouble));
 }
 
 int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn send, void *ctx)
@@ -1291,7 +1311,7 @@ int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn 
         send_error(send, ctx, id && valid_id(id) ? id : NULL, RPC_INVALID,
                    cJSON_IsArray(j) ? "Invalid Request: batches are not supported; send one message per line"
                                     : "Invalid Request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a "
-                                      "string method and a string or integer id");
+                                      "string method and a string id or an integer one within +-(2^53 - 1)");
         goto out;
     }
     if (!method) {   /* a response to a request of ours: we send none */

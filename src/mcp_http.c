@@ -630,7 +630,8 @@ static enum MHD_Result handle_post(struct http_server *srv, struct MHD_Connectio
         return reply_error(c, MHD_HTTP_BAD_REQUEST, -32700, "parse error: the body is not JSON", NULL, NULL);
     if (k.is_array)
         return reply_error(c, MHD_HTTP_BAD_REQUEST, -32600,
-                           "JSON-RPC batches are not accepted (removed in protocol 2025-06-18); send one message per POST",
+                           "JSON-RPC batches are not accepted by this server (at any protocol version); send one "
+                           "message per POST",
                            NULL, NULL);
     if (k.is_request && !strcmp(k.method, "initialize")) return post_initialize(srv, c, body, len);
 

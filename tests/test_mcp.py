@@ -307,6 +307,19 @@ def main():
         ok(r and r["error"]["code"] == -32700 and "id" not in r, "a malformed line: -32700 without an id", r)
         r = s.request("ping")
         ok(r and r.get("result") == {}, "... and the server goes on", r)
+        # integer ids come back as written, up to 2^53 - 1; a larger one, which
+        # a JSON number does not hold exactly, is refused rather than answered
+        # under another id
+        for big in (1000000000000000, 9007199254740991, -9007199254740991):
+            n0 = len(s.lines)
+            r = s.request("ping", rid=big)
+            raw = [l for l in s.lines[n0:] if '"result"' in l]
+            ok(r and r.get("result") == {} and raw and ('"id":%d' % big) in raw[0].replace(" ", ""),
+               "the integer id %d comes back as written" % big, raw[:1])
+        s.send_raw('{"jsonrpc": "2.0", "id": 9007199254740993, "method": "ping"}')
+        r = s.wait_for(lambda m: "error" in m and m.get("id") is None, 30)
+        ok(r and r["error"]["code"] == -32600 and "2^53" in r["error"]["message"],
+           "an integer id beyond 2^53 - 1: -32600 saying why", r)
         r = s.request("resources/read", {"uri": "x"})
         ok(r and r.get("error", {}).get("code") == -32601, "an unknown method: -32601", r)
         r = s.call("find_klass", {"class_name": "App"})
