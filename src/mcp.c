@@ -1282,6 +1282,20 @@ static int valid_id(const cJSON *id)
            (cJSON_IsNumber(id) && fabs(id->valuedouble) <= MCP_ID_MAX && id->valuedouble == floor(id->valuedouble));
 }
 
+/* 1 when the JSON text msg escapes a NUL (\u0000) in a string: the
+ * library's strings end there, so what would be read is not what was sent
+ * (a path cut short, a question cut to its first words, an id that matches
+ * no request). */
+static int escapes_nul(const char *msg, size_t len)
+{
+    for (size_t i = 0; i + 6 <= len; i++) {
+        if (msg[i] != '\\') continue;
+        if (msg[i + 1] == 'u' && !strncmp(msg + i + 2, "0000", 4)) return 1;
+        i++;   /* an escaped character: "\\u0000" is a backslash and text */
+    }
+    return 0;
+}
+
 int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn send, void *ctx)
 {
     const char *end = NULL;
@@ -1305,6 +1319,15 @@ int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn 
     const cJSON *version = cJSON_GetObjectItemCaseSensitive(j, "jsonrpc");
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
     int rc = 1;
+    if (escapes_nul(msg, len)) {
+        /* a request gets the error (a string id may itself be the one cut
+         * short: only a number is sent back); a notification, nothing */
+        if (id)
+            send_error(send, ctx, cJSON_IsNumber(id) && valid_id(id) ? id : NULL, RPC_INVALID,
+                       "Invalid Request: a string holds a NUL character (\\u0000), which this server cannot read "
+                       "whole; leave it out");
+        goto out;
+    }
     if (!cJSON_IsObject(j) || !cJSON_IsString(version) || strcmp(version->valuestring, "2.0") ||
         (method && !cJSON_IsString(method)) || (id && !valid_id(id)) || (params && !cJSON_IsObject(params) &&
                                                                           !cJSON_IsArray(params))) {

@@ -320,6 +320,13 @@ def main():
         r = s.wait_for(lambda m: "error" in m and m.get("id") is None, 30)
         ok(r and r["error"]["code"] == -32600 and "2^53" in r["error"]["message"],
            "an integer id beyond 2^53 - 1: -32600 saying why", r)
+        # a NUL in a string would be read cut short: refused, not answered for another text
+        r = s.call("view_code", {"code_span_list": ["tinyweb/app.py\u0000.evil:1-3"]})
+        ok(r and r.get("error", {}).get("code") == -32600 and "NUL" in r["error"]["message"],
+           "a NUL in an argument: -32600 naming it, not a view of another span", r)
+        s.send_raw('{"jsonrpc": "2.0", "id": "a\\u0000b", "method": "ping"}')
+        r = s.wait_for(lambda m: "error" in m and "NUL" in m["error"]["message"], 30)
+        ok(r and "id" not in r, "a NUL in a string id: refused, the id not sent back cut short", r)
         r = s.request("resources/read", {"uri": "x"})
         ok(r and r.get("error", {}).get("code") == -32601, "an unknown method: -32601", r)
         r = s.call("find_klass", {"class_name": "App"})
