@@ -65,6 +65,7 @@ struct action_arg {
     enum action_arg_type type;
     int required;
     const char *description;
+    const char *const *choices;   /* a string's only values (NULL-terminated), or NULL: any */
 };
 
 struct action_ctx;

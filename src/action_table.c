@@ -11,45 +11,45 @@
 
 static const struct action_arg find_class_args[] = {
     {"class_name", ACTION_ARG_STRING, 1,
-     "name of the class: 'Flask', or dotted with its module or outer class ('flask.app.Flask', 'Outer.Inner')"},
+     "name of the class: 'Flask', or dotted with its module or outer class ('flask.app.Flask', 'Outer.Inner')", NULL},
     {"file_pattern", ACTION_ARG_STRING, 0,
-     "glob restricting the files searched: 'src/**/*.py', 'app.py', a directory 'pkg/sessions/'"},
-    {NULL, 0, 0, NULL}};
+     "glob restricting the files searched: 'src/**/*.py', 'app.py', a directory 'pkg/sessions/'", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg find_function_args[] = {
-    {"function_name", ACTION_ARG_STRING, 1, "name of the function or method: 'run', or dotted 'Flask.run'"},
-    {"class_name", ACTION_ARG_STRING, 0, "class the method belongs to"},
-    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
-    {NULL, 0, 0, NULL}};
+    {"function_name", ACTION_ARG_STRING, 1, "name of the function or method: 'run', or dotted 'Flask.run'", NULL},
+    {"class_name", ACTION_ARG_STRING, 0, "class the method belongs to", NULL},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg find_snippet_args[] = {
     {"code_snippet", ACTION_ARG_STRING, 1,
-     "exact code to find; may span lines; whitespace and indentation differences are ignored"},
-    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
-    {NULL, 0, 0, NULL}};
+     "exact code to find; may span lines; whitespace and indentation differences are ignored", NULL},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg semantic_args[] = {
-    {"query", ACTION_ARG_STRING, 1, "what to look for, in natural language"},
-    {"category", ACTION_ARG_STRING, 0, "'implementation' (default), 'test' or 'doc'"},
-    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
-    {NULL, 0, 0, NULL}};
+    {"query", ACTION_ARG_STRING, 1, "what to look for, in natural language", NULL},
+    {"category", ACTION_ARG_STRING, 0, "'implementation' (non-test code), 'test' (test code) or 'any' (default)", NULL},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg view_code_args[] = {
     {"code_span_list", ACTION_ARG_STRING_LIST, 1,
-     "spans to read, each 'path', 'path:120-180', 'path:120', 'path:Class.method' or a symbol 'Class.method'"},
-    {"file_pattern", ACTION_ARG_STRING, 0, "glob used to pick among several definitions of a bare symbol"},
-    {"snap_to_definition", ACTION_ARG_BOOL, 0, "widen line ranges to the enclosing function or class"},
-    {NULL, 0, 0, NULL}};
+     "spans to read, each 'path', 'path:120-180', 'path:120', 'path:Class.method' or a symbol 'Class.method'", NULL},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob used to pick among several definitions of a bare symbol", NULL},
+    {"snap_to_definition", ACTION_ARG_BOOL, 0, "widen line ranges to the enclosing function or class", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg outline_args[] = {
-    {"path", ACTION_ARG_STRING, ACTION_ARG_EMPTY_OK, "a file or a package directory ('' for the whole repository)"},
-    {NULL, 0, 0, NULL}};
+    {"path", ACTION_ARG_STRING, ACTION_ARG_EMPTY_OK, "a file or a package directory ('' for the whole repository)", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg list_files_args[] = {
-    {"pattern", ACTION_ARG_STRING, 0, "glob of the files to list (default: all)"},
-    {NULL, 0, 0, NULL}};
+    {"pattern", ACTION_ARG_STRING, 0, "glob of the files to list (default: all)", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg find_refs_args[] = {
-    {"symbol", ACTION_ARG_STRING, 1, "class, function or method: 'Session', 'App.dispatch_request', 'pkg.mod.func'"},
-    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting where references are looked for"},
-    {NULL, 0, 0, NULL}};
+    {"symbol", ACTION_ARG_STRING, 1, "class, function or method: 'Session', 'App.dispatch_request', 'pkg.mod.func'", NULL},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting where references are looked for", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 static const struct action_arg finish_args[] = {
-    {"answer", ACTION_ARG_STRING, 1, "the final answer, citing evidence as path:start-end"},
-    {"finish_reason", ACTION_ARG_STRING, 1, "why the exploration can stop now"},
-    {NULL, 0, 0, NULL}};
+    {"answer", ACTION_ARG_STRING, 1, "the final answer, citing evidence as path:start-end", NULL},
+    {"finish_reason", ACTION_ARG_STRING, 1, "why the exploration can stop now", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 
 const struct action_def action_builtin[] = {
     {"FindClass", "Find class definitions by name (exact, case-insensitive, dotted, then fuzzy).",

@@ -314,6 +314,10 @@ static cJSON *input_schema(const struct action_def *d)
             p = prop("string", a->description);
             /* "" is a value where the table says so (Outline's path: the whole repository) */
             if (a->required && a->required != ACTION_ARG_EMPTY_OK) cJSON_AddNumberToObject(p, "minLength", 1);
+            if (a->choices) {   /* the values the action takes, for a client that checks before it calls */
+                cJSON *en = cJSON_AddArrayToObject(p, "enum");
+                for (const char *const *v = a->choices; *v; v++) cJSON_AddItemToArray(en, cJSON_CreateString(*v));
+            }
             break;
         }
         cJSON_AddItemToObject(props, a->name, p);

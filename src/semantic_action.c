@@ -15,11 +15,13 @@
 
 static const struct semantic_remote *ss_remote;   /* not owned; NULL = local vectors */
 
+static const char *const ss_categories[] = {"implementation", "test", "any", NULL};
 static const struct action_arg ss_args[] = {
-    {"query", ACTION_ARG_STRING, 1, "what to look for, in natural language: a behaviour, a concept, a purpose"},
-    {"category", ACTION_ARG_STRING, 0, "'implementation' (non-test code), 'test' (test code) or 'any' (default)"},
-    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched"},
-    {NULL, 0, 0, NULL}};
+    {"query", ACTION_ARG_STRING, 1, "what to look for, in natural language: a behaviour, a concept, a purpose", NULL},
+    {"category", ACTION_ARG_STRING, 0, "'implementation' (non-test code), 'test' (test code) or 'any' (default)",
+     ss_categories},
+    {"file_pattern", ACTION_ARG_STRING, 0, "glob restricting the files searched", NULL},
+    {NULL, 0, 0, NULL, NULL}};
 
 struct semantic_cache *semantic_cache_of(struct action_ctx *ctx)
 {

@@ -267,6 +267,18 @@ def main():
         ok(not probs, "tools/list: schemas, annotations and descriptions well formed", "\n".join(probs))
         ok(tools.get("find_class", {}).get("inputSchema", {}).get("required") == ["class_name"],
            "find_class: required fields from the argument table", tools.get("find_class"))
+        # a string the tool takes from a few values lists them, and takes each of them
+        cat = tools.get("semantic_search", {}).get("inputSchema", {}).get("properties", {}).get("category", {})
+        refused = []
+        for v in cat.get("enum", []):
+            r = s.call("semantic_search", {"query": "session cookie", "category": v})
+            if not r or r.get("result", {}).get("isError") is not False:
+                refused.append((v, r))
+        r = s.call("semantic_search", {"query": "session cookie", "category": "doc"})
+        ok(sorted(cat.get("enum", [])) == ["any", "implementation", "test"] and not refused and
+           r and r["result"]["isError"] is True,
+           "semantic_search: category's enum lists the values the tool takes, each taken, another refused",
+           (cat, refused, r))
         # a value the tool takes is one its schema allows: outline's path '' is the whole repository
         opath = tools.get("outline", {}).get("inputSchema", {}).get("properties", {}).get("path", {})
         r = s.call("outline", {"path": ""})
