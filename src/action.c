@@ -347,6 +347,15 @@ void action_result_note(struct action_result *r, const char *fmt, ...)
     va_start(ap, fmt);
     char *note = xvasprintf(fmt, ap);
     va_end(ap);
+    size_t n = strlen(note);
+    if (n > ACTION_NOTE_MAX) {
+        /* a note that repeats an argument of 100 KB ("no class named '...'")
+         * would take a model's context twice over (notes and text) */
+        int keep = utf8_cut(note, ACTION_NOTE_MAX);
+        char *cut = xasprintf("%.*s... (a note of %zu bytes, cut)", keep, note, n);
+        free(note);
+        note = cut;
+    }
     r->notes = xreallocarray(r->notes, r->nnotes + 1, sizeof *r->notes);
     r->notes[r->nnotes++] = note;
 }

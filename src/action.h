@@ -127,6 +127,8 @@ struct action_result {
 
 void action_result_init(struct action_result *r);
 void action_result_free(struct action_result *r);     /* accepts NULL */
+/* Adds a note; one longer than ACTION_NOTE_MAX bytes is cut there and says so. */
+#define ACTION_NOTE_MAX 1024
 void action_result_note(struct action_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* {"action", "items": [...], "evidence": [...] (evidence_to_json),

@@ -705,6 +705,29 @@ static void test_refs(void)
     action_result_free(&r);
 }
 
+/* A note that would repeat a huge argument is cut at ACTION_NOTE_MAX and
+ * says so: a 20,000-byte class name is not sent back whole, twice. */
+static void test_long_note(void)
+{
+    struct action_result r;
+    char err[1024];
+    struct buf args = BUF_INIT;
+    buf_adds(&args, "{\"class_name\":\"");
+    for (int i = 0; i < 20000; i++) buf_addc(&args, 'Q');
+    buf_adds(&args, "\"}");
+    is_int(run("FindClass", buf_str(&args), &r, err, sizeof err), ACTION_OK, "FindClass of a 20,000-byte name runs");
+    size_t longest = 0;
+    int said = 0;
+    for (size_t i = 0; i < r.nnotes; i++) {
+        if (strlen(r.notes[i]) > longest) longest = strlen(r.notes[i]);
+        said |= strstr(r.notes[i], "cut)") != NULL;
+    }
+    ok(r.nnotes > 0 && longest <= ACTION_NOTE_MAX + 64 && said, "its note is cut near %d bytes and says so (%zu)",
+       ACTION_NOTE_MAX, longest);
+    action_result_free(&r);
+    buf_free(&args);
+}
+
 static void test_validation(void)
 {
     struct action_result r;
@@ -793,6 +816,7 @@ int main(void)
     test_outline_list();
     test_refs();
     test_validation();
+    test_long_note();
     action_ctx_release(&ctx);
     action_ctx_release(NULL);
     action_result_free(NULL);
