@@ -475,10 +475,10 @@ def main():
         while time.time() < end and sum(1 for _ in open(log)) < 3:
             time.sleep(0.05)
         time.sleep(0.5)
-        t1 = time.time()
+        # (the asks hang 30 s: a lookup that waited for a slot would not come within the 10 s waited)
         r = s2.request("tools/call", {"name": "find_class", "arguments": {"class_name": "App"}}, timeout=10)
-        ok(r and r["result"]["isError"] is False and time.time() - t1 < 5,
-           "with four asks waiting on the model, a lookup is still answered at once", r)
+        ok(r and r["result"]["isError"] is False,
+           "with four asks waiting on the model, a lookup is still answered while they wait", r)
         for k in range(3):
             s2.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "ask-f%d" % k}})
         s2.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
