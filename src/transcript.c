@@ -382,6 +382,25 @@ static void md_quote(struct buf *b, const char *label, const char *text)
     buf_addc(b, '\n');
 }
 
+/* Node id and its subtree, one line a node, indented by depth: the whole
+ * tree, pruned and refused nodes included, as the front end showed it. */
+static void md_tree(struct buf *b, const struct mcts_tree *t, int id, const int *path, size_t npath)
+{
+    const struct mcts_node *n = mcts_node(t, id);
+    if (id) {
+        int on = 0;
+        for (size_t i = 1; i < npath && !on; i++) on = path[i] == id;
+        for (int d = 1; d < n->depth; d++) buf_adds(b, "  ");
+        buf_printf(b, "- %s%d ", on ? "*" : "", id);
+        if (n->action) md_action(b, n);
+        else buf_adds(b, "(no action)");
+        buf_printf(b, " %s", n->refused ? "refused" : n->duplicate ? "duplicate" : mcts_status_name(n->status));
+        if (n->has_value && !n->refused) buf_printf(b, ", value %g", n->value);
+        buf_printf(b, ", Q %.2f, N %d\n", mcts_q(n), n->visits);
+    }
+    for (int k = 0; k < n->nchildren; k++) md_tree(b, t, n->children[k], path, npath);
+}
+
 char *transcript_markdown(const struct mcts_tree *t, const struct search_answer *a)
 {
     struct buf b = BUF_INIT;
@@ -437,6 +456,9 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
         md_quote(&b, "Notes", n->notes);
         if (n->error) buf_printf(&b, "Error: %s\n\n", n->error);
     }
+    buf_adds(&b, "## Tree\n\nEvery node, the trajectory's marked `*`: action, status, value, Q and visits N.\n\n");
+    md_tree(&b, t, 0, ids, nids);
+    buf_addc(&b, '\n');
     free(ids);
     buf_printf(&b, "## Search\n\n%d iteration%s, %d node%s, ", t->iterations, t->iterations == 1 ? "" : "s", t->n,
                t->n == 1 ? "" : "s");

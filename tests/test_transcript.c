@@ -114,6 +114,18 @@ int main(void)
     ok(md && strstr(md, "## Trajectory (best finished)") && strstr(md, "`Finish {\"answer\":\"toy finish answer\"}`"),
        "and the winning trajectory ending in Finish");
     ok(md && strstr(md, "stopped by finish"), "and the search summary");
+    /* the whole tree, not only the trajectory: every node has its line */
+    const struct mcts_tree *st_tree = search_tree(s);
+    const char *tree_md = md ? strstr(md, "## Tree") : NULL;
+    int listed = tree_md != NULL;
+    for (int i = 1; listed && i < st_tree->n; i++) {
+        char line[32], star[32];
+        snprintf(line, sizeof line, "- %d ", i);
+        snprintf(star, sizeof star, "- *%d ", i);
+        listed = strstr(tree_md, line) || strstr(tree_md, star);
+    }
+    ok(listed && strstr(tree_md, "- *5 `Finish"), "and the whole tree, each of the %d nodes with its line, the "
+       "trajectory marked", st_tree->n - 1);
 
     /* Markdown of raw text: ESC, OSC, C1 as UTF-8 and as a lone byte (a
      * Latin-1 file, an 8-bit terminal's CSI) are made visible, well-formed
