@@ -212,6 +212,34 @@ static char *render_answer(struct llm_policy *p, const void *ctx, const struct l
     return prompt;
 }
 
+/* The answer as said (malloc'd): its citations that match no evidence on
+ * the trajectory removed, and a line for each thing the reader must know:
+ * citations removed, a reply cut at the model's output limit (cut:
+ * finish_reason "length", stop_reason "max_tokens"). */
+static char *answer_said(struct llm_policy *p, const char *answer, const struct evidence *seen, int cut)
+{
+    int removed = 0;
+    char *md = llm_strip_citations(answer, seen, &removed);
+    if (removed) {
+        char *m2 = xasprintf("%s\n\n_%d citation%s that matched no evidence on the trajectory %s removed._\n", md,
+                             removed, removed == 1 ? "" : "s", removed == 1 ? "was" : "were");
+        free(md);
+        md = m2;
+        char note[200];
+        snprintf(note, sizeof note, "answer: removed %d citation%s outside the evidence", removed,
+                 removed == 1 ? "" : "s");
+        add_note(p, note);
+    }
+    if (cut) {
+        char *m3 = xasprintf("%s\n\n_The model stopped at its output limit: this answer is cut short (raise "
+                             "max_tokens for a whole one)._\n", md);
+        free(md);
+        md = m3;
+        add_note(p, "answer: the reply stopped at the model's output limit; the answer is cut short");
+    }
+    return md;
+}
+
 int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids, struct policy_answer *out,
               struct policy_usage *u, char *err, size_t errlen)
 {
@@ -242,6 +270,9 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
     char *problem = call.problem;
     const size_t problem_size = sizeof call.problem;
     if (rc == 0) {
+        pthread_mutex_lock(&p->lock);
+        int cut = p->q_answer_cut;   /* of the reply taken; a re-ask's answer, kept, brings its own */
+        pthread_mutex_unlock(&p->lock);
         struct buf msg = BUF_INIT;
         int ninvalid = 0, nvalid = 0;
         answer_problems(p, ac.answer, &seen, &msg, &ninvalid, &nvalid);
@@ -262,6 +293,9 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
                     free(ac.answer);
                     ac.answer = ac2.answer;
                     ac2.answer = NULL;
+                    pthread_mutex_lock(&p->lock);
+                    cut = p->q_answer_cut;
+                    pthread_mutex_unlock(&p->lock);
                 }
                 buf_free(&msg2);
             } else {
@@ -273,18 +307,7 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
             free(ac2.answer);
         }
         buf_free(&msg);
-        int removed = 0;
-        char *md = llm_strip_citations(ac.answer, &seen, &removed);
-        if (removed) {
-            char *m2 = xasprintf("%s\n\n_%d citation%s that matched no evidence on the trajectory %s removed._\n", md,
-                                 removed, removed == 1 ? "" : "s", removed == 1 ? "was" : "were");
-            free(md);
-            md = m2;
-            char note[200];
-            snprintf(note, sizeof note, "answer: removed %d citation%s outside the evidence", removed,
-                     removed == 1 ? "" : "s");
-            add_note(p, note);
-        }
+        char *md = answer_said(p, ac.answer, &seen, cut);
         struct cite_check cc = {&seen, EVIDENCE_INIT, EVIDENCE_INIT};
         scan_citations(md, classify_cite, &cc);
         out->markdown = md;

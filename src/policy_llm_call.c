@@ -260,6 +260,11 @@ int converse(struct llm_policy *p, enum llm_role role, const char *prompt, doubl
         }
         if (tcheck ? text_usable(tcheck, cctx, rep.text, problem, problen)
                    : json_usable(role, check, cctx, &rep, u, problem, problen)) {
+            if (role == LLM_ROLE_ANSWER) {   /* an answer taken as it stopped at the limit says so (lp_answer) */
+                pthread_mutex_lock(&p->lock);
+                p->q_answer_cut = rep.truncated;
+                pthread_mutex_unlock(&p->lock);
+            }
             rc = take_reply(&rep, reply_text);
             break;
         }

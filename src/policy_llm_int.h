@@ -62,6 +62,7 @@ struct llm_policy {
      * was the fallback's */
     char q_last_error[512];
     int q_answer_fallback;
+    int q_answer_cut;               /* the answer taken stopped at the model's output limit */
     long long model_ms;
     struct answer_stream stream;    /* the answer role's reader (policy.set_answer_sink) */
 
