@@ -9,6 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void form_reset(struct answer_stream *s)
+{
+    s->form = 0;
+    buf_reset(&s->head);
+    s->nesc = 0;
+}
+
 void answer_stream_set(struct answer_stream *s, policy_answer_sink fn, void *ud)
 {
     s->fn = fn;
@@ -16,11 +23,89 @@ void answer_stream_set(struct answer_stream *s, policy_answer_sink fn, void *ud)
     buf_reset(&s->text);
     s->handed = 0;
     s->stopped = 0;
+    form_reset(s);
 }
 
 void answer_stream_free(struct answer_stream *s)
 {
-    if (s) buf_free(&s->text);
+    if (s) {
+        buf_free(&s->text);
+        buf_free(&s->head);
+    }
+}
+
+/* Hands text to the reader as answer text. */
+static int hand(struct answer_stream *s, const char *text, size_t len)
+{
+    if (!len) return 0;
+    buf_add(&s->text, text, len);
+    s->handed = 1;
+    if (s->fn(s->ud, LLM_DELTA_TEXT, text, len) != 0) s->stopped = 1;
+    return s->stopped;
+}
+
+/* Form 0: the head so far decides the form. An opening {"answer": " is the
+ * JSON form (2, the string's text follows); anything else that cannot grow
+ * into it is plain text (1, the head handed as it is). */
+static void decide_form(struct answer_stream *s)
+{
+    const char *h = buf_str(&s->head), *p = h + strspn(h, " \t\r\n");
+    if (!*p) return;
+    static const char *const want[] = {"{", "\"answer\"", ":", "\""};
+    for (size_t k = 0; k < 4; k++) {
+        p += strspn(p, " \t\r\n");
+        size_t n = strlen(want[k]), have = strlen(p);
+        if (have < n) {
+            if (strncmp(p, want[k], have)) s->form = 1;   /* cannot grow into it */
+            return;
+        }
+        if (strncmp(p, want[k], n)) {
+            s->form = 1;
+            return;
+        }
+        p += n;
+    }
+    s->form = 2;
+    buf_reset(&s->head);
+    buf_adds(&s->head, p);   /* the string's first bytes, if any */
+}
+
+/* Form 2: decodes JSON string text, an escape cut across pieces kept for the
+ * next; the closing quote ends it (form 3). Returns the reader's stop. */
+static int decode(struct answer_stream *s, const char *text, size_t len)
+{
+    struct buf out = BUF_INIT;
+    for (size_t i = 0; i < len && s->form == 2; i++) {
+        char c = text[i];
+        if (s->nesc || c == '\\') {
+            s->esc[s->nesc++] = c;
+            if (s->nesc < 2) continue;
+            char e = s->esc[1];
+            if (e == 'u') {
+                if (s->nesc < 6) continue;
+                unsigned v = (unsigned)strtoul(s->esc + 2, NULL, 16);
+                /* a surrogate half or NUL is written as U+FFFD: the check's parse decides the rest */
+                if (!v || (v >= 0xD800 && v <= 0xDFFF)) v = 0xFFFD;
+                char u[4];
+                int n = v < 0x80 ? (u[0] = (char)v, 1)
+                      : v < 0x800 ? (u[0] = (char)(0xC0 | v >> 6), u[1] = (char)(0x80 | (v & 0x3F)), 2)
+                                  : (u[0] = (char)(0xE0 | v >> 12), u[1] = (char)(0x80 | ((v >> 6) & 0x3F)),
+                                     u[2] = (char)(0x80 | (v & 0x3F)), 3);
+                buf_add(&out, u, (size_t)n);
+            } else {
+                const char *from = "nrtbf\"\\/", *to = "\n\r\t\b\f\"\\/", *m = strchr(from, e);
+                buf_addc(&out, m ? to[m - from] : e);
+            }
+            s->nesc = 0;
+        } else if (c == '"') {
+            s->form = 3;
+        } else {
+            buf_addc(&out, c);
+        }
+    }
+    int stop = hand(s, out.data ? out.data : "", out.len);
+    buf_free(&out);
+    return stop;
 }
 
 static int on_piece(void *ud, enum llm_delta_kind kind, const char *text, size_t len)
@@ -29,10 +114,23 @@ static int on_piece(void *ud, enum llm_delta_kind kind, const char *text, size_t
     if (s->stopped) return 1;
     if (kind == LLM_DELTA_RESET) {
         buf_reset(&s->text);
+        form_reset(s);
         if (!s->handed) return 0;   /* nothing the reader must drop */
         s->handed = 0;
+    } else if (kind == LLM_DELTA_TEXT && len) {
+        if (s->form == 0) {
+            buf_add(&s->head, text, len);
+            decide_form(s);
+            if (s->form == 0) return 0;   /* not known yet: held */
+            char *h = buf_take(&s->head);
+            int stop = s->form == 1 ? hand(s, h, strlen(h)) : decode(s, h, strlen(h));
+            free(h);
+            return stop;
+        }
+        if (s->form == 1) return hand(s, text, len);
+        if (s->form == 2) return decode(s, text, len);
+        return 0;   /* past the string: the object's end */
     } else {
-        if (kind == LLM_DELTA_TEXT && len) buf_add(&s->text, text, len);
         s->handed = 1;
     }
     if (s->fn(s->ud, (int)kind, text, len) != 0) s->stopped = 1;

@@ -27,9 +27,16 @@
 struct answer_stream {
     policy_answer_sink fn;   /* NULL: no reader; requests get no on_delta */
     void *ud;
-    struct buf text;         /* the text pieces since the last reset */
+    struct buf text;         /* the answer's text since the last reset, as the reader got it */
     int handed;              /* the reader got pieces since the last reset */
     int stopped;             /* the reader returned nonzero */
+    /* A reply written as {"answer": "..."} (the roles' JSON habit, which
+     * the answer's check unwraps) reaches the reader as the string's text,
+     * decoded as it comes, not as JSON: */
+    int form;                /* 0 not known yet, 1 plain text, 2 in the string, 3 past it */
+    struct buf head;         /* form 0: what came before the form is known */
+    char esc[8];             /* form 2: an escape cut across pieces */
+    size_t nesc;
 };
 
 /* A new reader (fn NULL: none) for the next answer; what the last one got

@@ -154,6 +154,46 @@ static void test_pieces(struct llm_policy *p)
     policy_answer_clear(&a);
 }
 
+/* A reply written as {"answer": "..."} reaches the reader as the string's
+ * text, decoded as it comes (escapes cut across pieces included), so what
+ * is shown is what the check keeps; a stop keeps that text, not JSON; a
+ * reply that only opens with '{' is text as it is. */
+static void test_json_form(struct llm_policy *p)
+{
+    static const struct script s[] = {{{"  {\"ans", "wer\": \"It is called in `tinyweb/app.py", ":50-51`.\\",
+                                        "n\\nSee \\u00", "e9 \\\"x\\\".\"}", NULL}}};
+    struct reader r = {BUF_INIT, 0, 0};
+    struct policy_answer a;
+    ok(run(p, s, 1, &r, &a) == 0, "a JSON-form answer: succeeds");
+    struct buf got = BUF_INIT;   /* the text pieces the reader got, joined */
+    for (const char *q = buf_str(&r.log); (q = strstr(q, "T:")); q += 2) {
+        const char *e = strchr(q + 2, '|');
+        buf_add(&got, q + 2, (size_t)(e - q - 2));
+    }
+    is_str(buf_str(&got), "It is called in `tinyweb/app.py:50-51`.\n\nSee \xc3\xa9 \"x\".",
+           "the reader gets the answer's text, decoded, no JSON");
+    is_str(a.markdown, buf_str(&got), "and it is the answer the check keeps");
+    policy_answer_clear(&a);
+    buf_free(&r.log);
+    buf_free(&got);
+
+    static const struct script s2[] = {{{"{\"answer\": \"It is called in ", "`tinyweb/app.py:50-51`, ", "then",
+                                         NULL}}};
+    r = (struct reader){BUF_INIT, 0, 2};
+    ok(run(p, s2, 1, &r, &a) == 0 && a.stopped, "a JSON-form answer stopped: kept, marked");
+    ok(a.markdown && str_starts(a.markdown, "It is called in `tinyweb/app.py:50-51`,") && !strchr(a.markdown, '{'),
+       "it keeps the decoded text, not JSON: %s", a.markdown ? a.markdown : "");
+    policy_answer_clear(&a);
+    buf_free(&r.log);
+
+    static const struct script s3[] = {{{"{x} is ", "set in `tinyweb/app.py:50-51`.", NULL}}};
+    r = (struct reader){BUF_INIT, 0, 0};
+    ok(run(p, s3, 1, &r, &a) == 0, "an answer opening with a brace: succeeds");
+    is_str(buf_str(&r.log), "T:{x} is |T:set in `tinyweb/app.py:50-51`.|", "it reaches the reader as it is");
+    policy_answer_clear(&a);
+    buf_free(&r.log);
+}
+
 static void test_reask(struct llm_policy *p)
 {
     /* an invented citation is re-asked once: the reader is told the answer is written again */
@@ -248,6 +288,7 @@ int main(void)
     ok(pol.set_answer_sink != NULL, "the llm policy takes an answer sink");
     test_pieces(p);
     test_reask(p);
+    test_json_form(p);
     test_stop(p);
     llm_policy_free(p);
 
