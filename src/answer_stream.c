@@ -66,8 +66,10 @@ static void decide_form(struct answer_stream *s)
         p += n;
     }
     s->form = 2;
+    char *rest = xstrdup(p);   /* the string's first bytes, if any (p points into head) */
     buf_reset(&s->head);
-    buf_adds(&s->head, p);   /* the string's first bytes, if any */
+    buf_adds(&s->head, rest);
+    free(rest);
 }
 
 /* Form 2: decodes JSON string text, an escape cut across pieces kept for the
