@@ -677,11 +677,10 @@ static void id_candidate(struct offline_policy *p, struct pcands *c, const struc
     /* a class or function the index does not define (a builtin such as
      * ValueError, a name from another library): looking it up finds
      * nothing, so other steps go first */
-    if (id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
-        !index_has(p, id->base, ACTION_NAMES_FUNCTIONS))
-        pr -= 60;
-    int other = id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
-                !index_has(p, id->base, ACTION_NAMES_FUNCTIONS) && index_has(p, id->base, ACTION_NAMES_ALL);
+    int undefined = id->kind != QID_CONSTANT && p->cfg.actx && !index_has(p, id->base, ACTION_NAMES_CLASSES) &&
+                    !index_has(p, id->base, ACTION_NAMES_FUNCTIONS);
+    if (undefined) pr -= 60;
+    int other = undefined && index_has(p, id->base, ACTION_NAMES_ALL);
     if (other) {
         /* a module-level object ('g'): ViewCode reads a bare symbol's
          * definition; a prefix that is no class the index defines ("flask.g":
