@@ -27,6 +27,7 @@ struct ref {
     long long file_id, src_id;
     char *path, *target, *in;   /* in: qualname of the enclosing symbol or NULL */
     int line;
+    int sites;                  /* call sites in the caller (edges.n); 1 otherwise */
 };
 
 struct refs {
@@ -54,7 +55,7 @@ static int seen(const struct refs *r, enum ref_kind k, long long file_id, int li
 }
 
 /* Runs sql (bound: ?1 int64, ?2 text) returning (file_id, path, line, target,
- * src_id, in-qualname) rows and appends them. */
+ * src_id, in-qualname, sites) rows and appends them. */
 static int collect(struct action_ctx *ctx, const char *sql, long long i1, const char *t2, enum ref_kind kind,
                    int resolved, const char *pattern, struct refs *r)
 {
@@ -79,6 +80,8 @@ static int collect(struct action_ctx *ctx, const char *sql, long long i1, const 
         x->target = target ? xstrdup(target) : NULL;
         x->src_id = sqlite3_column_int64(st, 4);
         x->in = sqlx_col_dup(st, 5);
+        x->sites = sqlite3_column_int(st, 6);
+        if (x->sites < 1) x->sites = 1;
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;
@@ -89,13 +92,14 @@ static int collect(struct action_ctx *ctx, const char *sql, long long i1, const 
 #define EDGE_INHERITS "1"
 _Static_assert(INDEX_EDGE_CALLS == 0 && INDEX_EDGE_INHERITS == 1, "EDGE_CALLS and EDGE_INHERITS are edges.kind");
 #define EDGE_ROWS \
-    "SELECT e.src_file, f.path, e.line, coalesce(e.target, e.target_name), e.src_id, s.qualname FROM edges e " \
+    "SELECT e.src_file, f.path, e.line, coalesce(e.target, e.target_name), e.src_id, s.qualname, " \
+    "coalesce(e.n, 1) FROM edges e " \
     "JOIN files f ON f.id = e.src_file LEFT JOIN symbols s ON s.id = e.src_id "
 #define IMPORT_ROWS \
     "SELECT i.file_id, f.path, i.line, " \
     "CASE WHEN i.level > 0 THEN 'from ' || substr('..........', 1, i.level) || i.module || ' import ' || i.name " \
     "ELSE 'from ' || i.module || ' import ' || i.name END || COALESCE(' as ' || i.alias, ''), " \
-    "NULL, NULL FROM imports i JOIN files f ON f.id = i.file_id "
+    "NULL, NULL, 1 FROM imports i JOIN files f ON f.id = i.file_id "
 
 static int ref_cmp(const void *x, const void *y)
 {
@@ -183,18 +187,26 @@ int action_find_references(struct action_ctx *ctx, const cJSON *args, struct act
             action_result_note(out, "'%s' has %d definitions; references to all of them are listed", symbol, n);
     }
     size_t limit = ctx->max_results > 0 ? (size_t)ctx->max_results : ACTION_DEFAULT_MAX_RESULTS;
-    size_t counts[3][2] = {{0}};
-    for (size_t i = 0; i < r.n; i++) counts[r.v[i].kind][r.v[i].resolved]++;
+    size_t counts[3][2] = {{0}}, sites[3][2] = {{0}};
+    for (size_t i = 0; i < r.n; i++) {
+        counts[r.v[i].kind][r.v[i].resolved]++;
+        sites[r.v[i].kind][r.v[i].resolved] += (size_t)r.v[i].sites;
+    }
     struct action_file f = {0};
     size_t shown_ev = 0;
     for (size_t i = 0; i < r.n; i++) {
         struct ref *x = &r.v[i];
-        if (i == 0 || x->kind != r.v[i - 1].kind || x->resolved != r.v[i - 1].resolved)
-            buf_printf(&out->listing, "%s%s (%zu)%s:\n", ref_names[x->kind], x->kind == REF_SUBCLASS ? "es" : "s",
-                       counts[x->kind][x->resolved], x->resolved ? "" : ", unresolved, matched by name only");
+        if (i == 0 || x->kind != r.v[i - 1].kind || x->resolved != r.v[i - 1].resolved) {
+            size_t nk = counts[x->kind][x->resolved], ns = sites[x->kind][x->resolved];
+            buf_printf(&out->listing, "%s%s (%zu", ref_names[x->kind], x->kind == REF_SUBCLASS ? "es" : "s", nk);
+            /* a caller is listed once, at its first call of the symbol */
+            if (ns != nk) buf_printf(&out->listing, "; %zu call sites", ns);
+            buf_printf(&out->listing, ")%s:\n", x->resolved ? "" : ", unresolved, matched by name only");
+        }
         buf_printf(&out->listing, "  %s:%d", x->path, x->line);
         if (x->in) buf_printf(&out->listing, "  in %s", x->in);
         if (x->target) buf_printf(&out->listing, "  %s", x->target);
+        if (x->sites > 1) buf_printf(&out->listing, "  (%d calls, the first shown)", x->sites);
         buf_addc(&out->listing, '\n');
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "kind", ref_names[x->kind]);
@@ -203,6 +215,7 @@ int action_find_references(struct action_ctx *ctx, const cJSON *args, struct act
         cJSON_AddNumberToObject(o, "line", x->line);
         if (x->in) cJSON_AddStringToObject(o, "in", x->in);
         if (x->target) cJSON_AddStringToObject(o, "target", x->target);
+        if (x->kind == REF_CALLER) cJSON_AddNumberToObject(o, "calls", x->sites);
         cJSON_AddItemToArray(out->items, o);
         if (shown_ev >= limit) continue;
         if (f.id != x->file_id) {

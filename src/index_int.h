@@ -30,6 +30,7 @@ struct index_edge {
     uint32_t file, src;                    /* row ids, src 0 = NULL */
     uint32_t target, target_name;          /* offsets into strs; INDEX_EDGE_NONE = NULL */
     int line;
+    int n;                                 /* call sites (edges.n) */
     unsigned char kind;                    /* INDEX_EDGE_* */
 };
 #define INDEX_EDGE_NONE UINT32_MAX
@@ -52,8 +53,8 @@ struct index_edge_run {
 /* An edge row, bound as kind, src_file, src_id, line, target
  * (index_edge_bind_target), target_name, dst_id, dst_file. */
 #define INDEX_EDGE_INSERT_SQL                                                                                  \
-    "INSERT INTO edges(kind, src_file, src_id, line, target_s, target_name, dst_id, dst_file) "                   \
-    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    "INSERT INTO edges(kind, src_file, src_id, line, target_s, target_name, dst_id, dst_file, n) "                \
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
 #define INDEX_EDGE_RUN_SQL                                                                                     \
     "INSERT INTO edge_runs(file_id, lo, hi) VALUES(?1, ?2, ?3) ON CONFLICT(file_id) DO UPDATE SET "              \
     "lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)"

@@ -193,9 +193,9 @@ static long count_of(sqlite3 *db, const char *sql, const char *name, int k)
 long index_count_refs(sqlite3 *db, const char *name, int kind)
 {
     return count_of(db,
-                    "SELECT (SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IN "
+                    "SELECT (SELECT total(coalesce(n, 1)) FROM edges WHERE kind = ?2 AND dst_id IN "
                     "(SELECT id FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1)) + "
-                    "(SELECT count(*) FROM edges WHERE kind = ?2 AND dst_id IS NULL AND target_name = ?1)",
+                    "(SELECT total(coalesce(n, 1)) FROM edges WHERE kind = ?2 AND dst_id IS NULL AND target_name = ?1)",
                     name, kind);
 }
 
@@ -236,12 +236,13 @@ void summary_compute(sqlite3 *db, struct index_stats *s, int counted)
     s->methods = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'method'");
     s->variables = q_int(db, "SELECT count(*) FROM symbols WHERE kind = 'variable'");
     s->imports = q_int(db, "SELECT count(*) FROM imports");
-    s->calls = q_int(db, "SELECT count(*) FROM edges WHERE kind = 0");   /* INDEX_EDGE_CALLS */
+    s->calls = q_int(db, "SELECT total(coalesce(n, 1)) FROM edges WHERE kind = 0");   /* INDEX_EDGE_CALLS: sites */
     sqlite3_stmt *st;
     memset(s->edges_resolved, 0, sizeof s->edges_resolved);
     memset(s->edges_unresolved, 0, sizeof s->edges_unresolved);
-    if (sqlite3_prepare_v2(db, "SELECT kind, count(dst_id), count(*) FROM edges GROUP BY kind", -1, &st, NULL) ==
-        SQLITE_OK) {
+    /* call sites, as edges.n counts them */
+    if (sqlite3_prepare_v2(db, "SELECT kind, total(iif(dst_id IS NULL, 0, coalesce(n, 1))), total(coalesce(n, 1)) "
+                               "FROM edges GROUP BY kind", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             int k = sqlite3_column_int(st, 0);
             if (k == INDEX_EDGE_CALLS || k == INDEX_EDGE_INHERITS) {

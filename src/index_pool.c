@@ -267,6 +267,7 @@ static void process(struct pool *P, TSParser *parser, struct ztext_packer *zp, c
             parse_result_free(&r->pr);
             r->pr.parse_errors = 1;   /* no tree at all: the text is kept, searchable as module code */
         }
+        parse_merge_calls(&r->pr);   /* one edge per caller and callee */
         chunk_file(r->text, r->textlen, &r->pr, j->sf->path, r->module, &r->chunks);
     }
     /* compressed here, on this parser thread, so that the one writer only

@@ -711,14 +711,14 @@ static int resolve_edges(struct repo *R, sqlite3 *db, int kind, long counts[2], 
     const char *what = index_edge_kind_names[kind];
     int inherits = kind == INDEX_EDGE_INHERITS;
     sqlite3_stmt *sel, *upd;
-    if (sqlite3_prepare_v2(db, "SELECT id, src_file, src_id, coalesce(target, target_name), dst_id, dst_file FROM edges "
+    if (sqlite3_prepare_v2(db, "SELECT id, src_file, src_id, coalesce(target, target_name), dst_id, dst_file, coalesce(n, 1) FROM edges "
                                "WHERE kind = ?1 AND id > ?2 ORDER BY id LIMIT 4096", -1, &sel, NULL))
         return fail(db, what, err, errlen);
     if (sqlite3_prepare_v2(db, "UPDATE edges SET dst_id = ?1, dst_file = ?2 WHERE id = ?3", -1, &upd, NULL)) {
         sqlite3_finalize(sel);
         return fail(db, what, err, errlen);
     }
-    struct row { long long id, file, src, dst, dst_file, new_dst, new_file; char *target; } *rows;
+    struct row { long long id, file, src, dst, dst_file, new_dst, new_file, n; char *target; } *rows;
     rows = xmalloc(4096 * sizeof *rows);
     long long after = 0;
     int rc = 0;
@@ -734,6 +734,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, int kind, long counts[2], 
             r->target = sqlx_col_dup(sel, 3);
             r->dst = sqlite3_column_int64(sel, 4);
             r->dst_file = sqlite3_column_int64(sel, 5);
+            r->n = sqlite3_column_int64(sel, 6);
         }
         sqlite3_reset(sel);
         if (n == 0) break;
@@ -742,7 +743,7 @@ static int resolve_edges(struct repo *R, sqlite3 *db, int kind, long counts[2], 
             struct row *r = &rows[i];
             long long d = resolve_target(R, inherits, r->file, r->src, r->target);
             r->new_dst = d >= 0 ? R->syms[d].id : 0;
-            counts[d >= 0 ? 0 : 1]++;
+            counts[d >= 0 ? 0 : 1] += r->n;   /* call sites */
             r->new_file = d >= 0 ? R->syms[d].file : 0;
             if (r->new_dst == r->dst && r->new_file == r->dst_file) continue;
             if (r->new_dst) {
@@ -774,7 +775,7 @@ static void resolve_pending(struct repo *R, const struct index_edges *P, int kin
         long long d = resolve_target(R, kind == INDEX_EDGE_INHERITS, e->file, e->src, index_edge_str(P, e->target));
         dst[i] = d >= 0 ? R->syms[d].id : 0;
         dst_file[i] = d >= 0 ? R->syms[d].file : 0;
-        counts[d >= 0 ? 0 : 1]++;
+        counts[d >= 0 ? 0 : 1] += e->n;   /* call sites */
     }
 }
 
@@ -804,6 +805,7 @@ static int insert_pending(sqlite3 *db, const struct index_edges *P, const long l
         if (tn) sqlite3_bind_text(ins, 6, tn, -1, SQLITE_STATIC);
         if (d) sqlite3_bind_int64(ins, 7, d);
         if (df) sqlite3_bind_int64(ins, 8, df);
+        if (e->n > 1) sqlite3_bind_int(ins, 9, e->n);
         if (sqlite3_step(ins) != SQLITE_DONE ||
             index_edge_run_note(&run, run_st, e->file, sqlite3_last_insert_rowid(db)))
             rc = fail(db, "edges", err, errlen);

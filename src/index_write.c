@@ -122,7 +122,7 @@ static const char *last_component(const char *s)
 }
 
 /* An edge as written, unresolved: index_resolve sets its destination. */
-static int insert_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
+static int insert_edge(struct writer *w, int kind, long long file, long long src, int line, int n, const char *target,
                        const char *target_name, char *err, size_t errlen)
 {
     sqlite3_stmt *st = w->st[S_INS_EDGE];
@@ -132,6 +132,7 @@ static int insert_edge(struct writer *w, int kind, long long file, long long src
     sqlite3_bind_int(st, 4, line);
     index_edge_bind_target(st, 5, target, target_name, &w->scratch);
     bind_text(st, 6, target_name);
+    if (n > 1) sqlite3_bind_int(st, 9, n);
     if (step(w, S_INS_EDGE, err, errlen)) return -1;
     if (index_edge_run_note(&w->run, w->st[S_EDGE_RUN], file, sqlite3_last_insert_rowid(w->db))) {
         snprintf(err, errlen, "cannot write the index: %s", sqlite3_errmsg(w->db));
@@ -155,7 +156,7 @@ int flush_pending(struct writer *w, char *err, size_t errlen)
     w->pending = NULL;
     for (size_t i = 0; i < P->n; i++) {
         const struct index_edge *e = &P->v[i];
-        if (insert_edge(w, e->kind, e->file, e->src, e->line, index_edge_str(P, e->target),
+        if (insert_edge(w, e->kind, e->file, e->src, e->line, e->n, index_edge_str(P, e->target),
                         index_edge_str(P, e->target_name), err, errlen))
             return -1;
     }
@@ -210,7 +211,7 @@ static uint32_t pending_str_add(struct index_edges *P, const char *s, uint32_t p
     return *slot;
 }
 
-static int add_edge(struct writer *w, int kind, long long file, long long src, int line, const char *target,
+static int add_edge(struct writer *w, int kind, long long file, long long src, int line, int n, const char *target,
                     const char *target_name, char *err, size_t errlen)
 {
     struct index_edges *P = w->pending;
@@ -219,12 +220,13 @@ static int add_edge(struct writer *w, int kind, long long file, long long src, i
               file > UINT32_MAX || src > UINT32_MAX) &&
         flush_pending(w, err, errlen))
         return -1;
-    if (!w->pending) return insert_edge(w, kind, file, src, line, target, target_name, err, errlen);
+    if (!w->pending) return insert_edge(w, kind, file, src, line, n, target, target_name, err, errlen);
     P = w->pending;
     ARRAY_GROW(P->v, P->n, P->cap, 4096);
     struct index_edge *e = &P->v[P->n++];
     e->kind = (unsigned char)kind;
     e->line = line;
+    e->n = n;
     e->file = (uint32_t)file;
     e->src = (uint32_t)(src > 0 ? src : 0);
     e->target = pending_str_add(P, target, INDEX_EDGE_NONE);
@@ -313,7 +315,7 @@ static int write_inherits(struct writer *w, long long fid, const struct parse_re
             char *target = xstrdup(b);
             char *br = strpbrk(target, "[(");
             if (br) *br = 0;
-            rc = add_edge(w, INDEX_EDGE_INHERITS, fid, w->symids[i], y->body_line, b, last_component(target), err,
+            rc = add_edge(w, INDEX_EDGE_INHERITS, fid, w->symids[i], y->body_line, 1, b, last_component(target), err,
                           errlen);
             free(target);
         }
@@ -323,13 +325,14 @@ static int write_inherits(struct writer *w, long long fid, const struct parse_re
     return 0;
 }
 
-/* One unresolved 'calls' edge per call site. */
+/* One unresolved 'calls' edge per caller and callee (parse_merge_calls),
+ * counting its call sites. */
 static int write_calls(struct writer *w, long long fid, const struct parse_result *pr, char *err, size_t errlen)
 {
     for (size_t i = 0; i < pr->ncalls; i++) {
         const struct parse_call *c = &pr->calls[i];
         long long src = c->caller >= 0 && (size_t)c->caller < pr->nsyms ? w->symids[c->caller] : 0;
-        if (add_edge(w, INDEX_EDGE_CALLS, fid, src, c->line, c->callee, last_component(c->callee), err, errlen))
+        if (add_edge(w, INDEX_EDGE_CALLS, fid, src, c->line, c->n, c->callee, last_component(c->callee), err, errlen))
             return -1;
     }
     return 0;

@@ -103,3 +103,36 @@ void parse_result_free(struct parse_result *r)
     free(r->calls);
     memset(r, 0, sizeof *r);
 }
+
+static uint64_t call_hash(const struct parse_call *c)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(unsigned)c->caller;
+    for (const unsigned char *p = (const unsigned char *)c->callee; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+void parse_merge_calls(struct parse_result *r)
+{
+    if (r->ncalls < 2) return;
+    size_t cap = 16;
+    while (cap < r->ncalls * 2) cap <<= 1;
+    size_t *slot = xcalloc(cap, sizeof *slot);   /* kept index + 1; 0 = empty */
+    size_t keep = 0;
+    for (size_t i = 0; i < r->ncalls; i++) {
+        struct parse_call *c = &r->calls[i];
+        size_t k = (size_t)call_hash(c) & (cap - 1);
+        for (; slot[k]; k = (k + 1) & (cap - 1)) {
+            struct parse_call *o = &r->calls[slot[k] - 1];
+            if (o->caller == c->caller && !strcmp(o->callee, c->callee)) break;
+        }
+        if (slot[k]) {
+            r->calls[slot[k] - 1].n += c->n;
+            free(c->callee);
+            continue;
+        }
+        r->calls[keep] = *c;
+        slot[k] = ++keep;
+    }
+    r->ncalls = keep;
+    free(slot);
+}

@@ -40,6 +40,7 @@ struct parse_call {
     int line;
     int caller;          /* index into syms of the innermost enclosing function/class, -1 at module level */
     char *callee;        /* callee expression as written, e.g. 'self.dispatch_request', 'os.path.join' */
+    int n;               /* call sites this one stands for: 1 as extracted, more once merged */
 };
 
 struct parse_result {
@@ -110,5 +111,11 @@ char *parse_text_generated(const char *text, size_t len);
  * with a message naming the grammar, its ABI and what to do. */
 int parse_check_grammars(char *err, size_t errlen);
 void parse_result_free(struct parse_result *r);
+
+/* Merges the calls of r that have the same caller and callee into the first
+ * of them (its line), which counts them in n; the order is kept. A function
+ * that calls the same thing many times (generated rule tables and tests do,
+ * thousands of times) is one edge in the index, not one per site. */
+void parse_merge_calls(struct parse_result *r);
 
 #endif

@@ -212,7 +212,7 @@ void pc_add_call(struct pc_ctx *c, int line, int scope, char *callee)
 {
     struct parse_result *r = c->out;
     r->calls = pc_grow(r->calls, &c->cap_calls, r->ncalls, sizeof *r->calls, 64);
-    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee};
+    r->calls[r->ncalls++] = (struct parse_call){line, scope, callee, 1};
 }
 
 struct parse_symbol *pc_add_symbol(struct pc_ctx *c, enum parse_kind kind, int parent, char *name, char *qualname,

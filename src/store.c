@@ -115,7 +115,8 @@ static const char STORE_SCHEMA[] =
     /* Only calls and inherits: what contains a symbol is its parent_id, what
      * a file imports is in imports (the summary counts both as edges). An
      * integer kind and no target where it is its own last component keep
-     * the rows small: they are a call site each. */
+     * the rows small: they are a caller and callee each, at its first call
+     * site, with how many sites (parse_merge_calls). */
     "  kind INTEGER NOT NULL,\n"          /* INDEX_EDGE_CALLS 0 | INDEX_EDGE_INHERITS 1 */
     "  src_file INTEGER NOT NULL,\n"
     "  src_id INTEGER,\n"                 /* source symbol; NULL = module level */
@@ -125,7 +126,8 @@ static const char STORE_SCHEMA[] =
     /* as written (callee, base expression); NULL where it is target_name */
     "  target TEXT GENERATED ALWAYS AS (" STORE_PREFIX_SQL("target_s", "target_name", "NULL") ") VIRTUAL,\n"
     "  dst_id INTEGER,\n"                 /* resolved symbol, NULL when unresolved */
-    "  dst_file INTEGER\n"                /* resolved file */
+    "  dst_file INTEGER,\n"               /* resolved file */
+    "  n INTEGER\n"                       /* call sites of the caller's callee it stands for; NULL = 1 */
     ");\n"
     /* Edges are most of the index's rows (a call site each), so they carry
      * only the indexes a reader uses: a resolved edge is found by its

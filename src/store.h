@@ -25,7 +25,9 @@
  *   symbols                   classes, functions, methods, module-level variables
  *   imports                   import statements, resolved to repo files where possible
  *   edges                     calls and inherits relations (imports: the imports
- *                             table; contains: symbols.parent_id)
+ *                             table; contains: symbols.parent_id); a caller's
+ *                             calls of one callee are one edge at the first,
+ *                             n counting them
  *   chunk_spans + chunks_fts  retrieval units (as spans of their file's text, a
  *                             class outline packed against its span) and
  *                             their code-aware FTS5 terms; the view chunks puts
@@ -46,7 +48,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 15
+#define STORE_SCHEMA_VERSION 16
 #define STORE_APPLICATION_ID 0x44525141   /* "DRQA" */
 
 /* What is at an index path, found without writing to it. */
