@@ -18,7 +18,12 @@
  *   cc -O2 -DTSPARSE_JS -o tsparse bench/tsparse.c BUILD/libgrammars.a -ltree-sitter -pthread
  *
  * usage: tsparse LIST [THREADS]   (THREADS default 2; 1 runs a single pass)
+ *
+ * malloc is set up as drqa-tui's main sets it (no fastbins: src/main.c), so
+ * that the floor is tree-sitter's at its fastest here, not slower than the
+ * index's own parsing.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -129,6 +134,7 @@ static void pass(int threads)
 
 int main(int argc, char **argv)
 {
+    mallopt(M_MXFAST, 0);
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: tsparse LIST [THREADS]\n");
         return 2;
