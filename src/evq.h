@@ -35,7 +35,9 @@ enum evq_kind {
     EVQ_STATE,         /* state; a/b: progress done/total when indexing; text: detail */
     EVQ_ANSWER,        /* text: answer markdown; text2: citations, one "path:start-end"
                           a line; a: 1 when from a finished trajectory; b: 1 when it
-                          was stopped while written (search_answer.stopped) */
+                          was stopped while written (search_answer.stopped); text3:
+                          the fallback policy that wrote it, or NULL
+                          (search_answer.written_by) */
     EVQ_TOKENS,        /* a: input tokens, b: output tokens (totals so far) */
     EVQ_UCT,           /* one score of a selection (struct mcts_uct_mark): node,
                           iteration, uct: the score; a: 1 for UCT_new (the node as

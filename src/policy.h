@@ -87,6 +87,10 @@ struct policy_answer {
      * node saw is verified against these, and the markdown says which
      * citations came from them. Usually empty. */
     struct evidence read;
+    /* The policy that wrote the markdown when it is not this one (a
+     * fallback's name, static: "offline"), else NULL: an answer the
+     * fallback wrote for a model is never shown as the model's. */
+    const char *written_by;
 };
 
 /* Where an answer being written goes as it arrives: kind 0 a piece of text,

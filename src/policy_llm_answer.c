@@ -342,5 +342,6 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
         snprintf(err, errlen, "answer: %s; the %s answer failed too: %s", problem, p->fallback.name, ferr);
         return -1;
     }
+    out->written_by = p->fallback.name;
     return 0;
 }

@@ -1187,6 +1187,7 @@ struct search_answer *search_answer(struct search *s)
         }
     }
     a->markdown = pa.markdown ? pa.markdown : fallback_markdown(t, a->path, a->npath);
+    if (pa.markdown && pa.written_by) a->written_by = xstrdup(pa.written_by);
     pa.markdown = NULL;
     a->stopped = pa.stopped;
 
@@ -1250,5 +1251,6 @@ void search_answer_free(struct search_answer *a)
     evidence_free(&a->cites);
     free(a->path);
     free(a->error);
+    free(a->written_by);
     free(a);
 }

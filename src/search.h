@@ -206,6 +206,8 @@ struct search_answer {
                                  covers (removed; see search_answer) */
     int fallback_cite;        /* 1: none survived, the trajectory's best span was cited */
     char *error;              /* the policy's answer failure, or NULL */
+    char *written_by;         /* the fallback policy that wrote the answer for the
+                                 configured one (policy_answer.written_by), or NULL */
     char *failure;            /* every expanded step failed: "every step of the search
                                  failed (N of N); the first: ...", or the search stopped
                                  on an error before any step succeeded; else NULL. When

@@ -285,6 +285,7 @@ static cJSON *answer_json(const struct search_answer *a)
     fields_json(o, a, FIELDS_OF(answer_fields));
     cJSON_AddItemToObject(o, "tokens", tokens_json(a->tokens_in, a->tokens_out));
     if (a->stopped) cJSON_AddTrueToObject(o, "stopped");   /* only then: older readers see no new field */
+    if (a->written_by) cJSON_AddStringToObject(o, "written_by", a->written_by);   /* likewise */
     return o;
 }
 
@@ -423,6 +424,8 @@ char *transcript_markdown(const struct mcts_tree *t, const struct search_answer 
         if (!a->from_finished)
             buf_adds(&b, "\n_No trajectory reached Finish._\n");
         if (a->error) buf_printf(&b, "\n_The answer step failed (%s); this is the fallback._\n", a->error);
+        if (a->written_by)
+            buf_printf(&b, "\n_The model's answer call failed: the %s policy wrote this answer._\n", a->written_by);
         if (a->failure) buf_printf(&b, "\n_%s._\n", a->failure);
         buf_adds(&b, "\n### Citations\n\n");
         for (size_t i = 0; i < a->cites.n; i++) {
@@ -664,6 +667,8 @@ static struct search_answer *read_answer(struct rd *r, const cJSON *o)
     cJSON_ArrayForEach(c, p) a->path[i++] = cJSON_IsNumber(c) ? c->valueint : -1;
     fields_read(r, o, a, FIELDS_OF(answer_fields), "answer");
     a->stopped = truthy(o, "stopped");
+    const cJSON *wb = cJSON_GetObjectItemCaseSensitive(o, "written_by");
+    if (cJSON_IsString(wb) && wb->valuestring[0]) a->written_by = xstrdup(wb->valuestring);
     read_tokens(r, o, "answer", &a->tokens_in, &a->tokens_out);
     return a;
 }

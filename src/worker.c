@@ -292,6 +292,7 @@ static void answer(struct worker *w)
     e.b = a->stopped;
     e.text = a->markdown;
     e.text2 = (char *)buf_str(&cites);
+    e.text3 = a->written_by;
     evq_post(w->ev, &e);
     buf_free(&cites);
     if (a->error) evq_post_log(w->ev, -1, "%s", a->error);

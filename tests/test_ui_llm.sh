@@ -93,5 +93,33 @@ ok $? "the citation opens the file view of tinyweb/app.py"
 keys Escape q
 wait_for '^EXIT=0'
 ok $? "quits at once when done"
+fake_stop
+
+# the answer call fails while the rest works: the Answer pane's title says
+# whose answer it shows, as --ask's heading does, and so do the transcripts
+dispatch_script "$T/noans.json" 'unused'
+"$PYTHON3" - "$T/noans.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["rules"] = [r for r in d["rules"] if "Answer Agent" not in r["match"]]
+d["rules"].append({"match": "You are the Answer Agent", "status": 500, "error": "answer backend down"})
+json.dump(d, open(sys.argv[1], "w"))
+PY
+printf 'retries = 0\n' >"$T/noretry.conf"
+fake_start "$T/noans.json" "$T/noans.jsonl"
+run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
+    --model fake-model --config "$T/noretry.conf" --iterations 4 --index "$T/idx.sqlite" \
+    --transcript-dir "$T/tr2" "$T/repo" "$Q"
+wait_for 'transcript written: .*\.md'
+ok $? "the search ends and its transcripts are written"
+grep -q "The offline policy's answer" "$T/screen"
+ok $? "the Answer pane is titled as the offline policy's answer, not the model's"
+grep -q "the offline policy wrote this answer" "$T"/tr2/drqa-*.md &&
+    "$PYTHON3" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["answer"].get("written_by") != "offline")' \
+        "$(ls "$T"/tr2/drqa-*.json | head -1)"
+ok $? "the Markdown and JSON transcripts say the offline policy wrote it"
+keys q
+wait_for '^EXIT=0'
+fake_stop
 echo "1..$n"
 exit $fail

@@ -254,6 +254,7 @@ static void set_answer(struct ui_model *m, const struct evq_event *e)
     a->path = ids;
     a->tokens_in = a->tokens_out = 0;
     a->stopped = e->b != 0;
+    a->written_by = e->text3 ? xstrdup(e->text3) : NULL;
     m->answer = a;
     writing_clear(m);   /* the answer as checked replaces the text as written */
 }

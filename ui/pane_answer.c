@@ -76,6 +76,12 @@ static void draw(struct ui *ui, struct pane *p)
     char info[48] = "";
     if (nc) snprintf(info, sizeof info, "cite %d/%zu", p->cursor + 1, nc);
     const char *title = ui->m.answer && ui->m.answer->from_finished ? "Answer" : "Answer (best path)";
+    char by[96];
+    /* the fallback's answer is never titled as the model's (--ask's heading) */
+    if (ui->m.answer && ui->m.answer->written_by) {
+        snprintf(by, sizeof by, "The %s policy's answer (the model's answer call failed)", ui->m.answer->written_by);
+        title = by;
+    }
     if (ui->m.writing.active) title = "Answer (being written; Esc stops)";
     else if (ui->m.answer && ui->m.answer->stopped) title = "Answer (stopped, incomplete)";
     draw_title(ui, p, title, info);
