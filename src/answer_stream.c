@@ -44,13 +44,42 @@ static int hand(struct answer_stream *s, const char *text, size_t len)
     return s->stopped;
 }
 
+/* After a ```json fence that opens the reply (small open models write the
+ * object in one): where the object would start; p itself when there is no
+ * fence; NULL after a fence of anything else (plain text). *more: the head
+ * may still grow into a fence. */
+static const char *past_fence(const char *p, int *more)
+{
+    static const char *const fences[] = {"```json\n", "```JSON\n", "```\n", "```json\r\n", "```\r\n"};
+    if (*p != '`') return p;
+    size_t have = strlen(p);
+    for (size_t k = 0; k < sizeof fences / sizeof *fences; k++) {
+        size_t n = strlen(fences[k]);
+        if (strncmp(p, fences[k], have < n ? have : n)) continue;
+        if (have < n) {
+            *more = 1;
+            return p;
+        }
+        return p + n;
+    }
+    return NULL;
+}
+
 /* Form 0: the head so far decides the form. An opening {"answer": " is the
- * JSON form (2, the string's text follows); anything else that cannot grow
- * into it is plain text (1, the head handed as it is). */
+ * JSON form (2, the string's text follows), also inside a ```json fence;
+ * anything else that cannot grow into it is plain text (1, the head handed
+ * as it is). */
 static void decide_form(struct answer_stream *s)
 {
     const char *h = buf_str(&s->head), *p = h + strspn(h, " \t\r\n");
     if (!*p) return;
+    int more = 0;
+    p = past_fence(p, &more);
+    if (more) return;
+    if (!p) {
+        s->form = 1;
+        return;
+    }
     static const char *const want[] = {"{", "\"answer\"", ":", "\""};
     for (size_t k = 0; k < 4; k++) {
         p += strspn(p, " \t\r\n");

@@ -109,6 +109,8 @@ static const char *differs_why(const struct engine_result *r)
     if (r->stopped) return "the answer was stopped; what had arrived, as checked";
     if (r->answered_by && !strcmp(r->answered_by, "offline"))
         return "the model's answer failed; the answer given instead";
+    if (r->unwrapped)
+        return "the model wrote its answer inside JSON, with words around it; the answer it holds, as checked";
     return "the checked answer differs from the text above (citations no evidence verifies are removed, notes "
            "added); the answer as checked";
 }

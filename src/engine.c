@@ -560,6 +560,7 @@ static void run_mcts(struct engine *e, const char *question, const char *stem, c
     const struct mcts_tree *t = search_tree(s);
     r->answer = xstrdup(a->markdown ? a->markdown : "");
     r->stopped = a->stopped;
+    r->unwrapped = a->unwrapped;
     evidence_copy(&r->cites, &a->cites);
     for (size_t i = 0; i < a->npath; i++) {
         const struct mcts_node *n = mcts_node(t, a->path[i]);

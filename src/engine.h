@@ -173,6 +173,8 @@ struct engine_result {
     int verified_citations;
     char **cite_hashes;        /* cites.n hashes of each cited span's lines as the index holds them
                                 * (recheck.h), NULL where the lines could not be read */
+    int unwrapped;             /* the model's reply held the answer in a JSON object's "answer"
+                                * string: answer is that string (search_answer.unwrapped) */
     int stopped;               /* the answer's reader (engine_ask_hooks.answer_sink) stopped it while it
                                 * was written: answer is the part that had arrived and says so; its
                                 * line then has "stopped": true */

@@ -91,6 +91,9 @@ struct policy_answer {
      * fallback's name, static: "offline"), else NULL: an answer the
      * fallback wrote for a model is never shown as the model's. */
     const char *written_by;
+    /* The reply held the answer as the "answer" string of a JSON object
+     * (with words or a fence around it): markdown is that string. */
+    int unwrapped;
 };
 
 /* Where an answer being written goes as it arrives: kind 0 a piece of text,

@@ -25,23 +25,63 @@
 
 struct answer_ctx {
     char *answer;
+    int unwrapped;   /* answer is the "answer" string of a JSON object in the reply */
 };
 
+static void count_cite(void *ctx, size_t start, size_t end, const char *path, size_t plen, int a, int z)
+{
+    (void)start, (void)end, (void)path, (void)plen, (void)a, (void)z;
+    ++*(int *)ctx;
+}
+
+/* The text of s[0, n) cites a span (path:line). */
+static int cites_any(const char *s, size_t n)
+{
+    char *t = xstrndup(s, n);
+    int k = 0;
+    scan_citations(t, count_cite, &k);
+    free(t);
+    return k > 0;
+}
+
+struct answer_object {
+    const char *text;
+    size_t n;
+    char *answer;
+};
+
+/* An object with an "answer" string is the reply's answer when nothing
+ * around it cites code: the words around it are a wrapper ("Sure! Here is
+ * my reply:", a ```json fence), never part of the answer. An answer in
+ * Markdown that shows such an object as an example cites its code outside
+ * it, and is kept whole. */
+static int take_answer_object(void *ctx, const struct jsonx_candidate *c)
+{
+    struct answer_object *ao = ctx;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c->obj, "answer");
+    if (!cJSON_IsString(a) || !a->valuestring[0]) return 1;
+    if (cites_any(ao->text, c->start) || cites_any(ao->text + c->start + c->len, ao->n - c->start - c->len)) return 1;
+    ao->answer = xstrdup(a->valuestring);
+    return 0;
+}
+
 /* The answer role replies in Markdown (its thinking, if any, was taken out
- * by the transport, llm.h). A reply that is one JSON object with an
- * "answer" string (what models trained on JSON tasks sometimes send anyway)
- * gives that string; a fence around the whole reply is taken off. */
+ * by the transport, llm.h). A reply that holds a JSON object with an
+ * "answer" string (what models trained on JSON tasks send anyway, small
+ * open ones in a ```json fence between words of their own, with a trailing
+ * comma) gives that string (take_answer_object); a fence around a whole
+ * Markdown reply is taken off. */
 static int check_answer_text(void *ctx, const char *text, char *err, size_t errlen)
 {
     struct answer_ctx *ac = ctx;
     const char *t = text + strspn(text, " \t\r\n");
     char *md = NULL;
-    if (*t == '{') {
-        cJSON *o = cJSON_Parse(t);
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "answer");
-        if (cJSON_IsString(a)) md = xstrdup(a->valuestring);
-        cJSON_Delete(o);
+    if (strstr(t, "\"answer\"")) {
+        struct answer_object ao = {t, strlen(t), NULL};
+        char jerr[256];
+        if (jsonx_each_object(t, ao.n, take_answer_object, &ao, jerr, sizeof jerr) == 0) md = ao.answer;
     }
+    ac->unwrapped = md != NULL;
     if (!md && (str_starts(t, "```markdown\n") || str_starts(t, "```md\n") || str_starts(t, "```\n"))) {
         const char *body = strchr(t, '\n') + 1;
         const char *end = body + strlen(body);
@@ -292,6 +332,7 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
                 if (nv2 > 0 || nvalid == 0) {
                     free(ac.answer);
                     ac.answer = ac2.answer;
+                    ac.unwrapped = ac2.unwrapped;
                     ac2.answer = NULL;
                     pthread_mutex_lock(&p->lock);
                     cut = p->q_answer_cut;
@@ -311,6 +352,7 @@ int lp_answer(void *ctx, const struct mcts_tree *t, const int *ids, size_t nids,
         struct cite_check cc = {&seen, EVIDENCE_INIT, EVIDENCE_INIT};
         scan_citations(md, classify_cite, &cc);
         out->markdown = md;
+        out->unwrapped = ac.unwrapped;
         evidence_copy(&out->cites, &cc.valid);
         evidence_free(&cc.valid);
         evidence_free(&cc.invalid);

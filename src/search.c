@@ -1188,6 +1188,7 @@ struct search_answer *search_answer(struct search *s)
     }
     a->markdown = pa.markdown ? pa.markdown : fallback_markdown(t, a->path, a->npath);
     if (pa.markdown && pa.written_by) a->written_by = xstrdup(pa.written_by);
+    a->unwrapped = pa.markdown && pa.unwrapped;
     pa.markdown = NULL;
     a->stopped = pa.stopped;
 

@@ -208,6 +208,7 @@ struct search_answer {
     char *error;              /* the policy's answer failure, or NULL */
     char *written_by;         /* the fallback policy that wrote the answer for the
                                  configured one (policy_answer.written_by), or NULL */
+    int unwrapped;            /* policy_answer.unwrapped */
     char *failure;            /* every expanded step failed: "every step of the search
                                  failed (N of N); the first: ...", or the search stopped
                                  on an error before any step succeeded; else NULL. When

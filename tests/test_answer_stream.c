@@ -192,6 +192,39 @@ static void test_json_form(struct llm_policy *p)
     is_str(buf_str(&r.log), "T:{x} is |T:set in `tinyweb/app.py:50-51`.|", "it reaches the reader as it is");
     policy_answer_clear(&a);
     buf_free(&r.log);
+
+    /* a small open model's habit: the object in a ```json fence, a trailing comma */
+    static const struct script s4[] = {{{"``", "`json\n{\n  \"answer\": \"It is called in ",
+                                         "`tinyweb/app.py:50-51`.\",\n}\n```", NULL}}};
+    r = (struct reader){BUF_INIT, 0, 0};
+    ok(run(p, s4, 1, &r, &a) == 0, "a JSON answer in a ```json fence: succeeds");
+    is_str(buf_str(&r.log), "T:It is called in |T:`tinyweb/app.py:50-51`.|",
+           "the reader gets the string's text, no fence and no JSON");
+    is_str(a.markdown, "It is called in `tinyweb/app.py:50-51`.", "and the check keeps that text");
+    ok(a.unwrapped && a.cites.n == 1, "said to be unwrapped; its citation verified");
+    policy_answer_clear(&a);
+    buf_free(&r.log);
+
+    /* words around the fence: streamed as they come, the check takes the string */
+    static const struct script s5[] = {{{"Sure! Here is my reply:\n\n```json\n{\"answer\": \"It is called in ",
+                                         "`tinyweb/app.py:50-51`.\"}\n```\n\nLet me know if you need more.",
+                                         NULL}}};
+    r = (struct reader){BUF_INIT, 0, 0};
+    ok(run(p, s5, 1, &r, &a) == 0, "a JSON answer with words around its fence: succeeds");
+    is_str(a.markdown, "It is called in `tinyweb/app.py:50-51`.", "the check keeps the string, not the wrapper");
+    ok(a.unwrapped, "and says the answer was unwrapped");
+    policy_answer_clear(&a);
+    buf_free(&r.log);
+
+    /* a Markdown answer that shows such an object as an example, citing outside it: kept whole */
+    static const struct script s6[] = {{{"The view returns `{\"answer\": \"ok\"}` at `tinyweb/app.py:50-51`.", NULL}}};
+    r = (struct reader){BUF_INIT, 0, 0};
+    ok(run(p, s6, 1, &r, &a) == 0, "a Markdown answer with a JSON example: succeeds");
+    is_str(a.markdown, "The view returns `{\"answer\": \"ok\"}` at `tinyweb/app.py:50-51`.",
+           "it is kept whole: the object is an example, the citation outside it");
+    ok(!a.unwrapped, "not unwrapped");
+    policy_answer_clear(&a);
+    buf_free(&r.log);
 }
 
 static void test_reask(struct llm_policy *p)

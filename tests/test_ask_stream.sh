@@ -26,6 +26,10 @@ words=$("$PYTHON3" -c 'print(" ".join("w%d" % i for i in range(400)))')
 for c in pipe tty json jtty; do stream_script "$T/script.json" "$c" 5 "$A"; done
 stream_script "$T/script.json" reask 5 'It is in `tinyweb/ghost.py:1-3`.' "$B"
 stream_script "$T/script.json" differs 5 "$C"
+# a small open model's answer: the object in a ```json fence (a trailing
+# comma), alone or with words around it
+stream_script "$T/script.json" fenced 5 "$("$PYTHON3" -c 'import json, sys; print("```json\n{\n  \"answer\": %s,\n}\n```" % json.dumps(sys.argv[1]))' "$B")"
+stream_script "$T/script.json" wrapped 5 "$("$PYTHON3" -c 'import json, sys; print("Sure! Here is my reply:\n\n```json\n{\"answer\": %s}\n```\n\nLet me know if you need anything else." % json.dumps(sys.argv[1]))' "$B")"
 stream_script "$T/script.json" stop 20 "The view is called in \`tinyweb/app.py:46-51\`, then $words LASTWORD."
 fake_start "$T/script.json" "$T/requests.jsonl" || exit 1
 
@@ -99,6 +103,24 @@ like "$(cat "$T/differs.out")" "$C
 It is in \`tinyweb/app.py:46-51\` and in  for sure." "a checked answer that differs is said, then printed"
 like "$(cat "$T/differs.out")" "_1 citation that matched no evidence on the trajectory was removed._" \
     "with the removal noted"
+
+# a fenced JSON answer streams as its text; with words around the fence the
+# JSON streams as it came, and the checked answer is said to be the string in it
+pty=--guard=60 ask fenced
+is "$rc" 0 "a fenced JSON answer on a terminal: succeeds"
+like "$(cat "$T/fenced.out")" "$B
+
+$EV" "it is printed as the answer's text"
+ok "$(grep -c '```\|"answer"\|differs' "$T/fenced.out" | grep -qx 0; echo $?)" "with no fence, no JSON and no 'differs' line"
+pty=--guard=60 ask wrapped
+is "$rc" 0 "a JSON answer with words around its fence on a terminal: succeeds"
+like "$(cat "$T/wrapped.out")" "Let me know if you need anything else.
+
+--- the model wrote its answer inside JSON, with words around it; the answer it holds, as checked: ---
+
+$B" "the checked answer is said to be the string inside the JSON, then printed"
+pty= ask wrapped
+is "$(head -1 "$T/wrapped.out")" "$B" "into a pipe: only the answer's text"
 
 # C-c while the answer is written
 mkdir -p "$T/tr"
