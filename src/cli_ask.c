@@ -94,16 +94,30 @@ static void print_policy(const struct drqa_opts *o, const struct engine_shared *
 }
 
 /* Said once on stderr (--quiet or not): steps the offline policy decided
- * for the model, how many model calls failed and the last reason. */
+ * for the model, how many model calls failed and the last reason (why: the
+ * last fallback's; failure: the last failed call's, said alone when the
+ * offline policy replaced none: calls asked again, a stream resent). */
 static void print_fallbacks(const char *what, int steps, long failed, long calls, int answer_offline,
-                            const char *why)
+                            const char *why, const char *failure)
 {
     if (!steps && !answer_offline && !failed) return;
-    char *safe = text_term_safe(why && *why ? why : "no reason recorded");
+    char *fail = text_term_safe(failure && *failure ? failure : "no reason recorded");
+    if (!steps && !answer_offline) {
+        fprintf(stderr, "drqa-tui: warning: %s%ld of %ld model calls failed, none replaced by the offline policy; "
+                        "the last failure: %s\n", what, failed, calls, fail);
+        free(fail);
+        return;
+    }
+    char *safe = text_term_safe(why && *why ? why : failure && *failure ? failure : "no reason recorded");
     fprintf(stderr, "drqa-tui: warning: %s%d step%s decided by the offline policy instead of the model%s (%ld of %ld "
-                    "model calls failed); the last: %s\n", what, steps, steps == 1 ? "" : "s",
+                    "model calls failed); the last: %s", what, steps, steps == 1 ? "" : "s",
             answer_offline ? ", the answer too" : "", failed, calls, safe);
+    /* a failed call's reason, when the fallback's was another one */
+    if (failed && failure && *failure && why && *why && !strstr(why, failure))
+        fprintf(stderr, "; the last call failure: %s", fail);
+    fputc('\n', stderr);
     free(safe);
+    free(fail);
 }
 
 /* The answer on stdout: with --json its line, else its Markdown unless it
@@ -221,7 +235,7 @@ ask:
     int uncited = !rc && llm && r.answer && r.verified_citations == 0 && strcmp(r.mode, "direct");
     if (!r.no_model && llm)
         print_fallbacks("", r.fallback_steps, r.failed_calls, r.model_calls,
-                        r.answered_by && !strcmp(r.answered_by, "offline"), r.fallback_reason);
+                        r.answered_by && !strcmp(r.answered_by, "offline"), r.fallback_reason, r.last_failure);
     if (r.stopped)
         fprintf(stderr, "drqa-tui: the answer was stopped (C-c) while it was being written; the part that had "
                         "arrived is printed, marked as stopped (exit status %d)\n", EXIT_STOPPED);
@@ -592,6 +606,7 @@ struct batch {
     long model_calls, failed_calls;
     long fallback_steps, answer_fallbacks, uncited;
     char last_reason[512];
+    char last_failure[512];
 };
 
 static void write_line(struct batch *b, const struct engine_result *r, const cJSON *id, int failed)
@@ -616,6 +631,7 @@ static void write_line(struct batch *b, const struct engine_result *r, const cJS
     }
     if (r->no_model && r->error) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->error);
     else if (r->fallback_reason) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->fallback_reason);
+    if (r->last_failure) snprintf(b->last_failure, sizeof b->last_failure, "%s", r->last_failure);
     pthread_mutex_unlock(&b->mu);
     free(s);
     cJSON_Delete(j);
@@ -861,7 +877,8 @@ static int batch_report(const struct drqa_opts *o, const struct batch *b, size_t
         char what[64];
         snprintf(what, sizeof what, "batch: %zu question%s: ", b->answered + b->failed,
                  b->answered + b->failed == 1 ? "" : "s");
-        print_fallbacks(what, (int)b->fallback_steps, b->failed_calls, b->model_calls, 0, b->last_reason);
+        print_fallbacks(what, (int)b->fallback_steps, b->failed_calls, b->model_calls, 0, b->last_reason,
+                        b->last_failure);
         if (b->answer_fallbacks)
             fprintf(stderr, "drqa-tui: warning: batch: %ld answer%s written by the offline policy instead of the "
                             "model (answered_by in the lines)\n", b->answer_fallbacks,

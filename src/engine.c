@@ -401,6 +401,7 @@ void engine_result_free(struct engine_result *r)
     free(r->damage);
     free(r->offline_answer);
     free(r->fallback_reason);
+    free(r->last_failure);
     cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
@@ -489,6 +490,7 @@ static void decided_by(struct engine *e, const struct search_answer *a, struct e
     r->model_calls = out.calls;
     r->failed_calls = out.failed_calls;
     if (!out.answer_fallback) r->answered_by = "model";
+    if (out.failed_calls > 0 && out.last_error[0]) r->last_failure = xstrdup(out.last_error);
     const char *const *notes;
     size_t nn = llm_policy_notes(e->llm, &notes);
     for (size_t i = nn; i-- > 0;)

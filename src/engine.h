@@ -170,6 +170,7 @@ struct engine_result {
     int no_model;
     char *offline_answer;
     char *fallback_reason;
+    char *last_failure;        /* why the last failed model call failed (retried or not), or NULL */
     int verified_citations;
     char **cite_hashes;        /* cites.n hashes of each cited span's lines as the index holds them
                                 * (recheck.h), NULL where the lines could not be read */

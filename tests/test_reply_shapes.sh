@@ -150,6 +150,38 @@ is "$(head -1 "$T/noanswer.out")" "## The offline policy's answer (the model's a
     "the offline policy's answer comes under a heading saying so"
 like "$(cat "$T/noanswer.err")" "the answer too" "stderr says the answer fell back too"
 
+# ---- the answer call fails once and its retry succeeds: the warning says
+# calls failed and why, not that steps fell back (none did)
+cat >"$T/hiccup.json" <<'EOF'
+{"rules": [
+ {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
+ {"match": "You are the Planning Agent", "times": 1, "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
+ {"match": "You are the Planning Agent", "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
+ {"match": "You are the Evidence Filter", "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
+ {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
+ {"match": "You are the Answer Agent", "times": 1, "fault": "truncate", "content": "It is called in"},
+ {"match": "You are the Answer Agent", "content": "It is called in `tinyweb/app.py:46-51`."}
+]}
+EOF
+printf 'retries = 0\n' >"$T/oneretry.conf"
+fake_start "$T/hiccup.json" "$T/hiccup.log"
+ask hiccup fake-model --config "$T/oneretry.conf" --iterations 1
+is "$rc" 0 "an answer call cut short, then sent again: answered"
+is "$(head -1 "$T/hiccup.out")" 'It is called in `tinyweb/app.py:46-51`.' "the model's answer, under no fallback heading"
+grep -E -q "warning: 1 of [0-9]+ model calls failed, none replaced by the offline policy; the last failure: the reply was cut short" \
+    "$T/hiccup.err"
+ok $? "stderr says a call failed and why"
+if grep -E -q 'decided by the offline policy|no reason recorded' "$T/hiccup.err"; then r=1; else r=0; fi
+ok $r "and claims no fallback and no missing reason"
+# with steps that fell back too (a Finish planned with nothing read): both reasons
+fake_stop
+fake_start "$T/hiccup.json" "$T/hiccup2.log"
+ask hiccup2 fake-model --config "$T/oneretry.conf"
+fake_stop
+grep -E -q "steps? decided by the offline policy instead of the model \(1 of [0-9]+ model calls failed\); the last: planning: .*; the last call failure: the reply was cut short" \
+    "$T/hiccup2.err"
+ok $? "with steps that fell back as well, the fallback's reason and the failed call's are both said"
+
 # ---- an answer that cites nothing verified: exit 4
 cat >"$T/uncited.json" <<'EOF'
 {"rules": [
