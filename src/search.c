@@ -1103,9 +1103,29 @@ static void describe_node(struct buf *b, const struct mcts_node *m)
  * the path's first), and which ones the policy read for the answer itself,
  * outside the tree (read: policy_answer.read, the flat ranker's windows).
  * Appended to the markdown, so every front end shows it. */
+static void note_fallback_cite(struct search_answer *a)
+{
+    struct buf nodes = BUF_INIT, b = BUF_INIT;
+    for (size_t k = 1; k < a->npath; k++) buf_printf(&nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
+    const char *md = a->markdown ? a->markdown : "";
+    size_t mlen = strlen(md);
+    buf_printf(&b, "%s%s_Evidence: the answer cites no code the search read; the span listed is the best one "
+                   "read on %s (nodes %s), not a citation of the answer's._\n",
+               md, mlen && md[mlen - 1] != '\n' ? "\n\n" : "\n",
+               a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)",
+               nodes.len ? buf_str(&nodes) : "none");
+    free(a->markdown);
+    a->markdown = buf_take(&b);
+    buf_free(&nodes);
+}
+
 static void note_provenance(const struct mcts_tree *t, struct search_answer *a, const struct evidence *read)
 {
-    if (!a->cites.n || a->fallback_cite) return;
+    if (!a->cites.n) return;
+    if (a->fallback_cite) {   /* the list is not the answer's: said, so no citation is passed off as one */
+        note_fallback_cite(a);
+        return;
+    }
     struct buf on = BUF_INIT, off = BUF_INIT, nodes = BUF_INIT, win = BUF_INIT;
     int *first = xcalloc(a->cites.n, sizeof *first);   /* the off-path node that read cite i, or 0 */
     size_t non = 0, noff = 0, nnone = 0, nwin = 0;

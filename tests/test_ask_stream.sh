@@ -31,6 +31,7 @@ stream_script "$T/script.json" differs 5 "$C"
 stream_script "$T/script.json" fenced 5 "$("$PYTHON3" -c 'import json, sys; print("```json\n{\n  \"answer\": %s,\n}\n```" % json.dumps(sys.argv[1]))' "$B")"
 stream_script "$T/script.json" wrapped 5 "$("$PYTHON3" -c 'import json, sys; print("Sure! Here is my reply:\n\n```json\n{\"answer\": %s}\n```\n\nLet me know if you need anything else." % json.dumps(sys.argv[1]))' "$B")"
 stream_script "$T/script.json" stop 20 "The view is called in \`tinyweb/app.py:46-51\`, then $words LASTWORD."
+stream_script "$T/script.json" stopearly 20 "The view is reached from $words and then \`tinyweb/app.py:46-51\` LASTWORD."
 fake_start "$T/script.json" "$T/requests.jsonl" || exit 1
 
 # ask CASE [PTY-OPTIONS --] [DRQA-OPTIONS]: --ask the question of CASE; into
@@ -121,6 +122,12 @@ like "$(cat "$T/wrapped.out")" "Let me know if you need anything else.
 $B" "the checked answer is said to be the string inside the JSON, then printed"
 pty= ask wrapped
 is "$(head -1 "$T/wrapped.out")" "$B" "into a pipe: only the answer's text"
+
+# C-c before the answer's first citation: the list's span is said not to be one of the answer's
+pty="--guard=60 --stop-after=w3" ask stopearly
+is "$rc" 130 "C-c before the first citation: exit status 130"
+like "$(cat "$T/stopearly.out")" "_Evidence: the answer cites no code the search read; the span listed is the best one read on" \
+    "the span the list names is said to be the search's best, not the answer's citation"
 
 # C-c while the answer is written
 mkdir -p "$T/tr"
