@@ -378,8 +378,8 @@ static int receiver_is(const char *t, const char *p, const char *const *recvs)
 }
 
 /* Is name called in text (name followed by '(' after a non-word byte)? Line
- * number of the first call, or 0. Comments and triple-quoted strings are not
- * code: "# set by Form.clean()" calls nothing. recvs (NULL-terminated; NULL:
+ * number of the first call, or 0. Comments and strings are not code:
+ * "# set by Form.clean()" and 'factorint(12, visual=True)' call nothing. recvs (NULL-terminated; NULL:
  * any call) are the receivers a call may have: "" a bare name(), "self"
  * self.name(), and so on. */
 static int calls_at_ex(const struct cand *c, const char *name, const char *const *recvs)
@@ -398,6 +398,14 @@ static int calls_at_ex(const struct cand *c, const char *name, const char *const
             continue;
         }
         if (in_doc) continue;
+        /* a string literal on one line: 'use name(x)' is text, not a call
+         * (an f-string's text is read, for the calls in its braces) */
+        if ((*p == '"' || *p == '\'') && !(p > t && (p[-1] == 'f' || p[-1] == 'F'))) {
+            char q = *p;
+            while (p[1] && p[1] != '\n' && p[1] != q) p += p[1] == '\\' && p[2] && p[2] != '\n' ? 2 : 1;
+            if (p[1] == q) p++;
+            continue;
+        }
         if (*p == '#') {               /* to the end of the line */
             while (p[1] && p[1] != '\n') p++;
             continue;

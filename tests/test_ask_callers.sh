@@ -54,6 +54,11 @@ def describe():
 def shutdown_hook():
     """Close the handler's connections when the process ends."""
     return None
+
+
+def usage_hint(handler):
+    """How a response is reached, for the help screen."""
+    return 'call handler.get_response(request) for it', "or get_response(req)"
 EOF
 
 "$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --transcript-dir "$T/tr" --json \
@@ -84,6 +89,8 @@ grep '^head' "$T/facts" | grep -q 'of any of the 2 functions and methods named `
 ok $? "and saying that two definitions share the name"
 ! grep '^head' "$T/facts" | grep -q 'describe'
 ok $? "a docstring that mentions the name is no call"
+! grep '^head' "$T/facts" | grep -q 'usage_hint'
+ok $? "nor is a string literal that writes a call of it"
 grep '^answer' "$T/facts" | grep -q '17: response = self.get_response(request)'
 ok $? "a caller is quoted at its call"
 
