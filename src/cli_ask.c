@@ -120,6 +120,19 @@ static void print_fallbacks(const char *what, int steps, long failed, long calls
     free(fail);
 }
 
+/* Said once on stderr: model calls whose request the transport sent again
+ * after a failed attempt (a 429 or 5xx, a stream that stalled past the idle
+ * limit or was cut short), and why the last one was, which nothing else
+ * shows when the attempt after it succeeded. */
+static void print_retries(const char *what, long retried, const char *why)
+{
+    if (retried <= 0) return;
+    char *safe = text_term_safe(why && *why ? why : "no reason recorded");
+    fprintf(stderr, "drqa-tui: note: %s%ld model call%s sent again after a failed attempt; the last: %s\n", what,
+            retried, retried == 1 ? " was" : "s were", safe);
+    free(safe);
+}
+
 /* The answer on stdout: with --json its line, else its Markdown unless it
  * was printed as it was written (streamed). */
 static void print_answer(const struct drqa_opts *o, const struct engine_result *r, int streamed)
@@ -236,6 +249,7 @@ ask:
     if (!r.no_model && llm)
         print_fallbacks("", r.fallback_steps, r.failed_calls, r.model_calls,
                         r.answered_by && !strcmp(r.answered_by, "offline"), r.fallback_reason, r.last_failure);
+    if (llm) print_retries("", r.retried_calls, r.last_retry);
     if (r.stopped)
         fprintf(stderr, "drqa-tui: the answer was stopped (C-c) while it was being written; the part that had "
                         "arrived is printed, marked as stopped (exit status %d)\n", EXIT_STOPPED);
@@ -607,6 +621,8 @@ struct batch {
     long fallback_steps, answer_fallbacks, uncited;
     char last_reason[512];
     char last_failure[512];
+    long retried_calls;
+    char last_retry[512];
 };
 
 static void write_line(struct batch *b, const struct engine_result *r, const cJSON *id, int failed)
@@ -632,6 +648,8 @@ static void write_line(struct batch *b, const struct engine_result *r, const cJS
     if (r->no_model && r->error) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->error);
     else if (r->fallback_reason) snprintf(b->last_reason, sizeof b->last_reason, "%s", r->fallback_reason);
     if (r->last_failure) snprintf(b->last_failure, sizeof b->last_failure, "%s", r->last_failure);
+    b->retried_calls += r->retried_calls;
+    if (r->last_retry) snprintf(b->last_retry, sizeof b->last_retry, "%s", r->last_retry);
     pthread_mutex_unlock(&b->mu);
     free(s);
     cJSON_Delete(j);
@@ -879,6 +897,7 @@ static int batch_report(const struct drqa_opts *o, const struct batch *b, size_t
                  b->answered + b->failed == 1 ? "" : "s");
         print_fallbacks(what, (int)b->fallback_steps, b->failed_calls, b->model_calls, 0, b->last_reason,
                         b->last_failure);
+        print_retries(what, b->retried_calls, b->last_retry);
         if (b->answer_fallbacks)
             fprintf(stderr, "drqa-tui: warning: batch: %ld answer%s written by the offline policy instead of the "
                             "model (answered_by in the lines)\n", b->answer_fallbacks,

@@ -402,6 +402,7 @@ void engine_result_free(struct engine_result *r)
     free(r->offline_answer);
     free(r->fallback_reason);
     free(r->last_failure);
+    free(r->last_retry);
     cJSON_Delete(r->usage);
     memset(r, 0, sizeof *r);
 }
@@ -491,6 +492,8 @@ static void decided_by(struct engine *e, const struct search_answer *a, struct e
     r->failed_calls = out.failed_calls;
     if (!out.answer_fallback) r->answered_by = "model";
     if (out.failed_calls > 0 && out.last_error[0]) r->last_failure = xstrdup(out.last_error);
+    r->retried_calls = out.retried_calls;
+    if (out.retried_calls > 0 && out.last_retry[0]) r->last_retry = xstrdup(out.last_retry);
     const char *const *notes;
     size_t nn = llm_policy_notes(e->llm, &notes);
     for (size_t i = nn; i-- > 0;)

@@ -171,6 +171,8 @@ struct engine_result {
     char *offline_answer;
     char *fallback_reason;
     char *last_failure;        /* why the last failed model call failed (retried or not), or NULL */
+    long retried_calls;        /* model calls whose request was sent again (llm_policy_outcome) */
+    char *last_retry;          /* why the last of them was, or NULL */
     int verified_citations;
     char **cite_hashes;        /* cites.n hashes of each cited span's lines as the index holds them
                                 * (recheck.h), NULL where the lines could not be read */

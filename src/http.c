@@ -779,6 +779,7 @@ static int post(const char *url, const char *const *headers, const char *body, c
         }
         if (wait < 0) wait = backoff_for(&o, attempt - loading_replies);
         res->backoff_ms += wait;
+        snprintf(res->retried, sizeof res->retried, "%s", res->err);   /* redacted above */
         log_msg("http: retrying %s in %ld ms (%s)", safe_url, wait, out.why);
         if (sleep_cancellable(wait, &o)) {
             snprintf(res->err, sizeof res->err, "request to %s cancelled", safe_url);

@@ -61,6 +61,8 @@ struct http_result {
     char err[512];             /* set when the call fails; names the URL and what to do */
     int streamed;              /* http_post_stream: the last attempt's body went to the
                                 * reader (body is then empty) */
+    char retried[512];         /* why the last attempt that was sent again failed ("" when
+                                * none was): a reply that came after retries says it */
 };
 
 /*

@@ -553,6 +553,7 @@ static int post_once(struct llm_http_backend *hb, const struct llm_request *req,
     reply->latency_ms += (long)(now_ms() - t0);
     reply->http_status = res.status;
     reply->attempts += res.attempts;
+    if (res.retried[0]) snprintf(reply->retried, sizeof reply->retried, "%s", res.retried);
     *json = NULL;
     memset(ei, 0, sizeof *ei);
     cJSON *j = NULL;
@@ -989,6 +990,7 @@ int llm_once_raising(struct llm_http_backend *hb, const struct llm_request *req,
     reply->cached_tokens += first.cached_tokens;
     reply->cache_write_tokens += first.cache_write_tokens;
     reply->attempts += first.attempts;
+    if (!reply->retried[0] && first.retried[0]) snprintf(reply->retried, sizeof reply->retried, "%s", first.retried);
     reply->latency_ms += first.latency_ms;
     if (first.cost_usd > 0) reply->cost_usd = (reply->cost_usd > 0 ? reply->cost_usd : 0) + first.cost_usd;
     if (rc == LLM_ERR_REPLY) llm_raise_limit(hb, reply, llm_reply_limit(hb, req));

@@ -154,6 +154,8 @@ struct llm_reply {
     double cost_usd;           /* < 0 when the model has no price */
     long latency_ms;
     char error[512];           /* why the call failed; never holds the key */
+    char retried[512];         /* why the last attempt sent again failed, "" when none was
+                                * (http_result.retried): said even when the call succeeded */
     int streamed;              /* the reply came as an event stream */
     int stopped;               /* on_delta asked to stop: the call returns LLM_ERR_CANCELLED,
                                 * fail LLM_FAIL_CANCELLED, and text holds what had arrived

@@ -192,6 +192,9 @@ struct llm_policy_outcome {
     long calls, failed_calls;
     int answer_fallback;
     char last_error[512];
+    long retried_calls;        /* calls whose request the transport sent again (a 429 or 5xx, a
+                                * stalled or cut stream), whether or not they then succeeded */
+    char last_retry[512];      /* why the last of them was sent again */
 };
 void llm_policy_outcome(struct llm_policy *p, struct llm_policy_outcome *out);
 

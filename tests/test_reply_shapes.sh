@@ -182,6 +182,32 @@ grep -E -q "steps? decided by the offline policy instead of the model \(1 of [0-
     "$T/hiccup2.err"
 ok $? "with steps that fell back as well, the fallback's reason and the failed call's are both said"
 
+# ---- the transport sends a call again (a 503, then a stream that stalls
+# past the idle limit): the answer is the model's, and stderr says once how
+# many calls were sent again and why the last was
+for fault in 503 stall; do
+    if [ "$fault" = 503 ]; then first='"status": 503, "error": "answer backend hiccup"'; else first='"fault": "hang", "hang_s": 5'; fi
+    cat >"$T/retry-$fault.json" <<EOF
+{"rules": [
+ {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
+ {"match": "You are the Planning Agent", "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
+ {"match": "You are the Evidence Filter", "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
+ {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
+ {"match": "You are the Answer Agent", "times": 1, $first},
+ {"match": "You are the Answer Agent", "content": "It is called in \`tinyweb/app.py:46-51\`."}
+]}
+EOF
+    printf 'retries = 2\ntimeout_idle_ms = 400\n' >"$T/retry.conf"
+    fake_start "$T/retry-$fault.json" "$T/retry-$fault.log"
+    ask "retry-$fault" fake-model --config "$T/retry.conf" --iterations 1
+    fake_stop
+    is "$rc" 0 "$fault, then a reply: answered"
+    is "$(head -1 "$T/retry-$fault.out")" 'It is called in `tinyweb/app.py:46-51`.' "$fault: the model's answer"
+    [ "$fault" = 503 ] && why='HTTP 503 from .*answer backend hiccup' || why='no byte from .* for 400 ms \(the idle limit\)'
+    grep -E -q "note: 1 model call was sent again after a failed attempt; the last: $why" "$T/retry-$fault.err"
+    ok $? "$fault: stderr says the call was sent again and why"
+done
+
 # ---- an answer that cites nothing verified: exit 4
 cat >"$T/uncited.json" <<'EOF'
 {"rules": [
