@@ -152,16 +152,13 @@ like "$(cat "$T/noanswer.err")" "the answer too" "stderr says the answer fell ba
 
 # ---- the answer call fails once and its retry succeeds: the warning says
 # calls failed and why, not that steps fell back (none did)
-cat >"$T/hiccup.json" <<'EOF'
-{"rules": [
- {"match": "You are the Perception Agent", "content": "{\"summary\": \"start\", \"candidates\": [\"App.dispatch_request\"]}"},
- {"match": "You are the Planning Agent", "times": 1, "content": "{\"action\": \"FindFunction\", \"args\": {\"function_name\": \"dispatch_request\"}}"},
- {"match": "You are the Planning Agent", "content": "{\"action\": \"Finish\", \"args\": {\"answer\": \"see app.py\", \"finish_reason\": \"found\"}}"},
- {"match": "You are the Evidence Filter", "content": "{\"spans\": [{\"path\": \"tinyweb/app.py\", \"start_line\": 46, \"end_line\": 51}]}"},
- {"match": "You are the Evaluation Agent", "content": "{\"value\": 80, \"feedback\": \"read it\"}"},
- {"match": "You are the Answer Agent", "times": 1, "fault": "truncate", "content": "It is called in"},
- {"match": "You are the Answer Agent", "content": "It is called in `tinyweb/app.py:46-51`."}
-]}
+"$PYTHON3" - "$T/noanswer.json" "$T/hiccup.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["rules"] = [r for r in d["rules"] if "Answer Agent" not in r["match"]] + [
+    {"match": "You are the Answer Agent", "times": 1, "fault": "truncate", "content": "It is called in"},
+    {"match": "You are the Answer Agent", "content": "It is called in `tinyweb/app.py:46-51`."}]
+json.dump(d, open(sys.argv[2], "w"))
 EOF
 printf 'retries = 0\n' >"$T/oneretry.conf"
 fake_start "$T/hiccup.json" "$T/hiccup.log"

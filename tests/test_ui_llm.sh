@@ -45,9 +45,12 @@ fake_stop
 dispatch_script "$T/ok.json" 'App.dispatch_request calls the view function at tinyweb/app.py:51.'
 printf 'price.fake-model.input = 2\nprice.fake-model.output = 8\n' >"$T/prices.conf"
 fake_start "$T/ok.json" "$T/ok.jsonl"
-run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
-    --model fake-model --config "$T/prices.conf" --iterations 4 --index "$T/idx.sqlite" \
-    --transcript-dir "$T/tr" "$T/repo" "$Q"
+# run_llm CONFIG TRANSCRIPT-DIR: the front end on the fake server
+run_llm() {
+    run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
+        --model fake-model --config "$1" --iterations 4 --index "$T/idx.sqlite" --transcript-dir "$2" "$T/repo" "$Q"
+}
+run_llm "$T/prices.conf" "$T/tr"
 wait_for '\| done: (finish|iterations)'
 ok $? "the search ends on the model's Finish (a Finish refused for nothing read took the offline plan)"
 wait_for 'transcript written: .*\.md'
@@ -107,9 +110,7 @@ json.dump(d, open(sys.argv[1], "w"))
 PY
 printf 'retries = 0\n' >"$T/noretry.conf"
 fake_start "$T/noans.json" "$T/noans.jsonl"
-run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
-    --model fake-model --config "$T/noretry.conf" --iterations 4 --index "$T/idx.sqlite" \
-    --transcript-dir "$T/tr2" "$T/repo" "$Q"
+run_llm "$T/noretry.conf" "$T/tr2"
 wait_for 'transcript written: .*\.md'
 ok $? "the search ends and its transcripts are written"
 grep -q "The offline policy's answer" "$T/screen"
