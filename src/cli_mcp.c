@@ -4,7 +4,7 @@
  * --mcp: JSON-RPC messages, one per line, on stdin; stdout carries only
  * protocol messages, one per line, each written whole under a lock; what
  * else is said goes to stderr (and to the client as notifications/message).
- * The main thread reads lines: a request goes to a pool of threads (so a
+ * The main thread reads lines: a request (or a batch holding one) goes to a pool of threads (so a
  * long ask does not hold up a find_class; the core bounds the tool calls
  * that run at once), anything else (notifications, cancellations, a line
  * that is not JSON) is handled at once, in order. At the end of stdin the

@@ -194,11 +194,18 @@ const char *mcp_negotiate_version(const char *requested)
     return MCP_PROTOCOL_LATEST;
 }
 
+static int is_request(const cJSON *j)
+{
+    return cJSON_IsObject(j) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "method")) &&
+           cJSON_GetObjectItemCaseSensitive(j, "id");
+}
+
 int mcp_is_request(const char *msg, size_t len)
 {
     cJSON *j = cJSON_ParseWithLength(msg, len);
-    int r = cJSON_IsObject(j) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "method")) &&
-            cJSON_GetObjectItemCaseSensitive(j, "id");
+    int r = is_request(j);
+    const cJSON *m;
+    if (cJSON_IsArray(j)) cJSON_ArrayForEach(m, j) r |= is_request(m);   /* a batch holding a request */
     cJSON_Delete(j);
     return r;
 }
@@ -1300,6 +1307,58 @@ static int escapes_nul(const char *msg, size_t len)
     return 0;
 }
 
+int mcp_session_takes_batches(struct mcp_session *ss)
+{
+    pthread_mutex_lock(&ss->lock);
+    int r = !strcmp(ss->version, "2025-03-26");
+    pthread_mutex_unlock(&ss->lock);
+    return r;
+}
+
+/* A batch's responses, gathered to be sent as one array; what else its
+ * calls send (progress, log messages) goes out at once. */
+struct batch_sink {
+    mcp_send_fn send;
+    void *ctx;
+    pthread_mutex_t mu;
+    cJSON *responses;
+};
+
+static void batch_send(void *ctx, const char *json)
+{
+    struct batch_sink *b = ctx;
+    cJSON *m = cJSON_Parse(json);
+    if (!m || cJSON_GetObjectItemCaseSensitive(m, "method")) {   /* a notification of ours */
+        cJSON_Delete(m);
+        b->send(b->ctx, json);
+        return;
+    }
+    pthread_mutex_lock(&b->mu);
+    cJSON_AddItemToArray(b->responses, m);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Protocol 2025-03-26 takes JSON-RPC batches (2025-06-18 removed them): each
+ * message in turn, as if it came alone, the responses sent together as one
+ * array (none: nothing is sent, as for a batch of notifications). */
+static void handle_batch(struct mcp_session *ss, const cJSON *batch, mcp_send_fn send, void *ctx)
+{
+    struct batch_sink b = {send, ctx, PTHREAD_MUTEX_INITIALIZER, cJSON_CreateArray()};
+    const cJSON *m;
+    cJSON_ArrayForEach(m, batch) {
+        if (cJSON_IsArray(m)) {   /* no batch inside a batch */
+            send_error(batch_send, &b, NULL, RPC_INVALID, "Invalid Request: a batch inside a batch");
+            continue;
+        }
+        char *one = cJSON_PrintUnformatted(m);
+        mcp_handle(ss, one, strlen(one), batch_send, &b);
+        free(one);
+    }
+    if (cJSON_GetArraySize(b.responses) > 0) send_json(send, ctx, b.responses);
+    cJSON_Delete(b.responses);
+    pthread_mutex_destroy(&b.mu);
+}
+
 int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn send, void *ctx)
 {
     const char *end = NULL;
@@ -1326,19 +1385,31 @@ int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn 
     if (escapes_nul(msg, len)) {
         /* a request gets the error (a string id may itself be the one cut
          * short: only a number is sent back); a notification, nothing */
-        if (id)
+        if (id || cJSON_IsArray(j))   /* a batch: which of its messages is unknown */
             send_error(send, ctx, cJSON_IsNumber(id) && valid_id(id) ? id : NULL, RPC_INVALID,
                        "Invalid Request: a string holds a NUL character (\\u0000), which this server cannot read "
                        "whole; leave it out");
+        goto out;
+    }
+    if (cJSON_IsArray(j)) {
+        if (cJSON_GetArraySize(j) > 0 && mcp_session_takes_batches(ss)) {
+            handle_batch(ss, j, send, ctx);
+            rc = 0;
+        } else {
+            char e[200];
+            snprintf(e, sizeof e, "Invalid Request: %s", cJSON_GetArraySize(j) == 0 ? "an empty batch"
+                     : "batches are taken only at protocol version 2025-03-26 (later versions removed them); "
+                       "send one message per line");
+            send_error(send, ctx, NULL, RPC_INVALID, e);
+        }
         goto out;
     }
     if (!cJSON_IsObject(j) || !cJSON_IsString(version) || strcmp(version->valuestring, "2.0") ||
         (method && !cJSON_IsString(method)) || (id && !valid_id(id)) || (params && !cJSON_IsObject(params) &&
                                                                           !cJSON_IsArray(params))) {
         send_error(send, ctx, id && valid_id(id) ? id : NULL, RPC_INVALID,
-                   cJSON_IsArray(j) ? "Invalid Request: batches are not supported; send one message per line"
-                                    : "Invalid Request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a "
-                                      "string method and a string id or an integer one within +-(2^53 - 1)");
+                   "Invalid Request: expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\", a "
+                   "string method and a string id or an integer one within +-(2^53 - 1)");
         goto out;
     }
     if (!method) {   /* a response to a request of ours: we send none */

@@ -90,6 +90,9 @@ int mcp_handle(struct mcp_session *ss, const char *msg, size_t len, mcp_send_fn 
  * id. A transport uses it to run requests on threads of their own and apply
  * notifications in order, at once. */
 int mcp_is_request(const char *msg, size_t len);
+/* 1 when the session's protocol version takes JSON-RPC batches (2025-03-26;
+ * later versions removed them): mcp_handle answers a batch with one array. */
+int mcp_session_takes_batches(struct mcp_session *ss);
 
 /* The protocol version answered to a client asking for requested (NULL:
  * none given): the same when supported, else MCP_PROTOCOL_LATEST. */

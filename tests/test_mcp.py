@@ -339,6 +339,33 @@ def main():
         s.send_raw('{"jsonrpc": "2.0", "id": "a\\u0000b", "method": "ping"}')
         r = s.wait_for(lambda m: "error" in m and "NUL" in m["error"]["message"], 30)
         ok(r and "id" not in r, "a NUL in a string id: refused, the id not sent back cut short", r)
+        # JSON-RPC batches: refused at the versions that removed them, saying which takes them; at
+        # 2025-03-26 each message is handled and the responses come back as one array
+        s.send_raw(json.dumps([{"jsonrpc": "2.0", "id": 501, "method": "ping"}]))
+        r = s.wait_for(lambda m: isinstance(m, dict) and "batch" in m.get("error", {}).get("message", ""), 30)
+        ok(r and r["error"]["code"] == -32600 and "2025-03-26" in r["error"]["message"] and "id" not in r,
+           "a batch at 2025-11-25: -32600 saying which version takes batches", r)
+        r = s.request("initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
+                                     "clientInfo": {"name": "test", "version": "1"}})
+        s.send_raw(json.dumps([{"jsonrpc": "2.0", "id": 502, "method": "ping"},
+                               {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                               {"jsonrpc": "2.0", "id": 503, "method": "tools/call",
+                                "params": {"name": "find_class", "arguments": {"class_name": "App"}}},
+                               7]))
+        r = s.wait_for(lambda m: isinstance(m, list), 60)
+        by = {x.get("id"): x for x in r} if isinstance(r, list) else {}
+        ok(r and len(r) == 3 and by.get(502, {}).get("result") == {} and
+           "tinyweb/app.py" in json.dumps(by.get(503, {}).get("result")) and
+           by.get(None, {}).get("error", {}).get("code") == -32600,
+           "a batch at 2025-03-26: one array of responses (ping, find_class, an error for the bad member), "
+           "none for the notification", r)
+        s.send_raw(json.dumps([{"jsonrpc": "2.0", "method": "notifications/initialized"}]))
+        n0 = len(s.lines)
+        r = s.request("ping")
+        ok(r and r.get("result") == {} and len(s.lines) == n0 + 1,
+           "a batch of notifications only: nothing is sent back", s.lines[n0:])
+        r = s.request("initialize", {"protocolVersion": "2099-01-01", "capabilities": {},
+                                     "clientInfo": {"name": "test", "version": "1"}})
         r = s.request("resources/read", {"uri": "x"})
         ok(r and r.get("error", {}).get("code") == -32601, "an unknown method: -32601", r)
         r = s.call("find_klass", {"class_name": "App"})
@@ -435,7 +462,10 @@ def main():
 
         # ---- stdout: protocol messages only; EOF ends the server cleanly
         status = s.close()
-        bad = [l for l in s.lines if not l.startswith("{") or json.loads(l).get("jsonrpc") != "2.0"]
+        def rpc(l):   # a message, or a batch's array of them
+            v = json.loads(l) if l[:1] in ("{", "[") else None
+            return all(isinstance(m, dict) and m.get("jsonrpc") == "2.0" for m in (v if isinstance(v, list) else [v]))
+        bad = [l for l in s.lines if not rpc(l)]
         ok(not bad, "stdout carries only JSON-RPC messages", "\n".join(bad[:5]))
         ok(status == 0, "EOF on stdin: exit status 0", "status %s; stderr %s" % (status, "".join(s.err)[-1500:]))
         left = sorted(set(os.listdir(ixdir)) - {"index.sqlite", "index.sqlite-wal", "index.sqlite-shm"})

@@ -152,7 +152,20 @@ def run(tmp):
     ok(st == 400 and json.loads(body)["error"]["code"] == -32700, "a body that is not JSON: 400 with a parse error",
        (st, body))
     st, _, body = srv.request("POST", [ping, ping], H)
-    ok(st == 400, "a JSON-RPC batch: 400 (removed in 2025-06-18)", (st, body))
+    ok(st == 400 and "2025-03-26" in body, "a JSON-RPC batch at 2025-11-25: 400 (removed in 2025-06-18), saying "
+       "which version takes them", (st, body))
+    # a session at 2025-03-26 takes a batch: its responses as one JSON array
+    st, hd, body = srv.request("POST", init_msg(2, "2025-03-26"))
+    sid3 = hd.get("mcp-session-id")
+    H3 = {"Mcp-Session-Id": sid3, "MCP-Protocol-Version": "2025-03-26"}
+    st, hd, body = srv.request("POST", [ping, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                        {"jsonrpc": "2.0", "id": 8, "method": "tools/list"}], H3)
+    arr = json.loads(body) if st == 200 else None
+    ok(isinstance(arr, list) and sorted(m.get("id") for m in arr) == [7, 8] and
+       "application/json" in hd.get("content-type", ""),
+       "a batch in a 2025-03-26 session: 200 with one array of the two responses", (st, body[:300]))
+    st, _, body = srv.request("POST", [{"jsonrpc": "2.0", "method": "notifications/initialized"}], H3)
+    ok(st == 202 and body == "", "a batch of notifications only: 202, no body", (st, body))
     st, _, body = srv.request("POST", ping, dict(H, **{"Content-Type": "text/plain"}))
     ok(st == 415, "a body that is not application/json: 415", (st, body))
     st, _, body = srv.request("POST", ping, dict(H, Accept="text/html"))
