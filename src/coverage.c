@@ -2,6 +2,7 @@
  * coverage: the question's share held by a path's evidence (see coverage.h).
  */
 #include "coverage.h"
+#include "tok.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,13 +40,46 @@ int coverage_complete(const struct coverage *c)
     return 1;
 }
 
+static void note_term(const char *t, size_t n, void *ctx)
+{
+    (void)t, (void)n;
+    ++*(int *)ctx;
+}
+
+/* The words of the question that make no term although they are not stop
+ * words: runs of non-ASCII letters longer than a term (a sentence of
+ * Japanese written without spaces), which no index term can match, so no
+ * evidence can cover them. The first max appended to out as "`w1`, `w2`";
+ * returns how many there are. */
+static size_t unmatchable_words(const struct qparse *q, size_t max, struct buf *out)
+{
+    size_t k = 0;
+    for (size_t w = 0; w < q->nwords; w++) {
+        const char *s = q->words[w];
+        int terms = 0, wide = 0;
+        for (const char *c = s; *c && !wide; c++) wide = (unsigned char)*c >= 0x80;
+        if (!wide) continue;
+        tok_each(s, strlen(s), TOK_STOPWORDS, note_term, &terms);
+        int again = 0;
+        for (size_t v = 0; v < w && !again; v++) again = !strcmp(q->words[v], s);
+        if (terms || again) continue;
+        if (k < max) buf_printf(out, "%s`%s`", k ? ", " : "", s);
+        k++;
+    }
+    return k;
+}
+
 void coverage_describe(const struct qparse *q, const struct coverage *c, const char *aside, size_t max,
                        struct buf *b)
 {
     /* a share that rounds to 100 while a term is missing says 99 */
     double pct = floor(100 * c->share + 0.5);
     if (pct >= 100 && !coverage_complete(c)) pct = 99;
-    buf_printf(b, "covers %.0f%% of the question%s", pct, aside ? aside : "");
+    /* words no term can match (a run of Japanese) are not part of the
+     * share: said, so that 100% is never "of the question" while they are */
+    struct buf un = BUF_INIT;
+    size_t nun = unmatchable_words(q, max, &un);
+    buf_printf(b, "covers %.0f%% of %s%s", pct, nun ? "the words it can look for" : "the question", aside ? aside : "");
     size_t named = 0, missing = 0;
     for (size_t i = 0; i < c->nterms && i < q->nterms; i++) {
         if (c->hit[i]) continue;
@@ -53,4 +87,6 @@ void coverage_describe(const struct qparse *q, const struct coverage *c, const c
         if (named < max) buf_printf(b, "%s%s", named++ ? ", " : "; missing: ", q->terms[i]);
     }
     if (missing > named) buf_printf(b, " and %zu more", missing - named);
+    if (nun) buf_printf(b, "; no index term can match %s%s", buf_str(&un), nun > max ? " and more" : "");
+    buf_free(&un);
 }

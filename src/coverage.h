@@ -35,7 +35,9 @@ void coverage_free(struct coverage *c);   /* accepts NULL */
 int coverage_complete(const struct coverage *c);
 /* Appends "covers N% of the question<aside>; missing: a, b, c" (aside may
  * be NULL; at most max missing terms named, then "and K more"; no "missing"
- * part when none is): the one wording of it. */
+ * part when none is): the one wording of it. When the question has words no
+ * term can match (a run of Japanese written without spaces) it reads "covers N% of the
+ * words it can look for<aside>; missing: ...; no index term can match `w`". */
 void coverage_describe(const struct qparse *q, const struct coverage *c, const char *aside, size_t max,
                        struct buf *b);
 

@@ -88,6 +88,18 @@ ask "Server はどのようにリクエストを処理しますか？"
 grep -q 'No indexed file of the repository says `はどのようにリクエストを処理しますか？`' "$T/head" &&
     grep -q '^\*\*In short:\*\* the closest code is' "$T/head"
 ok $? "words no term can match are named missing, the first citation the closest code"
+# nor does a node's coverage claim the whole question: those words are said apart
+"$DRQA" --index "$T/index.sqlite" --no-progress --quiet --policy offline --transcript-dir "$T/tr-ja" \
+    --ask "Server はどのようにリクエストを処理しますか？" "$R" >/dev/null 2>&1
+"$PYTHON3" - "$T/tr-ja" <<'EOF'
+import glob, json, sys
+t = json.load(open(glob.glob(sys.argv[1] + "/*.json")[0]))
+fb = [n.get("feedback") or "" for n in t["nodes"] if n.get("feedback")]
+bad = [f for f in fb if "% of the question" in f or "no index term can match" not in f]
+print("# %d feedbacks, %d bad: %s" % (len(fb), len(bad), bad[:1]))
+sys.exit(0 if fb and not bad else 1)
+EOF
+ok $? "the nodes' coverage is of the words it can look for, and names the words no term can match"
 
 echo "1..$n"
 exit $fail
