@@ -718,5 +718,10 @@ set -- $(cat "$W/read" 2>/dev/null)
 ok $? "it read the same files before and after ($*)"
 is "$(sides)" "" "its close, the last, removes them"
 
+# --index PATH whose directories do not exist: they are made, private (the man page says so)
+"$DRQA" --index "$T/made/deeper/ix.sqlite" --no-progress --index-only "$FIX" >/dev/null 2>&1
+ok $? "--index under directories that do not exist: indexed"
+is "$(stat -c %a "$T/made" "$T/made/deeper" 2>&1 | tr '\n' ' ')" "700 700 " "the directories are made with mode 0700"
+
 echo "1..$n"
 exit $fail
