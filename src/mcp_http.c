@@ -633,30 +633,15 @@ static enum MHD_Result handle_post(struct http_server *srv, struct MHD_Connectio
     enum MHD_Result r;
     struct hsession *hs = need_session(srv, c, &r);
     if (!hs) return r;
-    if (k.is_array) {
-        /* a batch, at 2025-03-26: its responses as one JSON array (mcp_handle) */
-        if (!mcp_session_takes_batches(hs->ms)) {
-            session_unref(srv, hs);
-            return reply_error(c, MHD_HTTP_BAD_REQUEST, -32600,
-                               "JSON-RPC batches are taken only at protocol version 2025-03-26 (later versions removed "
-                               "them); send one message per POST", NULL, NULL);
-        }
-        if (!request_begin(srv, hs)) {
-            session_unref(srv, hs);
-            return reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
-                               srv->stopping ? "the server is stopping" : "too many requests at once; try again",
-                               MHD_HTTP_HEADER_RETRY_AFTER, "1");
-        }
-        struct json_sink js = {hs, NULL};
-        mcp_handle(hs->ms, body, len, json_sink_send, &js);
-        request_end(srv, hs);
+    /* a batch, taken at 2025-03-26 only: its responses as one JSON array
+     * (mcp_handle), on the JSON path below */
+    if (k.is_array && !mcp_session_takes_batches(hs->ms)) {
         session_unref(srv, hs);
-        r = js.response ? reply(c, MHD_HTTP_OK, "application/json", js.response, NULL, NULL)
-                        : reply(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
-        free(js.response);
-        return r;
+        return reply_error(c, MHD_HTTP_BAD_REQUEST, -32600,
+                           "JSON-RPC batches are taken only at protocol version 2025-03-26 (later versions removed "
+                           "them); send one message per POST", NULL, NULL);
     }
-    if (!k.is_request) {
+    if (!k.is_request && !k.is_array) {
         /* a notification or a response: applied at once, nothing to answer */
         struct json_sink js = {hs, NULL};
         int rc = mcp_handle(hs->ms, body, len, json_sink_send, &js);
@@ -674,14 +659,14 @@ static enum MHD_Result handle_post(struct http_server *srv, struct MHD_Connectio
     }
     /* SSE for a call that may run long and send progress on the way; JSON
      * for the quick ones, and whenever the client takes only JSON */
-    int sse = want_sse && (!want_json || !strcmp(k.method, "tools/call"));
+    int sse = !k.is_array && want_sse && (!want_json || !strcmp(k.method, "tools/call"));
     if (!sse) {
         struct json_sink js = {hs, NULL};
         mcp_handle(hs->ms, body, len, json_sink_send, &js);
         request_end(srv, hs);
         session_unref(srv, hs);
         r = js.response ? reply(c, MHD_HTTP_OK, "application/json", js.response, NULL, NULL)
-                        /* cancelled, or the server stops: no response is due */
+                        /* cancelled, the server stops, a batch of notifications: no response is due */
                         : reply(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
         free(js.response);
         return r;
