@@ -261,6 +261,11 @@ first_row() {
         printf '  %s (%s) alternately: %d ms, peak RSS %d MB; this build = %s x  (goal <= 0.7: %s; %s)\n' "$OLD" \
             "$("$OLD" --version | cut -d' ' -f2)" "$fo" $((orss / 1024)) "$(ratio "$fn" "$fo")" \
             "$(if [ "$(le "$(ratio "$fn" "$fo")" 0.7)" = 1 ]; then echo MET; else echo MISSED; fi)" "$(load)"
+        # each run against the OLD run right after it: the machine's speed
+        # drifts over a long run, and a pair shares its moment
+        pairs=$(paste -d' ' "$T/fa-new" "$T/fa-old" | awk '{ printf "%.2f\n", ($3 > 0 ? $1 / $3 : 0) }')
+        printf '  pair by pair (this run / the OLD run after it): %s; median %s\n' "$(echo "$pairs" | tr '\n' ' ' |
+            sed 's/ $//')" "$(echo "$pairs" | awk '{ print $1 * 1000 }' | median | awk '{ printf "%.2f", $1 / 1000 }')"
     fi
     [ -n "${5:-}" ] && printf '  peak RSS of the first answer %s: %d MB  (goal <= %d MB: %s)\n' "$1" $((frss / 1024)) "$5" \
         "$(if [ "$(le $((frss / 1024)) "$5")" = 1 ]; then echo MET; else echo MISSED; fi)"
