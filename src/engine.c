@@ -805,6 +805,12 @@ cJSON *engine_result_json(const struct engine_result *r, const cJSON *id)
     cJSON_AddBoolToObject(o, "uncited", r->answer && r->verified_citations == 0);
     if (r->offline_answer) cJSON_AddStringToObject(o, "offline_answer", r->offline_answer);
     if (r->stopped) cJSON_AddTrueToObject(o, "stopped");   /* only then: lines stay as they were */
+    /* likewise only when there is something to say: what stderr says of failed and retried calls */
+    if (r->last_failure) cJSON_AddStringToObject(o, "last_failure", r->last_failure);
+    if (r->retried_calls > 0) {
+        cJSON_AddNumberToObject(o, "retried_calls", (double)r->retried_calls);
+        if (r->last_retry) cJSON_AddStringToObject(o, "last_retry", r->last_retry);
+    }
     return o;
 }
 

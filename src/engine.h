@@ -232,7 +232,9 @@ void engine_result_free(struct engine_result *r);   /* accepts NULL */
  * "text"}],"mode","policy",["model"],"repo_name","iterations","tokens":{"input",
  * "output"},"usage","wall_ms","stop_reason","fallback_steps","failed_steps","commit","dirty","error",
  * "answered_by","model_calls","failed_calls","verified_citations","uncited"} and, when no model
- * call succeeded, "offline_answer" (answer is then null);
+ * call succeeded, "offline_answer" (answer is then null); "last_failure" when a
+ * model call failed (its reason), "retried_calls" and "last_retry" when the
+ * transport sent calls again;
  * uncited is true when the answer has no verified citation;
  * model is the llm policy's chat model (absent offline), so that --report
  * and --judge tell the answers of two models apart;

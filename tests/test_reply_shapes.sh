@@ -196,10 +196,11 @@ for fault in 503 stall; do
 EOF
     printf 'retries = 2\ntimeout_idle_ms = 400\n' >"$T/retry.conf"
     fake_start "$T/retry-$fault.json" "$T/retry-$fault.log"
-    ask "retry-$fault" fake-model --config "$T/retry.conf" --iterations 1
+    ask "retry-$fault" fake-model --config "$T/retry.conf" --iterations 1 --json
     fake_stop
     is "$rc" 0 "$fault, then a reply: answered"
-    is "$(head -1 "$T/retry-$fault.out")" 'It is called in `tinyweb/app.py:46-51`.' "$fault: the model's answer"
+    is "$(py "$T/retry-$fault.out" "d['answer'].split(chr(10))[0], d['answered_by'], d['retried_calls'], d['last_retry'] != ''")" \
+        'It is called in `tinyweb/app.py:46-51`. model 1 True' "$fault: the model's answer; --json counts the call sent again"
     [ "$fault" = 503 ] && why='HTTP 503 from .*answer backend hiccup' || why='no byte from .* for 400 ms \(the idle limit\)'
     grep -E -q "note: 1 model call was sent again after a failed attempt; the last: $why" "$T/retry-$fault.err"
     ok $? "$fault: stderr says the call was sent again and why"
