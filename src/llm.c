@@ -1126,6 +1126,7 @@ static void entry_add(struct llm_usage_entry *d, const struct llm_usage_entry *s
     d->reasoning_tokens += s->reasoning_tokens;
     d->estimated_calls += s->estimated_calls;
     d->unpriced_calls += s->unpriced_calls;
+    d->retried_calls += s->retried_calls;
     d->cost_usd += s->cost_usd;
 }
 
@@ -1149,6 +1150,7 @@ void llm_usage_add(struct llm_usage *u, const char *tag, const struct llm_reply 
     one.estimated_calls = r->text && r->tokens_estimated;
     if (r->text && r->cost_usd < 0) one.unpriced_calls = 1;
     if (r->cost_usd > 0) one.cost_usd = r->cost_usd;
+    one.retried_calls = r->retried[0] != 0;
     add_locked(u, tag, &one);
 }
 

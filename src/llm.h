@@ -209,6 +209,7 @@ struct llm_usage_entry {
     long cache_write_tokens;   /* part of input: written to the prompt cache (Anthropic) */
     long estimated_calls;      /* calls whose counts were estimated */
     long unpriced_calls;       /* successful calls without a price */
+    long retried_calls;        /* calls whose request the transport sent again (llm_reply.retried) */
     double cost_usd;           /* sum over priced calls */
 };
 

@@ -45,9 +45,9 @@ fake_stop
 dispatch_script "$T/ok.json" 'App.dispatch_request calls the view function at tinyweb/app.py:51.'
 printf 'price.fake-model.input = 2\nprice.fake-model.output = 8\n' >"$T/prices.conf"
 fake_start "$T/ok.json" "$T/ok.jsonl"
-# run_llm CONFIG TRANSCRIPT-DIR: the front end on the fake server
+# run_llm CONFIG TRANSCRIPT-DIR [COLUMNS]: the front end on the fake server (80x24 by default)
 run_llm() {
-    run_ui 80 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
+    run_ui "${3:-80}" 24 DRQA_API_KEY=sk-ui-test -- --policy llm --api-base "http://127.0.0.1:$port/v1" \
         --model fake-model --config "$1" --iterations 4 --index "$T/idx.sqlite" --transcript-dir "$2" "$T/repo" "$Q"
 }
 run_llm "$T/prices.conf" "$T/tr"
@@ -119,6 +119,25 @@ grep -q "the offline policy wrote this answer" "$T"/tr2/drqa-*.md &&
     "$PYTHON3" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["answer"].get("written_by") != "offline")' \
         "$(ls "$T"/tr2/drqa-*.json | head -1)"
 ok $? "the Markdown and JSON transcripts say the offline policy wrote it"
+keys q
+wait_for '^EXIT=0'
+fake_stop
+
+# the answer's first attempt gets a 503 and the transport sends it again: the
+# status line says a call was sent again, as --ask does on stderr
+dispatch_script "$T/again.json" 'App.dispatch_request calls the view function at tinyweb/app.py:51.'
+"$PYTHON3" - "$T/again.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = next(k for k, r in enumerate(d["rules"]) if "Answer Agent" in r["match"])
+d["rules"].insert(i, {"match": "You are the Answer Agent", "times": 1, "status": 503, "error": "busy"})
+json.dump(d, open(sys.argv[1], "w"))
+PY
+printf 'retries = 2\n' >"$T/retry.conf"
+fake_start "$T/again.json" "$T/again.jsonl"
+run_llm "$T/retry.conf" "$T/tr3" 140   # wide enough for the whole status line
+wait_for 'calls failed, 1 sent again .*\| done: '
+ok $? "a call the transport sent again is counted on the status line"
 keys q
 wait_for '^EXIT=0'
 fake_stop

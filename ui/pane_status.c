@@ -89,13 +89,19 @@ static void draw(struct ui *ui, struct pane *p)
     char fb[80] = "";
     int nfb = 0, nsteps = m->t->n > 1 ? m->t->n - 1 : 0;
     for (int id = 1; id < m->t->n; id++) nfb += m->t->nodes[id].fallback != 0;
-    long calls = 0, failed = 0;
+    long calls = 0, failed = 0, again = 0;
     if (ui->usage && llm_usage_get(ui->usage, NULL, &e) == 0) {
         calls = e.calls;
         failed = e.failures;
+        again = e.retried_calls;   /* a stall or a 5xx a retry got past: said, as --ask says it */
     }
-    if (nfb || failed)
+    if (nfb || failed || again) {
         snprintf(fb, sizeof fb, " | offline %d/%d steps, %ld/%ld calls failed", nfb, nsteps, failed, calls);
+        if (again) {
+            size_t k = strlen(fb);
+            snprintf(fb + k, sizeof fb - k, ", %ld sent again", again);
+        }
+    }
     status_elapsed(ui, el, sizeof el);
     snprintf(ui->shown_elapsed, sizeof ui->shown_elapsed, "%s", el);
     char *line = xasprintf(" %s%s | %s | iter %d/%d | tok %s/%s%s | %s | %s%s", ui->repo_name, ui->provenance,
