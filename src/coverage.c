@@ -2,7 +2,6 @@
  * coverage: the question's share held by a path's evidence (see coverage.h).
  */
 #include "coverage.h"
-#include "tok.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,29 +39,17 @@ int coverage_complete(const struct coverage *c)
     return 1;
 }
 
-static void note_term(const char *t, size_t n, void *ctx)
-{
-    (void)t, (void)n;
-    ++*(int *)ctx;
-}
-
-/* The words of the question that make no term although they are not stop
- * words: runs of non-ASCII letters longer than a term (a sentence of
- * Japanese written without spaces), which no index term can match, so no
- * evidence can cover them. The first max appended to out as "`w1`, `w2`";
+/* The question's words no index term can match (qparse_unmatchable), so no
+ * evidence can cover them: the first max appended to out as "`w1`, `w2`";
  * returns how many there are. */
 static size_t unmatchable_words(const struct qparse *q, size_t max, struct buf *out)
 {
     size_t k = 0;
     for (size_t w = 0; w < q->nwords; w++) {
         const char *s = q->words[w];
-        int terms = 0, wide = 0;
-        for (const char *c = s; *c && !wide; c++) wide = (unsigned char)*c >= 0x80;
-        if (!wide) continue;
-        tok_each(s, strlen(s), TOK_STOPWORDS, note_term, &terms);
         int again = 0;
         for (size_t v = 0; v < w && !again; v++) again = !strcmp(q->words[v], s);
-        if (terms || again) continue;
+        if (again || !qparse_unmatchable(s)) continue;
         if (k < max) buf_printf(out, "%s`%s`", k ? ", " : "", s);
         k++;
     }

@@ -175,10 +175,10 @@ void llm_policy_outcome(struct llm_policy *p, struct llm_policy_outcome *out)
     llm_usage_get(&p->usage, NULL, &tot);
     out->calls = tot.calls;
     out->failed_calls = tot.failures;
+    out->retried_calls = tot.retried_calls;
     pthread_mutex_lock(&p->lock);
     out->answer_fallback = p->q_answer_fallback;
     snprintf(out->last_error, sizeof out->last_error, "%s", p->q_last_error);
-    out->retried_calls = p->q_retried_calls;
     snprintf(out->last_retry, sizeof out->last_retry, "%s", p->q_last_retry);
     pthread_mutex_unlock(&p->lock);
 }

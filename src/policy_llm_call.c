@@ -129,10 +129,7 @@ static int timed_chat(struct llm_policy *p, enum llm_role role, const struct llm
     pthread_mutex_lock(&p->lock);
     p->model_ms += now_ms() - t0;
     p->calls++;
-    if (rep->retried[0]) {
-        p->q_retried_calls++;
-        snprintf(p->q_last_retry, sizeof p->q_last_retry, "%s", rep->retried);
-    }
+    if (rep->retried[0]) snprintf(p->q_last_retry, sizeof p->q_last_retry, "%s", rep->retried);
     pthread_mutex_unlock(&p->lock);
     account(p, role, rep, u);
     if (crc == LLM_OK && rep->text) {

@@ -61,8 +61,7 @@ struct llm_policy {
     /* this question: its last failed call's message, and whether the answer
      * was the fallback's */
     char q_last_error[512];
-    long q_retried_calls;       /* calls of this question whose transport sent a request again */
-    char q_last_retry[512];     /* why the last of them was sent again */
+    char q_last_retry[512];     /* why the question's last call sent again (the ledger's retried_calls) was */
     int q_answer_fallback;
     int q_answer_cut;               /* the answer taken stopped at the model's output limit */
     long long model_ms;

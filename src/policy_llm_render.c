@@ -76,7 +76,6 @@ void forget_question(struct llm_policy *p)
     llm_usage_destroy(&p->usage);
     llm_usage_init(&p->usage);
     p->q_last_error[0] = 0;
-    p->q_retried_calls = 0;
     p->q_last_retry[0] = 0;
     p->q_answer_fallback = 0;
     p->q_answer_cut = 0;

@@ -922,18 +922,32 @@ static void count_term(const char *t, size_t n, void *ctx)
  * and its joined form, the identifier itself as the index writes it, is
  * absent: its parts (`foo`, `widget`) said somewhere do not make the name
  * said. */
+static int wide(const char *w)
+{
+    for (const char *c = w; *c; c++)
+        if ((unsigned char)*c >= 0x80) return 1;
+    return 0;
+}
+
+static void any_term(const char *t, size_t n, void *ctx)
+{
+    (void)t, (void)n;
+    ++*(int *)ctx;
+}
+
+int qparse_unmatchable(const char *w)
+{
+    int terms = 0;
+    tok_each(w, strlen(w), TOK_STOPWORDS, any_term, &terms);
+    return !terms && wide(w);
+}
+
 static int word_absent(const struct qparse *q, const char *w)
 {
     struct absent_acc a = {q, 0, 0, 0, 0};
     tok_each(w, strlen(w), TOK_STOPWORDS, absent_term, &a);
-    if (!a.emitted) {
-        /* no term at all: a stop word, or a run of non-ASCII letters longer
-         * than a term (a sentence of Japanese written without spaces),
-         * which no index term can match */
-        for (const char *c = w; *c; c++)
-            if ((unsigned char)*c >= 0x80) return 1;
-        return 0;
-    }
+    /* no term at all: a stop word, or a word no index term can match (qparse_unmatchable) */
+    if (!a.emitted) return wide(w);
     if (!a.terms) return 0;
     if (a.absent == a.terms) return 1;
     int parts = 0;

@@ -121,6 +121,11 @@ void qparse_weigh(struct qparse *q, sqlite3 *db);
  * qparse_weigh). */
 size_t qparse_absent_words(const struct qparse *q, size_t max, struct buf *out);
 
+/* 1 when word w makes no term although it is no stop word: a run of
+ * non-ASCII letters longer than a term (a sentence of Japanese written
+ * without spaces), which no index term can match. */
+int qparse_unmatchable(const char *w);
+
 /* The weighted share (0-1) of the question's terms found in text[0..n).
  * When hit is not NULL, hit[i] is set to 1 for every term i found (it is
  * not cleared first, so calls accumulate). */

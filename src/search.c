@@ -1103,27 +1103,35 @@ static void describe_node(struct buf *b, const struct mcts_node *m)
  * the path's first), and which ones the policy read for the answer itself,
  * outside the tree (read: policy_answer.read, the flat ranker's windows).
  * Appended to the markdown, so every front end shows it. */
-static void note_fallback_cite(struct search_answer *a)
+/* The Evidence line's opening, after the answer in a paragraph of its own
+ * (the answer may not end its line), into b; the path's nodes into nodes
+ * ("none" without any); which path they are. */
+static const char *evidence_open(const struct search_answer *a, struct buf *b, struct buf *nodes)
 {
-    struct buf nodes = BUF_INIT, b = BUF_INIT;
-    for (size_t k = 1; k < a->npath; k++) buf_printf(&nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
+    for (size_t k = 1; k < a->npath; k++) buf_printf(nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
+    if (!nodes->len) buf_adds(nodes, "none");
     const char *md = a->markdown ? a->markdown : "";
     size_t mlen = strlen(md);
-    buf_printf(&b, "%s%s_Evidence: the answer cites no code the search read; the span listed is the best one "
-                   "read on %s (nodes %s), not a citation of the answer's._\n",
-               md, mlen && md[mlen - 1] != '\n' ? "\n\n" : "\n",
-               a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)",
-               nodes.len ? buf_str(&nodes) : "none");
+    buf_printf(b, "%s%s_Evidence: ", md, mlen && md[mlen - 1] != '\n' ? "\n\n" : "\n");
+    return a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)";
+}
+
+static void evidence_close(struct search_answer *a, struct buf *b, struct buf *nodes)
+{
     free(a->markdown);
-    a->markdown = buf_take(&b);
-    buf_free(&nodes);
+    a->markdown = buf_take(b);
+    buf_free(nodes);
 }
 
 static void note_provenance(const struct mcts_tree *t, struct search_answer *a, const struct evidence *read)
 {
     if (!a->cites.n) return;
     if (a->fallback_cite) {   /* the list is not the answer's: said, so no citation is passed off as one */
-        note_fallback_cite(a);
+        struct buf b = BUF_INIT, nodes = BUF_INIT;
+        const char *which = evidence_open(a, &b, &nodes);
+        buf_printf(&b, "the answer cites no code the search read; the span listed is the best one read on %s "
+                       "(nodes %s), not a citation of the answer's._\n", which, buf_str(&nodes));
+        evidence_close(a, &b, &nodes);
         return;
     }
     struct buf on = BUF_INIT, off = BUF_INIT, nodes = BUF_INIT, win = BUF_INIT;
@@ -1156,14 +1164,8 @@ static void note_provenance(const struct mcts_tree *t, struct search_answer *a, 
         for (size_t j = i; j < a->cites.n; j++)
             if (first[j] == id) buf_printf(&off, " [%zu]", j + 1);
     }
-    for (size_t k = 1; k < a->npath; k++) buf_printf(&nodes, "%s%d", k > 1 ? ", " : "", a->path[k]);
-    if (!nodes.len) buf_adds(&nodes, "none");
     struct buf b = BUF_INIT;
-    const char *md = a->markdown ? a->markdown : "";
-    size_t mlen = strlen(md);
-    /* a paragraph of its own, after an answer that may not end its line */
-    buf_printf(&b, "%s%s_Evidence: ", md, mlen && md[mlen - 1] != '\n' ? "\n\n" : "\n");
-    const char *which = a->from_finished ? "the best path" : "the highest-value path (no path reached Finish)";
+    const char *which = evidence_open(a, &b, &nodes);
     if (!noff && !nnone && !nwin) buf_printf(&b, "every citation was read on %s, nodes %s._\n", which, buf_str(&nodes));
     else {
         if (non) buf_printf(&b, "%s read on %s, nodes %s; ", buf_str(&on), which, buf_str(&nodes));
@@ -1174,12 +1176,10 @@ static void note_provenance(const struct mcts_tree *t, struct search_answer *a, 
         if (nnone) buf_printf(&b, "%zu read by no node", nnone);
         buf_adds(&b, ". The answer ranks every span the search read, the path's first._\n");
     }
-    free(a->markdown);
-    a->markdown = buf_take(&b);
+    evidence_close(a, &b, &nodes);
     free(first);
     buf_free(&on);
     buf_free(&off);
-    buf_free(&nodes);
     buf_free(&win);
 }
 
