@@ -13,9 +13,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A chunk of a file written before its turn, as derive_chunk had it. */
+struct early_chunk {
+    long long cid;
+    char *hash, *name, *doc, *body;
+};
+
+/* A place written before its turn: its file (skipped: none) and chunks. */
+struct early {
+    size_t place;
+    int skipped;
+    long long file_id;
+    struct linepost_file lines;
+    struct early_chunk *chunks;
+    size_t nchunks, capchunks;
+};
+
 struct derive {
     struct vec_local_build *vb;     /* the chunks, until the fit takes them */
     struct linepost_builder *lp;
+    size_t next;                    /* the place whose file is taken next */
+    int in_turn;                    /* the file being written is at next: its chunks go in now */
+    struct early *cur;              /* else the early place they wait with */
+    struct early *early;            /* by place, ascending */
+    size_t nearly, capearly;
+    int disordered;                 /* a place came twice: nothing is built */
     struct vec_local_fit fit;
     pthread_t thread;
     int started;                    /* the fit runs on thread */
@@ -38,10 +60,25 @@ static void join(struct derive *d)
     d->started = 0;
 }
 
+static void early_free(struct early *e)
+{
+    linepost_file_free(&e->lines);
+    for (size_t i = 0; i < e->nchunks; i++) {
+        struct early_chunk *c = &e->chunks[i];
+        free(c->hash);
+        free(c->name);
+        free(c->doc);
+        free(c->body);
+    }
+    free(e->chunks);
+}
+
 void derive_free(struct derive *d)
 {
     if (!d) return;
     join(d);
+    for (size_t i = 0; i < d->nearly; i++) early_free(&d->early[i]);
+    free(d->early);
     vec_local_build_free(d->vb);
     linepost_builder_free(d->lp);
     vec_local_fit_free(&d->fit);
@@ -50,14 +87,116 @@ void derive_free(struct derive *d)
 
 void derive_lines(const char *text, size_t len, struct linepost_file *out) { linepost_file_make(text, len, out); }
 
-void derive_file(struct derive *d, long long file_id, const struct linepost_file *lines)
+/* ---- places in path order ----
+ * The files come in the order they were parsed in (src/index_pool.c,
+ * pool_order); the line postings and the fit take them in path order, as a
+ * question builds them from the index (same bytes). A file that comes before
+ * its turn waits here, with copies of its chunks' terms, until the places
+ * before it are in. */
+
+static void take_file(struct derive *d, long long file_id, struct linepost_file *lines)
 {
-    linepost_builder_add(d->lp, file_id, lines);
+    if (d->lp) linepost_builder_add(d->lp, file_id, lines);
+}
+
+static void take_chunk(struct derive *d, long long cid, const char *hash, const char *name, const char *doc,
+                       const char *body)
+{
+    if (d->vb) vec_local_build_chunk(d->vb, cid, hash, name, doc, body);
+}
+
+/* The place at next is in: so is every early one whose turn comes now. */
+static void advance(struct derive *d)
+{
+    d->next++;
+    size_t k = 0;
+    for (; k < d->nearly && d->early[k].place == d->next; k++) {
+        struct early *e = &d->early[k];
+        if (!e->skipped) {
+            take_file(d, e->file_id, &e->lines);
+            for (size_t i = 0; i < e->nchunks; i++) {
+                struct early_chunk *c = &e->chunks[i];
+                take_chunk(d, c->cid, c->hash, c->name, c->doc, c->body);
+            }
+        }
+        early_free(e);
+        d->next++;
+    }
+    if (k) {
+        memmove(d->early, d->early + k, (d->nearly - k) * sizeof *d->early);
+        d->nearly -= k;
+    }
+}
+
+/* The file written last is complete: its place is in, if it was its turn. */
+static void close_current(struct derive *d)
+{
+    if (d->in_turn) advance(d);
+    d->in_turn = 0;
+    d->cur = NULL;
+}
+
+/* A new early place (NULL when it came already: the build is then disordered). */
+static struct early *early_at(struct derive *d, size_t place)
+{
+    size_t lo = 0, hi = d->nearly;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (d->early[mid].place < place) lo = mid + 1;
+        else hi = mid;
+    }
+    if (place < d->next || (lo < d->nearly && d->early[lo].place == place)) {
+        d->disordered = 1;
+        return NULL;
+    }
+    ARRAY_GROW(d->early, d->nearly, d->capearly, 16);
+    memmove(&d->early[lo + 1], &d->early[lo], (d->nearly - lo) * sizeof *d->early);
+    memset(&d->early[lo], 0, sizeof d->early[lo]);
+    d->early[lo].place = place;
+    d->nearly++;
+    return &d->early[lo];
+}
+
+void derive_file(struct derive *d, size_t place, long long file_id, struct linepost_file *lines)
+{
+    close_current(d);
+    if (place == d->next) {
+        take_file(d, file_id, lines);
+        d->in_turn = 1;
+        return;
+    }
+    struct early *e = early_at(d, place);
+    if (!e) return;
+    e->file_id = file_id;
+    if (lines) {
+        e->lines = *lines;   /* its bytes wait here */
+        lines->data = (struct buf)BUF_INIT;
+    }
+    d->cur = e;
+}
+
+void derive_skip(struct derive *d, size_t place)
+{
+    close_current(d);
+    if (place == d->next) advance(d);
+    else {
+        struct early *e = early_at(d, place);
+        if (e) e->skipped = 1;
+    }
 }
 
 void derive_chunk(struct derive *d, long long cid, const struct chunk *c)
 {
-    if (d->vb) vec_local_build_chunk(d->vb, cid, c->hash, c->fts_name, c->fts_doc, c->fts_body);
+    if (d->in_turn) {
+        take_chunk(d, cid, c->hash, c->fts_name, c->fts_doc, c->fts_body);
+        return;
+    }
+    if (!d->cur) return;
+    struct early *e = d->cur;
+    ARRAY_GROW(e->chunks, e->nchunks, e->capchunks, 8);
+    e->chunks[e->nchunks++] = (struct early_chunk){cid, xstrdup(c->hash), c->fts_name ? xstrdup(c->fts_name) : NULL,
+                                                   c->fts_doc ? xstrdup(c->fts_doc) : NULL,
+                                                   c->fts_body ? xstrdup(c->fts_body) : NULL};
 }
 
 /* The parts of the fit's next stage: while the writer works, one fewer than
@@ -84,6 +223,16 @@ static int store_lines(void *ctx, sqlite3 *db, char *err, size_t errlen);
 void derive_start(struct derive *d, sqlite3 *db, size_t fit_budget)
 {
     if (!d) return;
+    close_current(d);
+    if (d->nearly || d->disordered) {
+        /* a place never came, or came twice: what was built is not the
+         * index's files' */
+        log_msg("index: the files did not all come to the derived data in their places; the first question makes it");
+        vec_local_build_free(d->vb);
+        d->vb = NULL;
+        linepost_builder_free(d->lp);
+        d->lp = NULL;
+    }
     /* a fit this small starts now: resolving, creating the indexes and
      * storing the line postings take about as long on the writer, and the
      * two add up to little memory */

@@ -10,7 +10,8 @@
  * consistent through their stamps. A fresh build makes them from what it has
  * in memory anyway: the parser threads tokenise each file's lines while its
  * text is decoded (derive_lines), the writer hands in every file and chunk
- * as it writes them, in path order (derive_file, derive_chunk). Once every
+ * as it writes them (derive_file, derive_chunk), each file with its place in
+ * path order (the files are written in the order they are parsed in). Once every
  * file is written the line postings are stored (derive_start); the vectors
  * are fitted on a thread of their own, from then on when the fit is small,
  * else once the edges are resolved (derive_fit), while the writer goes on; derive_store then
@@ -39,9 +40,15 @@ void derive_free(struct derive *d);
  * (linepost_file_free it, or hand it to derive_file). */
 void derive_lines(const char *text, size_t len, struct linepost_file *out);
 
-/* On the writer, in path order: a file written with id file_id and its
- * lines (NULL: none made), then each of its chunks as written (id cid). */
-void derive_file(struct derive *d, long long file_id, const struct linepost_file *lines);
+/* On the writer: a file written with id file_id, its place in path order
+ * among the files the build writes, and its lines (NULL: none made; their
+ * bytes are taken), then each of its chunks as written (id cid); or a place
+ * that has no file (derive_skip: the file was skipped). Every place from 0
+ * on is handed in once, in any order: a file that comes before its turn
+ * waits (its lines and copies of its chunks' terms) until the places before
+ * it are in, so that what is built is what path order would build. */
+void derive_file(struct derive *d, size_t place, long long file_id, struct linepost_file *lines);
+void derive_skip(struct derive *d, size_t place);
 void derive_chunk(struct derive *d, long long cid, const struct chunk *c);
 
 /* Every file is written (db's files rows are final): the line postings are

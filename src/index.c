@@ -351,11 +351,12 @@ static int begin_write(struct update *U)
 
 /* Writes one finished job: its rows, the new stat of a file found the same,
  * or the deletion of a file now skipped. */
-static int write_result(struct update *U, const struct job *j, const struct result *r)
+static int write_result(struct update *U, const struct job *j, struct result *r)
 {
     struct index_stats *S = U->S;
     struct writer *w = &U->w;
     if (r->kind == RES_SKIP) {
+        if (w->derive) derive_skip(w->derive, j->place);
         scan_add_skip(&U->sr, j->sf->path, r->reason, r->size ? r->size : -1);
         if (!j->old_id) return 0;
         S->deleted++;

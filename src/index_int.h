@@ -118,6 +118,7 @@ struct job {
     long long old_id;            /* files.id, 0 when new */
     char old_hash[17];
     int stat_same;               /* --verify: hashed although its stat had not moved */
+    size_t place;                /* its place in path order among the jobs (pool_order) */
 };
 
 struct result {
@@ -263,7 +264,8 @@ int step(struct writer *w, int s, char *err, size_t errlen);
 int delete_file_rows(struct writer *w, long long id, int and_file, char *err, size_t errlen);
 void pending_free(struct index_edges *P);
 int flush_pending(struct writer *w, char *err, size_t errlen);
-int write_parsed(struct writer *w, const struct job *j, const struct result *r, char *err, size_t errlen);
+void pool_order(struct job *jobs, size_t n, int threads);
+int write_parsed(struct writer *w, const struct job *j, struct result *r, char *err, size_t errlen);
 
 /* index_meta.c */
 /* The files table in path order: files_next fills *f with the next row and

@@ -397,13 +397,15 @@ static int write_chunks(struct writer *w, long long fid, const struct chunk_list
 
 /* Writes a parsed file's rows. Calls and inherits edges go in unresolved;
  * index_resolve fills their destinations once every file is in. */
-int write_parsed(struct writer *w, const struct job *j, const struct result *r, char *err, size_t errlen)
+int write_parsed(struct writer *w, const struct job *j, struct result *r, char *err, size_t errlen)
 {
     long long fid;
-    if (write_file_row(w, j, r, &fid, err, errlen) || write_symbols(w, fid, r, err, errlen) ||
-        write_inherits(w, fid, &r->pr, err, errlen) || write_calls(w, fid, &r->pr, err, errlen) ||
-        write_imports(w, fid, &r->pr, err, errlen) || write_chunks(w, fid, &r->chunks, err, errlen))
+    if (write_file_row(w, j, r, &fid, err, errlen)) return -1;
+    /* before its chunks, which derive_chunk hands in as the file's */
+    if (w->derive) derive_file(w->derive, j->place, fid, &r->lines);
+    if (write_symbols(w, fid, r, err, errlen) || write_inherits(w, fid, &r->pr, err, errlen) ||
+        write_calls(w, fid, &r->pr, err, errlen) || write_imports(w, fid, &r->pr, err, errlen) ||
+        write_chunks(w, fid, &r->chunks, err, errlen))
         return -1;
-    if (w->derive) derive_file(w->derive, fid, &r->lines);
     return 0;
 }

@@ -2,11 +2,13 @@
  * test_index_unit: the pieces of the index family that need no repository:
  * lenient UTF-8 decoding, binary detection, and how chunk_file cuts a file
  * (method chunks with their class header, class outlines without bodies,
- * module code in windows, one chunk for definitions sharing their lines). The whole indexer is tested on fixture copies by
- * test_index.sh.
+ * module code in windows, one chunk for definitions sharing their lines),
+ * and the order the parser threads take the files in (pool_order). The
+ * whole indexer is tested on fixture copies by test_index.sh.
  */
 #include "tap.h"
 #include "index_chunk.h"
+#include "index_int.h"
 #include "index_scan.h"
 #include "util.h"
 
@@ -40,8 +42,53 @@ static struct parse_symbol sym(enum parse_kind k, const char *name, const char *
     return s;
 }
 
+/* pool_order over files of these sizes (KiB), in path order: the places in
+ * the order it gives, as "2 0 1 ...". */
+static char *order_of(const int *kib, size_t n, int threads)
+{
+    struct scan_file *f = calloc(n, sizeof *f);
+    struct job *j = calloc(n, sizeof *j);
+    for (size_t i = 0; i < n; i++) {
+        f[i].size = (long long)kib[i] * 1024;
+        j[i].sf = &f[i];
+    }
+    pool_order(j, n, threads);
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        if (j[i].sf != &f[j[i].place]) buf_printf(&b, "[place %zu is not its file's] ", j[i].place);
+        buf_printf(&b, "%s%zu", i ? " " : "", j[i].place);
+    }
+    free(f);
+    free(j);
+    char *s = xstrdup(buf_str(&b));
+    buf_free(&b);
+    return s;
+}
+
+static void order(const int *kib, size_t n, int threads, const char *want, const char *what)
+{
+    char *got = order_of(kib, n, threads);
+    is_str(got, want, "%s", what);
+    free(got);
+}
+
 int main(void)
 {
+    /* a big file (128 KiB or more) goes ahead of the small files parsed
+     * beside it: the next one once those add up to (threads - 1) times its
+     * size; small files keep their order */
+    static const int spaced[] = {10, 10, 200, 50, 50, 50, 50, 10, 10, 150, 10};
+    order(spaced, 11, 2, "2 0 1 3 4 5 6 9 7 8 10", "2 threads: each big file ahead of as many bytes of small ones");
+    order(spaced, 11, 3, "2 0 1 3 4 5 6 7 8 9 10", "3 threads: twice its size (the second waits for its own place)");
+    order(spaced, 11, 1, "0 1 2 3 4 5 6 7 8 9 10", "one thread: path order");
+    /* never after its own place: the small files behind it would wait for it */
+    static const int late[] = {1024, 1, 200, 1, 130, 140};
+    order(late, 6, 2, "0 1 2 3 4 5", "a big file is not put after its place in path order");
+    static const int bigs[] = {300, 200, 129};
+    order(bigs, 3, 2, "0 1 2", "only big files: path order");
+    static const int smalls[] = {5, 127, 1};
+    order(smalls, 3, 2, "0 1 2", "only small files: path order");
+
     decode("ab\xff" "c\xc3\xa9", 6, "ab\xef\xbf\xbd" "c\xc3\xa9", 1, "a stray byte");
     decode("plain", 5, "plain", 0, "valid ASCII");
     decode("x\xe2\x82", 3, "x\xef\xbf\xbd\xef\xbf\xbd", 2, "a truncated sequence: each byte");
