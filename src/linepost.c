@@ -474,20 +474,17 @@ static int builder_add(struct linepost_builder *B, const struct linepost_file *f
         if (get_varint(&p, end, &n) || get_bytes(&p, end, n, &s)) return -1;
         struct term *t = term_of(b, (const char *)s, n);
         if (get_varint(&p, end, &n) || get_bytes(&p, end, n, &post)) return -1;
-        /* each posting again with the file's ord: (0, line or its step, count) */
-        uint64_t line = 0;
-        for (q = post; q < post + n;) {
-            uint64_t o, l, c;
-            if (get_varint(&q, post + n, &o) || get_varint(&q, post + n, &l) || get_varint(&q, post + n, &c) || o)
-                return -1;
-            line += l;   /* the first is the line itself: line starts at 0 */
-            put_varint(&t->post, t->written ? b->ord - t->wf : b->ord);
-            put_varint(&t->post, t->written && b->ord == t->wf ? line - t->wl : line);
-            put_varint(&t->post, c);
-            t->wf = b->ord;
-            t->wl = (uint32_t)line;
-            t->written = 1;
-        }
+        /* the file's postings as a build at ord 0 wrote them: (0, line,
+         * count), then (0, line step, count) each. In the whole build the
+         * first one's ord is this file's step from the term's previous file
+         * (a new ord: its line stays whole) and the rest are the same bytes */
+        uint64_t o;
+        q = post;
+        if (!n || get_varint(&q, post + n, &o) || o) return -1;
+        put_varint(&t->post, t->written ? b->ord - t->wf : b->ord);
+        buf_add(&t->post, (const char *)q, (size_t)(post + n - q));
+        t->wf = b->ord;
+        t->written = 1;
     }
     return 0;
 }
