@@ -97,8 +97,9 @@ int index_resolve(sqlite3 *db, const char *root_abs, const struct index_edges *p
 /* Memory the kept edges may take; past it they are inserted and resolved in place. */
 #define INDEX_PENDING_BUDGET ((size_t)48 << 20)
 /* Bytes the parsed files waiting for the writer may hold (result_held): it
- * writes in path order, so while a big file is parsed the files after it
- * wait. They hold their rows, calls, chunk terms and line postings, about
+ * writes in the jobs' order, so while a big file is parsed the files after it
+ * wait. pool_order lets big files go ahead of their place in path order by
+ * at most as many bytes of source, which wait in derive.c until their turn. They hold their rows, calls, chunk terms and line postings, about
  * four times their source (ten in call-heavy test files); counted at a fixed
  * share of the source instead, those waiting behind sympy's rule files held
  * 26 MB at its peak. */
@@ -264,7 +265,7 @@ int step(struct writer *w, int s, char *err, size_t errlen);
 int delete_file_rows(struct writer *w, long long id, int and_file, char *err, size_t errlen);
 void pending_free(struct index_edges *P);
 int flush_pending(struct writer *w, char *err, size_t errlen);
-void pool_order(struct job *jobs, size_t n, int threads);
+void pool_order(struct job *jobs, size_t n, int threads, size_t ahead_budget);
 int write_parsed(struct writer *w, const struct job *j, struct result *r, char *err, size_t errlen);
 
 /* index_meta.c */

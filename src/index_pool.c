@@ -414,10 +414,14 @@ struct result *pool_pop(struct pool *P)
  * the small files that follow it: each is put as soon as the small files
  * since the previous big one add up to (threads - 1) times that one's size
  * (parse time goes with bytes: the others are busy as long as the owner),
- * and never after its own place in path order. Small files keep their path
- * order, as do big ones among themselves; with one thread the order is path
- * order. Every job's place in path order is kept (job.place). */
-void pool_order(struct job *jobs, size_t n, int threads)
+ * and never after its own place in path order. A big file that goes ahead
+ * waits in a fresh build's derived data until the files before it are
+ * written (derive.c): the big files ahead of their place at one time hold at
+ * most ahead_budget bytes of source, else the next one keeps its place.
+ * Small files keep their path order, as do big ones among themselves; with
+ * one thread the order is path order. Every job's place in path order is
+ * kept (job.place). */
+void pool_order(struct job *jobs, size_t n, int threads, size_t ahead_budget)
 {
     size_t nbig = 0;
     for (size_t i = 0; i < n; i++) {
@@ -431,16 +435,24 @@ void pool_order(struct job *jobs, size_t n, int threads)
         if ((size_t)jobs[i].sf->size >= INDEX_BIG_SIZE) big[nb++] = jobs[i];
         else small[ns++] = jobs[i];
     }
-    size_t si = 0, bi = 0, debt = 0;
+    /* ahead: the bytes of the big files put before a small file of a lower
+     * place (big[wait .. bi), in place order) */
+    size_t si = 0, bi = 0, debt = 0, wait = 0, ahead = 0;
     for (size_t k = 0; k < n; k++) {
-        if (bi < nb && (si == ns || debt == 0 || small[si].place > big[bi].place)) {
-            debt = (size_t)(threads - 1) * (size_t)big[bi].sf->size;
+        int due = bi < nb && (si == ns || small[si].place > big[bi].place);
+        size_t bsz = bi < nb ? (size_t)big[bi].sf->size : 0;
+        if (due || (bi < nb && debt == 0 && ahead + bsz <= ahead_budget)) {
+            debt = (size_t)(threads - 1) * bsz;
+            ahead += bsz;
             jobs[k] = big[bi++];
         } else {
             size_t sz = (size_t)small[si].sf->size;
             debt = debt > sz ? debt - sz : 0;
             jobs[k] = small[si++];
         }
+        /* a big file whose place the small files have reached waits no more */
+        for (; wait < bi && (si == ns || small[si].place > big[wait].place); wait++)
+            ahead -= (size_t)big[wait].sf->size;
     }
     free(small);
     free(big);
@@ -451,7 +463,7 @@ int pool_start(struct pool *P, pthread_t **threads, struct update *U)
 {
     int n = U->opt->threads > 0 ? U->opt->threads : ncores();
     if ((size_t)n > U->njobs) n = (int)U->njobs;
-    pool_order(U->jobs, U->njobs, n);
+    pool_order(U->jobs, U->njobs, n, held_budget());
     P->rootfd = U->rootfd;
     P->test_swap = test_swap_spec();
     P->max = U->max;

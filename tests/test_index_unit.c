@@ -44,7 +44,7 @@ static struct parse_symbol sym(enum parse_kind k, const char *name, const char *
 
 /* pool_order over files of these sizes (KiB), in path order: the places in
  * the order it gives, as "2 0 1 ...". */
-static char *order_of(const int *kib, size_t n, int threads)
+static char *order_of(const int *kib, size_t n, int threads, size_t ahead_kib)
 {
     struct scan_file *f = calloc(n, sizeof *f);
     struct job *j = calloc(n, sizeof *j);
@@ -52,7 +52,7 @@ static char *order_of(const int *kib, size_t n, int threads)
         f[i].size = (long long)kib[i] * 1024;
         j[i].sf = &f[i];
     }
-    pool_order(j, n, threads);
+    pool_order(j, n, threads, ahead_kib * 1024);
     struct buf b = BUF_INIT;
     for (size_t i = 0; i < n; i++) {
         if (j[i].sf != &f[j[i].place]) buf_printf(&b, "[place %zu is not its file's] ", j[i].place);
@@ -67,7 +67,7 @@ static char *order_of(const int *kib, size_t n, int threads)
 
 static void order(const int *kib, size_t n, int threads, const char *want, const char *what)
 {
-    char *got = order_of(kib, n, threads);
+    char *got = order_of(kib, n, threads, 8192);
     is_str(got, want, "%s", what);
     free(got);
 }
@@ -88,6 +88,15 @@ int main(void)
     order(bigs, 3, 2, "0 1 2", "only big files: path order");
     static const int smalls[] = {5, 127, 1};
     order(smalls, 3, 2, "0 1 2", "only small files: path order");
+    /* the big files ahead of their place hold at most the budget: the
+     * second waits until the first has reached its place */
+    static const int tail[] = {100, 100, 100, 100, 100, 100, 200, 300};
+    char *got = order_of(tail, 8, 2, 8192);
+    is_str(got, "6 0 1 7 2 3 4 5", "big files late in path order go ahead, spaced");
+    free(got);
+    got = order_of(tail, 8, 2, 400);
+    is_str(got, "6 0 1 2 3 4 5 7", "beyond the budget a big file keeps its place");
+    free(got);
 
     decode("ab\xff" "c\xc3\xa9", 6, "ab\xef\xbf\xbd" "c\xc3\xa9", 1, "a stray byte");
     decode("plain", 5, "plain", 0, "valid ASCII");
