@@ -65,9 +65,9 @@ static char *order_of(const int *kib, size_t n, int threads, size_t ahead_kib)
     return s;
 }
 
-static void order(const int *kib, size_t n, int threads, const char *want, const char *what)
+static void order(const int *kib, size_t n, int threads, size_t ahead_kib, const char *want, const char *what)
 {
-    char *got = order_of(kib, n, threads, 8192);
+    char *got = order_of(kib, n, threads, ahead_kib);
     is_str(got, want, "%s", what);
     free(got);
 }
@@ -78,25 +78,21 @@ int main(void)
      * beside it: the next one once those add up to (threads - 1) times its
      * size; small files keep their order */
     static const int spaced[] = {10, 10, 200, 50, 50, 50, 50, 10, 10, 150, 10};
-    order(spaced, 11, 2, "2 0 1 3 4 5 6 9 7 8 10", "2 threads: each big file ahead of as many bytes of small ones");
-    order(spaced, 11, 3, "2 0 1 3 4 5 6 7 8 9 10", "3 threads: twice its size (the second waits for its own place)");
-    order(spaced, 11, 1, "0 1 2 3 4 5 6 7 8 9 10", "one thread: path order");
+    order(spaced, 11, 2, 8192, "2 0 1 3 4 5 6 9 7 8 10", "2 threads: each big file ahead of as many bytes of small ones");
+    order(spaced, 11, 3, 8192, "2 0 1 3 4 5 6 7 8 9 10", "3 threads: twice its size (the second waits for its own place)");
+    order(spaced, 11, 1, 8192, "0 1 2 3 4 5 6 7 8 9 10", "one thread: path order");
     /* never after its own place: the small files behind it would wait for it */
     static const int late[] = {1024, 1, 200, 1, 130, 140};
-    order(late, 6, 2, "0 1 2 3 4 5", "a big file is not put after its place in path order");
+    order(late, 6, 2, 8192, "0 1 2 3 4 5", "a big file is not put after its place in path order");
     static const int bigs[] = {300, 200, 129};
-    order(bigs, 3, 2, "0 1 2", "only big files: path order");
+    order(bigs, 3, 2, 8192, "0 1 2", "only big files: path order");
     static const int smalls[] = {5, 127, 1};
-    order(smalls, 3, 2, "0 1 2", "only small files: path order");
+    order(smalls, 3, 2, 8192, "0 1 2", "only small files: path order");
     /* the big files ahead of their place hold at most the budget: the
      * second waits until the first has reached its place */
     static const int tail[] = {100, 100, 100, 100, 100, 100, 200, 300};
-    char *got = order_of(tail, 8, 2, 8192);
-    is_str(got, "6 0 1 7 2 3 4 5", "big files late in path order go ahead, spaced");
-    free(got);
-    got = order_of(tail, 8, 2, 400);
-    is_str(got, "6 0 1 2 3 4 5 7", "beyond the budget a big file keeps its place");
-    free(got);
+    order(tail, 8, 2, 8192, "6 0 1 7 2 3 4 5", "big files late in path order go ahead, spaced");
+    order(tail, 8, 2, 400, "6 0 1 2 3 4 5 7", "beyond the budget a big file keeps its place");
 
     decode("ab\xff" "c\xc3\xa9", 6, "ab\xef\xbf\xbd" "c\xc3\xa9", 1, "a stray byte");
     decode("plain", 5, "plain", 0, "valid ASCII");
