@@ -98,11 +98,12 @@ int index_resolve(sqlite3 *db, const char *root_abs, const struct index_edges *p
 #define INDEX_PENDING_BUDGET ((size_t)48 << 20)
 /* Bytes the parsed files waiting for the writer may hold (result_held): it
  * writes in the jobs' order, so while a big file is parsed the files after it
- * wait. pool_order lets big files go ahead of their place in path order by
- * at most as many bytes of source, which wait in derive.c until their turn. They hold their rows, calls, chunk terms and line postings, about
+ * wait. They hold their rows, calls, chunk terms and line postings, about
  * four times their source (ten in call-heavy test files); counted at a fixed
  * share of the source instead, those waiting behind sympy's rule files held
- * 26 MB at its peak. */
+ * 26 MB at its peak. pool_order also lets big files go ahead of their place
+ * in path order by at most as many bytes of source: they wait in derive.c
+ * until their turn. */
 #define INDEX_HELD_BUDGET ((size_t)8 << 20)
 /* Memory a fresh build's vector fit may take to run beside resolving rather
  * than after it (derive_start). Django's fit takes about 32 MB (its first

@@ -106,9 +106,7 @@ void parse_result_free(struct parse_result *r)
 
 static uint64_t call_hash(const struct parse_call *c)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)(unsigned)c->caller;
-    for (const unsigned char *p = (const unsigned char *)c->callee; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    return h;
+    return hash64(c->callee, strlen(c->callee)) ^ ((uint64_t)(unsigned)c->caller * 0x9e3779b97f4a7c15ull);
 }
 
 void parse_merge_calls(struct parse_result *r)
