@@ -78,6 +78,11 @@ int vec_local_build_fit_by(struct vec_local_build *b, struct vec_local_fit *out,
  * far, beyond what b holds (its float and quantised vectors, mostly): what
  * running it beside other work adds to the peak memory. */
 size_t vec_local_build_bytes(const struct vec_local_build *b);
+/* A fit's float rows of at least this many bytes (default 2 MiB) have a
+ * mapping of their own, aligned for transparent huge pages; smaller ones are
+ * malloc'd. The bytes fitted are the same either way (tests set it to 0 and
+ * to SIZE_MAX to compare). */
+extern size_t vec_local_huge_min;
 
 /* Replaces the stored model (vec_terms and the vec_models row, and the rows
  * of any earlier local model, embeddings included) with f, stamped with

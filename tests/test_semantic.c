@@ -448,6 +448,19 @@ int main(void)
         ok(ok1 && calls == 5 && same_fit(&f1, &fk),
            "a fit whose stages run in 1, 4, 2, 7 and 3 parts gives the bytes of a fit in one (%d stages)", calls);
         vec_local_fit_free(&fk);
+        /* its float rows mapped for huge pages, as a large repository's
+         * are, or malloc'd: the same bytes */
+        size_t was = vec_local_huge_min;
+        struct vec_local_fit fh, fm;
+        vec_local_huge_min = 0;
+        int okh = vec_local_fit_parts(db, &fh, 2, err, sizeof err) == 0;
+        vec_local_huge_min = SIZE_MAX;
+        int okm = vec_local_fit_parts(db, &fm, 2, err, sizeof err) == 0;
+        vec_local_huge_min = was;
+        ok(okh && okm && same_fit(&fh, &fm) && same_fit(&f1, &fh),
+           "a fit's rows mapped for huge pages give the bytes of rows malloc'd");
+        if (okh) vec_local_fit_free(&fh);
+        if (okm) vec_local_fit_free(&fm);
         /* a fit kept in memory (an index that cannot be written) embeds a
          * question as the stored model does */
         float q1[VEC_LOCAL_DIM], q2[VEC_LOCAL_DIM];
