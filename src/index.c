@@ -356,7 +356,7 @@ static int write_result(struct update *U, const struct job *j, struct result *r)
     struct index_stats *S = U->S;
     struct writer *w = &U->w;
     if (r->kind == RES_SKIP) {
-        if (w->derive) derive_skip(w->derive, j->place);
+        if (w->derive) derive_skip(w->derive, derive_place(j->place));
         scan_add_skip(&U->sr, j->sf->path, r->reason, r->size ? r->size : -1);
         if (!j->old_id) return 0;
         S->deleted++;

@@ -26,6 +26,10 @@
  *     path of a large one.
  *   DRQA_TEST_EARLY_FIT=BYTES replaces INDEX_EARLY_FIT_BUDGET, the size of
  *     a vector fit that runs beside resolving (0: every fit after it).
+ *   DRQA_TEST_DERIVE_PLACE=N hands the file at place N (N >= 1) in path
+ *     order to a fresh build's derived data as place N - 1: one place comes
+ *     twice and one never, as a writer that lost track of the order would
+ *     hand them (derive.c then stores none of what it built).
  *   DRQA_TEST_HOLD=FILE creates FILE once the first parsed file is written
  *     and waits (at most 120 s) until FILE is removed: an update that holds
  *     the write lock, or a fresh build whose side file exists, for as long
@@ -78,6 +82,12 @@ size_t held_budget(void)
     const char *v = getenv("DRQA_TEST_HELD_BUDGET");
     return v && *v ? (size_t)atol(v) : INDEX_HELD_BUDGET;
 }
+
+size_t derive_place(size_t place)
+{
+    const char *v = getenv("DRQA_TEST_DERIVE_PLACE");
+    return v && *v && atol(v) > 0 && place == (size_t)atol(v) ? place - 1 : place;
+}
 #else
 void test_swap(int rootfd, const char *spec, const char *rel) { (void)rootfd; (void)spec; (void)rel; }
 const char *test_swap_spec(void) { return NULL; }
@@ -86,4 +96,5 @@ void test_kill_check(long written, long kill_after) { (void)written; (void)kill_
 size_t pending_budget(void) { return INDEX_PENDING_BUDGET; }
 size_t held_budget(void) { return INDEX_HELD_BUDGET; }
 size_t early_fit_budget(void) { return INDEX_EARLY_FIT_BUDGET; }
+size_t derive_place(size_t place) { return place; }
 #endif

@@ -260,6 +260,7 @@ void test_kill_check(long written, long kill_after);
 size_t pending_budget(void);
 size_t early_fit_budget(void);
 size_t held_budget(void);
+size_t derive_place(size_t place);
 
 /* index_write.c */
 int step(struct writer *w, int s, char *err, size_t errlen);

@@ -402,7 +402,7 @@ int write_parsed(struct writer *w, const struct job *j, struct result *r, char *
     long long fid;
     if (write_file_row(w, j, r, &fid, err, errlen)) return -1;
     /* before its chunks, which derive_chunk hands in as the file's */
-    if (w->derive) derive_file(w->derive, j->place, fid, &r->lines);
+    if (w->derive) derive_file(w->derive, derive_place(j->place), fid, &r->lines);
     if (write_symbols(w, fid, r, err, errlen) || write_inherits(w, fid, &r->pr, err, errlen) ||
         write_calls(w, fid, &r->pr, err, errlen) || write_imports(w, fid, &r->pr, err, errlen) ||
         write_chunks(w, fid, &r->chunks, err, errlen))

@@ -52,6 +52,32 @@ else
     skip "no $DRQA_HOOKS (make check builds it)"
 fi
 
+# a file handed to the derived data at the wrong place (one place twice, one
+# never: DRQA_TEST_DERIVE_PLACE): what was built is not the index's, so none
+# of it is stored, the log says so, and the first question makes the rows,
+# the same as a fresh index's
+if [ -x "$DRQA_HOOKS" ]; then
+    DRQA_TEST_DERIVE_PLACE=1 "$DRQA_HOOKS" --no-progress --log "$T/misplaced.log" --index "$T/idx/misplaced.sqlite" \
+        --index-only "$R" >/dev/null 2>&1
+    ok $? "a build whose derived data lost a file's place still indexes"
+    grep -q "did not all come to the derived data in their places; the first question makes it" "$T/misplaced.log"
+    ok $? "the log says the derived data was not stored"
+    # (the line postings' tables are made by the first store into them)
+    lp=$(q "$T/idx/misplaced.sqlite" "SELECT (SELECT count(*) FROM lp_terms) + (SELECT count(*) FROM lp_meta)" 2>/dev/null ||
+         q "$T/idx/misplaced.sqlite" "SELECT count(*) FROM sqlite_schema WHERE name IN ('lp_terms', 'lp_meta')")
+    is "$(q "$T/idx/misplaced.sqlite" "SELECT (SELECT count(*) FROM vec_terms) + (SELECT count(*) FROM vec_models)") $lp" \
+        "0 0" "no vectors and no line postings were stored"
+    ask "$T/idx/misplaced.sqlite" "where is the session flushed?"
+    dump "$T/idx/misplaced.sqlite" stamps >"$T/misplaced.txt"
+    test -s "$T/misplaced.txt" && cmp -s "$T/fresh.txt" "$T/misplaced.txt"
+    ok $? "the first question stores the rows a fresh index holds"
+else
+    skip "no $DRQA_HOOKS (make check builds it)"
+    skip "no $DRQA_HOOKS"
+    skip "no $DRQA_HOOKS"
+    skip "no $DRQA_HOOKS"
+fi
+
 # what a first question stores when the index has none
 cp "$I" "$T/idx/b.sqlite"
 underive "$T/idx/b.sqlite"
