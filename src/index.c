@@ -429,10 +429,7 @@ static int parse_and_write(struct update *U)
         pthread_mutex_lock(&P.mu);
         P.held -= waited_with;
         pthread_cond_broadcast(&P.budget);
-        if (wr) {
-            P.stop = 1;
-            pthread_cond_broadcast(&P.not_full);
-        }
+        if (wr) P.stop = 1;   /* the threads waiting for the budget wake above */
         pthread_mutex_unlock(&P.mu);
         if (wr) goto out;
         if (U->opt->progress) U->opt->progress(U->opt->progress_ctx, done + 1, U->njobs);

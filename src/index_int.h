@@ -155,7 +155,7 @@ struct pool {
     unsigned char *taken;        /* per job: taken by a thread (under mu) */
     size_t ntaken;
     int nparsing;                /* jobs being parsed (under mu) */
-    /* bounded queue of finished results */
+    /* the finished results, in the order they finished (room for all of them) */
     struct result **q;
     size_t qcap, qhead, qlen;
     int stop;                    /* the writer gave up: workers finish quickly */
@@ -169,7 +169,7 @@ struct pool {
     size_t owner_big;            /* the size of the big file it parses now, 0: none */
     int guest_busy;              /* another thread parses a big file beside it */
     pthread_mutex_t mu;
-    pthread_cond_t not_full, not_empty, budget;
+    pthread_cond_t not_empty, budget;
 };
 enum {
     S_DEL_FTS, S_DEL_CHUNKS, S_DEL_SYMS, S_DEL_IMPORTS, S_DEL_EDGES, S_DEL_EDGE_RUN, S_DEL_FILE,
