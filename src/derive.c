@@ -43,6 +43,9 @@ struct derive {
     int started;                    /* the fit runs on thread */
     int fitted;                     /* fit holds the model */
     atomic_int joining;             /* the writer has nothing left but to wait for the fit */
+    pthread_mutex_t gate_mu;        /* the fit's gate (fit_gate): */
+    pthread_cond_t gate_cv;
+    int gate_open;                  /* its quantised vectors may take their memory */
 };
 
 struct derive *derive_new(void)
@@ -50,7 +53,18 @@ struct derive *derive_new(void)
     struct derive *d = xcalloc(1, sizeof *d);
     d->vb = vec_local_build_new();
     d->lp = linepost_builder_new();
+    pthread_mutex_init(&d->gate_mu, NULL);
+    pthread_cond_init(&d->gate_cv, NULL);
     return d;
+}
+
+/* The fit may go on to its quantised vectors. */
+static void open_gate(struct derive *d)
+{
+    pthread_mutex_lock(&d->gate_mu);
+    d->gate_open = 1;
+    pthread_cond_broadcast(&d->gate_cv);
+    pthread_mutex_unlock(&d->gate_mu);
 }
 
 static void join(struct derive *d)
@@ -76,12 +90,15 @@ static void early_free(struct early *e)
 void derive_free(struct derive *d)
 {
     if (!d) return;
+    open_gate(d);
     join(d);
     for (size_t i = 0; i < d->nearly; i++) early_free(&d->early[i]);
     free(d->early);
     vec_local_build_free(d->vb);
     linepost_builder_free(d->lp);
     vec_local_fit_free(&d->fit);
+    pthread_mutex_destroy(&d->gate_mu);
+    pthread_cond_destroy(&d->gate_cv);
     free(d);
 }
 
@@ -207,10 +224,20 @@ static int fit_parts_now(void *ctx)
     return ncores() - 1 + atomic_load(&d->joining);
 }
 
+/* The fit's gate: its float rows are made beside resolving, its quantised
+ * vectors once resolving has given its memory back (derive_fit). */
+static void fit_gate(void *ctx)
+{
+    struct derive *d = ctx;
+    pthread_mutex_lock(&d->gate_mu);
+    while (!d->gate_open) pthread_cond_wait(&d->gate_cv, &d->gate_mu);
+    pthread_mutex_unlock(&d->gate_mu);
+}
+
 static void *fit_thread(void *arg)
 {
     struct derive *d = arg;
-    vec_local_build_fit_by(d->vb, &d->fit, &(struct vec_local_parts){fit_parts_now, d});
+    vec_local_build_fit_by(d->vb, &d->fit, &(struct vec_local_parts){fit_parts_now, fit_gate, d});
     d->vb = NULL;
     d->fitted = 1;
     return NULL;
@@ -219,6 +246,18 @@ static void *fit_thread(void *arg)
 static void stored(sqlite3 *db, const char *what, int (*store)(void *ctx, sqlite3 *db, char *err, size_t errlen),
                    void *ctx);
 static int store_lines(void *ctx, sqlite3 *db, char *err, size_t errlen);
+
+/* Starts the fit on a thread of its own (a no-op once started); with no
+ * thread, it runs here, whole. */
+static void start_fit(struct derive *d)
+{
+    if (d->started || !d->vb) return;
+    d->started = pthread_create(&d->thread, NULL, fit_thread, d) == 0;
+    if (!d->started) {
+        open_gate(d);
+        fit_thread(d);
+    }
+}
 
 void derive_start(struct derive *d, sqlite3 *db, size_t fit_budget)
 {
@@ -233,14 +272,18 @@ void derive_start(struct derive *d, sqlite3 *db, size_t fit_budget)
         linepost_builder_free(d->lp);
         d->lp = NULL;
     }
-    /* a fit this small starts now: resolving, creating the indexes and
-     * storing the line postings take about as long on the writer, and the
-     * two add up to little memory */
+    /* The fit starts now, beside storing the line postings and resolving:
+     * its float rows (its first stages) while the writer works, and, when
+     * it is small, its quantised vectors too; a large one's wait until the
+     * edges are resolved (derive_fit), when resolving's tables are freed:
+     * the two are the largest things a build of a large tree holds, and one
+     * after the other they do not add up. */
     size_t bytes = d->vb ? vec_local_build_bytes(d->vb) : 0;
     if (d->vb) {
-        log_msg("index: the vector fit takes %zu MB: it runs %s resolving", bytes >> 20,
-                bytes <= fit_budget ? "beside" : "after");
-        if (bytes <= fit_budget) derive_fit(d);
+        log_msg("index: the vector fit takes %zu MB: it runs beside resolving%s", bytes >> 20,
+                bytes <= fit_budget ? "" : ", its quantised vectors after it");
+        if (bytes <= fit_budget) open_gate(d);
+        start_fit(d);
     }
     if (!d->lp) return;
     /* the files are all written: the line postings, which only they make,
@@ -250,9 +293,9 @@ void derive_start(struct derive *d, sqlite3 *db, size_t fit_budget)
 
 void derive_fit(struct derive *d)
 {
-    if (!d || d->started || !d->vb) return;
-    d->started = pthread_create(&d->thread, NULL, fit_thread, d) == 0;
-    if (!d->started) fit_thread(d);
+    if (!d) return;
+    open_gate(d);
+    start_fit(d);
 }
 
 /* Runs store in a savepoint of db's transaction: a part that fails leaves

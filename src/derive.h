@@ -12,9 +12,9 @@
  * text is decoded (derive_lines), the writer hands in every file and chunk
  * as it writes them (derive_file, derive_chunk), each file with its place in
  * path order (the files are written in the order they are parsed in). Once every
- * file is written the line postings are stored (derive_start); the vectors
- * are fitted on a thread of their own, from then on when the fit is small,
- * else once the edges are resolved (derive_fit), while the writer goes on; derive_store then
+ * file is written the line postings are stored and the vectors are fitted on
+ * a thread of their own (derive_start), a large fit's quantised vectors once
+ * the edges are resolved (derive_fit), while the writer goes on; derive_store then
  * writes the vectors and the names, just before the build commits. All of it is in the build's transaction: a
  * build killed before its commit leaves the previous index and its derived
  * rows as they were, and a committed one has them current.
@@ -52,14 +52,15 @@ void derive_skip(struct derive *d, size_t place);
 void derive_chunk(struct derive *d, long long cid, const struct chunk *c);
 
 /* Every file is written (db's files rows are final): the line postings are
- * stored in db's write transaction now. A fit that allocates at most
- * fit_budget bytes (vec_local_build_bytes) starts first, beside resolving. */
+ * stored in db's write transaction now, and the vectors' fit starts, on a
+ * thread of its own: all of it when it allocates at most fit_budget bytes
+ * (vec_local_build_bytes), else its float rows only (derive_fit). */
 void derive_start(struct derive *d, sqlite3 *db, size_t fit_budget);
 
-/* The vectors are fitted from here on, beside the writer (a no-op once
- * started). Called once the edges are resolved when derive_start did not
- * start it: the fit's arrays and resolving's tables are the two largest
- * things a build of a large tree holds, and one after the other they do not
+/* The edges are resolved: the fit goes on to its quantised vectors, beside
+ * the writer (started now if derive_start did not). The fit's quantised
+ * vectors and resolving's tables are the largest things a build of a large
+ * tree holds besides the fit's rows, and one after the other they do not
  * add up. */
 void derive_fit(struct derive *d);
 

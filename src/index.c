@@ -575,7 +575,7 @@ static int finish_write(struct update *U)
     }
     U->t_resolve = now_ms();
     /* resolving's tables are freed: their pages go back before the fit's
-     * arrays are filled */
+     * quantised vectors are filled */
     if (U->w.derive) {
         malloc_trim(0);
         derive_fit(U->w.derive);

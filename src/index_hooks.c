@@ -25,7 +25,8 @@
  *     edges may take (INDEX_PENDING_BUDGET), so that a small tree takes the
  *     path of a large one.
  *   DRQA_TEST_EARLY_FIT=BYTES replaces INDEX_EARLY_FIT_BUDGET, the size of
- *     a vector fit that runs beside resolving (0: every fit after it).
+ *     a vector fit that runs whole beside resolving (0: every fit's
+ *     quantised vectors after it).
  *   DRQA_TEST_DERIVE_PLACE=N hands the file at place N (N >= 1) in path
  *     order to a fresh build's derived data as place N - 1: one place comes
  *     twice and one never, as a writer that lost track of the order would

@@ -507,7 +507,7 @@ static int fixed_parts(void *ctx) { return *(const int *)ctx; }
 int vec_local_build_fit(struct vec_local_build *B, struct vec_local_fit *out, int nparts)
 {
     if (nparts <= 0) nparts = B->f.n < 2048 ? 1 : ncores() < 8 ? ncores() : 8;   /* threads cost more than a small fit */
-    return vec_local_build_fit_by(B, out, &(struct vec_local_parts){fixed_parts, &nparts});
+    return vec_local_build_fit_by(B, out, &(struct vec_local_parts){fixed_parts, NULL, &nparts});
 }
 
 int vec_local_build_fit_by(struct vec_local_build *B, struct vec_local_fit *out, const struct vec_local_parts *parts)
@@ -603,7 +603,11 @@ static void fit_arith(struct vec_local_build *B, struct vec_local_fit *f, const 
     }
     if (nmean >= CENTRE_MIN_TERMS)
         for (int i = 0; i < D; i++) fp.centre[i] = (float)(fp.mean[i] / nmean);
-    for (fp.stage = FIT_MIX; fp.stage <= FIT_CHUNKS; fp.stage++) run_stage(&fp, parts);
+    fp.stage = FIT_MIX;
+    run_stage(&fp, parts);
+    if (parts->gate) parts->gate(parts->ctx);
+    fp.stage = FIT_CHUNKS;
+    run_stage(&fp, parts);
     free(fp.ri);
     free(b.post);
     free(b.off);

@@ -71,8 +71,11 @@ int vec_local_build_fit(struct vec_local_build *b, struct vec_local_fit *out, in
 void vec_local_build_free(struct vec_local_build *b);   /* one not fitted; accepts NULL */
 /* The same fit with each stage of its arithmetic in as many parts as
  * count(ctx) says just before it (1 to 8): a fit beside other work takes a
- * core more once that work is done. The same bytes for any counts. */
-struct vec_local_parts { int (*count)(void *ctx); void *ctx; };
+ * core more once that work is done. The same bytes for any counts. gate
+ * (NULL: none) is called once the float rows are made, before the stages
+ * that write the quantised vectors (most of the fit's memory besides the
+ * rows): it returns when they may take it. */
+struct vec_local_parts { int (*count)(void *ctx); void (*gate)(void *ctx); void *ctx; };
 int vec_local_build_fit_by(struct vec_local_build *b, struct vec_local_fit *out, const struct vec_local_parts *parts);
 /* The bytes vec_local_build_fit would allocate for the chunks handed in so
  * far, beyond what b holds (its float and quantised vectors, mostly): what

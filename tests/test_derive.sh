@@ -41,13 +41,14 @@ is "$(q "$I" "SELECT count(*) > 0 FROM lp_terms") $(q "$I" "SELECT count(*) FROM
 is "$(q "$I" "SELECT count(*) FROM act_names")" "1" "and the symbol names"
 dump "$I" stamps >"$T/fresh.txt"
 
-# the fit runs beside resolving (a small one, as here) or after it (a large
-# one; DRQA_TEST_EARLY_FIT=0 takes that path): the same rows either way
+# the fit runs whole beside resolving (a small one, as here) or makes its
+# quantised vectors after it (a large one; DRQA_TEST_EARLY_FIT=0 takes that
+# path): the same rows either way
 if [ -x "$DRQA_HOOKS" ]; then
     DRQA_TEST_EARLY_FIT=0 "$DRQA_HOOKS" --no-progress --index "$T/idx/late.sqlite" --index-only "$R" >/dev/null 2>&1
     dump "$T/idx/late.sqlite" stamps >"$T/late.txt"
     test -s "$T/late.txt" && cmp -s "$T/fresh.txt" "$T/late.txt"
-    ok $? "a fit after resolving stores the same rows as one beside it"
+    ok $? "a fit whose quantised vectors wait for resolving stores the same rows as one beside it"
 else
     skip "no $DRQA_HOOKS (make check builds it)"
 fi

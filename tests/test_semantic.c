@@ -221,12 +221,20 @@ static int same_fit(const struct vec_local_fit *a, const struct vec_local_fit *b
            !memcmp(a->df, b->df, a->nterms * sizeof *a->df);
 }
 
-/* The parts of a fit's stages, one call a stage: 1, 4, 2, 7, 3. */
+/* The parts of a fit's stages, one call a stage: 1, 4, 2, 7, 3; and the
+ * stages begun when its gate was passed (-1: not yet). */
+struct stages { int calls, gated_after; };
 static int changing_parts(void *ctx)
 {
     static const int k[] = {1, 4, 2, 7, 3};
-    int *calls = ctx;
-    return k[(*calls)++ % 5];
+    struct stages *s = ctx;
+    return k[(s->calls++) % 5];
+}
+
+static void stage_gate(void *ctx)
+{
+    struct stages *s = ctx;
+    s->gated_after = s->calls;
 }
 
 static int rank_of(const struct evidence *ev, const char *label)
@@ -443,10 +451,11 @@ int main(void)
         sqlite3_finalize(st);
         ok(vec_local_build_bytes(B) >= f1.n * VEC_LOCAL_QBYTES + f1.nterms * VEC_LOCAL_QBYTES,
            "a fit's memory is foretold: at least its quantised vectors (%zu bytes)", vec_local_build_bytes(B));
-        int calls = 0;
-        vec_local_build_fit_by(B, &fk, &(struct vec_local_parts){changing_parts, &calls});
-        ok(ok1 && calls == 5 && same_fit(&f1, &fk),
-           "a fit whose stages run in 1, 4, 2, 7 and 3 parts gives the bytes of a fit in one (%d stages)", calls);
+        struct stages st5 = {0, -1};
+        vec_local_build_fit_by(B, &fk, &(struct vec_local_parts){changing_parts, stage_gate, &st5});
+        ok(ok1 && st5.calls == 5 && same_fit(&f1, &fk),
+           "a fit whose stages run in 1, 4, 2, 7 and 3 parts gives the bytes of a fit in one (%d stages)", st5.calls);
+        is_int(st5.gated_after, 3, "its gate comes once its float rows are made, before its quantised vectors");
         vec_local_fit_free(&fk);
         /* its float rows mapped for huge pages, as a large repository's
          * are, or malloc'd: the same bytes */
