@@ -22,7 +22,7 @@
 
 /* The zlib level the indexer compresses file texts at: levels 1 to 9
  * measured on django in ztext.c. */
-#define ZTEXT_LEVEL 5
+#define ZTEXT_LEVEL 1
 
 /* The largest text ztext_pack takes (an sqlite value holds at most 2^31 - 1 bytes). */
 #define ZTEXT_MAX ((size_t)0x7fffffff)
