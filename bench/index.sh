@@ -179,7 +179,7 @@ printf 'index size django: %s MB = %s x the %s MB of source indexed  (goal <= 2:
     "$(ratio "$size_dj" "$src_dj")" "$(mb "$src_dj")" "$(verdict "$(le "$(ratio "$size_dj" "$src_dj")" 2)")"
 # the rows a fresh index holds for questions (src/derive.h), which an index
 # of an older build gained with its first question
-derived_bytes() { sqlite3 "$1" "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('vec_terms', 'vec_models',
+derived_bytes() { sqlite3 "$1" "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('vec_term_blocks', 'vec_models',
     'vec_matrix', 'vec_matrix_quick', 'lp_terms', 'lp_meta', 'act_names') OR name LIKE 'sqlite_autoindex_vec%'
     OR name LIKE 'sqlite_autoindex_lp%'" 2>/dev/null || echo 0; }
 der_dj=$(derived_bytes "$T/cold.sqlite")

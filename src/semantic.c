@@ -527,7 +527,7 @@ static long chunk_index(const struct semantic_cache *c, int64_t id)
  * (floats), then their signed bytes (the quantised vectors, vec_local_quantise,
  * without the scale), interleaved in blocks as rank_local reads them; a
  * process reads them in a few blob reads and copies. They are written in the
- * transaction that stores the model (vec_terms, vec_models), so a stored
+ * transaction that stores the model (vec_term_blocks, vec_models), so a stored
  * model always has its matrix; stale parts (another stamp) are never read.
  * The table is created on first write. The model name says the layout. */
 #define MATRIX_PART 4096   /* a multiple of DENSE_BLOCK: a part holds whole blocks */

@@ -678,17 +678,55 @@ static int cmp_term_ptr(const void *a, const void *b)
     return strcmp(**(char *const *const *)a, **(char *const *const *)b);
 }
 
+/* The term vectors go in blocks of vec_local_term_block terms (128), in
+ * term order: a row (model, first term) of the terms (NUL-terminated), their
+ * document frequencies (4 bytes each, little-endian) and their vectors. A
+ * row a term took most of the time storing them (sympy: 93,000 terms, 0.2
+ * s); a question reads the one block its term would be in. */
+size_t vec_local_term_block = 128;
+
+static const char BLOCKS_DDL[] =
+    "CREATE TABLE IF NOT EXISTS vec_term_blocks(model TEXT NOT NULL, first TEXT NOT NULL, terms BLOB NOT NULL, "
+    "dfs BLOB NOT NULL, vecs BLOB NOT NULL, PRIMARY KEY(model, first)) WITHOUT ROWID";
+
+/* Appends the block of sorted terms ptr[0..n) to ins, bound to the model. */
+static int put_block(sqlite3_stmt *ins, const struct vec_local_fit *f, char **const *ptr, size_t n, struct buf *terms,
+                     struct buf *dfs, struct buf *vecs)
+{
+    buf_reset(terms);
+    buf_reset(dfs);
+    buf_reset(vecs);
+    for (size_t i = 0; i < n; i++) {
+        size_t t = (size_t)(ptr[i] - f->terms);
+        buf_add(terms, f->terms[t], strlen(f->terms[t]) + 1);
+        uint32_t df = (uint32_t)f->df[t];
+        unsigned char le[4] = {(unsigned char)df, (unsigned char)(df >> 8), (unsigned char)(df >> 16),
+                               (unsigned char)(df >> 24)};
+        buf_add(dfs, (const char *)le, sizeof le);
+        buf_add(vecs, (const char *)f->qtvecs + t * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES);
+    }
+    sqlite3_bind_text(ins, 2, *ptr[0], -1, SQLITE_STATIC);
+    sqlite3_bind_blob64(ins, 3, terms->data, terms->len, SQLITE_STATIC);
+    sqlite3_bind_blob64(ins, 4, dfs->data, dfs->len, SQLITE_STATIC);
+    sqlite3_bind_blob64(ins, 5, vecs->data, vecs->len, SQLITE_STATIC);
+    return step_done(ins);
+}
+
 int vec_local_save_on(sqlite3 *db, const struct vec_local_fit *f, const char *stamp, char *err, size_t errlen)
 {
     sqlite3_stmt *ins_t = NULL, *ins_m = NULL;
     char ***ptr = NULL;
+    struct buf terms = BUF_INIT, dfs = BUF_INIT, vecs = BUF_INIT;
     int r = -1;
     /* the rows of every local model, this one's and earlier ones' (whose
-     * chunk vectors were kept in embeddings) */
-    if (sqlite3_exec(db, "DELETE FROM vec_terms WHERE model GLOB 'local:*';"
+     * chunk vectors were kept in embeddings, their term vectors a row each
+     * in vec_terms) */
+    if (sqlite3_exec(db, BLOCKS_DDL, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "DELETE FROM vec_terms WHERE model GLOB 'local:*';"
+                         "DELETE FROM vec_term_blocks WHERE model GLOB 'local:*';"
                          "DELETE FROM embeddings WHERE model GLOB 'local:*';"
                          "DELETE FROM vec_models WHERE model GLOB 'local:*'", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "INSERT INTO vec_terms(model, term, df, vec) VALUES(?1, ?2, ?3, ?4)",
+        sqlite3_prepare_v2(db, "INSERT INTO vec_term_blocks(model, first, terms, dfs, vecs) VALUES(?1, ?2, ?3, ?4, ?5)",
                            -1, &ins_t, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO vec_models(model, stamp, ndocs, dim) VALUES(?1, ?2, ?3, ?4)",
                            -1, &ins_m, NULL))
@@ -698,13 +736,9 @@ int vec_local_save_on(sqlite3 *db, const struct vec_local_fit *f, const char *st
     ptr = xmalloc((f->nterms ? f->nterms : 1) * sizeof *ptr);
     for (size_t t = 0; t < f->nterms; t++) ptr[t] = &f->terms[t];
     if (f->nterms) qsort(ptr, f->nterms, sizeof *ptr, cmp_term_ptr);
-    for (size_t i = 0; i < f->nterms; i++) {
-        size_t t = (size_t)(ptr[i] - f->terms);
-        sqlite3_bind_text(ins_t, 2, f->terms[t], -1, SQLITE_STATIC);
-        sqlite3_bind_int(ins_t, 3, f->df[t]);
-        sqlite3_bind_blob(ins_t, 4, f->qtvecs + t * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, SQLITE_STATIC);
-        if (step_done(ins_t)) goto out;
-    }
+    size_t per = vec_local_term_block ? vec_local_term_block : 1;
+    for (size_t i = 0; i < f->nterms; i += per)
+        if (put_block(ins_t, f, ptr + i, f->nterms - i < per ? f->nterms - i : per, &terms, &dfs, &vecs)) goto out;
     sqlite3_bind_text(ins_m, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
     sqlite3_bind_text(ins_m, 2, stamp, -1, SQLITE_STATIC);
     sqlite3_bind_int64(ins_m, 3, f->ndocs);
@@ -714,6 +748,9 @@ int vec_local_save_on(sqlite3 *db, const struct vec_local_fit *f, const char *st
 out:
     if (r) snprintf(err, errlen, "cannot store local vectors: %s", sqlite3_errmsg(db));
     free(ptr);
+    buf_free(&terms);
+    buf_free(&dfs);
+    buf_free(&vecs);
     sqlite3_finalize(ins_t);
     sqlite3_finalize(ins_m);
     return r;
@@ -753,6 +790,32 @@ static void q_add(const char *term, size_t len, void *ctx)
     q->tf[q->n++] = 1;
 }
 
+/* term's document frequency in the block row st holds, its vector into v;
+ * 0 when the block does not hold it (or is malformed). */
+static int block_find(sqlite3_stmt *st, const char *term, float *v)
+{
+    const char *terms = sqlite3_column_blob(st, 0);
+    size_t tlen = (size_t)sqlite3_column_bytes(st, 0);
+    const unsigned char *dfs = sqlite3_column_blob(st, 1), *vecs = sqlite3_column_blob(st, 2);
+    size_t ndfs = (size_t)sqlite3_column_bytes(st, 1) / 4, nvecs = (size_t)sqlite3_column_bytes(st, 2);
+    size_t n = strlen(term) + 1;
+    for (size_t i = 0, off = 0; terms && off < tlen && i < ndfs; i++) {
+        const char *end = memchr(terms + off, 0, tlen - off);
+        if (!end) return 0;
+        size_t len = (size_t)(end - (terms + off)) + 1;
+        if (len == n && memcmp(terms + off, term, n) == 0) {
+            const unsigned char *d = dfs + 4 * i;
+            if ((i + 1) * VEC_LOCAL_QBYTES > nvecs ||
+                vec_local_dequantise(vecs + i * VEC_LOCAL_QBYTES, VEC_LOCAL_QBYTES, v) != 0)
+                return 0;
+            uint32_t df = (uint32_t)d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 24;
+            return df > INT32_MAX ? 0 : (int)df;
+        }
+        off += len;
+    }
+    return 0;
+}
+
 int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long long ndocs,
                           const char *text, float *out)
 {
@@ -760,8 +823,8 @@ int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long lon
     memset(out, 0, D * sizeof *out);
     tok_each(text, strlen(text), TOK_STOPWORDS, q_add, &q);
     sqlite3_stmt *st = NULL;
-    if (!fit && sqlite3_prepare_v2(db, "SELECT df, vec FROM vec_terms WHERE model = ?1 AND term = ?2",
-                                   -1, &st, NULL) != SQLITE_OK)
+    if (!fit && sqlite3_prepare_v2(db, "SELECT terms, dfs, vecs FROM vec_term_blocks WHERE model = ?1 AND first <= ?2 "
+                                       "ORDER BY first DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
         st = NULL;
     if (st) sqlite3_bind_text(st, 1, VEC_LOCAL_MODEL, -1, SQLITE_STATIC);
     if (fit) ndocs = fit->ndocs;
@@ -778,9 +841,7 @@ int vec_local_embed_query(sqlite3 *db, const struct vec_local_fit *fit, long lon
             }
         } else if (st) {
             sqlite3_bind_text(st, 2, q.t[i], -1, SQLITE_STATIC);
-            if (sqlite3_step(st) == SQLITE_ROW &&
-                vec_local_dequantise(sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1), v) == 0)
-                df = sqlite3_column_int(st, 0);
+            if (sqlite3_step(st) == SQLITE_ROW) df = block_find(st, q.t[i], v);
             sqlite3_reset(st);
         }
         if (df > 0) {

@@ -31,9 +31,10 @@
 #include <stdint.h>
 
 #define VEC_LOCAL_DIM 256
-/* Changing the method or its constants must change this name: stored vectors
- * of another method are then never mixed with new ones. */
-#define VEC_LOCAL_MODEL "local:ri256-v1"
+/* Changing the method, its constants or how it is stored must change this
+ * name: stored vectors of another method are then never mixed with new ones,
+ * and a program of another layout fits its own instead of reading none. */
+#define VEC_LOCAL_MODEL "local:ri256-v2"
 
 /* A fitted model held in memory. Owns every array and string in it. */
 struct vec_local_fit {
@@ -86,6 +87,8 @@ size_t vec_local_build_bytes(const struct vec_local_build *b);
  * malloc'd. The bytes fitted are the same either way (tests set it to 0 and
  * to SIZE_MAX to compare). */
 extern size_t vec_local_huge_min;
+/* Terms a stored block of term vectors holds (default 128; vec_local_save_on). */
+extern size_t vec_local_term_block;
 
 /* Replaces the stored model (vec_terms and the vec_models row, and the rows
  * of any earlier local model, embeddings included) with f, stamped with

@@ -210,7 +210,9 @@ static const char STORE_SCHEMA[] =
      * frequencies fitted on the chunks, and the stamp of the chunk set they were
      * fitted on (a changed index no longer matches it and is refitted). The
      * chunk vectors, quantised, are stored whole with them in vec_matrix,
-     * which semantic.c creates. */
+     * which semantic.c creates; the term vectors, in blocks, in
+     * vec_term_blocks, which semantic_local.c creates (vec_terms holds those
+     * of a model of an earlier layout, a row a term, until the next fit). */
     "CREATE TABLE vec_terms(\n"
     "  model TEXT NOT NULL,\n"
     "  term TEXT NOT NULL,\n"

@@ -35,7 +35,10 @@
  *                             its index: its content is the view chunks_fts_src,
  *                             which computes the terms again (drqa_terms)
  *   embeddings                vectors cached by (content hash, model)
- *   vec_terms, vec_models     local vector model: term vectors, fit stamp
+ *   vec_models                local vector model: its fit stamp (its term
+ *                             vectors: vec_term_blocks, made on first store
+ *                             by semantic_local.c; vec_terms holds an
+ *                             earlier layout's, removed with the next fit)
  * Made by questions, not by the indexer, each stamped with what it was made
  * from and made again when that changed (absent in a fresh index):
  *   vec_matrix                the local chunk vectors whole (semantic.c)

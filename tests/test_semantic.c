@@ -426,7 +426,7 @@ int main(void)
     is_int(count(db, "SELECT length(rows) FROM vec_matrix"), 12 * (4 + VEC_LOCAL_DIM),
            "every chunk's local vector is stored, quantised (a float and 256 bytes a row), in the matrix");
     is_int(count(db, "SELECT count(*) FROM embeddings"), 0, "and nowhere else");
-    ok(count(db, "SELECT count(*) FROM vec_terms") > 50, "term vectors are stored");
+    ok(count(db, "SELECT sum(length(dfs)) / 4 FROM vec_term_blocks") > 50, "term vectors are stored");
     is_int(count(db, "SELECT count(*) FROM vec_models"), 1, "the model is stamped");
     /* the fit's arithmetic in parts on threads gives the bytes of one part */
     {
@@ -477,6 +477,26 @@ int main(void)
         int k2 = ok1 ? vec_local_embed_query(db, NULL, f1.ndocs, "logout of the session and flush it", q2) : -1;
         ok(k1 > 0 && k1 == k2 && !memcmp(q1, q2, sizeof q1),
            "a question embedded by the fit in memory is the one embedded by the stored model (%d, %d terms)", k1, k2);
+        /* every term, each read from its block of the stored model, in
+         * blocks of 128 and of 8 (first, middle and last of a block) */
+        for (int round = 0; ok1 && round < 2; round++) {
+            size_t was_block = vec_local_term_block, alike = 0, known = 0;
+            vec_local_term_block = round ? 8 : 128;
+            sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+            int saved = vec_local_save_on(db, &f1, "test-stamp", err, sizeof err) == 0;
+            sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+            vec_local_term_block = was_block;
+            long long blocks = count(db, "SELECT count(*) FROM vec_term_blocks");
+            for (size_t t = 0; saved && t < f1.nterms; t++) {
+                int a = vec_local_embed_query(db, &f1, 0, f1.terms[t], q1);
+                int b = vec_local_embed_query(db, NULL, f1.ndocs, f1.terms[t], q2);
+                alike += a == b && !memcmp(q1, q2, sizeof q1);
+                known += b > 0;
+            }
+            ok(saved && alike == f1.nterms && known > f1.nterms / 2 && blocks == (round ? 16 : 1),
+               "each of the %zu terms is embedded from %lld stored blocks as by the fit in memory (%zu the same, "
+               "%zu known)", f1.nterms, blocks, alike, known);
+        }
         if (ok1) vec_local_fit_free(&f1);
         else ok(0, "fit: %s", err);
     }
