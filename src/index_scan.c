@@ -427,6 +427,17 @@ static int cmp_ignore_base(const void *a, const void *b)
     return strcmp((*(struct ignore_file *const *)a)->base, (*(struct ignore_file *const *)b)->base);
 }
 
+/* The rule that leaves the file name out by its name, or NULL: a minified
+ * script (name.min.js) is built from a source shipped beside it, usually,
+ * and is one line, thousands of bytes long, that no answer can cite. */
+static const char *file_name_rule(const char *name, int no_ignore)
+{
+    if (no_ignore) return NULL;
+    if (str_ends(name, ".min.js") || str_ends(name, ".min.mjs") || str_ends(name, ".min.cjs"))
+        return "*.min.js (minified JavaScript)";
+    return NULL;
+}
+
 /* The .drqaignore files git lists (so neither ignored nor outside the tree),
  * parents before their subdirectories, onto the scanner's stack. */
 static void git_drqaignores(struct scanner *s, const char *list, size_t len)
@@ -470,7 +481,8 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
                 count_rule(s->r, xstrdup(SCAN_SUBMODULE_RULE));
             continue;
         }
-        char *why = s->nstack ? path_ignored_by(s->stack, s->nstack, rel, 0) : NULL;
+        const char *base = strrchr(rel, '/'), *frule = file_name_rule(base ? base + 1 : rel, s->no_ignore);
+        char *why = frule ? xstrdup(frule) : s->nstack ? path_ignored_by(s->stack, s->nstack, rel, 0) : NULL;
         if (why) {
             count_rule(s->r, why);
             continue;
@@ -1031,7 +1043,8 @@ static void walk_entries(struct scanner *s, int base, const char *rel, size_t ba
         const struct lang *lang = parse_lang_for_path(name);
         if (ents[i].type == ENT_FILE && !lang) continue;
         /* git does not follow links: a directory-only rule does not match one */
-        char *why = ignored_by(s->stack, s->nstack, child.data, 0);
+        const char *frule = file_name_rule(name, s->no_ignore);
+        char *why = frule ? xstrdup(frule) : ignored_by(s->stack, s->nstack, child.data, 0);
         if (why) {
             count_rule(s->r, why);
             continue;
@@ -1247,6 +1260,8 @@ static char *explain_git(struct scanner *sc, int rootfd, const char *root_abs, c
         free(sub);
         if (!why && !listed && exists) why = xstrdup("git: not listed by git ls-files");
     }
+    const char *base = strrchr(rel, '/'), *frule = is_dir ? NULL : file_name_rule(base ? base + 1 : rel, sc->no_ignore);
+    if (!why && frule) why = xstrdup(frule);
     if (!why) {
         git_drqaignores(sc, list, len);
         why = *rel ? path_ignored_by(sc->stack, sc->nstack, rel, is_dir) : NULL;
@@ -1277,7 +1292,7 @@ static char *explain_walk(struct scanner *sc, int rootfd, const struct scan_opti
         char *slash = strchr(comp, '/');
         if (slash) *slash = 0;
         int comp_dir = slash || is_dir;
-        const char *rule = comp_dir ? dir_name_rule(comp, so->no_ignore, parent_pkg) : NULL;
+        const char *rule = comp_dir ? dir_name_rule(comp, so->no_ignore, parent_pkg) : file_name_rule(comp, so->no_ignore);
         if (rule) why = xstrdup(rule);
         if (!why) why = ignored_by(sc->stack, sc->nstack, tmp, comp_dir);
         if (!why && comp_dir && !so->no_ignore) {

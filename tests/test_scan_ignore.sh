@@ -75,6 +75,22 @@ for r in json.load(open(sys.argv[1]))["ignored"]: print("%d %s" % (r["paths"], r
 1 virtualenv (bin/activate)
 1 virtualenv (pyvenv.cfg)" "--index-only --json counts the paths each rule left out"
 
+# ---- minified scripts, by their name -------------------------------------------
+M="$T/m"
+py "$M/web/app.js" 'function start() { return 1; }'
+py "$M/web/app.min.js" 'function start(){return 1}'
+py "$M/web/lib.min.mjs" 'export function f(){return 2}'
+py "$M/web/admin.js" 'function admin() { return 3; }'
+is "$(indexed "$M")" "web/admin.js web/app.js" "outside git: minified scripts (*.min.js, *.min.mjs) are left out"
+is "$($PYTHON3 -c 'import json, sys
+for r in json.load(open(sys.argv[1]))["ignored"]: print("%d %s" % (r["paths"], r["rule"]))' "$T/out.json")" \
+   "2 *.min.js (minified JavaScript)" "and counted under their rule"
+is "$(indexed "$M" --no-ignore)" "web/admin.js web/app.js web/app.min.js web/lib.min.mjs" "--no-ignore indexes them"
+cp -r "$M" "$T/mg"
+git -C "$T/mg" init -q
+git -C "$T/mg" add -A
+is "$(indexed "$T/mg")" "web/admin.js web/app.js" "inside git: minified scripts git lists are left out too"
+
 # ---- .gitignore outside git, git's semantics -----------------------------------
 G="$T/g"
 py "$G/keep.py"
@@ -156,6 +172,9 @@ is "$(x secret/s.py "$D")" "not indexed: left out by .drqaignore:1: secret/" "--
 is "$(x a.py "$D")" "indexed (python)" "--explain inside git: a tracked file is indexed"
 is "$("$DRQA" --index-only --no-ignore --explain sub/b.gen.py "$G" | sed -n 's/^verdict   //p')" "indexed (python)" \
    "--explain --no-ignore: no ignore file applies"
+is "$(x web/app.min.js "$M")" "not indexed: left out by *.min.js (minified JavaScript)" "--explain: a minified script"
+is "$(x web/app.min.js "$T/mg")" "not indexed: left out by *.min.js (minified JavaScript)" \
+   "--explain inside git: a minified script"
 is "$(x README "$B")" "not indexed: no such file" "--explain: a missing file"
 "$DRQA" --index-only --explain /etc/passwd "$B" >/dev/null 2>"$T/err.txt"
 is "$?" "2" "--explain with a path outside the repository is a usage error"
