@@ -8,7 +8,7 @@ PKGS="build-essential autoconf automake pkg-config
  libmicrohttpd-dev
  python3 git tmux universal-ctags ripgrep hyperfine valgrind clang
  python3-flask python3-requests python3-django
- python3-sympy time strace"
+ python3-sympy time strace locales"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -5,12 +5,20 @@
  */
 #include "tok.h"
 
-#include <ctype.h>
 #include <string.h>
 
 #define TERM_MAX 48
 
-static int is_word(unsigned char c) { return isalnum(c) || c == '_' || c >= 0x80; }
+/* ASCII only, whatever the locale: the terms an index holds must not depend
+ * on it. <ctype.h> answers for bytes >= 0x80 by the locale's charset; in an
+ * ISO-8859-1 one it lowercased the lead byte of a UTF-8 sequence and split
+ * words at it ("größe" became "gr" and a broken "öße"). */
+static int is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+static int is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+static int is_word(unsigned char c)
+{
+    return is_lower(c | 32) || (c >= '0' && c <= '9') || c == '_' || c >= 0x80;
+}
 
 static const char *const stopwords[] = {
     "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be",
@@ -75,7 +83,7 @@ static void emit(const char *s, size_t n, int flags, struct sink *k)
         if (k->n + TERM_MAX + 2 > sizeof k->s) flush(k);
         w = k->s + k->n + (k->any ? 1 : 0);   /* the term goes in place, after its space */
     }
-    for (size_t i = 0; i < n; i++) w[i] = (char)tolower((unsigned char)s[i]);
+    for (size_t i = 0; i < n; i++) w[i] = (char)(is_upper((unsigned char)s[i]) ? s[i] | 32 : s[i]);
     w[n] = 0;
     if ((flags & TOK_STOPWORDS) && tok_is_stopword(w, n)) return;
     tok_stem(w, &n);
@@ -102,8 +110,8 @@ static void word(const char *s, size_t n, int flags, struct sink *k)
         i++;
         while (i < n && s[i] != '_') {
             unsigned char prev = (unsigned char)s[i - 1], c = (unsigned char)s[i];
-            if (islower(prev) && isupper(c)) break;                       /* getResponse */
-            if (isupper(prev) && isupper(c) && i + 1 < n && islower((unsigned char)s[i + 1]))
+            if (is_lower(prev) && is_upper(c)) break;                     /* getResponse */
+            if (is_upper(prev) && is_upper(c) && i + 1 < n && is_lower((unsigned char)s[i + 1]))
                 break;                                                     /* HTTPResponse */
             i++;
         }
