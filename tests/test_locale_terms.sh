@@ -29,8 +29,11 @@ is "$(sqlite3 -batch "$T/utf8.sqlite" "SELECT count(*) FROM lp_terms WHERE term 
 mkdir -p "$T/loc"
 if localedef -i de_DE -f ISO-8859-1 "$T/loc/de_DE.ISO-8859-1" >/dev/null 2>&1 &&
     [ "$(LOCPATH="$T/loc" LC_ALL=de_DE.ISO-8859-1 locale charmap 2>/dev/null)" = ISO-8859-1 ]; then
-    LOCPATH="$T/loc" LC_ALL=de_DE.ISO-8859-1 "$DRQA" --no-progress --index "$T/latin1.sqlite" --index-only "$R" \
-        >/dev/null 2>&1
+    # glibc keeps the LOCPATH it parsed for the life of the process, which
+    # LeakSanitizer reports in the sanitizer build (__argz_add_sep): not ours
+    printf 'leak:__argz_add_sep\n' >"$T/lsan.supp"
+    LSAN_OPTIONS="suppressions=$T/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" LOCPATH="$T/loc" LC_ALL=de_DE.ISO-8859-1 \
+        "$DRQA" --no-progress --index "$T/latin1.sqlite" --index-only "$R" >/dev/null 2>&1
     ok $? "indexed under ISO-8859-1"
     terms "$T/latin1.sqlite" >"$T/latin1.txt"
     test -s "$T/latin1.txt" && cmp -s "$T/utf8.txt" "$T/latin1.txt"
