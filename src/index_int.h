@@ -157,9 +157,10 @@ struct pool {
     unsigned char *taken;        /* per job: taken by a thread (under mu) */
     size_t ntaken;
     int nparsing;                /* jobs being parsed (under mu) */
-    /* the finished results, in the order they finished (room for all of them) */
+    /* the finished results, in the order they finished: q[qhead..qtail) are
+     * not taken yet (q has a slot for every job) */
     struct result **q;
-    size_t qcap, qhead, qlen;
+    size_t qhead, qtail;
     int stop;                    /* the writer gave up: workers finish quickly */
     int derive;                  /* tokenise each file's lines (derive.h) */
     size_t inflight;             /* INDEX_INFLIGHT_BUDGET's bytes */

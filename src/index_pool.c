@@ -383,8 +383,7 @@ static void *worker(void *arg)
             result_free(r);
             break;
         }
-        P->q[(P->qhead + P->qlen) % P->qcap] = r;
-        P->qlen++;
+        P->q[P->qtail++] = r;
         pthread_cond_signal(&P->not_empty);
         pthread_mutex_unlock(&P->mu);
     }
@@ -396,10 +395,8 @@ static void *worker(void *arg)
 struct result *pool_pop(struct pool *P)
 {
     pthread_mutex_lock(&P->mu);
-    while (P->qlen == 0) pthread_cond_wait(&P->not_empty, &P->mu);
-    struct result *r = P->q[P->qhead];
-    P->qhead = (P->qhead + 1) % P->qcap;
-    P->qlen--;
+    while (P->qhead == P->qtail) pthread_cond_wait(&P->not_empty, &P->mu);
+    struct result *r = P->q[P->qhead++];
     pthread_mutex_unlock(&P->mu);
     return r;
 }
@@ -469,14 +466,13 @@ int pool_start(struct pool *P, pthread_t **threads, struct update *U)
     P->held_budget = held_budget();
     P->jobs = U->jobs;
     P->njobs = U->njobs;
-    /* a slot for every result: what the finished results hold is bounded by
-     * the held budget (pick_job), not by their count. With a slot per
-     * thread, a thread that finished a file while the writer wrote a large
-     * result stopped until the writer took the next one: django's threads
-     * waited 0.2 s in all for a slot, sympy's 0.9 s, and django's parse and
-     * write took 1.03-1.07 s against 0.90 s now */
-    P->qcap = P->njobs;
-    P->q = xcalloc(P->qcap, sizeof *P->q);
+    /* a slot for every job's result, each filled once: what the finished
+     * results hold is bounded by the held budget (pick_job), not by their
+     * count. With a ring of a slot per thread, a thread that finished a file
+     * while the writer wrote a large result stopped until the writer took
+     * the next one: django's threads waited 0.2 s in all for a slot, sympy's
+     * 0.9 s, and django's parse and write took 1.03-1.07 s against 0.90 s */
+    P->q = xcalloc(P->njobs, sizeof *P->q);
     P->taken = xcalloc(P->njobs, 1);
     pthread_mutex_init(&P->mu, NULL);
     pthread_cond_init(&P->not_empty, NULL);
@@ -509,11 +505,7 @@ void pool_end(struct pool *P, pthread_t *threads, int nthreads)
 {
     if (threads) {
         for (int t = 0; t < nthreads; t++) pthread_join(threads[t], NULL);
-        while (P->qlen) {
-            result_free(P->q[P->qhead]);
-            P->qhead = (P->qhead + 1) % P->qcap;
-            P->qlen--;
-        }
+        while (P->qhead < P->qtail) result_free(P->q[P->qhead++]);
         pthread_mutex_destroy(&P->mu);
         pthread_cond_destroy(&P->not_empty);
         pthread_cond_destroy(&P->budget);
