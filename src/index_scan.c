@@ -427,12 +427,14 @@ static int cmp_ignore_base(const void *a, const void *b)
     return strcmp((*(struct ignore_file *const *)a)->base, (*(struct ignore_file *const *)b)->base);
 }
 
-/* The rule that leaves the file name out by its name, or NULL: a minified
- * script (name.min.js) is built from a source shipped beside it, usually,
- * and is one line, thousands of bytes long, that no answer can cite. */
-static const char *file_name_rule(const char *name, int no_ignore)
+/* The rule that leaves the file at path out by its name, or NULL: a
+ * minified script (name.min.js) is built from a source shipped beside it,
+ * usually, and is one line, thousands of bytes long, that no answer can
+ * cite. */
+static const char *file_name_rule(const char *path, int no_ignore)
 {
     if (no_ignore) return NULL;
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
     if (str_ends(name, ".min.js") || str_ends(name, ".min.mjs") || str_ends(name, ".min.cjs"))
         return "*.min.js (minified JavaScript)";
     return NULL;
@@ -481,7 +483,7 @@ static void scan_git_list(struct scanner *s, const char *list, size_t len)
                 count_rule(s->r, xstrdup(SCAN_SUBMODULE_RULE));
             continue;
         }
-        const char *base = strrchr(rel, '/'), *frule = file_name_rule(base ? base + 1 : rel, s->no_ignore);
+        const char *frule = file_name_rule(rel, s->no_ignore);
         char *why = frule ? xstrdup(frule) : s->nstack ? path_ignored_by(s->stack, s->nstack, rel, 0) : NULL;
         if (why) {
             count_rule(s->r, why);
@@ -1260,7 +1262,7 @@ static char *explain_git(struct scanner *sc, int rootfd, const char *root_abs, c
         free(sub);
         if (!why && !listed && exists) why = xstrdup("git: not listed by git ls-files");
     }
-    const char *base = strrchr(rel, '/'), *frule = is_dir ? NULL : file_name_rule(base ? base + 1 : rel, sc->no_ignore);
+    const char *frule = is_dir ? NULL : file_name_rule(rel, sc->no_ignore);
     if (!why && frule) why = xstrdup(frule);
     if (!why) {
         git_drqaignores(sc, list, len);
