@@ -132,7 +132,7 @@ static float *rows_alloc(size_t nfloats, size_t *mapped)
         if (m != MAP_FAILED) {
             char *a = (char *)(((uintptr_t)m + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1));
             if (a > m) munmap(m, (size_t)(a - m));
-            if (a + len < m + len + HUGE_ALIGN) munmap(a + len, (size_t)(m + len + HUGE_ALIGN - (a + len)));
+            munmap(a + len, (size_t)(m + HUGE_ALIGN - a));   /* the tail: a < m + HUGE_ALIGN */
             madvise(a, len, MADV_HUGEPAGE);
             *mapped = len;
             return (float *)a;
