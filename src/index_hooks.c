@@ -5,6 +5,7 @@
  * library's; drqa-tui itself reads none of these variables.
  */
 #include "index_int.h"
+#include "ts_arena.h"
 #include "util.h"
 
 #include <errno.h>
@@ -31,6 +32,10 @@
  *     order to a fresh build's derived data as place N - 1: one place comes
  *     twice and one never, as a writer that lost track of the order would
  *     hand them (derive.c then stores none of what it built).
+ *   DRQA_TEST_TS_ARENA=BYTES replaces the address space each parser
+ *     thread's tree-sitter arena reserves (TS_ARENA_RESERVE, ts_arena.h):
+ *     a small one runs out in a large file, whose tree then comes partly
+ *     from glibc and is freed node by node; 0 means no arena at all.
  *   DRQA_TEST_HOLD=FILE creates FILE once the first parsed file is written
  *     and waits (at most 120 s) until FILE is removed: an update that holds
  *     the write lock, or a fresh build whose side file exists, for as long
@@ -84,6 +89,12 @@ size_t held_budget(void)
     return v && *v ? (size_t)atol(v) : INDEX_HELD_BUDGET;
 }
 
+size_t ts_arena_reserve(void)
+{
+    const char *v = getenv("DRQA_TEST_TS_ARENA");
+    return v && *v ? (size_t)atol(v) : TS_ARENA_RESERVE;
+}
+
 size_t derive_place(size_t place)
 {
     const char *v = getenv("DRQA_TEST_DERIVE_PLACE");
@@ -98,4 +109,5 @@ size_t pending_budget(void) { return INDEX_PENDING_BUDGET; }
 size_t held_budget(void) { return INDEX_HELD_BUDGET; }
 size_t early_fit_budget(void) { return INDEX_EARLY_FIT_BUDGET; }
 size_t derive_place(size_t place) { return place; }
+size_t ts_arena_reserve(void) { return TS_ARENA_RESERVE; }
 #endif

@@ -264,6 +264,8 @@ size_t pending_budget(void);
 size_t early_fit_budget(void);
 size_t held_budget(void);
 size_t derive_place(size_t place);
+/* the address space each parser thread's tree-sitter arena reserves; 0: no arena */
+size_t ts_arena_reserve(void);
 
 /* index_write.c */
 int step(struct writer *w, int s, char *err, size_t errlen);

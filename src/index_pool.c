@@ -13,6 +13,7 @@
 #include "store.h"
 #include "store_rows.h"
 #include "store_text.h"
+#include "ts_arena.h"
 #include "util.h"
 #include "ztext.h"
 #include <config.h>  /* autoconf: PACKAGE_VERSION */
@@ -336,7 +337,12 @@ static void *worker(void *arg)
 {
     struct pool *P = arg;
     pthread_t me = pthread_self();
-    TSParser *parser = ts_parser_new();
+    /* tree-sitter's memory a file at a time (ts_arena.h): a parser per
+     * file, made in the arena and gone with it; without an arena, one
+     * parser for all and each tree freed as usual */
+    size_t reserve = ts_arena_reserve();
+    struct ts_arena *arena = reserve ? ts_arena_new(reserve) : NULL;
+    TSParser *parser = arena ? NULL : ts_parser_new();
     struct ztext_packer *zp = ztext_packer_new();
     const struct lang *cur = NULL;
     for (;;) {
@@ -364,7 +370,17 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&P->mu);
         struct result *r = xcalloc(1, sizeof *r);
         r->job = i;
+        if (arena) {
+            ts_arena_begin(arena);
+            parser = ts_parser_new();
+            cur = NULL;
+        }
         process(P, parser, zp, &cur, &P->jobs[i], r);
+        if (arena) {
+            ts_parser_delete(parser);   /* the grammar's scanner state is glibc's */
+            parser = NULL;
+            ts_arena_end(arena);
+        }
         if (guest) malloc_trim(0);
         pthread_mutex_lock(&P->mu);
         /* the tree is gone: the result waits for the writer with what it
@@ -387,7 +403,8 @@ static void *worker(void *arg)
         pthread_cond_signal(&P->not_empty);
         pthread_mutex_unlock(&P->mu);
     }
-    ts_parser_delete(parser);
+    if (parser) ts_parser_delete(parser);
+    ts_arena_free(arena);
     ztext_packer_free(zp);
     return NULL;
 }
@@ -477,6 +494,7 @@ int pool_start(struct pool *P, pthread_t **threads, struct update *U)
     pthread_mutex_init(&P->mu, NULL);
     pthread_cond_init(&P->not_empty, NULL);
     pthread_cond_init(&P->budget, NULL);
+    ts_arena_install();   /* before the threads that use tree-sitter */
     *threads = xcalloc((size_t)n, sizeof **threads);
     for (int t = 0; t < n; t++)
         if (pthread_create(&(*threads)[t], NULL, worker, P) != 0) {

@@ -5,6 +5,7 @@
  * so extractors stay safe to run on several threads at once.
  */
 #include "parse_common.h"
+#include "ts_arena.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,6 @@ int pc_extract(const struct pc_walk *w, const TSLanguage *lang, TSParser *parser
     free(pc->frames);
     pc->frames = NULL;
     pc->nframes = pc->cap_frames = 0;
-    ts_tree_delete(tree);
+    if (!ts_arena_reclaims()) ts_tree_delete(tree);   /* else it goes with the arena */
     return 0;
 }

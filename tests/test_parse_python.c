@@ -4,9 +4,13 @@
  * decorators, docstrings, bases), variables, every import form, calls and
  * their callers; then damaged and hostile input (syntax errors, deep nesting,
  * NUL and random bytes, an empty file), module names and the grammar check.
+ * All of it twice: with one parser whose trees are freed as usual, then with
+ * a parser per file in a tree-sitter arena (ts_arena.h), as the indexer's
+ * threads parse.
  */
 #include "parse.h"
 #include "tap.h"
+#include "ts_arena.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -16,10 +20,17 @@
 extern const struct lang parse_python;
 
 static TSParser *parser;
+static struct ts_arena *arena;   /* set: each extraction in it */
 
 static int run(const char *src, size_t len, struct parse_result *r)
 {
-    return parse_python.extract(parser, src, len, r);
+    if (!arena) return parse_python.extract(parser, src, len, r);
+    ts_arena_begin(arena);
+    TSParser *p = ts_parser_new();
+    int rc = parse_python.extract(p, src, len, r);
+    ts_parser_delete(p);
+    ts_arena_end(arena);
+    return rc;
 }
 
 static int extract(const char *src, struct parse_result *r)
@@ -521,15 +532,25 @@ static void test_registry(void)
 
 int main(void)
 {
+    ts_arena_install();
     parser = ts_parser_new();
-    test_definitions();
-    test_imports();
-    test_calls();
-    test_text_forms();
-    test_syntax_error();
-    test_hostile();
-    test_module_names();
-    test_registry();
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            arena = ts_arena_new(0);
+            if (!ok(arena != NULL, "a tree-sitter arena")) break;
+            diag("again, each file in an arena");
+        }
+        test_definitions();
+        test_imports();
+        test_calls();
+        test_text_forms();
+        test_syntax_error();
+        test_hostile();
+        test_module_names();
+        test_registry();
+    }
+    ok(ts_arena_peak(arena) > 0, "the arena held the trees");
+    ts_arena_free(arena);
     ts_parser_delete(parser);
     return done_testing();
 }
