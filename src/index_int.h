@@ -224,6 +224,7 @@ struct update {
     int fresh;                    /* built into the side file, renamed into place when complete */
     char *tmp_path;               /* side file of a fresh index, removed unless renamed into place */
     int tmp_fd;                   /* holds the side file's lock */
+    struct writeback *wb;         /* the side file's pages written back while it is built */
     int tmp_slot;                 /* tmp_path's sigclean slot: removed on SIGTERM, SIGINT, SIGHUP */
     struct buf index_ddl;         /* CREATE INDEX statements dropped for a fresh build */
     int rootfd;                   /* the repository, opened before the scan */
