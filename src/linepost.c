@@ -342,7 +342,8 @@ static int write_built(sqlite3 *w, struct build *b, struct buf *ids, struct buf 
     if (b->nt) qsort(b->t, b->nt, sizeof *b->t, cmp_term);
     if (!fail)
         fail = sqlite3_exec(w, "CREATE TABLE IF NOT EXISTS lp_meta(key TEXT PRIMARY KEY, value);"
-                               "CREATE TABLE IF NOT EXISTS lp_terms(term TEXT PRIMARY KEY, post BLOB NOT NULL);"
+                               /* WITHOUT ROWID: one b-tree, not a table and its key's index */
+                               "CREATE TABLE IF NOT EXISTS lp_terms(term TEXT PRIMARY KEY, post BLOB NOT NULL) WITHOUT ROWID;"
                                "DELETE FROM lp_terms; DELETE FROM lp_meta;", NULL, NULL, NULL) != SQLITE_OK;
     sqlite3_stmt *ins = NULL;
     if (!fail && sqlite3_prepare_v2(w, "INSERT INTO lp_terms(term, post) VALUES(?1, ?2)", -1, &ins, NULL) != SQLITE_OK)
