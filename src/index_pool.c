@@ -62,7 +62,11 @@ void result_free(struct result *r)
  * trees took its peak RSS to 174-189 MB. At 256 KiB, the trees of the files
  * just below it (up to about 20 MB each) stayed in the other threads' arenas
  * while the owner parsed sympy's largest (sine.py, 67 MB): a peak of 153-157
- * MB against 141-142 MB at 128 KiB, for the same time. */
+ * MB against 141-142 MB at 128 KiB, for the same time. (Those figures are
+ * from before the trees moved into each thread's tree-sitter arena, which
+ * gives a tree's pages back past TS_ARENA_KEEP when its file is done; one
+ * big tree at a time, plus a guest's within the budget, still bounds what
+ * the trees take at once.) */
 #define INDEX_BIG_SIZE (128 * 1024)
 /* Source bytes of the small files being parsed at one time (see pick_job):
  * a syntax tree takes tens of times its source. */
