@@ -22,6 +22,8 @@
 #   wait_file FILE [TRIES]  polls (every 0.1 s, 1200 tries by default) until
 #                           FILE exists
 #   wait_grep ERE FILE [TRIES]  the same until a line of FILE matches
+#   need_hooks              for a test of the hooks alone: without $DRQA_HOOKS,
+#                           one skipped test, the plan, and exit 0
 #   many_modules DIR        DIR made, with 300 small Python modules in it
 #   submodule_repo DIR SUB  git repositories: DIR (one file, out.py) holding
 #                           SUB (one file, in.py) as its submodule 'sub'
@@ -119,6 +121,12 @@ wait_grep() {
     grep -E -q -- "$1" "$2" 2>/dev/null
 }
 
+need_hooks() {
+    [ -x "$DRQA_HOOKS" ] && return 0
+    skip "no $DRQA_HOOKS (make check builds it)"
+    echo "1..$n"
+    exit 0
+}
 git_private() {
     export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid \
         GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid

@@ -9,11 +9,7 @@ set -u
 . "$top_srcdir/tests/lib.sh"
 pid=
 at_exit 'rm -f "$T/hold"; [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null'
-if [ ! -x "$DRQA_HOOKS" ]; then
-    skip "no $DRQA_HOOKS (make check builds it)"
-    echo "1..$n"
-    exit 0
-fi
+need_hooks
 R="$T/repo"
 cp -R "$top_srcdir/tests/fixtures/pyrepo" "$R"
 chmod -R u+w "$R"   # a copy from a read-only source tree (distcheck)
