@@ -578,11 +578,7 @@ struct mcp_server *mcp_server_new(const struct mcp_server_config *cfg, char *err
     s->quiet = cfg->quiet || o->quiet;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->update_lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_monotonic(&s->cond);
     s->nslots = s->nfree = cfg->max_calls > 0 ? cfg->max_calls : MCP_MAX_CALLS;
     s->slots = xcalloc((size_t)s->nslots, sizeof *s->slots);
     tools_build(s);
@@ -747,13 +743,7 @@ static void call_log(struct call *c, int level, const char *text)
 
 static void timed_wait(struct mcp_server *s)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += MCP_WAIT_TICK_MS * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = monotonic_after_ms(MCP_WAIT_TICK_MS);
     pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
 

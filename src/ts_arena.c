@@ -224,7 +224,6 @@ void ts_arena_end(struct ts_arena *a)
     memset(a->free_list, 0, sizeof a->free_list);
     memset(a->bump, 0, sizeof a->bump);
     memset(a->bump_end, 0, sizeof a->bump_end);
-    a->spilled = 0;
 }
 
 int ts_arena_reclaims(void)

@@ -296,6 +296,28 @@ int64_t now_us(void)
 
 int64_t now_ms(void) { return now_us() / 1000; }
 
+void cond_init_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+struct timespec monotonic_after_ms(long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
 int ncores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -9,6 +9,7 @@
 
 #include "log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,12 @@ void hash64_hex(uint64_t h, char out[17]);
 
 int64_t now_ms(void);      /* monotonic milliseconds */
 int64_t now_us(void);      /* monotonic microseconds */
+
+/* A condition variable whose timed waits count on the monotonic clock, and
+ * the deadline ms milliseconds from now on that clock, for
+ * pthread_cond_timedwait. */
+void cond_init_monotonic(pthread_cond_t *c);
+struct timespec monotonic_after_ms(long ms);
 
 /* Processors online, 1 to 64. */
 int ncores(void);

@@ -25,11 +25,7 @@ static void *run(void *arg)
     struct writeback *w = arg;
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)WRITEBACK_PERIOD_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = monotonic_after_ms(WRITEBACK_PERIOD_MS);
         while (!w->stop && pthread_cond_timedwait(&w->wake, &w->mu, &until) != ETIMEDOUT) {
         }
         if (w->stop) break;
@@ -51,11 +47,7 @@ struct writeback *writeback_start(int fd)
     struct writeback *w = xcalloc(1, sizeof *w);
     w->fd = fd;
     pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_monotonic(&w->wake);
     if (pthread_create(&w->thread, NULL, run, w) != 0) {
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->mu);
