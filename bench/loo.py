@@ -21,10 +21,13 @@ once), the worst repository beside it, and the goals, each MET or MISSED with
 its margin: mcts >= rag-window + 3 and >= BM25 + 8 file-hit@5 (both counts),
 identifier recall >= BM25 + 12, no repository below rag-window by more than 2
 points (both counts). Scores are drqa-tui --report's (src/metrics.h).
+With --detail it then lists every question mcts misses while a gold file
+is in the tree, with what rag-window and the anchor found and whether mcts
+cited the file after its fifth (ranking) or never (recall).
 Standard library only.
 
   loo.py --drqa BIN --set NAME:QUESTIONS:REPO=DIR[,REPO=DIR...] ...
-         [--grid off,10,60] [--jobs N] [--workdir DIR]
+         [--grid off,10,60] [--jobs N] [--workdir DIR] [--detail]
 """
 import argparse
 import json
@@ -50,6 +53,67 @@ def score(args, path, reference):
     return {"n": n, "nr": nr, "hit5": n * (s["file_hit@5"]["mean"] or 0),
             "hit5c": n * (s["file_hit@5_citations"]["mean"] or 0),
             "recall": nr * (s["identifier_recall"]["mean"] or 0)}
+
+
+def per_question(args, lines, reference, key="file_hit@5"):
+    """{id: 1 or 0}: key of every line scored on its own, in one --report
+    call (each line is its own system there)."""
+    path = os.path.join(args.workdir, "loo", "detail.jsonl")
+    marked = []
+    for i, j in enumerate(lines):
+        j = dict(j)
+        j["mode"], j["policy"] = "q%d" % i, "detail"
+        marked.append(j)
+    quality.write_lines(path, marked)
+    out = subprocess.check_output([args.drqa, "--report", path, "--reference", reference, "--json"])
+    got = {}
+    for s in json.loads(out)["systems"]:
+        i = int(s["system"].split("/")[0][1:])
+        got[lines[i]["id"]] = 1 if (s[key]["mean"] or 0) > 0 else 0
+    return got
+
+
+def later_files(line):
+    """The line with its first five distinct files' citations taken out: a
+    hit there is a gold file the answer cites, but after the fifth file."""
+    first = []
+    for c in line.get("citations", []):
+        if c["path"] not in first:
+            first.append(c["path"])
+    j = dict(line)
+    j["citations"] = [c for c in line.get("citations", []) if c["path"] not in first[:5]]
+    return j
+
+
+def print_detail(args, rows, ref, chosen):
+    """Each question a gold file of which is in the tree (the ceiling) but
+    not among mcts's first five distinct files: whether rag-window or the
+    BM25 anchor found one there, and whether mcts cited one after its fifth
+    file (a ranking miss) or never (a recall miss)."""
+    print()
+    print("misses (ceiling hit, mcts hit@5 miss): rw/bm25: that row hit; later: mcts cites a gold file after its "
+          "fifth file")
+    totals = {"misses": 0, "rw": 0, "bm25": 0, "later": 0}
+    for r in sorted(rows):
+        m = rows[r]["mcts@%s" % chosen[r]]
+        ceil = per_question(args, rows[r]["ceiling"], ref)
+        hm = per_question(args, m, ref)
+        hw = per_question(args, rows[r]["rag-window"], ref)
+        ha = per_question(args, rows[r]["anchor"], ref)
+        hl = per_question(args, [later_files(j) for j in m], ref)
+        for j in m:
+            q = j["id"]
+            if not ceil.get(q) or hm.get(q):
+                continue
+            totals["misses"] += 1
+            totals["rw"] += hw.get(q, 0)
+            totals["bm25"] += ha.get(q, 0)
+            totals["later"] += hl.get(q, 0)
+            print("  %-24s rw %d  bm25 %d  later %d  %s" % (q, hw.get(q, 0), ha.get(q, 0), hl.get(q, 0),
+                                                             j.get("question", "")[:90]))
+    print("  %d misses: rag-window hits %d of them, the BM25 anchor %d; mcts cites a gold file after its fifth "
+          "file in %d, never in %d" % (totals["misses"], totals["rw"], totals["bm25"], totals["later"],
+                                        totals["misses"] - totals["later"]))
 
 
 def add(a, b):
@@ -197,6 +261,8 @@ def main():
                     help="DRQA_FUSE_K values ('default': leave it unset, for a build without it)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--detail", action="store_true",
+                    help="list the misses: what the other rows found, and whether mcts cited the file later")
     args = ap.parse_args()
     args.resume, args.extra = False, []
     sets = [quality.parse_set(x) for x in args.set]
@@ -208,9 +274,10 @@ def main():
     by_repo, dirs = load_questions(sets)
     ref = os.path.join(args.workdir, "loo.reference.jsonl")
     quality.write_lines(ref, [q for r in sorted(by_repo) for q in by_repo[r]])
-    scores, secs = {}, {}
+    scores, secs, rows = {}, {}, {}
     for repo in sorted(by_repo):
         lines, sc = run_repo(args, repo, by_repo[repo], dirs[repo], grid)
+        rows[repo] = lines
         scores[repo] = {}
         for row, got in lines.items():
             path = os.path.join(args.workdir, "loo", "%s.%s.scored.jsonl" % (repo, row.replace("@", "-")))
@@ -233,6 +300,8 @@ def main():
         for r in scores:
             tot = add(tot, scores[r]["mcts@%s" % g])
         print("  %-8s %s %s %s" % (g, fmt(mean(tot, "hit5")), fmt(mean(tot, "hit5c")), fmt(mean(tot, "recall"))))
+    if args.detail:
+        print_detail(args, rows, ref, chosen)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@
 # on the one left out. Prints per repository the ceiling, mcts, rag-window
 # and the BM25 anchor (file-hit@5 both counts, identifier recall), the
 # pooled figure, the worst repository and the goals with their margins.
-# GRID=default runs a build that has no such constant once. Not a test.
+# GRID=default runs a build that has no such constant once. DETAIL
+# (non-empty) lists the misses: whether rag-window or the anchor hit them,
+# and whether mcts cited the gold file after its fifth file or never. Not a
+# test.
 #
 #   bench/loo.sh [BUILD_DIR]      (JOBS, default 2; WORKDIR)
 LOO=1 exec sh "$(cd "$(dirname "$0")" && pwd)/quality.sh" "$@"

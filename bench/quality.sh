@@ -97,7 +97,7 @@ fi
 if [ -n "${LOO:-}" ]; then   # bench/loo.sh: the same sets, judged leave-one-repository-out
     # shellcheck disable=SC2086
     exec "${PYTHON3:-python3}" "$here/loo.py" --drqa "$build/drqa-tui" $set_args --jobs "${JOBS:-2}" \
-        ${GRID:+--grid "$GRID"} ${WORKDIR:+--workdir "$WORKDIR"}
+        ${GRID:+--grid "$GRID"} ${WORKDIR:+--workdir "$WORKDIR"} ${DETAIL:+--detail}
 fi
 # shellcheck disable=SC2086
 exec "${PYTHON3:-python3}" "$here/quality.py" --drqa "$build/drqa-tui" $set_args \
