@@ -55,24 +55,6 @@ def score(args, path, reference):
             "recall": nr * (s["identifier_recall"]["mean"] or 0)}
 
 
-def per_question(args, lines, reference, key="file_hit@5"):
-    """{id: 1 or 0}: key of every line scored on its own, in one --report
-    call (each line is its own system there)."""
-    path = os.path.join(args.workdir, "loo", "detail.jsonl")
-    marked = []
-    for i, j in enumerate(lines):
-        j = dict(j)
-        j["mode"], j["policy"] = "q%d" % i, "detail"
-        marked.append(j)
-    quality.write_lines(path, marked)
-    out = subprocess.check_output([args.drqa, "--report", path, "--reference", reference, "--json"])
-    got = {}
-    for s in json.loads(out)["systems"]:
-        i = int(s["system"].split("/")[0][1:])
-        got[lines[i]["id"]] = 1 if (s[key]["mean"] or 0) > 0 else 0
-    return got
-
-
 def later_files(line):
     """The line with its first five distinct files' citations taken out: a
     hit there is a gold file the answer cites, but after the fifth file."""
@@ -96,21 +78,19 @@ def print_detail(args, rows, ref, chosen):
     totals = {"misses": 0, "rw": 0, "bm25": 0, "later": 0}
     for r in sorted(rows):
         m = rows[r]["mcts@%s" % chosen[r]]
-        ceil = per_question(args, rows[r]["ceiling"], ref)
-        hm = per_question(args, m, ref)
-        hw = per_question(args, rows[r]["rag-window"], ref)
-        ha = per_question(args, rows[r]["anchor"], ref)
-        hl = per_question(args, [later_files(j) for j in m], ref)
+        ceil, hm, hw, ha, hl = (quality.per_question(args, os.path.join(args.workdir, "loo"), lines, ref) for lines in
+                                (rows[r]["ceiling"], m, rows[r]["rag-window"], rows[r]["anchor"],
+                                 [later_files(j) for j in m]))
         for j in m:
             q = j["id"]
             if not ceil.get(q) or hm.get(q):
                 continue
             totals["misses"] += 1
-            totals["rw"] += hw.get(q, 0)
-            totals["bm25"] += ha.get(q, 0)
-            totals["later"] += hl.get(q, 0)
-            print("  %-24s rw %d  bm25 %d  later %d  %s" % (q, hw.get(q, 0), ha.get(q, 0), hl.get(q, 0),
-                                                             j.get("question", "")[:90]))
+            w, a, lt = hw.get(q) or 0, ha.get(q) or 0, hl.get(q) or 0
+            totals["rw"] += w
+            totals["bm25"] += a
+            totals["later"] += lt
+            print("  %-24s rw %d  bm25 %d  later %d  %s" % (q, w, a, lt, j.get("question", "")[:90]))
     print("  %d misses: rag-window hits %d of them, the BM25 anchor %d; mcts cites a gold file after its fifth "
           "file in %d, never in %d" % (totals["misses"], totals["rw"], totals["bm25"], totals["later"],
                                         totals["misses"] - totals["later"]))

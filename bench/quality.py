@@ -215,6 +215,25 @@ def write_lines(path, lines):
             f.write(json.dumps(j) + "\n")
 
 
+def per_question(args, workdir, lines, reference, key="file_hit@5"):
+    """{id: 1, 0, or None when the reference cannot score it}: key of every
+    line scored on its own, in one --report call (each line is its own
+    system there)."""
+    path = os.path.join(workdir, "per-question.jsonl")
+    marked = []
+    for i, j in enumerate(lines):
+        j = dict(j)
+        j["mode"], j["policy"] = "q%d" % i, "detail"
+        marked.append(j)
+    write_lines(path, marked)
+    out = subprocess.check_output([args.drqa, "--report", path, "--reference", reference, "--json"])
+    got = {}
+    for s in json.loads(out)["systems"]:
+        i = int(s["system"].split("/")[0][1:])
+        got[lines[i]["id"]] = None if not s[key]["n"] else 1 if (s[key]["mean"] or 0) > 0 else 0
+    return got
+
+
 def median(v):
     v = sorted(v)
     if not v:
@@ -436,12 +455,8 @@ def main():
                 pooled_verdicts.append((repo, v))
         if args.detail or os.environ.get("QUALITY_DETAIL"):
             for m in rows:
-                misses = []
-                for j in all_lines[m]:
-                    path = os.path.join(workdir, "one.jsonl")
-                    write_lines(path, [j])
-                    if report(args, path, qpath)["hit5"] == 0:
-                        misses.append(str(j["id"]))
+                hits = per_question(args, workdir, all_lines[m], qpath)
+                misses = [str(j["id"]) for j in all_lines[m] if hits.get(j["id"]) == 0]
                 print("  %s misses: %s" % (m, " ".join(misses) or "-"))
         if name in pool:
             for m in rows:
