@@ -8,6 +8,8 @@
 #ifndef DRQA_FAKE_LLM_H
 #define DRQA_FAKE_LLM_H
 
+#include "harness.h"
+
 #include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +22,7 @@
 struct fake {
     pid_t pid;
     int port;
-    char dir[64];
+    char dir[256];
     char log[128];
     char base[64];        /* http://127.0.0.1:PORT */
 };
@@ -31,8 +33,7 @@ static int __attribute__((unused)) fake_start(struct fake *f, const char *script
     /* Loopback only: a proxy from the environment must not see test traffic. */
     setenv("NO_PROXY", "127.0.0.1,localhost", 1);
     setenv("no_proxy", "127.0.0.1,localhost", 1);
-    snprintf(f->dir, sizeof f->dir, "/tmp/drqa-fake-XXXXXX");
-    if (!mkdtemp(f->dir)) return -1;
+    if (!temp_dir(f->dir, sizeof f->dir, "fake")) return -1;
     char spath[128], ppath[128];
     snprintf(spath, sizeof spath, "%s/script.json", f->dir);
     snprintf(ppath, sizeof ppath, "%s/port", f->dir);

@@ -6,6 +6,11 @@
  *   file_count(path, needle)  how many times needle stands in the file (a
  *                   log the program wrote), 0 when it cannot be read
  *   remove_tree(dir)  removes a test's temporary directory and all it holds
+ *   temp_dir(buf, size, name)  makes a fresh directory drqa-test-NAME-XXXXXX
+ *                   under $TMPDIR (/tmp when unset) into buf; buf or NULL.
+ *                   `make check` points TMPDIR at a directory of its own and
+ *                   fails when a test leaves anything there (Makefile.am)
+ *   temp_file(buf, size, name)  the same for a file (mkstemp): its fd or -1
  */
 #ifndef DRQA_HARNESS_H
 #define DRQA_HARNESS_H
@@ -13,6 +18,7 @@
 #include "util.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +47,23 @@ static void __attribute__((unused)) remove_tree(const char *dir)
     char *cmd = xasprintf("rm -rf '%s'", dir);
     if (system(cmd) != 0) printf("# could not remove %s\n", dir);
     free(cmd);
+}
+
+static int __attribute__((unused)) temp_name(char *buf, size_t size, const char *name)
+{
+    const char *t = getenv("TMPDIR");
+    int n = snprintf(buf, size, "%s/drqa-test-%s-XXXXXX", t && *t ? t : "/tmp", name);
+    return n > 0 && (size_t)n < size;
+}
+
+static char *__attribute__((unused)) temp_dir(char *buf, size_t size, const char *name)
+{
+    return temp_name(buf, size, name) ? mkdtemp(buf) : NULL;
+}
+
+static int __attribute__((unused)) temp_file(char *buf, size_t size, const char *name)
+{
+    return temp_name(buf, size, name) ? mkstemp(buf) : -1;
 }
 
 #endif

@@ -4,6 +4,7 @@
  * repository's files are also written to disk so that path confinement
  * (realpath, symlinks) is exercised for real. */
 #include "tap.h"
+#include "harness.h"
 #include "action.h"
 #include "index.h"
 #include "index_int.h"   /* index_edge_bind_target: rows written as the writer writes them */
@@ -793,8 +794,8 @@ static void test_validation(void)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-action-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "action") != NULL, "temp dir");
     snprintf(root, sizeof root, "%s/repo", dir);
     mkdir(root, 0700);
     char *ipath = xasprintf("%s/index.sqlite", dir);

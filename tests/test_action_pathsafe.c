@@ -1,5 +1,6 @@
 /* Unit tests for pathsafe: confinement of caller-given paths to the repository. */
 #include "tap.h"
+#include "harness.h"
 #include "pathsafe.h"
 #include "util.h"
 
@@ -25,8 +26,8 @@ static void refused(const char *root, const char *given, const char *needle)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-pathsafe-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "pathsafe") != NULL, "temp dir");
     char *root = xasprintf("%s/repo", dir);
     char *sub = xasprintf("%s/pkg", root);
     mkdir(root, 0700);

@@ -22,6 +22,7 @@
 #include "answer.h"
 #include "store.h"
 #include "tap.h"
+#include "harness.h"
 #include "util.h"
 
 #include <unistd.h>
@@ -425,8 +426,8 @@ int main(void)
 
     /* a 300-line class seen whole: its 100-line method about the question is
      * what gets cited */
-    char dir[] = "/tmp/drqa-test-answer.XXXXXX";
-    ok(mkdtemp(dir) != NULL, "a scratch directory");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "answer") != NULL, "a scratch directory");
     char *ipath = xasprintf("%s/index.sqlite", dir);
     sqlite3 *db = NULL;
     ok(store_open(ipath, 0, &db, NULL, err, sizeof err) == 0, "a scratch index opens");

@@ -2,6 +2,7 @@
  * and the config file (one table row per case), file parsing and its errors,
  * the policy line, and the key kept out of it. */
 #include "tap.h"
+#include "harness.h"
 #include "llm_config.h"
 #include "util.h"
 
@@ -93,7 +94,7 @@ static const struct row rows[] = {
      "config:3: unknown provider"},
 };
 
-static char dir[64];
+static char dir[256];
 
 static int write_text(const char *path, const char *text)
 {
@@ -159,8 +160,7 @@ static int kv_record(void *arg, int lineno, char *key, char *val)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/drqa-test-config-XXXXXX");
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    ok(temp_dir(dir, sizeof dir, "config") != NULL, "temp dir");
     char sub[128];
     snprintf(sub, sizeof sub, "%s/xdg", dir);
     mkdir(sub, 0700);

@@ -209,8 +209,8 @@ static int normtext_right(sqlite3 *db)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-derived-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "derived") != NULL, "temp dir");
     char *path = xasprintf("%s/index.sqlite", dir);
     char err[512];
     sqlite3 *db, *ro;

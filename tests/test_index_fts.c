@@ -77,8 +77,8 @@ static void check(const char *what, int stale)
 
 int main(void)
 {
-    char tmpl[] = "/tmp/drqa-fts-XXXXXX";
-    char *dir = mkdtemp(tmpl);
+    char tmpl[256];
+    char *dir = temp_dir(tmpl, sizeof tmpl, "fts");
     if (!dir) return 1;
     root = xasprintf("%s/repo", dir);
     ipath = xasprintf("%s/idx.sqlite", dir);

@@ -5,6 +5,7 @@
  * refused), and resolving judges from --judge-model specs and the judges file
  * (endpoints, keys only where they belong, errors) against the loopback fake. */
 #include "tap.h"
+#include "harness.h"
 #include "fake_llm.h"
 #include "judge.h"
 #include "util.h"
@@ -339,8 +340,7 @@ static void resolve_cases(struct fake *f)
 int main(void)
 {
     parse_cases();
-    snprintf(dir, sizeof dir, "/tmp/drqa-judge-XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    if (!temp_dir(dir, sizeof dir, "judge")) return 1;
     prompt_cases();
     struct fake f;
     if (fake_start(&f, script) != 0) {

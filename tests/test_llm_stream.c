@@ -250,7 +250,7 @@ static const char *script =
     "], \"default\": {\"content\": \"default reply\"}}";
 
 static struct fake f;
-static char dir[64];
+static char dir[256];
 static int anthropic;
 
 static struct llm_backend *mk(const char *lines)

@@ -16,6 +16,7 @@
 #include "semantic.h"
 #include "store.h"
 #include "tap.h"
+#include "harness.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 struct repo {
-    char dir[64];
+    char dir[256];
     char *root, *ipath;
     sqlite3 *db;
     struct action_ctx actx;
@@ -55,8 +56,7 @@ static void put(const char *root, const char *rel, const char *text)
 static void repo_open(struct repo *r, const char *const *files)
 {
     memset(r, 0, sizeof *r);
-    snprintf(r->dir, sizeof r->dir, "/tmp/drqa-test-offfiles-XXXXXX");
-    ok(mkdtemp(r->dir) != NULL, "temp dir");
+    ok(temp_dir(r->dir, sizeof r->dir, "offfiles") != NULL, "temp dir");
     r->root = xasprintf("%s/repo", r->dir);
     mkdir(r->root, 0755);
     for (size_t i = 0; files[i]; i += 2) put(r->root, files[i], files[i + 1]);

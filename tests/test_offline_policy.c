@@ -16,6 +16,7 @@
 #include "semantic.h"
 #include "store.h"
 #include "tap.h"
+#include "harness.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -694,8 +695,8 @@ static void test_answer_consensus(void)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-offline-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "offline") != NULL, "temp dir");
     snprintf(root, sizeof root, "%s/tests/fixtures/pyrepo", DRQA_SRCDIR);
     char *ipath = xasprintf("%s/index.sqlite", dir);
     char err[512] = "";

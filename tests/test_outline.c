@@ -10,6 +10,7 @@
  *   - the question's words no indexed file holds are named, within the budget;
  *   - Anthropic's documented minimum per model, 0 for other providers. */
 #include "tap.h"
+#include "harness.h"
 #include "index.h"
 #include "llm_config.h"
 #include "llm_profile.h"
@@ -142,8 +143,8 @@ static void test_absent_words(void)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-outline-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "outline") != NULL, "temp dir");
     char root[1024];
     snprintf(root, sizeof root, "%s/tests/fixtures/pyrepo", DRQA_SRCDIR);
     char *ipath = xasprintf("%s/index.sqlite", dir);

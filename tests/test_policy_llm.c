@@ -9,6 +9,7 @@
  * token accounting per role; and the API key kept out of everything but the
  * auth header. All against tests/fake_llm.py on 127.0.0.1. */
 #include "tap.h"
+#include "harness.h"
 #include "fake_llm.h"
 #include "llm_config.h"
 #include "curate.h"
@@ -26,7 +27,7 @@
 #define KEY "sk-test-Qz8SECRETpolicyKey41"
 
 static struct fake f;
-static char dir[64];
+static char dir[256];
 
 /* ---- a scripted fallback policy that counts its calls ---- */
 
@@ -1076,8 +1077,7 @@ static void test_bad_prompt_dir(struct llm_backend *b)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/drqa-llmpol-XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    if (!temp_dir(dir, sizeof dir, "llmpol")) return 1;
     const char *top = getenv("top_srcdir");
     char *pd = xasprintf("%s/prompts", top && *top ? top : DRQA_SRCDIR);
     srcdirs[0] = pd;

@@ -11,6 +11,7 @@
  *     given the evidence ranked, so a decisive span read last is not cut;
  *   - a request over the model's context window is sent once more, shorter. */
 #include "tap.h"
+#include "harness.h"
 #include "fake_llm.h"
 #include "llm_config.h"
 #include "llm.h"
@@ -24,7 +25,7 @@
 #include <string.h>
 
 static struct fake f;
-static char dir[64];
+static char dir[256];
 static const char *srcdirs[1];
 
 static const char *SCRIPT =
@@ -387,8 +388,7 @@ static void test_schemas(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/drqa-llmctx-XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    if (!temp_dir(dir, sizeof dir, "llmctx")) return 1;
     const char *top = getenv("top_srcdir");
     char *pd = xasprintf("%s/prompts", top && *top ? top : DRQA_SRCDIR);
     srcdirs[0] = pd;

@@ -7,6 +7,7 @@
  * transcript or log, only in the auth header. A second search gets unusable planning
  * replies throughout and runs on the offline policy's plans, each noted. */
 #include "tap.h"
+#include "harness.h"
 #include "fake_llm.h"
 #include "llm_config.h"
 #include "action.h"
@@ -25,7 +26,7 @@
 #define KEY "sk-search-Lm3SECRETkey77"
 
 static struct fake f;
-static char T[64];
+static char T[256];
 
 static int ex_execute(void *ctx, const char *name, const cJSON *args, struct evidence *raw, char **text, char *err,
                       size_t errlen)
@@ -114,8 +115,7 @@ static long role_in(struct llm_policy *p, const char *role)
 
 int main(void)
 {
-    snprintf(T, sizeof T, "/tmp/drqa-llmsearch-XXXXXX");
-    if (!mkdtemp(T)) return 1;
+    if (!temp_dir(T, sizeof T, "llmsearch")) return 1;
     char *logpath = xasprintf("%s/drqa.log", T);
     log_open(logpath);
     const char *top = getenv("top_srcdir");

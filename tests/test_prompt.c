@@ -4,6 +4,7 @@
  * bytes), rendering with named values, and the byte caps with their explicit
  * truncation markers. */
 #include "tap.h"
+#include "harness.h"
 #include "prompt.h"
 #include "util.h"
 
@@ -11,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char T[64];
+static char T[256];
 
 static void put(const char *path, const char *text, size_t n)
 {
@@ -200,8 +201,7 @@ static void test_shipped(void)
 
 int main(void)
 {
-    snprintf(T, sizeof T, "/tmp/drqa-prompt-XXXXXX");
-    if (!mkdtemp(T)) return 1;
+    if (!temp_dir(T, sizeof T, "prompt")) return 1;
     test_default_dirs();
     test_order();
     test_check();

@@ -6,6 +6,7 @@
  * matched by id and by question text; grounding metrics of answers files; and
  * the FILE:LINE error messages for missing and malformed files. */
 #include "tap.h"
+#include "harness.h"
 #include "report.h"
 
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char data[512], tmp[64];
+static char data[512], tmp[256];
 
 static const char *dpath(const char *name)
 {
@@ -268,8 +269,7 @@ int main(void)
 {
     const char *top = getenv("top_srcdir");
     snprintf(data, sizeof data, "%s/tests/data/eval", top && *top ? top : DRQA_SRCDIR);
-    snprintf(tmp, sizeof tmp, "/tmp/drqa-report-XXXXXX");
-    if (!mkdtemp(tmp)) return 1;
+    if (!temp_dir(tmp, sizeof tmp, "report")) return 1;
     two_systems();
     same_system_two_files();
     references();

@@ -265,8 +265,8 @@ static void stats_in_place(const char *root)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-scanstat-XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[256];
+    if (!temp_dir(dir, sizeof dir, "scanstat")) {
         printf("Bail out! cannot make a temporary directory: %s\n", strerror(errno));
         return 1;
     }

@@ -330,8 +330,8 @@ static int fake_embed(const struct embed_config *cfg, const char *const *texts, 
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-semantic-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "semantic") != NULL, "temp dir");
     char *path = xasprintf("%s/index.sqlite", dir);
     char err[512];
     sqlite3 *db;

@@ -346,8 +346,8 @@ static void stored_forms(sqlite3 *db)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-store-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "store") != NULL, "temp dir");
     char *path = xasprintf("%s/sub/dir/index.sqlite", dir);
     char err[512];
     sqlite3 *db;

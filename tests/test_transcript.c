@@ -1,6 +1,7 @@
 /* Tests of transcripts: save -> load -> save is byte-identical, files are
  * owner-only, credentials are never written, Markdown export, load errors. */
 #include "tap.h"
+#include "harness.h"
 #include "toy_policy.h"
 #include "transcript.h"
 #include "cli_settings.h"
@@ -17,8 +18,8 @@ static char *slurp(const char *path)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-transcript-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "transcript") != NULL, "temp dir");
     char *p1 = xasprintf("%s/one.json", dir), *p2 = xasprintf("%s/two.json", dir),
          *pm = xasprintf("%s/one.md", dir), *pbad = xasprintf("%s/bad.json", dir);
 

@@ -4,6 +4,7 @@
  * new question resetting everything, the export reading back as a
  * transcript, and the search's clock. */
 #include "tap.h"
+#include "harness.h"
 #include "model.h"
 #include "util.h"
 #include "transcript.h"
@@ -231,8 +232,8 @@ int main(void)
     is_int(m.state, EVQ_STATE_DONE, "state done");
     is_int((int)m.tokens_in, 1200, "tokens in");
 
-    char tmpl[] = "/tmp/drqa-ui-model.XXXXXX";
-    char *dir = mkdtemp(tmpl);
+    char tmpl[256];
+    char *dir = temp_dir(tmpl, sizeof tmpl, "ui-model");
     char *sub = xasprintf("%s/a/b", dir);
     char *jp, *mp, err[512];
     int rc = ui_model_export(&m, sub, "20260101-000000", &jp, &mp, err, sizeof err);

@@ -1,5 +1,6 @@
 /* Unit tests for util: buffers with caps, file reading, hashing. */
 #include "tap.h"
+#include "harness.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -70,8 +71,8 @@ int main(void)
     is_str(c.data, "12345", "a failed append leaves the buffer unchanged");
     buf_free(&c);
 
-    char path[] = "/tmp/drqa-test-util-XXXXXX";
-    int fd = mkstemp(path);
+    char path[256];
+    int fd = temp_file(path, sizeof path, "util");
     ok(fd >= 0, "temp file");
     ok(write(fd, "hello\nworld\n", 12) == 12, "write temp file");
     close(fd);

@@ -4,6 +4,7 @@
  * blocked in the worker; a search that met a damaged index asked again after
  * the hooks reopen (check) it. Waits are bounded only as a guard against hangs. */
 #include "tap.h"
+#include "harness.h"
 #include "evq_next.h"
 #include "toy_policy.h"
 #include "worker.h"
@@ -163,8 +164,8 @@ static struct worker *damaged_worker(struct hooks *h, struct evq *ev, struct cmd
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-worker-XXXXXX";
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256];
+    ok(temp_dir(dir, sizeof dir, "worker") != NULL, "temp dir");
     char err[256];
     struct evq *ev = evq_new(err, sizeof err);
     struct cmdq *cmd = cmdq_new();

@@ -8,6 +8,7 @@
  * not stopped; the sink is taken away after each answer. Waits are bounded
  * only as a guard against hangs. */
 #include "tap.h"
+#include "harness.h"
 #include "evq_next.h"
 #include "toy_policy.h"
 #include "worker.h"
@@ -161,8 +162,8 @@ static struct worker *start(struct evq *ev, struct cmdq *cmd, const char *dir)
 
 int main(void)
 {
-    char dir[] = "/tmp/drqa-test-wstream-XXXXXX", err[256];
-    ok(mkdtemp(dir) != NULL, "temp dir");
+    char dir[256], err[256];
+    ok(temp_dir(dir, sizeof dir, "wstream") != NULL, "temp dir");
     struct evq *ev = evq_new(err, sizeof err);
     struct cmdq *cmd = cmdq_new();
     struct worker *w = start(ev, cmd, dir);
@@ -208,6 +209,6 @@ int main(void)
     evq_free(ev);
     cmdq_free(cmd);
     buf_free(&s.deltas);
-    rmdir(dir);
+    remove_tree(dir);   /* with the transcripts the answers wrote */
     return done_testing();
 }

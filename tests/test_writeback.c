@@ -6,6 +6,7 @@
  * business (the first answer on sympy), not a test's.
  */
 #include "tap.h"
+#include "harness.h"
 #include "util.h"
 #include "writeback.h"
 
@@ -35,8 +36,8 @@ static int run_once(int fd, int write_fd)
 
 int main(void)
 {
-    char path[] = "/tmp/drqa-test-writeback-XXXXXX";
-    int fd = mkstemp(path);
+    char path[256];
+    int fd = temp_file(path, sizeof path, "writeback");
     ok(fd >= 0, "a scratch file");
     if (fd < 0) return done_testing();
     unlink(path);
