@@ -21,24 +21,36 @@ fetch() { # package version folder... (each holding parser.c)
         return 0
     fi
     tmp=$(mktemp -d)
+    # gone however the script ends (npm unreachable, a tarball without the
+    # files); set here, in the loop's subshell, which keeps no outer trap
+    trap 'rm -rf "$tmp"' EXIT
     (cd "$tmp" && npm pack --silent "$name@$ver" >/dev/null)
-    rm -rf "${dest:?}/$name"
-    mkdir -p "$dest/$name"
     want="package/package.json package/common/"
     for d in $dirs; do want="$want package/$d/"; done
     tar -tzf "$tmp"/*.tgz | awk -v want="$want" '
         BEGIN { n = split(want, w, " ") }
         { for (i = 1; i <= n; i++) if (index($0, w[i]) == 1) { print; next } }' >"$tmp/members"
-    tar -xzf "$tmp"/*.tgz -C "$dest/$name" --strip-components=1 -T "$tmp/members"
-    rm -rf "$tmp"
+    # unpacked and checked beside, so that a bad package leaves the grammar
+    # fetched before in place
+    mkdir "$tmp/x"
+    tar -xzf "$tmp"/*.tgz -C "$tmp/x" --strip-components=1 -T "$tmp/members"
     for d in $dirs; do
-        abi=$(sed -n 's/^#define LANGUAGE_VERSION \([0-9]*\)/\1/p' "$dest/$name/$d/parser.c" 2>/dev/null)
+        if [ ! -f "$tmp/x/$d/parser.c" ]; then
+            echo "fetch-grammars: $name@$ver has no $d/parser.c; $dest/$name is left as it was" >&2
+            exit 1
+        fi
+        abi=$(sed -n 's/^#define LANGUAGE_VERSION \([0-9]*\)/\1/p' "$tmp/x/$d/parser.c")
         if [ "$abi" != 14 ]; then
-            echo "fetch-grammars: $name@$ver ($d) has language ABI '$abi'; libtree-sitter 0.20 needs 14" >&2
+            echo "fetch-grammars: $name@$ver ($d) has language ABI '$abi'; libtree-sitter 0.20 needs 14;" \
+                "$dest/$name is left as it was" >&2
             exit 1
         fi
     done
-    echo "$ver" > "$dest/$name/.version"
+    echo "$ver" >"$tmp/x/.version"
+    rm -rf "${dest:?}/$name"
+    mv "$tmp/x" "$dest/$name"
+    rm -rf "$tmp"
+    trap - EXIT
     echo "fetch-grammars: $name@$ver (ABI $abi) in $dest/$name"
 }
 # one line per package: package version folder...
